@@ -1,0 +1,22 @@
+
+# Consider dependencies only in project.
+set(CMAKE_DEPENDS_IN_PROJECT_ONLY OFF)
+
+# The set of languages for which implicit dependencies are needed:
+set(CMAKE_DEPENDS_LANGUAGES
+  )
+
+# The set of dependency files which are needed:
+set(CMAKE_DEPENDS_DEPENDENCY_FILES
+  "/work/main/src/cli/cmd_devices.c" "CMakeFiles/synor.dir/src/cli/cmd_devices.c.o" "gcc" "CMakeFiles/synor.dir/src/cli/cmd_devices.c.o.d"
+  "/work/main/src/cli/cmd_profiles.c" "CMakeFiles/synor.dir/src/cli/cmd_profiles.c.o" "gcc" "CMakeFiles/synor.dir/src/cli/cmd_profiles.c.o.d"
+  "/work/main/src/cli/main.c" "CMakeFiles/synor.dir/src/cli/main.c.o" "gcc" "CMakeFiles/synor.dir/src/cli/main.c.o.d"
+  )
+
+# Targets to which this target links.
+set(CMAKE_TARGET_LINKED_INFO_FILES
+  "/work/main/build/CMakeFiles/synor_static.dir/DependInfo.cmake"
+  )
+
+# Fortran module output directory.
+set(CMAKE_Fortran_TARGET_MODULE_DIR "")

@@ -1,0 +1,27 @@
+CMakeFiles/synor_obj.dir/src/detect/cpu_x86.c.o: \
+ /work/main/src/detect/cpu_x86.c /usr/include/stdc-predef.h \
+ /usr/lib/gcc/x86_64-linux-gnu/12/include/cpuid.h \
+ /usr/lib/gcc/x86_64-linux-gnu/12/include/stdint.h /usr/include/stdint.h \
+ /usr/include/x86_64-linux-gnu/bits/libc-header-start.h \
+ /usr/include/features.h /usr/include/features-time64.h \
+ /usr/include/x86_64-linux-gnu/bits/wordsize.h \
+ /usr/include/x86_64-linux-gnu/bits/timesize.h \
+ /usr/include/x86_64-linux-gnu/sys/cdefs.h \
+ /usr/include/x86_64-linux-gnu/bits/long-double.h \
+ /usr/include/x86_64-linux-gnu/gnu/stubs.h \
+ /usr/include/x86_64-linux-gnu/gnu/stubs-64.h \
+ /usr/include/x86_64-linux-gnu/bits/types.h \
+ /usr/include/x86_64-linux-gnu/bits/typesizes.h \
+ /usr/include/x86_64-linux-gnu/bits/time64.h \
+ /usr/include/x86_64-linux-gnu/bits/wchar.h \
+ /usr/include/x86_64-linux-gnu/bits/stdint-intn.h \
+ /usr/include/x86_64-linux-gnu/bits/stdint-uintn.h /usr/include/string.h \
+ /usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h \
+ /usr/include/x86_64-linux-gnu/bits/types/locale_t.h \
+ /usr/include/x86_64-linux-gnu/bits/types/__locale_t.h \
+ /usr/include/strings.h /work/main/src/detect/detect_internal.h \
+ /work/main/src/common/common.h /work/main/include/synor/error.h \
+ /work/main/include/synor/detect.h /work/main/include/synor/device.h \
+ /work/main/include/synor/caps.h /work/main/include/synor/op.h \
+ /work/main/include/synor/processor.h /work/main/include/synor/profile.h \
+ /work/main/include/synor/registry.h

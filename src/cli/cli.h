@@ -1,0 +1,33 @@
+/* cli.h - what the synor subcommands share: global options, output helpers
+ * and exit codes (0 success, 1 failure, 2 usage error). */
+#ifndef SYNOR_CLI_H
+#define SYNOR_CLI_H
+
+#include <stdio.h>
+
+#include "synor.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+typedef struct cli_globals {
+    const char *profile_files[16];
+    int n_profile_files;
+} cli_globals;
+
+/* The catalog: built-ins plus every --profiles file. On failure prints the
+ * error and returns NULL. */
+synor_catalog *cli_load_catalog(const cli_globals *g);
+
+/* Prints "synor: " + message to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a usage error and a hint to stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Human formatting into buf: "989.4", "0.172" (TFLOPS), "80 GiB", "3350". */
+void cli_fmt_tflops(double ops_per_s, char *buf, size_t n);
+void cli_fmt_bytes(double bytes, char *buf, size_t n);
+
+int cli_devices(const cli_globals *g, int argc, char **argv);
+int cli_profiles(const cli_globals *g, int argc, char **argv);
+
+#endif

@@ -1,0 +1,138 @@
+/* main.c - the synor command line: global options, then a subcommand from
+ * the table below. Each subcommand lives in its own cmd_*.c file. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(const cli_globals *g, int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"devices", cli_devices, "detect this machine's processors and show their capabilities"},
+    {"profiles", cli_profiles, "list the processor profile catalog, or show one profile"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: synor [--profiles FILE]... COMMAND [ARGS]\n"
+               "       synor --help | --version\n\n"
+               "Synor Compute: places the pieces of a workload onto every available processor.\n\n"
+               "Commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nGlobal options:\n"
+               "  --profiles FILE  load extra profiles (docs/PROFILES.md); they add to and\n"
+               "                   replace the built-in catalog. May be repeated.\n"
+               "  -h, --help       show this help\n"
+               "  --version        show the version\n\n"
+               "Run 'synor COMMAND --help' for a command's options.\n"
+               "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("synor: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "synor%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'synor%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
+    return CLI_USAGE;
+}
+
+synor_catalog *cli_load_catalog(const cli_globals *g)
+{
+    synor_catalog *cat;
+    if (synor_catalog_create(&cat) || synor_catalog_load_builtin(cat)) {
+        cli_error("built-in profiles: %s", synor_errmsg());
+        return NULL;
+    }
+    for (int i = 0; i < g->n_profile_files; i++) {
+        if (synor_catalog_load_file(cat, g->profile_files[i])) {
+            cli_error("%s", synor_errmsg());
+            synor_catalog_destroy(cat);
+            return NULL;
+        }
+    }
+    return cat;
+}
+
+void cli_fmt_tflops(double v, char *buf, size_t n)
+{
+    double t = v / 1e12;
+    if (v <= 0)
+        snprintf(buf, n, "-");
+    else if (t >= 100)
+        snprintf(buf, n, "%.0f", t);
+    else if (t >= 1)
+        snprintf(buf, n, "%.1f", t);
+    else
+        snprintf(buf, n, "%.3g", t);
+}
+
+void cli_fmt_bytes(double b, char *buf, size_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (b >= 1024 && u < 5) {
+        b /= 1024;
+        u++;
+    }
+    if (b == 0)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, b >= 100 || b == (long long)b ? "%.0f %s" : "%.1f %s", b, units[u]);
+}
+
+int main(int argc, char **argv)
+{
+    cli_globals g;
+    memset(&g, 0, sizeof g);
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return CLI_OK;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("synor %s\n", synor_version());
+            return CLI_OK;
+        }
+        if (strcmp(a, "--profiles") == 0 || strncmp(a, "--profiles=", 11) == 0) {
+            const char *f = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!f || !*f)
+                return cli_usage_error(NULL, "--profiles needs a file");
+            if (g.n_profile_files == (int)(sizeof g.profile_files / sizeof g.profile_files[0]))
+                return cli_usage_error(NULL, "too many --profiles files (at most 16)");
+            g.profile_files[g.n_profile_files++] = f;
+            continue;
+        }
+        if (a[0] == '-')
+            return cli_usage_error(NULL, "unknown option '%s'", a);
+        break;
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+        if (strcmp(argv[i], commands[c].name) == 0)
+            return commands[c].run(&g, argc - i, argv + i);
+    return cli_usage_error(NULL, "unknown command '%s'", argv[i]);
+}

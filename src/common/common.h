@@ -1,0 +1,76 @@
+/* common.h - internal helpers shared by every module: allocation with a
+ * fault-injection hook, the per-thread error message, small string tools.
+ * Never installed. */
+#ifndef SYNOR_COMMON_H
+#define SYNOR_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synor/error.h"
+
+#if defined(__GNUC__)
+#define SYNOR__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SYNOR__PRINTF(a, b)
+#endif
+
+/* Defensive checks for "cannot happen" conditions (SQLite's ALWAYS/NEVER):
+ * they are plain conditions in release builds, so the code stays safe, and
+ * document that tests are not expected to reach the other branch. */
+#define SYNOR_ALWAYS(x) (x)
+#define SYNOR_NEVER(x) (x)
+
+#define SYNOR__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* All library allocation goes through these. They return NULL on failure
+ * and, when a fault hook is armed, fail the Nth call (tests use this to prove
+ * that failing allocations leave state unchanged). */
+void *synor__malloc(size_t n);
+void *synor__calloc(size_t count, size_t size);
+void *synor__realloc(void *p, size_t n);
+void synor__free(void *p);
+/* Frees memory the library owns but exposes through a const pointer. */
+void synor__free_const(const void *p);
+char *synor__strdup(const char *s);
+char *synor__strndup(const char *s, size_t n);
+
+/* Stores a formatted message in this thread's error slot and returns code,
+ * so a failure is written `return synor__error(SYNOR_EINVAL, "...", ...);`. */
+int synor__error(int code, const char *fmt, ...) SYNOR__PRINTF(2, 3);
+
+/* Case-insensitive ASCII comparisons. */
+int synor__strcaseeq(const char *a, const char *b);
+int synor__strcasestr(const char *hay, const char *needle);
+
+/* Copies src into dst (size n, n > 0) always NUL-terminating. */
+void synor__strlcpy(char *dst, const char *src, size_t n);
+
+/* Growable byte buffer used to build output text. An allocation failure is
+ * remembered (failed = 1) and later appends become no-ops, so callers check
+ * once at the end. */
+typedef struct synor__buf {
+    char *data;
+    size_t len;
+    size_t cap;
+    int failed;
+} synor__buf;
+
+void synor__buf_init(synor__buf *b);
+void synor__buf_free(synor__buf *b);
+void synor__buf_append(synor__buf *b, const char *s, size_t n);
+void synor__buf_puts(synor__buf *b, const char *s);
+void synor__buf_printf(synor__buf *b, const char *fmt, ...) SYNOR__PRINTF(2, 3);
+/* Takes the contents as a NUL-terminated string owned by the caller; the
+ * buffer is reset. Returns NULL if an append failed. */
+char *synor__buf_take(synor__buf *b);
+
+/* Reads a whole file. Returns 0 or a negative code with the message set
+ * (naming the path and the system error). */
+int synor__read_file(const char *path, char **data, size_t *len);
+
+/* Test hook: make the nth allocation from now fail (1 = the next one);
+ * 0 disarms. Declared in the internal header only. */
+void synor__alloc_fail_after(long n);
+
+#endif

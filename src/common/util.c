@@ -1,0 +1,190 @@
+/* util.c - allocation (with the fault-injection hook), strings, buffers and
+ * whole-file reads used across the library. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* Countdown to an injected allocation failure; <= 0 means disarmed. */
+static atomic_long alloc_fail_countdown;
+
+void synor__alloc_fail_after(long n) { atomic_store(&alloc_fail_countdown, n); }
+
+static int alloc_should_fail(void)
+{
+    long c = atomic_load_explicit(&alloc_fail_countdown, memory_order_relaxed);
+    if (c <= 0)
+        return 0;
+    return atomic_fetch_sub(&alloc_fail_countdown, 1) == 1;
+}
+
+void *synor__malloc(size_t n)
+{
+    if (alloc_should_fail())
+        return NULL;
+    return malloc(n ? n : 1);
+}
+
+void *synor__calloc(size_t count, size_t size)
+{
+    if (alloc_should_fail())
+        return NULL;
+    return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *synor__realloc(void *p, size_t n)
+{
+    if (alloc_should_fail())
+        return NULL;
+    return realloc(p, n ? n : 1);
+}
+
+void synor__free(void *p) { free(p); }
+
+void synor__free_const(const void *p)
+{
+    void *q;
+    memcpy(&q, &p, sizeof q);
+    free(q);
+}
+
+char *synor__strndup(const char *s, size_t n)
+{
+    char *r = synor__malloc(n + 1);
+    if (!r)
+        return NULL;
+    memcpy(r, s, n);
+    r[n] = '\0';
+    return r;
+}
+
+char *synor__strdup(const char *s) { return synor__strndup(s, strlen(s)); }
+
+int synor__strcaseeq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+    return *a == *b;
+}
+
+int synor__strcasestr(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (n == 0)
+        return 1;
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+void synor__strlcpy(char *dst, const char *src, size_t n)
+{
+    size_t l = strlen(src);
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
+void synor__buf_init(synor__buf *b) { memset(b, 0, sizeof *b); }
+
+void synor__buf_free(synor__buf *b)
+{
+    synor__free(b->data);
+    synor__buf_init(b);
+}
+
+static int buf_reserve(synor__buf *b, size_t extra)
+{
+    if (b->failed)
+        return -1;
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *d = synor__realloc(b->data, cap);
+    if (!d) {
+        b->failed = 1;
+        return -1;
+    }
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+void synor__buf_append(synor__buf *b, const char *s, size_t n)
+{
+    if (buf_reserve(b, n))
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void synor__buf_puts(synor__buf *b, const char *s) { synor__buf_append(b, s, strlen(s)); }
+
+void synor__buf_printf(synor__buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || buf_reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+char *synor__buf_take(synor__buf *b)
+{
+    if (b->failed) {
+        synor__buf_free(b);
+        return NULL;
+    }
+    if (!b->data)
+        return synor__strdup("");
+    char *d = b->data;
+    synor__buf_init(b);
+    return d;
+}
+
+int synor__read_file(const char *path, char **data, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return synor__error(SYNOR_EIO, "%s: cannot open: %s", path, strerror(errno));
+    synor__buf b;
+    synor__buf_init(&b);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        synor__buf_append(&b, chunk, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        synor__buf_free(&b);
+        return synor__error(SYNOR_EIO, "%s: read error", path);
+    }
+    size_t l = b.len;
+    char *d = synor__buf_take(&b);
+    if (!d)
+        return synor__error(SYNOR_ENOMEM, "%s: out of memory reading file", path);
+    *data = d;
+    *len = l;
+    return 0;
+}

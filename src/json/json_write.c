@@ -1,0 +1,142 @@
+/* json_write.c - streaming JSON writer into a synor__buf. Output is stable:
+ * keys appear in the order written, numbers use %.15g (enough for every
+ * profile figure to read back as written). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json/json.h"
+
+void synor__json_escape(synor__buf *b, const char *s)
+{
+    synor__buf_puts(b, "\"");
+    const char *run = s;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        const char *esc = NULL;
+        char tmp[8];
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        default:
+            if (c < 0x20) {
+                snprintf(tmp, sizeof tmp, "\\u%04x", c);
+                esc = tmp;
+            }
+        }
+        if (esc) {
+            synor__buf_append(b, run, (size_t)(s - run));
+            synor__buf_puts(b, esc);
+            run = s + 1;
+        }
+    }
+    synor__buf_append(b, run, (size_t)(s - run));
+    synor__buf_puts(b, "\"");
+}
+
+void synor__jw_init(synor__jw *w, synor__buf *b, int pretty)
+{
+    memset(w, 0, sizeof *w);
+    w->b = b;
+    w->pretty = pretty;
+    w->first[0] = 1;
+}
+
+static void newline(synor__jw *w)
+{
+    if (!w->pretty)
+        return;
+    synor__buf_puts(w->b, "\n");
+    for (int i = 0; i < w->depth; i++)
+        synor__buf_puts(w->b, "  ");
+}
+
+/* Called before every value or key: writes the separator. */
+static void before_item(synor__jw *w)
+{
+    if (w->after_key) {
+        w->after_key = 0;
+        return;
+    }
+    if (w->depth > 0) {
+        if (!w->first[w->depth])
+            synor__buf_puts(w->b, ",");
+        newline(w);
+    }
+    w->first[w->depth] = 0;
+}
+
+static void open(synor__jw *w, const char *c)
+{
+    before_item(w);
+    synor__buf_puts(w->b, c);
+    if (w->depth + 1 < (int)SYNOR__ARRAY_LEN(w->first))
+        w->depth++;
+    w->first[w->depth] = 1;
+}
+
+static void close_(synor__jw *w, const char *c)
+{
+    int empty = w->first[w->depth];
+    w->depth--;
+    if (!empty)
+        newline(w);
+    synor__buf_puts(w->b, c);
+}
+
+void synor__jw_obj_begin(synor__jw *w) { open(w, "{"); }
+void synor__jw_obj_end(synor__jw *w) { close_(w, "}"); }
+void synor__jw_arr_begin(synor__jw *w) { open(w, "["); }
+void synor__jw_arr_end(synor__jw *w) { close_(w, "]"); }
+
+void synor__jw_key(synor__jw *w, const char *k)
+{
+    before_item(w);
+    synor__json_escape(w->b, k);
+    synor__buf_puts(w->b, w->pretty ? ": " : ":");
+    w->after_key = 1;
+}
+
+void synor__jw_str(synor__jw *w, const char *s)
+{
+    before_item(w);
+    synor__json_escape(w->b, s ? s : "");
+}
+
+void synor__jw_num(synor__jw *w, double v)
+{
+    before_item(w);
+    if (!isfinite(v))
+        synor__buf_puts(w->b, "null");
+    else
+        synor__buf_printf(w->b, "%.15g", v);
+}
+
+void synor__jw_int(synor__jw *w, int64_t v)
+{
+    before_item(w);
+    synor__buf_printf(w->b, "%lld", (long long)v);
+}
+
+void synor__jw_uint(synor__jw *w, uint64_t v)
+{
+    before_item(w);
+    synor__buf_printf(w->b, "%llu", (unsigned long long)v);
+}
+
+void synor__jw_bool(synor__jw *w, int v)
+{
+    before_item(w);
+    synor__buf_puts(w->b, v ? "true" : "false");
+}
+
+void synor__jw_null(synor__jw *w)
+{
+    before_item(w);
+    synor__buf_puts(w->b, "null");
+}
