@@ -232,8 +232,9 @@ int synor__detect_host(synor__detect_ctx *c)
         cores = pus > 0 ? pus : 1;
     hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
     const char *model = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
-    char name[128];
-    synor__strlcpy(name, model && model[0] ? model : "host CPU", sizeof name);
+    int have_model = model && model[0];
+    char name[128]; /* a copy: model dies with the topology */
+    synor__strlcpy(name, have_model ? model : "host CPU", sizeof name);
     /* hwloc counts NUMA-node memory; some VMs report only part of RAM
      * there (a ballooned node), so /proc/meminfo's total wins if larger. */
     uint64_t numa_mem = hwloc_get_root_obj(topo)->total_memory;
@@ -253,7 +254,7 @@ int synor__detect_host(synor__detect_ctx *c)
     desc.type.kind = SYNOR_KIND_CPU;
     desc.type.cores = (uint32_t)cores;
     desc.type.threads = (uint32_t)pus;
-    desc.type.base_ghz = clock_ghz(model);
+    desc.type.base_ghz = clock_ghz(have_model ? name : NULL);
     synor__strlcpy(desc.type.vendor, vendor, sizeof desc.type.vendor);
     synor__strlcpy(desc.type.model, name, sizeof desc.type.model);
 

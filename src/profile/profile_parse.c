@@ -22,6 +22,7 @@ typedef struct pctx {
     const char *path; /* "profiles[3]" */
 } pctx;
 
+/* Field path "path.key" (truncated if absurdly long: it is only a message). */
 static void sub(char *buf, size_t n, const char *path, const char *key)
 {
     snprintf(buf, n, "%s.%s", path, key);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# setup.sh - on a fresh Debian 12 machine: installs the Debian packages that
+# are missing, builds Synor Compute (Release) and runs the main job.
+#   bash scripts/setup.sh              install, build, run the main job
+#   bash scripts/setup.sh --deps-only  only install what is missing
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Build tools, hwloc (CPU topology), the OpenCL ICD loader + headers and PoCL
+# (an OpenCL implementation on the CPU, so OpenCL code paths run without a
+# GPU). CUDA and NVML are optional and loaded at run time when a driver is
+# present; nothing to install for them.
+PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc
+          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+[ "${1:-}" = "--deps-only" ] && exit 0
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)"
+
+echo
+echo "== synor devices: the processors of this machine =="
+./build/synor devices
+echo
+echo "== synor profiles: the processor catalog =="
+./build/synor profiles

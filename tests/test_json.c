@@ -1,0 +1,140 @@
+/* test_json.c - the strict JSON reader (positions, errors) and the writer. */
+#include "json/json.h"
+#include "test.h"
+
+static synor__jdoc *parse(const char *s)
+{
+    synor__jdoc *d = NULL;
+    if (synor__json_parse(s, strlen(s), "t.json", &d))
+        return NULL;
+    return d;
+}
+
+/* Parses s expecting failure; returns the message. */
+static const char *parse_err(const char *s)
+{
+    synor__jdoc *d = NULL;
+    int rc = synor__json_parse(s, strlen(s), "t.json", &d);
+    if (rc == 0) {
+        synor__jdoc_free(d);
+        return "(parsed)";
+    }
+    return synor_errmsg();
+}
+
+TEST(values_and_positions)
+{
+    synor__jdoc *d = parse("{\n  \"a\": [1, -2.5e3, true, null],\n  \"b\": \"x\\u00e9\\ud83d\\ude00\"\n}");
+    ASSERT(d);
+    synor__jval *r = synor__jdoc_root(d);
+    ASSERT_EQ(r->type, SYNOR__J_OBJECT);
+    synor__jval *a = synor__json_get(r, "a");
+    ASSERT(a && a->type == SYNOR__J_ARRAY && a->u.arr.n == 4);
+    ASSERT_EQ(a->line, 2);
+    ASSERT_EQ(a->col, 8);
+    ASSERT(a->u.arr.items[0]->u.n.is_int && a->u.arr.items[0]->u.n.inum == 1);
+    ASSERT_NEAR(a->u.arr.items[1]->u.n.num, -2500.0, 1e-15);
+    ASSERT(!a->u.arr.items[1]->u.n.is_int);
+    ASSERT_EQ(a->u.arr.items[1]->col, 12);
+    ASSERT_EQ(a->u.arr.items[2]->u.boolean, 1);
+    ASSERT_EQ(a->u.arr.items[3]->type, SYNOR__J_NULL);
+    synor__jval *b = synor__json_get(r, "b");
+    ASSERT_STREQ(b->u.str.s, "x\xc3\xa9\xf0\x9f\x98\x80");
+    ASSERT_EQ(b->line, 3);
+    synor__jdoc_free(d);
+}
+
+TEST(syntax_errors_name_line_and_column)
+{
+    ASSERT_STREQ(parse_err("{\"a\": 1,}"), "t.json:1:9: trailing comma before '}'");
+    ASSERT_STREQ(parse_err("[1, 2\n, 3"), "t.json:2:4: expected ',' or ']' in array, found end of input");
+    ASSERT_STREQ(parse_err("{\"a\" 1}"), "t.json:1:6: expected ':' after object key, found '1'");
+    ASSERT_STREQ(parse_err("\n\n  tru"), "t.json:3:3: expected a value, found 't'");
+    ASSERT_STREQ(parse_err("{\"a\":1,\"a\":2}"), "t.json:1:8: duplicate key \"a\" (first at 1:2)");
+    ASSERT_STREQ(parse_err("01"), "t.json:1:1: invalid number (leading zero)");
+    ASSERT_STREQ(parse_err("\"\\x\""), "t.json:1:2: invalid escape '\\x'");
+    ASSERT_STREQ(parse_err("\"abc"), "t.json:1:1: unterminated string");
+    ASSERT_STREQ(parse_err("1e999"), "t.json:1:1: number out of range: 1e999");
+    ASSERT_STREQ(parse_err("\"\\ud800\""), "t.json:1:2: unpaired surrogate in \\u escape");
+    ASSERT_STREQ(parse_err("[1] 2"), "t.json:1:5: expected end of input after the top-level value, found '2'");
+    ASSERT_STREQ(parse_err(""), "t.json:1:1: expected a value, found end of input");
+    ASSERT_STREQ(parse_err("\"\xff\""), "t.json:1:2: invalid UTF-8 in string");
+}
+
+TEST(deep_nesting_is_rejected_not_crashing)
+{
+    char buf[2000];
+    memset(buf, '[', 1000);
+    buf[1000] = '\0';
+    ASSERT_CONTAINS(parse_err(buf), "nesting deeper than 256 levels");
+}
+
+TEST(schema_helpers)
+{
+    synor__jdoc *d = parse("{\"n\": -1, \"i\": 2.5, \"s\": \"x\", \"zz\": 1}");
+    ASSERT(d);
+    synor__jval *r = synor__jdoc_root(d), *v;
+    double x;
+    int64_t i;
+    ASSERT_EQ(synor__json_number(d, synor__json_get(r, "n"), "root.n", 0, 10, &x), SYNOR_ERANGE);
+    ASSERT_STREQ(synor_errmsg(), "t.json:1:7: root.n: value -1 is below the minimum 0");
+    ASSERT_EQ(synor__json_int(d, synor__json_get(r, "i"), "root.i", 0, 10, &i), SYNOR_ESCHEMA);
+    ASSERT_CONTAINS(synor_errmsg(), "expected an integer");
+    ASSERT_EQ(synor__json_member(d, r, "root", "s", SYNOR__J_NUMBER, 1, &v), SYNOR_ESCHEMA);
+    ASSERT_STREQ(synor_errmsg(), "t.json:1:26: root.s: expected number, found string");
+    ASSERT_EQ(synor__json_member(d, r, "root", "missing", SYNOR__J_NUMBER, 1, &v), SYNOR_ESCHEMA);
+    ASSERT_CONTAINS(synor_errmsg(), "missing required field \"missing\"");
+    static const char *const keys[] = {"n", "i", "s", NULL};
+    ASSERT_EQ(synor__json_check_keys(d, r, "root", keys), SYNOR_ESCHEMA);
+    ASSERT_STREQ(synor_errmsg(), "t.json:1:31: root: unknown field \"zz\" (allowed: n, i, s)");
+    synor__jdoc_free(d);
+}
+
+TEST(writer_round_trips)
+{
+    synor__buf b;
+    synor__jw w;
+    synor__buf_init(&b);
+    synor__jw_init(&w, &b, 1);
+    synor__jw_obj_begin(&w);
+    synor__jw_key(&w, "s");
+    synor__jw_str(&w, "a\"b\\c\n\x01");
+    synor__jw_key(&w, "n");
+    synor__jw_num(&w, 989.4);
+    synor__jw_key(&w, "e");
+    synor__jw_arr_begin(&w);
+    synor__jw_arr_end(&w);
+    synor__jw_key(&w, "i");
+    synor__jw_int(&w, -7);
+    synor__jw_obj_end(&w);
+    char *s = synor__buf_take(&b);
+    ASSERT(s);
+    synor__jdoc *d = parse(s);
+    ASSERT(d);
+    synor__jval *r = synor__jdoc_root(d);
+    ASSERT_STREQ(synor__json_get(r, "s")->u.str.s, "a\"b\\c\n\x01");
+    ASSERT(synor__json_get(r, "n")->u.n.num == 989.4);
+    ASSERT_EQ(synor__json_get(r, "e")->u.arr.n, 0);
+    ASSERT_EQ(synor__json_get(r, "i")->u.n.inum, -7);
+    synor__jdoc_free(d);
+    free(s);
+}
+
+TEST(allocation_failure_is_reported)
+{
+    const char *text = "{\"a\": [1, 2, 3], \"b\": {\"c\": \"d\"}}";
+    /* Fail each allocation in turn: every run either parses or fails with
+     * SYNOR_ENOMEM, never crashes or leaks (ASan checks the latter). */
+    for (long n = 1; n < 20; n++) {
+        synor__jdoc *d = NULL;
+        synor__alloc_fail_after(n);
+        int rc = synor__json_parse(text, strlen(text), "t.json", &d);
+        synor__alloc_fail_after(0);
+        ASSERT(rc == 0 || rc == SYNOR_ENOMEM);
+        synor__jdoc_free(d);
+    }
+}
+
+TEST_MAIN(values_and_positions, syntax_errors_name_line_and_column,
+          deep_nesting_is_rejected_not_crashing, schema_helpers, writer_round_trips,
+          allocation_failure_is_reported)
