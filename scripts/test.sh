@@ -19,6 +19,16 @@ run_suite() { # name, ctest args, cmake args...
 }
 
 run_suite build-test "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+echo "== install check: cmake --install, then an example built with pkg-config =="
+inst=$(mktemp -d)
+trap 'rm -rf "$inst"' EXIT
+cmake --install build-test --prefix "$inst" >/dev/null
+pcdir=$(dirname "$(find "$inst" -name synor.pc)")
+cc examples/list_devices.c -o "$inst/list_devices" \
+  $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs synor)
+LD_LIBRARY_PATH=$(dirname "$pcdir") "$inst/list_devices"
+"$inst/bin/synor" --version
 # LeakSanitizer reports what PoCL's LLVM keeps alive until exit; the
 # suppressions name only those libraries.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
