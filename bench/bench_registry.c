@@ -88,6 +88,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", synor_errmsg());
         return 1;
     }
+    if (synor_catalog_count(cat) == 0) {
+        fprintf(stderr, "bench_registry: the built-in catalog is empty\n");
+        return 1;
+    }
     const char *regions[] = {"eu-west", "us-east", "ap-south"};
     double add[5], get1[5], get2[5], q1[5], q2[5];
     job j = {.n = n, .lookups = 200000, .queries = 200};

@@ -170,5 +170,26 @@ TEST(details)
     synor_catalog_destroy(cat);
 }
 
-TEST_MAIN(roofline_time_and_energy, memory_accounting, simulated_devices_cannot_run_work,
+TEST(caps_helpers)
+{
+    synor_caps c;
+    memset(&c, 0, sizeof c);
+    ASSERT(synor_caps_pcie_bandwidth(&c) == 0);
+    c.pcie_gen = 3;
+    c.pcie_lanes = 16;
+    ASSERT_NEAR(synor_caps_pcie_bandwidth(&c), 15.76e9, 1e-9);
+    c.pcie_gen = 5;
+    ASSERT_NEAR(synor_caps_pcie_bandwidth(&c), 63.04e9, 1e-9);
+    c.pcie_gen = 2;
+    c.pcie_lanes = 8;
+    ASSERT_NEAR(synor_caps_pcie_bandwidth(&c), 4e9, 1e-9);
+    c.peak[SYNOR_DTYPE_FP8].dense = 1e15;
+    c.peak[SYNOR_DTYPE_FP8].sparse = 2e15;
+    ASSERT(synor_caps_peak(&c, SYNOR_DTYPE_FP8, 0) == 1e15);
+    ASSERT(synor_caps_peak(&c, SYNOR_DTYPE_FP8, 1) == 2e15);
+    ASSERT(synor_caps_peak(&c, SYNOR_DTYPE_INT4, 1) == 0);
+    ASSERT(synor_caps_peak(&c, (synor_dtype)99, 0) == 0);
+}
+
+TEST_MAIN(caps_helpers, roofline_time_and_energy, memory_accounting, simulated_devices_cannot_run_work,
           host_device_runs_work, concurrent_accounting_and_refcount, details)

@@ -195,6 +195,8 @@ TEST(bad_input_is_rejected_and_changes_nothing)
         {"\"fp32\": 60", "\"fp32\": \"60\"", "user.json:10:27: profiles[0].compute.fp32: expected a number or {\"dense\", \"sparse\"}, found string"},
         {"\"fp32\": 60", "\"fp32\": -1", "user.json:10:27: profiles[0].compute.fp32: value -1 is below the minimum 0"},
         {"\"fp32\": 60", "\"fp32\": 1e400", "user.json:10:27: number out of range: 1e400"},
+        {"\"fp32\": 60", "\"fp32\": NaN", "user.json:10:27: expected a value, found 'N'"},
+        {"\"fp32\": 60", "\"fp32\": Infinity", "user.json:10:27: expected a value, found 'I'"},
         {"\"idle_w\": 50, ", "", "user.json:12:16: profiles[0].power: missing required field \"idle_w\""},
         {"\"name\": \"Test GPU\",", "", "profiles[0]: missing required field \"name\""},
         {"\"kind\": \"gpu\"", "\"kind\": \"qpu\"", "user.json:8:24: profiles[0].type.kind: unknown processor kind \"qpu\""},
