@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 
 typedef struct command {
     const char *name;
@@ -87,16 +88,10 @@ void cli_fmt_tflops(double v, char *buf, size_t n)
 
 void cli_fmt_bytes(double b, char *buf, size_t n)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int u = 0;
-    while (b >= 1024 && u < 5) {
-        b /= 1024;
-        u++;
-    }
-    if (b == 0)
+    if (b <= 0)
         snprintf(buf, n, "-");
     else
-        snprintf(buf, n, b >= 100 || b == (long long)b ? "%.0f %s" : "%.1f %s", b, units[u]);
+        synor__format_size((uint64_t)b, 0, buf, n);
 }
 
 int main(int argc, char **argv)

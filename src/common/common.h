@@ -65,6 +65,12 @@ void synor__buf_printf(synor__buf *b, const char *fmt, ...) SYNOR__PRINTF(2, 3);
  * buffer is reset. Returns NULL if an append failed. */
 char *synor__buf_take(synor__buf *b);
 
+/* Formats a byte count with the unit it was most likely written in: an exact
+ * multiple of a binary (GiB) or decimal (GB) unit prints as "80 GiB" or
+ * "230 MB". Otherwise exact = 1 prints "N B" (lossless, for files) and
+ * exact = 0 a rounded binary figure ("79.6 GiB", for people). */
+void synor__format_size(uint64_t bytes, int exact, char *buf, size_t n);
+
 /* Reads a whole file. Returns 0 or a negative code with the message set
  * (naming the path and the system error). */
 int synor__read_file(const char *path, char **data, size_t *len);

@@ -188,3 +188,32 @@ int synor__read_file(const char *path, char **data, size_t *len)
     *len = l;
     return 0;
 }
+
+void synor__format_size(uint64_t b, int exact, char *buf, size_t n)
+{
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {{"TiB", 1ull << 40}, {"TB", 1000000000000ull}, {"GiB", 1ull << 30},
+                 {"GB", 1000000000ull}, {"MiB", 1ull << 20},     {"MB", 1000000ull},
+                 {"KiB", 1ull << 10},   {"KB", 1000ull}};
+    for (size_t i = 0; i < SYNOR__ARRAY_LEN(units); i++) {
+        /* for people, "24684092 KiB" is exact but unreadable */
+        if (b >= units[i].mul && b % units[i].mul == 0 && (exact || b / units[i].mul < 10000)) {
+            snprintf(buf, n, "%llu %s", (unsigned long long)(b / units[i].mul), units[i].unit);
+            return;
+        }
+    }
+    if (exact || b < 1024) {
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+        return;
+    }
+    static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)b / 1024;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, n, v >= 100 ? "%.0f %s" : "%.1f %s", v, bin[u]);
+}

@@ -6,25 +6,6 @@
 
 #include "profile/profile_internal.h"
 
-static void format_size(uint64_t b, char *buf, size_t n)
-{
-    static const struct {
-        const char *unit;
-        uint64_t mul;
-    } units[] = {{"TiB", 1ull << 40}, {"TB", 1000000000000ull}, {"GiB", 1ull << 30},
-                 {"GB", 1000000000ull}, {"MiB", 1ull << 20},     {"MB", 1000000ull},
-                 {"KiB", 1ull << 10},   {"KB", 1000ull}};
-    for (size_t i = 0; i < SYNOR__ARRAY_LEN(units); i++) {
-        if (b >= units[i].mul && b % units[i].mul == 0) {
-            snprintf(buf, n, "%llu %s", (unsigned long long)(b / units[i].mul), units[i].unit);
-            return;
-        }
-    }
-    /* Fractional binary sizes ("1.5 GiB") read back exactly when the fraction
-     * is a short binary one; otherwise fall back to bytes. */
-    snprintf(buf, n, "%llu B", (unsigned long long)b);
-}
-
 static void name_array(synor__jw *w, uint64_t set, int count, const char *(*name)(int))
 {
     synor__jw_arr_begin(w);
@@ -163,7 +144,7 @@ void synor__profile_write(synor__jw *w, const synor_profile *p)
     synor__jw_obj_end(w);
 
     char size[48];
-    format_size(c->mem_bytes, size, sizeof size);
+    synor__format_size(c->mem_bytes, 1, size, sizeof size);
     synor__jw_key(w, "memory");
     synor__jw_obj_begin(w);
     synor__jw_key(w, "capacity");
