@@ -359,5 +359,79 @@ TEST(many_devices_grow_the_index)
     teardown(&f);
 }
 
-TEST_MAIN(add_get_duplicate_remove, update_validates_first, queries, availability_schedules,
+TEST(host_state_is_plausible)
+{
+    synor_host_state s;
+    ASSERT_OK(synor_host_state_read(&s));
+    ASSERT(s.utc_hour < 24);
+    ASSERT(s.battery_pct <= 100);
+    ASSERT(s.host_idle == 0 || s.host_idle == 1);
+    /* "always" allows any state; a window covering every hour too */
+    synor_availability a;
+    ASSERT_OK(synor_availability_parse("utc:0-24", &a));
+    ASSERT(synor_availability_allows(&a, &s));
+}
+
+static int load_inv(fixture *f, const char *text)
+{
+    return synor_registry_load_inventory_string(f->reg, f->cat, text, strlen(text), "inv.json");
+}
+
+TEST(inventory_files)
+{
+    fixture f;
+    ASSERT_OK(setup(&f));
+    ASSERT_OK(load_inv(&f, "{\"format\": \"synor-inventory/1\", \"devices\": [\n"
+                           " {\"id\": \"rack\", \"profile\": \"g\", \"count\": 3, \"owner\": \"acme\",\n"
+                           "  \"region\": \"eu-west\", \"status\": \"busy\", \"utilization\": 0.5,\n"
+                           "  \"reputation\": 99, \"availability\": \"utc:1-5\"}]}"));
+    ASSERT_EQ(synor_registry_count(f.reg), 7);
+    synor_registry_entry e;
+    ASSERT_OK(synor_registry_get(f.reg, "rack-2", &e));
+    ASSERT_STREQ(e.info.owner, "acme");
+    ASSERT_EQ(e.info.status, SYNOR_STATUS_BUSY);
+    ASSERT_EQ(e.info.reputation, 99);
+    ASSERT_EQ(e.info.availability.kind, SYNOR_AVAIL_UTC_WINDOWS);
+    ASSERT(synor_device_is_simulated(e.device));
+    ASSERT_STREQ(synor_device_profile_id(e.device), "g");
+    synor_registry_entry_release(&e);
+
+    /* bad input: message names file:line:column and field; nothing registered */
+    static const struct {
+        const char *text, *expect;
+    } bad[] = {
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"x\", \"profile\": \"nope\"}]}",
+         "inv.json:1:68: devices[0].profile: no profile with id \"nope\""},
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"x\", \"profile\": \"g\", \"count\": 0}]}",
+         "devices[0].count: value 0 is outside [1, 100000]"},
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"x\", \"profile\": \"g\", \"reputation\": 140}]}",
+         "devices[0].reputation: value 140 is outside [0, 100]"},
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"x\", \"profile\": \"g\", \"status\": \"asleep\"}]}",
+         "devices[0].status: unknown device status \"asleep\""},
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"x\", \"profile\": \"g\", \"availability\": \"utc:9\"}]}",
+         "devices[0].availability: availability \"utc:9\""},
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"x\", \"profile\": \"g\", \"colour\": 1}]}",
+         "devices[0]: unknown field \"colour\""},
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"x\", \"profile\": \"g\", \"utilization\": -0.5}]}",
+         "devices[0].utilization: value -0.5 is below the minimum 0"},
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"profile\": \"g\"}]}",
+         "devices[0]: missing required field \"id\""},
+        /* the second entry collides with an existing id: the first is rolled back */
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"fresh\", \"profile\": \"g\"},\n"
+         " {\"id\": \"gpu-eu-1\", \"profile\": \"g\"}]}",
+         "inv.json: registry: a device with id \"gpu-eu-1\" is already registered"},
+        {"{\"format\": \"synor-inventory/1\", \"devices\": [}", "inv.json:1:45: expected a value, found '}'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (load_inv(&f, bad[i].text) == 0)
+            TEST__FAIL("case %zu accepted", i);
+        if (!strstr(synor_errmsg(), bad[i].expect))
+            TEST__FAIL("case %zu: \"%s\" lacks \"%s\"", i, synor_errmsg(), bad[i].expect);
+        ASSERT_EQ(synor_registry_count(f.reg), 7);
+    }
+    ASSERT_EQ(synor_registry_get(f.reg, "fresh", &e), SYNOR_ENOENT);
+    teardown(&f);
+}
+
+TEST_MAIN(inventory_files, host_state_is_plausible, add_get_duplicate_remove, update_validates_first, queries, availability_schedules,
           concurrent_add_update_query_remove, many_devices_grow_the_index)

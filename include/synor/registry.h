@@ -64,6 +64,11 @@ typedef struct synor_host_state {
 } synor_host_state;
 
 const char *synor_avail_kind_name(synor_avail_kind k);
+/* Reads this machine's state: the UTC hour (wall clock: schedules are about
+ * the time of day), idle = CPU busy below 10% over about 100 ms, and battery
+ * level and charging from /sys/class/power_supply (a machine without a
+ * battery counts as charging at 100%). */
+int synor_host_state_read(synor_host_state *out);
 /* Checks a schedule: windows well-formed, battery 0..100. */
 int synor_availability_validate(const synor_availability *a);
 /* 1 if the schedule allows use in that host state, else 0. */
@@ -164,6 +169,18 @@ typedef struct synor_registry_query {
  * match; free with synor_registry_entries_free. */
 int synor_registry_query_run(synor_registry *reg, const synor_registry_query *q,
                              synor_registry_entry **out, size_t *n);
+
+/* Loads an inventory file (format synor-inventory/1, docs/DEVICES.md): a
+ * list of devices, each a profile of the catalog with owner, region,
+ * location, status, utilization, reputation, availability and a count. The
+ * devices are simulated (they are not this machine's). All or nothing: any
+ * error - in the file (named with file:line:column and field) or an id that
+ * is already registered - leaves the registry unchanged. */
+int synor_registry_load_inventory(synor_registry *reg, const synor_catalog *cat,
+                                  const char *path);
+/* As above, from memory; name is used in messages. */
+int synor_registry_load_inventory_string(synor_registry *reg, const synor_catalog *cat,
+                                         const char *text, size_t len, const char *name);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@ typedef struct command {
 static const command commands[] = {
     {"devices", cli_devices, "detect this machine's processors and show their capabilities"},
     {"profiles", cli_profiles, "list the processor profile catalog, or show one profile"},
+    {"registry", cli_registry, "register devices from inventory files and query them"},
 };
 
 static void usage(FILE *f)

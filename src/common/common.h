@@ -71,6 +71,10 @@ char *synor__buf_take(synor__buf *b);
  * exact = 0 a rounded binary figure ("79.6 GiB", for people). */
 void synor__format_size(uint64_t bytes, int exact, char *buf, size_t n);
 
+/* Parses a size with a unit ("80 GiB", "230 MB", "512 B"): B, KB, MB, GB,
+ * TB are powers of 1000; KiB, MiB, GiB, TiB powers of 1024. */
+int synor__parse_size(const char *s, uint64_t *out);
+
 /* Reads a whole file. Returns 0 or a negative code with the message set
  * (naming the path and the system error). */
 int synor__read_file(const char *path, char **data, size_t *len);

@@ -15,8 +15,6 @@ int synor__profile_parse(const synor__jdoc *d, const synor__jval *v, const char 
                          const char *origin, synor_profile **out);
 void synor__profile_free(synor_profile *p);
 
-/* Parses a size with unit ("80 GiB", "230 MB", "512 B"). */
-int synor__parse_size(const char *s, uint64_t *out);
 
 /* Writes p as one element of a profile file's "profiles" array. */
 void synor__profile_write(synor__jw *w, const synor_profile *p);

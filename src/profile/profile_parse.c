@@ -81,35 +81,6 @@ static int get_int(const pctx *c, const synor__jval *obj, const char *path, cons
                                                 synor_errmsg())                       \
                              : 0)
 
-int synor__parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!isdigit((unsigned char)*s))
-        return synor__error(SYNOR_EINVAL, "size \"%s\" must start with a number", s);
-    double x = strtod(s, &end);
-    while (isspace((unsigned char)*end))
-        end++;
-    static const struct {
-        const char *unit;
-        double mul;
-    } units[] = {{"B", 1},      {"KB", 1e3},           {"MB", 1e6},
-                 {"GB", 1e9},   {"TB", 1e12},          {"KiB", 1024.0},
-                 {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
-    for (size_t i = 0; i < SYNOR__ARRAY_LEN(units); i++) {
-        if (strcmp(end, units[i].unit) == 0) {
-            double b = x * units[i].mul;
-            if (!isfinite(b) || b < 0 || b >= 1.8e19)
-                return synor__error(SYNOR_ERANGE, "size \"%s\" is out of range", s);
-            *out = (uint64_t)llround(b);
-            return 0;
-        }
-    }
-    return synor__error(SYNOR_EINVAL,
-                        "size \"%s\" needs a unit: B, KB, MB, GB, TB, KiB, MiB, GiB or TiB", s);
-}
-
 static int parse_type(const pctx *c, const synor__jval *t, const char *path,
                       synor_processor_type *pt)
 {
