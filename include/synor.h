@@ -9,7 +9,8 @@
  *   synor/profile.h    the profile catalog
  *   synor/device.h     devices and their backends
  *   synor/registry.h   the device registry and availability schedules
- *   synor/detect.h     detection of this machine's processors */
+ *   synor/detect.h     detection of this machine's processors
+ *   synor/market.h     the spot market for compute capacity */
 #ifndef SYNOR_H
 #define SYNOR_H
 
@@ -17,6 +18,7 @@
 #include "synor/detect.h"
 #include "synor/device.h"
 #include "synor/error.h"
+#include "synor/market.h"
 #include "synor/op.h"
 #include "synor/processor.h"
 #include "synor/profile.h"

@@ -1,0 +1,247 @@
+/* synor/market.h - a spot market for compute capacity (seed 003, §1.3):
+ * order books per resource, price-time matching, price discovery, and a
+ * durable journal.
+ *
+ * Units. A resource is a key "<kind>/<profile-id>/<region>", e.g.
+ * "gpu/nvidia-h100-sxm/eu-west", validated against the profile catalog.
+ * Quantities are integer units of capacity (device-hours). Prices are integer
+ * ticks per unit; one tick is 10^-6 of the settlement currency (a price of
+ * 2,490,000 ticks is 2.49 per device-hour). No floating point touches money:
+ * notional values are 128-bit integers, VWAP is rounded integer division.
+ *
+ * Determinism. Every change of state is a command (synor_market_cmd) with a
+ * logical timestamp that must not decrease; matching never reads a clock.
+ * The same command stream gives the same events and the same state hash.
+ *
+ * Matching. Price-time priority; a trade executes at the resting order's
+ * price; partial fills; self-trade prevention cancels the resting order of
+ * the same owner; limit and market orders; GTC, IOC, FOK; amend keeps time
+ * priority when it only reduces the quantity and loses it otherwise (a price
+ * change re-enters the order, which may then trade); orders with an expiry
+ * (an ask's "available until", a bid's deadline) expire when a command with a
+ * later time arrives. A bid may require a minimum provider reputation; asks of
+ * providers below it are skipped, not cancelled.
+ *
+ * Durability (synor_market_open with a directory): every accepted command is
+ * appended to the journal before its events are released; events are
+ * acknowledged by synor_market_commit, which writes and (by policy) fsyncs
+ * the batch. On open the market restores the last snapshot and replays the
+ * journal to the identical state; a torn or corrupt last record is dropped
+ * (never half-applied) and reported through synor_market_recovery_note.
+ *
+ * Thread safety: a market is single-threaded (one matching thread, as in
+ * LMAX-style exchanges); use one market per thread or serialize calls. */
+#ifndef SYNOR_MARKET_H
+#define SYNOR_MARKET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synor/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct synor_market synor_market;
+
+typedef enum synor_side { SYNOR_BID = 0, SYNOR_ASK = 1 } synor_side;
+typedef enum synor_order_type { SYNOR_LIMIT = 0, SYNOR_MARKET = 1 } synor_order_type;
+typedef enum synor_tif { SYNOR_GTC = 0, SYNOR_IOC = 1, SYNOR_FOK = 2 } synor_tif;
+
+typedef enum synor_market_cmd_kind {
+    SYNOR_CMD_PLACE = 1,
+    SYNOR_CMD_CANCEL = 2,
+    SYNOR_CMD_AMEND = 3,
+    SYNOR_CMD_REPUTATION = 4 /* set an owner's reputation (0..100) */
+} synor_market_cmd_kind;
+
+/* One command. Fields not used by a kind must be zero. */
+typedef struct synor_market_cmd {
+    synor_market_cmd_kind kind;
+    uint64_t time;      /* logical time (ns); never below the previous command's */
+    uint64_t order_id;  /* PLACE: new unique id; CANCEL/AMEND: the order */
+    uint32_t owner;     /* from synor_market_owner */
+    uint32_t resource;  /* from synor_market_resource (PLACE) */
+    synor_side side;
+    synor_order_type type;
+    synor_tif tif;
+    int64_t price;      /* ticks; LIMIT orders and AMEND (new price) */
+    int64_t qty;        /* units; PLACE and AMEND (new quantity) */
+    uint64_t expires;   /* ask: available until; bid: deadline; 0 = never */
+    uint8_t interruptible; /* ask: capacity may be preempted */
+    uint8_t priority;      /* bid: 0 = normal, higher = more urgent */
+    uint8_t min_reputation; /* bid: only match providers at least this */
+    uint8_t reputation;     /* REPUTATION: the new value */
+} synor_market_cmd;
+
+/* Why an order was rejected or cancelled (event reason). */
+#define SYNOR_MARKET_REASON_MAP(X)                                       \
+    X(NONE, 0, "none")                                                   \
+    X(BAD_QUANTITY, 1, "quantity must be positive")                     \
+    X(BAD_PRICE, 2, "price must be positive and below 2^53 ticks")      \
+    X(UNKNOWN_RESOURCE, 3, "unknown resource")                          \
+    X(UNKNOWN_ORDER, 4, "unknown order id")                             \
+    X(NOT_OWNER, 5, "order belongs to another owner")                   \
+    X(DUPLICATE_ID, 6, "order id already used")                         \
+    X(UNKNOWN_OWNER, 7, "unknown owner")                                \
+    X(TIME_BACKWARDS, 8, "command time is before the previous command") \
+    X(BAD_FIELD, 9, "invalid field value")                              \
+    X(FOK_UNFILLABLE, 10, "fill-or-kill order cannot be filled at once")\
+    X(IOC_REMAINDER, 11, "unfilled remainder of an immediate order")    \
+    X(SELF_TRADE, 12, "cancelled to prevent a self-trade")              \
+    X(USER, 13, "cancelled by its owner")                               \
+    X(EXPIRED, 14, "expiry time reached")                               \
+    X(BAD_EXPIRY, 15, "expiry is not after the command time")
+
+typedef enum synor_market_reason {
+#define SYNOR__MR_ENUM(n, v, d) SYNOR_REASON_##n = (v),
+    SYNOR_MARKET_REASON_MAP(SYNOR__MR_ENUM)
+#undef SYNOR__MR_ENUM
+} synor_market_reason;
+
+const char *synor_market_reason_name(int reason); /* "BAD_QUANTITY" */
+const char *synor_market_reason_text(int reason); /* "quantity must be positive" */
+
+typedef enum synor_market_event_kind {
+    SYNOR_EV_ACCEPTED = 1,  /* PLACE validated; trades may follow */
+    SYNOR_EV_REJECTED = 2,  /* nothing changed; see reason */
+    SYNOR_EV_TRADE = 3,     /* order_id = taker, maker_id = resting order */
+    SYNOR_EV_CANCELLED = 4, /* see reason: USER, SELF_TRADE, IOC_REMAINDER, FOK_UNFILLABLE */
+    SYNOR_EV_EXPIRED = 5,
+    SYNOR_EV_AMENDED = 6,   /* qty/price now as given; priority kept or not */
+    SYNOR_EV_REPUTATION = 7
+} synor_market_event_kind;
+
+typedef struct synor_market_event {
+    synor_market_event_kind kind;
+    uint64_t seq;       /* sequence number of the command that caused it */
+    uint64_t time;
+    uint64_t order_id;
+    uint32_t owner;
+    uint32_t resource;
+    synor_side side;
+    int reason;         /* synor_market_reason */
+    int64_t price;      /* TRADE: execution price; AMENDED: new price */
+    int64_t qty;        /* TRADE: executed units; AMENDED: new quantity */
+    int64_t remaining;  /* units of order_id still open after this event */
+    uint64_t maker_id;  /* TRADE: the resting order */
+    uint32_t maker_owner;
+    int kept_priority;  /* AMENDED */
+} synor_market_event;
+
+typedef void (*synor_market_event_fn)(const synor_market_event *ev, void *user_data);
+
+typedef enum synor_fsync_policy {
+    SYNOR_FSYNC_BATCH = 0, /* fsync at every synor_market_commit (default) */
+    SYNOR_FSYNC_NEVER = 1, /* write only; the OS decides (a crash of the
+                              machine, not the process, may lose the tail) */
+    SYNOR_FSYNC_EVERY = 2  /* fsync after every command */
+} synor_fsync_policy;
+
+typedef struct synor_market_config {
+    const char *dir;              /* journal + snapshots; NULL = in memory only */
+    synor_fsync_policy fsync;
+    uint64_t candle_ns;           /* OHLC interval (default 60 s) */
+    synor_market_event_fn on_event;
+    void *user_data;              /* passed to on_event, never touched */
+} synor_market_config;
+
+void synor_market_config_init(synor_market_config *cfg);
+
+/* Opens a market: in memory, or from cfg->dir (created if absent), restoring
+ * snapshot + journal. Events of replayed commands are not delivered. */
+int synor_market_open(const synor_market_config *cfg, synor_market **out);
+/* Commits pending journal records, then frees the market. */
+void synor_market_close(synor_market *m);
+
+/* What recovery found ("" if nothing to say), e.g. a dropped torn record. */
+const char *synor_market_recovery_note(const synor_market *m);
+
+/* Registers (journaled) or looks up a resource key; validated against cat:
+ * "<kind>/<profile-id>/<region>" with the profile's kind. */
+int synor_market_resource(synor_market *m, const synor_catalog *cat, const char *key,
+                          uint32_t *index);
+/* Registers (journaled) or looks up an owner by name (1..63 printable
+ * characters); new owners start at reputation 50. */
+int synor_market_owner(synor_market *m, const char *name, uint32_t *id);
+const char *synor_market_resource_key(const synor_market *m, uint32_t index); /* NULL if none */
+const char *synor_market_owner_name(const synor_market *m, uint32_t id);       /* NULL if none */
+int synor_market_find_resource(const synor_market *m, const char *key, uint32_t *index);
+int synor_market_find_owner(const synor_market *m, const char *name, uint32_t *id);
+
+/* Applies one command: journals it (when durable), then matches; events go
+ * to cfg->on_event. A bad command is not an error of the call: it produces a
+ * REJECTED event and changes nothing. Returns 0, or a negative SYNOR_E* for
+ * journal I/O errors or out of memory (then the market must be reopened). */
+int synor_market_submit(synor_market *m, const synor_market_cmd *cmd);
+
+/* Writes pending journal records and applies the fsync policy. Events
+ * delivered before this call returns 0 are acknowledged (durable). */
+int synor_market_commit(synor_market *m);
+
+/* Writes a snapshot (atomically: temporary file, fsync, rename) so that
+ * recovery need not replay the journal from the start. */
+int synor_market_snapshot(synor_market *m);
+
+/* 64-bit hash of the complete state (books in priority order, owners,
+ * reputations, price statistics, sequence). Equal states, equal hashes. */
+uint64_t synor_market_state_hash(const synor_market *m);
+uint64_t synor_market_seq(const synor_market *m); /* commands applied */
+
+/* ---- price discovery ---- */
+
+typedef struct synor_level {
+    int64_t price;
+    int64_t qty;
+    uint32_t orders;
+} synor_level;
+
+typedef struct synor_candle {
+    uint64_t start;  /* interval start (logical ns) */
+    int64_t open, high, low, close;
+    int64_t volume;
+} synor_candle;
+
+typedef struct synor_market_prices {
+    int has_bid, has_ask;
+    int64_t best_bid, best_ask;
+    int64_t bid_qty, ask_qty;  /* at the best levels */
+    int64_t spread;            /* ask - bid when both exist */
+    int has_last;
+    int64_t last_price, last_qty;
+    uint64_t last_time;
+    int64_t vwap_24h;          /* ticks, rounded; 0 without trades */
+    int64_t volume_24h;        /* units traded in the 24 h before the last command */
+    int64_t volume_total;
+    uint64_t trades_total;
+} synor_market_prices;
+
+int synor_market_prices_get(const synor_market *m, uint32_t resource, synor_market_prices *out);
+/* L2 depth: up to max levels per side, best first. */
+int synor_market_depth(const synor_market *m, uint32_t resource, synor_level *bids, size_t *n_bids,
+                       synor_level *asks, size_t *n_asks, size_t max);
+/* OHLC candles (oldest first) of the last 24 h of logical time; up to max. */
+int synor_market_candles(const synor_market *m, uint32_t resource, synor_candle *out, size_t max,
+                         size_t *n);
+
+/* An open order, for display. */
+typedef struct synor_market_order {
+    uint64_t id;
+    uint32_t owner, resource;
+    synor_side side;
+    int64_t price, qty;
+    uint64_t expires;
+    int interruptible;
+} synor_market_order;
+int synor_market_order_get(const synor_market *m, uint64_t id, synor_market_order *out);
+/* The open orders of one side of a book in priority order (best price
+ * first, then time), up to max; *n gets how many were written. */
+int synor_market_orders(const synor_market *m, uint32_t resource, synor_side side,
+                        synor_market_order *out, size_t max, size_t *n);
+size_t synor_market_open_orders(const synor_market *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

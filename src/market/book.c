@@ -1,0 +1,660 @@
+/* book.c - order books and matching: the hot path of the market.
+ *
+ * Invariants:
+ *   - a level exists iff it holds at least one order; its qty is the sum of
+ *     its orders' qty; side arrays are sorted with the best level last (bids
+ *     ascending, asks descending);
+ *   - every open order is in exactly one level FIFO and in the id map;
+ *   - a command either is rejected with no change at all, or is applied
+ *     completely; validation happens before the first change.
+ * Event order for a PLACE: ACCEPTED, then TRADE/CANCELLED(SELF_TRADE) in
+ * matching order, then CANCELLED(IOC_REMAINDER) if any part is left and the
+ * order may not rest. */
+#include <string.h>
+
+#include "market/market_internal.h"
+
+/* ---------------------------------------------------------------- pool */
+
+uint32_t synor__pool_alloc(synor_market *m)
+{
+    if (m->free_head) {
+        uint32_t h = m->free_head;
+        m->free_head = m->pool[h].next;
+        return h;
+    }
+    if (m->pool_n + 1 >= m->pool_cap) {
+        uint32_t cap = m->pool_cap ? m->pool_cap * 2 : 1024;
+        morder *p = synor__realloc(m->pool, (size_t)cap * sizeof *p);
+        if (!p)
+            return 0;
+        m->pool = p;
+        m->pool_cap = cap;
+        if (m->pool_n == 0)
+            m->pool_n = 1; /* handle 0 means none */
+    }
+    return m->pool_n++;
+}
+
+static void pool_free(synor_market *m, uint32_t h)
+{
+    m->pool[h].id = 0;
+    m->pool[h].next = m->free_head;
+    m->free_head = h;
+}
+
+/* ------------------------------------------------------------- id map */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static int map_grow(synor_market *m)
+{
+    uint32_t cap = m->map_cap ? m->map_cap * 2 : 4096;
+    uint64_t *k = synor__calloc(cap, sizeof *k);
+    uint32_t *v = synor__calloc(cap, sizeof *v);
+    if (!k || !v) {
+        synor__free(k);
+        synor__free(v);
+        return synor__error(SYNOR_ENOMEM, "market: out of memory growing the order index");
+    }
+    for (uint32_t i = 0; i < m->map_cap; i++) {
+        if (!m->map_vals[i])
+            continue;
+        uint32_t j = (uint32_t)mix(m->map_keys[i]) & (cap - 1);
+        while (v[j])
+            j = (j + 1) & (cap - 1);
+        k[j] = m->map_keys[i];
+        v[j] = m->map_vals[i];
+    }
+    synor__free(m->map_keys);
+    synor__free(m->map_vals);
+    m->map_keys = k;
+    m->map_vals = v;
+    m->map_cap = cap;
+    return 0;
+}
+
+int synor__map_put(synor_market *m, uint64_t id, uint32_t h)
+{
+    if ((m->map_n + 1) * 2 > m->map_cap) {
+        int rc = map_grow(m);
+        if (rc)
+            return rc;
+    }
+    uint32_t mask = m->map_cap - 1, i = (uint32_t)mix(id) & mask;
+    while (m->map_vals[i])
+        i = (i + 1) & mask;
+    m->map_keys[i] = id;
+    m->map_vals[i] = h;
+    m->map_n++;
+    return 0;
+}
+
+uint32_t synor__map_get(const synor_market *m, uint64_t id)
+{
+    if (!m->map_cap)
+        return 0;
+    uint32_t mask = m->map_cap - 1, i = (uint32_t)mix(id) & mask;
+    while (m->map_vals[i]) {
+        if (m->map_keys[i] == id)
+            return m->map_vals[i];
+        i = (i + 1) & mask;
+    }
+    return 0;
+}
+
+/* Deletion by backward shift: no tombstones, so probes stay short. */
+static void map_del(synor_market *m, uint64_t id)
+{
+    uint32_t mask = m->map_cap - 1, i = (uint32_t)mix(id) & mask;
+    while (m->map_vals[i] && m->map_keys[i] != id)
+        i = (i + 1) & mask;
+    if (!m->map_vals[i])
+        return;
+    m->map_vals[i] = 0;
+    m->map_n--;
+    uint32_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!m->map_vals[j])
+            return;
+        uint32_t home = (uint32_t)mix(m->map_keys[j]) & mask;
+        /* move j into the hole i if its home is not in (i, j] cyclically */
+        if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+            m->map_keys[i] = m->map_keys[j];
+            m->map_vals[i] = m->map_vals[j];
+            m->map_vals[j] = 0;
+            i = j;
+        }
+    }
+}
+
+/* ------------------------------------------------------- expiry heap */
+
+int synor__heap_push(synor_market *m, uint64_t t, uint64_t id)
+{
+    if (m->heap_n == m->heap_cap) {
+        uint32_t cap = m->heap_cap ? m->heap_cap * 2 : 256;
+        mexpiry *h = synor__realloc(m->heap, (size_t)cap * sizeof *h);
+        if (!h)
+            return synor__error(SYNOR_ENOMEM, "market: out of memory (expiry heap)");
+        m->heap = h;
+        m->heap_cap = cap;
+    }
+    uint32_t i = m->heap_n++;
+    /* ties broken by id so expiry order is deterministic */
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (m->heap[p].t < t || (m->heap[p].t == t && m->heap[p].id < id))
+            break;
+        m->heap[i] = m->heap[p];
+        i = p;
+    }
+    m->heap[i].t = t;
+    m->heap[i].id = id;
+    return 0;
+}
+
+static void heap_pop(synor_market *m)
+{
+    mexpiry last = m->heap[--m->heap_n];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= m->heap_n)
+            break;
+        if (c + 1 < m->heap_n &&
+            (m->heap[c + 1].t < m->heap[c].t ||
+             (m->heap[c + 1].t == m->heap[c].t && m->heap[c + 1].id < m->heap[c].id)))
+            c++;
+        if (last.t < m->heap[c].t || (last.t == m->heap[c].t && last.id < m->heap[c].id))
+            break;
+        m->heap[i] = m->heap[c];
+        i = c;
+    }
+    if (m->heap_n)
+        m->heap[i] = last;
+}
+
+/* ------------------------------------------------------------- levels */
+
+int synor__book_init(mbook *b, uint32_t n_candles)
+{
+    memset(b, 0, sizeof *b);
+    b->candles = synor__calloc(n_candles, sizeof *b->candles);
+    if (!b->candles)
+        return synor__error(SYNOR_ENOMEM, "market: out of memory (candles)");
+    b->n_candles = n_candles;
+    return 0;
+}
+
+void synor__book_free(mbook *b)
+{
+    synor__free(b->side[0].v);
+    synor__free(b->side[1].v);
+    synor__free(b->candles);
+}
+
+/* True if price a is better than b for side s. */
+static int better(int s, int64_t a, int64_t b) { return s == SYNOR_BID ? a > b : a < b; }
+
+/* Index of the level with this price, or -1; *ins = where it would go. */
+static long find_level(const mside *sd, int s, int64_t price, uint32_t *ins)
+{
+    uint32_t lo = 0, hi = sd->n;
+    /* array sorted from worst to best */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (sd->v[mid].price == price) {
+            *ins = mid;
+            return (long)mid;
+        }
+        if (better(s, price, sd->v[mid].price))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *ins = lo;
+    return -1;
+}
+
+int synor__book_rest(synor_market *m, uint32_t h)
+{
+    morder *o = &m->pool[h];
+    mside *sd = &m->books[o->resource].side[o->side];
+    uint32_t ins;
+    long li = find_level(sd, o->side, o->price, &ins);
+    mlevel *L;
+    if (li < 0) {
+        if (sd->n == sd->cap) {
+            uint32_t cap = sd->cap ? sd->cap * 2 : 64;
+            mlevel *v = synor__realloc(sd->v, (size_t)cap * sizeof *v);
+            if (!v)
+                return synor__error(SYNOR_ENOMEM, "market: out of memory (price levels)");
+            sd->v = v;
+            sd->cap = cap;
+        }
+        memmove(&sd->v[ins + 1], &sd->v[ins], (size_t)(sd->n - ins) * sizeof *sd->v);
+        sd->n++;
+        L = &sd->v[ins];
+        memset(L, 0, sizeof *L);
+        L->price = o->price;
+    } else {
+        L = &sd->v[li];
+    }
+    o->prev = L->tail;
+    o->next = 0;
+    if (L->tail)
+        m->pool[L->tail].next = h;
+    else
+        L->head = h;
+    L->tail = h;
+    L->qty += o->qty;
+    L->count++;
+    m->open_orders++;
+    return 0;
+}
+
+/* Unlinks order h from level index li of its side; removes the level when
+ * it empties. Does not free the order. */
+static void unlink_at(synor_market *m, mside *sd, uint32_t li, uint32_t h)
+{
+    morder *o = &m->pool[h];
+    mlevel *L = &sd->v[li];
+    if (o->prev)
+        m->pool[o->prev].next = o->next;
+    else
+        L->head = o->next;
+    if (o->next)
+        m->pool[o->next].prev = o->prev;
+    else
+        L->tail = o->prev;
+    L->qty -= o->qty;
+    L->count--;
+    m->open_orders--;
+    if (L->count == 0) {
+        memmove(&sd->v[li], &sd->v[li + 1], (size_t)(sd->n - li - 1) * sizeof *sd->v);
+        sd->n--;
+    }
+}
+
+static void unlink_order(synor_market *m, uint32_t h)
+{
+    morder *o = &m->pool[h];
+    mside *sd = &m->books[o->resource].side[o->side];
+    uint32_t ins;
+    long li = find_level(sd, o->side, o->price, &ins);
+    if (SYNOR_ALWAYS(li >= 0))
+        unlink_at(m, sd, (uint32_t)li, h);
+}
+
+static void remove_order(synor_market *m, uint32_t h)
+{
+    unlink_order(m, h);
+    map_del(m, m->pool[h].id);
+    pool_free(m, h);
+}
+
+/* ------------------------------------------------------------ events */
+
+static void ev_order(synor_market *m, synor_market_event_kind k, const morder *o, int reason,
+                     int64_t remaining)
+{
+    if (m->replaying || !m->cfg.on_event)
+        return;
+    synor_market_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = k;
+    ev.seq = m->cur_seq;
+    ev.time = m->cur_time;
+    ev.order_id = o->id;
+    ev.owner = o->owner;
+    ev.resource = o->resource;
+    ev.side = (synor_side)o->side;
+    ev.reason = reason;
+    ev.price = o->price;
+    ev.qty = o->qty;
+    ev.remaining = remaining;
+    synor__emit(m, &ev);
+}
+
+static void reject(synor_market *m, const synor_market_cmd *c, int reason)
+{
+    if (m->replaying || !m->cfg.on_event)
+        return;
+    synor_market_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = SYNOR_EV_REJECTED;
+    ev.seq = m->cur_seq;
+    ev.time = m->cur_time;
+    ev.order_id = c->order_id;
+    ev.owner = c->owner;
+    ev.resource = c->resource;
+    ev.side = c->side;
+    ev.reason = reason;
+    ev.price = c->price;
+    ev.qty = c->qty;
+    synor__emit(m, &ev);
+}
+
+/* ------------------------------------------------------------ trades */
+
+static void record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty)
+{
+    b->has_last = 1;
+    b->last_price = price;
+    b->last_qty = qty;
+    b->last_time = m->cur_time;
+    b->volume_total += qty;
+    b->trades_total++;
+    uint64_t width = m->cfg.candle_ns;
+    uint64_t interval = m->cur_time / width;
+    mcandle *k = &b->candles[interval % b->n_candles];
+    if (k->volume == 0 || k->start != interval * width) {
+        memset(k, 0, sizeof *k);
+        k->start = interval * width;
+        k->open = k->high = k->low = price;
+    }
+    if (price > k->high)
+        k->high = price;
+    if (price < k->low)
+        k->low = price;
+    k->close = price;
+    k->volume += qty;
+    k->notional += (synor__i128)price * qty;
+}
+
+static int eligible(const synor_market *m, const morder *maker, uint8_t min_rep)
+{
+    return !min_rep || m->owner_rep[maker->owner] >= min_rep;
+}
+
+/* Does a taker at `price` on side s cross a level at lp? */
+static int crosses(int s, int64_t price, int64_t lp)
+{
+    return s == SYNOR_BID ? lp <= price : lp >= price;
+}
+
+/* Units the taker could fill now, without self-trades or ineligible makers,
+ * up to `want` (FOK pre-check). */
+static int64_t fillable(const synor_market *m, const mside *opp, int taker_side, int limit,
+                        int64_t price, uint32_t owner, uint8_t min_rep, int64_t want)
+{
+    int64_t got = 0;
+    for (uint32_t i = opp->n; i-- > 0 && got < want;) {
+        const mlevel *L = &opp->v[i];
+        if (limit && !crosses(taker_side, price, L->price))
+            break;
+        for (uint32_t h = L->head; h && got < want; h = m->pool[h].next) {
+            const morder *o = &m->pool[h];
+            if (o->owner != owner && eligible(m, o, min_rep))
+                got += o->qty;
+        }
+    }
+    return got;
+}
+
+/* Matches taker (not yet in the book) against the opposite side. */
+static void match(synor_market *m, morder *t, int limit)
+{
+    mbook *b = &m->books[t->resource];
+    mside *opp = &b->side[!t->side];
+    uint32_t i = opp->n;
+    while (t->qty > 0 && i > 0) {
+        i--;
+        mlevel *L = &opp->v[i];
+        if (limit && !crosses(t->side, t->price, L->price))
+            break;
+        int64_t lp = L->price;
+        uint32_t h = L->head;
+        int level_gone = 0;
+        while (h && t->qty > 0) {
+            morder *o = &m->pool[h];
+            uint32_t next = o->next;
+            if (o->owner == t->owner) {
+                /* self-trade prevention: the resting order is cancelled */
+                level_gone = L->count == 1;
+                ev_order(m, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0);
+                map_del(m, o->id);
+                unlink_at(m, opp, i, h);
+                pool_free(m, h);
+            } else if (eligible(m, o, t->min_rep)) {
+                int64_t q = o->qty < t->qty ? o->qty : t->qty;
+                o->qty -= q;
+                t->qty -= q;
+                L->qty -= q;
+                record_trade(m, b, lp, q);
+                if (!m->replaying && m->cfg.on_event) {
+                    synor_market_event ev;
+                    memset(&ev, 0, sizeof ev);
+                    ev.kind = SYNOR_EV_TRADE;
+                    ev.seq = m->cur_seq;
+                    ev.time = m->cur_time;
+                    ev.order_id = t->id;
+                    ev.owner = t->owner;
+                    ev.resource = t->resource;
+                    ev.side = (synor_side)t->side;
+                    ev.price = lp;
+                    ev.qty = q;
+                    ev.remaining = t->qty;
+                    ev.maker_id = o->id;
+                    ev.maker_owner = o->owner;
+                    synor__emit(m, &ev);
+                }
+                if (o->qty == 0) {
+                    level_gone = L->count == 1;
+                    map_del(m, o->id);
+                    unlink_at(m, opp, i, h);
+                    pool_free(m, h);
+                }
+            }
+            if (level_gone)
+                break;
+            h = next;
+        }
+        /* a level that still exists here holds only orders this taker may
+         * not trade with (or the taker is filled): look at the next one */
+    }
+}
+
+/* --------------------------------------------------------- commands */
+
+static int apply_place(synor_market *m, const synor_market_cmd *c)
+{
+    int limit = c->type == SYNOR_LIMIT;
+    if (c->resource >= m->n_res)
+        return reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE), 0;
+    if (c->owner >= m->n_owners)
+        return reject(m, c, SYNOR_REASON_UNKNOWN_OWNER), 0;
+    if ((unsigned)c->side > 1 || (unsigned)c->type > 1 || (unsigned)c->tif > 2 ||
+        c->min_reputation > 100 || c->order_id == 0)
+        return reject(m, c, SYNOR_REASON_BAD_FIELD), 0;
+    if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
+        return reject(m, c, SYNOR_REASON_BAD_QUANTITY), 0;
+    if (limit ? (c->price <= 0 || c->price >= SYNOR__MAX_PRICE) : c->price != 0)
+        return reject(m, c, SYNOR_REASON_BAD_PRICE), 0;
+    if (c->expires && c->expires <= c->time)
+        return reject(m, c, SYNOR_REASON_BAD_EXPIRY), 0;
+    if (synor__map_get(m, c->order_id))
+        return reject(m, c, SYNOR_REASON_DUPLICATE_ID), 0;
+
+    mbook *b = &m->books[c->resource];
+    if (c->tif == SYNOR_FOK &&
+        fillable(m, &b->side[!c->side], c->side, limit, c->price, c->owner, c->min_reputation,
+                 c->qty) < c->qty) {
+        morder tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.id = c->order_id;
+        tmp.owner = c->owner;
+        tmp.resource = c->resource;
+        tmp.side = (uint8_t)c->side;
+        tmp.price = c->price;
+        tmp.qty = c->qty;
+        ev_order(m, SYNOR_EV_ACCEPTED, &tmp, 0, c->qty);
+        ev_order(m, SYNOR_EV_CANCELLED, &tmp, SYNOR_REASON_FOK_UNFILLABLE, 0);
+        return 0;
+    }
+
+    uint32_t h = synor__pool_alloc(m);
+    if (!h)
+        return synor__error(SYNOR_ENOMEM, "market: out of memory (order pool)");
+    morder *o = &m->pool[h];
+    memset(o, 0, sizeof *o);
+    o->id = c->order_id;
+    o->price = c->price;
+    o->qty = c->qty;
+    o->expires = c->expires;
+    o->owner = c->owner;
+    o->resource = c->resource;
+    o->side = (uint8_t)c->side;
+    o->interruptible = c->interruptible;
+    o->priority = c->priority;
+    o->min_rep = c->min_reputation;
+    ev_order(m, SYNOR_EV_ACCEPTED, o, 0, o->qty);
+    match(m, o, limit);
+    o = &m->pool[h]; /* match() does not grow the pool, but stay safe */
+    if (o->qty > 0 && limit && c->tif == SYNOR_GTC) {
+        int rc = synor__map_put(m, o->id, h);
+        if (!rc)
+            rc = synor__book_rest(m, h);
+        if (!rc && o->expires)
+            rc = synor__heap_push(m, o->expires, o->id);
+        return rc;
+    }
+    if (o->qty > 0)
+        ev_order(m, SYNOR_EV_CANCELLED, o, SYNOR_REASON_IOC_REMAINDER, 0);
+    pool_free(m, h);
+    return 0;
+}
+
+static int apply_cancel(synor_market *m, const synor_market_cmd *c)
+{
+    uint32_t h = synor__map_get(m, c->order_id);
+    if (!h)
+        return reject(m, c, SYNOR_REASON_UNKNOWN_ORDER), 0;
+    if (m->pool[h].owner != c->owner)
+        return reject(m, c, SYNOR_REASON_NOT_OWNER), 0;
+    ev_order(m, SYNOR_EV_CANCELLED, &m->pool[h], SYNOR_REASON_USER, 0);
+    remove_order(m, h);
+    return 0;
+}
+
+static int apply_amend(synor_market *m, const synor_market_cmd *c)
+{
+    uint32_t h = synor__map_get(m, c->order_id);
+    if (!h)
+        return reject(m, c, SYNOR_REASON_UNKNOWN_ORDER), 0;
+    morder *o = &m->pool[h];
+    if (o->owner != c->owner)
+        return reject(m, c, SYNOR_REASON_NOT_OWNER), 0;
+    if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
+        return reject(m, c, SYNOR_REASON_BAD_QUANTITY), 0;
+    if (c->price <= 0 || c->price >= SYNOR__MAX_PRICE)
+        return reject(m, c, SYNOR_REASON_BAD_PRICE), 0;
+    if (c->price == o->price && c->qty <= o->qty) {
+        /* a pure reduction keeps time priority */
+        mside *sd = &m->books[o->resource].side[o->side];
+        uint32_t ins;
+        long li = find_level(sd, o->side, o->price, &ins);
+        if (SYNOR_ALWAYS(li >= 0))
+            sd->v[li].qty -= o->qty - c->qty;
+        o->qty = c->qty;
+        if (!m->replaying && m->cfg.on_event) {
+            synor_market_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.kind = SYNOR_EV_AMENDED;
+            ev.seq = m->cur_seq;
+            ev.time = m->cur_time;
+            ev.order_id = o->id;
+            ev.owner = o->owner;
+            ev.resource = o->resource;
+            ev.side = (synor_side)o->side;
+            ev.price = o->price;
+            ev.qty = o->qty;
+            ev.remaining = o->qty;
+            ev.kept_priority = 1;
+            synor__emit(m, &ev);
+        }
+        return 0;
+    }
+    /* price change or increase: leave the book and re-enter at the back of
+     * the new level, trading first if the new price crosses */
+    unlink_order(m, h);
+    o = &m->pool[h];
+    o->price = c->price;
+    o->qty = c->qty;
+    if (!m->replaying && m->cfg.on_event) {
+        synor_market_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = SYNOR_EV_AMENDED;
+        ev.seq = m->cur_seq;
+        ev.time = m->cur_time;
+        ev.order_id = o->id;
+        ev.owner = o->owner;
+        ev.resource = o->resource;
+        ev.side = (synor_side)o->side;
+        ev.price = o->price;
+        ev.qty = o->qty;
+        ev.remaining = o->qty;
+        ev.kept_priority = 0;
+        synor__emit(m, &ev);
+    }
+    match(m, o, 1);
+    o = &m->pool[h];
+    if (o->qty > 0)
+        return synor__book_rest(m, h);
+    map_del(m, o->id);
+    pool_free(m, h);
+    return 0;
+}
+
+void synor__market_expire(synor_market *m, uint64_t now)
+{
+    while (m->heap_n && m->heap[0].t <= now) {
+        uint64_t id = m->heap[0].id, t = m->heap[0].t;
+        heap_pop(m);
+        uint32_t h = synor__map_get(m, id);
+        /* the heap is lazy: the order may be gone or re-dated */
+        if (!h || m->pool[h].expires != t)
+            continue;
+        ev_order(m, SYNOR_EV_EXPIRED, &m->pool[h], SYNOR_REASON_EXPIRED, 0);
+        remove_order(m, h);
+    }
+}
+
+int synor__book_apply(synor_market *m, const synor_market_cmd *c)
+{
+    switch (c->kind) {
+    case SYNOR_CMD_PLACE:
+        return apply_place(m, c);
+    case SYNOR_CMD_CANCEL:
+        return apply_cancel(m, c);
+    case SYNOR_CMD_AMEND:
+        return apply_amend(m, c);
+    case SYNOR_CMD_REPUTATION:
+        if (c->owner >= m->n_owners)
+            return reject(m, c, SYNOR_REASON_UNKNOWN_OWNER), 0;
+        if (c->reputation > 100)
+            return reject(m, c, SYNOR_REASON_BAD_FIELD), 0;
+        m->owner_rep[c->owner] = c->reputation;
+        if (!m->replaying && m->cfg.on_event) {
+            synor_market_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.kind = SYNOR_EV_REPUTATION;
+            ev.seq = m->cur_seq;
+            ev.time = m->cur_time;
+            ev.owner = c->owner;
+            ev.qty = c->reputation;
+            synor__emit(m, &ev);
+        }
+        return 0;
+    default:
+        return reject(m, c, SYNOR_REASON_BAD_FIELD), 0;
+    }
+}

@@ -1,0 +1,551 @@
+/* journal.c - durability of the market: a write-ahead journal of commands
+ * and registrations, snapshots, and recovery.
+ *
+ * Files in the market directory:
+ *   journal.log   "SYNJRNL1", then records: u32 body length, u32 CRC-32C of
+ *                 the body, body = u8 type, u64 seq, payload (little endian)
+ *   snapshot.bin  "SYNSNAP1", u64 body length, u32 CRC-32C, body = the
+ *                 canonical state (synor__market_serialize)
+ *
+ * Write path: records are encoded into a buffer before the command is
+ * applied; synor_market_commit() writes the buffer and, by policy, fsyncs.
+ * Only after that are the batch's events acknowledged, so an acknowledged
+ * command is always in the file.
+ *
+ * Recovery: load the snapshot (if any, CRC checked), replay journal records
+ * whose seq is above the snapshot's. The first record that is incomplete or
+ * fails its CRC ends the replay: it and anything after it are cut off (a
+ * torn write at a crash), never half-applied, and the note says so.
+ * Snapshots are written to a temporary file, fsynced and renamed; the journal
+ * is then truncated to its header. A crash between the two only leaves
+ * records the replay skips. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "market/market_internal.h"
+
+#define JOURNAL_MAGIC "SYNJRNL1"
+#define SNAP_MAGIC "SYNSNAP1"
+#define MAX_RECORD (1u << 20)
+
+struct mjournal {
+    int fd;
+    synor__buf pending;
+    char path[4096];
+    char snap[4096];
+};
+
+/* ---------------------------------------------------------- CRC-32C */
+
+static uint32_t crc_table[256];
+static int crc_ready;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1; /* Castagnoli, reflected */
+        crc_table[i] = c;
+    }
+    crc_ready = 1;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
+                                                         size_t n)
+{
+    uint64_t c = crc;
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c = __builtin_ia32_crc32di(c, v);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (n--)
+        c32 = __builtin_ia32_crc32qi(c32, *p++);
+    return c32;
+}
+static int have_sse42(void) { return __builtin_cpu_supports("sse4.2"); }
+#else
+static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return crc;
+}
+static int have_sse42(void) { return 0; }
+#endif
+
+uint32_t synor__crc32c(uint32_t crc, const void *data, size_t n)
+{
+    static int hw = -1;
+    const unsigned char *p = data;
+    crc = ~crc;
+    if (hw < 0)
+        hw = have_sse42();
+    if (hw) {
+        crc = crc_hw(crc, p, n);
+    } else {
+        if (!crc_ready)
+            crc_init();
+        while (n--)
+            crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    }
+    return ~crc;
+}
+
+/* ---------------------------------------------------------- encoding */
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+#define CMD_PAYLOAD 64
+
+static void encode_cmd(unsigned char *p, const synor_market_cmd *c)
+{
+    p[0] = (unsigned char)c->kind;
+    p[1] = (unsigned char)c->side;
+    p[2] = (unsigned char)c->type;
+    p[3] = (unsigned char)c->tif;
+    p[4] = c->interruptible;
+    p[5] = c->priority;
+    p[6] = c->min_reputation;
+    p[7] = c->reputation;
+    put64(p + 8, c->time);
+    put64(p + 16, c->order_id);
+    put32(p + 24, c->owner);
+    put32(p + 28, c->resource);
+    put64(p + 32, (uint64_t)c->price);
+    put64(p + 40, (uint64_t)c->qty);
+    put64(p + 48, c->expires);
+    put64(p + 56, 0);
+}
+
+static void decode_cmd(const unsigned char *p, synor_market_cmd *c)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = (synor_market_cmd_kind)p[0];
+    c->side = (synor_side)p[1];
+    c->type = (synor_order_type)p[2];
+    c->tif = (synor_tif)p[3];
+    c->interruptible = p[4];
+    c->priority = p[5];
+    c->min_reputation = p[6];
+    c->reputation = p[7];
+    c->time = get64(p + 8);
+    c->order_id = get64(p + 16);
+    c->owner = get32(p + 24);
+    c->resource = get32(p + 28);
+    c->price = (int64_t)get64(p + 32);
+    c->qty = (int64_t)get64(p + 40);
+    c->expires = get64(p + 48);
+}
+
+static void append_record(mjournal *j, int type, uint64_t seq, const void *payload, size_t n)
+{
+    unsigned char hdr[17];
+    unsigned char body_head[9];
+    body_head[0] = (unsigned char)type;
+    put64(body_head + 1, seq);
+    uint32_t crc = synor__crc32c(0, body_head, 9);
+    /* CRC of the concatenation: continue over the payload */
+    crc = synor__crc32c(crc, payload, n);
+    put32(hdr, (uint32_t)(9 + n));
+    put32(hdr + 4, crc);
+    memcpy(hdr + 8, body_head, 9);
+    synor__buf_append(&j->pending, (const char *)hdr, 17);
+    synor__buf_append(&j->pending, payload, n);
+}
+
+int synor__journal_cmd(synor_market *m, const synor_market_cmd *c)
+{
+    unsigned char p[CMD_PAYLOAD];
+    encode_cmd(p, c);
+    append_record(m->journal, SYNOR__REC_CMD, m->seq + 1, p, sizeof p);
+    if (m->journal->pending.failed)
+        return synor__error(SYNOR_ENOMEM, "market journal: out of memory");
+    if (m->cfg.fsync == SYNOR_FSYNC_EVERY)
+        return synor__journal_commit(m);
+    return 0;
+}
+
+int synor__journal_name(synor_market *m, int type, const char *name)
+{
+    if (!m->journal)
+        return 0;
+    append_record(m->journal, type, m->seq + 1, name, strlen(name));
+    if (m->journal->pending.failed)
+        return synor__error(SYNOR_ENOMEM, "market journal: out of memory");
+    return synor__journal_commit(m); /* registrations are rare: make them durable at once */
+}
+
+static int write_all(int fd, const char *p, size_t n, const char *path)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return synor__error(SYNOR_EIO, "%s: write failed: %s", path, strerror(errno));
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int synor__journal_commit(synor_market *m)
+{
+    mjournal *j = m->journal;
+    if (!j || j->pending.len == 0)
+        return 0;
+    int rc = write_all(j->fd, j->pending.data, j->pending.len, j->path);
+    if (rc)
+        return rc;
+    j->pending.len = 0;
+    if (m->cfg.fsync != SYNOR_FSYNC_NEVER && fdatasync(j->fd) != 0)
+        return synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path, strerror(errno));
+    return 0;
+}
+
+/* ---------------------------------------------------------- snapshot */
+
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return synor__error(SYNOR_EIO, "%s: cannot open directory: %s", dir, strerror(errno));
+    int rc = fsync(fd);
+    close(fd);
+    return rc ? synor__error(SYNOR_EIO, "%s: fsync failed: %s", dir, strerror(errno)) : 0;
+}
+
+int synor__journal_snapshot(synor_market *m)
+{
+    mjournal *j = m->journal;
+    int rc = synor__journal_commit(m);
+    if (rc)
+        return rc;
+    synor__buf body;
+    synor__buf_init(&body);
+    if ((rc = synor__market_serialize(m, &body))) {
+        synor__buf_free(&body);
+        return rc;
+    }
+    unsigned char hdr[20];
+    memcpy(hdr, SNAP_MAGIC, 8);
+    put64(hdr + 8, body.len);
+    put32(hdr + 16, synor__crc32c(0, body.data, body.len));
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", j->snap);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        synor__buf_free(&body);
+        return synor__error(SYNOR_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    }
+    rc = write_all(fd, (const char *)hdr, sizeof hdr, tmp);
+    if (!rc)
+        rc = write_all(fd, body.data, body.len, tmp);
+    if (!rc && fsync(fd) != 0)
+        rc = synor__error(SYNOR_EIO, "%s: fsync failed: %s", tmp, strerror(errno));
+    close(fd);
+    synor__buf_free(&body);
+    if (!rc && rename(tmp, j->snap) != 0)
+        rc = synor__error(SYNOR_EIO, "%s: rename failed: %s", j->snap, strerror(errno));
+    if (!rc)
+        rc = fsync_dir(m->dir);
+    if (rc)
+        return rc;
+    /* everything in the journal is now in the snapshot */
+    if (ftruncate(j->fd, 8) != 0 || lseek(j->fd, 0, SEEK_END) < 0 || fdatasync(j->fd) != 0)
+        return synor__error(SYNOR_EIO, "%s: truncate after snapshot failed: %s", j->path,
+                            strerror(errno));
+    return 0;
+}
+
+/* Cursor over a byte range, for decoding snapshots. */
+typedef struct cur {
+    const unsigned char *p, *end;
+    int bad;
+} cur;
+
+static uint64_t c64(cur *c)
+{
+    if (c->end - c->p < 8) {
+        c->bad = 1;
+        return 0;
+    }
+    uint64_t v = get64(c->p);
+    c->p += 8;
+    return v;
+}
+
+static char *cstr(cur *c)
+{
+    uint64_t n = c64(c);
+    if (c->bad || n > 4096 || (uint64_t)(c->end - c->p) < n) {
+        c->bad = 1;
+        return NULL;
+    }
+    char *s = synor__strndup((const char *)c->p, (size_t)n);
+    c->p += n;
+    return s;
+}
+
+static int restore(synor_market *m, const unsigned char *p, size_t n, const char *path)
+{
+    cur c = {p, p + n, 0};
+    uint64_t seq = c64(&c), last_time = c64(&c), candle_ns = c64(&c);
+    if (candle_ns != m->cfg.candle_ns)
+        return synor__error(SYNOR_EINVAL, "%s: snapshot has candle interval %llu ns, the market "
+                                          "is configured with %llu", path,
+                            (unsigned long long)candle_ns, (unsigned long long)m->cfg.candle_ns);
+    uint64_t no = c64(&c);
+    for (uint64_t i = 0; i < no && !c.bad; i++) {
+        char *name = cstr(&c);
+        uint32_t id;
+        uint64_t rep = c64(&c);
+        if (!name || c.bad || synor__add_owner_raw(m, name, &id)) {
+            synor__free(name);
+            c.bad = 1;
+            break;
+        }
+        synor__free(name);
+        m->owner_rep[id] = (uint8_t)(rep > 100 ? 100 : rep);
+    }
+    uint64_t nr = c64(&c);
+    for (uint64_t r = 0; r < nr && !c.bad; r++) {
+        char *key = cstr(&c);
+        uint32_t idx;
+        if (!key || synor__add_resource_raw(m, key, &idx)) {
+            synor__free(key);
+            c.bad = 1;
+            break;
+        }
+        synor__free(key);
+        mbook *k = &m->books[idx];
+        k->has_last = (int)c64(&c);
+        k->last_price = (int64_t)c64(&c);
+        k->last_qty = (int64_t)c64(&c);
+        k->last_time = c64(&c);
+        k->volume_total = (int64_t)c64(&c);
+        k->trades_total = c64(&c);
+        uint64_t used = c64(&c);
+        for (uint64_t u = 0; u < used && !c.bad; u++) {
+            uint64_t slot = c64(&c);
+            if (slot >= k->n_candles) {
+                c.bad = 1;
+                break;
+            }
+            mcandle *q = &k->candles[slot];
+            q->start = c64(&c);
+            q->open = (int64_t)c64(&c);
+            q->high = (int64_t)c64(&c);
+            q->low = (int64_t)c64(&c);
+            q->close = (int64_t)c64(&c);
+            q->volume = (int64_t)c64(&c);
+            uint64_t lo = c64(&c), hi = c64(&c);
+            q->notional = (synor__i128)(int64_t)hi * ((synor__i128)1 << 64) + (synor__i128)lo;
+        }
+        for (int s = 0; s < 2 && !c.bad; s++) {
+            uint64_t cnt = c64(&c);
+            for (uint64_t i = 0; i < cnt && !c.bad; i++) {
+                uint32_t h = synor__pool_alloc(m);
+                if (!h)
+                    return synor__error(SYNOR_ENOMEM, "out of memory restoring %s", path);
+                morder *o = &m->pool[h];
+                memset(o, 0, sizeof *o);
+                o->id = c64(&c);
+                o->price = (int64_t)c64(&c);
+                o->qty = (int64_t)c64(&c);
+                o->expires = c64(&c);
+                o->owner = (uint32_t)c64(&c);
+                uint64_t fl = c64(&c);
+                o->interruptible = (uint8_t)fl;
+                o->priority = (uint8_t)(fl >> 8);
+                o->min_rep = (uint8_t)(fl >> 16);
+                o->resource = idx;
+                o->side = (uint8_t)s;
+                if (c.bad || o->owner >= m->n_owners || synor__map_put(m, o->id, h) ||
+                    synor__book_rest(m, h) || (o->expires && synor__heap_push(m, o->expires, o->id))) {
+                    c.bad = 1;
+                    break;
+                }
+            }
+        }
+    }
+    if (c.bad || c.p != c.end)
+        return synor__error(SYNOR_EPARSE, "%s: snapshot body is inconsistent", path);
+    m->seq = seq;
+    m->last_time = last_time;
+    return 0;
+}
+
+static int load_snapshot(synor_market *m)
+{
+    char *data;
+    size_t len;
+    struct stat st;
+    if (stat(m->journal->snap, &st) != 0)
+        return 0; /* no snapshot yet */
+    int rc = synor__read_file(m->journal->snap, &data, &len);
+    if (rc)
+        return rc;
+    const unsigned char *p = (const unsigned char *)data;
+    if (len < 20 || memcmp(p, SNAP_MAGIC, 8) != 0 || get64(p + 8) != len - 20 ||
+        synor__crc32c(0, p + 20, len - 20) != get32(p + 16)) {
+        synor__free(data);
+        return synor__error(SYNOR_EPARSE, "%s: snapshot is damaged (bad header, length or CRC); "
+                                          "refusing to start from it", m->journal->snap);
+    }
+    rc = restore(m, p + 20, len - 20, m->journal->snap);
+    synor__free(data);
+    return rc;
+}
+
+/* Replays journal records after the snapshot; cuts a torn tail. */
+static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *valid_end)
+{
+    size_t off = 8;
+    uint64_t applied = 0;
+    m->replaying = 1;
+    while (off < len) {
+        if (len - off < 8 || get32(p + off) < 9 || get32(p + off) > MAX_RECORD ||
+            len - off - 8 < get32(p + off)) {
+            snprintf(m->note, sizeof m->note,
+                     "%s: dropped an incomplete record at byte %zu (%zu bytes): a write torn by "
+                     "a crash; %llu records replayed",
+                     m->journal->path, off, len - off, (unsigned long long)applied);
+            break;
+        }
+        uint32_t n = get32(p + off), crc = get32(p + off + 4);
+        const unsigned char *body = p + off + 8;
+        if (synor__crc32c(0, body, n) != crc) {
+            snprintf(m->note, sizeof m->note,
+                     "%s: dropped a record with a bad CRC at byte %zu and the %zu bytes after "
+                     "it; %llu records replayed",
+                     m->journal->path, off, len - off, (unsigned long long)applied);
+            break;
+        }
+        int type = body[0];
+        uint64_t seq = get64(body + 1);
+        const unsigned char *pl = body + 9;
+        size_t pn = n - 9;
+        int rc = 0;
+        if (seq > m->seq) {
+            if (seq != m->seq + 1) {
+                m->replaying = 0;
+                return synor__error(SYNOR_EPARSE, "%s: record at byte %zu has seq %llu, expected "
+                                                  "%llu: the journal does not follow the snapshot",
+                                    m->journal->path, off, (unsigned long long)seq,
+                                    (unsigned long long)(m->seq + 1));
+            }
+            if (type == SYNOR__REC_CMD && pn == CMD_PAYLOAD) {
+                synor_market_cmd c;
+                decode_cmd(pl, &c);
+                rc = synor_market_submit(m, &c);
+            } else if ((type == SYNOR__REC_RESOURCE || type == SYNOR__REC_OWNER) && pn && pn < 64) {
+                char name[64];
+                uint32_t id;
+                memcpy(name, pl, pn);
+                name[pn] = '\0';
+                rc = type == SYNOR__REC_RESOURCE ? synor__add_resource_raw(m, name, &id)
+                                                 : synor__add_owner_raw(m, name, &id);
+            } else {
+                rc = synor__error(SYNOR_EPARSE, "%s: record at byte %zu has unknown type %d",
+                                  m->journal->path, off, type);
+            }
+            applied++;
+        }
+        if (rc) {
+            m->replaying = 0;
+            return rc;
+        }
+        off += 8 + n;
+    }
+    m->replaying = 0;
+    *valid_end = (off_t)(off < len ? off : len);
+    return 0;
+}
+
+int synor__journal_open(synor_market *m)
+{
+    mjournal *j = synor__calloc(1, sizeof *j);
+    if (!j)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    j->fd = -1;
+    synor__buf_init(&j->pending);
+    m->journal = j;
+    if (mkdir(m->dir, 0755) != 0 && errno != EEXIST)
+        return synor__error(SYNOR_EIO, "%s: cannot create directory: %s", m->dir, strerror(errno));
+    snprintf(j->path, sizeof j->path, "%s/journal.log", m->dir);
+    snprintf(j->snap, sizeof j->snap, "%s/snapshot.bin", m->dir);
+    int rc = load_snapshot(m);
+    if (rc)
+        return rc;
+    j->fd = open(j->path, O_RDWR | O_CREAT, 0644);
+    if (j->fd < 0)
+        return synor__error(SYNOR_EIO, "%s: cannot open: %s", j->path, strerror(errno));
+    char *data;
+    size_t len;
+    if ((rc = synor__read_file(j->path, &data, &len)))
+        return rc;
+    off_t end = 8;
+    if (len == 0) {
+        rc = write_all(j->fd, JOURNAL_MAGIC, 8, j->path);
+        if (!rc && fdatasync(j->fd) != 0)
+            rc = synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path, strerror(errno));
+    } else if (len < 8 || memcmp(data, JOURNAL_MAGIC, 8) != 0) {
+        rc = synor__error(SYNOR_EPARSE, "%s: not a synor market journal (bad header)", j->path);
+    } else {
+        rc = replay(m, (const unsigned char *)data, len, &end);
+        if (!rc && (size_t)end < len && ftruncate(j->fd, end) != 0)
+            rc = synor__error(SYNOR_EIO, "%s: cannot cut the torn tail: %s", j->path,
+                              strerror(errno));
+    }
+    synor__free(data);
+    if (!rc && lseek(j->fd, 0, SEEK_END) < 0)
+        rc = synor__error(SYNOR_EIO, "%s: seek failed: %s", j->path, strerror(errno));
+    return rc;
+}
+
+void synor__journal_close(synor_market *m)
+{
+    mjournal *j = m->journal;
+    if (!j)
+        return;
+    if (j->fd >= 0)
+        close(j->fd);
+    synor__buf_free(&j->pending);
+    synor__free(j);
+    m->journal = NULL;
+}

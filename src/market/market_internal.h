@@ -1,0 +1,144 @@
+/* market_internal.h - the market's data structures, shared by the files of
+ * src/market/. Never installed.
+ *
+ * Layout, chosen for the hot path (place / cancel / amend at millions per
+ * second on one core):
+ *   - orders live in one pool of fixed-size records addressed by 32-bit
+ *     handles (0 = none); freed records are reused, so steady-state trading
+ *     allocates nothing;
+ *   - an open-addressing hash (linear probing, backward-shift deletion) maps
+ *     order id -> handle;
+ *   - each book side is an array of price levels sorted so that the best
+ *     level is the LAST element: most activity is at the top of the book, so
+ *     inserting or removing a level moves few elements;
+ *   - a level is a FIFO of orders (intrusive doubly-linked list): time
+ *     priority within a price. */
+#ifndef SYNOR_MARKET_INTERNAL_H
+#define SYNOR_MARKET_INTERNAL_H
+
+#include <stdint.h>
+
+#include "common/common.h"
+#include "synor/market.h"
+
+__extension__ typedef __int128 synor__i128;
+
+#define SYNOR__MAX_PRICE ((int64_t)1 << 53)
+#define SYNOR__MAX_QTY ((int64_t)1 << 53)
+#define SYNOR__DAY_NS (24ull * 3600 * 1000000000ull)
+
+typedef struct morder {
+    uint64_t id;
+    int64_t price;
+    int64_t qty;
+    uint64_t expires;
+    uint32_t owner;
+    uint32_t resource;
+    uint32_t prev, next; /* level FIFO; `next` also links the free list */
+    uint8_t side;
+    uint8_t interruptible;
+    uint8_t priority;
+    uint8_t min_rep;
+} morder;
+
+typedef struct mlevel {
+    int64_t price;
+    int64_t qty;
+    uint32_t head, tail;
+    uint32_t count;
+} mlevel;
+
+typedef struct mside {
+    mlevel *v; /* sorted, best last */
+    uint32_t n, cap;
+} mside;
+
+typedef struct mcandle {
+    uint64_t start;
+    int64_t open, high, low, close, volume;
+    synor__i128 notional;
+} mcandle;
+
+typedef struct mbook {
+    mside side[2];
+    int has_last;
+    int64_t last_price, last_qty;
+    uint64_t last_time;
+    int64_t volume_total;
+    uint64_t trades_total;
+    mcandle *candles; /* ring of n_candles, indexed by interval number */
+    uint32_t n_candles;
+} mbook;
+
+typedef struct mexpiry {
+    uint64_t t;
+    uint64_t id;
+} mexpiry;
+
+typedef struct mjournal mjournal; /* journal.c */
+
+struct synor_market {
+    synor_market_config cfg;
+    char *dir;
+    /* order pool */
+    morder *pool;
+    uint32_t pool_n, pool_cap, free_head;
+    uint32_t open_orders;
+    /* id -> handle */
+    uint64_t *map_keys;
+    uint32_t *map_vals; /* 0 = empty slot */
+    uint32_t map_cap, map_n;
+    /* resources and books */
+    char **res_keys;
+    mbook *books;
+    uint32_t n_res, cap_res;
+    /* owners */
+    char **owner_names;
+    uint8_t *owner_rep;
+    uint32_t n_owners, cap_owners;
+    /* expiry min-heap */
+    mexpiry *heap;
+    uint32_t heap_n, heap_cap;
+    /* sequence and time */
+    uint64_t seq;
+    uint64_t last_time;
+    /* the command being applied, for events */
+    uint64_t cur_seq;
+    uint64_t cur_time;
+    int replaying; /* recovery: no events */
+    mjournal *journal;
+    char note[512];
+};
+
+/* book.c */
+int synor__book_apply(synor_market *m, const synor_market_cmd *c);
+void synor__book_free(mbook *b);
+int synor__book_init(mbook *b, uint32_t n_candles);
+void synor__market_expire(synor_market *m, uint64_t now);
+/* Inserts an order at the tail of its level (creating the level). */
+int synor__book_rest(synor_market *m, uint32_t h);
+int synor__map_put(synor_market *m, uint64_t id, uint32_t h);
+uint32_t synor__map_get(const synor_market *m, uint64_t id);
+uint32_t synor__pool_alloc(synor_market *m);
+int synor__heap_push(synor_market *m, uint64_t t, uint64_t id);
+
+/* market.c */
+void synor__emit(synor_market *m, const synor_market_event *ev);
+int synor__add_resource_raw(synor_market *m, const char *key, uint32_t *index);
+int synor__add_owner_raw(synor_market *m, const char *name, uint32_t *id);
+uint32_t synor__n_candles(const synor_market *m);
+
+/* journal.c */
+int synor__journal_open(synor_market *m);
+void synor__journal_close(synor_market *m);
+int synor__journal_cmd(synor_market *m, const synor_market_cmd *c);
+int synor__journal_name(synor_market *m, int type, const char *name);
+int synor__journal_commit(synor_market *m);
+int synor__journal_snapshot(synor_market *m);
+/* Serializes the whole state canonically (snapshot body and state hash). */
+int synor__market_serialize(const synor_market *m, synor__buf *b);
+uint32_t synor__crc32c(uint32_t crc, const void *data, size_t n);
+
+enum { SYNOR__REC_CMD = 1, SYNOR__REC_RESOURCE = 2, SYNOR__REC_OWNER = 3 };
+
+#endif

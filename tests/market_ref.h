@@ -1,0 +1,319 @@
+/* market_ref.h - a deliberately simple reference order book for
+ * differential tests: one flat array of orders, linear scans, no indexes.
+ * It implements the rules of include/synor/market.h directly; the fast book
+ * must produce exactly the same events and final books. Test code only. */
+#ifndef SYNOR_MARKET_REF_H
+#define SYNOR_MARKET_REF_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "synor/market.h"
+
+typedef struct ref_order {
+    uint64_t id, arrival, expires;
+    uint32_t owner, resource;
+    int side;
+    int64_t price, qty;
+    uint8_t min_rep;
+} ref_order;
+
+typedef struct ref_market {
+    ref_order *o;
+    size_t n, cap;
+    uint64_t arrivals, seq, last_time;
+    uint8_t rep[256];
+    uint32_t n_owners, n_res;
+    synor_market_event *ev;
+    size_t n_ev, cap_ev;
+} ref_market;
+
+static void ref_emit(ref_market *r, synor_market_event e)
+{
+    if (r->n_ev == r->cap_ev) {
+        r->cap_ev = r->cap_ev ? r->cap_ev * 2 : 1024;
+        r->ev = realloc(r->ev, r->cap_ev * sizeof *r->ev);
+    }
+    r->ev[r->n_ev++] = e;
+}
+
+static synor_market_event ref_ev(ref_market *r, synor_market_event_kind k, const ref_order *o,
+                                 int reason, int64_t remaining, uint64_t t)
+{
+    synor_market_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = k;
+    e.seq = r->seq;
+    e.time = t;
+    e.order_id = o->id;
+    e.owner = o->owner;
+    e.resource = o->resource;
+    e.side = (synor_side)o->side;
+    e.reason = reason;
+    e.price = o->price;
+    e.qty = o->qty;
+    e.remaining = remaining;
+    return e;
+}
+
+static void ref_remove(ref_market *r, size_t i)
+{
+    r->o[i] = r->o[--r->n];
+}
+
+static long ref_find(ref_market *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->o[i].id == id)
+            return (long)i;
+    return -1;
+}
+
+/* Priority of a resting order vs another on the same side: better price,
+ * then earlier arrival. */
+static int ref_before(const ref_order *a, const ref_order *b)
+{
+    if (a->price != b->price)
+        return a->side == SYNOR_BID ? a->price > b->price : a->price < b->price;
+    return a->arrival < b->arrival;
+}
+
+static int ref_crosses(int side, int limit, int64_t price, int64_t lp)
+{
+    if (!limit)
+        return 1;
+    return side == SYNOR_BID ? lp <= price : lp >= price;
+}
+
+/* Index of the best crossing opposite order not in `skip` list, or -1. */
+static long ref_next(ref_market *r, const ref_order *t, int limit, const uint64_t *skip,
+                     size_t n_skip)
+{
+    long best = -1;
+    for (size_t i = 0; i < r->n; i++) {
+        const ref_order *o = &r->o[i];
+        if (o->resource != t->resource || o->side == t->side ||
+            !ref_crosses(t->side, limit, t->price, o->price))
+            continue;
+        int skipped = 0;
+        for (size_t k = 0; k < n_skip; k++)
+            skipped |= skip[k] == o->id;
+        if (skipped)
+            continue;
+        if (best < 0 || ref_before(o, &r->o[best]))
+            best = (long)i;
+    }
+    return best;
+}
+
+static void ref_match(ref_market *r, ref_order *t, int limit, uint64_t time)
+{
+    uint64_t *skip = NULL;
+    size_t n_skip = 0;
+    while (t->qty > 0) {
+        long i = ref_next(r, t, limit, skip, n_skip);
+        if (i < 0)
+            break;
+        ref_order *o = &r->o[i];
+        if (o->owner == t->owner) {
+            ref_emit(r, ref_ev(r, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0, time));
+            ref_remove(r, (size_t)i);
+        } else if (!t->min_rep || r->rep[o->owner] >= t->min_rep) {
+            int64_t q = o->qty < t->qty ? o->qty : t->qty;
+            o->qty -= q;
+            t->qty -= q;
+            synor_market_event e = ref_ev(r, SYNOR_EV_TRADE, t, 0, t->qty, time);
+            e.price = o->price;
+            e.qty = q;
+            e.maker_id = o->id;
+            e.maker_owner = o->owner;
+            ref_emit(r, e);
+            if (o->qty == 0)
+                ref_remove(r, (size_t)i);
+        } else {
+            skip = realloc(skip, (n_skip + 1) * sizeof *skip);
+            skip[n_skip++] = o->id;
+        }
+    }
+    free(skip);
+}
+
+static void ref_expire(ref_market *r, uint64_t now)
+{
+    for (;;) {
+        long best = -1;
+        for (size_t i = 0; i < r->n; i++) {
+            const ref_order *o = &r->o[i];
+            if (!o->expires || o->expires > now)
+                continue;
+            if (best < 0 || o->expires < r->o[best].expires ||
+                (o->expires == r->o[best].expires && o->id < r->o[best].id))
+                best = (long)i;
+        }
+        if (best < 0)
+            return;
+        ref_emit(r, ref_ev(r, SYNOR_EV_EXPIRED, &r->o[best], SYNOR_REASON_EXPIRED, 0, now));
+        ref_remove(r, (size_t)best);
+    }
+}
+
+static int ref_reject(ref_market *r, const synor_market_cmd *c, int reason)
+{
+    synor_market_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = SYNOR_EV_REJECTED;
+    e.seq = r->seq;
+    e.time = c->time;
+    e.order_id = c->order_id;
+    e.owner = c->owner;
+    e.resource = c->resource;
+    e.side = c->side;
+    e.reason = reason;
+    e.price = c->price;
+    e.qty = c->qty;
+    ref_emit(r, e);
+    return 0;
+}
+
+static int ref_submit(ref_market *r, const synor_market_cmd *c)
+{
+    const int64_t MAXV = (int64_t)1 << 53;
+    if (c->time < r->last_time) {
+        synor_market_event e;
+        memset(&e, 0, sizeof e);
+        e.kind = SYNOR_EV_REJECTED;
+        e.seq = r->seq + 1;
+        e.time = c->time;
+        e.order_id = c->order_id;
+        e.owner = c->owner;
+        e.resource = c->resource;
+        e.side = c->side;
+        e.reason = SYNOR_REASON_TIME_BACKWARDS;
+        ref_emit(r, e);
+        return 0;
+    }
+    r->seq++;
+    r->last_time = c->time;
+    ref_expire(r, c->time);
+    if (c->kind == SYNOR_CMD_PLACE) {
+        int limit = c->type == SYNOR_LIMIT;
+        if (c->resource >= r->n_res)
+            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_RESOURCE);
+        if (c->owner >= r->n_owners)
+            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_OWNER);
+        if ((unsigned)c->side > 1 || (unsigned)c->type > 1 || (unsigned)c->tif > 2 ||
+            c->min_reputation > 100 || c->order_id == 0)
+            return ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
+        if (c->qty <= 0 || c->qty >= MAXV)
+            return ref_reject(r, c, SYNOR_REASON_BAD_QUANTITY);
+        if (limit ? (c->price <= 0 || c->price >= MAXV) : c->price != 0)
+            return ref_reject(r, c, SYNOR_REASON_BAD_PRICE);
+        if (c->expires && c->expires <= c->time)
+            return ref_reject(r, c, SYNOR_REASON_BAD_EXPIRY);
+        if (ref_find(r, c->order_id) >= 0)
+            return ref_reject(r, c, SYNOR_REASON_DUPLICATE_ID);
+        ref_order t = {c->order_id, ++r->arrivals, c->expires, c->owner, c->resource, c->side,
+                       c->price, c->qty, c->min_reputation};
+        if (c->tif == SYNOR_FOK) {
+            int64_t avail = 0;
+            for (size_t i = 0; i < r->n; i++) {
+                const ref_order *o = &r->o[i];
+                if (o->resource == t.resource && o->side != t.side &&
+                    ref_crosses(t.side, limit, t.price, o->price) && o->owner != t.owner &&
+                    (!t.min_rep || r->rep[o->owner] >= t.min_rep))
+                    avail += o->qty;
+            }
+            if (avail < t.qty) {
+                ref_emit(r, ref_ev(r, SYNOR_EV_ACCEPTED, &t, 0, t.qty, c->time));
+                ref_emit(r, ref_ev(r, SYNOR_EV_CANCELLED, &t, SYNOR_REASON_FOK_UNFILLABLE, 0,
+                                   c->time));
+                return 0;
+            }
+        }
+        ref_emit(r, ref_ev(r, SYNOR_EV_ACCEPTED, &t, 0, t.qty, c->time));
+        ref_match(r, &t, limit, c->time);
+        if (t.qty > 0 && limit && c->tif == SYNOR_GTC) {
+            if (r->n == r->cap) {
+                r->cap = r->cap ? r->cap * 2 : 256;
+                r->o = realloc(r->o, r->cap * sizeof *r->o);
+            }
+            r->o[r->n++] = t;
+        } else if (t.qty > 0) {
+            ref_emit(r, ref_ev(r, SYNOR_EV_CANCELLED, &t, SYNOR_REASON_IOC_REMAINDER, 0, c->time));
+        }
+    } else if (c->kind == SYNOR_CMD_CANCEL) {
+        long i = ref_find(r, c->order_id);
+        if (i < 0)
+            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_ORDER);
+        if (r->o[i].owner != c->owner)
+            return ref_reject(r, c, SYNOR_REASON_NOT_OWNER);
+        ref_emit(r, ref_ev(r, SYNOR_EV_CANCELLED, &r->o[i], SYNOR_REASON_USER, 0, c->time));
+        ref_remove(r, (size_t)i);
+    } else if (c->kind == SYNOR_CMD_AMEND) {
+        long i = ref_find(r, c->order_id);
+        if (i < 0)
+            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_ORDER);
+        if (r->o[i].owner != c->owner)
+            return ref_reject(r, c, SYNOR_REASON_NOT_OWNER);
+        if (c->qty <= 0 || c->qty >= MAXV)
+            return ref_reject(r, c, SYNOR_REASON_BAD_QUANTITY);
+        if (c->price <= 0 || c->price >= MAXV)
+            return ref_reject(r, c, SYNOR_REASON_BAD_PRICE);
+        ref_order t = r->o[i];
+        int keep = c->price == t.price && c->qty <= t.qty;
+        t.price = c->price;
+        t.qty = c->qty;
+        synor_market_event e = ref_ev(r, SYNOR_EV_AMENDED, &t, 0, t.qty, c->time);
+        e.kept_priority = keep;
+        ref_emit(r, e);
+        if (keep) {
+            r->o[i] = t;
+            return 0;
+        }
+        ref_remove(r, (size_t)i);
+        t.arrival = ++r->arrivals;
+        ref_match(r, &t, 1, c->time);
+        if (t.qty > 0) {
+            if (r->n == r->cap) {
+                r->cap = r->cap ? r->cap * 2 : 256;
+                r->o = realloc(r->o, r->cap * sizeof *r->o);
+            }
+            r->o[r->n++] = t;
+        }
+    } else if (c->kind == SYNOR_CMD_REPUTATION) {
+        if (c->owner >= r->n_owners)
+            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_OWNER);
+        if (c->reputation > 100)
+            return ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
+        r->rep[c->owner] = c->reputation;
+        synor_market_event e;
+        memset(&e, 0, sizeof e);
+        e.kind = SYNOR_EV_REPUTATION;
+        e.seq = r->seq;
+        e.time = c->time;
+        e.owner = c->owner;
+        e.qty = c->reputation;
+        ref_emit(r, e);
+    } else {
+        ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
+    }
+    return 0;
+}
+
+/* The orders of one book side in priority order. */
+static size_t ref_side(const ref_market *r, uint32_t res, int side, ref_order *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->o[i].resource == res && r->o[i].side == side)
+            out[k++] = r->o[i];
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && ref_before(&out[j], &out[j - 1]); j--) {
+            ref_order tmp = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = tmp;
+        }
+    return k;
+}
+
+#endif

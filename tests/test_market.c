@@ -1,0 +1,637 @@
+/* test_market.c - the spot market: matching rules, bad commands, price
+ * discovery, a differential test against the reference book of
+ * market_ref.h, and durability (recovery, snapshots, torn and corrupt
+ * records, and processes killed while writing the journal). */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "market_ref.h"
+#include "synor.h"
+#include "test.h"
+
+typedef struct evlog {
+    synor_market_event *ev;
+    size_t n, cap;
+} evlog;
+
+static void on_event(const synor_market_event *ev, void *ud)
+{
+    evlog *l = ud;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 1024;
+        l->ev = realloc(l->ev, l->cap * sizeof *l->ev);
+    }
+    l->ev[l->n++] = *ev;
+}
+
+typedef struct fx {
+    synor_catalog *cat;
+    synor_market *m;
+    evlog log;
+    uint32_t gpu, tpu;
+    uint32_t alice, bob, carol, dave;
+} fx;
+
+static int fx_open(fx *f, const char *dir)
+{
+    memset(f, 0, sizeof *f);
+    synor_market_config cfg;
+    synor_market_config_init(&cfg);
+    cfg.dir = dir;
+    cfg.on_event = on_event;
+    cfg.user_data = &f->log;
+    if (synor_catalog_create(&f->cat) || synor_catalog_load_builtin(f->cat) ||
+        synor_market_open(&cfg, &f->m))
+        return -1;
+    if (synor_market_resource(f->m, f->cat, "gpu/nvidia-h100-sxm/eu-west", &f->gpu) ||
+        synor_market_resource(f->m, f->cat, "tpu/google-tpu-v5p/us-east", &f->tpu) ||
+        synor_market_owner(f->m, "alice", &f->alice) || synor_market_owner(f->m, "bob", &f->bob) ||
+        synor_market_owner(f->m, "carol", &f->carol) || synor_market_owner(f->m, "dave", &f->dave))
+        return -1;
+    return 0;
+}
+
+static void fx_close(fx *f)
+{
+    synor_market_close(f->m);
+    synor_catalog_destroy(f->cat);
+    free(f->log.ev);
+}
+
+static uint64_t T = 1000;
+
+static synor_market_cmd place(uint64_t id, uint32_t owner, uint32_t res, synor_side side,
+                              int64_t price, int64_t qty, synor_tif tif)
+{
+    synor_market_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = SYNOR_CMD_PLACE;
+    c.time = T += 10;
+    c.order_id = id;
+    c.owner = owner;
+    c.resource = res;
+    c.side = side;
+    c.type = price ? SYNOR_LIMIT : SYNOR_MARKET;
+    c.tif = tif;
+    c.price = price;
+    c.qty = qty;
+    return c;
+}
+
+static synor_market_cmd simple(synor_market_cmd_kind k, uint64_t id, uint32_t owner, int64_t price,
+                               int64_t qty)
+{
+    synor_market_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = k;
+    c.time = T += 10;
+    c.order_id = id;
+    c.owner = owner;
+    c.price = price;
+    c.qty = qty;
+    return c;
+}
+
+static int submit(fx *f, synor_market_cmd c) { return synor_market_submit(f->m, &c); }
+
+/* Index of the first event of kind k at or after `from`, or -1. */
+static long find_ev(const fx *f, size_t from, synor_market_event_kind k)
+{
+    for (size_t i = from; i < f->log.n; i++)
+        if (f->log.ev[i].kind == k)
+            return (long)i;
+    return -1;
+}
+
+TEST(price_time_priority_and_partial_fills)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    /* three asks: 100 @ 2.0 (alice), 50 @ 1.9 (bob), 30 @ 2.0 (carol, later) */
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 2000000, 100, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(2, f.bob, f.gpu, SYNOR_ASK, 1900000, 50, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(3, f.carol, f.gpu, SYNOR_ASK, 2000000, 30, SYNOR_GTC)));
+    size_t mark = f.log.n;
+    /* dave buys 170 up to 2.0: bob's 50 @1.9 first, then alice 100, then carol 20 */
+    ASSERT_OK(submit(&f, place(4, f.dave, f.gpu, SYNOR_BID, 2000000, 170, SYNOR_GTC)));
+    long t1 = find_ev(&f, mark, SYNOR_EV_TRADE);
+    ASSERT(t1 >= 0);
+    ASSERT_EQ(f.log.ev[t1].maker_id, 2);
+    ASSERT_EQ(f.log.ev[t1].price, 1900000); /* the resting order's price */
+    ASSERT_EQ(f.log.ev[t1].qty, 50);
+    ASSERT_EQ(f.log.ev[t1 + 1].maker_id, 1);
+    ASSERT_EQ(f.log.ev[t1 + 1].qty, 100);
+    ASSERT_EQ(f.log.ev[t1 + 2].maker_id, 3);
+    ASSERT_EQ(f.log.ev[t1 + 2].qty, 20);
+    ASSERT_EQ(f.log.ev[t1 + 2].remaining, 0);
+    synor_market_order o;
+    ASSERT_OK(synor_market_order_get(f.m, 3, &o));
+    ASSERT_EQ(o.qty, 10);
+    ASSERT(synor_market_order_get(f.m, 4, &o) != 0); /* filled, not resting */
+    synor_market_prices p;
+    ASSERT_OK(synor_market_prices_get(f.m, f.gpu, &p));
+    ASSERT(p.has_ask && !p.has_bid);
+    ASSERT_EQ(p.best_ask, 2000000);
+    ASSERT_EQ(p.ask_qty, 10);
+    ASSERT_EQ(p.last_price, 2000000);
+    ASSERT_EQ(p.volume_total, 170);
+    /* VWAP = (50*1.9 + 120*2.0) / 170 = 1.970588.. -> 1970588 ticks */
+    ASSERT_EQ(p.vwap_24h, 1970588);
+    fx_close(&f);
+}
+
+TEST(ioc_fok_market_orders)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 1000, 10, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(2, f.alice, f.gpu, SYNOR_ASK, 1100, 10, SYNOR_GTC)));
+    /* FOK for 25 cannot fill: nothing trades */
+    size_t mark = f.log.n;
+    ASSERT_OK(submit(&f, place(3, f.bob, f.gpu, SYNOR_BID, 1100, 25, SYNOR_FOK)));
+    ASSERT(find_ev(&f, mark, SYNOR_EV_TRADE) < 0);
+    long c = find_ev(&f, mark, SYNOR_EV_CANCELLED);
+    ASSERT(c >= 0 && f.log.ev[c].reason == SYNOR_REASON_FOK_UNFILLABLE);
+    ASSERT_EQ(synor_market_open_orders(f.m), 2);
+    /* IOC for 15 @1000: 10 trade, 5 cancelled */
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, place(4, f.bob, f.gpu, SYNOR_BID, 1000, 15, SYNOR_IOC)));
+    long t = find_ev(&f, mark, SYNOR_EV_TRADE);
+    ASSERT(t >= 0 && f.log.ev[t].qty == 10);
+    c = find_ev(&f, mark, SYNOR_EV_CANCELLED);
+    ASSERT(c >= 0 && f.log.ev[c].reason == SYNOR_REASON_IOC_REMAINDER);
+    ASSERT_EQ(synor_market_open_orders(f.m), 1);
+    /* a market order sweeps regardless of price, never rests */
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, place(5, f.carol, f.gpu, SYNOR_BID, 0, 12, SYNOR_GTC)));
+    t = find_ev(&f, mark, SYNOR_EV_TRADE);
+    ASSERT(t >= 0 && f.log.ev[t].price == 1100 && f.log.ev[t].qty == 10);
+    c = find_ev(&f, mark, SYNOR_EV_CANCELLED);
+    ASSERT(c >= 0 && f.log.ev[c].remaining == 0 && f.log.ev[c].reason == SYNOR_REASON_IOC_REMAINDER);
+    ASSERT_EQ(synor_market_open_orders(f.m), 0);
+    fx_close(&f);
+}
+
+TEST(self_trade_prevention_cancels_the_resting_order)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 1000, 10, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(2, f.bob, f.gpu, SYNOR_ASK, 1000, 10, SYNOR_GTC)));
+    size_t mark = f.log.n;
+    ASSERT_OK(submit(&f, place(3, f.alice, f.gpu, SYNOR_BID, 1000, 5, SYNOR_GTC)));
+    long c = find_ev(&f, mark, SYNOR_EV_CANCELLED);
+    ASSERT(c >= 0);
+    ASSERT_EQ(f.log.ev[c].order_id, 1);
+    ASSERT_EQ(f.log.ev[c].reason, SYNOR_REASON_SELF_TRADE);
+    long t = find_ev(&f, mark, SYNOR_EV_TRADE);
+    ASSERT(t > c && f.log.ev[t].maker_id == 2);
+    fx_close(&f);
+}
+
+TEST(amend_keeps_or_loses_priority)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 1000, 10, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(2, f.bob, f.gpu, SYNOR_ASK, 1000, 10, SYNOR_GTC)));
+    /* reducing keeps alice first */
+    size_t mark = f.log.n;
+    ASSERT_OK(submit(&f, simple(SYNOR_CMD_AMEND, 1, f.alice, 1000, 4)));
+    long a = find_ev(&f, mark, SYNOR_EV_AMENDED);
+    ASSERT(a >= 0 && f.log.ev[a].kept_priority == 1);
+    synor_market_order ord[4];
+    size_t n;
+    ASSERT_OK(synor_market_orders(f.m, f.gpu, SYNOR_ASK, ord, 4, &n));
+    ASSERT(n == 2 && ord[0].id == 1 && ord[0].qty == 4);
+    /* increasing loses it */
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, simple(SYNOR_CMD_AMEND, 1, f.alice, 1000, 6)));
+    a = find_ev(&f, mark, SYNOR_EV_AMENDED);
+    ASSERT(a >= 0 && f.log.ev[a].kept_priority == 0);
+    ASSERT_OK(synor_market_orders(f.m, f.gpu, SYNOR_ASK, ord, 4, &n));
+    ASSERT(n == 2 && ord[0].id == 2 && ord[1].id == 1);
+    /* a price change that crosses trades */
+    ASSERT_OK(submit(&f, place(3, f.carol, f.gpu, SYNOR_BID, 900, 3, SYNOR_GTC)));
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, simple(SYNOR_CMD_AMEND, 3, f.carol, 1000, 3)));
+    long t = find_ev(&f, mark, SYNOR_EV_TRADE);
+    ASSERT(t >= 0 && f.log.ev[t].maker_id == 2 && f.log.ev[t].qty == 3);
+    /* amend or cancel by another owner is refused */
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, simple(SYNOR_CMD_CANCEL, 2, f.alice, 0, 0)));
+    ASSERT_EQ(f.log.ev[mark].kind, SYNOR_EV_REJECTED);
+    ASSERT_EQ(f.log.ev[mark].reason, SYNOR_REASON_NOT_OWNER);
+    fx_close(&f);
+}
+
+TEST(expiry_and_reputation_constraints)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    synor_market_cmd low = simple(SYNOR_CMD_REPUTATION, 0, f.alice, 0, 0);
+    low.reputation = 20;
+    ASSERT_OK(submit(&f, low));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 1000, 10, SYNOR_GTC)));
+    synor_market_cmd b = place(2, f.bob, f.gpu, SYNOR_ASK, 1100, 10, SYNOR_GTC);
+    b.expires = T + 100;
+    ASSERT_OK(submit(&f, b));
+    /* a bid requiring reputation 40 skips alice (20) and trades with bob (50) */
+    synor_market_cmd bid = place(3, f.carol, f.gpu, SYNOR_BID, 1200, 5, SYNOR_IOC);
+    bid.min_reputation = 40;
+    size_t mark = f.log.n;
+    ASSERT_OK(submit(&f, bid));
+    long t = find_ev(&f, mark, SYNOR_EV_TRADE);
+    ASSERT(t >= 0 && f.log.ev[t].maker_id == 2 && f.log.ev[t].price == 1100);
+    /* bob's ask expires at its time */
+    T += 200;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, place(4, f.dave, f.tpu, SYNOR_BID, 5, 1, SYNOR_GTC)));
+    long e = find_ev(&f, mark, SYNOR_EV_EXPIRED);
+    ASSERT(e >= 0 && f.log.ev[e].order_id == 2);
+    synor_market_order o;
+    ASSERT(synor_market_order_get(f.m, 2, &o) != 0);
+    fx_close(&f);
+}
+
+TEST(bad_commands_change_nothing)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 1000, 10, SYNOR_GTC)));
+    synor_market_cmd bad[12];
+    int reasons[12];
+    int k = 0;
+    bad[k] = place(9, f.bob, f.gpu, SYNOR_BID, 1000, 0, SYNOR_GTC);
+    reasons[k++] = SYNOR_REASON_BAD_QUANTITY;
+    bad[k] = place(9, f.bob, f.gpu, SYNOR_BID, 1000, -5, SYNOR_GTC);
+    reasons[k++] = SYNOR_REASON_BAD_QUANTITY;
+    bad[k] = place(9, f.bob, f.gpu, SYNOR_BID, -1, 5, SYNOR_GTC);
+    reasons[k++] = SYNOR_REASON_BAD_PRICE;
+    bad[k] = place(9, f.bob, f.gpu, SYNOR_BID, INT64_MAX, 5, SYNOR_GTC);
+    reasons[k++] = SYNOR_REASON_BAD_PRICE;
+    bad[k] = place(9, f.bob, 77, SYNOR_BID, 1000, 5, SYNOR_GTC);
+    reasons[k++] = SYNOR_REASON_UNKNOWN_RESOURCE;
+    bad[k] = place(1, f.bob, f.gpu, SYNOR_BID, 900, 5, SYNOR_GTC);
+    reasons[k++] = SYNOR_REASON_DUPLICATE_ID;
+    bad[k] = simple(SYNOR_CMD_CANCEL, 12345, f.alice, 0, 0);
+    reasons[k++] = SYNOR_REASON_UNKNOWN_ORDER;
+    bad[k] = simple(SYNOR_CMD_CANCEL, 1, f.bob, 0, 0);
+    reasons[k++] = SYNOR_REASON_NOT_OWNER;
+    bad[k] = simple(SYNOR_CMD_AMEND, 1, f.bob, 1000, 5);
+    reasons[k++] = SYNOR_REASON_NOT_OWNER;
+    bad[k] = simple(SYNOR_CMD_AMEND, 1, f.alice, 1000, 0);
+    reasons[k++] = SYNOR_REASON_BAD_QUANTITY;
+    bad[k] = place(9, 99, f.gpu, SYNOR_BID, 1000, 5, SYNOR_GTC);
+    reasons[k++] = SYNOR_REASON_UNKNOWN_OWNER;
+    bad[k] = place(9, f.bob, f.gpu, SYNOR_BID, 1000, 5, SYNOR_GTC);
+    bad[k].time = 1; /* before the previous command */
+    reasons[k++] = SYNOR_REASON_TIME_BACKWARDS;
+    for (int i = 0; i < k; i++) {
+        uint64_t h0 = synor_market_state_hash(f.m);
+        /* the sequence advances for a journaled rejection; compare books */
+        synor_market_order before[4], after[4];
+        size_t nb, na;
+        synor_market_orders(f.m, f.gpu, SYNOR_ASK, before, 4, &nb);
+        size_t mark = f.log.n;
+        ASSERT_OK(synor_market_submit(f.m, &bad[i]));
+        ASSERT_EQ(f.log.n, mark + 1);
+        ASSERT_EQ(f.log.ev[mark].kind, SYNOR_EV_REJECTED);
+        if (f.log.ev[mark].reason != reasons[i])
+            TEST__FAIL("case %d: reason %s, expected %s", i,
+                       synor_market_reason_name(f.log.ev[mark].reason),
+                       synor_market_reason_name(reasons[i]));
+        synor_market_orders(f.m, f.gpu, SYNOR_ASK, after, 4, &na);
+        ASSERT(na == nb);
+        for (size_t q = 0; q < nb; q++)
+            ASSERT(before[q].id == after[q].id && before[q].qty == after[q].qty &&
+                   before[q].price == after[q].price);
+        ASSERT_EQ(synor_market_open_orders(f.m), 1);
+        (void)h0;
+    }
+    ASSERT_STREQ(synor_market_reason_text(SYNOR_REASON_NOT_OWNER), "order belongs to another owner");
+    /* registration errors */
+    uint32_t idx;
+    ASSERT_EQ(synor_market_resource(f.m, f.cat, "gpu/no-such-gpu/eu", &idx), SYNOR_ENOENT);
+    ASSERT_EQ(synor_market_resource(f.m, f.cat, "tpu/nvidia-h100-sxm/eu", &idx), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "profile nvidia-h100-sxm is a gpu, not a tpu");
+    ASSERT_EQ(synor_market_resource(f.m, f.cat, "gpu-nvidia", &idx), SYNOR_EINVAL);
+    ASSERT_EQ(synor_market_owner(f.m, "has space", &idx), SYNOR_EINVAL);
+    fx_close(&f);
+}
+
+/* ---- differential test against the reference book ---- */
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static synor_market_cmd random_cmd(uint64_t *next_id, uint32_t n_res, uint32_t n_owners)
+{
+    synor_market_cmd c;
+    memset(&c, 0, sizeof c);
+    c.time = T += rnd() % 3 == 0 ? 0 : 1 + rnd() % 50;
+    unsigned r = (unsigned)(rnd() % 100);
+    c.owner = (uint32_t)(rnd() % (n_owners + (rnd() % 50 == 0)));
+    if (r < 45) {
+        c.kind = SYNOR_CMD_PLACE;
+        c.order_id = rnd() % 40 == 0 && *next_id > 1 ? 1 + rnd() % (*next_id - 1) : (*next_id)++;
+        c.resource = (uint32_t)(rnd() % (n_res + (rnd() % 60 == 0)));
+        c.side = (synor_side)(rnd() % 2);
+        c.type = rnd() % 12 == 0 ? SYNOR_MARKET : SYNOR_LIMIT;
+        c.tif = (synor_tif)(rnd() % 6 == 0 ? 1 + rnd() % 2 : 0);
+        c.price = c.type == SYNOR_LIMIT ? 90 + (int64_t)(rnd() % 21) : 0;
+        c.qty = 1 + (int64_t)(rnd() % 20) - (rnd() % 50 == 0 ? 25 : 0);
+        if (rnd() % 8 == 0)
+            c.expires = c.time + rnd() % 300;
+        if (rnd() % 6 == 0)
+            c.min_reputation = (uint8_t)(rnd() % 101);
+        c.interruptible = (uint8_t)(rnd() % 2);
+    } else if (r < 60) {
+        c.kind = SYNOR_CMD_CANCEL;
+        c.order_id = 1 + rnd() % (*next_id + 1);
+    } else if (r < 97) {
+        c.kind = SYNOR_CMD_AMEND;
+        c.order_id = 1 + rnd() % (*next_id + 1);
+        c.price = 90 + (int64_t)(rnd() % 21);
+        c.qty = (int64_t)(rnd() % 20);
+    } else {
+        c.kind = SYNOR_CMD_REPUTATION;
+        c.reputation = (uint8_t)(rnd() % 102);
+    }
+    if (rnd() % 200 == 0)
+        c.time = T - 100; /* time running backwards */
+    return c;
+}
+
+TEST(differential_against_reference_book)
+{
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        fx f;
+        ASSERT_OK(fx_open(&f, NULL));
+        ref_market r;
+        memset(&r, 0, sizeof r);
+        r.n_owners = 4;
+        r.n_res = 2;
+        memset(r.rep, 50, sizeof r.rep);
+        /* the fixture's registrations consumed sequence numbers */
+        r.seq = synor_market_seq(f.m);
+        r.last_time = 0;
+        rng_state = seed * 0x9e3779b97f4a7c15ull;
+        uint64_t next_id = 1;
+        for (int i = 0; i < 4000; i++) {
+            synor_market_cmd c = random_cmd(&next_id, 2, 4);
+            ASSERT_OK(synor_market_submit(f.m, &c));
+            ref_submit(&r, &c);
+        }
+        if (f.log.n != r.n_ev)
+            TEST__FAIL("seed %llu: %zu events vs %zu in the reference", (unsigned long long)seed,
+                       f.log.n, r.n_ev);
+        for (size_t i = 0; i < r.n_ev; i++)
+            if (memcmp(&f.log.ev[i], &r.ev[i], sizeof r.ev[i]) != 0)
+                TEST__FAIL("seed %llu: event %zu differs (kind %d/%d, order %llu/%llu)",
+                           (unsigned long long)seed, i, f.log.ev[i].kind, r.ev[i].kind,
+                           (unsigned long long)f.log.ev[i].order_id,
+                           (unsigned long long)r.ev[i].order_id);
+        /* the books, order by order in priority order */
+        static synor_market_order got[8000];
+        static ref_order want[8000];
+        for (uint32_t res = 0; res < 2; res++)
+            for (int s = 0; s < 2; s++) {
+                size_t n;
+                ASSERT_OK(synor_market_orders(f.m, res, (synor_side)s, got, 8000, &n));
+                size_t nw = ref_side(&r, res, s, want);
+                ASSERT_EQ(n, nw);
+                for (size_t k = 0; k < n; k++)
+                    ASSERT(got[k].id == want[k].id && got[k].qty == want[k].qty &&
+                           got[k].price == want[k].price && got[k].owner == want[k].owner);
+            }
+        ASSERT(f.log.n > 4000);
+        free(r.o);
+        free(r.ev);
+        fx_close(&f);
+    }
+}
+
+/* ---- durability ---- */
+
+static char *tmpdir(void)
+{
+    static char d[64];
+    strcpy(d, "/tmp/synor-market-XXXXXX");
+    return mkdtemp(d);
+}
+
+static void rm_rf(const char *dir)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/journal.log", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/snapshot.bin", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/snapshot.bin.tmp", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
+static void run_stream(fx *f, uint64_t seed, int n)
+{
+    rng_state = seed;
+    uint64_t next_id = 1;
+    for (int i = 0; i < n; i++) {
+        synor_market_cmd c = random_cmd(&next_id, 2, 4);
+        synor_market_submit(f->m, &c);
+    }
+}
+
+TEST(recovery_restores_identical_state)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    fx f;
+    T = 1000;
+    ASSERT_OK(fx_open(&f, dir));
+    run_stream(&f, 77, 3000);
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m), seq = synor_market_seq(f.m);
+    fx_close(&f);
+    fx g;
+    ASSERT_OK(fx_open(&g, dir)); /* re-registering existing names journals nothing */
+    ASSERT_EQ(synor_market_seq(g.m), seq);
+    ASSERT(synor_market_state_hash(g.m) == h);
+    ASSERT_STREQ(synor_market_recovery_note(g.m), "");
+    /* snapshot, more commands, reopen: snapshot + journal tail */
+    ASSERT_OK(synor_market_snapshot(g.m));
+    run_stream(&g, 78, 1000);
+    ASSERT_OK(synor_market_commit(g.m));
+    h = synor_market_state_hash(g.m);
+    fx_close(&g);
+    ASSERT_OK(fx_open(&g, dir));
+    ASSERT(synor_market_state_hash(g.m) == h);
+    fx_close(&g);
+    rm_rf(dir);
+}
+
+TEST(torn_and_corrupt_tails_are_dropped)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    char path[256];
+    snprintf(path, sizeof path, "%s/journal.log", dir);
+    fx f;
+    T = 1000;
+    ASSERT_OK(fx_open(&f, dir));
+    run_stream(&f, 5, 500);
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m);
+    fx_close(&f);
+    struct stat st;
+    ASSERT(stat(path, &st) == 0);
+    /* a torn write: half a record appended */
+    int fd = open(path, O_WRONLY | O_APPEND);
+    ASSERT(write(fd, "\x49\x00\x00\x00\x12\x34\x56\x78\x01\x02\x03", 11) == 11);
+    close(fd);
+    fx g;
+    ASSERT_OK(fx_open(&g, dir));
+    ASSERT(synor_market_state_hash(g.m) == h);
+    ASSERT_CONTAINS(synor_market_recovery_note(g.m), "dropped an incomplete record");
+    fx_close(&g);
+    ASSERT(stat(path, &st) == 0);
+    off_t good = st.st_size; /* the torn tail was cut */
+    /* corrupt the last record: its CRC fails, it is dropped, the state is
+     * that of every record before it */
+    fd = open(path, O_RDWR);
+    unsigned char byte;
+    ASSERT(pread(fd, &byte, 1, good - 3) == 1);
+    byte ^= 0xff;
+    ASSERT(pwrite(fd, &byte, 1, good - 3) == 1);
+    close(fd);
+    ASSERT_OK(fx_open(&g, dir));
+    ASSERT_CONTAINS(synor_market_recovery_note(g.m), "bad CRC");
+    ASSERT(synor_market_state_hash(g.m) != h); /* one command fewer */
+    fx_close(&g);
+    rm_rf(dir);
+}
+
+/* The child applies a seeded stream, committing every 37 commands, and
+ * after each commit writes the acknowledged sequence number to the pipe.
+ * The parent kills it at a random moment. */
+TEST(crash_loses_no_acknowledged_command)
+{
+    for (int round = 0; round < 6; round++) {
+        char *dir = tmpdir();
+        ASSERT(dir);
+        int pfd[2];
+        ASSERT(pipe(pfd) == 0);
+        pid_t pid = fork();
+        ASSERT(pid >= 0);
+        if (pid == 0) {
+            close(pfd[0]);
+            fx f;
+            T = 1000;
+            if (fx_open(&f, dir))
+                _exit(2);
+            rng_state = 1234 + (uint64_t)round;
+            uint64_t next_id = 1;
+            for (int i = 0;; i++) {
+                synor_market_cmd c = random_cmd(&next_id, 2, 4);
+                if (synor_market_submit(f.m, &c))
+                    _exit(3);
+                if (i % 37 == 36) {
+                    if (synor_market_commit(f.m))
+                        _exit(4);
+                    uint64_t s = synor_market_seq(f.m);
+                    if (write(pfd[1], &s, sizeof s) != sizeof s)
+                        _exit(5);
+                }
+            }
+        }
+        close(pfd[1]);
+        usleep(20000 + (useconds_t)(rnd() % 60000));
+        kill(pid, SIGKILL);
+        int status;
+        waitpid(pid, &status, 0);
+        uint64_t acked = 0, s;
+        while (read(pfd[0], &s, sizeof s) == sizeof s)
+            acked = s;
+        close(pfd[0]);
+        fx g;
+        T = 1000;
+        ASSERT_OK(fx_open(&g, dir));
+        uint64_t recovered = synor_market_seq(g.m);
+        if (recovered < acked)
+            TEST__FAIL("round %d: recovered seq %llu < acknowledged %llu", round,
+                       (unsigned long long)recovered, (unsigned long long)acked);
+        uint64_t h = synor_market_state_hash(g.m);
+        fx_close(&g);
+        /* a clean in-memory replay of the same prefix reaches the same state */
+        fx clean;
+        T = 1000;
+        ASSERT_OK(fx_open(&clean, NULL));
+        rng_state = 1234 + (uint64_t)round;
+        uint64_t next_id = 1;
+        while (synor_market_seq(clean.m) < recovered) {
+            synor_market_cmd c = random_cmd(&next_id, 2, 4);
+            ASSERT_OK(synor_market_submit(clean.m, &c));
+        }
+        ASSERT(synor_market_state_hash(clean.m) == h);
+        ASSERT(acked > 0 || recovered >= 6);
+        fx_close(&clean);
+        rm_rf(dir);
+    }
+}
+
+TEST(price_discovery)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 2100, 5, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(2, f.alice, f.gpu, SYNOR_ASK, 2200, 7, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(3, f.bob, f.gpu, SYNOR_BID, 1900, 3, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(4, f.carol, f.gpu, SYNOR_BID, 1900, 4, SYNOR_GTC)));
+    synor_level b[4], a[4];
+    size_t nb, na;
+    ASSERT_OK(synor_market_depth(f.m, f.gpu, b, &nb, a, &na, 4));
+    ASSERT(nb == 1 && b[0].price == 1900 && b[0].qty == 7 && b[0].orders == 2);
+    ASSERT(na == 2 && a[0].price == 2100 && a[1].price == 2200);
+    synor_market_prices p;
+    ASSERT_OK(synor_market_prices_get(f.m, f.gpu, &p));
+    ASSERT_EQ(p.spread, 200);
+    ASSERT(!p.has_last);
+    /* trades in two candle intervals */
+    T = 60ull * 1000000000ull * 10;
+    ASSERT_OK(submit(&f, place(5, f.dave, f.gpu, SYNOR_BID, 2100, 2, SYNOR_IOC)));
+    T += 60ull * 1000000000ull;
+    ASSERT_OK(submit(&f, place(6, f.dave, f.gpu, SYNOR_BID, 2200, 6, SYNOR_IOC)));
+    synor_candle k[8];
+    size_t nk;
+    ASSERT_OK(synor_market_candles(f.m, f.gpu, k, 8, &nk));
+    ASSERT_EQ(nk, 2);
+    ASSERT(k[0].open == 2100 && k[0].volume == 2);
+    ASSERT(k[1].open == 2100 && k[1].high == 2200 && k[1].close == 2200 && k[1].volume == 6);
+    ASSERT_OK(synor_market_prices_get(f.m, f.gpu, &p));
+    ASSERT_EQ(p.volume_24h, 8);
+    ASSERT_EQ(p.vwap_24h, (2100 * 5 + 2200 * 3 + 4) / 8);
+    /* more than a day later the 24 h window is empty */
+    T += 25ull * 3600 * 1000000000ull;
+    ASSERT_OK(submit(&f, place(7, f.dave, f.tpu, SYNOR_BID, 1, 1, SYNOR_GTC)));
+    ASSERT_OK(synor_market_prices_get(f.m, f.gpu, &p));
+    ASSERT_EQ(p.volume_24h, 0);
+    ASSERT_EQ(p.volume_total, 8);
+    fx_close(&f);
+}
+
+TEST_MAIN(price_time_priority_and_partial_fills, ioc_fok_market_orders,
+          self_trade_prevention_cancels_the_resting_order, amend_keeps_or_loses_priority,
+          expiry_and_reputation_constraints, bad_commands_change_nothing,
+          differential_against_reference_book, recovery_restores_identical_state,
+          torn_and_corrupt_tails_are_dropped, crash_loses_no_acknowledged_command,
+          price_discovery)
