@@ -1,9 +1,9 @@
 /* book.c - order books and matching: the hot path of the market.
  *
  * Invariants:
- *   - a level exists iff it holds at least one order; its qty is the sum of
- *     its orders' qty; side arrays are sorted with the best level last (bids
- *     ascending, asks descending);
+ *   - a level's qty is the sum of its orders' qty; side arrays are sorted
+ *     with the best level last (bids ascending, asks descending); levels
+ *     with no orders may remain (count 0) and are skipped by every reader;
  *   - every open order is in exactly one level FIFO and in the id map;
  *   - a command either is rejected with no change at all, or is applied
  *     completely; validation happens before the first change.
@@ -247,6 +247,8 @@ int synor__book_rest(synor_market *m, uint32_t h)
         L->price = o->price;
     } else {
         L = &sd->v[li];
+        if (L->count == 0)
+            sd->empty--;
     }
     o->prev = L->tail;
     o->next = 0;
@@ -278,10 +280,23 @@ static void unlink_at(synor_market *m, mside *sd, uint32_t li, uint32_t h)
     L->qty -= o->qty;
     L->count--;
     m->open_orders--;
-    if (L->count == 0) {
-        memmove(&sd->v[li], &sd->v[li + 1], (size_t)(sd->n - li - 1) * sizeof *sd->v);
-        sd->n--;
-    }
+    if (L->count == 0)
+        sd->empty++;
+    m->touched = o->resource;
+}
+
+/* Drops the empty levels once they are more than half of the array. Only
+ * called between commands, never while a level pointer is held. */
+static void compact(mside *sd)
+{
+    if (sd->empty <= 64 || sd->empty * 2 <= sd->n)
+        return;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < sd->n; i++)
+        if (sd->v[i].count)
+            sd->v[k++] = sd->v[i];
+    sd->n = k;
+    sd->empty = 0;
 }
 
 static void unlink_order(synor_market *m, uint32_t h)
@@ -389,6 +404,8 @@ static int64_t fillable(const synor_market *m, const mside *opp, int taker_side,
     int64_t got = 0;
     for (uint32_t i = opp->n; i-- > 0 && got < want;) {
         const mlevel *L = &opp->v[i];
+        if (L->count == 0)
+            continue;
         if (limit && !crosses(taker_side, price, L->price))
             break;
         for (uint32_t h = L->head; h && got < want; h = m->pool[h].next) {
@@ -409,17 +426,17 @@ static void match(synor_market *m, morder *t, int limit)
     while (t->qty > 0 && i > 0) {
         i--;
         mlevel *L = &opp->v[i];
+        if (L->count == 0)
+            continue;
         if (limit && !crosses(t->side, t->price, L->price))
             break;
         int64_t lp = L->price;
         uint32_t h = L->head;
-        int level_gone = 0;
         while (h && t->qty > 0) {
             morder *o = &m->pool[h];
             uint32_t next = o->next;
             if (o->owner == t->owner) {
                 /* self-trade prevention: the resting order is cancelled */
-                level_gone = L->count == 1;
                 ev_order(m, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0);
                 map_del(m, o->id);
                 unlink_at(m, opp, i, h);
@@ -448,18 +465,15 @@ static void match(synor_market *m, morder *t, int limit)
                     synor__emit(m, &ev);
                 }
                 if (o->qty == 0) {
-                    level_gone = L->count == 1;
                     map_del(m, o->id);
                     unlink_at(m, opp, i, h);
                     pool_free(m, h);
                 }
             }
-            if (level_gone)
-                break;
             h = next;
         }
-        /* a level that still exists here holds only orders this taker may
-         * not trade with (or the taker is filled): look at the next one */
+        /* a level with orders left holds only orders this taker may not
+         * trade with (or the taker is filled): look at the next one */
     }
 }
 
@@ -624,11 +638,27 @@ void synor__market_expire(synor_market *m, uint64_t now)
         if (!h || m->pool[h].expires != t)
             continue;
         ev_order(m, SYNOR_EV_EXPIRED, &m->pool[h], SYNOR_REASON_EXPIRED, 0);
+        uint32_t r = m->pool[h].resource;
         remove_order(m, h);
+        compact(&m->books[r].side[0]);
+        compact(&m->books[r].side[1]);
     }
 }
 
+static int apply(synor_market *m, const synor_market_cmd *c);
+
 int synor__book_apply(synor_market *m, const synor_market_cmd *c)
+{
+    m->touched = UINT32_MAX;
+    int rc = apply(m, c);
+    if (m->touched < m->n_res) {
+        compact(&m->books[m->touched].side[0]);
+        compact(&m->books[m->touched].side[1]);
+    }
+    return rc;
+}
+
+static int apply(synor_market *m, const synor_market_cmd *c)
 {
     switch (c->kind) {
     case SYNOR_CMD_PLACE:

@@ -408,18 +408,24 @@ int synor_market_prices_get(const synor_market *m, uint32_t r, synor_market_pric
         return synor__error(SYNOR_EINVAL, "market: resource index %u out of range", r);
     const mbook *k = &m->books[r];
     memset(out, 0, sizeof *out);
-    const mside *bid = &k->side[SYNOR_BID], *ask = &k->side[SYNOR_ASK];
-    if (bid->n) {
-        out->has_bid = 1;
-        out->best_bid = bid->v[bid->n - 1].price;
-        out->bid_qty = bid->v[bid->n - 1].qty;
+    for (int s = 0; s < 2; s++) {
+        const mside *sd = &k->side[s];
+        uint32_t i = sd->n;
+        while (i > 0 && sd->v[i - 1].count == 0) /* skip emptied levels */
+            i--;
+        if (!i)
+            continue;
+        if (s == SYNOR_BID) {
+            out->has_bid = 1;
+            out->best_bid = sd->v[i - 1].price;
+            out->bid_qty = sd->v[i - 1].qty;
+        } else {
+            out->has_ask = 1;
+            out->best_ask = sd->v[i - 1].price;
+            out->ask_qty = sd->v[i - 1].qty;
+        }
     }
-    if (ask->n) {
-        out->has_ask = 1;
-        out->best_ask = ask->v[ask->n - 1].price;
-        out->ask_qty = ask->v[ask->n - 1].qty;
-    }
-    if (bid->n && ask->n)
+    if (out->has_bid && out->has_ask)
         out->spread = out->best_ask - out->best_bid;
     out->has_last = k->has_last;
     out->last_price = k->last_price;
@@ -453,6 +459,8 @@ int synor_market_depth(const synor_market *m, uint32_t r, synor_level *bids, siz
         const mside *sd = &m->books[r].side[s];
         size_t k = 0;
         for (uint32_t l = sd->n; l-- > 0 && k < max;) {
+            if (sd->v[l].count == 0)
+                continue;
             outs[s][k].price = sd->v[l].price;
             outs[s][k].qty = sd->v[l].qty;
             outs[s][k].orders = sd->v[l].count;

@@ -12,7 +12,11 @@
  *     level is the LAST element: most activity is at the top of the book, so
  *     inserting or removing a level moves few elements;
  *   - a level is a FIFO of orders (intrusive doubly-linked list): time
- *     priority within a price. */
+ *     priority within a price;
+ *   - a level that empties stays in the array (count 0) until empty levels
+ *     outnumber half the array: orders that move back and forth between
+ *     nearby prices (82% of an exchange's commands are such amends) then
+ *     find their level in place instead of shifting the array twice. */
 #ifndef SYNOR_MARKET_INTERNAL_H
 #define SYNOR_MARKET_INTERNAL_H
 
@@ -49,8 +53,9 @@ typedef struct mlevel {
 } mlevel;
 
 typedef struct mside {
-    mlevel *v; /* sorted, best last */
+    mlevel *v; /* sorted, best last; may hold empty levels (count 0) */
     uint32_t n, cap;
+    uint32_t empty; /* levels with count 0, removed in bulk by compaction */
 } mside;
 
 typedef struct mcandle {
@@ -106,6 +111,7 @@ struct synor_market {
     uint64_t cur_seq;
     uint64_t cur_time;
     int replaying; /* recovery: no events */
+    uint32_t touched; /* resource whose book the current command changed */
     mjournal *journal;
     char note[512];
 };

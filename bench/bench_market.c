@@ -1,0 +1,281 @@
+/* bench_market.c - spot market throughput and latency on one core.
+ *
+ * A seeded stream with exchange-core's mix (about 9% GTC limit orders, 3%
+ * IOC, 6% cancels, 82% amends that move or resize a resting order) on one
+ * book kept at about 1,000 resting orders over about 750 price levels. The
+ * stream is generated first (against a scratch market, so it only names
+ * orders that are still open), then replayed into fresh markets:
+ *   1. throughput, in memory (no journal);
+ *   2. throughput with the journal, fsync per batch of B commands;
+ *   3. latency at a fixed offered rate (default 1M commands/s): command i
+ *      is due at start + i / rate; the latency is completion minus due
+ *      time, so a stall delays every command behind it (no coordinated
+ *      omission).
+ *
+ *   bench_market [-n COMMANDS] [-r RATE] [-b BATCH] [-d DIR] [-s SEED]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "synor.h"
+
+static uint64_t rs;
+static uint64_t rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return rs;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t events;
+static void count_event(const synor_market_event *ev, void *ud)
+{
+    (void)ev;
+    (void)ud;
+    events++;
+}
+
+typedef struct setup {
+    synor_catalog *cat;
+    synor_market *m;
+    uint32_t res;
+    uint32_t owners[64];
+} setup;
+
+static int open_market(setup *s, const char *dir)
+{
+    synor_market_config cfg;
+    synor_market_config_init(&cfg);
+    cfg.dir = dir;
+    cfg.on_event = count_event;
+    if (synor_market_open(&cfg, &s->m) ||
+        synor_market_resource(s->m, s->cat, "gpu/nvidia-h100-sxm/eu-west", &s->res))
+        return -1;
+    for (int i = 0; i < 64; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "trader%d", i);
+        if (synor_market_owner(s->m, name, &s->owners[i]))
+            return -1;
+    }
+    return 0;
+}
+
+#define MID 1000000
+#define HALF_BAND 520 /* about 750 occupied levels with ~1,000 orders */
+
+/* Generates n commands against a scratch market. */
+static synor_market_cmd *generate(setup *s, size_t n, uint64_t seed)
+{
+    synor_market_cmd *cmds = malloc(n * sizeof *cmds);
+    uint64_t *live = malloc(4096 * sizeof *live);
+    size_t n_live = 0;
+    uint64_t next_id = 1, t = 1;
+    rs = seed;
+    if (!cmds || !live)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        synor_market_cmd c;
+        memset(&c, 0, sizeof c);
+        c.time = t++;
+        c.owner = s->owners[rnd() % 64];
+        unsigned r = (unsigned)(rnd() % 100);
+        /* keep about 1,000 orders resting */
+        if (n_live < 900 && r >= 9 && r < 18)
+            r = 0;
+        if (n_live > 1100 && r < 9)
+            r = 12;
+        synor_market_order o;
+        uint64_t pick = 0;
+        if (r >= 12) {
+            while (n_live) {
+                size_t k = (size_t)(rnd() % n_live);
+                if (synor_market_order_get(s->m, live[k], &o) == 0) {
+                    pick = live[k];
+                    break;
+                }
+                live[k] = live[--n_live];
+            }
+            if (!pick)
+                r = 0;
+        }
+        if (r < 12) { /* GTC (9) or IOC (3) limit order */
+            int ioc = r >= 9;
+            c.kind = SYNOR_CMD_PLACE;
+            c.order_id = next_id++;
+            c.resource = s->res;
+            c.side = (synor_side)(rnd() % 2);
+            c.type = SYNOR_LIMIT;
+            c.tif = ioc ? SYNOR_IOC : SYNOR_GTC;
+            int64_t off = ioc ? -(int64_t)(rnd() % 8) : 1 + (int64_t)(rnd() % HALF_BAND);
+            c.price = c.side == SYNOR_BID ? MID - off : MID + off;
+            c.qty = 1 + (int64_t)(rnd() % 50);
+        } else if (r < 18) { /* cancel */
+            c.kind = SYNOR_CMD_CANCEL;
+            c.order_id = pick;
+            c.owner = o.owner;
+        } else { /* amend: move by a few ticks, or resize */
+            c.kind = SYNOR_CMD_AMEND;
+            c.order_id = pick;
+            c.owner = o.owner;
+            c.qty = o.qty;
+            c.price = o.price;
+            if (rnd() % 4 == 0) {
+                c.qty = 1 + (int64_t)(rnd() % (uint64_t)o.qty);
+            } else {
+                int64_t np = o.price + (int64_t)(rnd() % 7) - 3;
+                /* stay on the passive side of the middle */
+                if (o.side == SYNOR_BID && np >= MID)
+                    np = MID - 1;
+                if (o.side == SYNOR_ASK && np <= MID)
+                    np = MID + 1;
+                c.price = np;
+            }
+        }
+        cmds[i] = c;
+        if (synor_market_submit(s->m, &c))
+            return NULL;
+        if (c.kind == SYNOR_CMD_PLACE && c.tif == SYNOR_GTC &&
+            synor_market_order_get(s->m, c.order_id, &o) == 0) {
+            if (n_live == 4096)
+                n_live--;
+            live[n_live++] = c.order_id;
+        }
+    }
+    free(live);
+    return cmds;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 10000000;
+    double rate = 1e6;
+    size_t batch = 4096;
+    const char *dir = "/tmp/synor-bench-market";
+    uint64_t seed = 42;
+    int opt;
+    while ((opt = getopt(argc, argv, "n:r:b:d:s:")) != -1) {
+        switch (opt) {
+        case 'n': n = strtoull(optarg, NULL, 10); break;
+        case 'r': rate = strtod(optarg, NULL); break;
+        case 'b': batch = strtoull(optarg, NULL, 10); break;
+        case 'd': dir = optarg; break;
+        case 's': seed = strtoull(optarg, NULL, 10); break;
+        default:
+            fprintf(stderr, "usage: bench_market [-n N] [-r RATE] [-b BATCH] [-d DIR] [-s SEED]\n");
+            return 2;
+        }
+    }
+    setup s;
+    memset(&s, 0, sizeof s);
+    if (synor_catalog_create(&s.cat) || synor_catalog_load_builtin(s.cat) || open_market(&s, NULL)) {
+        fprintf(stderr, "bench_market: %s\n", synor_errmsg());
+        return 1;
+    }
+    synor_market_cmd *cmds = generate(&s, n, seed);
+    if (!cmds) {
+        fprintf(stderr, "bench_market: generation failed: %s\n", synor_errmsg());
+        return 1;
+    }
+    size_t counts[5] = {0};
+    for (size_t i = 0; i < n; i++)
+        counts[cmds[i].kind == SYNOR_CMD_PLACE ? (cmds[i].tif == SYNOR_IOC ? 1 : 0)
+                                               : cmds[i].kind]++;
+    size_t resting = synor_market_open_orders(s.m);
+    synor_level bl[1000], al[1000];
+    size_t nb, na;
+    synor_market_depth(s.m, s.res, bl, &nb, al, &na, 1000);
+    synor_market_close(s.m);
+    printf("stream: %zu commands (seed %llu): GTC %.1f%%, IOC %.1f%%, cancel %.1f%%, amend "
+           "%.1f%%; at the end %zu resting orders on %zu price levels\n",
+           n, (unsigned long long)seed, 100.0 * counts[0] / n, 100.0 * counts[1] / n,
+           100.0 * counts[2] / n, 100.0 * counts[3] / n, resting, nb + na);
+
+    /* 1. in memory */
+    if (open_market(&s, NULL))
+        return 1;
+    events = 0;
+    uint64_t t0 = now_ns();
+    for (size_t i = 0; i < n; i++)
+        synor_market_submit(s.m, &cmds[i]);
+    uint64_t t1 = now_ns();
+    uint64_t h_mem = synor_market_state_hash(s.m);
+    synor_market_close(s.m);
+    printf("throughput, no journal:      %6.2f M commands/s (%.0f ns/command, %llu events)\n",
+           n / ((t1 - t0) / 1e9) / 1e6, (double)(t1 - t0) / n, (unsigned long long)events);
+
+    /* 2. journaled, fsync per batch */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        return 1;
+    if (open_market(&s, dir))
+        return 1;
+    t0 = now_ns();
+    for (size_t i = 0; i < n; i++) {
+        synor_market_submit(s.m, &cmds[i]);
+        if (i % batch == batch - 1 && synor_market_commit(s.m)) {
+            fprintf(stderr, "bench_market: %s\n", synor_errmsg());
+            return 1;
+        }
+    }
+    synor_market_commit(s.m);
+    t1 = now_ns();
+    uint64_t h_j = synor_market_state_hash(s.m);
+    synor_market_close(s.m);
+    printf("throughput, journal (fsync every %zu): %6.2f M commands/s\n", batch,
+           n / ((t1 - t0) / 1e9) / 1e6);
+    /* recovery of the whole journal */
+    t0 = now_ns();
+    if (open_market(&s, dir))
+        return 1;
+    t1 = now_ns();
+    printf("recovery: replayed the journal in %.2f s, state hash %s\n", (t1 - t0) / 1e9,
+           synor_market_state_hash(s.m) == h_j && h_j == h_mem ? "identical" : "DIFFERENT");
+    synor_market_close(s.m);
+    if (system(cmd) != 0)
+        return 1;
+
+    /* 3. latency at a fixed offered rate */
+    if (open_market(&s, NULL))
+        return 1;
+    uint64_t *lat = malloc(n * sizeof *lat);
+    if (!lat)
+        return 1;
+    double period = 1e9 / rate;
+    uint64_t start = now_ns() + 1000000;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t due = start + (uint64_t)(i * period);
+        uint64_t t;
+        while ((t = now_ns()) < due)
+            ;
+        synor_market_submit(s.m, &cmds[i]);
+        lat[i] = now_ns() - due;
+    }
+    synor_market_close(s.m);
+    qsort(lat, n, sizeof *lat, cmp_u64);
+    printf("latency at %.2f M commands/s offered: p50 %llu ns, p99 %llu ns, p99.9 %llu ns, "
+           "max %llu ns\n",
+           rate / 1e6, (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 99 / 100],
+           (unsigned long long)lat[n * 999 / 1000], (unsigned long long)lat[n - 1]);
+    free(lat);
+    free(cmds);
+    synor_catalog_destroy(s.cat);
+    return 0;
+}
