@@ -128,6 +128,7 @@ typedef struct synor_market_event {
     uint64_t maker_id;  /* TRADE: the resting order */
     uint32_t maker_owner;
     int kept_priority;  /* AMENDED */
+    const synor_market *market; /* the market (also during recovery) */
 } synor_market_event;
 
 typedef void (*synor_market_event_fn)(const synor_market_event *ev, void *user_data);
@@ -145,12 +146,16 @@ typedef struct synor_market_config {
     uint64_t candle_ns;           /* OHLC interval (default 60 s) */
     synor_market_event_fn on_event;
     void *user_data;              /* passed to on_event, never touched */
+    int replay_events;            /* also deliver the events of commands
+                                     replayed by recovery (audit, trade
+                                     history since the last snapshot) */
 } synor_market_config;
 
 void synor_market_config_init(synor_market_config *cfg);
 
 /* Opens a market: in memory, or from cfg->dir (created if absent), restoring
- * snapshot + journal. Events of replayed commands are not delivered. */
+ * snapshot + journal. Events of replayed commands are delivered only with
+ * cfg->replay_events. */
 int synor_market_open(const synor_market_config *cfg, synor_market **out);
 /* Commits pending journal records, then frees the market. */
 void synor_market_close(synor_market *m);
@@ -188,6 +193,7 @@ int synor_market_snapshot(synor_market *m);
  * reputations, price statistics, sequence). Equal states, equal hashes. */
 uint64_t synor_market_state_hash(const synor_market *m);
 uint64_t synor_market_seq(const synor_market *m); /* commands applied */
+uint64_t synor_market_time(const synor_market *m); /* time of the last command */
 
 /* ---- price discovery ---- */
 

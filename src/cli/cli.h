@@ -30,5 +30,6 @@ void cli_fmt_bytes(double bytes, char *buf, size_t n);
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);
+int cli_market(const cli_globals *g, int argc, char **argv);
 
 #endif

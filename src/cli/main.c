@@ -17,6 +17,7 @@ static const command commands[] = {
     {"devices", cli_devices, "detect this machine's processors and show their capabilities"},
     {"profiles", cli_profiles, "list the processor profile catalog, or show one profile"},
     {"registry", cli_registry, "register devices from inventory files and query them"},
+    {"market", cli_market, "the spot market: orders, books, prices, journal (docs/MARKET.md)"},
 };
 
 static void usage(FILE *f)

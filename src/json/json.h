@@ -62,6 +62,9 @@ typedef struct synor__jdoc synor__jdoc;
  * messages ("name:line:col: ..."). Duplicate keys in an object are an error.
  * On success *out holds the document; its root is synor__jdoc_root(). */
 int synor__json_parse(const char *text, size_t len, const char *name, synor__jdoc **out);
+/* As above, counting lines from first_line (a line of a JSON-lines file). */
+int synor__json_parse_at(const char *text, size_t len, const char *name, int first_line,
+                         synor__jdoc **out);
 synor__jval *synor__jdoc_root(const synor__jdoc *d);
 const char *synor__jdoc_name(const synor__jdoc *d);
 void synor__jdoc_free(synor__jdoc *d);

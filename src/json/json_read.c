@@ -574,6 +574,12 @@ static int parse_value(parser *ps, synor__jval **out)
 
 int synor__json_parse(const char *text, size_t len, const char *name, synor__jdoc **out)
 {
+    return synor__json_parse_at(text, len, name, 1, out);
+}
+
+int synor__json_parse_at(const char *text, size_t len, const char *name, int first_line,
+                         synor__jdoc **out)
+{
     synor__jdoc *d = synor__calloc(1, sizeof *d);
     if (!d)
         return synor__error(SYNOR_ENOMEM, "%s: out of memory", name);
@@ -582,7 +588,7 @@ int synor__json_parse(const char *text, size_t len, const char *name, synor__jdo
         synor__free(d);
         return synor__error(SYNOR_ENOMEM, "%s: out of memory", name);
     }
-    parser ps = {.p = text, .end = text + len, .start = text, .line_start = text, .line = 1,
+    parser ps = {.p = text, .end = text + len, .start = text, .line_start = text, .line = first_line,
                  .doc = d, .name = name};
     /* A UTF-8 byte order mark is tolerated at the very start. */
     if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {

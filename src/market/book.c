@@ -321,7 +321,7 @@ static void remove_order(synor_market *m, uint32_t h)
 static void ev_order(synor_market *m, synor_market_event_kind k, const morder *o, int reason,
                      int64_t remaining)
 {
-    if (m->replaying || !m->cfg.on_event)
+    if (synor__quiet(m))
         return;
     synor_market_event ev;
     memset(&ev, 0, sizeof ev);
@@ -341,7 +341,7 @@ static void ev_order(synor_market *m, synor_market_event_kind k, const morder *o
 
 static void reject(synor_market *m, const synor_market_cmd *c, int reason)
 {
-    if (m->replaying || !m->cfg.on_event)
+    if (synor__quiet(m))
         return;
     synor_market_event ev;
     memset(&ev, 0, sizeof ev);
@@ -447,7 +447,7 @@ static void match(synor_market *m, morder *t, int limit)
                 t->qty -= q;
                 L->qty -= q;
                 record_trade(m, b, lp, q);
-                if (!m->replaying && m->cfg.on_event) {
+                if (!synor__quiet(m)) {
                     synor_market_event ev;
                     memset(&ev, 0, sizeof ev);
                     ev.kind = SYNOR_EV_TRADE;
@@ -579,7 +579,7 @@ static int apply_amend(synor_market *m, const synor_market_cmd *c)
         if (SYNOR_ALWAYS(li >= 0))
             sd->v[li].qty -= o->qty - c->qty;
         o->qty = c->qty;
-        if (!m->replaying && m->cfg.on_event) {
+        if (!synor__quiet(m)) {
             synor_market_event ev;
             memset(&ev, 0, sizeof ev);
             ev.kind = SYNOR_EV_AMENDED;
@@ -603,7 +603,7 @@ static int apply_amend(synor_market *m, const synor_market_cmd *c)
     o = &m->pool[h];
     o->price = c->price;
     o->qty = c->qty;
-    if (!m->replaying && m->cfg.on_event) {
+    if (!synor__quiet(m)) {
         synor_market_event ev;
         memset(&ev, 0, sizeof ev);
         ev.kind = SYNOR_EV_AMENDED;
@@ -673,7 +673,7 @@ static int apply(synor_market *m, const synor_market_cmd *c)
         if (c->reputation > 100)
             return reject(m, c, SYNOR_REASON_BAD_FIELD), 0;
         m->owner_rep[c->owner] = c->reputation;
-        if (!m->replaying && m->cfg.on_event) {
+        if (!synor__quiet(m)) {
             synor_market_event ev;
             memset(&ev, 0, sizeof ev);
             ev.kind = SYNOR_EV_REPUTATION;

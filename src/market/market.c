@@ -39,7 +39,9 @@ void synor_market_config_init(synor_market_config *cfg)
 
 void synor__emit(synor_market *m, const synor_market_event *ev)
 {
-    m->cfg.on_event(ev, m->cfg.user_data);
+    synor_market_event e = *ev;
+    e.market = m;
+    m->cfg.on_event(&e, m->cfg.user_data);
 }
 
 uint32_t synor__n_candles(const synor_market *m)
@@ -262,7 +264,7 @@ int synor_market_submit(synor_market *m, const synor_market_cmd *c)
     m->cur_time = c->time;
     if (c->time < m->last_time) {
         /* rejected without touching state or the journal */
-        if (!m->replaying && m->cfg.on_event) {
+        if (!synor__quiet(m)) {
             synor_market_event ev;
             memset(&ev, 0, sizeof ev);
             ev.kind = SYNOR_EV_REJECTED;
@@ -305,6 +307,7 @@ int synor_market_snapshot(synor_market *m)
 }
 
 uint64_t synor_market_seq(const synor_market *m) { return m->seq; }
+uint64_t synor_market_time(const synor_market *m) { return m->last_time; }
 size_t synor_market_open_orders(const synor_market *m) { return m->open_orders; }
 
 /* ------------------------------------------------- canonical state */

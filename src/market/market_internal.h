@@ -116,6 +116,12 @@ struct synor_market {
     char note[512];
 };
 
+/* True when events are not to be delivered now. */
+static inline int synor__quiet(const synor_market *m)
+{
+    return !m->cfg.on_event || (m->replaying && !m->cfg.replay_events);
+}
+
 /* book.c */
 int synor__book_apply(synor_market *m, const synor_market_cmd *c);
 void synor__book_free(mbook *b);

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# synor market: place/amend/cancel, book, prices, trades, replay, batch
+# JSON lines with bad lines, durability across invocations.
+# usage: market.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
+S=$1; SRC=$2; JC=$3
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+D=$tmp/mk
+R=gpu/nvidia-h100-sxm/eu-west
+check() { local name=$1; shift; if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi; }
+rc() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+M() { "$S" market --dir "$D" "$@"; }
+
+check help        [ "$(rc "$S" market --help)" = 0 ]
+check no-sub      [ "$(rc "$S" market)" = 2 ]
+check bad-sub     [ "$(rc "$S" market frob)" = 2 ]
+check ask         [ "$(rc M place --owner alice --resource $R --side ask --price 2.49 --qty 8 --id 1)" = 0 ]
+check ask-ev      grep -q '"event":"accepted".*"price":2490000' "$tmp/out"
+check bid         [ "$(rc M place --owner bob --resource $R --side bid --price 2.6 --qty 3 --id 2)" = 0 ]
+check trade       grep -q '"event":"trade".*"price":2490000,"qty":3,"remaining":0,"maker_id":1' "$tmp/out"
+check bad-price   [ "$(rc M place --owner bob --resource $R --side bid --price 2.1234567 --qty 3)" = 2 ]
+check bad-res     [ "$(rc M place --owner bob --resource gpu/nope/eu --side bid --price 1 --qty 1)" = 0 ]
+check bad-res-ev  grep -q '"reason":"UNKNOWN_RESOURCE"' "$tmp/out"
+check kind-res    [ "$(rc M place --owner bob --resource tpu/nvidia-h100-sxm/eu --side bid --price 1 --qty 1)" = 0 ]
+check kind-res-ev grep -q 'is a gpu, not a tpu' "$tmp/out"
+check not-owner   [ "$(rc M cancel --owner bob --id 1)" = 0 ]
+check not-own-ev  grep -q '"reason":"NOT_OWNER"' "$tmp/out"
+check amend       [ "$(rc M amend --owner alice --id 1 --price 2.49 --qty 4)" = 0 ]
+check amend-keep  grep -q '"kept_priority":true' "$tmp/out"
+check book        [ "$(rc M book $R)" = 0 ]
+check book-ask    grep -q '2.490000 4 (1)' "$tmp/out"
+check prices      [ "$(rc M prices $R)" = 0 ]
+check prices-last grep -q 'last trade   2.490000' "$tmp/out"
+check trades      [ "$(rc M trades)" = 0 ]
+check trades-n    [ "$(grep -c '"event":"trade"' "$tmp/out")" = 1 ]
+check replay      [ "$(rc M replay)" = 0 ]
+check replay-json "$JC" <"$tmp/out"
+hash1=$(grep -o '"state_hash":"[0-9a-f]*"' "$tmp/out")
+check snapshot    [ "$(rc M snapshot)" = 0 ]
+check replay2     [ "$(rc M replay)" = 0 ]
+check same-hash   grep -q "$hash1" "$tmp/out"
+check cancel      [ "$(rc M cancel --owner alice --id 1)" = 0 ]
+check cancel-ev   grep -q '"event":"cancelled".*"reason":"USER"' "$tmp/out"
+
+# a batch: good lines, a malformed line (line number in the message), a bad
+# quantity; exit 1 because one line was malformed; the book keeps the good
+T=3000000000000000000
+cat >"$tmp/batch.jsonl" <<JL
+{"cmd":"place","id":100,"owner":"carol","resource":"$R","side":"ask","price":2000000,"qty":10,"time":$T}
+{"cmd":"place","id":101,"owner":"dave","resource":"$R","side":"bid","type":"market","tif":"ioc","qty":4,"time":$((T+1))}
+{"cmd":"place","id":102,"owner":"dave","resource":"$R","side":"bid","price":1900000,"qty":0,"time":$((T+2))}
+{"cmd":"place","id":103,"owner":"dave" "resource":"$R"}
+{"cmd":"amend","id":100,"owner":"carol","price":2100000,"qty":6,"time":$((T+3))}
+JL
+check batch       [ "$(rc M batch "$tmp/batch.jsonl")" = 1 ]
+check batch-trade grep -q '"event":"trade","seq":[0-9]*,"line":2,.*"qty":4' "$tmp/out"
+check batch-qty   grep -q '"line":3,.*"reason":"BAD_QUANTITY"' "$tmp/out"
+check batch-bad   grep -q '"line":4,"reason":"MALFORMED","message":".*batch.jsonl:4:40: expected' "$tmp/out"
+check batch-err   grep -q 'batch.jsonl:4:40' "$tmp/err"
+check batch-amend grep -q '"line":5,.*"kept_priority":false' "$tmp/out"
+check every-valid sh -c "while IFS= read -r l; do printf '%s' \"\$l\" | '$JC' || exit 1; done <'$tmp/out'"
+check book2       [ "$(rc M book $R)" = 0 ]
+check book2-ask   grep -q '2.100000 6 (1)' "$tmp/out"
+# the same journal replays to the same state in a fresh process
+check replay3     [ "$(rc M replay)" = 0 ]
+h=$(grep -o '"state_hash":"[0-9a-f]*"' "$tmp/out")
+check replay4     [ "$(rc M replay)" = 0 ]
+check stable-hash grep -q "$h" "$tmp/out"
+# a torn tail is dropped and reported
+printf '\x30\x00\x00\x00\xde\xad' >>"$D/journal.log"
+check torn        [ "$(rc M replay)" = 0 ]
+check torn-note   grep -q 'dropped an incomplete record' "$tmp/out"
+check torn-hash   grep -q "$h" "$tmp/out"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
