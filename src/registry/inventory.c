@@ -142,8 +142,8 @@ int synor_registry_load_inventory_string(synor_registry *reg, const synor_catalo
     for (size_t i = 0; i < arr->u.arr.n; i++) {
         char path[48];
         snprintf(path, sizeof path, "devices[%zu]", i);
-        pending *part;
-        size_t np;
+        pending *part = NULL;
+        size_t np = 0;
         if ((rc = parse_entry(d, arr->u.arr.items[i], path, cat, &part, &np)))
             goto out;
         if (n + np > cap) {
