@@ -354,7 +354,7 @@ static synor_market_cmd random_cmd(uint64_t *next_id, uint32_t n_res, uint32_t n
             c.expires = c.time + rnd() % 300;
         if (rnd() % 6 == 0)
             c.min_reputation = (uint8_t)(rnd() % 101);
-        c.interruptible = (uint8_t)(rnd() % 2);
+        /* no interruptible asks: the reference book has no leases */
     } else if (r < 60) {
         c.kind = SYNOR_CMD_CANCEL;
         c.order_id = 1 + rnd() % (*next_id + 1);
@@ -638,7 +638,139 @@ TEST(price_discovery)
     fx_close(&f);
 }
 
-TEST_MAIN(price_time_priority_and_partial_fills, ioc_fok_market_orders,
+static long find_ev_kind_reason(const fx *f, size_t from, synor_market_event_kind k, int reason)
+{
+    for (size_t i = from; i < f->log.n; i++)
+        if (f->log.ev[i].kind == k && f->log.ev[i].reason == reason)
+            return (long)i;
+    return -1;
+}
+
+static void preemption_scenario(fx *f)
+{
+    /* alice offers 10 interruptible units; bob leases them at 100 */
+    synor_market_cmd a = place(1, f->alice, f->gpu, SYNOR_ASK, 100, 10, SYNOR_GTC);
+    a.interruptible = 1;
+    submit(f, a);
+    submit(f, place(2, f->bob, f->gpu, SYNOR_BID, 100, 10, SYNOR_GTC));
+    /* carol bids higher for 4 units with nothing in the book: bob's lease
+     * is preempted and carol gets the capacity at her price */
+    submit(f, place(3, f->carol, f->gpu, SYNOR_BID, 150, 4, SYNOR_GTC));
+}
+
+TEST(preemptible_capacity)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    size_t mark = f.log.n;
+    preemption_scenario(&f);
+    long l = find_ev(&f, mark, SYNOR_EV_LEASED);
+    ASSERT(l >= 0);
+    ASSERT_EQ(f.log.ev[l].owner, f.bob);
+    ASSERT_EQ(f.log.ev[l].maker_owner, f.alice);
+    ASSERT_EQ(f.log.ev[l].qty, 10);
+    uint64_t bob_lease = f.log.ev[l].order_id;
+    long p = find_ev_kind_reason(&f, mark, SYNOR_EV_PREEMPTED, SYNOR_REASON_OUTBID);
+    ASSERT(p > l);
+    ASSERT_EQ(f.log.ev[p].order_id, bob_lease);
+    uint64_t deadline = f.log.ev[p].deadline;
+    ASSERT_EQ(deadline, f.log.ev[p].time + 120ull * 1000000000ull);
+    /* nothing to migrate to: no MIGRATED; carol's trade is at her price */
+    ASSERT(find_ev(&f, mark, SYNOR_EV_MIGRATED) < 0);
+    long t = find_ev_kind_reason(&f, (size_t)p, SYNOR_EV_TRADE, SYNOR_REASON_OUTBID);
+    ASSERT(t > p && f.log.ev[t].owner == f.carol && f.log.ev[t].price == 150 &&
+           f.log.ev[t].qty == 4 && f.log.ev[t].maker_owner == f.alice && f.log.ev[t].maker_id == 0);
+    long cl = find_ev(&f, (size_t)t, SYNOR_EV_LEASED);
+    ASSERT(cl > t && f.log.ev[cl].owner == f.carol);
+    uint64_t carol_lease = f.log.ev[cl].order_id;
+    ASSERT_EQ(synor_market_open_orders(f.m), 0); /* carol filled, nothing rests */
+
+    /* on-demand (priority 255) beats carol's higher price */
+    mark = f.log.n;
+    synor_market_cmd od = place(4, f.dave, f.gpu, SYNOR_BID, 50, 4, SYNOR_IOC);
+    od.priority = 255;
+    ASSERT_OK(submit(&f, od));
+    p = find_ev_kind_reason(&f, mark, SYNOR_EV_PREEMPTED, SYNOR_REASON_ON_DEMAND);
+    ASSERT(p >= 0 && f.log.ev[p].order_id == carol_lease);
+
+    /* the deadline passes: bob's and carol's leases end */
+    T = deadline + 1000000000ull * 200;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, place(5, f.bob, f.tpu, SYNOR_BID, 1, 1, SYNOR_GTC)));
+    size_t ended = 0;
+    for (size_t i = mark; i < f.log.n; i++)
+        ended += f.log.ev[i].kind == SYNOR_EV_LEASE_ENDED;
+    ASSERT_EQ(ended, 2);
+
+    /* reclaim with replacement capacity available: the holder migrates */
+    synor_market_cmd a2 = place(6, f.alice, f.gpu, SYNOR_ASK, 100, 3, SYNOR_GTC);
+    a2.interruptible = 1;
+    ASSERT_OK(submit(&f, a2));
+    ASSERT_OK(submit(&f, place(7, f.bob, f.gpu, SYNOR_BID, 100, 3, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(8, f.carol, f.gpu, SYNOR_ASK, 90, 5, SYNOR_GTC)));
+    mark = f.log.n;
+    synor_market_cmd rc = simple(SYNOR_CMD_RECLAIM, 0, f.alice, 0, 3);
+    rc.resource = f.gpu;
+    ASSERT_OK(submit(&f, rc));
+    p = find_ev_kind_reason(&f, mark, SYNOR_EV_PREEMPTED, SYNOR_REASON_RECLAIMED);
+    ASSERT(p >= 0 && f.log.ev[p].owner == f.bob);
+    t = find_ev(&f, (size_t)p, SYNOR_EV_TRADE);
+    ASSERT(t > p && f.log.ev[t].maker_id == 8 && f.log.ev[t].price == 90 && f.log.ev[t].qty == 3);
+    ASSERT(find_ev(&f, (size_t)t, SYNOR_EV_MIGRATED) > t);
+    /* a reclaim by someone with no leases changes nothing */
+    mark = f.log.n;
+    synor_market_cmd none = simple(SYNOR_CMD_RECLAIM, 0, f.dave, 0, 3);
+    none.resource = f.gpu;
+    ASSERT_OK(submit(&f, none));
+    ASSERT_EQ(f.log.n, mark);
+    fx_close(&f);
+}
+
+TEST(interruptible_discount_and_lease_durability)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    fx f;
+    memset(&f, 0, sizeof f);
+    synor_market_config cfg;
+    synor_market_config_init(&cfg);
+    cfg.dir = dir;
+    cfg.interruptible_discount_bp = 2500;
+    cfg.on_event = on_event;
+    cfg.user_data = &f.log;
+    ASSERT_OK(synor_catalog_create(&f.cat));
+    ASSERT_OK(synor_catalog_load_builtin(f.cat));
+    ASSERT_OK(synor_market_open(&cfg, &f.m));
+    ASSERT_OK(synor_market_resource(f.m, f.cat, "gpu/nvidia-h100-sxm/eu-west", &f.gpu));
+    ASSERT_OK(synor_market_resource(f.m, f.cat, "tpu/google-tpu-v5p/us-east", &f.tpu));
+    ASSERT_OK(synor_market_owner(f.m, "alice", &f.alice));
+    ASSERT_OK(synor_market_owner(f.m, "bob", &f.bob));
+    ASSERT_OK(synor_market_owner(f.m, "carol", &f.carol));
+    ASSERT_OK(synor_market_owner(f.m, "dave", &f.dave));
+    synor_market_cmd a = place(100, f.alice, f.gpu, SYNOR_ASK, 200, 10, SYNOR_GTC);
+    a.interruptible = 1;
+    ASSERT_OK(submit(&f, a));
+    synor_market_order o;
+    ASSERT_OK(synor_market_order_get(f.m, 100, &o));
+    ASSERT_EQ(o.price, 150); /* 25% below the provider's price */
+    size_t mark = f.log.n;
+    preemption_scenario(&f);
+    ASSERT(find_ev(&f, mark, SYNOR_EV_LEASED) >= 0);
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m);
+    synor_market_close(f.m);
+    ASSERT_OK(synor_market_open(&cfg, &f.m));
+    ASSERT(synor_market_state_hash(f.m) == h);
+    ASSERT_OK(synor_market_snapshot(f.m));
+    synor_market_close(f.m);
+    ASSERT_OK(synor_market_open(&cfg, &f.m));
+    ASSERT(synor_market_state_hash(f.m) == h);
+    fx_close(&f);
+    rm_rf(dir);
+}
+
+TEST_MAIN(preemptible_capacity, interruptible_discount_and_lease_durability,
+          price_time_priority_and_partial_fills, ioc_fok_market_orders,
           self_trade_prevention_cancels_the_resting_order, amend_keeps_or_loses_priority,
           expiry_and_reputation_constraints, bad_commands_change_nothing,
           differential_against_reference_book, recovery_restores_identical_state,

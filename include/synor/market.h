@@ -53,7 +53,9 @@ typedef enum synor_market_cmd_kind {
     SYNOR_CMD_PLACE = 1,
     SYNOR_CMD_CANCEL = 2,
     SYNOR_CMD_AMEND = 3,
-    SYNOR_CMD_REPUTATION = 4 /* set an owner's reputation (0..100) */
+    SYNOR_CMD_REPUTATION = 4, /* set an owner's reputation (0..100) */
+    SYNOR_CMD_RECLAIM = 5     /* provider `owner` takes back `qty` units of
+                                 interruptible capacity leased on `resource` */
 } synor_market_cmd_kind;
 
 /* One command. Fields not used by a kind must be zero. */
@@ -70,7 +72,8 @@ typedef struct synor_market_cmd {
     int64_t qty;        /* units; PLACE and AMEND (new quantity) */
     uint64_t expires;   /* ask: available until; bid: deadline; 0 = never */
     uint8_t interruptible; /* ask: capacity may be preempted */
-    uint8_t priority;      /* bid: 0 = normal, higher = more urgent */
+    uint8_t priority;      /* bid: 0 = normal, higher = more urgent; 255 =
+                              on-demand (preempts any interruptible lease) */
     uint8_t min_reputation; /* bid: only match providers at least this */
     uint8_t reputation;     /* REPUTATION: the new value */
 } synor_market_cmd;
@@ -92,7 +95,11 @@ typedef struct synor_market_cmd {
     X(SELF_TRADE, 12, "cancelled to prevent a self-trade")              \
     X(USER, 13, "cancelled by its owner")                               \
     X(EXPIRED, 14, "expiry time reached")                               \
-    X(BAD_EXPIRY, 15, "expiry is not after the command time")
+    X(BAD_EXPIRY, 15, "expiry is not after the command time")         \
+    X(RECLAIMED, 16, "the provider reclaimed the capacity")            \
+    X(OUTBID, 17, "preempted by a higher bid")                         \
+    X(ON_DEMAND, 18, "preempted by on-demand demand")                  \
+    X(PREEMPTION_DEADLINE, 19, "the preemption warning period ended")
 
 typedef enum synor_market_reason {
 #define SYNOR__MR_ENUM(n, v, d) SYNOR_REASON_##n = (v),
@@ -110,7 +117,14 @@ typedef enum synor_market_event_kind {
     SYNOR_EV_CANCELLED = 4, /* see reason: USER, SELF_TRADE, IOC_REMAINDER, FOK_UNFILLABLE */
     SYNOR_EV_EXPIRED = 5,
     SYNOR_EV_AMENDED = 6,   /* qty/price now as given; priority kept or not */
-    SYNOR_EV_REPUTATION = 7
+    SYNOR_EV_REPUTATION = 7,
+    /* preemptible capacity: order_id is the lease id, owner the holder,
+     * maker_owner the provider, price/qty the lease's */
+    SYNOR_EV_LEASED = 8,     /* a trade on an interruptible ask made a lease */
+    SYNOR_EV_PREEMPTED = 9,  /* checkpoint now: the lease ends at `deadline` */
+    SYNOR_EV_MIGRATED = 10,  /* replacement capacity was bought (trades and a
+                                LEASED event precede this) */
+    SYNOR_EV_LEASE_ENDED = 11 /* deadline reached without replacement */
 } synor_market_event_kind;
 
 typedef struct synor_market_event {
@@ -128,6 +142,7 @@ typedef struct synor_market_event {
     uint64_t maker_id;  /* TRADE: the resting order */
     uint32_t maker_owner;
     int kept_priority;  /* AMENDED */
+    uint64_t deadline;  /* PREEMPTED, MIGRATED, LEASE_ENDED */
     const synor_market *market; /* the market (also during recovery) */
 } synor_market_event;
 
@@ -146,6 +161,10 @@ typedef struct synor_market_config {
     uint64_t candle_ns;           /* OHLC interval (default 60 s) */
     synor_market_event_fn on_event;
     void *user_data;              /* passed to on_event, never touched */
+    uint64_t preempt_warning_ns;  /* warning before a preempted lease ends
+                                     (default 120 s, as AWS Spot gives) */
+    uint32_t interruptible_discount_bp; /* an interruptible ask rests at
+                                     price x (1 - bp/10000); default 0 */
     int replay_events;            /* also deliver the events of commands
                                      replayed by recovery (audit, trade
                                      history since the last snapshot) */

@@ -23,8 +23,9 @@ typedef struct mctx {
     int print_events;
 } mctx;
 
-static const char *const kind_names[] = {"", "accepted", "rejected", "trade", "cancelled",
-                                         "expired", "amended", "reputation"};
+static const char *const kind_names[] = {"",        "accepted",  "rejected", "trade",
+                                         "cancelled", "expired", "amended",  "reputation",
+                                         "leased",  "preempted", "migrated", "lease_ended"};
 
 static void format_event(mctx *x, const synor_market_event *e)
 {
@@ -70,6 +71,15 @@ static void format_event(mctx *x, const synor_market_event *e)
         synor__jw_uint(&w, e->maker_id);
         synor__jw_key(&w, "maker_owner");
         synor__jw_str(&w, mo ? mo : "?");
+    }
+    if (e->deadline) {
+        synor__jw_key(&w, "deadline");
+        synor__jw_uint(&w, e->deadline);
+    }
+    if (e->kind >= SYNOR_EV_LEASED) {
+        const char *p = synor_market_owner_name(e->market, e->maker_owner);
+        synor__jw_key(&w, "provider");
+        synor__jw_str(&w, p ? p : "?");
     }
     if (e->kind == SYNOR_EV_AMENDED) {
         synor__jw_key(&w, "kept_priority");
@@ -301,8 +311,12 @@ static int apply_line(mctx *x, const char *text, size_t len, const char *name)
         c.kind = SYNOR_CMD_AMEND;
     } else if (strcmp(cmd, "reputation") == 0) {
         c.kind = SYNOR_CMD_REPUTATION;
+    } else if (strcmp(cmd, "reclaim") == 0) {
+        c.kind = SYNOR_CMD_RECLAIM;
+        if (!res)
+            bad = "reclaim needs \"resource\"";
     } else {
-        bad = "cmd must be place, cancel, amend or reputation";
+        bad = "cmd must be place, cancel, amend, reputation or reclaim";
     }
     if (bad) {
         char msg[512];
@@ -323,7 +337,8 @@ static int apply_line(mctx *x, const char *text, size_t len, const char *name)
         synor__jdoc_free(d);
         return rc == SYNOR_ENOENT || rc == SYNOR_EINVAL ? 0 : rc;
     }
-    if (c.kind == SYNOR_CMD_PLACE && (rc = synor_market_resource(x->m, x->cat, res, &c.resource))) {
+    if ((c.kind == SYNOR_CMD_PLACE || c.kind == SYNOR_CMD_RECLAIM) &&
+        (rc = synor_market_resource(x->m, x->cat, res, &c.resource))) {
         reject_line(x, "UNKNOWN_RESOURCE", synor_errmsg());
         synor__jdoc_free(d);
         return rc == SYNOR_ENOENT || rc == SYNOR_EINVAL ? 0 : rc;

@@ -360,7 +360,7 @@ static void reject(synor_market *m, const synor_market_cmd *c, int reason)
 
 /* ------------------------------------------------------------ trades */
 
-static void record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty)
+void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty)
 {
     b->has_last = 1;
     b->last_price = price;
@@ -446,7 +446,7 @@ static void match(synor_market *m, morder *t, int limit)
                 o->qty -= q;
                 t->qty -= q;
                 L->qty -= q;
-                record_trade(m, b, lp, q);
+                synor__record_trade(m, b, lp, q);
                 if (!synor__quiet(m)) {
                     synor_market_event ev;
                     memset(&ev, 0, sizeof ev);
@@ -464,6 +464,11 @@ static void match(synor_market *m, morder *t, int limit)
                     ev.maker_owner = o->owner;
                     synor__emit(m, &ev);
                 }
+                /* capacity from an interruptible ask is leased, preemptible */
+                const morder *ask = t->side == SYNOR_ASK ? t : o, *bidder = t->side == SYNOR_ASK ? o : t;
+                if (ask->interruptible && !m->lease_error)
+                    m->lease_error = synor__lease_add(m, ask->owner, bidder->owner, t->resource,
+                                                      lp, q, bidder->priority);
                 if (o->qty == 0) {
                     map_del(m, o->id);
                     unlink_at(m, opp, i, h);
@@ -475,6 +480,22 @@ static void match(synor_market *m, morder *t, int limit)
         /* a level with orders left holds only orders this taker may not
          * trade with (or the taker is filled): look at the next one */
     }
+}
+
+int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t price, int64_t qty,
+                   uint8_t priority, int64_t *got)
+{
+    morder t;
+    memset(&t, 0, sizeof t);
+    t.owner = user;
+    t.resource = resource;
+    t.side = SYNOR_BID;
+    t.price = price;
+    t.qty = qty;
+    t.priority = priority;
+    match(m, &t, 1);
+    *got = qty - t.qty;
+    return m->lease_error;
 }
 
 /* --------------------------------------------------------- commands */
@@ -530,9 +551,23 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
     o->interruptible = c->interruptible;
     o->priority = c->priority;
     o->min_rep = c->min_reputation;
+    if (o->interruptible && o->side == SYNOR_ASK && limit && m->cfg.interruptible_discount_bp) {
+        /* interruptible capacity is offered below the provider's price */
+        o->price -= (int64_t)((synor__i128)o->price * m->cfg.interruptible_discount_bp / 10000);
+        if (o->price < 1)
+            o->price = 1;
+    }
     ev_order(m, SYNOR_EV_ACCEPTED, o, 0, o->qty);
     match(m, o, limit);
     o = &m->pool[h]; /* match() does not grow the pool, but stay safe */
+    if (o->qty > 0 && o->side == SYNOR_BID && limit && c->tif != SYNOR_FOK && m->n_leases) {
+        int rc = synor__lease_outbid(m, o);
+        if (rc)
+            return rc;
+        o = &m->pool[h];
+    }
+    if (m->lease_error)
+        return m->lease_error;
     if (o->qty > 0 && limit && c->tif == SYNOR_GTC) {
         int rc = synor__map_put(m, o->id, h);
         if (!rc)
@@ -630,6 +665,8 @@ static int apply_amend(synor_market *m, const synor_market_cmd *c)
 
 void synor__market_expire(synor_market *m, uint64_t now)
 {
+    if (m->n_leases)
+        synor__lease_expire(m, now);
     while (m->heap_n && m->heap[0].t <= now) {
         uint64_t id = m->heap[0].id, t = m->heap[0].t;
         heap_pop(m);
@@ -684,6 +721,14 @@ static int apply(synor_market *m, const synor_market_cmd *c)
             synor__emit(m, &ev);
         }
         return 0;
+    case SYNOR_CMD_RECLAIM:
+        if (c->owner >= m->n_owners)
+            return reject(m, c, SYNOR_REASON_UNKNOWN_OWNER), 0;
+        if (c->resource >= m->n_res)
+            return reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE), 0;
+        if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
+            return reject(m, c, SYNOR_REASON_BAD_QUANTITY), 0;
+        return synor__lease_reclaim(m, c->owner, c->resource, c->qty);
     default:
         return reject(m, c, SYNOR_REASON_BAD_FIELD), 0;
     }

@@ -403,6 +403,32 @@ static int restore(synor_market *m, const unsigned char *p, size_t n, const char
             }
         }
     }
+    m->next_lease = c64(&c);
+    uint64_t nl = c64(&c);
+    for (uint64_t i = 0; i < nl && !c.bad; i++) {
+        if (m->n_leases == m->cap_leases) {
+            uint32_t cap = m->cap_leases ? m->cap_leases * 2 : 64;
+            mlease *v = synor__realloc(m->leases, (size_t)cap * sizeof *v);
+            if (!v)
+                return synor__error(SYNOR_ENOMEM, "out of memory restoring %s", path);
+            m->leases = v;
+            m->cap_leases = cap;
+        }
+        mlease *l = &m->leases[m->n_leases++];
+        memset(l, 0, sizeof *l);
+        l->id = c64(&c);
+        l->deadline = c64(&c);
+        l->price = (int64_t)c64(&c);
+        l->qty = (int64_t)c64(&c);
+        l->provider = (uint32_t)c64(&c);
+        l->user = (uint32_t)c64(&c);
+        l->resource = (uint32_t)c64(&c);
+        uint64_t fl = c64(&c);
+        l->priority = (uint8_t)fl;
+        l->migrated = (uint8_t)(fl >> 8);
+        if (l->provider >= m->n_owners || l->user >= m->n_owners || l->resource >= m->n_res)
+            c.bad = 1;
+    }
     if (c.bad || c.p != c.end)
         return synor__error(SYNOR_EPARSE, "%s: snapshot body is inconsistent", path);
     m->seq = seq;

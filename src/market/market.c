@@ -35,6 +35,7 @@ void synor_market_config_init(synor_market_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->fsync = SYNOR_FSYNC_BATCH;
     cfg->candle_ns = 60ull * 1000000000ull;
+    cfg->preempt_warning_ns = 120ull * 1000000000ull;
 }
 
 void synor__emit(synor_market *m, const synor_market_event *ev)
@@ -66,6 +67,7 @@ static void market_free(synor_market *m)
     synor__free(m->map_keys);
     synor__free(m->map_vals);
     synor__free(m->heap);
+    synor__free(m->leases);
     synor__free(m->dir);
     synor__free(m);
 }
@@ -77,6 +79,9 @@ int synor_market_open(const synor_market_config *cfg, synor_market **out)
     if (cfg->candle_ns < 1000000ull)
         return synor__error(SYNOR_EINVAL, "market: candle interval %llu ns is below 1 ms",
                             (unsigned long long)cfg->candle_ns);
+    if (cfg->interruptible_discount_bp > 10000)
+        return synor__error(SYNOR_EINVAL, "market: interruptible discount %u bp is above 10000",
+                            cfg->interruptible_discount_bp);
     if ((unsigned)cfg->fsync > SYNOR_FSYNC_EVERY)
         return synor__error(SYNOR_EINVAL, "market: unknown fsync policy %d", (int)cfg->fsync);
     synor_market *m = synor__calloc(1, sizeof *m);
@@ -385,6 +390,19 @@ int synor__market_serialize(const synor_market *m, synor__buf *b)
                                  (uint64_t)o->min_rep << 16);
                 }
         }
+    }
+    put64(b, m->next_lease);
+    put64(b, m->n_leases);
+    for (uint32_t i = 0; i < m->n_leases; i++) {
+        const mlease *l = &m->leases[i];
+        put64(b, l->id);
+        put64(b, l->deadline);
+        put64(b, (uint64_t)l->price);
+        put64(b, (uint64_t)l->qty);
+        put64(b, l->provider);
+        put64(b, l->user);
+        put64(b, l->resource);
+        put64(b, (uint64_t)l->priority | (uint64_t)l->migrated << 8);
     }
     return b->failed ? synor__error(SYNOR_ENOMEM, "out of memory serializing the market") : 0;
 }

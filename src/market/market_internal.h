@@ -75,6 +75,15 @@ typedef struct mbook {
     uint32_t n_candles;
 } mbook;
 
+typedef struct mlease {
+    uint64_t id;
+    uint64_t deadline; /* 0 = active; else preempted, ends then */
+    int64_t price, qty;
+    uint32_t provider, user, resource;
+    uint8_t priority;
+    uint8_t migrated;
+} mlease;
+
 typedef struct mexpiry {
     uint64_t t;
     uint64_t id;
@@ -113,6 +122,11 @@ struct synor_market {
     int replaying; /* recovery: no events */
     uint32_t touched; /* resource whose book the current command changed */
     mjournal *journal;
+    /* leases of interruptible capacity */
+    mlease *leases;
+    uint32_t n_leases, cap_leases;
+    uint64_t next_lease;
+    int lease_error; /* out of memory while matching (reported after) */
     char note[512];
 };
 
@@ -133,6 +147,18 @@ int synor__map_put(synor_market *m, uint64_t id, uint32_t h);
 uint32_t synor__map_get(const synor_market *m, uint64_t id);
 uint32_t synor__pool_alloc(synor_market *m);
 int synor__heap_push(synor_market *m, uint64_t t, uint64_t id);
+
+void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty);
+/* Buys up to qty now (IOC at limit price) for user; reports units got. */
+int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t price, int64_t qty,
+                   uint8_t priority, int64_t *got);
+
+/* lease.c */
+int synor__lease_add(synor_market *m, uint32_t provider, uint32_t user, uint32_t resource,
+                     int64_t price, int64_t qty, uint8_t priority);
+int synor__lease_reclaim(synor_market *m, uint32_t provider, uint32_t resource, int64_t qty);
+int synor__lease_outbid(synor_market *m, morder *bid);
+void synor__lease_expire(synor_market *m, uint64_t now);
 
 /* market.c */
 void synor__emit(synor_market *m, const synor_market_event *ev);

@@ -61,6 +61,21 @@ check batch-amend grep -q '"line":5,.*"kept_priority":false' "$tmp/out"
 check every-valid sh -c "while IFS= read -r l; do printf '%s' \"\$l\" | '$JC' || exit 1; done <'$tmp/out'"
 check book2       [ "$(rc M book $R)" = 0 ]
 check book2-ask   grep -q '2.100000 6 (1)' "$tmp/out"
+# preemptible capacity: a lease, outbid by a higher bid, then a provider reclaim
+R2=gpu/nvidia-rtx-4090/eu-west
+T2=$((T+100))
+cat >"$tmp/pre.jsonl" <<JL
+{"cmd":"place","id":200,"owner":"erin","resource":"$R2","side":"ask","price":300000,"qty":6,"interruptible":true,"time":$T2}
+{"cmd":"place","id":201,"owner":"frank","resource":"$R2","side":"bid","price":300000,"qty":6,"time":$((T2+1))}
+{"cmd":"place","id":202,"owner":"gina","resource":"$R2","side":"bid","price":450000,"qty":2,"time":$((T2+2))}
+{"cmd":"reclaim","owner":"erin","resource":"$R2","qty":2,"time":$((T2+3))}
+JL
+check preempt     [ "$(rc M batch "$tmp/pre.jsonl")" = 0 ]
+check leased      grep -q '"event":"leased".*"line":2,.*"owner":"frank".*"provider":"erin"' "$tmp/out"
+check outbid      grep -q '"event":"preempted".*"line":3,.*"owner":"frank".*"deadline":' "$tmp/out"
+check outbid-tr   grep -q '"event":"trade".*"line":3,.*"owner":"gina".*"price":450000,"qty":2,.*"maker_id":0,"maker_owner":"erin"' "$tmp/out"
+check reclaimed   grep -q '"event":"preempted".*"line":4,.*"owner":"gina".*"reason":"RECLAIMED"' "$tmp/out"
+
 # the same journal replays to the same state in a fresh process
 check replay3     [ "$(rc M replay)" = 0 ]
 h=$(grep -o '"state_hash":"[0-9a-f]*"' "$tmp/out")
