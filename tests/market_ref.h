@@ -189,6 +189,8 @@ static int ref_submit(ref_market *r, const synor_market_cmd *c)
         e.resource = c->resource;
         e.side = c->side;
         e.reason = SYNOR_REASON_TIME_BACKWARDS;
+        e.price = c->price;
+        e.qty = c->qty;
         ref_emit(r, e);
         return 0;
     }

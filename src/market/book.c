@@ -323,11 +323,7 @@ static void ev_order(synor_market *m, synor_market_event_kind k, const morder *o
 {
     if (synor__quiet(m))
         return;
-    synor_market_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = k;
-    ev.seq = m->cur_seq;
-    ev.time = m->cur_time;
+    synor_market_event ev = synor__event(m, k);
     ev.order_id = o->id;
     ev.owner = o->owner;
     ev.resource = o->resource;
@@ -339,15 +335,11 @@ static void ev_order(synor_market *m, synor_market_event_kind k, const morder *o
     synor__emit(m, &ev);
 }
 
-static void reject(synor_market *m, const synor_market_cmd *c, int reason)
+int synor__reject(synor_market *m, const synor_market_cmd *c, int reason)
 {
     if (synor__quiet(m))
-        return;
-    synor_market_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = SYNOR_EV_REJECTED;
-    ev.seq = m->cur_seq;
-    ev.time = m->cur_time;
+        return 0;
+    synor_market_event ev = synor__event(m, SYNOR_EV_REJECTED);
     ev.order_id = c->order_id;
     ev.owner = c->owner;
     ev.resource = c->resource;
@@ -356,6 +348,7 @@ static void reject(synor_market *m, const synor_market_cmd *c, int reason)
     ev.price = c->price;
     ev.qty = c->qty;
     synor__emit(m, &ev);
+    return 0;
 }
 
 /* ------------------------------------------------------------ trades */
@@ -448,11 +441,7 @@ static void match(synor_market *m, morder *t, int limit)
                 L->qty -= q;
                 synor__record_trade(m, b, lp, q);
                 if (!synor__quiet(m)) {
-                    synor_market_event ev;
-                    memset(&ev, 0, sizeof ev);
-                    ev.kind = SYNOR_EV_TRADE;
-                    ev.seq = m->cur_seq;
-                    ev.time = m->cur_time;
+                    synor_market_event ev = synor__event(m, SYNOR_EV_TRADE);
                     ev.order_id = t->id;
                     ev.owner = t->owner;
                     ev.resource = t->resource;
@@ -504,20 +493,20 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
 {
     int limit = c->type == SYNOR_LIMIT;
     if (c->resource >= m->n_res)
-        return reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE), 0;
+        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE);
     if (c->owner >= m->n_owners)
-        return reject(m, c, SYNOR_REASON_UNKNOWN_OWNER), 0;
+        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
     if ((unsigned)c->side > 1 || (unsigned)c->type > 1 || (unsigned)c->tif > 2 ||
         c->min_reputation > 100 || c->order_id == 0)
-        return reject(m, c, SYNOR_REASON_BAD_FIELD), 0;
+        return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
     if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
-        return reject(m, c, SYNOR_REASON_BAD_QUANTITY), 0;
+        return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
     if (limit ? (c->price <= 0 || c->price >= SYNOR__MAX_PRICE) : c->price != 0)
-        return reject(m, c, SYNOR_REASON_BAD_PRICE), 0;
+        return synor__reject(m, c, SYNOR_REASON_BAD_PRICE);
     if (c->expires && c->expires <= c->time)
-        return reject(m, c, SYNOR_REASON_BAD_EXPIRY), 0;
+        return synor__reject(m, c, SYNOR_REASON_BAD_EXPIRY);
     if (synor__map_get(m, c->order_id))
-        return reject(m, c, SYNOR_REASON_DUPLICATE_ID), 0;
+        return synor__reject(m, c, SYNOR_REASON_DUPLICATE_ID);
 
     mbook *b = &m->books[c->resource];
     if (c->tif == SYNOR_FOK &&
@@ -586,26 +575,42 @@ static int apply_cancel(synor_market *m, const synor_market_cmd *c)
 {
     uint32_t h = synor__map_get(m, c->order_id);
     if (!h)
-        return reject(m, c, SYNOR_REASON_UNKNOWN_ORDER), 0;
+        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_ORDER);
     if (m->pool[h].owner != c->owner)
-        return reject(m, c, SYNOR_REASON_NOT_OWNER), 0;
+        return synor__reject(m, c, SYNOR_REASON_NOT_OWNER);
     ev_order(m, SYNOR_EV_CANCELLED, &m->pool[h], SYNOR_REASON_USER, 0);
     remove_order(m, h);
     return 0;
+}
+
+static void emit_amended(synor_market *m, const morder *o, int kept)
+{
+    if (synor__quiet(m))
+        return;
+    synor_market_event ev = synor__event(m, SYNOR_EV_AMENDED);
+    ev.order_id = o->id;
+    ev.owner = o->owner;
+    ev.resource = o->resource;
+    ev.side = (synor_side)o->side;
+    ev.price = o->price;
+    ev.qty = o->qty;
+    ev.remaining = o->qty;
+    ev.kept_priority = kept;
+    synor__emit(m, &ev);
 }
 
 static int apply_amend(synor_market *m, const synor_market_cmd *c)
 {
     uint32_t h = synor__map_get(m, c->order_id);
     if (!h)
-        return reject(m, c, SYNOR_REASON_UNKNOWN_ORDER), 0;
+        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_ORDER);
     morder *o = &m->pool[h];
     if (o->owner != c->owner)
-        return reject(m, c, SYNOR_REASON_NOT_OWNER), 0;
+        return synor__reject(m, c, SYNOR_REASON_NOT_OWNER);
     if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
-        return reject(m, c, SYNOR_REASON_BAD_QUANTITY), 0;
+        return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
     if (c->price <= 0 || c->price >= SYNOR__MAX_PRICE)
-        return reject(m, c, SYNOR_REASON_BAD_PRICE), 0;
+        return synor__reject(m, c, SYNOR_REASON_BAD_PRICE);
     if (c->price == o->price && c->qty <= o->qty) {
         /* a pure reduction keeps time priority */
         mside *sd = &m->books[o->resource].side[o->side];
@@ -614,22 +619,7 @@ static int apply_amend(synor_market *m, const synor_market_cmd *c)
         if (SYNOR_ALWAYS(li >= 0))
             sd->v[li].qty -= o->qty - c->qty;
         o->qty = c->qty;
-        if (!synor__quiet(m)) {
-            synor_market_event ev;
-            memset(&ev, 0, sizeof ev);
-            ev.kind = SYNOR_EV_AMENDED;
-            ev.seq = m->cur_seq;
-            ev.time = m->cur_time;
-            ev.order_id = o->id;
-            ev.owner = o->owner;
-            ev.resource = o->resource;
-            ev.side = (synor_side)o->side;
-            ev.price = o->price;
-            ev.qty = o->qty;
-            ev.remaining = o->qty;
-            ev.kept_priority = 1;
-            synor__emit(m, &ev);
-        }
+        emit_amended(m, o, 1);
         return 0;
     }
     /* price change or increase: leave the book and re-enter at the back of
@@ -638,22 +628,7 @@ static int apply_amend(synor_market *m, const synor_market_cmd *c)
     o = &m->pool[h];
     o->price = c->price;
     o->qty = c->qty;
-    if (!synor__quiet(m)) {
-        synor_market_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.kind = SYNOR_EV_AMENDED;
-        ev.seq = m->cur_seq;
-        ev.time = m->cur_time;
-        ev.order_id = o->id;
-        ev.owner = o->owner;
-        ev.resource = o->resource;
-        ev.side = (synor_side)o->side;
-        ev.price = o->price;
-        ev.qty = o->qty;
-        ev.remaining = o->qty;
-        ev.kept_priority = 0;
-        synor__emit(m, &ev);
-    }
+    emit_amended(m, o, 0);
     match(m, o, 1);
     o = &m->pool[h];
     if (o->qty > 0)
@@ -706,16 +681,12 @@ static int apply(synor_market *m, const synor_market_cmd *c)
         return apply_amend(m, c);
     case SYNOR_CMD_REPUTATION:
         if (c->owner >= m->n_owners)
-            return reject(m, c, SYNOR_REASON_UNKNOWN_OWNER), 0;
+            return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
         if (c->reputation > 100)
-            return reject(m, c, SYNOR_REASON_BAD_FIELD), 0;
+            return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
         m->owner_rep[c->owner] = c->reputation;
         if (!synor__quiet(m)) {
-            synor_market_event ev;
-            memset(&ev, 0, sizeof ev);
-            ev.kind = SYNOR_EV_REPUTATION;
-            ev.seq = m->cur_seq;
-            ev.time = m->cur_time;
+            synor_market_event ev = synor__event(m, SYNOR_EV_REPUTATION);
             ev.owner = c->owner;
             ev.qty = c->reputation;
             synor__emit(m, &ev);
@@ -723,13 +694,13 @@ static int apply(synor_market *m, const synor_market_cmd *c)
         return 0;
     case SYNOR_CMD_RECLAIM:
         if (c->owner >= m->n_owners)
-            return reject(m, c, SYNOR_REASON_UNKNOWN_OWNER), 0;
+            return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
         if (c->resource >= m->n_res)
-            return reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE), 0;
+            return synor__reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE);
         if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
-            return reject(m, c, SYNOR_REASON_BAD_QUANTITY), 0;
+            return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
         return synor__lease_reclaim(m, c->owner, c->resource, c->qty);
     default:
-        return reject(m, c, SYNOR_REASON_BAD_FIELD), 0;
+        return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
     }
 }

@@ -28,11 +28,7 @@ static void lease_event(synor_market *m, synor_market_event_kind k, const mlease
 {
     if (synor__quiet(m))
         return;
-    synor_market_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = k;
-    ev.seq = m->cur_seq;
-    ev.time = m->cur_time;
+    synor_market_event ev = synor__event(m, k);
     ev.order_id = l->id; /* lease id */
     ev.owner = l->user;
     ev.resource = l->resource;
@@ -143,11 +139,7 @@ int synor__lease_outbid(synor_market *m, morder *bid)
         bid->qty -= q;
         synor__record_trade(m, &m->books[resource], bid->price, q);
         if (!synor__quiet(m)) {
-            synor_market_event ev;
-            memset(&ev, 0, sizeof ev);
-            ev.kind = SYNOR_EV_TRADE;
-            ev.seq = m->cur_seq;
-            ev.time = m->cur_time;
+            synor_market_event ev = synor__event(m, SYNOR_EV_TRADE);
             ev.order_id = bid->id;
             ev.owner = bid->owner;
             ev.resource = resource;

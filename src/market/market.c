@@ -267,23 +267,8 @@ int synor_market_submit(synor_market *m, const synor_market_cmd *c)
         return synor__error(SYNOR_EINVAL, "synor_market_submit: NULL argument");
     m->cur_seq = m->seq + 1;
     m->cur_time = c->time;
-    if (c->time < m->last_time) {
-        /* rejected without touching state or the journal */
-        if (!synor__quiet(m)) {
-            synor_market_event ev;
-            memset(&ev, 0, sizeof ev);
-            ev.kind = SYNOR_EV_REJECTED;
-            ev.seq = m->cur_seq;
-            ev.time = c->time;
-            ev.order_id = c->order_id;
-            ev.owner = c->owner;
-            ev.resource = c->resource;
-            ev.side = c->side;
-            ev.reason = SYNOR_REASON_TIME_BACKWARDS;
-            synor__emit(m, &ev);
-        }
-        return 0;
-    }
+    if (c->time < m->last_time) /* rejected without touching state or the journal */
+        return synor__reject(m, c, SYNOR_REASON_TIME_BACKWARDS);
     if (m->journal && !m->replaying) {
         int rc = synor__journal_cmd(m, c);
         if (rc)

@@ -136,7 +136,19 @@ static inline int synor__quiet(const synor_market *m)
     return !m->cfg.on_event || (m->replaying && !m->cfg.replay_events);
 }
 
+/* A zeroed event of kind k stamped with the current command's seq and time. */
+static inline synor_market_event synor__event(const synor_market *m, synor_market_event_kind k)
+{
+    synor_market_event ev = {0};
+    ev.kind = k;
+    ev.seq = m->cur_seq;
+    ev.time = m->cur_time;
+    return ev;
+}
+
 /* book.c */
+/* Emits REJECTED for command c (nothing else changes). Returns 0. */
+int synor__reject(synor_market *m, const synor_market_cmd *c, int reason);
 int synor__book_apply(synor_market *m, const synor_market_cmd *c);
 void synor__book_free(mbook *b);
 int synor__book_init(mbook *b, uint32_t n_candles);
