@@ -11,7 +11,7 @@
 #include "synor/market.h"
 
 typedef struct ref_order {
-    uint64_t id, arrival, expires;
+    uint64_t id, arrival, expires, duration;
     uint32_t owner, resource;
     int side;
     int64_t price, qty;
@@ -59,6 +59,15 @@ static synor_market_event ref_ev(ref_market *r, synor_market_event_kind k, const
 static void ref_remove(ref_market *r, size_t i)
 {
     r->o[i] = r->o[--r->n];
+}
+
+/* The bid's constraints decide, whichever order rests. */
+static int ref_eligible(const ref_market *r, const ref_order *a, const ref_order *b, uint64_t now)
+{
+    const ref_order *bid = a->side == SYNOR_BID ? a : b, *ask = a->side == SYNOR_BID ? b : a;
+    if (bid->min_rep && r->rep[ask->owner] < bid->min_rep)
+        return 0;
+    return !bid->duration || !ask->expires || ask->expires >= now + bid->duration;
 }
 
 static long ref_find(ref_market *r, uint64_t id)
@@ -118,7 +127,7 @@ static void ref_match(ref_market *r, ref_order *t, int limit, uint64_t time)
         if (o->owner == t->owner) {
             ref_emit(r, ref_ev(r, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0, time));
             ref_remove(r, (size_t)i);
-        } else if (!t->min_rep || r->rep[o->owner] >= t->min_rep) {
+        } else if (ref_eligible(r, t, o, time)) {
             int64_t q = o->qty < t->qty ? o->qty : t->qty;
             o->qty -= q;
             t->qty -= q;
@@ -214,15 +223,15 @@ static int ref_submit(ref_market *r, const synor_market_cmd *c)
             return ref_reject(r, c, SYNOR_REASON_BAD_EXPIRY);
         if (ref_find(r, c->order_id) >= 0)
             return ref_reject(r, c, SYNOR_REASON_DUPLICATE_ID);
-        ref_order t = {c->order_id, ++r->arrivals, c->expires, c->owner, c->resource, c->side,
-                       c->price, c->qty, c->min_reputation};
+        ref_order t = {c->order_id, ++r->arrivals, c->expires, c->duration, c->owner,
+                       c->resource, c->side, c->price, c->qty, c->min_reputation};
         if (c->tif == SYNOR_FOK) {
             int64_t avail = 0;
             for (size_t i = 0; i < r->n; i++) {
                 const ref_order *o = &r->o[i];
                 if (o->resource == t.resource && o->side != t.side &&
                     ref_crosses(t.side, limit, t.price, o->price) && o->owner != t.owner &&
-                    (!t.min_rep || r->rep[o->owner] >= t.min_rep))
+                    ref_eligible(r, &t, o, c->time))
                     avail += o->qty;
             }
             if (avail < t.qty) {

@@ -257,6 +257,39 @@ TEST(expiry_and_reputation_constraints)
     fx_close(&f);
 }
 
+TEST(constraints_of_resting_bids_and_durations)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    synor_market_cmd low = simple(SYNOR_CMD_REPUTATION, 0, f.alice, 0, 0);
+    low.reputation = 10;
+    ASSERT_OK(submit(&f, low));
+    /* a resting bid that demands reputation 40 does not trade with alice (10)
+     * arriving later, but does with bob (50) */
+    synor_market_cmd bid = place(1, f.carol, f.gpu, SYNOR_BID, 1000, 5, SYNOR_GTC);
+    bid.min_reputation = 40;
+    ASSERT_OK(submit(&f, bid));
+    size_t mark = f.log.n;
+    ASSERT_OK(submit(&f, place(2, f.alice, f.gpu, SYNOR_ASK, 900, 5, SYNOR_GTC)));
+    ASSERT(find_ev(&f, mark, SYNOR_EV_TRADE) < 0);
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, place(3, f.bob, f.gpu, SYNOR_ASK, 950, 5, SYNOR_GTC)));
+    long t = find_ev(&f, mark, SYNOR_EV_TRADE);
+    ASSERT(t >= 0 && f.log.ev[t].maker_id == 1 && f.log.ev[t].price == 1000);
+    /* a bid needing 1000 ns of capacity skips an ask available for 500 */
+    synor_market_cmd shortask = place(4, f.bob, f.tpu, SYNOR_ASK, 100, 5, SYNOR_GTC);
+    shortask.expires = T + 500;
+    ASSERT_OK(submit(&f, shortask));
+    ASSERT_OK(submit(&f, place(5, f.dave, f.tpu, SYNOR_ASK, 120, 5, SYNOR_GTC)));
+    synor_market_cmd longbid = place(6, f.carol, f.tpu, SYNOR_BID, 200, 5, SYNOR_IOC);
+    longbid.duration = 1000;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, longbid));
+    t = find_ev(&f, mark, SYNOR_EV_TRADE);
+    ASSERT(t >= 0 && f.log.ev[t].maker_id == 5 && f.log.ev[t].price == 120);
+    fx_close(&f);
+}
+
 TEST(bad_commands_change_nothing)
 {
     fx f;
@@ -354,6 +387,8 @@ static synor_market_cmd random_cmd(uint64_t *next_id, uint32_t n_res, uint32_t n
             c.expires = c.time + rnd() % 300;
         if (rnd() % 6 == 0)
             c.min_reputation = (uint8_t)(rnd() % 101);
+        if (rnd() % 6 == 0)
+            c.duration = rnd() % 400;
         /* no interruptible asks: the reference book has no leases */
     } else if (r < 60) {
         c.kind = SYNOR_CMD_CANCEL;
@@ -772,7 +807,8 @@ TEST(interruptible_discount_and_lease_durability)
 TEST_MAIN(preemptible_capacity, interruptible_discount_and_lease_durability,
           price_time_priority_and_partial_fills, ioc_fok_market_orders,
           self_trade_prevention_cancels_the_resting_order, amend_keeps_or_loses_priority,
-          expiry_and_reputation_constraints, bad_commands_change_nothing,
+          expiry_and_reputation_constraints, constraints_of_resting_bids_and_durations,
+          bad_commands_change_nothing,
           differential_against_reference_book, recovery_restores_identical_state,
           torn_and_corrupt_tails_are_dropped, crash_loses_no_acknowledged_command,
           price_discovery)

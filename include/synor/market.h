@@ -19,8 +19,10 @@
  * priority when it only reduces the quantity and loses it otherwise (a price
  * change re-enters the order, which may then trade); orders with an expiry
  * (an ask's "available until", a bid's deadline) expire when a command with a
- * later time arrives. A bid may require a minimum provider reputation; asks of
- * providers below it are skipped, not cancelled.
+ * later time arrives. A bid may require a minimum provider reputation and a
+ * duration; asks of providers below that reputation, or available for less
+ * than the duration, are skipped (not cancelled) - whichever of the two
+ * orders arrived first.
  *
  * Durability (synor_market_open with a directory): every accepted command is
  * appended to the journal before its events are released; events are
@@ -71,6 +73,8 @@ typedef struct synor_market_cmd {
     int64_t price;      /* ticks; LIMIT orders and AMEND (new price) */
     int64_t qty;        /* units; PLACE and AMEND (new quantity) */
     uint64_t expires;   /* ask: available until; bid: deadline; 0 = never */
+    uint64_t duration;  /* bid: how long the capacity is needed (ns); it
+                           only matches asks available at least that long */
     uint8_t interruptible; /* ask: capacity may be preempted */
     uint8_t priority;      /* bid: 0 = normal, higher = more urgent; 255 =
                               on-demand (preempts any interruptible lease) */

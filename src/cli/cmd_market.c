@@ -258,7 +258,8 @@ static int apply_line(mctx *x, const char *text, size_t len, const char *name)
     static const char *const keys[] = {"cmd",    "id",       "owner",         "resource",
                                        "side",   "type",     "tif",           "price",
                                        "qty",    "time",     "expires",       "interruptible",
-                                       "priority", "min_reputation", "reputation", NULL};
+                                       "priority", "min_reputation", "reputation", "duration",
+                                       NULL};
     const char *cmd = NULL, *owner = NULL, *res = NULL, *side = "bid", *type = "limit",
                *tif = "gtc";
     synor_market_cmd c;
@@ -275,6 +276,7 @@ static int apply_line(mctx *x, const char *text, size_t len, const char *name)
         (rc = field_u64(d, o, "id", &c.order_id, 0)) || (rc = field_i64(d, o, "price", &price, 0)) ||
         (rc = field_i64(d, o, "qty", &qty, 0)) || (rc = field_u64(d, o, "time", &t, 1)) ||
         (rc = field_u64(d, o, "expires", &c.expires, 0)) ||
+        (rc = field_u64(d, o, "duration", &c.duration, 0)) ||
         (rc = field_u64(d, o, "priority", &prio, 0)) ||
         (rc = field_u64(d, o, "min_reputation", &minrep, 0)) ||
         (rc = field_u64(d, o, "reputation", &rep, 0)) ||

@@ -378,9 +378,15 @@ void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty)
     k->notional += (synor__i128)price * qty;
 }
 
-static int eligible(const synor_market *m, const morder *maker, uint8_t min_rep)
+/* May these two orders trade? The bid's constraints decide, whichever of
+ * the two is resting: the provider's reputation, and an ask available at
+ * least as long as the bid's duration. */
+static int eligible(const synor_market *m, const morder *a, const morder *b)
 {
-    return !min_rep || m->owner_rep[maker->owner] >= min_rep;
+    const morder *bid = a->side == SYNOR_BID ? a : b, *ask = a->side == SYNOR_BID ? b : a;
+    if (bid->min_rep && m->owner_rep[ask->owner] < bid->min_rep)
+        return 0;
+    return !bid->duration || !ask->expires || ask->expires >= m->cur_time + bid->duration;
 }
 
 /* Does a taker at `price` on side s cross a level at lp? */
@@ -391,19 +397,19 @@ static int crosses(int s, int64_t price, int64_t lp)
 
 /* Units the taker could fill now, without self-trades or ineligible makers,
  * up to `want` (FOK pre-check). */
-static int64_t fillable(const synor_market *m, const mside *opp, int taker_side, int limit,
-                        int64_t price, uint32_t owner, uint8_t min_rep, int64_t want)
+static int64_t fillable(const synor_market *m, const mside *opp, const morder *t, int limit,
+                        int64_t want)
 {
     int64_t got = 0;
     for (uint32_t i = opp->n; i-- > 0 && got < want;) {
         const mlevel *L = &opp->v[i];
         if (L->count == 0)
             continue;
-        if (limit && !crosses(taker_side, price, L->price))
+        if (limit && !crosses(t->side, t->price, L->price))
             break;
         for (uint32_t h = L->head; h && got < want; h = m->pool[h].next) {
             const morder *o = &m->pool[h];
-            if (o->owner != owner && eligible(m, o, min_rep))
+            if (o->owner != t->owner && eligible(m, t, o))
                 got += o->qty;
         }
     }
@@ -434,7 +440,7 @@ static void match(synor_market *m, morder *t, int limit)
                 map_del(m, o->id);
                 unlink_at(m, opp, i, h);
                 pool_free(m, h);
-            } else if (eligible(m, o, t->min_rep)) {
+            } else if (eligible(m, t, o)) {
                 int64_t q = o->qty < t->qty ? o->qty : t->qty;
                 o->qty -= q;
                 t->qty -= q;
@@ -509,17 +515,18 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
         return synor__reject(m, c, SYNOR_REASON_DUPLICATE_ID);
 
     mbook *b = &m->books[c->resource];
-    if (c->tif == SYNOR_FOK &&
-        fillable(m, &b->side[!c->side], c->side, limit, c->price, c->owner, c->min_reputation,
-                 c->qty) < c->qty) {
-        morder tmp;
-        memset(&tmp, 0, sizeof tmp);
-        tmp.id = c->order_id;
-        tmp.owner = c->owner;
-        tmp.resource = c->resource;
-        tmp.side = (uint8_t)c->side;
-        tmp.price = c->price;
-        tmp.qty = c->qty;
+    morder tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.id = c->order_id;
+    tmp.owner = c->owner;
+    tmp.resource = c->resource;
+    tmp.side = (uint8_t)c->side;
+    tmp.price = c->price;
+    tmp.qty = c->qty;
+    tmp.expires = c->expires;
+    tmp.duration = c->duration;
+    tmp.min_rep = c->min_reputation;
+    if (c->tif == SYNOR_FOK && fillable(m, &b->side[!c->side], &tmp, limit, c->qty) < c->qty) {
         ev_order(m, SYNOR_EV_ACCEPTED, &tmp, 0, c->qty);
         ev_order(m, SYNOR_EV_CANCELLED, &tmp, SYNOR_REASON_FOK_UNFILLABLE, 0);
         return 0;
@@ -534,6 +541,7 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
     o->price = c->price;
     o->qty = c->qty;
     o->expires = c->expires;
+    o->duration = c->duration;
     o->owner = c->owner;
     o->resource = c->resource;
     o->side = (uint8_t)c->side;

@@ -147,7 +147,7 @@ static void encode_cmd(unsigned char *p, const synor_market_cmd *c)
     put64(p + 32, (uint64_t)c->price);
     put64(p + 40, (uint64_t)c->qty);
     put64(p + 48, c->expires);
-    put64(p + 56, 0);
+    put64(p + 56, c->duration);
 }
 
 static void decode_cmd(const unsigned char *p, synor_market_cmd *c)
@@ -168,6 +168,7 @@ static void decode_cmd(const unsigned char *p, synor_market_cmd *c)
     c->price = (int64_t)get64(p + 32);
     c->qty = (int64_t)get64(p + 40);
     c->expires = get64(p + 48);
+    c->duration = get64(p + 56);
 }
 
 static void append_record(mjournal *j, int type, uint64_t seq, const void *payload, size_t n)
@@ -388,6 +389,7 @@ static int restore(synor_market *m, const unsigned char *p, size_t n, const char
                 o->price = (int64_t)c64(&c);
                 o->qty = (int64_t)c64(&c);
                 o->expires = c64(&c);
+                o->duration = c64(&c);
                 o->owner = (uint32_t)c64(&c);
                 uint64_t fl = c64(&c);
                 o->interruptible = (uint8_t)fl;

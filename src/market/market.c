@@ -370,6 +370,7 @@ int synor__market_serialize(const synor_market *m, synor__buf *b)
                     put64(b, (uint64_t)o->price);
                     put64(b, (uint64_t)o->qty);
                     put64(b, o->expires);
+                    put64(b, o->duration);
                     put64(b, o->owner);
                     put64(b, (uint64_t)o->interruptible | (uint64_t)o->priority << 8 |
                                  (uint64_t)o->min_rep << 16);

@@ -36,6 +36,7 @@ typedef struct morder {
     int64_t price;
     int64_t qty;
     uint64_t expires;
+    uint64_t duration;
     uint32_t owner;
     uint32_t resource;
     uint32_t prev, next; /* level FIFO; `next` also links the free list */
