@@ -287,6 +287,31 @@ TEST(constraints_of_resting_bids_and_durations)
     ASSERT_OK(submit(&f, longbid));
     t = find_ev(&f, mark, SYNOR_EV_TRADE);
     ASSERT(t >= 0 && f.log.ev[t].maker_id == 5 && f.log.ev[t].price == 120);
+
+    /* zones: the region-set constraint */
+    uint32_t fra, ams;
+    ASSERT_OK(synor_market_zone(f.m, "fra1", &fra));
+    ASSERT_OK(synor_market_zone(f.m, "ams1", &ams));
+    ASSERT(fra == 1 && ams == 2);
+    ASSERT_STREQ(synor_market_zone_name(f.m, ams), "ams1");
+    synor_market_cmd za = place(10, f.bob, f.gpu, SYNOR_ASK, 100, 5, SYNOR_GTC);
+    za.zone = (uint8_t)ams;
+    ASSERT_OK(submit(&f, za));
+    synor_market_cmd zf = place(11, f.dave, f.gpu, SYNOR_ASK, 110, 5, SYNOR_GTC);
+    zf.zone = (uint8_t)fra;
+    ASSERT_OK(submit(&f, zf));
+    synor_market_cmd zb = place(12, f.carol, f.gpu, SYNOR_BID, 200, 3, SYNOR_IOC);
+    zb.zones = 1ull << fra;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, zb));
+    t = find_ev(&f, mark, SYNOR_EV_TRADE);
+    ASSERT(t >= 0 && f.log.ev[t].maker_id == 11 && f.log.ev[t].price == 110);
+    zb.order_id = 13;
+    zb.zones = 1ull << 9; /* no zone 9 */
+    zb.time = T += 10;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, zb));
+    ASSERT(f.log.ev[mark].kind == SYNOR_EV_REJECTED && f.log.ev[mark].reason == SYNOR_REASON_BAD_FIELD);
     fx_close(&f);
 }
 

@@ -19,10 +19,10 @@
  * priority when it only reduces the quantity and loses it otherwise (a price
  * change re-enters the order, which may then trade); orders with an expiry
  * (an ask's "available until", a bid's deadline) expire when a command with a
- * later time arrives. A bid may require a minimum provider reputation and a
- * duration; asks of providers below that reputation, or available for less
- * than the duration, are skipped (not cancelled) - whichever of the two
- * orders arrived first.
+ * later time arrives. A bid may require a minimum provider reputation, a
+ * duration and a set of provider zones; asks of providers below that
+ * reputation, available for less than the duration or outside the zones are
+ * skipped (not cancelled) - whichever of the two orders arrived first.
  *
  * Durability (synor_market_open with a directory): every accepted command is
  * appended to the journal before its events are released; events are
@@ -75,6 +75,9 @@ typedef struct synor_market_cmd {
     uint64_t expires;   /* ask: available until; bid: deadline; 0 = never */
     uint64_t duration;  /* bid: how long the capacity is needed (ns); it
                            only matches asks available at least that long */
+    uint64_t zones;     /* bid: allowed provider zones, bit z for zone id z
+                           (synor_market_zone); 0 = any */
+    uint8_t zone;       /* ask: the provider's zone id, 0 = unspecified */
     uint8_t interruptible; /* ask: capacity may be preempted */
     uint8_t priority;      /* bid: 0 = normal, higher = more urgent; 255 =
                               on-demand (preempts any interruptible lease) */
@@ -193,6 +196,11 @@ int synor_market_resource(synor_market *m, const synor_catalog *cat, const char 
 /* Registers (journaled) or looks up an owner by name (1..63 printable
  * characters); new owners start at reputation 50. */
 int synor_market_owner(synor_market *m, const char *name, uint32_t *id);
+/* Registers (journaled) or looks up a provider zone - a site or city inside
+ * a resource's region, e.g. "fra1" - giving its id, 1..63. A bid's zone
+ * set is the region-set constraint: it only matches asks from those zones. */
+int synor_market_zone(synor_market *m, const char *name, uint32_t *id);
+const char *synor_market_zone_name(const synor_market *m, uint32_t id); /* NULL if none */
 const char *synor_market_resource_key(const synor_market *m, uint32_t index); /* NULL if none */
 const char *synor_market_owner_name(const synor_market *m, uint32_t id);       /* NULL if none */
 int synor_market_find_resource(const synor_market *m, const char *key, uint32_t *index);

@@ -259,7 +259,7 @@ static int apply_line(mctx *x, const char *text, size_t len, const char *name)
                                        "side",   "type",     "tif",           "price",
                                        "qty",    "time",     "expires",       "interruptible",
                                        "priority", "min_reputation", "reputation", "duration",
-                                       NULL};
+                                       "zone", "zones", NULL};
     const char *cmd = NULL, *owner = NULL, *res = NULL, *side = "bid", *type = "limit",
                *tif = "gtc";
     synor_market_cmd c;
@@ -285,6 +285,35 @@ static int apply_line(mctx *x, const char *text, size_t len, const char *name)
         fprintf(stderr, "synor market: %s\n", synor_errmsg());
         synor__jdoc_free(d);
         return 1;
+    }
+    /* zones are interned on first use, like owners */
+    const char *zone = NULL;
+    synor__jval *zones = NULL;
+    if ((rc = field_str(d, o, "zone", &zone, 0)) ||
+        (rc = synor__json_member(d, o, "command", "zones", SYNOR__J_ARRAY, 0, &zones))) {
+        reject_line(x, "MALFORMED", synor_errmsg());
+        fprintf(stderr, "synor market: %s\n", synor_errmsg());
+        synor__jdoc_free(d);
+        return 1;
+    }
+    uint32_t zid;
+    if (zone) {
+        if (synor_market_zone(x->m, zone, &zid)) {
+            reject_line(x, "BAD_FIELD", synor_errmsg());
+            synor__jdoc_free(d);
+            return 0;
+        }
+        c.zone = (uint8_t)zid;
+    }
+    for (size_t k = 0; zones && k < zones->u.arr.n; k++) {
+        const synor__jval *z = zones->u.arr.items[k];
+        if (z->type != SYNOR__J_STRING || synor_market_zone(x->m, z->u.str.s, &zid)) {
+            reject_line(x, "BAD_FIELD", z->type != SYNOR__J_STRING ? "zones must be strings"
+                                                                    : synor_errmsg());
+            synor__jdoc_free(d);
+            return 0;
+        }
+        c.zones |= 1ull << zid;
     }
     c.price = price;
     c.qty = qty;

@@ -386,6 +386,8 @@ static int eligible(const synor_market *m, const morder *a, const morder *b)
     const morder *bid = a->side == SYNOR_BID ? a : b, *ask = a->side == SYNOR_BID ? b : a;
     if (bid->min_rep && m->owner_rep[ask->owner] < bid->min_rep)
         return 0;
+    if (bid->zones && !(ask->zone && (bid->zones >> ask->zone) & 1))
+        return 0;
     return !bid->duration || !ask->expires || ask->expires >= m->cur_time + bid->duration;
 }
 
@@ -503,7 +505,8 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
     if (c->owner >= m->n_owners)
         return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
     if ((unsigned)c->side > 1 || (unsigned)c->type > 1 || (unsigned)c->tif > 2 ||
-        c->min_reputation > 100 || c->order_id == 0)
+        c->min_reputation > 100 || c->order_id == 0 || c->zone > m->n_zones ||
+        (c->zones & ~(((uint64_t)2 << m->n_zones) - 2)))
         return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
     if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
         return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
@@ -525,6 +528,8 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
     tmp.qty = c->qty;
     tmp.expires = c->expires;
     tmp.duration = c->duration;
+    tmp.zones = c->zones;
+    tmp.zone = c->zone;
     tmp.min_rep = c->min_reputation;
     if (c->tif == SYNOR_FOK && fillable(m, &b->side[!c->side], &tmp, limit, c->qty) < c->qty) {
         ev_order(m, SYNOR_EV_ACCEPTED, &tmp, 0, c->qty);
@@ -542,6 +547,8 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
     o->qty = c->qty;
     o->expires = c->expires;
     o->duration = c->duration;
+    o->zones = c->zones;
+    o->zone = c->zone;
     o->owner = c->owner;
     o->resource = c->resource;
     o->side = (uint8_t)c->side;

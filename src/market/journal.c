@@ -128,7 +128,7 @@ static uint64_t get64(const unsigned char *p)
     return v;
 }
 
-#define CMD_PAYLOAD 64
+#define CMD_PAYLOAD 80
 
 static void encode_cmd(unsigned char *p, const synor_market_cmd *c)
 {
@@ -148,6 +148,8 @@ static void encode_cmd(unsigned char *p, const synor_market_cmd *c)
     put64(p + 40, (uint64_t)c->qty);
     put64(p + 48, c->expires);
     put64(p + 56, c->duration);
+    put64(p + 64, c->zones);
+    put64(p + 72, c->zone);
 }
 
 static void decode_cmd(const unsigned char *p, synor_market_cmd *c)
@@ -169,6 +171,8 @@ static void decode_cmd(const unsigned char *p, synor_market_cmd *c)
     c->qty = (int64_t)get64(p + 40);
     c->expires = get64(p + 48);
     c->duration = get64(p + 56);
+    c->zones = get64(p + 64);
+    c->zone = (uint8_t)get64(p + 72);
 }
 
 static void append_record(mjournal *j, int type, uint64_t seq, const void *payload, size_t n)
@@ -343,6 +347,14 @@ static int restore(synor_market *m, const unsigned char *p, size_t n, const char
         synor__free(name);
         m->owner_rep[id] = (uint8_t)(rep > 100 ? 100 : rep);
     }
+    uint64_t nz = c64(&c);
+    for (uint64_t z = 0; z < nz && !c.bad; z++) {
+        char *name = cstr(&c);
+        uint32_t id;
+        if (!name || synor__add_zone_raw(m, name, &id))
+            c.bad = 1;
+        synor__free(name);
+    }
     uint64_t nr = c64(&c);
     for (uint64_t r = 0; r < nr && !c.bad; r++) {
         char *key = cstr(&c);
@@ -390,6 +402,8 @@ static int restore(synor_market *m, const unsigned char *p, size_t n, const char
                 o->qty = (int64_t)c64(&c);
                 o->expires = c64(&c);
                 o->duration = c64(&c);
+                o->zones = c64(&c);
+                o->zone = (uint8_t)c64(&c);
                 o->owner = (uint32_t)c64(&c);
                 uint64_t fl = c64(&c);
                 o->interruptible = (uint8_t)fl;
@@ -501,13 +515,15 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
                 synor_market_cmd c;
                 decode_cmd(pl, &c);
                 rc = synor_market_submit(m, &c);
-            } else if ((type == SYNOR__REC_RESOURCE || type == SYNOR__REC_OWNER) && pn && pn < 64) {
+            } else if ((type == SYNOR__REC_RESOURCE || type == SYNOR__REC_OWNER ||
+                        type == SYNOR__REC_ZONE) && pn && pn < 64) {
                 char name[64];
                 uint32_t id;
                 memcpy(name, pl, pn);
                 name[pn] = '\0';
                 rc = type == SYNOR__REC_RESOURCE ? synor__add_resource_raw(m, name, &id)
-                                                 : synor__add_owner_raw(m, name, &id);
+                     : type == SYNOR__REC_OWNER  ? synor__add_owner_raw(m, name, &id)
+                                                 : synor__add_zone_raw(m, name, &id);
             } else {
                 rc = synor__error(SYNOR_EPARSE, "%s: record at byte %zu has unknown type %d",
                                   m->journal->path, off, type);

@@ -59,6 +59,8 @@ static void market_free(synor_market *m)
     }
     for (uint32_t i = 0; i < m->n_owners; i++)
         synor__free(m->owner_names[i]);
+    for (uint32_t z = 1; z <= m->n_zones; z++)
+        synor__free(m->zone_names[z]);
     synor__free(m->res_keys);
     synor__free(m->books);
     synor__free(m->owner_names);
@@ -179,6 +181,44 @@ int synor__add_owner_raw(synor_market *m, const char *name, uint32_t *id)
     *id = m->n_owners++;
     m->seq++;
     return 0;
+}
+
+int synor__add_zone_raw(synor_market *m, const char *name, uint32_t *id)
+{
+    if (m->n_zones >= 63)
+        return synor__error(SYNOR_ERANGE, "market: at most 63 zones");
+    char *dup = synor__strdup(name);
+    if (!dup)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    m->zone_names[++m->n_zones] = dup;
+    *id = m->n_zones;
+    m->seq++;
+    return 0;
+}
+
+int synor_market_zone(synor_market *m, const char *name, uint32_t *id)
+{
+    if (!m || !name || !id)
+        return synor__error(SYNOR_EINVAL, "synor_market_zone: NULL argument");
+    for (uint32_t z = 1; z <= m->n_zones; z++)
+        if (strcmp(m->zone_names[z], name) == 0) {
+            *id = z;
+            return 0;
+        }
+    if (!valid_name(name))
+        return synor__error(SYNOR_EINVAL, "market: zone \"%s\" must be 1..63 printable "
+                                          "characters without spaces or quotes", name);
+    if (m->n_zones >= 63)
+        return synor__error(SYNOR_ERANGE, "market: zone \"%s\": at most 63 zones", name);
+    int rc = synor__journal_name(m, SYNOR__REC_ZONE, name);
+    if (rc)
+        return rc;
+    return synor__add_zone_raw(m, name, id);
+}
+
+const char *synor_market_zone_name(const synor_market *m, uint32_t id)
+{
+    return id >= 1 && id <= m->n_zones ? m->zone_names[id] : NULL;
 }
 
 int synor_market_find_resource(const synor_market *m, const char *key, uint32_t *index)
@@ -329,6 +369,9 @@ int synor__market_serialize(const synor_market *m, synor__buf *b)
         putstr(b, m->owner_names[i]);
         put64(b, m->owner_rep[i]);
     }
+    put64(b, m->n_zones);
+    for (uint32_t z = 1; z <= m->n_zones; z++)
+        putstr(b, m->zone_names[z]);
     put64(b, m->n_res);
     for (uint32_t r = 0; r < m->n_res; r++) {
         const mbook *k = &m->books[r];
@@ -371,6 +414,8 @@ int synor__market_serialize(const synor_market *m, synor__buf *b)
                     put64(b, (uint64_t)o->qty);
                     put64(b, o->expires);
                     put64(b, o->duration);
+                    put64(b, o->zones);
+                    put64(b, o->zone);
                     put64(b, o->owner);
                     put64(b, (uint64_t)o->interruptible | (uint64_t)o->priority << 8 |
                                  (uint64_t)o->min_rep << 16);

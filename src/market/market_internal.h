@@ -37,6 +37,7 @@ typedef struct morder {
     int64_t qty;
     uint64_t expires;
     uint64_t duration;
+    uint64_t zones;
     uint32_t owner;
     uint32_t resource;
     uint32_t prev, next; /* level FIFO; `next` also links the free list */
@@ -44,6 +45,7 @@ typedef struct morder {
     uint8_t interruptible;
     uint8_t priority;
     uint8_t min_rep;
+    uint8_t zone;
 } morder;
 
 typedef struct mlevel {
@@ -111,6 +113,9 @@ struct synor_market {
     char **owner_names;
     uint8_t *owner_rep;
     uint32_t n_owners, cap_owners;
+    /* provider zones, ids 1..63 (index 0 unused) */
+    char *zone_names[64];
+    uint32_t n_zones; /* highest id in use */
     /* expiry min-heap */
     mexpiry *heap;
     uint32_t heap_n, heap_cap;
@@ -177,6 +182,7 @@ void synor__lease_expire(synor_market *m, uint64_t now);
 void synor__emit(synor_market *m, const synor_market_event *ev);
 int synor__add_resource_raw(synor_market *m, const char *key, uint32_t *index);
 int synor__add_owner_raw(synor_market *m, const char *name, uint32_t *id);
+int synor__add_zone_raw(synor_market *m, const char *name, uint32_t *id);
 uint32_t synor__n_candles(const synor_market *m);
 
 /* journal.c */
@@ -190,6 +196,6 @@ int synor__journal_snapshot(synor_market *m);
 int synor__market_serialize(const synor_market *m, synor__buf *b);
 uint32_t synor__crc32c(uint32_t crc, const void *data, size_t n);
 
-enum { SYNOR__REC_CMD = 1, SYNOR__REC_RESOURCE = 2, SYNOR__REC_OWNER = 3 };
+enum { SYNOR__REC_CMD = 1, SYNOR__REC_RESOURCE = 2, SYNOR__REC_OWNER = 3, SYNOR__REC_ZONE = 4 };
 
 #endif

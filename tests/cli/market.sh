@@ -76,6 +76,16 @@ check outbid      grep -q '"event":"preempted".*"line":3,.*"owner":"frank".*"dea
 check outbid-tr   grep -q '"event":"trade".*"line":3,.*"owner":"gina".*"price":450000,"qty":2,.*"maker_id":0,"maker_owner":"erin"' "$tmp/out"
 check reclaimed   grep -q '"event":"preempted".*"line":4,.*"owner":"gina".*"reason":"RECLAIMED"' "$tmp/out"
 
+# zones: a bid restricted to fra1 skips the cheaper ask in ams1
+R3=gpu/amd-mi300x/eu-west
+cat >"$tmp/zones.jsonl" <<JL
+{"cmd":"place","id":300,"owner":"hugo","resource":"$R3","side":"ask","price":1000000,"qty":2,"zone":"ams1","time":$((T2+10))}
+{"cmd":"place","id":301,"owner":"ines","resource":"$R3","side":"ask","price":1100000,"qty":2,"zone":"fra1","time":$((T2+11))}
+{"cmd":"place","id":302,"owner":"jack","resource":"$R3","side":"bid","price":1200000,"qty":1,"tif":"ioc","zones":["fra1"],"duration":60,"time":$((T2+12))}
+JL
+check zones       [ "$(rc M batch "$tmp/zones.jsonl")" = 0 ]
+check zones-trade grep -q '"event":"trade".*"line":3,.*"maker_id":301' "$tmp/out"
+
 # the same journal replays to the same state in a fresh process
 check replay3     [ "$(rc M replay)" = 0 ]
 h=$(grep -o '"state_hash":"[0-9a-f]*"' "$tmp/out")
