@@ -1,0 +1,224 @@
+/* test_market_journal.c - durability of the market: recovery to an
+ * identical state, snapshots, torn and corrupt journal tails, leases across
+ * restarts, and writer processes killed with SIGKILL at random moments. */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "market_fixture.h"
+
+/* ---- durability ---- */
+
+static char *tmpdir(void)
+{
+    static char d[64];
+    strcpy(d, "/tmp/synor-market-XXXXXX");
+    return mkdtemp(d);
+}
+
+static void rm_rf(const char *dir)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/journal.log", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/snapshot.bin", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/snapshot.bin.tmp", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
+static void run_stream(fx *f, uint64_t seed, int n)
+{
+    rng_state = seed;
+    uint64_t next_id = 1;
+    for (int i = 0; i < n; i++) {
+        synor_market_cmd c = random_cmd(&next_id, 2, 4);
+        synor_market_submit(f->m, &c);
+    }
+}
+
+TEST(recovery_restores_identical_state)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    fx f;
+    T = 1000;
+    ASSERT_OK(fx_open(&f, dir));
+    run_stream(&f, 77, 3000);
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m), seq = synor_market_seq(f.m);
+    fx_close(&f);
+    fx g;
+    ASSERT_OK(fx_open(&g, dir)); /* re-registering existing names journals nothing */
+    ASSERT_EQ(synor_market_seq(g.m), seq);
+    ASSERT(synor_market_state_hash(g.m) == h);
+    ASSERT_STREQ(synor_market_recovery_note(g.m), "");
+    /* snapshot, more commands, reopen: snapshot + journal tail */
+    ASSERT_OK(synor_market_snapshot(g.m));
+    run_stream(&g, 78, 1000);
+    ASSERT_OK(synor_market_commit(g.m));
+    h = synor_market_state_hash(g.m);
+    fx_close(&g);
+    ASSERT_OK(fx_open(&g, dir));
+    ASSERT(synor_market_state_hash(g.m) == h);
+    fx_close(&g);
+    rm_rf(dir);
+}
+
+TEST(torn_and_corrupt_tails_are_dropped)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    char path[256];
+    snprintf(path, sizeof path, "%s/journal.log", dir);
+    fx f;
+    T = 1000;
+    ASSERT_OK(fx_open(&f, dir));
+    run_stream(&f, 5, 500);
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m);
+    fx_close(&f);
+    struct stat st;
+    ASSERT(stat(path, &st) == 0);
+    /* a torn write: half a record appended */
+    int fd = open(path, O_WRONLY | O_APPEND);
+    ASSERT(write(fd, "\x49\x00\x00\x00\x12\x34\x56\x78\x01\x02\x03", 11) == 11);
+    close(fd);
+    fx g;
+    ASSERT_OK(fx_open(&g, dir));
+    ASSERT(synor_market_state_hash(g.m) == h);
+    ASSERT_CONTAINS(synor_market_recovery_note(g.m), "dropped an incomplete record");
+    fx_close(&g);
+    ASSERT(stat(path, &st) == 0);
+    off_t good = st.st_size; /* the torn tail was cut */
+    /* corrupt the last record: its CRC fails, it is dropped, the state is
+     * that of every record before it */
+    fd = open(path, O_RDWR);
+    unsigned char byte;
+    ASSERT(pread(fd, &byte, 1, good - 3) == 1);
+    byte ^= 0xff;
+    ASSERT(pwrite(fd, &byte, 1, good - 3) == 1);
+    close(fd);
+    ASSERT_OK(fx_open(&g, dir));
+    ASSERT_CONTAINS(synor_market_recovery_note(g.m), "bad CRC");
+    ASSERT(synor_market_state_hash(g.m) != h); /* one command fewer */
+    fx_close(&g);
+    rm_rf(dir);
+}
+
+/* The child applies a seeded stream, committing every 37 commands, and
+ * after each commit writes the acknowledged sequence number to the pipe.
+ * The parent kills it at a random moment. */
+TEST(crash_loses_no_acknowledged_command)
+{
+    for (int round = 0; round < 6; round++) {
+        char *dir = tmpdir();
+        ASSERT(dir);
+        int pfd[2];
+        ASSERT(pipe(pfd) == 0);
+        pid_t pid = fork();
+        ASSERT(pid >= 0);
+        if (pid == 0) {
+            close(pfd[0]);
+            fx f;
+            T = 1000;
+            if (fx_open(&f, dir))
+                _exit(2);
+            rng_state = 1234 + (uint64_t)round;
+            uint64_t next_id = 1;
+            for (int i = 0;; i++) {
+                synor_market_cmd c = random_cmd(&next_id, 2, 4);
+                if (synor_market_submit(f.m, &c))
+                    _exit(3);
+                if (i % 37 == 36) {
+                    if (synor_market_commit(f.m))
+                        _exit(4);
+                    uint64_t s = synor_market_seq(f.m);
+                    if (write(pfd[1], &s, sizeof s) != sizeof s)
+                        _exit(5);
+                }
+            }
+        }
+        close(pfd[1]);
+        usleep(20000 + (useconds_t)(rnd() % 60000));
+        kill(pid, SIGKILL);
+        int status;
+        waitpid(pid, &status, 0);
+        uint64_t acked = 0, s;
+        while (read(pfd[0], &s, sizeof s) == sizeof s)
+            acked = s;
+        close(pfd[0]);
+        fx g;
+        T = 1000;
+        ASSERT_OK(fx_open(&g, dir));
+        uint64_t recovered = synor_market_seq(g.m);
+        if (recovered < acked)
+            TEST__FAIL("round %d: recovered seq %llu < acknowledged %llu", round,
+                       (unsigned long long)recovered, (unsigned long long)acked);
+        uint64_t h = synor_market_state_hash(g.m);
+        fx_close(&g);
+        /* a clean in-memory replay of the same prefix reaches the same state */
+        fx clean;
+        T = 1000;
+        ASSERT_OK(fx_open(&clean, NULL));
+        rng_state = 1234 + (uint64_t)round;
+        uint64_t next_id = 1;
+        while (synor_market_seq(clean.m) < recovered) {
+            synor_market_cmd c = random_cmd(&next_id, 2, 4);
+            ASSERT_OK(synor_market_submit(clean.m, &c));
+        }
+        ASSERT(synor_market_state_hash(clean.m) == h);
+        ASSERT(acked > 0 || recovered >= 6);
+        fx_close(&clean);
+        rm_rf(dir);
+    }
+}
+
+TEST(interruptible_discount_and_lease_durability)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    fx f;
+    memset(&f, 0, sizeof f);
+    synor_market_config cfg;
+    synor_market_config_init(&cfg);
+    cfg.dir = dir;
+    cfg.interruptible_discount_bp = 2500;
+    cfg.on_event = on_event;
+    cfg.user_data = &f.log;
+    ASSERT_OK(synor_catalog_create(&f.cat));
+    ASSERT_OK(synor_catalog_load_builtin(f.cat));
+    ASSERT_OK(synor_market_open(&cfg, &f.m));
+    ASSERT_OK(synor_market_resource(f.m, f.cat, "gpu/nvidia-h100-sxm/eu-west", &f.gpu));
+    ASSERT_OK(synor_market_resource(f.m, f.cat, "tpu/google-tpu-v5p/us-east", &f.tpu));
+    ASSERT_OK(synor_market_owner(f.m, "alice", &f.alice));
+    ASSERT_OK(synor_market_owner(f.m, "bob", &f.bob));
+    ASSERT_OK(synor_market_owner(f.m, "carol", &f.carol));
+    ASSERT_OK(synor_market_owner(f.m, "dave", &f.dave));
+    synor_market_cmd a = place(100, f.alice, f.gpu, SYNOR_ASK, 200, 10, SYNOR_GTC);
+    a.interruptible = 1;
+    ASSERT_OK(submit(&f, a));
+    synor_market_order o;
+    ASSERT_OK(synor_market_order_get(f.m, 100, &o));
+    ASSERT_EQ(o.price, 150); /* 25% below the provider's price */
+    size_t mark = f.log.n;
+    preemption_scenario(&f);
+    ASSERT(find_ev(&f, mark, SYNOR_EV_LEASED) >= 0);
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m);
+    synor_market_close(f.m);
+    ASSERT_OK(synor_market_open(&cfg, &f.m));
+    ASSERT(synor_market_state_hash(f.m) == h);
+    ASSERT_OK(synor_market_snapshot(f.m));
+    synor_market_close(f.m);
+    ASSERT_OK(synor_market_open(&cfg, &f.m));
+    ASSERT(synor_market_state_hash(f.m) == h);
+    fx_close(&f);
+    rm_rf(dir);
+}
+
+TEST_MAIN(recovery_restores_identical_state, torn_and_corrupt_tails_are_dropped,
+          crash_loses_no_acknowledged_command, interruptible_discount_and_lease_durability)
