@@ -10,18 +10,34 @@
  *   synor/device.h     devices and their backends
  *   synor/registry.h   the device registry and availability schedules
  *   synor/detect.h     detection of this machine's processors
- *   synor/market.h     the spot market for compute capacity */
+ *   synor/market.h     the spot market for compute capacity
+ *   synor/runtime.h    the task runtime: workers, tasks, data handles
+ *   synor/workload.h   workloads: task DAGs with operation shapes and work
+ *   synor/decompose.h  LLM inference and training workloads from a model
+ *   synor/fabric.h     fabrics: devices, links between memories, prices
+ *   synor/cost.h       the cost model: tasks x devices, transfers
+ *   synor/plan.h       planners: HEFT, PEFT, objectives, baselines, exact
+ *   synor/sim.h        the discrete-event simulator and execution traces
+ *   synor/report.h     reports from traces: text, Chrome trace, SVG Gantt */
 #ifndef SYNOR_H
 #define SYNOR_H
 
 #include "synor/caps.h"
+#include "synor/cost.h"
+#include "synor/decompose.h"
 #include "synor/detect.h"
 #include "synor/device.h"
 #include "synor/error.h"
+#include "synor/fabric.h"
 #include "synor/market.h"
 #include "synor/op.h"
+#include "synor/plan.h"
 #include "synor/processor.h"
 #include "synor/profile.h"
 #include "synor/registry.h"
+#include "synor/report.h"
+#include "synor/sim.h"
+#include "synor/runtime.h"
+#include "synor/workload.h"
 
 #endif

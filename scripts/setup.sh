@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # (an OpenCL implementation on the CPU, so OpenCL code paths run without a
 # GPU). CUDA and NVML are optional and loaded at run time when a driver is
 # present; nothing to install for them.
-PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc
+PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd)
 
 missing=()

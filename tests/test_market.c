@@ -404,22 +404,46 @@ TEST(preemptible_capacity)
     uint64_t carol_lease = f.log.ev[cl].order_id;
     ASSERT_EQ(synor_market_open_orders(f.m), 0); /* carol filled, nothing rests */
 
-    /* on-demand (priority 255) beats carol's higher price */
+    /* only the 4 units carol needed were preempted: bob's other 6 run on */
+    ASSERT_EQ(f.log.ev[p].qty, 4);
+    ASSERT_EQ(f.log.ev[p].remaining, 6);
+    synor_market_lease ls[16];
+    size_t nl;
+    ASSERT_OK(synor_market_leases(f.m, ls, 16, &nl));
+    ASSERT_EQ(nl, 3); /* bob 6 running, bob 4 warned, carol 4 */
+    ASSERT(ls[0].id == bob_lease && ls[0].qty == 6 && ls[0].deadline == 0);
+    ASSERT(ls[1].id == bob_lease && ls[1].qty == 4 && ls[1].deadline == deadline);
+    ASSERT(ls[2].id == carol_lease && ls[2].holder == f.carol && ls[2].end == 0);
+
+    /* on-demand (priority 255) beats any price: it takes the lowest-ranked
+     * lease first - bob's running units at 100, not carol's at 150 */
     mark = f.log.n;
     synor_market_cmd od = place(4, f.dave, f.gpu, SYNOR_BID, 50, 4, SYNOR_IOC);
     od.priority = 255;
     ASSERT_OK(submit(&f, od));
     p = find_ev_kind_reason(&f, mark, SYNOR_EV_PREEMPTED, SYNOR_REASON_ON_DEMAND);
-    ASSERT(p >= 0 && f.log.ev[p].order_id == carol_lease);
+    ASSERT(p >= 0 && f.log.ev[p].order_id == bob_lease && f.log.ev[p].qty == 4 &&
+           f.log.ev[p].remaining == 2);
+    /* a second on-demand bid now passes bob's last 2 units and reaches carol */
+    mark = f.log.n;
+    synor_market_cmd od2 = place(9, f.dave, f.gpu, SYNOR_BID, 50, 3, SYNOR_IOC);
+    od2.priority = 255;
+    ASSERT_OK(submit(&f, od2));
+    p = find_ev_kind_reason(&f, mark, SYNOR_EV_PREEMPTED, SYNOR_REASON_ON_DEMAND);
+    ASSERT(p >= 0 && f.log.ev[p].order_id == bob_lease && f.log.ev[p].qty == 2);
+    long p2 = find_ev_kind_reason(&f, (size_t)p + 1, SYNOR_EV_PREEMPTED, SYNOR_REASON_ON_DEMAND);
+    ASSERT(p2 > p && f.log.ev[p2].order_id == carol_lease && f.log.ev[p2].qty == 1 &&
+           f.log.ev[p2].remaining == 3);
 
-    /* the deadline passes: bob's and carol's leases end */
+    /* the deadlines pass: the warned units of bob (three parts) and carol end */
     T = deadline + 1000000000ull * 200;
     mark = f.log.n;
     ASSERT_OK(submit(&f, place(5, f.bob, f.tpu, SYNOR_BID, 1, 1, SYNOR_GTC)));
     size_t ended = 0;
     for (size_t i = mark; i < f.log.n; i++)
-        ended += f.log.ev[i].kind == SYNOR_EV_LEASE_ENDED;
-    ASSERT_EQ(ended, 2);
+        ended += f.log.ev[i].kind == SYNOR_EV_LEASE_ENDED &&
+                 f.log.ev[i].reason == SYNOR_REASON_PREEMPTION_DEADLINE;
+    ASSERT_EQ(ended, 4);
 
     /* reclaim with replacement capacity available: the holder migrates */
     synor_market_cmd a2 = place(6, f.alice, f.gpu, SYNOR_ASK, 100, 3, SYNOR_GTC);
@@ -432,7 +456,7 @@ TEST(preemptible_capacity)
     rc.resource = f.gpu;
     ASSERT_OK(submit(&f, rc));
     p = find_ev_kind_reason(&f, mark, SYNOR_EV_PREEMPTED, SYNOR_REASON_RECLAIMED);
-    ASSERT(p >= 0 && f.log.ev[p].owner == f.bob);
+    ASSERT(p >= 0 && f.log.ev[p].owner == f.bob && f.log.ev[p].qty == 3);
     t = find_ev(&f, (size_t)p, SYNOR_EV_TRADE);
     ASSERT(t > p && f.log.ev[t].maker_id == 8 && f.log.ev[t].price == 90 && f.log.ev[t].qty == 3);
     ASSERT(find_ev(&f, (size_t)t, SYNOR_EV_MIGRATED) > t);
@@ -445,7 +469,80 @@ TEST(preemptible_capacity)
     fx_close(&f);
 }
 
-TEST_MAIN(preemptible_capacity, price_time_priority_and_partial_fills, ioc_fok_market_orders,
+/* A lease's term: the bid's duration, cut at the provider's availability;
+ * and the bid constraints apply to leased capacity as to asks. */
+TEST(lease_terms_and_constraints)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    synor_market_cmd a = place(1, f.alice, f.gpu, SYNOR_ASK, 100, 5, SYNOR_GTC);
+    a.interruptible = 1;
+    a.expires = a.time + 10000; /* available until */
+    uint64_t avail = a.expires;
+    ASSERT_OK(submit(&f, a));
+    size_t mark = f.log.n;
+    synor_market_cmd b = place(2, f.bob, f.gpu, SYNOR_BID, 100, 2, SYNOR_GTC);
+    b.duration = 500;
+    ASSERT_OK(submit(&f, b));
+    long l = find_ev(&f, mark, SYNOR_EV_LEASED);
+    ASSERT(l >= 0 && f.log.ev[l].owner == f.bob && f.log.ev[l].deadline == b.time + 500);
+    uint64_t bob_lease = f.log.ev[l].order_id;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, place(3, f.carol, f.gpu, SYNOR_BID, 100, 3, SYNOR_GTC)));
+    l = find_ev(&f, mark, SYNOR_EV_LEASED);
+    ASSERT(l >= 0 && f.log.ev[l].owner == f.carol && f.log.ev[l].deadline == avail);
+    ASSERT_EQ(synor_market_lease_count(f.m), 2);
+
+    /* bob's term runs out: his lease ends normally */
+    T = b.time + 600;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, place(4, f.dave, f.tpu, SYNOR_BID, 1, 1, SYNOR_GTC)));
+    long e = find_ev_kind_reason(&f, mark, SYNOR_EV_LEASE_ENDED, SYNOR_REASON_LEASE_TERM);
+    ASSERT(e >= 0 && f.log.ev[e].order_id == bob_lease && f.log.ev[e].qty == 2 &&
+           f.log.ev[e].remaining == 0 && f.log.ev[e].deadline == b.time + 500);
+    ASSERT_EQ(synor_market_lease_count(f.m), 1);
+
+    /* higher bids whose constraints carol's capacity fails preempt nothing */
+    synor_market_cmd hi = place(5, f.dave, f.gpu, SYNOR_BID, 200, 1, SYNOR_IOC);
+    hi.min_reputation = 80; /* alice is at 50 */
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, hi));
+    hi = place(6, f.dave, f.gpu, SYNOR_BID, 200, 1, SYNOR_IOC);
+    hi.duration = 20000; /* longer than alice's capacity lasts */
+    ASSERT_OK(submit(&f, hi));
+    uint32_t fra;
+    ASSERT_OK(synor_market_zone(f.m, "fra1", &fra));
+    hi = place(7, f.dave, f.gpu, SYNOR_BID, 200, 1, SYNOR_IOC);
+    hi.zones = 1ull << fra; /* alice's ask named no zone */
+    ASSERT_OK(submit(&f, hi));
+    ASSERT(find_ev(&f, mark, SYNOR_EV_PREEMPTED) < 0);
+    ASSERT(find_ev(&f, mark, SYNOR_EV_TRADE) < 0);
+    /* without them it does, and dave's lease keeps alice's availability */
+    mark = f.log.n;
+    hi = place(8, f.dave, f.gpu, SYNOR_BID, 200, 1, SYNOR_IOC);
+    ASSERT_OK(submit(&f, hi));
+    long p = find_ev_kind_reason(&f, mark, SYNOR_EV_PREEMPTED, SYNOR_REASON_OUTBID);
+    ASSERT(p >= 0 && f.log.ev[p].owner == f.carol && f.log.ev[p].qty == 1 &&
+           f.log.ev[p].remaining == 2);
+    l = find_ev(&f, (size_t)p, SYNOR_EV_LEASED);
+    ASSERT(l > p && f.log.ev[l].owner == f.dave && f.log.ev[l].deadline == avail);
+
+    /* alice's availability ends: the running leases end with their term */
+    T = avail + 1;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, simple(SYNOR_CMD_CANCEL, 4, f.dave, 0, 0)));
+    size_t term = 0;
+    for (size_t i = mark; i < f.log.n; i++)
+        term += f.log.ev[i].kind == SYNOR_EV_LEASE_ENDED &&
+                f.log.ev[i].reason == SYNOR_REASON_LEASE_TERM;
+    /* carol's 2 running units, dave's 1, and carol's warned unit: its term
+     * ends before the warning period would */
+    ASSERT_EQ(term, 3);
+    ASSERT_EQ(synor_market_lease_count(f.m), 0);
+    fx_close(&f);
+}
+
+TEST_MAIN(preemptible_capacity, lease_terms_and_constraints, price_time_priority_and_partial_fills, ioc_fok_market_orders,
           self_trade_prevention_cancels_the_resting_order, amend_keeps_or_loses_priority,
           expiry_and_reputation_constraints, constraints_of_resting_bids_and_durations,
           bad_commands_change_nothing,

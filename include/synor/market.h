@@ -30,6 +30,14 @@
  * the batch. On open the market restores the last snapshot and replays the
  * journal to the identical state; a torn or corrupt last record is dropped
  * (never half-applied) and reported through synor_market_recovery_note.
+ * Damage followed by intact records is corruption: open fails unless
+ * cfg->salvage. Snapshots are taken every cfg->snapshot_every records.
+ *
+ * Preemptible capacity: a trade on an interruptible ask makes a lease with
+ * a term (the bid's duration, cut at the ask's "available until"); the
+ * provider's RECLAIM or a higher-ranked bid preempts only the units needed,
+ * after a warning (PREEMPTED = the checkpoint callback), with an immediate
+ * replacement offer (MIGRATED) or a graceful end (LEASE_ENDED).
  *
  * Thread safety: a market is single-threaded (one matching thread, as in
  * LMAX-style exchanges); use one market per thread or serialize calls. */
@@ -106,7 +114,8 @@ typedef struct synor_market_cmd {
     X(RECLAIMED, 16, "the provider reclaimed the capacity")            \
     X(OUTBID, 17, "preempted by a higher bid")                         \
     X(ON_DEMAND, 18, "preempted by on-demand demand")                  \
-    X(PREEMPTION_DEADLINE, 19, "the preemption warning period ended")
+    X(PREEMPTION_DEADLINE, 19, "the preemption warning period ended")  \
+    X(LEASE_TERM, 20, "the lease's term ended")
 
 typedef enum synor_market_reason {
 #define SYNOR__MR_ENUM(n, v, d) SYNOR_REASON_##n = (v),
@@ -126,12 +135,19 @@ typedef enum synor_market_event_kind {
     SYNOR_EV_AMENDED = 6,   /* qty/price now as given; priority kept or not */
     SYNOR_EV_REPUTATION = 7,
     /* preemptible capacity: order_id is the lease id, owner the holder,
-     * maker_owner the provider, price/qty the lease's */
-    SYNOR_EV_LEASED = 8,     /* a trade on an interruptible ask made a lease */
-    SYNOR_EV_PREEMPTED = 9,  /* checkpoint now: the lease ends at `deadline` */
+     * maker_owner the provider, price the lease's, qty the units concerned
+     * and remaining the units of that lease id still active after it */
+    SYNOR_EV_LEASED = 8,     /* a trade on an interruptible ask made a lease;
+                                deadline = the end of its term (0 = none) */
+    SYNOR_EV_PREEMPTED = 9,  /* checkpoint callback: qty units of the lease
+                                stop at `deadline` (only those units; the
+                                rest of the lease runs on) */
     SYNOR_EV_MIGRATED = 10,  /* replacement capacity was bought (trades and a
                                 LEASED event precede this) */
-    SYNOR_EV_LEASE_ENDED = 11 /* deadline reached without replacement */
+    SYNOR_EV_LEASE_ENDED = 11 /* reason PREEMPTION_DEADLINE: warned units
+                                 without replacement stop; LEASE_TERM: the
+                                 term (bid duration, or the ask's available-
+                                 until) ended normally */
 } synor_market_event_kind;
 
 typedef struct synor_market_event {
@@ -155,6 +171,13 @@ typedef struct synor_market_event {
 
 typedef void (*synor_market_event_fn)(const synor_market_event *ev, void *user_data);
 
+/* The event as one JSON object (the JSON-lines event format of
+ * docs/MARKET.md, without the newline); line > 0 adds "line" (the batch
+ * input line). Writes at most cap bytes including the terminating NUL, like
+ * snprintf, and returns the length the whole object needs (0 if out of
+ * memory). The names come from ev->market, which must still be open. */
+size_t synor_market_event_json(const synor_market_event *ev, long line, char *buf, size_t cap);
+
 typedef enum synor_fsync_policy {
     SYNOR_FSYNC_BATCH = 0, /* fsync at every synor_market_commit (default) */
     SYNOR_FSYNC_NEVER = 1, /* write only; the OS decides (a crash of the
@@ -175,6 +198,18 @@ typedef struct synor_market_config {
     int replay_events;            /* also deliver the events of commands
                                      replayed by recovery (audit, trade
                                      history since the last snapshot) */
+    uint64_t snapshot_every;      /* durable markets: write a snapshot (and
+                                     truncate the journal) at the first
+                                     commit after this many journal records;
+                                     0 = only on synor_market_snapshot.
+                                     Default 1,000,000 */
+    int salvage;                  /* recovery: a damaged record followed by
+                                     valid ones is corruption, not a torn
+                                     tail, and open fails (SYNOR_EPARSE) so
+                                     that no acknowledged command is dropped
+                                     silently; with salvage = 1 the journal
+                                     is cut at the damage instead (the note
+                                     says how many records were lost) */
 } synor_market_config;
 
 void synor_market_config_init(synor_market_config *cfg);
@@ -277,6 +312,24 @@ int synor_market_order_get(const synor_market *m, uint64_t id, synor_market_orde
 int synor_market_orders(const synor_market *m, uint32_t resource, synor_side side,
                         synor_market_order *out, size_t max, size_t *n);
 size_t synor_market_open_orders(const synor_market *m);
+
+/* A lease of interruptible capacity, for display. Preempting part of a
+ * lease splits it: the warned units and the units that run on are listed
+ * as two entries with the same id. */
+typedef struct synor_market_lease {
+    uint64_t id;
+    uint32_t provider, holder, resource;
+    int64_t price, qty;
+    uint64_t start;    /* time of the trade */
+    uint64_t end;      /* end of the term; 0 = until preempted */
+    uint64_t deadline; /* 0 = active; else preempted, the units stop then */
+    int priority;      /* the holder's bid priority (255 = on-demand) */
+    int migrated;      /* preempted and replacement capacity was bought */
+} synor_market_lease;
+/* The leases not yet ended, oldest first, up to max; *n gets how many were
+ * written. Returns 0 or SYNOR_EINVAL. */
+int synor_market_leases(const synor_market *m, synor_market_lease *out, size_t max, size_t *n);
+size_t synor_market_lease_count(const synor_market *m);
 
 #ifdef __cplusplus
 }

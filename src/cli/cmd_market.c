@@ -23,75 +23,20 @@ typedef struct mctx {
     int print_events;
 } mctx;
 
-static const char *const kind_names[] = {"",        "accepted",  "rejected", "trade",
-                                         "cancelled", "expired", "amended",  "reputation",
-                                         "leased",  "preempted", "migrated", "lease_ended"};
-
 static void format_event(mctx *x, const synor_market_event *e)
 {
-    synor__jw w;
-    synor__jw_init(&w, &x->out, 0);
-    synor__jw_obj_begin(&w);
-    synor__jw_key(&w, "event");
-    synor__jw_str(&w, kind_names[e->kind]);
-    synor__jw_key(&w, "seq");
-    synor__jw_uint(&w, e->seq);
-    if (x->line) {
-        synor__jw_key(&w, "line");
-        synor__jw_int(&w, x->line);
+    char small[1024];
+    size_t n = synor_market_event_json(e, x->line, small, sizeof small);
+    if (n < sizeof small) {
+        synor__buf_append(&x->out, small, n);
+    } else { /* long names: the exact size is known now */
+        char *big = malloc(n + 1);
+        if (big) {
+            synor_market_event_json(e, x->line, big, n + 1);
+            synor__buf_append(&x->out, big, n);
+            free(big);
+        }
     }
-    synor__jw_key(&w, "time");
-    synor__jw_uint(&w, e->time);
-    if (e->kind != SYNOR_EV_REPUTATION) {
-        synor__jw_key(&w, "id");
-        synor__jw_uint(&w, e->order_id);
-    }
-    const char *owner = synor_market_owner_name(e->market, e->owner);
-    synor__jw_key(&w, "owner");
-    synor__jw_str(&w, owner ? owner : "?");
-    if (e->kind == SYNOR_EV_REPUTATION) {
-        synor__jw_key(&w, "reputation");
-        synor__jw_int(&w, e->qty);
-    } else {
-        const char *res = synor_market_resource_key(e->market, e->resource);
-        synor__jw_key(&w, "resource");
-        synor__jw_str(&w, res ? res : "?");
-        synor__jw_key(&w, "side");
-        synor__jw_str(&w, e->side == SYNOR_BID ? "bid" : "ask");
-        synor__jw_key(&w, "price");
-        synor__jw_int(&w, e->price);
-        synor__jw_key(&w, "qty");
-        synor__jw_int(&w, e->qty);
-        synor__jw_key(&w, "remaining");
-        synor__jw_int(&w, e->remaining);
-    }
-    if (e->kind == SYNOR_EV_TRADE) {
-        const char *mo = synor_market_owner_name(e->market, e->maker_owner);
-        synor__jw_key(&w, "maker_id");
-        synor__jw_uint(&w, e->maker_id);
-        synor__jw_key(&w, "maker_owner");
-        synor__jw_str(&w, mo ? mo : "?");
-    }
-    if (e->deadline) {
-        synor__jw_key(&w, "deadline");
-        synor__jw_uint(&w, e->deadline);
-    }
-    if (e->kind >= SYNOR_EV_LEASED) {
-        const char *p = synor_market_owner_name(e->market, e->maker_owner);
-        synor__jw_key(&w, "provider");
-        synor__jw_str(&w, p ? p : "?");
-    }
-    if (e->kind == SYNOR_EV_AMENDED) {
-        synor__jw_key(&w, "kept_priority");
-        synor__jw_bool(&w, e->kept_priority);
-    }
-    if (e->reason) {
-        synor__jw_key(&w, "reason");
-        synor__jw_str(&w, synor_market_reason_name(e->reason));
-        synor__jw_key(&w, "message");
-        synor__jw_str(&w, synor_market_reason_text(e->reason));
-    }
-    synor__jw_obj_end(&w);
     synor__buf_puts(&x->out, "\n");
 }
 
@@ -138,7 +83,8 @@ static int flush(mctx *x)
     return 0;
 }
 
-static int open_ctx(mctx *x, const cli_globals *g, const char *dir, int print, int replay)
+static int open_ctx(mctx *x, const cli_globals *g, const char *dir, int print, int replay,
+                    int salvage)
 {
     memset(x, 0, sizeof *x);
     synor__buf_init(&x->out);
@@ -152,6 +98,7 @@ static int open_ctx(mctx *x, const cli_globals *g, const char *dir, int print, i
     cfg.on_event = on_event;
     cfg.user_data = x;
     cfg.replay_events = replay;
+    cfg.salvage = salvage;
     if (synor_market_open(&cfg, &x->m)) {
         cli_error("%s", synor_errmsg());
         synor_catalog_destroy(x->cat);
@@ -474,25 +421,60 @@ static int show_prices(mctx *x, const char *res)
     return CLI_OK;
 }
 
-static void help(void)
+static const struct msub {
+    const char *name, *usage, *what;
+} msubs[] = {
+    {"place",
+     "place --owner O --resource KIND/PROFILE/REGION --side bid|ask --qty N\n"
+     "        (--price P | --market) [--tif gtc|ioc|fok] [--id N] [--expires-in SEC]\n"
+     "        [--interruptible] [--zone Z] [--min-reputation N] [--duration SEC]\n"
+     "        [--zones Z1,Z2,...] [--priority N | --on-demand]",
+     "enter an order; prints its events (accepted, trades, leases...)"},
+    {"amend", "amend --owner O --id N --price P --qty N",
+     "change an open order (a pure quantity reduction keeps time priority)"},
+    {"cancel", "cancel --owner O --id N", "cancel an open order"},
+    {"reputation", "reputation --owner O --value N", "set a provider's reputation (0..100)"},
+    {"reclaim", "reclaim --owner PROVIDER --resource R --qty N",
+     "take back N units of interruptible capacity leased out (preemption)"},
+    {"book", "book RESOURCE [--depth N]", "L2 depth: price levels with quantity and orders"},
+    {"orders", "orders RESOURCE", "open orders in priority order (JSON lines)"},
+    {"prices", "prices RESOURCE", "best bid/ask, spread, last trade, VWAP, volume, OHLC"},
+    {"leases", "leases", "leases of interruptible capacity not yet ended (JSON lines)"},
+    {"trades", "trades", "trades since the last snapshot (JSON lines)"},
+    {"replay", "replay [--events] [--salvage]",
+     "recover; print seq and state hash (--salvage: cut a journal damaged inside)"},
+    {"snapshot", "snapshot", "write a snapshot, truncate the journal"},
+    {"batch", "batch [FILE]", "JSON-lines commands in (stdin if no FILE), JSON-lines events out"},
+};
+
+static void help(const char *sub)
 {
-    printf("usage: synor market [--dir DIR] COMMAND [ARGS]\n\n"
+    for (size_t i = 0; sub && i < SYNOR__ARRAY_LEN(msubs); i++)
+        if (strcmp(sub, msubs[i].name) == 0) {
+            printf("usage: synor market [--dir DIR] %s\n\n%s.\nPrices are per device-hour "
+                   "with 6 decimals; quantities are device-hours (docs/MARKET.md).\n"
+                   "Exit status: 0 success, 1 failure, 2 usage error.\n",
+                   msubs[i].usage, msubs[i].what);
+            return;
+        }
+    printf("usage: synor market [--dir DIR] COMMAND [ARGS]   (COMMAND --help for more)\n\n"
            "The spot market for compute capacity (docs/MARKET.md). The market's journal and\n"
            "snapshot live in DIR (default ./synor-market). Prices are per device-hour, with\n"
-           "6 decimals (ticks of 10^-6); quantities are device-hours.\n\n"
-           "  place --owner O --resource KIND/PROFILE/REGION --side bid|ask --qty N\n"
-           "        [--price P | --market] [--tif gtc|ioc|fok] [--id N] [--expires-in SEC]\n"
-           "        [--interruptible] [--min-reputation N]\n"
-           "  amend --owner O --id N --price P --qty N\n"
-           "  cancel --owner O --id N\n"
-           "  book RESOURCE [--depth N]       L2 depth\n"
-           "  prices RESOURCE                 best bid/ask, spread, last, VWAP, volume, OHLC\n"
-           "  trades                          trades since the last snapshot (JSON lines)\n"
-           "  replay [--events]               recover, print seq and state hash\n"
-           "  snapshot                        write a snapshot, truncate the journal\n"
-           "  batch [FILE]                    JSON-lines commands in (stdin if no FILE),\n"
-           "                                  JSON-lines events out\n"
-           "Exit status: 0 success, 1 failure (or a malformed batch line), 2 usage error.\n");
+           "6 decimals (ticks of 10^-6); quantities are device-hours.\n\n");
+    for (size_t i = 0; i < SYNOR__ARRAY_LEN(msubs); i++)
+        printf("  %s\n      %s\n", msubs[i].usage, msubs[i].what);
+    printf("Exit status: 0 success, 1 failure (or a malformed batch line), 2 usage error.\n");
+}
+
+/* Digits only, so that a flag's value cannot change the JSON it goes into. */
+static int is_uint(const char *v)
+{
+    if (!v || !*v || strlen(v) > 18)
+        return 0;
+    for (; *v; v++)
+        if (*v < '0' || *v > '9')
+            return 0;
+    return 1;
 }
 
 static const char *opt(int argc, char **argv, const char *name)
@@ -511,13 +493,158 @@ static int has_flag(int argc, char **argv, const char *name)
     return 0;
 }
 
+/* JSON for one interactive command from its flags; CLI_OK or CLI_USAGE. */
+static int flags_to_json(const char *sub, int argc, char **argv, uint64_t t, synor__buf *out)
+{
+    const char *owner = opt(argc, argv, "--owner"), *id = opt(argc, argv, "--id");
+    const char *price_s = opt(argc, argv, "--price"), *qty = opt(argc, argv, "--qty");
+    const char *res = opt(argc, argv, "--resource");
+    int64_t price = 0;
+    if (!owner)
+        return cli_usage_error("market", "%s needs --owner", sub);
+    if (price_s && parse_price(price_s, &price))
+        return cli_usage_error("market", "--price '%s' is not a price with at most 6 decimals",
+                               price_s);
+    int place = strcmp(sub, "place") == 0, amend = strcmp(sub, "amend") == 0;
+    int reclaim = strcmp(sub, "reclaim") == 0, rep = strcmp(sub, "reputation") == 0;
+    const char *side = opt(argc, argv, "--side"), *value = opt(argc, argv, "--value");
+    int market = has_flag(argc, argv, "--market");
+    if (place && (!res || !side || !qty || (!price_s && !market)))
+        return cli_usage_error("market", "place needs --resource, --side, --qty and --price "
+                                         "(or --market)");
+    if ((amend || strcmp(sub, "cancel") == 0) && !id)
+        return cli_usage_error("market", "%s needs --id", sub);
+    if (amend && (!price_s || !qty))
+        return cli_usage_error("market", "amend needs --price and --qty");
+    if (reclaim && (!res || !qty))
+        return cli_usage_error("market", "reclaim needs --resource and --qty");
+    if (rep && !value)
+        return cli_usage_error("market", "reputation needs --value");
+    synor__jw w;
+    synor__jw_init(&w, out, 0);
+    synor__jw_obj_begin(&w);
+    synor__jw_key(&w, "cmd");
+    synor__jw_str(&w, sub);
+    synor__jw_key(&w, "owner");
+    synor__jw_str(&w, owner);
+    synor__jw_key(&w, "time");
+    synor__jw_uint(&w, t);
+    if (place || amend || strcmp(sub, "cancel") == 0) {
+        synor__jw_key(&w, "id");
+        synor__jw_uint(&w, id ? strtoull(id, NULL, 10) : t);
+    }
+    if (place || reclaim) {
+        synor__jw_key(&w, "resource");
+        synor__jw_str(&w, res);
+    }
+    if (place || amend || reclaim) {
+        synor__jw_key(&w, "qty");
+        synor__jw_int(&w, (int64_t)strtoll(qty, NULL, 10));
+    }
+    if (amend || (place && !market)) {
+        synor__jw_key(&w, "price");
+        synor__jw_int(&w, price);
+    }
+    if (rep) {
+        synor__jw_key(&w, "reputation");
+        synor__jw_uint(&w, strtoull(value, NULL, 10));
+    }
+    if (place) {
+        const char *tif = opt(argc, argv, "--tif"), *exp = opt(argc, argv, "--expires-in");
+        const char *minrep = opt(argc, argv, "--min-reputation"), *zone = opt(argc, argv, "--zone");
+        const char *prio = opt(argc, argv, "--priority"), *dur = opt(argc, argv, "--duration");
+        const char *zones = opt(argc, argv, "--zones");
+        synor__jw_key(&w, "side");
+        synor__jw_str(&w, side);
+        synor__jw_key(&w, "type");
+        synor__jw_str(&w, market ? "market" : "limit");
+        synor__jw_key(&w, "tif");
+        synor__jw_str(&w, tif ? tif : "gtc");
+        synor__jw_key(&w, "expires");
+        synor__jw_uint(&w, exp ? t + strtoull(exp, NULL, 10) * 1000000000ull : 0);
+        synor__jw_key(&w, "interruptible");
+        synor__jw_bool(&w, has_flag(argc, argv, "--interruptible"));
+        synor__jw_key(&w, "min_reputation");
+        synor__jw_uint(&w, minrep ? strtoull(minrep, NULL, 10) : 0);
+        synor__jw_key(&w, "priority");
+        synor__jw_uint(&w, has_flag(argc, argv, "--on-demand") ? 255
+                           : prio                              ? strtoull(prio, NULL, 10)
+                                                               : 0);
+        synor__jw_key(&w, "duration");
+        synor__jw_uint(&w, dur ? strtoull(dur, NULL, 10) * 1000000000ull : 0);
+        if (zone) {
+            synor__jw_key(&w, "zone");
+            synor__jw_str(&w, zone);
+        }
+        if (zones) {
+            synor__jw_key(&w, "zones");
+            synor__jw_arr_begin(&w);
+            for (const char *p = zones; *p;) {
+                const char *q = strchr(p, ',');
+                size_t n = q ? (size_t)(q - p) : strlen(p);
+                char z[64];
+                synor__strlcpy(z, p, n + 1 < sizeof z ? n + 1 : sizeof z);
+                synor__jw_str(&w, z);
+                p += n + (q != NULL);
+            }
+            synor__jw_arr_end(&w);
+        }
+    }
+    synor__jw_obj_end(&w);
+    return CLI_OK;
+}
+
+static int show_orders(mctx *x, const char *res)
+{
+    uint32_t r;
+    if (synor_market_find_resource(x->m, res, &r)) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    size_t cap = synor_market_open_orders(x->m) + 1, n;
+    synor_market_order *o = malloc(cap * sizeof *o);
+    if (!o)
+        return CLI_FAIL;
+    for (int s = 0; s < 2; s++) {
+        synor_market_orders(x->m, r, (synor_side)s, o, cap, &n);
+        for (size_t i = 0; i < n; i++)
+            printf("{\"id\":%llu,\"owner\":\"%s\",\"side\":\"%s\",\"price\":%lld,"
+                   "\"qty\":%lld,\"expires\":%llu,\"interruptible\":%s}\n",
+                   (unsigned long long)o[i].id, synor_market_owner_name(x->m, o[i].owner),
+                   s == SYNOR_BID ? "bid" : "ask", (long long)o[i].price, (long long)o[i].qty,
+                   (unsigned long long)o[i].expires, o[i].interruptible ? "true" : "false");
+    }
+    free(o);
+    return CLI_OK;
+}
+
+static int show_leases(mctx *x)
+{
+    size_t cap = synor_market_lease_count(x->m) + 1, n;
+    synor_market_lease *l = malloc(cap * sizeof *l);
+    if (!l)
+        return CLI_FAIL;
+    synor_market_leases(x->m, l, cap, &n);
+    for (size_t i = 0; i < n; i++)
+        printf("{\"id\":%llu,\"holder\":\"%s\",\"provider\":\"%s\",\"resource\":\"%s\","
+               "\"price\":%lld,\"qty\":%lld,\"start\":%llu,\"end\":%llu,\"deadline\":%llu,"
+               "\"priority\":%d,\"migrated\":%s}\n",
+               (unsigned long long)l[i].id, synor_market_owner_name(x->m, l[i].holder),
+               synor_market_owner_name(x->m, l[i].provider),
+               synor_market_resource_key(x->m, l[i].resource), (long long)l[i].price,
+               (long long)l[i].qty, (unsigned long long)l[i].start, (unsigned long long)l[i].end,
+               (unsigned long long)l[i].deadline, l[i].priority, l[i].migrated ? "true" : "false");
+    free(l);
+    return CLI_OK;
+}
+
 int cli_market(const cli_globals *g, int argc, char **argv)
 {
     const char *dir = "synor-market";
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            help();
+            help(NULL);
             return CLI_OK;
         }
         if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
@@ -530,23 +657,32 @@ int cli_market(const cli_globals *g, int argc, char **argv)
     const char *sub = argv[i];
     int sargc = argc - i;
     char **sargv = argv + i;
-    if (has_flag(sargc, sargv, "--help") || has_flag(sargc, sargv, "-h")) {
-        help();
-        return CLI_OK;
-    }
-    static const char *const subs[] = {"place", "amend",  "cancel",   "book", "prices",
-                                       "trades", "replay", "snapshot", "batch", NULL};
     int known = 0;
-    for (const char *const *s = subs; *s; s++)
-        known |= strcmp(*s, sub) == 0;
+    for (size_t k = 0; k < SYNOR__ARRAY_LEN(msubs); k++)
+        known |= strcmp(msubs[k].name, sub) == 0;
     if (!known)
         return cli_usage_error("market", "unknown command '%s'", sub);
+    if (has_flag(sargc, sargv, "--help") || has_flag(sargc, sargv, "-h")) {
+        help(sub);
+        return CLI_OK;
+    }
+    /* flags whose values go into a JSON command must be plain numbers */
+    static const char *const numeric[] = {"--id",       "--qty",      "--min-reputation",
+                                          "--priority", "--duration", "--expires-in",
+                                          "--value",    "--depth"};
+    for (size_t k = 0; k < SYNOR__ARRAY_LEN(numeric); k++) {
+        const char *v = opt(sargc, sargv, numeric[k]);
+        if (has_flag(sargc, sargv, numeric[k]) && !is_uint(v))
+            return cli_usage_error("market", "%s needs a whole number, not '%s'", numeric[k],
+                                   v ? v : "");
+    }
 
     mctx x;
     int trades = strcmp(sub, "trades") == 0, replay = strcmp(sub, "replay") == 0;
     if (trades || replay) {
         /* recovery with events: the journal since the last snapshot */
-        if (open_ctx(&x, g, dir, replay ? has_flag(sargc, sargv, "--events") : 1, 1))
+        if (open_ctx(&x, g, dir, replay ? has_flag(sargc, sargv, "--events") : 1, 1,
+                     replay && has_flag(sargc, sargv, "--salvage")))
             return CLI_FAIL;
         if (trades) {
             /* keep only the trade lines */
@@ -563,17 +699,18 @@ int cli_market(const cli_globals *g, int argc, char **argv)
             if (x.out.len)
                 fwrite(x.out.data, 1, x.out.len, stdout);
             printf("{\"seq\":%llu,\"state_hash\":\"%016llx\",\"open_orders\":%zu,"
-                   "\"recovery\":\"%s\"}\n",
+                   "\"leases\":%zu,\"recovery\":\"%s\"}\n",
                    (unsigned long long)synor_market_seq(x.m),
                    (unsigned long long)synor_market_state_hash(x.m), synor_market_open_orders(x.m),
-                   synor_market_recovery_note(x.m));
+                   synor_market_lease_count(x.m), synor_market_recovery_note(x.m));
         }
         close_ctx(&x);
         return CLI_OK;
     }
-    int print = !(strcmp(sub, "book") == 0 || strcmp(sub, "prices") == 0 ||
-                  strcmp(sub, "snapshot") == 0);
-    if (open_ctx(&x, g, dir, print, 0))
+    int view = strcmp(sub, "book") == 0 || strcmp(sub, "prices") == 0 ||
+               strcmp(sub, "orders") == 0 || strcmp(sub, "leases") == 0 ||
+               strcmp(sub, "snapshot") == 0;
+    if (open_ctx(&x, g, dir, !view, 0, 0))
         return CLI_FAIL;
     int rc = CLI_OK;
     if (strcmp(sub, "batch") == 0) {
@@ -587,12 +724,17 @@ int cli_market(const cli_globals *g, int argc, char **argv)
             if (file)
                 fclose(in);
         }
-    } else if (strcmp(sub, "book") == 0 || strcmp(sub, "prices") == 0) {
+    } else if (strcmp(sub, "leases") == 0) {
+        rc = show_leases(&x);
+    } else if (strcmp(sub, "book") == 0 || strcmp(sub, "prices") == 0 ||
+               strcmp(sub, "orders") == 0) {
         if (sargc < 2 || sargv[1][0] == '-') {
             rc = cli_usage_error("market", "%s needs a resource", sub);
         } else if (strcmp(sub, "book") == 0) {
             const char *d = opt(sargc, sargv, "--depth");
             rc = show_book(&x, sargv[1], d ? atoi(d) : 10);
+        } else if (strcmp(sub, "orders") == 0) {
+            rc = show_orders(&x, sargv[1]);
         } else {
             rc = show_prices(&x, sargv[1]);
         }
@@ -604,57 +746,16 @@ int cli_market(const cli_globals *g, int argc, char **argv)
             printf("snapshot at seq %llu\n", (unsigned long long)synor_market_seq(x.m));
         }
     } else {
-        /* place / amend / cancel from flags, through the JSON-lines path */
-        const char *owner = opt(sargc, sargv, "--owner"), *id = opt(sargc, sargv, "--id");
-        const char *price_s = opt(sargc, sargv, "--price"), *qty = opt(sargc, sargv, "--qty");
-        int64_t price = 0;
+        /* place / amend / cancel / reputation / reclaim from flags, written
+         * as a JSON-lines command (strings escaped by the JSON writer) and
+         * applied through the batch path */
         synor__buf line;
         synor__buf_init(&line);
         uint64_t t = cli_time();
         if (t <= synor_market_time(x.m))
             t = synor_market_time(x.m) + 1; /* market time never goes back */
-        if (!owner) {
-            rc = cli_usage_error("market", "%s needs --owner", sub);
-        } else if (price_s && parse_price(price_s, &price)) {
-            rc = cli_usage_error("market", "--price '%s' is not a price with at most 6 decimals",
-                                 price_s);
-        } else if (strcmp(sub, "place") == 0) {
-            const char *res = opt(sargc, sargv, "--resource"), *side = opt(sargc, sargv, "--side");
-            const char *tif = opt(sargc, sargv, "--tif"), *exp = opt(sargc, sargv, "--expires-in");
-            const char *minrep = opt(sargc, sargv, "--min-reputation");
-            int market = has_flag(sargc, sargv, "--market");
-            if (!res || !side || !qty || (!price_s && !market))
-                rc = cli_usage_error("market", "place needs --resource, --side, --qty and --price "
-                                               "(or --market)");
-            else
-                synor__buf_printf(&line,
-                                  "{\"cmd\":\"place\",\"id\":%llu,\"owner\":\"%s\",\"resource\":"
-                                  "\"%s\",\"side\":\"%s\",\"type\":\"%s\",\"tif\":\"%s\","
-                                  "\"price\":%lld,\"qty\":%s,\"time\":%llu,\"expires\":%llu,"
-                                  "\"interruptible\":%s,\"min_reputation\":%s}",
-                                  id ? strtoull(id, NULL, 10) : (unsigned long long)t, owner, res,
-                                  side, market ? "market" : "limit", tif ? tif : "gtc",
-                                  (long long)price, qty, (unsigned long long)t,
-                                  exp ? (unsigned long long)(t + strtoull(exp, NULL, 10) *
-                                                                     1000000000ull)
-                                      : 0ull,
-                                  has_flag(sargc, sargv, "--interruptible") ? "true" : "false",
-                                  minrep ? minrep : "0");
-        } else if (!id) {
-            rc = cli_usage_error("market", "%s needs --id", sub);
-        } else if (strcmp(sub, "amend") == 0) {
-            if (!price_s || !qty)
-                rc = cli_usage_error("market", "amend needs --price and --qty");
-            else
-                synor__buf_printf(&line,
-                                  "{\"cmd\":\"amend\",\"id\":%s,\"owner\":\"%s\",\"price\":%lld,"
-                                  "\"qty\":%s,\"time\":%llu}",
-                                  id, owner, (long long)price, qty, (unsigned long long)t);
-        } else {
-            synor__buf_printf(&line, "{\"cmd\":\"cancel\",\"id\":%s,\"owner\":\"%s\",\"time\":%llu}",
-                              id, owner, (unsigned long long)t);
-        }
-        if (rc == CLI_OK && line.data) {
+        rc = flags_to_json(sub, sargc, sargv, t, &line);
+        if (rc == CLI_OK) {
             int r = apply_line(&x, line.data, line.len, "arguments");
             if (r < 0) {
                 cli_error("%s", synor_errmsg());

@@ -224,12 +224,52 @@ static long find_level(const mside *sd, int s, int64_t price, uint32_t *ins)
     return -1;
 }
 
+/* find_level, starting from index `hint`: an amend moves an order by a few
+ * ticks, and empty levels stay in place, so the level it needs is usually
+ * within a few slots of the one it left. Walks at most 16 slots from the
+ * hint (correct from any start, the array being sorted), then falls back to
+ * the binary search. */
+static long find_level_near(const mside *sd, int s, int64_t price, uint32_t hint, uint32_t *ins)
+{
+    if (hint >= sd->n)
+        return find_level(sd, s, price, ins);
+    if (sd->v[hint].price == price) {
+        *ins = hint;
+        return (long)hint;
+    }
+    if (better(s, price, sd->v[hint].price)) {
+        /* the level is above the hint */
+        for (uint32_t j = hint + 1, k = 0; k < 16; j++, k++) {
+            if (j == sd->n || better(s, sd->v[j].price, price)) {
+                *ins = j;
+                return -1;
+            }
+            if (sd->v[j].price == price) {
+                *ins = j;
+                return (long)j;
+            }
+        }
+    } else {
+        for (uint32_t j = hint, k = 0; k < 16; j--, k++) {
+            if (j == 0 || better(s, price, sd->v[j - 1].price)) {
+                *ins = j;
+                return -1;
+            }
+            if (sd->v[j - 1].price == price) {
+                *ins = j - 1;
+                return (long)(j - 1);
+            }
+        }
+    }
+    return find_level(sd, s, price, ins);
+}
+
 int synor__book_rest(synor_market *m, uint32_t h)
 {
     morder *o = &m->pool[h];
     mside *sd = &m->books[o->resource].side[o->side];
     uint32_t ins;
-    long li = find_level(sd, o->side, o->price, &ins);
+    long li = find_level_near(sd, o->side, o->price, o->lvl, &ins);
     mlevel *L;
     if (li < 0) {
         if (sd->n == sd->cap) {
@@ -259,6 +299,7 @@ int synor__book_rest(synor_market *m, uint32_t h)
     L->tail = h;
     L->qty += o->qty;
     L->count++;
+    o->lvl = (uint32_t)(L - sd->v);
     m->open_orders++;
     return 0;
 }
@@ -304,7 +345,7 @@ static void unlink_order(synor_market *m, uint32_t h)
     morder *o = &m->pool[h];
     mside *sd = &m->books[o->resource].side[o->side];
     uint32_t ins;
-    long li = find_level(sd, o->side, o->price, &ins);
+    long li = find_level_near(sd, o->side, o->price, o->lvl, &ins);
     if (SYNOR_ALWAYS(li >= 0))
         unlink_at(m, sd, (uint32_t)li, h);
 }
@@ -378,17 +419,27 @@ void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty)
     k->notional += (synor__i128)price * qty;
 }
 
+int synor__bid_accepts(const synor_market *m, uint8_t min_rep, uint64_t zones, uint64_t duration,
+                       uint32_t provider, uint8_t zone, uint64_t avail)
+{
+    if (min_rep && m->owner_rep[provider] < min_rep)
+        return 0;
+    if (zones && !(zone && (zones >> zone) & 1))
+        return 0;
+    /* written as a difference: now + duration may overflow */
+    return !duration || !avail || (avail >= m->cur_time && avail - m->cur_time >= duration);
+}
+
 /* May these two orders trade? The bid's constraints decide, whichever of
- * the two is resting: the provider's reputation, and an ask available at
- * least as long as the bid's duration. */
+ * the two is resting: the provider's reputation, the zone set, and an ask
+ * available at least as long as the bid's duration. */
 static int eligible(const synor_market *m, const morder *a, const morder *b)
 {
     const morder *bid = a->side == SYNOR_BID ? a : b, *ask = a->side == SYNOR_BID ? b : a;
-    if (bid->min_rep && m->owner_rep[ask->owner] < bid->min_rep)
-        return 0;
-    if (bid->zones && !(ask->zone && (bid->zones >> ask->zone) & 1))
-        return 0;
-    return !bid->duration || !ask->expires || ask->expires >= m->cur_time + bid->duration;
+    if (!bid->min_rep && !bid->zones && !bid->duration)
+        return 1; /* the common case, kept off the slow path */
+    return synor__bid_accepts(m, bid->min_rep, bid->zones, bid->duration, ask->owner, ask->zone,
+                              ask->expires);
 }
 
 /* Does a taker at `price` on side s cross a level at lp? */
@@ -464,8 +515,7 @@ static void match(synor_market *m, morder *t, int limit)
                 /* capacity from an interruptible ask is leased, preemptible */
                 const morder *ask = t->side == SYNOR_ASK ? t : o, *bidder = t->side == SYNOR_ASK ? o : t;
                 if (ask->interruptible && !m->lease_error)
-                    m->lease_error = synor__lease_add(m, ask->owner, bidder->owner, t->resource,
-                                                      lp, q, bidder->priority);
+                    m->lease_error = synor__lease_add(m, ask, bidder, lp, q);
                 if (o->qty == 0) {
                     map_del(m, o->id);
                     unlink_at(m, opp, i, h);
@@ -480,7 +530,7 @@ static void match(synor_market *m, morder *t, int limit)
 }
 
 int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t price, int64_t qty,
-                   uint8_t priority, int64_t *got)
+                   uint8_t priority, uint64_t duration, int64_t *got)
 {
     morder t;
     memset(&t, 0, sizeof t);
@@ -490,6 +540,7 @@ int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t pr
     t.price = price;
     t.qty = qty;
     t.priority = priority;
+    t.duration = duration;
     match(m, &t, 1);
     *got = qty - t.qty;
     return m->lease_error;
@@ -555,6 +606,7 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
     o->interruptible = c->interruptible;
     o->priority = c->priority;
     o->min_rep = c->min_reputation;
+    o->lvl = UINT32_MAX; /* no hint: binary search */
     if (o->interruptible && o->side == SYNOR_ASK && limit && m->cfg.interruptible_discount_bp) {
         /* interruptible capacity is offered below the provider's price */
         o->price -= (int64_t)((synor__i128)o->price * m->cfg.interruptible_discount_bp / 10000);
@@ -630,7 +682,7 @@ static int apply_amend(synor_market *m, const synor_market_cmd *c)
         /* a pure reduction keeps time priority */
         mside *sd = &m->books[o->resource].side[o->side];
         uint32_t ins;
-        long li = find_level(sd, o->side, o->price, &ins);
+        long li = find_level_near(sd, o->side, o->price, o->lvl, &ins);
         if (SYNOR_ALWAYS(li >= 0))
             sd->v[li].qty -= o->qty - c->qty;
         o->qty = c->qty;

@@ -4,7 +4,7 @@
  * Files in the market directory:
  *   journal.log   "SYNJRNL1", then records: u32 body length, u32 CRC-32C of
  *                 the body, body = u8 type, u64 seq, payload (little endian)
- *   snapshot.bin  "SYNSNAP1", u64 body length, u32 CRC-32C, body = the
+ *   snapshot.bin  "SYNSNAP2", u64 body length, u32 CRC-32C, body = the
  *                 canonical state (synor__market_serialize)
  *
  * Write path: records are encoded into a buffer before the command is
@@ -15,7 +15,12 @@
  * Recovery: load the snapshot (if any, CRC checked), replay journal records
  * whose seq is above the snapshot's. The first record that is incomplete or
  * fails its CRC ends the replay: it and anything after it are cut off (a
- * torn write at a crash), never half-applied, and the note says so.
+ * torn write at a crash), never half-applied, and the note says so. A
+ * damaged record with valid records after it is not a torn write - the
+ * writer only appends - but corruption: open fails rather than dropping
+ * acknowledged commands, unless the configuration asks to salvage.
+ * Snapshots are also taken automatically at a commit once the journal holds
+ * cfg.snapshot_every records, which bounds recovery time.
  * Snapshots are written to a temporary file, fsynced and renamed; the journal
  * is then truncated to its header. A crash between the two only leaves
  * records the replay skips. */
@@ -29,11 +34,12 @@
 #include "market/market_internal.h"
 
 #define JOURNAL_MAGIC "SYNJRNL1"
-#define SNAP_MAGIC "SYNSNAP1"
+#define SNAP_MAGIC "SYNSNAP2" /* 2: leases have a term and a zone */
 #define MAX_RECORD (1u << 20)
 
 struct mjournal {
     int fd;
+    uint64_t records; /* records in the journal file (or pending) */
     synor__buf pending;
     char path[4096];
     char snap[4096];
@@ -189,6 +195,7 @@ static void append_record(mjournal *j, int type, uint64_t seq, const void *paylo
     memcpy(hdr + 8, body_head, 9);
     synor__buf_append(&j->pending, (const char *)hdr, 17);
     synor__buf_append(&j->pending, payload, n);
+    j->records++;
 }
 
 int synor__journal_cmd(synor_market *m, const synor_market_cmd *c)
@@ -294,7 +301,16 @@ int synor__journal_snapshot(synor_market *m)
     if (ftruncate(j->fd, 8) != 0 || lseek(j->fd, 0, SEEK_END) < 0 || fdatasync(j->fd) != 0)
         return synor__error(SYNOR_EIO, "%s: truncate after snapshot failed: %s", j->path,
                             strerror(errno));
+    j->records = 0;
     return 0;
+}
+
+int synor__journal_maybe_snapshot(synor_market *m)
+{
+    mjournal *j = m->journal;
+    if (!j || !m->cfg.snapshot_every || j->records < m->cfg.snapshot_every)
+        return 0;
+    return synor__journal_snapshot(m);
 }
 
 /* Cursor over a byte range, for decoding snapshots. */
@@ -439,9 +455,13 @@ static int restore(synor_market *m, const unsigned char *p, size_t n, const char
         l->provider = (uint32_t)c64(&c);
         l->user = (uint32_t)c64(&c);
         l->resource = (uint32_t)c64(&c);
+        l->start = c64(&c);
+        l->end = c64(&c);
+        l->avail = c64(&c);
         uint64_t fl = c64(&c);
         l->priority = (uint8_t)fl;
         l->migrated = (uint8_t)(fl >> 8);
+        l->zone = (uint8_t)(fl >> 16);
         if (l->provider >= m->n_owners || l->user >= m->n_owners || l->resource >= m->n_res)
             c.bad = 1;
     }
@@ -463,6 +483,12 @@ static int load_snapshot(synor_market *m)
     if (rc)
         return rc;
     const unsigned char *p = (const unsigned char *)data;
+    if (len >= 8 && memcmp(p, "SYNSNAP1", 8) == 0) {
+        synor__free(data);
+        return synor__error(SYNOR_EPARSE, "%s: snapshot of an older format (SYNSNAP1, leases "
+                                          "without terms); replay its journal with the version "
+                                          "that wrote it", m->journal->snap);
+    }
     if (len < 20 || memcmp(p, SNAP_MAGIC, 8) != 0 || get64(p + 8) != len - 20 ||
         synor__crc32c(0, p + 20, len - 20) != get32(p + 16)) {
         synor__free(data);
@@ -474,6 +500,48 @@ static int load_snapshot(synor_market *m)
     return rc;
 }
 
+/* The offset of the first intact record at or after `from` with a seq
+ * above min_seq, or 0. Record sizes are known (a command, or a name of
+ * 1..63 bytes), so a candidate costs a CRC of at most 89 bytes. */
+static size_t intact_after(const unsigned char *p, size_t len, size_t from, uint64_t min_seq)
+{
+    for (size_t pos = from; pos + 17 <= len; pos++) {
+        uint32_t n = get32(p + pos);
+        if (!((n >= 10 && n <= 72) || n == 9 + CMD_PAYLOAD) || len - pos - 8 < n)
+            continue;
+        const unsigned char *body = p + pos + 8;
+        if (body[0] >= SYNOR__REC_CMD && body[0] <= SYNOR__REC_ZONE &&
+            get64(body + 1) > min_seq && synor__crc32c(0, body, n) == get32(p + pos + 4))
+            return pos;
+    }
+    return 0;
+}
+
+/* A damaged record at off: a torn tail is cut (and noted); damage with
+ * intact records after it is refused unless salvaging. */
+static int damaged(synor_market *m, const unsigned char *p, size_t len, size_t off,
+                   uint64_t applied, const char *what)
+{
+    size_t next = intact_after(p, len, off + 1, m->seq);
+    if (next && !m->cfg.salvage)
+        return synor__error(SYNOR_EPARSE,
+                            "%s: %s at byte %zu, but intact records follow (byte %zu): this is "
+                            "corruption, not a write torn by a crash; refusing to drop "
+                            "acknowledged commands (salvage to cut the journal there)",
+                            m->journal->path, what, off, next);
+    if (next)
+        snprintf(m->note, sizeof m->note,
+                 "%s: salvaged: %s at byte %zu; cut the journal there, dropping %zu bytes "
+                 "that held intact records; %llu records replayed",
+                 m->journal->path, what, off, len - off, (unsigned long long)applied);
+    else
+        snprintf(m->note, sizeof m->note,
+                 "%s: dropped %s at byte %zu (%zu bytes to the end): a write torn by a crash, "
+                 "never applied; %llu records replayed",
+                 m->journal->path, what, off, len - off, (unsigned long long)applied);
+    return 0;
+}
+
 /* Replays journal records after the snapshot; cuts a torn tail. */
 static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *valid_end)
 {
@@ -483,19 +551,21 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
     while (off < len) {
         if (len - off < 8 || get32(p + off) < 9 || get32(p + off) > MAX_RECORD ||
             len - off - 8 < get32(p + off)) {
-            snprintf(m->note, sizeof m->note,
-                     "%s: dropped an incomplete record at byte %zu (%zu bytes): a write torn by "
-                     "a crash; %llu records replayed",
-                     m->journal->path, off, len - off, (unsigned long long)applied);
+            int rc = damaged(m, p, len, off, applied, "an incomplete record");
+            if (rc) {
+                m->replaying = 0;
+                return rc;
+            }
             break;
         }
         uint32_t n = get32(p + off), crc = get32(p + off + 4);
         const unsigned char *body = p + off + 8;
         if (synor__crc32c(0, body, n) != crc) {
-            snprintf(m->note, sizeof m->note,
-                     "%s: dropped a record with a bad CRC at byte %zu and the %zu bytes after "
-                     "it; %llu records replayed",
-                     m->journal->path, off, len - off, (unsigned long long)applied);
+            int rc = damaged(m, p, len, off, applied, "a record with a bad CRC");
+            if (rc) {
+                m->replaying = 0;
+                return rc;
+            }
             break;
         }
         int type = body[0];
@@ -530,6 +600,7 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
             }
             applied++;
         }
+        m->journal->records++;
         if (rc) {
             m->replaying = 0;
             return rc;

@@ -36,6 +36,7 @@ void synor_market_config_init(synor_market_config *cfg)
     cfg->fsync = SYNOR_FSYNC_BATCH;
     cfg->candle_ns = 60ull * 1000000000ull;
     cfg->preempt_warning_ns = 120ull * 1000000000ull;
+    cfg->snapshot_every = 1000000;
 }
 
 void synor__emit(synor_market *m, const synor_market_event *ev)
@@ -324,7 +325,10 @@ int synor_market_commit(synor_market *m)
 {
     if (!m)
         return synor__error(SYNOR_EINVAL, "synor_market_commit: NULL market");
-    return m->journal ? synor__journal_commit(m) : 0;
+    if (!m->journal)
+        return 0;
+    int rc = synor__journal_commit(m);
+    return rc ? rc : synor__journal_maybe_snapshot(m);
 }
 
 int synor_market_snapshot(synor_market *m)
@@ -433,7 +437,10 @@ int synor__market_serialize(const synor_market *m, synor__buf *b)
         put64(b, l->provider);
         put64(b, l->user);
         put64(b, l->resource);
-        put64(b, (uint64_t)l->priority | (uint64_t)l->migrated << 8);
+        put64(b, l->start);
+        put64(b, l->end);
+        put64(b, l->avail);
+        put64(b, (uint64_t)l->priority | (uint64_t)l->migrated << 8 | (uint64_t)l->zone << 16);
     }
     return b->failed ? synor__error(SYNOR_ENOMEM, "out of memory serializing the market") : 0;
 }

@@ -41,6 +41,9 @@ typedef struct morder {
     uint32_t owner;
     uint32_t resource;
     uint32_t prev, next; /* level FIFO; `next` also links the free list */
+    uint32_t lvl;        /* hint: index of its level when it was linked;
+                            checked before use (levels shift), so a stale
+                            hint only costs a search */
     uint8_t side;
     uint8_t interruptible;
     uint8_t priority;
@@ -79,12 +82,18 @@ typedef struct mbook {
 } mbook;
 
 typedef struct mlease {
-    uint64_t id;
+    uint64_t id;       /* not unique: a partly preempted lease is split
+                          into records that share the id */
     uint64_t deadline; /* 0 = active; else preempted, ends then */
+    uint64_t start;    /* trade time */
+    uint64_t end;      /* end of the term, 0 = open-ended */
+    uint64_t avail;    /* the provider's "available until" (0 = none):
+                          a bid taking the capacity over gets no more */
     int64_t price, qty;
     uint32_t provider, user, resource;
     uint8_t priority;
     uint8_t migrated;
+    uint8_t zone;      /* the provider's zone, for zone-set bids */
 } mlease;
 
 typedef struct mexpiry {
@@ -133,6 +142,9 @@ struct synor_market {
     uint32_t n_leases, cap_leases;
     uint64_t next_lease;
     int lease_error; /* out of memory while matching (reported after) */
+    uint64_t lease_next; /* derived: no lease ends before this time (0 =
+                            unknown, scan); lets most commands skip the
+                            lease list */
     char note[512];
 };
 
@@ -167,13 +179,20 @@ uint32_t synor__pool_alloc(synor_market *m);
 int synor__heap_push(synor_market *m, uint64_t t, uint64_t id);
 
 void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty);
-/* Buys up to qty now (IOC at limit price) for user; reports units got. */
+/* Buys up to qty now (IOC at limit price) for user, only from asks
+ * available at least `duration` ns (0 = any); reports units got. */
 int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t price, int64_t qty,
-                   uint8_t priority, int64_t *got);
+                   uint8_t priority, uint64_t duration, int64_t *got);
+/* May bid constraints (min reputation, zone set, duration) take capacity of
+ * this provider/zone available until `avail` (0 = open)? */
+int synor__bid_accepts(const synor_market *m, uint8_t min_rep, uint64_t zones, uint64_t duration,
+                       uint32_t provider, uint8_t zone, uint64_t avail);
 
 /* lease.c */
-int synor__lease_add(synor_market *m, uint32_t provider, uint32_t user, uint32_t resource,
-                     int64_t price, int64_t qty, uint8_t priority);
+/* A trade of qty on an interruptible ask of `ask` to bidder `bid` at price
+ * made a lease (LEASED event). */
+int synor__lease_add(synor_market *m, const morder *ask, const morder *bid, int64_t price,
+                     int64_t qty);
 int synor__lease_reclaim(synor_market *m, uint32_t provider, uint32_t resource, int64_t qty);
 int synor__lease_outbid(synor_market *m, morder *bid);
 void synor__lease_expire(synor_market *m, uint64_t now);
@@ -192,6 +211,8 @@ int synor__journal_cmd(synor_market *m, const synor_market_cmd *c);
 int synor__journal_name(synor_market *m, int type, const char *name);
 int synor__journal_commit(synor_market *m);
 int synor__journal_snapshot(synor_market *m);
+/* Snapshots when the journal holds cfg.snapshot_every records. */
+int synor__journal_maybe_snapshot(synor_market *m);
 /* Serializes the whole state canonically (snapshot body and state hash). */
 int synor__market_serialize(const synor_market *m, synor__buf *b);
 uint32_t synor__crc32c(uint32_t crc, const void *data, size_t n);

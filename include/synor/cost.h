@@ -1,0 +1,58 @@
+/* synor/cost.h - the cost model (seed 001, Part 2 §2.1): what each task of
+ * a workload costs on each device of a fabric, and what moving data
+ * between them costs.
+ *
+ * Time of a task on a device is the device's roofline estimate (device.h:
+ * launch latency + max(FLOPs / (peak for the data type x efficiency),
+ * bytes / memory bandwidth)); INFINITY when the device cannot run the
+ * operation in that data type, or when the task's own footprint (the data
+ * it consumes and produces plus its workspace) exceeds the device's
+ * memory. Energy is the active energy of that time (device.h); the idle
+ * power of devices that wait is added per schedule (sim.h). Transfers cost
+ * latency + bytes / bandwidth over each hop of the fabric path.
+ *
+ * The matrix is computed once, on create, and is immutable. */
+#ifndef SYNOR_COST_H
+#define SYNOR_COST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synor/fabric.h"
+#include "synor/workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct synor_cost synor_cost;
+
+/* w must be finished; w and f must outlive the cost matrix. */
+int synor_cost_create(const synor_workload *w, const synor_fabric *f, synor_cost **out);
+void synor_cost_destroy(synor_cost *c);
+
+const synor_workload *synor_cost_workload(const synor_cost *c);
+const synor_fabric *synor_cost_fabric(const synor_cost *c);
+
+/* Seconds of task on device, INFINITY if it cannot run there. */
+double synor_cost_time(const synor_cost *c, size_t task, size_t dev);
+/* Joules while it runs (INFINITY if it cannot run there). */
+double synor_cost_energy(const synor_cost *c, size_t task, size_t dev);
+/* Bytes the task needs on its device while it runs. */
+uint64_t synor_cost_footprint(const synor_cost *c, size_t task);
+/* Seconds to move the data of edge dep -> task from one device to another
+ * (0 on the same memory). */
+double synor_cost_edge(const synor_cost *c, size_t task, size_t dep, size_t from_dev,
+                       size_t to_dev);
+/* The number of devices that can run the task. */
+size_t synor_cost_feasible(const synor_cost *c, size_t task);
+
+/* A printable table: the first max_rows tasks (0 = all) x devices, in
+ * milliseconds, "-" where a task cannot run; then the transfer cost of
+ * 1 MB between every pair of devices with the path kind. free() it. */
+char *synor_cost_format(const synor_cost *c, size_t max_rows);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,123 @@
+/* synor/fabric.h - a fabric: the processors a plan may use and the links
+ * between their memories (seed 001, Part 4), read from a fabric file
+ * (format synor-fabric/1, docs/PLANNING.md).
+ *
+ * A fabric lists nodes (machines), devices (a profile x a count, on a node,
+ * with a price per device-hour), and links between memory spaces. Each node
+ * has a host memory space; CPUs and unified-memory devices use it, every
+ * other device has its own. Devices in a fabric are simulated devices built
+ * from profiles: they exist on paper, and everything that prints them says
+ * so.
+ *
+ * A path between two memory spaces is one of: the same space (free), a
+ * direct link (unified, nvlink, pcie-p2p, or the device's host link), two
+ * hops through the host (cpu-mediated), or host links plus the network
+ * between nodes. Host links not given in the file come from the profile's
+ * PCIe generation and lanes. Moving b bytes over a path costs the sum over
+ * its hops of latency + b / bandwidth.
+ *
+ * Money is never floating point: prices are integer micro-units of the
+ * fabric's currency per device-hour. */
+#ifndef SYNOR_FABRIC_H
+#define SYNOR_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synor/device.h"
+#include "synor/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum synor_link_kind {
+    SYNOR_LINK_SAME,         /* same memory: no transfer */
+    SYNOR_LINK_UNIFIED,      /* shared physical memory (cache coherence only) */
+    SYNOR_LINK_NVLINK,       /* GPU-to-GPU fabric (NVLink, Infinity Fabric, ICI) */
+    SYNOR_LINK_PCIE_P2P,     /* PCIe peer-to-peer between two devices */
+    SYNOR_LINK_PCIE,         /* device <-> its host's memory */
+    SYNOR_LINK_CPU_MEDIATED, /* a path: device -> host -> device */
+    SYNOR_LINK_NETWORK,      /* between nodes */
+    SYNOR_LINK_KIND_COUNT
+} synor_link_kind;
+
+const char *synor_link_kind_name(synor_link_kind k);
+int synor_link_kind_from_name(const char *name, synor_link_kind *out);
+
+/* One link between two memory spaces (full duplex; each direction has the
+ * bandwidth). */
+typedef struct synor_link {
+    const char *name;     /* "h100<->host", ... */
+    synor_link_kind kind;
+    size_t a, b;          /* memory spaces */
+    double bandwidth;     /* bytes/s per direction */
+    double latency;       /* seconds */
+    int from_profile;     /* 1: not in the file, derived from the profile */
+} synor_link;
+
+typedef struct synor_fabric_device {
+    const char *name;     /* unique in the fabric, e.g. "h100" or "h100.1" */
+    synor_device *dev;    /* simulated, built from the profile */
+    const synor_profile *profile;
+    size_t node;
+    size_t space;         /* memory space index */
+    int64_t price_micro;  /* per device-hour, micro-units of currency */
+} synor_fabric_device;
+
+#define SYNOR_PATH_MAX_HOPS 4
+
+/* The route between two memory spaces. */
+typedef struct synor_path {
+    synor_link_kind kind;              /* same, a link's kind, cpu-mediated, network */
+    size_t n_hops;
+    size_t hops[SYNOR_PATH_MAX_HOPS];  /* link indexes, in order */
+} synor_path;
+
+typedef struct synor_fabric synor_fabric;
+
+/* Loads a fabric; profiles are looked up in cat, which must outlive the
+ * fabric. Errors name file:line:column and the field. */
+int synor_fabric_load_file(const synor_catalog *cat, const char *path, synor_fabric **out);
+int synor_fabric_load_string(const synor_catalog *cat, const char *text, size_t len,
+                             const char *name, synor_fabric **out);
+/* A built-in fabric by name ("seed", "gpu-only", ...), from fabrics/. */
+int synor_fabric_load_builtin(const synor_catalog *cat, const char *name, synor_fabric **out);
+size_t synor_fabric_builtin_count(void);
+const char *synor_fabric_builtin_name(size_t i);
+void synor_fabric_destroy(synor_fabric *f);
+
+const char *synor_fabric_name(const synor_fabric *f);
+const char *synor_fabric_currency(const synor_fabric *f);
+const char *synor_fabric_notes(const synor_fabric *f); /* "" if none */
+size_t synor_fabric_node_count(const synor_fabric *f);
+const char *synor_fabric_node_name(const synor_fabric *f, size_t i);
+size_t synor_fabric_device_count(const synor_fabric *f);
+const synor_fabric_device *synor_fabric_device_at(const synor_fabric *f, size_t i);
+/* Index of a device by name, or -1. */
+long synor_fabric_find_device(const synor_fabric *f, const char *name);
+size_t synor_fabric_space_count(const synor_fabric *f);
+const char *synor_fabric_space_name(const synor_fabric *f, size_t space);
+size_t synor_fabric_link_count(const synor_fabric *f);
+const synor_link *synor_fabric_link(const synor_fabric *f, size_t i);
+
+/* The path between the memories of two devices (precomputed). */
+const synor_path *synor_fabric_path(const synor_fabric *f, size_t from_dev, size_t to_dev);
+/* Seconds to move bytes from one device's memory to another's: 0 on the
+ * same space, else the sum over hops of latency + bytes / bandwidth. */
+double synor_fabric_transfer_time(const synor_fabric *f, size_t from_dev, size_t to_dev,
+                                  double bytes);
+
+/* Formats micro-units as a decimal amount ("2.990000" -> "2.99"); always
+ * NUL-terminated. */
+void synor_money_format(int64_t micro, char *buf, size_t n);
+/* Parses "2.99" (at most 6 decimals, non-negative) into micro-units. */
+int synor_money_parse(const char *s, int64_t *micro);
+/* price per hour x seconds, rounded to the nearest micro-unit, in integers
+ * (seconds are rounded to the microsecond first). */
+int64_t synor_money_for_seconds(int64_t price_micro_per_hour, double seconds);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

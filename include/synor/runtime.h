@@ -1,0 +1,212 @@
+/* synor/runtime.h - the task runtime: runs task graphs on the processors of
+ * this machine (issue 4; seed 001 §3.1, §3.2, §4.1).
+ *
+ * A runtime owns worker threads: one per CPU core, pinned to it through
+ * hwloc. Work is submitted as tasks: a kernel (one function per processor
+ * kind; a task only runs on a device whose kind has one), a priority, a few
+ * bytes of arguments copied into the task, and up to SYNOR_TASK_MAX_DATA data
+ * handles, each with an access mode. Dependencies are inferred from the
+ * access modes in submission order, as in sequential code: a task that reads
+ * a handle waits for its last writer; a task that writes it waits for the
+ * last writer and for every reader since (StarPU's implicit dependencies).
+ *
+ * Lifecycle (staged, as hwloc's topology):
+ *   synor_runtime_config_init(&cfg); ...set fields...
+ *   synor_runtime_create(&cfg, &rt);        workers exist but do not run
+ *   synor_handle_register(rt, &desc, &d);     any time after create
+ *   synor_task_submit(rt, &task);           any time after create
+ *   synor_runtime_start(rt);                workers start executing
+ *   synor_runtime_wait_all(rt);             0, or the first task failure
+ *   synor_handle_unregister(d);
+ *   synor_runtime_destroy(rt);              waits for submitted tasks
+ *
+ * Failures: a kernel returns 0 or a negative SYNOR_E* code (it may set a
+ * message with its own error reporting). A failed attempt is retried on
+ * another capable worker, on another device where one implements the
+ * kernel, up to cfg.max_attempts attempts in all; then the task fails, the
+ * tasks depending on it are cancelled (never run), and the next
+ * synor_runtime_wait_all returns the error with a message naming the task,
+ * the device, the worker and the kernel's message.
+ *
+ * Thread safety: submit, register and wait_all may be called from any
+ * thread, including from inside a kernel (submit only). Tasks are not
+ * objects the caller holds: they are freed by the runtime once finished. */
+#ifndef SYNOR_RUNTIME_H
+#define SYNOR_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synor/op.h"
+#include "synor/processor.h"
+#include "synor/workload.h" /* synor_priority */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct synor_runtime synor_runtime;
+typedef struct synor_handle synor_handle;
+
+/* ------------------------------------------------------------ configuration */
+
+typedef struct synor_runtime_config {
+    unsigned magic;           /* set by synor_runtime_config_init */
+    unsigned cpu_workers;     /* CPU worker threads; 0 = one per core */
+    int pin_workers;          /* 1 (default): bind worker i to core i mod cores */
+    unsigned max_attempts;    /* attempts per task before it fails; default 3 */
+    /* Idle workers poll this long (microseconds) before sleeping; default
+     * 50. Longer lowers latency for bursty submitters and costs CPU. */
+    unsigned spin_us;
+    /* Synthetic accelerator for tests: this many extra worker threads form a
+     * device of kind SYNOR_KIND_GPU that runs the kernels' GPU function on
+     * host memory. Lets placement and cross-device retry be tested on any
+     * machine. Default 0. */
+    unsigned test_gpu_workers;
+} synor_runtime_config;
+
+/* Fills defaults. Every config passed to create must have been through it. */
+void synor_runtime_config_init(synor_runtime_config *cfg);
+
+/* cfg may be NULL (defaults). SYNOR_EINVAL for a config that was not
+ * initialized or has out-of-range values; SYNOR_ENOMEM; SYNOR_EIO if a
+ * thread cannot be created. */
+int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out);
+/* Starts executing. SYNOR_ESTATE if already started. */
+int synor_runtime_start(synor_runtime *rt);
+/* Waits until every task submitted so far has finished (SYNOR_ESTATE if the
+ * runtime was never started and tasks are pending: they would never finish).
+ * Returns 0, or the error of the first task that failed since the previous
+ * wait_all, with the message (synor_errmsg) naming task, device and cause;
+ * the failure record is then cleared. */
+int synor_runtime_wait_all(synor_runtime *rt);
+/* Waits for submitted tasks if started (tasks never started are dropped
+ * without running), stops the workers, frees every handle still registered.
+ * Accepts NULL. */
+void synor_runtime_destroy(synor_runtime *rt);
+
+unsigned synor_runtime_worker_count(const synor_runtime *rt);
+
+typedef struct synor_runtime_stats {
+    uint64_t submitted;  /* tasks accepted by synor_task_submit */
+    uint64_t executed;   /* tasks whose kernel succeeded */
+    uint64_t failed;     /* tasks that failed after their last attempt */
+    uint64_t cancelled;  /* tasks not run because a predecessor failed */
+    uint64_t retried;    /* failed attempts that were retried */
+    uint64_t stolen;     /* tasks taken from another worker's deque */
+} synor_runtime_stats;
+
+/* Counters since create; exact once wait_all has returned. */
+void synor_runtime_get_stats(const synor_runtime *rt, synor_runtime_stats *out);
+
+/* ------------------------------------------------------------- data handles */
+
+#define SYNOR_HANDLE_MAX_DIMS 4
+
+/* Host memory the runtime tracks accesses to. Dimensions are column-major:
+ * shape[0] is the fastest-varying. For 2-D data, ld is the distance in
+ * elements between consecutive columns (0 = shape[0]), so a tile of a larger
+ * matrix is registered without copying. */
+typedef struct synor_handle_desc {
+    void *ptr;
+    synor_dtype dtype;
+    unsigned ndim;                      /* 1..SYNOR_HANDLE_MAX_DIMS */
+    size_t shape[SYNOR_HANDLE_MAX_DIMS];
+    size_t ld;
+} synor_handle_desc;
+
+/* The memory stays the caller's; it must not be touched while tasks that
+ * access it are pending. SYNOR_EINVAL for a bad descriptor. */
+int synor_handle_register(synor_runtime *rt, const synor_handle_desc *desc, synor_handle **out);
+/* Waits for the tasks that access d (wait_all when the runtime is started)
+ * and frees the handle. SYNOR_EBUSY if such tasks are pending and the
+ * runtime was never started (d stays registered). Accepts NULL. */
+int synor_handle_unregister(synor_handle *d);
+
+void *synor_handle_ptr(const synor_handle *d);
+synor_dtype synor_handle_dtype(const synor_handle *d);
+unsigned synor_handle_ndim(const synor_handle *d);
+size_t synor_handle_dim(const synor_handle *d, unsigned i); /* 1 past ndim */
+size_t synor_handle_ld(const synor_handle *d);              /* 2-D: column stride */
+
+/* -------------------------------------------------------------------- tasks */
+
+#define SYNOR_TASK_MAX_DATA 8
+#define SYNOR_TASK_MAX_ARGS 64
+
+typedef enum synor_access {
+    SYNOR_ACCESS_R = 1,
+    SYNOR_ACCESS_W = 2,
+    SYNOR_ACCESS_RW = 3
+} synor_access;
+
+/* What a kernel function is given. Pointers are valid during the call. */
+typedef struct synor_task_ctx {
+    void *const *buffers;       /* buffers[i]: task data i, in the memory of
+                                   the executing device (host memory for now) */
+    synor_handle *const *data;    /* the handles, for shapes and strides */
+    unsigned ndata;
+    const void *args;           /* the task's argument bytes (copied) */
+    void *user;                 /* synor_task_spec.user */
+    unsigned worker;            /* 0..worker_count-1 */
+    synor_kind kind;            /* kind of the executing device */
+    unsigned attempt;           /* 0 for the first attempt */
+} synor_task_ctx;
+
+/* 0, or a negative SYNOR_E* code (the attempt failed). */
+typedef int (*synor_kernel_fn)(const synor_task_ctx *ctx);
+
+/* An operation with one implementation per processor kind; NULL where none.
+ * Must outlive the tasks that use it (typically static const). */
+typedef struct synor_kernel {
+    const char *name;
+    synor_op_type op;
+    synor_kernel_fn fn[SYNOR_KIND_COUNT];
+} synor_kernel;
+
+/* Priorities are synor_priority of synor/workload.h (Critical > High >
+ * Normal > Low). Its zero is SYNOR_PRIORITY_CRITICAL: set .priority =
+ * SYNOR_PRIORITY_NORMAL for ordinary tasks. */
+typedef struct synor_task_spec {
+    const synor_kernel *kernel;
+    synor_priority priority;
+    unsigned ndata;
+    synor_handle *data[SYNOR_TASK_MAX_DATA];
+    synor_access mode[SYNOR_TASK_MAX_DATA];
+    const void *args;           /* copied at submit; may be NULL */
+    size_t args_size;           /* <= SYNOR_TASK_MAX_ARGS */
+    void *user;                 /* passed to the kernel, never touched */
+    uint64_t tag;               /* shown in failure messages (0 = task id) */
+} synor_task_spec;
+
+/* Submits a task; it runs once its dependencies have finished (and the
+ * runtime is started). SYNOR_EINVAL for a bad task, SYNOR_ENOTSUP if no
+ * device of the runtime implements the kernel, SYNOR_ENOMEM. A failed
+ * submit leaves no trace. Never blocks on other tasks. */
+int synor_task_submit(synor_runtime *rt, const synor_task_spec *task);
+
+/* --------------------------------------------- tiled dense linear algebra
+ * CPU kernels through OpenBLAS, one BLAS thread per worker. Matrices are
+ * column-major. Each call registers the tiles of nb x nb (the last row and
+ * column of tiles may be smaller), submits the tiled algorithm with
+ * priorities on the critical path, waits for it and unregisters. */
+
+/* C = alpha A B + beta C, A m x k, B k x n, C m x n. */
+int synor_tiled_dgemm(synor_runtime *rt, size_t m, size_t n, size_t k, double alpha,
+                      const double *a, size_t lda, const double *b, size_t ldb, double beta,
+                      double *c, size_t ldc, size_t nb);
+int synor_tiled_sgemm(synor_runtime *rt, size_t m, size_t n, size_t k, float alpha,
+                      const float *a, size_t lda, const float *b, size_t ldb, float beta,
+                      float *c, size_t ldc, size_t nb);
+
+/* Cholesky factorization A = L L^T of a symmetric positive definite n x n
+ * matrix; the lower triangle of a is overwritten with L, the strict upper
+ * triangle is not referenced. SYNOR_ERANGE (naming the tile) if A is not
+ * positive definite. */
+int synor_tiled_spotrf(synor_runtime *rt, size_t n, float *a, size_t lda, size_t nb);
+int synor_tiled_dpotrf(synor_runtime *rt, size_t n, double *a, size_t lda, size_t nb);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,99 @@
+/* synor/sim.h - the discrete-event simulator and its execution trace (seed
+ * 001 §3.1 and §5).
+ *
+ * The simulator runs a workload on a fabric on a virtual clock, following a
+ * plan (each device runs its tasks in the plan's order, each as soon as the
+ * device is free and its inputs are in its memory) or a dynamic strategy
+ * (a task is placed when it becomes ready, on the device with the earliest
+ * expected finish given queues and transfers; each device runs its queue by
+ * priority, then readiness).
+ *
+ * Data produced by a task moves to the memory of each device that consumes
+ * it when both are known, hop by hop along the fabric path: each hop waits
+ * its latency, then flows; flows on the same link direction share its
+ * bandwidth equally (progress is recomputed whenever a flow starts or ends).
+ * A datum moves to a memory space once, however many tasks there use it.
+ * External data (weights) is resident before the run on each device that
+ * uses it and is never moved.
+ *
+ * Memory: when a task starts, the external data resident on its device plus
+ * its own transient footprint (data it consumes and produces, workspace)
+ * must fit in the device's memory, or the run fails with SYNOR_ENOMEM and a
+ * message naming the task, the device and the sizes.
+ *
+ * Accounting: energy is each task's active energy plus the idle power of
+ * every device of the fabric for the time it is not busy within the
+ * makespan; money is the price per hour of every device that ran a task,
+ * for the whole makespan (integer micro-units).
+ *
+ * The same inputs give a byte-identical trace: events at equal times are
+ * processed in the order they were created. Every device in a trace from
+ * the simulator is marked simulated. */
+#ifndef SYNOR_SIM_H
+#define SYNOR_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synor/cost.h"
+#include "synor/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct synor_trace_device {
+    const char *name;     /* fabric name, e.g. "h100" */
+    const char *product;  /* e.g. "NVIDIA H100 SXM5 80GB (simulated)" */
+    const char *kind;     /* "cpu", "gpu", ... */
+    int simulated;
+    double idle_watts;
+    int64_t price_micro;  /* per hour */
+} synor_trace_device;
+
+typedef struct synor_trace_task {
+    const char *id;
+    const char *op;       /* operation name, "d/" prefix for backward */
+    size_t device;
+    double start, end;    /* seconds */
+    double energy;        /* joules, active */
+} synor_trace_task;
+
+typedef struct synor_trace_transfer {
+    const char *data;     /* datum name */
+    const char *link;     /* link name */
+    size_t from_dev, to_dev; /* the devices whose memories the transfer joins */
+    uint64_t bytes;
+    double start, end;    /* of this hop, latency included */
+} synor_trace_transfer;
+
+typedef struct synor_trace {
+    const char *workload, *fabric, *strategy, *currency;
+    size_t n_devices;
+    const synor_trace_device *devices;
+    size_t n_tasks;
+    const synor_trace_task *tasks;       /* in start order */
+    size_t n_transfers;
+    const synor_trace_transfer *transfers; /* in start order */
+    double makespan;                     /* seconds */
+    double energy_active, energy_idle;   /* joules */
+    int64_t money_micro;                 /* currency micro-units */
+    uint64_t events;                     /* events the simulator processed */
+} synor_trace;
+
+/* Runs the workload of c on its fabric following plan p, or the dynamic
+ * strategy when p is NULL. */
+int synor_simulate(const synor_cost *c, const synor_plan *p, synor_trace **out);
+void synor_trace_destroy(synor_trace *t);
+
+/* The trace as JSON (format synor-trace/1); free() it. */
+char *synor_trace_to_json(const synor_trace *t);
+/* Reads a trace written by synor_trace_to_json (or by a real run).
+ * Errors name file:line:column and the field. */
+int synor_trace_load_string(const char *text, size_t len, const char *name, synor_trace **out);
+int synor_trace_load_file(const char *path, synor_trace **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,152 @@
+/* cost.c - the cost matrix of a workload on a fabric (synor/cost.h).
+ *
+ * Invariants: time[i * n_dev + d] and energy[...] are finite exactly when
+ * the device can run the operation and the task's footprint fits in the
+ * device's memory; both are computed once on create. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "synor/cost.h"
+
+struct synor_cost {
+    const synor_workload *w;
+    const synor_fabric *f;
+    size_t n_tasks, n_dev;
+    double *time, *energy;
+    uint64_t *footprint;
+};
+
+int synor_cost_create(const synor_workload *w, const synor_fabric *f, synor_cost **out)
+{
+    if (!synor_workload_order(w))
+        return synor__error(SYNOR_ESTATE, "workload \"%s\" is not finished",
+                            synor_workload_name(w));
+    synor_cost *c = synor__calloc(1, sizeof *c);
+    if (!c)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    c->w = w;
+    c->f = f;
+    c->n_tasks = synor_workload_count(w);
+    c->n_dev = synor_fabric_device_count(f);
+    size_t cells = c->n_tasks * c->n_dev;
+    c->time = synor__malloc((cells ? cells : 1) * sizeof *c->time);
+    c->energy = synor__malloc((cells ? cells : 1) * sizeof *c->energy);
+    c->footprint = synor__malloc((c->n_tasks ? c->n_tasks : 1) * sizeof *c->footprint);
+    if (!c->time || !c->energy || !c->footprint) {
+        synor_cost_destroy(c);
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < c->n_tasks; i++) {
+        const synor_task *t = synor_workload_task(w, i);
+        uint64_t fp = t->workspace;
+        for (size_t k = 0; k < t->n_consumes; k++)
+            fp += synor_workload_data(w, t->consumes[k])->bytes;
+        for (size_t k = 0; k < t->n_produces; k++)
+            fp += synor_workload_data(w, t->produces[k])->bytes;
+        c->footprint[i] = fp;
+        for (size_t d = 0; d < c->n_dev; d++) {
+            const synor_fabric_device *fd = synor_fabric_device_at(f, d);
+            double tm = synor_device_estimate_time(fd->dev, &t->op.work);
+            double en = synor_device_estimate_energy(fd->dev, &t->op.work);
+            if (fp > synor_device_caps(fd->dev)->mem_bytes)
+                tm = en = INFINITY;
+            c->time[i * c->n_dev + d] = tm;
+            c->energy[i * c->n_dev + d] = en;
+        }
+    }
+    *out = c;
+    return 0;
+}
+
+void synor_cost_destroy(synor_cost *c)
+{
+    if (!c)
+        return;
+    synor__free(c->time);
+    synor__free(c->energy);
+    synor__free(c->footprint);
+    synor__free(c);
+}
+
+const synor_workload *synor_cost_workload(const synor_cost *c) { return c->w; }
+const synor_fabric *synor_cost_fabric(const synor_cost *c) { return c->f; }
+
+double synor_cost_time(const synor_cost *c, size_t task, size_t dev)
+{
+    return c->time[task * c->n_dev + dev];
+}
+
+double synor_cost_energy(const synor_cost *c, size_t task, size_t dev)
+{
+    return c->energy[task * c->n_dev + dev];
+}
+
+uint64_t synor_cost_footprint(const synor_cost *c, size_t task) { return c->footprint[task]; }
+
+double synor_cost_edge(const synor_cost *c, size_t task, size_t dep, size_t from_dev,
+                       size_t to_dev)
+{
+    uint64_t b = synor_workload_edge_bytes(c->w, task, dep);
+    if (from_dev == to_dev)
+        return 0;
+    return synor_fabric_transfer_time(c->f, from_dev, to_dev, (double)b);
+}
+
+size_t synor_cost_feasible(const synor_cost *c, size_t task)
+{
+    size_t n = 0;
+    for (size_t d = 0; d < c->n_dev; d++)
+        n += isfinite(c->time[task * c->n_dev + d]) != 0;
+    return n;
+}
+
+char *synor_cost_format(const synor_cost *c, size_t max_rows)
+{
+    synor__buf b;
+    synor__buf_init(&b);
+    size_t rows = max_rows && max_rows < c->n_tasks ? max_rows : c->n_tasks;
+    synor__buf_printf(&b, "Cost of each task on each device (ms; '-' cannot run there); "
+                          "devices are simulated from profiles\n");
+    synor__buf_printf(&b, "%-24s %-20s", "task", "operation");
+    for (size_t d = 0; d < c->n_dev; d++)
+        synor__buf_printf(&b, " %12.12s", synor_fabric_device_at(c->f, d)->name);
+    synor__buf_puts(&b, "\n");
+    for (size_t i = 0; i < rows; i++) {
+        const synor_task *t = synor_workload_task(c->w, i);
+        char op[64];
+        snprintf(op, sizeof op, "%s%s", t->op.backward ? "d/" : "",
+                 synor_op_type_name(t->op.type));
+        synor__buf_printf(&b, "%-24.24s %-20.20s", t->id, op);
+        for (size_t d = 0; d < c->n_dev; d++) {
+            double tm = synor_cost_time(c, i, d);
+            if (isfinite(tm))
+                synor__buf_printf(&b, " %12.4f", tm * 1e3);
+            else
+                synor__buf_printf(&b, " %12s", "-");
+        }
+        synor__buf_puts(&b, "\n");
+    }
+    if (rows < c->n_tasks)
+        synor__buf_printf(&b, "... %zu more tasks\n", c->n_tasks - rows);
+    synor__buf_printf(&b, "\nTransfer of 1 MB (us, path)\n%-12s", "from \\ to");
+    for (size_t d = 0; d < c->n_dev; d++)
+        synor__buf_printf(&b, " %20.20s", synor_fabric_device_at(c->f, d)->name);
+    synor__buf_puts(&b, "\n");
+    for (size_t a = 0; a < c->n_dev; a++) {
+        synor__buf_printf(&b, "%-12.12s", synor_fabric_device_at(c->f, a)->name);
+        for (size_t d = 0; d < c->n_dev; d++) {
+            char cell[48];
+            snprintf(cell, sizeof cell, "%.1f %s",
+                     synor_fabric_transfer_time(c->f, a, d, 1e6) * 1e6,
+                     synor_link_kind_name(synor_fabric_path(c->f, a, d)->kind));
+            synor__buf_printf(&b, " %20s", cell);
+        }
+        synor__buf_puts(&b, "\n");
+    }
+    char *s = synor__buf_take(&b);
+    if (!s)
+        synor__error(SYNOR_ENOMEM, "out of memory");
+    return s;
+}

@@ -1,0 +1,130 @@
+/* blas_cpu.c - CPU kernels of the dense linear algebra tasks, through
+ * OpenBLAS (cblas, and LAPACK's potrf through its Fortran symbol, which
+ * OpenBLAS exports).
+ *
+ * Each kernel reads the data type from its handles (fp64 or fp32) and the
+ * tile shapes and column strides from the handles too, so one kernel serves
+ * both precisions and edge tiles of any size. The runtime runs one kernel
+ * per worker thread: OpenBLAS is limited to one thread of its own
+ * (synor__kernels_cpu_init), or its threads would fight the workers for the
+ * cores. */
+#include <cblas.h>
+#include <limits.h>
+
+#include "kernels/kernels.h"
+#include "runtime/runtime_internal.h"
+
+/* LAPACK (Fortran calling convention; the hidden string lengths are not
+ * read by OpenBLAS's potrf). */
+extern void spotrf_(const char *uplo, const blasint *n, float *a, const blasint *lda,
+                    blasint *info);
+extern void dpotrf_(const char *uplo, const blasint *n, double *a, const blasint *lda,
+                    blasint *info);
+
+void synor__kernels_cpu_init(void) { openblas_set_num_threads(1); }
+
+static int dims_ok(const synor_task_ctx *c, const char *who)
+{
+    for (unsigned i = 0; i < c->ndata; i++) {
+        const synor_handle *d = c->data[i];
+        if (synor_handle_ndim(d) != 2 || synor_handle_dim(d, 0) > INT_MAX ||
+            synor_handle_dim(d, 1) > INT_MAX || synor_handle_ld(d) > INT_MAX)
+            return synor__error(SYNOR_EINVAL, "%s: data %u is not a 2-D matrix of int-sized dims",
+                                who, i);
+        if (synor_handle_dtype(d) != synor_handle_dtype(c->data[0]))
+            return synor__error(SYNOR_EINVAL, "%s: data types differ", who);
+    }
+    synor_dtype t = synor_handle_dtype(c->data[0]);
+    if (t != SYNOR_DTYPE_FP64 && t != SYNOR_DTYPE_FP32)
+        return synor__error(SYNOR_ENOTSUP, "%s: data type %s (fp64 and fp32 only)", who,
+                            synor_dtype_name(t));
+    return 0;
+}
+
+#define ROWS(c, i) ((blasint)synor_handle_dim((c)->data[i], 0))
+#define COLS(c, i) ((blasint)synor_handle_dim((c)->data[i], 1))
+#define LD(c, i) ((blasint)synor_handle_ld((c)->data[i]))
+#define IS_F64(c) (synor_handle_dtype((c)->data[0]) == SYNOR_DTYPE_FP64)
+
+/* data: A (R), B (R), C (RW or W). C = alpha op(A) op(B) + beta C. */
+static int gemm_cpu(const synor_task_ctx *c)
+{
+    const synor__gemm_args *a = c->args;
+    int rc = dims_ok(c, "gemm");
+    if (rc < 0)
+        return rc;
+    blasint m = ROWS(c, 2), n = COLS(c, 2);
+    blasint k = a->trans_a ? ROWS(c, 0) : COLS(c, 0);
+    enum CBLAS_TRANSPOSE ta = a->trans_a ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE tb = a->trans_b ? CblasTrans : CblasNoTrans;
+    if (IS_F64(c))
+        cblas_dgemm(CblasColMajor, ta, tb, m, n, k, a->alpha, c->buffers[0], LD(c, 0),
+                    c->buffers[1], LD(c, 1), a->beta, c->buffers[2], LD(c, 2));
+    else
+        cblas_sgemm(CblasColMajor, ta, tb, m, n, k, (float)a->alpha, c->buffers[0], LD(c, 0),
+                    c->buffers[1], LD(c, 1), (float)a->beta, c->buffers[2], LD(c, 2));
+    return 0;
+}
+
+/* data: A (RW), lower Cholesky factor in place. */
+static int potrf_cpu(const synor_task_ctx *c)
+{
+    const synor__tile_args *a = c->args;
+    int rc = dims_ok(c, "potrf");
+    if (rc < 0)
+        return rc;
+    blasint n = ROWS(c, 0), ld = LD(c, 0), info = 0;
+    if (IS_F64(c))
+        dpotrf_("L", &n, c->buffers[0], &ld, &info);
+    else
+        spotrf_("L", &n, c->buffers[0], &ld, &info);
+    if (info > 0)
+        return synor__error(SYNOR_ERANGE,
+                            "potrf: diagonal tile (%d,%d) is not positive definite (leading minor "
+                            "%d of %d): the matrix is not SPD",
+                            a->i, a->j, (int)info, (int)n);
+    if (info < 0)
+        return synor__error(SYNOR_EINVAL, "potrf: argument %d is invalid", (int)-info);
+    return 0;
+}
+
+/* data: L (R, lower triangular), B (RW). B = B L^-T. */
+static int trsm_cpu(const synor_task_ctx *c)
+{
+    int rc = dims_ok(c, "trsm");
+    if (rc < 0)
+        return rc;
+    blasint m = ROWS(c, 1), n = COLS(c, 1);
+    if (IS_F64(c))
+        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
+                    c->buffers[0], LD(c, 0), c->buffers[1], LD(c, 1));
+    else
+        cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0f,
+                    c->buffers[0], LD(c, 0), c->buffers[1], LD(c, 1));
+    return 0;
+}
+
+/* data: A (R), C (RW, lower). C = C - A A^T. */
+static int syrk_cpu(const synor_task_ctx *c)
+{
+    int rc = dims_ok(c, "syrk");
+    if (rc < 0)
+        return rc;
+    blasint n = ROWS(c, 1), k = COLS(c, 0);
+    if (IS_F64(c))
+        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, c->buffers[0], LD(c, 0),
+                    1.0, c->buffers[1], LD(c, 1));
+    else
+        cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0f, c->buffers[0], LD(c, 0),
+                    1.0f, c->buffers[1], LD(c, 1));
+    return 0;
+}
+
+const synor_kernel synor__kernel_gemm = {
+    .name = "gemm", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = gemm_cpu}};
+const synor_kernel synor__kernel_potrf = {
+    .name = "potrf", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = potrf_cpu}};
+const synor_kernel synor__kernel_trsm = {
+    .name = "trsm", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = trsm_cpu}};
+const synor_kernel synor__kernel_syrk = {
+    .name = "syrk", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = syrk_cpu}};

@@ -1,0 +1,202 @@
+/* report.c - the text report of a trace (synor/report.h): utilization per
+ * processor, totals, the comparison with a baseline and a timeline in the
+ * style of seed 001 §5.2.
+ *
+ * Timeline cells: each of W columns covers makespan / W seconds; a cell is
+ * '#' when the device was busy at least half of it, '+' when busy some of
+ * it, '.' when idle. ASCII so the report reads the same in every terminal
+ * and diff. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "synor/fabric.h"
+#include "synor/report.h"
+
+typedef struct opcount {
+    const char *op;
+    size_t n;
+} opcount;
+
+static int by_count(const void *a, const void *b)
+{
+    const opcount *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n > y->n ? -1 : 1;
+    return strcmp(x->op, y->op);
+}
+
+int synor_report_usage(const synor_trace *t, size_t dev, synor_device_usage *out)
+{
+    memset(out, 0, sizeof *out);
+    if (dev >= t->n_devices)
+        return synor__error(SYNOR_ERANGE, "no device %zu in the trace", dev);
+    opcount ops[64];
+    size_t n_ops = 0, other = 0;
+    for (size_t k = 0; k < t->n_tasks; k++) {
+        const synor_trace_task *x = &t->tasks[k];
+        if (x->device != dev)
+            continue;
+        out->busy += x->end - x->start;
+        out->tasks++;
+        size_t j = 0;
+        while (j < n_ops && strcmp(ops[j].op, x->op) != 0)
+            j++;
+        if (j == n_ops) {
+            if (n_ops == SYNOR__ARRAY_LEN(ops)) {
+                other++;
+                continue;
+            }
+            ops[n_ops++] = (opcount){x->op, 0};
+        }
+        ops[j].n++;
+    }
+    out->utilization = t->makespan > 0 ? out->busy / t->makespan : 0;
+    qsort(ops, n_ops, sizeof *ops, by_count);
+    size_t used = 0;
+    for (size_t j = 0; j < n_ops && j < 3; j++) {
+        int w = ops[j].n > 1 ? snprintf(out->ops + used, sizeof out->ops - used, "%s%s x%zu",
+                                        j ? ", " : "", ops[j].op, ops[j].n)
+                             : snprintf(out->ops + used, sizeof out->ops - used, "%s%s",
+                                        j ? ", " : "", ops[j].op);
+        if (w < 0 || (size_t)w >= sizeof out->ops - used)
+            break;
+        used += (size_t)w;
+    }
+    if (n_ops > 3 || other)
+        snprintf(out->ops + used, sizeof out->ops - used, ", ...");
+    return 0;
+}
+
+/* Seconds in a readable unit. */
+static void fmt_time(double s, char *buf, size_t n)
+{
+    if (s >= 1)
+        snprintf(buf, n, "%.3f s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, n, "%.2f ms", s * 1e3);
+    else
+        snprintf(buf, n, "%.1f us", s * 1e6);
+}
+
+static void totals(synor__buf *b, const synor_trace *t)
+{
+    char ms[32], money[32];
+    fmt_time(t->makespan, ms, sizeof ms);
+    synor_money_format(t->money_micro, money, sizeof money);
+    synor__buf_printf(&*b, "  Makespan: %s   Energy: %.1f J (active %.1f, idle %.1f)   Cost: %s %s\n",
+                      ms, t->energy_active + t->energy_idle, t->energy_active, t->energy_idle,
+                      money, t->currency);
+}
+
+static void timeline(synor__buf *b, const synor_trace *t, int width)
+{
+    double span = t->makespan > 0 ? t->makespan : 1, col = span / width;
+    double *busy = synor__calloc((size_t)width, sizeof *busy);
+    if (!busy) {
+        b->failed = 1;
+        return;
+    }
+    synor__buf_printf(b, "  TIMELINE ('#' busy >= half the cell, '+' partly, '.' idle)\n");
+    for (size_t p = 0; p < t->n_devices; p++) {
+        memset(busy, 0, (size_t)width * sizeof *busy);
+        for (size_t k = 0; k < t->n_tasks; k++) {
+            const synor_trace_task *x = &t->tasks[k];
+            if (x->device != p || x->end <= x->start)
+                continue;
+            int c0 = (int)(x->start / col), c1 = (int)(x->end / col);
+            for (int c = c0 < 0 ? 0 : c0; c <= c1 && c < width; c++) {
+                double lo = c * col > x->start ? c * col : x->start;
+                double hi = (c + 1) * col < x->end ? (c + 1) * col : x->end;
+                if (hi > lo)
+                    busy[c] += hi - lo;
+            }
+        }
+        synor__buf_printf(b, "  %-10.10s |", t->devices[p].name);
+        for (int c = 0; c < width; c++)
+            synor__buf_puts(b, busy[c] >= col / 2 ? "#" : busy[c] > 0 ? "+" : ".");
+        synor__buf_puts(b, "|\n");
+    }
+    /* axis: 0 at the left, the middle and the end under their columns */
+    char mid[32], hi[32], axis[512];
+    fmt_time(span / 2, mid, sizeof mid);
+    fmt_time(span, hi, sizeof hi);
+    size_t w = (size_t)width < sizeof axis - 1 ? (size_t)width : sizeof axis - 1;
+    memset(axis, ' ', w);
+    axis[w] = '\0';
+    axis[0] = '0';
+    size_t lm = strlen(mid), lh = strlen(hi);
+    if (w > lm + lh + 4) {
+        memcpy(axis + w / 2 - lm / 2, mid, lm);
+        memcpy(axis + w - lh, hi, lh);
+    }
+    synor__buf_printf(b, "  %-10s  %s\n", "", axis);
+    synor__free(busy);
+}
+
+char *synor_report_text(const synor_trace *t, const synor_report_options *o)
+{
+    synor_report_options def;
+    if (!o) {
+        memset(&def, 0, sizeof def);
+        o = &def;
+    }
+    int width = o->width > 0 ? o->width : 60;
+    synor__buf b;
+    synor__buf_init(&b);
+    int any_sim = 0;
+    for (size_t p = 0; p < t->n_devices; p++)
+        any_sim |= t->devices[p].simulated;
+    synor__buf_printf(&b, "%s%s\n", o->title ? o->title : "EXECUTION REPORT",
+                      any_sim ? " (simulated devices: figures come from the cost model, not "
+                                "from hardware)"
+                              : "");
+    synor__buf_printf(&b, "  Workload: %s\n  Fabric:   %s\n  Strategy: %s\n\n", t->workload,
+                      t->fabric, t->strategy);
+    synor__buf_printf(&b, "  PROCESSOR UTILIZATION\n  %-10s %-34s %11s %7s %7s  %s\n", "Processor",
+                      "Product", "Busy", "Util %", "Tasks", "Operations");
+    size_t idle = 0;
+    for (size_t p = 0; p < t->n_devices; p++) {
+        synor_device_usage u;
+        synor_report_usage(t, p, &u);
+        char busy[32];
+        fmt_time(u.busy, busy, sizeof busy);
+        synor__buf_printf(&b, "  %-10.10s %-34.34s %11s %6.1f%% %7zu  %s\n", t->devices[p].name,
+                          t->devices[p].product, busy, u.utilization * 100, u.tasks,
+                          u.tasks ? u.ops : "(idle)");
+        idle += u.tasks == 0;
+    }
+    synor__buf_puts(&b, "\n");
+    totals(&b, t);
+    if (idle)
+        synor__buf_printf(&b, "  Processors with no task: %zu of %zu (the plan found no use for "
+                              "them)\n",
+                          idle, t->n_devices);
+    else
+        synor__buf_printf(&b, "  Every processor ran at least one task.\n");
+    if (o->baseline) {
+        const synor_trace *g = o->baseline;
+        synor__buf_printf(&b, "\n  BASELINE: %s on %s\n", g->strategy, g->fabric);
+        totals(&b, g);
+        double sp = t->makespan > 0 ? g->makespan / t->makespan : 0;
+        double et = t->energy_active + t->energy_idle, eg = g->energy_active + g->energy_idle;
+        synor__buf_printf(&b, "  Speedup over the baseline: %.2fx   energy %+.1f%%   cost %+.1f%%\n",
+                          sp, eg > 0 ? (et / eg - 1) * 100 : 0,
+                          g->money_micro > 0
+                              ? ((double)t->money_micro / (double)g->money_micro - 1) * 100
+                              : 0);
+    }
+    synor__buf_puts(&b, "\n");
+    timeline(&b, t, width);
+    if (o->n_assumptions) {
+        synor__buf_puts(&b, "\n  ASSUMPTIONS\n");
+        for (size_t k = 0; k < o->n_assumptions; k++)
+            synor__buf_printf(&b, "  - %s\n", o->assumptions[k]);
+    }
+    char *s = synor__buf_take(&b);
+    if (!s)
+        synor__error(SYNOR_ENOMEM, "out of memory");
+    return s;
+}

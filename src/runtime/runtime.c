@@ -1,0 +1,458 @@
+/* runtime.c - the runtime object and its workers: create/start/destroy,
+ * the scheduling loop, idle sleeping, wait_all.
+ *
+ * Devices: device 0 is the host CPU (cfg.cpu_workers workers, one per core
+ * by default, each bound to a core through hwloc); device 1, when
+ * cfg.test_gpu_workers > 0, a synthetic device of kind GPU for tests.
+ *
+ * Where a worker looks for work, in order (find_task):
+ *   1. its device queue when it holds High or Critical tasks;
+ *   2. its own deque (tasks it released at Normal priority: the data they
+ *      read is hot in its cache);
+ *   3. its device queue (Normal, Low);
+ *   4. the deque of the most loaded worker of the same device (steal: every
+ *      task there was placed on this device, so this worker can run it);
+ *   5. the queue of another device, taking only tasks that have a kernel
+ *      for this worker's kind.
+ * Then it polls for cfg.spin_us and sleeps on its device's eventcount.
+ *
+ * wait_all sleeps on a condition variable. The last completion signals it
+ * only when a waiter is registered: the completer decrements outstanding
+ * and then reads waiters, the waiter increments waiters and then reads
+ * outstanding, all seq_cst, so one of them sees the other (Dekker). */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/runtime_internal.h"
+
+#define CONFIG_MAGIC 0x5e7c0a7u
+
+void synor_runtime_config_init(synor_runtime_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->magic = CONFIG_MAGIC;
+    cfg->cpu_workers = 0;
+    cfg->pin_workers = 1;
+    cfg->max_attempts = 3;
+    cfg->spin_us = 50;
+    cfg->test_gpu_workers = 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* ------------------------------------------------------------ scheduling */
+
+static synor__task *steal_same_device(synor__worker *w)
+{
+    synor__device *d = w->dev;
+    if (d->nworkers < 2)
+        return NULL;
+    for (int tries = 0; tries < 4; tries++) {
+        /* The most loaded victim (sizes are hints). */
+        synor__worker *victim = NULL;
+        int64_t best = 0;
+        for (unsigned i = 0; i < d->nworkers; i++) {
+            synor__worker *v = &w->rt->workers[d->first_worker + i];
+            if (v == w)
+                continue;
+            int64_t s = synor__deque_size(&v->dq);
+            if (s > best) {
+                best = s;
+                victim = v;
+            }
+        }
+        if (!victim)
+            return NULL;
+        void *x = synor__deque_steal(&victim->dq);
+        if (x == SYNOR__DEQUE_ABORT)
+            continue;
+        if (x) {
+            atomic_store_explicit(&w->stolen,
+                                  atomic_load_explicit(&w->stolen, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            return x;
+        }
+    }
+    return NULL;
+}
+
+static synor__task *steal_other_devices(synor__worker *w)
+{
+    synor_runtime *rt = w->rt;
+    uint32_t bit = 1u << w->dev->kind;
+    synor__device *best = NULL;
+    long most = 0;
+    for (unsigned i = 0; i < rt->ndevices; i++) {
+        synor__device *d = &rt->devices[i];
+        long c = atomic_load_explicit(&d->q.count, memory_order_relaxed);
+        if (d != w->dev && c > most) {
+            most = c;
+            best = d;
+        }
+    }
+    return best ? synor__pq_pop(&best->q, bit, (int)w->id, 0, 1) : NULL;
+}
+
+static synor__task *find_task(synor__worker *w)
+{
+    synor__device *d = w->dev;
+    uint32_t bit = 1u << d->kind;
+    int avoid = w->rt->nworkers > 1;
+    synor__task *t;
+    if (atomic_load_explicit(&d->q.count_hi, memory_order_relaxed) > 0 &&
+        (t = synor__pq_pop(&d->q, bit, (int)w->id, avoid, 0)) != NULL)
+        return t;
+    if ((t = synor__deque_take(&w->dq)) != NULL)
+        return t;
+    if (atomic_load_explicit(&d->q.count, memory_order_relaxed) > 0 &&
+        (t = synor__pq_pop(&d->q, bit, (int)w->id, avoid, 0)) != NULL)
+        return t;
+    if ((t = steal_same_device(w)) != NULL)
+        return t;
+    if (w->rt->ndevices > 1)
+        return steal_other_devices(w);
+    return NULL;
+}
+
+/* The re-check of the eventcount protocol: work this worker would find. */
+static int work_visible(synor__worker *w)
+{
+    synor__device *d = w->dev;
+    if (atomic_load_explicit(&d->q.count, memory_order_seq_cst) > 0)
+        return 1;
+    for (unsigned i = 0; i < d->nworkers; i++)
+        if (synor__deque_size(&w->rt->workers[d->first_worker + i].dq) > 0)
+            return 1;
+    return atomic_load_explicit(&w->rt->stop, memory_order_seq_cst);
+}
+
+static void sleep_idle(synor__worker *w)
+{
+    synor__ec *ec = &w->dev->ec;
+    atomic_fetch_add_explicit(&ec->sleepers, 1, memory_order_seq_cst);
+    unsigned key = atomic_load_explicit(&ec->epoch, memory_order_seq_cst);
+    if (!work_visible(w)) {
+        pthread_mutex_lock(&ec->lock);
+        while (atomic_load_explicit(&ec->epoch, memory_order_relaxed) == key)
+            pthread_cond_wait(&ec->cond, &ec->lock);
+        pthread_mutex_unlock(&ec->lock);
+    }
+    atomic_fetch_sub_explicit(&ec->sleepers, 1, memory_order_relaxed);
+}
+
+static void bind_to_core(synor__worker *w)
+{
+    synor_runtime *rt = w->rt;
+    if (w->core < 0 || !rt->topo)
+        return;
+    hwloc_obj_t core = hwloc_get_obj_by_type(rt->topo, HWLOC_OBJ_CORE, (unsigned)w->core);
+    if (!core)
+        return;
+    /* A failed bind (restricted cpuset, container) only costs locality. */
+    (void)hwloc_set_cpubind(rt->topo, core->cpuset, HWLOC_CPUBIND_THREAD);
+}
+
+static _Thread_local synor__worker *tls_worker;
+
+synor__worker *synor__current_worker(const synor_runtime *rt)
+{
+    synor__worker *w = tls_worker;
+    return (w && w->rt == rt) ? w : NULL;
+}
+
+static void *worker_main(void *arg)
+{
+    synor__worker *w = arg;
+    synor_runtime *rt = w->rt;
+    tls_worker = w;
+    bind_to_core(w);
+    (void)synor__error(0, "%s", ""); /* kernels' failure messages start clean */
+    uint64_t spin_ns = (uint64_t)rt->cfg.spin_us * 1000u;
+    for (;;) {
+        synor__task *t = find_task(w);
+        if (t) {
+            synor__task_execute(w, t);
+            continue;
+        }
+        if (atomic_load_explicit(&rt->stop, memory_order_acquire))
+            break;
+        /* Poll a while before sleeping: a producer that submits in bursts
+         * then finds us awake, and a sleep/wake pair costs microseconds.
+         * Yielding lets a submitter sharing our core run. */
+        uint64_t t0 = now_ns();
+        unsigned n = 0;
+        while (!(t = find_task(w))) {
+            if (atomic_load_explicit(&rt->stop, memory_order_acquire))
+                break;
+            if (++n % 16 == 0) {
+                if (now_ns() - t0 >= spin_ns)
+                    break;
+                sched_yield();
+            } else {
+                for (int i = 0; i < 8; i++)
+                    cpu_relax();
+            }
+        }
+        if (t) {
+            synor__task_execute(w, t);
+            continue;
+        }
+        if (atomic_load_explicit(&rt->stop, memory_order_acquire))
+            break;
+        sleep_idle(w);
+    }
+    synor__pool_flush(&rt->task_pool, &w->task_cache);
+    synor__pool_flush(&rt->edge_pool, &w->edge_cache);
+    tls_worker = NULL;
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+static int count_cores(synor_runtime *rt)
+{
+    if (hwloc_topology_init(&rt->topo) != 0)
+        return synor__error(SYNOR_EIO, "runtime: hwloc_topology_init failed");
+    if (hwloc_topology_load(rt->topo) != 0) {
+        hwloc_topology_destroy(rt->topo);
+        rt->topo = NULL;
+        return synor__error(SYNOR_EIO, "runtime: hwloc_topology_load failed");
+    }
+    int n = hwloc_get_nbobjs_by_type(rt->topo, HWLOC_OBJ_CORE);
+    rt->ncores = n > 0 ? (unsigned)n : 1;
+    return 0;
+}
+
+static int init_device(synor__device *d, synor_kind kind, const char *name, unsigned first,
+                       unsigned n)
+{
+    synor__pq_init(&d->q);
+    synor__ec_init(&d->ec);
+    d->kind = kind;
+    d->first_worker = first;
+    d->nworkers = n;
+    synor__strlcpy(d->name, name, sizeof d->name);
+    return 0;
+}
+
+int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
+{
+    synor_runtime_config def;
+    if (!out)
+        return synor__error(SYNOR_EINVAL, "synor_runtime_create: out is NULL");
+    *out = NULL;
+    if (!cfg) {
+        synor_runtime_config_init(&def);
+        cfg = &def;
+    }
+    if (cfg->magic != CONFIG_MAGIC)
+        return synor__error(SYNOR_EINVAL,
+                            "synor_runtime_create: config not initialized with synor_runtime_config_init");
+    if (cfg->max_attempts < 1 || cfg->max_attempts > 1000)
+        return synor__error(SYNOR_EINVAL, "runtime config: max_attempts %u out of range 1..1000",
+                            cfg->max_attempts);
+    if (cfg->cpu_workers > 1024 || cfg->test_gpu_workers > 64)
+        return synor__error(SYNOR_EINVAL, "runtime config: %u CPU and %u test GPU workers: too many",
+                            cfg->cpu_workers, cfg->test_gpu_workers);
+
+    synor_runtime *rt = NULL;
+    if (posix_memalign((void **)&rt, SYNOR__CACHELINE, sizeof *rt) != 0)
+        return synor__error(SYNOR_ENOMEM, "runtime: out of memory");
+    memset(rt, 0, sizeof *rt);
+    rt->cfg = *cfg;
+    int rc = count_cores(rt);
+    if (rc < 0) {
+        free(rt);
+        return rc;
+    }
+    unsigned ncpu = cfg->cpu_workers ? cfg->cpu_workers : rt->ncores;
+    rt->nworkers = ncpu + cfg->test_gpu_workers;
+    rt->ndevices = cfg->test_gpu_workers ? 2 : 1;
+    rt->workers = NULL;
+    rt->devices = NULL;
+    if (posix_memalign((void **)&rt->workers, SYNOR__CACHELINE, rt->nworkers * sizeof *rt->workers) ||
+        posix_memalign((void **)&rt->devices, SYNOR__CACHELINE, rt->ndevices * sizeof *rt->devices)) {
+        free(rt->workers);
+        hwloc_topology_destroy(rt->topo);
+        free(rt);
+        return synor__error(SYNOR_ENOMEM, "runtime: out of memory");
+    }
+    memset(rt->workers, 0, rt->nworkers * sizeof *rt->workers);
+    memset(rt->devices, 0, rt->ndevices * sizeof *rt->devices);
+    init_device(&rt->devices[0], SYNOR_KIND_CPU, "cpu", 0, ncpu);
+    rt->kinds_present = 1u << SYNOR_KIND_CPU;
+    if (cfg->test_gpu_workers) {
+        init_device(&rt->devices[1], SYNOR_KIND_GPU, "test-gpu", ncpu, cfg->test_gpu_workers);
+        rt->kinds_present |= 1u << SYNOR_KIND_GPU;
+    }
+    unsigned ok = 0;
+    for (; ok < rt->nworkers; ok++) {
+        synor__worker *w = &rt->workers[ok];
+        if (synor__deque_init(&w->dq, 1024) < 0)
+            break;
+        w->rt = rt;
+        w->id = ok;
+        w->dev = ok < ncpu ? &rt->devices[0] : &rt->devices[1];
+        w->core = (ok < ncpu && cfg->pin_workers) ? (int)(ok % rt->ncores) : -1;
+        w->rng = 2463534242u + ok;
+    }
+    atomic_init(&rt->started, 0);
+    atomic_init(&rt->stop, 0);
+    atomic_init(&rt->outstanding, 0);
+    atomic_init(&rt->waiters, 0);
+    atomic_init(&rt->next_id, 1);
+    pthread_mutex_init(&rt->wait_lock, NULL);
+    pthread_cond_init(&rt->wait_cond, NULL);
+    pthread_mutex_init(&rt->ext_lock, NULL);
+    pthread_mutex_init(&rt->err_lock, NULL);
+    pthread_mutex_init(&rt->data_lock, NULL);
+    synor__pool_init(&rt->task_pool, sizeof(synor__task), 512);
+    synor__pool_init(&rt->edge_pool, sizeof(synor__edge), 1024);
+    if (ok < rt->nworkers) {
+        rt->nworkers = ok; /* destroy the deques that exist */
+        synor_runtime_destroy(rt);
+        return synor__error(SYNOR_ENOMEM, "runtime: out of memory for worker deques");
+    }
+    *out = rt;
+    return 0;
+}
+
+int synor_runtime_start(synor_runtime *rt)
+{
+    if (!rt)
+        return synor__error(SYNOR_EINVAL, "synor_runtime_start: runtime is NULL");
+    if (atomic_load(&rt->started))
+        return synor__error(SYNOR_ESTATE, "synor_runtime_start: already started");
+    synor__kernels_cpu_init();
+    atomic_store(&rt->started, 1);
+    for (unsigned i = 0; i < rt->nworkers; i++) {
+        int e = pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]);
+        if (e != 0) {
+            /* Stop the ones that run; tasks stay queued for the others. */
+            atomic_store(&rt->stop, 1);
+            for (unsigned d = 0; d < rt->ndevices; d++)
+                synor__ec_notify(&rt->devices[d].ec, 1);
+            for (unsigned j = 0; j < i; j++)
+                pthread_join(rt->workers[j].thread, NULL);
+            atomic_store(&rt->stop, 0);
+            atomic_store(&rt->started, 0);
+            return synor__error(SYNOR_EIO, "runtime: cannot create worker thread %u: %s", i,
+                                strerror(e));
+        }
+        rt->threads_running = i + 1;
+    }
+    return 0;
+}
+
+void synor__runtime_task_done(synor_runtime *rt)
+{
+    if (atomic_fetch_sub_explicit(&rt->outstanding, 1, memory_order_seq_cst) == 1 &&
+        atomic_load_explicit(&rt->waiters, memory_order_seq_cst) > 0) {
+        pthread_mutex_lock(&rt->wait_lock);
+        pthread_cond_broadcast(&rt->wait_cond);
+        pthread_mutex_unlock(&rt->wait_lock);
+    }
+}
+
+int synor_runtime_wait_all(synor_runtime *rt)
+{
+    if (!rt)
+        return synor__error(SYNOR_EINVAL, "synor_runtime_wait_all: runtime is NULL");
+    if (!atomic_load(&rt->started) && atomic_load(&rt->outstanding) > 0)
+        return synor__error(SYNOR_ESTATE,
+                            "synor_runtime_wait_all: %lld tasks pending and the runtime is not started",
+                            (long long)atomic_load(&rt->outstanding));
+    if (synor__current_worker(rt))
+        return synor__error(SYNOR_ESTATE, "synor_runtime_wait_all: called from a kernel (deadlock)");
+    pthread_mutex_lock(&rt->wait_lock);
+    atomic_fetch_add_explicit(&rt->waiters, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(&rt->outstanding, memory_order_seq_cst) != 0)
+        pthread_cond_wait(&rt->wait_cond, &rt->wait_lock);
+    atomic_fetch_sub_explicit(&rt->waiters, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&rt->wait_lock);
+
+    pthread_mutex_lock(&rt->err_lock);
+    int code = rt->err_code;
+    char msg[sizeof rt->err_msg];
+    memcpy(msg, rt->err_msg, sizeof msg);
+    rt->err_code = 0;
+    rt->err_msg[0] = 0;
+    pthread_mutex_unlock(&rt->err_lock);
+    if (!code)
+        return 0;
+    synor__data_forget_failures(rt);
+    return synor__error(code, "%s", msg);
+}
+
+void synor_runtime_destroy(synor_runtime *rt)
+{
+    if (!rt)
+        return;
+    if (rt->threads_running) {
+        (void)synor_runtime_wait_all(rt);
+        atomic_store(&rt->stop, 1);
+        for (unsigned d = 0; d < rt->ndevices; d++)
+            synor__ec_notify(&rt->devices[d].ec, 1);
+        for (unsigned i = 0; i < rt->threads_running; i++)
+            pthread_join(rt->workers[i].thread, NULL);
+    }
+    /* Handles still registered: their tasks are finished or were never
+     * run; either way all task memory goes with the pools below. */
+    while (rt->data_list) {
+        synor_handle *d = rt->data_list;
+        rt->data_list = d->next;
+        pthread_mutex_destroy(&d->lock);
+        synor__free(d);
+    }
+    for (unsigned i = 0; i < rt->nworkers; i++)
+        synor__deque_destroy(&rt->workers[i].dq);
+    for (unsigned d = 0; d < rt->ndevices; d++) {
+        synor__pq_destroy(&rt->devices[d].q);
+        synor__ec_destroy(&rt->devices[d].ec);
+    }
+    synor__pool_destroy(&rt->task_pool);
+    synor__pool_destroy(&rt->edge_pool);
+    pthread_mutex_destroy(&rt->wait_lock);
+    pthread_cond_destroy(&rt->wait_cond);
+    pthread_mutex_destroy(&rt->ext_lock);
+    pthread_mutex_destroy(&rt->err_lock);
+    pthread_mutex_destroy(&rt->data_lock);
+    if (rt->topo)
+        hwloc_topology_destroy(rt->topo);
+    free(rt->workers);
+    free(rt->devices);
+    free(rt);
+}
+
+unsigned synor_runtime_worker_count(const synor_runtime *rt) { return rt ? rt->nworkers : 0; }
+
+void synor_runtime_get_stats(const synor_runtime *rt, synor_runtime_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    synor_runtime *m = (synor_runtime *)(uintptr_t)rt; /* atomics are read-only here */
+    for (unsigned i = 0; i < rt->nworkers; i++) {
+        out->executed += atomic_load_explicit(&m->workers[i].executed, memory_order_relaxed);
+        out->stolen += atomic_load_explicit(&m->workers[i].stolen, memory_order_relaxed);
+    }
+    out->submitted = atomic_load_explicit(&m->next_id, memory_order_relaxed) - 1;
+    out->failed = atomic_load_explicit(&m->n_failed, memory_order_relaxed);
+    out->cancelled = atomic_load_explicit(&m->n_cancelled, memory_order_relaxed);
+    out->retried = atomic_load_explicit(&m->n_retried, memory_order_relaxed);
+}

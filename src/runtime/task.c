@@ -1,0 +1,358 @@
+/* task.c - task submission, dependency inference and release, execution,
+ * retries and failure.
+ *
+ * Dependencies (StarPU's implicit rule, sequential consistency in
+ * submission order): for each access of a new task T to a handle D, under
+ * D's lock (taken only by submitters):
+ *   read:  T waits for D's last writer; T joins D's readers;
+ *   write: T waits for D's readers since the last writer, or for the last
+ *          writer if there are none; T becomes the last writer.
+ * "Waits for P" pushes an edge onto P's successor list with a CAS and
+ * increments T's npending. When P finishes it swaps its list for the DONE
+ * marker (so no edge can be added after) and decrements each successor's
+ * npending; the decrement to 0 makes the successor ready. npending starts
+ * at 1 and submission drops that guard last, so T cannot start while its
+ * edges are being added. No global lock: a handle's lock and a few atomics
+ * per edge.
+ *
+ * Orderings: the successor list is pushed with release and swapped with
+ * acq_rel, so the finisher's writes (the task's outputs, its status) are
+ * visible to successors. npending decrements are acq_rel: the thread that
+ * takes it to 0 (and then runs or queues the task) has seen every
+ * predecessor's writes.
+ *
+ * Placement of a ready task: a worker that releases a Normal-priority task
+ * its device can run keeps it in its own deque (locality, no lock); other
+ * tasks go to the ready queue of the capable device with the fewest queued
+ * tasks per worker (the earliest-finish estimate needs performance models,
+ * not written yet). A retry goes to another capable device if there is one,
+ * and is skipped for a while by the worker it failed on. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/runtime_internal.h"
+
+/* The internal scale: Low -1, Normal 0, High 1, Critical 2, so that
+ * "priority > 0" is "above Normal" and a queue level is priority + 1. */
+#define RT_PRIO(p) (2 - (int)(p))
+
+static synor__pool_cache *task_cache(synor_runtime *rt, synor__worker *w)
+{
+    return w ? &w->task_cache : &rt->ext_task;
+}
+
+/* Pool access from a non-worker thread is under ext_lock. */
+static void *task_alloc(synor_runtime *rt, synor__worker *w)
+{
+    if (w)
+        return synor__pool_get(&rt->task_pool, &w->task_cache);
+    pthread_mutex_lock(&rt->ext_lock);
+    void *t = synor__pool_get(&rt->task_pool, &rt->ext_task);
+    pthread_mutex_unlock(&rt->ext_lock);
+    return t;
+}
+
+static synor__edge *edge_alloc(synor_runtime *rt, synor__worker *w)
+{
+    if (w)
+        return synor__pool_get(&rt->edge_pool, &w->edge_cache);
+    pthread_mutex_lock(&rt->ext_lock);
+    synor__edge *e = synor__pool_get(&rt->edge_pool, &rt->ext_edge);
+    pthread_mutex_unlock(&rt->ext_lock);
+    return e;
+}
+
+static void edge_free(synor_runtime *rt, synor__worker *w, synor__edge *e)
+{
+    if (w) {
+        synor__pool_put(&rt->edge_pool, &w->edge_cache, e);
+        return;
+    }
+    pthread_mutex_lock(&rt->ext_lock);
+    synor__pool_put(&rt->edge_pool, &rt->ext_edge, e);
+    pthread_mutex_unlock(&rt->ext_lock);
+}
+
+void synor__task_unref(synor_runtime *rt, synor__task *t)
+{
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    synor__worker *w = synor__current_worker(rt);
+    if (w) {
+        synor__pool_put(&rt->task_pool, task_cache(rt, w), t);
+        return;
+    }
+    pthread_mutex_lock(&rt->ext_lock);
+    synor__pool_put(&rt->task_pool, &rt->ext_task, t);
+    pthread_mutex_unlock(&rt->ext_lock);
+}
+
+/* ---------------------------------------------------------------- placing */
+
+static synor__device *choose_device(synor_runtime *rt, const synor__task *t,
+                                    const synor__device *avoid)
+{
+    synor__device *best = NULL;
+    double best_load = 0;
+    for (int pass = 0; pass < 2 && !best; pass++) {
+        for (unsigned i = 0; i < rt->ndevices; i++) {
+            synor__device *d = &rt->devices[i];
+            if (!(t->kinds & (1u << d->kind)) || (pass == 0 && d == avoid))
+                continue;
+            double load = (double)atomic_load_explicit(&d->q.count, memory_order_relaxed) /
+                          (double)d->nworkers;
+            if (!best || load < best_load) {
+                best = d;
+                best_load = load;
+            }
+        }
+    }
+    return best;
+}
+
+void synor__task_place(synor_runtime *rt, synor__worker *self, synor__task *t,
+                       const synor__device *avoid)
+{
+    if (self && !avoid && t->priority == RT_PRIO(SYNOR_PRIORITY_NORMAL) &&
+        (t->kinds & (1u << self->dev->kind)) && synor__deque_push(&self->dq, t) == 0) {
+        /* Surplus work (more than the one we take next): let a sleeping
+         * peer steal it. A missed wake-up here only costs parallelism: the
+         * owner is awake and runs its deque. */
+        if (self->dev->nworkers > 1 && synor__deque_size(&self->dq) > 1)
+            synor__ec_notify(&self->dev->ec, 0);
+        return;
+    }
+    synor__device *d = choose_device(rt, t, avoid);
+    if (SYNOR_NEVER(!d))
+        d = &rt->devices[0]; /* submit checked that a device can run it */
+    synor__pq_push(&d->q, t);
+    synor__ec_notify(&d->ec, 0);
+}
+
+/* ---------------------------------------------------------------- finish */
+
+static void record_failure(synor_runtime *rt, const synor__worker *w, const synor__task *t, int rc,
+                           const char *why)
+{
+    pthread_mutex_lock(&rt->err_lock);
+    if (!rt->err_code) {
+        rt->err_code = rc;
+        snprintf(rt->err_msg, sizeof rt->err_msg,
+                 "task '%s' #%llu failed after %u attempt%s, last on device '%s' (worker %u): %s%s%s",
+                 t->kernel->name ? t->kernel->name : "?",
+                 (unsigned long long)(t->tag ? t->tag : t->id), t->attempt + 1,
+                 t->attempt ? "s" : "", w->dev->name, w->id, synor_err_name(rc), why[0] ? ": " : "",
+                 why);
+    }
+    pthread_mutex_unlock(&rt->err_lock);
+}
+
+static void finish(synor__worker *w, synor__task *t, int status)
+{
+    synor_runtime *rt = w->rt;
+    t->status = status;
+    synor__edge *e = atomic_exchange_explicit(&t->succ, SYNOR__SUCC_DONE, memory_order_acq_rel);
+    while (e) {
+        synor__edge *next = e->next;
+        synor__task *s = e->succ;
+        if (status != SYNOR__TASK_OK)
+            atomic_store_explicit(&s->pred_failed, 1, memory_order_relaxed);
+        if (atomic_fetch_sub_explicit(&s->npending, 1, memory_order_acq_rel) == 1)
+            synor__task_place(rt, w, s, NULL);
+        synor__pool_put(&rt->edge_pool, &w->edge_cache, e);
+        e = next;
+    }
+    if (status == SYNOR__TASK_OK)
+        atomic_store_explicit(&w->executed,
+                              atomic_load_explicit(&w->executed, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    else if (status == SYNOR__TASK_FAILED)
+        atomic_fetch_add_explicit(&rt->n_failed, 1, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&rt->n_cancelled, 1, memory_order_relaxed);
+    synor__task_unref(rt, t);
+    synor__runtime_task_done(rt);
+}
+
+void synor__task_execute(synor__worker *w, synor__task *t)
+{
+    synor_runtime *rt = w->rt;
+    if (atomic_load_explicit(&t->pred_failed, memory_order_relaxed)) {
+        finish(w, t, SYNOR__TASK_CANCELLED);
+        return;
+    }
+    void *bufs[SYNOR_TASK_MAX_DATA];
+    for (unsigned i = 0; i < t->ndata; i++)
+        bufs[i] = t->data[i]->desc.ptr;
+    synor_task_ctx ctx = {
+        .buffers = bufs,
+        .data = t->data,
+        .ndata = t->ndata,
+        .args = t->args,
+        .user = t->user,
+        .worker = w->id,
+        .kind = w->dev->kind,
+        .attempt = t->attempt,
+    };
+    int rc = t->kernel->fn[w->dev->kind](&ctx);
+    if (rc >= 0) {
+        finish(w, t, SYNOR__TASK_OK);
+        return;
+    }
+    /* The kernel's message, if it set one; the slot is then cleared so a
+     * later kernel that fails silently is not blamed with this text. */
+    char why[512];
+    synor__strlcpy(why, synor_errmsg(), sizeof why);
+    (void)synor__error(0, "%s", "");
+    if (t->attempt + 1 < rt->cfg.max_attempts) {
+        t->attempt++;
+        t->avoid_worker = (int)w->id;
+        t->skips = 0;
+        atomic_fetch_add_explicit(&rt->n_retried, 1, memory_order_relaxed);
+        synor__task_place(rt, w, t, w->dev);
+        return;
+    }
+    record_failure(rt, w, t, rc, why);
+    finish(w, t, SYNOR__TASK_FAILED);
+}
+
+/* ---------------------------------------------------------------- submit */
+
+/* Makes t wait for p (p != t), unless p has already finished. Called with
+ * the lock of the handle that references p held, so p is alive. */
+static int add_edge(synor_runtime *rt, synor__worker *w, synor__task *p, synor__task *t)
+{
+    synor__edge *head = atomic_load_explicit(&p->succ, memory_order_acquire);
+    if (head == SYNOR__SUCC_DONE) {
+        if (p->status != SYNOR__TASK_OK)
+            atomic_store_explicit(&t->pred_failed, 1, memory_order_relaxed);
+        return 0;
+    }
+    synor__edge *e = edge_alloc(rt, w);
+    if (!e)
+        return SYNOR_ENOMEM;
+    e->succ = t;
+    atomic_fetch_add_explicit(&t->npending, 1, memory_order_relaxed);
+    do {
+        if (head == SYNOR__SUCC_DONE) {
+            /* p finished meanwhile: its writes are visible (acquire). */
+            atomic_fetch_sub_explicit(&t->npending, 1, memory_order_relaxed);
+            if (p->status != SYNOR__TASK_OK)
+                atomic_store_explicit(&t->pred_failed, 1, memory_order_relaxed);
+            edge_free(rt, w, e);
+            return 0;
+        }
+        e->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&p->succ, &head, e, memory_order_release,
+                                                    memory_order_acquire));
+    return 0;
+}
+
+static void infer(synor_runtime *rt, synor__worker *w, synor__task *t, unsigned i, synor_access m,
+                  int *enomem)
+{
+    synor_handle *d = t->data[i];
+    pthread_mutex_lock(&d->lock);
+    synor__task *lw = d->last_writer;
+    if (m & SYNOR_ACCESS_W) {
+        if (d->readers) {
+            /* Readers already wait for the last writer: waiting for them
+             * implies it. */
+            synor__acc *r = d->readers;
+            d->readers = NULL;
+            while (r) {
+                synor__acc *n = r->next_reader;
+                if (r->task != t && add_edge(rt, w, r->task, t) < 0)
+                    *enomem = 1;
+                synor__task_unref(rt, r->task);
+                r = n;
+            }
+        } else if (lw && lw != t && add_edge(rt, w, lw, t) < 0) {
+            *enomem = 1;
+        }
+        atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+        d->last_writer = t;
+        if (lw)
+            synor__task_unref(rt, lw);
+    } else {
+        if (lw && lw != t && add_edge(rt, w, lw, t) < 0)
+            *enomem = 1;
+        atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+        t->acc[i].task = t;
+        t->acc[i].next_reader = d->readers;
+        d->readers = &t->acc[i];
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
+{
+    if (!rt || !task || !task->kernel)
+        return synor__error(SYNOR_EINVAL, "synor_task_submit: runtime, task or kernel is NULL");
+    const synor_kernel *k = task->kernel;
+    uint32_t kinds = 0;
+    for (unsigned i = 0; i < SYNOR_KIND_COUNT; i++)
+        if (k->fn[i])
+            kinds |= 1u << i;
+    if (!(kinds & rt->kinds_present))
+        return synor__error(SYNOR_ENOTSUP,
+                            "synor_task_submit: no device of the runtime implements kernel '%s'",
+                            k->name ? k->name : "?");
+    if (task->ndata > SYNOR_TASK_MAX_DATA || task->args_size > SYNOR_TASK_MAX_ARGS ||
+        (task->args_size && !task->args) || (unsigned)task->priority > SYNOR_PRIORITY_LOW)
+        return synor__error(SYNOR_EINVAL,
+                            "synor_task_submit: kernel '%s': %u data (max %d), %zu argument bytes "
+                            "(max %d), priority %d",
+                            k->name ? k->name : "?", task->ndata, SYNOR_TASK_MAX_DATA,
+                            task->args_size, SYNOR_TASK_MAX_ARGS, (int)task->priority);
+    for (unsigned i = 0; i < task->ndata; i++) {
+        synor_access m = task->mode[i];
+        if (!task->data[i] || task->data[i]->rt != rt ||
+            (m != SYNOR_ACCESS_R && m != SYNOR_ACCESS_W && m != SYNOR_ACCESS_RW))
+            return synor__error(SYNOR_EINVAL,
+                                "synor_task_submit: kernel '%s': data %u is NULL, of another "
+                                "runtime, or has a bad access mode",
+                                k->name ? k->name : "?", i);
+    }
+    synor__worker *w = synor__current_worker(rt);
+    synor__task *t = task_alloc(rt, w);
+    if (!t)
+        return synor__error(SYNOR_ENOMEM, "synor_task_submit: out of memory for a task");
+    atomic_init(&t->npending, 1);
+    atomic_init(&t->refs, 1);
+    atomic_init(&t->pred_failed, 0);
+    atomic_init(&t->succ, NULL);
+    t->status = SYNOR__TASK_OK;
+    t->priority = RT_PRIO(task->priority);
+    t->attempt = 0;
+    t->avoid_worker = -1;
+    t->skips = 0;
+    t->ndata = task->ndata;
+    t->kinds = kinds & rt->kinds_present;
+    t->kernel = k;
+    t->user = task->user;
+    t->tag = task->tag;
+    t->id = atomic_fetch_add_explicit(&rt->next_id, 1, memory_order_relaxed);
+    if (task->args_size)
+        memcpy(t->args, task->args, task->args_size);
+    atomic_fetch_add_explicit(&rt->outstanding, 1, memory_order_relaxed);
+
+    /* Edge allocation is the only failure after this point; a task that
+     * cannot record a dependency must not run out of order, so it is
+     * cancelled (it finishes without running) and the submit reports it. */
+    int enomem = 0;
+    for (unsigned i = 0; i < t->ndata; i++)
+        t->data[i] = task->data[i];
+    for (unsigned i = 0; i < t->ndata; i++)
+        infer(rt, w, t, i, task->mode[i], &enomem);
+    if (enomem)
+        atomic_store_explicit(&t->pred_failed, 1, memory_order_relaxed);
+    if (atomic_fetch_sub_explicit(&t->npending, 1, memory_order_acq_rel) == 1)
+        synor__task_place(rt, w, t, NULL);
+    if (enomem)
+        return synor__error(SYNOR_ENOMEM,
+                            "synor_task_submit: kernel '%s': out of memory recording a dependency; "
+                            "the task is cancelled",
+                            k->name ? k->name : "?");
+    return 0;
+}

@@ -1,0 +1,716 @@
+/* sim.c - the discrete-event simulator (synor/sim.h).
+ *
+ * State: a virtual clock and a binary heap of events ordered by (time,
+ * creation number), so equal-time events run in creation order and a run
+ * is reproducible. Event kinds: a task ends; a hop's latency has passed (the
+ * flow joins its link); a flow's last byte arrives. A flow's completion
+ * event carries a version: whenever the set of flows on a link direction
+ * changes, every flow there is advanced to now at its old rate, gets the new
+ * equal share, and a fresh completion event; older events are ignored.
+ *
+ * Invariants: a device runs at most one task; a task starts only when all
+ * its dependencies have finished and every datum it consumes that another
+ * task produces is present in its device's memory space; each (datum,
+ * space) pair is transferred at most once (loc[] goes absent -> moving ->
+ * present, never back). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "sim/trace_internal.h"
+#include "synor/sim.h"
+
+enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE };
+enum { LOC_ABSENT, LOC_MOVING, LOC_PRESENT };
+
+typedef struct event {
+    double t;
+    uint64_t seq, ver;
+    int type;
+    size_t a;
+} event;
+
+typedef struct flow {
+    size_t data, dst_space, from_dev, to_dev;
+    const synor_path *path;
+    size_t hop, channel;
+    double remaining, rate, last, hop_start;
+    uint64_t ver;
+} flow;
+
+typedef struct channel {
+    size_t *f; /* active flows */
+    size_t n, cap;
+    double bw;
+} channel;
+
+typedef struct sim {
+    const synor_cost *c;
+    const synor_workload *w;
+    const synor_fabric *fab;
+    const synor_plan *plan;
+    size_t n, d, S, nd;
+    double now;
+    event *heap;
+    size_t hn, hcap;
+    uint64_t seq, events;
+    /* tasks */
+    long *dev;           /* assigned device or -1 */
+    size_t *left;        /* unfinished dependencies */
+    size_t *succ_off, *succ;
+    size_t *cons_off, *cons; /* datum -> consumer tasks */
+    double *tstart;
+    unsigned char *finished;
+    size_t n_finished;
+    /* devices */
+    size_t **queue;      /* plan mode: tasks in plan order; dynamic: heap */
+    size_t *qn, *qhead, *qcap;
+    long *running;
+    double *busy, *avail_est;
+    uint64_t *resident;
+    unsigned char *loaded; /* [dev * nd + datum] external data resident */
+    uint64_t *ready_seq;
+    uint64_t ready_counter;
+    /* data */
+    unsigned char *loc;  /* [datum * S + space] */
+    flow *flows;
+    size_t n_flows, flow_cap;
+    channel *ch;         /* 2 per link: a->b, b->a */
+    synor__trace *tr;
+    int rc;
+} sim;
+
+/* ------------------------------------------------------------ the heap */
+
+static int ev_before(const event *x, const event *y)
+{
+    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static void push(sim *s, double t, int type, size_t a, uint64_t ver)
+{
+    if (s->rc)
+        return;
+    if (s->hn == s->hcap) {
+        size_t cap = s->hcap ? s->hcap * 2 : 1024;
+        event *h = synor__realloc(s->heap, cap * sizeof *h);
+        if (!h) {
+            s->rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            return;
+        }
+        s->heap = h;
+        s->hcap = cap;
+    }
+    size_t k = s->hn++;
+    s->heap[k] = (event){t, s->seq++, ver, type, a};
+    while (k && ev_before(&s->heap[k], &s->heap[(k - 1) / 2])) {
+        event tmp = s->heap[k];
+        s->heap[k] = s->heap[(k - 1) / 2];
+        s->heap[(k - 1) / 2] = tmp;
+        k = (k - 1) / 2;
+    }
+}
+
+static event pop(sim *s)
+{
+    event top = s->heap[0];
+    s->heap[0] = s->heap[--s->hn];
+    for (size_t k = 0;;) {
+        size_t l = 2 * k + 1, b = k;
+        if (l < s->hn && ev_before(&s->heap[l], &s->heap[b]))
+            b = l;
+        if (l + 1 < s->hn && ev_before(&s->heap[l + 1], &s->heap[b]))
+            b = l + 1;
+        if (b == k)
+            break;
+        event tmp = s->heap[k];
+        s->heap[k] = s->heap[b];
+        s->heap[b] = tmp;
+        k = b;
+    }
+    return top;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+static size_t space_of(const sim *s, size_t dev)
+{
+    return synor_fabric_device_at(s->fab, dev)->space;
+}
+
+static const synor_data *datum(const sim *s, size_t i) { return synor_workload_data(s->w, i); }
+
+static double exec_time(const sim *s, size_t task, size_t dev)
+{
+    return synor_cost_time(s->c, task, dev);
+}
+
+/* ------------------------------------------------------------- transfers */
+
+static void chan_reshare(sim *s, size_t ci)
+{
+    channel *c = &s->ch[ci];
+    for (size_t k = 0; k < c->n; k++) {
+        flow *f = &s->flows[c->f[k]];
+        f->remaining -= f->rate * (s->now - f->last);
+        if (f->remaining < 0)
+            f->remaining = 0;
+        f->last = s->now;
+    }
+    for (size_t k = 0; k < c->n; k++) {
+        flow *f = &s->flows[c->f[k]];
+        f->rate = c->bw / (double)c->n;
+        f->ver++;
+        push(s, s->now + f->remaining / f->rate, EV_FLOW_DONE, c->f[k], f->ver);
+    }
+}
+
+static void hop_begin(sim *s, size_t fi)
+{
+    flow *f = &s->flows[fi];
+    const synor_link *l = synor_fabric_link(s->fab, f->path->hops[f->hop]);
+    f->hop_start = s->now;
+    push(s, s->now + l->latency, EV_HOP_READY, fi, 0);
+}
+
+static void request(sim *s, size_t data, size_t to_dev)
+{
+    const synor_data *dd = datum(s, data);
+    size_t dst = space_of(s, to_dev);
+    if (dd->producer < 0 || !dd->bytes || s->loc[data * s->S + dst] != LOC_ABSENT ||
+        !s->finished[dd->producer])
+        return;
+    size_t from = (size_t)s->dev[dd->producer];
+    s->loc[data * s->S + dst] = LOC_MOVING;
+    if (s->n_flows == s->flow_cap) {
+        size_t cap = s->flow_cap ? s->flow_cap * 2 : 256;
+        flow *p = synor__realloc(s->flows, cap * sizeof *p);
+        if (!p) {
+            s->rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            return;
+        }
+        s->flows = p;
+        s->flow_cap = cap;
+    }
+    flow *f = &s->flows[s->n_flows];
+    memset(f, 0, sizeof *f);
+    f->data = data;
+    f->dst_space = dst;
+    f->from_dev = from;
+    f->to_dev = to_dev;
+    f->path = synor_fabric_path(s->fab, from, to_dev);
+    hop_begin(s, s->n_flows++);
+}
+
+static void hop_ready(sim *s, size_t fi)
+{
+    flow *f = &s->flows[fi];
+    size_t li = f->path->hops[f->hop];
+    const synor_link *l = synor_fabric_link(s->fab, li);
+    /* direction: a->b uses channel 2li, b->a channel 2li+1; a hop leaves the
+     * space it is in, which is the link's a side when the path goes a->b */
+    size_t here = f->hop == 0 ? space_of(s, f->from_dev) : 0;
+    if (f->hop > 0) {
+        const synor_link *prev = synor_fabric_link(s->fab, f->path->hops[f->hop - 1]);
+        /* the space shared by the previous hop and this one */
+        here = (prev->a == l->a || prev->b == l->a) ? l->a : l->b;
+    }
+    f->channel = 2 * li + (here == l->a ? 0 : 1);
+    f->remaining = (double)datum(s, f->data)->bytes;
+    f->rate = 0;
+    f->last = s->now;
+    channel *c = &s->ch[f->channel];
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4;
+        size_t *p = synor__realloc(c->f, cap * sizeof *p);
+        if (!p) {
+            s->rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            return;
+        }
+        c->f = p;
+        c->cap = cap;
+    }
+    c->f[c->n++] = fi;
+    chan_reshare(s, f->channel);
+}
+
+static void try_start(sim *s, size_t p);
+
+static void flow_done(sim *s, size_t fi, uint64_t ver)
+{
+    flow *f = &s->flows[fi];
+    if (ver != f->ver)
+        return; /* superseded by a reshare */
+    channel *c = &s->ch[f->channel];
+    for (size_t k = 0; k < c->n; k++)
+        if (c->f[k] == fi) {
+            c->f[k] = c->f[--c->n];
+            break;
+        }
+    f->ver++;
+    chan_reshare(s, f->channel);
+    synor_trace_transfer *x = synor__trace_add_transfer(s->tr);
+    if (!x) {
+        s->rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        return;
+    }
+    x->data = datum(s, f->data)->name; /* re-pointed to trace strings at the end */
+    x->link = synor_fabric_link(s->fab, f->path->hops[f->hop])->name;
+    x->from_dev = f->from_dev;
+    x->to_dev = f->to_dev;
+    x->bytes = datum(s, f->data)->bytes;
+    x->start = f->hop_start;
+    x->end = s->now;
+    if (++f->hop < f->path->n_hops) {
+        hop_begin(s, fi);
+        return;
+    }
+    s->loc[f->data * s->S + f->dst_space] = LOC_PRESENT;
+    for (size_t p = 0; p < s->d; p++)
+        if (space_of(s, p) == f->dst_space)
+            try_start(s, p);
+}
+
+/* --------------------------------------------------------------- tasks */
+
+static int inputs_present(sim *s, size_t i, size_t p)
+{
+    const synor_task *t = synor_workload_task(s->w, i);
+    size_t sp = space_of(s, p);
+    int ok = 1;
+    for (size_t k = 0; k < t->n_consumes; k++) {
+        size_t di = t->consumes[k];
+        const synor_data *dd = datum(s, di);
+        if (dd->producer < 0 || !dd->bytes || s->loc[di * s->S + sp] == LOC_PRESENT)
+            continue;
+        request(s, di, p);
+        ok = 0;
+    }
+    return ok;
+}
+
+static int start_task(sim *s, size_t i, size_t p)
+{
+    const synor_task *t = synor_workload_task(s->w, i);
+    const synor_fabric_device *fd = synor_fabric_device_at(s->fab, p);
+    uint64_t add = 0, transient = t->workspace;
+    for (size_t k = 0; k < t->n_consumes; k++) {
+        const synor_data *dd = datum(s, t->consumes[k]);
+        if (dd->producer >= 0)
+            transient += dd->bytes;
+        else if (!s->loaded[p * s->nd + t->consumes[k]])
+            add += dd->bytes;
+    }
+    for (size_t k = 0; k < t->n_produces; k++)
+        transient += datum(s, t->produces[k])->bytes;
+    uint64_t cap = synor_device_caps(fd->dev)->mem_bytes;
+    if (s->resident[p] + add + transient > cap) {
+        char need[32], res[32], tr[32], have[32];
+        synor__format_size(s->resident[p] + add + transient, 0, need, sizeof need);
+        synor__format_size(s->resident[p] + add, 0, res, sizeof res);
+        synor__format_size(transient, 0, tr, sizeof tr);
+        synor__format_size(cap, 0, have, sizeof have);
+        return s->rc = synor__error(SYNOR_ENOMEM,
+                                    "task \"%s\" does not fit on device \"%s\" at t=%.6f s: it "
+                                    "needs %s (resident weights %s + its data %s), the device "
+                                    "has %s",
+                                    t->id, fd->name, s->now, need, res, tr, have);
+    }
+    for (size_t k = 0; k < t->n_consumes; k++) {
+        const synor_data *dd = datum(s, t->consumes[k]);
+        if (dd->producer < 0 && !s->loaded[p * s->nd + t->consumes[k]]) {
+            s->loaded[p * s->nd + t->consumes[k]] = 1;
+            s->resident[p] += dd->bytes;
+        }
+    }
+    s->running[p] = (long)i;
+    s->tstart[i] = s->now;
+    push(s, s->now + exec_time(s, i, p), EV_TASK_END, i, 0);
+    return 0;
+}
+
+/* Dynamic queues: a heap on (priority, readiness order). */
+static int q_before(const sim *s, size_t a, size_t b)
+{
+    int pa = synor_workload_task(s->w, a)->priority, pb = synor_workload_task(s->w, b)->priority;
+    return pa < pb || (pa == pb && s->ready_seq[a] < s->ready_seq[b]);
+}
+
+static size_t q_head(const sim *s, size_t p, int *has)
+{
+    size_t n = s->qn[p] - s->qhead[p];
+    *has = n > 0;
+    return n ? s->queue[p][s->qhead[p]] : 0;
+}
+
+static void q_pop(sim *s, size_t p)
+{
+    if (s->plan) {
+        s->qhead[p]++;
+        return;
+    }
+    size_t *h = s->queue[p], n = --s->qn[p];
+    h[0] = h[n];
+    for (size_t k = 0;;) {
+        size_t l = 2 * k + 1, b = k;
+        if (l < n && q_before(s, h[l], h[b]))
+            b = l;
+        if (l + 1 < n && q_before(s, h[l + 1], h[b]))
+            b = l + 1;
+        if (b == k)
+            break;
+        size_t t = h[k];
+        h[k] = h[b];
+        h[b] = t;
+        k = b;
+    }
+}
+
+static void q_push(sim *s, size_t p, size_t i)
+{
+    if (s->qn[p] == s->qcap[p]) {
+        size_t cap = s->qcap[p] ? s->qcap[p] * 2 : 16;
+        size_t *q = synor__realloc(s->queue[p], cap * sizeof *q);
+        if (!q) {
+            s->rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            return;
+        }
+        s->queue[p] = q;
+        s->qcap[p] = cap;
+    }
+    size_t *h = s->queue[p], k = s->qn[p]++;
+    h[k] = i;
+    while (!s->plan && k && q_before(s, h[k], h[(k - 1) / 2])) {
+        size_t t = h[k];
+        h[k] = h[(k - 1) / 2];
+        h[(k - 1) / 2] = t;
+        k = (k - 1) / 2;
+    }
+}
+
+static void try_start(sim *s, size_t p)
+{
+    if (s->rc || s->running[p] >= 0)
+        return;
+    int has;
+    size_t i = q_head(s, p, &has);
+    if (!has || s->left[i] || !inputs_present(s, i, p))
+        return;
+    q_pop(s, p);
+    start_task(s, i, p);
+}
+
+/* Dynamic placement: the earliest expected finish, given queued work and
+ * the transfers the task would need; devices it does not fit are skipped. */
+static void assign(sim *s, size_t i)
+{
+    const synor_task *t = synor_workload_task(s->w, i);
+    size_t best = (size_t)-1;
+    double best_f = INFINITY;
+    for (size_t p = 0; p < s->d; p++) {
+        double w = exec_time(s, i, p);
+        if (!isfinite(w))
+            continue;
+        uint64_t need = s->resident[p] + t->workspace;
+        double arrive = s->now;
+        for (size_t k = 0; k < t->n_consumes; k++) {
+            const synor_data *dd = datum(s, t->consumes[k]);
+            if (dd->producer < 0) {
+                if (!s->loaded[p * s->nd + t->consumes[k]])
+                    need += dd->bytes;
+                continue;
+            }
+            need += dd->bytes;
+            double a = s->now + synor_fabric_transfer_time(s->fab, (size_t)s->dev[dd->producer], p,
+                                                           (double)dd->bytes);
+            if (a > arrive)
+                arrive = a;
+        }
+        if (need > synor_device_caps(synor_fabric_device_at(s->fab, p)->dev)->mem_bytes)
+            continue;
+        double st = s->avail_est[p] > arrive ? s->avail_est[p] : arrive;
+        if (st + w < best_f) {
+            best_f = st + w;
+            best = p;
+        }
+    }
+    if (best == (size_t)-1) {
+        s->rc = synor__error(SYNOR_ENODEV, "task \"%s\" fits no device of fabric \"%s\"", t->id,
+                             synor_fabric_name(s->fab));
+        return;
+    }
+    s->dev[i] = (long)best;
+    s->avail_est[best] = best_f;
+    s->ready_seq[i] = s->ready_counter++;
+    q_push(s, best, i);
+    inputs_present(s, i, best); /* start the transfers now */
+}
+
+static void task_end(sim *s, size_t i)
+{
+    size_t p = (size_t)s->dev[i];
+    const synor_task *t = synor_workload_task(s->w, i);
+    s->finished[i] = 1;
+    s->n_finished++;
+    s->running[p] = -1;
+    s->busy[p] += s->now - s->tstart[i];
+    synor_trace_task *k = synor__trace_add_task(s->tr);
+    if (!k) {
+        s->rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        return;
+    }
+    k->id = t->id; /* re-pointed to trace strings at the end */
+    k->op = NULL;
+    k->device = p;
+    k->start = s->tstart[i];
+    k->end = s->now;
+    k->energy = synor_cost_energy(s->c, i, p);
+    size_t sp = space_of(s, p);
+    for (size_t q = 0; q < t->n_produces; q++) {
+        size_t di = t->produces[q];
+        s->loc[di * s->S + sp] = LOC_PRESENT;
+        for (size_t e = s->cons_off[di]; e < s->cons_off[di + 1]; e++)
+            if (s->dev[s->cons[e]] >= 0)
+                request(s, di, (size_t)s->dev[s->cons[e]]);
+    }
+    for (size_t e = s->succ_off[i]; e < s->succ_off[i + 1]; e++) {
+        size_t j = s->succ[e];
+        if (--s->left[j] == 0) {
+            if (!s->plan)
+                assign(s, j);
+            if (s->dev[j] >= 0)
+                try_start(s, (size_t)s->dev[j]);
+        }
+    }
+    for (size_t q = 0; q < s->d; q++)
+        if (q == p || space_of(s, q) == sp)
+            try_start(s, q);
+}
+
+/* ----------------------------------------------------------------- setup */
+
+static int setup(sim *s)
+{
+    size_t n = s->n, d = s->d, nd = s->nd, m = 0, nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        m += synor_workload_task(s->w, i)->n_deps;
+        nc += synor_workload_task(s->w, i)->n_consumes;
+    }
+    size_t n1 = n ? n : 1;
+    s->dev = synor__malloc(n1 * sizeof *s->dev);
+    s->left = synor__malloc(n1 * sizeof *s->left);
+    s->succ_off = synor__calloc(n + 1, sizeof *s->succ_off);
+    s->succ = synor__malloc((m ? m : 1) * sizeof *s->succ);
+    s->cons_off = synor__calloc(nd + 1, sizeof *s->cons_off);
+    s->cons = synor__malloc((nc ? nc : 1) * sizeof *s->cons);
+    s->tstart = synor__calloc(n1, sizeof *s->tstart);
+    s->finished = synor__calloc(n1, 1);
+    s->ready_seq = synor__calloc(n1, sizeof *s->ready_seq);
+    s->queue = synor__calloc(d, sizeof *s->queue);
+    s->qn = synor__calloc(d, sizeof *s->qn);
+    s->qhead = synor__calloc(d, sizeof *s->qhead);
+    s->qcap = synor__calloc(d, sizeof *s->qcap);
+    s->running = synor__malloc(d * sizeof *s->running);
+    s->busy = synor__calloc(d, sizeof *s->busy);
+    s->avail_est = synor__calloc(d, sizeof *s->avail_est);
+    s->resident = synor__calloc(d, sizeof *s->resident);
+    s->loaded = synor__calloc(d && nd ? d * nd : 1, 1);
+    s->loc = synor__calloc(nd && s->S ? nd * s->S : 1, 1);
+    s->ch = synor__calloc(2 * synor_fabric_link_count(s->fab) + 1, sizeof *s->ch);
+    size_t *fill = synor__calloc(n1 + nd, sizeof *fill);
+    if (!s->dev || !s->left || !s->succ_off || !s->succ || !s->cons_off || !s->cons ||
+        !s->tstart || !s->finished || !s->ready_seq || !s->queue || !s->qn || !s->qhead ||
+        !s->qcap || !s->running || !s->busy || !s->avail_est || !s->resident || !s->loaded ||
+        !s->loc || !s->ch || !fill) {
+        synor__free(fill);
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    for (size_t l = 0; l < synor_fabric_link_count(s->fab); l++)
+        s->ch[2 * l].bw = s->ch[2 * l + 1].bw = synor_fabric_link(s->fab, l)->bandwidth;
+    for (size_t p = 0; p < d; p++)
+        s->running[p] = -1;
+    for (size_t i = 0; i < n; i++) {
+        const synor_task *t = synor_workload_task(s->w, i);
+        s->left[i] = t->n_deps;
+        s->dev[i] = -1;
+        for (size_t k = 0; k < t->n_deps; k++)
+            s->succ_off[t->deps[k] + 1]++;
+        for (size_t k = 0; k < t->n_consumes; k++)
+            s->cons_off[t->consumes[k] + 1]++;
+    }
+    for (size_t i = 0; i < n; i++)
+        s->succ_off[i + 1] += s->succ_off[i];
+    for (size_t i = 0; i < nd; i++)
+        s->cons_off[i + 1] += s->cons_off[i];
+    for (size_t i = 0; i < n; i++) {
+        const synor_task *t = synor_workload_task(s->w, i);
+        for (size_t k = 0; k < t->n_deps; k++) {
+            size_t j = t->deps[k];
+            s->succ[s->succ_off[j] + fill[j]++] = i;
+        }
+        for (size_t k = 0; k < t->n_consumes; k++) {
+            size_t di = t->consumes[k];
+            s->cons[s->cons_off[di] + fill[n1 + di]++] = i;
+        }
+    }
+    synor__free(fill);
+    if (s->plan) {
+        for (size_t k = 0; k < n; k++) {
+            size_t i = s->plan->order[k], p = s->plan->device[i];
+            s->dev[i] = (long)p;
+            q_push(s, p, i);
+        }
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            size_t i = synor_workload_order(s->w)[k];
+            if (!s->left[i])
+                assign(s, i);
+        }
+    }
+    return s->rc;
+}
+
+static void teardown(sim *s)
+{
+    synor__free(s->heap);
+    synor__free(s->dev);
+    synor__free(s->left);
+    synor__free(s->succ_off);
+    synor__free(s->succ);
+    synor__free(s->cons_off);
+    synor__free(s->cons);
+    synor__free(s->tstart);
+    synor__free(s->finished);
+    synor__free(s->ready_seq);
+    for (size_t p = 0; s->queue && p < s->d; p++)
+        synor__free(s->queue[p]);
+    synor__free(s->queue);
+    synor__free(s->qn);
+    synor__free(s->qhead);
+    synor__free(s->qcap);
+    synor__free(s->running);
+    synor__free(s->busy);
+    synor__free(s->avail_est);
+    synor__free(s->resident);
+    synor__free(s->loaded);
+    synor__free(s->loc);
+    for (size_t l = 0; s->ch && l < 2 * synor_fabric_link_count(s->fab); l++)
+        synor__free(s->ch[l].f);
+    synor__free(s->ch);
+    synor__free(s->flows);
+}
+
+/* Copies names into the trace and fills its totals. */
+static int finish_trace(sim *s)
+{
+    synor__trace *tr = s->tr;
+    synor_trace *t = &tr->t;
+    char strategy[64];
+    snprintf(strategy, sizeof strategy, "%s", s->plan ? synor_strategy_name(s->plan->strategy)
+                                                      : "dynamic");
+    if (!(t->workload = synor__trace_str(tr, synor_workload_name(s->w))) ||
+        !(t->fabric = synor__trace_str(tr, synor_fabric_name(s->fab))) ||
+        !(t->strategy = synor__trace_str(tr, strategy)) ||
+        !(t->currency = synor__trace_str(tr, synor_fabric_currency(s->fab))) ||
+        synor__trace_devices(tr, s->d))
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    t->makespan = s->now;
+    unsigned char *used = synor__calloc(s->d, 1);
+    if (!used)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t k = 0; k < t->n_tasks; k++) {
+        synor_trace_task *x = &tr->task[k];
+        long i = synor_workload_find_task(s->w, x->id);
+        const synor_task *wt = synor_workload_task(s->w, (size_t)i);
+        char op[64];
+        snprintf(op, sizeof op, "%s%s", wt->op.backward ? "d/" : "",
+                 synor_op_type_name(wt->op.type));
+        if (!(x->id = synor__trace_str(tr, x->id)) || !(x->op = synor__trace_str(tr, op))) {
+            synor__free(used);
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        }
+        t->energy_active += x->energy;
+        used[x->device] = 1;
+    }
+    for (size_t k = 0; k < t->n_transfers; k++) {
+        synor_trace_transfer *x = &tr->xfer[k];
+        if (!(x->data = synor__trace_str(tr, x->data)) ||
+            !(x->link = synor__trace_str(tr, x->link))) {
+            synor__free(used);
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        }
+    }
+    for (size_t p = 0; p < s->d; p++) {
+        const synor_fabric_device *fd = synor_fabric_device_at(s->fab, p);
+        synor_trace_device *dv = &tr->dev[p];
+        if (!(dv->name = synor__trace_str(tr, fd->name)) ||
+            !(dv->product = synor__trace_str(tr, synor_device_name(fd->dev))) ||
+            !(dv->kind = synor__trace_str(tr, synor_kind_name(synor_device_kind(fd->dev))))) {
+            synor__free(used);
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        }
+        dv->simulated = synor_device_is_simulated(fd->dev);
+        dv->idle_watts = synor_device_caps(fd->dev)->idle_watts;
+        dv->price_micro = fd->price_micro;
+        double idle = s->now - s->busy[p];
+        t->energy_idle += dv->idle_watts * (idle > 0 ? idle : 0);
+        if (used[p])
+            t->money_micro += synor_money_for_seconds(fd->price_micro, s->now);
+    }
+    synor__free(used);
+    t->events = s->events;
+    return synor__trace_sort(tr);
+}
+
+int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **out)
+{
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.c = c;
+    s.w = synor_cost_workload(c);
+    s.fab = synor_cost_fabric(c);
+    s.plan = plan;
+    s.n = synor_workload_count(s.w);
+    s.d = synor_fabric_device_count(s.fab);
+    s.S = synor_fabric_space_count(s.fab);
+    s.nd = synor_workload_data_count(s.w);
+    if (plan && (plan->n_tasks != s.n || plan->n_devices != s.d))
+        return synor__error(SYNOR_EINVAL, "the plan is for another workload or fabric");
+    if (!(s.tr = synor__trace_new()))
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    int rc = setup(&s);
+    for (size_t p = 0; !rc && p < s.d; p++)
+        try_start(&s, p);
+    while (!rc && !s.rc && s.hn) {
+        event e = pop(&s);
+        s.now = e.t;
+        s.events++;
+        if (e.type == EV_TASK_END)
+            task_end(&s, e.a);
+        else if (e.type == EV_HOP_READY)
+            hop_ready(&s, e.a);
+        else
+            flow_done(&s, e.a, e.ver);
+    }
+    if (!rc)
+        rc = s.rc;
+    if (!rc && s.n_finished < s.n) {
+        size_t i = 0;
+        while (s.finished[i])
+            i++;
+        rc = synor__error(SYNOR_ESTATE,
+                          "the simulation stalled: task \"%s\" never ran (the plan orders a "
+                          "device's tasks against their dependencies)",
+                          synor_workload_task(s.w, i)->id);
+    }
+    if (!rc)
+        rc = finish_trace(&s);
+    teardown(&s);
+    if (rc) {
+        synor_trace_destroy(&s.tr->t);
+        return rc;
+    }
+    *out = &s.tr->t;
+    return 0;
+}

@@ -1,0 +1,395 @@
+/* trace.c - execution traces: building, JSON writing and reading
+ * (synor-trace/1). A trace stands alone: it carries the names of its
+ * devices, tasks and links, so a report can be made from the file without
+ * the workload or the fabric. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "json/json.h"
+#include "sim/trace_internal.h"
+
+synor__trace *synor__trace_new(void)
+{
+    synor__trace *tr = synor__calloc(1, sizeof *tr);
+    return tr;
+}
+
+const char *synor__trace_str(synor__trace *tr, const char *s)
+{
+    if (tr->n_strings == tr->str_cap) {
+        size_t cap = tr->str_cap ? tr->str_cap * 2 : 64;
+        char **p = synor__realloc(tr->strings, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        tr->strings = p;
+        tr->str_cap = cap;
+    }
+    char *c = synor__strdup(s ? s : "");
+    if (c)
+        tr->strings[tr->n_strings++] = c;
+    return c;
+}
+
+int synor__trace_devices(synor__trace *tr, size_t n)
+{
+    tr->dev = synor__calloc(n ? n : 1, sizeof *tr->dev);
+    if (!tr->dev)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    tr->t.n_devices = n;
+    tr->t.devices = tr->dev;
+    return 0;
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 256;
+    void *q = synor__realloc(*p, c * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+synor_trace_task *synor__trace_add_task(synor__trace *tr)
+{
+    if (grow((void **)&tr->task, &tr->task_cap, tr->t.n_tasks, sizeof *tr->task))
+        return NULL;
+    tr->t.tasks = tr->task;
+    synor_trace_task *k = &tr->task[tr->t.n_tasks++];
+    memset(k, 0, sizeof *k);
+    return k;
+}
+
+synor_trace_transfer *synor__trace_add_transfer(synor__trace *tr)
+{
+    if (grow((void **)&tr->xfer, &tr->xfer_cap, tr->t.n_transfers, sizeof *tr->xfer))
+        return NULL;
+    tr->t.transfers = tr->xfer;
+    synor_trace_transfer *x = &tr->xfer[tr->t.n_transfers++];
+    memset(x, 0, sizeof *x);
+    return x;
+}
+
+/* Stable merge sort by start (qsort is not stable, and equal starts must
+ * keep their creation order for byte-identical traces). */
+#define DEFINE_SORT(NAME, T)                                                        \
+    static void NAME(T *a, T *tmp, size_t n)                                        \
+    {                                                                               \
+        if (n < 2)                                                                  \
+            return;                                                                 \
+        size_t h = n / 2;                                                           \
+        NAME(a, tmp, h);                                                            \
+        NAME(a + h, tmp, n - h);                                                    \
+        size_t i = 0, j = h, k = 0;                                                 \
+        while (i < h && j < n)                                                      \
+            tmp[k++] = a[j].start < a[i].start ? a[j++] : a[i++];                   \
+        while (i < h)                                                               \
+            tmp[k++] = a[i++];                                                      \
+        while (j < n)                                                               \
+            tmp[k++] = a[j++];                                                      \
+        memcpy(a, tmp, n * sizeof *a);                                              \
+    }
+DEFINE_SORT(sort_tasks, synor_trace_task)
+DEFINE_SORT(sort_xfers, synor_trace_transfer)
+
+int synor__trace_sort(synor__trace *tr)
+{
+    size_t n = tr->t.n_tasks > tr->t.n_transfers ? tr->t.n_tasks : tr->t.n_transfers;
+    void *tmp = synor__malloc((n ? n : 1) *
+                              (sizeof(synor_trace_task) > sizeof(synor_trace_transfer)
+                                   ? sizeof(synor_trace_task)
+                                   : sizeof(synor_trace_transfer)));
+    if (!tmp)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    sort_tasks(tr->task, tmp, tr->t.n_tasks);
+    sort_xfers(tr->xfer, tmp, tr->t.n_transfers);
+    synor__free(tmp);
+    return 0;
+}
+
+void synor_trace_destroy(synor_trace *t)
+{
+    synor__trace *tr = (synor__trace *)t;
+    if (!tr)
+        return;
+    for (size_t i = 0; i < tr->n_strings; i++)
+        synor__free(tr->strings[i]);
+    synor__free(tr->strings);
+    synor__free(tr->dev);
+    synor__free(tr->task);
+    synor__free(tr->xfer);
+    synor__free(tr);
+}
+
+/* ---------------------------------------------------------------- writer */
+
+char *synor_trace_to_json(const synor_trace *t)
+{
+    synor__buf b;
+    synor__jw w;
+    synor__buf_init(&b);
+    synor__jw_init(&w, &b, 1);
+    synor__jw_obj_begin(&w);
+    synor__jw_key(&w, "format");
+    synor__jw_str(&w, "synor-trace/1");
+    synor__jw_key(&w, "workload");
+    synor__jw_str(&w, t->workload);
+    synor__jw_key(&w, "fabric");
+    synor__jw_str(&w, t->fabric);
+    synor__jw_key(&w, "strategy");
+    synor__jw_str(&w, t->strategy);
+    synor__jw_key(&w, "currency");
+    synor__jw_str(&w, t->currency);
+    synor__jw_key(&w, "makespan_s");
+    synor__jw_num(&w, t->makespan);
+    synor__jw_key(&w, "energy_active_j");
+    synor__jw_num(&w, t->energy_active);
+    synor__jw_key(&w, "energy_idle_j");
+    synor__jw_num(&w, t->energy_idle);
+    synor__jw_key(&w, "money_micro");
+    synor__jw_int(&w, t->money_micro);
+    synor__jw_key(&w, "devices");
+    synor__jw_arr_begin(&w);
+    for (size_t i = 0; i < t->n_devices; i++) {
+        const synor_trace_device *d = &t->devices[i];
+        synor__jw_obj_begin(&w);
+        synor__jw_key(&w, "name");
+        synor__jw_str(&w, d->name);
+        synor__jw_key(&w, "product");
+        synor__jw_str(&w, d->product);
+        synor__jw_key(&w, "kind");
+        synor__jw_str(&w, d->kind);
+        synor__jw_key(&w, "simulated");
+        synor__jw_bool(&w, d->simulated);
+        synor__jw_key(&w, "idle_w");
+        synor__jw_num(&w, d->idle_watts);
+        synor__jw_key(&w, "price_micro");
+        synor__jw_int(&w, d->price_micro);
+        synor__jw_obj_end(&w);
+    }
+    synor__jw_arr_end(&w);
+    synor__jw_key(&w, "tasks");
+    synor__jw_arr_begin(&w);
+    for (size_t i = 0; i < t->n_tasks; i++) {
+        const synor_trace_task *k = &t->tasks[i];
+        synor__jw_obj_begin(&w);
+        synor__jw_key(&w, "id");
+        synor__jw_str(&w, k->id);
+        synor__jw_key(&w, "op");
+        synor__jw_str(&w, k->op);
+        synor__jw_key(&w, "device");
+        synor__jw_uint(&w, k->device);
+        synor__jw_key(&w, "start");
+        synor__jw_num(&w, k->start);
+        synor__jw_key(&w, "end");
+        synor__jw_num(&w, k->end);
+        synor__jw_key(&w, "energy_j");
+        synor__jw_num(&w, k->energy);
+        synor__jw_obj_end(&w);
+    }
+    synor__jw_arr_end(&w);
+    synor__jw_key(&w, "transfers");
+    synor__jw_arr_begin(&w);
+    for (size_t i = 0; i < t->n_transfers; i++) {
+        const synor_trace_transfer *x = &t->transfers[i];
+        synor__jw_obj_begin(&w);
+        synor__jw_key(&w, "data");
+        synor__jw_str(&w, x->data);
+        synor__jw_key(&w, "link");
+        synor__jw_str(&w, x->link);
+        synor__jw_key(&w, "from");
+        synor__jw_uint(&w, x->from_dev);
+        synor__jw_key(&w, "to");
+        synor__jw_uint(&w, x->to_dev);
+        synor__jw_key(&w, "bytes");
+        synor__jw_uint(&w, x->bytes);
+        synor__jw_key(&w, "start");
+        synor__jw_num(&w, x->start);
+        synor__jw_key(&w, "end");
+        synor__jw_num(&w, x->end);
+        synor__jw_obj_end(&w);
+    }
+    synor__jw_arr_end(&w);
+    synor__jw_obj_end(&w);
+    synor__buf_puts(&b, "\n");
+    char *s = synor__buf_take(&b);
+    if (!s)
+        synor__error(SYNOR_ENOMEM, "out of memory");
+    return s;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+typedef struct rd {
+    const synor__jdoc *d;
+    synor__trace *tr;
+} rd;
+
+static int get_str(rd *r, const synor__jval *o, const char *path, const char *key,
+                   const char **out)
+{
+    synor__jval *v;
+    int rc = synor__json_member(r->d, o, path, key, SYNOR__J_STRING, 1, &v);
+    if (rc)
+        return rc;
+    if (!(*out = synor__trace_str(r->tr, v->u.str.s)))
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int get_num(rd *r, const synor__jval *o, const char *path, const char *key, double *out)
+{
+    synor__jval *v;
+    char p[128];
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    int rc = synor__json_member(r->d, o, path, key, SYNOR__J_NUMBER, 1, &v);
+    return rc ? rc : synor__json_number(r->d, v, p, 0, 1e300, out);
+}
+
+static int get_idx(rd *r, const synor__jval *o, const char *path, const char *key, size_t n,
+                   size_t *out)
+{
+    synor__jval *v;
+    char p[128];
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    int64_t x;
+    int rc = synor__json_member(r->d, o, path, key, SYNOR__J_NUMBER, 1, &v);
+    if (!rc)
+        rc = synor__json_int(r->d, v, p, 0, (int64_t)n - 1, &x);
+    if (!rc)
+        *out = (size_t)x;
+    return rc;
+}
+
+static int read_trace(rd *r, const synor__jval *root)
+{
+    static const char *const keys[] = {"format", "workload", "fabric", "strategy", "currency",
+                                       "makespan_s", "energy_active_j", "energy_idle_j",
+                                       "money_micro", "devices", "tasks", "transfers", NULL};
+    const char *top = "(top level)";
+    synor__jval *fmt, *devs, *tasks, *xfers, *v;
+    synor_trace *t = &r->tr->t;
+    int rc;
+    if ((rc = synor__json_expect(r->d, root, top, SYNOR__J_OBJECT)) ||
+        (rc = synor__json_check_keys(r->d, root, top, keys)) ||
+        (rc = synor__json_member(r->d, root, top, "format", SYNOR__J_STRING, 1, &fmt)))
+        return rc;
+    if (strcmp(fmt->u.str.s, "synor-trace/1") != 0)
+        return synor__json_fail(r->d, fmt, SYNOR_ESCHEMA, "format",
+                                "unsupported format \"%s\" (expected \"synor-trace/1\")",
+                                fmt->u.str.s);
+    int64_t money;
+    if ((rc = get_str(r, root, top, "workload", &t->workload)) ||
+        (rc = get_str(r, root, top, "fabric", &t->fabric)) ||
+        (rc = get_str(r, root, top, "strategy", &t->strategy)) ||
+        (rc = get_str(r, root, top, "currency", &t->currency)) ||
+        (rc = get_num(r, root, top, "makespan_s", &t->makespan)) ||
+        (rc = get_num(r, root, top, "energy_active_j", &t->energy_active)) ||
+        (rc = get_num(r, root, top, "energy_idle_j", &t->energy_idle)) ||
+        (rc = synor__json_member(r->d, root, top, "money_micro", SYNOR__J_NUMBER, 1, &v)) ||
+        (rc = synor__json_int(r->d, v, "money_micro", 0, INT64_MAX, &money)) ||
+        (rc = synor__json_member(r->d, root, top, "devices", SYNOR__J_ARRAY, 1, &devs)) ||
+        (rc = synor__json_member(r->d, root, top, "tasks", SYNOR__J_ARRAY, 1, &tasks)) ||
+        (rc = synor__json_member(r->d, root, top, "transfers", SYNOR__J_ARRAY, 1, &xfers)))
+        return rc;
+    t->money_micro = money;
+    if ((rc = synor__trace_devices(r->tr, devs->u.arr.n)))
+        return rc;
+    for (size_t i = 0; i < devs->u.arr.n; i++) {
+        const synor__jval *o = devs->u.arr.items[i];
+        synor_trace_device *dv = &r->tr->dev[i];
+        char p[64];
+        snprintf(p, sizeof p, "devices[%zu]", i);
+        int64_t price;
+        if ((rc = synor__json_expect(r->d, o, p, SYNOR__J_OBJECT)) ||
+            (rc = get_str(r, o, p, "name", &dv->name)) ||
+            (rc = get_str(r, o, p, "product", &dv->product)) ||
+            (rc = get_str(r, o, p, "kind", &dv->kind)) ||
+            (rc = get_num(r, o, p, "idle_w", &dv->idle_watts)) ||
+            (rc = synor__json_member(r->d, o, p, "simulated", SYNOR__J_BOOL, 1, &v)))
+            return rc;
+        dv->simulated = v->u.boolean;
+        if ((rc = synor__json_member(r->d, o, p, "price_micro", SYNOR__J_NUMBER, 1, &v)) ||
+            (rc = synor__json_int(r->d, v, p, 0, INT64_MAX, &price)))
+            return rc;
+        dv->price_micro = price;
+    }
+    for (size_t i = 0; i < tasks->u.arr.n; i++) {
+        const synor__jval *o = tasks->u.arr.items[i];
+        char p[64];
+        snprintf(p, sizeof p, "tasks[%zu]", i);
+        synor_trace_task *k = synor__trace_add_task(r->tr);
+        if (!k)
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        if ((rc = synor__json_expect(r->d, o, p, SYNOR__J_OBJECT)) ||
+            (rc = get_str(r, o, p, "id", &k->id)) || (rc = get_str(r, o, p, "op", &k->op)) ||
+            (rc = get_idx(r, o, p, "device", t->n_devices, &k->device)) ||
+            (rc = get_num(r, o, p, "start", &k->start)) ||
+            (rc = get_num(r, o, p, "end", &k->end)) ||
+            (rc = get_num(r, o, p, "energy_j", &k->energy)))
+            return rc;
+        if (k->end < k->start)
+            return synor__json_fail(r->d, o, SYNOR_ESCHEMA, p, "end %g is before start %g",
+                                    k->end, k->start);
+    }
+    for (size_t i = 0; i < xfers->u.arr.n; i++) {
+        const synor__jval *o = xfers->u.arr.items[i];
+        char p[64];
+        snprintf(p, sizeof p, "transfers[%zu]", i);
+        synor_trace_transfer *x = synor__trace_add_transfer(r->tr);
+        int64_t bytes;
+        if (!x)
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        if ((rc = synor__json_expect(r->d, o, p, SYNOR__J_OBJECT)) ||
+            (rc = get_str(r, o, p, "data", &x->data)) ||
+            (rc = get_str(r, o, p, "link", &x->link)) ||
+            (rc = get_idx(r, o, p, "from", t->n_devices, &x->from_dev)) ||
+            (rc = get_idx(r, o, p, "to", t->n_devices, &x->to_dev)) ||
+            (rc = get_num(r, o, p, "start", &x->start)) ||
+            (rc = get_num(r, o, p, "end", &x->end)) ||
+            (rc = synor__json_member(r->d, o, p, "bytes", SYNOR__J_NUMBER, 1, &v)) ||
+            (rc = synor__json_int(r->d, v, p, 0, INT64_MAX, &bytes)))
+            return rc;
+        x->bytes = (uint64_t)bytes;
+    }
+    return 0;
+}
+
+int synor_trace_load_string(const char *text, size_t len, const char *name, synor_trace **out)
+{
+    synor__jdoc *d;
+    int rc = synor__json_parse(text, len, name, &d);
+    if (rc)
+        return rc;
+    rd r = {d, synor__trace_new()};
+    if (!r.tr) {
+        synor__jdoc_free(d);
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    rc = read_trace(&r, synor__jdoc_root(d));
+    synor__jdoc_free(d);
+    if (rc) {
+        synor_trace_destroy(&r.tr->t);
+        return rc;
+    }
+    *out = &r.tr->t;
+    return 0;
+}
+
+int synor_trace_load_file(const char *path, synor_trace **out)
+{
+    char *text;
+    size_t len;
+    int rc = synor__read_file(path, &text, &len);
+    if (rc)
+        return rc;
+    rc = synor_trace_load_string(text, len, path, out);
+    synor__free(text);
+    return rc;
+}

@@ -1,0 +1,27 @@
+/* trace_internal.h - building a synor_trace (sim.c, trace loading in
+ * trace.c). Never installed. */
+#ifndef SYNOR_TRACE_INTERNAL_H
+#define SYNOR_TRACE_INTERNAL_H
+
+#include "synor/sim.h"
+
+typedef struct synor__trace {
+    synor_trace t; /* first: the public pointer points here */
+    synor_trace_device *dev;
+    synor_trace_task *task;
+    synor_trace_transfer *xfer;
+    size_t task_cap, xfer_cap;
+    char **strings; /* every string the trace owns */
+    size_t n_strings, str_cap;
+} synor__trace;
+
+synor__trace *synor__trace_new(void);
+/* Copies s into the trace; NULL on allocation failure. */
+const char *synor__trace_str(synor__trace *tr, const char *s);
+int synor__trace_devices(synor__trace *tr, size_t n);
+synor_trace_task *synor__trace_add_task(synor__trace *tr);
+synor_trace_transfer *synor__trace_add_transfer(synor__trace *tr);
+/* Sorts tasks and transfers by start time (stable on ties). */
+int synor__trace_sort(synor__trace *tr);
+
+#endif

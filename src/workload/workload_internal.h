@@ -1,0 +1,32 @@
+/* workload_internal.h - the workload object behind synor_workload, shared
+ * by workload.c (building, validation, order) and workload_json.c (file
+ * format). Never installed. */
+#ifndef SYNOR_WORKLOAD_INTERNAL_H
+#define SYNOR_WORKLOAD_INTERNAL_H
+
+#include "synor/workload.h"
+
+/* Open-addressing table of name -> index + 1 (0 = empty slot). */
+typedef struct synor__names {
+    size_t *slots;
+    size_t cap, used;
+} synor__names;
+
+struct synor_workload {
+    char *name;
+    synor_task *tasks;
+    size_t n_tasks, task_cap;
+    synor_data *data;
+    size_t n_data, data_cap;
+    uint64_t **dep_bytes; /* per task, parallel to deps (after finish) */
+    size_t *order;        /* topological order (after finish) */
+    int finished;
+    long cycle_task;      /* after a failed finish: a task on the cycle, or -1 */
+    synor__names task_names, data_names;
+};
+
+/* Operations that are inherently sequential unless the file says otherwise:
+ * I/O, string processing, one-token-at-a-time decoding. */
+int synor__op_default_sequential(synor_op_type t);
+
+#endif

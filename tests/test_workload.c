@@ -1,0 +1,166 @@
+/* test_workload.c - workload files: derived work of operations, the
+ * dependency graph and its order, round trips, and every kind of bad input
+ * reported with file:line:column and field. */
+#include "common/common.h"
+#include "synor.h"
+#include "test.h"
+
+static const char *const GOOD =
+    "{\"format\": \"synor-workload/1\", \"name\": \"demo\", \"tasks\": [\n"
+    " {\"id\": \"load\", \"op\": \"data_load\", \"work\": {\"flops\": 0, \"bytes_read\": 1e6, \"bytes_written\": 1e6}},\n"
+    " {\"id\": \"mm\", \"op\": \"matmul\", \"dtype\": \"bf16\", \"dims\": {\"m\": 1024, \"n\": 2048, \"k\": 512},\n"
+    "  \"deps\": [\"load\"], \"priority\": \"critical\", \"preferred\": \"tpu\", \"fallback\": \"gpu\",\n"
+    "  \"consumes\": [{\"name\": \"x\", \"bytes\": 1048576}], \"produces\": [{\"name\": \"y\", \"bytes\": 4194304}]},\n"
+    " {\"id\": \"attn\", \"op\": \"flash_attention\", \"dtype\": \"fp16\",\n"
+    "  \"dims\": {\"batch\": 2, \"seq\": 128, \"heads\": 8, \"kv_heads\": 2, \"head_dim\": 64}, \"deps\": [\"load\"]},\n"
+    " {\"id\": \"ffn\", \"op\": \"feed_forward\", \"backward\": true, \"dtype\": \"bf16\",\n"
+    "  \"dims\": {\"batch\": 1, \"seq\": 16, \"hidden\": 288, \"ffn\": 768}, \"deps\": [\"mm\", \"attn\"]}\n"
+    "]}\n";
+
+TEST(derived_work_and_order)
+{
+    synor_workload *w;
+    ASSERT_OK(synor_workload_load_string(GOOD, strlen(GOOD), "demo.json", &w));
+    ASSERT_STREQ(synor_workload_name(w), "demo");
+    ASSERT_EQ(synor_workload_count(w), 4);
+    const synor_task *mm = synor_workload_task(w, 1);
+    ASSERT_NEAR(mm->op.work.flops, 2.0 * 1024 * 2048 * 512, 1e-12);
+    ASSERT_NEAR(mm->op.work.bytes_read, (1024.0 * 512 + 512.0 * 2048) * 2, 1e-12);
+    ASSERT_NEAR(mm->op.work.bytes_written, 1024.0 * 2048 * 2, 1e-12);
+    ASSERT_EQ(mm->priority, SYNOR_PRIORITY_CRITICAL);
+    ASSERT(mm->has_preferred && mm->preferred == SYNOR_KIND_TPU && mm->fallback == SYNOR_KIND_GPU);
+    ASSERT_EQ(mm->n_deps, 1);
+    ASSERT_EQ(mm->deps[0], 0);
+    ASSERT_EQ(synor_workload_data(w, mm->consumes[0])->bytes, 1048576);
+    /* attention: 4*b*h*q*L*d + 5*b*h*q*L; GQA reads K,V with 2 kv heads */
+    const synor_task *at = synor_workload_task(w, 2);
+    double b = 2, h = 8, q = 128, d = 64, g = 2;
+    ASSERT_NEAR(at->op.work.flops, 4 * b * h * q * q * d + 5 * b * h * q * q, 1e-12);
+    ASSERT_NEAR(at->op.work.bytes_read, (b * q * h * d + 2 * b * q * g * d) * 2, 1e-12);
+    /* feed_forward backward: twice 6*T*H*F */
+    const synor_task *ff = synor_workload_task(w, 3);
+    ASSERT_NEAR(ff->op.work.flops, 2 * 6.0 * 16 * 288 * 768, 1e-12);
+    ASSERT(synor_workload_task(w, 0)->op.sequential); /* data_load defaults to sequential */
+    ASSERT(!ff->op.sequential);
+    /* dependencies come first in the order */
+    const size_t *ord = synor_workload_order(w);
+    size_t pos[4];
+    for (size_t i = 0; i < 4; i++)
+        pos[ord[i]] = i;
+    ASSERT(pos[0] < pos[1] && pos[0] < pos[2] && pos[1] < pos[3] && pos[2] < pos[3]);
+    ASSERT(synor_workload_flops(w) > 0 && synor_workload_bytes(w) > 2e6);
+    synor_workload_destroy(w);
+}
+
+TEST(json_round_trip)
+{
+    synor_workload *w, *v;
+    ASSERT_OK(synor_workload_load_string(GOOD, strlen(GOOD), "demo.json", &w));
+    char *s = synor_workload_to_json(w);
+    ASSERT(s);
+    ASSERT_OK(synor_workload_load_string(s, strlen(s), "again.json", &v));
+    ASSERT_EQ(synor_workload_count(v), synor_workload_count(w));
+    for (size_t i = 0; i < synor_workload_count(w); i++) {
+        const synor_task *a = synor_workload_task(w, i), *b2 = synor_workload_task(v, i);
+        ASSERT_STREQ(a->id, b2->id);
+        ASSERT_NEAR(a->op.work.flops + 1, b2->op.work.flops + 1, 1e-12);
+        ASSERT_EQ(a->n_deps, b2->n_deps);
+        ASSERT_EQ(a->priority, b2->priority);
+        ASSERT(memcmp(&a->op.dims, &b2->op.dims, sizeof a->op.dims) == 0);
+    }
+    free(s);
+    synor_workload_destroy(v);
+    synor_workload_destroy(w);
+}
+
+static const char *load_err(const char *text)
+{
+    synor_workload *w;
+    if (synor_workload_load_string(text, strlen(text), "w.json", &w) == 0) {
+        synor_workload_destroy(w);
+        return "(loaded)";
+    }
+    return synor_errmsg();
+}
+
+#define HDR "{\"format\": \"synor-workload/1\", \"tasks\": [\n"
+
+TEST(bad_input_names_where_and_what)
+{
+    ASSERT_CONTAINS(load_err(HDR
+                             " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"deps\": [\"c\"]},\n"
+                             " {\"id\": \"b\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"deps\": [\"a\"]},\n"
+                             " {\"id\": \"c\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"deps\": [\"b\"]},\n"
+                             " {\"id\": \"d\", \"op\": \"relu\", \"dims\": {\"elements\": 8}}]}"),
+                    "w.json:2:61: tasks[0].deps: dependency cycle: a -> c -> b -> a");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"matmull\"}]}"),
+                    "w.json:2:20: tasks[0].op: unknown operation \"matmull\"");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"deps\": [\"zz\"]}]}"),
+                    "w.json:2:62: tasks[0].deps[0]: no task with id \"zz\"");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}},\n"
+                                 " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}}]}"),
+                    "w.json:3:9: tasks[1].id: duplicate task id \"a\" (also tasks[0])");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"matmul\", \"dims\": {\"m\": 4, \"n\": -4, \"k\": 4}}]}"),
+                    "tasks[0].dims.n: value -4 is outside [1, 1099511627776]");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"matmul\", \"dims\": {\"m\": 4, \"n\": 4}}]}"),
+                    "tasks[0]: operation matmul needs a positive \"k\"");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"fft\"}]}"),
+                    "w.json:2:2: tasks[0]: operation fft has no work formula");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"all_reduce\"}]}"),
+                    "tasks[0]: operation all_reduce needs a positive \"elements\"");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"all_reduce\", \"work\": {\"flops\": 1, \"bytes_read\": 1e999, \"bytes_written\": 1}}]}"),
+                    "number out of range: 1e999");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"all_reduce\", \"work\": {\"flops\": -1, \"bytes_read\": 1, \"bytes_written\": 1}}]}"),
+                    "tasks[0].work.flops: value -1 is below the minimum 0");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"colour\": 1}]}"),
+                    "tasks[0]: unknown field \"colour\"");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"priority\": \"urgent\"}]}"),
+                    "tasks[0].priority: unknown priority \"urgent\"");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"preferred\": \"qpu\"}]}"),
+                    "tasks[0].preferred: unknown processor kind \"qpu\"");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\" \"dims\": {}}]}"),
+                    "w.json:2:27: expected ',' or '}' in object");
+}
+
+TEST(long_chains_and_wide_graphs)
+{
+    /* 20,000 tasks in a chain with a fan-out: linear-time graph building */
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__buf_puts(&b, HDR);
+    for (int i = 0; i < 20000; i++) {
+        synor__buf_printf(&b, "%s{\"id\": \"t%d\", \"op\": \"relu\", \"dims\": {\"elements\": 1024}", i ? ",\n" : "", i);
+        if (i)
+            synor__buf_printf(&b, ", \"deps\": [\"t%d\"%s]", i - 1, i > 1 ? ", \"t0\"" : "");
+        synor__buf_puts(&b, "}");
+    }
+    synor__buf_puts(&b, "]}");
+    synor_workload *w;
+    ASSERT_OK(synor_workload_load_string(b.data, b.len, "chain.json", &w));
+    const size_t *ord = synor_workload_order(w);
+    for (size_t i = 0; i < 20000; i++)
+        ASSERT_EQ(ord[i], i);
+    synor_workload_destroy(w);
+    synor__buf_free(&b);
+}
+
+TEST(allocation_failures_are_clean)
+{
+    int failures = 0;
+    for (long k = 1; k < 400; k++) {
+        synor_workload *w = NULL;
+        synor__alloc_fail_after(k);
+        int rc = synor_workload_load_string(GOOD, strlen(GOOD), "demo.json", &w);
+        synor__alloc_fail_after(0);
+        if (rc == 0) {
+            synor_workload_destroy(w);
+            break;
+        }
+        ASSERT_EQ(rc, SYNOR_ENOMEM);
+        failures++;
+    }
+    ASSERT(failures > 10);
+}
+
+TEST_MAIN(allocation_failures_are_clean, derived_work_and_order, json_round_trip, bad_input_names_where_and_what,
+          long_chains_and_wide_graphs)
