@@ -102,6 +102,60 @@ TEST(exact_never_worse_than_heuristics)
     ASSERT(heft_gap / rounds < 0.5);
 }
 
+TEST(large_random_plans_are_valid)
+{
+    /* thousands of tasks per device: exercises the blocked timelines, gap
+     * insertion between blocks and the bounded gap scan */
+    rng_state = 7;
+    size_t n = 6000, d = 3, cap = 3 * n;
+    double *exec = malloc(n * d * sizeof *exec), *bytes = malloc(cap * sizeof *bytes);
+    size_t *off = calloc(n + 1, sizeof *off), *pred = malloc(cap * sizeof *pred), e = 0;
+    double lat[9], inv[9];
+    for (size_t q = 0; q < 9; q++) {
+        lat[q] = 0.5 * rnd();
+        inv[q] = 0.1 * rnd();
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t q = 0; q < d; q++)
+            exec[i * d + q] = 0.1 + 10 * rnd();
+        int k = i ? 1 + (int)(rnd() * 3) : 0;
+        for (int j = 0; j < k; j++) {
+            size_t p = i - 1 - (size_t)(rnd() * (double)(i < 500 ? i : 500));
+            int dup = 0;
+            for (size_t q = off[i]; q < e; q++)
+                dup |= pred[q] == p;
+            if (!dup) {
+                pred[e] = p;
+                bytes[e++] = 20 * rnd();
+            }
+        }
+        off[i + 1] = e;
+    }
+    synor_sched_problem pb = {.n_tasks = n, .n_devices = d, .exec = exec, .pred_off = off,
+                              .pred = pred, .pred_bytes = bytes, .lat = lat, .inv_bw = inv};
+    const synor_strategy ss[] = {SYNOR_STRATEGY_HEFT, SYNOR_STRATEGY_PEFT, SYNOR_STRATEGY_MIX,
+                                 SYNOR_STRATEGY_ENERGY};
+    for (size_t k = 0; k < 4; k++) {
+        int ok;
+        double ms = plan_with(&pb, ss[k], &ok);
+        ASSERT(ok);
+        /* better than running everything on the fastest single device */
+        double serial = INFINITY;
+        for (size_t q = 0; q < d; q++) {
+            double sum = 0;
+            for (size_t i = 0; i < n; i++)
+                sum += exec[i * d + q];
+            serial = fmin(serial, sum);
+        }
+        if (ss[k] != SYNOR_STRATEGY_ENERGY)
+            ASSERT(ms < serial);
+    }
+    free(exec);
+    free(bytes);
+    free(off);
+    free(pred);
+}
+
 TEST(heuristics_optimal_on_trivial_graphs)
 {
     /* one task; two independent tasks on two devices; a chain with free
@@ -131,6 +185,74 @@ TEST(heuristics_optimal_on_trivial_graphs)
             ASSERT_NEAR(ms, want[k], 1e-12);
         }
     }
+}
+
+/* Six independent tasks; device 0 fast and hungry (1 s, 100 J), device 1
+ * slow and frugal (3 s, 10 J). */
+static double plan_energy(synor_strategy s, double deadline, double *makespan)
+{
+    double exec[12], energy[12];
+    for (int i = 0; i < 6; i++) {
+        exec[2 * i] = 1;
+        energy[2 * i] = 100;
+        exec[2 * i + 1] = 3;
+        energy[2 * i + 1] = 10;
+    }
+    size_t off[7] = {0};
+    synor_sched_problem pb = {.n_tasks = 6, .n_devices = 2, .exec = exec, .energy = energy,
+                              .pred_off = off};
+    synor_plan_options o;
+    synor_plan_options_init(&o);
+    o.strategy = s;
+    o.deadline = deadline;
+    synor_plan *p;
+    if (synor_plan_problem(&pb, &o, &p))
+        return -1;
+    double e = 0;
+    for (size_t i = 0; i < 6; i++)
+        e += energy[2 * i + p->device[i]];
+    *makespan = p->makespan;
+    synor_plan_destroy(p);
+    return e;
+}
+
+TEST(energy_objective_and_deadline)
+{
+    double ms;
+    /* HEFT: fast device 1, 2, 3, then the frugal one once it finishes first */
+    ASSERT_NEAR(plan_energy(SYNOR_STRATEGY_HEFT, 0, &ms), 5 * 100 + 10, 1e-12);
+    ASSERT_NEAR(ms, 5, 1e-12);
+    /* minimum energy: everything on the frugal device */
+    ASSERT_NEAR(plan_energy(SYNOR_STRATEGY_ENERGY, 0, &ms), 60, 1e-12);
+    ASSERT_NEAR(ms, 18, 1e-12);
+    /* under a 10 s deadline: frugal while it meets it (3, 6, 9 s), then fast */
+    ASSERT_NEAR(plan_energy(SYNOR_STRATEGY_ENERGY, 10, &ms), 3 * 10 + 3 * 100, 1e-12);
+    ASSERT(ms <= 10);
+}
+
+TEST(cost_objective_prefers_cheap_devices)
+{
+    /* a chain of four equal tasks on two equally fast devices: HEFT breaks
+     * the tie toward device 0 (10.00 per hour), cost takes device 1 (1.00) */
+    double exec[] = {2, 2, 2, 2, 2, 2, 2, 2};
+    size_t off[] = {0, 0, 1, 2, 3}, pred[] = {0, 1, 2};
+    double bytes[] = {1, 1, 1};
+    int64_t price[] = {10000000, 1000000};
+    synor_sched_problem pb = {.n_tasks = 4, .n_devices = 2, .exec = exec, .pred_off = off,
+                              .pred = pred, .pred_bytes = bytes, .price_micro = price};
+    synor_plan_options o;
+    synor_plan_options_init(&o);
+    synor_plan *h, *c;
+    ASSERT_OK(synor_plan_problem(&pb, &o, &h));
+    o.strategy = SYNOR_STRATEGY_COST;
+    ASSERT_OK(synor_plan_problem(&pb, &o, &c));
+    for (size_t i = 0; i < 4; i++) {
+        ASSERT_EQ(h->device[i], 0);
+        ASSERT_EQ(c->device[i], 1);
+    }
+    ASSERT_NEAR(c->makespan, h->makespan, 1e-12);
+    synor_plan_destroy(h);
+    synor_plan_destroy(c);
 }
 
 TEST(insertion_uses_gaps)
@@ -279,6 +401,7 @@ TEST(cleanup)
     cat = NULL;
 }
 
-TEST_MAIN(exact_never_worse_than_heuristics, heuristics_optimal_on_trivial_graphs,
-          insertion_uses_gaps, validate_catches_violations, every_strategy_on_the_seed_fabric,
+TEST_MAIN(exact_never_worse_than_heuristics, large_random_plans_are_valid,
+          heuristics_optimal_on_trivial_graphs,
+          energy_objective_and_deadline, cost_objective_prefers_cheap_devices, insertion_uses_gaps, validate_catches_violations, every_strategy_on_the_seed_fabric,
           a_model_too_big_for_one_gpu_is_refused_or_split, strategy_names, cleanup)

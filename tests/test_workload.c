@@ -162,5 +162,65 @@ TEST(allocation_failures_are_clean)
     ASSERT(failures > 10);
 }
 
+TEST(data_edges_and_their_errors)
+{
+    /* consuming a produced datum adds the dependency and carries its bytes */
+    const char *text = HDR " {\"id\": \"p\", \"op\": \"relu\", \"dims\": {\"elements\": 8},"
+                           " \"produces\": [{\"name\": \"x\", \"bytes\": 64}, {\"name\": \"y\", \"bytes\": 32}]},\n"
+                           " {\"id\": \"q\", \"op\": \"relu\", \"dims\": {\"elements\": 8},"
+                           " \"consumes\": [{\"name\": \"x\"}, {\"name\": \"y\"}, {\"name\": \"w\", \"bytes\": 7}]}]}";
+    synor_workload *w;
+    ASSERT_OK(synor_workload_load_string(text, strlen(text), "d.json", &w));
+    const synor_task *q = synor_workload_task(w, 1);
+    ASSERT_EQ(q->n_deps, 1);
+    ASSERT_EQ(q->deps[0], 0);
+    ASSERT_EQ(synor_workload_edge_bytes(w, 1, 0), 96);
+    long ext = synor_workload_find_data(w, "w");
+    ASSERT(ext >= 0 && synor_workload_data(w, (size_t)ext)->producer == -1);
+    synor_workload_destroy(w);
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"produces\": [{\"name\": \"x\", \"bytes\": 1}]},\n"
+                                 " {\"id\": \"b\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"produces\": [{\"name\": \"x\"}]}]}"),
+                    "tasks[1].produces[0]: data \"x\" is also produced by task \"a\"");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"consumes\": [{\"name\": \"x\"}]}]}"),
+                    "tasks[0].consumes[0]: missing \"bytes\" for data \"x\"");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"produces\": [{\"name\": \"x\", \"bytes\": 1}]},\n"
+                                 " {\"id\": \"b\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"consumes\": [{\"name\": \"x\", \"bytes\": 2}]}]}"),
+                    "data \"x\" has 1 bytes elsewhere, 2 here");
+    /* a cycle through data, not deps: named all the same */
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"consumes\": [{\"name\": \"y\", \"bytes\": 1}], \"produces\": [{\"name\": \"x\", \"bytes\": 1}]},\n"
+                                 " {\"id\": \"b\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"consumes\": [{\"name\": \"x\"}], \"produces\": [{\"name\": \"y\"}]}]}"),
+                    "dependency cycle: a -> b -> a");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"deps\": [\"a\"]}]}"),
+                    "tasks[0].deps: dependency cycle: a -> a");
+}
+
+TEST(mutated_inputs_never_crash)
+{
+    /* every truncation and a byte changed at every position: the loader
+     * returns an error or a workload, never crashes (run under ASan) */
+    size_t n = strlen(GOOD);
+    char *buf = malloc(n + 1);
+    int loaded = 0;
+    for (size_t k = 0; k < n; k++) {
+        for (int mode = 0; mode < 3; mode++) {
+            memcpy(buf, GOOD, n + 1);
+            size_t len = n;
+            if (mode == 0)
+                len = k;
+            else
+                buf[k] = mode == 1 ? '"' : (char)('0' + (int)(k % 10));
+            synor_workload *w;
+            if (synor_workload_load_string(buf, len, "m.json", &w) == 0) {
+                loaded++;
+                synor_workload_destroy(w);
+            } else {
+                ASSERT(strlen(synor_errmsg()) > 0);
+            }
+        }
+    }
+    free(buf);
+    ASSERT(loaded > 0); /* some digit changes still make a valid file */
+}
+
 TEST_MAIN(allocation_failures_are_clean, derived_work_and_order, json_round_trip, bad_input_names_where_and_what,
-          long_chains_and_wide_graphs)
+          long_chains_and_wide_graphs, data_edges_and_their_errors, mutated_inputs_never_crash)

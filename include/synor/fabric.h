@@ -83,6 +83,8 @@ int synor_fabric_load_string(const synor_catalog *cat, const char *text, size_t 
                              const char *name, synor_fabric **out);
 /* A built-in fabric by name ("seed", "gpu-only", ...), from fabrics/. */
 int synor_fabric_load_builtin(const synor_catalog *cat, const char *name, synor_fabric **out);
+/* A file when spec contains '/' or ends in ".json", else a built-in name. */
+int synor_fabric_open(const synor_catalog *cat, const char *spec, synor_fabric **out);
 size_t synor_fabric_builtin_count(void);
 const char *synor_fabric_builtin_name(size_t i);
 void synor_fabric_destroy(synor_fabric *f);

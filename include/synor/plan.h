@@ -16,7 +16,8 @@
  *             as for energy.
  *   mix       StarPU dmda-like weighted fitness: alpha x finish time +
  *             beta x transfer time + gamma x energy.
- *   gpu-only  baseline: HEFT on the GPUs; tasks no GPU can run go to CPUs.
+ *   gpu-only  baseline: HEFT on the GPUs; tasks no GPU can run, or no GPU
+ *             has memory left for, go to CPUs.
  *   cpu-only  baseline: HEFT on the CPUs only.
  *   seed      baseline: each task on the processor kind the seed names as
  *             optimal (the task's preferred kind), else its fallback kind,
@@ -51,7 +52,7 @@ extern "C" {
     X(ENERGY, "energy", "minimum energy (active + idle), optional deadline") \
     X(COST, "cost", "minimum money from prices per device-hour, optional deadline") \
     X(MIX, "mix", "weighted alpha*finish + beta*transfer + gamma*energy (StarPU dmda)") \
-    X(GPU_ONLY, "gpu-only", "baseline: GPUs only (CPUs for what no GPU runs)") \
+    X(GPU_ONLY, "gpu-only", "baseline: GPUs only (CPUs for what no GPU runs or holds)") \
     X(CPU_ONLY, "cpu-only", "baseline: CPUs only")                         \
     X(SEED, "seed", "baseline: each task on the kind the seed names as optimal") \
     X(EXACT, "exact", "branch and bound: optimal makespan, small DAGs only")

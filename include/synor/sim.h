@@ -19,7 +19,8 @@
  * Memory: when a task starts, the external data resident on its device plus
  * its own transient footprint (data it consumes and produces, workspace)
  * must fit in the device's memory, or the run fails with SYNOR_ENOMEM and a
- * message naming the task, the device and the sizes.
+ * message naming the task, the device and the sizes. A plan that puts a task
+ * on a device that cannot run it fails with SYNOR_ENOTSUP naming both.
  *
  * Accounting: energy is each task's active energy plus the idle power of
  * every device of the fabric for the time it is not busy within the

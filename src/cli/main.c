@@ -18,6 +18,11 @@ static const command commands[] = {
     {"profiles", cli_profiles, "list the processor profile catalog, or show one profile"},
     {"registry", cli_registry, "register devices from inventory files and query them"},
     {"market", cli_market, "the spot market: orders, books, prices, journal (docs/MARKET.md)"},
+    {"workload", cli_workload, "check a workload file or generate one from a model preset"},
+    {"cost", cli_cost, "the cost matrix of a workload on a fabric (docs/PLANNING.md)"},
+    {"plan", cli_plan, "plan a workload on a fabric: HEFT, PEFT, energy, cost, baselines"},
+    {"simulate", cli_simulate, "simulate a plan and report; no arguments: the seed scenario"},
+    {"report", cli_report, "report of a trace: utilization, timeline, Perfetto, SVG"},
 };
 
 static void usage(FILE *f)

@@ -414,7 +414,12 @@ static int complete(synor_fabric *f, size_t net_space)
             const synor_fabric_device *a = &f->devs[i], *b = &f->devs[j];
             long l;
             if (a->space == b->space) {
-                p->kind = SYNOR_LINK_SAME;
+                /* two processors on one physical memory (Apple, Grace
+                 * Hopper style): no copy, but not the same processor */
+                p->kind = i != j && (a->profile->caps.unified_memory ||
+                                     b->profile->caps.unified_memory)
+                              ? SYNOR_LINK_UNIFIED
+                              : SYNOR_LINK_SAME;
                 continue;
             }
             if ((l = find_link(f, a->space, b->space)) >= 0) {
@@ -594,4 +599,12 @@ int synor_fabric_load_builtin(const synor_catalog *cat, const char *name, synor_
         }
     }
     return synor__error(SYNOR_ENOENT, "no built-in fabric \"%s\"", name);
+}
+
+int synor_fabric_open(const synor_catalog *cat, const char *spec, synor_fabric **out)
+{
+    size_t n = strlen(spec);
+    if (strchr(spec, '/') || (n > 5 && strcmp(spec + n - 5, ".json") == 0))
+        return synor_fabric_load_file(cat, spec, out);
+    return synor_fabric_load_builtin(cat, spec, out);
 }

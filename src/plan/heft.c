@@ -6,7 +6,8 @@
  * start is the earliest idle gap on that device at or after the time the
  * task's inputs arrive (insertion policy). Per device the planned intervals
  * are kept sorted and disjoint, so the gap search is a binary search plus a
- * short forward scan, and appends (the common case) cost O(1).
+ * forward scan (bounded by GAP_SCAN_LIMIT gaps), and appends (the common
+ * case) cost O(1).
  *
  * Ranks use averages: w_i over the devices that can run the task, and for
  * edges L + b R where L and R are the mean latency and mean seconds per byte
@@ -20,51 +21,127 @@
 #include "synor/fabric.h"
 #include "plan/plan_internal.h"
 
+/* Gaps examined per device before appending instead: keeps planning near
+ * linear on graphs of a million tasks, where exhaustive insertion is
+ * quadratic; small graphs never reach it. */
+#define GAP_SCAN_LIMIT 256
+
 typedef struct slot {
     double s, e;
 } slot;
 
+/* A device's planned intervals, sorted and disjoint, in blocks of at most
+ * BLOCK so that inserting into a gap moves at most one block's worth. */
+#define BLOCK 256
+
+typedef struct block {
+    size_t n;
+    slot v[BLOCK];
+} block;
+
 typedef struct timeline {
-    slot *v;
-    size_t n, cap;
+    block **b;
+    size_t nb, cap;
 } timeline;
+
+static double last_end(const timeline *t)
+{
+    const block *k = t->b[t->nb - 1];
+    return k->v[k->n - 1].e;
+}
 
 static double find_gap(const timeline *t, double ready, double w)
 {
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) { /* first interval ending after ready */
+    if (!t->nb || last_end(t) <= ready)
+        return ready;
+    size_t lo = 0, hi = t->nb;
+    while (lo < hi) { /* first block whose last interval ends after ready */
         size_t mid = (lo + hi) / 2;
-        if (t->v[mid].e <= ready)
+        const block *k = t->b[mid];
+        if (k->v[k->n - 1].e <= ready)
             lo = mid + 1;
         else
             hi = mid;
     }
+    size_t bi = lo, i = 0;
+    const block *k = t->b[bi];
+    for (size_t l = 0, h = k->n; l < h;) { /* first interval in it ending after ready */
+        size_t mid = (l + h) / 2;
+        if (k->v[mid].e <= ready)
+            l = mid + 1;
+        else
+            h = mid;
+        i = l;
+    }
     double cand = ready;
-    for (size_t k = lo; k < t->n; k++) {
-        if (cand + w <= t->v[k].s)
-            return cand;
-        if (t->v[k].e > cand)
-            cand = t->v[k].e;
+    for (size_t seen = 0; bi < t->nb; bi++, i = 0) {
+        k = t->b[bi];
+        for (; i < k->n; i++, seen++) {
+            if (cand + w <= k->v[i].s)
+                return cand;
+            if (k->v[i].e > cand)
+                cand = k->v[i].e;
+            if (seen == GAP_SCAN_LIMIT) { /* give up on gaps: after the last task */
+                double e = last_end(t);
+                return e > cand ? e : cand;
+            }
+        }
     }
     return cand;
 }
 
 static int insert(timeline *t, double s, double e)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        slot *v = synor__realloc(t->v, cap * sizeof *v);
-        if (!v)
-            return synor__error(SYNOR_ENOMEM, "out of memory");
-        t->v = v;
-        t->cap = cap;
+    size_t bi = t->nb ? t->nb - 1 : 0;
+    if (t->nb && t->b[bi]->v[t->b[bi]->n - 1].s > s) {
+        size_t lo = 0, hi = t->nb; /* first block whose last start is after s */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (t->b[mid]->v[t->b[mid]->n - 1].s <= s)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        bi = lo;
     }
-    size_t pos = t->n;
-    while (pos > 0 && t->v[pos - 1].s > s) /* usually 0 steps: appends */
+    if (!t->nb || t->b[bi]->n == BLOCK) { /* a new block after bi, or a split */
+        if (t->nb == t->cap) {
+            size_t cap = t->cap ? t->cap * 2 : 4;
+            block **nbk = synor__realloc(t->b, cap * sizeof *nbk);
+            if (!nbk)
+                return synor__error(SYNOR_ENOMEM, "out of memory");
+            t->b = nbk;
+            t->cap = cap;
+        }
+        block *fresh = synor__malloc(sizeof *fresh);
+        if (!fresh)
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        fresh->n = 0;
+        if (!t->nb) {
+            t->b[t->nb++] = fresh;
+            bi = 0;
+        } else {
+            block *full = t->b[bi];
+            int append = bi == t->nb - 1 && full->v[full->n - 1].s <= s;
+            if (!append) { /* move the upper half */
+                fresh->n = BLOCK / 2;
+                memcpy(fresh->v, full->v + BLOCK / 2, (BLOCK / 2) * sizeof *fresh->v);
+                full->n = BLOCK / 2;
+            }
+            memmove(&t->b[bi + 2], &t->b[bi + 1], (t->nb - bi - 1) * sizeof *t->b);
+            t->b[bi + 1] = fresh;
+            t->nb++;
+            if (append || full->v[full->n - 1].s <= s)
+                bi++;
+        }
+    }
+    block *k = t->b[bi];
+    size_t pos = k->n;
+    while (pos > 0 && k->v[pos - 1].s > s)
         pos--;
-    memmove(&t->v[pos + 1], &t->v[pos], (t->n - pos) * sizeof *t->v);
-    t->v[pos] = (slot){s, e};
-    t->n++;
+    memmove(&k->v[pos + 1], &k->v[pos], (k->n - pos) * sizeof *k->v);
+    k->v[pos] = (slot){s, e};
+    k->n++;
     return 0;
 }
 
@@ -89,8 +166,11 @@ static void ls_free(ls *s)
     synor__free(s->rank);
     synor__free(s->oct);
     if (s->tl)
-        for (size_t p = 0; p < s->d; p++)
-            synor__free(s->tl[p].v);
+        for (size_t p = 0; p < s->d; p++) {
+            for (size_t k = 0; k < s->tl[p].nb; k++)
+                synor__free(s->tl[p].b[k]);
+            synor__free(s->tl[p].b);
+        }
     synor__free(s->tl);
 }
 

@@ -128,10 +128,10 @@ static void timeline(synor__buf *b, const synor_trace *t, int width)
     axis[w] = '\0';
     axis[0] = '0';
     size_t lm = strlen(mid), lh = strlen(hi);
-    if (w > lm + lh + 4) {
-        memcpy(axis + w / 2 - lm / 2, mid, lm);
+    if (w > lh + 2)
         memcpy(axis + w - lh, hi, lh);
-    }
+    if (w / 2 - lm / 2 > 2 && w / 2 - lm / 2 + lm + 2 < w - lh)
+        memcpy(axis + w / 2 - lm / 2, mid, lm);
     synor__buf_printf(b, "  %-10s  %s\n", "", axis);
     synor__free(busy);
 }
@@ -155,7 +155,7 @@ char *synor_report_text(const synor_trace *t, const synor_report_options *o)
                               : "");
     synor__buf_printf(&b, "  Workload: %s\n  Fabric:   %s\n  Strategy: %s\n\n", t->workload,
                       t->fabric, t->strategy);
-    synor__buf_printf(&b, "  PROCESSOR UTILIZATION\n  %-10s %-34s %11s %7s %7s  %s\n", "Processor",
+    synor__buf_printf(&b, "  PROCESSOR UTILIZATION\n  %-10s %-40s %11s %7s %7s  %s\n", "Processor",
                       "Product", "Busy", "Util %", "Tasks", "Operations");
     size_t idle = 0;
     for (size_t p = 0; p < t->n_devices; p++) {
@@ -163,18 +163,24 @@ char *synor_report_text(const synor_trace *t, const synor_report_options *o)
         synor_report_usage(t, p, &u);
         char busy[32];
         fmt_time(u.busy, busy, sizeof busy);
-        synor__buf_printf(&b, "  %-10.10s %-34.34s %11s %6.1f%% %7zu  %s\n", t->devices[p].name,
+        synor__buf_printf(&b, "  %-10.10s %-40.40s %11s %6.1f%% %7zu  %s\n", t->devices[p].name,
                           t->devices[p].product, busy, u.utilization * 100, u.tasks,
                           u.tasks ? u.ops : "(idle)");
         idle += u.tasks == 0;
     }
     synor__buf_puts(&b, "\n");
     totals(&b, t);
-    if (idle)
-        synor__buf_printf(&b, "  Processors with no task: %zu of %zu (the plan found no use for "
-                              "them)\n",
-                          idle, t->n_devices);
-    else
+    if (idle) {
+        synor__buf_printf(&b, "  Processors with no task (%zu of %zu):", idle, t->n_devices);
+        for (size_t p = 0; p < t->n_devices; p++) {
+            int used = 0;
+            for (size_t k = 0; k < t->n_tasks && !used; k++)
+                used = t->tasks[k].device == p;
+            if (!used)
+                synor__buf_printf(&b, " %s", t->devices[p].name);
+        }
+        synor__buf_puts(&b, "\n");
+    } else
         synor__buf_printf(&b, "  Every processor ran at least one task.\n");
     if (o->baseline) {
         const synor_trace *g = o->baseline;

@@ -266,9 +266,11 @@ static void flow_done(sim *s, size_t fi, uint64_t ver)
         hop_begin(s, fi);
         return;
     }
-    s->loc[f->data * s->S + f->dst_space] = LOC_PRESENT;
+    /* try_start may start transfers and move s->flows: no f from here on */
+    size_t dst = f->dst_space;
+    s->loc[f->data * s->S + dst] = LOC_PRESENT;
     for (size_t p = 0; p < s->d; p++)
-        if (space_of(s, p) == f->dst_space)
+        if (space_of(s, p) == dst)
             try_start(s, p);
 }
 
@@ -305,6 +307,11 @@ static int start_task(sim *s, size_t i, size_t p)
     for (size_t k = 0; k < t->n_produces; k++)
         transient += datum(s, t->produces[k])->bytes;
     uint64_t cap = synor_device_caps(fd->dev)->mem_bytes;
+    if (!isfinite(exec_time(s, i, p)) && s->resident[p] + add + transient <= cap)
+        return s->rc = synor__error(SYNOR_ENOTSUP, "task \"%s\" (%s in %s) cannot run on device "
+                                                   "\"%s\"",
+                                    t->id, synor_op_type_name(t->op.type),
+                                    synor_dtype_name(t->op.dtype), fd->name);
     if (s->resident[p] + add + transient > cap) {
         char need[32], res[32], tr[32], have[32];
         synor__format_size(s->resident[p] + add + transient, 0, need, sizeof need);

@@ -1,0 +1,91 @@
+/* cmd_report.c - `synor report TRACE`: the report of a trace written by
+ * `synor simulate --trace` (or by a real run): utilization, timeline,
+ * totals, optionally the comparison with a baseline trace; Chrome trace-event
+ * and SVG exports. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void help(void)
+{
+    printf("usage: synor report TRACE [--baseline TRACE] [--chrome FILE] [--svg FILE]\n"
+           "                    [--width N]\n\n"
+           "Prints the report of an execution trace (synor-trace/1): utilization per\n"
+           "processor, a timeline, makespan, energy and money, and with --baseline the\n"
+           "speedup over another trace. --chrome writes a Chrome trace-event file (open\n"
+           "it in ui.perfetto.dev), --svg a Gantt chart.\n"
+           "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+static int write_text(const char *path, char *text)
+{
+    if (!text) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    FILE *f = fopen(path, "w");
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(text);
+    if (!ok) {
+        cli_error("cannot write %s", path);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+int cli_report(const cli_globals *g, int argc, char **argv)
+{
+    (void)g;
+    const char *path = NULL, *base = NULL, *chrome = NULL, *svg = NULL;
+    int width = 60;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help();
+            return CLI_OK;
+        } else if (!strcmp(a, "--baseline") && i + 1 < argc) {
+            base = argv[++i];
+        } else if (!strcmp(a, "--chrome") && i + 1 < argc) {
+            chrome = argv[++i];
+        } else if (!strcmp(a, "--svg") && i + 1 < argc) {
+            svg = argv[++i];
+        } else if (!strcmp(a, "--width") && i + 1 < argc) {
+            width = atoi(argv[++i]);
+            if (width < 10 || width > 400)
+                return cli_usage_error("report", "--width must be in [10, 400]");
+        } else if (a[0] != '-' && !path) {
+            path = a;
+        } else {
+            return cli_usage_error("report", "unexpected argument '%s'", a);
+        }
+    }
+    if (!path)
+        return cli_usage_error("report", "give a TRACE file");
+    synor_trace *t = NULL, *b = NULL;
+    int ret = CLI_FAIL;
+    if (synor_trace_load_file(path, &t) || (base && synor_trace_load_file(base, &b))) {
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    synor_report_options o = {b, NULL, NULL, 0, width};
+    char *text = synor_report_text(t, &o);
+    if (!text) {
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    fputs(text, stdout);
+    free(text);
+    ret = CLI_OK;
+    if (chrome && write_text(chrome, synor_report_chrome(t)))
+        ret = CLI_FAIL;
+    if (svg && write_text(svg, synor_report_svg(t)))
+        ret = CLI_FAIL;
+out:
+    synor_trace_destroy(t);
+    synor_trace_destroy(b);
+    return ret;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# synor simulate and synor report: the seed scenario, traces, exports, errors.
+# usage: simulate.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
+S=$1; SRC=$2; JC=$3
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+check() { local name=$1; shift; if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi; }
+rc() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+
+# the seed scenario with no arguments
+check seed          [ "$(rc "$S" simulate)" = 0 ]
+check seed-title    grep -q "HETEROGENEOUS INFERENCE REPORT (simulated devices" "$tmp/out"
+check seed-model    grep -q "Workload: Llama-2-70B inference" "$tmp/out"
+check seed-devices  grep -q "Groq LPU (GroqChip 1) (simulated)" "$tmp/out"
+check seed-baseline grep -q "BASELINE: gpu-only on seed" "$tmp/out"
+check seed-speedup  grep -qE "Speedup over the baseline: [0-9]+\.[0-9]+x" "$tmp/out"
+check seed-assume   grep -q "ASSUMPTIONS" "$tmp/out"
+check seed-int8     grep -q "With int8 weights" "$tmp/out"
+check seed-timeline grep -q "TIMELINE" "$tmp/out"
+check seed-idle     grep -q "Processors with no task (1 of 4): lpu" "$tmp/out"
+# same input, same output
+cp "$tmp/out" "$tmp/first"
+check seed-again    [ "$(rc "$S" simulate)" = 0 ]
+check seed-determ   cmp -s "$tmp/out" "$tmp/first"
+
+# a trace, its report, exports
+check trace         [ "$(rc "$S" simulate --preset tiny --fabric gpu-only --strategy peft --trace "$tmp/t.json" --chrome "$tmp/c.json" --svg "$tmp/g.svg")" = 0 ]
+check trace-json    "$JC" format synor-trace/1 <"$tmp/t.json"
+check chrome-json   "$JC" <"$tmp/c.json"
+check chrome-events grep -q '"traceEvents"' "$tmp/c.json"
+check svg           grep -q "^<svg" "$tmp/g.svg"
+check report        [ "$(rc "$S" report "$tmp/t.json" --width 30)" = 0 ]
+check report-util   grep -q "PROCESSOR UTILIZATION" "$tmp/out"
+check report-strat  grep -q "Strategy: peft" "$tmp/out"
+check report-base   [ "$(rc "$S" report "$tmp/t.json" --baseline "$tmp/t.json")" = 0 ]
+check report-1x     grep -q "Speedup over the baseline: 1.00x" "$tmp/out"
+check dynamic       [ "$(rc "$S" simulate --preset tiny --strategy dynamic --baseline none)" = 0 ]
+check dynamic-name  grep -q "Strategy: dynamic" "$tmp/out"
+check workload-file [ "$(rc "$S" simulate --workload "$SRC/workloads/pipeline.json" --fabric seed)" = 0 ]
+check training      [ "$(rc "$S" simulate --preset tiny --train --prompt 64 --fabric two-node-h100 --strategy heft)" = 0 ]
+
+# errors
+check bad-strategy  [ "$(rc "$S" simulate --strategy fastest)" = 2 ]
+check bad-option    [ "$(rc "$S" simulate --colour)" = 2 ]
+check bad-fabric    [ "$(rc "$S" simulate --preset tiny --fabric nope)" = 1 ]
+check bad-fabric-m  grep -q 'no built-in fabric "nope"' "$tmp/err"
+check no-trace      [ "$(rc "$S" report "$tmp/none.json")" = 1 ]
+check no-arg        [ "$(rc "$S" report)" = 2 ]
+echo '{"format": "synor-trace/1", "workload": 3}' >"$tmp/bad.json"
+check bad-trace     [ "$(rc "$S" report "$tmp/bad.json")" = 1 ]
+check bad-trace-pos grep -q "bad.json:1:" "$tmp/err"
+check help          [ "$(rc "$S" simulate --help)" = 0 ]
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,365 @@
+/* test_sim.c - the discrete-event simulator: a hand-computed chain, links
+ * shared by concurrent transfers, out-of-memory naming task, device and
+ * sizes, invariants on every trace (no task before its inputs arrive, no two
+ * tasks at once on a device, only devices that can run the task),
+ * determinism (byte-identical traces) and the trace file round trip. */
+#include "common/common.h"
+#include "synor.h"
+#include "test.h"
+
+static synor_catalog *cat;
+
+static synor_catalog *catalog(void)
+{
+    if (!cat && (synor_catalog_create(&cat) || synor_catalog_load_builtin(cat)))
+        return NULL;
+    return cat;
+}
+
+/* Two CPUs sharing host memory and an H100 behind a 10 GB/s, 10 us link. */
+static const char *const FABRIC =
+    "{\"format\": \"synor-fabric/1\", \"name\": \"lab\", \"nodes\": [{\"name\": \"host\"}],\n"
+    " \"devices\": [{\"name\": \"c0\", \"profile\": \"amd-epyc-9654\", \"price_per_hour\": \"1.00\"},\n"
+    "             {\"name\": \"c1\", \"profile\": \"amd-epyc-9654\", \"price_per_hour\": \"1.00\"},\n"
+    "             {\"name\": \"gpu\", \"profile\": \"nvidia-h100-sxm\", \"price_per_hour\": \"3.60\"}],\n"
+    " \"links\": [{\"between\": [\"gpu\", \"host\"], \"kind\": \"pcie\", \"bandwidth_gb_s\": 10, "
+    "\"latency_us\": 10}]}";
+
+/* a on c0 and b on c1 each produce 1 GB; c and d on the GPU consume them. */
+static const char *const WL =
+    "{\"format\": \"synor-workload/1\", \"name\": \"fan\", \"tasks\": [\n"
+    " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, \"produces\": [{\"name\": \"x\", \"bytes\": 1000000000}]},\n"
+    " {\"id\": \"b\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, \"produces\": [{\"name\": \"y\", \"bytes\": 1000000000}]},\n"
+    " {\"id\": \"c\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, \"consumes\": [{\"name\": \"x\"}]},\n"
+    " {\"id\": \"d\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, \"consumes\": [{\"name\": \"y\"}]}]}";
+
+typedef struct fixture {
+    synor_fabric *f;
+    synor_workload *w;
+    synor_cost *c;
+} fixture;
+
+static int setup(fixture *x, const char *fabric, const char *wl)
+{
+    memset(x, 0, sizeof *x);
+    int rc = fabric[0] == '{'
+                 ? synor_fabric_load_string(catalog(), fabric, strlen(fabric), "lab.json", &x->f)
+                 : synor_fabric_load_builtin(catalog(), fabric, &x->f);
+    if (!rc)
+        rc = synor_workload_load_string(wl, strlen(wl), "w.json", &x->w);
+    if (!rc)
+        rc = synor_cost_create(x->w, x->f, &x->c);
+    return rc;
+}
+
+static void teardown(fixture *x)
+{
+    synor_cost_destroy(x->c);
+    synor_workload_destroy(x->w);
+    synor_fabric_destroy(x->f);
+}
+
+/* The invariants every trace must satisfy. Returns a message or NULL. */
+static const char *check_trace(const synor_trace *t, const synor_cost *c)
+{
+    static char msg[256];
+    const synor_workload *w = synor_cost_workload(c);
+    const synor_fabric *f = synor_cost_fabric(c);
+    size_t n = synor_workload_count(w);
+    if (t->n_tasks != n)
+        return "not every task ran";
+    double *st = calloc(n, sizeof *st), *en = calloc(n, sizeof *en);
+    size_t *dv = calloc(n, sizeof *dv);
+    double *last_end = calloc(t->n_devices, sizeof *last_end);
+    const char *err = NULL;
+    for (size_t k = 0; k < t->n_tasks && !err; k++) {
+        const synor_trace_task *x = &t->tasks[k];
+        long i = synor_workload_find_task(w, x->id);
+        if (i < 0) {
+            err = "unknown task in trace";
+            break;
+        }
+        st[i] = x->start;
+        en[i] = x->end;
+        dv[i] = x->device;
+        double cost = synor_cost_time(c, (size_t)i, x->device);
+        if (!isfinite(cost))
+            err = "a task ran on a device that cannot run it";
+        else if (fabs(x->end - x->start - cost) > 1e-9 * (1 + cost))
+            err = "a task's duration is not its cost";
+        else if (x->start < last_end[x->device] - 1e-12)
+            err = "two tasks at once on a device";
+        if (x->end > last_end[x->device])
+            last_end[x->device] = x->end;
+    }
+    for (size_t i = 0; i < n && !err; i++) {
+        const synor_task *tk = synor_workload_task(w, i);
+        for (size_t k = 0; k < tk->n_deps; k++) {
+            size_t j = tk->deps[k];
+            double need = en[j];
+            if (synor_workload_edge_bytes(w, i, j) &&
+                synor_fabric_device_at(f, dv[j])->space != synor_fabric_device_at(f, dv[i])->space)
+                need += synor_fabric_transfer_time(f, dv[j], dv[i], 0); /* latencies at least */
+            if (st[i] < need - 1e-12) {
+                snprintf(msg, sizeof msg, "task %s starts before its input from %s arrives",
+                         tk->id, synor_workload_task(w, j)->id);
+                err = msg;
+            }
+        }
+    }
+    for (size_t p = 0; p < t->n_devices && !err; p++)
+        if (!t->devices[p].simulated)
+            err = "a simulated device is not labelled simulated";
+    free(st);
+    free(en);
+    free(dv);
+    free(last_end);
+    return err;
+}
+
+TEST(transfers_share_a_link)
+{
+    fixture x;
+    ASSERT_OK(setup(&x, FABRIC, WL));
+    size_t dev[] = {0, 1, 2, 2}, order[] = {0, 1, 2, 3};
+    double st[] = {0, 0, 0, 0}, ft[] = {0, 0, 0, 0};
+    synor_plan p = {SYNOR_STRATEGY_HEFT, 4, 3, dev, st, ft, order, 0, 0, 0};
+    synor_trace *t;
+    ASSERT_OK(synor_simulate(x.c, &p, &t));
+    const char *err = check_trace(t, x.c);
+    ASSERT(err == NULL);
+    double ta = synor_cost_time(x.c, 0, 0), tc = synor_cost_time(x.c, 2, 2);
+    ASSERT_EQ(t->n_transfers, 2);
+    /* both 1 GB transfers start when a and b end and share 10 GB/s: each
+     * takes 10 us + 2 x 0.1 s instead of 0.1 s */
+    for (size_t k = 0; k < 2; k++) {
+        ASSERT_NEAR(t->transfers[k].start, ta, 1e-12);
+        ASSERT_NEAR(t->transfers[k].end, ta + 10e-6 + 0.2, 1e-9);
+        ASSERT_EQ(t->transfers[k].bytes, 1000000000);
+        ASSERT_STREQ(t->transfers[k].link, "gpu<->host");
+    }
+    ASSERT_NEAR(t->makespan, ta + 10e-6 + 0.2 + 2 * tc, 1e-9);
+    /* money: c0, c1 and the GPU all ran a task: each is paid for the
+     * makespan, rounded to the micro-unit per device */
+    ASSERT_EQ(t->money_micro, 2 * synor_money_for_seconds(1000000, t->makespan) +
+                                  synor_money_for_seconds(3600000, t->makespan));
+    synor_trace_destroy(t);
+    teardown(&x);
+}
+
+TEST(a_chain_by_hand)
+{
+    fixture x;
+    const char *wl = "{\"format\": \"synor-workload/1\", \"tasks\": [\n"
+                     " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, "
+                     "\"produces\": [{\"name\": \"x\", \"bytes\": 500000000}]},\n"
+                     " {\"id\": \"b\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, "
+                     "\"consumes\": [{\"name\": \"x\"}]}]}";
+    ASSERT_OK(setup(&x, FABRIC, wl));
+    size_t dev[] = {0, 2}, order[] = {0, 1};
+    double st[] = {0, 0}, ft[] = {0, 0};
+    synor_plan p = {SYNOR_STRATEGY_HEFT, 2, 3, dev, st, ft, order, 0, 0, 0};
+    synor_trace *t;
+    ASSERT_OK(synor_simulate(x.c, &p, &t));
+    double want = synor_cost_time(x.c, 0, 0) + 10e-6 + 0.05 + synor_cost_time(x.c, 1, 2);
+    ASSERT_NEAR(t->makespan, want, 1e-12);
+    /* energy: active per task + idle of all three devices over the makespan */
+    const synor_caps *cpu = synor_device_caps(synor_fabric_device_at(x.f, 0)->dev);
+    const synor_caps *gpu = synor_device_caps(synor_fabric_device_at(x.f, 2)->dev);
+    double idle = cpu->idle_watts * (want - synor_cost_time(x.c, 0, 0)) + cpu->idle_watts * want +
+                  gpu->idle_watts * (want - synor_cost_time(x.c, 1, 2));
+    ASSERT_NEAR(t->energy_idle, idle, 1e-9);
+    ASSERT_NEAR(t->energy_active, synor_cost_energy(x.c, 0, 0) + synor_cost_energy(x.c, 1, 2),
+                1e-12);
+    synor_trace_destroy(t);
+    teardown(&x);
+}
+
+TEST(out_of_memory_names_task_device_and_sizes)
+{
+    fixture x;
+    const char *wl = "{\"format\": \"synor-workload/1\", \"tasks\": [\n"
+                     " {\"id\": \"layer\", \"op\": \"matmul\", \"dtype\": \"int8\", \"dims\": {\"m\": 1, \"n\": 1, \"k\": 1},\n"
+                     "  \"consumes\": [{\"name\": \"weights\", \"bytes\": 1000000000}]}]}";
+    ASSERT_OK(setup(&x, "seed", wl));
+    long lpu = synor_fabric_find_device(x.f, "lpu");
+    ASSERT(lpu >= 0);
+    size_t dev[] = {(size_t)lpu}, order[] = {0};
+    double st[] = {0}, ft[] = {0};
+    synor_plan p = {SYNOR_STRATEGY_HEFT, 1, 4, dev, st, ft, order, 0, 0, 0};
+    synor_trace *t = NULL;
+    ASSERT_EQ(synor_simulate(x.c, &p, &t), SYNOR_ENOMEM);
+    ASSERT_CONTAINS(synor_errmsg(), "task \"layer\" does not fit on device \"lpu\"");
+    ASSERT_CONTAINS(synor_errmsg(), "it needs 1 GB (resident weights 1 GB + its data 0 B)");
+    ASSERT_CONTAINS(synor_errmsg(), "the device has 230 MB");
+    /* a plan putting tokenization on a GPU is refused as such */
+    fixture y;
+    const char *tok = "{\"format\": \"synor-workload/1\", \"tasks\": [\n"
+                      " {\"id\": \"tok\", \"op\": \"tokenization\", \"dims\": {\"elements\": 100}}]}";
+    ASSERT_OK(setup(&y, "seed", tok));
+    size_t gdev[] = {(size_t)synor_fabric_find_device(y.f, "h100")};
+    synor_plan g = {SYNOR_STRATEGY_HEFT, 1, 4, gdev, st, ft, order, 0, 0, 0};
+    ASSERT_EQ(synor_simulate(y.c, &g, &t), SYNOR_ENOTSUP);
+    ASSERT_CONTAINS(synor_errmsg(), "task \"tok\" (tokenization in fp32) cannot run on device \"h100\"");
+    teardown(&y);
+    /* the planners do not make that mistake */
+    synor_plan *q;
+    ASSERT_OK(synor_plan_create(x.c, NULL, &q));
+    ASSERT(q->device[0] != (size_t)lpu);
+    ASSERT_OK(synor_simulate(x.c, q, &t));
+    synor_trace_destroy(t);
+    synor_plan_destroy(q);
+    teardown(&x);
+}
+
+/* tol > 0: the simulated makespan must be within tol of the planned one
+ * (true where links are not contended). */
+static char *simulate_json(const synor_cost *c, synor_strategy st, int dynamic, double tol,
+                           const char **err)
+{
+    synor_plan_options o;
+    synor_plan_options_init(&o);
+    o.strategy = st;
+    synor_plan *p = NULL;
+    synor_trace *t;
+    *err = NULL;
+    if ((!dynamic && synor_plan_create(c, &o, &p)) || synor_simulate(c, p, &t)) {
+        synor_plan_destroy(p);
+        *err = synor_errmsg();
+        return NULL;
+    }
+    *err = check_trace(t, c);
+    if (p && tol > 0 && fabs(t->makespan - p->makespan) > tol * p->makespan)
+        *err = "simulated makespan far from the planned one";
+    char *json = synor_trace_to_json(t);
+    synor_trace_destroy(t);
+    synor_plan_destroy(p);
+    return json;
+}
+
+TEST(every_strategy_valid_and_deterministic)
+{
+    fixture x;
+    synor_llm_config m;
+    ASSERT_OK(synor_llm_preset("tiny", &m));
+    m.dtype = SYNOR_DTYPE_BF16;
+    memset(&x, 0, sizeof x);
+    ASSERT_OK(synor_fabric_load_builtin(catalog(), "seed", &x.f));
+    ASSERT_OK(synor_decompose_llm_inference(&m, 1, 64, 16, &x.w));
+    ASSERT_OK(synor_cost_create(x.w, x.f, &x.c));
+    for (int s = 0; s <= SYNOR_STRATEGY_COUNT; s++) {
+        if (s == SYNOR_STRATEGY_EXACT)
+            continue;
+        int dyn = s == SYNOR_STRATEGY_COUNT;
+        const char *err;
+        char *a = simulate_json(x.c, dyn ? SYNOR_STRATEGY_HEFT : (synor_strategy)s, dyn, 0.05, &err);
+        if (err)
+            fprintf(stderr, "  strategy %d: %s\n", s, err);
+        ASSERT(a && !err);
+        char *b = simulate_json(x.c, dyn ? SYNOR_STRATEGY_HEFT : (synor_strategy)s, dyn, 0.05, &err);
+        ASSERT(b && strcmp(a, b) == 0);
+        free(a);
+        free(b);
+    }
+    teardown(&x);
+}
+
+TEST(training_on_two_nodes)
+{
+    fixture x;
+    synor_llm_config m;
+    ASSERT_OK(synor_llm_preset("tiny", &m));
+    memset(&x, 0, sizeof x);
+    ASSERT_OK(synor_fabric_load_builtin(catalog(), "two-node-h100", &x.f));
+    ASSERT_OK(synor_decompose_llm_training(&m, 4, 128, &x.w));
+    ASSERT_OK(synor_cost_create(x.w, x.f, &x.c));
+    const char *err;
+    char *a = simulate_json(x.c, SYNOR_STRATEGY_PEFT, 0, 0, &err);
+    if (err)
+        fprintf(stderr, "  %s\n", err);
+    ASSERT(a && !err);
+    free(a);
+    a = simulate_json(x.c, SYNOR_STRATEGY_HEFT, 1, 0, &err);
+    ASSERT(a && !err);
+    free(a);
+    teardown(&x);
+}
+
+TEST(trace_round_trip_and_bad_traces)
+{
+    fixture x;
+    ASSERT_OK(setup(&x, FABRIC, WL));
+    synor_plan *p;
+    synor_trace *t, *u;
+    ASSERT_OK(synor_plan_create(x.c, NULL, &p));
+    ASSERT_OK(synor_simulate(x.c, p, &t));
+    char *s = synor_trace_to_json(t);
+    ASSERT(s);
+    ASSERT_OK(synor_trace_load_string(s, strlen(s), "t.json", &u));
+    ASSERT_EQ(u->n_tasks, t->n_tasks);
+    ASSERT_EQ(u->money_micro, t->money_micro);
+    char *s2 = synor_trace_to_json(u);
+    ASSERT(s2 && strcmp(s, s2) == 0);
+    free(s2);
+    synor_trace_destroy(u);
+    const char *bad = "{\"format\": \"synor-trace/1\", \"workload\": \"w\", \"fabric\": \"f\", "
+                      "\"strategy\": \"s\", \"currency\": \"USD\", \"makespan_s\": 1, "
+                      "\"energy_active_j\": 1, \"energy_idle_j\": 0, \"money_micro\": 0,\n"
+                      "\"devices\": [], \"tasks\": [{\"id\": \"a\", \"op\": \"relu\", "
+                      "\"device\": 0, \"start\": 0, \"end\": 1, \"energy_j\": 0}], \"transfers\": []}";
+    ASSERT(synor_trace_load_string(bad, strlen(bad), "bad.json", &u) != 0);
+    ASSERT_CONTAINS(synor_errmsg(), "bad.json:2:");
+    ASSERT_CONTAINS(synor_errmsg(), "tasks[0].device");
+    free(s);
+    synor_trace_destroy(t);
+    synor_plan_destroy(p);
+    teardown(&x);
+}
+
+TEST(allocation_failures_are_clean)
+{
+    /* every allocation of loading, costing, planning and simulating fails
+     * in turn: each call returns SYNOR_ENOMEM or succeeds, nothing leaks
+     * (ASan) or crashes */
+    catalog();
+    int failures = 0;
+    for (long k = 1; k < 3000; k++) {
+        fixture x;
+        synor_plan *p = NULL;
+        synor_trace *t = NULL;
+        char *json = NULL, *rep = NULL;
+        synor__alloc_fail_after(k);
+        int rc = setup(&x, FABRIC, WL);
+        if (!rc)
+            rc = synor_plan_create(x.c, NULL, &p);
+        if (!rc)
+            rc = synor_simulate(x.c, p, &t);
+        if (!rc && !(json = synor_trace_to_json(t)))
+            rc = SYNOR_ENOMEM;
+        if (!rc && !(rep = synor_report_text(t, NULL)))
+            rc = SYNOR_ENOMEM;
+        synor__alloc_fail_after(0);
+        free(json);
+        free(rep);
+        synor_trace_destroy(t);
+        synor_plan_destroy(p);
+        teardown(&x);
+        if (rc == 0)
+            break;
+        if (rc != SYNOR_ENOMEM)
+            fprintf(stderr, "  allocation %ld: %s\n", k, synor_errmsg());
+        ASSERT_EQ(rc, SYNOR_ENOMEM);
+        failures++;
+    }
+    ASSERT(failures > 50);
+}
+
+TEST(cleanup)
+{
+    synor_catalog_destroy(cat);
+    cat = NULL;
+}
+
+TEST_MAIN(transfers_share_a_link, a_chain_by_hand, out_of_memory_names_task_device_and_sizes,
+          every_strategy_valid_and_deterministic, training_on_two_nodes,
+          trace_round_trip_and_bad_traces, allocation_failures_are_clean, cleanup)
