@@ -27,6 +27,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 void cli_fmt_tflops(double ops_per_s, char *buf, size_t n);
 void cli_fmt_bytes(double bytes, char *buf, size_t n);
 
+/* Workload options shared by plan, simulate, cost and workload. */
+typedef struct scenario {
+    const char *fabric, *workload, *preset, *dtype;
+    int train;
+    long long batch, prompt, new_tokens;
+} scenario;
+/* Consumes argv[*i] (and its value) if it is a scenario option: returns 1
+ * consumed, 0 not a scenario option, -1 usage error. */
+int cli_scenario_opt(scenario *sc, int argc, char **argv, int *i);
+/* The workload: the file given, else the preset decomposed. */
+int cli_scenario_load(const scenario *sc, synor_workload **w);
+
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);

@@ -22,62 +22,6 @@ static void help(void)
     printf("Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
-typedef struct scenario {
-    const char *fabric, *workload, *preset, *dtype;
-    int train;
-    long long batch, prompt, new_tokens;
-} scenario;
-
-/* Shared options of plan/simulate/cost: 1 consumed, 0 not ours, -1 usage. */
-static int scenario_opt(scenario *sc, int argc, char **argv, int *i)
-{
-    const char *a = argv[*i];
-    const char **str = !strcmp(a, "--fabric")     ? &sc->fabric
-                       : !strcmp(a, "--workload") ? &sc->workload
-                       : !strcmp(a, "--preset")   ? &sc->preset
-                       : !strcmp(a, "--dtype")    ? &sc->dtype
-                                                  : NULL;
-    long long *num = !strcmp(a, "--batch")    ? &sc->batch
-                     : !strcmp(a, "--prompt") ? &sc->prompt
-                     : !strcmp(a, "--new")    ? &sc->new_tokens
-                                              : NULL;
-    if (!strcmp(a, "--train")) {
-        sc->train = 1;
-        return 1;
-    }
-    if (!str && !num)
-        return 0;
-    if (*i + 1 >= argc)
-        return -1;
-    const char *v = argv[++*i];
-    if (str) {
-        *str = v;
-        return 1;
-    }
-    char *end;
-    *num = strtoll(v, &end, 10);
-    return *end || *num <= 0 ? -1 : 1;
-}
-
-static int scenario_load(const scenario *sc, synor_workload **w)
-{
-    if (sc->workload)
-        return synor_workload_load_file(sc->workload, w);
-    synor_llm_config m;
-    int rc = synor_llm_preset(sc->preset ? sc->preset : "llama-2-70b", &m);
-    if (rc)
-        return rc;
-    if (sc->dtype && (rc = synor_dtype_from_name(sc->dtype, &m.dtype)))
-        return rc;
-    /* defaults: the seed's 512 in and 256 out, or what the context allows */
-    long long prompt = sc->prompt ? sc->prompt : (m.context / 2 < 512 ? m.context / 2 : 512);
-    long long gen = m.context - prompt < 256 ? m.context - prompt : 256;
-    if (sc->train)
-        return synor_decompose_llm_training(&m, sc->batch ? sc->batch : 1, prompt, w);
-    return synor_decompose_llm_inference(&m, sc->batch ? sc->batch : 1, prompt,
-                                         sc->new_tokens ? sc->new_tokens : (gen > 0 ? gen : 1), w);
-}
-
 static void summary(const synor_plan *p, const synor_cost *c)
 {
     const synor_fabric *f = synor_cost_fabric(c);
@@ -130,7 +74,7 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     double deadline = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int r = scenario_opt(&sc, argc, argv, &i);
+        int r = cli_scenario_opt(&sc, argc, argv, &i);
         if (r < 0)
             return cli_usage_error("plan", "bad or missing value for '%s'", a);
         if (r)
@@ -171,7 +115,7 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     synor_workload *w = NULL;
     synor_cost *c = NULL;
     int ret = CLI_FAIL;
-    if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) || scenario_load(&sc, &w) ||
+    if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) || cli_scenario_load(&sc, &w) ||
         synor_cost_create(w, f, &c)) {
         cli_error("%s", synor_errmsg());
         goto out;

@@ -1,0 +1,57 @@
+/* scenario.c - the workload options that plan, simulate, cost and workload
+ * share: a workload file, or an LLM preset decomposed for inference or
+ * training (--preset, --dtype, --batch, --prompt, --new, --train). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* Shared options of plan/simulate/cost: 1 consumed, 0 not ours, -1 usage. */
+int cli_scenario_opt(scenario *sc, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char **str = !strcmp(a, "--fabric")     ? &sc->fabric
+                       : !strcmp(a, "--workload") ? &sc->workload
+                       : !strcmp(a, "--preset")   ? &sc->preset
+                       : !strcmp(a, "--dtype")    ? &sc->dtype
+                                                  : NULL;
+    long long *num = !strcmp(a, "--batch")    ? &sc->batch
+                     : !strcmp(a, "--prompt") ? &sc->prompt
+                     : !strcmp(a, "--new")    ? &sc->new_tokens
+                                              : NULL;
+    if (!strcmp(a, "--train")) {
+        sc->train = 1;
+        return 1;
+    }
+    if (!str && !num)
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    const char *v = argv[++*i];
+    if (str) {
+        *str = v;
+        return 1;
+    }
+    char *end;
+    *num = strtoll(v, &end, 10);
+    return *end || *num <= 0 ? -1 : 1;
+}
+
+int cli_scenario_load(const scenario *sc, synor_workload **w)
+{
+    if (sc->workload)
+        return synor_workload_load_file(sc->workload, w);
+    synor_llm_config m;
+    int rc = synor_llm_preset(sc->preset ? sc->preset : "llama-2-70b", &m);
+    if (rc)
+        return rc;
+    if (sc->dtype && (rc = synor_dtype_from_name(sc->dtype, &m.dtype)))
+        return rc;
+    /* defaults: the seed's 512 in and 256 out, or what the context allows */
+    long long prompt = sc->prompt ? sc->prompt : (m.context / 2 < 512 ? m.context / 2 : 512);
+    long long gen = m.context - prompt < 256 ? m.context - prompt : 256;
+    if (sc->train)
+        return synor_decompose_llm_training(&m, sc->batch ? sc->batch : 1, prompt, w);
+    return synor_decompose_llm_inference(&m, sc->batch ? sc->batch : 1, prompt,
+                                         sc->new_tokens ? sc->new_tokens : (gen > 0 ? gen : 1), w);
+}
