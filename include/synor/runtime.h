@@ -50,6 +50,37 @@ typedef struct synor_handle synor_handle;
 
 /* ------------------------------------------------------------ configuration */
 
+/* Which OpenCL devices become runtime devices. An OpenCL device of type CPU
+ * (PoCL, Intel's CPU runtime) runs on the very cores the CPU workers use,
+ * so by default only GPUs and accelerators are taken. */
+typedef enum synor_opencl_use {
+    SYNOR_OPENCL_OFF = 0,
+    SYNOR_OPENCL_ACCELERATORS = 1, /* default: GPU and accelerator devices */
+    SYNOR_OPENCL_ALL = 2           /* every device, CPU ones included (tests, PoCL) */
+} synor_opencl_use;
+
+/* How a ready task picks its device (issue 4 point 3).
+ *   SYNOR_PLACE_EARLIEST_FINISH (default): the device whose queue ends
+ *     first once this task has run there: queued work + transfers of the
+ *     inputs it lacks there + its expected time there. Expected times come
+ *     from the performance model (cfg.perfmodel) once calibrated; until then
+ *     a task goes where its kernel has the fewest samples, so every device
+ *     gets calibrated (StarPU's dmda does the same).
+ *   SYNOR_PLACE_LOAD: the device with the fewest queued tasks per worker.
+ *   SYNOR_PLACE_ENERGY: the lowest expected energy (time x the device's
+ *     active watts, cfg or profile) among devices finishing within twice the
+ *     earliest finish.
+ *   SYNOR_PLACE_MONEY: the lowest expected cost (time x price per hour)
+ *     under the same bound. */
+typedef enum synor_place_policy {
+    SYNOR_PLACE_EARLIEST_FINISH = 0,
+    SYNOR_PLACE_LOAD = 1,
+    SYNOR_PLACE_ENERGY = 2,
+    SYNOR_PLACE_MONEY = 3
+} synor_place_policy;
+
+struct synor_perfmodel; /* synor/perfmodel.h */
+
 typedef struct synor_runtime_config {
     unsigned magic;           /* set by synor_runtime_config_init */
     unsigned cpu_workers;     /* CPU worker threads; 0 = one per core */
@@ -59,10 +90,26 @@ typedef struct synor_runtime_config {
      * 50. Longer lowers latency for bursty submitters and costs CPU. */
     unsigned spin_us;
     /* Synthetic accelerator for tests: this many extra worker threads form a
-     * device of kind SYNOR_KIND_GPU that runs the kernels' GPU function on
-     * host memory. Lets placement and cross-device retry be tested on any
-     * machine. Default 0. */
+     * device of kind SYNOR_KIND_GPU that runs the kernels' GPU function.
+     * Lets placement and cross-device retry be tested on any machine.
+     * Default 0. */
     unsigned test_gpu_workers;
+    /* 0 (default): the test GPU works on host memory directly. N > 0: it
+     * has a memory node of its own of N bytes (host memory allocated per
+     * replica), so data moves to it and back as to a discrete GPU, with
+     * capacity accounting and eviction. */
+    uint64_t test_gpu_memory;
+    synor_opencl_use opencl;  /* default SYNOR_OPENCL_ACCELERATORS */
+    /* Caps the memory the runtime uses on each OpenCL device (bytes); 0 =
+     * the device's global memory size. */
+    uint64_t opencl_memory;
+    synor_place_policy policy;
+    /* Optional history-based performance model: every task's duration is
+     * recorded in it (per kernel, data footprint and device) and placement
+     * uses its estimates. Not owned; must outlive the runtime. */
+    struct synor_perfmodel *perfmodel;
+    /* 1: keep a trace of every task and transfer (synor_runtime_trace). */
+    int trace;
 } synor_runtime_config;
 
 /* Fills defaults. Every config passed to create must have been through it. */
@@ -94,16 +141,56 @@ typedef struct synor_runtime_stats {
     uint64_t cancelled;  /* tasks not run because a predecessor failed */
     uint64_t retried;    /* failed attempts that were retried */
     uint64_t stolen;     /* tasks taken from another worker's deque */
+    uint64_t moved;      /* queued tasks moved off a stopped device */
+    uint64_t transfers;  /* replica copies between memory nodes */
+    uint64_t bytes_moved;
+    uint64_t evictions;  /* clean replicas dropped to make room */
 } synor_runtime_stats;
 
 /* Counters since create; exact once wait_all has returned. */
 void synor_runtime_get_stats(const synor_runtime *rt, synor_runtime_stats *out);
 
+/* The runtime's devices: 0 is the host CPU, then the test GPU if any, then
+ * OpenCL devices. Each has a memory node: the host's (0) or its own. */
+typedef struct synor_runtime_device_info {
+    char name[64];         /* "cpu", "test-gpu", "opencl0" */
+    char product[96];      /* the CPU model, the OpenCL device's name, ... */
+    synor_kind kind;
+    const char *backend;   /* "host", "test", "opencl" */
+    unsigned workers;
+    unsigned memory_node;
+    uint64_t memory_capacity; /* bytes the runtime may use there; 0 = host */
+    int stopped;
+} synor_runtime_device_info;
+
+unsigned synor_runtime_device_count(const synor_runtime *rt);
+int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_device_info *out);
+
+/* Stops a device as if it had failed: it takes no new task; tasks queued on
+ * it go back to the ready queues of the other devices that implement their
+ * kernel (a task no other device can run fails, naming the task and the
+ * device); a task running on it finishes. Device 0 (the host) cannot be
+ * stopped. SYNOR_EINVAL for a bad index. */
+int synor_runtime_device_stop(synor_runtime *rt, unsigned device);
+
+/* The trace of the run so far (cfg.trace = 1; SYNOR_ESTATE otherwise):
+ * every finished task attempt with its device, start and end (seconds since
+ * synor_runtime_start, from the monotonic clock) and every transfer with
+ * its path ("host->test-gpu", "opencl0->host", ...), in the format of
+ * synor/sim.h, so synor/report.h makes the same reports as for a
+ * simulation. Call after wait_all. Devices are real (not simulated). */
+struct synor_trace;
+int synor_runtime_trace(synor_runtime *rt, const char *workload, struct synor_trace **out);
+
 /* ------------------------------------------------------------- data handles */
 
 #define SYNOR_HANDLE_MAX_DIMS 4
 
-/* Host memory the runtime tracks accesses to. Dimensions are column-major:
+/* Host memory the runtime tracks accesses to. When a task runs on a device
+ * with memory of its own, the runtime copies the data there (a replica)
+ * and keeps the copies coherent (MSI: a write invalidates the others);
+ * synor_runtime_wait_all and synor_handle_unregister bring the host memory
+ * up to date again. Dimensions are column-major:
  * shape[0] is the fastest-varying. For 2-D data, ld is the distance in
  * elements between consecutive columns (0 = shape[0]), so a tile of a larger
  * matrix is registered without copying. */
@@ -143,7 +230,11 @@ typedef enum synor_access {
 /* What a kernel function is given. Pointers are valid during the call. */
 typedef struct synor_task_ctx {
     void *const *buffers;       /* buffers[i]: task data i, in the memory of
-                                   the executing device (host memory for now) */
+                                   the executing device: a host pointer for
+                                   fn[], a cl_mem for opencl */
+    const size_t *ld;           /* ld[i]: column stride of buffers[i] in
+                                   elements (2-D data); replicas off the host
+                                   are packed, so use this, not the handle's */
     synor_handle *const *data;    /* the handles, for shapes and strides */
     unsigned ndata;
     const void *args;           /* the task's argument bytes (copied) */
@@ -151,17 +242,24 @@ typedef struct synor_task_ctx {
     unsigned worker;            /* 0..worker_count-1 */
     synor_kind kind;            /* kind of the executing device */
     unsigned attempt;           /* 0 for the first attempt */
+    void *queue;                /* opencl: the device's cl_command_queue */
+    void *backend;              /* opencl: the runtime's per-device state
+                                   (library kernels only) */
 } synor_task_ctx;
 
 /* 0, or a negative SYNOR_E* code (the attempt failed). */
 typedef int (*synor_kernel_fn)(const synor_task_ctx *ctx);
 
-/* An operation with one implementation per processor kind; NULL where none.
- * Must outlive the tasks that use it (typically static const). */
+/* An operation with its implementations: fn[kind] runs on host memory on
+ * a device of that kind (the CPU workers; the test GPU); opencl on an
+ * OpenCL device (buffers are cl_mem, enqueue on ctx->queue and finish
+ * before returning). NULL where none. Must outlive the tasks that use it
+ * (typically static const). */
 typedef struct synor_kernel {
     const char *name;
     synor_op_type op;
     synor_kernel_fn fn[SYNOR_KIND_COUNT];
+    synor_kernel_fn opencl;
 } synor_kernel;
 
 /* Priorities are synor_priority of synor/workload.h (Critical > High >

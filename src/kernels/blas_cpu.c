@@ -43,7 +43,7 @@ static int dims_ok(const synor_task_ctx *c, const char *who)
 
 #define ROWS(c, i) ((blasint)synor_handle_dim((c)->data[i], 0))
 #define COLS(c, i) ((blasint)synor_handle_dim((c)->data[i], 1))
-#define LD(c, i) ((blasint)synor_handle_ld((c)->data[i]))
+#define LD(c, i) ((blasint)(c)->ld[i])
 #define IS_F64(c) (synor_handle_dtype((c)->data[0]) == SYNOR_DTYPE_FP64)
 
 /* data: A (R), B (R), C (RW or W). C = alpha op(A) op(B) + beta C. */
@@ -121,7 +121,10 @@ static int syrk_cpu(const synor_task_ctx *c)
 }
 
 const synor_kernel synor__kernel_gemm = {
-    .name = "gemm", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = gemm_cpu}};
+    .name = "gemm",
+    .op = SYNOR_OP_MATMUL,
+    .fn = {[SYNOR_KIND_CPU] = gemm_cpu},
+    .opencl = SYNOR__OPENCL_IMPL(synor__gemm_opencl)};
 const synor_kernel synor__kernel_potrf = {
     .name = "potrf", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = potrf_cpu}};
 const synor_kernel synor__kernel_trsm = {

@@ -19,6 +19,17 @@ typedef struct synor__tile_args {
 } synor__tile_args;
 
 extern const synor_kernel synor__kernel_gemm;  /* A, B, C */
+
+/* opencl_ops.c (built with OpenCL only): data as the CPU kernels. */
+#if SYNOR_HAVE_OPENCL
+int synor__gemm_opencl(const synor_task_ctx *c);
+int synor__relu_opencl(const synor_task_ctx *c); /* X (R), Y (W) */
+int synor__gelu_opencl(const synor_task_ctx *c);
+int synor__silu_opencl(const synor_task_ctx *c);
+#define SYNOR__OPENCL_IMPL(f) f
+#else
+#define SYNOR__OPENCL_IMPL(f) NULL
+#endif
 extern const synor_kernel synor__kernel_potrf; /* A (lower, in place) */
 extern const synor_kernel synor__kernel_trsm;  /* L, B: B = B L^-T */
 extern const synor_kernel synor__kernel_syrk;  /* A, C: C = C - A A^T (lower) */

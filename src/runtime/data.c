@@ -5,8 +5,9 @@
  * readers since), so their memory outlives the dependency inference that
  * may still need their state. Registration is rare and takes the runtime's
  * data_lock to keep the list destroy frees; submission takes only the
- * handle's own lock. Replicas on other memory nodes, transfers and
- * coherence are not written yet (docs/RUNTIME.md). */
+ * handle's own lock. Replicas on other memory nodes and their coherence
+ * are memory.c's. */
+#include <stdint.h>
 #include <string.h>
 
 #include "runtime/runtime_internal.h"
@@ -27,10 +28,21 @@ int synor_handle_register(synor_runtime *rt, const synor_handle_desc *desc, syno
     if (desc->ndim == 2 && desc->ld != 0 && desc->ld < desc->shape[0])
         return synor__error(SYNOR_EINVAL, "synor_handle_register: ld %zu < rows %zu", desc->ld,
                             desc->shape[0]);
+    size_t n = 1;
+    for (unsigned i = 0; i < desc->ndim; i++) {
+        if (n > SIZE_MAX / 16 / desc->shape[i])
+            return synor__error(SYNOR_EINVAL, "synor_handle_register: shape overflows size_t");
+        n *= desc->shape[i];
+    }
     synor_handle *d = synor__calloc(1, sizeof *d);
     if (!d)
         return synor__error(SYNOR_ENOMEM, "synor_handle_register: out of memory");
     if (pthread_mutex_init(&d->lock, NULL) != 0) {
+        synor__free(d);
+        return synor__error(SYNOR_ENOMEM, "synor_handle_register: cannot create a mutex");
+    }
+    if (pthread_mutex_init(&d->coh, NULL) != 0) {
+        pthread_mutex_destroy(&d->lock);
         synor__free(d);
         return synor__error(SYNOR_ENOMEM, "synor_handle_register: cannot create a mutex");
     }
@@ -40,7 +52,10 @@ int synor_handle_register(synor_runtime *rt, const synor_handle_desc *desc, syno
         d->desc.shape[i] = 1;
     if (d->desc.ld == 0)
         d->desc.ld = d->desc.shape[0];
+    d->bytes = (n * synor_dtype_bits(desc->dtype) + 7) / 8;
+    synor__handle_replicas_init(d);
     pthread_mutex_lock(&rt->data_lock);
+    d->id = ++rt->next_data_id;
     d->next = rt->data_list;
     if (d->next)
         d->next->prev = d;
@@ -131,6 +146,9 @@ int synor_handle_unregister(synor_handle *d)
     d->last_writer = NULL;
     d->readers = NULL;
     pthread_mutex_unlock(&d->lock);
+    /* The caller's memory gets the last value, wherever it was written. */
+    int rc = synor__data_writeback(rt, d);
+    synor__data_drop_replicas(rt, d);
 
     pthread_mutex_lock(&rt->data_lock);
     if (d->prev)
@@ -141,8 +159,9 @@ int synor_handle_unregister(synor_handle *d)
         d->next->prev = d->prev;
     pthread_mutex_unlock(&rt->data_lock);
     pthread_mutex_destroy(&d->lock);
+    pthread_mutex_destroy(&d->coh);
     synor__free(d);
-    return 0;
+    return rc;
 }
 
 void *synor_handle_ptr(const synor_handle *d) { return d->desc.ptr; }

@@ -2,8 +2,11 @@
  * the scheduling loop, idle sleeping, wait_all.
  *
  * Devices: device 0 is the host CPU (cfg.cpu_workers workers, one per core
- * by default, each bound to a core through hwloc); device 1, when
- * cfg.test_gpu_workers > 0, a synthetic device of kind GPU for tests.
+ * by default, each bound to a core through hwloc); then, when
+ * cfg.test_gpu_workers > 0, a synthetic device of kind GPU for tests (on
+ * host memory, or on a memory node of its own with cfg.test_gpu_memory);
+ * then one device per OpenCL device taken (cfg.opencl), each with one
+ * worker thread feeding its command queue and a memory node of its own.
  *
  * Where a worker looks for work, in order (find_task):
  *   1. its device queue when it holds High or Critical tasks;
@@ -39,9 +42,11 @@ void synor_runtime_config_init(synor_runtime_config *cfg)
     cfg->max_attempts = 3;
     cfg->spin_us = 50;
     cfg->test_gpu_workers = 0;
+    cfg->opencl = SYNOR_OPENCL_ACCELERATORS;
+    cfg->policy = SYNOR_PLACE_EARLIEST_FINISH;
 }
 
-static uint64_t now_ns(void)
+uint64_t synor__now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -96,13 +101,15 @@ static synor__task *steal_same_device(synor__worker *w)
 static synor__task *steal_other_devices(synor__worker *w)
 {
     synor_runtime *rt = w->rt;
-    uint32_t bit = 1u << w->dev->kind;
+    uint32_t bit = w->dev->impl_bit;
     synor__device *best = NULL;
     long most = 0;
     for (unsigned i = 0; i < rt->ndevices; i++) {
         synor__device *d = &rt->devices[i];
         long c = atomic_load_explicit(&d->q.count, memory_order_relaxed);
-        if (d != w->dev && c > most) {
+        /* Only from busier devices: a queue of one is about to be taken by
+         * its own workers, and moving it would cost a transfer. */
+        if (d != w->dev && c > most && c > (long)d->nworkers) {
             most = c;
             best = d;
         }
@@ -113,7 +120,7 @@ static synor__task *steal_other_devices(synor__worker *w)
 static synor__task *find_task(synor__worker *w)
 {
     synor__device *d = w->dev;
-    uint32_t bit = 1u << d->kind;
+    uint32_t bit = d->impl_bit;
     int avoid = w->rt->nworkers > 1;
     synor__task *t;
     if (atomic_load_explicit(&d->q.count_hi, memory_order_relaxed) > 0 &&
@@ -183,9 +190,21 @@ static void *worker_main(void *arg)
     synor_runtime *rt = w->rt;
     tls_worker = w;
     bind_to_core(w);
+    if (w->dev->backend == SYNOR__BACKEND_OPENCL)
+        (void)synor__opencl_worker_begin(w);
     (void)synor__error(0, "%s", ""); /* kernels' failure messages start clean */
     uint64_t spin_ns = (uint64_t)rt->cfg.spin_us * 1000u;
     for (;;) {
+        if (atomic_load_explicit(&w->dev->stopped, memory_order_relaxed)) {
+            /* Hand over what is queued here; keep checking for tasks that
+             * were placed while the stop was becoming visible. */
+            synor__place_drain(w);
+            if (atomic_load_explicit(&rt->stop, memory_order_acquire))
+                break;
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
         synor__task *t = find_task(w);
         if (t) {
             synor__task_execute(w, t);
@@ -196,13 +215,13 @@ static void *worker_main(void *arg)
         /* Poll a while before sleeping: a producer that submits in bursts
          * then finds us awake, and a sleep/wake pair costs microseconds.
          * Yielding lets a submitter sharing our core run. */
-        uint64_t t0 = now_ns();
+        uint64_t t0 = synor__now_ns();
         unsigned n = 0;
         while (!(t = find_task(w))) {
             if (atomic_load_explicit(&rt->stop, memory_order_acquire))
                 break;
             if (++n % 16 == 0) {
-                if (now_ns() - t0 >= spin_ns)
+                if (synor__now_ns() - t0 >= spin_ns)
                     break;
                 sched_yield();
             } else {
@@ -240,16 +259,23 @@ static int count_cores(synor_runtime *rt)
     return 0;
 }
 
-static int init_device(synor__device *d, synor_kind kind, const char *name, unsigned first,
-                       unsigned n)
+static void init_device(synor_runtime *rt, unsigned i, synor_kind kind, int backend,
+                        const char *name, unsigned first, unsigned n, unsigned node)
 {
+    synor__device *d = &rt->devices[i];
     synor__pq_init(&d->q);
     synor__ec_init(&d->ec);
+    atomic_init(&d->queued_ns, 0);
+    atomic_init(&d->stopped, 0);
     d->kind = kind;
+    d->backend = backend;
+    d->impl_bit = backend == SYNOR__BACKEND_OPENCL ? SYNOR__IMPL_OPENCL : 1u << kind;
+    d->index = i;
+    d->node = node;
     d->first_worker = first;
     d->nworkers = n;
     synor__strlcpy(d->name, name, sizeof d->name);
-    return 0;
+    rt->kinds_present |= d->impl_bit;
 }
 
 int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
@@ -283,24 +309,56 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
         return rc;
     }
     unsigned ncpu = cfg->cpu_workers ? cfg->cpu_workers : rt->ncores;
-    rt->nworkers = ncpu + cfg->test_gpu_workers;
-    rt->ndevices = cfg->test_gpu_workers ? 2 : 1;
+    unsigned ncl = 0;
+    rc = synor__opencl_probe(rt, &ncl); /* OpenCL devices to add (cfg.opencl) */
+    if (rc < 0) {
+        hwloc_topology_destroy(rt->topo);
+        free(rt);
+        return rc;
+    }
+    rt->nworkers = ncpu + cfg->test_gpu_workers + ncl;
+    rt->ndevices = 1 + (cfg->test_gpu_workers ? 1 : 0) + ncl;
     rt->workers = NULL;
     rt->devices = NULL;
     if (posix_memalign((void **)&rt->workers, SYNOR__CACHELINE, rt->nworkers * sizeof *rt->workers) ||
         posix_memalign((void **)&rt->devices, SYNOR__CACHELINE, rt->ndevices * sizeof *rt->devices)) {
         free(rt->workers);
+        synor__opencl_destroy(rt);
         hwloc_topology_destroy(rt->topo);
         free(rt);
         return synor__error(SYNOR_ENOMEM, "runtime: out of memory");
     }
     memset(rt->workers, 0, rt->nworkers * sizeof *rt->workers);
     memset(rt->devices, 0, rt->ndevices * sizeof *rt->devices);
-    init_device(&rt->devices[0], SYNOR_KIND_CPU, "cpu", 0, ncpu);
-    rt->kinds_present = 1u << SYNOR_KIND_CPU;
+    rt->nnodes = 1;
+    (void)synor__node_init(&rt->nodes[0], "host", NULL, NULL, 0, 0, 1);
+    init_device(rt, 0, SYNOR_KIND_CPU, SYNOR__BACKEND_HOST, "cpu", 0, ncpu, 0);
+    hwloc_obj_t m = hwloc_get_obj_by_type(rt->topo, HWLOC_OBJ_PACKAGE, 0);
+    const char *model = m ? hwloc_obj_get_info_by_name(m, "CPUModel") : NULL;
+    synor__strlcpy(rt->devices[0].product, model ? model : "host CPU",
+                   sizeof rt->devices[0].product);
+    unsigned dev = 1, first = ncpu;
     if (cfg->test_gpu_workers) {
-        init_device(&rt->devices[1], SYNOR_KIND_GPU, "test-gpu", ncpu, cfg->test_gpu_workers);
-        rt->kinds_present |= 1u << SYNOR_KIND_GPU;
+        unsigned node = 0;
+        if (cfg->test_gpu_memory) {
+            node = rt->nnodes++;
+            (void)synor__test_node_init(&rt->nodes[node], cfg->test_gpu_memory);
+        }
+        init_device(rt, dev, SYNOR_KIND_GPU, SYNOR__BACKEND_TEST, "test-gpu", first,
+                    cfg->test_gpu_workers, node);
+        synor__strlcpy(rt->devices[dev].product,
+                       node ? "synthetic test GPU (own memory)" : "synthetic test GPU (host memory)",
+                       sizeof rt->devices[dev].product);
+        for (unsigned i = 0; i < cfg->test_gpu_workers; i++)
+            rt->workers[first + i].dev = &rt->devices[dev];
+        first += cfg->test_gpu_workers;
+        dev++;
+    }
+    for (unsigned k = 0; k < ncl; k++, dev++, first++) {
+        unsigned node = rt->nnodes++;
+        init_device(rt, dev, SYNOR_KIND_GPU, SYNOR__BACKEND_OPENCL, "opencl", first, 1, node);
+        synor__opencl_init_device(rt, k, &rt->devices[dev], &rt->nodes[node]);
+        rt->workers[first].dev = &rt->devices[dev];
     }
     unsigned ok = 0;
     for (; ok < rt->nworkers; ok++) {
@@ -309,7 +367,8 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
             break;
         w->rt = rt;
         w->id = ok;
-        w->dev = ok < ncpu ? &rt->devices[0] : &rt->devices[1];
+        if (ok < ncpu)
+            w->dev = &rt->devices[0];
         w->core = (ok < ncpu && cfg->pin_workers) ? (int)(ok % rt->ncores) : -1;
         w->rng = 2463534242u + ok;
     }
@@ -323,6 +382,8 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
     pthread_mutex_init(&rt->ext_lock, NULL);
     pthread_mutex_init(&rt->err_lock, NULL);
     pthread_mutex_init(&rt->data_lock, NULL);
+    pthread_mutex_init(&rt->trace_lock, NULL);
+    atomic_init(&rt->n_moved, 0);
     synor__pool_init(&rt->task_pool, sizeof(synor__task), 512);
     synor__pool_init(&rt->edge_pool, sizeof(synor__edge), 1024);
     if (ok < rt->nworkers) {
@@ -341,6 +402,7 @@ int synor_runtime_start(synor_runtime *rt)
     if (atomic_load(&rt->started))
         return synor__error(SYNOR_ESTATE, "synor_runtime_start: already started");
     synor__kernels_cpu_init();
+    rt->t0_ns = synor__now_ns();
     atomic_store(&rt->started, 1);
     for (unsigned i = 0; i < rt->nworkers; i++) {
         int e = pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]);
@@ -388,6 +450,24 @@ int synor_runtime_wait_all(synor_runtime *rt)
     atomic_fetch_sub_explicit(&rt->waiters, 1, memory_order_relaxed);
     pthread_mutex_unlock(&rt->wait_lock);
 
+    /* Host memory up to date again (data written on other memory nodes). */
+    if (rt->nnodes > 1) {
+        pthread_mutex_lock(&rt->data_lock);
+        for (synor_handle *d = rt->data_list; d; d = d->next) {
+            int wb = synor__data_writeback(rt, d);
+            if (wb < 0) {
+                pthread_mutex_lock(&rt->err_lock);
+                if (!rt->err_code) {
+                    rt->err_code = wb;
+                    snprintf(rt->err_msg, sizeof rt->err_msg,
+                             "runtime: copying data %u back to host memory: %s", d->id,
+                             synor_errmsg());
+                }
+                pthread_mutex_unlock(&rt->err_lock);
+            }
+        }
+        pthread_mutex_unlock(&rt->data_lock);
+    }
     pthread_mutex_lock(&rt->err_lock);
     int code = rt->err_code;
     char msg[sizeof rt->err_msg];
@@ -418,9 +498,15 @@ void synor_runtime_destroy(synor_runtime *rt)
     while (rt->data_list) {
         synor_handle *d = rt->data_list;
         rt->data_list = d->next;
+        synor__data_drop_replicas(rt, d);
         pthread_mutex_destroy(&d->lock);
+        pthread_mutex_destroy(&d->coh);
         synor__free(d);
     }
+    for (unsigned k = 0; k < rt->nnodes; k++)
+        synor__node_destroy(&rt->nodes[k]);
+    synor__opencl_destroy(rt);
+    synor__trace_free(rt);
     for (unsigned i = 0; i < rt->nworkers; i++)
         synor__deque_destroy(&rt->workers[i].dq);
     for (unsigned d = 0; d < rt->ndevices; d++) {
@@ -434,6 +520,7 @@ void synor_runtime_destroy(synor_runtime *rt)
     pthread_mutex_destroy(&rt->ext_lock);
     pthread_mutex_destroy(&rt->err_lock);
     pthread_mutex_destroy(&rt->data_lock);
+    pthread_mutex_destroy(&rt->trace_lock);
     if (rt->topo)
         hwloc_topology_destroy(rt->topo);
     free(rt->workers);
@@ -455,4 +542,10 @@ void synor_runtime_get_stats(const synor_runtime *rt, synor_runtime_stats *out)
     out->failed = atomic_load_explicit(&m->n_failed, memory_order_relaxed);
     out->cancelled = atomic_load_explicit(&m->n_cancelled, memory_order_relaxed);
     out->retried = atomic_load_explicit(&m->n_retried, memory_order_relaxed);
+    out->moved = atomic_load_explicit(&m->n_moved, memory_order_relaxed);
+    for (unsigned k = 1; k < rt->nnodes; k++) {
+        out->transfers += atomic_load_explicit(&m->nodes[k].transfers, memory_order_relaxed);
+        out->bytes_moved += atomic_load_explicit(&m->nodes[k].bytes, memory_order_relaxed);
+        out->evictions += atomic_load_explicit(&m->nodes[k].evictions, memory_order_relaxed);
+    }
 }

@@ -8,6 +8,10 @@
  *   task.c     submission, dependency inference and release, completion,
  *              retries and failure
  *   data.c     data handles
+ *   memory.c   memory nodes, replicas, MSI coherence, transfers, eviction
+ *   place.c    choosing a device for a ready task; stopping a device
+ *   rtrace.c   the trace of a real run
+ *   cl_backend.c  OpenCL devices (cl_none.c without OpenCL)
  *
  * Ownership of a task: it lives in a pool slot while refs > 0. References:
  * one held by execution (dropped when the task finished), one per data handle
@@ -89,7 +93,10 @@ struct synor__task {
     int avoid_worker; /* a retry prefers another worker than this one */
     unsigned skips;   /* times skipped because of avoid_worker */
     unsigned ndata;
-    uint32_t kinds;   /* bit k: kernel->fn[k] != NULL */
+    uint32_t kinds;   /* implementations: bit k = kernel->fn[k], SYNOR__IMPL_OPENCL */
+    synor_access mode[SYNOR_TASK_MAX_DATA];
+    int64_t expect_ns; /* expected duration on the device it was queued on */
+    int queued_dev;    /* that device, -1: none */
     const synor_kernel *kernel;
     void *user;
     uint64_t id, tag;
@@ -121,13 +128,65 @@ typedef struct synor__ec {
     pthread_cond_t cond;
 } synor__ec;
 
+/* Implementation bits of a task (t->kinds) and of a device (impl_bit). */
+#define SYNOR__IMPL_OPENCL (1u << 30)
+
+enum { SYNOR__BACKEND_HOST, SYNOR__BACKEND_TEST, SYNOR__BACKEND_OPENCL };
+
 typedef struct synor__device {
     _Alignas(SYNOR__CACHELINE) synor__pqueue q;
     _Alignas(SYNOR__CACHELINE) synor__ec ec;
+    /* Expected work queued here (ns of execution not yet finished). */
+    _Alignas(SYNOR__CACHELINE) _Atomic int64_t queued_ns;
+    _Atomic int stopped;
     synor_kind kind;
+    uint32_t impl_bit;
+    int backend;
+    unsigned index, node;
     unsigned first_worker, nworkers;
-    char name[32];
+    void *backend_data; /* opencl: synor__cl_device */
+    double watts;       /* active power for the energy policy (0: unknown) */
+    double price_hour;  /* for the money policy */
+    char name[64];
+    char product[96];   /* what it is: CPU model, OpenCL device name */
 } synor__device;
+
+/* ----------------------------------------------------------- memory nodes */
+
+#define SYNOR__MAX_NODES 8
+
+enum { SYNOR__INVALID = 0, SYNOR__SHARED = 1, SYNOR__MODIFIED = 2 };
+
+typedef struct synor__replica {
+    void *buf;       /* host pointer, cl_mem, or NULL: not allocated */
+    _Atomic int state; /* SYNOR__INVALID / SHARED / MODIFIED */
+    int users;       /* running tasks using it: not evictable */
+    struct synor__replica *lru_prev, *lru_next; /* in its node's LRU */
+    synor_handle *owner;
+    unsigned node;
+    int in_lru;
+} synor__replica;
+
+typedef struct synor__node synor__node;
+typedef struct synor__node_ops {
+    int (*alloc)(synor__node *n, size_t bytes, void **buf);
+    void (*free)(synor__node *n, void *buf);
+    /* host memory of d (with its ld) -> packed replica buf, and back */
+    int (*to_node)(synor__node *n, void *buf, const synor_handle *d);
+    int (*to_host)(synor__node *n, const void *buf, const synor_handle *d);
+} synor__node_ops;
+
+struct synor__node {
+    const synor__node_ops *ops; /* NULL for the host node */
+    void *impl;
+    char name[64];
+    int unified;                /* device shares physical memory with the host */
+    uint64_t capacity, used;    /* bytes; under lock */
+    pthread_mutex_t lock;       /* used, the LRU */
+    synor__replica *lru_head, *lru_tail; /* head: least recently used */
+    double bandwidth;           /* bytes/s estimate for placement */
+    _Atomic uint64_t transfers, bytes, evictions;
+};
 
 typedef struct synor__worker {
     _Alignas(SYNOR__CACHELINE) synor__deque dq;
@@ -140,11 +199,13 @@ typedef struct synor__worker {
     synor__pool_cache task_cache, edge_cache;
     /* Statistics: written by this worker only, read by get_stats. */
     _Atomic uint64_t executed, stolen;
+    struct synor__tbuf *trace; /* this worker's trace records (cfg.trace) */
+    void *queue;       /* opencl: its cl_command_queue */
 } synor__worker;
 
 /* ---------------------------------------------------------------- runtime */
 
-#define SYNOR__MAX_DEVICES 2
+#define SYNOR__MAX_DEVICES 8
 
 struct synor_runtime {
     synor_runtime_config cfg;
@@ -176,6 +237,16 @@ struct synor_runtime {
 
     pthread_mutex_t data_lock; /* registration only */
     synor_handle *data_list;
+    unsigned next_data_id;     /* under data_lock */
+
+    unsigned nnodes;
+    synor__node nodes[SYNOR__MAX_NODES];
+    void *opencl;              /* synor__cl_platform state, opencl.c */
+    _Atomic uint64_t n_moved;
+
+    uint64_t t0_ns;            /* start: trace time origin */
+    struct synor__tbuf *ext_trace; /* records of non-worker threads, under trace_lock */
+    pthread_mutex_t trace_lock;
 };
 
 struct synor_handle {
@@ -186,6 +257,12 @@ struct synor_handle {
     synor__task *last_writer; /* holds a reference */
     synor__acc *readers;      /* since last_writer; each holds a reference */
     synor_handle *prev, *next;  /* rt->data_list */
+    /* Coherence (memory.c), under coh: taken by the workers that run its
+     * tasks, never together with lock. */
+    pthread_mutex_t coh;
+    size_t bytes;             /* packed size */
+    unsigned id;
+    synor__replica rep[SYNOR__MAX_NODES];
 };
 
 /* queue.c */
@@ -215,6 +292,48 @@ void synor__runtime_task_done(synor_runtime *rt);
  * failed and cancelled tasks, so later tasks start from a clean state
  * instead of being cancelled in turn. */
 void synor__data_forget_failures(synor_runtime *rt);
+
+/* memory.c */
+int synor__node_init(synor__node *n, const char *name, const synor__node_ops *ops, void *impl,
+                     uint64_t capacity, double bandwidth, int unified);
+void synor__node_destroy(synor__node *n);
+int synor__test_node_init(synor__node *n, uint64_t capacity);
+void synor__handle_replicas_init(synor_handle *d);
+/* Makes task t's data valid on node `node` for its access modes, filling
+ * bufs/lds; on failure nothing stays pinned. */
+int synor__data_acquire(synor__worker *w, synor__task *t, unsigned node, void **bufs, size_t *lds);
+/* After the attempt: success applies the writes (MSI), and unpins. */
+void synor__data_release(synor__worker *w, synor__task *t, unsigned node, int success);
+/* Brings the host copy of d up to date (wait_all, unregister). */
+int synor__data_writeback(synor_runtime *rt, synor_handle *d);
+/* Frees d's replicas off the host (unregister, destroy). */
+void synor__data_drop_replicas(synor_runtime *rt, synor_handle *d);
+/* Bytes of t's inputs that have no valid replica on node. */
+uint64_t synor__data_missing_bytes(const synor__task *t, unsigned node);
+
+/* place.c */
+synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const synor__device *avoid);
+void synor__place_done(synor__device *d, synor__task *t);
+/* A worker of a stopped device hands its queued tasks to other devices. */
+void synor__place_drain(synor__worker *w);
+uint64_t synor__task_footprint(const synor__task *t);
+
+/* rtrace.c */
+uint64_t synor__now_ns(void);
+void synor__trace_task_rec(synor__worker *w, const synor__task *t, uint64_t s, uint64_t e, int ok);
+void synor__trace_xfer_rec(synor_runtime *rt, const synor_handle *d, unsigned from, unsigned to,
+                           uint64_t bytes, uint64_t s, uint64_t e);
+void synor__trace_free(synor_runtime *rt);
+
+/* cl_backend.c (cl_none.c without OpenCL): the OpenCL devices to take
+ * (cfg.opencl); then each is set up as runtime device d with memory node n.
+ * A device that cannot be set up is marked stopped, with the reason in
+ * its name. */
+int synor__opencl_probe(synor_runtime *rt, unsigned *count);
+void synor__opencl_init_device(synor_runtime *rt, unsigned k, synor__device *d, synor__node *n);
+void synor__opencl_destroy(synor_runtime *rt);
+/* The OpenCL device's worker thread, before its loop: sets w->queue. */
+int synor__opencl_worker_begin(synor__worker *w);
 
 /* kernels (src/kernels/): one BLAS thread per worker. */
 void synor__kernels_cpu_init(void);

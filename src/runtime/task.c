@@ -22,15 +22,27 @@
  * predecessor's writes.
  *
  * Placement of a ready task: a worker that releases a Normal-priority task
- * its device can run keeps it in its own deque (locality, no lock); other
- * tasks go to the ready queue of the capable device with the fewest queued
- * tasks per worker (the earliest-finish estimate needs performance models,
- * not written yet). A retry goes to another capable device if there is one,
- * and is skipped for a while by the worker it failed on. */
+ * that only its own device can run keeps it in its own deque (locality, no
+ * lock); other tasks go to the ready queue of the device place.c chooses
+ * (earliest finish, load, energy or money). A retry goes to another capable
+ * device if there is one, and is skipped for a while by the worker it
+ * failed on. A device that stops (synor_runtime_device_stop) hands its
+ * queued tasks back (drain).
+ */
 #include <stdio.h>
 #include <string.h>
 
 #include "runtime/runtime_internal.h"
+#if __has_include("synor/perfmodel.h") /* TEMP until perfmodel lands */
+#include "synor/perfmodel.h"
+#else
+struct synor_perfmodel;
+static inline uint64_t synor_perfmodel_footprint(const size_t *v, unsigned n) { (void)v; return n; }
+static inline int synor_perfmodel_estimate(const struct synor_perfmodel *pm, const char *op, uint64_t fp,
+    const char *dev, double *s, unsigned *n) { (void)pm; (void)op; (void)fp; (void)dev; (void)s; (void)n; return -1; }
+static inline void synor_perfmodel_record(struct synor_perfmodel *pm, const char *op, uint64_t fp,
+    const char *dev, double s) { (void)pm; (void)op; (void)fp; (void)dev; (void)s; }
+#endif
 
 /* The internal scale: Low -1, Normal 0, High 1, Critical 2, so that
  * "priority > 0" is "above Normal" and a queue level is priority + 1. */
@@ -89,32 +101,18 @@ void synor__task_unref(synor_runtime *rt, synor__task *t)
 
 /* ---------------------------------------------------------------- placing */
 
-static synor__device *choose_device(synor_runtime *rt, const synor__task *t,
-                                    const synor__device *avoid)
-{
-    synor__device *best = NULL;
-    double best_load = 0;
-    for (int pass = 0; pass < 2 && !best; pass++) {
-        for (unsigned i = 0; i < rt->ndevices; i++) {
-            synor__device *d = &rt->devices[i];
-            if (!(t->kinds & (1u << d->kind)) || (pass == 0 && d == avoid))
-                continue;
-            double load = (double)atomic_load_explicit(&d->q.count, memory_order_relaxed) /
-                          (double)d->nworkers;
-            if (!best || load < best_load) {
-                best = d;
-                best_load = load;
-            }
-        }
-    }
-    return best;
-}
+static void finish(synor_runtime *rt, synor__worker *w, synor__task *t, int status);
+static void record_failure(synor_runtime *rt, const char *dev, unsigned worker,
+                           const synor__task *t, unsigned attempts, int rc, const char *why);
 
 void synor__task_place(synor_runtime *rt, synor__worker *self, synor__task *t,
                        const synor__device *avoid)
 {
     if (self && !avoid && t->priority == RT_PRIO(SYNOR_PRIORITY_NORMAL) &&
-        (t->kinds & (1u << self->dev->kind)) && synor__deque_push(&self->dq, t) == 0) {
+        (rt->ndevices == 1 || t->kinds == self->dev->impl_bit) &&
+        (t->kinds & self->dev->impl_bit) &&
+        !atomic_load_explicit(&self->dev->stopped, memory_order_relaxed) &&
+        synor__deque_push(&self->dq, t) == 0) {
         /* Surplus work (more than the one we take next): let a sleeping
          * peer steal it. A missed wake-up here only costs parallelism: the
          * owner is awake and runs its deque. */
@@ -122,17 +120,43 @@ void synor__task_place(synor_runtime *rt, synor__worker *self, synor__task *t,
             synor__ec_notify(&self->dev->ec, 0);
         return;
     }
-    synor__device *d = choose_device(rt, t, avoid);
-    if (SYNOR_NEVER(!d))
-        d = &rt->devices[0]; /* submit checked that a device can run it */
+    synor__device *d = synor__place_choose(rt, t, avoid);
+    if (!d) {
+        /* Every device that implements the kernel has stopped. */
+        record_failure(rt, avoid ? avoid->name : "-", self ? self->id : 0, t, t->attempt + 1,
+                       SYNOR_ENOTSUP, "no running device implements the kernel (devices were stopped)");
+        finish(rt, self, t, SYNOR__TASK_FAILED);
+        return;
+    }
+    if (t->expect_ns)
+        atomic_fetch_add_explicit(&d->queued_ns, t->expect_ns, memory_order_relaxed);
+    t->queued_dev = (int)d->index;
     synor__pq_push(&d->q, t);
     synor__ec_notify(&d->ec, 0);
 }
 
+/* A worker of a stopped device: give every task it holds to the others. */
+void synor__place_drain(synor__worker *w)
+{
+    synor_runtime *rt = w->rt;
+    synor__device *d = w->dev;
+    synor__task *t;
+    while ((t = synor__deque_take(&w->dq)) != NULL) {
+        atomic_fetch_add_explicit(&rt->n_moved, 1, memory_order_relaxed);
+        synor__task_place(rt, w, t, d);
+    }
+    while ((t = synor__pq_pop(&d->q, ~0u, (int)w->id, 0, 0)) != NULL) {
+        if (t->queued_dev >= 0)
+            synor__place_done(&rt->devices[t->queued_dev], t);
+        atomic_fetch_add_explicit(&rt->n_moved, 1, memory_order_relaxed);
+        synor__task_place(rt, w, t, d);
+    }
+}
+
 /* ---------------------------------------------------------------- finish */
 
-static void record_failure(synor_runtime *rt, const synor__worker *w, const synor__task *t, int rc,
-                           const char *why)
+static void record_failure(synor_runtime *rt, const char *dev, unsigned worker,
+                           const synor__task *t, unsigned attempts, int rc, const char *why)
 {
     pthread_mutex_lock(&rt->err_lock);
     if (!rt->err_code) {
@@ -140,16 +164,15 @@ static void record_failure(synor_runtime *rt, const synor__worker *w, const syno
         snprintf(rt->err_msg, sizeof rt->err_msg,
                  "task '%s' #%llu failed after %u attempt%s, last on device '%s' (worker %u): %s%s%s",
                  t->kernel->name ? t->kernel->name : "?",
-                 (unsigned long long)(t->tag ? t->tag : t->id), t->attempt + 1,
-                 t->attempt ? "s" : "", w->dev->name, w->id, synor_err_name(rc), why[0] ? ": " : "",
-                 why);
+                 (unsigned long long)(t->tag ? t->tag : t->id), attempts, attempts > 1 ? "s" : "",
+                 dev, worker, synor_err_name(rc), why[0] ? ": " : "", why);
     }
     pthread_mutex_unlock(&rt->err_lock);
 }
 
-static void finish(synor__worker *w, synor__task *t, int status)
+/* w is NULL when a non-worker thread finishes a task (placement failed). */
+static void finish(synor_runtime *rt, synor__worker *w, synor__task *t, int status)
 {
-    synor_runtime *rt = w->rt;
     t->status = status;
     synor__edge *e = atomic_exchange_explicit(&t->succ, SYNOR__SUCC_DONE, memory_order_acq_rel);
     while (e) {
@@ -159,7 +182,7 @@ static void finish(synor__worker *w, synor__task *t, int status)
             atomic_store_explicit(&s->pred_failed, 1, memory_order_relaxed);
         if (atomic_fetch_sub_explicit(&s->npending, 1, memory_order_acq_rel) == 1)
             synor__task_place(rt, w, s, NULL);
-        synor__pool_put(&rt->edge_pool, &w->edge_cache, e);
+        edge_free(rt, w, e);
         e = next;
     }
     if (status == SYNOR__TASK_OK)
@@ -174,29 +197,69 @@ static void finish(synor__worker *w, synor__task *t, int status)
     synor__runtime_task_done(rt);
 }
 
+static int run_kernel(synor__worker *w, synor__task *t, const synor_task_ctx *ctx)
+{
+    synor__device *d = w->dev;
+    synor_kernel_fn fn = d->backend == SYNOR__BACKEND_OPENCL ? t->kernel->opencl
+                                                              : t->kernel->fn[d->kind];
+    if (SYNOR_NEVER(!fn))
+        return synor__error(SYNOR_ENOTSUP, "no implementation for device '%s'", d->name);
+    return fn(ctx);
+}
+
 void synor__task_execute(synor__worker *w, synor__task *t)
 {
     synor_runtime *rt = w->rt;
+    synor__device *dev = w->dev;
+    if (t->queued_dev >= 0)
+        synor__place_done(&rt->devices[t->queued_dev], t);
     if (atomic_load_explicit(&t->pred_failed, memory_order_relaxed)) {
-        finish(w, t, SYNOR__TASK_CANCELLED);
+        finish(rt, w, t, SYNOR__TASK_CANCELLED);
         return;
     }
     void *bufs[SYNOR_TASK_MAX_DATA];
-    for (unsigned i = 0; i < t->ndata; i++)
-        bufs[i] = t->data[i]->desc.ptr;
-    synor_task_ctx ctx = {
-        .buffers = bufs,
-        .data = t->data,
-        .ndata = t->ndata,
-        .args = t->args,
-        .user = t->user,
-        .worker = w->id,
-        .kind = w->dev->kind,
-        .attempt = t->attempt,
-    };
-    int rc = t->kernel->fn[w->dev->kind](&ctx);
+    size_t lds[SYNOR_TASK_MAX_DATA];
+    int timed = rt->cfg.trace || rt->cfg.perfmodel;
+    int rc = 0, acquired = 0;
+    if (rt->nnodes > 1) {
+        rc = synor__data_acquire(w, t, dev->node, bufs, lds);
+        acquired = rc >= 0;
+    } else {
+        for (unsigned i = 0; i < t->ndata; i++) {
+            bufs[i] = t->data[i]->desc.ptr;
+            lds[i] = t->data[i]->desc.ld;
+        }
+    }
+    /* Transfers are traced on their own; the task's time is its kernel's. */
+    uint64_t t1 = timed ? synor__now_ns() : 0;
     if (rc >= 0) {
-        finish(w, t, SYNOR__TASK_OK);
+        synor_task_ctx ctx = {
+            .buffers = bufs,
+            .ld = lds,
+            .data = t->data,
+            .ndata = t->ndata,
+            .args = t->args,
+            .user = t->user,
+            .worker = w->id,
+            .kind = dev->kind,
+            .attempt = t->attempt,
+            .queue = w->queue,
+            .backend = dev->backend_data,
+        };
+        rc = run_kernel(w, t, &ctx);
+    }
+    if (timed) {
+        uint64_t t2 = synor__now_ns();
+        if (rt->cfg.trace)
+            synor__trace_task_rec(w, t, t1, t2, rc >= 0);
+        if (rt->cfg.perfmodel && rc >= 0)
+            synor_perfmodel_record(rt->cfg.perfmodel, t->kernel->name, synor__task_footprint(t),
+                                   dev->name, (double)(t2 - t1) * 1e-9);
+    }
+    if (acquired)
+        synor__data_release(w, t, dev->node, rc >= 0);
+    if (rc >= 0) {
+        finish(rt, w, t, SYNOR__TASK_OK);
         return;
     }
     /* The kernel's message, if it set one; the slot is then cleared so a
@@ -209,11 +272,11 @@ void synor__task_execute(synor__worker *w, synor__task *t)
         t->avoid_worker = (int)w->id;
         t->skips = 0;
         atomic_fetch_add_explicit(&rt->n_retried, 1, memory_order_relaxed);
-        synor__task_place(rt, w, t, w->dev);
+        synor__task_place(rt, w, t, dev);
         return;
     }
-    record_failure(rt, w, t, rc, why);
-    finish(w, t, SYNOR__TASK_FAILED);
+    record_failure(rt, dev->name, w->id, t, t->attempt + 1, rc, why);
+    finish(rt, w, t, SYNOR__TASK_FAILED);
 }
 
 /* ---------------------------------------------------------------- submit */
@@ -294,6 +357,8 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
     for (unsigned i = 0; i < SYNOR_KIND_COUNT; i++)
         if (k->fn[i])
             kinds |= 1u << i;
+    if (k->opencl)
+        kinds |= SYNOR__IMPL_OPENCL;
     if (!(kinds & rt->kinds_present))
         return synor__error(SYNOR_ENOTSUP,
                             "synor_task_submit: no device of the runtime implements kernel '%s'",
@@ -329,6 +394,8 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
     t->skips = 0;
     t->ndata = task->ndata;
     t->kinds = kinds & rt->kinds_present;
+    t->expect_ns = 0;
+    t->queued_dev = -1;
     t->kernel = k;
     t->user = task->user;
     t->tag = task->tag;
@@ -341,8 +408,10 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
      * cannot record a dependency must not run out of order, so it is
      * cancelled (it finishes without running) and the submit reports it. */
     int enomem = 0;
-    for (unsigned i = 0; i < t->ndata; i++)
+    for (unsigned i = 0; i < t->ndata; i++) {
         t->data[i] = task->data[i];
+        t->mode[i] = task->mode[i];
+    }
     for (unsigned i = 0; i < t->ndata; i++)
         infer(rt, w, t, i, task->mode[i], &enomem);
     if (enomem)

@@ -1,0 +1,391 @@
+/* memory.c - memory nodes and the replicas of data handles (seed 001 §4.1).
+ *
+ * Node 0 is host memory: the handle's own pointer, registered by the
+ * caller. Every device with memory of its own (an OpenCL device, the test
+ * GPU when cfg.test_gpu_memory is set) has a node, with a capacity the
+ * runtime accounts for. A handle has one replica slot per node. Replicas
+ * off the host are packed (column stride = rows), whatever the host ld.
+ *
+ * Coherence is MSI per handle: a replica is Invalid, Shared (valid, maybe
+ * other valid copies) or Modified (the only valid copy). Before a task runs
+ * on node n, every datum it reads gets a valid replica on n: copied from
+ * the host if the host copy is valid, else from the node holding the
+ * Modified copy through the host (CPU-mediated, two hops; both recorded in
+ * the trace). A datum it only writes just gets an allocated replica. When
+ * the task succeeds, each written replica becomes Modified and every other
+ * replica Invalid. The task dependencies (task.c) already order a writer
+ * against the readers of a datum, so coherence only has to serialise
+ * concurrent readers creating replicas: one lock per handle (coh).
+ *
+ * Capacity and eviction: allocating a replica on a full node evicts the
+ * least recently used replicas that no running task uses: Shared or
+ * Invalid ones are simply freed; a Modified one is first written back to
+ * the host. If what is pinned by running tasks leaves no room, the task's
+ * attempt fails with SYNOR_ENOMEM naming the node and the sizes, and the
+ * retry logic moves it to another device.
+ *
+ * Lock order: a handle's coh, then a node's lock, then (trylock only) the
+ * coh of a handle being evicted. */
+#include <string.h>
+
+#include "runtime/runtime_internal.h"
+
+/* ------------------------------------------------------------ geometry */
+
+static int strided(const synor_handle *d)
+{
+    return d->desc.ndim == 2 && d->desc.ld != d->desc.shape[0] &&
+           synor_dtype_bits(d->desc.dtype) % 8 == 0;
+}
+
+/* Host memory of d -> packed buffer. */
+static void pack(void *dst, const synor_handle *d)
+{
+    if (!strided(d)) {
+        memcpy(dst, d->desc.ptr, d->bytes);
+        return;
+    }
+    size_t es = synor_dtype_bits(d->desc.dtype) / 8, col = d->desc.shape[0] * es;
+    const char *s = d->desc.ptr;
+    char *o = dst;
+    for (size_t j = 0; j < d->desc.shape[1]; j++)
+        memcpy(o + j * col, s + j * d->desc.ld * es, col);
+}
+
+static void unpack(const void *src, const synor_handle *d)
+{
+    if (!strided(d)) {
+        memcpy(d->desc.ptr, src, d->bytes);
+        return;
+    }
+    size_t es = synor_dtype_bits(d->desc.dtype) / 8, col = d->desc.shape[0] * es;
+    char *o = d->desc.ptr;
+    const char *s = src;
+    for (size_t j = 0; j < d->desc.shape[1]; j++)
+        memcpy(o + j * d->desc.ld * es, s + j * col, col);
+}
+
+/* --------------------------------------------- the test GPU's own memory */
+
+static int test_alloc(synor__node *n, size_t bytes, void **buf)
+{
+    *buf = synor__malloc(bytes ? bytes : 1);
+    return *buf ? 0 : synor__error(SYNOR_ENOMEM, "memory node %s: out of host memory", n->name);
+}
+static void test_free(synor__node *n, void *buf) { synor__free(buf); }
+static int test_to_node(synor__node *n, void *buf, const synor_handle *d)
+{
+    pack(buf, d);
+    return 0;
+}
+static int test_to_host(synor__node *n, const void *buf, const synor_handle *d)
+{
+    unpack(buf, d);
+    return 0;
+}
+static const synor__node_ops test_ops = {test_alloc, test_free, test_to_node, test_to_host};
+
+int synor__test_node_init(synor__node *n, uint64_t capacity)
+{
+    return synor__node_init(n, "test-gpu", &test_ops, NULL, capacity, 10e9, 0);
+}
+
+/* ---------------------------------------------------------------- nodes */
+
+int synor__node_init(synor__node *n, const char *name, const synor__node_ops *ops, void *impl,
+                     uint64_t capacity, double bandwidth, int unified)
+{
+    memset(n, 0, sizeof *n);
+    if (pthread_mutex_init(&n->lock, NULL) != 0)
+        return synor__error(SYNOR_ENOMEM, "runtime: cannot create a mutex");
+    synor__strlcpy(n->name, name, sizeof n->name);
+    n->ops = ops;
+    n->impl = impl;
+    n->capacity = capacity;
+    n->bandwidth = bandwidth > 0 ? bandwidth : 10e9;
+    n->unified = unified;
+    return 0;
+}
+
+void synor__node_destroy(synor__node *n) { pthread_mutex_destroy(&n->lock); }
+
+static void lru_remove(synor__node *n, synor__replica *r)
+{
+    if (!r->in_lru)
+        return;
+    if (r->lru_prev)
+        r->lru_prev->lru_next = r->lru_next;
+    else
+        n->lru_head = r->lru_next;
+    if (r->lru_next)
+        r->lru_next->lru_prev = r->lru_prev;
+    else
+        n->lru_tail = r->lru_prev;
+    r->lru_prev = r->lru_next = NULL;
+    r->in_lru = 0;
+}
+
+static void lru_push(synor__node *n, synor__replica *r)
+{
+    r->lru_next = NULL;
+    r->lru_prev = n->lru_tail;
+    if (n->lru_tail)
+        n->lru_tail->lru_next = r;
+    else
+        n->lru_head = r;
+    n->lru_tail = r;
+    r->in_lru = 1;
+}
+
+void synor__handle_replicas_init(synor_handle *d)
+{
+    for (unsigned k = 0; k < SYNOR__MAX_NODES; k++) {
+        memset(&d->rep[k], 0, sizeof d->rep[k]);
+        d->rep[k].owner = d;
+        d->rep[k].node = k;
+        d->rep[k].state = SYNOR__INVALID;
+    }
+    d->rep[0].buf = d->desc.ptr;
+    d->rep[0].state = SYNOR__SHARED; /* the caller's memory is the valid copy */
+}
+
+/* ------------------------------------------------------------ transfers */
+
+static int copy_to_host(synor_runtime *rt, synor_handle *d, unsigned from)
+{
+    synor__node *n = &rt->nodes[from];
+    uint64_t s = synor__now_ns();
+    int rc = n->ops->to_host(n, d->rep[from].buf, d);
+    if (rc < 0)
+        return rc;
+    atomic_fetch_add_explicit(&n->transfers, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&n->bytes, d->bytes, memory_order_relaxed);
+    synor__trace_xfer_rec(rt, d, from, 0, d->bytes, s, synor__now_ns());
+    return 0;
+}
+
+static int copy_to_node(synor_runtime *rt, synor_handle *d, unsigned to)
+{
+    synor__node *n = &rt->nodes[to];
+    uint64_t s = synor__now_ns();
+    int rc = n->ops->to_node(n, d->rep[to].buf, d);
+    if (rc < 0)
+        return rc;
+    atomic_fetch_add_explicit(&n->transfers, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&n->bytes, d->bytes, memory_order_relaxed);
+    synor__trace_xfer_rec(rt, d, 0, to, d->bytes, s, synor__now_ns());
+    return 0;
+}
+
+/* Under d->coh: makes the host copy valid (from the Modified replica). */
+static int host_valid(synor_runtime *rt, synor_handle *d)
+{
+    if (d->rep[0].state != SYNOR__INVALID)
+        return 0;
+    for (unsigned k = 1; k < rt->nnodes; k++) {
+        if (d->rep[k].state == SYNOR__MODIFIED) {
+            int rc = copy_to_host(rt, d, k);
+            if (rc < 0)
+                return rc;
+            d->rep[k].state = SYNOR__SHARED;
+            d->rep[0].state = SYNOR__SHARED;
+            return 0;
+        }
+    }
+    return synor__error(SYNOR_ESTATE, "runtime: data %u has no valid copy (internal error)", d->id);
+}
+
+/* ------------------------------------------------------------- eviction */
+
+/* Under the node's lock: frees r (owner's coh held by the caller). A
+ * Modified replica is written back first. */
+static int evict(synor_runtime *rt, synor__node *n, synor__replica *r)
+{
+    synor_handle *d = r->owner;
+    if (r->state == SYNOR__MODIFIED) {
+        int rc = host_valid(rt, d);
+        if (rc < 0)
+            return rc;
+    }
+    lru_remove(n, r);
+    n->ops->free(n, r->buf);
+    r->buf = NULL;
+    r->state = SYNOR__INVALID;
+    n->used -= d->bytes;
+    atomic_fetch_add_explicit(&n->evictions, 1, memory_order_relaxed);
+    return 0;
+}
+
+/* Makes room for `bytes` on n (lock held). Clean replicas first, then
+ * Modified ones (written back). */
+static int make_room(synor_runtime *rt, synor__node *n, uint64_t bytes)
+{
+    for (int dirty = 0; dirty < 2 && n->used + bytes > n->capacity; dirty++) {
+        synor__replica *r = n->lru_head;
+        while (r && n->used + bytes > n->capacity) {
+            synor__replica *next = r->lru_next;
+            if ((r->state == SYNOR__MODIFIED) == dirty && r->users == 0 &&
+                pthread_mutex_trylock(&r->owner->coh) == 0) {
+                if (r->users == 0 && r->buf)
+                    (void)evict(rt, n, r);
+                pthread_mutex_unlock(&r->owner->coh);
+            }
+            r = next;
+        }
+    }
+    return n->used + bytes <= n->capacity ? 0 : -1;
+}
+
+static int node_alloc(synor_runtime *rt, unsigned node, synor_handle *d)
+{
+    synor__node *n = &rt->nodes[node];
+    pthread_mutex_lock(&n->lock);
+    if (d->bytes > n->capacity || make_room(rt, n, d->bytes) < 0) {
+        uint64_t used = n->used, cap = n->capacity;
+        pthread_mutex_unlock(&n->lock);
+        return synor__error(SYNOR_ENOMEM,
+                            "memory node %s: data %u needs %zu bytes; %llu of %llu bytes are "
+                            "held by running tasks",
+                            n->name, d->id, d->bytes, (unsigned long long)used,
+                            (unsigned long long)cap);
+    }
+    n->used += d->bytes;
+    pthread_mutex_unlock(&n->lock);
+    int rc = n->ops->alloc(n, d->bytes, &d->rep[node].buf);
+    if (rc < 0) {
+        d->rep[node].buf = NULL;
+        pthread_mutex_lock(&n->lock);
+        n->used -= d->bytes;
+        pthread_mutex_unlock(&n->lock);
+    }
+    return rc;
+}
+
+/* -------------------------------------------------- acquire and release */
+
+static void unpin(synor_runtime *rt, synor_handle *d, unsigned node)
+{
+    synor__replica *r = &d->rep[node];
+    r->users--;
+    if (node != 0 && r->users == 0 && r->buf) {
+        synor__node *n = &rt->nodes[node];
+        pthread_mutex_lock(&n->lock);
+        lru_push(n, r);
+        pthread_mutex_unlock(&n->lock);
+    }
+}
+
+static int acquire_one(synor_runtime *rt, synor_handle *d, synor_access m, unsigned node)
+{
+    synor__replica *r = &d->rep[node];
+    int rc = 0;
+    if (node == 0) {
+        if (m & SYNOR_ACCESS_R)
+            rc = host_valid(rt, d);
+    } else {
+        if (!r->buf) {
+            rc = node_alloc(rt, node, d);
+        } else if (r->in_lru) {
+            synor__node *n = &rt->nodes[node];
+            pthread_mutex_lock(&n->lock);
+            lru_remove(n, r);
+            pthread_mutex_unlock(&n->lock);
+        }
+        if (rc == 0 && (m & SYNOR_ACCESS_R) && r->state == SYNOR__INVALID) {
+            rc = host_valid(rt, d);
+            if (rc == 0)
+                rc = copy_to_node(rt, d, node);
+            if (rc == 0)
+                r->state = SYNOR__SHARED;
+        }
+        if (rc < 0 && r->buf && r->users == 0) {
+            synor__node *n = &rt->nodes[node];
+            pthread_mutex_lock(&n->lock);
+            lru_push(n, r);
+            pthread_mutex_unlock(&n->lock);
+        }
+    }
+    if (rc == 0)
+        r->users++;
+    return rc;
+}
+
+int synor__data_acquire(synor__worker *w, synor__task *t, unsigned node, void **bufs, size_t *lds)
+{
+    synor_runtime *rt = w->rt;
+    for (unsigned i = 0; i < t->ndata; i++) {
+        synor_handle *d = t->data[i];
+        pthread_mutex_lock(&d->coh);
+        int rc = acquire_one(rt, d, t->mode[i], node);
+        if (rc == 0) {
+            bufs[i] = d->rep[node].buf;
+            lds[i] = node == 0 ? d->desc.ld : d->desc.shape[0];
+        }
+        pthread_mutex_unlock(&d->coh);
+        if (rc < 0) {
+            for (unsigned j = 0; j < i; j++) {
+                pthread_mutex_lock(&t->data[j]->coh);
+                unpin(rt, t->data[j], node);
+                pthread_mutex_unlock(&t->data[j]->coh);
+            }
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void synor__data_release(synor__worker *w, synor__task *t, unsigned node, int success)
+{
+    synor_runtime *rt = w->rt;
+    for (unsigned i = 0; i < t->ndata; i++) {
+        synor_handle *d = t->data[i];
+        pthread_mutex_lock(&d->coh);
+        if (success && (t->mode[i] & SYNOR_ACCESS_W)) {
+            for (unsigned k = 0; k < rt->nnodes; k++)
+                d->rep[k].state = SYNOR__INVALID;
+            d->rep[node].state = SYNOR__MODIFIED;
+        }
+        unpin(rt, d, node);
+        pthread_mutex_unlock(&d->coh);
+    }
+}
+
+uint64_t synor__data_missing_bytes(const synor__task *t, unsigned node)
+{
+    uint64_t b = 0;
+    for (unsigned i = 0; i < t->ndata; i++)
+        if ((t->mode[i] & SYNOR_ACCESS_R) &&
+            atomic_load_explicit(&t->data[i]->rep[node].state, memory_order_relaxed) ==
+                SYNOR__INVALID)
+            b += t->data[i]->bytes;
+    return b;
+}
+
+int synor__data_writeback(synor_runtime *rt, synor_handle *d)
+{
+    if (rt->nnodes < 2)
+        return 0;
+    pthread_mutex_lock(&d->coh);
+    int rc = host_valid(rt, d);
+    pthread_mutex_unlock(&d->coh);
+    return rc;
+}
+
+void synor__data_drop_replicas(synor_runtime *rt, synor_handle *d)
+{
+    pthread_mutex_lock(&d->coh);
+    for (unsigned k = 1; k < rt->nnodes; k++) {
+        synor__replica *r = &d->rep[k];
+        if (!r->buf)
+            continue;
+        synor__node *n = &rt->nodes[k];
+        pthread_mutex_lock(&n->lock);
+        lru_remove(n, r);
+        n->ops->free(n, r->buf);
+        n->used -= d->bytes;
+        pthread_mutex_unlock(&n->lock);
+        r->buf = NULL;
+        r->state = SYNOR__INVALID;
+    }
+    pthread_mutex_unlock(&d->coh);
+}

@@ -1,0 +1,188 @@
+/* place.c - which device a ready task goes to (issue 4 point 3).
+ *
+ * Candidates are the devices that implement the task's kernel and are not
+ * stopped. With one candidate there is nothing to decide. Otherwise, by
+ * cfg.policy:
+ *
+ *   load: the fewest queued tasks per worker.
+ *   earliest finish (default): for each candidate d,
+ *       finish(d) = queued(d) / workers(d)          expected work queued
+ *                 + missing(d) / bandwidth(node(d))  inputs not valid there
+ *                 + expect(d)                        the model's estimate
+ *     and the task goes to the smallest. expect(d) comes from the
+ *     performance model (cfg.perfmodel) once it is calibrated for (kernel,
+ *     footprint, device); while a candidate is not, the task goes to the
+ *     least loaded uncalibrated candidate, so that every device gets its
+ *     samples (StarPU's dmda calibrates the same way). Without a model,
+ *     this is the load rule.
+ *   energy / money: among the candidates whose finish is within twice the
+ *     earliest, the smallest expect(d) x watts(d) (or x price(d)).
+ *
+ * The model's estimate is a median of recent samples (synor/perfmodel.h),
+ * so one slow run does not send all later work elsewhere. */
+#include <math.h>
+#include <string.h>
+
+#include "runtime/runtime_internal.h"
+#if __has_include("synor/perfmodel.h") /* TEMP until perfmodel lands */
+#include "synor/perfmodel.h"
+#else
+struct synor_perfmodel;
+static inline uint64_t synor_perfmodel_footprint(const size_t *v, unsigned n) { (void)v; return n; }
+static inline int synor_perfmodel_estimate(const struct synor_perfmodel *pm, const char *op, uint64_t fp,
+    const char *dev, double *s, unsigned *n) { (void)pm; (void)op; (void)fp; (void)dev; (void)s; (void)n; return -1; }
+static inline void synor_perfmodel_record(struct synor_perfmodel *pm, const char *op, uint64_t fp,
+    const char *dev, double s) { (void)pm; (void)op; (void)fp; (void)dev; (void)s; }
+#endif
+
+uint64_t synor__task_footprint(const synor__task *t)
+{
+    size_t v[SYNOR_TASK_MAX_DATA * (SYNOR_HANDLE_MAX_DIMS + 1) + 1];
+    unsigned n = 0;
+    v[n++] = t->ndata;
+    for (unsigned i = 0; i < t->ndata; i++) {
+        const synor_handle *d = t->data[i];
+        v[n++] = (size_t)d->desc.dtype;
+        for (unsigned j = 0; j < SYNOR_HANDLE_MAX_DIMS; j++)
+            v[n++] = d->desc.shape[j];
+    }
+    return synor_perfmodel_footprint(v, n);
+}
+
+static double load_of(synor__device *d)
+{
+    return (double)atomic_load_explicit(&d->q.count, memory_order_relaxed) / (double)d->nworkers;
+}
+
+static int candidate(const synor__task *t, const synor__device *d, const synor__device *avoid,
+                     int pass)
+{
+    return (t->kinds & d->impl_bit) && !atomic_load_explicit(&d->stopped, memory_order_relaxed) &&
+           !(pass == 0 && d == avoid);
+}
+
+static synor__device *by_load(synor_runtime *rt, const synor__task *t, const synor__device *avoid)
+{
+    synor__device *best = NULL;
+    double best_load = 0;
+    for (int pass = 0; pass < 2 && !best; pass++)
+        for (unsigned i = 0; i < rt->ndevices; i++) {
+            synor__device *d = &rt->devices[i];
+            if (!candidate(t, d, avoid, pass))
+                continue;
+            double l = load_of(d);
+            if (!best || l < best_load) {
+                best = d;
+                best_load = l;
+            }
+        }
+    return best;
+}
+
+synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const synor__device *avoid)
+{
+    t->expect_ns = 0;
+    if (rt->ndevices == 1)
+        return candidate(t, &rt->devices[0], NULL, 1) ? &rt->devices[0] : NULL;
+    struct synor_perfmodel *pm = rt->cfg.perfmodel;
+    if (!pm || rt->cfg.policy == SYNOR_PLACE_LOAD)
+        return by_load(rt, t, avoid);
+
+    uint64_t fp = synor__task_footprint(t);
+    double est[SYNOR__MAX_DEVICES], fin[SYNOR__MAX_DEVICES];
+    synor__device *uncal = NULL, *fastest = NULL;
+    double best_fin = INFINITY, uncal_load = 0;
+    int pass = 0, any = 0;
+    for (; pass < 2 && !any; pass++) {
+        for (unsigned i = 0; i < rt->ndevices; i++) {
+            synor__device *d = &rt->devices[i];
+            est[i] = -1;
+            if (!candidate(t, d, avoid, pass))
+                continue;
+            any = 1;
+            double s;
+            unsigned n;
+            if (synor_perfmodel_estimate(pm, t->kernel->name, fp, d->name, &s, &n) != 0) {
+                double l = load_of(d);
+                if (!uncal || l < uncal_load) {
+                    uncal = d;
+                    uncal_load = l;
+                }
+                continue;
+            }
+            est[i] = s;
+            double q = (double)atomic_load_explicit(&d->queued_ns, memory_order_relaxed) * 1e-9;
+            double x = (double)synor__data_missing_bytes(t, d->node) / rt->nodes[d->node].bandwidth;
+            fin[i] = q / (double)d->nworkers + x + s;
+            if (fin[i] < best_fin) {
+                best_fin = fin[i];
+                fastest = d;
+            }
+        }
+    }
+    if (uncal)
+        return uncal; /* calibrate first */
+    if (!fastest)
+        return NULL;
+    synor__device *pick = fastest;
+    if (rt->cfg.policy == SYNOR_PLACE_ENERGY || rt->cfg.policy == SYNOR_PLACE_MONEY) {
+        double best_cost = INFINITY;
+        for (unsigned i = 0; i < rt->ndevices; i++) {
+            synor__device *d = &rt->devices[i];
+            if (est[i] < 0 || fin[i] > 2 * best_fin)
+                continue;
+            double rate = rt->cfg.policy == SYNOR_PLACE_ENERGY ? d->watts : d->price_hour;
+            double cost = est[i] * rate;
+            if (cost < best_cost) {
+                best_cost = cost;
+                pick = d;
+            }
+        }
+    }
+    t->expect_ns = (int64_t)(est[pick->index] * 1e9);
+    return pick;
+}
+
+/* The task left the queue of the device it was placed on. */
+void synor__place_done(synor__device *d, synor__task *t)
+{
+    if (t->expect_ns)
+        atomic_fetch_sub_explicit(&d->queued_ns, t->expect_ns, memory_order_relaxed);
+    t->expect_ns = 0;
+    t->queued_dev = -1;
+}
+
+/* ------------------------------------------------------------- devices */
+
+unsigned synor_runtime_device_count(const synor_runtime *rt) { return rt ? rt->ndevices : 0; }
+
+int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_device_info *out)
+{
+    if (!rt || !out || i >= rt->ndevices)
+        return synor__error(SYNOR_EINVAL, "synor_runtime_device_get: no device %u", i);
+    const synor__device *d = &rt->devices[i];
+    memset(out, 0, sizeof *out);
+    synor__strlcpy(out->name, d->name, sizeof out->name);
+    synor__strlcpy(out->product, d->product, sizeof out->product);
+    out->kind = d->kind;
+    out->backend = d->backend == SYNOR__BACKEND_HOST   ? "host"
+                   : d->backend == SYNOR__BACKEND_TEST ? "test"
+                                                       : "opencl";
+    out->workers = d->nworkers;
+    out->memory_node = d->node;
+    out->memory_capacity = d->node ? rt->nodes[d->node].capacity : 0;
+    out->stopped = atomic_load(&((synor__device *)(uintptr_t)d)->stopped);
+    return 0;
+}
+
+int synor_runtime_device_stop(synor_runtime *rt, unsigned i)
+{
+    if (!rt || i >= rt->ndevices || i == 0)
+        return synor__error(SYNOR_EINVAL,
+                            "synor_runtime_device_stop: device %u (1..%u; the host cannot stop)", i,
+                            rt ? rt->ndevices - 1 : 0);
+    synor__device *d = &rt->devices[i];
+    atomic_store(&d->stopped, 1);
+    synor__ec_notify(&d->ec, 1); /* its workers wake up and hand their tasks over */
+    return 0;
+}
