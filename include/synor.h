@@ -38,6 +38,7 @@
 #include "synor/report.h"
 #include "synor/sim.h"
 #include "synor/runtime.h"
+#include "synor/exec.h"
 #include "synor/workload.h"
 
 #endif

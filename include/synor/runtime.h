@@ -178,7 +178,8 @@ int synor_runtime_device_stop(synor_runtime *rt, unsigned device);
  * synor_runtime_start, from the monotonic clock) and every transfer with
  * its path ("host->test-gpu", "opencl0->host", ...), in the format of
  * synor/sim.h, so synor/report.h makes the same reports as for a
- * simulation. Call after wait_all. Devices are real (not simulated). */
+ * simulation. Call after wait_all. The trace's devices are the workers
+ * ("cpu/0", "cpu/1", ..., "opencl0"), all real (not simulated). */
 struct synor_trace;
 int synor_runtime_trace(synor_runtime *rt, const char *workload, struct synor_trace **out);
 

@@ -23,6 +23,10 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a usage error and a hint to stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Writes text (taken, freed) to path; NULL text: prints synor_errmsg().
+ * CLI_OK or CLI_FAIL (message printed). */
+int cli_write_text(const char *path, char *text);
+
 /* Human formatting into buf: "989.4", "0.172" (TFLOPS), "80 GiB", "3350". */
 void cli_fmt_tflops(double ops_per_s, char *buf, size_t n);
 void cli_fmt_bytes(double bytes, char *buf, size_t n);
@@ -48,5 +52,6 @@ int cli_cost(const cli_globals *g, int argc, char **argv);
 int cli_plan(const cli_globals *g, int argc, char **argv);
 int cli_simulate(const cli_globals *g, int argc, char **argv);
 int cli_report(const cli_globals *g, int argc, char **argv);
+int cli_run(const cli_globals *g, int argc, char **argv);
 
 #endif

@@ -19,24 +19,6 @@ static void help(void)
            "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
-static int write_text(const char *path, char *text)
-{
-    if (!text) {
-        cli_error("%s", synor_errmsg());
-        return CLI_FAIL;
-    }
-    FILE *f = fopen(path, "w");
-    int ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    free(text);
-    if (!ok) {
-        cli_error("cannot write %s", path);
-        return CLI_FAIL;
-    }
-    return CLI_OK;
-}
-
 int cli_report(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
@@ -80,9 +62,9 @@ int cli_report(const cli_globals *g, int argc, char **argv)
     fputs(text, stdout);
     free(text);
     ret = CLI_OK;
-    if (chrome && write_text(chrome, synor_report_chrome(t)))
+    if (chrome && cli_write_text(chrome, synor_report_chrome(t)))
         ret = CLI_FAIL;
-    if (svg && write_text(svg, synor_report_svg(t)))
+    if (svg && cli_write_text(svg, synor_report_svg(t)))
         ret = CLI_FAIL;
 out:
     synor_trace_destroy(t);

@@ -2,6 +2,7 @@
  * the table below. Each subcommand lives in its own cmd_*.c file. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -23,6 +24,7 @@ static const command commands[] = {
     {"plan", cli_plan, "plan a workload on a fabric: HEFT, PEFT, energy, cost, baselines"},
     {"simulate", cli_simulate, "simulate a plan and report; no arguments: the seed scenario"},
     {"report", cli_report, "report of a trace: utilization, timeline, Perfetto, SVG"},
+    {"run", cli_run, "run a workload for real on this machine's processors and report"},
 };
 
 static void usage(FILE *f)
@@ -50,6 +52,24 @@ void cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+int cli_write_text(const char *path, char *text)
+{
+    if (!text) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    FILE *f = fopen(path, "w");
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(text);
+    if (!ok) {
+        cli_error("cannot write %s", path);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

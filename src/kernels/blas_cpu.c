@@ -66,6 +66,23 @@ static int gemm_cpu(const synor_task_ctx *c)
     return 0;
 }
 
+/* data: A (R), B (R), C (W), contiguous, dims from the arguments. */
+static int gemm_dims_cpu(const synor_task_ctx *c)
+{
+    const synor__gemm_dims_args *a = c->args;
+    synor_dtype t = synor_handle_dtype(c->data[0]);
+    if (t == SYNOR_DTYPE_FP64)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, a->m, a->n, a->k, 1.0,
+                    c->buffers[0], a->m, c->buffers[1], a->k, 0.0, c->buffers[2], a->m);
+    else if (t == SYNOR_DTYPE_FP32)
+        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, a->m, a->n, a->k, 1.0f,
+                    c->buffers[0], a->m, c->buffers[1], a->k, 0.0f, c->buffers[2], a->m);
+    else
+        return synor__error(SYNOR_ENOTSUP, "matmul: data type %s (fp32 and fp64 only)",
+                            synor_dtype_name(t));
+    return 0;
+}
+
 /* data: A (RW), lower Cholesky factor in place. */
 static int potrf_cpu(const synor_task_ctx *c)
 {
@@ -125,6 +142,11 @@ const synor_kernel synor__kernel_gemm = {
     .op = SYNOR_OP_MATMUL,
     .fn = {[SYNOR_KIND_CPU] = gemm_cpu},
     .opencl = SYNOR__OPENCL_IMPL(synor__gemm_opencl)};
+const synor_kernel synor__kernel_gemm_dims = {
+    .name = "matmul",
+    .op = SYNOR_OP_MATMUL,
+    .fn = {[SYNOR_KIND_CPU] = gemm_dims_cpu},
+    .opencl = SYNOR__OPENCL_IMPL(synor__gemm_dims_opencl)};
 const synor_kernel synor__kernel_potrf = {
     .name = "potrf", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = potrf_cpu}};
 const synor_kernel synor__kernel_trsm = {

@@ -12,6 +12,17 @@ typedef struct synor__gemm_args {
     double alpha, beta;
 } synor__gemm_args;
 
+/* gemm_dims: C = A B with the shapes in the arguments, on contiguous
+ * (1-D) data: A m x k, B k x n, C m x n, column-major (real runs of
+ * workloads, src/exec/). */
+typedef struct synor__gemm_dims_args {
+    int m, n, k;
+} synor__gemm_dims_args;
+extern const synor_kernel synor__kernel_gemm_dims; /* A (R), B (R), C (W) */
+
+/* activation.c: X (R) -> Y (W), contiguous fp32, CPU and OpenCL. */
+extern const synor_kernel synor__kernel_relu_x, synor__kernel_gelu_x, synor__kernel_silu_x;
+
 /* Argument bytes of the Cholesky tile kernels: the tile's coordinates, for
  * messages. */
 typedef struct synor__tile_args {
@@ -23,6 +34,7 @@ extern const synor_kernel synor__kernel_gemm;  /* A, B, C */
 /* opencl_ops.c (built with OpenCL only): data as the CPU kernels. */
 #if SYNOR_HAVE_OPENCL
 int synor__gemm_opencl(const synor_task_ctx *c);
+int synor__gemm_dims_opencl(const synor_task_ctx *c);
 int synor__relu_opencl(const synor_task_ctx *c); /* X (R), Y (W) */
 int synor__gelu_opencl(const synor_task_ctx *c);
 int synor__silu_opencl(const synor_task_ctx *c);

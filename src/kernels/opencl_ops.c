@@ -153,34 +153,23 @@ static int run(synor__cl_dev *cd, cl_command_queue q, cl_kernel k, cl_uint dims,
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
-/* data: A (R), B (R), C (RW or W): C = alpha op(A) op(B) + beta C. */
-int synor__gemm_opencl(const synor_task_ctx *c)
+static int cl_gemm(const synor_task_ctx *c, synor_dtype t, cl_int M, cl_int N, cl_int K,
+                   double alpha, cl_int lda, cl_int ta, cl_int ldb, cl_int tb, double beta,
+                   cl_int ldc)
 {
     synor__cl_dev *cd = c->backend;
-    const synor__gemm_args *a = c->args;
-    synor_dtype t = synor_handle_dtype(c->data[0]);
-    for (unsigned i = 0; i < 3; i++)
-        if (synor_handle_ndim(c->data[i]) != 2 || synor_handle_dtype(c->data[i]) != t ||
-            synor_handle_dim(c->data[i], 0) > INT_MAX || synor_handle_dim(c->data[i], 1) > INT_MAX)
-            return synor__error(SYNOR_EINVAL, "gemm (OpenCL): data %u is not a 2-D %s matrix", i,
-                                synor_dtype_name(t));
     int f64 = t == SYNOR_DTYPE_FP64;
     if ((t != SYNOR_DTYPE_FP32 && !f64) || (f64 && !cd->k[SYNOR__CLK_DGEMM]))
         return synor__error(SYNOR_ENOTSUP, "gemm (OpenCL, %s): data type %s not supported here",
                             cd->product, synor_dtype_name(t));
     cl_kernel k = cd->k[f64 ? SYNOR__CLK_DGEMM : SYNOR__CLK_SGEMM];
-    cl_int M = (cl_int)synor_handle_dim(c->data[2], 0), N = (cl_int)synor_handle_dim(c->data[2], 1);
-    cl_int K = (cl_int)(a->trans_a ? synor_handle_dim(c->data[0], 0) : synor_handle_dim(c->data[0], 1));
-    cl_int lda = (cl_int)c->ld[0], ldb = (cl_int)c->ld[1], ldc = (cl_int)c->ld[2];
-    cl_int ta = a->trans_a, tb = a->trans_b;
     cl_mem A = c->buffers[0], B = c->buffers[1], C = c->buffers[2];
     cl_int e = CL_SUCCESS;
     ARG(0, M), ARG(1, N), ARG(2, K);
     if (f64) {
-        double al = a->alpha, be = a->beta;
-        ARG(3, al), ARG(10, be);
+        ARG(3, alpha), ARG(10, beta);
     } else {
-        float al = (float)a->alpha, be = (float)a->beta;
+        float al = (float)alpha, be = (float)beta;
         ARG(3, al), ARG(10, be);
     }
     ARG(4, A), ARG(5, lda), ARG(6, ta), ARG(7, B), ARG(8, ldb), ARG(9, tb), ARG(11, C), ARG(12, ldc);
@@ -188,6 +177,30 @@ int synor__gemm_opencl(const synor_task_ctx *c)
         return synor__cl_fail(cd, "gemm: clSetKernelArg", e);
     size_t global[2] = {round_up((size_t)M, 16), round_up((size_t)N, 16)}, local[2] = {16, 16};
     return run(cd, c->queue, k, 2, global, local, "gemm");
+}
+
+/* data: A (R), B (R), C (RW or W): C = alpha op(A) op(B) + beta C. */
+int synor__gemm_opencl(const synor_task_ctx *c)
+{
+    const synor__gemm_args *a = c->args;
+    synor_dtype t = synor_handle_dtype(c->data[0]);
+    for (unsigned i = 0; i < 3; i++)
+        if (synor_handle_ndim(c->data[i]) != 2 || synor_handle_dtype(c->data[i]) != t ||
+            synor_handle_dim(c->data[i], 0) > INT_MAX || synor_handle_dim(c->data[i], 1) > INT_MAX)
+            return synor__error(SYNOR_EINVAL, "gemm (OpenCL): data %u is not a 2-D %s matrix", i,
+                                synor_dtype_name(t));
+    cl_int M = (cl_int)synor_handle_dim(c->data[2], 0), N = (cl_int)synor_handle_dim(c->data[2], 1);
+    cl_int K = (cl_int)(a->trans_a ? synor_handle_dim(c->data[0], 0) : synor_handle_dim(c->data[0], 1));
+    return cl_gemm(c, t, M, N, K, a->alpha, (cl_int)c->ld[0], a->trans_a, (cl_int)c->ld[1],
+                   a->trans_b, a->beta, (cl_int)c->ld[2]);
+}
+
+/* data: A (R), B (R), C (W), contiguous, dims from the arguments. */
+int synor__gemm_dims_opencl(const synor_task_ctx *c)
+{
+    const synor__gemm_dims_args *a = c->args;
+    return cl_gemm(c, synor_handle_dtype(c->data[0]), a->m, a->n, a->k, 1.0, a->m, 0, a->k, 0,
+                   0.0, a->m);
 }
 
 /* data: X (R), Y (W), fp32, same element count. */

@@ -1,6 +1,9 @@
 /* rtrace.c - the trace of a real run (cfg.trace = 1): every task attempt and
  * every transfer, with monotonic-clock timestamps, turned into the trace
  * format of synor/sim.h so that the simulator's reports serve real runs.
+ * Each worker is a row of the trace ("cpu/0", "cpu/1", "opencl0"): a
+ * device with several workers would otherwise show a utilization above
+ * 100 %.
  *
  * Each worker appends to its own buffer (no lock on the task path);
  * transfers made by other threads (wait_all's write-back) go to a shared
@@ -17,7 +20,7 @@ typedef struct synor__trec {
     const synor_kernel *k; /* NULL: a transfer */
     uint64_t tag;          /* task tag or id; transfer: data id */
     uint64_t bytes;
-    unsigned dev, from, to;
+    unsigned worker, from, to;
     int ok;
 } synor__trec;
 
@@ -58,7 +61,7 @@ void synor__trace_task_rec(synor__worker *w, const synor__task *t, uint64_t s, u
     r->e = e;
     r->k = t->kernel;
     r->tag = t->tag ? t->tag : t->id;
-    r->dev = w->dev->index;
+    r->worker = w->id;
     r->ok = ok;
 }
 
@@ -102,12 +105,12 @@ void synor__trace_free(synor_runtime *rt)
     rt->ext_trace = NULL;
 }
 
-/* The device whose memory is node k. */
-static unsigned node_device(const synor_runtime *rt, unsigned k)
+/* The first worker of the device whose memory is node k. */
+static unsigned node_worker(const synor_runtime *rt, unsigned k)
 {
     for (unsigned i = 0; i < rt->ndevices; i++)
         if (rt->devices[i].node == k)
-            return i;
+            return rt->devices[i].first_worker;
     return 0;
 }
 
@@ -143,10 +146,10 @@ static int add_records(synor_runtime *rt, synor__trace *tr, const synor__tbuf *b
             k->op = synor__trace_str(tr, buf);
             if (!k->id || !k->op)
                 return SYNOR_ENOMEM;
-            k->device = r->dev;
+            k->device = r->worker;
             k->start = s;
             k->end = e;
-            k->energy = rt->devices[r->dev].watts * (e - s);
+            k->energy = rt->workers[r->worker].dev->watts * (e - s);
         } else {
             synor_trace_transfer *x = synor__trace_add_transfer(tr);
             if (!x)
@@ -157,8 +160,8 @@ static int add_records(synor_runtime *rt, synor__trace *tr, const synor__tbuf *b
             x->link = synor__trace_str(tr, buf);
             if (!x->data || !x->link)
                 return SYNOR_ENOMEM;
-            x->from_dev = node_device(rt, r->from);
-            x->to_dev = node_device(rt, r->to);
+            x->from_dev = node_worker(rt, r->from);
+            x->to_dev = node_worker(rt, r->to);
             x->bytes = r->bytes;
             x->start = s;
             x->end = e;
@@ -176,7 +179,7 @@ int synor_runtime_trace(synor_runtime *rt, const char *workload, synor_trace **o
         return synor__error(SYNOR_ESTATE,
                             "synor_runtime_trace: the runtime was created without cfg.trace = 1");
     synor__trace *tr = synor__trace_new();
-    if (!tr || synor__trace_devices(tr, rt->ndevices) < 0) {
+    if (!tr || synor__trace_devices(tr, rt->nworkers) < 0) {
         synor_trace_destroy(tr ? &tr->t : NULL);
         return synor__error(SYNOR_ENOMEM, "synor_runtime_trace: out of memory");
     }
@@ -197,16 +200,19 @@ int synor_runtime_trace(synor_runtime *rt, const char *workload, synor_trace **o
         t0 = rt->t0_ns;
     int rc = 0;
     double end = 0;
-    for (unsigned i = 0; i < rt->ndevices && rc == 0; i++) {
-        const synor__device *d = &rt->devices[i];
+    for (unsigned i = 0; i < rt->nworkers && rc == 0; i++) {
+        const synor__device *d = rt->workers[i].dev;
         synor_trace_device *td = &tr->dev[i];
-        char product[160];
-        snprintf(product, sizeof product, "%s (%s backend, %u worker%s, real)", d->product,
+        char name[80], product[160];
+        if (d->nworkers > 1)
+            snprintf(name, sizeof name, "%s/%u", d->name, i - d->first_worker);
+        else
+            snprintf(name, sizeof name, "%s", d->name);
+        snprintf(product, sizeof product, "%s (%s backend, real)", d->product,
                  d->backend == SYNOR__BACKEND_HOST   ? "host"
                  : d->backend == SYNOR__BACKEND_TEST ? "test"
-                                                     : "OpenCL",
-                 d->nworkers, d->nworkers == 1 ? "" : "s");
-        td->name = synor__trace_str(tr, d->name);
+                                                     : "OpenCL");
+        td->name = synor__trace_str(tr, name);
         td->product = synor__trace_str(tr, product);
         td->kind = synor__trace_str(tr, synor_kind_name(d->kind));
         td->simulated = 0;

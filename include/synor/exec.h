@@ -1,0 +1,66 @@
+/* synor/exec.h - real runs: a workload (synor/workload.h) executed on this
+ * machine's processors by the runtime (synor/runtime.h), with real kernels
+ * on real data; the runtime's trace (synor_runtime_trace) then gives the
+ * same reports as a simulation (synor/report.h).
+ *
+ * Every datum of the workload becomes a data handle of its size. A task's
+ * operands are its data, in order: what it consumes, then what it produces
+ * (operand rules per operation in docs/RUNTIME.md, "Real runs"); the sizes
+ * must agree with the operation's dimensions. External data (produced by no
+ * task) is filled with seeded uniform values in [-1, 1); produced data
+ * starts at zero. Real runs compute in fp32 (matmul also fp64).
+ *
+ * The tiled presets run the runtime's tiled GEMM or Cholesky on a random
+ * matrix and check the result against one call of the BLAS/LAPACK library
+ * (OpenBLAS, all cores), whose time is reported beside the runtime's. */
+#ifndef SYNOR_EXEC_H
+#define SYNOR_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synor/runtime.h"
+#include "synor/workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 0 if every task of w can run for real here; else SYNOR_ENOTSUP (an
+ * operation without a kernel, a data type) or SYNOR_EINVAL (operand sizes),
+ * naming the task, the datum and the sizes. */
+int synor_exec_check(const synor_workload *w);
+
+typedef struct synor_exec_result {
+    double seconds;      /* wall time from first submit to wait_all */
+    double checksum;     /* sum of every element of the sink data (produced,
+                            never consumed): equal runs give equal sums up to
+                            rounding, wherever the tasks ran */
+    size_t tasks;
+    uint64_t bytes;      /* memory allocated for the data */
+} synor_exec_result;
+
+/* Runs w on rt (started) and waits for it. The runtime's failure message
+ * names the workload's task id (tasks are tagged with their index + 1). */
+int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t seed,
+                        synor_exec_result *out);
+/* The workload task id of a runtime task tag (index + 1); NULL if none. */
+const char *synor_exec_task_id(const synor_workload *w, uint64_t tag);
+
+typedef enum synor_tiled_algo { SYNOR_TILED_GEMM, SYNOR_TILED_CHOLESKY } synor_tiled_algo;
+
+typedef struct synor_tiled_result {
+    double seconds;      /* the runtime's tiled algorithm */
+    double ref_seconds;  /* one OpenBLAS call, all cores */
+    double max_error;    /* largest |runtime - reference| element */
+    double gflops;       /* of the runtime's run */
+} synor_tiled_result;
+
+/* n x n, tiles of nb, fp32 or fp64. */
+int synor_exec_tiled(synor_runtime *rt, synor_tiled_algo algo, size_t n, size_t nb,
+                     synor_dtype dtype, uint64_t seed, synor_tiled_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# synor run: real runs of a workload and of the tiled presets on this
+# machine, their traces and reports, and bad input.
+# usage: run.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
+S=$1; SRC=$2; JC=$3
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+check() { local name=$1; shift; if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi; }
+rc() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+W=$SRC/workloads/mlp-fp32.json
+
+# a workload, for real, with its trace and exports
+check mlp           [ "$(rc "$S" run "$W" --cpu-workers 2 --opencl off --trace "$tmp/t.json" --chrome "$tmp/c.json" --svg "$tmp/g.svg")" = 0 ]
+check mlp-title     grep -q "REAL RUN: MLP block" "$tmp/out"
+check mlp-devices   grep -q "Devices of this run (real)" "$tmp/out"
+check mlp-workers   grep -q "^  cpu/1 " "$tmp/out"
+check mlp-16        grep -q "16 tasks in" "$tmp/out"
+check mlp-real      grep -q "(host backend, real)" "$tmp/out"
+sum_off=$(sed -n 's/.*checksum of the results \([^ ]*\).*/\1/p' "$tmp/out")
+check mlp-sum       [ -n "$sum_off" ]
+check trace-json    "$JC" format synor-trace/1 <"$tmp/t.json"
+check chrome-json   "$JC" <"$tmp/c.json"
+check svg           grep -q "^<svg" "$tmp/g.svg"
+check report        [ "$(rc "$S" report "$tmp/t.json")" = 0 ]
+check report-util   grep -q "PROCESSOR UTILIZATION" "$tmp/out"
+# the same inputs give the same results on one worker
+check mlp-1         [ "$(rc "$S" run "$W" --cpu-workers 1 --opencl off)" = 0 ]
+check mlp-1-sum     grep -q "checksum of the results $sum_off " "$tmp/out"
+# ... and with an OpenCL device (PoCL) taking part, when there is one
+if "$S" devices 2>/dev/null | grep -qi opencl; then
+  check mlp-cl      [ "$(rc "$S" run "$W" --cpu-workers 1 --opencl all)" = 0 ]
+  check mlp-cl-dev  grep -q "^  opencl0 " "$tmp/out"
+  check mlp-cl-sum  grep -q "checksum of the results $sum_off " "$tmp/out"
+fi
+
+# tiled presets, checked against OpenBLAS
+for algo in gemm cholesky; do
+  check tiled-$algo [ "$(rc "$S" run --tiled $algo --n 384 --nb 128 --cpu-workers 2)" = 0 ]
+  err=$(sed -n 's/.*largest difference from OpenBLAS: \([^ ]*\).*/\1/p' "$tmp/out")
+  check tiled-$algo-err awk -v e="$err" 'BEGIN { exit !(e != "" && e + 0 < 1e-2) }'
+done
+check tiled-fp64    [ "$(rc "$S" run --tiled cholesky --n 300 --nb 64 --dtype fp64)" = 0 ]
+
+# bad input: exit 1 with the task, datum and sizes named; usage errors exit 2
+check no-kernel     [ "$(rc "$S" run "$SRC/workloads/pipeline.json")" = 1 ]
+check no-kernel-msg grep -q "task 'load': operation 'data_load' has no kernel for real runs" "$tmp/err"
+sed 's/"m": 256, "n": 2048, "k": 1024/"m": 256, "n": 2048, "k": 1000/' "$W" >"$tmp/bad.json"
+check sizes         [ "$(rc "$S" run "$tmp/bad.json")" = 1 ]
+check sizes-msg     grep -q "task 'fc1.0' (matmul): data 'x.0' has 1048576 bytes; operand A (m x k) needs 1024000" "$tmp/err"
+sed 's/"dtype": "fp32", "dims": {"elements": 524288}/"dtype": "bf16", "dims": {"elements": 524288}/' "$W" >"$tmp/bf16.json"
+check dtype         [ "$(rc "$S" run "$tmp/bf16.json")" = 1 ]
+check dtype-msg     grep -q "data type bf16" "$tmp/err"
+check missing       [ "$(rc "$S" run "$tmp/nope.json")" = 1 ]
+check missing-msg   grep -q "nope.json" "$tmp/err"
+check no-args       [ "$(rc "$S" run)" = 2 ]
+check both          [ "$(rc "$S" run "$W" --tiled gemm)" = 2 ]
+check bad-strategy  [ "$(rc "$S" run "$W" --strategy fastest)" = 2 ]
+check bad-opencl    [ "$(rc "$S" run "$W" --opencl maybe)" = 2 ]
+check bad-n         [ "$(rc "$S" run --tiled gemm --n 100 --nb 200)" = 2 ]
+check bad-int       [ "$(rc "$S" run --tiled gemm --n -5)" = 2 ]
+check help          [ "$(rc "$S" run --help)" = 0 ]
+
+echo "run.sh: $pass passed, $fail failed"
+[ "$fail" = 0 ]
