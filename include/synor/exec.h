@@ -40,10 +40,20 @@ typedef struct synor_exec_result {
     uint64_t bytes;      /* memory allocated for the data */
 } synor_exec_result;
 
-/* Runs w on rt (started) and waits for it. The runtime's failure message
- * names the workload's task id (tasks are tagged with their index + 1). */
+/* Runs w on rt (started) and waits for it. hints: NULL, or per task index
+ * a device hint (synor_task_spec.device: 0 = the runtime chooses). The
+ * runtime's failure message names the task by tag = index + 1
+ * (synor_exec_task_id). */
 int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t seed,
-                        synor_exec_result *out);
+                        const unsigned *hints, synor_exec_result *out);
+
+/* Reads a plan (synor-plan/1, `synor plan --json`) for w and fills hints
+ * (one per task of w; tasks the plan does not name get 0). Every device the
+ * plan names must be a device of rt by name ("cpu", "opencl0", ...): plan
+ * with a fabric whose devices have those names. Errors name
+ * file:line:column, the task or device, and leave hints unchanged. */
+int synor_exec_plan_hints(const char *path, const synor_workload *w, const synor_runtime *rt,
+                          unsigned *hints);
 /* The workload task id of a runtime task tag (index + 1); NULL if none. */
 const char *synor_exec_task_id(const synor_workload *w, uint64_t tag);
 

@@ -276,6 +276,11 @@ typedef struct synor_task_spec {
     size_t args_size;           /* <= SYNOR_TASK_MAX_ARGS */
     void *user;                 /* passed to the kernel, never touched */
     uint64_t tag;               /* shown in failure messages (0 = task id) */
+    /* Placement hint: 0 (default) lets the runtime choose; i + 1 runs the
+     * task on device i (synor_runtime_device_get), which must implement the
+     * kernel. A retry after a failure there, or a stop of that device, may
+     * still move it. */
+    unsigned device;
 } synor_task_spec;
 
 /* Submits a task; it runs once its dependencies have finished (and the

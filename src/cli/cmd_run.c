@@ -19,6 +19,8 @@ static void help(void)
            "--tiled runs the runtime's tiled GEMM or Cholesky on a random n x n matrix and\n"
            "checks it against one OpenBLAS/LAPACK call on all cores, timed beside it.\n\n"
            "  --strategy S     placement: eft (earliest finish, default), load, energy, money\n"
+           "  --plan FILE      follow a plan (synor plan --json) made on a fabric whose\n"
+           "                   device names are this run's (cpu, opencl0, ...)\n"
            "  --cpu-workers N  CPU worker threads (default: one per core)\n"
            "  --opencl M       off, accelerators (default: GPUs and accelerators), all (CPU\n"
            "                   OpenCL devices too, such as PoCL: a separate memory space)\n"
@@ -63,7 +65,7 @@ int cli_run(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
     const char *path = NULL, *tiled = NULL, *strategy = "eft", *opencl = "accelerators",
-               *dtype_s = "fp32", *trace_out = NULL, *chrome = NULL, *svg = NULL;
+               *dtype_s = "fp32", *trace_out = NULL, *chrome = NULL, *svg = NULL, *plan = NULL;
     unsigned long long cpu = 0, seed = 1, n = 2048, nb = 512, width = 60;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -78,6 +80,7 @@ int cli_run(const cli_globals *g, int argc, char **argv)
                           : !strcmp(a, "--trace")    ? &trace_out
                           : !strcmp(a, "--chrome")   ? &chrome
                           : !strcmp(a, "--svg")      ? &svg
+                          : !strcmp(a, "--plan")     ? &plan
                                                      : NULL;
         unsigned long long *nv = !strcmp(a, "--cpu-workers") ? &cpu
                                  : !strcmp(a, "--seed")      ? &seed
@@ -102,6 +105,8 @@ int cli_run(const cli_globals *g, int argc, char **argv)
     }
     if (!path == !tiled)
         return cli_usage_error("run", "give a workload file or --tiled gemm|cholesky");
+    if (plan && !path)
+        return cli_usage_error("run", "--plan follows a plan of a workload file");
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)cpu;
@@ -167,7 +172,18 @@ int cli_run(const cli_globals *g, int argc, char **argv)
     char title[128];
     if (w) {
         synor_exec_result r;
-        if (synor_exec_workload(rt, w, seed, &r) < 0) {
+        unsigned *hints = NULL;
+        if (plan) {
+            hints = calloc(synor_workload_count(w) + 1, sizeof *hints);
+            if (!hints || synor_exec_plan_hints(plan, w, rt, hints) < 0) {
+                cli_error("%s", hints ? synor_errmsg() : "out of memory");
+                free(hints);
+                goto out;
+            }
+        }
+        int erc = synor_exec_workload(rt, w, seed, hints, &r);
+        free(hints);
+        if (erc < 0) {
             cli_error("%s: %s", path, synor_errmsg());
             goto out;
         }

@@ -135,7 +135,7 @@ static double now_s(void)
 }
 
 int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t seed,
-                        synor_exec_result *out)
+                        const unsigned *hints, synor_exec_result *out)
 {
     memset(out, 0, sizeof *out);
     int rc = synor_exec_check(w);
@@ -189,7 +189,8 @@ int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t see
         const synor_task *t = synor_workload_task(w, ti);
         const op_rule *r = rule_for(t->op.type);
         synor_task_spec s = {.kernel = r->kernel, .priority = t->priority,
-                             .ndata = r->n_in + r->n_out, .tag = ti + 1};
+                             .ndata = r->n_in + r->n_out, .tag = ti + 1,
+                             .device = hints ? hints[ti] : 0};
         for (unsigned i = 0; i < r->n_in; i++) {
             s.data[i] = h[t->consumes[i]];
             s.mode[i] = SYNOR_ACCESS_R;

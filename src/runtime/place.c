@@ -82,6 +82,11 @@ static synor__device *by_load(synor_runtime *rt, const synor__task *t, const syn
 synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const synor__device *avoid)
 {
     t->expect_ns = 0;
+    if (t->hint_dev >= 0) {
+        synor__device *h = &rt->devices[t->hint_dev];
+        if (h != avoid && candidate(t, h, NULL, 1))
+            return h;
+    }
     if (rt->ndevices == 1)
         return candidate(t, &rt->devices[0], NULL, 1) ? &rt->devices[0] : NULL;
     struct synor_perfmodel *pm = rt->cfg.perfmodel;

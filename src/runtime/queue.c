@@ -58,7 +58,8 @@ synor__task *synor__pq_pop(synor__pqueue *q, uint32_t kindbit, int self, int avo
     for (int l = SYNOR__NPRIO - 1; l >= 0 && !t; l--) {
         synor__task *prev = NULL;
         for (synor__task *c = q->head[l]; c; prev = c, c = c->next) {
-            if (!(c->kinds & kindbit) || (steal && c->attempt > 0))
+            /* Thieves leave retries and hinted tasks where they were put. */
+            if (!(c->kinds & kindbit) || (steal && (c->attempt > 0 || c->hint_dev >= 0)))
                 continue;
             if (avoid && c->avoid_worker == self && c->skips < MAX_SKIPS) {
                 c->skips++;

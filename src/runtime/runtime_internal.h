@@ -97,6 +97,7 @@ struct synor__task {
     synor_access mode[SYNOR_TASK_MAX_DATA];
     int64_t expect_ns; /* expected duration on the device it was queued on */
     int queued_dev;    /* that device, -1: none */
+    int hint_dev;      /* synor_task_spec.device - 1: -1 = none */
     const synor_kernel *kernel;
     void *user;
     uint64_t id, tag;

@@ -105,11 +105,14 @@ static void finish(synor_runtime *rt, synor__worker *w, synor__task *t, int stat
 static void record_failure(synor_runtime *rt, const char *dev, unsigned worker,
                            const synor__task *t, unsigned attempts, int rc, const char *why);
 
+static int self_index(const synor__worker *self) { return self ? (int)self->dev->index : -1; }
+
 void synor__task_place(synor_runtime *rt, synor__worker *self, synor__task *t,
                        const synor__device *avoid)
 {
-    if (self && !avoid && t->priority == RT_PRIO(SYNOR_PRIORITY_NORMAL) &&
-        (rt->ndevices == 1 || t->kinds == self->dev->impl_bit) &&
+    int mine = t->hint_dev >= 0 ? t->hint_dev == (int)self_index(self)
+                                : rt->ndevices == 1 || (self && t->kinds == self->dev->impl_bit);
+    if (self && !avoid && mine && t->priority == RT_PRIO(SYNOR_PRIORITY_NORMAL) &&
         (t->kinds & self->dev->impl_bit) &&
         !atomic_load_explicit(&self->dev->stopped, memory_order_relaxed) &&
         synor__deque_push(&self->dq, t) == 0) {
@@ -379,6 +382,13 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
                                 "runtime, or has a bad access mode",
                                 k->name ? k->name : "?", i);
     }
+    if (task->device && (task->device > rt->ndevices ||
+                         !(kinds & rt->devices[task->device - 1].impl_bit)))
+        return synor__error(SYNOR_EINVAL,
+                            "synor_task_submit: kernel '%s': device hint %u: %s",
+                            k->name ? k->name : "?", task->device,
+                            task->device > rt->ndevices ? "no such device"
+                                                        : "that device does not implement it");
     synor__worker *w = synor__current_worker(rt);
     synor__task *t = task_alloc(rt, w);
     if (!t)
@@ -396,6 +406,7 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
     t->kinds = kinds & rt->kinds_present;
     t->expect_ns = 0;
     t->queued_dev = -1;
+    t->hint_dev = (int)task->device - 1;
     t->kernel = k;
     t->user = task->user;
     t->tag = task->tag;

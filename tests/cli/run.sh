@@ -31,7 +31,24 @@ if "$S" devices 2>/dev/null | grep -qi opencl; then
   check mlp-cl      [ "$(rc "$S" run "$W" --cpu-workers 1 --opencl all)" = 0 ]
   check mlp-cl-dev  grep -q "^  opencl0 " "$tmp/out"
   check mlp-cl-sum  grep -q "checksum of the results $sum_off " "$tmp/out"
+  # following a plan made on a fabric named like this run's devices
+  cat >"$tmp/fab.json" <<'FAB'
+{"format": "synor-fabric/1", "name": "this-machine", "currency": "USD", "nodes": [{"name": "host"}],
+ "devices": [{"name": "cpu", "profile": "amd-epyc-9654", "node": "host", "price_per_hour": "1.00"},
+             {"name": "opencl0", "profile": "nvidia-h100-sxm", "node": "host", "price_per_hour": "1.00"}]}
+FAB
+  "$S" plan --workload "$W" --fabric "$tmp/fab.json" --json >"$tmp/plan.json"
+  planned=$(grep -c '"device": "opencl0"' "$tmp/plan.json")
+  check plan-cl     [ "$planned" -gt 0 ]
+  check plan-run    [ "$(rc "$S" run "$W" --plan "$tmp/plan.json" --opencl all --trace "$tmp/p.json")" = 0 ]
+  check plan-sum    grep -q "checksum of the results $sum_off " "$tmp/out"
+  check plan-follow grep -qE "^  opencl0 .* $planned  " "$tmp/out"
+  check plan-nodev  [ "$(rc "$S" run "$W" --plan "$tmp/plan.json" --opencl off)" = 1 ]
+  check plan-nodev-msg grep -q "plan.json:[0-9]*:[0-9]*: tasks\[0\]: device 'opencl0' is not a device of this run (cpu)" "$tmp/err"
 fi
+printf '{"format": "synor-plan/1", "tasks": [{"id": "nope", "device": "cpu"}]}' >"$tmp/badplan.json"
+check plan-task     [ "$(rc "$S" run "$W" --plan "$tmp/badplan.json")" = 1 ]
+check plan-task-msg grep -q "badplan.json:1:[0-9]*: tasks\[0\]: task 'nope' is not a task of workload" "$tmp/err"
 
 # tiled presets, checked against OpenBLAS
 for algo in gemm cholesky; do
