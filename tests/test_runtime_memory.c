@@ -282,6 +282,55 @@ TEST(a_stopped_device_hands_its_tasks_over)
     synor_runtime_destroy(rt);
 }
 
+TEST(rebalancing_moves_queued_work_to_the_idle_device)
+{
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = 1;
+    c.test_gpu_workers = 1;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.policy = SYNOR_PLACE_LOAD;
+    c.rebalance_us = 0; /* only the explicit round below */
+    synor_runtime *rt = NULL;
+    ASSERT_OK(synor_runtime_create(&c, &rt));
+    enum { N = 40 };
+    static float v[N];
+    synor_handle *h[N];
+    /* Not started: 10 tasks either device runs are spread 5/5 by load, then
+     * 20 GPU-only tasks pile onto the GPU: 25 queued there, 5 on the CPU. */
+    for (int i = 0; i < N; i++) {
+        v[i] = 0;
+        ASSERT((h[i] = reg(rt, &v[i], 1, 0, 0)) != NULL);
+    }
+    for (int i = 0; i < 10; i++)
+        ASSERT_OK(submit1(rt, &inc_any, h[i], SYNOR_ACCESS_RW, NULL));
+    for (int i = 10; i < 30; i++)
+        ASSERT_OK(submit1(rt, &inc_gpu, h[i], SYNOR_ACCESS_RW, NULL));
+    /* A hinted task stays where it was put. */
+    synor_task_spec t = {.kernel = &inc_any, .priority = SYNOR_PRIORITY_NORMAL, .ndata = 1,
+                         .data = {h[30]}, .mode = {SYNOR_ACCESS_RW}, .device = 2};
+    ASSERT_OK(synor_task_submit(rt, &t));
+    t.device = 9;
+    ASSERT_EQ(synor_task_submit(rt, &t), SYNOR_EINVAL);
+    t.device = 2;
+    t.kernel = &inc_cpu;
+    ASSERT_EQ(synor_task_submit(rt, &t), SYNOR_EINVAL);
+    /* The 5 movable tasks on the GPU go to the CPU: 21 vs 10. */
+    ASSERT_EQ(synor_runtime_rebalance(rt), 5);
+    ASSERT_EQ(synor_runtime_rebalance(rt), 0);
+    ASSERT_OK(synor_runtime_start(rt));
+    ASSERT_OK(synor_runtime_wait_all(rt));
+    for (int i = 0; i < 31; i++)
+        ASSERT_EQ(v[i], 1.0f);
+    synor_runtime_stats st;
+    synor_runtime_get_stats(rt, &st);
+    ASSERT_EQ(st.rebalanced, 5);
+    for (int i = 0; i < N; i++)
+        ASSERT_OK(synor_handle_unregister(h[i]));
+    synor_runtime_destroy(rt);
+}
+
 /* ------------------------------------------------------------- OpenCL */
 
 static synor_runtime *make_opencl(unsigned *cl_dev)
@@ -356,4 +405,5 @@ TEST(opencl_tiled_gemm_matches_blas)
 TEST_MAIN(data_moves_between_host_and_device_memory,
           readers_share_a_replica_and_a_write_invalidates_it,
           full_device_memory_evicts_least_recently_used, strided_tiles_are_packed_and_unpacked,
-          a_stopped_device_hands_its_tasks_over, opencl_tiled_gemm_matches_blas)
+          a_stopped_device_hands_its_tasks_over, rebalancing_moves_queued_work_to_the_idle_device,
+          opencl_tiled_gemm_matches_blas)

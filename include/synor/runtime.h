@@ -110,6 +110,9 @@ typedef struct synor_runtime_config {
     struct synor_perfmodel *perfmodel;
     /* 1: keep a trace of every task and transfer (synor_runtime_trace). */
     int trace;
+    /* Rebalancing period (microseconds) when there are several devices;
+     * default 1000; 0 = never (stealing by idle workers still happens). */
+    unsigned rebalance_us;
 } synor_runtime_config;
 
 /* Fills defaults. Every config passed to create must have been through it. */
@@ -142,6 +145,7 @@ typedef struct synor_runtime_stats {
     uint64_t retried;    /* failed attempts that were retried */
     uint64_t stolen;     /* tasks taken from another worker's deque */
     uint64_t moved;      /* queued tasks moved off a stopped device */
+    uint64_t rebalanced; /* queued tasks moved by rebalancing */
     uint64_t transfers;  /* replica copies between memory nodes */
     uint64_t bytes_moved;
     uint64_t evictions;  /* clean replicas dropped to make room */
@@ -172,6 +176,14 @@ int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_
  * device); a task running on it finishes. Device 0 (the host) cannot be
  * stopped. SYNOR_EINVAL for a bad index. */
 int synor_runtime_device_stop(synor_runtime *rt, unsigned device);
+
+/* One round of rebalancing now (workers also do it every cfg.rebalance_us):
+ * while the most loaded device's queue (expected work per worker; queued
+ * tasks per worker without a performance model) is more than one task
+ * longer than the least loaded device's, its last queued task that the
+ * other device implements moves there (not retries, not hinted tasks).
+ * Returns the number of tasks moved. */
+unsigned synor_runtime_rebalance(synor_runtime *rt);
 
 /* The trace of the run so far (cfg.trace = 1; SYNOR_ESTATE otherwise):
  * every finished task attempt with its device, start and end (seconds since

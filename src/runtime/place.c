@@ -157,6 +157,72 @@ void synor__place_done(synor__device *d, synor__task *t)
     t->queued_dev = -1;
 }
 
+/* ----------------------------------------------------------- rebalance */
+
+/* Expected queued work per worker: model seconds when there is a model,
+ * else tasks. */
+static double backlog(const synor_runtime *rt, synor__device *d)
+{
+    if (rt->cfg.perfmodel && rt->cfg.policy != SYNOR_PLACE_LOAD)
+        return (double)atomic_load_explicit(&d->queued_ns, memory_order_relaxed) * 1e-9 /
+               (double)d->nworkers;
+    return load_of(d);
+}
+
+unsigned synor__place_rebalance(synor_runtime *rt)
+{
+    unsigned moved = 0;
+    if (rt->ndevices < 2 || pthread_mutex_trylock(&rt->rebalance_lock) != 0)
+        return 0;
+    for (unsigned round = 0; round < 64; round++) {
+        synor__device *hi = NULL, *lo = NULL;
+        double bh = 0, bl = 0;
+        for (unsigned i = 0; i < rt->ndevices; i++) {
+            synor__device *d = &rt->devices[i];
+            if (atomic_load_explicit(&d->stopped, memory_order_relaxed))
+                continue;
+            double b = backlog(rt, d);
+            if (!hi || b > bh)
+                hi = d, bh = b;
+            if (!lo || b < bl)
+                lo = d, bl = b;
+        }
+        if (!hi || hi == lo)
+            break;
+        synor__task *t = synor__pq_pop_last(&hi->q, lo->impl_bit);
+        if (!t)
+            break;
+        /* Would the move help? Compare the task's expected finish on both. */
+        double cost = 1.0 / (double)hi->nworkers, gain;
+        if (rt->cfg.perfmodel && rt->cfg.policy != SYNOR_PLACE_LOAD && t->expect_ns)
+            cost = (double)t->expect_ns * 1e-9 / (double)hi->nworkers;
+        gain = bh - (bl + cost);
+        synor__place_done(hi, t);
+        synor__device *dst = gain > 0 ? lo : hi;
+        if (dst == lo && rt->cfg.perfmodel && rt->cfg.policy != SYNOR_PLACE_LOAD) {
+            double s;
+            unsigned n;
+            if (synor_perfmodel_estimate(rt->cfg.perfmodel, t->kernel->name,
+                                         synor__task_footprint(t), lo->name, &s, &n) == 0)
+                t->expect_ns = (int64_t)(s * 1e9);
+        }
+        if (t->expect_ns)
+            atomic_fetch_add_explicit(&dst->queued_ns, t->expect_ns, memory_order_relaxed);
+        t->queued_dev = (int)dst->index;
+        synor__pq_push(&dst->q, t);
+        synor__ec_notify(&dst->ec, 0);
+        if (dst == hi)
+            break;
+        moved++;
+    }
+    pthread_mutex_unlock(&rt->rebalance_lock);
+    if (moved)
+        atomic_fetch_add_explicit(&rt->n_rebalanced, moved, memory_order_relaxed);
+    return moved;
+}
+
+unsigned synor_runtime_rebalance(synor_runtime *rt) { return rt ? synor__place_rebalance(rt) : 0; }
+
 /* ------------------------------------------------------------- devices */
 
 unsigned synor_runtime_device_count(const synor_runtime *rt) { return rt ? rt->ndevices : 0; }

@@ -84,6 +84,35 @@ synor__task *synor__pq_pop(synor__pqueue *q, uint32_t kindbit, int self, int avo
     return t;
 }
 
+synor__task *synor__pq_pop_last(synor__pqueue *q, uint32_t kindbit)
+{
+    synor__task *t = NULL;
+    pthread_mutex_lock(&q->lock);
+    for (int l = 0; l < SYNOR__NPRIO && !t; l++) {
+        synor__task *prev = NULL, *bprev = NULL;
+        for (synor__task *c = q->head[l]; c; prev = c, c = c->next)
+            if ((c->kinds & kindbit) && c->attempt == 0 && c->hint_dev < 0) {
+                t = c;
+                bprev = prev;
+            }
+        if (!t)
+            continue;
+        if (bprev)
+            bprev->next = t->next;
+        else
+            q->head[l] = t->next;
+        if (q->tail[l] == t)
+            q->tail[l] = bprev;
+    }
+    if (t) {
+        if (t->priority > 0)
+            atomic_fetch_sub_explicit(&q->count_hi, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&q->count, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return t;
+}
+
 void synor__ec_init(synor__ec *ec)
 {
     atomic_init(&ec->sleepers, 0);

@@ -44,6 +44,7 @@ void synor_runtime_config_init(synor_runtime_config *cfg)
     cfg->test_gpu_workers = 0;
     cfg->opencl = SYNOR_OPENCL_ACCELERATORS;
     cfg->policy = SYNOR_PLACE_EARLIEST_FINISH;
+    cfg->rebalance_us = 1000;
 }
 
 uint64_t synor__now_ns(void)
@@ -176,6 +177,17 @@ static void bind_to_core(synor__worker *w)
     (void)hwloc_set_cpubind(rt->topo, core->cpuset, HWLOC_CPUBIND_THREAD);
 }
 
+/* Every cfg.rebalance_us, the first worker to notice runs a round. */
+static void maybe_rebalance(synor_runtime *rt)
+{
+    uint64_t now = synor__now_ns(),
+             next = atomic_load_explicit(&rt->next_rebalance_ns, memory_order_relaxed);
+    if (now < next || !atomic_compare_exchange_strong(&rt->next_rebalance_ns, &next,
+                                                      now + (uint64_t)rt->cfg.rebalance_us * 1000u))
+        return;
+    (void)synor__place_rebalance(rt);
+}
+
 static _Thread_local synor__worker *tls_worker;
 
 synor__worker *synor__current_worker(const synor_runtime *rt)
@@ -205,6 +217,8 @@ static void *worker_main(void *arg)
             nanosleep(&ts, NULL);
             continue;
         }
+        if (rt->ndevices > 1 && rt->cfg.rebalance_us)
+            maybe_rebalance(rt);
         synor__task *t = find_task(w);
         if (t) {
             synor__task_execute(w, t);
@@ -383,6 +397,9 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
     pthread_mutex_init(&rt->err_lock, NULL);
     pthread_mutex_init(&rt->data_lock, NULL);
     pthread_mutex_init(&rt->trace_lock, NULL);
+    pthread_mutex_init(&rt->rebalance_lock, NULL);
+    atomic_init(&rt->n_rebalanced, 0);
+    atomic_init(&rt->next_rebalance_ns, 0);
     atomic_init(&rt->n_moved, 0);
     synor__pool_init(&rt->task_pool, sizeof(synor__task), 512);
     synor__pool_init(&rt->edge_pool, sizeof(synor__edge), 1024);
@@ -521,6 +538,7 @@ void synor_runtime_destroy(synor_runtime *rt)
     pthread_mutex_destroy(&rt->err_lock);
     pthread_mutex_destroy(&rt->data_lock);
     pthread_mutex_destroy(&rt->trace_lock);
+    pthread_mutex_destroy(&rt->rebalance_lock);
     if (rt->topo)
         hwloc_topology_destroy(rt->topo);
     free(rt->workers);
@@ -543,6 +561,7 @@ void synor_runtime_get_stats(const synor_runtime *rt, synor_runtime_stats *out)
     out->cancelled = atomic_load_explicit(&m->n_cancelled, memory_order_relaxed);
     out->retried = atomic_load_explicit(&m->n_retried, memory_order_relaxed);
     out->moved = atomic_load_explicit(&m->n_moved, memory_order_relaxed);
+    out->rebalanced = atomic_load_explicit(&m->n_rebalanced, memory_order_relaxed);
     for (unsigned k = 1; k < rt->nnodes; k++) {
         out->transfers += atomic_load_explicit(&m->nodes[k].transfers, memory_order_relaxed);
         out->bytes_moved += atomic_load_explicit(&m->nodes[k].bytes, memory_order_relaxed);

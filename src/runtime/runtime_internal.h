@@ -243,7 +243,9 @@ struct synor_runtime {
     unsigned nnodes;
     synor__node nodes[SYNOR__MAX_NODES];
     void *opencl;              /* synor__cl_platform state, opencl.c */
-    _Atomic uint64_t n_moved;
+    _Atomic uint64_t n_moved, n_rebalanced;
+    _Atomic uint64_t next_rebalance_ns;
+    pthread_mutex_t rebalance_lock;
 
     uint64_t t0_ns;            /* start: trace time origin */
     struct synor__tbuf *ext_trace; /* records of non-worker threads, under trace_lock */
@@ -275,6 +277,9 @@ void synor__pq_push(synor__pqueue *q, synor__task *t);
  * times when avoid is set; steal (a worker of another device): retries are
  * left to the device they were moved to. NULL if none. */
 synor__task *synor__pq_pop(synor__pqueue *q, uint32_t kindbit, int self, int avoid, int steal);
+/* The task that would run last (lowest priority, last queued) among those
+ * with kinds & kindbit that are neither retries nor hinted; NULL if none. */
+synor__task *synor__pq_pop_last(synor__pqueue *q, uint32_t kindbit);
 void synor__ec_init(synor__ec *ec);
 void synor__ec_destroy(synor__ec *ec);
 void synor__ec_notify(synor__ec *ec, int all);
@@ -315,6 +320,8 @@ uint64_t synor__data_missing_bytes(const synor__task *t, unsigned node);
 /* place.c */
 synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const synor__device *avoid);
 void synor__place_done(synor__device *d, synor__task *t);
+/* One round of rebalancing; returns the tasks moved. */
+unsigned synor__place_rebalance(synor_runtime *rt);
 /* A worker of a stopped device hands its queued tasks to other devices. */
 void synor__place_drain(synor__worker *w);
 uint64_t synor__task_footprint(const synor__task *t);
