@@ -18,7 +18,7 @@ static int check(const synor_task_ctx *c, const char *name, size_t *n)
 
 static int relu_cpu(const synor_task_ctx *c)
 {
-    size_t n;
+    size_t n = 0;
     int rc = check(c, "relu", &n);
     const float *restrict x = c->buffers[0];
     float *restrict y = c->buffers[1];
@@ -29,7 +29,7 @@ static int relu_cpu(const synor_task_ctx *c)
 
 static int gelu_cpu(const synor_task_ctx *c)
 {
-    size_t n;
+    size_t n = 0;
     int rc = check(c, "gelu", &n);
     const float *restrict x = c->buffers[0];
     float *restrict y = c->buffers[1];
@@ -42,7 +42,7 @@ static int gelu_cpu(const synor_task_ctx *c)
 
 static int silu_cpu(const synor_task_ctx *c)
 {
-    size_t n;
+    size_t n = 0;
     int rc = check(c, "silu", &n);
     const float *restrict x = c->buffers[0];
     float *restrict y = c->buffers[1];
