@@ -35,3 +35,9 @@ echo "== synor devices: the processors of this machine =="
 echo
 echo "== synor profiles: the processor catalog =="
 ./build/synor profiles
+echo
+echo "== synor run: a real tiled Cholesky on this machine's processors, checked against LAPACK =="
+./build/synor run --tiled cholesky --n 4096 --nb 512
+echo
+echo "== synor run: a workload file executed for real (an MLP block, fp32) =="
+./build/synor run workloads/mlp-fp32.json
