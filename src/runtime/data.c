@@ -53,7 +53,12 @@ int synor_handle_register(synor_runtime *rt, const synor_handle_desc *desc, syno
     if (d->desc.ld == 0)
         d->desc.ld = d->desc.shape[0];
     d->bytes = (n * synor_dtype_bits(desc->dtype) + 7) / 8;
-    synor__handle_replicas_init(d);
+    if (synor__handle_replicas_init(rt, d) < 0) {
+        pthread_mutex_destroy(&d->coh);
+        pthread_mutex_destroy(&d->lock);
+        synor__free(d);
+        return SYNOR_ENOMEM;
+    }
     pthread_mutex_lock(&rt->data_lock);
     d->id = ++rt->next_data_id;
     d->next = rt->data_list;

@@ -137,9 +137,15 @@ static void lru_push(synor__node *n, synor__replica *r)
     r->in_lru = 1;
 }
 
-void synor__handle_replicas_init(synor_handle *d)
+int synor__handle_replicas_init(synor_runtime *rt, synor_handle *d)
 {
-    for (unsigned k = 0; k < SYNOR__MAX_NODES; k++) {
+    d->rep = NULL;
+    if (rt->nnodes < 2)
+        return 0;
+    d->rep = synor__calloc(rt->nnodes, sizeof *d->rep);
+    if (!d->rep)
+        return synor__error(SYNOR_ENOMEM, "synor_handle_register: out of memory");
+    for (unsigned k = 0; k < rt->nnodes; k++) {
         memset(&d->rep[k], 0, sizeof d->rep[k]);
         d->rep[k].owner = d;
         d->rep[k].node = k;
@@ -147,6 +153,7 @@ void synor__handle_replicas_init(synor_handle *d)
     }
     d->rep[0].buf = d->desc.ptr;
     d->rep[0].state = SYNOR__SHARED; /* the caller's memory is the valid copy */
+    return 0;
 }
 
 /* ------------------------------------------------------------ transfers */
@@ -353,7 +360,7 @@ void synor__data_release(synor__worker *w, synor__task *t, unsigned node, int su
 uint64_t synor__data_missing_bytes(const synor__task *t, unsigned node)
 {
     uint64_t b = 0;
-    for (unsigned i = 0; i < t->ndata; i++)
+    for (unsigned i = 0; i < t->ndata && t->data[i]->rep; i++)
         if ((t->mode[i] & SYNOR_ACCESS_R) &&
             atomic_load_explicit(&t->data[i]->rep[node].state, memory_order_relaxed) ==
                 SYNOR__INVALID)
@@ -373,6 +380,8 @@ int synor__data_writeback(synor_runtime *rt, synor_handle *d)
 
 void synor__data_drop_replicas(synor_runtime *rt, synor_handle *d)
 {
+    if (!d->rep)
+        return;
     pthread_mutex_lock(&d->coh);
     for (unsigned k = 1; k < rt->nnodes; k++) {
         synor__replica *r = &d->rep[k];
@@ -388,4 +397,6 @@ void synor__data_drop_replicas(synor_runtime *rt, synor_handle *d)
         r->state = SYNOR__INVALID;
     }
     pthread_mutex_unlock(&d->coh);
+    synor__free(d->rep);
+    d->rep = NULL;
 }

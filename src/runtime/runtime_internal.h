@@ -265,7 +265,9 @@ struct synor_handle {
     pthread_mutex_t coh;
     size_t bytes;             /* packed size */
     unsigned id;
-    synor__replica rep[SYNOR__MAX_NODES];
+    /* One slot per memory node; NULL when the runtime has only host memory
+     * (the common case stays small and cache-friendly). */
+    synor__replica *rep;
 };
 
 /* queue.c */
@@ -304,7 +306,8 @@ int synor__node_init(synor__node *n, const char *name, const synor__node_ops *op
                      uint64_t capacity, double bandwidth, int unified);
 void synor__node_destroy(synor__node *n);
 int synor__test_node_init(synor__node *n, uint64_t capacity);
-void synor__handle_replicas_init(synor_handle *d);
+/* Allocates d's replica slots when the runtime has several memory nodes. */
+int synor__handle_replicas_init(synor_runtime *rt, synor_handle *d);
 /* Makes task t's data valid on node `node` for its access modes, filling
  * bufs/lds; on failure nothing stays pinned. */
 int synor__data_acquire(synor__worker *w, synor__task *t, unsigned node, void **bufs, size_t *lds);
