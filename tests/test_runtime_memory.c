@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernels/kernels.h"
 #include "synor/error.h"
 #include "synor/report.h"
 #include "synor/runtime.h"
@@ -402,8 +403,71 @@ TEST(opencl_tiled_gemm_matches_blas)
 #endif
 }
 
+/* A CUDA GPU, when there is one: tiled SGEMM spread over it and the CPU,
+ * and the element-wise kernels pinned to it, against the CPU's results. */
+TEST(cuda_kernels_match_the_cpu)
+{
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = 1;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.cuda = 1;
+    synor_runtime *rt = NULL;
+    ASSERT_OK(synor_runtime_create(&c, &rt));
+    unsigned cu = 0;
+    for (unsigned i = 1; i < synor_runtime_device_count(rt) && !cu; i++) {
+        synor_runtime_device_info di;
+        if (synor_runtime_device_get(rt, i, &di) == 0 && !strcmp(di.backend, "cuda") && !di.stopped)
+            cu = i;
+    }
+    if (!cu) {
+        synor_runtime_destroy(rt);
+        TEST_SKIP("no CUDA GPU on this machine");
+    }
+    ASSERT_OK(synor_runtime_start(rt));
+    size_t m = 1000, n = 700, k = 300;
+    float *a = malloc(m * k * 4), *b = malloc(k * n * 4), *cm = calloc(m * n, 4),
+          *ref = calloc(m * n, 4);
+    for (size_t i = 0; i < m * k; i++)
+        a[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+    for (size_t i = 0; i < k * n; i++)
+        b[i] = (float)((i * 104729) % 1000) / 1000.0f - 0.5f;
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+                (int)m, b, (int)k, 0.0f, ref, (int)m);
+    ASSERT_OK(synor_tiled_sgemm(rt, m, n, k, 1.0f, a, m, b, k, 0.0f, cm, m, 256));
+    double err = 0;
+    for (size_t i = 0; i < m * n; i++)
+        err = fmax(err, fabs(cm[i] - ref[i]));
+    ASSERT(err < 1e-3);
+    /* GeLU on the GPU (hinted there) against the CPU kernel. */
+    static float x[100000], y_gpu[100000], y_cpu[100000];
+    for (int i = 0; i < 100000; i++)
+        x[i] = (float)(i % 2000) / 200.0f - 5.0f;
+    synor_handle *hx = reg(rt, x, 100000, 0, 0), *hg = reg(rt, y_gpu, 100000, 0, 0),
+                 *hc = reg(rt, y_cpu, 100000, 0, 0);
+    synor_task_spec t = {.kernel = &synor__kernel_gelu_x, .priority = SYNOR_PRIORITY_NORMAL,
+                         .ndata = 2, .data = {hx, hg}, .mode = {SYNOR_ACCESS_R, SYNOR_ACCESS_W},
+                         .device = cu + 1};
+    ASSERT_OK(synor_task_submit(rt, &t));
+    t.data[1] = hc;
+    t.device = 1;
+    ASSERT_OK(synor_task_submit(rt, &t));
+    ASSERT_OK(synor_runtime_wait_all(rt));
+    for (int i = 0; i < 100000; i++)
+        ASSERT(fabsf(y_gpu[i] - y_cpu[i]) < 1e-5f);
+    synor_handle_unregister(hx);
+    synor_handle_unregister(hg);
+    synor_handle_unregister(hc);
+    free(a);
+    free(b);
+    free(cm);
+    free(ref);
+    synor_runtime_destroy(rt);
+}
+
 TEST_MAIN(data_moves_between_host_and_device_memory,
           readers_share_a_replica_and_a_write_invalidates_it,
           full_device_memory_evicts_least_recently_used, strided_tiles_are_packed_and_unpacked,
           a_stopped_device_hands_its_tasks_over, rebalancing_moves_queued_work_to_the_idle_device,
-          opencl_tiled_gemm_matches_blas)
+          opencl_tiled_gemm_matches_blas, cuda_kernels_match_the_cpu)

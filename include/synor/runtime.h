@@ -100,6 +100,11 @@ typedef struct synor_runtime_config {
      * capacity accounting and eviction. */
     uint64_t test_gpu_memory;
     synor_opencl_use opencl;  /* default SYNOR_OPENCL_ACCELERATORS */
+    /* 1 (default): NVIDIA GPUs through the CUDA driver (loaded at run time;
+     * none when there is no driver or GPU). Their NVIDIA OpenCL devices are
+     * then skipped. */
+    int cuda;
+    uint64_t cuda_memory;     /* caps the memory used per CUDA GPU; 0 = all */
     /* Caps the memory the runtime uses on each OpenCL device (bytes); 0 =
      * the device's global memory size. */
     uint64_t opencl_memory;
@@ -160,7 +165,7 @@ typedef struct synor_runtime_device_info {
     char name[64];         /* "cpu", "test-gpu", "opencl0" */
     char product[96];      /* the CPU model, the OpenCL device's name, ... */
     synor_kind kind;
-    const char *backend;   /* "host", "test", "opencl" */
+    const char *backend;   /* "host", "test", "opencl", "cuda" */
     unsigned workers;
     unsigned memory_node;
     uint64_t memory_capacity; /* bytes the runtime may use there; 0 = host */
@@ -255,7 +260,8 @@ typedef struct synor_task_ctx {
     unsigned worker;            /* 0..worker_count-1 */
     synor_kind kind;            /* kind of the executing device */
     unsigned attempt;           /* 0 for the first attempt */
-    void *queue;                /* opencl: the device's cl_command_queue */
+    void *queue;                /* opencl: the device's cl_command_queue;
+                                   cuda: its CUstream */
     void *backend;              /* opencl: the runtime's per-device state
                                    (library kernels only) */
 } synor_task_ctx;
@@ -266,13 +272,16 @@ typedef int (*synor_kernel_fn)(const synor_task_ctx *ctx);
 /* An operation with its implementations: fn[kind] runs on host memory on
  * a device of that kind (the CPU workers; the test GPU); opencl on an
  * OpenCL device (buffers are cl_mem, enqueue on ctx->queue and finish
- * before returning). NULL where none. Must outlive the tasks that use it
+ * before returning); cuda on a CUDA GPU. NULL where none. Must outlive the tasks that use it
  * (typically static const). */
 typedef struct synor_kernel {
     const char *name;
     synor_op_type op;
     synor_kernel_fn fn[SYNOR_KIND_COUNT];
     synor_kernel_fn opencl;
+    synor_kernel_fn cuda; /* buffers are CUdeviceptr values; ctx->queue is
+                             the device's CUstream; synchronize before
+                             returning */
 } synor_kernel;
 
 /* Priorities are synor_priority of synor/workload.h (Critical > High >

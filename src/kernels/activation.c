@@ -54,12 +54,15 @@ static int silu_cpu(const synor_task_ctx *c)
 const synor_kernel synor__kernel_relu_x = {.name = "relu",
                                            .op = SYNOR_OP_RELU,
                                            .fn = {[SYNOR_KIND_CPU] = relu_cpu},
-                                           .opencl = SYNOR__OPENCL_IMPL(synor__relu_opencl)};
+                                           .opencl = SYNOR__OPENCL_IMPL(synor__relu_opencl),
+                                           .cuda = synor__relu_cuda};
 const synor_kernel synor__kernel_gelu_x = {.name = "gelu",
                                            .op = SYNOR_OP_GELU,
                                            .fn = {[SYNOR_KIND_CPU] = gelu_cpu},
-                                           .opencl = SYNOR__OPENCL_IMPL(synor__gelu_opencl)};
+                                           .opencl = SYNOR__OPENCL_IMPL(synor__gelu_opencl),
+                                           .cuda = synor__gelu_cuda};
 const synor_kernel synor__kernel_silu_x = {.name = "silu",
                                            .op = SYNOR_OP_SILU,
                                            .fn = {[SYNOR_KIND_CPU] = silu_cpu},
-                                           .opencl = SYNOR__OPENCL_IMPL(synor__silu_opencl)};
+                                           .opencl = SYNOR__OPENCL_IMPL(synor__silu_opencl),
+                                           .cuda = synor__silu_cuda};

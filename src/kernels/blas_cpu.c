@@ -141,12 +141,14 @@ const synor_kernel synor__kernel_gemm = {
     .name = "gemm",
     .op = SYNOR_OP_MATMUL,
     .fn = {[SYNOR_KIND_CPU] = gemm_cpu},
-    .opencl = SYNOR__OPENCL_IMPL(synor__gemm_opencl)};
+    .opencl = SYNOR__OPENCL_IMPL(synor__gemm_opencl),
+    .cuda = synor__gemm_cuda};
 const synor_kernel synor__kernel_gemm_dims = {
     .name = "matmul",
     .op = SYNOR_OP_MATMUL,
     .fn = {[SYNOR_KIND_CPU] = gemm_dims_cpu},
-    .opencl = SYNOR__OPENCL_IMPL(synor__gemm_dims_opencl)};
+    .opencl = SYNOR__OPENCL_IMPL(synor__gemm_dims_opencl),
+    .cuda = synor__gemm_dims_cuda};
 const synor_kernel synor__kernel_potrf = {
     .name = "potrf", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = potrf_cpu}};
 const synor_kernel synor__kernel_trsm = {

@@ -31,6 +31,13 @@ typedef struct synor__tile_args {
 
 extern const synor_kernel synor__kernel_gemm;  /* A, B, C */
 
+/* cuda_ops.c (always built; the CUDA API is loaded at run time). */
+int synor__gemm_cuda(const synor_task_ctx *c);
+int synor__gemm_dims_cuda(const synor_task_ctx *c);
+int synor__relu_cuda(const synor_task_ctx *c);
+int synor__gelu_cuda(const synor_task_ctx *c);
+int synor__silu_cuda(const synor_task_ctx *c);
+
 /* opencl_ops.c (built with OpenCL only): data as the CPU kernels. */
 #if SYNOR_HAVE_OPENCL
 int synor__gemm_opencl(const synor_task_ctx *c);

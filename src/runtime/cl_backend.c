@@ -115,6 +115,10 @@ int synor__opencl_probe(synor_runtime *rt, unsigned *count)
             clGetDeviceInfo(ids[i], CL_DEVICE_TYPE, sizeof type, &type, NULL);
             if ((type & CL_DEVICE_TYPE_CPU) && rt->cfg.opencl != SYNOR_OPENCL_ALL)
                 continue;
+            char vendor[64] = "";
+            clGetDeviceInfo(ids[i], CL_DEVICE_VENDOR, sizeof vendor - 1, vendor, NULL);
+            if (rt->cuda && strstr(vendor, "NVIDIA"))
+                continue; /* the CUDA backend has this GPU */
             synor__cl_dev *cd = &st->d[st->n++];
             cd->platform = plats[p];
             cd->id = ids[i];

@@ -236,9 +236,10 @@ int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_
     synor__strlcpy(out->name, d->name, sizeof out->name);
     synor__strlcpy(out->product, d->product, sizeof out->product);
     out->kind = d->kind;
-    out->backend = d->backend == SYNOR__BACKEND_HOST   ? "host"
-                   : d->backend == SYNOR__BACKEND_TEST ? "test"
-                                                       : "opencl";
+    out->backend = d->backend == SYNOR__BACKEND_HOST     ? "host"
+                   : d->backend == SYNOR__BACKEND_TEST   ? "test"
+                   : d->backend == SYNOR__BACKEND_OPENCL ? "opencl"
+                                                         : "cuda";
     out->workers = d->nworkers;
     out->memory_node = d->node;
     out->memory_capacity = d->node ? rt->nodes[d->node].capacity : 0;

@@ -209,9 +209,10 @@ int synor_runtime_trace(synor_runtime *rt, const char *workload, synor_trace **o
         else
             snprintf(name, sizeof name, "%s", d->name);
         snprintf(product, sizeof product, "%s (%s backend, real)", d->product,
-                 d->backend == SYNOR__BACKEND_HOST   ? "host"
-                 : d->backend == SYNOR__BACKEND_TEST ? "test"
-                                                     : "OpenCL");
+                 d->backend == SYNOR__BACKEND_HOST     ? "host"
+                 : d->backend == SYNOR__BACKEND_TEST   ? "test"
+                 : d->backend == SYNOR__BACKEND_OPENCL ? "OpenCL"
+                                                       : "CUDA");
         td->name = synor__trace_str(tr, name);
         td->product = synor__trace_str(tr, product);
         td->kind = synor__trace_str(tr, synor_kind_name(d->kind));

@@ -43,6 +43,7 @@ void synor_runtime_config_init(synor_runtime_config *cfg)
     cfg->spin_us = 50;
     cfg->test_gpu_workers = 0;
     cfg->opencl = SYNOR_OPENCL_ACCELERATORS;
+    cfg->cuda = 1;
     cfg->policy = SYNOR_PLACE_EARLIEST_FINISH;
     cfg->rebalance_us = 1000;
 }
@@ -204,6 +205,8 @@ static void *worker_main(void *arg)
     bind_to_core(w);
     if (w->dev->backend == SYNOR__BACKEND_OPENCL)
         (void)synor__opencl_worker_begin(w);
+    else if (w->dev->backend == SYNOR__BACKEND_CUDA)
+        (void)synor__cuda_worker_begin(w);
     (void)synor__error(0, "%s", ""); /* kernels' failure messages start clean */
     uint64_t spin_ns = (uint64_t)rt->cfg.spin_us * 1000u;
     for (;;) {
@@ -283,7 +286,9 @@ static void init_device(synor_runtime *rt, unsigned i, synor_kind kind, int back
     atomic_init(&d->stopped, 0);
     d->kind = kind;
     d->backend = backend;
-    d->impl_bit = backend == SYNOR__BACKEND_OPENCL ? SYNOR__IMPL_OPENCL : 1u << kind;
+    d->impl_bit = backend == SYNOR__BACKEND_OPENCL ? SYNOR__IMPL_OPENCL
+                  : backend == SYNOR__BACKEND_CUDA ? SYNOR__IMPL_CUDA
+                                                   : 1u << kind;
     d->index = i;
     d->node = node;
     d->first_worker = first;
@@ -323,21 +328,31 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
         return rc;
     }
     unsigned ncpu = cfg->cpu_workers ? cfg->cpu_workers : rt->ncores;
-    unsigned ncl = 0;
-    rc = synor__opencl_probe(rt, &ncl); /* OpenCL devices to add (cfg.opencl) */
+    unsigned ncl = 0, ncu = 0;
+    rc = synor__cuda_probe(rt, &ncu); /* CUDA GPUs (cfg.cuda) */
+    if (rc == 0)
+        rc = synor__opencl_probe(rt, &ncl); /* OpenCL devices to add (cfg.opencl) */
     if (rc < 0) {
+        synor__cuda_destroy(rt);
         hwloc_topology_destroy(rt->topo);
         free(rt);
         return rc;
     }
-    rt->nworkers = ncpu + cfg->test_gpu_workers + ncl;
-    rt->ndevices = 1 + (cfg->test_gpu_workers ? 1 : 0) + ncl;
+    /* Devices and memory nodes are bounded: keep what fits. */
+    unsigned room = SYNOR__MAX_NODES - 1 - (cfg->test_gpu_workers && cfg->test_gpu_memory ? 1 : 0);
+    if (ncu > room)
+        ncu = room;
+    if (ncl > room - ncu)
+        ncl = room - ncu;
+    rt->nworkers = ncpu + cfg->test_gpu_workers + ncu + ncl;
+    rt->ndevices = 1 + (cfg->test_gpu_workers ? 1 : 0) + ncu + ncl;
     rt->workers = NULL;
     rt->devices = NULL;
     if (posix_memalign((void **)&rt->workers, SYNOR__CACHELINE, rt->nworkers * sizeof *rt->workers) ||
         posix_memalign((void **)&rt->devices, SYNOR__CACHELINE, rt->ndevices * sizeof *rt->devices)) {
         free(rt->workers);
         synor__opencl_destroy(rt);
+        synor__cuda_destroy(rt);
         hwloc_topology_destroy(rt->topo);
         free(rt);
         return synor__error(SYNOR_ENOMEM, "runtime: out of memory");
@@ -367,6 +382,12 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
             rt->workers[first + i].dev = &rt->devices[dev];
         first += cfg->test_gpu_workers;
         dev++;
+    }
+    for (unsigned k = 0; k < ncu; k++, dev++, first++) {
+        unsigned node = rt->nnodes++;
+        init_device(rt, dev, SYNOR_KIND_GPU, SYNOR__BACKEND_CUDA, "cuda", first, 1, node);
+        synor__cuda_init_device(rt, k, &rt->devices[dev], &rt->nodes[node]);
+        rt->workers[first].dev = &rt->devices[dev];
     }
     for (unsigned k = 0; k < ncl; k++, dev++, first++) {
         unsigned node = rt->nnodes++;
@@ -523,6 +544,7 @@ void synor_runtime_destroy(synor_runtime *rt)
     for (unsigned k = 0; k < rt->nnodes; k++)
         synor__node_destroy(&rt->nodes[k]);
     synor__opencl_destroy(rt);
+    synor__cuda_destroy(rt);
     synor__trace_free(rt);
     for (unsigned i = 0; i < rt->nworkers; i++)
         synor__deque_destroy(&rt->workers[i].dq);

@@ -12,6 +12,7 @@
  *   place.c    choosing a device for a ready task; stopping a device
  *   rtrace.c   the trace of a real run
  *   cl_backend.c  OpenCL devices (cl_none.c without OpenCL)
+ *   cuda_backend.c  CUDA GPUs (driver and cuBLAS through dlopen)
  *
  * Ownership of a task: it lives in a pool slot while refs > 0. References:
  * one held by execution (dropped when the task finished), one per data handle
@@ -131,8 +132,9 @@ typedef struct synor__ec {
 
 /* Implementation bits of a task (t->kinds) and of a device (impl_bit). */
 #define SYNOR__IMPL_OPENCL (1u << 30)
+#define SYNOR__IMPL_CUDA (1u << 29)
 
-enum { SYNOR__BACKEND_HOST, SYNOR__BACKEND_TEST, SYNOR__BACKEND_OPENCL };
+enum { SYNOR__BACKEND_HOST, SYNOR__BACKEND_TEST, SYNOR__BACKEND_OPENCL, SYNOR__BACKEND_CUDA };
 
 typedef struct synor__device {
     _Alignas(SYNOR__CACHELINE) synor__pqueue q;
@@ -242,7 +244,8 @@ struct synor_runtime {
 
     unsigned nnodes;
     synor__node nodes[SYNOR__MAX_NODES];
-    void *opencl;              /* synor__cl_platform state, opencl.c */
+    void *opencl;              /* synor__cl_state, cl_backend.c */
+    void *cuda;                /* synor__cu_state, cuda_backend.c */
     _Atomic uint64_t n_moved, n_rebalanced;
     _Atomic uint64_t next_rebalance_ns;
     pthread_mutex_t rebalance_lock;
@@ -345,6 +348,12 @@ void synor__opencl_init_device(synor_runtime *rt, unsigned k, synor__device *d, 
 void synor__opencl_destroy(synor_runtime *rt);
 /* The OpenCL device's worker thread, before its loop: sets w->queue. */
 int synor__opencl_worker_begin(synor__worker *w);
+
+/* cuda_backend.c: the same for CUDA GPUs (driver loaded with dlopen). */
+int synor__cuda_probe(synor_runtime *rt, unsigned *count);
+void synor__cuda_init_device(synor_runtime *rt, unsigned k, synor__device *d, synor__node *n);
+void synor__cuda_destroy(synor_runtime *rt);
+int synor__cuda_worker_begin(synor__worker *w);
 
 /* kernels (src/kernels/): one BLAS thread per worker. */
 void synor__kernels_cpu_init(void);

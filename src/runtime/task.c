@@ -204,7 +204,8 @@ static int run_kernel(synor__worker *w, synor__task *t, const synor_task_ctx *ct
 {
     synor__device *d = w->dev;
     synor_kernel_fn fn = d->backend == SYNOR__BACKEND_OPENCL ? t->kernel->opencl
-                                                              : t->kernel->fn[d->kind];
+                         : d->backend == SYNOR__BACKEND_CUDA ? t->kernel->cuda
+                                                             : t->kernel->fn[d->kind];
     if (SYNOR_NEVER(!fn))
         return synor__error(SYNOR_ENOTSUP, "no implementation for device '%s'", d->name);
     return fn(ctx);
@@ -362,6 +363,8 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
             kinds |= 1u << i;
     if (k->opencl)
         kinds |= SYNOR__IMPL_OPENCL;
+    if (k->cuda)
+        kinds |= SYNOR__IMPL_CUDA;
     if (!(kinds & rt->kinds_present))
         return synor__error(SYNOR_ENOTSUP,
                             "synor_task_submit: no device of the runtime implements kernel '%s'",

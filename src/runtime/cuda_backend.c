@@ -1,0 +1,266 @@
+/* cuda_backend.c - NVIDIA GPUs as runtime devices through the CUDA driver
+ * API and cuBLAS, both loaded with dlopen: the build needs neither, and a
+ * machine without them simply has no CUDA devices. Each GPU gets one worker
+ * thread feeding a stream (the device's primary context is made current on
+ * it), a memory node (cuMemAlloc buffers; transfers with cuMemcpy2D on a
+ * second stream, synchronous, so any thread can move data), a cuBLAS handle
+ * bound to the stream, and the element-wise kernels as PTX compiled by nvcc
+ * at build time (src/kernels/cuda_ops.cu) and JIT-compiled by the driver
+ * for whatever GPU is present. When a GPU is used through CUDA, the
+ * OpenCL backend skips NVIDIA's OpenCL devices (the same GPU twice). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/cuda_internal.h"
+
+static int sym(void *lib, const char *name, void *slot)
+{
+    void *p = lib ? dlsym(lib, name) : NULL;
+    if (!p)
+        return -1;
+    memcpy(slot, &p, sizeof p);
+    return 0;
+}
+
+static int load_api(synor__cu_api *a)
+{
+    a->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!a->lib)
+        return -1;
+    if (sym(a->lib, "cuInit", &a->cuInit) || sym(a->lib, "cuDeviceGetCount", &a->cuDeviceGetCount) ||
+        sym(a->lib, "cuDeviceGet", &a->cuDeviceGet) ||
+        sym(a->lib, "cuDeviceGetName", &a->cuDeviceGetName) ||
+        sym(a->lib, "cuDeviceTotalMem_v2", &a->cuDeviceTotalMem) ||
+        sym(a->lib, "cuDevicePrimaryCtxRetain", &a->cuDevicePrimaryCtxRetain) ||
+        sym(a->lib, "cuDevicePrimaryCtxRelease_v2", &a->cuDevicePrimaryCtxRelease) ||
+        sym(a->lib, "cuCtxSetCurrent", &a->cuCtxSetCurrent) ||
+        sym(a->lib, "cuStreamCreate", &a->cuStreamCreate) ||
+        sym(a->lib, "cuStreamDestroy_v2", &a->cuStreamDestroy) ||
+        sym(a->lib, "cuStreamSynchronize", &a->cuStreamSynchronize) ||
+        sym(a->lib, "cuMemAlloc_v2", &a->cuMemAlloc) || sym(a->lib, "cuMemFree_v2", &a->cuMemFree) ||
+        sym(a->lib, "cuMemcpy2D_v2", &a->cuMemcpy2D) ||
+        sym(a->lib, "cuModuleLoadData", &a->cuModuleLoadData) ||
+        sym(a->lib, "cuModuleUnload", &a->cuModuleUnload) ||
+        sym(a->lib, "cuModuleGetFunction", &a->cuModuleGetFunction) ||
+        sym(a->lib, "cuLaunchKernel", &a->cuLaunchKernel) ||
+        sym(a->lib, "cuGetErrorName", &a->cuGetErrorName)) {
+        dlclose(a->lib);
+        a->lib = NULL;
+        return -1;
+    }
+    /* cuBLAS is optional: without it GEMM tasks fail over to other devices. */
+    static const char *const blas_names[] = {"libcublas.so.13", "libcublas.so.12",
+                                             "libcublas.so.11", "libcublas.so"};
+    for (size_t i = 0; i < sizeof blas_names / sizeof blas_names[0] && !a->blas; i++)
+        a->blas = dlopen(blas_names[i], RTLD_NOW | RTLD_LOCAL);
+    if (a->blas && (sym(a->blas, "cublasCreate_v2", &a->cublasCreate) ||
+                    sym(a->blas, "cublasDestroy_v2", &a->cublasDestroy) ||
+                    sym(a->blas, "cublasSetStream_v2", &a->cublasSetStream) ||
+                    sym(a->blas, "cublasSgemm_v2", &a->cublasSgemm) ||
+                    sym(a->blas, "cublasDgemm_v2", &a->cublasDgemm))) {
+        dlclose(a->blas);
+        a->blas = NULL;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------- memory node */
+
+static int cu_alloc(synor__node *n, size_t bytes, void **buf)
+{
+    synor__cu_dev *cd = n->impl;
+    const synor__cu_api *a = cd->api;
+    CUdeviceptr p = 0;
+    CUresult e = a->cuCtxSetCurrent(cd->ctx);
+    if (e == 0)
+        e = a->cuMemAlloc(&p, bytes ? bytes : 1);
+    if (e != 0)
+        return e == 2 /* CUDA_ERROR_OUT_OF_MEMORY */
+                   ? synor__error(SYNOR_ENOMEM, "memory node %s: cuMemAlloc of %zu bytes: out of "
+                                                "device memory", n->name, bytes)
+                   : synor__cu_fail(cd, "cuMemAlloc", e);
+    *buf = (void *)(uintptr_t)p;
+    return 0;
+}
+
+static void cu_free(synor__node *n, void *buf)
+{
+    synor__cu_dev *cd = n->impl;
+    if (cd->api->cuCtxSetCurrent(cd->ctx) == 0)
+        (void)cd->api->cuMemFree((CUdeviceptr)(uintptr_t)buf);
+}
+
+/* One 2-D copy: rows of width bytes, `height` of them, host pitch. */
+static int copy(synor__node *n, const synor_handle *d, void *dev, int to_dev)
+{
+    synor__cu_dev *cd = n->impl;
+    size_t es = synor_dtype_bits(d->desc.dtype) / 8, w = d->bytes, h = 1, pitch = d->bytes;
+    if (d->desc.ndim == 2 && d->desc.ld != d->desc.shape[0] && es) {
+        w = d->desc.shape[0] * es;
+        h = d->desc.shape[1];
+        pitch = d->desc.ld * es;
+    }
+    synor__cu_memcpy2d c;
+    memset(&c, 0, sizeof c);
+    c.WidthInBytes = w;
+    c.Height = h;
+    if (to_dev) {
+        c.srcMemoryType = SYNOR__CU_MEMORYTYPE_HOST;
+        c.srcHost = d->desc.ptr;
+        c.srcPitch = pitch;
+        c.dstMemoryType = SYNOR__CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = (CUdeviceptr)(uintptr_t)dev;
+        c.dstPitch = w;
+    } else {
+        c.srcMemoryType = SYNOR__CU_MEMORYTYPE_DEVICE;
+        c.srcDevice = (CUdeviceptr)(uintptr_t)dev;
+        c.srcPitch = w;
+        c.dstMemoryType = SYNOR__CU_MEMORYTYPE_HOST;
+        c.dstHost = d->desc.ptr;
+        c.dstPitch = pitch;
+    }
+    CUresult e = cd->api->cuCtxSetCurrent(cd->ctx);
+    if (e == 0)
+        e = cd->api->cuMemcpy2D(&c);
+    return e == 0 ? 0 : synor__cu_fail(cd, to_dev ? "copy to device" : "copy to host", e);
+}
+
+static int cu_to_node(synor__node *n, void *buf, const synor_handle *d) { return copy(n, d, buf, 1); }
+static int cu_to_host(synor__node *n, const void *buf, const synor_handle *d)
+{
+    return copy(n, d, (void *)(uintptr_t)buf, 0);
+}
+
+static const synor__node_ops cu_node_ops = {cu_alloc, cu_free, cu_to_node, cu_to_host};
+
+/* --------------------------------------------------------------- devices */
+
+int synor__cuda_probe(synor_runtime *rt, unsigned *count)
+{
+    *count = 0;
+    if (!rt->cfg.cuda)
+        return 0;
+    synor__cu_state *st = synor__calloc(1, sizeof *st);
+    if (!st)
+        return synor__error(SYNOR_ENOMEM, "runtime: out of memory");
+    int n = 0;
+    if (load_api(&st->api) < 0 || st->api.cuInit(0) != 0 || st->api.cuDeviceGetCount(&n) != 0 ||
+        n <= 0) {
+        if (st->api.blas)
+            dlclose(st->api.blas);
+        if (st->api.lib)
+            dlclose(st->api.lib);
+        synor__free(st);
+        return 0; /* no driver or no GPU: no CUDA devices */
+    }
+    unsigned room = SYNOR__MAX_DEVICES - 2;
+    if (room > SYNOR__MAX_NODES - 2)
+        room = SYNOR__MAX_NODES - 2;
+    for (int i = 0; i < n && st->n < room; i++) {
+        synor__cu_dev *cd = &st->d[st->n];
+        if (st->api.cuDeviceGet(&cd->id, i) != 0)
+            continue;
+        cd->api = &st->api;
+        st->n++;
+    }
+    rt->cuda = st;
+    *count = st->n;
+    return 0;
+}
+
+static void stop_device(synor__device *d, const char *why)
+{
+    atomic_store(&d->stopped, 1);
+    size_t l = strlen(d->name);
+    snprintf(d->name + l, sizeof d->name - l, " (%s)", why);
+}
+
+void synor__cuda_init_device(synor_runtime *rt, unsigned k, synor__device *d, synor__node *n)
+{
+    synor__cu_state *st = rt->cuda;
+    synor__cu_dev *cd = &st->d[k];
+    const synor__cu_api *a = &st->api;
+    cd->dev = d;
+    d->backend_data = cd;
+    d->kind = SYNOR_KIND_GPU;
+    snprintf(d->name, sizeof d->name, "cuda%u", k);
+    if (a->cuDeviceGetName(cd->product, (int)sizeof cd->product - 1, cd->id) != 0)
+        snprintf(cd->product, sizeof cd->product, "CUDA device %u", k);
+    snprintf(d->product, sizeof d->product, "%s (CUDA)", cd->product);
+    (void)a->cuDeviceTotalMem(&cd->mem, cd->id);
+    uint64_t cap = cd->mem;
+    if (rt->cfg.cuda_memory && rt->cfg.cuda_memory < cap)
+        cap = rt->cfg.cuda_memory;
+    char nname[64];
+    snprintf(nname, sizeof nname, "cuda%u", k);
+    /* 25 GB/s: a PCIe 4.0/5.0 x16 link in practice, for placement only. */
+    (void)synor__node_init(n, nname, &cu_node_ops, cd, cap, 25e9, 0);
+    if (a->cuDevicePrimaryCtxRetain(&cd->ctx, cd->id) != 0 || a->cuCtxSetCurrent(cd->ctx) != 0) {
+        cd->ctx = NULL;
+        stop_device(d, "no context");
+        return;
+    }
+    if (a->cuStreamCreate(&cd->stream, 1 /* non-blocking */) != 0 ||
+        a->cuStreamCreate(&cd->xstream, 1) != 0) {
+        stop_device(d, "no stream");
+        return;
+    }
+    if (a->blas && (a->cublasCreate(&cd->blas) != 0 || a->cublasSetStream(cd->blas, cd->stream) != 0))
+        cd->blas = NULL;
+    if (synor__cuda_ptx[0] && a->cuModuleLoadData(&cd->module, synor__cuda_ptx) == 0) {
+        static const char *const names[SYNOR__CUK_COUNT] = {"synor_relu", "synor_gelu",
+                                                            "synor_silu"};
+        for (int i = 0; i < SYNOR__CUK_COUNT; i++)
+            if (a->cuModuleGetFunction(&cd->k[i], cd->module, names[i]) != 0)
+                cd->k[i] = NULL;
+    }
+}
+
+void synor__cuda_destroy(synor_runtime *rt)
+{
+    synor__cu_state *st = rt->cuda;
+    if (!st)
+        return;
+    const synor__cu_api *a = &st->api;
+    for (unsigned i = 0; i < st->n; i++) {
+        synor__cu_dev *cd = &st->d[i];
+        if (!cd->ctx)
+            continue;
+        (void)a->cuCtxSetCurrent(cd->ctx);
+        if (cd->blas)
+            (void)a->cublasDestroy(cd->blas);
+        if (cd->module)
+            (void)a->cuModuleUnload(cd->module);
+        if (cd->stream)
+            (void)a->cuStreamDestroy(cd->stream);
+        if (cd->xstream)
+            (void)a->cuStreamDestroy(cd->xstream);
+        (void)a->cuDevicePrimaryCtxRelease(cd->id);
+    }
+    if (st->api.blas)
+        dlclose(st->api.blas);
+    dlclose(st->api.lib);
+    synor__free(st);
+    rt->cuda = NULL;
+}
+
+int synor__cuda_worker_begin(synor__worker *w)
+{
+    synor__cu_dev *cd = w->dev->backend_data;
+    w->queue = cd ? cd->stream : NULL;
+    return cd && cd->ctx ? (cd->api->cuCtxSetCurrent(cd->ctx) == 0 ? 0 : SYNOR_EIO) : 0;
+}
+
+int synor__cu_fail(synor__cu_dev *cd, const char *what, CUresult e)
+{
+    const char *name = "CUDA error";
+    if (cd->api->cuGetErrorName)
+        (void)cd->api->cuGetErrorName(e, &name);
+    /* Sticky errors (illegal address, launch failure, device lost): the
+     * context is unusable, so the device stops and its tasks move. */
+    if (e == 700 || e == 719 || e == 999 || e == 46 || e == 101)
+        atomic_store(&cd->dev->stopped, 1);
+    return synor__error(e == 2 ? SYNOR_ENOMEM : SYNOR_EIO, "CUDA device %s (%s): %s: %s (%d)",
+                        cd->dev->name, cd->product, what, name ? name : "?", (int)e);
+}

@@ -1,0 +1,101 @@
+/* cuda_internal.h - the runtime's CUDA devices: the driver API and cuBLAS,
+ * loaded with dlopen (no CUDA header or library is needed to build), shared
+ * by the backend (src/runtime/cuda_backend.c) and the library's CUDA kernels
+ * (src/kernels/cuda_ops.c). Signatures follow the public CUDA driver API
+ * and cuBLAS references; only what is used is declared. Never installed. */
+#ifndef SYNOR_CUDA_INTERNAL_H
+#define SYNOR_CUDA_INTERNAL_H
+
+#include <stddef.h>
+
+#include "runtime/runtime_internal.h"
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUstream;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef unsigned long long CUdeviceptr;
+typedef int cublasStatus_t;
+typedef void *cublasHandle_t;
+
+enum { SYNOR__CU_MEMORYTYPE_HOST = 1, SYNOR__CU_MEMORYTYPE_DEVICE = 2 };
+
+/* CUDA_MEMCPY2D of cuda.h, member for member. */
+typedef struct synor__cu_memcpy2d {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} synor__cu_memcpy2d;
+
+typedef struct synor__cu_api {
+    void *lib, *blas;
+    CUresult (*cuInit)(unsigned);
+    CUresult (*cuDeviceGetCount)(int *);
+    CUresult (*cuDeviceGet)(CUdevice *, int);
+    CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+    CUresult (*cuDeviceTotalMem)(size_t *, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+    CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuStreamCreate)(CUstream *, unsigned);
+    CUresult (*cuStreamDestroy)(CUstream);
+    CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+    CUresult (*cuMemFree)(CUdeviceptr);
+    CUresult (*cuMemcpy2D)(const synor__cu_memcpy2d *);
+    CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+    CUresult (*cuModuleUnload)(CUmodule);
+    CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*cuGetErrorName)(CUresult, const char **);
+    cublasStatus_t (*cublasCreate)(cublasHandle_t *);
+    cublasStatus_t (*cublasDestroy)(cublasHandle_t);
+    cublasStatus_t (*cublasSetStream)(cublasHandle_t, CUstream);
+    cublasStatus_t (*cublasSgemm)(cublasHandle_t, int, int, int, int, int, const float *,
+                                  const float *, int, const float *, int, const float *, float *,
+                                  int);
+    cublasStatus_t (*cublasDgemm)(cublasHandle_t, int, int, int, int, int, const double *,
+                                  const double *, int, const double *, int, const double *,
+                                  double *, int);
+} synor__cu_api;
+
+enum { SYNOR__CUK_RELU, SYNOR__CUK_GELU, SYNOR__CUK_SILU, SYNOR__CUK_COUNT };
+
+typedef struct synor__cu_dev {
+    const synor__cu_api *api;
+    CUdevice id;
+    CUcontext ctx;           /* the device's primary context */
+    CUstream stream;         /* kernels: the device's worker only */
+    CUstream xstream;        /* transfers: any thread, synchronous */
+    cublasHandle_t blas;     /* NULL: cuBLAS not loadable (GEMM then fails over) */
+    CUmodule module;         /* the element-wise kernels (PTX built by nvcc) */
+    CUfunction k[SYNOR__CUK_COUNT];
+    size_t mem;
+    char product[128];
+    synor__device *dev;
+} synor__cu_dev;
+
+typedef struct synor__cu_state {
+    synor__cu_api api;
+    unsigned n;
+    synor__cu_dev d[SYNOR__MAX_DEVICES];
+} synor__cu_state;
+
+/* cuda_ops.c */
+extern const char synor__cuda_ptx[]; /* "" when nvcc was not found at build time */
+int synor__cu_fail(synor__cu_dev *cd, const char *what, CUresult e);
+
+#endif
