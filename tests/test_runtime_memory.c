@@ -134,6 +134,53 @@ TEST(data_moves_between_host_and_device_memory)
     synor_runtime_destroy(rt);
 }
 
+TEST(inputs_are_prefetched_while_the_task_waits_in_its_queue)
+{
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = 1;
+    c.test_gpu_workers = 1;
+    c.test_gpu_memory = 1 << 20;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.trace = 1;
+    synor_runtime *rt = NULL;
+    ASSERT_OK(synor_runtime_create(&c, &rt));
+    static float x[1000], y[1000];
+    for (int i = 0; i < 1000; i++)
+        x[i] = (float)i;
+    synor_handle *hx = reg(rt, x, 1000, 0, 0), *hy = reg(rt, y, 1000, 0, 0);
+    /* Not started: the task waits in the GPU's queue; its input moves now. */
+    synor_task_spec t = {.kernel = &double_gpu, .priority = SYNOR_PRIORITY_NORMAL, .ndata = 2,
+                         .data = {hx, hy}, .mode = {SYNOR_ACCESS_R, SYNOR_ACCESS_W}};
+    ASSERT_OK(synor_task_submit(rt, &t));
+    synor_runtime_stats s;
+    for (int spin = 0; spin < 5000; spin++) {
+        synor_runtime_get_stats(rt, &s);
+        if (s.prefetched)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    ASSERT_EQ(s.prefetched, 1);
+    ASSERT_EQ(s.transfers, 1);
+    ASSERT_OK(synor_runtime_start(rt));
+    ASSERT_OK(synor_runtime_wait_all(rt));
+    synor_runtime_get_stats(rt, &s);
+    ASSERT_EQ(s.transfers, 2); /* x there (prefetched), y back: nothing more */
+    for (int i = 0; i < 1000; i++)
+        ASSERT_EQ(y[i], 2.0f * (float)i);
+    synor_trace *tr = NULL;
+    ASSERT_OK(synor_runtime_trace(rt, "prefetch", &tr));
+    ASSERT_EQ(tr->n_tasks, 1);
+    ASSERT_STREQ(tr->transfers[0].link, "host->test-gpu");
+    ASSERT(tr->transfers[0].end <= tr->tasks[0].start);
+    synor_trace_destroy(tr);
+    ASSERT_OK(synor_handle_unregister(hx));
+    ASSERT_OK(synor_handle_unregister(hy));
+    synor_runtime_destroy(rt);
+}
+
 TEST(readers_share_a_replica_and_a_write_invalidates_it)
 {
     synor_runtime *rt = make(1, 1, 1 << 20, 0);
@@ -467,6 +514,7 @@ TEST(cuda_kernels_match_the_cpu)
 }
 
 TEST_MAIN(data_moves_between_host_and_device_memory,
+          inputs_are_prefetched_while_the_task_waits_in_its_queue,
           readers_share_a_replica_and_a_write_invalidates_it,
           full_device_memory_evicts_least_recently_used, strided_tiles_are_packed_and_unpacked,
           a_stopped_device_hands_its_tasks_over, rebalancing_moves_queued_work_to_the_idle_device,

@@ -115,6 +115,10 @@ typedef struct synor_runtime_config {
     struct synor_perfmodel *perfmodel;
     /* 1: keep a trace of every task and transfer (synor_runtime_trace). */
     int trace;
+    /* 1 (default): when a task is queued on a device, its inputs are copied
+     * to that device's memory by a prefetch thread while the device runs
+     * earlier tasks. */
+    int prefetch;
     /* Rebalancing period (microseconds) when there are several devices;
      * default 1000; 0 = never (stealing by idle workers still happens). */
     unsigned rebalance_us;
@@ -154,6 +158,7 @@ typedef struct synor_runtime_stats {
     uint64_t transfers;  /* replica copies between memory nodes */
     uint64_t bytes_moved;
     uint64_t evictions;  /* clean replicas dropped to make room */
+    uint64_t prefetched; /* replicas made valid ahead of their task */
 } synor_runtime_stats;
 
 /* Counters since create; exact once wait_all has returned. */
@@ -174,6 +179,13 @@ typedef struct synor_runtime_device_info {
 
 unsigned synor_runtime_device_count(const synor_runtime *rt);
 int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_device_info *out);
+
+/* The active power (watts) and the price (currency micro-units per hour)
+ * of device i, used by the energy and money policies and carried into the
+ * trace. Default 0: unknown (those policies then keep the earliest finish).
+ * SYNOR_EINVAL for a bad index or a negative or non-finite value. */
+int synor_runtime_device_set_rates(synor_runtime *rt, unsigned i, double watts,
+                                   int64_t price_micro_per_hour);
 
 /* Stops a device as if it had failed: it takes no new task; tasks queued on
  * it go back to the ready queues of the other devices that implement their

@@ -151,6 +151,7 @@ int synor_handle_unregister(synor_handle *d)
     d->last_writer = NULL;
     d->readers = NULL;
     pthread_mutex_unlock(&d->lock);
+    synor__data_wait_unpinned(d);
     /* The caller's memory gets the last value, wherever it was written. */
     int rc = synor__data_writeback(rt, d);
     synor__data_drop_replicas(rt, d);

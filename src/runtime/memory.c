@@ -24,8 +24,17 @@
  * attempt fails with SYNOR_ENOMEM naming the node and the sizes, and the
  * retry logic moves it to another device.
  *
+ * Prefetch: when a task is queued on a device, each input with no valid
+ * replica on the device's node is queued for the prefetch thread, which
+ * makes the replica valid (as acquire would, then unpins it) while the
+ * device works on earlier tasks. This is safe because a queued task is
+ * ready: its inputs' last writers have finished, and no later writer can
+ * start before it. A request pins its handle, and unregister waits for the
+ * pins to drop.
+ *
  * Lock order: a handle's coh, then a node's lock, then (trylock only) the
  * coh of a handle being evicted. */
+#include <sched.h>
 #include <string.h>
 
 #include "runtime/runtime_internal.h"
@@ -399,4 +408,106 @@ void synor__data_drop_replicas(synor_runtime *rt, synor_handle *d)
     pthread_mutex_unlock(&d->coh);
     synor__free(d->rep);
     d->rep = NULL;
+}
+
+/* ------------------------------------------------------------- prefetch */
+
+typedef struct synor__prefetch {
+    struct synor__prefetch *next;
+    synor_handle *d;
+    unsigned node;
+} synor__prefetch;
+
+void synor__prefetch_task(synor_runtime *rt, const synor__task *t, unsigned node)
+{
+    if (!rt->pf_running)
+        return;
+    for (unsigned i = 0; i < t->ndata; i++) {
+        synor_handle *d = t->data[i];
+        if (!(t->mode[i] & SYNOR_ACCESS_R) ||
+            atomic_load_explicit(&d->rep[node].state, memory_order_relaxed) != SYNOR__INVALID)
+            continue;
+        synor__prefetch *p = synor__malloc(sizeof *p);
+        if (!p)
+            return; /* only an optimisation */
+        p->d = d;
+        p->node = node;
+        p->next = NULL;
+        atomic_fetch_add_explicit(&d->pins, 1, memory_order_relaxed);
+        pthread_mutex_lock(&rt->pf_lock);
+        if (rt->pf_tail)
+            rt->pf_tail->next = p;
+        else
+            rt->pf_head = p;
+        rt->pf_tail = p;
+        pthread_cond_signal(&rt->pf_cond);
+        pthread_mutex_unlock(&rt->pf_lock);
+    }
+}
+
+static void *prefetch_main(void *arg)
+{
+    synor_runtime *rt = arg;
+    pthread_mutex_lock(&rt->pf_lock);
+    for (;;) {
+        while (!rt->pf_head && !rt->pf_stop)
+            pthread_cond_wait(&rt->pf_cond, &rt->pf_lock);
+        synor__prefetch *p = rt->pf_head;
+        if (!p)
+            break; /* stop, and nothing left */
+        rt->pf_head = p->next;
+        if (!rt->pf_head)
+            rt->pf_tail = NULL;
+        int stop = rt->pf_stop;
+        pthread_mutex_unlock(&rt->pf_lock);
+        synor_handle *d = p->d;
+        if (!stop) {
+            pthread_mutex_lock(&d->coh);
+            if (d->rep[p->node].state == SYNOR__INVALID &&
+                acquire_one(rt, d, SYNOR_ACCESS_R, p->node) == 0) {
+                unpin(rt, d, p->node);
+                atomic_fetch_add_explicit(&rt->n_prefetched, 1, memory_order_relaxed);
+            }
+            (void)synor__error(0, "%s", ""); /* a failed prefetch is not an error */
+            pthread_mutex_unlock(&d->coh);
+        }
+        atomic_fetch_sub_explicit(&d->pins, 1, memory_order_release);
+        synor__free(p);
+        pthread_mutex_lock(&rt->pf_lock);
+    }
+    pthread_mutex_unlock(&rt->pf_lock);
+    return NULL;
+}
+
+int synor__prefetch_start(synor_runtime *rt)
+{
+    pthread_mutex_init(&rt->pf_lock, NULL);
+    pthread_cond_init(&rt->pf_cond, NULL);
+    if (rt->nnodes < 2 || !rt->cfg.prefetch)
+        return 0;
+    int e = pthread_create(&rt->pf_thread, NULL, prefetch_main, rt);
+    if (e != 0)
+        return synor__error(SYNOR_EIO, "runtime: cannot create the prefetch thread");
+    rt->pf_running = 1;
+    return 0;
+}
+
+void synor__prefetch_stop(synor_runtime *rt)
+{
+    if (rt->pf_running) {
+        pthread_mutex_lock(&rt->pf_lock);
+        rt->pf_stop = 1;
+        pthread_cond_signal(&rt->pf_cond);
+        pthread_mutex_unlock(&rt->pf_lock);
+        pthread_join(rt->pf_thread, NULL);
+        rt->pf_running = 0;
+    }
+    pthread_mutex_destroy(&rt->pf_lock);
+    pthread_cond_destroy(&rt->pf_cond);
+}
+
+void synor__data_wait_unpinned(synor_handle *d)
+{
+    while (atomic_load_explicit(&d->pins, memory_order_acquire) > 0)
+        sched_yield();
 }

@@ -131,18 +131,23 @@ synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const syno
         return NULL;
     synor__device *pick = fastest;
     if (rt->cfg.policy == SYNOR_PLACE_ENERGY || rt->cfg.policy == SYNOR_PLACE_MONEY) {
-        double best_cost = INFINITY;
+        /* Ranking only (no money is accounted here): expected joules, or
+         * expected micro-units, of running the task on each device. Ties,
+         * such as devices without rates, keep the earliest finish. */
+        int energy = rt->cfg.policy == SYNOR_PLACE_ENERGY;
+#define RATE(d) (energy ? (d)->watts : (double)(d)->price_micro_hour)
+        double best_cost = est[fastest->index] * RATE(fastest);
         for (unsigned i = 0; i < rt->ndevices; i++) {
             synor__device *d = &rt->devices[i];
             if (est[i] < 0 || fin[i] > 2 * best_fin)
                 continue;
-            double rate = rt->cfg.policy == SYNOR_PLACE_ENERGY ? d->watts : d->price_hour;
-            double cost = est[i] * rate;
+            double cost = est[i] * RATE(d);
             if (cost < best_cost) {
                 best_cost = cost;
                 pick = d;
             }
         }
+#undef RATE
     }
     t->expect_ns = (int64_t)(est[pick->index] * 1e9);
     return pick;
@@ -244,6 +249,19 @@ int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_
     out->memory_node = d->node;
     out->memory_capacity = d->node ? rt->nodes[d->node].capacity : 0;
     out->stopped = atomic_load(&((synor__device *)(uintptr_t)d)->stopped);
+    return 0;
+}
+
+int synor_runtime_device_set_rates(synor_runtime *rt, unsigned i, double watts,
+                                   int64_t price_micro_per_hour)
+{
+    if (!rt || i >= rt->ndevices || !(watts >= 0) || watts > 1e7 || price_micro_per_hour < 0)
+        return synor__error(SYNOR_EINVAL,
+                            "synor_runtime_device_set_rates: device %u, %g W, %lld micro-units "
+                            "per hour",
+                            i, watts, (long long)price_micro_per_hour);
+    rt->devices[i].watts = watts;
+    rt->devices[i].price_micro_hour = price_micro_per_hour;
     return 0;
 }
 

@@ -218,7 +218,7 @@ int synor_runtime_trace(synor_runtime *rt, const char *workload, synor_trace **o
         td->kind = synor__trace_str(tr, synor_kind_name(d->kind));
         td->simulated = 0;
         td->idle_watts = 0;
-        td->price_micro = (int64_t)(d->price_hour * 1e6);
+        td->price_micro = d->price_micro_hour;
         if (!td->name || !td->product || !td->kind)
             rc = SYNOR_ENOMEM;
     }

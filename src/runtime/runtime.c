@@ -46,6 +46,7 @@ void synor_runtime_config_init(synor_runtime_config *cfg)
     cfg->cuda = 1;
     cfg->policy = SYNOR_PLACE_EARLIEST_FINISH;
     cfg->rebalance_us = 1000;
+    cfg->prefetch = 1;
 }
 
 uint64_t synor__now_ns(void)
@@ -424,10 +425,12 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
     atomic_init(&rt->n_moved, 0);
     synor__pool_init(&rt->task_pool, sizeof(synor__task), 512);
     synor__pool_init(&rt->edge_pool, sizeof(synor__edge), 1024);
-    if (ok < rt->nworkers) {
+    atomic_init(&rt->n_prefetched, 0);
+    int pf = synor__prefetch_start(rt);
+    if (ok < rt->nworkers || pf < 0) {
         rt->nworkers = ok; /* destroy the deques that exist */
         synor_runtime_destroy(rt);
-        return synor__error(SYNOR_ENOMEM, "runtime: out of memory for worker deques");
+        return pf < 0 ? pf : synor__error(SYNOR_ENOMEM, "runtime: out of memory for worker deques");
     }
     *out = rt;
     return 0;
@@ -531,6 +534,7 @@ void synor_runtime_destroy(synor_runtime *rt)
         for (unsigned i = 0; i < rt->threads_running; i++)
             pthread_join(rt->workers[i].thread, NULL);
     }
+    synor__prefetch_stop(rt);
     /* Handles still registered: their tasks are finished or were never
      * run; either way all task memory goes with the pools below. */
     while (rt->data_list) {
@@ -584,6 +588,7 @@ void synor_runtime_get_stats(const synor_runtime *rt, synor_runtime_stats *out)
     out->retried = atomic_load_explicit(&m->n_retried, memory_order_relaxed);
     out->moved = atomic_load_explicit(&m->n_moved, memory_order_relaxed);
     out->rebalanced = atomic_load_explicit(&m->n_rebalanced, memory_order_relaxed);
+    out->prefetched = atomic_load_explicit(&m->n_prefetched, memory_order_relaxed);
     for (unsigned k = 1; k < rt->nnodes; k++) {
         out->transfers += atomic_load_explicit(&m->nodes[k].transfers, memory_order_relaxed);
         out->bytes_moved += atomic_load_explicit(&m->nodes[k].bytes, memory_order_relaxed);

@@ -149,7 +149,7 @@ typedef struct synor__device {
     unsigned first_worker, nworkers;
     void *backend_data; /* opencl: synor__cl_device */
     double watts;       /* active power for the energy policy (0: unknown) */
-    double price_hour;  /* for the money policy */
+    int64_t price_micro_hour; /* for the money policy (currency micro-units) */
     char name[64];
     char product[96];   /* what it is: CPU model, OpenCL device name */
 } synor__device;
@@ -250,6 +250,15 @@ struct synor_runtime {
     _Atomic uint64_t next_rebalance_ns;
     pthread_mutex_t rebalance_lock;
 
+    /* Prefetch (memory.c): requests served by one thread when there are
+     * several memory nodes. */
+    pthread_mutex_t pf_lock;
+    pthread_cond_t pf_cond;
+    struct synor__prefetch *pf_head, *pf_tail;
+    int pf_stop, pf_running;
+    pthread_t pf_thread;
+    _Atomic uint64_t n_prefetched;
+
     uint64_t t0_ns;            /* start: trace time origin */
     struct synor__tbuf *ext_trace; /* records of non-worker threads, under trace_lock */
     pthread_mutex_t trace_lock;
@@ -271,6 +280,7 @@ struct synor_handle {
     /* One slot per memory node; NULL when the runtime has only host memory
      * (the common case stays small and cache-friendly). */
     synor__replica *rep;
+    _Atomic int pins;         /* prefetch requests naming it (unregister waits) */
 };
 
 /* queue.c */
@@ -320,6 +330,15 @@ void synor__data_release(synor__worker *w, synor__task *t, unsigned node, int su
 int synor__data_writeback(synor_runtime *rt, synor_handle *d);
 /* Frees d's replicas off the host (unregister, destroy). */
 void synor__data_drop_replicas(synor_runtime *rt, synor_handle *d);
+/* Prefetch: the inputs of t, just queued on a device of node `node`, are
+ * copied there by the prefetch thread (cfg.prefetch) while the device works
+ * on earlier tasks. Start/stop the thread with the runtime. */
+void synor__prefetch_task(synor_runtime *rt, const synor__task *t, unsigned node);
+int synor__prefetch_start(synor_runtime *rt);
+void synor__prefetch_stop(synor_runtime *rt);
+/* Waits until no prefetch request names d. */
+void synor__data_wait_unpinned(synor_handle *d);
+
 /* Bytes of t's inputs that have no valid replica on node. */
 uint64_t synor__data_missing_bytes(const synor__task *t, unsigned node);
 

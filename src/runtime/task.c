@@ -134,6 +134,9 @@ void synor__task_place(synor_runtime *rt, synor__worker *self, synor__task *t,
     if (t->expect_ns)
         atomic_fetch_add_explicit(&d->queued_ns, t->expect_ns, memory_order_relaxed);
     t->queued_dev = (int)d->index;
+    /* Before the push: once queued, t may run and be recycled at once. */
+    if (rt->pf_running)
+        synor__prefetch_task(rt, t, d->node);
     synor__pq_push(&d->q, t);
     synor__ec_notify(&d->ec, 0);
 }
