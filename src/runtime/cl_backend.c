@@ -129,13 +129,6 @@ int synor__opencl_probe(synor_runtime *rt, unsigned *count)
     return 0;
 }
 
-static void stop_device(synor__device *d, const char *why)
-{
-    atomic_store(&d->stopped, 1);
-    size_t l = strlen(d->name);
-    snprintf(d->name + l, sizeof d->name - l, " (%s)", why);
-}
-
 void synor__opencl_init_device(synor_runtime *rt, unsigned k, synor__device *d, synor__node *n)
 {
     synor__cl_state *st = rt->opencl;
@@ -168,18 +161,18 @@ void synor__opencl_init_device(synor_runtime *rt, unsigned k, synor__device *d, 
     cl_int e = CL_SUCCESS;
     cd->ctx = clCreateContext(NULL, 1, &cd->id, NULL, NULL, &e);
     if (e != CL_SUCCESS) {
-        stop_device(d, "no context");
+        synor__device_disable(d, "no context");
         return;
     }
     cd->queue = clCreateCommandQueueWithProperties(cd->ctx, cd->id, NULL, &e);
     if (e == CL_SUCCESS)
         cd->xqueue = clCreateCommandQueueWithProperties(cd->ctx, cd->id, NULL, &e);
     if (e != CL_SUCCESS) {
-        stop_device(d, "no command queue");
+        synor__device_disable(d, "no command queue");
         return;
     }
     if (synor__cl_build(cd) < 0)
-        stop_device(d, "kernels did not build");
+        synor__device_disable(d, "kernels did not build");
 }
 
 void synor__opencl_destroy(synor_runtime *rt)

@@ -169,13 +169,6 @@ int synor__cuda_probe(synor_runtime *rt, unsigned *count)
     return 0;
 }
 
-static void stop_device(synor__device *d, const char *why)
-{
-    atomic_store(&d->stopped, 1);
-    size_t l = strlen(d->name);
-    snprintf(d->name + l, sizeof d->name - l, " (%s)", why);
-}
-
 void synor__cuda_init_device(synor_runtime *rt, unsigned k, synor__device *d, synor__node *n)
 {
     synor__cu_state *st = rt->cuda;
@@ -198,12 +191,12 @@ void synor__cuda_init_device(synor_runtime *rt, unsigned k, synor__device *d, sy
     (void)synor__node_init(n, nname, &cu_node_ops, cd, cap, 25e9, 0);
     if (a->cuDevicePrimaryCtxRetain(&cd->ctx, cd->id) != 0 || a->cuCtxSetCurrent(cd->ctx) != 0) {
         cd->ctx = NULL;
-        stop_device(d, "no context");
+        synor__device_disable(d, "no context");
         return;
     }
     if (a->cuStreamCreate(&cd->stream, 1 /* non-blocking */) != 0 ||
         a->cuStreamCreate(&cd->xstream, 1) != 0) {
-        stop_device(d, "no stream");
+        synor__device_disable(d, "no stream");
         return;
     }
     if (a->blas && (a->cublasCreate(&cd->blas) != 0 || a->cublasSetStream(cd->blas, cd->stream) != 0))

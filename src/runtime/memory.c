@@ -167,29 +167,17 @@ int synor__handle_replicas_init(synor_runtime *rt, synor_handle *d)
 
 /* ------------------------------------------------------------ transfers */
 
-static int copy_to_host(synor_runtime *rt, synor_handle *d, unsigned from)
+/* Copies d between the host and node k (either way), counted and traced. */
+static int copy(synor_runtime *rt, synor_handle *d, unsigned k, int to_host)
 {
-    synor__node *n = &rt->nodes[from];
+    synor__node *n = &rt->nodes[k];
     uint64_t s = synor__now_ns();
-    int rc = n->ops->to_host(n, d->rep[from].buf, d);
+    int rc = to_host ? n->ops->to_host(n, d->rep[k].buf, d) : n->ops->to_node(n, d->rep[k].buf, d);
     if (rc < 0)
         return rc;
     atomic_fetch_add_explicit(&n->transfers, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&n->bytes, d->bytes, memory_order_relaxed);
-    synor__trace_xfer_rec(rt, d, from, 0, d->bytes, s, synor__now_ns());
-    return 0;
-}
-
-static int copy_to_node(synor_runtime *rt, synor_handle *d, unsigned to)
-{
-    synor__node *n = &rt->nodes[to];
-    uint64_t s = synor__now_ns();
-    int rc = n->ops->to_node(n, d->rep[to].buf, d);
-    if (rc < 0)
-        return rc;
-    atomic_fetch_add_explicit(&n->transfers, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&n->bytes, d->bytes, memory_order_relaxed);
-    synor__trace_xfer_rec(rt, d, 0, to, d->bytes, s, synor__now_ns());
+    synor__trace_xfer_rec(rt, d, to_host ? k : 0, to_host ? 0 : k, d->bytes, s, synor__now_ns());
     return 0;
 }
 
@@ -200,7 +188,7 @@ static int host_valid(synor_runtime *rt, synor_handle *d)
         return 0;
     for (unsigned k = 1; k < rt->nnodes; k++) {
         if (d->rep[k].state == SYNOR__MODIFIED) {
-            int rc = copy_to_host(rt, d, k);
+            int rc = copy(rt, d, k, 1);
             if (rc < 0)
                 return rc;
             d->rep[k].state = SYNOR__SHARED;
@@ -310,7 +298,7 @@ static int acquire_one(synor_runtime *rt, synor_handle *d, synor_access m, unsig
         if (rc == 0 && (m & SYNOR_ACCESS_R) && r->state == SYNOR__INVALID) {
             rc = host_valid(rt, d);
             if (rc == 0)
-                rc = copy_to_node(rt, d, node);
+                rc = copy(rt, d, node, 0);
             if (rc == 0)
                 r->state = SYNOR__SHARED;
         }

@@ -21,6 +21,7 @@
  * The model's estimate is a median of recent samples (synor/perfmodel.h),
  * so one slow run does not send all later work elsewhere. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime/runtime_internal.h"
@@ -263,6 +264,13 @@ int synor_runtime_device_set_rates(synor_runtime *rt, unsigned i, double watts,
     rt->devices[i].watts = watts;
     rt->devices[i].price_micro_hour = price_micro_per_hour;
     return 0;
+}
+
+void synor__device_disable(synor__device *d, const char *why)
+{
+    atomic_store(&d->stopped, 1);
+    size_t l = strlen(d->name);
+    snprintf(d->name + l, sizeof d->name - l, " (%s)", why);
 }
 
 int synor_runtime_device_stop(synor_runtime *rt, unsigned i)

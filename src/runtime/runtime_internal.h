@@ -347,6 +347,9 @@ synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const syno
 void synor__place_done(synor__device *d, synor__task *t);
 /* One round of rebalancing; returns the tasks moved. */
 unsigned synor__place_rebalance(synor_runtime *rt);
+/* A device that could not be set up: stopped from the start, with the
+ * reason appended to its name ("opencl0 (no context)"). */
+void synor__device_disable(synor__device *d, const char *why);
 /* A worker of a stopped device hands its queued tasks to other devices. */
 void synor__place_drain(synor__worker *w);
 uint64_t synor__task_footprint(const synor__task *t);
