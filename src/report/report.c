@@ -136,6 +136,43 @@ static void timeline(synor__buf *b, const synor_trace *t, int width)
     synor__free(busy);
 }
 
+/* Data movement per link: transfers, bytes, time the link was busy. Links
+ * are few; a linear table of up to 32 distinct ones is enough. */
+static void movement(synor__buf *b, const synor_trace *t)
+{
+    if (!t->n_transfers)
+        return;
+    enum { MAX_LINKS = 32 };
+    const char *name[MAX_LINKS];
+    size_t count[MAX_LINKS] = {0}, nl = 0, other = 0;
+    double bytes[MAX_LINKS] = {0}, busy[MAX_LINKS] = {0};
+    for (size_t i = 0; i < t->n_transfers; i++) {
+        const synor_trace_transfer *x = &t->transfers[i];
+        size_t l = 0;
+        while (l < nl && strcmp(name[l], x->link) != 0)
+            l++;
+        if (l == nl) {
+            if (nl == MAX_LINKS) {
+                other++;
+                continue;
+            }
+            name[nl++] = x->link;
+        }
+        count[l]++;
+        bytes[l] += (double)x->bytes;
+        busy[l] += x->end - x->start;
+    }
+    synor__buf_printf(b, "\n  DATA MOVEMENT\n  %-28s %9s %12s %11s\n", "Link", "Transfers", "Bytes",
+                      "Busy");
+    for (size_t l = 0; l < nl; l++) {
+        char tb[32];
+        fmt_time(busy[l], tb, sizeof tb);
+        synor__buf_printf(b, "  %-28.28s %9zu %12.0f %11s\n", name[l], count[l], bytes[l], tb);
+    }
+    if (other)
+        synor__buf_printf(b, "  (%zu transfers on further links not listed)\n", other);
+}
+
 char *synor_report_text(const synor_trace *t, const synor_report_options *o)
 {
     synor_report_options def;
@@ -196,6 +233,7 @@ char *synor_report_text(const synor_trace *t, const synor_report_options *o)
     }
     synor__buf_puts(&b, "\n");
     timeline(&b, t, width);
+    movement(&b, t);
     if (o->n_assumptions) {
         synor__buf_puts(&b, "\n  ASSUMPTIONS\n");
         for (size_t k = 0; k < o->n_assumptions; k++)
