@@ -71,12 +71,16 @@ typedef enum synor_opencl_use {
  *     active watts, cfg or profile) among devices finishing within twice the
  *     earliest finish.
  *   SYNOR_PLACE_MONEY: the lowest expected cost (time x price per hour)
- *     under the same bound. */
+ *     under the same bound.
+ *   SYNOR_PLACE_MIX: the lowest alpha x finish + beta x transfer time +
+ *     gamma x expected energy (the planner's mix, as StarPU's dmda), with
+ *     the weights of cfg.mix. */
 typedef enum synor_place_policy {
     SYNOR_PLACE_EARLIEST_FINISH = 0,
     SYNOR_PLACE_LOAD = 1,
     SYNOR_PLACE_ENERGY = 2,
-    SYNOR_PLACE_MONEY = 3
+    SYNOR_PLACE_MONEY = 3,
+    SYNOR_PLACE_MIX = 4
 } synor_place_policy;
 
 struct synor_perfmodel; /* synor/perfmodel.h */
@@ -109,6 +113,9 @@ typedef struct synor_runtime_config {
      * the device's global memory size. */
     uint64_t opencl_memory;
     synor_place_policy policy;
+    struct {
+        double alpha, beta, gamma; /* SYNOR_PLACE_MIX; default 1, 1, 0 */
+    } mix;
     /* Optional history-based performance model: every task's duration is
      * recorded in it (per kernel, data footprint and device) and placement
      * uses its estimates. Not owned; must outlive the runtime. */

@@ -18,7 +18,8 @@ static void help(void)
            "the run (utilization, timeline, makespan) and a checksum of the results.\n"
            "--tiled runs the runtime's tiled GEMM or Cholesky on a random n x n matrix and\n"
            "checks it against one OpenBLAS/LAPACK call on all cores, timed beside it.\n\n"
-           "  --strategy S     placement: eft (earliest finish, default), load, energy, money\n"
+           "  --strategy S     placement: eft (earliest finish, default), load, energy, money,\n"
+           "                   mix (finish + transfer time, as StarPU's dmda)\n"
            "  --plan FILE      follow a plan (synor plan --json) made on a fabric whose\n"
            "                   device names are this run's (cpu, opencl0, ...)\n"
            "  --cpu-workers N  CPU worker threads (default: one per core)\n"
@@ -119,8 +120,10 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         cfg.policy = SYNOR_PLACE_ENERGY;
     else if (!strcmp(strategy, "money"))
         cfg.policy = SYNOR_PLACE_MONEY;
+    else if (!strcmp(strategy, "mix"))
+        cfg.policy = SYNOR_PLACE_MIX;
     else
-        return cli_usage_error("run", "--strategy '%s': eft, load, energy or money", strategy);
+        return cli_usage_error("run", "--strategy '%s': eft, load, energy, money or mix", strategy);
     if (!strcmp(opencl, "off"))
         cfg.opencl = SYNOR_OPENCL_OFF;
     else if (!strcmp(opencl, "accelerators"))

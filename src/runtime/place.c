@@ -17,6 +17,7 @@
  *     this is the load rule.
  *   energy / money: among the candidates whose finish is within twice the
  *     earliest, the smallest expect(d) x watts(d) (or x price(d)).
+ *   mix: the smallest alpha finish(d) + beta transfer(d) + gamma expect(d) watts(d).
  *
  * The model's estimate is a median of recent samples (synor/perfmodel.h),
  * so one slow run does not send all later work elsewhere. */
@@ -95,7 +96,7 @@ synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const syno
         return by_load(rt, t, avoid);
 
     uint64_t fp = synor__task_footprint(t);
-    double est[SYNOR__MAX_DEVICES], fin[SYNOR__MAX_DEVICES];
+    double est[SYNOR__MAX_DEVICES], fin[SYNOR__MAX_DEVICES], xfer[SYNOR__MAX_DEVICES];
     synor__device *uncal = NULL, *fastest = NULL;
     double best_fin = INFINITY, uncal_load = 0;
     int pass = 0, any = 0;
@@ -119,6 +120,7 @@ synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const syno
             est[i] = s;
             double q = (double)atomic_load_explicit(&d->queued_ns, memory_order_relaxed) * 1e-9;
             double x = (double)synor__data_missing_bytes(t, d->node) / rt->nodes[d->node].bandwidth;
+            xfer[i] = x;
             fin[i] = q / (double)d->nworkers + x + s;
             if (fin[i] < best_fin) {
                 best_fin = fin[i];
@@ -149,6 +151,18 @@ synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const syno
             }
         }
 #undef RATE
+    } else if (rt->cfg.policy == SYNOR_PLACE_MIX) {
+        double best = INFINITY;
+        for (unsigned i = 0; i < rt->ndevices; i++) {
+            if (est[i] < 0)
+                continue;
+            double score = rt->cfg.mix.alpha * fin[i] + rt->cfg.mix.beta * xfer[i] +
+                           rt->cfg.mix.gamma * est[i] * rt->devices[i].watts;
+            if (score < best) {
+                best = score;
+                pick = &rt->devices[i];
+            }
+        }
     }
     t->expect_ns = (int64_t)(est[pick->index] * 1e9);
     return pick;

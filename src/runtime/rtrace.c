@@ -120,6 +120,7 @@ static const char *policy_name(synor_place_policy p)
     case SYNOR_PLACE_LOAD: return "load";
     case SYNOR_PLACE_ENERGY: return "energy";
     case SYNOR_PLACE_MONEY: return "money";
+    case SYNOR_PLACE_MIX: return "mix";
     default: return "earliest-finish";
     }
 }

@@ -45,6 +45,9 @@ void synor_runtime_config_init(synor_runtime_config *cfg)
     cfg->opencl = SYNOR_OPENCL_ACCELERATORS;
     cfg->cuda = 1;
     cfg->policy = SYNOR_PLACE_EARLIEST_FINISH;
+    cfg->mix.alpha = 1;
+    cfg->mix.beta = 1;
+    cfg->mix.gamma = 0;
     cfg->rebalance_us = 1000;
     cfg->prefetch = 1;
 }
@@ -311,6 +314,12 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
     if (cfg->magic != CONFIG_MAGIC)
         return synor__error(SYNOR_EINVAL,
                             "synor_runtime_create: config not initialized with synor_runtime_config_init");
+    if (!(cfg->mix.alpha >= 0) || !(cfg->mix.beta >= 0) || !(cfg->mix.gamma >= 0) ||
+        cfg->mix.alpha > 1e9 || cfg->mix.beta > 1e9 || cfg->mix.gamma > 1e9 ||
+        (unsigned)cfg->policy > SYNOR_PLACE_MIX)
+        return synor__error(SYNOR_EINVAL,
+                            "runtime config: policy %d, mix weights %g %g %g (finite, >= 0)",
+                            (int)cfg->policy, cfg->mix.alpha, cfg->mix.beta, cfg->mix.gamma);
     if (cfg->max_attempts < 1 || cfg->max_attempts > 1000)
         return synor__error(SYNOR_EINVAL, "runtime config: max_attempts %u out of range 1..1000",
                             cfg->max_attempts);
