@@ -12,6 +12,7 @@
  *   synor/detect.h     detection of this machine's processors
  *   synor/market.h     the spot market for compute capacity
  *   synor/runtime.h    the task runtime: workers, tasks, data handles
+ *   synor/perfmodel.h  performance models calibrated from real runs
  *   synor/workload.h   workloads: task DAGs with operation shapes and work
  *   synor/decompose.h  LLM inference and training workloads from a model
  *   synor/fabric.h     fabrics: devices, links between memories, prices
@@ -31,6 +32,7 @@
 #include "synor/fabric.h"
 #include "synor/market.h"
 #include "synor/op.h"
+#include "synor/perfmodel.h"
 #include "synor/plan.h"
 #include "synor/processor.h"
 #include "synor/profile.h"

@@ -26,16 +26,7 @@
 #include <string.h>
 
 #include "runtime/runtime_internal.h"
-#if __has_include("synor/perfmodel.h") /* TEMP until perfmodel lands */
 #include "synor/perfmodel.h"
-#else
-struct synor_perfmodel;
-static inline uint64_t synor_perfmodel_footprint(const size_t *v, unsigned n) { (void)v; return n; }
-static inline int synor_perfmodel_estimate(const struct synor_perfmodel *pm, const char *op, uint64_t fp,
-    const char *dev, double *s, unsigned *n) { (void)pm; (void)op; (void)fp; (void)dev; (void)s; (void)n; return -1; }
-static inline void synor_perfmodel_record(struct synor_perfmodel *pm, const char *op, uint64_t fp,
-    const char *dev, double s) { (void)pm; (void)op; (void)fp; (void)dev; (void)s; }
-#endif
 
 uint64_t synor__task_footprint(const synor__task *t)
 {

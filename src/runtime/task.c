@@ -33,16 +33,7 @@
 #include <string.h>
 
 #include "runtime/runtime_internal.h"
-#if __has_include("synor/perfmodel.h") /* TEMP until perfmodel lands */
 #include "synor/perfmodel.h"
-#else
-struct synor_perfmodel;
-static inline uint64_t synor_perfmodel_footprint(const size_t *v, unsigned n) { (void)v; return n; }
-static inline int synor_perfmodel_estimate(const struct synor_perfmodel *pm, const char *op, uint64_t fp,
-    const char *dev, double *s, unsigned *n) { (void)pm; (void)op; (void)fp; (void)dev; (void)s; (void)n; return -1; }
-static inline void synor_perfmodel_record(struct synor_perfmodel *pm, const char *op, uint64_t fp,
-    const char *dev, double s) { (void)pm; (void)op; (void)fp; (void)dev; (void)s; }
-#endif
 
 /* The internal scale: Low -1, Normal 0, High 1, Critical 2, so that
  * "priority > 0" is "above Normal" and a queue level is priority + 1. */
