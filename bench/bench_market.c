@@ -13,11 +13,27 @@
  *      omission).
  *
  *   bench_market [-n COMMANDS] [-r RATE] [-b BATCH] [-d DIR] [-s SEED] [-S SNAPSHOT_EVERY]
+ *                [-w|--dump-stream FILE] [-M|--memory-only]
  *
  * -S sets synor_market_config.snapshot_every for the journaled run (default
  * the library's, 1,000,000 records; 0 = never, so recovery replays the
  * whole journal).
+ *
+ * For side-by-side runs with another order book (bench/run_market_peer.sh):
+ * --dump-stream FILE writes the generated stream to FILE (format below) and
+ * prints what the stream does to this market (trades, volume, self-trade
+ * cancels, amends that kept priority) from an extra, untimed replay;
+ * --memory-only runs only 1 (in-memory throughput) and 4 (service time).
+ *
+ * Stream file: the 8 bytes "SYNMKT01", the command count (uint64), then one
+ * 24-byte record per command, host byte order (little-endian here):
+ *   uint8 kind (0 GTC limit, 1 IOC limit, 2 cancel, 3 amend), uint8 side
+ *   (0 bid, 1 ask; places only), uint16 owner, uint32 fill (units this
+ *   command's order traded as taker here; for checking only), uint64
+ *   order_id, uint32 price (ticks; places and amends), uint32 qty (places:
+ *   the quantity; amends: the new open quantity).
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +67,45 @@ static void count_event(const synor_market_event *ev, void *ud)
     events++;
 }
 
+/* --dump-stream: what the stream does, from an untimed replay */
+static struct {
+    uint64_t trades, volume, notional, self_trade, ioc_remainder, rejected, amend_kept,
+        amend_requeued;
+    uint32_t *fill; /* per command: units traded as taker */
+    size_t cur;
+} tally;
+static void tally_event(const synor_market_event *ev, void *ud)
+{
+    (void)ud;
+    events++;
+    switch (ev->kind) {
+    case SYNOR_EV_TRADE:
+        tally.trades++;
+        tally.volume += (uint64_t)ev->qty;
+        tally.notional += (uint64_t)ev->qty * (uint64_t)ev->price;
+        tally.fill[tally.cur] += (uint32_t)ev->qty;
+        break;
+    case SYNOR_EV_CANCELLED:
+        if (ev->reason == SYNOR_REASON_SELF_TRADE)
+            tally.self_trade++;
+        if (ev->reason == SYNOR_REASON_IOC_REMAINDER)
+            tally.ioc_remainder++;
+        break;
+    case SYNOR_EV_REJECTED:
+        tally.rejected++;
+        break;
+    case SYNOR_EV_AMENDED:
+        if (ev->kept_priority)
+            tally.amend_kept++;
+        else
+            tally.amend_requeued++;
+        break;
+    default:
+        break;
+    }
+}
+static synor_market_event_fn on_event = count_event;
+
 typedef struct setup {
     synor_catalog *cat;
     synor_market *m;
@@ -63,7 +118,7 @@ static int open_market(setup *s, const char *dir)
     synor_market_config cfg;
     synor_market_config_init(&cfg);
     cfg.dir = dir;
-    cfg.on_event = count_event;
+    cfg.on_event = on_event;
     cfg.snapshot_every = snap_every;
     if (synor_market_open(&cfg, &s->m) ||
         synor_market_resource(s->m, s->cat, "gpu/nvidia-h100-sxm/eu-west", &s->res))
@@ -162,6 +217,62 @@ static synor_market_cmd *generate(setup *s, size_t n, uint64_t seed)
     return cmds;
 }
 
+static void put_u16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        p[k] = (unsigned char)(v >> (8 * k));
+}
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int k = 0; k < 8; k++)
+        p[k] = (unsigned char)(v >> (8 * k));
+}
+
+/* Writes the stream file described at the top (fill: per-command taker
+ * units from the replay). */
+static int dump_stream(const char *path, const synor_market_cmd *cmds, size_t n,
+                       const uint32_t *fill)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    unsigned char hdr[16];
+    memcpy(hdr, "SYNMKT01", 8);
+    put_u64(hdr + 8, (uint64_t)n);
+    int ok = fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr;
+    for (size_t i = 0; ok && i < n; i++) {
+        const synor_market_cmd *c = &cmds[i];
+        unsigned char r[24];
+        memset(r, 0, sizeof r);
+        if (c->kind == SYNOR_CMD_PLACE)
+            r[0] = c->tif == SYNOR_IOC ? 1 : 0;
+        else if (c->kind == SYNOR_CMD_CANCEL)
+            r[0] = 2;
+        else if (c->kind == SYNOR_CMD_AMEND)
+            r[0] = 3;
+        else
+            ok = 0;
+        if (c->price < 0 || c->price > (int64_t)UINT32_MAX || c->qty < 0 ||
+            c->qty > (int64_t)UINT32_MAX || c->owner > UINT16_MAX)
+            ok = 0; /* does not fit the record */
+        r[1] = c->kind == SYNOR_CMD_PLACE ? (unsigned char)c->side : 0;
+        put_u16(r + 2, (uint16_t)c->owner);
+        put_u32(r + 4, fill[i]);
+        put_u64(r + 8, c->order_id);
+        put_u32(r + 16, (uint32_t)c->price);
+        put_u32(r + 20, (uint32_t)c->qty);
+        ok = ok && fwrite(r, 1, sizeof r, f) == sizeof r;
+    }
+    if (fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : -1;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -174,9 +285,14 @@ int main(int argc, char **argv)
     double rate = 1e6;
     size_t batch = 4096;
     const char *dir = "/tmp/synor-bench-market";
+    const char *dump = NULL;
+    int memory_only = 0;
     uint64_t seed = 42;
     int opt;
-    while ((opt = getopt(argc, argv, "n:r:b:d:s:S:")) != -1) {
+    static const struct option longopts[] = {{"dump-stream", required_argument, NULL, 'w'},
+                                             {"memory-only", no_argument, NULL, 'M'},
+                                             {NULL, 0, NULL, 0}};
+    while ((opt = getopt_long(argc, argv, "n:r:b:d:s:S:w:M", longopts, NULL)) != -1) {
         switch (opt) {
         case 'n': n = strtoull(optarg, NULL, 10); break;
         case 'r': rate = strtod(optarg, NULL); break;
@@ -184,9 +300,11 @@ int main(int argc, char **argv)
         case 'd': dir = optarg; break;
         case 's': seed = strtoull(optarg, NULL, 10); break;
         case 'S': snap_every = strtoull(optarg, NULL, 10); break;
+        case 'w': dump = optarg; break;
+        case 'M': memory_only = 1; break;
         default:
             fprintf(stderr, "usage: bench_market [-n N] [-r RATE] [-b BATCH] [-d DIR] [-s SEED] "
-                            "[-S SNAPSHOT_EVERY]\n");
+                            "[-S SNAPSHOT_EVERY] [--dump-stream FILE] [--memory-only]\n");
             return 2;
         }
     }
@@ -215,6 +333,31 @@ int main(int argc, char **argv)
            n, (unsigned long long)seed, 100.0 * counts[0] / n, 100.0 * counts[1] / n,
            100.0 * counts[2] / n, 100.0 * counts[3] / n, resting, nb + na);
 
+    if (dump) { /* untimed replay that counts what the stream does */
+        tally.fill = calloc(n ? n : 1, sizeof *tally.fill);
+        on_event = tally_event;
+        if (!tally.fill || open_market(&s, NULL))
+            return 1;
+        for (tally.cur = 0; tally.cur < n; tally.cur++)
+            synor_market_submit(s.m, &cmds[tally.cur]);
+        size_t rest_end = synor_market_open_orders(s.m);
+        synor_market_close(s.m);
+        on_event = count_event;
+        if (dump_stream(dump, cmds, n, tally.fill)) {
+            fprintf(stderr, "bench_market: cannot write the stream to %s\n", dump);
+            return 1;
+        }
+        printf("stream written to %s: %llu trades, volume %llu units, notional %llu ticks; "
+               "%llu self-trade cancels, %llu IOC remainders cancelled, %llu rejected; amends: "
+               "%llu kept priority, %llu re-queued; %zu orders resting at the end\n",
+               dump, (unsigned long long)tally.trades, (unsigned long long)tally.volume,
+               (unsigned long long)tally.notional, (unsigned long long)tally.self_trade,
+               (unsigned long long)tally.ioc_remainder, (unsigned long long)tally.rejected,
+               (unsigned long long)tally.amend_kept, (unsigned long long)tally.amend_requeued,
+               rest_end);
+        free(tally.fill);
+    }
+
     /* 1. in memory */
     if (open_market(&s, NULL))
         return 1;
@@ -227,79 +370,83 @@ int main(int argc, char **argv)
     synor_market_close(s.m);
     printf("throughput, no journal:      %6.2f M commands/s (%.0f ns/command, %llu events)\n",
            n / ((t1 - t0) / 1e9) / 1e6, (double)(t1 - t0) / n, (unsigned long long)events);
-
-    /* 2. journaled, fsync per batch */
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        return 1;
-    if (open_market(&s, dir))
-        return 1;
-    t0 = now_ns();
-    for (size_t i = 0; i < n; i++) {
-        synor_market_submit(s.m, &cmds[i]);
-        if (i % batch == batch - 1 && synor_market_commit(s.m)) {
-            fprintf(stderr, "bench_market: %s\n", synor_errmsg());
-            return 1;
-        }
-    }
-    synor_market_commit(s.m);
-    t1 = now_ns();
-    uint64_t h_j = synor_market_state_hash(s.m);
-    synor_market_close(s.m);
-    printf("throughput, journal (fsync every %zu, snapshot every %llu records): %6.2f M "
-           "commands/s\n",
-           batch, (unsigned long long)snap_every, n / ((t1 - t0) / 1e9) / 1e6);
-    /* recovery of the whole journal */
-    t0 = now_ns();
-    if (open_market(&s, dir))
-        return 1;
-    t1 = now_ns();
-    printf("recovery: last snapshot + journal replay in %.2f s, state hash %s\n", (t1 - t0) / 1e9,
-           synor_market_state_hash(s.m) == h_j && h_j == h_mem ? "identical" : "DIFFERENT");
-    synor_market_close(s.m);
-    if (system(cmd) != 0)
-        return 1;
-
-    /* 3. latency at a fixed offered rate */
-    if (open_market(&s, NULL))
-        return 1;
     uint64_t *lat = malloc(n * sizeof *lat);
     if (!lat)
         return 1;
-    /* touch every page now: a first-touch page fault inside the timed loop
-     * would be counted as the market's latency */
-    memset(lat, 0, n * sizeof *lat);
     double period = 1e9 / rate;
-    /* Runs of 1M commands: before each run its commands are read once, so
-     * that the host's reclaim of cold pages (this VM runs kdamond) is not
-     * charged to the market as page faults; within a run the schedule is
-     * strict. */
     uint64_t start = 0;
-    volatile uint64_t sink = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i % 1000000 == 0) {
-            size_t end = i + 1000000 < n ? i + 1000000 : n;
-            for (size_t k = i; k < end; k++)
-                sink += cmds[k].order_id;
-            start = now_ns() + 1000000 - (uint64_t)(i * period);
+
+    if (!memory_only) {
+        /* 2. journaled, fsync per batch */
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            return 1;
+        if (open_market(&s, dir))
+            return 1;
+        t0 = now_ns();
+        for (size_t i = 0; i < n; i++) {
+            synor_market_submit(s.m, &cmds[i]);
+            if (i % batch == batch - 1 && synor_market_commit(s.m)) {
+                fprintf(stderr, "bench_market: %s\n", synor_errmsg());
+                return 1;
+            }
         }
-        uint64_t due = start + (uint64_t)(i * period);
-        while (now_ns() < due)
-            ;
-        synor_market_submit(s.m, &cmds[i]);
-        lat[i] = now_ns() - due;
+        synor_market_commit(s.m);
+        t1 = now_ns();
+        uint64_t h_j = synor_market_state_hash(s.m);
+        synor_market_close(s.m);
+        printf("throughput, journal (fsync every %zu, snapshot every %llu records): %6.2f M "
+               "commands/s\n",
+               batch, (unsigned long long)snap_every, n / ((t1 - t0) / 1e9) / 1e6);
+        /* recovery of the whole journal */
+        t0 = now_ns();
+        if (open_market(&s, dir))
+            return 1;
+        t1 = now_ns();
+        printf("recovery: last snapshot + journal replay in %.2f s, state hash %s\n",
+               (t1 - t0) / 1e9, synor_market_state_hash(s.m) == h_j && h_j == h_mem ? "identical" : "DIFFERENT");
+        synor_market_close(s.m);
+        if (system(cmd) != 0)
+            return 1;
+
+        /* 3. latency at a fixed offered rate */
+        if (open_market(&s, NULL))
+            return 1;
+        /* touch every page now: a first-touch page fault inside the timed loop
+         * would be counted as the market's latency */
+        memset(lat, 0, n * sizeof *lat);
+        /* Runs of 1M commands: before each run its commands are read once, so
+         * that the host's reclaim of cold pages (this VM runs kdamond) is not
+         * charged to the market as page faults; within a run the schedule is
+         * strict. */
+        volatile uint64_t sink = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i % 1000000 == 0) {
+                size_t end = i + 1000000 < n ? i + 1000000 : n;
+                for (size_t k = i; k < end; k++)
+                    sink += cmds[k].order_id;
+                start = now_ns() + 1000000 - (uint64_t)(i * period);
+            }
+            uint64_t due = start + (uint64_t)(i * period);
+            while (now_ns() < due)
+                ;
+            synor_market_submit(s.m, &cmds[i]);
+            lat[i] = now_ns() - due;
+        }
+        synor_market_close(s.m);
+        qsort(lat, n, sizeof *lat, cmp_u64);
+        (void)sink;
+        printf("latency at %.2f M commands/s offered: p50 %llu ns, p99 %llu ns, p99.9 %llu ns, "
+               "max %llu ns\n",
+               rate / 1e6, (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 99 / 100],
+               (unsigned long long)lat[n * 999 / 1000], (unsigned long long)lat[n - 1]);
     }
-    synor_market_close(s.m);
-    qsort(lat, n, sizeof *lat, cmp_u64);
-    (void)sink;
-    printf("latency at %.2f M commands/s offered: p50 %llu ns, p99 %llu ns, p99.9 %llu ns, "
-           "max %llu ns\n",
-           rate / 1e6, (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 99 / 100],
-           (unsigned long long)lat[n * 999 / 1000], (unsigned long long)lat[n - 1]);
 
     /* 4. service time: each command timed on its own, back to back (the
      * clock reads add about 40 ns) */
+    if (memory_only)
+        memset(lat, 0, n * sizeof *lat);
     if (open_market(&s, NULL))
         return 1;
     for (size_t i = 0; i < n; i++) {
@@ -314,20 +461,22 @@ int main(int argc, char **argv)
            (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 99 / 100],
            (unsigned long long)lat[n * 999 / 1000], (unsigned long long)lat[n - 1]);
 
-    /* 5. the machine's own jitter: the same schedule doing no work. A
-     * stall of the VM delays every command behind it here too. */
-    start = now_ns() + 1000000;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t due = start + (uint64_t)(i * period);
-        while (now_ns() < due)
-            ;
-        lat[i] = now_ns() - due;
+    if (!memory_only) {
+        /* 5. the machine's own jitter: the same schedule doing no work. A
+         * stall of the VM delays every command behind it here too. */
+        start = now_ns() + 1000000;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t due = start + (uint64_t)(i * period);
+            while (now_ns() < due)
+                ;
+            lat[i] = now_ns() - due;
+        }
+        qsort(lat, n, sizeof *lat, cmp_u64);
+        printf("baseline (same schedule, no work):     p50 %llu ns, p99 %llu ns, p99.9 %llu ns, "
+               "max %llu ns\n",
+               (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 99 / 100],
+               (unsigned long long)lat[n * 999 / 1000], (unsigned long long)lat[n - 1]);
     }
-    qsort(lat, n, sizeof *lat, cmp_u64);
-    printf("baseline (same schedule, no work):     p50 %llu ns, p99 %llu ns, p99.9 %llu ns, "
-           "max %llu ns\n",
-           (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 99 / 100],
-           (unsigned long long)lat[n * 999 / 1000], (unsigned long long)lat[n - 1]);
     free(lat);
     free(cmds);
     synor_catalog_destroy(s.cat);
