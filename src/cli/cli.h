@@ -53,5 +53,6 @@ int cli_plan(const cli_globals *g, int argc, char **argv);
 int cli_simulate(const cli_globals *g, int argc, char **argv);
 int cli_report(const cli_globals *g, int argc, char **argv);
 int cli_run(const cli_globals *g, int argc, char **argv);
+int cli_perfmodel(const cli_globals *g, int argc, char **argv);
 
 #endif

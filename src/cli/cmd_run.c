@@ -26,6 +26,11 @@ static void help(void)
            "  --opencl M       off, accelerators (default: GPUs and accelerators), all (CPU\n"
            "                   OpenCL devices too, such as PoCL: a separate memory space)\n"
            "  --seed N         seed of the input data (default 1)\n"
+           "  --perfmodel FILE performance model file: loaded before the run, its estimates\n"
+           "                   placing tasks once calibrated, saved with this run's kernel\n"
+           "                   times after it (default $XDG_DATA_HOME/synor/perfmodel.json,\n"
+           "                   else ~/.local/share/synor/perfmodel.json; 'synor perfmodel')\n"
+           "  --no-perfmodel   no history: place by calibration runs and load only\n"
            "  --n N, --nb NB   tiled: matrix size (default 2048) and tile size (default 512)\n"
            "  --trace FILE     write the trace (synor-trace/1) for 'synor report'\n"
            "  --chrome FILE    write a Chrome trace-event file (open in ui.perfetto.dev)\n"
@@ -66,13 +71,19 @@ int cli_run(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
     const char *path = NULL, *tiled = NULL, *strategy = "eft", *opencl = "accelerators",
-               *dtype_s = "fp32", *trace_out = NULL, *chrome = NULL, *svg = NULL, *plan = NULL;
+               *dtype_s = "fp32", *trace_out = NULL, *chrome = NULL, *svg = NULL, *plan = NULL,
+               *pm_path = NULL;
+    int no_pm = 0;
     unsigned long long cpu = 0, seed = 1, n = 2048, nb = 512, width = 60;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             help();
             return CLI_OK;
+        }
+        if (!strcmp(a, "--no-perfmodel")) {
+            no_pm = 1;
+            continue;
         }
         const char **sv = !strcmp(a, "--tiled")      ? &tiled
                           : !strcmp(a, "--strategy") ? &strategy
@@ -82,6 +93,7 @@ int cli_run(const cli_globals *g, int argc, char **argv)
                           : !strcmp(a, "--chrome")   ? &chrome
                           : !strcmp(a, "--svg")      ? &svg
                           : !strcmp(a, "--plan")     ? &plan
+                          : !strcmp(a, "--perfmodel") ? &pm_path
                                                      : NULL;
         unsigned long long *nv = !strcmp(a, "--cpu-workers") ? &cpu
                                  : !strcmp(a, "--seed")      ? &seed
@@ -108,6 +120,8 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("run", "give a workload file or --tiled gemm|cholesky");
     if (plan && !path)
         return cli_usage_error("run", "--plan follows a plan of a workload file");
+    if (no_pm && pm_path)
+        return cli_usage_error("run", "--perfmodel and --no-perfmodel exclude each other");
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)cpu;
@@ -160,17 +174,33 @@ int cli_run(const cli_globals *g, int argc, char **argv)
             return CLI_FAIL;
         }
     }
+    synor_perfmodel *pm = NULL;
+    char pm_default[4096];
+    size_t pm_loaded = 0;
+    if (!no_pm) {
+        if (!pm_path && synor_perfmodel_default_path(pm_default, sizeof pm_default) == 0)
+            pm_path = pm_default;
+        if (synor_perfmodel_create(&pm) < 0 || (pm_path && synor_perfmodel_load(pm, pm_path) < 0)) {
+            cli_error("%s", synor_errmsg());
+            synor_perfmodel_destroy(pm);
+            synor_workload_destroy(w);
+            return CLI_FAIL;
+        }
+        pm_loaded = synor_perfmodel_count(pm);
+        cfg.perfmodel = pm;
+    }
     synor_runtime *rt = NULL;
     if (synor_runtime_create(&cfg, &rt) < 0 || synor_runtime_start(rt) < 0) {
         cli_error("%s", synor_errmsg());
         synor_runtime_destroy(rt);
+        synor_perfmodel_destroy(pm);
         synor_workload_destroy(w);
         return CLI_FAIL;
     }
     print_devices(rt);
     int ret = CLI_FAIL;
-    char line[3][256];
-    const char *notes[4];
+    char line[4][512];
+    const char *notes[5];
     size_t nn = 0;
     char title[128];
     if (w) {
@@ -217,6 +247,20 @@ int cli_run(const cli_globals *g, int argc, char **argv)
              "Times are real (monotonic clock); energy is not measured (no power counters are "
              "read), so it shows 0.");
     notes[nn++] = line[2];
+    /* The run has been waited for: every kernel time is in the model. */
+    if (pm && pm_path && synor_perfmodel_save(pm, pm_path) < 0) {
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    if (pm)
+        snprintf(line[3], sizeof line[3],
+                 "Performance model: %zu entries before the run, %zu after%s%s (placement uses "
+                 "an entry's median once it has %u samples).",
+                 pm_loaded, synor_perfmodel_count(pm), pm_path ? ", saved to " : ", not saved",
+                 pm_path ? pm_path : " (no data directory)", synor_perfmodel_min_samples(pm));
+    else
+        snprintf(line[3], sizeof line[3], "Performance model: none (--no-perfmodel).");
+    notes[nn++] = line[3];
     synor_trace *t = NULL;
     if (synor_runtime_trace(rt, w ? synor_workload_name(w) : tiled, &t) < 0) {
         cli_error("%s", synor_errmsg());
@@ -240,6 +284,7 @@ int cli_run(const cli_globals *g, int argc, char **argv)
     synor_trace_destroy(t);
 out:
     synor_runtime_destroy(rt);
+    synor_perfmodel_destroy(pm);
     synor_workload_destroy(w);
     return ret;
 }

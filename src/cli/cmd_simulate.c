@@ -51,24 +51,6 @@ static int run(const synor_cost *c, const char *strategy, double deadline, synor
     return rc;
 }
 
-static int write_text(const char *path, char *text)
-{
-    if (!text) {
-        cli_error("%s", synor_errmsg());
-        return CLI_FAIL;
-    }
-    FILE *f = fopen(path, "w");
-    int ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    free(text);
-    if (!ok) {
-        cli_error("cannot write %s", path);
-        return CLI_FAIL;
-    }
-    return CLI_OK;
-}
-
 /* The same workload with int8 weights on the same fabric, heterogeneous
  * plan vs GPU-only: the case where the model fits on the GPU. */
 static void int8_note(const synor_fabric *f, const char *strategy, char *buf, size_t n)
@@ -198,11 +180,11 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     fputs(text, stdout);
     free(text);
     ret = CLI_OK;
-    if (trace_out && write_text(trace_out, synor_trace_to_json(t)))
+    if (trace_out && cli_write_text(trace_out, synor_trace_to_json(t)))
         ret = CLI_FAIL;
-    if (chrome && write_text(chrome, synor_report_chrome(t)))
+    if (chrome && cli_write_text(chrome, synor_report_chrome(t)))
         ret = CLI_FAIL;
-    if (svg && write_text(svg, synor_report_svg(t)))
+    if (svg && cli_write_text(svg, synor_report_svg(t)))
         ret = CLI_FAIL;
 out:
     synor_trace_destroy(t);

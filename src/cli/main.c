@@ -25,6 +25,7 @@ static const command commands[] = {
     {"simulate", cli_simulate, "simulate a plan and report; no arguments: the seed scenario"},
     {"report", cli_report, "report of a trace: utilization, timeline, Perfetto, SVG"},
     {"run", cli_run, "run a workload for real on this machine's processors and report"},
+    {"perfmodel", cli_perfmodel, "show the performance model that real runs calibrate"},
 };
 
 static void usage(FILE *f)

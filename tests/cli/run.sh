@@ -7,6 +7,8 @@ pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 check() { local name=$1; shift; if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi; }
 rc() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+# the performance model file goes here, not into the user's home
+export XDG_DATA_HOME=$tmp/xdg
 W=$SRC/workloads/mlp-fp32.json
 
 # a workload, for real, with its trace and exports
@@ -77,6 +79,27 @@ check bad-opencl    [ "$(rc "$S" run "$W" --opencl maybe)" = 2 ]
 check bad-n         [ "$(rc "$S" run --tiled gemm --n 100 --nb 200)" = 2 ]
 check bad-int       [ "$(rc "$S" run --tiled gemm --n -5)" = 2 ]
 check help          [ "$(rc "$S" run --help)" = 0 ]
+
+# the performance model: kept across runs in the XDG data directory
+PM=$XDG_DATA_HOME/synor/perfmodel.json
+check pm-file       "$JC" format synor-perfmodel/1 <"$PM"
+check pm-note       [ "$(rc "$S" run "$W" --cpu-workers 1 --opencl off)" = 0 ]
+check pm-saved      grep -q "Performance model: [1-9][0-9]* entries before the run, [1-9][0-9]* after, saved to $PM" "$tmp/out"
+check pm-show       [ "$(rc "$S" perfmodel)" = 0 ]
+check pm-show-rows  grep -qE "^  matmul +cpu +[0-9a-f]{16} +[0-9]+ .* yes$" "$tmp/out"
+check pm-show-json  sh -c '"$0" perfmodel --json | "$1" format synor-perfmodel/1' "$S" "$JC"
+check pm-other      [ "$(rc "$S" run --tiled gemm --n 256 --nb 128 --opencl off --perfmodel "$tmp/pm2.json")" = 0 ]
+check pm-other-file grep -q '"op": "gemm"' "$tmp/pm2.json"
+check pm-none       [ "$(rc "$S" run "$W" --opencl off --no-perfmodel)" = 0 ]
+check pm-none-note  grep -q "Performance model: none" "$tmp/out"
+printf '{"format": "synor-perfmodel/1",\n "entries": [{"op": "gemm", "device": "cpu", "footprint": "12", "count": -1}]}\n' >"$tmp/badpm.json"
+cp "$tmp/badpm.json" "$tmp/badpm.orig"
+check pm-bad        [ "$(rc "$S" run "$W" --opencl off --perfmodel "$tmp/badpm.json")" = 1 ]
+check pm-bad-msg    grep -q "badpm.json:2:" "$tmp/err"
+check pm-bad-kept   cmp -s "$tmp/badpm.json" "$tmp/badpm.orig"
+check pm-bad-show   [ "$(rc "$S" perfmodel --file "$tmp/badpm.json")" = 1 ]
+check pm-both       [ "$(rc "$S" run "$W" --perfmodel x --no-perfmodel)" = 2 ]
+check pm-usage      [ "$(rc "$S" perfmodel --bogus)" = 2 ]
 
 echo "run.sh: $pass passed, $fail failed"
 [ "$fail" = 0 ]

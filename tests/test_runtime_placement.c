@@ -1,0 +1,235 @@
+/* test_runtime_placement.c - placement by a calibrated performance model
+ * (issue 4 points 3 and 4): earliest finish sends work to the faster
+ * device, one slow sample does not change that, and the energy and money
+ * policies trade speed for the device rates. The kernels sleep a set time
+ * per device kind, so "faster" is known; the CPU device and the test GPU
+ * share host memory (no transfers). Runs under ThreadSanitizer too. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "synor/error.h"
+#include "synor/perfmodel.h"
+#include "synor/runtime.h"
+#include "test.h"
+
+/* How long the kernel sleeps per kind, and where it ran. */
+typedef struct sleeper {
+    long cpu_us, gpu_us;
+    long gpu_outlier_us; /* the GPU's run number gpu_outlier_at sleeps this */
+    int gpu_outlier_at;
+    atomic_int ran_cpu, ran_gpu;
+} sleeper;
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static int k_sleep(const synor_task_ctx *c)
+{
+    sleeper *s = c->user;
+    if (c->kind == SYNOR_KIND_GPU) {
+        int nth = atomic_fetch_add(&s->ran_gpu, 1);
+        sleep_us(nth == s->gpu_outlier_at ? s->gpu_outlier_us : s->gpu_us);
+    } else {
+        atomic_fetch_add(&s->ran_cpu, 1);
+        sleep_us(s->cpu_us);
+    }
+    float *x = c->buffers[0];
+    x[0] += 1.0f;
+    return 0;
+}
+static const synor_kernel k_both = {
+    .name = "sleep", .fn = {[SYNOR_KIND_CPU] = k_sleep, [SYNOR_KIND_GPU] = k_sleep}};
+
+static synor_runtime *make(synor_perfmodel *pm, synor_place_policy policy)
+{
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = 1;
+    c.test_gpu_workers = 1;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.cuda = 0;
+    c.policy = policy;
+    c.perfmodel = pm;
+    synor_runtime *rt = NULL;
+    if (synor_runtime_create(&c, &rt) < 0 || synor_runtime_start(rt) < 0) {
+        synor_runtime_destroy(rt);
+        return NULL;
+    }
+    return rt;
+}
+
+#define NDATA 48
+static float g_x[NDATA][16];
+
+/* n tasks on data g_x[0..n-1]; one at a time (wait after each: every
+ * choice is made with empty queues) or all at once. */
+static int run_tasks(synor_runtime *rt, sleeper *s, int n, int one_at_a_time)
+{
+    synor_handle *h[NDATA] = {0};
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        synor_handle_desc d = {.ptr = g_x[i], .dtype = SYNOR_DTYPE_FP32, .ndim = 1,
+                               .shape = {16}};
+        rc = synor_handle_register(rt, &d, &h[i]);
+        synor_task_spec t = {.kernel = &k_both, .priority = SYNOR_PRIORITY_NORMAL, .ndata = 1,
+                             .data = {h[i]}, .mode = {SYNOR_ACCESS_RW}, .user = s};
+        if (rc == 0)
+            rc = synor_task_submit(rt, &t);
+        if (rc == 0 && one_at_a_time)
+            rc = synor_runtime_wait_all(rt);
+    }
+    if (rc == 0)
+        rc = synor_runtime_wait_all(rt);
+    for (int i = 0; i < n; i++)
+        synor_handle_unregister(h[i]);
+    return rc;
+}
+
+typedef struct found {
+    const char *device;
+    synor_perfmodel_entry e;
+    int n;
+} found;
+
+static int find_entry(const synor_perfmodel_entry *e, void *user)
+{
+    found *f = user;
+    if (!strcmp(e->op, "sleep") && !strcmp(e->device, f->device)) {
+        f->e = *e;
+        f->e.op = f->e.device = NULL; /* valid during the call only */
+        f->n++;
+    }
+    return 0;
+}
+
+static found entry(const synor_perfmodel *pm, const char *device)
+{
+    found f = {.device = device};
+    synor_perfmodel_foreach(pm, find_entry, &f);
+    return f;
+}
+
+TEST(earliest_finish_sends_work_to_the_faster_device_despite_an_outlier)
+{
+    synor_perfmodel *pm = NULL;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    synor_runtime *rt = make(pm, SYNOR_PLACE_EARLIEST_FINISH);
+    ASSERT(rt);
+    synor_runtime_device_info gi;
+    ASSERT_OK(synor_runtime_device_get(rt, 1, &gi));
+    ASSERT_EQ(gi.kind, SYNOR_KIND_GPU);
+    /* Calibration, one task at a time: the uncalibrated device is tried
+     * first, so both get samples. The GPU's second run is 40x slower. */
+    sleeper s = {.cpu_us = 4000, .gpu_us = 500, .gpu_outlier_us = 20000, .gpu_outlier_at = 1};
+    ASSERT_OK(run_tasks(rt, &s, 8, 1));
+    found fc = entry(pm, "cpu"), fg = entry(pm, gi.name);
+    ASSERT_EQ(fc.n, 1);
+    ASSERT_EQ(fg.n, 1);
+    ASSERT(fc.e.calibrated && fg.e.calibrated);
+    /* The outlier is in the history (a mean would put the GPU near 4 ms,
+     * as slow as the CPU) but the median ignores it. */
+    ASSERT(fg.e.max >= 0.019);
+    ASSERT(fg.e.mean > 2.0 * fg.e.estimate);
+    ASSERT(fg.e.estimate < 0.002);
+    ASSERT(fc.e.estimate > 0.0035);
+    /* 40 independent tasks at once: the GPU's queue gets about 8 tasks per
+     * CPU task (0.5 ms against 4 ms). */
+    atomic_store(&s.ran_cpu, 0);
+    atomic_store(&s.ran_gpu, 0);
+    s.gpu_outlier_at = -1;
+    ASSERT_OK(run_tasks(rt, &s, 40, 0));
+    int on_gpu = atomic_load(&s.ran_gpu), on_cpu = atomic_load(&s.ran_cpu);
+    ASSERT_EQ(on_gpu + on_cpu, 40);
+    ASSERT(on_gpu >= 28);
+    synor_runtime_destroy(rt);
+    synor_perfmodel_destroy(pm);
+}
+
+TEST(a_model_saved_by_one_run_places_the_next_from_its_first_task)
+{
+    char dir[] = "/tmp/synor-pm-XXXXXX", path[64];
+    ASSERT(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/perfmodel.json", dir);
+    synor_perfmodel *pm = NULL;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    synor_runtime *rt = make(pm, SYNOR_PLACE_EARLIEST_FINISH);
+    ASSERT(rt);
+    /* A fresh model: the first tasks calibrate both devices, so the slow
+     * CPU runs some of them. */
+    sleeper s = {.cpu_us = 3000, .gpu_us = 300, .gpu_outlier_at = -1};
+    ASSERT_OK(run_tasks(rt, &s, 6, 1));
+    ASSERT(atomic_load(&s.ran_cpu) >= 1);
+    synor_runtime_destroy(rt);
+    ASSERT_OK(synor_perfmodel_save(pm, path));
+    synor_perfmodel_destroy(pm);
+    /* The next run loads the file: every task goes to the GPU at once. */
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    ASSERT_OK(synor_perfmodel_load(pm, path));
+    rt = make(pm, SYNOR_PLACE_EARLIEST_FINISH);
+    ASSERT(rt);
+    sleeper s2 = {.cpu_us = 3000, .gpu_us = 300, .gpu_outlier_at = -1};
+    ASSERT_OK(run_tasks(rt, &s2, 6, 1));
+    ASSERT_EQ(atomic_load(&s2.ran_cpu), 0);
+    ASSERT_EQ(atomic_load(&s2.ran_gpu), 6);
+    synor_runtime_destroy(rt);
+    synor_perfmodel_destroy(pm);
+    remove(path);
+    rmdir(dir);
+}
+
+/* The model is shared by the runtimes below: the first calibrates it. */
+static int count_on_gpu(synor_perfmodel *pm, synor_place_policy policy, double cpu_w,
+                        double gpu_w, int64_t cpu_price, int64_t gpu_price, int *total)
+{
+    synor_runtime *rt = make(pm, policy);
+    if (!rt)
+        return -1;
+    if (synor_runtime_device_set_rates(rt, 0, cpu_w, cpu_price) < 0 ||
+        synor_runtime_device_set_rates(rt, 1, gpu_w, gpu_price) < 0) {
+        synor_runtime_destroy(rt);
+        return -1;
+    }
+    sleeper s = {.cpu_us = 3000, .gpu_us = 2000, .gpu_outlier_at = -1};
+    int rc = run_tasks(rt, &s, 10, 1);
+    synor_runtime_destroy(rt);
+    *total = atomic_load(&s.ran_cpu) + atomic_load(&s.ran_gpu);
+    return rc < 0 ? rc : atomic_load(&s.ran_gpu);
+}
+
+TEST(energy_and_money_policies_follow_the_device_rates)
+{
+    synor_perfmodel *pm = NULL;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    int total = 0;
+    /* Calibration: 3 ms on the CPU, 2 ms on the GPU. */
+    ASSERT(count_on_gpu(pm, SYNOR_PLACE_EARLIEST_FINISH, 0, 0, 0, 0, &total) >= 0);
+    ASSERT(entry(pm, "cpu").e.calibrated);
+    /* Earliest finish: the GPU, every time. */
+    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_EARLIEST_FINISH, 50, 700, 0, 0, &total), 10);
+    /* Energy: the CPU finishes within twice the GPU's time and spends
+     * 3 ms x 50 W = 0.15 J against 2 ms x 700 W = 1.4 J. */
+    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_ENERGY, 50, 700, 0, 0, &total), 0);
+    ASSERT_EQ(total, 10);
+    /* Reverse the watts: the GPU again. */
+    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_ENERGY, 700, 50, 0, 0, &total), 10);
+    /* Money: the GPU costs 4x as much per hour, the CPU 1.5x as long. */
+    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_MONEY, 0, 0, 1000000, 4000000, &total), 0);
+    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_MONEY, 0, 0, 4000000, 1000000, &total), 10);
+    /* Rates unknown (0): both policies keep the earliest finish. */
+    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_ENERGY, 0, 0, 0, 0, &total), 10);
+    synor_perfmodel_destroy(pm);
+}
+
+TEST_MAIN(earliest_finish_sends_work_to_the_faster_device_despite_an_outlier,
+          a_model_saved_by_one_run_places_the_next_from_its_first_task,
+          energy_and_money_policies_follow_the_device_rates)
