@@ -36,6 +36,9 @@ echo
 echo "== synor profiles: the processor catalog =="
 ./build/synor profiles
 echo
+echo "== synor simulate: the seed's scenario (Llama-2-70B on CPU + H100 + TPU v5p + Groq LPU, simulated) =="
+./build/synor simulate
+echo
 echo "== synor run: a real tiled Cholesky on this machine's processors, checked against LAPACK =="
 ./build/synor run --tiled cholesky --n 4096 --nb 512
 echo
