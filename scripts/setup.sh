@@ -44,3 +44,6 @@ echo "== synor run: a real tiled Cholesky on this machine's processors, checked 
 echo
 echo "== synor run: a workload file executed for real (an MLP block, fp32) =="
 ./build/synor run workloads/mlp-fp32.json
+echo
+echo "== synor run: a transformer block (embedding, RMS norm, grouped-KV causal attention, MLP, softmax) =="
+./build/synor run workloads/attention-block-fp32.json

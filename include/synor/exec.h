@@ -7,7 +7,8 @@
  * operands are its data, in order: what it consumes, then what it produces
  * (operand rules per operation in docs/RUNTIME.md, "Real runs"); the sizes
  * must agree with the operation's dimensions. External data (produced by no
- * task) is filled with seeded uniform values in [-1, 1); produced data
+ * task) is filled with seeded uniform values in [-1, 1), except token ids
+ * (the ids operand of embedding/gather: seeded int32 in [0, vocab)); produced data
  * starts at zero. Real runs compute in fp32 (matmul also fp64).
  *
  * The tiled presets run the runtime's tiled GEMM or Cholesky on a random

@@ -25,6 +25,10 @@ check chrome-json   "$JC" <"$tmp/c.json"
 check svg           grep -q "^<svg" "$tmp/g.svg"
 check report        [ "$(rc "$S" report "$tmp/t.json")" = 0 ]
 check report-util   grep -q "PROCESSOR UTILIZATION" "$tmp/out"
+# a transformer block: norms, grouped-KV attention, softmax, embedding gather
+check attn          [ "$(rc "$S" run "$SRC/workloads/attention-block-fp32.json" --cpu-workers 2 --opencl off)" = 0 ]
+check attn-sum      grep -q "15 tasks in .* checksum of the results 255.05" "$tmp/out"
+check attn-ops      grep -qE "attention|embedding" "$tmp/out"
 # the same inputs give the same results on one worker
 check mlp-1         [ "$(rc "$S" run "$W" --cpu-workers 1 --opencl off)" = 0 ]
 check mlp-1-sum     grep -q "checksum of the results $sum_off " "$tmp/out"
