@@ -329,6 +329,45 @@ typedef struct synor_task_spec {
  * submit leaves no trace. Never blocks on other tasks. */
 int synor_task_submit(synor_runtime *rt, const synor_task_spec *task);
 
+/* ------------------------------------------------------ data placement
+ * Where a handle's data should live before tasks use it (seed 001 §4.1,
+ * PlacementHint): on a given device, near the device expected to run an
+ * operation fastest, or wherever the runtime decides. */
+typedef enum synor_data_hint_kind {
+    /* The runtime decides at first use: the data moves to the device the
+     * first task reading it is placed on (prefetched while that task
+     * waits in its queue). Nothing moves now. */
+    SYNOR_DATA_AUTO = 0,
+    /* To the memory of device `device` (synor_runtime_device_get). */
+    SYNOR_DATA_DEVICE = 1,
+    /* To the memory of the device expected to run `kernel` fastest: among
+     * the devices that implement it and are not stopped, the one with the
+     * smallest sum of calibrated performance-model estimates over the data
+     * footprints every such device has (cfg.perfmodel); without such
+     * estimates, the first device with memory of its own (an accelerator),
+     * else the host. */
+    SYNOR_DATA_OPERATION = 2
+} synor_data_hint_kind;
+
+typedef struct synor_data_hint {
+    synor_data_hint_kind kind;
+    unsigned device;             /* SYNOR_DATA_DEVICE */
+    const synor_kernel *kernel;  /* SYNOR_DATA_OPERATION */
+} synor_data_hint;
+
+/* Places d's data per hint: a valid copy is made now in the memory of the
+ * chosen device (a counted, traced transfer; the host copy stays valid),
+ * so tasks that run there read it without waiting for a transfer. A device
+ * working on host memory needs no copy. Returns the chosen device's index
+ * (>= 0; SYNOR_DATA_AUTO returns 0 and moves nothing), or SYNOR_EINVAL (a
+ * NULL argument, a device index out of range, a kernel that no device
+ * implements), SYNOR_EBUSY (a task writing d is pending: place data before
+ * submitting its writers or after they finish) or SYNOR_ENOMEM (the
+ * device's memory cannot hold it; the message names the node and the
+ * sizes); on failure nothing has moved. Must not run at the same time as a
+ * submission of a task that writes d. */
+int synor_handle_place(synor_handle *d, const synor_data_hint *hint);
+
 /* --------------------------------------------- tiled dense linear algebra
  * CPU kernels through OpenBLAS, one BLAS thread per worker. Matrices are
  * column-major. Each call registers the tiles of nb x nb (the last row and

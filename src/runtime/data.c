@@ -170,6 +170,46 @@ int synor_handle_unregister(synor_handle *d)
     return rc;
 }
 
+int synor_handle_place(synor_handle *d, const synor_data_hint *hint)
+{
+    if (!d || !hint)
+        return synor__error(SYNOR_EINVAL, "synor_handle_place: NULL argument");
+    synor_runtime *rt = d->rt;
+    synor__device *dev = NULL;
+    switch (hint->kind) {
+    case SYNOR_DATA_AUTO:
+        return 0;
+    case SYNOR_DATA_DEVICE:
+        if (hint->device >= rt->ndevices)
+            return synor__error(SYNOR_EINVAL,
+                                "synor_handle_place: device %u: the runtime has %u devices",
+                                hint->device, rt->ndevices);
+        dev = &rt->devices[hint->device];
+        break;
+    case SYNOR_DATA_OPERATION:
+        if (!hint->kernel)
+            return synor__error(SYNOR_EINVAL, "synor_handle_place: operation hint without a kernel");
+        dev = synor__place_for_kernel(rt, hint->kernel);
+        if (!dev)
+            return synor__error(SYNOR_EINVAL,
+                                "synor_handle_place: no running device implements kernel '%s'",
+                                hint->kernel->name ? hint->kernel->name : "?");
+        break;
+    default:
+        return synor__error(SYNOR_EINVAL, "synor_handle_place: unknown hint kind %d",
+                            (int)hint->kind);
+    }
+    pthread_mutex_lock(&d->lock);
+    int writer = d->last_writer && atomic_load_explicit(&d->last_writer->succ,
+                                                        memory_order_acquire) != SYNOR__SUCC_DONE;
+    pthread_mutex_unlock(&d->lock);
+    if (writer)
+        return synor__error(SYNOR_EBUSY,
+                            "synor_handle_place: data %u: a task that writes it is pending", d->id);
+    int rc = synor__data_place(rt, d, dev->node);
+    return rc < 0 ? rc : (int)dev->index;
+}
+
 void *synor_handle_ptr(const synor_handle *d) { return d->desc.ptr; }
 synor_dtype synor_handle_dtype(const synor_handle *d) { return d->desc.dtype; }
 unsigned synor_handle_ndim(const synor_handle *d) { return d->desc.ndim; }

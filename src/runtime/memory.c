@@ -398,6 +398,18 @@ void synor__data_drop_replicas(synor_runtime *rt, synor_handle *d)
     d->rep = NULL;
 }
 
+int synor__data_place(synor_runtime *rt, synor_handle *d, unsigned node)
+{
+    if (node == 0 || !d->rep)
+        return 0;
+    pthread_mutex_lock(&d->coh);
+    int rc = 0;
+    if (d->rep[node].state == SYNOR__INVALID && (rc = acquire_one(rt, d, SYNOR_ACCESS_R, node)) == 0)
+        unpin(rt, d, node);
+    pthread_mutex_unlock(&d->coh);
+    return rc;
+}
+
 /* ------------------------------------------------------------- prefetch */
 
 typedef struct synor__prefetch {

@@ -72,6 +72,91 @@ static synor__device *by_load(synor_runtime *rt, const synor__task *t, const syn
     return best;
 }
 
+/* ------------------------------------------- data placement by operation */
+
+typedef struct op_entries {
+    const char *op;
+    synor_runtime *rt;
+    struct {
+        unsigned dev;
+        uint64_t fp;
+        double est;
+    } v[256];
+    unsigned n;
+} op_entries;
+
+static int collect(const synor_perfmodel_entry *e, void *user)
+{
+    op_entries *o = user;
+    if (!e->calibrated || strcmp(e->op, o->op) || o->n == sizeof o->v / sizeof o->v[0])
+        return 0;
+    for (unsigned i = 0; i < o->rt->ndevices; i++)
+        if (!strcmp(o->rt->devices[i].name, e->device)) {
+            o->v[o->n].dev = i;
+            o->v[o->n].fp = e->footprint;
+            o->v[o->n].est = e->estimate;
+            o->n++;
+            break;
+        }
+    return 0;
+}
+
+synor__device *synor__place_for_kernel(synor_runtime *rt, const synor_kernel *k)
+{
+    uint32_t bits = synor__kernel_bits(k);
+    int ok[SYNOR__MAX_DEVICES] = {0};
+    unsigned nok = 0;
+    for (unsigned i = 0; i < rt->ndevices; i++)
+        if ((bits & rt->devices[i].impl_bit) &&
+            !atomic_load_explicit(&rt->devices[i].stopped, memory_order_relaxed)) {
+            ok[i] = 1;
+            nok++;
+        }
+    if (!nok)
+        return NULL;
+    /* Sum the estimates over the footprints that every candidate has. */
+    op_entries o; /* about 6 KB */
+    o.op = k->name ? k->name : "";
+    o.rt = rt;
+    o.n = 0;
+    double sum[SYNOR__MAX_DEVICES] = {0};
+    int common = 0;
+    if (rt->cfg.perfmodel && nok > 1 && synor_perfmodel_foreach(rt->cfg.perfmodel, collect, &o) == 0) {
+        for (unsigned a = 0; a < o.n; a++) {
+            if (!ok[o.v[a].dev])
+                continue;
+            unsigned have = 0;
+            double row[SYNOR__MAX_DEVICES] = {0};
+            for (unsigned b = 0; b < o.n; b++)
+                if (o.v[b].fp == o.v[a].fp && ok[o.v[b].dev] && row[o.v[b].dev] == 0) {
+                    row[o.v[b].dev] = o.v[b].est > 0 ? o.v[b].est : 1e-12;
+                    have++;
+                }
+            /* each footprint once: at its first entry of a candidate */
+            int first = 1;
+            for (unsigned b = 0; b < a; b++)
+                if (o.v[b].fp == o.v[a].fp && ok[o.v[b].dev])
+                    first = 0;
+            if (have == nok && first) {
+                common++;
+                for (unsigned i = 0; i < rt->ndevices; i++)
+                    sum[i] += row[i];
+            }
+        }
+    }
+    synor__device *best = NULL;
+    for (unsigned i = 0; i < rt->ndevices; i++) {
+        if (!ok[i])
+            continue;
+        synor__device *d = &rt->devices[i];
+        if (!best)
+            best = d;
+        else if (common ? sum[i] < sum[best->index] : (best->node == 0 && d->node != 0))
+            best = d;
+    }
+    return best;
+}
+
 synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const synor__device *avoid)
 {
     t->expect_ns = 0;

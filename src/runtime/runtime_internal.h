@@ -341,9 +341,17 @@ void synor__data_wait_unpinned(synor_handle *d);
 
 /* Bytes of t's inputs that have no valid replica on node. */
 uint64_t synor__data_missing_bytes(const synor__task *t, unsigned node);
+/* Makes d's replica on node valid now (a copy from the host, or from the
+ * Modified replica through the host); node 0 or a host-only runtime: 0. */
+int synor__data_place(synor_runtime *rt, synor_handle *d, unsigned node);
 
 /* place.c */
 synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const synor__device *avoid);
+/* The device a datum used by kernel k should live on (SYNOR_DATA_OPERATION);
+ * NULL when no running device implements k. */
+synor__device *synor__place_for_kernel(synor_runtime *rt, const synor_kernel *k);
+/* Implementation bits of kernel k (bit i: fn[i]; SYNOR__IMPL_OPENCL, _CUDA). */
+uint32_t synor__kernel_bits(const synor_kernel *k);
 void synor__place_done(synor__device *d, synor__task *t);
 /* One round of rebalancing; returns the tasks moved. */
 unsigned synor__place_rebalance(synor_runtime *rt);

@@ -346,11 +346,8 @@ static void infer(synor_runtime *rt, synor__worker *w, synor__task *t, unsigned 
     pthread_mutex_unlock(&d->lock);
 }
 
-int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
+uint32_t synor__kernel_bits(const synor_kernel *k)
 {
-    if (!rt || !task || !task->kernel)
-        return synor__error(SYNOR_EINVAL, "synor_task_submit: runtime, task or kernel is NULL");
-    const synor_kernel *k = task->kernel;
     uint32_t kinds = 0;
     for (unsigned i = 0; i < SYNOR_KIND_COUNT; i++)
         if (k->fn[i])
@@ -359,6 +356,15 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
         kinds |= SYNOR__IMPL_OPENCL;
     if (k->cuda)
         kinds |= SYNOR__IMPL_CUDA;
+    return kinds;
+}
+
+int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
+{
+    if (!rt || !task || !task->kernel)
+        return synor__error(SYNOR_EINVAL, "synor_task_submit: runtime, task or kernel is NULL");
+    const synor_kernel *k = task->kernel;
+    uint32_t kinds = synor__kernel_bits(k);
     if (!(kinds & rt->kinds_present))
         return synor__error(SYNOR_ENOTSUP,
                             "synor_task_submit: no device of the runtime implements kernel '%s'",
