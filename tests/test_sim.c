@@ -147,6 +147,89 @@ TEST(transfers_share_a_link)
     teardown(&x);
 }
 
+/* Equal sharing of a link, checked against a fluid model computed here:
+ * flows join at their hop's start + latency, all active flows get bw / n,
+ * a flow ends when its bytes are through. 20 producers on the CPUs end at
+ * different times and send 100-500 MB each over the 10 GB/s link, so up to
+ * 20 flows of different sizes overlap, join and leave at different times. */
+TEST(link_sharing_matches_a_fluid_model)
+{
+    enum { N = 20 };
+    char wl[8192];
+    size_t off = (size_t)snprintf(wl, sizeof wl,
+                                  "{\"format\": \"synor-workload/1\", \"name\": \"fan\", \"tasks\": [\n");
+    for (int k = 0; k < N; k++)
+        off += (size_t)snprintf(wl + off, sizeof wl - off,
+                                " {\"id\": \"p%d\", \"op\": \"relu\", \"dims\": {\"elements\": %d}, "
+                                "\"produces\": [{\"name\": \"x%d\", \"bytes\": %d}]},\n",
+                                k, 20000000 * (k / 2 + 1) + 7000000 * (k % 3), k,
+                                100000000 * (1 + k % 5));
+    for (int k = 0; k < N; k++)
+        off += (size_t)snprintf(wl + off, sizeof wl - off,
+                                " {\"id\": \"c%d\", \"op\": \"relu\", \"dims\": {\"elements\": 1000}, "
+                                "\"consumes\": [{\"name\": \"x%d\"}]}%s\n",
+                                k, k, k + 1 < N ? "," : "]}");
+    fixture x;
+    ASSERT_OK(setup(&x, FABRIC, wl));
+    size_t dev[2 * N], order[2 * N];
+    double st[2 * N] = {0}, ft[2 * N] = {0};
+    for (size_t i = 0; i < 2 * N; i++) {
+        dev[i] = i < N ? i % 2 : 2;
+        order[i] = i;
+    }
+    synor_plan p = {SYNOR_STRATEGY_HEFT, 2 * N, 3, dev, st, ft, order, 0, 0, 0};
+    synor_trace *t;
+    ASSERT_OK(synor_simulate(x.c, &p, &t));
+    ASSERT(check_trace(t, x.c) == NULL);
+    ASSERT_EQ(t->n_transfers, N);
+    /* the fluid model */
+    const double bw = 10e9, lat = 10e-6;
+    double join[N], left[N], end[N];
+    int active[N] = {0}, done[N] = {0};
+    for (int k = 0; k < N; k++) {
+        join[k] = t->transfers[k].start + lat;
+        left[k] = (double)t->transfers[k].bytes;
+        end[k] = -1;
+    }
+    double now = 0;
+    for (int finished = 0; finished < N;) {
+        int n = 0;
+        for (int k = 0; k < N; k++)
+            n += active[k];
+        double next_join = INFINITY, next_end = INFINITY;
+        for (int k = 0; k < N; k++) {
+            if (!active[k] && !done[k] && join[k] < next_join)
+                next_join = join[k];
+            if (active[k] && now + left[k] * n / bw < next_end)
+                next_end = now + left[k] * n / bw;
+        }
+        double to = next_join < next_end ? next_join : next_end;
+        for (int k = 0; k < N; k++)
+            if (active[k])
+                left[k] -= (to - now) * bw / n;
+        now = to;
+        for (int k = 0; k < N; k++) {
+            if (active[k] && left[k] <= 1e-3) {
+                active[k] = 0;
+                done[k] = 1;
+                end[k] = now;
+                finished++;
+            } else if (!active[k] && !done[k] && join[k] <= now) {
+                active[k] = 1;
+            }
+        }
+    }
+    int overlapped = 0;
+    for (int k = 0; k < N; k++) {
+        ASSERT_NEAR(t->transfers[k].end, end[k], 1e-9);
+        if (end[k] - join[k] > left[k] + (double)t->transfers[k].bytes / bw + 1e-6)
+            overlapped++;
+    }
+    ASSERT(overlapped >= N / 2); /* the case is a real test of sharing */
+    synor_trace_destroy(t);
+    teardown(&x);
+}
+
 TEST(a_chain_by_hand)
 {
     fixture x;
@@ -360,6 +443,6 @@ TEST(cleanup)
     cat = NULL;
 }
 
-TEST_MAIN(transfers_share_a_link, a_chain_by_hand, out_of_memory_names_task_device_and_sizes,
+TEST_MAIN(transfers_share_a_link, link_sharing_matches_a_fluid_model, a_chain_by_hand, out_of_memory_names_task_device_and_sizes,
           every_strategy_valid_and_deterministic, training_on_two_nodes,
           trace_round_trip_and_bad_traces, allocation_failures_are_clean, cleanup)

@@ -3,10 +3,14 @@
  * State: a virtual clock and a binary heap of events ordered by (time,
  * creation number), so equal-time events run in creation order and a run
  * is reproducible. Event kinds: a task ends; a hop's latency has passed (the
- * flow joins its link); a flow's last byte arrives. A flow's completion
- * event carries a version: whenever the set of flows on a link direction
- * changes, every flow there is advanced to now at its old rate, gets the new
- * equal share, and a fresh completion event; older events are ignored.
+ * flow joins its link); a link direction's first flow gets its last byte.
+ * Flows on a link direction share its bandwidth equally, by virtual time
+ * (processor sharing): the direction's v grows at bw / n per second, a flow
+ * that joins at v0 with b bytes is done when v reaches v0 + b, so flows
+ * finish in the order of their tags and only the least tag needs an event.
+ * That event carries the direction's version; a flow joining or leaving
+ * bumps it and schedules a fresh one, older ones are ignored. A transfer
+ * costs O(log flows) however many flows share its link.
  *
  * Invariants: a device runs at most one task; a task starts only when all
  * its dependencies have finished and every datum it consumes that another
@@ -35,14 +39,16 @@ typedef struct flow {
     size_t data, dst_space, from_dev, to_dev;
     const synor_path *path;
     size_t hop, channel;
-    double remaining, rate, last, hop_start;
-    uint64_t ver;
+    double hop_start;
+    double tag; /* the channel's virtual time at which this flow is done */
 } flow;
 
 typedef struct channel {
-    size_t *f; /* active flows */
+    size_t *f; /* active flows: a binary heap by (tag, flow index) */
     size_t n, cap;
     double bw;
+    double v, vlast; /* virtual time: bytes served to each flow so far */
+    uint64_t ver;
 } channel;
 
 typedef struct sim {
@@ -148,22 +154,63 @@ static double exec_time(const sim *s, size_t task, size_t dev)
 
 /* ------------------------------------------------------------- transfers */
 
+/* Equal shares by virtual time: the channel's v grows at bw / n per
+ * second, so a flow that joins at v0 with b bytes is done when v reaches
+ * v0 + b. One completion event per channel, for the flow with the least
+ * tag; a change of the flow set supersedes it (channel version). */
+static void chan_advance(sim *s, channel *c)
+{
+    if (c->n)
+        c->v += (s->now - c->vlast) * c->bw / (double)c->n;
+    c->vlast = s->now;
+}
+
+static int flow_before(const sim *s, size_t a, size_t b)
+{
+    double ta = s->flows[a].tag, tb = s->flows[b].tag;
+    return ta < tb || (ta == tb && a < b);
+}
+
+static void chan_push(sim *s, channel *c, size_t fi)
+{
+    size_t k = c->n++;
+    c->f[k] = fi;
+    while (k && flow_before(s, c->f[k], c->f[(k - 1) / 2])) {
+        size_t p = (k - 1) / 2, t = c->f[p];
+        c->f[p] = c->f[k];
+        c->f[k] = t;
+        k = p;
+    }
+}
+
+static size_t chan_pop(sim *s, channel *c)
+{
+    size_t top = c->f[0];
+    c->f[0] = c->f[--c->n];
+    for (size_t k = 0;;) {
+        size_t l = 2 * k + 1, b = k;
+        if (l < c->n && flow_before(s, c->f[l], c->f[b]))
+            b = l;
+        if (l + 1 < c->n && flow_before(s, c->f[l + 1], c->f[b]))
+            b = l + 1;
+        if (b == k)
+            break;
+        size_t t = c->f[k];
+        c->f[k] = c->f[b];
+        c->f[b] = t;
+        k = b;
+    }
+    return top;
+}
+
 static void chan_reshare(sim *s, size_t ci)
 {
     channel *c = &s->ch[ci];
-    for (size_t k = 0; k < c->n; k++) {
-        flow *f = &s->flows[c->f[k]];
-        f->remaining -= f->rate * (s->now - f->last);
-        if (f->remaining < 0)
-            f->remaining = 0;
-        f->last = s->now;
-    }
-    for (size_t k = 0; k < c->n; k++) {
-        flow *f = &s->flows[c->f[k]];
-        f->rate = c->bw / (double)c->n;
-        f->ver++;
-        push(s, s->now + f->remaining / f->rate, EV_FLOW_DONE, c->f[k], f->ver);
-    }
+    c->ver++;
+    if (!c->n)
+        return;
+    double left = s->flows[c->f[0]].tag - c->v;
+    push(s, s->now + (left > 0 ? left : 0) * (double)c->n / c->bw, EV_FLOW_DONE, ci, c->ver);
 }
 
 static void hop_begin(sim *s, size_t fi)
@@ -217,10 +264,9 @@ static void hop_ready(sim *s, size_t fi)
         here = (prev->a == l->a || prev->b == l->a) ? l->a : l->b;
     }
     f->channel = 2 * li + (here == l->a ? 0 : 1);
-    f->remaining = (double)datum(s, f->data)->bytes;
-    f->rate = 0;
-    f->last = s->now;
     channel *c = &s->ch[f->channel];
+    chan_advance(s, c);
+    f->tag = c->v + (double)datum(s, f->data)->bytes;
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 4;
         size_t *p = synor__realloc(c->f, cap * sizeof *p);
@@ -231,25 +277,21 @@ static void hop_ready(sim *s, size_t fi)
         c->f = p;
         c->cap = cap;
     }
-    c->f[c->n++] = fi;
+    chan_push(s, c, fi);
     chan_reshare(s, f->channel);
 }
 
 static void try_start(sim *s, size_t p);
 
-static void flow_done(sim *s, size_t fi, uint64_t ver)
+static void flow_done(sim *s, size_t ci, uint64_t ver)
 {
+    channel *c = &s->ch[ci];
+    if (ver != c->ver || !c->n)
+        return; /* superseded by a change of the channel's flows */
+    chan_advance(s, c);
+    size_t fi = chan_pop(s, c);
     flow *f = &s->flows[fi];
-    if (ver != f->ver)
-        return; /* superseded by a reshare */
-    channel *c = &s->ch[f->channel];
-    for (size_t k = 0; k < c->n; k++)
-        if (c->f[k] == fi) {
-            c->f[k] = c->f[--c->n];
-            break;
-        }
-    f->ver++;
-    chan_reshare(s, f->channel);
+    chan_reshare(s, ci);
     synor_trace_transfer *x = synor__trace_add_transfer(s->tr);
     if (!x) {
         s->rc = synor__error(SYNOR_ENOMEM, "out of memory");
