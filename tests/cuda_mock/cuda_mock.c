@@ -1,0 +1,317 @@
+/* cuda_mock.c - a test double of the CUDA driver API, built as
+ * libcuda.so.1 for tests/test_runtime_cuda_mock.c only (never installed,
+ * never loaded outside that test: it is found through the test's
+ * LD_LIBRARY_PATH). It is not a GPU and computes nothing of its own beyond
+ * copies and the three element-wise kernels: "device memory" is host
+ * memory, and each call checks what a real driver would refuse, so that the
+ * runtime's CUDA backend (src/runtime/cuda_backend.c, src/kernels/
+ * cuda_ops.c) is exercised on a machine without a GPU:
+ *   - a context must be current on the calling thread for memory, copy,
+ *     stream and launch calls (contexts are per thread in CUDA);
+ *   - every device pointer and every byte a copy or a kernel touches must
+ *     lie inside a live allocation (CUDA_ERROR_INVALID_VALUE otherwise);
+ *   - the module must be PTX text that defines each kernel asked for;
+ *   - kernel parameters are read as the kernels of cuda_ops.cu declare them
+ *     (const float *x, float *y, long long n).
+ * Struct layouts and status codes follow the public cuda.h. Counters
+ * (synor_mock_*) let the test see what went through. */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_INVALID_IMAGE = 200,
+    CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_NOT_FOUND = 500,
+};
+
+typedef struct CUDA_MEMCPY2D {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
+
+enum { MEM_HOST = 1, MEM_DEVICE = 2 };
+
+#define MOCK_MEMORY (64ull << 20) /* what cuDeviceTotalMem reports */
+#define MAX_ALLOCS 4096
+
+_Atomic long synor_mock_allocs, synor_mock_copies, synor_mock_launches, synor_mock_errors;
+
+static int inited;
+static int the_context = 1;         /* the primary context's identity */
+static _Thread_local void *current; /* per thread, as in CUDA */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char *p;
+    size_t n;
+} allocs[MAX_ALLOCS];
+static size_t used;
+
+static CUresult fail(CUresult e)
+{
+    atomic_fetch_add(&synor_mock_errors, 1);
+    return e;
+}
+
+/* Is [p, p + n) inside one live allocation? */
+int synor_mock_device_range(CUdeviceptr p, size_t n);
+int synor_mock_device_range(CUdeviceptr p, size_t n)
+{
+    const char *c = (const char *)(uintptr_t)p;
+    int ok = 0;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < MAX_ALLOCS && !ok; i++)
+        ok = allocs[i].p && c >= allocs[i].p && n <= allocs[i].n &&
+             (size_t)(c - allocs[i].p) <= allocs[i].n - n;
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+CUresult cuInit(unsigned flags)
+{
+    if (flags)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    inited = 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *n)
+{
+    if (!inited)
+        return fail(CUDA_ERROR_NOT_INITIALIZED);
+    *n = 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *d, int i)
+{
+    if (i != 0)
+        return fail(CUDA_ERROR_INVALID_DEVICE);
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    if (d != 0 || len < 1)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    strncpy(name, "CUDA driver mock (host memory, tests only)", (size_t)len - 1);
+    name[len - 1] = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
+{
+    if (d != 0)
+        return fail(CUDA_ERROR_INVALID_DEVICE);
+    *bytes = MOCK_MEMORY;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **ctx, CUdevice d)
+{
+    if (d != 0)
+        return fail(CUDA_ERROR_INVALID_DEVICE);
+    *ctx = &the_context;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { return d == 0 ? CUDA_SUCCESS : fail(CUDA_ERROR_INVALID_DEVICE); }
+
+CUresult cuCtxSetCurrent(void *ctx)
+{
+    if (ctx && ctx != &the_context)
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    current = ctx;
+    return CUDA_SUCCESS;
+}
+
+static int have_ctx(void) { return current == &the_context; }
+int synor_mock_have_context(void); /* for the cuBLAS mock */
+int synor_mock_have_context(void) { return have_ctx(); }
+
+/* Streams: a heap cell each, so that a destroy of an unknown one is seen. */
+CUresult cuStreamCreate(void **s, unsigned flags)
+{
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    (void)flags;
+    *s = malloc(1);
+    return *s ? CUDA_SUCCESS : fail(CUDA_ERROR_OUT_OF_MEMORY);
+}
+
+CUresult cuStreamDestroy_v2(void *s)
+{
+    if (!s)
+        return fail(CUDA_ERROR_INVALID_HANDLE);
+    free(s);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(void *s)
+{
+    (void)s; /* work is done when it is enqueued */
+    return have_ctx() ? CUDA_SUCCESS : fail(CUDA_ERROR_INVALID_CONTEXT);
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    if (n == 0)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    pthread_mutex_lock(&lock);
+    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
+    if (used + n <= MOCK_MEMORY)
+        for (size_t i = 0; i < MAX_ALLOCS; i++)
+            if (!allocs[i].p) {
+                allocs[i].p = malloc(n);
+                if (allocs[i].p) {
+                    allocs[i].n = n;
+                    used += n;
+                    *p = (CUdeviceptr)(uintptr_t)allocs[i].p;
+                    e = CUDA_SUCCESS;
+                }
+                break;
+            }
+    pthread_mutex_unlock(&lock);
+    if (e == CUDA_SUCCESS)
+        atomic_fetch_add(&synor_mock_allocs, 1);
+    return e == CUDA_SUCCESS ? e : fail(e);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    CUresult e = CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < MAX_ALLOCS; i++)
+        if (allocs[i].p && allocs[i].p == (char *)(uintptr_t)p) {
+            free(allocs[i].p);
+            used -= allocs[i].n;
+            allocs[i].p = NULL;
+            e = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    if (e == CUDA_SUCCESS)
+        atomic_fetch_sub(&synor_mock_allocs, 1);
+    return e == CUDA_SUCCESS ? e : fail(e);
+}
+
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
+{
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    if (c->srcXInBytes || c->srcY || c->dstXInBytes || c->dstY || c->srcArray || c->dstArray ||
+        c->srcPitch < c->WidthInBytes || c->dstPitch < c->WidthInBytes || !c->Height)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    size_t sspan = c->srcPitch * (c->Height - 1) + c->WidthInBytes;
+    size_t dspan = c->dstPitch * (c->Height - 1) + c->WidthInBytes;
+    const char *src = c->srcMemoryType == MEM_DEVICE ? (const char *)(uintptr_t)c->srcDevice
+                                                      : (const char *)c->srcHost;
+    char *dst = c->dstMemoryType == MEM_DEVICE ? (char *)(uintptr_t)c->dstDevice : (char *)c->dstHost;
+    if ((c->srcMemoryType != MEM_HOST && c->srcMemoryType != MEM_DEVICE) ||
+        (c->dstMemoryType != MEM_HOST && c->dstMemoryType != MEM_DEVICE) || !src || !dst ||
+        (c->srcMemoryType == MEM_DEVICE && !synor_mock_device_range(c->srcDevice, sspan)) ||
+        (c->dstMemoryType == MEM_DEVICE && !synor_mock_device_range(c->dstDevice, dspan)))
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    for (size_t r = 0; r < c->Height; r++)
+        memcpy(dst + r * c->dstPitch, src + r * c->srcPitch, c->WidthInBytes);
+    atomic_fetch_add(&synor_mock_copies, 1);
+    return CUDA_SUCCESS;
+}
+
+/* A module: the PTX text; a function: the index of a known kernel. */
+static const char *const kernels[] = {"synor_relu", "synor_gelu", "synor_silu"};
+static int function_ids[3] = {0, 1, 2};
+
+CUresult cuModuleLoadData(void **m, const void *image)
+{
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    const char *ptx = image;
+    if (!ptx || !strstr(ptx, ".version") || !strstr(ptx, ".target"))
+        return fail(CUDA_ERROR_INVALID_IMAGE);
+    *m = (void *)(uintptr_t)image;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(void *m) { return m ? CUDA_SUCCESS : fail(CUDA_ERROR_INVALID_HANDLE); }
+
+CUresult cuModuleGetFunction(void **f, void *m, const char *name)
+{
+    char entry[64];
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, kernels[i])) {
+            /* the PTX must define it: ".entry synor_relu(" */
+            snprintf(entry, sizeof entry, ".entry %s(", name);
+            if (!strstr((const char *)m, entry))
+                return fail(CUDA_ERROR_NOT_FOUND);
+            *f = &function_ids[i];
+            return CUDA_SUCCESS;
+        }
+    return fail(CUDA_ERROR_NOT_FOUND);
+}
+
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, void *stream, void **params, void **extra)
+{
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    int *id = f;
+    if (!id || id < function_ids || id > function_ids + 2 || !params || extra || shared ||
+        !gx || !gy || !gz || !bx || !by || !bz || bx * by * bz > 1024 || gx > 2147483647u ||
+        gy > 65535 || gz > 65535 || !stream)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    CUdeviceptr x = *(CUdeviceptr *)params[0], y = *(CUdeviceptr *)params[1];
+    long long n = *(long long *)params[2];
+    if (n < 0 || (n && (!synor_mock_device_range(x, (size_t)n * 4) ||
+                        !synor_mock_device_range(y, (size_t)n * 4))))
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    const float *xs = (const float *)(uintptr_t)x;
+    float *ys = (float *)(uintptr_t)y;
+    for (long long i = 0; i < n; i++) {
+        float v = xs[i];
+        ys[i] = *id == 0   ? (v > 0.0f ? v : 0.0f)
+                : *id == 1 ? 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)))
+                           : v / (1.0f + expf(-v));
+    }
+    atomic_fetch_add(&synor_mock_launches, 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorName(CUresult e, const char **s)
+{
+    *s = e == CUDA_ERROR_INVALID_VALUE       ? "CUDA_ERROR_INVALID_VALUE"
+         : e == CUDA_ERROR_OUT_OF_MEMORY     ? "CUDA_ERROR_OUT_OF_MEMORY"
+         : e == CUDA_ERROR_INVALID_CONTEXT   ? "CUDA_ERROR_INVALID_CONTEXT"
+                                             : "CUDA_ERROR_UNKNOWN (mock)";
+    return CUDA_SUCCESS;
+}

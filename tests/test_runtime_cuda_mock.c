@@ -1,0 +1,189 @@
+/* test_runtime_cuda_mock.c - the runtime's CUDA backend against a test
+ * double of the CUDA driver API and cuBLAS (tests/cuda_mock/: host memory,
+ * no GPU), which CTest puts first on LD_LIBRARY_PATH. It checks the
+ * backend's use of the API where no GPU is lent: symbols and their
+ * versions, a current context on every thread that touches the device,
+ * 2-D copies of strided tiles within their allocations, cuBLAS arguments,
+ * kernel parameters, and that every device allocation is freed. What a real
+ * GPU adds (the PTX compiled by the driver, real streams, real speed) is
+ * tested by test_runtime_memory's cuda_kernels_match_the_cpu on a GPU. */
+#include <cblas.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "synor/error.h"
+#include "synor/runtime.h"
+#include "synor/sim.h"
+#include "test.h"
+
+extern const char synor__cuda_ptx[];
+
+/* The mock's counters. The test holds its own reference to the library,
+ * so that it stays loaded (and counting) after a runtime unloads it. */
+static _Atomic long *counter(const char *name)
+{
+    static void *lib;
+    if (!lib)
+        lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    static _Atomic long none = -1;
+    _Atomic long *p = lib ? dlsym(lib, name) : NULL;
+    return p ? p : &none;
+}
+
+static synor_runtime *make(uint64_t cuda_memory, unsigned *cu)
+{
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = 1;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.cuda = 1;
+    c.cuda_memory = cuda_memory;
+    c.trace = 1;
+    synor_runtime *rt = NULL;
+    if (synor_runtime_create(&c, &rt) < 0)
+        return NULL;
+    *cu = 0;
+    for (unsigned i = 1; i < synor_runtime_device_count(rt) && !*cu; i++) {
+        synor_runtime_device_info di;
+        if (synor_runtime_device_get(rt, i, &di) == 0 && !strcmp(di.backend, "cuda"))
+            *cu = i;
+    }
+    return rt;
+}
+
+static int mock_present(void)
+{
+    const char *p = getenv("LD_LIBRARY_PATH");
+    return p && strstr(p, "cuda-mock");
+}
+
+TEST(the_mock_gpu_is_a_runtime_device)
+{
+    if (!mock_present())
+        TEST_SKIP("run through ctest: LD_LIBRARY_PATH must name the CUDA mock");
+    ASSERT_EQ(*counter("synor_mock_allocs"), 0);
+    unsigned cu;
+    synor_runtime *rt = make(0, &cu);
+    ASSERT(rt);
+    ASSERT(cu > 0);
+    synor_runtime_device_info di;
+    ASSERT_OK(synor_runtime_device_get(rt, cu, &di));
+    ASSERT(strstr(di.product, "mock"));
+    ASSERT_EQ(di.kind, SYNOR_KIND_GPU);
+    ASSERT_EQ(di.memory_capacity, 64ull << 20);
+    ASSERT(!di.stopped);
+    ASSERT_STREQ(di.name, "cuda0");
+    synor_runtime_destroy(rt);
+    ASSERT_EQ(*counter("synor_mock_allocs"), 0);
+}
+
+/* Tiled SGEMM over the CPU and the mock GPU (strided tiles, 2-D copies,
+ * cuBLAS), with 1 MiB of device memory so that replicas are evicted. */
+static void tiled_gemm_case(uint64_t cuda_memory)
+{
+    if (!mock_present())
+        TEST_SKIP("run through ctest: LD_LIBRARY_PATH must name the CUDA mock");
+    unsigned cu;
+    synor_runtime *rt = make(cuda_memory, &cu);
+    ASSERT(rt && cu);
+    ASSERT_OK(synor_runtime_start(rt));
+    _Atomic long *copies = counter("synor_mock_copies"), *errors = counter("synor_mock_errors");
+    ASSERT(copies && errors);
+    long copies0 = *copies, errors0 = *errors;
+    size_t m = 1000, n = 700, k = 300;
+    float *a = malloc(m * k * 4), *b = malloc(k * n * 4), *cm = calloc(m * n, 4),
+          *ref = calloc(m * n, 4);
+    ASSERT(a && b && cm && ref);
+    for (size_t i = 0; i < m * k; i++)
+        a[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+    for (size_t i = 0; i < k * n; i++)
+        b[i] = (float)((i * 104729) % 1000) / 1000.0f - 0.5f;
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+                (int)m, b, (int)k, 0.0f, ref, (int)m);
+    ASSERT_OK(synor_tiled_sgemm(rt, m, n, k, 1.0f, a, m, b, k, 0.0f, cm, m, 128));
+    double err = 0;
+    for (size_t i = 0; i < m * n; i++)
+        err = fmax(err, fabs(cm[i] - ref[i]));
+    ASSERT(err < 1e-3);
+    /* The GPU took part: tasks on its worker, copies through the mock. */
+    synor_trace *tr = NULL;
+    ASSERT_OK(synor_runtime_trace(rt, "gemm", &tr));
+    size_t on_gpu = 0;
+    for (size_t i = 0; i < tr->n_tasks; i++)
+        on_gpu += !strcmp(tr->devices[tr->tasks[i].device].name, "cuda0");
+    synor_trace_destroy(tr);
+    ASSERT(on_gpu > 0);
+    ASSERT(*copies > copies0);
+    ASSERT_EQ(*errors, errors0); /* the backend never made a call the mock refused */
+    if (cuda_memory) {
+        synor_runtime_stats st;
+        synor_runtime_get_stats(rt, &st);
+        ASSERT(st.evictions > 0);
+    }
+    free(a);
+    free(b);
+    free(cm);
+    free(ref);
+    synor_runtime_destroy(rt);
+    ASSERT_EQ(*counter("synor_mock_allocs"), 0); /* every device buffer freed */
+}
+
+TEST(tiled_sgemm_on_the_cpu_and_the_mock_gpu_matches_blas) { tiled_gemm_case(0); }
+TEST(tiled_sgemm_with_a_small_device_memory_evicts_and_matches) { tiled_gemm_case(1 << 20); }
+
+static synor_handle *vec(synor_runtime *rt, float *p, size_t n)
+{
+    synor_handle_desc d = {.ptr = p, .dtype = SYNOR_DTYPE_FP32, .ndim = 1, .shape = {n}};
+    synor_handle *h = NULL;
+    return synor_handle_register(rt, &d, &h) == 0 ? h : NULL;
+}
+
+TEST(element_wise_kernels_on_the_mock_gpu_match_the_cpu)
+{
+    if (!mock_present())
+        TEST_SKIP("run through ctest: LD_LIBRARY_PATH must name the CUDA mock");
+    unsigned cu;
+    synor_runtime *rt = make(0, &cu);
+    ASSERT(rt && cu);
+    ASSERT_OK(synor_runtime_start(rt));
+    _Atomic long *launches = counter("synor_mock_launches"), *errors = counter("synor_mock_errors");
+    long l0 = *launches, e0 = *errors;
+    enum { N = 100003 };
+    static float x[N], yg[N], yc[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)(i % 2000) / 200.0f - 5.0f;
+    const synor_kernel *ks[] = {&synor__kernel_relu_x, &synor__kernel_gelu_x,
+                                &synor__kernel_silu_x};
+    for (int k = 0; k < 3; k++) {
+        synor_handle *hx = vec(rt, x, N), *hg = vec(rt, yg, N), *hc = vec(rt, yc, N);
+        ASSERT(hx && hg && hc);
+        synor_task_spec t = {.kernel = ks[k], .priority = SYNOR_PRIORITY_NORMAL, .ndata = 2,
+                             .data = {hx, hg}, .mode = {SYNOR_ACCESS_R, SYNOR_ACCESS_W},
+                             .device = cu + 1};
+        ASSERT_OK(synor_task_submit(rt, &t));
+        t.data[1] = hc;
+        t.device = 1;
+        ASSERT_OK(synor_task_submit(rt, &t));
+        ASSERT_OK(synor_runtime_wait_all(rt));
+        ASSERT_OK(synor_handle_unregister(hx));
+        ASSERT_OK(synor_handle_unregister(hg));
+        ASSERT_OK(synor_handle_unregister(hc));
+        for (int i = 0; i < N; i++)
+            ASSERT(fabsf(yg[i] - yc[i]) <= 1e-6f * (1.0f + fabsf(yc[i])));
+    }
+    /* With PTX (nvcc worked at build time) the kernels ran on the mock GPU;
+     * without it, the tasks failed over to the CPU. */
+    ASSERT_EQ(*launches - l0, synor__cuda_ptx[0] ? 3 : 0);
+    ASSERT_EQ(*errors, e0);
+    synor_runtime_destroy(rt);
+    ASSERT_EQ(*counter("synor_mock_allocs"), 0);
+}
+
+TEST_MAIN(the_mock_gpu_is_a_runtime_device, tiled_sgemm_on_the_cpu_and_the_mock_gpu_matches_blas,
+          tiled_sgemm_with_a_small_device_memory_evicts_and_matches,
+          element_wise_kernels_on_the_mock_gpu_match_the_cpu)
