@@ -16,6 +16,8 @@ typedef struct ref_order {
     int side;
     int64_t price, qty;
     uint8_t min_rep;
+    uint8_t n_also; /* an arriving bid's region set (cmd.also) */
+    uint32_t also[3];
 } ref_order;
 
 typedef struct ref_market {
@@ -24,6 +26,7 @@ typedef struct ref_market {
     uint64_t arrivals, seq, last_time;
     uint8_t rep[256];
     uint32_t n_owners, n_res;
+    uint32_t offer[256]; /* resource -> kind/profile group, for region sets */
     synor_market_event *ev;
     size_t n_ev, cap_ev;
 } ref_market;
@@ -94,14 +97,26 @@ static int ref_crosses(int side, int limit, int64_t price, int64_t lp)
     return side == SYNOR_BID ? lp <= price : lp >= price;
 }
 
-/* Index of the best crossing opposite order not in `skip` list, or -1. */
+/* Which of the taker's books res is: 0 its own, k + 1 its also[k], -1 none. */
+static int ref_rank(const ref_order *t, uint32_t res)
+{
+    if (res == t->resource)
+        return 0;
+    for (int k = 0; k < t->n_also; k++)
+        if (t->also[k] == res)
+            return k + 1;
+    return -1;
+}
+
+/* Index of the best crossing opposite order not in `skip` list, or -1:
+ * better price, then the earlier book of the taker, then earlier arrival. */
 static long ref_next(ref_market *r, const ref_order *t, int limit, const uint64_t *skip,
                      size_t n_skip)
 {
     long best = -1;
     for (size_t i = 0; i < r->n; i++) {
         const ref_order *o = &r->o[i];
-        if (o->resource != t->resource || o->side == t->side ||
+        if (ref_rank(t, o->resource) < 0 || o->side == t->side ||
             !ref_crosses(t->side, limit, t->price, o->price))
             continue;
         int skipped = 0;
@@ -109,7 +124,11 @@ static long ref_next(ref_market *r, const ref_order *t, int limit, const uint64_
             skipped |= skip[k] == o->id;
         if (skipped)
             continue;
-        if (best < 0 || ref_before(o, &r->o[best]))
+        const ref_order *b = best < 0 ? NULL : &r->o[best];
+        if (!b || (o->price != b->price ? ref_before(o, b)
+                   : ref_rank(t, o->resource) != ref_rank(t, b->resource)
+                       ? ref_rank(t, o->resource) < ref_rank(t, b->resource)
+                       : o->arrival < b->arrival))
             best = (long)i;
     }
     return best;
@@ -132,6 +151,7 @@ static void ref_match(ref_market *r, ref_order *t, int limit, uint64_t time)
             o->qty -= q;
             t->qty -= q;
             synor_market_event e = ref_ev(r, SYNOR_EV_TRADE, t, 0, t->qty, time);
+            e.resource = o->resource; /* the book it traded in */
             e.price = o->price;
             e.qty = q;
             e.maker_id = o->id;
@@ -223,13 +243,26 @@ static int ref_submit(ref_market *r, const synor_market_cmd *c)
             return ref_reject(r, c, SYNOR_REASON_BAD_EXPIRY);
         if (ref_find(r, c->order_id) >= 0)
             return ref_reject(r, c, SYNOR_REASON_DUPLICATE_ID);
+        if (c->n_also) {
+            if (c->n_also > 3 || c->side != SYNOR_BID)
+                return ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
+            for (int k = 0; k < c->n_also; k++) {
+                int bad = c->also[k] >= r->n_res || c->also[k] == c->resource ||
+                          r->offer[c->also[k] % 256] != r->offer[c->resource];
+                for (int j = 0; j < k; j++)
+                    bad |= c->also[j] == c->also[k];
+                if (bad)
+                    return ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
+            }
+        }
         ref_order t = {c->order_id, ++r->arrivals, c->expires, c->duration, c->owner,
-                       c->resource, c->side, c->price, c->qty, c->min_reputation};
+                       c->resource, c->side, c->price, c->qty, c->min_reputation,
+                       c->n_also, {c->also[0], c->also[1], c->also[2]}};
         if (c->tif == SYNOR_FOK) {
             int64_t avail = 0;
             for (size_t i = 0; i < r->n; i++) {
                 const ref_order *o = &r->o[i];
-                if (o->resource == t.resource && o->side != t.side &&
+                if (ref_rank(&t, o->resource) >= 0 && o->side != t.side &&
                     ref_crosses(t.side, limit, t.price, o->price) && o->owner != t.owner &&
                     ref_eligible(r, &t, o, c->time))
                     avail += o->qty;
@@ -248,6 +281,7 @@ static int ref_submit(ref_market *r, const synor_market_cmd *c)
                 r->cap = r->cap ? r->cap * 2 : 256;
                 r->o = realloc(r->o, r->cap * sizeof *r->o);
             }
+            t.n_also = 0; /* a resting bid stays in its own book */
             r->o[r->n++] = t;
         } else if (t.qty > 0) {
             ref_emit(r, ref_ev(r, SYNOR_EV_CANCELLED, &t, SYNOR_REASON_IOC_REMAINDER, 0, c->time));

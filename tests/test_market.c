@@ -337,6 +337,195 @@ TEST(differential_against_reference_book)
     }
 }
 
+TEST(a_region_set_takes_the_best_asks_across_regions)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    uint32_t us, ap;
+    ASSERT_OK(synor_market_resource(f.m, f.cat, "gpu/nvidia-h100-sxm/us-east", &us));
+    ASSERT_OK(synor_market_resource(f.m, f.cat, "gpu/nvidia-h100-sxm/ap-south", &ap));
+    submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 105, 2, SYNOR_GTC)); /* eu-west */
+    submit(&f, place(2, f.bob, us, SYNOR_ASK, 100, 2, SYNOR_GTC));
+    submit(&f, place(3, f.carol, ap, SYNOR_ASK, 105, 2, SYNOR_GTC));
+    submit(&f, place(4, f.carol, us, SYNOR_ASK, 110, 5, SYNOR_GTC));
+    /* dave bids in eu-west, also us-east then ap-south, 7 units at 105:
+     * 2 at 100 in us-east, then at 105 his own book before ap-south, and
+     * 1 unit rests in eu-west (110 is above his price) */
+    synor_market_cmd b = place(5, f.dave, f.gpu, SYNOR_BID, 105, 7, SYNOR_GTC);
+    b.n_also = 2;
+    b.also[0] = ap; /* at one price: eu-west, then ap-south, then us-east */
+    b.also[1] = us;
+    size_t from = f.log.n;
+    submit(&f, b);
+    uint32_t want_res[3] = {us, f.gpu, ap};
+    uint64_t want_maker[3] = {2, 1, 3};
+    size_t t = 0;
+    for (size_t i = from; i < f.log.n; i++)
+        if (f.log.ev[i].kind == SYNOR_EV_TRADE) {
+            ASSERT(t < 3);
+            ASSERT_EQ(f.log.ev[i].resource, want_res[t]);
+            ASSERT_EQ(f.log.ev[i].maker_id, want_maker[t]);
+            ASSERT_EQ(f.log.ev[i].qty, 2);
+            t++;
+        }
+    ASSERT_EQ(t, 3);
+    synor_market_order o;
+    ASSERT_OK(synor_market_order_get(f.m, 5, &o));
+    ASSERT_EQ(o.resource, f.gpu);
+    ASSERT_EQ(o.qty, 1);
+    /* FOK counts every book of the set: from ap-south, with us-east, 5
+     * units are there at 110 (carol's, in us-east): 7 cannot fill, 5 can */
+    synor_market_cmd k = place(6, f.alice, ap, SYNOR_BID, 110, 7, SYNOR_FOK);
+    k.n_also = 1;
+    k.also[0] = us;
+    from = f.log.n;
+    submit(&f, k);
+    ASSERT(find_ev_kind_reason(&f, from, SYNOR_EV_CANCELLED, SYNOR_REASON_FOK_UNFILLABLE) >= 0);
+    k.order_id = 7;
+    k.qty = 5;
+    from = f.log.n;
+    submit(&f, k);
+    ASSERT(find_ev_kind_reason(&f, from, SYNOR_EV_CANCELLED, SYNOR_REASON_FOK_UNFILLABLE) < 0);
+    /* refused: an ask with a set, another profile, the bid's own book, a
+     * repeat, an unknown resource, more than three */
+    synor_market_cmd bad[6];
+    for (int i = 0; i < 6; i++) {
+        bad[i] = place(10 + (uint64_t)i, f.bob, f.gpu, SYNOR_BID, 100, 1, SYNOR_GTC);
+        bad[i].n_also = 1;
+        bad[i].also[0] = us;
+    }
+    bad[0].side = SYNOR_ASK;
+    bad[1].also[0] = f.tpu;
+    bad[2].also[0] = f.gpu;
+    bad[3].n_also = 2;
+    bad[3].also[1] = us;
+    bad[4].also[0] = 99;
+    bad[5].n_also = 4;
+    for (int i = 0; i < 6; i++) {
+        from = f.log.n;
+        submit(&f, bad[i]);
+        ASSERT_EQ(f.log.n, from + 1);
+        ASSERT_EQ(f.log.ev[from].kind, SYNOR_EV_REJECTED);
+        ASSERT_EQ(f.log.ev[from].reason, SYNOR_REASON_BAD_FIELD);
+        ASSERT(synor_market_order_get(f.m, bad[i].order_id, &o) < 0); /* nothing rests */
+    }
+    size_t n;
+    synor_market_order all[8];
+    ASSERT_OK(synor_market_orders(f.m, us, SYNOR_ASK, all, 8, &n));
+    ASSERT_EQ(n, 0); /* carol's 5 at 110 went to order 7 */
+    fx_close(&f);
+}
+
+/* Bids with region sets (cmd.also), fast book against the reference, on
+ * three regions of one GPU and a TPU book (also-lists naming the TPU, the
+ * bid's own book, a repeat or an ask are refused); then the same stream
+ * through the journal, replayed to the same state. */
+static synor_market_cmd random_cmd_also(uint64_t *next_id)
+{
+    synor_market_cmd c = random_cmd(next_id, 4, 4);
+    if (c.kind == SYNOR_CMD_PLACE && rnd() % 3 == 0) {
+        /* mostly the other H100 regions; now and then the bid's own book,
+         * the TPU, an unknown resource, a repeat, or a fourth entry */
+        static const uint32_t h100[3] = {0, 2, 3};
+        c.n_also = (uint8_t)(1 + rnd() % (rnd() % 40 == 0 ? 4 : 2));
+        uint32_t start = (uint32_t)(rnd() % 3);
+        for (unsigned k = 0; k < c.n_also && k < 3; k++)
+            c.also[k] = rnd() % 10 == 0 ? (uint32_t)(rnd() % 5) : h100[(start + k) % 3];
+        if (c.resource != 1 && rnd() % 2 == 0)
+            c.resource = h100[rnd() % 3];
+    }
+    return c;
+}
+
+TEST(region_sets_against_reference_book_and_journal)
+{
+    char dir[] = "/tmp/synor-also-XXXXXX";
+    ASSERT(mkdtemp(dir));
+    uint64_t hashes[2] = {0};
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        fx f, fj;
+        ASSERT_OK(fx_open(&f, NULL));
+        char sub[64];
+        snprintf(sub, sizeof sub, "%s/%llu", dir, (unsigned long long)seed);
+        ASSERT_OK(fx_open(&fj, sub));
+        uint32_t us, ap;
+        fx *both[2] = {&f, &fj};
+        for (int k = 0; k < 2; k++) {
+            ASSERT_OK(synor_market_resource(both[k]->m, both[k]->cat, "gpu/nvidia-h100-sxm/us-east", &us));
+            ASSERT_OK(synor_market_resource(both[k]->m, both[k]->cat, "gpu/nvidia-h100-sxm/ap-south", &ap));
+        }
+        ASSERT_EQ(us, 2);
+        ASSERT_EQ(ap, 3);
+        ref_market r;
+        memset(&r, 0, sizeof r);
+        r.n_owners = 4;
+        r.n_res = 4;
+        r.offer[1] = 1; /* the TPU; 0, 2, 3 are the H100 in three regions */
+        memset(r.rep, 50, sizeof r.rep);
+        r.seq = synor_market_seq(f.m);
+        rng_state = seed * 0x2545f4914f6cdd1dull;
+        uint64_t next_id = 1;
+        size_t swept = 0;
+        for (int i = 0; i < 4000; i++) {
+            synor_market_cmd c = random_cmd_also(&next_id);
+            ASSERT_OK(synor_market_submit(f.m, &c));
+            ASSERT_OK(synor_market_submit(fj.m, &c));
+            ASSERT_OK(synor_market_commit(fj.m));
+            ref_submit(&r, &c);
+        }
+        if (f.log.n != r.n_ev)
+            TEST__FAIL("seed %llu: %zu events vs %zu in the reference", (unsigned long long)seed,
+                       f.log.n, r.n_ev);
+        for (size_t i = 0; i < r.n_ev; i++) {
+            if (!ev_equal(&f.log.ev[i], &r.ev[i]))
+                TEST__FAIL("seed %llu: event %zu differs (kind %d/%d, order %llu/%llu)",
+                           (unsigned long long)seed, i, f.log.ev[i].kind, r.ev[i].kind,
+                           (unsigned long long)f.log.ev[i].order_id,
+                           (unsigned long long)r.ev[i].order_id);
+            /* a trade in another book than the taker's own: a sweep */
+            if (r.ev[i].kind == SYNOR_EV_TRADE && r.ev[i].side == SYNOR_BID) {
+                long o = -1;
+                for (size_t j = i; j-- > 0 && o < 0;)
+                    if (r.ev[j].kind == SYNOR_EV_ACCEPTED && r.ev[j].order_id == r.ev[i].order_id)
+                        o = (long)j;
+                swept += o >= 0 && r.ev[o].resource != r.ev[i].resource;
+            }
+        }
+        static synor_market_order got[8000];
+        static ref_order want[8000];
+        for (uint32_t res = 0; res < 4; res++)
+            for (int s = 0; s < 2; s++) {
+                size_t n;
+                ASSERT_OK(synor_market_orders(f.m, res, (synor_side)s, got, 8000, &n));
+                size_t nw = ref_side(&r, res, s, want);
+                ASSERT_EQ(n, nw);
+                for (size_t k = 0; k < n; k++)
+                    ASSERT(got[k].id == want[k].id && got[k].qty == want[k].qty &&
+                           got[k].price == want[k].price && got[k].owner == want[k].owner);
+            }
+        if (swept < 10) /* the case really crosses books (20-40 per seed) */
+            TEST__FAIL("seed %llu: only %zu trades in another region", (unsigned long long)seed,
+                       swept);
+        /* the journal: the same state, and again after a replay */
+        hashes[0] = synor_market_state_hash(f.m);
+        ASSERT_EQ(synor_market_state_hash(fj.m), hashes[0]);
+        synor_market_close(fj.m);
+        synor_market_config cfg;
+        synor_market_config_init(&cfg);
+        cfg.dir = sub;
+        ASSERT_OK(synor_market_open(&cfg, &fj.m));
+        hashes[1] = synor_market_state_hash(fj.m);
+        ASSERT_EQ(hashes[1], hashes[0]);
+        free(r.o);
+        free(r.ev);
+        fx_close(&f);
+        fx_close(&fj);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ASSERT_EQ(system(cmd), 0);
+}
+
 TEST(price_discovery)
 {
     fx f;
@@ -542,7 +731,8 @@ TEST(lease_terms_and_constraints)
     fx_close(&f);
 }
 
-TEST_MAIN(preemptible_capacity, lease_terms_and_constraints, price_time_priority_and_partial_fills, ioc_fok_market_orders,
+TEST_MAIN(a_region_set_takes_the_best_asks_across_regions,
+          region_sets_against_reference_book_and_journal, preemptible_capacity, lease_terms_and_constraints, price_time_priority_and_partial_fills, ioc_fok_market_orders,
           self_trade_prevention_cancels_the_resting_order, amend_keeps_or_loses_priority,
           expiry_and_reputation_constraints, constraints_of_resting_bids_and_durations,
           bad_commands_change_nothing,

@@ -22,7 +22,9 @@
  * later time arrives. A bid may require a minimum provider reputation, a
  * duration and a set of provider zones; asks of providers below that
  * reputation, available for less than the duration or outside the zones are
- * skipped (not cancelled) - whichever of the two orders arrived first.
+ * skipped (not cancelled) - whichever of the two orders arrived first. An
+ * arriving bid may also name other regions of its resource (cmd.also): it
+ * then takes the best asks across those books before resting in its own.
  *
  * Durability (synor_market_open with a directory): every accepted command is
  * appended to the journal before its events are released; events are
@@ -91,7 +93,17 @@ typedef struct synor_market_cmd {
                               on-demand (preempts any interruptible lease) */
     uint8_t min_reputation; /* bid: only match providers at least this */
     uint8_t reputation;     /* REPUTATION: the new value */
+    /* bid (PLACE): the region set. Up to SYNOR_MARKET_MAX_ALSO more
+     * resources of the same kind and profile in other regions whose asks
+     * the bid may also take when it arrives: the best price across the
+     * bid's own book and these wins; at one price its own book first, then
+     * these in the order given, time priority within a book. What is left
+     * rests in its own book only. n_also = 0: its own book only. */
+    uint8_t n_also;
+    uint32_t also[3];
 } synor_market_cmd;
+
+#define SYNOR_MARKET_MAX_ALSO 3
 
 /* Why an order was rejected or cancelled (event reason). */
 #define SYNOR_MARKET_REASON_MAP(X)                                       \

@@ -206,7 +206,7 @@ static int apply_line(mctx *x, const char *text, size_t len, const char *name)
                                        "side",   "type",     "tif",           "price",
                                        "qty",    "time",     "expires",       "interruptible",
                                        "priority", "min_reputation", "reputation", "duration",
-                                       "zone", "zones", NULL};
+                                       "zone", "zones", "also", NULL};
     const char *cmd = NULL, *owner = NULL, *res = NULL, *side = "bid", *type = "limit",
                *tif = "gtc";
     synor_market_cmd c;
@@ -235,9 +235,10 @@ static int apply_line(mctx *x, const char *text, size_t len, const char *name)
     }
     /* zones are interned on first use, like owners */
     const char *zone = NULL;
-    synor__jval *zones = NULL;
+    synor__jval *zones = NULL, *also = NULL;
     if ((rc = field_str(d, o, "zone", &zone, 0)) ||
-        (rc = synor__json_member(d, o, "command", "zones", SYNOR__J_ARRAY, 0, &zones))) {
+        (rc = synor__json_member(d, o, "command", "zones", SYNOR__J_ARRAY, 0, &zones)) ||
+        (rc = synor__json_member(d, o, "command", "also", SYNOR__J_ARRAY, 0, &also))) {
         reject_line(x, "MALFORMED", synor_errmsg());
         fprintf(stderr, "synor market: %s\n", synor_errmsg());
         synor__jdoc_free(d);
@@ -320,6 +321,22 @@ static int apply_line(mctx *x, const char *text, size_t len, const char *name)
         reject_line(x, "UNKNOWN_RESOURCE", synor_errmsg());
         synor__jdoc_free(d);
         return rc == SYNOR_ENOENT || rc == SYNOR_EINVAL ? 0 : rc;
+    }
+    /* a bid's region set: more resources, opened like the first one */
+    for (size_t k = 0; also && c.kind == SYNOR_CMD_PLACE && k < also->u.arr.n; k++) {
+        const synor__jval *a = also->u.arr.items[k];
+        if (k == SYNOR_MARKET_MAX_ALSO || a->type != SYNOR__J_STRING) {
+            reject_line(x, "BAD_FIELD", a->type != SYNOR__J_STRING ? "also: resources are strings"
+                                                                    : "also: at most 3 resources");
+            synor__jdoc_free(d);
+            return 0;
+        }
+        if ((rc = synor_market_resource(x->m, x->cat, a->u.str.s, &c.also[k]))) {
+            reject_line(x, "UNKNOWN_RESOURCE", synor_errmsg());
+            synor__jdoc_free(d);
+            return rc == SYNOR_ENOENT || rc == SYNOR_EINVAL ? 0 : rc;
+        }
+        c.n_also = (uint8_t)(k + 1);
     }
     synor__jdoc_free(d);
     return synor_market_submit(x->m, &c);
@@ -428,7 +445,7 @@ static const struct msub {
      "place --owner O --resource KIND/PROFILE/REGION --side bid|ask --qty N\n"
      "        (--price P | --market) [--tif gtc|ioc|fok] [--id N] [--expires-in SEC]\n"
      "        [--interruptible] [--zone Z] [--min-reputation N] [--duration SEC]\n"
-     "        [--zones Z1,Z2,...] [--priority N | --on-demand]",
+     "        [--zones Z1,Z2,...] [--also R2,R3] [--priority N | --on-demand]",
      "enter an order; prints its events (accepted, trades, leases...)"},
     {"amend", "amend --owner O --id N --price P --qty N",
      "change an open order (a pure quantity reduction keeps time priority)"},
@@ -553,7 +570,7 @@ static int flags_to_json(const char *sub, int argc, char **argv, uint64_t t, syn
         const char *tif = opt(argc, argv, "--tif"), *exp = opt(argc, argv, "--expires-in");
         const char *minrep = opt(argc, argv, "--min-reputation"), *zone = opt(argc, argv, "--zone");
         const char *prio = opt(argc, argv, "--priority"), *dur = opt(argc, argv, "--duration");
-        const char *zones = opt(argc, argv, "--zones");
+        const char *zones = opt(argc, argv, "--zones"), *also = opt(argc, argv, "--also");
         synor__jw_key(&w, "side");
         synor__jw_str(&w, side);
         synor__jw_key(&w, "type");
@@ -576,13 +593,16 @@ static int flags_to_json(const char *sub, int argc, char **argv, uint64_t t, syn
             synor__jw_key(&w, "zone");
             synor__jw_str(&w, zone);
         }
-        if (zones) {
-            synor__jw_key(&w, "zones");
+        const char *lists[2][2] = {{"zones", zones}, {"also", also}};
+        for (int l = 0; l < 2; l++) {
+            if (!lists[l][1])
+                continue;
+            synor__jw_key(&w, lists[l][0]);
             synor__jw_arr_begin(&w);
-            for (const char *p = zones; *p;) {
+            for (const char *p = lists[l][1]; *p;) {
                 const char *q = strchr(p, ',');
                 size_t n = q ? (size_t)(q - p) : strlen(p);
-                char z[64];
+                char z[160];
                 synor__strlcpy(z, p, n + 1 < sizeof z ? n + 1 : sizeof z);
                 synor__jw_str(&w, z);
                 p += n + (q != NULL);

@@ -469,63 +469,102 @@ static int64_t fillable(const synor_market *m, const mside *opp, const morder *t
     return got;
 }
 
-/* Matches taker (not yet in the book) against the opposite side. */
-static void match(synor_market *m, morder *t, int limit)
+/* Matches taker t (not in a book) against level i of the opposite side of
+ * book r: trades with the orders it may trade with, in time order. */
+static inline void match_level(synor_market *m, morder *t, uint32_t r, uint32_t i)
 {
-    mbook *b = &m->books[t->resource];
+    mbook *b = &m->books[r];
     mside *opp = &b->side[!t->side];
-    uint32_t i = opp->n;
-    while (t->qty > 0 && i > 0) {
-        i--;
-        mlevel *L = &opp->v[i];
-        if (L->count == 0)
-            continue;
-        if (limit && !crosses(t->side, t->price, L->price))
-            break;
-        int64_t lp = L->price;
-        uint32_t h = L->head;
-        while (h && t->qty > 0) {
-            morder *o = &m->pool[h];
-            uint32_t next = o->next;
-            if (o->owner == t->owner) {
-                /* self-trade prevention: the resting order is cancelled */
-                ev_order(m, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0);
+    mlevel *L = &opp->v[i];
+    int64_t lp = L->price;
+    uint32_t h = L->head;
+    while (h && t->qty > 0) {
+        morder *o = &m->pool[h];
+        uint32_t next = o->next;
+        if (o->owner == t->owner) {
+            /* self-trade prevention: the resting order is cancelled */
+            ev_order(m, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0);
+            map_del(m, o->id);
+            unlink_at(m, opp, i, h);
+            pool_free(m, h);
+        } else if (eligible(m, t, o)) {
+            int64_t q = o->qty < t->qty ? o->qty : t->qty;
+            o->qty -= q;
+            t->qty -= q;
+            L->qty -= q;
+            synor__record_trade(m, b, lp, q);
+            if (!synor__quiet(m)) {
+                synor_market_event ev = synor__event(m, SYNOR_EV_TRADE);
+                ev.order_id = t->id;
+                ev.owner = t->owner;
+                ev.resource = r; /* the book it traded in */
+                ev.side = (synor_side)t->side;
+                ev.price = lp;
+                ev.qty = q;
+                ev.remaining = t->qty;
+                ev.maker_id = o->id;
+                ev.maker_owner = o->owner;
+                synor__emit(m, &ev);
+            }
+            /* capacity from an interruptible ask is leased, preemptible */
+            const morder *ask = t->side == SYNOR_ASK ? t : o, *bidder = t->side == SYNOR_ASK ? o : t;
+            if (ask->interruptible && !m->lease_error)
+                m->lease_error = synor__lease_add(m, ask, bidder, lp, q);
+            if (o->qty == 0) {
                 map_del(m, o->id);
                 unlink_at(m, opp, i, h);
                 pool_free(m, h);
-            } else if (eligible(m, t, o)) {
-                int64_t q = o->qty < t->qty ? o->qty : t->qty;
-                o->qty -= q;
-                t->qty -= q;
-                L->qty -= q;
-                synor__record_trade(m, b, lp, q);
-                if (!synor__quiet(m)) {
-                    synor_market_event ev = synor__event(m, SYNOR_EV_TRADE);
-                    ev.order_id = t->id;
-                    ev.owner = t->owner;
-                    ev.resource = t->resource;
-                    ev.side = (synor_side)t->side;
-                    ev.price = lp;
-                    ev.qty = q;
-                    ev.remaining = t->qty;
-                    ev.maker_id = o->id;
-                    ev.maker_owner = o->owner;
-                    synor__emit(m, &ev);
-                }
-                /* capacity from an interruptible ask is leased, preemptible */
-                const morder *ask = t->side == SYNOR_ASK ? t : o, *bidder = t->side == SYNOR_ASK ? o : t;
-                if (ask->interruptible && !m->lease_error)
-                    m->lease_error = synor__lease_add(m, ask, bidder, lp, q);
-                if (o->qty == 0) {
-                    map_del(m, o->id);
-                    unlink_at(m, opp, i, h);
-                    pool_free(m, h);
-                }
             }
-            h = next;
         }
-        /* a level with orders left holds only orders this taker may not
-         * trade with (or the taker is filled): look at the next one */
+        h = next;
+    }
+}
+
+/* Matches taker (not yet in the book) against the opposite side. A level
+ * with orders left afterwards holds only orders this taker may not trade
+ * with (or the taker is filled): the next one is looked at. */
+static void match(synor_market *m, morder *t, int limit)
+{
+    const mside *opp = &m->books[t->resource].side[!t->side];
+    uint32_t i = opp->n;
+    while (t->qty > 0 && i > 0) {
+        i--;
+        if (opp->v[i].count == 0)
+            continue;
+        if (limit && !crosses(t->side, t->price, opp->v[i].price))
+            break;
+        match_level(m, t, t->resource, i);
+    }
+}
+
+/* A bid with a region set: the best level across its books, again and
+ * again; at one price the earlier book in `books` first. */
+static void sweep(synor_market *m, morder *t, int limit, const uint32_t *books, unsigned nb)
+{
+    uint32_t idx[1 + SYNOR_MARKET_MAX_ALSO];
+    for (unsigned k = 0; k < nb; k++)
+        idx[k] = m->books[books[k]].side[!t->side].n;
+    while (t->qty > 0) {
+        int best = -1;
+        int64_t bp = 0;
+        for (unsigned k = 0; k < nb; k++) {
+            const mside *sd = &m->books[books[k]].side[!t->side];
+            while (idx[k] > 0 && sd->v[idx[k] - 1].count == 0)
+                idx[k]--;
+            if (idx[k] == 0)
+                continue;
+            int64_t lp = sd->v[idx[k] - 1].price;
+            if (limit && !crosses(t->side, t->price, lp))
+                idx[k] = 0;
+            else if (best < 0 || better(!t->side, lp, bp)) {
+                best = (int)k;
+                bp = lp;
+            }
+        }
+        if (best < 0)
+            break;
+        idx[best]--;
+        match_level(m, t, books[best], idx[best]);
     }
 }
 
@@ -567,8 +606,20 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
         return synor__reject(m, c, SYNOR_REASON_BAD_EXPIRY);
     if (synor__map_get(m, c->order_id))
         return synor__reject(m, c, SYNOR_REASON_DUPLICATE_ID);
+    uint32_t books[1 + SYNOR_MARKET_MAX_ALSO] = {c->resource};
+    unsigned nb = 1;
+    if (c->n_also) {
+        if (c->n_also > SYNOR_MARKET_MAX_ALSO || c->side != SYNOR_BID)
+            return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
+        for (unsigned k = 0; k < c->n_also; k++) {
+            uint32_t r = c->also[k];
+            for (unsigned j = 0; j < nb; j++)
+                if (r >= m->n_res || r == books[j] || !synor__same_offer(m, r, c->resource))
+                    return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
+            books[nb++] = r;
+        }
+    }
 
-    mbook *b = &m->books[c->resource];
     morder tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.id = c->order_id;
@@ -582,7 +633,10 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
     tmp.zones = c->zones;
     tmp.zone = c->zone;
     tmp.min_rep = c->min_reputation;
-    if (c->tif == SYNOR_FOK && fillable(m, &b->side[!c->side], &tmp, limit, c->qty) < c->qty) {
+    int64_t can = 0;
+    for (unsigned k = 0; c->tif == SYNOR_FOK && k < nb; k++)
+        can += fillable(m, &m->books[books[k]].side[!c->side], &tmp, limit, c->qty - can);
+    if (c->tif == SYNOR_FOK && can < c->qty) {
         ev_order(m, SYNOR_EV_ACCEPTED, &tmp, 0, c->qty);
         ev_order(m, SYNOR_EV_CANCELLED, &tmp, SYNOR_REASON_FOK_UNFILLABLE, 0);
         return 0;
@@ -614,7 +668,10 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
             o->price = 1;
     }
     ev_order(m, SYNOR_EV_ACCEPTED, o, 0, o->qty);
-    match(m, o, limit);
+    if (nb > 1)
+        sweep(m, o, limit, books, nb);
+    else
+        match(m, o, limit);
     o = &m->pool[h]; /* match() does not grow the pool, but stay safe */
     if (o->qty > 0 && o->side == SYNOR_BID && limit && c->tif != SYNOR_FOK && m->n_leases) {
         int rc = synor__lease_outbid(m, o);

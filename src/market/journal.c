@@ -135,6 +135,9 @@ static uint64_t get64(const unsigned char *p)
 }
 
 #define CMD_PAYLOAD 80
+/* A bid with a region set: the 80 bytes, then n_also and 3 resources. The
+ * plain form stays 80 bytes, so journals without such bids are unchanged. */
+#define CMD_PAYLOAD_ALSO 96
 
 static void encode_cmd(unsigned char *p, const synor_market_cmd *c)
 {
@@ -156,9 +159,15 @@ static void encode_cmd(unsigned char *p, const synor_market_cmd *c)
     put64(p + 56, c->duration);
     put64(p + 64, c->zones);
     put64(p + 72, c->zone);
+    if (c->n_also) {
+        memset(p + 80, 0, CMD_PAYLOAD_ALSO - 80);
+        p[80] = c->n_also;
+        for (unsigned k = 0; k < 3; k++)
+            put32(p + 84 + 4 * k, c->also[k]);
+    }
 }
 
-static void decode_cmd(const unsigned char *p, synor_market_cmd *c)
+static void decode_cmd(const unsigned char *p, size_t n, synor_market_cmd *c)
 {
     memset(c, 0, sizeof *c);
     c->kind = (synor_market_cmd_kind)p[0];
@@ -179,6 +188,11 @@ static void decode_cmd(const unsigned char *p, synor_market_cmd *c)
     c->duration = get64(p + 56);
     c->zones = get64(p + 64);
     c->zone = (uint8_t)get64(p + 72);
+    if (n == CMD_PAYLOAD_ALSO) {
+        c->n_also = p[80];
+        for (unsigned k = 0; k < 3; k++)
+            c->also[k] = get32(p + 84 + 4 * k);
+    }
 }
 
 static void append_record(mjournal *j, int type, uint64_t seq, const void *payload, size_t n)
@@ -200,9 +214,10 @@ static void append_record(mjournal *j, int type, uint64_t seq, const void *paylo
 
 int synor__journal_cmd(synor_market *m, const synor_market_cmd *c)
 {
-    unsigned char p[CMD_PAYLOAD];
+    unsigned char p[CMD_PAYLOAD_ALSO];
     encode_cmd(p, c);
-    append_record(m->journal, SYNOR__REC_CMD, m->seq + 1, p, sizeof p);
+    append_record(m->journal, SYNOR__REC_CMD, m->seq + 1, p,
+                  c->n_also ? CMD_PAYLOAD_ALSO : CMD_PAYLOAD);
     if (m->journal->pending.failed)
         return synor__error(SYNOR_ENOMEM, "market journal: out of memory");
     if (m->cfg.fsync == SYNOR_FSYNC_EVERY)
@@ -502,12 +517,13 @@ static int load_snapshot(synor_market *m)
 
 /* The offset of the first intact record at or after `from` with a seq
  * above min_seq, or 0. Record sizes are known (a command, or a name of
- * 1..63 bytes), so a candidate costs a CRC of at most 89 bytes. */
+ * 1..63 bytes), so a candidate costs a CRC of at most 105 bytes. */
 static size_t intact_after(const unsigned char *p, size_t len, size_t from, uint64_t min_seq)
 {
     for (size_t pos = from; pos + 17 <= len; pos++) {
         uint32_t n = get32(p + pos);
-        if (!((n >= 10 && n <= 72) || n == 9 + CMD_PAYLOAD) || len - pos - 8 < n)
+        if (!((n >= 10 && n <= 72) || n == 9 + CMD_PAYLOAD || n == 9 + CMD_PAYLOAD_ALSO) ||
+            len - pos - 8 < n)
             continue;
         const unsigned char *body = p + pos + 8;
         if (body[0] >= SYNOR__REC_CMD && body[0] <= SYNOR__REC_ZONE &&
@@ -581,9 +597,9 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
                                     m->journal->path, off, (unsigned long long)seq,
                                     (unsigned long long)(m->seq + 1));
             }
-            if (type == SYNOR__REC_CMD && pn == CMD_PAYLOAD) {
+            if (type == SYNOR__REC_CMD && (pn == CMD_PAYLOAD || pn == CMD_PAYLOAD_ALSO)) {
                 synor_market_cmd c;
-                decode_cmd(pl, &c);
+                decode_cmd(pl, pn, &c);
                 rc = synor_market_submit(m, &c);
             } else if ((type == SYNOR__REC_RESOURCE || type == SYNOR__REC_OWNER ||
                         type == SYNOR__REC_ZONE) && pn && pn < 64) {

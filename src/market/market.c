@@ -222,6 +222,13 @@ const char *synor_market_zone_name(const synor_market *m, uint32_t id)
     return id >= 1 && id <= m->n_zones ? m->zone_names[id] : NULL;
 }
 
+int synor__same_offer(const synor_market *m, uint32_t a, uint32_t b)
+{
+    const char *ka = m->res_keys[a], *kb = m->res_keys[b];
+    const char *ra = strrchr(ka, '/'), *rb = strrchr(kb, '/');
+    return ra && rb && ra - ka == rb - kb && !memcmp(ka, kb, (size_t)(ra - ka));
+}
+
 int synor_market_find_resource(const synor_market *m, const char *key, uint32_t *index)
 {
     for (uint32_t i = 0; i < m->n_res; i++)

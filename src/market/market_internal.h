@@ -199,6 +199,8 @@ void synor__lease_expire(synor_market *m, uint64_t now);
 
 /* market.c */
 void synor__emit(synor_market *m, const synor_market_event *ev);
+/* Do resources a and b offer the same kind and profile (in two regions)? */
+int synor__same_offer(const synor_market *m, uint32_t a, uint32_t b);
 int synor__add_resource_raw(synor_market *m, const char *key, uint32_t *index);
 int synor__add_owner_raw(synor_market *m, const char *name, uint32_t *id);
 int synor__add_zone_raw(synor_market *m, const char *name, uint32_t *id);

@@ -89,6 +89,23 @@ JL
 check zones       [ "$(rc M batch "$tmp/zones.jsonl")" = 0 ]
 check zones-trade grep -q '"event":"trade".*"line":3,.*"maker_id":301' "$tmp/out"
 
+# a region set: a bid in eu-west also takes the cheaper ask in us-east; a TPU
+# in the set is refused; more than three resources too
+R4=gpu/amd-mi300x/us-east
+cat >"$tmp/also.jsonl" <<JL
+{"cmd":"place","id":400,"owner":"kim","resource":"$R4","side":"ask","price":900000,"qty":2,"time":$((T2+20))}
+{"cmd":"place","id":401,"owner":"lea","resource":"$R3","side":"bid","price":1200000,"qty":3,"also":["$R4"],"time":$((T2+21))}
+{"cmd":"place","id":402,"owner":"lea","resource":"$R3","side":"bid","price":1200000,"qty":1,"also":["tpu/google-tpu-v5p/us-east"],"time":$((T2+22))}
+{"cmd":"place","id":403,"owner":"lea","resource":"$R3","side":"bid","price":1200000,"qty":1,"also":["$R4","$R4","$R4","$R4"],"time":$((T2+23))}
+{"cmd":"place","id":404,"owner":"lea","resource":"$R3","side":"bid","price":1200000,"qty":1,"also":[7],"time":$((T2+24))}
+JL
+check also        [ "$(rc M batch "$tmp/also.jsonl")" = 0 ]
+check also-trade  grep -q '"event":"trade".*"line":2,.*"resource":"gpu/amd-mi300x/us-east".*"price":900000,"qty":2,.*"maker_id":400' "$tmp/out"
+check also-tpu    grep -q '"event":"rejected".*"line":3,.*"reason":"BAD_FIELD"' "$tmp/out"
+check also-many   grep -q '"event":"rejected".*"line":4,.*"reason":"BAD_FIELD".*at most 3' "$tmp/out"
+check also-type   grep -q '"event":"rejected".*"line":5,.*"reason":"BAD_FIELD".*strings' "$tmp/out"
+check also-place  [ "$(rc M place --owner mia --resource $R3 --side bid --price 1.3 --qty 1 --also $R4 --tif ioc)" = 0 ]
+
 # the same journal replays to the same state in a fresh process
 check replay3     [ "$(rc M replay)" = 0 ]
 h=$(grep -o '"state_hash":"[0-9a-f]*"' "$tmp/out")
