@@ -14,174 +14,6 @@
 
 #include "market/market_internal.h"
 
-/* ---------------------------------------------------------------- pool */
-
-uint32_t synor__pool_alloc(synor_market *m)
-{
-    if (m->free_head) {
-        uint32_t h = m->free_head;
-        m->free_head = m->pool[h].next;
-        return h;
-    }
-    if (m->pool_n + 1 >= m->pool_cap) {
-        uint32_t cap = m->pool_cap ? m->pool_cap * 2 : 1024;
-        morder *p = synor__realloc(m->pool, (size_t)cap * sizeof *p);
-        if (!p)
-            return 0;
-        m->pool = p;
-        m->pool_cap = cap;
-        if (m->pool_n == 0)
-            m->pool_n = 1; /* handle 0 means none */
-    }
-    return m->pool_n++;
-}
-
-static void pool_free(synor_market *m, uint32_t h)
-{
-    m->pool[h].id = 0;
-    m->pool[h].next = m->free_head;
-    m->free_head = h;
-}
-
-/* ------------------------------------------------------------- id map */
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-static int map_grow(synor_market *m)
-{
-    uint32_t cap = m->map_cap ? m->map_cap * 2 : 4096;
-    uint64_t *k = synor__calloc(cap, sizeof *k);
-    uint32_t *v = synor__calloc(cap, sizeof *v);
-    if (!k || !v) {
-        synor__free(k);
-        synor__free(v);
-        return synor__error(SYNOR_ENOMEM, "market: out of memory growing the order index");
-    }
-    for (uint32_t i = 0; i < m->map_cap; i++) {
-        if (!m->map_vals[i])
-            continue;
-        uint32_t j = (uint32_t)mix(m->map_keys[i]) & (cap - 1);
-        while (v[j])
-            j = (j + 1) & (cap - 1);
-        k[j] = m->map_keys[i];
-        v[j] = m->map_vals[i];
-    }
-    synor__free(m->map_keys);
-    synor__free(m->map_vals);
-    m->map_keys = k;
-    m->map_vals = v;
-    m->map_cap = cap;
-    return 0;
-}
-
-int synor__map_put(synor_market *m, uint64_t id, uint32_t h)
-{
-    if ((m->map_n + 1) * 2 > m->map_cap) {
-        int rc = map_grow(m);
-        if (rc)
-            return rc;
-    }
-    uint32_t mask = m->map_cap - 1, i = (uint32_t)mix(id) & mask;
-    while (m->map_vals[i])
-        i = (i + 1) & mask;
-    m->map_keys[i] = id;
-    m->map_vals[i] = h;
-    m->map_n++;
-    return 0;
-}
-
-uint32_t synor__map_get(const synor_market *m, uint64_t id)
-{
-    if (!m->map_cap)
-        return 0;
-    uint32_t mask = m->map_cap - 1, i = (uint32_t)mix(id) & mask;
-    while (m->map_vals[i]) {
-        if (m->map_keys[i] == id)
-            return m->map_vals[i];
-        i = (i + 1) & mask;
-    }
-    return 0;
-}
-
-/* Deletion by backward shift: no tombstones, so probes stay short. */
-static void map_del(synor_market *m, uint64_t id)
-{
-    uint32_t mask = m->map_cap - 1, i = (uint32_t)mix(id) & mask;
-    while (m->map_vals[i] && m->map_keys[i] != id)
-        i = (i + 1) & mask;
-    if (!m->map_vals[i])
-        return;
-    m->map_vals[i] = 0;
-    m->map_n--;
-    uint32_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!m->map_vals[j])
-            return;
-        uint32_t home = (uint32_t)mix(m->map_keys[j]) & mask;
-        /* move j into the hole i if its home is not in (i, j] cyclically */
-        if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-            m->map_keys[i] = m->map_keys[j];
-            m->map_vals[i] = m->map_vals[j];
-            m->map_vals[j] = 0;
-            i = j;
-        }
-    }
-}
-
-/* ------------------------------------------------------- expiry heap */
-
-int synor__heap_push(synor_market *m, uint64_t t, uint64_t id)
-{
-    if (m->heap_n == m->heap_cap) {
-        uint32_t cap = m->heap_cap ? m->heap_cap * 2 : 256;
-        mexpiry *h = synor__realloc(m->heap, (size_t)cap * sizeof *h);
-        if (!h)
-            return synor__error(SYNOR_ENOMEM, "market: out of memory (expiry heap)");
-        m->heap = h;
-        m->heap_cap = cap;
-    }
-    uint32_t i = m->heap_n++;
-    /* ties broken by id so expiry order is deterministic */
-    while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        if (m->heap[p].t < t || (m->heap[p].t == t && m->heap[p].id < id))
-            break;
-        m->heap[i] = m->heap[p];
-        i = p;
-    }
-    m->heap[i].t = t;
-    m->heap[i].id = id;
-    return 0;
-}
-
-static void heap_pop(synor_market *m)
-{
-    mexpiry last = m->heap[--m->heap_n];
-    uint32_t i = 0;
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= m->heap_n)
-            break;
-        if (c + 1 < m->heap_n &&
-            (m->heap[c + 1].t < m->heap[c].t ||
-             (m->heap[c + 1].t == m->heap[c].t && m->heap[c + 1].id < m->heap[c].id)))
-            c++;
-        if (last.t < m->heap[c].t || (last.t == m->heap[c].t && last.id < m->heap[c].id))
-            break;
-        m->heap[i] = m->heap[c];
-        i = c;
-    }
-    if (m->heap_n)
-        m->heap[i] = last;
-}
-
 /* ------------------------------------------------------------- levels */
 
 int synor__book_init(mbook *b, uint32_t n_candles)
@@ -353,8 +185,8 @@ static void unlink_order(synor_market *m, uint32_t h)
 static void remove_order(synor_market *m, uint32_t h)
 {
     unlink_order(m, h);
-    map_del(m, m->pool[h].id);
-    pool_free(m, h);
+    synor__map_del(m, m->pool[h].id);
+    synor__pool_free(m, h);
 }
 
 /* ------------------------------------------------------------ events */
@@ -484,9 +316,9 @@ static inline void match_level(synor_market *m, morder *t, uint32_t r, uint32_t 
         if (o->owner == t->owner) {
             /* self-trade prevention: the resting order is cancelled */
             ev_order(m, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0);
-            map_del(m, o->id);
+            synor__map_del(m, o->id);
             unlink_at(m, opp, i, h);
-            pool_free(m, h);
+            synor__pool_free(m, h);
         } else if (eligible(m, t, o)) {
             int64_t q = o->qty < t->qty ? o->qty : t->qty;
             o->qty -= q;
@@ -511,9 +343,9 @@ static inline void match_level(synor_market *m, morder *t, uint32_t r, uint32_t 
             if (ask->interruptible && !m->lease_error)
                 m->lease_error = synor__lease_add(m, ask, bidder, lp, q);
             if (o->qty == 0) {
-                map_del(m, o->id);
+                synor__map_del(m, o->id);
                 unlink_at(m, opp, i, h);
-                pool_free(m, h);
+                synor__pool_free(m, h);
             }
         }
         h = next;
@@ -691,7 +523,7 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
     }
     if (o->qty > 0)
         ev_order(m, SYNOR_EV_CANCELLED, o, SYNOR_REASON_IOC_REMAINDER, 0);
-    pool_free(m, h);
+    synor__pool_free(m, h);
     return 0;
 }
 
@@ -757,8 +589,8 @@ static int apply_amend(synor_market *m, const synor_market_cmd *c)
     o = &m->pool[h];
     if (o->qty > 0)
         return synor__book_rest(m, h);
-    map_del(m, o->id);
-    pool_free(m, h);
+    synor__map_del(m, o->id);
+    synor__pool_free(m, h);
     return 0;
 }
 
@@ -768,7 +600,7 @@ void synor__market_expire(synor_market *m, uint64_t now)
         synor__lease_expire(m, now);
     while (m->heap_n && m->heap[0].t <= now) {
         uint64_t id = m->heap[0].id, t = m->heap[0].t;
-        heap_pop(m);
+        synor__heap_pop(m);
         uint32_t h = synor__map_get(m, id);
         /* the heap is lazy: the order may be gone or re-dated */
         if (!h || m->pool[h].expires != t)

@@ -173,10 +173,16 @@ int synor__book_init(mbook *b, uint32_t n_candles);
 void synor__market_expire(synor_market *m, uint64_t now);
 /* Inserts an order at the tail of its level (creating the level). */
 int synor__book_rest(synor_market *m, uint32_t h);
+
+/* orders.c: the order pool (handle 0 = none; alloc returns 0 when out of
+ * memory), the id -> handle map and the expiry heap (by time, then id). */
+uint32_t synor__pool_alloc(synor_market *m);
+void synor__pool_free(synor_market *m, uint32_t h);
 int synor__map_put(synor_market *m, uint64_t id, uint32_t h);
 uint32_t synor__map_get(const synor_market *m, uint64_t id);
-uint32_t synor__pool_alloc(synor_market *m);
+void synor__map_del(synor_market *m, uint64_t id);
 int synor__heap_push(synor_market *m, uint64_t t, uint64_t id);
+void synor__heap_pop(synor_market *m);
 
 void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty);
 /* Buys up to qty now (IOC at limit price) for user, only from asks
