@@ -288,6 +288,26 @@ static int ev_equal(const synor_market_event *a, const synor_market_event *b)
            a->maker_owner == b->maker_owner && a->kept_priority == b->kept_priority;
 }
 
+/* Do the fast book's first n_res books equal the reference's, order by
+ * order in priority order? */
+static int books_equal(const synor_market *m, const ref_market *r, uint32_t n_res)
+{
+    static synor_market_order got[8000];
+    static ref_order want[8000];
+    for (uint32_t res = 0; res < n_res; res++)
+        for (int s = 0; s < 2; s++) {
+            size_t n;
+            if (synor_market_orders(m, res, (synor_side)s, got, 8000, &n) ||
+                n != ref_side(r, res, s, want))
+                return 0;
+            for (size_t k = 0; k < n; k++)
+                if (got[k].id != want[k].id || got[k].qty != want[k].qty ||
+                    got[k].price != want[k].price || got[k].owner != want[k].owner)
+                    return 0;
+        }
+    return 1;
+}
+
 TEST(differential_against_reference_book)
 {
     for (uint64_t seed = 1; seed <= 12; seed++) {
@@ -318,18 +338,7 @@ TEST(differential_against_reference_book)
                            (unsigned long long)f.log.ev[i].order_id,
                            (unsigned long long)r.ev[i].order_id);
         /* the books, order by order in priority order */
-        static synor_market_order got[8000];
-        static ref_order want[8000];
-        for (uint32_t res = 0; res < 2; res++)
-            for (int s = 0; s < 2; s++) {
-                size_t n;
-                ASSERT_OK(synor_market_orders(f.m, res, (synor_side)s, got, 8000, &n));
-                size_t nw = ref_side(&r, res, s, want);
-                ASSERT_EQ(n, nw);
-                for (size_t k = 0; k < n; k++)
-                    ASSERT(got[k].id == want[k].id && got[k].qty == want[k].qty &&
-                           got[k].price == want[k].price && got[k].owner == want[k].owner);
-            }
+        ASSERT(books_equal(f.m, &r, 2));
         ASSERT(f.log.n > 4000);
         free(r.o);
         free(r.ev);
@@ -491,18 +500,7 @@ TEST(region_sets_against_reference_book_and_journal)
                 swept += o >= 0 && r.ev[o].resource != r.ev[i].resource;
             }
         }
-        static synor_market_order got[8000];
-        static ref_order want[8000];
-        for (uint32_t res = 0; res < 4; res++)
-            for (int s = 0; s < 2; s++) {
-                size_t n;
-                ASSERT_OK(synor_market_orders(f.m, res, (synor_side)s, got, 8000, &n));
-                size_t nw = ref_side(&r, res, s, want);
-                ASSERT_EQ(n, nw);
-                for (size_t k = 0; k < n; k++)
-                    ASSERT(got[k].id == want[k].id && got[k].qty == want[k].qty &&
-                           got[k].price == want[k].price && got[k].owner == want[k].owner);
-            }
+        ASSERT(books_equal(f.m, &r, 4));
         if (swept < 10) /* the case really crosses books (20-40 per seed) */
             TEST__FAIL("seed %llu: only %zu trades in another region", (unsigned long long)seed,
                        swept);
