@@ -24,13 +24,18 @@ extern const char synor__cuda_ptx[];
 
 /* The mock's counters. The test holds its own reference to the library,
  * so that it stays loaded (and counting) after a runtime unloads it. */
-static _Atomic long *counter(const char *name)
+static void *mock_sym(const char *name)
 {
     static void *lib;
     if (!lib)
         lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return lib ? dlsym(lib, name) : NULL;
+}
+
+static _Atomic long *counter(const char *name)
+{
     static _Atomic long none = -1;
-    _Atomic long *p = lib ? dlsym(lib, name) : NULL;
+    _Atomic long *p = mock_sym(name);
     return p ? p : &none;
 }
 
@@ -184,6 +189,78 @@ TEST(element_wise_kernels_on_the_mock_gpu_match_the_cpu)
     ASSERT_EQ(*counter("synor_mock_allocs"), 0);
 }
 
+static synor_handle *mat(synor_runtime *rt, float *p, size_t n)
+{
+    synor_handle_desc d = {.ptr = p, .dtype = SYNOR_DTYPE_FP32, .ndim = 2, .shape = {n, n}, .ld = n};
+    synor_handle *h = NULL;
+    return synor_handle_register(rt, &d, &h) == 0 ? h : NULL;
+}
+
+/* Two mock GPUs with peer access: C = A B on cuda0, then D = C B on cuda1;
+ * C moves GPU to GPU with cuMemcpyPeer, which the mock refuses unless the
+ * backend enabled peer access for cuda1's context. */
+TEST(two_gpus_exchange_data_by_the_peer_path)
+{
+    if (!mock_present())
+        TEST_SKIP("run through ctest: LD_LIBRARY_PATH must name the CUDA mock");
+    int *ndev = mock_sym("synor_mock_devices");
+    ASSERT(ndev && *ndev == 1);
+    *ndev = 2;
+    unsigned cu;
+    synor_runtime *rt = make(0, &cu);
+    ASSERT(rt && cu);
+    ASSERT_EQ(synor_runtime_device_count(rt), cu + 2); /* cpu, cuda0, cuda1 */
+    ASSERT_OK(synor_runtime_start(rt));
+    _Atomic long *peer = counter("synor_mock_peer_copies"), *errors = counter("synor_mock_errors");
+    long p0 = *peer, e0 = *errors;
+    enum { N = 96 };
+    static float a[N * N], b[N * N], c[N * N], d[N * N], ref1[N * N], ref2[N * N];
+    for (size_t i = 0; i < N * N; i++) {
+        a[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+        b[i] = (float)((i * 104729) % 1000) / 1000.0f - 0.5f;
+    }
+    synor_handle *ha = mat(rt, a, N), *hb = mat(rt, b, N), *hc = mat(rt, c, N),
+                 *hd = mat(rt, d, N);
+    ASSERT(ha && hb && hc && hd);
+    synor__gemm_args ga = {0, 0, 1.0, 0.0};
+    synor_task_spec t = {.kernel = &synor__kernel_gemm, .priority = SYNOR_PRIORITY_NORMAL,
+                         .ndata = 3, .data = {ha, hb, hc},
+                         .mode = {SYNOR_ACCESS_R, SYNOR_ACCESS_R, SYNOR_ACCESS_W},
+                         .args = &ga, .args_size = sizeof ga, .device = cu + 1};
+    ASSERT_OK(synor_task_submit(rt, &t));
+    t.data[0] = hc;
+    t.data[2] = hd;
+    t.device = cu + 2;
+    ASSERT_OK(synor_task_submit(rt, &t));
+    ASSERT_OK(synor_runtime_wait_all(rt));
+    synor_runtime_stats st;
+    synor_runtime_get_stats(rt, &st);
+    ASSERT_EQ(st.path_transfers[SYNOR_PATH_PEER], 1);
+    ASSERT_EQ(st.path_transfers[SYNOR_PATH_MEDIATED], 0);
+    ASSERT_EQ(*peer - p0, 1);
+    ASSERT_EQ(*errors, e0);
+    synor_trace *tr = NULL;
+    ASSERT_OK(synor_runtime_trace(rt, "peer", &tr));
+    size_t peers = 0;
+    for (size_t i = 0; i < tr->n_transfers; i++)
+        peers += !strcmp(tr->transfers[i].path, "peer") &&
+                 !strcmp(tr->transfers[i].link, "cuda0->cuda1");
+    synor_trace_destroy(tr);
+    ASSERT_EQ(peers, 1);
+    ASSERT_OK(synor_handle_unregister(ha));
+    ASSERT_OK(synor_handle_unregister(hb));
+    ASSERT_OK(synor_handle_unregister(hc));
+    ASSERT_OK(synor_handle_unregister(hd));
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, ref1, N);
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, ref1, N, b, N, 0.0f, ref2,
+                N);
+    for (size_t i = 0; i < N * N; i++)
+        ASSERT(fabsf(d[i] - ref2[i]) < 1e-3f);
+    synor_runtime_destroy(rt);
+    *ndev = 1;
+    ASSERT_EQ(*counter("synor_mock_allocs"), 0);
+}
+
 TEST_MAIN(the_mock_gpu_is_a_runtime_device, tiled_sgemm_on_the_cpu_and_the_mock_gpu_matches_blas,
           tiled_sgemm_with_a_small_device_memory_evicts_and_matches,
-          element_wise_kernels_on_the_mock_gpu_match_the_cpu)
+          element_wise_kernels_on_the_mock_gpu_match_the_cpu, two_gpus_exchange_data_by_the_peer_path)

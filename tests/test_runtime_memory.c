@@ -122,7 +122,7 @@ TEST(data_moves_between_host_and_device_memory)
     ASSERT(txt);
     ASSERT_CONTAINS(txt, "test-gpu");
     ASSERT_CONTAINS(txt, "DATA MOVEMENT");
-    ASSERT_CONTAINS(txt, "host->test-gpu                       5        20000");
+    ASSERT_CONTAINS(txt, "host->test-gpu               host                 5        20000");
     free(txt);
     char *js = synor_trace_to_json(tr);
     ASSERT(js);

@@ -153,6 +153,22 @@ void synor_runtime_destroy(synor_runtime *rt);
 
 unsigned synor_runtime_worker_count(const synor_runtime *rt);
 
+/* The path a replica copy took between two memory nodes (seed 001 §4.1's
+ * transfer paths), recorded per transfer in the trace and counted in the
+ * stats. */
+typedef enum synor_xfer_path {
+    SYNOR_PATH_HOST = 0, /* host memory <-> a device's own memory (a driver copy) */
+    SYNOR_PATH_UNIFIED,  /* host memory <-> a device sharing the host's physical memory
+                            (CL_DEVICE_HOST_UNIFIED_MEMORY): a copy within one DRAM */
+    SYNOR_PATH_PEER,     /* device -> device directly: two OpenCL devices of one context
+                            (clEnqueueCopyBuffer), CUDA GPUs with peer access (cuMemcpyPeer) */
+    SYNOR_PATH_MEDIATED, /* device -> host -> device where no peer path exists: each hop */
+    SYNOR_PATH_COUNT
+} synor_xfer_path;
+
+/* "host", "unified", "peer", "cpu-mediated"; NULL for an unknown value. */
+const char *synor_xfer_path_name(synor_xfer_path p);
+
 typedef struct synor_runtime_stats {
     uint64_t submitted;  /* tasks accepted by synor_task_submit */
     uint64_t executed;   /* tasks whose kernel succeeded */
@@ -166,6 +182,15 @@ typedef struct synor_runtime_stats {
     uint64_t bytes_moved;
     uint64_t evictions;  /* clean replicas dropped to make room */
     uint64_t prefetched; /* replicas made valid ahead of their task */
+    /* Transfers and bytes by path (transfers and bytes_moved are their
+     * sums). A device-to-device copy through the host counts two
+     * SYNOR_PATH_MEDIATED hops. */
+    uint64_t path_transfers[SYNOR_PATH_COUNT];
+    uint64_t path_bytes[SYNOR_PATH_COUNT];
+    /* "Same node": a datum a task read was already valid in the memory of
+     * the device that ran it, so nothing moved. Counted only when the
+     * runtime has several memory nodes. */
+    uint64_t local_reads;
 } synor_runtime_stats;
 
 /* Counters since create; exact once wait_all has returned. */

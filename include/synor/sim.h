@@ -66,6 +66,8 @@ typedef struct synor_trace_transfer {
     size_t from_dev, to_dev; /* the devices whose memories the transfer joins */
     uint64_t bytes;
     double start, end;    /* of this hop, latency included */
+    const char *path;     /* real runs: "host", "unified", "peer" or "cpu-mediated"
+                             (synor_xfer_path_name); NULL in simulated traces */
 } synor_trace_transfer;
 
 typedef struct synor_trace {

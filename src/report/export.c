@@ -115,6 +115,10 @@ char *synor_report_chrome(const synor_trace *t)
         synor__jw_obj_begin(&w);
         synor__jw_key(&w, "bytes");
         synor__jw_uint(&w, x->bytes);
+        if (x->path) {
+            synor__jw_key(&w, "path");
+            synor__jw_str(&w, x->path);
+        }
         synor__jw_key(&w, "from");
         synor__jw_str(&w, t->devices[x->from_dev].name);
         synor__jw_key(&w, "to");

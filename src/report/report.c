@@ -136,38 +136,50 @@ static void timeline(synor__buf *b, const synor_trace *t, int width)
     synor__free(busy);
 }
 
-/* Data movement per link: transfers, bytes, time the link was busy. Links
- * are few; a linear table of up to 32 distinct ones is enough. */
+/* Data movement per link (and, in real runs, per path: a device's link to
+ * the host carries both plain copies and hops of CPU-mediated ones):
+ * transfers, bytes, time the link was busy. Links are few; a linear table
+ * of up to 32 distinct ones is enough. */
+static int same_path(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
 static void movement(synor__buf *b, const synor_trace *t)
 {
     if (!t->n_transfers)
         return;
     enum { MAX_LINKS = 32 };
-    const char *name[MAX_LINKS];
+    const char *name[MAX_LINKS], *path[MAX_LINKS];
     size_t count[MAX_LINKS] = {0}, nl = 0, other = 0;
     double bytes[MAX_LINKS] = {0}, busy[MAX_LINKS] = {0};
+    int paths = 0;
     for (size_t i = 0; i < t->n_transfers; i++) {
         const synor_trace_transfer *x = &t->transfers[i];
         size_t l = 0;
-        while (l < nl && strcmp(name[l], x->link) != 0)
+        while (l < nl && (strcmp(name[l], x->link) != 0 || !same_path(path[l], x->path)))
             l++;
         if (l == nl) {
             if (nl == MAX_LINKS) {
                 other++;
                 continue;
             }
-            name[nl++] = x->link;
+            name[nl] = x->link;
+            path[nl++] = x->path;
+            paths |= x->path != NULL;
         }
         count[l]++;
         bytes[l] += (double)x->bytes;
         busy[l] += x->end - x->start;
     }
-    synor__buf_printf(b, "\n  DATA MOVEMENT\n  %-28s %9s %12s %11s\n", "Link", "Transfers", "Bytes",
-                      "Busy");
+    int pw = paths ? 13 : 0; /* the path column, real runs only */
+    synor__buf_printf(b, "\n  DATA MOVEMENT\n  %-28s %-*s%9s %12s %11s\n", "Link", pw,
+                      paths ? "Path" : "", "Transfers", "Bytes", "Busy");
     for (size_t l = 0; l < nl; l++) {
         char tb[32];
         fmt_time(busy[l], tb, sizeof tb);
-        synor__buf_printf(b, "  %-28.28s %9zu %12.0f %11s\n", name[l], count[l], bytes[l], tb);
+        synor__buf_printf(b, "  %-28.28s %-*.*s%9zu %12.0f %11s\n", name[l], pw, pw,
+                          path[l] ? path[l] : "", count[l], bytes[l], tb);
     }
     if (other)
         synor__buf_printf(b, "  (%zu transfers on further links not listed)\n", other);

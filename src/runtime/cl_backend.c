@@ -3,6 +3,10 @@
  * (cl_mem buffers; transfers with clEnqueueRead/WriteBuffer(Rect) on a
  * second queue, blocking, so any thread may move data).
  *
+ * The devices of one platform share a context, so that a replica moves
+ * from one to another with clEnqueueCopyBuffer (the "peer" path) instead
+ * of through the host.
+ *
  * Which devices: cfg.opencl = SYNOR_OPENCL_ACCELERATORS (default) takes GPU
  * and accelerator devices; SYNOR_OPENCL_ALL also CPU devices such as PoCL's
  * (useful in tests: a separate memory space on any machine, though it
@@ -84,7 +88,33 @@ static int cl_to_host(synor__node *n, const void *buf, const synor_handle *d)
     return e == CL_SUCCESS ? 0 : synor__cl_fail(cd, "copy to host", e);
 }
 
-static const synor__node_ops cl_node_ops = {cl_alloc, cl_free, cl_to_node, cl_to_host};
+/* Buffers of one context are usable on each of its devices: the copy runs
+ * on the destination's transfer queue, and the source's last writer has
+ * finished (its worker waits for each kernel). */
+static int cl_can_peer(const synor__node *dst, const synor__node *src)
+{
+    const synor__cl_dev *a = dst->impl, *b = src->impl;
+    return a->ctx && a->ctx == b->ctx;
+}
+
+static int cl_peer_copy(synor__node *dst, void *dbuf, synor__node *src, const void *sbuf,
+                        size_t bytes)
+{
+    synor__cl_dev *cd = dst->impl;
+    cl_int e = clEnqueueCopyBuffer(cd->xqueue, (cl_mem)(uintptr_t)sbuf, (cl_mem)dbuf, 0, 0,
+                                   bytes ? bytes : 1, 0, NULL, NULL);
+    if (e == CL_SUCCESS)
+        e = clFinish(cd->xqueue);
+    if (e != CL_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "peer copy from %s", src->name);
+        return synor__cl_fail(cd, what, e);
+    }
+    return 0;
+}
+
+static const synor__node_ops cl_node_ops = {cl_alloc, cl_free, cl_to_node, cl_to_host,
+                                            cl_can_peer, cl_peer_copy};
 
 /* --------------------------------------------------------------- devices */
 
@@ -159,8 +189,23 @@ void synor__opencl_init_device(synor_runtime *rt, unsigned k, synor__device *d, 
                            cd->unified);
 
     cl_int e = CL_SUCCESS;
-    cd->ctx = clCreateContext(NULL, 1, &cd->id, NULL, NULL, &e);
-    if (e != CL_SUCCESS) {
+    if (!cd->ctx && !cd->ctx_tried) {
+        /* One context for the devices of this platform (those after k too,
+         * initialised next): their buffers then copy device to device. */
+        cl_device_id ids[SYNOR__MAX_DEVICES];
+        cl_uint nid = 0;
+        for (unsigned j = k; j < st->n; j++)
+            if (st->d[j].platform == cd->platform)
+                ids[nid++] = st->d[j].id;
+        cl_context ctx = clCreateContext(NULL, nid, ids, NULL, NULL, &e);
+        for (unsigned j = k; j < st->n; j++)
+            if (st->d[j].platform == cd->platform) {
+                st->d[j].ctx_tried = 1;
+                if (e == CL_SUCCESS && (j == k || clRetainContext(ctx) == CL_SUCCESS))
+                    st->d[j].ctx = ctx;
+            }
+    }
+    if (!cd->ctx) {
         synor__device_disable(d, "no context");
         return;
     }

@@ -20,7 +20,8 @@ enum {
 typedef struct synor__cl_dev {
     cl_platform_id platform;
     cl_device_id id;
-    cl_context ctx;
+    cl_context ctx;          /* shared by the platform's devices (one reference each) */
+    int ctx_tried;           /* the platform's context was attempted */
     cl_command_queue queue;  /* kernels: the device's worker thread only */
     cl_command_queue xqueue; /* transfers: any thread (blocking calls) */
     cl_program prog[2];      /* fp32 and element-wise; fp64 */

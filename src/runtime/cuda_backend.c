@@ -7,7 +7,9 @@
  * bound to the stream, and the element-wise kernels as PTX compiled by nvcc
  * at build time (src/kernels/cuda_ops.cu) and JIT-compiled by the driver
  * for whatever GPU is present. When a GPU is used through CUDA, the
- * OpenCL backend skips NVIDIA's OpenCL devices (the same GPU twice). */
+ * OpenCL backend skips NVIDIA's OpenCL devices (the same GPU twice). GPUs
+ * the driver lets access each other's memory get peer access enabled, and
+ * replicas move between them with cuMemcpyPeer (the "peer" path). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +51,11 @@ static int load_api(synor__cu_api *a)
         a->lib = NULL;
         return -1;
     }
+    /* Peer copies are optional: without them GPU to GPU goes through the host. */
+    if (sym(a->lib, "cuDeviceCanAccessPeer", &a->cuDeviceCanAccessPeer) ||
+        sym(a->lib, "cuCtxEnablePeerAccess", &a->cuCtxEnablePeerAccess) ||
+        sym(a->lib, "cuMemcpyPeer", &a->cuMemcpyPeer))
+        a->cuMemcpyPeer = NULL;
     /* cuBLAS is optional: without it GEMM tasks fail over to other devices. */
     static const char *const blas_names[] = {"libcublas.so.13", "libcublas.so.12",
                                              "libcublas.so.11", "libcublas.so"};
@@ -132,7 +139,40 @@ static int cu_to_host(synor__node *n, const void *buf, const synor_handle *d)
     return copy(n, d, (void *)(uintptr_t)buf, 0);
 }
 
-static const synor__node_ops cu_node_ops = {cu_alloc, cu_free, cu_to_node, cu_to_host};
+/* A peer path from src to dst: the driver says dst can access src's memory,
+ * and dst's context has that access enabled (done here, once per pair, on
+ * the thread creating the runtime). */
+static int cu_can_peer(const synor__node *dst, const synor__node *src)
+{
+    const synor__cu_dev *a = dst->impl, *b = src->impl;
+    const synor__cu_api *api = a->api;
+    int can = 0;
+    if (!api->cuMemcpyPeer || !a->ctx || !b->ctx ||
+        api->cuDeviceCanAccessPeer(&can, a->id, b->id) != 0 || !can ||
+        api->cuCtxSetCurrent(a->ctx) != 0)
+        return 0;
+    CUresult e = api->cuCtxEnablePeerAccess(b->ctx, 0);
+    return e == 0 || e == 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */;
+}
+
+static int cu_peer_copy(synor__node *dst, void *dbuf, synor__node *src, const void *sbuf,
+                        size_t bytes)
+{
+    synor__cu_dev *a = dst->impl, *b = src->impl;
+    CUresult e = a->api->cuCtxSetCurrent(a->ctx);
+    if (e == 0)
+        e = a->api->cuMemcpyPeer((CUdeviceptr)(uintptr_t)dbuf, a->ctx,
+                                 (CUdeviceptr)(uintptr_t)sbuf, b->ctx, bytes ? bytes : 1);
+    if (e != 0) {
+        char what[96];
+        snprintf(what, sizeof what, "peer copy from %s", src->name);
+        return synor__cu_fail(a, what, e);
+    }
+    return 0;
+}
+
+static const synor__node_ops cu_node_ops = {cu_alloc, cu_free, cu_to_node, cu_to_host,
+                                            cu_can_peer, cu_peer_copy};
 
 /* --------------------------------------------------------------- devices */
 

@@ -61,6 +61,10 @@ typedef struct synor__cu_api {
     CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, unsigned, CUstream, void **, void **);
     CUresult (*cuGetErrorName)(CUresult, const char **);
+    /* Optional (NULL where the driver lacks them): peer copies. */
+    CUresult (*cuDeviceCanAccessPeer)(int *, CUdevice, CUdevice);
+    CUresult (*cuCtxEnablePeerAccess)(CUcontext, unsigned);
+    CUresult (*cuMemcpyPeer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t);
     cublasStatus_t (*cublasCreate)(cublasHandle_t *);
     cublasStatus_t (*cublasDestroy)(cublasHandle_t);
     cublasStatus_t (*cublasSetStream)(cublasHandle_t, CUstream);

@@ -9,9 +9,15 @@
  * Coherence is MSI per handle: a replica is Invalid, Shared (valid, maybe
  * other valid copies) or Modified (the only valid copy). Before a task runs
  * on node n, every datum it reads gets a valid replica on n: copied from
- * the host if the host copy is valid, else from the node holding the
- * Modified copy through the host (CPU-mediated, two hops; both recorded in
- * the trace). A datum it only writes just gets an allocated replica. When
+ * the host if the host copy is valid (path "host", or "unified" for a
+ * device sharing the host's DRAM), else directly from a node holding a
+ * valid copy when the two nodes have a peer path (same OpenCL context,
+ * CUDA peer access: "peer"), else through the host ("cpu-mediated", two
+ * hops). Every copy is traced with its path; reads that need no copy are
+ * counted as local. A peer copy leaves two Shared device copies and an
+ * Invalid host copy, so a replica is "dirty" (written back before it is
+ * evicted) whenever it is valid and the host's is not. A datum a task only
+ * writes just gets an allocated replica. When
  * the task succeeds, each written replica becomes Modified and every other
  * replica Invalid. The task dependencies (task.c) already order a writer
  * against the readers of a datum, so coherence only has to serialise
@@ -92,7 +98,8 @@ static int test_to_host(synor__node *n, const void *buf, const synor_handle *d)
     unpack(buf, d);
     return 0;
 }
-static const synor__node_ops test_ops = {test_alloc, test_free, test_to_node, test_to_host};
+static const synor__node_ops test_ops = {test_alloc, test_free, test_to_node, test_to_host, NULL,
+                                         NULL};
 
 int synor__test_node_init(synor__node *n, uint64_t capacity)
 {
@@ -167,47 +174,114 @@ int synor__handle_replicas_init(synor_runtime *rt, synor_handle *d)
 
 /* ------------------------------------------------------------ transfers */
 
-/* Copies d between the host and node k (either way), counted and traced. */
-static int copy(synor_runtime *rt, synor_handle *d, unsigned k, int to_host)
+const char *synor_xfer_path_name(synor_xfer_path p)
+{
+    switch (p) {
+    case SYNOR_PATH_HOST: return "host";
+    case SYNOR_PATH_UNIFIED: return "unified";
+    case SYNOR_PATH_PEER: return "peer";
+    case SYNOR_PATH_MEDIATED: return "cpu-mediated";
+    default: return NULL;
+    }
+}
+
+void synor__nodes_link(synor_runtime *rt)
+{
+    memset(rt->peer, 0, sizeof rt->peer);
+    for (unsigned dst = 1; dst < rt->nnodes; dst++)
+        for (unsigned src = 1; src < rt->nnodes; src++) {
+            const synor__node *a = &rt->nodes[dst], *b = &rt->nodes[src];
+            rt->peer[dst][src] = src != dst && a->ops == b->ops && a->ops->can_peer &&
+                                 a->ops->peer_copy && a->ops->can_peer(a, b);
+        }
+}
+
+/* Counts (on the device's node: the destination, or the source of a copy
+ * to the host) and traces one copy of d. */
+static void copied(synor_runtime *rt, synor_handle *d, unsigned from, unsigned to,
+                   synor_xfer_path path, uint64_t start)
+{
+    synor__node *n = &rt->nodes[to ? to : from];
+    atomic_fetch_add_explicit(&n->transfers, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&n->bytes, d->bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rt->path_n[path], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rt->path_bytes[path], d->bytes, memory_order_relaxed);
+    synor__trace_xfer_rec(rt, d, from, to, d->bytes, start, synor__now_ns(), path);
+}
+
+/* Copies d between the host and node k (either way). `mediated`: a hop of
+ * a device-to-device copy through the host. */
+static int copy(synor_runtime *rt, synor_handle *d, unsigned k, int to_host, int mediated)
 {
     synor__node *n = &rt->nodes[k];
     uint64_t s = synor__now_ns();
     int rc = to_host ? n->ops->to_host(n, d->rep[k].buf, d) : n->ops->to_node(n, d->rep[k].buf, d);
     if (rc < 0)
         return rc;
-    atomic_fetch_add_explicit(&n->transfers, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&n->bytes, d->bytes, memory_order_relaxed);
-    synor__trace_xfer_rec(rt, d, to_host ? k : 0, to_host ? 0 : k, d->bytes, s, synor__now_ns());
+    copied(rt, d, to_host ? k : 0, to_host ? 0 : k,
+           mediated ? SYNOR_PATH_MEDIATED : n->unified ? SYNOR_PATH_UNIFIED : SYNOR_PATH_HOST, s);
     return 0;
 }
 
-/* Under d->coh: makes the host copy valid (from the Modified replica). */
-static int host_valid(synor_runtime *rt, synor_handle *d)
+/* Under d->coh: makes the host copy valid from a device's valid replica
+ * (the Modified one, or a Shared one when a peer copy left the host
+ * Invalid). */
+static int host_valid(synor_runtime *rt, synor_handle *d, int mediated)
 {
     if (d->rep[0].state != SYNOR__INVALID)
         return 0;
-    for (unsigned k = 1; k < rt->nnodes; k++) {
-        if (d->rep[k].state == SYNOR__MODIFIED) {
-            int rc = copy(rt, d, k, 1);
-            if (rc < 0)
-                return rc;
-            d->rep[k].state = SYNOR__SHARED;
-            d->rep[0].state = SYNOR__SHARED;
-            return 0;
+    for (int want = SYNOR__MODIFIED; want >= SYNOR__SHARED; want--)
+        for (unsigned k = 1; k < rt->nnodes; k++) {
+            if (d->rep[k].state == want) {
+                int rc = copy(rt, d, k, 1, mediated);
+                if (rc < 0)
+                    return rc;
+                d->rep[k].state = SYNOR__SHARED;
+                d->rep[0].state = SYNOR__SHARED;
+                return 0;
+            }
         }
-    }
     return synor__error(SYNOR_ESTATE, "runtime: data %u has no valid copy (internal error)", d->id);
+}
+
+/* Under d->coh, the host copy Invalid: copies d into node `to` (its
+ * replica allocated) from a node holding a valid replica with a peer path
+ * to it. 1: done; 0: no such node; < 0: the copy failed. The source keeps a
+ * valid copy, now Shared: with the host Invalid, evicting either replica
+ * writes it back first (evict). */
+static int peer_fill(synor_runtime *rt, synor_handle *d, unsigned to)
+{
+    for (unsigned k = 1; k < rt->nnodes; k++) {
+        if (!rt->peer[to][k] || d->rep[k].state == SYNOR__INVALID)
+            continue;
+        synor__node *dst = &rt->nodes[to];
+        uint64_t s = synor__now_ns();
+        int rc = dst->ops->peer_copy(dst, d->rep[to].buf, &rt->nodes[k], d->rep[k].buf, d->bytes);
+        if (rc < 0)
+            return rc;
+        copied(rt, d, k, to, SYNOR_PATH_PEER, s);
+        d->rep[k].state = SYNOR__SHARED;
+        return 1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------- eviction */
 
-/* Under the node's lock: frees r (owner's coh held by the caller). A
- * Modified replica is written back first. */
+/* Whether dropping r would lose data: it is valid and the host's copy is
+ * not (a Modified replica, or a Shared one made by a peer copy). */
+static int dirty(const synor__replica *r)
+{
+    return r->state != SYNOR__INVALID && r->owner->rep[0].state == SYNOR__INVALID;
+}
+
+/* Under the node's lock: frees r (owner's coh held by the caller). A dirty
+ * replica is written back first. */
 static int evict(synor_runtime *rt, synor__node *n, synor__replica *r)
 {
     synor_handle *d = r->owner;
-    if (r->state == SYNOR__MODIFIED) {
-        int rc = host_valid(rt, d);
+    if (dirty(r)) {
+        int rc = host_valid(rt, d, 0);
         if (rc < 0)
             return rc;
     }
@@ -221,16 +295,16 @@ static int evict(synor_runtime *rt, synor__node *n, synor__replica *r)
 }
 
 /* Makes room for `bytes` on n (lock held). Clean replicas first, then
- * Modified ones (written back). */
+ * dirty ones (written back). The state read before the trylock is only a
+ * preference; evict decides under the owner's lock. */
 static int make_room(synor_runtime *rt, synor__node *n, uint64_t bytes)
 {
-    for (int dirty = 0; dirty < 2 && n->used + bytes > n->capacity; dirty++) {
+    for (int pass = 0; pass < 2 && n->used + bytes > n->capacity; pass++) {
         synor__replica *r = n->lru_head;
         while (r && n->used + bytes > n->capacity) {
             synor__replica *next = r->lru_next;
-            if ((r->state == SYNOR__MODIFIED) == dirty && r->users == 0 &&
-                pthread_mutex_trylock(&r->owner->coh) == 0) {
-                if (r->users == 0 && r->buf)
+            if (r->users == 0 && pthread_mutex_trylock(&r->owner->coh) == 0) {
+                if (r->users == 0 && r->buf && dirty(r) == pass)
                     (void)evict(rt, n, r);
                 pthread_mutex_unlock(&r->owner->coh);
             }
@@ -283,9 +357,11 @@ static int acquire_one(synor_runtime *rt, synor_handle *d, synor_access m, unsig
 {
     synor__replica *r = &d->rep[node];
     int rc = 0;
+    if ((m & SYNOR_ACCESS_R) && r->state != SYNOR__INVALID)
+        atomic_fetch_add_explicit(&rt->nodes[node].local_reads, 1, memory_order_relaxed);
     if (node == 0) {
         if (m & SYNOR_ACCESS_R)
-            rc = host_valid(rt, d);
+            rc = host_valid(rt, d, 0);
     } else {
         if (!r->buf) {
             rc = node_alloc(rt, node, d);
@@ -296,9 +372,14 @@ static int acquire_one(synor_runtime *rt, synor_handle *d, synor_access m, unsig
             pthread_mutex_unlock(&n->lock);
         }
         if (rc == 0 && (m & SYNOR_ACCESS_R) && r->state == SYNOR__INVALID) {
-            rc = host_valid(rt, d);
-            if (rc == 0)
-                rc = copy(rt, d, node, 0);
+            /* From the host if its copy is valid; else directly from a
+             * device with a peer path; else through the host (two hops). */
+            int mediated = d->rep[0].state == SYNOR__INVALID;
+            int done = mediated ? peer_fill(rt, d, node) : 0;
+            if (done < 0)
+                rc = done;
+            else if (!done && (rc = host_valid(rt, d, mediated)) == 0)
+                rc = copy(rt, d, node, 0, mediated);
             if (rc == 0)
                 r->state = SYNOR__SHARED;
         }
@@ -370,7 +451,7 @@ int synor__data_writeback(synor_runtime *rt, synor_handle *d)
     if (rt->nnodes < 2)
         return 0;
     pthread_mutex_lock(&d->coh);
-    int rc = host_valid(rt, d);
+    int rc = host_valid(rt, d, 0);
     pthread_mutex_unlock(&d->coh);
     return rc;
 }

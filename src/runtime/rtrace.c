@@ -22,6 +22,7 @@ typedef struct synor__trec {
     uint64_t bytes;
     unsigned worker, from, to;
     int ok;
+    synor_xfer_path path; /* transfers */
 } synor__trec;
 
 typedef struct synor__tbuf {
@@ -66,7 +67,7 @@ void synor__trace_task_rec(synor__worker *w, const synor__task *t, uint64_t s, u
 }
 
 void synor__trace_xfer_rec(synor_runtime *rt, const synor_handle *d, unsigned from, unsigned to,
-                           uint64_t bytes, uint64_t s, uint64_t e)
+                           uint64_t bytes, uint64_t s, uint64_t e, synor_xfer_path path)
 {
     if (!rt->cfg.trace)
         return;
@@ -82,6 +83,7 @@ void synor__trace_xfer_rec(synor_runtime *rt, const synor_handle *d, unsigned fr
         r->bytes = bytes;
         r->from = from;
         r->to = to;
+        r->path = path;
     }
     if (!w)
         pthread_mutex_unlock(&rt->trace_lock);
@@ -159,7 +161,8 @@ static int add_records(synor_runtime *rt, synor__trace *tr, const synor__tbuf *b
             x->data = synor__trace_str(tr, buf);
             snprintf(buf, sizeof buf, "%s->%s", rt->nodes[r->from].name, rt->nodes[r->to].name);
             x->link = synor__trace_str(tr, buf);
-            if (!x->data || !x->link)
+            x->path = synor__trace_str(tr, synor_xfer_path_name(r->path));
+            if (!x->data || !x->link || !x->path)
                 return SYNOR_ENOMEM;
             x->from_dev = node_worker(rt, r->from);
             x->to_dev = node_worker(rt, r->to);

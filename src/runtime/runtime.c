@@ -405,6 +405,7 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
         synor__opencl_init_device(rt, k, &rt->devices[dev], &rt->nodes[node]);
         rt->workers[first].dev = &rt->devices[dev];
     }
+    synor__nodes_link(rt);
     unsigned ok = 0;
     for (; ok < rt->nworkers; ok++) {
         synor__worker *w = &rt->workers[ok];
@@ -598,6 +599,12 @@ void synor_runtime_get_stats(const synor_runtime *rt, synor_runtime_stats *out)
     out->moved = atomic_load_explicit(&m->n_moved, memory_order_relaxed);
     out->rebalanced = atomic_load_explicit(&m->n_rebalanced, memory_order_relaxed);
     out->prefetched = atomic_load_explicit(&m->n_prefetched, memory_order_relaxed);
+    for (unsigned p = 0; p < SYNOR_PATH_COUNT; p++) {
+        out->path_transfers[p] = atomic_load_explicit(&m->path_n[p], memory_order_relaxed);
+        out->path_bytes[p] = atomic_load_explicit(&m->path_bytes[p], memory_order_relaxed);
+    }
+    for (unsigned k = 0; k < rt->nnodes; k++)
+        out->local_reads += atomic_load_explicit(&m->nodes[k].local_reads, memory_order_relaxed);
     for (unsigned k = 1; k < rt->nnodes; k++) {
         out->transfers += atomic_load_explicit(&m->nodes[k].transfers, memory_order_relaxed);
         out->bytes_moved += atomic_load_explicit(&m->nodes[k].bytes, memory_order_relaxed);

@@ -177,6 +177,12 @@ typedef struct synor__node_ops {
     /* host memory of d (with its ld) -> packed replica buf, and back */
     int (*to_node)(synor__node *n, void *buf, const synor_handle *d);
     int (*to_host)(synor__node *n, const void *buf, const synor_handle *d);
+    /* Optional (NULL: none). can_peer: whether src's buffers can be copied
+     * into dst's directly (both nodes have these ops). peer_copy: `bytes`
+     * of packed replica sbuf on src -> dbuf on dst, synchronous. */
+    int (*can_peer)(const synor__node *dst, const synor__node *src);
+    int (*peer_copy)(synor__node *dst, void *dbuf, synor__node *src, const void *sbuf,
+                     size_t bytes);
 } synor__node_ops;
 
 struct synor__node {
@@ -188,7 +194,8 @@ struct synor__node {
     pthread_mutex_t lock;       /* used, the LRU */
     synor__replica *lru_head, *lru_tail; /* head: least recently used */
     double bandwidth;           /* bytes/s estimate for placement */
-    _Atomic uint64_t transfers, bytes, evictions;
+    _Atomic uint64_t transfers, bytes, evictions; /* copies into this node */
+    _Atomic uint64_t local_reads; /* reads served by a valid replica here */
 };
 
 typedef struct synor__worker {
@@ -244,6 +251,10 @@ struct synor_runtime {
 
     unsigned nnodes;
     synor__node nodes[SYNOR__MAX_NODES];
+    /* peer[dst][src]: src's replicas copy into dst directly (filled by
+     * synor__nodes_link once every device is initialised). */
+    unsigned char peer[SYNOR__MAX_NODES][SYNOR__MAX_NODES];
+    _Atomic uint64_t path_n[SYNOR_PATH_COUNT], path_bytes[SYNOR_PATH_COUNT];
     void *opencl;              /* synor__cl_state, cl_backend.c */
     void *cuda;                /* synor__cu_state, cuda_backend.c */
     _Atomic uint64_t n_moved, n_rebalanced;
@@ -319,6 +330,9 @@ int synor__node_init(synor__node *n, const char *name, const synor__node_ops *op
                      uint64_t capacity, double bandwidth, int unified);
 void synor__node_destroy(synor__node *n);
 int synor__test_node_init(synor__node *n, uint64_t capacity);
+/* Fills rt->peer from the nodes' can_peer (runtime create, after every
+ * device's init). */
+void synor__nodes_link(synor_runtime *rt);
 /* Allocates d's replica slots when the runtime has several memory nodes. */
 int synor__handle_replicas_init(synor_runtime *rt, synor_handle *d);
 /* Makes task t's data valid on node `node` for its access modes, filling
@@ -366,7 +380,7 @@ uint64_t synor__task_footprint(const synor__task *t);
 uint64_t synor__now_ns(void);
 void synor__trace_task_rec(synor__worker *w, const synor__task *t, uint64_t s, uint64_t e, int ok);
 void synor__trace_xfer_rec(synor_runtime *rt, const synor_handle *d, unsigned from, unsigned to,
-                           uint64_t bytes, uint64_t s, uint64_t e);
+                           uint64_t bytes, uint64_t s, uint64_t e, synor_xfer_path path);
 void synor__trace_free(synor_runtime *rt);
 
 /* cl_backend.c (cl_none.c without OpenCL): the OpenCL devices to take

@@ -213,6 +213,10 @@ char *synor_trace_to_json(const synor_trace *t)
         synor__jw_num(&w, x->start);
         synor__jw_key(&w, "end");
         synor__jw_num(&w, x->end);
+        if (x->path) {
+            synor__jw_key(&w, "path");
+            synor__jw_str(&w, x->path);
+        }
         synor__jw_obj_end(&w);
     }
     synor__jw_arr_end(&w);
@@ -357,6 +361,11 @@ static int read_trace(rd *r, const synor__jval *root)
             (rc = synor__json_int(r->d, v, p, 0, INT64_MAX, &bytes)))
             return rc;
         x->bytes = (uint64_t)bytes;
+        /* "path": optional (real runs only; older traces have none) */
+        if ((rc = synor__json_member(r->d, o, p, "path", SYNOR__J_STRING, 0, &v)))
+            return rc;
+        if (v && !(x->path = synor__trace_str(r->tr, v->u.str.s)))
+            return synor__error(SYNOR_ENOMEM, "out of memory");
     }
     return 0;
 }

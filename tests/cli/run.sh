@@ -36,7 +36,7 @@ check mlp-1-sum     grep -q "checksum of the results $sum_off " "$tmp/out"
 if "$S" devices 2>/dev/null | grep -qi opencl; then
   check mlp-cl      [ "$(rc "$S" run "$W" --cpu-workers 1 --opencl all)" = 0 ]
   check mlp-cl-dev  grep -q "^  opencl0 " "$tmp/out"
-  check mlp-cl-move grep -qE "^  host->opencl0 +[0-9]+ +[0-9]+" "$tmp/out"
+  check mlp-cl-move grep -qE "^  host->opencl0 +(host|unified) +[0-9]+ +[0-9]+" "$tmp/out"
   check mlp-cl-sum  grep -q "checksum of the results $sum_off " "$tmp/out"
   # following a plan made on a fabric named like this run's devices
   cat >"$tmp/fab.json" <<'FAB'

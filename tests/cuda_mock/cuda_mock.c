@@ -13,6 +13,11 @@
  *   - the module must be PTX text that defines each kernel asked for;
  *   - kernel parameters are read as the kernels of cuda_ops.cu declare them
  *     (const float *x, float *y, long long n).
+ *   - with synor_mock_devices > 1 (set by the test before a runtime is
+ *     created), each device has its own primary context and memory: a
+ *     pointer is valid only in its device's context, and cuMemcpyPeer
+ *     needs the destination's context to have enabled peer access to the
+ *     source's (cuCtxEnablePeerAccess).
  * Struct layouts and status codes follow the public cuda.h. Counters
  * (synor_mock_*) let the test see what went through. */
 #include <math.h>
@@ -37,6 +42,8 @@ enum {
     CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+    CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
 };
 
 typedef struct CUDA_MEMCPY2D {
@@ -59,18 +66,23 @@ enum { MEM_HOST = 1, MEM_DEVICE = 2 };
 
 #define MOCK_MEMORY (64ull << 20) /* what cuDeviceTotalMem reports */
 #define MAX_ALLOCS 4096
+#define MAX_DEV 4
 
-_Atomic long synor_mock_allocs, synor_mock_copies, synor_mock_launches, synor_mock_errors;
+_Atomic long synor_mock_allocs, synor_mock_copies, synor_mock_launches, synor_mock_errors,
+    synor_mock_peer_copies;
+int synor_mock_devices = 1; /* 1..MAX_DEV, read by cuInit */
 
-static int inited;
-static int the_context = 1;         /* the primary context's identity */
+static int inited, ndev = 1;
+static int contexts[MAX_DEV];       /* the primary contexts' identities */
 static _Thread_local void *current; /* per thread, as in CUDA */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     char *p;
     size_t n;
+    int dev;
 } allocs[MAX_ALLOCS];
-static size_t used;
+static size_t used[MAX_DEV];
+static int peer_on[MAX_DEV][MAX_DEV]; /* [dst][src]: dst's context may access src's memory */
 
 static CUresult fail(CUresult e)
 {
@@ -78,25 +90,38 @@ static CUresult fail(CUresult e)
     return e;
 }
 
-/* Is [p, p + n) inside one live allocation? */
-int synor_mock_device_range(CUdeviceptr p, size_t n);
-int synor_mock_device_range(CUdeviceptr p, size_t n)
+/* The device whose context is ctx, or -1. */
+static int ctx_dev(const void *ctx)
+{
+    for (int i = 0; i < ndev; i++)
+        if (ctx == &contexts[i])
+            return i;
+    return -1;
+}
+
+/* Is [p, p + n) inside one live allocation of device dev? */
+static int in_range(int dev, CUdeviceptr p, size_t n)
 {
     const char *c = (const char *)(uintptr_t)p;
     int ok = 0;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < MAX_ALLOCS && !ok; i++)
-        ok = allocs[i].p && c >= allocs[i].p && n <= allocs[i].n &&
+        ok = allocs[i].p && allocs[i].dev == dev && c >= allocs[i].p && n <= allocs[i].n &&
              (size_t)(c - allocs[i].p) <= allocs[i].n - n;
     pthread_mutex_unlock(&lock);
     return ok;
 }
+
+/* ... of the device whose context is current on this thread? */
+int synor_mock_device_range(CUdeviceptr p, size_t n);
+int synor_mock_device_range(CUdeviceptr p, size_t n) { return in_range(ctx_dev(current), p, n); }
 
 CUresult cuInit(unsigned flags)
 {
     if (flags)
         return fail(CUDA_ERROR_INVALID_VALUE);
     inited = 1;
+    ndev = synor_mock_devices < 1 ? 1 : synor_mock_devices > MAX_DEV ? MAX_DEV : synor_mock_devices;
     return CUDA_SUCCESS;
 }
 
@@ -104,21 +129,21 @@ CUresult cuDeviceGetCount(int *n)
 {
     if (!inited)
         return fail(CUDA_ERROR_NOT_INITIALIZED);
-    *n = 1;
+    *n = ndev;
     return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGet(CUdevice *d, int i)
 {
-    if (i != 0)
+    if (i < 0 || i >= ndev)
         return fail(CUDA_ERROR_INVALID_DEVICE);
-    *d = 0;
+    *d = i;
     return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 {
-    if (d != 0 || len < 1)
+    if (d < 0 || d >= ndev || len < 1)
         return fail(CUDA_ERROR_INVALID_VALUE);
     strncpy(name, "CUDA driver mock (host memory, tests only)", (size_t)len - 1);
     name[len - 1] = 0;
@@ -127,7 +152,7 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
 {
-    if (d != 0)
+    if (d < 0 || d >= ndev)
         return fail(CUDA_ERROR_INVALID_DEVICE);
     *bytes = MOCK_MEMORY;
     return CUDA_SUCCESS;
@@ -135,23 +160,26 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
 
 CUresult cuDevicePrimaryCtxRetain(void **ctx, CUdevice d)
 {
-    if (d != 0)
+    if (d < 0 || d >= ndev)
         return fail(CUDA_ERROR_INVALID_DEVICE);
-    *ctx = &the_context;
+    *ctx = &contexts[d];
     return CUDA_SUCCESS;
 }
 
-CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { return d == 0 ? CUDA_SUCCESS : fail(CUDA_ERROR_INVALID_DEVICE); }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+    return d >= 0 && d < ndev ? CUDA_SUCCESS : fail(CUDA_ERROR_INVALID_DEVICE);
+}
 
 CUresult cuCtxSetCurrent(void *ctx)
 {
-    if (ctx && ctx != &the_context)
+    if (ctx && ctx_dev(ctx) < 0)
         return fail(CUDA_ERROR_INVALID_CONTEXT);
     current = ctx;
     return CUDA_SUCCESS;
 }
 
-static int have_ctx(void) { return current == &the_context; }
+static int have_ctx(void) { return ctx_dev(current) >= 0; }
 int synor_mock_have_context(void); /* for the cuBLAS mock */
 int synor_mock_have_context(void) { return have_ctx(); }
 
@@ -185,15 +213,17 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
         return fail(CUDA_ERROR_INVALID_CONTEXT);
     if (n == 0)
         return fail(CUDA_ERROR_INVALID_VALUE);
+    int dev = ctx_dev(current);
     pthread_mutex_lock(&lock);
     CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
-    if (used + n <= MOCK_MEMORY)
+    if (used[dev] + n <= MOCK_MEMORY)
         for (size_t i = 0; i < MAX_ALLOCS; i++)
             if (!allocs[i].p) {
                 allocs[i].p = malloc(n);
                 if (allocs[i].p) {
                     allocs[i].n = n;
-                    used += n;
+                    allocs[i].dev = dev;
+                    used[dev] += n;
                     *p = (CUdeviceptr)(uintptr_t)allocs[i].p;
                     e = CUDA_SUCCESS;
                 }
@@ -210,11 +240,12 @@ CUresult cuMemFree_v2(CUdeviceptr p)
     if (!have_ctx())
         return fail(CUDA_ERROR_INVALID_CONTEXT);
     CUresult e = CUDA_ERROR_INVALID_VALUE;
+    int dev = ctx_dev(current);
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < MAX_ALLOCS; i++)
-        if (allocs[i].p && allocs[i].p == (char *)(uintptr_t)p) {
+        if (allocs[i].p && allocs[i].p == (char *)(uintptr_t)p && allocs[i].dev == dev) {
             free(allocs[i].p);
-            used -= allocs[i].n;
+            used[dev] -= allocs[i].n;
             allocs[i].p = NULL;
             e = CUDA_SUCCESS;
             break;
@@ -245,6 +276,47 @@ CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
     for (size_t r = 0; r < c->Height; r++)
         memcpy(dst + r * c->dstPitch, src + r * c->srcPitch, c->WidthInBytes);
     atomic_fetch_add(&synor_mock_copies, 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer)
+{
+    if (!inited)
+        return fail(CUDA_ERROR_NOT_INITIALIZED);
+    if (!can || d < 0 || d >= ndev || peer < 0 || peer >= ndev)
+        return fail(CUDA_ERROR_INVALID_DEVICE);
+    *can = d != peer;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxEnablePeerAccess(void *peer_ctx, unsigned flags)
+{
+    int d = ctx_dev(current), p = ctx_dev(peer_ctx);
+    if (d < 0 || p < 0)
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    if (flags || p == d)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    pthread_mutex_lock(&lock);
+    int was = peer_on[d][p];
+    peer_on[d][p] = 1;
+    pthread_mutex_unlock(&lock);
+    return was ? CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyPeer(CUdeviceptr dst, void *dst_ctx, CUdeviceptr src, void *src_ctx, size_t n)
+{
+    int d = ctx_dev(dst_ctx), s = ctx_dev(src_ctx);
+    if (d < 0 || s < 0)
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    pthread_mutex_lock(&lock);
+    int on = peer_on[d][s];
+    pthread_mutex_unlock(&lock);
+    if (!on)
+        return fail(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    if (!n || !in_range(d, dst, n) || !in_range(s, src, n))
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    atomic_fetch_add(&synor_mock_peer_copies, 1);
     return CUDA_SUCCESS;
 }
 
