@@ -10,10 +10,39 @@
  *   3. latency at a fixed offered rate (default 1M commands/s): command i
  *      is due at start + i / rate; the latency is completion minus due
  *      time, so a stall delays every command behind it (no coordinated
- *      omission).
+ *      omission);
+ *   4. service time: each command timed on its own, back to back;
+ *   5. baseline: the schedule of 3 doing no work (the machine's own jitter).
+ * Latencies (3, 4, 5) go into a fixed-size log-linear histogram (below):
+ * exact below 1,024 ns, above within 1/256 (0.4%); a percentile is printed
+ * as the upper edge of the bucket holding that rank (never below the true
+ * value, and capped at the exact maximum), so 3 and 5 need no per-command
+ * array and add nothing but a bucket increment to the timed loop.
  *
  *   bench_market [-n COMMANDS] [-r RATE] [-b BATCH] [-d DIR] [-s SEED] [-S SNAPSHOT_EVERY]
- *                [-w|--dump-stream FILE] [-M|--memory-only]
+ *                [-w|--dump-stream FILE] [-M|--memory-only] [-L|--latency-only]
+ *                [-p|--pin CPU] [--fifo] [--lock]
+ *
+ * Machine stalls: while 3 and 5 spin until a command's due time, every
+ * time two consecutive clock reads of that spin loop are more than 1 us
+ * apart counts as a stall: the process was not running (the host froze the
+ * VM, or the kernel ran an interrupt or another task; the market's own work
+ * is never inside such a gap). Each run prints how many, their share of
+ * the run's wall time and the longest: stalls while a command was being
+ * processed are not seen, so this is a lower bound. If the baseline's p99
+ * is above the goal, or the stalls cover more than 1% of the run, the
+ * machine itself does not allow p99 <= 1 us to be judged.
+ *
+ * --latency-only runs only 3 (paced) and 5 (baseline): no throughput,
+ * journal, recovery or service time (bench/run_market_latency.sh).
+ * --pin CPU: sched_setaffinity of the process to CPU before any timed
+ * section. --fifo: SCHED_FIFO priority 1 before the timed sections; the
+ * busy loops then starve every normal task on that CPU (the kernel's RT
+ * throttling or fair server leaves others about 5%), so use it with --pin
+ * on a CPU other work can leave. --lock: mlockall(MCL_CURRENT|MCL_FUTURE)
+ * once the stream is generated (no page faults or reclaim of our pages in
+ * the timed loops). Any of them failing is an error (exit 2). Each latency
+ * run starts with a "latency setup:" line saying which are in effect.
  *
  * -S sets synor_market_config.snapshot_every for the journaled run (default
  * the library's, 1,000,000 records; 0 = never, so recovery replays the
@@ -33,10 +62,16 @@
  *   order_id, uint32 price (ticks; places and amends), uint32 qty (places:
  *   the quantity; amends: the new open quantity).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#endif
+#include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -273,10 +308,121 @@ static int dump_stream(const char *path, const synor_market_cmd *cmds, size_t n,
     return ok ? 0 : -1;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Latency histogram (ns). Values below 2^H_EXACT_BITS have a bucket each;
+ * above, each range [2^k, 2^(k+1)) is split into 2^H_SUB_BITS buckets of
+ * width 2^(k - H_SUB_BITS), at most 1/256 of any value in them. 14,848
+ * buckets cover every uint64 value: 116 KiB. */
+#define H_EXACT_BITS 10
+#define H_SUB_BITS 8
+#define H_EXACT (1u << H_EXACT_BITS)
+#define H_SUB (1u << H_SUB_BITS)
+#define H_BUCKETS (H_EXACT + (64 - H_EXACT_BITS) * H_SUB)
+
+typedef struct hist {
+    uint64_t count, max;
+    uint64_t bucket[H_BUCKETS];
+} hist;
+
+static hist lat_hist;
+
+static inline size_t hist_index(uint64_t v)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    if (v < H_EXACT)
+        return (size_t)v;
+    unsigned k = 63u - (unsigned)__builtin_clzll(v); /* H_EXACT_BITS..63 */
+    return H_EXACT + (size_t)(k - H_EXACT_BITS) * H_SUB +
+           (size_t)((v >> (k - H_SUB_BITS)) - H_SUB);
+}
+
+/* the largest value that falls into bucket i */
+static uint64_t hist_upper(size_t i)
+{
+    if (i < H_EXACT)
+        return (uint64_t)i;
+    unsigned k = (unsigned)((i - H_EXACT) / H_SUB) + H_EXACT_BITS;
+    uint64_t sub = (uint64_t)((i - H_EXACT) % H_SUB);
+    return ((H_SUB + sub) << (k - H_SUB_BITS)) + ((1ull << (k - H_SUB_BITS)) - 1);
+}
+
+/* Clears the histogram; this also touches all of its pages, so that no
+ * first-touch page fault lands in a timed loop. */
+static void hist_reset(hist *h)
+{
+    memset(h, 0, sizeof *h);
+}
+
+static inline void hist_record(hist *h, uint64_t v)
+{
+    h->bucket[hist_index(v)]++;
+    h->count++;
+    if (v > h->max)
+        h->max = v;
+}
+
+/* The value of 0-based rank r among the recorded values in ascending order
+ * (the same ranks as the sorted array this replaces), as the upper edge of
+ * its bucket, capped at the exact maximum: never below the true value. */
+static uint64_t hist_at(const hist *h, uint64_t r)
+{
+    uint64_t seen = 0;
+    for (size_t i = 0; i < H_BUCKETS; i++) {
+        seen += h->bucket[i];
+        if (seen > r) {
+            uint64_t u = hist_upper(i);
+            return u < h->max ? u : h->max;
+        }
+    }
+    return h->max;
+}
+
+/* "p50 %llu ns, p99 %llu ns, p99.9 %llu ns, max %llu ns" after label */
+static void print_percentiles(const char *label, const hist *h)
+{
+    uint64_t n = h->count;
+    printf("%sp50 %llu ns, p99 %llu ns, p99.9 %llu ns, max %llu ns\n", label,
+           (unsigned long long)hist_at(h, n / 2), (unsigned long long)hist_at(h, n * 99 / 100),
+           (unsigned long long)hist_at(h, n * 999 / 1000), (unsigned long long)h->max);
+}
+
+/* Gaps of more than STALL_NS between two consecutive clock reads of a spin
+ * loop: the machine did not run us. */
+#define STALL_NS 1000
+typedef struct stalls {
+    uint64_t count, total_ns, longest_ns;
+} stalls;
+
+/* Spins until due; exits on the first clock read at or after it. One
+ * subtraction and compare per iteration; the first read has no predecessor
+ * (what ran before, such as the market's work, is not a wait). */
+static inline void wait_until(uint64_t due, stalls *st)
+{
+    uint64_t t = now_ns();
+    while (t < due) {
+        uint64_t prev = t;
+        t = now_ns();
+        if (t - prev > STALL_NS) {
+            uint64_t gap = t - prev;
+            st->count++;
+            st->total_ns += gap;
+            if (gap > st->longest_ns)
+                st->longest_ns = gap;
+        }
+    }
+}
+
+static void print_stalls(const char *label, const stalls *st, uint64_t run_ns)
+{
+    double secs = run_ns / 1e9;
+    printf("machine stalls while waiting (%s): %llu gaps > 1 us (%.0f/s), %.2f%% of the run, "
+           "longest %.1f us\n",
+           label, (unsigned long long)st->count, secs > 0 ? st->count / secs : 0.0,
+           run_ns ? 100.0 * st->total_ns / run_ns : 0.0, st->longest_ns / 1e3);
+}
+
+static void die_errno(const char *what, int err)
+{
+    fprintf(stderr, "bench_market: %s: %s\n", what, strerror(err));
+    exit(2);
 }
 
 int main(int argc, char **argv)
@@ -286,13 +432,21 @@ int main(int argc, char **argv)
     size_t batch = 4096;
     const char *dir = "/tmp/synor-bench-market";
     const char *dump = NULL;
-    int memory_only = 0;
+    int memory_only = 0, latency_only = 0, fifo = 0, lock = 0;
+    int pin = -1; /* CPU, or -1: not pinned */
     uint64_t seed = 42;
     int opt;
+    enum { OPT_FIFO = 256, OPT_LOCK };
     static const struct option longopts[] = {{"dump-stream", required_argument, NULL, 'w'},
                                              {"memory-only", no_argument, NULL, 'M'},
+                                             {"latency-only", no_argument, NULL, 'L'},
+                                             {"pin", required_argument, NULL, 'p'},
+                                             {"fifo", no_argument, NULL, OPT_FIFO},
+                                             {"lock", no_argument, NULL, OPT_LOCK},
                                              {NULL, 0, NULL, 0}};
-    while ((opt = getopt_long(argc, argv, "n:r:b:d:s:S:w:M", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "n:r:b:d:s:S:w:MLp:", longopts, NULL)) != -1) {
+        char *end;
+        long cpu;
         switch (opt) {
         case 'n': n = strtoull(optarg, NULL, 10); break;
         case 'r': rate = strtod(optarg, NULL); break;
@@ -302,10 +456,38 @@ int main(int argc, char **argv)
         case 'S': snap_every = strtoull(optarg, NULL, 10); break;
         case 'w': dump = optarg; break;
         case 'M': memory_only = 1; break;
+        case 'L': latency_only = 1; break;
+        case 'p':
+            errno = 0;
+            cpu = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || cpu < 0 || cpu >= CPU_SETSIZE) {
+                fprintf(stderr, "bench_market: --pin %s: not a CPU number (0..%d)\n", optarg,
+                        CPU_SETSIZE - 1);
+                return 2;
+            }
+            pin = (int)cpu;
+            break;
+        case OPT_FIFO: fifo = 1; break;
+        case OPT_LOCK: lock = 1; break;
         default:
             fprintf(stderr, "usage: bench_market [-n N] [-r RATE] [-b BATCH] [-d DIR] [-s SEED] "
-                            "[-S SNAPSHOT_EVERY] [--dump-stream FILE] [--memory-only]\n");
+                            "[-S SNAPSHOT_EVERY] [--dump-stream FILE] [--memory-only | "
+                            "--latency-only] [--pin CPU] [--fifo] [--lock]\n");
             return 2;
+        }
+    }
+    if (memory_only && latency_only) {
+        fprintf(stderr, "bench_market: --memory-only and --latency-only exclude each other\n");
+        return 2;
+    }
+    if (pin >= 0) { /* before any timed section */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(pin, &set);
+        if (sched_setaffinity(0, sizeof set, &set)) {
+            char what[64];
+            snprintf(what, sizeof what, "--pin %d: sched_setaffinity to CPU %d", pin, pin);
+            die_errno(what, errno);
         }
     }
     setup s;
@@ -358,25 +540,36 @@ int main(int argc, char **argv)
         free(tally.fill);
     }
 
-    /* 1. in memory */
-    if (open_market(&s, NULL))
-        return 1;
-    events = 0;
-    uint64_t t0 = now_ns();
-    for (size_t i = 0; i < n; i++)
-        synor_market_submit(s.m, &cmds[i]);
-    uint64_t t1 = now_ns();
-    uint64_t h_mem = synor_market_state_hash(s.m);
-    synor_market_close(s.m);
-    printf("throughput, no journal:      %6.2f M commands/s (%.0f ns/command, %llu events)\n",
-           n / ((t1 - t0) / 1e9) / 1e6, (double)(t1 - t0) / n, (unsigned long long)events);
-    uint64_t *lat = malloc(n * sizeof *lat);
-    if (!lat)
-        return 1;
+    if (lock && mlockall(MCL_CURRENT | MCL_FUTURE))
+        die_errno("--lock: mlockall(MCL_CURRENT|MCL_FUTURE)", errno);
+    if (fifo) { /* a busy loop at SCHED_FIFO starves that CPU's other work: use --pin */
+        struct sched_param sp;
+        memset(&sp, 0, sizeof sp);
+        sp.sched_priority = 1;
+        if (sched_setscheduler(0, SCHED_FIFO, &sp))
+            die_errno("--fifo", errno);
+    }
+
+    uint64_t t0, t1, h_mem = 0;
+    if (!latency_only) {
+        /* 1. in memory */
+        if (open_market(&s, NULL))
+            return 1;
+        events = 0;
+        t0 = now_ns();
+        for (size_t i = 0; i < n; i++)
+            synor_market_submit(s.m, &cmds[i]);
+        t1 = now_ns();
+        h_mem = synor_market_state_hash(s.m);
+        synor_market_close(s.m);
+        printf("throughput, no journal:      %6.2f M commands/s (%.0f ns/command, %llu events)\n",
+               n / ((t1 - t0) / 1e9) / 1e6, (double)(t1 - t0) / n, (unsigned long long)events);
+    }
+    hist *h = &lat_hist;
     double period = 1e9 / rate;
     uint64_t start = 0;
 
-    if (!memory_only) {
+    if (!memory_only && !latency_only) {
         /* 2. journaled, fsync per batch */
         char cmd[600];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -409,18 +602,30 @@ int main(int argc, char **argv)
         synor_market_close(s.m);
         if (system(cmd) != 0)
             return 1;
+    }
 
+    if (!memory_only) {
         /* 3. latency at a fixed offered rate */
+        printf("latency setup: ");
+        if (pin >= 0)
+            printf("pinned to CPU %d, ", pin);
+        else
+            printf("not pinned, ");
+        printf("%s, memory %s\n", fifo ? "SCHED_FIFO 1" : "normal scheduling",
+               lock ? "locked" : "not locked");
         if (open_market(&s, NULL))
             return 1;
-        /* touch every page now: a first-touch page fault inside the timed loop
-         * would be counted as the market's latency */
-        memset(lat, 0, n * sizeof *lat);
+        /* touch the histogram now: a first-touch page fault inside the timed
+         * loop would be counted as the market's latency */
+        hist_reset(h);
+        stalls st;
+        memset(&st, 0, sizeof st);
         /* Runs of 1M commands: before each run its commands are read once, so
          * that the host's reclaim of cold pages (this VM runs kdamond) is not
          * charged to the market as page faults; within a run the schedule is
          * strict. */
         volatile uint64_t sink = 0;
+        t0 = now_ns();
         for (size_t i = 0; i < n; i++) {
             if (i % 1000000 == 0) {
                 size_t end = i + 1000000 < n ? i + 1000000 : n;
@@ -429,55 +634,51 @@ int main(int argc, char **argv)
                 start = now_ns() + 1000000 - (uint64_t)(i * period);
             }
             uint64_t due = start + (uint64_t)(i * period);
-            while (now_ns() < due)
-                ;
+            wait_until(due, &st);
             synor_market_submit(s.m, &cmds[i]);
-            lat[i] = now_ns() - due;
+            hist_record(h, now_ns() - due);
         }
+        t1 = now_ns();
         synor_market_close(s.m);
-        qsort(lat, n, sizeof *lat, cmp_u64);
         (void)sink;
-        printf("latency at %.2f M commands/s offered: p50 %llu ns, p99 %llu ns, p99.9 %llu ns, "
-               "max %llu ns\n",
-               rate / 1e6, (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 99 / 100],
-               (unsigned long long)lat[n * 999 / 1000], (unsigned long long)lat[n - 1]);
+        char label[80];
+        snprintf(label, sizeof label, "latency at %.2f M commands/s offered: ", rate / 1e6);
+        print_percentiles(label, h);
+        print_stalls("paced run", &st, t1 - t0);
     }
 
-    /* 4. service time: each command timed on its own, back to back (the
-     * clock reads add about 40 ns) */
-    if (memory_only)
-        memset(lat, 0, n * sizeof *lat);
-    if (open_market(&s, NULL))
-        return 1;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t a = now_ns();
-        synor_market_submit(s.m, &cmds[i]);
-        lat[i] = now_ns() - a;
+    if (!latency_only) {
+        /* 4. service time: each command timed on its own, back to back (the
+         * clock reads add about 40 ns) */
+        if (open_market(&s, NULL))
+            return 1;
+        hist_reset(h);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t a = now_ns();
+            synor_market_submit(s.m, &cmds[i]);
+            hist_record(h, now_ns() - a);
+        }
+        synor_market_close(s.m);
+        print_percentiles("service time per command:              ", h);
     }
-    synor_market_close(s.m);
-    qsort(lat, n, sizeof *lat, cmp_u64);
-    printf("service time per command:              p50 %llu ns, p99 %llu ns, p99.9 %llu ns, "
-           "max %llu ns\n",
-           (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 99 / 100],
-           (unsigned long long)lat[n * 999 / 1000], (unsigned long long)lat[n - 1]);
 
     if (!memory_only) {
         /* 5. the machine's own jitter: the same schedule doing no work. A
          * stall of the VM delays every command behind it here too. */
+        hist_reset(h);
+        stalls st;
+        memset(&st, 0, sizeof st);
         start = now_ns() + 1000000;
+        t0 = now_ns();
         for (size_t i = 0; i < n; i++) {
             uint64_t due = start + (uint64_t)(i * period);
-            while (now_ns() < due)
-                ;
-            lat[i] = now_ns() - due;
+            wait_until(due, &st);
+            hist_record(h, now_ns() - due);
         }
-        qsort(lat, n, sizeof *lat, cmp_u64);
-        printf("baseline (same schedule, no work):     p50 %llu ns, p99 %llu ns, p99.9 %llu ns, "
-               "max %llu ns\n",
-               (unsigned long long)lat[n / 2], (unsigned long long)lat[n * 99 / 100],
-               (unsigned long long)lat[n * 999 / 1000], (unsigned long long)lat[n - 1]);
+        t1 = now_ns();
+        print_percentiles("baseline (same schedule, no work):     ", h);
+        print_stalls("baseline", &st, t1 - t0);
     }
-    free(lat);
     free(cmds);
     synor_catalog_destroy(s.cat);
     return 0;
