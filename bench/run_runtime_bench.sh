@@ -12,6 +12,9 @@
 #                          only for this benchmark, not a build dependency),
 #                          schedulers eager, lws and dmda in the same run;
 #   blas_gemm_bench.c      one OpenBLAS call on the whole matrix, 2 threads.
+# Also bench_runtime_blas's static mode: the same one-thread OpenBLAS calls on
+# the same tiles from 2 pinned threads with a fixed split and no runtime, the
+# ceiling of any runtime that calls BLAS per tile.
 # Each measurement is one process; the table shows the median of --runs
 # (default 5) processes, runs interleaved so that machine noise hits both
 # sides alike. --quick: smaller sizes (a smoke test, not the figures).
@@ -63,6 +66,7 @@ done
 for ((r = 0; r < runs; r++)); do
   res[blas,gemm]+="$(OPENBLAS_NUM_THREADS=2 "$tmp/blas_gemm_bench" d $ngemm 3 | field avg_GFLOPs) "
   res[synor,gemm]+="$($S/bench_runtime_blas d $ngemm $nb 3 2 | field avg_GFLOPs) "
+  res[static,gemm]+="$($S/bench_runtime_blas s $ngemm $nb 3 2 | field avg_GFLOPs) "
 done
 for ((r = 0; r < runs; r++)); do
   res[blas,chol]+="$(OPENBLAS_NUM_THREADS=2 "$tmp/blas_gemm_bench" c $nchol 1 | field avg_GFLOPs) "
@@ -88,7 +92,10 @@ done
 echo
 printf '%-36s %12s %12s %8s\n' "dense kernels, 2 workers (GFLOP/s)" synor OpenBLAS ratio
 g=$(med synor,gemm) gb=$(med blas,gemm) c=$(med synor,chol) cb=$(med blas,chol)
+gs=$(med static,gemm)
 printf '%-36s %12.1f %12.1f %8.3f\n' "tiled DGEMM N=$ngemm nb=$nb" "$g" "$gb" "$(bc -l <<<"$g/$gb")"
+printf '%-36s %12.1f %12.1f %8.3f   (runtime / static: %.3f)\n' "  same tiles, static, no runtime" "$gs" "$gb" \
+  "$(bc -l <<<"$gs/$gb")" "$(bc -l <<<"$g/$gs")"
 printf '%-36s %12.1f %12.1f %8.3f\n' "tiled SPOTRF N=$nchol nb=$nb" "$c" "$cb" "$(bc -l <<<"$c/$cb")"
 echo
 echo "raw values (one per run):"
