@@ -102,15 +102,39 @@ static void pocl_two_devices(void)
     setenv("POCL_DEVICES", "pthread pthread", 0); /* before any OpenCL call */
 }
 
-#define NEED_TWO_OPENCL(r)                                                                   \
+/* Skips (after destroying the runtime) unless there are n OpenCL devices. */
+#define NEED_OPENCL(r, n)                                                                    \
     do {                                                                                     \
-        if (!SYNOR_HAVE_OPENCL)                                                              \
-            TEST_SKIP("built without OpenCL");                                               \
-        if ((r)->ncl < 2) {                                                                  \
+        if (!SYNOR_HAVE_OPENCL || (r)->ncl < (n)) {                                          \
             synor_runtime_destroy((r)->rt);                                                  \
-            TEST_SKIP("fewer than 2 OpenCL devices (PoCL: POCL_DEVICES=\"pthread pthread\")"); \
+            TEST_SKIP("too few OpenCL devices (PoCL: POCL_DEVICES=\"pthread pthread\")");   \
         }                                                                                    \
     } while (0)
+
+/* Three vectors x (filled), y, z (zero) and their handles. */
+typedef struct xyz {
+    float *x, *y, *z;
+    synor_handle *hx, *hy, *hz;
+} xyz;
+
+static void xyz_make(synor_runtime *rt, xyz *v, size_t n)
+{
+    v->x = malloc(n * 4), v->y = calloc(n, 4), v->z = calloc(n, 4);
+    ASSERT(v->x && v->y && v->z);
+    fill(v->x, n);
+    v->hx = vec(rt, v->x, n), v->hy = vec(rt, v->y, n), v->hz = vec(rt, v->z, n);
+    ASSERT(v->hx && v->hy && v->hz);
+}
+
+/* Unregisters (host copies up to date) and frees nothing yet. */
+static void xyz_unregister(xyz *v)
+{
+    ASSERT_OK(synor_handle_unregister(v->hx));
+    ASSERT_OK(synor_handle_unregister(v->hy));
+    ASSERT_OK(synor_handle_unregister(v->hz));
+}
+
+static void xyz_free(xyz *v) { free(v->x), free(v->y), free(v->z); }
 
 /* relu on device A, then gelu of its result on device B: the intermediate
  * goes A -> B directly, and the host's inputs come in over the unified
@@ -120,15 +144,12 @@ TEST(a_datum_written_on_one_opencl_device_moves_to_another_by_the_peer_path)
     pocl_two_devices();
     rig r;
     ASSERT_OK(rig_make(&r, 0, 0, 1));
-    NEED_TWO_OPENCL(&r);
+    NEED_OPENCL(&r, 2);
     enum { N = 50021 };
-    float *x = malloc(N * 4), *y = calloc(N, 4), *z = calloc(N, 4);
-    ASSERT(x && y && z);
-    fill(x, N);
-    synor_handle *hx = vec(r.rt, x, N), *hy = vec(r.rt, y, N), *hz = vec(r.rt, z, N);
-    ASSERT(hx && hy && hz);
-    submit(r.rt, &synor__kernel_relu_x, hx, hy, r.cl[0]);
-    submit(r.rt, &synor__kernel_gelu_x, hy, hz, r.cl[1]);
+    xyz v;
+    xyz_make(r.rt, &v, N);
+    submit(r.rt, &synor__kernel_relu_x, v.hx, v.hy, r.cl[0]);
+    submit(r.rt, &synor__kernel_gelu_x, v.hy, v.hz, r.cl[1]);
     ASSERT_OK(synor_runtime_wait_all(r.rt));
 
     synor_runtime_stats st;
@@ -151,15 +172,13 @@ TEST(a_datum_written_on_one_opencl_device_moves_to_another_by_the_peer_path)
     ASSERT_EQ(traced(r.rt, "peer", link), 1);
     ASSERT_EQ(traced(r.rt, "cpu-mediated", NULL), 0);
 
-    ASSERT_OK(synor_handle_unregister(hx));
-    ASSERT_OK(synor_handle_unregister(hy));
-    ASSERT_OK(synor_handle_unregister(hz));
+    xyz_unregister(&v);
     for (size_t i = 0; i < N; i++) {
-        ASSERT(near(y[i], relu(x[i])));
-        ASSERT(near(z[i], gelu(relu(x[i]))));
+        ASSERT(near(v.y[i], relu(v.x[i])));
+        ASSERT(near(v.z[i], gelu(relu(v.x[i]))));
     }
     synor_runtime_destroy(r.rt);
-    free(x), free(y), free(z);
+    xyz_free(&v);
 }
 
 /* A peer copy leaves two valid device copies and an Invalid host copy.
@@ -173,7 +192,7 @@ TEST(peer_copies_survive_eviction_on_both_devices)
     enum { N = 1 << 18 };
     rig r;
     ASSERT_OK(rig_make(&r, 2ull * N * 4, 0, 1));
-    NEED_TWO_OPENCL(&r);
+    NEED_OPENCL(&r, 2);
     float *x = malloc(N * 4), *y = calloc(N, 4), *z = calloc(N, 4), *w = calloc(N, 4),
           *v = calloc(N, 4);
     ASSERT(x && y && z && w && v);
@@ -229,18 +248,13 @@ TEST(without_a_peer_path_data_goes_through_the_host_in_two_hops)
     pocl_two_devices();
     rig r;
     ASSERT_OK(rig_make(&r, 0, 64 << 20, 1));
-    if (!SYNOR_HAVE_OPENCL || r.ncl < 1 || !r.gpu) {
-        synor_runtime_destroy(r.rt);
-        TEST_SKIP("no OpenCL device (install pocl-opencl-icd)");
-    }
+    NEED_OPENCL(&r, 1);
+    ASSERT(r.gpu);
     enum { N = 40009 };
-    float *x = malloc(N * 4), *y = calloc(N, 4), *z = calloc(N, 4);
-    ASSERT(x && y && z);
-    fill(x, N);
-    synor_handle *hx = vec(r.rt, x, N), *hy = vec(r.rt, y, N), *hz = vec(r.rt, z, N);
-    ASSERT(hx && hy && hz);
-    submit(r.rt, &relu_everywhere, hx, hy, r.gpu);
-    submit(r.rt, &synor__kernel_gelu_x, hy, hz, r.cl[0]);
+    xyz v;
+    xyz_make(r.rt, &v, N);
+    submit(r.rt, &relu_everywhere, v.hx, v.hy, r.gpu);
+    submit(r.rt, &synor__kernel_gelu_x, v.hy, v.hz, r.cl[0]);
     ASSERT_OK(synor_runtime_wait_all(r.rt));
     synor_runtime_stats st;
     synor_runtime_get_stats(r.rt, &st);
@@ -256,13 +270,11 @@ TEST(without_a_peer_path_data_goes_through_the_host_in_two_hops)
     /* x went to the test GPU over the host path (its memory is not the
      * host's as far as the runtime knows). */
     ASSERT_EQ(traced(r.rt, "host", "host->test-gpu"), 1);
-    ASSERT_OK(synor_handle_unregister(hx));
-    ASSERT_OK(synor_handle_unregister(hy));
-    ASSERT_OK(synor_handle_unregister(hz));
+    xyz_unregister(&v);
     for (size_t i = 0; i < N; i++)
-        ASSERT(near(z[i], gelu(relu(x[i]))));
+        ASSERT(near(v.z[i], gelu(relu(v.x[i]))));
     synor_runtime_destroy(r.rt);
-    free(x), free(y), free(z);
+    xyz_free(&v);
 }
 
 /* A read where the datum is already valid moves nothing: a local read. */
@@ -271,27 +283,19 @@ TEST(reads_of_valid_replicas_are_local)
     pocl_two_devices();
     rig r;
     ASSERT_OK(rig_make(&r, 0, 0, 0)); /* no prefetch: it would make reads local */
-    if (!SYNOR_HAVE_OPENCL || r.ncl < 1) {
-        synor_runtime_destroy(r.rt);
-        TEST_SKIP("no OpenCL device (install pocl-opencl-icd)");
-    }
-    enum { N = 1000 };
-    float *x = malloc(N * 4), *y = calloc(N, 4), *z = calloc(N, 4);
-    ASSERT(x && y && z);
-    fill(x, N);
-    synor_handle *hx = vec(r.rt, x, N), *hy = vec(r.rt, y, N), *hz = vec(r.rt, z, N);
-    submit(r.rt, &synor__kernel_relu_x, hx, hy, r.cl[0]);
-    submit(r.rt, &synor__kernel_gelu_x, hx, hz, r.cl[0]); /* x is there already */
-    submit(r.rt, &synor__kernel_relu_x, hx, hz, 0);       /* the host's copy is valid */
+    NEED_OPENCL(&r, 1);
+    xyz v;
+    xyz_make(r.rt, &v, 1000);
+    submit(r.rt, &synor__kernel_relu_x, v.hx, v.hy, r.cl[0]);
+    submit(r.rt, &synor__kernel_gelu_x, v.hx, v.hz, r.cl[0]); /* x is there already */
+    submit(r.rt, &synor__kernel_relu_x, v.hx, v.hz, 0);       /* the host's copy is valid */
     ASSERT_OK(synor_runtime_wait_all(r.rt));
     synor_runtime_stats st;
     synor_runtime_get_stats(r.rt, &st);
     ASSERT_EQ(st.local_reads, 2);
-    ASSERT_OK(synor_handle_unregister(hx));
-    ASSERT_OK(synor_handle_unregister(hy));
-    ASSERT_OK(synor_handle_unregister(hz));
+    xyz_unregister(&v);
     synor_runtime_destroy(r.rt);
-    free(x), free(y), free(z);
+    xyz_free(&v);
 }
 
 TEST_MAIN(a_datum_written_on_one_opencl_device_moves_to_another_by_the_peer_path,
