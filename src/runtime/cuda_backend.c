@@ -25,7 +25,7 @@ static int sym(void *lib, const char *name, void *slot)
     return 0;
 }
 
-static int load_api(synor__cu_api *a)
+int synor__cuda_api_load(synor__cu_api *a)
 {
     a->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!a->lib)
@@ -70,6 +70,15 @@ static int load_api(synor__cu_api *a)
         a->blas = NULL;
     }
     return 0;
+}
+
+void synor__cuda_api_unload(synor__cu_api *a)
+{
+    if (a->blas)
+        dlclose(a->blas);
+    if (a->lib)
+        dlclose(a->lib);
+    a->blas = a->lib = NULL;
 }
 
 /* ---------------------------------------------------------- memory node */
@@ -185,12 +194,9 @@ int synor__cuda_probe(synor_runtime *rt, unsigned *count)
     if (!st)
         return synor__error(SYNOR_ENOMEM, "runtime: out of memory");
     int n = 0;
-    if (load_api(&st->api) < 0 || st->api.cuInit(0) != 0 || st->api.cuDeviceGetCount(&n) != 0 ||
+    if (synor__cuda_api_load(&st->api) < 0 || st->api.cuInit(0) != 0 || st->api.cuDeviceGetCount(&n) != 0 ||
         n <= 0) {
-        if (st->api.blas)
-            dlclose(st->api.blas);
-        if (st->api.lib)
-            dlclose(st->api.lib);
+        synor__cuda_api_unload(&st->api);
         synor__free(st);
         return 0; /* no driver or no GPU: no CUDA devices */
     }
@@ -271,9 +277,7 @@ void synor__cuda_destroy(synor_runtime *rt)
             (void)a->cuStreamDestroy(cd->xstream);
         (void)a->cuDevicePrimaryCtxRelease(cd->id);
     }
-    if (st->api.blas)
-        dlclose(st->api.blas);
-    dlclose(st->api.lib);
+    synor__cuda_api_unload(&st->api);
     synor__free(st);
     rt->cuda = NULL;
 }

@@ -98,6 +98,12 @@ typedef struct synor__cu_state {
     synor__cu_dev d[SYNOR__MAX_DEVICES];
 } synor__cu_state;
 
+/* cuda_backend.c: loads libcuda.so.1 (required symbols; 0, or -1 and
+ * nothing loaded) and cuBLAS (optional: a->blas NULL without it); unload
+ * closes both. Also used by bench/bench_gpu_gemm.c for cuBLAS alone. */
+int synor__cuda_api_load(synor__cu_api *a);
+void synor__cuda_api_unload(synor__cu_api *a);
+
 /* cuda_ops.c */
 extern const char synor__cuda_ptx[]; /* "" when nvcc was not found at build time */
 int synor__cu_fail(synor__cu_dev *cd, const char *what, CUresult e);
