@@ -194,8 +194,8 @@ int synor__cuda_probe(synor_runtime *rt, unsigned *count)
     if (!st)
         return synor__error(SYNOR_ENOMEM, "runtime: out of memory");
     int n = 0;
-    if (synor__cuda_api_load(&st->api) < 0 || st->api.cuInit(0) != 0 || st->api.cuDeviceGetCount(&n) != 0 ||
-        n <= 0) {
+    if (synor__cuda_api_load(&st->api) < 0 || st->api.cuInit(0) != 0 ||
+        st->api.cuDeviceGetCount(&n) != 0 || n <= 0) {
         synor__cuda_api_unload(&st->api);
         synor__free(st);
         return 0; /* no driver or no GPU: no CUDA devices */
