@@ -205,6 +205,8 @@ void synor__opencl_init_device(synor_runtime *rt, unsigned k, synor__device *d, 
                     st->d[j].ctx = ctx;
             }
     }
+    if (!cd->ctx) /* no shared context: one of its own (no peer path then) */
+        cd->ctx = clCreateContext(NULL, 1, &cd->id, NULL, NULL, &e);
     if (!cd->ctx) {
         synor__device_disable(d, "no context");
         return;
