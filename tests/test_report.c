@@ -128,5 +128,76 @@ TEST(bad_traces)
     free(neg);
 }
 
+/* A real run: a long product name is shortened, never the column saying
+ * what ran the device; energy and money not measured are said to be, not
+ * printed as 0, and a comparison with a simulation does not print
+ * "energy -100%". */
+static const char *const REAL =
+    "{\"format\": \"synor-trace/1\", \"workload\": \"w\", \"fabric\": \"this machine\",\n"
+    " \"strategy\": \"earliest-finish\", \"currency\": \"USD\", \"makespan_s\": 2,\n"
+    " \"energy_active_j\": 0, \"energy_idle_j\": 0, \"money_micro\": 0,\n"
+    " \"energy_basis\": \"none\", \"money_basis\": \"none\",\n"
+    " \"devices\": [{\"name\": \"cpu/0\", \"product\": \"Oxide Virtual Turin-like Processor With A Very Long Name\",\n"
+    "   \"kind\": \"cpu\", \"backend\": \"host\", \"simulated\": false, \"idle_w\": 0, \"price_micro\": 0}],\n"
+    " \"tasks\": [{\"id\": \"a\", \"op\": \"matmul\", \"device\": 0, \"start\": 0, \"end\": 2, \"energy_j\": 0}],\n"
+    " \"transfers\": []}";
+
+TEST(real_run_report_is_honest)
+{
+    synor_trace *t = load(REAL), *sim = load(TRACE);
+    ASSERT(t && sim);
+    ASSERT_STREQ(t->devices[0].backend, "host");
+    ASSERT_EQ(t->energy_basis, SYNOR_BASIS_NONE);
+    ASSERT_EQ(sim->energy_basis, SYNOR_BASIS_MODEL); /* an older simulated trace */
+    ASSERT_STREQ(sim->devices[0].backend, "simulated");
+    synor_report_options o = {sim, NULL, NULL, 0, 20};
+    char *s = synor_report_text(t, &o);
+    ASSERT(s);
+    ASSERT_CONTAINS(s, "Runs on");
+    ASSERT_CONTAINS(s, "cpu/0      Oxide Virtual Turin-like Proces... host, real ");
+    ASSERT_CONTAINS(s, "Energy: not measured   Cost: not measured");
+    ASSERT_CONTAINS(s, "energy n/a (not measured in the run)   cost n/a (not measured in the run)");
+    ASSERT(!strstr(s, "-100"));
+    ASSERT(!strstr(s, "Energy: 0.0 J"));
+    free(s);
+    /* the simulation compared with the real run */
+    o.baseline = t;
+    s = synor_report_text(sim, &o);
+    ASSERT(s);
+    ASSERT_CONTAINS(s, "energy n/a (not measured in the baseline)");
+    ASSERT_CONTAINS(s, "simulated ");
+    free(s);
+    /* the backend and the bases survive a round trip */
+    char *js = synor_trace_to_json(t);
+    ASSERT(js);
+    synor_trace *u = load(js);
+    ASSERT(u);
+    ASSERT_STREQ(u->devices[0].backend, "host");
+    ASSERT_EQ(u->energy_basis, SYNOR_BASIS_NONE);
+    ASSERT_EQ(u->money_basis, SYNOR_BASIS_NONE);
+    char *js2 = synor_trace_to_json(u);
+    ASSERT_STREQ(js, js2);
+    free(js);
+    free(js2);
+    synor_trace_destroy(u);
+    /* the Perfetto track names say what ran the device */
+    s = synor_report_chrome(t);
+    ASSERT_CONTAINS(s, "(host, real)");
+    free(s);
+    s = synor_report_svg(t);
+    ASSERT_CONTAINS(s, "real run");
+    free(s);
+    /* an unknown basis is an error naming it */
+    char *bad = strdup(REAL);
+    memcpy(strstr(bad, "\"none\""), "\"nope\"", 6);
+    synor_trace *x;
+    ASSERT(synor_trace_load_string(bad, strlen(bad), "b.json", &x) != 0);
+    ASSERT_CONTAINS(synor_errmsg(), "b.json:4:");
+    ASSERT_CONTAINS(synor_errmsg(), "unknown basis \"nope\"");
+    free(bad);
+    synor_trace_destroy(sim);
+    synor_trace_destroy(t);
+}
+
 TEST_MAIN(usage_per_device, text_report_with_baseline, chrome_trace_is_valid_json,
-          svg_gantt_merges_runs, bad_traces)
+          svg_gantt_merges_runs, bad_traces, real_run_report_is_honest)

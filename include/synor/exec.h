@@ -13,7 +13,8 @@
  *
  * The tiled presets run the runtime's tiled GEMM or Cholesky on a random
  * matrix and check the result against one call of the BLAS/LAPACK library
- * (OpenBLAS, all cores), whose time is reported beside the runtime's. */
+ * (OpenBLAS, all cores); both are warmed up, then timed over several
+ * repetitions, and the medians are reported side by side. */
 #ifndef SYNOR_EXEC_H
 #define SYNOR_EXEC_H
 
@@ -61,15 +62,20 @@ const char *synor_exec_task_id(const synor_workload *w, uint64_t tag);
 typedef enum synor_tiled_algo { SYNOR_TILED_GEMM, SYNOR_TILED_CHOLESKY } synor_tiled_algo;
 
 typedef struct synor_tiled_result {
-    double seconds;      /* the runtime's tiled algorithm */
-    double ref_seconds;  /* one OpenBLAS call, all cores */
-    double max_error;    /* largest |runtime - reference| element */
-    double gflops;       /* of the runtime's run */
+    double seconds;      /* the runtime's tiled algorithm: median of the repetitions */
+    double ref_seconds;  /* one OpenBLAS call, all cores: median of the repetitions */
+    unsigned reps;       /* timed repetitions of each, after one untimed warm-up */
+    double max_error;    /* largest |runtime - reference| element (last repetition) */
+    double gflops;       /* of the runtime's median run */
 } synor_tiled_result;
 
-/* n x n, tiles of nb, fp32 or fp64. */
+#define SYNOR_TILED_MAX_REPS 100
+
+/* n x n, tiles of nb, fp32 or fp64: one warm-up of each, then reps timed
+ * repetitions of the reference and the runtime, alternating (1 <= reps <=
+ * SYNOR_TILED_MAX_REPS). */
 int synor_exec_tiled(synor_runtime *rt, synor_tiled_algo algo, size_t n, size_t nb,
-                     synor_dtype dtype, uint64_t seed, synor_tiled_result *out);
+                     synor_dtype dtype, uint64_t seed, unsigned reps, synor_tiled_result *out);
 
 #ifdef __cplusplus
 }

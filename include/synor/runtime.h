@@ -182,6 +182,12 @@ typedef struct synor_runtime_stats {
     uint64_t bytes_moved;
     uint64_t evictions;  /* clean replicas dropped to make room */
     uint64_t prefetched; /* replicas made valid ahead of their task */
+    /* Placements made to calibrate the performance model: the task went
+     * to a device whose estimate for it had too few samples, not to the
+     * one expected to finish first. Non-zero: placement was still
+     * calibrating (a later run with the same model places by its
+     * measured times). */
+    uint64_t calibrating;
     /* Transfers and bytes by path (transfers and bytes_moved are their
      * sums). A device-to-device copy through the host counts two
      * SYNOR_PATH_MEDIATED hops. */
@@ -204,6 +210,8 @@ typedef struct synor_runtime_device_info {
     synor_kind kind;
     const char *backend;   /* "host", "test", "opencl", "cuda" */
     unsigned workers;
+    unsigned hw_threads;   /* the host CPU: the machine's hardware threads
+                              (workers beyond them share threads); else 0 */
     unsigned memory_node;
     uint64_t memory_capacity; /* bytes the runtime may use there; 0 = host */
     int stopped;

@@ -45,8 +45,10 @@ extern "C" {
 
 typedef struct synor_trace_device {
     const char *name;     /* fabric name, e.g. "h100" */
-    const char *product;  /* e.g. "NVIDIA H100 SXM5 80GB (simulated)" */
+    const char *product;  /* the product alone, e.g. "NVIDIA H100 SXM5 80GB" */
     const char *kind;     /* "cpu", "gpu", ... */
+    const char *backend;  /* what ran it: "simulated", or for real runs the
+                             runtime backend, "host", "OpenCL", "CUDA", "test" */
     int simulated;
     double idle_watts;
     int64_t price_micro;  /* per hour */
@@ -70,6 +72,21 @@ typedef struct synor_trace_transfer {
                              (synor_xfer_path_name); NULL in simulated traces */
 } synor_trace_transfer;
 
+/* Where a trace's energy or money figures come from. A figure whose basis
+ * is NONE was not measured: reports say so instead of printing 0. */
+typedef enum synor_trace_basis {
+    SYNOR_BASIS_NONE = 0, /* not measured (a real run without power counters
+                             or configured rates) */
+    SYNOR_BASIS_MODEL,    /* simulated: the profiles' power and the fabric's prices */
+    SYNOR_BASIS_RATED,    /* real run: configured watts or prices x real busy time */
+    SYNOR_BASIS_MEASURED  /* real run: read from the hardware's energy counters */
+} synor_trace_basis;
+
+/* "none", "model", "rated", "measured" (NULL for an invalid value), and back
+ * (-1 for an unknown name). */
+const char *synor_trace_basis_name(synor_trace_basis b);
+int synor_trace_basis_from_name(const char *name);
+
 typedef struct synor_trace {
     const char *workload, *fabric, *strategy, *currency;
     size_t n_devices;
@@ -81,6 +98,7 @@ typedef struct synor_trace {
     double makespan;                     /* seconds */
     double energy_active, energy_idle;   /* joules */
     int64_t money_micro;                 /* currency micro-units */
+    synor_trace_basis energy_basis, money_basis;
     uint64_t events;                     /* events the simulator processed */
 } synor_trace;
 

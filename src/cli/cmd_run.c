@@ -19,12 +19,16 @@ static void help(void)
            "and the OpenCL devices of this machine. Prints the devices used, the report of\n"
            "the run (utilization, timeline, makespan) and a checksum of the results.\n"
            "--tiled runs the runtime's tiled GEMM or Cholesky on a random n x n matrix and\n"
-           "checks it against one OpenBLAS/LAPACK call on all cores, timed beside it.\n\n"
+           "checks it against one OpenBLAS/LAPACK call on all cores: one untimed warm-up of\n"
+           "each, then --reps timed repetitions, alternating; the medians are compared.\n"
+           "Energy and money are shown only when measured or configured: this machine's\n"
+           "power is not read, so a real run reports them as not measured.\n\n"
            "  --strategy S     placement: eft (earliest finish, default), load, energy, money,\n"
            "                   mix (finish + transfer time, as StarPU's dmda)\n"
            "  --plan FILE      follow a plan (synor plan --json) made on a fabric whose\n"
            "                   device names are this run's (cpu, opencl0, ...)\n"
-           "  --cpu-workers N  CPU worker threads (default: one per core)\n"
+           "  --cpu-workers N  CPU worker threads, 1 to 1024 (default: one per core; more\n"
+           "                   than the hardware threads is allowed, with a warning)\n"
            "  --opencl M       off, accelerators (default: GPUs and accelerators), all (CPU\n"
            "                   OpenCL devices too, such as PoCL: a separate memory space)\n"
            "  --seed N         seed of the input data (default 1)\n"
@@ -34,6 +38,7 @@ static void help(void)
            "                   else ~/.local/share/synor/perfmodel.json; 'synor perfmodel')\n"
            "  --no-perfmodel   no history: place by calibration runs and load only\n"
            "  --n N, --nb NB   tiled: matrix size (default 2048) and tile size (default 512)\n"
+           "  --reps N         tiled: timed repetitions (default 5, at most 100)\n"
            "  --trace FILE     write the trace (synor-trace/1) for 'synor report'\n"
            "  --chrome FILE    write a Chrome trace-event file (open in ui.perfetto.dev)\n"
            "  --svg FILE       write an SVG Gantt chart\n"
@@ -76,7 +81,8 @@ int cli_run(const cli_globals *g, int argc, char **argv)
                *dtype_s = "fp32", *trace_out = NULL, *chrome = NULL, *svg = NULL, *plan = NULL,
                *pm_path = NULL;
     int no_pm = 0;
-    unsigned long long cpu = 0, seed = 1, n = 2048, nb = 512, width = 60;
+    unsigned long long cpu = 0, seed = 1, n = 2048, nb = 512, width = 60, reps = 5;
+    int reps_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -102,14 +108,23 @@ int cli_run(const cli_globals *g, int argc, char **argv)
                                  : !strcmp(a, "--n")         ? &n
                                  : !strcmp(a, "--nb")        ? &nb
                                  : !strcmp(a, "--width")     ? &width
+                                 : !strcmp(a, "--reps")      ? &reps
                                                              : NULL;
         if (sv || nv) {
             if (i + 1 >= argc)
                 return cli_usage_error("run", "%s needs a value", a);
+            unsigned long long max = nv == &seed          ? ~0ull
+                                     : nv == &cpu         ? 1024
+                                     : nv == &reps        ? SYNOR_TILED_MAX_REPS
+                                     : nv == &width       ? 1000
+                                                          : 1u << 20;
+            reps_given |= nv == &reps;
             if (sv)
                 *sv = argv[++i];
-            else if (parse_uint("run", a, argv[++i], nv == &seed ? ~0ull : 1u << 20, nv))
+            else if (parse_uint("run", a, argv[++i], max, nv))
                 return CLI_USAGE;
+            if (nv && *nv == 0 && nv != &seed)
+                return cli_usage_error("run", "%s: 0 is not allowed", a);
         } else if (a[0] == '-') {
             return cli_usage_error("run", "unknown option '%s'", a);
         } else if (!path) {
@@ -124,6 +139,8 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("run", "--plan follows a plan of a workload file");
     if (no_pm && pm_path)
         return cli_usage_error("run", "--perfmodel and --no-perfmodel exclude each other");
+    if (reps_given && !tiled)
+        return cli_usage_error("run", "--reps repeats a --tiled run");
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)cpu;
@@ -200,9 +217,17 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         return CLI_FAIL;
     }
     print_devices(rt);
+    synor_runtime_device_info host;
+    if (cpu && synor_runtime_device_get(rt, 0, &host) == 0 && host.hw_threads &&
+        cpu > host.hw_threads)
+        fprintf(stderr,
+                "synor run: warning: --cpu-workers %llu is more than this machine's %u hardware "
+                "threads: workers share them, so kernel times (and the performance model they "
+                "calibrate) are slower than the hardware's\n",
+                cpu, host.hw_threads);
     int ret = CLI_FAIL;
-    char line[4][512];
-    const char *notes[5];
+    char line[5][512];
+    const char *notes[6];
     size_t nn = 0;
     char title[128];
     if (w) {
@@ -230,25 +255,38 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         notes[nn++] = line[0];
     } else {
         synor_tiled_result r;
-        if (synor_exec_tiled(rt, algo, (size_t)n, (size_t)nb, dt, seed, &r) < 0) {
+        if (synor_exec_tiled(rt, algo, (size_t)n, (size_t)nb, dt, seed, (unsigned)reps, &r) < 0) {
             cli_error("%s", synor_errmsg());
             goto out;
         }
         snprintf(title, sizeof title, "REAL RUN: tiled %s, n = %llu, tiles of %llu, %s",
                  algo == SYNOR_TILED_GEMM ? "GEMM" : "Cholesky (potrf)", n, nb, dtype_s);
         snprintf(line[0], sizeof line[0],
-                 "runtime: %.3f s, %.1f GFLOP/s; one OpenBLAS %s call on all cores: %.3f s "
-                 "(runtime / OpenBLAS time ratio %.2f)",
-                 r.seconds, r.gflops, algo == SYNOR_TILED_GEMM ? "gemm" : "potrf", r.ref_seconds,
-                 r.ref_seconds > 0 ? r.seconds / r.ref_seconds : 0);
+                 "medians of %u repetitions after a warm-up: runtime %.4g s, %.1f GFLOP/s; one "
+                 "OpenBLAS %s call on all cores %.4g s (runtime / OpenBLAS time ratio %.2f); the "
+                 "report below is of the whole run, warm-up included",
+                 r.reps, r.seconds, r.gflops, algo == SYNOR_TILED_GEMM ? "gemm" : "potrf",
+                 r.ref_seconds, r.ref_seconds > 0 ? r.seconds / r.ref_seconds : 0);
         snprintf(line[1], sizeof line[1], "largest difference from OpenBLAS: %.3g", r.max_error);
         notes[nn++] = line[0];
         notes[nn++] = line[1];
     }
+    synor_runtime_stats st;
+    synor_runtime_get_stats(rt, &st);
     snprintf(line[2], sizeof line[2],
-             "Times are real (monotonic clock); energy is not measured (no power counters are "
-             "read), so it shows 0.");
+             "Times are real (monotonic clock); energy and money are not measured (no power "
+             "counters are read, no device prices are configured).");
     notes[nn++] = line[2];
+    if (st.calibrating) {
+        snprintf(line[4], sizeof line[4],
+                 "Placement was still calibrating: %llu of %llu tasks went to a device to time "
+                 "them there, not to the one expected to finish first; runs with the same "
+                 "performance model place by measured times once each (operation, size, device) "
+                 "has %u samples.",
+                 (unsigned long long)st.calibrating, (unsigned long long)st.submitted,
+                 pm ? synor_perfmodel_min_samples(pm) : 0);
+        notes[nn++] = line[4];
+    }
     /* The run has been waited for: every kernel time is in the model. */
     if (pm && pm_path && synor_perfmodel_save(pm, pm_path) < 0) {
         cli_error("%s", synor_errmsg());

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "report/report_internal.h"
 #include "json/json.h"
 #include "synor/report.h"
 
@@ -75,8 +76,10 @@ char *synor_report_chrome(const synor_trace *t)
     meta(&w, 1, 0, "process_name", "devices");
     meta(&w, 2, 0, "process_name", "transfers");
     for (size_t p = 0; p < t->n_devices; p++) {
-        char name[200];
-        snprintf(name, sizeof name, "%s: %s", t->devices[p].name, t->devices[p].product);
+        char name[300], runs_on[64];
+        synor__report_runs_on(&t->devices[p], runs_on, sizeof runs_on);
+        snprintf(name, sizeof name, "%s: %s (%s)", t->devices[p].name, t->devices[p].product,
+                 runs_on);
         meta(&w, 1, p, "thread_name", name);
     }
     /* links get thread ids in order of first use */
@@ -179,8 +182,11 @@ char *synor_report_svg(const synor_trace *t)
     esc(&b, t->workload);
     synor__buf_puts(&b, " on ");
     esc(&b, t->fabric);
-    synor__buf_printf(&b, " (%s; simulated devices), makespan %.6g s</text>\n", t->strategy,
-                      t->makespan);
+    int any_sim = 0;
+    for (size_t p = 0; p < t->n_devices; p++)
+        any_sim |= t->devices[p].simulated;
+    synor__buf_printf(&b, " (%s; %s), makespan %.6g s</text>\n", t->strategy,
+                      any_sim ? "simulated devices" : "real run", t->makespan);
     for (size_t p = 0; p < t->n_devices; p++) {
         double y = top + row * (double)p;
         synor__buf_printf(&b, "<text x=\"10\" y=\"%.1f\">", y + row * 0.6);

@@ -12,8 +12,39 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "report/report_internal.h"
 #include "synor/fabric.h"
 #include "synor/report.h"
+
+/* Column widths of the utilization table. A product name longer than its
+ * column is shortened with "..." (synor__report_shorten); what ran the
+ * device - simulated, or the backend of a real run - has a column of its
+ * own, so no product name can push it out of view. */
+enum { PRODUCT_W = 34, RUNS_ON_W = 14 };
+
+void synor__report_shorten(const char *s, char *buf, size_t n)
+{
+    size_t len = strlen(s);
+    if (len < n) {
+        memcpy(buf, s, len + 1);
+        return;
+    }
+    if (n < 4) {
+        if (n)
+            buf[0] = '\0';
+        return;
+    }
+    memcpy(buf, s, n - 4);
+    memcpy(buf + n - 4, "...", 4);
+}
+
+void synor__report_runs_on(const synor_trace_device *d, char *buf, size_t n)
+{
+    if (d->simulated)
+        snprintf(buf, n, "simulated");
+    else
+        snprintf(buf, n, "%s, real", d->backend && *d->backend ? d->backend : "real");
+}
 
 typedef struct opcount {
     const char *op;
@@ -81,14 +112,50 @@ static void fmt_time(double s, char *buf, size_t n)
         snprintf(buf, n, "%.1f us", s * 1e6);
 }
 
+/* "1234.5 J (active 1000.0, idle 234.5)", or why there is no figure. */
+static void fmt_energy(const synor_trace *t, char *buf, size_t n)
+{
+    double e = t->energy_active + t->energy_idle;
+    switch (t->energy_basis) {
+    case SYNOR_BASIS_NONE:
+        snprintf(buf, n, "not measured");
+        break;
+    case SYNOR_BASIS_RATED:
+        snprintf(buf, n, "%.1f J (configured watts x busy time)", e);
+        break;
+    case SYNOR_BASIS_MEASURED:
+        snprintf(buf, n, "%.1f J (measured)", e);
+        break;
+    default:
+        snprintf(buf, n, "%.1f J (active %.1f, idle %.1f)", e, t->energy_active, t->energy_idle);
+    }
+}
+
 static void totals(synor__buf *b, const synor_trace *t)
 {
-    char ms[32], money[32];
+    char ms[32], money[32], energy[96];
     fmt_time(t->makespan, ms, sizeof ms);
+    fmt_energy(t, energy, sizeof energy);
+    synor__buf_printf(b, "  Makespan: %s   Energy: %s   Cost: ", ms, energy);
+    if (t->money_basis == SYNOR_BASIS_NONE) {
+        synor__buf_puts(b, "not measured\n");
+        return;
+    }
     synor_money_format(t->money_micro, money, sizeof money);
-    synor__buf_printf(&*b, "  Makespan: %s   Energy: %.1f J (active %.1f, idle %.1f)   Cost: %s %s\n",
-                      ms, t->energy_active + t->energy_idle, t->energy_active, t->energy_idle,
-                      money, t->currency);
+    synor__buf_printf(b, "%s %s%s\n", money, t->currency,
+                      t->money_basis == SYNOR_BASIS_RATED ? " (configured prices)" : "");
+}
+
+/* "+12.3%" of a against b, or why there is no comparison. */
+static void fmt_change(double a, double b, int a_known, int b_known, char *buf, size_t n)
+{
+    if (!a_known || !b_known)
+        snprintf(buf, n, "n/a (not measured in the %s)",
+                 !a_known && !b_known ? "run or the baseline" : !a_known ? "run" : "baseline");
+    else if (b > 0)
+        snprintf(buf, n, "%+.1f%%", (a / b - 1) * 100);
+    else
+        snprintf(buf, n, "n/a (the baseline's is 0)");
 }
 
 static void timeline(synor__buf *b, const synor_trace *t, int width)
@@ -204,17 +271,20 @@ char *synor_report_text(const synor_trace *t, const synor_report_options *o)
                               : "");
     synor__buf_printf(&b, "  Workload: %s\n  Fabric:   %s\n  Strategy: %s\n\n", t->workload,
                       t->fabric, t->strategy);
-    synor__buf_printf(&b, "  PROCESSOR UTILIZATION\n  %-10s %-40s %11s %7s %7s  %s\n", "Processor",
-                      "Product", "Busy", "Util %", "Tasks", "Operations");
+    synor__buf_printf(&b, "  PROCESSOR UTILIZATION\n  %-10s %-*s %-*s %11s %7s %7s  %s\n",
+                      "Processor", PRODUCT_W, "Product", RUNS_ON_W, "Runs on", "Busy", "Util %",
+                      "Tasks", "Operations");
     size_t idle = 0;
     for (size_t p = 0; p < t->n_devices; p++) {
         synor_device_usage u;
         synor_report_usage(t, p, &u);
-        char busy[32];
+        char busy[32], product[PRODUCT_W + 1], runs_on[64];
         fmt_time(u.busy, busy, sizeof busy);
-        synor__buf_printf(&b, "  %-10.10s %-40.40s %11s %6.1f%% %7zu  %s\n", t->devices[p].name,
-                          t->devices[p].product, busy, u.utilization * 100, u.tasks,
-                          u.tasks ? u.ops : "(idle)");
+        synor__report_shorten(t->devices[p].product, product, sizeof product);
+        synor__report_runs_on(&t->devices[p], runs_on, sizeof runs_on);
+        synor__buf_printf(&b, "  %-10.10s %-*s %-*s %11s %6.1f%% %7zu  %s\n", t->devices[p].name,
+                          PRODUCT_W, product, RUNS_ON_W, runs_on, busy, u.utilization * 100,
+                          u.tasks, u.tasks ? u.ops : "(idle)");
         idle += u.tasks == 0;
     }
     synor__buf_puts(&b, "\n");
@@ -236,12 +306,15 @@ char *synor_report_text(const synor_trace *t, const synor_report_options *o)
         synor__buf_printf(&b, "\n  BASELINE: %s on %s\n", g->strategy, g->fabric);
         totals(&b, g);
         double sp = t->makespan > 0 ? g->makespan / t->makespan : 0;
-        double et = t->energy_active + t->energy_idle, eg = g->energy_active + g->energy_idle;
-        synor__buf_printf(&b, "  Speedup over the baseline: %.2fx   energy %+.1f%%   cost %+.1f%%\n",
-                          sp, eg > 0 ? (et / eg - 1) * 100 : 0,
-                          g->money_micro > 0
-                              ? ((double)t->money_micro / (double)g->money_micro - 1) * 100
-                              : 0);
+        char de[64], dm[64];
+        fmt_change(t->energy_active + t->energy_idle, g->energy_active + g->energy_idle,
+                   t->energy_basis != SYNOR_BASIS_NONE, g->energy_basis != SYNOR_BASIS_NONE, de,
+                   sizeof de);
+        fmt_change((double)t->money_micro, (double)g->money_micro,
+                   t->money_basis != SYNOR_BASIS_NONE, g->money_basis != SYNOR_BASIS_NONE, dm,
+                   sizeof dm);
+        synor__buf_printf(&b, "  Speedup over the baseline: %.2fx   energy %s   cost %s\n", sp, de,
+                          dm);
     }
     synor__buf_puts(&b, "\n");
     timeline(&b, t, width);

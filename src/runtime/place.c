@@ -204,8 +204,10 @@ synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const syno
             }
         }
     }
-    if (uncal)
-        return uncal; /* calibrate first */
+    if (uncal) { /* calibrate first */
+        atomic_fetch_add_explicit(&rt->n_calibrating, 1, memory_order_relaxed);
+        return uncal;
+    }
     if (!fastest)
         return NULL;
     synor__device *pick = fastest;
@@ -337,6 +339,7 @@ int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_
                    : d->backend == SYNOR__BACKEND_OPENCL ? "opencl"
                                                          : "cuda";
     out->workers = d->nworkers;
+    out->hw_threads = d->backend == SYNOR__BACKEND_HOST ? rt->nthreads : 0;
     out->memory_node = d->node;
     out->memory_capacity = d->node ? rt->nodes[d->node].capacity : 0;
     out->stopped = atomic_load(&((synor__device *)(uintptr_t)d)->stopped);

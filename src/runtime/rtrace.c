@@ -14,6 +14,7 @@
 
 #include "runtime/runtime_internal.h"
 #include "sim/trace_internal.h"
+#include "synor/fabric.h"
 
 typedef struct synor__trec {
     uint64_t s, e;
@@ -207,23 +208,21 @@ int synor_runtime_trace(synor_runtime *rt, const char *workload, synor_trace **o
     for (unsigned i = 0; i < rt->nworkers && rc == 0; i++) {
         const synor__device *d = rt->workers[i].dev;
         synor_trace_device *td = &tr->dev[i];
-        char name[80], product[160];
+        char name[80];
         if (d->nworkers > 1)
             snprintf(name, sizeof name, "%s/%u", d->name, i - d->first_worker);
         else
             snprintf(name, sizeof name, "%s", d->name);
-        snprintf(product, sizeof product, "%s (%s backend, real)", d->product,
-                 d->backend == SYNOR__BACKEND_HOST     ? "host"
-                 : d->backend == SYNOR__BACKEND_TEST   ? "test"
-                 : d->backend == SYNOR__BACKEND_OPENCL ? "OpenCL"
-                                                       : "CUDA");
         td->name = synor__trace_str(tr, name);
-        td->product = synor__trace_str(tr, product);
+        td->product = synor__trace_str(tr, d->product);
         td->kind = synor__trace_str(tr, synor_kind_name(d->kind));
+        synor_runtime_device_info info;
+        (void)synor_runtime_device_get(rt, d->index, &info);
+        td->backend = synor__trace_str(tr, info.backend);
         td->simulated = 0;
         td->idle_watts = 0;
         td->price_micro = d->price_micro_hour;
-        if (!td->name || !td->product || !td->kind)
+        if (!td->name || !td->product || !td->kind || !td->backend)
             rc = SYNOR_ENOMEM;
     }
     for (unsigned i = 0; i <= rt->nworkers && rc == 0; i++)
@@ -247,6 +246,25 @@ int synor_runtime_trace(synor_runtime *rt, const char *workload, synor_trace **o
     tr->t.makespan = end;
     for (size_t i = 0; i < tr->t.n_tasks; i++)
         tr->t.energy_active += tr->t.tasks[i].energy;
+    /* No power counters are read: energy is known only from configured
+     * watts (synor_runtime_device_set_rates), money only from configured
+     * prices, each for the busy time or the makespan as in a simulation;
+     * otherwise the trace says "not measured" rather than 0. */
+    int watts = 0, priced = 0;
+    for (unsigned i = 0; i < rt->ndevices; i++) {
+        watts |= rt->devices[i].watts > 0;
+        priced |= rt->devices[i].price_micro_hour > 0;
+    }
+    tr->t.energy_basis = watts ? SYNOR_BASIS_RATED : SYNOR_BASIS_NONE;
+    tr->t.money_basis = priced ? SYNOR_BASIS_RATED : SYNOR_BASIS_NONE;
+    for (unsigned i = 0; priced && i < rt->ndevices; i++) { /* per device, not per worker */
+        const synor__device *d = &rt->devices[i];
+        int used = 0;
+        for (size_t k = 0; k < tr->t.n_tasks && !used; k++)
+            used = rt->workers[tr->t.tasks[k].device].dev == d;
+        if (used)
+            tr->t.money_micro += synor_money_for_seconds(d->price_micro_hour, end);
+    }
     tr->t.events = tr->t.n_tasks + tr->t.n_transfers;
     *out = &tr->t;
     return 0;

@@ -277,6 +277,8 @@ static int count_cores(synor_runtime *rt)
     }
     int n = hwloc_get_nbobjs_by_type(rt->topo, HWLOC_OBJ_CORE);
     rt->ncores = n > 0 ? (unsigned)n : 1;
+    n = hwloc_get_nbobjs_by_type(rt->topo, HWLOC_OBJ_PU);
+    rt->nthreads = n > 0 ? (unsigned)n : rt->ncores;
     return 0;
 }
 
@@ -596,6 +598,7 @@ void synor_runtime_get_stats(const synor_runtime *rt, synor_runtime_stats *out)
     out->failed = atomic_load_explicit(&m->n_failed, memory_order_relaxed);
     out->cancelled = atomic_load_explicit(&m->n_cancelled, memory_order_relaxed);
     out->retried = atomic_load_explicit(&m->n_retried, memory_order_relaxed);
+    out->calibrating = atomic_load_explicit(&m->n_calibrating, memory_order_relaxed);
     out->moved = atomic_load_explicit(&m->n_moved, memory_order_relaxed);
     out->rebalanced = atomic_load_explicit(&m->n_rebalanced, memory_order_relaxed);
     out->prefetched = atomic_load_explicit(&m->n_prefetched, memory_order_relaxed);

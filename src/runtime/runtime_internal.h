@@ -225,6 +225,7 @@ struct synor_runtime {
     uint32_t kinds_present;
     hwloc_topology_t topo;
     unsigned ncores;
+    unsigned nthreads; /* hardware threads (hwloc PUs) */
     _Atomic int started, stop;
     unsigned threads_running;
 
@@ -244,6 +245,7 @@ struct synor_runtime {
     int err_code;
     char err_msg[768];
     _Atomic uint64_t n_failed, n_cancelled, n_retried;
+    _Atomic uint64_t n_calibrating; /* placements made to calibrate the model */
 
     pthread_mutex_t data_lock; /* registration only */
     synor_handle *data_list;

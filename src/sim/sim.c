@@ -694,7 +694,8 @@ static int finish_trace(sim *s)
         const synor_fabric_device *fd = synor_fabric_device_at(s->fab, p);
         synor_trace_device *dv = &tr->dev[p];
         if (!(dv->name = synor__trace_str(tr, fd->name)) ||
-            !(dv->product = synor__trace_str(tr, synor_device_name(fd->dev))) ||
+            !(dv->product = synor__trace_str(tr, fd->profile->name)) ||
+            !(dv->backend = synor__trace_str(tr, synor_device_backend(fd->dev))) ||
             !(dv->kind = synor__trace_str(tr, synor_kind_name(synor_device_kind(fd->dev))))) {
             synor__free(used);
             return synor__error(SYNOR_ENOMEM, "out of memory");
@@ -708,6 +709,8 @@ static int finish_trace(sim *s)
             t->money_micro += synor_money_for_seconds(fd->price_micro, s->now);
     }
     synor__free(used);
+    t->energy_basis = SYNOR_BASIS_MODEL;
+    t->money_basis = SYNOR_BASIS_MODEL;
     t->events = s->events;
     return synor__trace_sort(tr);
 }

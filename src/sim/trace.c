@@ -127,6 +127,21 @@ void synor_trace_destroy(synor_trace *t)
     synor__free(tr);
 }
 
+static const char *const basis_names[] = {"none", "model", "rated", "measured"};
+
+const char *synor_trace_basis_name(synor_trace_basis b)
+{
+    return (unsigned)b < SYNOR__ARRAY_LEN(basis_names) ? basis_names[b] : NULL;
+}
+
+int synor_trace_basis_from_name(const char *name)
+{
+    for (size_t i = 0; name && i < SYNOR__ARRAY_LEN(basis_names); i++)
+        if (strcmp(name, basis_names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
 /* ---------------------------------------------------------------- writer */
 
 char *synor_trace_to_json(const synor_trace *t)
@@ -154,6 +169,10 @@ char *synor_trace_to_json(const synor_trace *t)
     synor__jw_num(&w, t->energy_idle);
     synor__jw_key(&w, "money_micro");
     synor__jw_int(&w, t->money_micro);
+    synor__jw_key(&w, "energy_basis");
+    synor__jw_str(&w, synor_trace_basis_name(t->energy_basis));
+    synor__jw_key(&w, "money_basis");
+    synor__jw_str(&w, synor_trace_basis_name(t->money_basis));
     synor__jw_key(&w, "devices");
     synor__jw_arr_begin(&w);
     for (size_t i = 0; i < t->n_devices; i++) {
@@ -165,6 +184,8 @@ char *synor_trace_to_json(const synor_trace *t)
         synor__jw_str(&w, d->product);
         synor__jw_key(&w, "kind");
         synor__jw_str(&w, d->kind);
+        synor__jw_key(&w, "backend");
+        synor__jw_str(&w, d->backend);
         synor__jw_key(&w, "simulated");
         synor__jw_bool(&w, d->simulated);
         synor__jw_key(&w, "idle_w");
@@ -271,11 +292,32 @@ static int get_idx(rd *r, const synor__jval *o, const char *path, const char *ke
     return rc;
 }
 
+static int get_basis(rd *r, const synor__jval *root, const char *key, int simulated,
+                     synor_trace_basis *out)
+{
+    synor__jval *v;
+    int rc = synor__json_member(r->d, root, "(top level)", key, SYNOR__J_STRING, 0, &v);
+    if (rc)
+        return rc;
+    if (!v) {
+        *out = simulated ? SYNOR_BASIS_MODEL : SYNOR_BASIS_NONE;
+        return 0;
+    }
+    int b = synor_trace_basis_from_name(v->u.str.s);
+    if (b < 0)
+        return synor__json_fail(r->d, v, SYNOR_ESCHEMA, key,
+                                "unknown basis \"%s\" (none, model, rated or measured)",
+                                v->u.str.s);
+    *out = (synor_trace_basis)b;
+    return 0;
+}
+
 static int read_trace(rd *r, const synor__jval *root)
 {
     static const char *const keys[] = {"format", "workload", "fabric", "strategy", "currency",
                                        "makespan_s", "energy_active_j", "energy_idle_j",
-                                       "money_micro", "devices", "tasks", "transfers", NULL};
+                                       "money_micro", "energy_basis", "money_basis", "devices",
+                                       "tasks", "transfers", NULL};
     const char *top = "(top level)";
     synor__jval *fmt, *devs, *tasks, *xfers, *v;
     synor_trace *t = &r->tr->t;
@@ -305,6 +347,7 @@ static int read_trace(rd *r, const synor__jval *root)
     t->money_micro = money;
     if ((rc = synor__trace_devices(r->tr, devs->u.arr.n)))
         return rc;
+    int any_sim = 0;
     for (size_t i = 0; i < devs->u.arr.n; i++) {
         const synor__jval *o = devs->u.arr.items[i];
         synor_trace_device *dv = &r->tr->dev[i];
@@ -323,7 +366,19 @@ static int read_trace(rd *r, const synor__jval *root)
             (rc = synor__json_int(r->d, v, p, 0, INT64_MAX, &price)))
             return rc;
         dv->price_micro = price;
+        /* "backend": optional (older traces named it inside the product) */
+        if ((rc = synor__json_member(r->d, o, p, "backend", SYNOR__J_STRING, 0, &v)))
+            return rc;
+        if (!(dv->backend = synor__trace_str(r->tr, v ? v->u.str.s
+                                                      : dv->simulated ? "simulated" : "real")))
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        any_sim |= dv->simulated;
     }
+    /* The bases: optional; older traces are simulated (model) or real runs
+     * that measured nothing. */
+    if ((rc = get_basis(r, root, "energy_basis", any_sim, &t->energy_basis)) ||
+        (rc = get_basis(r, root, "money_basis", any_sim, &t->money_basis)))
+        return rc;
     for (size_t i = 0; i < tasks->u.arr.n; i++) {
         const synor__jval *o = tasks->u.arr.items[i];
         char p[64];

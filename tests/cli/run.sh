@@ -17,7 +17,10 @@ check mlp-title     grep -q "REAL RUN: MLP block" "$tmp/out"
 check mlp-devices   grep -q "Devices of this run (real)" "$tmp/out"
 check mlp-workers   grep -q "^  cpu/1 " "$tmp/out"
 check mlp-16        grep -q "16 tasks in" "$tmp/out"
-check mlp-real      grep -q "(host backend, real)" "$tmp/out"
+# what ran a row has its own column: no CPU name, however long, pushes it out
+check mlp-real      grep -qE "^  cpu/0 +.* host, real +[0-9.]+ m?s " "$tmp/out"
+check mlp-energy    grep -q "Energy: not measured   Cost: not measured" "$tmp/out"
+check mlp-no-0j     sh -c '! grep -q "Energy: 0.0 J" "$0"' "$tmp/out"
 sum_off=$(sed -n 's/.*checksum of the results \([^ ]*\).*/\1/p' "$tmp/out")
 check mlp-sum       [ -n "$sum_off" ]
 check trace-json    "$JC" format synor-trace/1 <"$tmp/t.json"
@@ -25,6 +28,11 @@ check chrome-json   "$JC" <"$tmp/c.json"
 check svg           grep -q "^<svg" "$tmp/g.svg"
 check report        [ "$(rc "$S" report "$tmp/t.json")" = 0 ]
 check report-util   grep -q "PROCESSOR UTILIZATION" "$tmp/out"
+# a real run compared with a simulation: no "energy -100%"
+"$S" simulate --preset tiny --fabric gpu-only --trace "$tmp/sim.json" >/dev/null
+check vs-sim        [ "$(rc "$S" report "$tmp/t.json" --baseline "$tmp/sim.json")" = 0 ]
+check vs-sim-energy grep -q "energy n/a (not measured in the run)" "$tmp/out"
+check vs-sim-no-100 sh -c '! grep -q "%" "$0" || ! grep -q -- "-100" "$0"' "$tmp/out"
 # a transformer block: norms, grouped-KV attention, softmax, embedding gather
 check attn          [ "$(rc "$S" run "$SRC/workloads/attention-block-fp32.json" --cpu-workers 2 --opencl off)" = 0 ]
 check attn-sum      grep -q "15 tasks in .* checksum of the results 255.05" "$tmp/out"
@@ -38,6 +46,9 @@ if "$S" devices 2>/dev/null | grep -qi opencl; then
   check mlp-cl-dev  grep -q "^  opencl0 " "$tmp/out"
   check mlp-cl-move grep -qE "^  host->opencl0 +(host|unified) +[0-9]+ +[0-9]+" "$tmp/out"
   check mlp-cl-sum  grep -q "checksum of the results $sum_off " "$tmp/out"
+  # a fresh performance model: placement calibrates, and the run says so
+  check cl-calib    [ "$(rc "$S" run "$W" --cpu-workers 1 --opencl all --perfmodel "$tmp/fresh.json")" = 0 ]
+  check cl-calib-msg grep -q "Placement was still calibrating: [1-9][0-9]* of 16 tasks" "$tmp/out"
   # following a plan made on a fabric named like this run's devices
   cat >"$tmp/fab.json" <<'FAB'
 {"format": "synor-fabric/1", "name": "this-machine", "currency": "USD", "nodes": [{"name": "host"}],
@@ -64,6 +75,20 @@ for algo in gemm cholesky; do
   check tiled-$algo-err awk -v e="$err" 'BEGIN { exit !(e != "" && e + 0 < 1e-2) }'
 done
 check tiled-fp64    [ "$(rc "$S" run --tiled cholesky --n 300 --nb 64 --dtype fp64)" = 0 ]
+# the ratio to OpenBLAS: medians of warmed-up repetitions, not one cold call
+check tiled-reps    [ "$(rc "$S" run --tiled gemm --n 256 --nb 128 --reps 3)" = 0 ]
+check tiled-reps-msg grep -q "medians of 3 repetitions after a warm-up: runtime .* ratio [0-9.]*)" "$tmp/out"
+check reps-no-tiled [ "$(rc "$S" run "$W" --reps 3)" = 2 ]
+check reps-zero     [ "$(rc "$S" run --tiled gemm --reps 0)" = 2 ]
+check reps-big      [ "$(rc "$S" run --tiled gemm --reps 101)" = 2 ]
+# --cpu-workers: 1 to 1024, a usage error outside (never a runtime failure);
+# more than the hardware threads runs, with a warning
+check workers-0     [ "$(rc "$S" run "$W" --cpu-workers 0)" = 2 ]
+check workers-2000  [ "$(rc "$S" run "$W" --cpu-workers 2000)" = 2 ]
+check workers-2000-msg grep -q "cpu-workers: '2000' is not an integer in 0..1024" "$tmp/err"
+threads=$(nproc --all)
+check workers-over  [ "$(rc "$S" run "$W" --cpu-workers $((threads + 1)) --opencl off --no-perfmodel)" = 0 ]
+check workers-warn  grep -q "warning: --cpu-workers $((threads + 1)) is more than this machine's $threads hardware threads" "$tmp/err"
 
 # bad input: exit 1 with the task, datum and sizes named; usage errors exit 2
 check no-kernel     [ "$(rc "$S" run "$SRC/workloads/pipeline.json")" = 1 ]

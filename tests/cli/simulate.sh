@@ -11,7 +11,7 @@ rc() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
 check seed          [ "$(rc "$S" simulate)" = 0 ]
 check seed-title    grep -q "HETEROGENEOUS INFERENCE REPORT (simulated devices" "$tmp/out"
 check seed-model    grep -q "Workload: Llama-2-70B inference" "$tmp/out"
-check seed-devices  grep -q "Groq LPU (GroqChip 1) (simulated)" "$tmp/out"
+check seed-devices  grep -qE "^  lpu +Groq LPU \(GroqChip 1\) +simulated " "$tmp/out"
 check seed-baseline grep -q "BASELINE: gpu-only on seed" "$tmp/out"
 check seed-speedup  grep -qE "Speedup over the baseline: [0-9]+\.[0-9]+x" "$tmp/out"
 check seed-assume   grep -q "ASSUMPTIONS" "$tmp/out"
