@@ -79,6 +79,17 @@ int synor__parse_size(const char *s, uint64_t *out);
  * (naming the path and the system error). */
 int synor__read_file(const char *path, char **data, size_t *len);
 
+/* Replaces path with data atomically: a temporary file beside it, fsync,
+ * rename, fsync of the directory (created, mode 0700, if missing). A crash
+ * leaves the old file or the new one. */
+int synor__write_file_atomic(const char *path, const char *data, size_t len);
+
+/* The path of leaf in the user's XDG data or cache directory for synor:
+ * $XDG_DATA_HOME/synor/leaf (else ~/.local/share/synor/leaf), or
+ * $XDG_CACHE_HOME/synor/leaf (else ~/.cache/synor/leaf). */
+typedef enum synor__xdg_dir { SYNOR__XDG_DATA, SYNOR__XDG_CACHE } synor__xdg_dir;
+int synor__xdg_path(synor__xdg_dir which, const char *leaf, char *buf, size_t size);
+
 /* Test hook: make the nth allocation from now fail (1 = the next one);
  * 0 disarms. Declared in the internal header only. */
 void synor__alloc_fail_after(long n);

@@ -447,20 +447,5 @@ int synor_perfmodel_foreach(const synor_perfmodel *pm,
 
 int synor_perfmodel_default_path(char *buf, size_t size)
 {
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    const char *base, *rest;
-    if (xdg && xdg[0] == '/')
-        base = xdg, rest = "/synor/perfmodel.json";
-    else if (home && home[0])
-        base = home, rest = "/.local/share/synor/perfmodel.json";
-    else
-        return synor__error(SYNOR_ENOENT,
-                            "no data directory: neither XDG_DATA_HOME (absolute) nor HOME is set");
-    size_t need = strlen(base) + strlen(rest) + 1;
-    if (need > size)
-        return synor__error(SYNOR_ERANGE, "the performance model path needs %zu bytes, %zu given",
-                            need, size);
-    memcpy(buf, base, strlen(base));
-    memcpy(buf + strlen(base), rest, strlen(rest) + 1);
-    return 0;
+    return synor__xdg_path(SYNOR__XDG_DATA, "perfmodel.json", buf, size);
 }

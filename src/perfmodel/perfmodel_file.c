@@ -324,46 +324,6 @@ char *synor_perfmodel_to_json(const synor_perfmodel *pm)
 
 /* mkdir -p dir, new directories with mode 0700. dir is modified and
  * restored. */
-static int make_dirs(char *dir)
-{
-    size_t len = strlen(dir);
-    for (size_t i = 1; i <= len; i++) {
-        if (dir[i] != '/' && dir[i] != '\0')
-            continue;
-        char c = dir[i];
-        dir[i] = '\0';
-        int bad = mkdir(dir, 0700) != 0 && errno != EEXIST;
-        int err = errno;
-        struct stat sb;
-        if (!bad && (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
-            bad = 1;
-            err = ENOTDIR;
-        }
-        if (bad) {
-            int rc = synor__error(SYNOR_EIO, "%s: cannot create directory: %s", dir,
-                                  strerror(err));
-            dir[i] = c;
-            return rc;
-        }
-        dir[i] = c;
-    }
-    return 0;
-}
-
-static int write_all(int fd, const char *s, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int synor_perfmodel_save(const synor_perfmodel *pm, const char *path)
 {
     if (!pm || !path || !path[0])
@@ -371,58 +331,7 @@ int synor_perfmodel_save(const synor_perfmodel *pm, const char *path)
     char *text = synor_perfmodel_to_json(pm);
     if (!text)
         return SYNOR_ENOMEM;
-    size_t plen = strlen(path);
-    char *dir = synor__malloc(plen + 2), *tmp = synor__malloc(plen + 16);
-    int rc = 0, fd = -1;
-    if (!dir || !tmp) {
-        rc = synor__error(SYNOR_ENOMEM, "out of memory");
-        goto out;
-    }
-    /* The directory part: "." without a slash, "/" for "/name". */
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        memcpy(dir, ".", 2);
-    else if (slash == path)
-        memcpy(dir, "/", 2);
-    else {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = '\0';
-    }
-    if ((rc = make_dirs(dir)))
-        goto out;
-    snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", path);
-    if ((fd = mkstemp(tmp)) < 0) {
-        rc = synor__error(SYNOR_EIO, "%s: cannot create a temporary file: %s", tmp,
-                          strerror(errno));
-        goto out;
-    }
-    if (write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
-        rc = synor__error(SYNOR_EIO, "%s: cannot write: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        goto out;
-    }
-    if (close(fd) != 0) {
-        rc = synor__error(SYNOR_EIO, "%s: cannot write: %s", tmp, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        rc = synor__error(SYNOR_EIO, "%s: cannot rename %s over it: %s", path, tmp,
-                          strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    /* Make the rename itself durable. */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        if (fsync(dfd) != 0 && errno != EINVAL)
-            rc = synor__error(SYNOR_EIO, "%s: fsync: %s", dir, strerror(errno));
-        close(dfd);
-    }
-out:
-    synor__free(dir);
-    synor__free(tmp);
+    int rc = synor__write_file_atomic(path, text, strlen(text));
     synor__free(text);
     return rc;
 }
