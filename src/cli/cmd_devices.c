@@ -10,7 +10,8 @@
 static void help(void)
 {
     printf("usage: synor [--profiles FILE]... devices [--json] [--simulate ID]...\n"
-           "                                   [--no-cuda] [--no-opencl] [--no-measure]\n\n"
+           "                                   [--no-cuda] [--no-opencl] [--no-measure]\n"
+           "                                   [--remeasure] [--measure-cache FILE]\n\n"
            "Detects the processors of this machine (CPU through hwloc and cpuid, NVIDIA GPUs\n"
            "through NVML and the CUDA driver, OpenCL devices through the ICD loader) and\n"
            "shows their capabilities and where those came from: a matching profile, or\n"
@@ -20,7 +21,15 @@ static void help(void)
            "                  simulated devices are labelled as such\n"
            "  --no-cuda       skip NVIDIA detection\n"
            "  --no-opencl     skip OpenCL detection\n"
-           "  --no-measure    skip the ~0.1 s host memory bandwidth measurement\n"
+           "  --no-measure    do not measure the CPU's peak and memory bandwidth: derive the\n"
+           "                  peak from cores x base clock x FLOPs per cycle instead\n"
+           "  --remeasure     measure again even if the cache holds this machine's figures\n"
+           "  --measure-cache FILE\n"
+           "                  where measured figures are kept, under the machine's identity\n"
+           "                  (default $XDG_CACHE_HOME/synor/host-measure.json, else\n"
+           "                  ~/.cache/synor/host-measure.json)\n"
+           "The PEAK FROM column says whether a device's peak was measured (an FMA loop per\n"
+           "ISA level on every core, ~0.3 s, then cached), derived, or from a profile.\n"
            "  -h, --help\n");
 }
 
@@ -125,8 +134,8 @@ static void write_json(synor_registry_entry *e, size_t n, const synor_detection 
 
 static void write_table(synor_registry_entry *e, size_t n, const synor_detection *det)
 {
-    printf("%-16s %-6s %-9s %-44s %8s %8s %10s %8s %-14s\n", "ID", "KIND", "BACKEND", "NAME",
-           "FP64", "FP32", "MEMORY", "GB/s", "CAPS FROM");
+    printf("%-16s %-6s %-9s %-44s %8s %8s %10s %8s %-14s %-9s\n", "ID", "KIND", "BACKEND",
+           "NAME", "FP64", "FP32", "MEMORY", "GB/s", "CAPS FROM", "PEAK FROM");
     for (size_t i = 0; i < n; i++) {
         synor_device *d = e[i].device;
         const synor_caps *c = synor_device_caps(d);
@@ -137,9 +146,15 @@ static void write_table(synor_registry_entry *e, size_t n, const synor_detection
         snprintf(from, sizeof from, "%s", synor_caps_origin_name(synor_device_caps_origin(d)));
         snprintf(name, sizeof name, "%s%s", synor_device_is_simulated(d) ? "[simulated] " : "",
                  synor_device_name(d));
-        printf("%-16s %-6s %-9s %-44.44s %8s %8s %10s %8.1f %-14s\n", e[i].id,
+        /* the first word of the detail (measured, derived, profile), else
+         * where the capabilities came from */
+        const char *ps = synor_device_detail_get(d, "peak_source");
+        char peak_from[16];
+        snprintf(peak_from, sizeof peak_from, "%.*s", ps ? (int)strcspn(ps, ":, ") : 15,
+                 ps ? ps : synor_device_is_simulated(d) ? "profile" : from);
+        printf("%-16s %-6s %-9s %-44.44s %8s %8s %10s %8.1f %-14s %-9s\n", e[i].id,
                synor_kind_name(synor_device_kind(d)), synor_device_backend(d), name, f64, f32,
-               mem, c->mem_bandwidth / 1e9, from);
+               mem, c->mem_bandwidth / 1e9, from, peak_from);
     }
     printf("\nThroughput in dense TFLOPS. Details:\n");
     for (size_t i = 0; i < n; i++) {
@@ -168,6 +183,8 @@ int cli_devices(const cli_globals *g, int argc, char **argv)
 {
     int json = 0;
     unsigned sources = SYNOR_DETECT_ALL;
+    const char *cache = NULL;
+    char cache_default[4096];
     const char *sim[32];
     int n_sim = 0;
     for (int i = 1; i < argc; i++) {
@@ -183,6 +200,12 @@ int cli_devices(const cli_globals *g, int argc, char **argv)
             sources &= ~(unsigned)SYNOR_DETECT_OPENCL;
         } else if (strcmp(a, "--no-measure") == 0) {
             sources &= ~(unsigned)SYNOR_DETECT_MEASURE;
+        } else if (strcmp(a, "--remeasure") == 0) {
+            sources |= SYNOR_DETECT_REMEASURE;
+        } else if (strcmp(a, "--measure-cache") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error("devices", "--measure-cache needs a file");
+            cache = argv[++i];
         } else if (strcmp(a, "--simulate") == 0) {
             if (i + 1 >= argc)
                 return cli_usage_error("devices", "--simulate needs a profile id");
@@ -193,6 +216,11 @@ int cli_devices(const cli_globals *g, int argc, char **argv)
             return cli_usage_error("devices", "unknown argument '%s'", a);
         }
     }
+    if (!(sources & SYNOR_DETECT_MEASURE) && (cache || (sources & SYNOR_DETECT_REMEASURE)))
+        return cli_usage_error("devices", "--no-measure excludes --remeasure and --measure-cache");
+    /* no cache directory: measure without caching */
+    if (!cache && synor_detect_default_cache_path(cache_default, sizeof cache_default) == 0)
+        cache = cache_default;
     synor_catalog *cat = cli_load_catalog(g);
     if (!cat)
         return CLI_FAIL;
@@ -201,7 +229,7 @@ int cli_devices(const cli_globals *g, int argc, char **argv)
     synor_registry *reg = NULL;
     synor_registry_entry *e = NULL;
     size_t n = 0;
-    if (synor_detect_run(cat, sources, &det) || synor_registry_create(&reg) ||
+    if (synor_detect_run_cached(cat, sources, cache, &det) || synor_registry_create(&reg) ||
         synor_detection_register(det, reg, NULL)) {
         cli_error("%s", synor_errmsg());
         goto out;

@@ -68,12 +68,24 @@ void synor__caps_from_match(synor_caps *caps, const synor_profile *p, uint64_t l
 
 int synor_detect_run(const synor_catalog *catalog, unsigned sources, synor_detection **out)
 {
+    return synor_detect_run_cached(catalog, sources, NULL, out);
+}
+
+int synor_detect_default_cache_path(char *buf, size_t size)
+{
+    return synor__xdg_path(SYNOR__XDG_CACHE, "host-measure.json", buf, size);
+}
+
+int synor_detect_run_cached(const synor_catalog *catalog, unsigned sources,
+                            const char *measure_cache, synor_detection **out)
+{
     if (!out)
         return synor__error(SYNOR_EINVAL, "synor_detect_run: out is NULL");
     synor_detection *d = synor__calloc(1, sizeof *d);
     if (!d)
         return synor__error(SYNOR_ENOMEM, "out of memory");
-    synor__detect_ctx c = {.out = d, .cat = catalog, .sources = sources};
+    synor__detect_ctx c = {.out = d, .cat = catalog, .sources = sources,
+                           .measure_cache = measure_cache};
     int rc = 0;
     if (sources & SYNOR_DETECT_HOST)
         rc = synor__detect_host(&c);

@@ -1,9 +1,15 @@
 /* host.c - the CPU of this machine: topology through hwloc, ISA features
- * through cpu_<arch>.c, peak throughput derived from cores x clock x
- * operations per cycle, memory bandwidth measured, and the "host" device
- * backend that runs host functions.
+ * through cpu_<arch>.c, peak throughput and memory bandwidth measured
+ * (peak.c, with SYNOR_DETECT_MEASURE) or else derived from cores x clock x
+ * operations per cycle, and the "host" device backend that runs host
+ * functions.
  *
- * Peak rule (per core per cycle, dense):
+ * Measured peaks replace the fp64 and fp32 figures; the other data types
+ * keep the derived rule's ratio to fp32 (no loop measures them). A matched
+ * profile's figures are scaled the same way: the profile says what the
+ * product can do, the measurement what this machine's share of it does.
+ *
+ * Derived peak rule (per core per cycle, dense):
  *   fp64  AVX-512: 32 on Intel (two 512-bit FMA ports, as on Xeon Scalable
  *         Gold/Platinum), 16 on AMD (Zen 4 executes 512-bit as 2x256);
  *         AVX2+FMA: 16; ARM SVE (Neoverse V1, 2x256b): 16; NEON: 8;
@@ -151,38 +157,6 @@ static double clock_ghz(const char *model)
     return mhz / 1e3;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Best of 5 single-thread copies of 64 MiB: bytes read + written per second.
- * A lower bound on what all cores together reach. */
-static double measure_bandwidth(void)
-{
-    const size_t n = 64u << 20;
-    char *a = synor__malloc(n), *b = synor__malloc(n);
-    double best = 0;
-    if (a && b) {
-        memset(a, 1, n);
-        memset(b, 2, n);
-        for (int i = 0; i < 5; i++) {
-            double t0 = now_s();
-            memcpy(b, a, n);
-            double t = now_s() - t0;
-            /* keep the copy observable */
-            a[(size_t)i * 4096 % n] = b[(size_t)i * 8191 % n];
-            if (t > 0 && 2.0 * (double)n / t > best)
-                best = 2.0 * (double)n / t;
-        }
-    }
-    synor__free(a);
-    synor__free(b);
-    return best;
-}
-
 static uint64_t meminfo_total(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
@@ -235,6 +209,9 @@ int synor__detect_host(synor__detect_ctx *c)
     int have_model = model && model[0];
     char name[128]; /* a copy: model dies with the topology */
     synor__strlcpy(name, have_model ? model : "host CPU", sizeof name);
+    /* cpuid's brand string is padded with spaces on some CPUs and VMs */
+    for (size_t l = strlen(name); l > 0 && name[l - 1] == ' '; l--)
+        name[l - 1] = '\0';
     /* hwloc counts NUMA-node memory; some VMs report only part of RAM
      * there (a ballooned node), so /proc/meminfo's total wins if larger. */
     uint64_t numa_mem = hwloc_get_root_obj(topo)->total_memory;
@@ -258,7 +235,25 @@ int synor__detect_host(synor__detect_ctx *c)
     synor__strlcpy(desc.type.vendor, vendor, sizeof desc.type.vendor);
     synor__strlcpy(desc.type.model, name, sizeof desc.type.model);
 
-    double bw = (c->sources & SYNOR_DETECT_MEASURE) ? measure_bandwidth() : 0;
+    synor__host_measure hm;
+    int measured = 0;
+    char mnote[600] = "";
+    if (c->sources & SYNOR_DETECT_MEASURE) {
+        char identity[512];
+        snprintf(identity, sizeof identity,
+                 "%s|%s|features %08x|%d packages|%d cores|%d threads|synor %s", name, vendor,
+                 (unsigned)desc.type.cpu_features, packages, cores, pus, synor_version());
+        measured = synor__host_measure_run(identity, (unsigned)cores, desc.type.cpu_features,
+                                           c->measure_cache,
+                                           !(c->sources & SYNOR_DETECT_REMEASURE), &hm, mnote,
+                                           sizeof mnote) == 0;
+        if (!measured)
+            synor__detect_note(c, "host", "peak not measured (%s): derived", synor_errmsg());
+        else if (mnote[0])
+            synor__detect_note(c, "host", "%s", mnote);
+    }
+    double bw = measured ? hm.copy_bw : 0;
+    double derived_fp64 = 0;
     const synor_profile *p = synor_catalog_match(c->cat, SYNOR_KIND_CPU, name);
     synor_caps *caps = &desc.caps;
     if (p) {
@@ -291,6 +286,19 @@ int synor__detect_host(synor__detect_ctx *c)
         caps->efficiency = 0.8;
         desc.origin = SYNOR_CAPS_DERIVED;
     }
+    derived_fp64 = caps->peak[SYNOR_DTYPE_FP64].dense;
+    if (measured) {
+        /* fp64 and fp32 as measured; the other types keep their ratio to
+         * fp32 (the rule's or the profile's). */
+        double f32 = caps->peak[SYNOR_DTYPE_FP32].dense;
+        double scale = f32 > 0 ? hm.fp32 / f32 : 0;
+        for (int t = 0; t < SYNOR_DTYPE_COUNT; t++) {
+            double v = t == SYNOR_DTYPE_FP64   ? hm.fp64
+                       : t == SYNOR_DTYPE_FP32 ? hm.fp32
+                                               : caps->peak[t].dense * scale;
+            caps->peak[t].dense = caps->peak[t].sparse = v;
+        }
+    }
     host_impl *impl = synor__calloc(1, sizeof *impl);
     if (!impl)
         return synor__error(SYNOR_ENOMEM, "out of memory");
@@ -300,8 +308,17 @@ int synor__detect_host(synor__detect_ctx *c)
         synor__free(impl);
         return rc;
     }
-    char ghz[32];
+    char ghz[32], source[160], derived[32];
     snprintf(ghz, sizeof ghz, "%.2f", desc.type.base_ghz);
+    snprintf(derived, sizeof derived, "%.4g", derived_fp64);
+    if (measured)
+        snprintf(source, sizeof source, "measured: FMA loops (fp64 %s, fp32 %s) on %u threads, %s%s",
+                 hm.fp64_isa, hm.fp32_isa, hm.threads, hm.when,
+                 hm.from_cache ? " (cached)" : "");
+    else
+        snprintf(source, sizeof source, "%s",
+                 p ? "profile, scaled to visible cores (not measured)"
+                   : "derived: cores x base clock x ops/cycle (not measured)");
     if ((rc = add_detail_num(dev, "packages", (unsigned long long)packages)) ||
         (rc = add_detail_num(dev, "cores", (unsigned long long)cores)) ||
         (rc = add_detail_num(dev, "threads", (unsigned long long)pus)) ||
@@ -311,13 +328,23 @@ int synor__detect_host(synor__detect_ctx *c)
         (rc = add_detail_num(dev, "l3_bytes", l3)) ||
         (rc = synor_device_add_detail(dev, "clock_ghz", ghz)) ||
         (rc = synor_device_add_detail(dev, "cpu_vendor", vendor)) ||
-        (rc = synor_device_add_detail(dev, "peak_rule",
-                                      p ? "profile, scaled to visible cores"
-                                        : "cores x clock x ops/cycle (src/detect/host.c)")) ||
+        (rc = synor_device_add_detail(dev, "peak_source", source)) ||
+        (rc = synor_device_add_detail(dev, p ? "profile_fp64_flops" : "derived_fp64_flops",
+                                      derived)) ||
         (bw > 0 && (rc = add_detail_num(dev, "measured_copy_bw_bytes_s",
                                         (unsigned long long)bw)))) {
         synor_device_unref(dev);
         return rc;
+    }
+    for (size_t i = 0; measured && i < hm.n_levels; i++) {
+        char key[48], val[32];
+        snprintf(key, sizeof key, "measured_%s_flops_%s", synor_dtype_name(hm.level[i].dtype),
+                 hm.level[i].isa);
+        snprintf(val, sizeof val, "%.4g", hm.level[i].flops);
+        if ((rc = synor_device_add_detail(dev, key, val))) {
+            synor_device_unref(dev);
+            return rc;
+        }
     }
     synor__detect_note(c, "host", "%s: %d package(s), %d cores, %d threads, %d NUMA node(s)%s%s",
                        name, packages, cores, pus, numa, p ? ", profile " : "",

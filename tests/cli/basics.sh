@@ -10,6 +10,8 @@ check() { # name, condition command...
   if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi
 }
 rc() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+# measured figures are cached here, not in the user's home
+export XDG_CACHE_HOME=$tmp/cache
 
 check help          [ "$(rc "$S" --help)" = 0 ]
 check help-lists    grep -q "devices" "$tmp/out"
@@ -59,6 +61,21 @@ check dev-json-sim  grep -q '"simulated": true' "$tmp/out"
 check dev-sim-label [ "$(rc "$S" devices --no-measure --simulate google-tpu-v5p)" = 0 ]
 check dev-sim-text  grep -q "\[simulated\] Google" "$tmp/out"
 check dev-sim-bad   [ "$(rc "$S" devices --simulate nope)" = 1 ]
+
+# the CPU's peak: measured (then cached under the machine's identity), and
+# the table says which; derived only when asked not to measure
+check dev-measure   [ "$(rc "$S" devices --no-opencl --no-cuda)" = 0 ]
+check dev-measured  grep -qE "^local-cpu0 .* measured *$" "$tmp/out"
+check dev-src       grep -q "peak_source: measured: FMA loops" "$tmp/out"
+check dev-cache     "$JC" format synor-host-measure/1 <"$XDG_CACHE_HOME/synor/host-measure.json"
+check dev-cached    [ "$(rc "$S" devices --no-opencl --no-cuda)" = 0 ]
+check dev-cached-src grep -q "peak_source: measured: .* (cached)" "$tmp/out"
+check dev-remeasure [ "$(rc "$S" devices --no-opencl --no-cuda --remeasure)" = 0 ]
+check dev-remeasure-src sh -c '! grep -q "(cached)" "$0"' "$tmp/out"
+check dev-derived   [ "$(rc "$S" devices --no-opencl --no-cuda --no-measure)" = 0 ]
+check dev-derived-col grep -qE "^local-cpu0 .* (derived|profile) *$" "$tmp/out"
+check dev-no-both   [ "$(rc "$S" devices --no-measure --remeasure)" = 2 ]
+check dev-cache-arg [ "$(rc "$S" devices --measure-cache)" = 2 ]
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
