@@ -23,6 +23,14 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a usage error and a hint to stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Strict option values: the whole of v is an integer (no sign) in
+ * [min, max], or a finite decimal number in [min, max]; otherwise a usage
+ * error naming cmd, the option and the value (returns CLI_USAGE). */
+int cli_parse_uint(const char *cmd, const char *opt, const char *v, unsigned long long min,
+                   unsigned long long max, unsigned long long *out);
+int cli_parse_double(const char *cmd, const char *opt, const char *v, double min, double max,
+                     double *out);
+
 /* Writes text (taken, freed) to path; NULL text: prints synor_errmsg().
  * CLI_OK or CLI_FAIL (message printed). */
 int cli_write_text(const char *path, char *text);
@@ -40,6 +48,10 @@ typedef struct scenario {
 /* Consumes argv[*i] (and its value) if it is a scenario option: returns 1
  * consumed, 0 not a scenario option, -1 usage error. */
 int cli_scenario_opt(scenario *sc, int argc, char **argv, int *i);
+/* Usage errors common to the commands: both a workload file and a preset,
+ * or preset options (--dtype, --batch, --prompt, --new, --train) with a
+ * file, where they would be ignored. CLI_OK or CLI_USAGE (printed). */
+int cli_scenario_check(const char *cmd, const scenario *sc);
 /* The workload: the file given, else the preset decomposed. */
 int cli_scenario_load(const scenario *sc, synor_workload **w);
 

@@ -33,15 +33,18 @@ int cli_cost(const cli_globals *g, int argc, char **argv)
             help();
             return CLI_OK;
         } else if (!strcmp(a, "--rows") && i + 1 < argc) {
-            rows = atol(argv[++i]);
-            if (rows < 0)
-                return cli_usage_error("cost", "--rows must be >= 0");
+            unsigned long long v;
+            if (cli_parse_uint("cost", a, argv[++i], 0, 1000000, &v))
+                return CLI_USAGE;
+            rows = (long)v;
         } else {
             return cli_usage_error("cost", "unknown option or missing value '%s'", a);
         }
     }
     if (!sc.workload && !sc.preset)
         return cli_usage_error("cost", "give --workload FILE or --preset MODEL");
+    if (cli_scenario_check("cost", &sc))
+        return CLI_USAGE;
     synor_catalog *cat = cli_load_catalog(g);
     if (!cat)
         return CLI_FAIL;

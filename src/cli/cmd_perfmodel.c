@@ -1,9 +1,11 @@
 /* cmd_perfmodel.c - `synor perfmodel`: what the performance model file
  * that `synor run` keeps says, entry by entry. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -15,7 +17,7 @@ static void help(void)
            "(the median of the last %d samples) and the mean, deviation, min and max of\n"
            "all samples, in milliseconds. Default file: $XDG_DATA_HOME/synor/perfmodel.json,\n"
            "else ~/.local/share/synor/perfmodel.json. Remove the file to start afresh.\n\n"
-           "  --file FILE  another model file\n"
+           "  --file FILE  another model file (it must exist; the default file may not yet)\n"
            "  --json       print the file's JSON (format %s)\n"
            "Exit status: 0 success, 1 failure (a malformed file), 2 usage error.\n",
            SYNOR_PERFMODEL_WINDOW, SYNOR_PERFMODEL_FORMAT);
@@ -40,7 +42,9 @@ int cli_perfmodel(const cli_globals *g, int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             help();
             return CLI_OK;
-        } else if (!strcmp(a, "--file") && i + 1 < argc) {
+        } else if (!strcmp(a, "--file")) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error("perfmodel", "--file needs a file");
             path = argv[++i];
         } else if (!strcmp(a, "--json")) {
             json = 1;
@@ -49,12 +53,19 @@ int cli_perfmodel(const cli_globals *g, int argc, char **argv)
         }
     }
     char def[4096];
+    int given = path != NULL;
     if (!path) {
         if (synor_perfmodel_default_path(def, sizeof def) < 0) {
             cli_error("no model file: set XDG_DATA_HOME or HOME, or give --file");
             return CLI_FAIL;
         }
         path = def;
+    }
+    /* The default file appears with the first real run, so its absence is
+     * an empty model; a file named on the command line must exist. */
+    if (given && access(path, F_OK) != 0) {
+        cli_error("%s: cannot open: %s", path, strerror(errno));
+        return CLI_FAIL;
     }
     synor_perfmodel *pm = NULL;
     if (synor_perfmodel_create(&pm) < 0 || synor_perfmodel_load(pm, path) < 0) {

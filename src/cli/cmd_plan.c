@@ -70,7 +70,7 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
 {
     scenario sc = {0};
     const char *strategy = "heft";
-    int json = 0, compare = 0;
+    int json = 0, compare = 0, strategy_given = 0;
     double deadline = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -91,8 +91,10 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
             return list_fabrics(g);
         } else if (!strcmp(a, "--strategy") && i + 1 < argc) {
             strategy = argv[++i];
+            strategy_given = 1;
         } else if (!strcmp(a, "--deadline") && i + 1 < argc) {
-            deadline = atof(argv[++i]);
+            if (cli_parse_double("plan", a, argv[++i], 0, 1e9, &deadline))
+                return CLI_USAGE;
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--compare")) {
@@ -108,6 +110,12 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("plan", "unknown strategy '%s' (see --strategies)", strategy);
     if (!sc.workload && !sc.preset)
         return cli_usage_error("plan", "give --workload FILE or --preset MODEL");
+    if (cli_scenario_check("plan", &sc))
+        return CLI_USAGE;
+    if (compare && json)
+        return cli_usage_error("plan", "--json prints one plan: not with --compare");
+    if (compare && strategy_given)
+        return cli_usage_error("plan", "--compare plans with every strategy: not with --strategy");
     synor_catalog *cat = cli_load_catalog(g);
     if (!cat)
         return CLI_FAIL;

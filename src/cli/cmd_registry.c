@@ -103,7 +103,15 @@ int cli_registry(const cli_globals *g, int argc, char **argv)
         }
         if (!takes)
             continue;
-        if (a[0] == '-' && !val)
+        static const char *const with_value[] = {
+            "--inventory", "--kind", "--op", "--min-memory", "--min-tflops", "--region",
+            "--owner", "--status", "--min-reputation", "--max-utilization", "--available-at"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            known |= strcmp(a, with_value[k]) == 0;
+        if (!known)
+            return cli_usage_error(cmd, "unknown argument '%s'", a);
+        if (!val)
             return cli_usage_error(cmd, "%s needs a value", a);
         if (strcmp(a, "--inventory") == 0) {
             if (n_inv == 32)

@@ -36,9 +36,10 @@ int cli_report(const cli_globals *g, int argc, char **argv)
         } else if (!strcmp(a, "--svg") && i + 1 < argc) {
             svg = argv[++i];
         } else if (!strcmp(a, "--width") && i + 1 < argc) {
-            width = atoi(argv[++i]);
-            if (width < 10 || width > 400)
-                return cli_usage_error("report", "--width must be in [10, 400]");
+            unsigned long long v;
+            if (cli_parse_uint("report", a, argv[++i], 10, 400, &v))
+                return CLI_USAGE;
+            width = (int)v;
         } else if (a[0] != '-' && !path) {
             path = a;
         } else {

@@ -46,18 +46,6 @@ static void help(void)
            "Exit status: 0 success, 1 failure (bad workload, a task failed), 2 usage error.\n");
 }
 
-static int parse_uint(const char *cmd, const char *opt, const char *v, unsigned long long max,
-                      unsigned long long *out)
-{
-    char *end = NULL;
-    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
-    if (!v || !*v || *end || x > max || v[0] == '-')
-        return cli_usage_error(cmd, "%s: '%s' is not an integer in 0..%llu", opt, v ? v : "",
-                               max);
-    *out = x;
-    return 0;
-}
-
 static void print_devices(synor_runtime *rt)
 {
     printf("Devices of this run (real):\n");
@@ -116,15 +104,14 @@ int cli_run(const cli_globals *g, int argc, char **argv)
             unsigned long long max = nv == &seed          ? ~0ull
                                      : nv == &cpu         ? 1024
                                      : nv == &reps        ? SYNOR_TILED_MAX_REPS
-                                     : nv == &width       ? 1000
+                                     : nv == &width       ? 400
                                                           : 1u << 20;
+            unsigned long long min = nv == &seed ? 0 : nv == &width ? 10 : 1;
             reps_given |= nv == &reps;
             if (sv)
                 *sv = argv[++i];
-            else if (parse_uint("run", a, argv[++i], max, nv))
+            else if (cli_parse_uint("run", a, argv[++i], min, max, nv))
                 return CLI_USAGE;
-            if (nv && *nv == 0 && nv != &seed)
-                return cli_usage_error("run", "%s: 0 is not allowed", a);
         } else if (a[0] == '-') {
             return cli_usage_error("run", "unknown option '%s'", a);
         } else if (!path) {

@@ -107,11 +107,13 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         if (str && i + 1 < argc) {
             *str = argv[++i];
         } else if (!strcmp(a, "--deadline") && i + 1 < argc) {
-            deadline = atof(argv[++i]);
+            if (cli_parse_double("simulate", a, argv[++i], 0, 1e9, &deadline))
+                return CLI_USAGE;
         } else if (!strcmp(a, "--width") && i + 1 < argc) {
-            width = atoi(argv[++i]);
-            if (width < 10 || width > 400)
-                return cli_usage_error("simulate", "--width must be in [10, 400]");
+            unsigned long long v;
+            if (cli_parse_uint("simulate", a, argv[++i], 10, 400, &v))
+                return CLI_USAGE;
+            width = (int)v;
         } else {
             return cli_usage_error("simulate", "unknown option or missing value '%s'", a);
         }
@@ -122,8 +124,8 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     if (strcmp(baseline, "none") && strcmp(baseline, "dynamic") &&
         synor_strategy_from_name(baseline, &st))
         return cli_usage_error("simulate", "unknown baseline strategy '%s'", baseline);
-    if (sc.workload && sc.preset)
-        return cli_usage_error("simulate", "give --workload or --preset, not both");
+    if (cli_scenario_check("simulate", &sc))
+        return CLI_USAGE;
     int seed_scenario = !sc.workload && !sc.preset && !sc.fabric;
     synor_catalog *cat = cli_load_catalog(g);
     if (!cat)

@@ -41,8 +41,10 @@ int cli_workload(const cli_globals *g, int argc, char **argv)
             return cli_usage_error("workload", "unexpected argument '%s'", a);
         }
     }
-    if (!sc.workload && !sc.preset)
-        return cli_usage_error("workload", "give a FILE or --preset MODEL");
+    if (!sc.workload == !sc.preset)
+        return cli_usage_error("workload", "give a FILE or --preset MODEL (one of them)");
+    if (cli_scenario_check("workload", &sc))
+        return CLI_USAGE;
     if (sc.fabric)
         return cli_usage_error("workload", "--fabric does not apply here");
     synor_workload *w;

@@ -1,5 +1,7 @@
 /* main.c - the synor command line: global options, then a subcommand from
  * the table below. Each subcommand lives in its own cmd_*.c file. */
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +84,31 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nTry 'synor%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
     return CLI_USAGE;
+}
+
+int cli_parse_uint(const char *cmd, const char *opt, const char *v, unsigned long long min,
+                   unsigned long long max, unsigned long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = v && *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+    if (!v || !end || *end || errno || x < min || x > max)
+        return cli_usage_error(cmd, "%s: '%s' is not an integer in %llu..%llu", opt, v ? v : "",
+                               min, max);
+    *out = x;
+    return CLI_OK;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *v, double min, double max,
+                     double *out)
+{
+    char *end = NULL;
+    double x = v && *v ? strtod(v, &end) : NAN;
+    if (!v || !end || *end || !isfinite(x) || x < min || x > max)
+        return cli_usage_error(cmd, "%s: '%s' is not a number in [%g, %g]", opt, v ? v : "", min,
+                               max);
+    *out = x;
+    return CLI_OK;
 }
 
 synor_catalog *cli_load_catalog(const cli_globals *g)

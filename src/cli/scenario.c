@@ -37,6 +37,16 @@ int cli_scenario_opt(scenario *sc, int argc, char **argv, int *i)
     return *end || *num <= 0 ? -1 : 1;
 }
 
+int cli_scenario_check(const char *cmd, const scenario *sc)
+{
+    if (sc->workload && sc->preset)
+        return cli_usage_error(cmd, "give a workload file or --preset, not both");
+    if (sc->workload && (sc->dtype || sc->train || sc->batch || sc->prompt || sc->new_tokens))
+        return cli_usage_error(cmd, "--dtype, --batch, --prompt, --new and --train shape a "
+                                    "--preset; a workload file has its own");
+    return CLI_OK;
+}
+
 int cli_scenario_load(const scenario *sc, synor_workload **w)
 {
     if (sc->workload)

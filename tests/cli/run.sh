@@ -85,7 +85,7 @@ check reps-big      [ "$(rc "$S" run --tiled gemm --reps 101)" = 2 ]
 # more than the hardware threads runs, with a warning
 check workers-0     [ "$(rc "$S" run "$W" --cpu-workers 0)" = 2 ]
 check workers-2000  [ "$(rc "$S" run "$W" --cpu-workers 2000)" = 2 ]
-check workers-2000-msg grep -q "cpu-workers: '2000' is not an integer in 0..1024" "$tmp/err"
+check workers-2000-msg grep -q "cpu-workers: '2000' is not an integer in 1..1024" "$tmp/err"
 threads=$(nproc --all)
 check workers-over  [ "$(rc "$S" run "$W" --cpu-workers $((threads + 1)) --opencl off --no-perfmodel)" = 0 ]
 check workers-warn  grep -q "warning: --cpu-workers $((threads + 1)) is more than this machine's $threads hardware threads" "$tmp/err"
