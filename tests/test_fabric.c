@@ -1,6 +1,7 @@
 /* test_fabric.c - fabric files (devices simulated from profiles, memory
  * spaces, links and paths, prices as integer money), bad input named by
  * file:line:column and field, and the cost model built on them. */
+#include "common/common.h"
 #include "synor.h"
 #include "test.h"
 
@@ -34,13 +35,13 @@ TEST(seed_fabric_devices_and_paths)
     /* the CPU uses its node's host memory; accelerators have their own */
     ASSERT_EQ(synor_fabric_device_at(f, (size_t)cpu)->space, 0);
     ASSERT(synor_fabric_device_at(f, (size_t)gpu)->space != 0);
-    const synor_path *p = synor_fabric_path(f, (size_t)gpu, (size_t)tpu);
-    ASSERT_EQ(p->kind, SYNOR_LINK_CPU_MEDIATED);
-    ASSERT_EQ(p->n_hops, 2);
+    synor_path p = synor_fabric_path(f, (size_t)gpu, (size_t)tpu);
+    ASSERT_EQ(p.kind, SYNOR_LINK_CPU_MEDIATED);
+    ASSERT_EQ(p.n_hops, 2);
     p = synor_fabric_path(f, (size_t)cpu, (size_t)gpu);
-    ASSERT_EQ(p->kind, SYNOR_LINK_PCIE);
-    ASSERT_EQ(p->n_hops, 1);
-    ASSERT_EQ(synor_fabric_path(f, (size_t)gpu, (size_t)gpu)->kind, SYNOR_LINK_SAME);
+    ASSERT_EQ(p.kind, SYNOR_LINK_PCIE);
+    ASSERT_EQ(p.n_hops, 1);
+    ASSERT_EQ(synor_fabric_path(f, (size_t)gpu, (size_t)gpu).kind, SYNOR_LINK_SAME);
     ASSERT(synor_fabric_transfer_time(f, (size_t)gpu, (size_t)gpu, 1e9) == 0);
     /* H100 -> TPU: H100's PCIe gen5 x16 from its profile (5 us assumed), then
      * the TPU link of the file: 31.5 GB/s, 5 us */
@@ -61,10 +62,10 @@ TEST(two_nodes_nvlink_and_network)
     ASSERT_EQ(synor_fabric_device_count(f), 6);
     long a0 = dev(f, "gpu-a.0"), a1 = dev(f, "gpu-a.1"), b0 = dev(f, "gpu-b.0");
     ASSERT(a0 >= 0 && a1 >= 0 && b0 >= 0);
-    ASSERT_EQ(synor_fabric_path(f, (size_t)a0, (size_t)a1)->kind, SYNOR_LINK_NVLINK);
-    const synor_path *p = synor_fabric_path(f, (size_t)a0, (size_t)b0);
-    ASSERT_EQ(p->kind, SYNOR_LINK_NETWORK);
-    ASSERT_EQ(p->n_hops, 4); /* gpu -> host a -> network -> host b -> gpu */
+    ASSERT_EQ(synor_fabric_path(f, (size_t)a0, (size_t)a1).kind, SYNOR_LINK_NVLINK);
+    synor_path p = synor_fabric_path(f, (size_t)a0, (size_t)b0);
+    ASSERT_EQ(p.kind, SYNOR_LINK_NETWORK);
+    ASSERT_EQ(p.n_hops, 4); /* gpu -> host a -> network -> host b -> gpu */
     /* the network hop pair: 50 GB/s each way, 5 us in all */
     double t = synor_fabric_transfer_time(f, (size_t)a0, (size_t)b0, 0);
     ASSERT_NEAR(t, 5e-6 + 5e-6 + 5e-6, 1e-9);
@@ -93,9 +94,9 @@ TEST(unified_memory_shares_the_host_space)
     const synor_fabric_device *g = synor_fabric_device_at(f, 0);
     ASSERT(g->profile->caps.unified_memory);
     ASSERT_EQ(g->space, 0);
-    ASSERT_EQ(synor_fabric_path(f, 0, 1)->kind, SYNOR_LINK_UNIFIED);
+    ASSERT_EQ(synor_fabric_path(f, 0, 1).kind, SYNOR_LINK_UNIFIED);
     ASSERT(synor_fabric_transfer_time(f, 0, 1, 1e9) == 0);
-    ASSERT_EQ(synor_fabric_path(f, 0, 0)->kind, SYNOR_LINK_SAME);
+    ASSERT_EQ(synor_fabric_path(f, 0, 0).kind, SYNOR_LINK_SAME);
     synor_fabric_destroy(f);
 }
 
@@ -217,6 +218,79 @@ TEST(cleanup)
     cat = NULL;
 }
 
-TEST_MAIN(seed_fabric_devices_and_paths, two_nodes_nvlink_and_network,
+/* Fabrics of the compute network's size: 10,000 devices on 1,250 nodes
+ * load (linear in devices and links; before the link and name indexes a
+ * load was quadratic to quartic in devices: 600 GPUs took 38 s, 10,000
+ * would not finish), every path is right, and a duplicate name among
+ * thousands is still found. */
+TEST(ten_thousand_devices)
+{
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__buf_puts(&b, "{\"format\": \"synor-fabric/1\", \"nodes\": [");
+    for (int i = 0; i < 1250; i++)
+        synor__buf_printf(&b, "%s{\"name\": \"n%d\"}", i ? ", " : "", i);
+    synor__buf_puts(&b, "],\n \"network\": {\"bandwidth_gb_s\": 50, \"latency_us\": 10},\n"
+                        " \"devices\": [");
+    for (int i = 0; i < 1250; i++)
+        synor__buf_printf(&b, "%s\n {\"name\": \"g%d\", \"profile\": \"nvidia-h100-sxm\", "
+                              "\"node\": \"n%d\", \"count\": 8}",
+                          i ? "," : "", i, i);
+    synor__buf_puts(&b, "]}\n");
+    char *text = synor__buf_take(&b);
+    ASSERT(text);
+    synor_fabric *f;
+    ASSERT_OK(synor_fabric_load_string(catalog(), text, strlen(text), "big.json", &f));
+    ASSERT_EQ(synor_fabric_device_count(f), 10000);
+    /* per node: 8 host links + 28 NVLink pairs; one network link per node */
+    ASSERT_EQ(synor_fabric_link_count(f), 1250 * (8 + 28) + 1250);
+    long a = dev(f, "g17.3"), c = dev(f, "g17.6"), far = dev(f, "g1249.0");
+    ASSERT(a >= 0 && c >= 0 && far >= 0);
+    ASSERT_EQ(dev(f, "n17"), -1); /* a node is not a device */
+    ASSERT_EQ(synor_fabric_path(f, (size_t)a, (size_t)c).kind, SYNOR_LINK_NVLINK);
+    synor_path p = synor_fabric_path(f, (size_t)a, (size_t)far);
+    ASSERT_EQ(p.kind, SYNOR_LINK_NETWORK);
+    ASSERT_EQ(p.n_hops, 4);
+    ASSERT_STREQ(synor_fabric_link(f, p.hops[0])->name, "g17.3<->n17");
+    ASSERT_STREQ(synor_fabric_link(f, p.hops[3])->name, "g1249.0<->n1249"); /* links are undirected */
+    synor_fabric_destroy(f);
+    /* the last node's devices named like an earlier device */
+    char *dup = strstr(text, "\"name\": \"g1249\"");
+    ASSERT(dup);
+    memcpy(dup, "\"name\": \"g1248\"", 15);
+    ASSERT(synor_fabric_load_string(catalog(), text, strlen(text), "big.json", &f) != 0);
+    ASSERT_CONTAINS(synor_errmsg(), "duplicate device or node name \"g1248.0\"");
+    synor__free(text);
+}
+
+/* NVLink links are made in the order of a loop over every pair of devices,
+ * whatever order the groups come in: devices of two profiles interleaved
+ * on one node. */
+TEST(nvlink_pairs_in_device_order)
+{
+    const char *text =
+        "{\"format\": \"synor-fabric/1\", \"nodes\": [{\"name\": \"n\"}],\n"
+        " \"devices\": [{\"name\": \"a0\", \"profile\": \"nvidia-h100-sxm\", \"node\": \"n\"},\n"
+        "  {\"name\": \"b0\", \"profile\": \"nvidia-a100-80gb\", \"node\": \"n\"},\n"
+        "  {\"name\": \"a1\", \"profile\": \"nvidia-h100-sxm\", \"node\": \"n\"},\n"
+        "  {\"name\": \"b1\", \"profile\": \"nvidia-a100-80gb\", \"node\": \"n\"},\n"
+        "  {\"name\": \"a2\", \"profile\": \"nvidia-h100-sxm\", \"node\": \"n\"}]}";
+    synor_fabric *f;
+    ASSERT_OK(synor_fabric_load_string(catalog(), text, strlen(text), "mix.json", &f));
+    const char *want[] = {"a0<->a1", "a0<->a2", "b0<->b1", "a1<->a2"};
+    size_t k = 0;
+    for (size_t i = 0; i < synor_fabric_link_count(f); i++) {
+        const synor_link *l = synor_fabric_link(f, i);
+        if (l->kind != SYNOR_LINK_NVLINK)
+            continue;
+        ASSERT(k < 4);
+        ASSERT_STREQ(l->name, want[k]);
+        k++;
+    }
+    ASSERT_EQ(k, 4);
+    synor_fabric_destroy(f);
+}
+
+TEST_MAIN(ten_thousand_devices, nvlink_pairs_in_device_order, seed_fabric_devices_and_paths, two_nodes_nvlink_and_network,
           unified_memory_shares_the_host_space, bad_fabrics_name_the_field,
           money_is_exact, cost_matrix_is_the_roofline, builtins_listed_and_open, cleanup)

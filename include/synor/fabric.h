@@ -103,8 +103,10 @@ const char *synor_fabric_space_name(const synor_fabric *f, size_t space);
 size_t synor_fabric_link_count(const synor_fabric *f);
 const synor_link *synor_fabric_link(const synor_fabric *f, size_t i);
 
-/* The path between the memories of two devices (precomputed). */
-const synor_path *synor_fabric_path(const synor_fabric *f, size_t from_dev, size_t to_dev);
+/* The path between the memories of two devices, computed from the link
+ * index when asked (O(1); no table of all pairs is kept, so a fabric of
+ * 10,000 devices costs memory linear in its devices and links). */
+synor_path synor_fabric_path(const synor_fabric *f, size_t from_dev, size_t to_dev);
 /* Seconds to move bytes from one device's memory to another's: 0 on the
  * same space, else the sum over hops of latency + bytes / bandwidth. */
 double synor_fabric_transfer_time(const synor_fabric *f, size_t from_dev, size_t to_dev,

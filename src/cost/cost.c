@@ -140,7 +140,7 @@ char *synor_cost_format(const synor_cost *c, size_t max_rows)
             char cell[48];
             snprintf(cell, sizeof cell, "%.1f %s",
                      synor_fabric_transfer_time(c->f, a, d, 1e6) * 1e6,
-                     synor_link_kind_name(synor_fabric_path(c->f, a, d)->kind));
+                     synor_link_kind_name(synor_fabric_path(c->f, a, d).kind));
             synor__buf_printf(&b, " %20s", cell);
         }
         synor__buf_puts(&b, "\n");

@@ -9,7 +9,13 @@
  *   - every device whose space is not its host has a link to its host
  *     (from the file, or derived from the profile's PCIe figures);
  *   - with more than one node, every node has a link to the network space;
- *   - paths[i * n + j] is the route from device i's memory to device j's.
+ *   - synor_fabric_path(f, i, j) is the route from device i's memory to
+ *     device j's, computed when asked from the link index.
+ * Scale: names and links are found through hash indexes (common/index.h)
+ * and NVLink pairs are made within groups of one node and one profile, so
+ * loading is linear in devices and links (the NVLink links of g devices of
+ * one group are g(g-1)/2: output, not search); no table of all device
+ * pairs is kept.
  * Defaults that are assumptions, not datasheet figures, are named here and
  * in docs/PLANNING.md: host links 5 us; a device without PCIe figures
  * 16 GB/s; NVLink between two devices of the same profile on one node at
@@ -19,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/index.h"
 #include "json/json.h"
 #include "synor/fabric.h"
 
@@ -31,13 +38,28 @@ struct synor_fabric {
     char **node_names;
     size_t n_nodes;
     char **space_names;
-    size_t n_spaces;
+    size_t n_spaces, space_cap;
     synor_fabric_device *devs;
-    size_t n_devs;
+    size_t n_devs, dev_cap;
     synor_link *links;
     size_t n_links, link_cap;
-    synor_path *paths;
+    synor__keyindex link_ix;  /* unordered pair of spaces -> link */
+    synor__nameindex name_ix; /* device or node name -> item (see item_name) */
+    size_t net_space;         /* the network space (several nodes), else 0 */
 };
+
+/* Items of the name index: device i is 2i, node i is 2i + 1 (one namespace:
+ * a link endpoint names either). */
+static const char *item_name(const void *owner, uint32_t item)
+{
+    const synor_fabric *f = owner;
+    return item & 1 ? f->node_names[item >> 1] : f->devs[item >> 1].name;
+}
+
+static uint64_t pair_key(size_t a, size_t b)
+{
+    return a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+}
 
 static const char *const LINK_NAMES[] = {"same",     "unified",      "nvlink", "pcie-p2p",
                                          "pcie",     "cpu-mediated", "network"};
@@ -138,23 +160,62 @@ const synor_link *synor_fabric_link(const synor_fabric *f, size_t i)
 
 long synor_fabric_find_device(const synor_fabric *f, const char *name)
 {
-    for (size_t i = 0; i < f->n_devs; i++)
-        if (strcmp(f->devs[i].name, name) == 0)
-            return (long)i;
-    return -1;
+    long item = synor__nameindex_get(&f->name_ix, name);
+    return item >= 0 && !(item & 1) ? item >> 1 : -1;
 }
 
-const synor_path *synor_fabric_path(const synor_fabric *f, size_t a, size_t b)
+static long find_link(const synor_fabric *f, size_t a, size_t b)
 {
-    return &f->paths[a * f->n_devs + b];
+    return synor__keyindex_get(&f->link_ix, pair_key(a, b));
+}
+
+synor_path synor_fabric_path(const synor_fabric *f, size_t i, size_t j)
+{
+    synor_path p;
+    memset(&p, 0, sizeof p);
+    if (i >= f->n_devs || j >= f->n_devs) {
+        p.kind = SYNOR_LINK_SAME;
+        return p;
+    }
+    const synor_fabric_device *a = &f->devs[i], *b = &f->devs[j];
+    long l;
+    if (a->space == b->space) {
+        /* two processors on one physical memory (Apple, Grace Hopper
+         * style): no copy, but not the same processor */
+        p.kind = i != j && (a->profile->caps.unified_memory || b->profile->caps.unified_memory)
+                     ? SYNOR_LINK_UNIFIED
+                     : SYNOR_LINK_SAME;
+        return p;
+    }
+    if ((l = find_link(f, a->space, b->space)) >= 0) {
+        p.kind = f->links[l].kind;
+        p.hops[p.n_hops++] = (size_t)l;
+        return p;
+    }
+    /* Loading made these links: a device's link to its host, and each
+     * node's link to the network. */
+    if (a->space != a->node)
+        p.hops[p.n_hops++] = (size_t)find_link(f, a->space, a->node);
+    if (a->node != b->node) {
+        p.hops[p.n_hops++] = (size_t)find_link(f, a->node, f->net_space);
+        p.hops[p.n_hops++] = (size_t)find_link(f, f->net_space, b->node);
+        p.kind = SYNOR_LINK_NETWORK;
+    } else {
+        p.kind = SYNOR_LINK_CPU_MEDIATED;
+    }
+    if (b->space != b->node)
+        p.hops[p.n_hops++] = (size_t)find_link(f, b->node, b->space);
+    if (p.n_hops == 1)
+        p.kind = f->links[p.hops[0]].kind;
+    return p;
 }
 
 double synor_fabric_transfer_time(const synor_fabric *f, size_t a, size_t b, double bytes)
 {
-    const synor_path *p = synor_fabric_path(f, a, b);
+    synor_path p = synor_fabric_path(f, a, b);
     double t = 0;
-    for (size_t h = 0; h < p->n_hops; h++) {
-        const synor_link *l = &f->links[p->hops[h]];
+    for (size_t h = 0; h < p.n_hops; h++) {
+        const synor_link *l = &f->links[p.hops[h]];
         t += l->latency + bytes / l->bandwidth;
     }
     return t;
@@ -178,7 +239,8 @@ void synor_fabric_destroy(synor_fabric *f)
     synor__free(f->space_names);
     synor__free(f->devs);
     synor__free(f->links);
-    synor__free(f->paths);
+    synor__keyindex_free(&f->link_ix);
+    synor__nameindex_free(&f->name_ix);
     synor__free(f->name);
     synor__free(f->currency);
     synor__free(f->notes);
@@ -189,10 +251,15 @@ void synor_fabric_destroy(synor_fabric *f)
 
 static int add_space(synor_fabric *f, const char *name, size_t *out)
 {
-    char **p = synor__realloc(f->space_names, (f->n_spaces + 1) * sizeof *p);
-    if (!p)
-        return synor__error(SYNOR_ENOMEM, "out of memory");
-    f->space_names = p;
+    if (f->n_spaces == f->space_cap) {
+        size_t cap = f->space_cap ? f->space_cap * 2 : 8;
+        char **p = synor__realloc(f->space_names, cap * sizeof *p);
+        if (!p)
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        f->space_names = p;
+        f->space_cap = cap;
+    }
+    char **p = f->space_names;
     if (!(p[f->n_spaces] = synor__strdup(name)))
         return synor__error(SYNOR_ENOMEM, "out of memory");
     *out = f->n_spaces++;
@@ -215,6 +282,10 @@ static int add_link(synor_fabric *f, synor_link_kind kind, size_t a, size_t b, d
     synor_link *l = &f->links[f->n_links];
     if (!(l->name = synor__strdup(name)))
         return synor__error(SYNOR_ENOMEM, "out of memory");
+    if (synor__keyindex_put(&f->link_ix, pair_key(a, b), (uint32_t)f->n_links)) {
+        synor__free_const(l->name);
+        return SYNOR_ENOMEM;
+    }
     l->kind = kind;
     l->a = a;
     l->b = b;
@@ -225,25 +296,13 @@ static int add_link(synor_fabric *f, synor_link_kind kind, size_t a, size_t b, d
     return 0;
 }
 
-static long find_link(const synor_fabric *f, size_t a, size_t b)
-{
-    for (size_t i = 0; i < f->n_links; i++)
-        if ((f->links[i].a == a && f->links[i].b == b) ||
-            (f->links[i].a == b && f->links[i].b == a))
-            return (long)i;
-    return -1;
-}
-
 /* A link endpoint: a device name (its memory) or a node name (its host). */
 static long endpoint(const synor_fabric *f, const char *name)
 {
-    long d = synor_fabric_find_device(f, name);
-    if (d >= 0)
-        return (long)f->devs[d].space;
-    for (size_t i = 0; i < f->n_nodes; i++)
-        if (strcmp(f->node_names[i], name) == 0)
-            return (long)i;
-    return -1;
+    long item = synor__nameindex_get(&f->name_ix, name);
+    if (item < 0)
+        return -1;
+    return item & 1 ? item >> 1 : (long)f->devs[item >> 1].space;
 }
 
 typedef struct ctx {
@@ -296,17 +355,23 @@ static int parse_device(ctx *c, const synor__jval *o, size_t di)
     if (micro > INT32_MAX)
         return synor__json_fail(c->d, price, SYNOR_ERANGE, p, "price above 2147 per hour");
     const char *base = nm ? nm->u.str.s : prof->id;
-    synor_fabric_device *nd2 = synor__realloc(f->devs, (f->n_devs + (size_t)count) * sizeof *nd2);
-    if (!nd2)
-        return synor__error(SYNOR_ENOMEM, "out of memory");
-    f->devs = nd2;
+    if (f->n_devs + (size_t)count > f->dev_cap) { /* geometric: one entry at a time is common */
+        size_t cap = f->dev_cap ? f->dev_cap : 8;
+        while (cap < f->n_devs + (size_t)count)
+            cap *= 2;
+        synor_fabric_device *nd2 = synor__realloc(f->devs, cap * sizeof *nd2);
+        if (!nd2)
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        f->devs = nd2;
+        f->dev_cap = cap;
+    }
     for (int64_t k = 0; k < count; k++) {
         char name[160];
         if (count == 1)
             snprintf(name, sizeof name, "%s", base);
         else
             snprintf(name, sizeof name, "%s.%lld", base, (long long)k);
-        if (synor_fabric_find_device(f, name) >= 0 || endpoint(f, name) >= 0)
+        if (endpoint(f, name) >= 0)
             return synor__json_fail(c->d, nm ? nm : pr, SYNOR_EEXIST, path,
                                     "duplicate device or node name \"%s\"", name);
         synor_fabric_device *fd = &f->devs[f->n_devs];
@@ -323,6 +388,8 @@ static int parse_device(ctx *c, const synor__jval *o, size_t di)
         fd->node = node;
         fd->price_micro = micro;
         f->n_devs++;
+        if (synor__nameindex_put(&f->name_ix, (uint32_t)(f->n_devs - 1) << 1))
+            return SYNOR_ENOMEM;
         if (prof->type.kind == SYNOR_KIND_CPU || prof->caps.unified_memory)
             fd->space = node;
         else if ((rc = add_space(f, name, &fd->space)))
@@ -381,8 +448,29 @@ static int parse_link(ctx *c, const synor__jval *o, size_t li)
     return add_link(c->f, kind, (size_t)ends[0], (size_t)ends[1], gbs * 1e9, us * 1e-6, 0);
 }
 
-/* Host links and NVLink the file did not give, then every path. */
-static int complete(synor_fabric *f, size_t net_space)
+/* NVLink groups: the devices with their own memory and NVLink of one node
+ * and one profile, in device order. */
+typedef struct group_member {
+    size_t node;
+    uintptr_t profile;
+    size_t dev;
+} group_member;
+
+static int by_group(const void *x, const void *y)
+{
+    const group_member *a = x, *b = y;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    if (a->profile != b->profile)
+        return a->profile < b->profile ? -1 : 1;
+    return a->dev < b->dev ? -1 : a->dev > b->dev;
+}
+
+/* Host links and NVLink the file did not give. NVLink links are added in
+ * the order of a loop over every pair (i < j) of devices, as the result is
+ * part of the fabric's identity (link indexes), but only pairs within a
+ * group are visited. */
+static int complete(synor_fabric *f)
 {
     int rc;
     for (size_t i = 0; i < f->n_devs; i++) {
@@ -394,54 +482,40 @@ static int complete(synor_fabric *f, size_t net_space)
                            HOST_LINK_LATENCY, 1)))
             return rc;
     }
-    for (size_t i = 0; i < f->n_devs; i++)
-        for (size_t j = i + 1; j < f->n_devs; j++) {
-            const synor_fabric_device *a = &f->devs[i], *b = &f->devs[j];
-            if (a->node != b->node || a->profile != b->profile || a->space == a->node ||
-                a->profile->caps.nvlink_bandwidth <= 0 || find_link(f, a->space, b->space) >= 0)
-                continue;
-            if ((rc = add_link(f, SYNOR_LINK_NVLINK, a->space, b->space,
-                               a->profile->caps.nvlink_bandwidth / 2, NVLINK_LATENCY, 1)))
-                return rc;
-        }
-    size_t n = f->n_devs;
-    f->paths = synor__calloc(n ? n * n : 1, sizeof *f->paths);
-    if (!f->paths)
+    group_member *g = synor__malloc((f->n_devs ? f->n_devs : 1) * sizeof *g);
+    size_t *pos = synor__malloc((f->n_devs ? f->n_devs : 1) * sizeof *pos);
+    if (!g || !pos) {
+        synor__free(g);
+        synor__free(pos);
         return synor__error(SYNOR_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            synor_path *p = &f->paths[i * n + j];
-            const synor_fabric_device *a = &f->devs[i], *b = &f->devs[j];
-            long l;
-            if (a->space == b->space) {
-                /* two processors on one physical memory (Apple, Grace
-                 * Hopper style): no copy, but not the same processor */
-                p->kind = i != j && (a->profile->caps.unified_memory ||
-                                     b->profile->caps.unified_memory)
-                              ? SYNOR_LINK_UNIFIED
-                              : SYNOR_LINK_SAME;
-                continue;
-            }
-            if ((l = find_link(f, a->space, b->space)) >= 0) {
-                p->kind = f->links[l].kind;
-                p->hops[p->n_hops++] = (size_t)l;
-                continue;
-            }
-            if (a->space != a->node)
-                p->hops[p->n_hops++] = (size_t)find_link(f, a->space, a->node);
-            if (a->node != b->node) {
-                p->hops[p->n_hops++] = (size_t)find_link(f, a->node, net_space);
-                p->hops[p->n_hops++] = (size_t)find_link(f, net_space, b->node);
-                p->kind = SYNOR_LINK_NETWORK;
-            } else {
-                p->kind = SYNOR_LINK_CPU_MEDIATED;
-            }
-            if (b->space != b->node)
-                p->hops[p->n_hops++] = (size_t)find_link(f, b->node, b->space);
-            if (p->n_hops == 1)
-                p->kind = f->links[p->hops[0]].kind;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < f->n_devs; i++) {
+        const synor_fabric_device *d = &f->devs[i];
+        if (d->space != d->node && d->profile->caps.nvlink_bandwidth > 0)
+            g[n++] = (group_member){d->node, (uintptr_t)d->profile, i};
+    }
+    qsort(g, n, sizeof *g, by_group);
+    for (size_t k = 0; k < n; k++)
+        pos[g[k].dev] = k;
+    rc = 0;
+    for (size_t i = 0; i < f->n_devs && !rc; i++) {
+        const synor_fabric_device *a = &f->devs[i];
+        if (a->space == a->node || a->profile->caps.nvlink_bandwidth <= 0)
+            continue;
+        /* the group members after i, in device order */
+        const group_member *gi = &g[pos[i]];
+        for (size_t k = pos[i] + 1;
+             k < n && g[k].node == gi->node && g[k].profile == gi->profile && !rc; k++) {
+            const synor_fabric_device *b = &f->devs[g[k].dev];
+            if (find_link(f, a->space, b->space) < 0)
+                rc = add_link(f, SYNOR_LINK_NVLINK, a->space, b->space,
+                              a->profile->caps.nvlink_bandwidth / 2, NVLINK_LATENCY, 1);
         }
-    return 0;
+    }
+    synor__free(g);
+    synor__free(pos);
+    return rc;
 }
 
 static int load(ctx *c, const synor__jval *root, const char *fallback_name)
@@ -492,6 +566,8 @@ static int load(ctx *c, const synor__jval *root, const char *fallback_name)
         if (!(f->node_names[i] = synor__strdup(v->u.str.s)))
             return synor__error(SYNOR_ENOMEM, "out of memory");
         f->n_nodes = i + 1;
+        if (synor__nameindex_put(&f->name_ix, (uint32_t)i << 1 | 1))
+            return SYNOR_ENOMEM;
         if ((rc = add_space(f, v->u.str.s, &sp)))
             return rc;
     }
@@ -527,7 +603,8 @@ static int load(ctx *c, const synor__jval *root, const char *fallback_name)
             if ((rc = add_link(f, SYNOR_LINK_NETWORK, i, net_space, gbs * 1e9, us * 1e-6 / 2, 0)))
                 return rc;
     }
-    return complete(f, net_space);
+    f->net_space = net_space;
+    return complete(f);
 }
 
 int synor_fabric_load_string(const synor_catalog *cat, const char *text, size_t len,
@@ -542,6 +619,7 @@ int synor_fabric_load_string(const synor_catalog *cat, const char *text, size_t 
         synor__jdoc_free(d);
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
+    synor__nameindex_init(&c.f->name_ix, item_name, c.f);
     rc = load(&c, synor__jdoc_root(d), name);
     synor__jdoc_free(d);
     if (rc) {

@@ -241,9 +241,9 @@ static int problem_build(const synor_cost *c, int hooks, owned_problem **out)
         op->price[p] = fd->price_micro;
         op->kind[p] = synor_device_kind(fd->dev);
         for (size_t q = 0; q < d; q++) {
-            const synor_path *path = synor_fabric_path(f, p, q);
-            for (size_t h = 0; h < path->n_hops; h++) {
-                const synor_link *l = synor_fabric_link(f, path->hops[h]);
+            synor_path path = synor_fabric_path(f, p, q);
+            for (size_t h = 0; h < path.n_hops; h++) {
+                const synor_link *l = synor_fabric_link(f, path.hops[h]);
                 op->lat[p * d + q] += l->latency;
                 op->inv_bw[p * d + q] += 1.0 / l->bandwidth;
             }

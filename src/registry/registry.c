@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/index.h"
 #include "synor/registry.h"
 
 typedef struct entry {
@@ -70,17 +71,9 @@ void synor_registry_entries_free(synor_registry_entry *e, size_t n)
     synor__free(e);
 }
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static entry **index_slot(entry **index, size_t cap, const char *id)
 {
-    size_t mask = cap - 1, i = (size_t)hash_str(id) & mask;
+    size_t mask = cap - 1, i = (size_t)synor__hash_str(id) & mask;
     while (index[i] && strcmp(index[i]->e.id, id) != 0)
         i = (i + 1) & mask;
     return &index[i];

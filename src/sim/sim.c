@@ -37,7 +37,7 @@ typedef struct event {
 
 typedef struct flow {
     size_t data, dst_space, from_dev, to_dev;
-    const synor_path *path;
+    synor_path path;
     size_t hop, channel;
     double hop_start;
     double tag; /* the channel's virtual time at which this flow is done */
@@ -216,7 +216,7 @@ static void chan_reshare(sim *s, size_t ci)
 static void hop_begin(sim *s, size_t fi)
 {
     flow *f = &s->flows[fi];
-    const synor_link *l = synor_fabric_link(s->fab, f->path->hops[f->hop]);
+    const synor_link *l = synor_fabric_link(s->fab, f->path.hops[f->hop]);
     f->hop_start = s->now;
     push(s, s->now + l->latency, EV_HOP_READY, fi, 0);
 }
@@ -253,13 +253,13 @@ static void request(sim *s, size_t data, size_t to_dev)
 static void hop_ready(sim *s, size_t fi)
 {
     flow *f = &s->flows[fi];
-    size_t li = f->path->hops[f->hop];
+    size_t li = f->path.hops[f->hop];
     const synor_link *l = synor_fabric_link(s->fab, li);
     /* direction: a->b uses channel 2li, b->a channel 2li+1; a hop leaves the
      * space it is in, which is the link's a side when the path goes a->b */
     size_t here = f->hop == 0 ? space_of(s, f->from_dev) : 0;
     if (f->hop > 0) {
-        const synor_link *prev = synor_fabric_link(s->fab, f->path->hops[f->hop - 1]);
+        const synor_link *prev = synor_fabric_link(s->fab, f->path.hops[f->hop - 1]);
         /* the space shared by the previous hop and this one */
         here = (prev->a == l->a || prev->b == l->a) ? l->a : l->b;
     }
@@ -298,13 +298,13 @@ static void flow_done(sim *s, size_t ci, uint64_t ver)
         return;
     }
     x->data = datum(s, f->data)->name; /* re-pointed to trace strings at the end */
-    x->link = synor_fabric_link(s->fab, f->path->hops[f->hop])->name;
+    x->link = synor_fabric_link(s->fab, f->path.hops[f->hop])->name;
     x->from_dev = f->from_dev;
     x->to_dev = f->to_dev;
     x->bytes = datum(s, f->data)->bytes;
     x->start = f->hop_start;
     x->end = s->now;
-    if (++f->hop < f->path->n_hops) {
+    if (++f->hop < f->path.n_hops) {
         hop_begin(s, fi);
         return;
     }
