@@ -45,6 +45,11 @@ typedef struct synor__fma_loop {
     double (*fn)(uint64_t iters);
 } synor__fma_loop;
 
+/* STREAM's copy kernel, c[i] = a[i] over n doubles, and a fill; in the
+ * loop files, so that they too run optimised and uninstrumented. */
+void synor__stream_copy(double *restrict c, const double *restrict a, size_t n);
+void synor__stream_fill(double *a, size_t n, double v);
+
 /* The loops this CPU can run (features from synor__cpu_features), best ISA
  * first; returns how many were written (at most max). */
 size_t synor__cpu_fma_loops(uint32_t features, synor__fma_loop *out, size_t max);

@@ -16,7 +16,8 @@
  * peak is the sum of the rates, the best of five trials. (The guest cannot
  * see a hypervisor's steal time: on a busy VM host the figure is low.)
  * Bandwidth: each thread copies its own 64 MiB (first touched by itself)
- * five times; bytes read and written over the slowest thread's wall time,
+ * five times with STREAM's copy kernel; bytes read and written over the
+ * slowest thread's wall time,
  * the best trial (main memory on most machines; partly cache where the
  * last-level cache is larger). About 0.4 s in all, so the figures are
  * cached in a file with the machine's identity (model, vendor, features,
@@ -61,7 +62,7 @@ typedef struct member {
     double secs;     /* of this member's last run: wall time (copies) or
                         this thread's CPU time (FMA loops) */
     double sink;
-    char *src, *dst; /* bandwidth buffers, first touched by this thread */
+    double *src, *dst; /* bandwidth buffers, first touched by this thread */
 } member;
 
 struct gang {
@@ -89,8 +90,8 @@ static void *member_main(void *arg)
     me->src = synor__malloc(BW_BYTES);
     me->dst = synor__malloc(BW_BYTES);
     if (me->src && me->dst) {
-        memset(me->src, 1, BW_BYTES);
-        memset(me->dst, 2, BW_BYTES);
+        synor__stream_fill(me->src, BW_BYTES / sizeof(double), 1.0);
+        synor__stream_fill(me->dst, BW_BYTES / sizeof(double), 2.0);
     }
     unsigned long seen = 0;
     for (;;) {
@@ -106,8 +107,8 @@ static void *member_main(void *arg)
         double t0 = clock_s(clk);
         if (g->copy) {
             if (me->src && me->dst) {
-                memcpy(me->dst, me->src, BW_BYTES);
-                me->sink += me->dst[(me->index * 4099u) % BW_BYTES];
+                synor__stream_copy(me->dst, me->src, BW_BYTES / sizeof(double));
+                me->sink += me->dst[(me->index * 4099u) % (BW_BYTES / sizeof(double))];
             }
         } else {
             me->sink += g->loop->fn(g->iters);
