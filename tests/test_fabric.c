@@ -291,6 +291,39 @@ TEST(nvlink_pairs_in_device_order)
     synor_fabric_destroy(f);
 }
 
-TEST_MAIN(ten_thousand_devices, nvlink_pairs_in_device_order, seed_fabric_devices_and_paths, two_nodes_nvlink_and_network,
+/* More GPUs of one profile on one node than an NVLink domain holds are
+ * refused (found by fuzzing: 4,096 made 8.4 million links and took 31 s). */
+TEST(nvlink_domain_limit)
+{
+    const char *ok = "{\"format\": \"synor-fabric/1\", \"nodes\": [{\"name\": \"h\"}],\n"
+                     " \"devices\": [{\"name\": \"g\", \"profile\": \"nvidia-h100-sxm\", \"node\": \"h\", "
+                     "\"count\": 576}]}";
+    synor_fabric *f = NULL;
+    ASSERT_OK(synor_fabric_load_string(catalog(), ok, strlen(ok), "ok.json", &f));
+    ASSERT_EQ(synor_fabric_link_count(f), 576 + 576 * 575 / 2);
+    synor_fabric_destroy(f);
+    char *big = strdup(ok);
+    memcpy(strstr(big, "576"), "577", 3);
+    f = NULL;
+    ASSERT(synor_fabric_load_string(catalog(), big, strlen(big), "big.json", &f) == SYNOR_ERANGE);
+    ASSERT(f == NULL);
+    ASSERT_CONTAINS(synor_errmsg(), "big.json: node \"h\": 577 nvidia-h100-sxm devices would all be "
+                                    "joined by NVLink; an NVLink domain holds at most 576");
+    free(big);
+}
+
+/* Money saturates instead of wrapping: a simulated run of 1e15 s. */
+TEST(money_saturates)
+{
+    ASSERT_EQ(synor_money_for_seconds(3000000, 3600), 3000000);
+    ASSERT_EQ(synor_money_for_seconds(1, 1800), 1); /* half a micro-unit rounds up */
+    ASSERT_EQ(synor_money_for_seconds(2147483647, 1e15), INT64_MAX);
+    ASSERT_EQ(synor_money_for_seconds(INT64_MAX / 2, 3 * 3600), INT64_MAX);
+    ASSERT_EQ(synor_money_add(INT64_MAX, 5), INT64_MAX);
+    ASSERT_EQ(synor_money_add(INT64_MIN, -5), INT64_MIN);
+    ASSERT_EQ(synor_money_add(40, 2), 42);
+}
+
+TEST_MAIN(nvlink_domain_limit, money_saturates, ten_thousand_devices, nvlink_pairs_in_device_order, seed_fabric_devices_and_paths, two_nodes_nvlink_and_network,
           unified_memory_shares_the_host_space, bad_fabrics_name_the_field,
           money_is_exact, cost_matrix_is_the_roofline, builtins_listed_and_open, cleanup)

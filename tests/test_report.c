@@ -199,5 +199,29 @@ TEST(real_run_report_is_honest)
     synor_trace_destroy(t);
 }
 
+/* A timeline narrower than its axis labels (found by fuzzing: width 10 and
+ * a makespan of 504626 s wrote the middle label before the axis). */
+TEST(narrow_timeline)
+{
+    const char *text = "{\"format\": \"synor-trace/1\", \"workload\": \"\", \"fabric\": \"\", "
+                       "\"strategy\": \"\", \"currency\": \"\", \"makespan_s\": 504626, "
+                       "\"energy_active_j\": 9, \"energy_idle_j\": 1, \"money_micro\": 8, "
+                       "\"devices\": [], \"tasks\": [], \"transfers\": []}";
+    synor_trace *t = load(text);
+    ASSERT(t);
+    for (int w = 10; w <= 30; w++) {
+        synor_report_options o = {NULL, NULL, NULL, 0, w};
+        char *s = synor_report_text(t, &o);
+        ASSERT(s);
+        const char *axis = strstr(s, "              0");
+        ASSERT(axis);
+        /* the axis line is exactly width columns after its indent */
+        const char *eol = strchr(axis, '\n');
+        ASSERT(eol && eol - axis == 14 + w);
+        free(s);
+    }
+    synor_trace_destroy(t);
+}
+
 TEST_MAIN(usage_per_device, text_report_with_baseline, chrome_trace_is_valid_json,
-          svg_gantt_merges_runs, bad_traces, real_run_report_is_honest)
+          svg_gantt_merges_runs, bad_traces, real_run_report_is_honest, narrow_timeline)

@@ -118,8 +118,11 @@ void synor_money_format(int64_t micro, char *buf, size_t n);
 /* Parses "2.99" (at most 6 decimals, non-negative) into micro-units. */
 int synor_money_parse(const char *s, int64_t *micro);
 /* price per hour x seconds, rounded to the nearest micro-unit, in integers
- * (seconds are rounded to the microsecond first). */
+ * (seconds are rounded to the microsecond first); INT64_MAX when the
+ * amount does not fit (it saturates, never wraps). */
 int64_t synor_money_for_seconds(int64_t price_micro_per_hour, double seconds);
+/* a + b, saturating at INT64_MAX / INT64_MIN. */
+int64_t synor_money_add(int64_t a, int64_t b);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,8 @@
  * Defaults that are assumptions, not datasheet figures, are named here and
  * in docs/PLANNING.md: host links 5 us; a device without PCIe figures
  * 16 GB/s; NVLink between two devices of the same profile on one node at
- * half the profile's aggregate figure per direction, 2 us. */
+ * half the profile's aggregate figure per direction, 2 us, for at most 576
+ * such devices per node (the largest NVLink domain). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,10 @@
 #define HOST_LINK_LATENCY 5e-6
 #define HOST_LINK_FALLBACK_BW 16e9
 #define NVLINK_LATENCY 2e-6
+/* The largest NVLink domain sold (NVL576): more GPUs of one profile on one
+ * node would be joined pairwise by NVLink - millions of links for a
+ * fabric that cannot exist. */
+#define NVLINK_DOMAIN_MAX 576
 
 struct synor_fabric {
     char *name, *currency, *notes;
@@ -123,13 +128,24 @@ int64_t synor_money_for_seconds(int64_t price, double seconds)
 {
     if (!(seconds > 0) || price <= 0)
         return 0;
-    /* Integer arithmetic on microseconds: price (< 2^31 micro-units per hour
-     * is enforced on load) times the remainder (< 3.6e9 us) fits in 63
-     * bits. */
-    int64_t us = (int64_t)llround(seconds * 1e6);
-    const int64_t hour = 3600000000LL;
-    int64_t q = us / hour, r = us % hour;
-    return price * q + (price * r + hour / 2) / hour;
+    /* Integer arithmetic on microseconds, in 128 bits: price x us / hour,
+     * rounded; beyond what int64 holds it saturates (a fuzzed workload of
+     * 1e30 FLOPs ran for 1e15 s and overflowed the microseconds). */
+    double usd = seconds * 1e6;
+    if (usd >= 9.2e18)
+        return INT64_MAX;
+    __extension__ typedef __int128 i128;
+    const i128 hour = 3600000000LL;
+    i128 m = ((i128)price * llround(usd) + hour / 2) / hour;
+    return m > INT64_MAX ? INT64_MAX : (int64_t)m;
+}
+
+int64_t synor_money_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
 }
 
 /* ---------------------------------------------------------------- access */
@@ -470,7 +486,7 @@ static int by_group(const void *x, const void *y)
  * the order of a loop over every pair (i < j) of devices, as the result is
  * part of the fabric's identity (link indexes), but only pairs within a
  * group are visited. */
-static int complete(synor_fabric *f)
+static int complete(synor_fabric *f, const char *file)
 {
     int rc;
     for (size_t i = 0; i < f->n_devs; i++) {
@@ -499,6 +515,20 @@ static int complete(synor_fabric *f)
     for (size_t k = 0; k < n; k++)
         pos[g[k].dev] = k;
     rc = 0;
+    for (size_t k = 0, first = 0; k <= n && !rc; k++) {
+        if (k < n && g[k].node == g[first].node && g[k].profile == g[first].profile)
+            continue;
+        if (k - first > NVLINK_DOMAIN_MAX) {
+            const synor_fabric_device *d = &f->devs[g[first].dev];
+            rc = synor__error(SYNOR_ERANGE,
+                              "%s: node \"%s\": %zu %s devices would all be joined by NVLink; "
+                              "an NVLink domain holds at most %d GPUs (NVL576): put them on "
+                              "several nodes",
+                              file, f->node_names[d->node], k - first, d->profile->id,
+                              NVLINK_DOMAIN_MAX);
+        }
+        first = k;
+    }
     for (size_t i = 0; i < f->n_devs && !rc; i++) {
         const synor_fabric_device *a = &f->devs[i];
         if (a->space == a->node || a->profile->caps.nvlink_bandwidth <= 0)
@@ -604,7 +634,7 @@ static int load(ctx *c, const synor__jval *root, const char *fallback_name)
                 return rc;
     }
     f->net_space = net_space;
-    return complete(f);
+    return complete(f, synor__jdoc_name(c->d));
 }
 
 int synor_fabric_load_string(const synor_catalog *cat, const char *text, size_t len,

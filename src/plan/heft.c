@@ -358,8 +358,9 @@ static int place(ls *s, size_t i, double subdeadline, double *makespan, size_t *
             v = en + s->idle_total * ext;
             break;
         case SYNOR_STRATEGY_COST:
-            v = (double)(synor_money_for_seconds(pb->price_micro ? pb->price_micro[p] : 0, w) +
-                         synor_money_for_seconds(s->price_total, ext));
+            v = (double)synor_money_add(
+                synor_money_for_seconds(pb->price_micro ? pb->price_micro[p] : 0, w),
+                synor_money_for_seconds(s->price_total, ext));
             break;
         case SYNOR_STRATEGY_MIX:
             v = o->alpha * eft + o->beta * xfer + o->gamma * en;

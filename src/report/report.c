@@ -190,15 +190,19 @@ static void timeline(synor__buf *b, const synor_trace *t, int width)
     char mid[32], hi[32], axis[512];
     fmt_time(span / 2, mid, sizeof mid);
     fmt_time(span, hi, sizeof hi);
-    size_t w = (size_t)width < sizeof axis - 1 ? (size_t)width : sizeof axis - 1;
-    memset(axis, ' ', w);
+    /* Signed positions: a label wider than the axis must not wrap around
+     * (a width of 10 and a label of 11 characters once wrote past it). */
+    long w = width < (long)sizeof axis - 1 ? width : (long)sizeof axis - 1;
+    memset(axis, ' ', (size_t)w);
     axis[w] = '\0';
     axis[0] = '0';
-    size_t lm = strlen(mid), lh = strlen(hi);
-    if (w > lh + 2)
-        memcpy(axis + w - lh, hi, lh);
-    if (w / 2 - lm / 2 > 2 && w / 2 - lm / 2 + lm + 2 < w - lh)
-        memcpy(axis + w / 2 - lm / 2, mid, lm);
+    long lm = (long)strlen(mid), lh = (long)strlen(hi);
+    int end_shown = w > lh + 2;
+    if (end_shown)
+        memcpy(axis + w - lh, hi, (size_t)lh);
+    long m0 = w / 2 - lm / 2; /* the middle label, centred */
+    if (end_shown && m0 > 2 && m0 + lm + 2 < w - lh)
+        memcpy(axis + m0, mid, (size_t)lm);
     synor__buf_printf(b, "  %-10s  %s\n", "", axis);
     synor__free(busy);
 }

@@ -263,7 +263,8 @@ int synor_runtime_trace(synor_runtime *rt, const char *workload, synor_trace **o
         for (size_t k = 0; k < tr->t.n_tasks && !used; k++)
             used = rt->workers[tr->t.tasks[k].device].dev == d;
         if (used)
-            tr->t.money_micro += synor_money_for_seconds(d->price_micro_hour, end);
+            tr->t.money_micro = synor_money_add(
+                tr->t.money_micro, synor_money_for_seconds(d->price_micro_hour, end));
     }
     tr->t.events = tr->t.n_tasks + tr->t.n_transfers;
     *out = &tr->t;

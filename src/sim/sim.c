@@ -706,7 +706,8 @@ static int finish_trace(sim *s)
         double idle = s->now - s->busy[p];
         t->energy_idle += dv->idle_watts * (idle > 0 ? idle : 0);
         if (used[p])
-            t->money_micro += synor_money_for_seconds(fd->price_micro, s->now);
+            t->money_micro = synor_money_add(t->money_micro,
+                                             synor_money_for_seconds(fd->price_micro, s->now));
     }
     synor__free(used);
     t->energy_basis = SYNOR_BASIS_MODEL;
