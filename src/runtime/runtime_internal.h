@@ -291,6 +291,10 @@ struct synor_handle {
     /* One slot per memory node; NULL when the runtime has only host memory
      * (the common case stays small and cache-friendly). */
     synor__replica *rep;
+    /* A task that writes d is running (between acquire and release; the
+     * dependencies let only one at a time, and no reader): nothing but
+     * that task may touch any of d's buffers meanwhile (memory.c). */
+    int writing;
     _Atomic int pins;         /* prefetch requests naming it (unregister waits) */
 };
 
