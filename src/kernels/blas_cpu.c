@@ -137,12 +137,20 @@ static int syrk_cpu(const synor_task_ctx *c)
     return 0;
 }
 
+/* gemm, trsm and syrk fail only on their argument checks, before the BLAS
+ * call (which does not fail): no copy of C or B is kept for a retry, which
+ * would cost a tile copy per task. The OpenCL and CUDA versions can fail
+ * after writing only on an error of the device while the kernel runs, which
+ * (lost device, illegal address) stops the device and loses its memory
+ * anyway. potrf is not marked: LAPACK reports a matrix that is not positive
+ * definite after factoring part of the tile. */
 const synor_kernel synor__kernel_gemm = {
     .name = "gemm",
     .op = SYNOR_OP_MATMUL,
     .fn = {[SYNOR_KIND_CPU] = gemm_cpu},
     .opencl = SYNOR__OPENCL_IMPL(synor__gemm_opencl),
-    .cuda = synor__gemm_cuda};
+    .cuda = synor__gemm_cuda,
+    .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING};
 const synor_kernel synor__kernel_gemm_dims = {
     .name = "matmul",
     .op = SYNOR_OP_MATMUL,
@@ -151,7 +159,11 @@ const synor_kernel synor__kernel_gemm_dims = {
     .cuda = synor__gemm_dims_cuda};
 const synor_kernel synor__kernel_potrf = {
     .name = "potrf", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = potrf_cpu}};
-const synor_kernel synor__kernel_trsm = {
-    .name = "trsm", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = trsm_cpu}};
-const synor_kernel synor__kernel_syrk = {
-    .name = "syrk", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = syrk_cpu}};
+const synor_kernel synor__kernel_trsm = {.name = "trsm",
+                                         .op = SYNOR_OP_MATMUL,
+                                         .fn = {[SYNOR_KIND_CPU] = trsm_cpu},
+                                         .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING};
+const synor_kernel synor__kernel_syrk = {.name = "syrk",
+                                         .op = SYNOR_OP_MATMUL,
+                                         .fn = {[SYNOR_KIND_CPU] = syrk_cpu},
+                                         .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING};

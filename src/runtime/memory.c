@@ -29,6 +29,13 @@
  * skips d, eviction does not write a dirty replica of d back (into the host
  * copy the writer may be filling), wait_all's write-back leaves d alone.
  *
+ * Failed attempts: a retry starts from the data its task found. Before an
+ * attempt that may be retried, each read-write operand whose buffer is its
+ * only valid copy gets a kept copy (synor__data_keep): in host memory a
+ * packed copy in t->saved, on a device the host's copy made valid. A failed
+ * attempt's host operand gets its copy back; a written replica is dropped
+ * (Invalid) wherever another valid copy exists, so every copy agrees.
+ *
  * Capacity and eviction: allocating a replica on a full node evicts the
  * least recently used replicas that no running task uses: Shared or
  * Invalid ones are simply freed; a Modified one is first written back to
@@ -433,6 +440,77 @@ int synor__data_acquire(synor__worker *w, synor__task *t, unsigned node, void **
     return 0;
 }
 
+/* ------------------------------------------------- copies kept for a retry */
+
+static int other_valid(const synor_runtime *rt, const synor_handle *d, unsigned node)
+{
+    for (unsigned k = 0; k < rt->nnodes; k++)
+        if (k != node && d->rep[k].state != SYNOR__INVALID)
+            return 1;
+    return 0;
+}
+
+/* Operand i's place in t->saved (read-write operands in host memory, in
+ * operand order); NULL when it has none. */
+static char *kept_at(const synor__task *t, unsigned i, unsigned node)
+{
+    if (!t->saved || node != 0 || t->mode[i] != SYNOR_ACCESS_RW)
+        return NULL;
+    char *p = t->saved;
+    for (unsigned j = 0; j < i; j++)
+        if (t->mode[j] == SYNOR_ACCESS_RW)
+            p += t->data[j]->bytes;
+    return p;
+}
+
+int synor__data_keep(synor_runtime *rt, synor__task *t, unsigned node)
+{
+    size_t bytes = 0;
+    for (unsigned i = 0; i < t->ndata; i++) {
+        synor_handle *d = t->data[i];
+        if (t->mode[i] != SYNOR_ACCESS_RW)
+            continue;
+        if (node == 0) {
+            bytes += d->bytes;
+            continue;
+        }
+        /* Another valid copy outlives the attempt: the host's is never
+         * evicted, and while the host's is Invalid the valid device copies
+         * are dirty, which the writer mark keeps from eviction. */
+        pthread_mutex_lock(&d->coh);
+        int rc = other_valid(rt, d, node) ? 0 : host_valid(rt, d, 0);
+        pthread_mutex_unlock(&d->coh);
+        if (rc < 0)
+            return rc;
+    }
+    if (!bytes)
+        return 0;
+    t->saved = synor__malloc(bytes);
+    if (!t->saved)
+        return synor__error(SYNOR_ENOMEM,
+                            "runtime: no memory to keep %zu bytes of read-write data for a retry",
+                            bytes);
+    for (unsigned i = 0; i < t->ndata; i++)
+        if (t->mode[i] == SYNOR_ACCESS_RW)
+            pack(kept_at(t, i, 0), t->data[i]);
+    return 0;
+}
+
+void synor__data_restore(synor__task *t)
+{
+    for (unsigned i = 0; i < t->ndata; i++) {
+        const char *p = kept_at(t, i, 0);
+        if (p)
+            unpack(p, t->data[i]);
+    }
+}
+
+void synor__data_kept_free(synor__task *t)
+{
+    synor__free(t->saved);
+    t->saved = NULL;
+}
+
 void synor__data_release(synor__worker *w, synor__task *t, unsigned node, int success)
 {
     synor_runtime *rt = w->rt;
@@ -441,10 +519,17 @@ void synor__data_release(synor__worker *w, synor__task *t, unsigned node, int su
         pthread_mutex_lock(&d->coh);
         if (t->mode[i] & SYNOR_ACCESS_W) {
             d->writing = 0;
+            const char *kept = kept_at(t, i, node);
             if (success) {
                 for (unsigned k = 0; k < rt->nnodes; k++)
                     d->rep[k].state = SYNOR__INVALID;
                 d->rep[node].state = SYNOR__MODIFIED;
+            } else if (kept) {
+                unpack(kept, d);
+            } else if (other_valid(rt, d, node)) {
+                /* The attempt may have written part of this replica: a
+                 * retry, or a reader, gets the copy the task found. */
+                d->rep[node].state = SYNOR__INVALID;
             }
         }
         unpin(rt, d, node);

@@ -100,6 +100,9 @@ struct synor__task {
     int queued_dev;    /* that device, -1: none */
     int hint_dev;      /* synor_task_spec.device - 1: -1 = none */
     const synor_kernel *kernel;
+    /* The attempt's copy of its read-write data in host memory, kept for a
+     * retry (memory.c), or NULL. */
+    void *saved;
     void *user;
     uint64_t id, tag;
     synor_handle *data[SYNOR_TASK_MAX_DATA];
@@ -342,8 +345,21 @@ int synor__handle_replicas_init(synor_runtime *rt, synor_handle *d);
 /* Makes task t's data valid on node `node` for its access modes, filling
  * bufs/lds; on failure nothing stays pinned. */
 int synor__data_acquire(synor__worker *w, synor__task *t, unsigned node, void **bufs, size_t *lds);
-/* After the attempt: success applies the writes (MSI), and unpins. */
+/* After the attempt: success applies the writes (MSI); a failure puts back
+ * what synor__data_keep kept, or drops the attempt's written replicas where
+ * another valid copy exists. Unpins. */
 void synor__data_release(synor__worker *w, synor__task *t, unsigned node, int success);
+/* Before an attempt on node `node` that may be retried, for a kernel that
+ * may fail after writing: keeps what a retry needs to start from the data
+ * the task found - a copy of each read-write operand held in host memory
+ * (t->saved), or, for one whose only valid copy is the replica on a
+ * device's node, the host's copy made valid. On failure nothing is kept. */
+int synor__data_keep(synor_runtime *rt, synor__task *t, unsigned node);
+/* The attempt failed: its read-write data in host memory get their kept
+ * copy back (a runtime with host memory only; release does it otherwise). */
+void synor__data_restore(synor__task *t);
+/* Frees what synor__data_keep kept (after the attempt, either way). */
+void synor__data_kept_free(synor__task *t);
 /* Brings the host copy of d up to date (wait_all, unregister). */
 int synor__data_writeback(synor_runtime *rt, synor_handle *d);
 /* Frees d's replicas off the host (unregister, destroy). */
