@@ -95,7 +95,9 @@ typedef enum synor_place_policy {
     SYNOR_PLACE_MIX = 4
 } synor_place_policy;
 
-struct synor_perfmodel; /* synor/perfmodel.h */
+struct synor_perfmodel;      /* synor/perfmodel.h */
+struct synor_device_native;  /* synor/kernel.h */
+struct synor_kernel_library; /* synor/kernel.h */
 
 typedef struct synor_runtime_config {
     unsigned magic;           /* set by synor_runtime_config_init */
@@ -289,6 +291,8 @@ synor_dtype synor_handle_dtype(const synor_handle *d);
 unsigned synor_handle_ndim(const synor_handle *d);
 size_t synor_handle_dim(const synor_handle *d, unsigned i); /* 1 past ndim */
 size_t synor_handle_ld(const synor_handle *d);              /* 2-D: column stride */
+/* Bytes of d's elements (shape x element size), as packed off the host. */
+size_t synor_handle_bytes(const synor_handle *d);
 
 /* -------------------------------------------------------------------- tasks */
 
@@ -318,8 +322,11 @@ typedef struct synor_task_ctx {
     unsigned attempt;           /* 0 for the first attempt */
     void *queue;                /* opencl: the device's cl_command_queue;
                                    cuda: its CUstream */
-    void *backend;              /* opencl: the runtime's per-device state
-                                   (library kernels only) */
+    /* The executing device's native handles (synor/kernel.h). */
+    const struct synor_device_native *device;
+    /* What the kernel's library (synor_kernel.library) prepared on this
+     * device; NULL without a library. */
+    void *state;
 } synor_task_ctx;
 
 /* 0, or a negative SYNOR_E* code (the attempt failed). */
@@ -339,6 +346,9 @@ typedef struct synor_kernel {
                              the device's CUstream; synchronize before
                              returning */
     unsigned flags;       /* SYNOR_KERNEL_*; 0 by default */
+    /* The kernel library whose per-device state the implementations use
+     * (synor/kernel.h), or NULL. */
+    const struct synor_kernel_library *library;
 } synor_kernel;
 
 /* Every implementation returns an error only before it modifies any of its

@@ -252,7 +252,8 @@ void synor__task_execute(synor__worker *w, synor__task *t)
             .kind = dev->kind,
             .attempt = t->attempt,
             .queue = w->queue,
-            .backend = dev->backend_data,
+            .device = &dev->native,
+            .state = t->lib >= 0 ? rt->libs[t->lib].state[dev->index] : NULL,
         };
         rc = run_kernel(w, t, &ctx);
     }
@@ -405,6 +406,10 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
                             k->name ? k->name : "?", task->device,
                             task->device > rt->ndevices ? "no such device"
                                                         : "that device does not implement it");
+    /* The kernel's library is set up before its first task is queued. */
+    int lib = k->library ? synor__library_slot(rt, k->library) : -1;
+    if (k->library && lib < 0)
+        return lib;
     synor__worker *w = synor__current_worker(rt);
     synor__task *t = task_alloc(rt, w);
     if (!t)
@@ -423,6 +428,7 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
     t->expect_ns = 0;
     t->queued_dev = -1;
     t->hint_dev = (int)task->device - 1;
+    t->lib = lib;
     t->kernel = k;
     t->saved = NULL;
     t->user = task->user;
