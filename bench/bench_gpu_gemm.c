@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/cuda_internal.h"
+#include "common/cuda_api.h"
 #include "synor/error.h"
 #include "synor/perfmodel.h"
 #include "synor/runtime.h"
@@ -51,7 +51,7 @@ static int gpu_open(gpu *g)
 {
     memset(g, 0, sizeof *g);
     int n = 0;
-    if (synor__cuda_api_load(&g->api) < 0)
+    if (synor__cuda_api_load(&g->api, 1) < 0)
         return -1;
     const synor__cu_api *a = &g->api;
     if (a->cuInit(0) || a->cuDeviceGetCount(&n) || n < 1 || !a->blas || a->cuDeviceGet(&g->dev, 0) ||

@@ -28,6 +28,18 @@
  * synor_runtime_wait_all returns the error with a message naming the task,
  * the device, the worker and the kernel's message.
  *
+ * The kernel contract for failures: an attempt may fail after writing part
+ * of its data. A retry still starts from the data the task found: before an
+ * attempt that may be retried, the runtime keeps a copy of each read-write
+ * operand whose buffer is its only valid copy (in host memory: a copy made
+ * for the attempt; in a device's memory: the host's copy brought up to
+ * date) and restores it, or drops the attempt's replica, when the attempt
+ * fails. A write-only operand needs none: every attempt must write all of
+ * it. A kernel that fails only before it modifies anything says so with
+ * SYNOR_KERNEL_FAILS_BEFORE_WRITING, and the runtime keeps no copy. The data
+ * a task writes are unspecified once it has failed for good, but every
+ * copy of them agrees (readers see the same values on every device).
+ *
  * Thread safety: submit, register and wait_all may be called from any
  * thread, including from inside a kernel (submit only). Tasks are not
  * objects the caller holds: they are freed by the runtime once finished. */
@@ -83,7 +95,9 @@ typedef enum synor_place_policy {
     SYNOR_PLACE_MIX = 4
 } synor_place_policy;
 
-struct synor_perfmodel; /* synor/perfmodel.h */
+struct synor_perfmodel;      /* synor/perfmodel.h */
+struct synor_device_native;  /* synor/kernel.h */
+struct synor_kernel_library; /* synor/kernel.h */
 
 typedef struct synor_runtime_config {
     unsigned magic;           /* set by synor_runtime_config_init */
@@ -285,6 +299,8 @@ synor_dtype synor_handle_dtype(const synor_handle *d);
 unsigned synor_handle_ndim(const synor_handle *d);
 size_t synor_handle_dim(const synor_handle *d, unsigned i); /* 1 past ndim */
 size_t synor_handle_ld(const synor_handle *d);              /* 2-D: column stride */
+/* Bytes of d's elements (shape x element size), as packed off the host. */
+size_t synor_handle_bytes(const synor_handle *d);
 
 /* -------------------------------------------------------------------- tasks */
 
@@ -314,8 +330,11 @@ typedef struct synor_task_ctx {
     unsigned attempt;           /* 0 for the first attempt */
     void *queue;                /* opencl: the device's cl_command_queue;
                                    cuda: its CUstream */
-    void *backend;              /* opencl: the runtime's per-device state
-                                   (library kernels only) */
+    /* The executing device's native handles (synor/kernel.h). */
+    const struct synor_device_native *device;
+    /* What the kernel's library (synor_kernel.library) prepared on this
+     * device; NULL without a library. */
+    void *state;
 } synor_task_ctx;
 
 /* 0, or a negative SYNOR_E* code (the attempt failed). */
@@ -334,7 +353,17 @@ typedef struct synor_kernel {
     synor_kernel_fn cuda; /* buffers are CUdeviceptr values; ctx->queue is
                              the device's CUstream; synchronize before
                              returning */
+    unsigned flags;       /* SYNOR_KERNEL_*; 0 by default */
+    /* The kernel library whose per-device state the implementations use
+     * (synor/kernel.h), or NULL. */
+    const struct synor_kernel_library *library;
 } synor_kernel;
+
+/* Every implementation returns an error only before it modifies any of its
+ * data (argument checks, a failed allocation), so a failed attempt left its
+ * read-write data as it found them: the runtime keeps no copy for a retry
+ * (see "The kernel contract for failures" at the top). */
+#define SYNOR_KERNEL_FAILS_BEFORE_WRITING 1u
 
 /* Priorities are synor_priority of synor/workload.h (Critical > High >
  * Normal > Low). Its zero is SYNOR_PRIORITY_CRITICAL: set .priority =

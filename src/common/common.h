@@ -43,6 +43,11 @@ int synor__error(int code, const char *fmt, ...) SYNOR__PRINTF(2, 3);
 int synor__strcaseeq(const char *a, const char *b);
 int synor__strcasestr(const char *hay, const char *needle);
 
+/* gpu_errors.c: the name of an OpenCL error code ("CL_OUT_OF_RESOURCES"),
+ * and whether it leaves the device unusable (it must stop taking work). */
+const char *synor__cl_error_name(int e);
+int synor__cl_error_is_fatal(int e);
+
 /* Copies src into dst (size n, n > 0) always NUL-terminating. */
 void synor__strlcpy(char *dst, const char *src, size_t n);
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/common.h"
+#include "kernels/kernels.h"
 #include "synor/exec.h"
 
 extern void spotrf_(const char *uplo, const blasint *n, float *a, const blasint *lda,
@@ -111,11 +112,15 @@ int synor_exec_tiled(synor_runtime *rt, synor_tiled_algo algo, size_t n, size_t 
     if (reps == 0 || reps > SYNOR_TILED_MAX_REPS)
         return synor__error(SYNOR_EINVAL, "tiled run: %u repetitions (1 to %u)", reps,
                             SYNOR_TILED_MAX_REPS);
+    /* The kernels' per-device preparation (OpenCL builds, cuBLAS) is not
+     * part of the timed run. */
+    int rc = synor_runtime_library_add(rt, &synor__kernels_library);
+    if (rc < 0)
+        return rc;
     size_t es = f64 ? 8 : 4, nn = n * n;
     int ncores = openblas_get_num_procs();
     void *a = synor__malloc(nn * es), *b = synor__malloc(nn * es), *c = synor__malloc(nn * es),
          *ref = synor__malloc(nn * es);
-    int rc = 0;
     if (!a || !b || !c || !ref) {
         rc = synor__error(SYNOR_ENOMEM, "tiled run: cannot allocate 4 matrices of %zu x %zu", n, n);
         goto out;

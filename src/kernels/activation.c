@@ -4,15 +4,16 @@
  * (Hendrycks & Gimpel), as GPT-2 and most inference engines use. */
 #include <math.h>
 
+#include "common/common.h"
 #include "kernels/kernels.h"
-#include "runtime/runtime_internal.h"
 
 static int check(const synor_task_ctx *c, const char *name, size_t *n)
 {
     if (c->ndata != 2 || synor_handle_dtype(c->data[0]) != SYNOR_DTYPE_FP32 ||
-        synor_handle_dtype(c->data[1]) != SYNOR_DTYPE_FP32 || c->data[0]->bytes != c->data[1]->bytes)
+        synor_handle_dtype(c->data[1]) != SYNOR_DTYPE_FP32 ||
+        synor_handle_bytes(c->data[0]) != synor_handle_bytes(c->data[1]))
         return synor__error(SYNOR_EINVAL, "%s: needs X and Y, fp32, of equal size", name);
-    *n = c->data[0]->bytes / sizeof(float);
+    *n = synor_handle_bytes(c->data[0]) / sizeof(float);
     return 0;
 }
 
@@ -55,14 +56,17 @@ const synor_kernel synor__kernel_relu_x = {.name = "relu",
                                            .op = SYNOR_OP_RELU,
                                            .fn = {[SYNOR_KIND_CPU] = relu_cpu},
                                            .opencl = SYNOR__OPENCL_IMPL(synor__relu_opencl),
-                                           .cuda = synor__relu_cuda};
+                                           .cuda = synor__relu_cuda,
+                                           .library = &synor__kernels_library};
 const synor_kernel synor__kernel_gelu_x = {.name = "gelu",
                                            .op = SYNOR_OP_GELU,
                                            .fn = {[SYNOR_KIND_CPU] = gelu_cpu},
                                            .opencl = SYNOR__OPENCL_IMPL(synor__gelu_opencl),
-                                           .cuda = synor__gelu_cuda};
+                                           .cuda = synor__gelu_cuda,
+                                           .library = &synor__kernels_library};
 const synor_kernel synor__kernel_silu_x = {.name = "silu",
                                            .op = SYNOR_OP_SILU,
                                            .fn = {[SYNOR_KIND_CPU] = silu_cpu},
                                            .opencl = SYNOR__OPENCL_IMPL(synor__silu_opencl),
-                                           .cuda = synor__silu_cuda};
+                                           .cuda = synor__silu_cuda,
+                                           .library = &synor__kernels_library};

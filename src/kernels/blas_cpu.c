@@ -5,14 +5,14 @@
  * Each kernel reads the data type from its handles (fp64 or fp32) and the
  * tile shapes and column strides from the handles too, so one kernel serves
  * both precisions and edge tiles of any size. The runtime runs one kernel
- * per worker thread: OpenBLAS is limited to one thread of its own
- * (synor__kernels_cpu_init), or its threads would fight the workers for the
- * cores. */
+ * per worker thread: OpenBLAS is limited to one thread of its own (the
+ * runtime does it when it starts), or its threads would fight the workers
+ * for the cores. */
 #include <cblas.h>
 #include <limits.h>
 
+#include "common/common.h"
 #include "kernels/kernels.h"
-#include "runtime/runtime_internal.h"
 
 /* LAPACK (Fortran calling convention; the hidden string lengths are not
  * read by OpenBLAS's potrf). */
@@ -20,8 +20,6 @@ extern void spotrf_(const char *uplo, const blasint *n, float *a, const blasint 
                     blasint *info);
 extern void dpotrf_(const char *uplo, const blasint *n, double *a, const blasint *lda,
                     blasint *info);
-
-void synor__kernels_cpu_init(void) { openblas_set_num_threads(1); }
 
 static int dims_ok(const synor_task_ctx *c, const char *who)
 {
@@ -137,21 +135,35 @@ static int syrk_cpu(const synor_task_ctx *c)
     return 0;
 }
 
+/* gemm, trsm and syrk fail only on their argument checks, before the BLAS
+ * call (which does not fail): no copy of C or B is kept for a retry, which
+ * would cost a tile copy per task. The OpenCL and CUDA versions can fail
+ * after writing only on an error of the device while the kernel runs, which
+ * (lost device, illegal address) stops the device and loses its memory
+ * anyway. potrf is not marked: LAPACK reports a matrix that is not positive
+ * definite after factoring part of the tile. */
 const synor_kernel synor__kernel_gemm = {
     .name = "gemm",
     .op = SYNOR_OP_MATMUL,
     .fn = {[SYNOR_KIND_CPU] = gemm_cpu},
     .opencl = SYNOR__OPENCL_IMPL(synor__gemm_opencl),
-    .cuda = synor__gemm_cuda};
+    .cuda = synor__gemm_cuda,
+    .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING,
+    .library = &synor__kernels_library};
 const synor_kernel synor__kernel_gemm_dims = {
     .name = "matmul",
     .op = SYNOR_OP_MATMUL,
     .fn = {[SYNOR_KIND_CPU] = gemm_dims_cpu},
     .opencl = SYNOR__OPENCL_IMPL(synor__gemm_dims_opencl),
-    .cuda = synor__gemm_dims_cuda};
+    .cuda = synor__gemm_dims_cuda,
+    .library = &synor__kernels_library};
 const synor_kernel synor__kernel_potrf = {
     .name = "potrf", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = potrf_cpu}};
-const synor_kernel synor__kernel_trsm = {
-    .name = "trsm", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = trsm_cpu}};
-const synor_kernel synor__kernel_syrk = {
-    .name = "syrk", .op = SYNOR_OP_MATMUL, .fn = {[SYNOR_KIND_CPU] = syrk_cpu}};
+const synor_kernel synor__kernel_trsm = {.name = "trsm",
+                                         .op = SYNOR_OP_MATMUL,
+                                         .fn = {[SYNOR_KIND_CPU] = trsm_cpu},
+                                         .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING};
+const synor_kernel synor__kernel_syrk = {.name = "syrk",
+                                         .op = SYNOR_OP_MATMUL,
+                                         .fn = {[SYNOR_KIND_CPU] = syrk_cpu},
+                                         .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING};

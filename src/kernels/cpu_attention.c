@@ -18,7 +18,6 @@
 
 #include "common/common.h"
 #include "kernels/kernels.h"
-#include "runtime/runtime_internal.h"
 
 #define BLOCK 64                   /* query rows per block */
 #define SCORE_BUDGET (1u << 20)    /* at most this many floats of scores (4 MB) */
@@ -47,10 +46,10 @@ static int check(const synor_task_ctx *c, const synor__attention_args **out)
     static const char *const names[] = {"Q", "K", "V", "O"};
     for (unsigned i = 0; i < 4; i++) {
         uint64_t need = (i == 1 || i == 2 ? nkv : nq) * sizeof(float);
-        if (c->data[i]->bytes != need)
+        if (synor_handle_bytes(c->data[i]) != need)
             return synor__error(SYNOR_EINVAL,
                                 "attention: operand %s has %llu bytes; the arguments need %llu",
-                                names[i], (unsigned long long)c->data[i]->bytes,
+                                names[i], (unsigned long long)synor_handle_bytes(c->data[i]),
                                 (unsigned long long)need);
     }
     *out = a;

@@ -22,7 +22,6 @@
 
 #include "common/common.h"
 #include "kernels/kernels.h"
-#include "runtime/runtime_internal.h"
 
 #define LANES 8
 #define TILE 32              /* transpose tiles: 2 x 4 KB, in L1 */
@@ -122,8 +121,8 @@ static int check_ops(const synor_task_ctx *c, const char *who, unsigned ndata, u
 static int check_size(const synor_task_ctx *c, const char *who, unsigned i, const char *what,
                       uint64_t elems)
 {
-    uint64_t have = c->data[i]->bytes / 4;
-    if (have != elems || c->data[i]->bytes % 4 != 0)
+    uint64_t have = synor_handle_bytes(c->data[i]) / 4;
+    if (have != elems || synor_handle_bytes(c->data[i]) % 4 != 0)
         return synor__error(SYNOR_EINVAL, "%s: operand %s has %llu elements; the arguments need %llu",
                             who, what, (unsigned long long)have, (unsigned long long)elems);
     return 0;

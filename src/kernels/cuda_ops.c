@@ -2,24 +2,110 @@
  * fp64) and ReLU, GeLU, SiLU from the PTX of cuda_ops.cu. Always compiled
  * (the CUDA API is loaded at run time); the element-wise kernels exist when
  * nvcc was found at build time, else they fail over to other devices. Each
- * kernel enqueues on the device's stream and waits for it. */
+ * kernel enqueues on the device's stream and waits for it.
+ *
+ * Per device, when the library is added to a runtime (synor__cu_lib_init):
+ * the driver API and cuBLAS loaded (dlopen counts references, so this is
+ * the runtime's library again), a cuBLAS handle bound to the device's
+ * stream (none when cuBLAS cannot be loaded: GEMM then fails over), and the
+ * module of the element-wise kernels JIT-compiled by the driver for the GPU
+ * present. */
 #include <limits.h>
+#include <string.h>
 
+#include "common/common.h"
+#include "common/cuda_api.h"
 #include "kernels/kernels.h"
-#include "runtime/cuda_internal.h"
 
+/* nvcc's PTX of cuda_ops.cu (generated/cuda_ptx.c), "" without nvcc. */
+extern const char synor__cuda_ptx[];
 #if !SYNOR_HAVE_CUDA_PTX
 const char synor__cuda_ptx[] = "";
 #endif
 
+enum { CUK_RELU, CUK_GELU, CUK_SILU, CUK_COUNT };
+
+typedef struct cu_lib {
+    synor__cu_api api;
+    const synor_device_native *dev;
+    cublasHandle_t blas;
+    CUmodule module;
+    CUfunction k[CUK_COUNT];
+} cu_lib;
+
+/* A CUDA call failed: the error for the task; after a sticky error the
+ * context is unusable, so the device stops and its tasks move. */
+static int cu_fail(const cu_lib *cd, const char *what, CUresult e)
+{
+    if (synor__cuda_error_is_sticky(e))
+        (void)synor_runtime_device_stop(cd->dev->runtime, cd->dev->index);
+    return synor__error(e == 2 ? SYNOR_ENOMEM : SYNOR_EIO, "CUDA device %s (%s): %s: %s (%d)",
+                        cd->dev->name, cd->dev->product, what, synor__cuda_error_name(&cd->api, e),
+                        (int)e);
+}
+
+void synor__cu_lib_fini(void *state)
+{
+    cu_lib *cd = state;
+    if (!cd)
+        return;
+    const synor__cu_api *a = &cd->api;
+    CUcontext prev = NULL;
+    if (a->cuCtxGetCurrent(&prev) == 0 && a->cuCtxSetCurrent(cd->dev->cu_context) == 0) {
+        if (cd->blas)
+            (void)a->cublasDestroy(cd->blas);
+        if (cd->module)
+            (void)a->cuModuleUnload(cd->module);
+        (void)a->cuCtxSetCurrent(prev);
+    }
+    synor__cuda_api_unload(&cd->api);
+    synor__free(cd);
+}
+
+int synor__cu_lib_init(const synor_device_native *dev, void **state)
+{
+    cu_lib *cd = synor__calloc(1, sizeof *cd);
+    if (!cd)
+        return synor__error(SYNOR_ENOMEM, "CUDA device %s: out of memory", dev->name);
+    cd->dev = dev;
+    const synor__cu_api *a = &cd->api;
+    CUcontext prev = NULL;
+    if (synor__cuda_api_load(&cd->api, 1) < 0) {
+        synor__free(cd);
+        return synor__error(SYNOR_EIO, "CUDA device %s: the driver API cannot be loaded",
+                            dev->name);
+    }
+    CUresult e = a->cuCtxGetCurrent(&prev);
+    if (e == 0)
+        e = a->cuCtxSetCurrent(dev->cu_context);
+    if (e != 0) {
+        int rc = cu_fail(cd, "cuCtxSetCurrent", e);
+        synor__cuda_api_unload(&cd->api);
+        synor__free(cd);
+        return rc;
+    }
+    if (a->blas &&
+        (a->cublasCreate(&cd->blas) != 0 || a->cublasSetStream(cd->blas, dev->cu_stream) != 0))
+        cd->blas = NULL;
+    if (synor__cuda_ptx[0] && a->cuModuleLoadData(&cd->module, synor__cuda_ptx) == 0) {
+        static const char *const names[CUK_COUNT] = {"synor_relu", "synor_gelu", "synor_silu"};
+        for (int i = 0; i < CUK_COUNT; i++)
+            if (a->cuModuleGetFunction(&cd->k[i], cd->module, names[i]) != 0)
+                cd->k[i] = NULL;
+    }
+    (void)a->cuCtxSetCurrent(prev);
+    *state = cd;
+    return 0;
+}
+
 static int cu_gemm(const synor_task_ctx *c, synor_dtype t, int m, int n, int k, double alpha,
                    int lda, int ta, int ldb, int tb, double beta, int ldc)
 {
-    synor__cu_dev *cd = c->backend;
-    const synor__cu_api *a = cd->api;
+    const cu_lib *cd = c->state;
+    const synor__cu_api *a = &cd->api;
     if (!cd->blas)
         return synor__error(SYNOR_ENOTSUP, "gemm (CUDA, %s): cuBLAS could not be loaded",
-                            cd->product);
+                            cd->dev->product);
     CUdeviceptr A = (CUdeviceptr)(uintptr_t)c->buffers[0], B = (CUdeviceptr)(uintptr_t)c->buffers[1],
                 C = (CUdeviceptr)(uintptr_t)c->buffers[2];
     cublasStatus_t s;
@@ -35,9 +121,10 @@ static int cu_gemm(const synor_task_ctx *c, synor_dtype t, int m, int n, int k, 
                             synor_dtype_name(t));
     }
     if (s != 0)
-        return synor__error(SYNOR_EIO, "gemm (CUDA, %s): cuBLAS status %d", cd->product, (int)s);
+        return synor__error(SYNOR_EIO, "gemm (CUDA, %s): cuBLAS status %d", cd->dev->product,
+                            (int)s);
     CUresult e = a->cuStreamSynchronize(c->queue);
-    return e == 0 ? 0 : synor__cu_fail(cd, "gemm", e);
+    return e == 0 ? 0 : cu_fail(cd, "gemm", e);
 }
 
 /* data: A (R), B (R), C (RW or W): C = alpha op(A) op(B) + beta C. */
@@ -66,28 +153,29 @@ int synor__gemm_dims_cuda(const synor_task_ctx *c)
 
 static int eltwise(const synor_task_ctx *c, int which, const char *name)
 {
-    synor__cu_dev *cd = c->backend;
+    const cu_lib *cd = c->state;
     if (c->ndata != 2 || synor_handle_dtype(c->data[0]) != SYNOR_DTYPE_FP32 ||
-        synor_handle_dtype(c->data[1]) != SYNOR_DTYPE_FP32 || c->data[0]->bytes != c->data[1]->bytes)
+        synor_handle_dtype(c->data[1]) != SYNOR_DTYPE_FP32 ||
+        synor_handle_bytes(c->data[0]) != synor_handle_bytes(c->data[1]))
         return synor__error(SYNOR_EINVAL, "%s (CUDA): needs X and Y, fp32, of equal size", name);
     if (!cd->k[which])
         return synor__error(SYNOR_ENOTSUP,
                             "%s (CUDA, %s): the element-wise kernels were not built (no nvcc "
                             "when the library was built)",
-                            name, cd->product);
+                            name, cd->dev->product);
     CUdeviceptr x = (CUdeviceptr)(uintptr_t)c->buffers[0], y = (CUdeviceptr)(uintptr_t)c->buffers[1];
-    long long n = (long long)(c->data[0]->bytes / sizeof(float));
+    long long n = (long long)(synor_handle_bytes(c->data[0]) / sizeof(float));
     void *params[] = {&x, &y, &n};
     long long blocks = (n + 255) / 256;
     if (blocks > 65535)
         blocks = 65535; /* grid-stride loops cover the rest */
-    CUresult e = cd->api->cuLaunchKernel(cd->k[which], (unsigned)(blocks ? blocks : 1), 1, 1, 256,
+    CUresult e = cd->api.cuLaunchKernel(cd->k[which], (unsigned)(blocks ? blocks : 1), 1, 1, 256,
                                          1, 1, 0, c->queue, params, NULL);
     if (e == 0)
-        e = cd->api->cuStreamSynchronize(c->queue);
-    return e == 0 ? 0 : synor__cu_fail(cd, name, e);
+        e = cd->api.cuStreamSynchronize(c->queue);
+    return e == 0 ? 0 : cu_fail(cd, name, e);
 }
 
-int synor__relu_cuda(const synor_task_ctx *c) { return eltwise(c, SYNOR__CUK_RELU, "relu"); }
-int synor__gelu_cuda(const synor_task_ctx *c) { return eltwise(c, SYNOR__CUK_GELU, "gelu"); }
-int synor__silu_cuda(const synor_task_ctx *c) { return eltwise(c, SYNOR__CUK_SILU, "silu"); }
+int synor__relu_cuda(const synor_task_ctx *c) { return eltwise(c, CUK_RELU, "relu"); }
+int synor__gelu_cuda(const synor_task_ctx *c) { return eltwise(c, CUK_GELU, "gelu"); }
+int synor__silu_cuda(const synor_task_ctx *c) { return eltwise(c, CUK_SILU, "silu"); }

@@ -1,10 +1,22 @@
 /* kernels.h - the library's own kernels (internal; never installed).
  * blas_cpu.c: dense linear algebra tiles through OpenBLAS.
- * tiled.c: the tiled algorithms built from them. */
+ * tiled.c: the tiled algorithms built from them.
+ * library.c: their kernel library (what they prepare per device).
+ *
+ * Kernels see the runtime through its public headers only (synor/kernel.h,
+ * synor/runtime.h); scripts/check_layers.sh keeps it so. */
 #ifndef SYNOR_KERNELS_H
 #define SYNOR_KERNELS_H
 
+#include "synor/kernel.h"
 #include "synor/runtime.h"
+
+/* library.c: the kernel library of the kernels below that run on GPUs:
+ * on OpenCL devices the programs of opencl_ops.c, on CUDA GPUs cuBLAS and
+ * the module of cuda_ops.cu. Every kernel below with an OpenCL or CUDA
+ * implementation names it (synor_kernel.library). Real runs (src/exec/)
+ * add it to the runtime before timing. */
+extern const synor_kernel_library synor__kernels_library;
 
 /* Argument bytes of the gemm kernel (copied into each task). */
 typedef struct synor__gemm_args {
@@ -83,15 +95,21 @@ typedef struct synor__tile_args {
 
 extern const synor_kernel synor__kernel_gemm;  /* A, B, C */
 
-/* cuda_ops.c (always built; the CUDA API is loaded at run time). */
+/* cuda_ops.c (always built; the CUDA API is loaded at run time). Per
+ * device state for the library (ctx->state of the CUDA kernels). */
+int synor__cu_lib_init(const synor_device_native *dev, void **state);
+void synor__cu_lib_fini(void *state);
 int synor__gemm_cuda(const synor_task_ctx *c);
 int synor__gemm_dims_cuda(const synor_task_ctx *c);
 int synor__relu_cuda(const synor_task_ctx *c);
 int synor__gelu_cuda(const synor_task_ctx *c);
 int synor__silu_cuda(const synor_task_ctx *c);
 
-/* opencl_ops.c (built with OpenCL only): data as the CPU kernels. */
+/* opencl_ops.c (built with OpenCL only): data as the CPU kernels; per
+ * device state for the library (ctx->state of the OpenCL kernels). */
 #if SYNOR_HAVE_OPENCL
+int synor__cl_lib_init(const synor_device_native *dev, void **state);
+void synor__cl_lib_fini(void *state);
 int synor__gemm_opencl(const synor_task_ctx *c);
 int synor__gemm_dims_opencl(const synor_task_ctx *c);
 int synor__relu_opencl(const synor_task_ctx *c); /* X (R), Y (W) */

@@ -7,13 +7,39 @@
  * work-items computes a 16 x 16 block of C, stepping through K one 16-wide
  * panel of A and of B at a time, staged in local memory. Column-major, with
  * transposes and alpha/beta, like cblas_?gemm. Replicas off the host are
- * packed, so the strides come from ctx->ld. */
+ * packed, so the strides come from ctx->ld.
+ *
+ * The programs are built once per device when the library is added to a
+ * runtime (synor__cl_lib_init, from the device's native handles); kernels
+ * find them in ctx->state. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <CL/cl.h>
+
+#include "common/common.h"
 #include "kernels/kernels.h"
-#include "runtime/cl_internal.h"
+
+enum {
+    CLK_SGEMM,
+    CLK_DGEMM, /* only where the device has fp64 */
+    CLK_RELU,
+    CLK_GELU,
+    CLK_SILU,
+    CLK_COUNT
+};
+
+/* What the library keeps per OpenCL device: its programs and kernels,
+ * built by synor__cl_lib_init from the device's native handles. */
+typedef struct cl_lib {
+    const synor_device_native *dev;
+    cl_device_id id;
+    cl_context ctx;
+    cl_program prog[2]; /* fp32 and element-wise; fp64 */
+    cl_kernel k[CLK_COUNT];
+    int fp64;
+} cl_lib;
 
 static const char cl_source[] =
     "#ifdef SYNOR_FP64\n"
@@ -58,48 +84,31 @@ static const char cl_source[] =
     "{ long i = get_global_id(0); if (i < n) { float v = x[i]; y[i] = v / (1.0f + exp(-v)); } }\n"
     "#endif\n";
 
-const char *synor__cl_err(cl_int e)
+/* An OpenCL call failed: the error for the task; after an error that
+ * leaves the device unusable it is stopped, so that its tasks move. */
+static int cl_fail(const cl_lib *cd, const char *what, cl_int e)
 {
-    switch (e) {
-    case CL_SUCCESS: return "CL_SUCCESS";
-    case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
-    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
-    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
-    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
-    case CL_INVALID_MEM_OBJECT: return "CL_INVALID_MEM_OBJECT";
-    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
-    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
-    case CL_INVALID_COMMAND_QUEUE: return "CL_INVALID_COMMAND_QUEUE";
-    default: return "OpenCL error";
-    }
-}
-
-int synor__cl_fail(synor__cl_dev *cd, const char *what, cl_int e)
-{
-    /* Errors after which the device cannot be trusted with more work. */
-    if (e == CL_DEVICE_NOT_AVAILABLE || e == CL_INVALID_COMMAND_QUEUE || e == CL_OUT_OF_RESOURCES)
-        atomic_store(&cd->dev->stopped, 1);
+    if (synor__cl_error_is_fatal(e))
+        (void)synor_runtime_device_stop(cd->dev->runtime, cd->dev->index);
     return synor__error(e == CL_MEM_OBJECT_ALLOCATION_FAILURE ? SYNOR_ENOMEM : SYNOR_EIO,
-                        "OpenCL device %s (%s): %s: %s (%d)", cd->dev->name, cd->product, what,
-                        synor__cl_err(e), (int)e);
+                        "OpenCL device %s (%s): %s: %s (%d)", cd->dev->name, cd->dev->product, what,
+                        synor__cl_error_name(e), (int)e);
 }
 
-static int build_one(synor__cl_dev *cd, int fp64)
+static int build_one(cl_lib *cd, int fp64)
 {
     const char *src = cl_source;
     cl_int e = CL_SUCCESS;
     cl_program p = clCreateProgramWithSource(cd->ctx, 1, &src, NULL, &e);
     if (e != CL_SUCCESS)
-        return synor__cl_fail(cd, "clCreateProgramWithSource", e);
+        return cl_fail(cd, "clCreateProgramWithSource", e);
     e = clBuildProgram(p, 1, &cd->id, fp64 ? "-DSYNOR_FP64" : "", NULL, NULL);
     if (e != CL_SUCCESS) {
         char log[512] = "";
         clGetProgramBuildInfo(p, cd->id, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
         clReleaseProgram(p);
-        return synor__error(SYNOR_EIO, "OpenCL device %s: kernels do not build: %s", cd->product,
-                            log);
+        return synor__error(SYNOR_EIO, "OpenCL device %s: kernels do not build: %s",
+                            cd->dev->product, log);
     }
     cd->prog[fp64] = p;
     /* The fp32 program has the fp32 GEMM and the element-wise kernels;
@@ -107,48 +116,65 @@ static int build_one(synor__cl_dev *cd, int fp64)
     static const struct {
         int slot, fp64;
         const char *name;
-    } ks[] = {{SYNOR__CLK_SGEMM, 0, "gemm"}, {SYNOR__CLK_RELU, 0, "relu"},
-              {SYNOR__CLK_GELU, 0, "gelu"},  {SYNOR__CLK_SILU, 0, "silu"},
-              {SYNOR__CLK_DGEMM, 1, "gemm"}};
+    } ks[] = {{CLK_SGEMM, 0, "gemm"}, {CLK_RELU, 0, "relu"}, {CLK_GELU, 0, "gelu"},
+              {CLK_SILU, 0, "silu"},  {CLK_DGEMM, 1, "gemm"}};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
         if (ks[i].fp64 != fp64)
             continue;
         cd->k[ks[i].slot] = clCreateKernel(p, ks[i].name, &e);
         if (e != CL_SUCCESS)
-            return synor__cl_fail(cd, ks[i].name, e);
+            return cl_fail(cd, ks[i].name, e);
     }
     return 0;
 }
 
-int synor__cl_build(synor__cl_dev *cd)
+void synor__cl_lib_fini(void *state)
 {
-    int rc = build_one(cd, 0);
-    if (rc == 0 && cd->fp64)
-        rc = build_one(cd, 1);
-    return rc;
-}
-
-void synor__cl_release(synor__cl_dev *cd)
-{
-    for (int k = 0; k < SYNOR__CLK_COUNT; k++)
+    cl_lib *cd = state;
+    if (!cd)
+        return;
+    for (int k = 0; k < CLK_COUNT; k++)
         if (cd->k[k])
             clReleaseKernel(cd->k[k]);
     for (int i = 0; i < 2; i++)
         if (cd->prog[i])
             clReleaseProgram(cd->prog[i]);
+    synor__free(cd);
+}
+
+int synor__cl_lib_init(const synor_device_native *dev, void **state)
+{
+    cl_lib *cd = synor__calloc(1, sizeof *cd);
+    if (!cd)
+        return synor__error(SYNOR_ENOMEM, "OpenCL device %s: out of memory", dev->name);
+    cd->dev = dev;
+    cd->id = dev->cl_device;
+    cd->ctx = dev->cl_context;
+    cl_device_fp_config fp = 0;
+    clGetDeviceInfo(cd->id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
+    cd->fp64 = fp != 0;
+    int rc = build_one(cd, 0);
+    if (rc == 0 && cd->fp64)
+        rc = build_one(cd, 1);
+    if (rc < 0) {
+        synor__cl_lib_fini(cd);
+        return rc;
+    }
+    *state = cd;
+    return 0;
 }
 
 /* --------------------------------------------------------------- kernels */
 
 #define ARG(i, v) (e == CL_SUCCESS ? (e = clSetKernelArg(k, (i), sizeof(v), &(v))) : e)
 
-static int run(synor__cl_dev *cd, cl_command_queue q, cl_kernel k, cl_uint dims,
+static int run(const cl_lib *cd, cl_command_queue q, cl_kernel k, cl_uint dims,
                const size_t *global, const size_t *local, const char *what)
 {
     cl_int e = clEnqueueNDRangeKernel(q, k, dims, NULL, global, local, 0, NULL, NULL);
     if (e == CL_SUCCESS)
         e = clFinish(q);
-    return e == CL_SUCCESS ? 0 : synor__cl_fail(cd, what, e);
+    return e == CL_SUCCESS ? 0 : cl_fail(cd, what, e);
 }
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
@@ -157,12 +183,12 @@ static int cl_gemm(const synor_task_ctx *c, synor_dtype t, cl_int M, cl_int N, c
                    double alpha, cl_int lda, cl_int ta, cl_int ldb, cl_int tb, double beta,
                    cl_int ldc)
 {
-    synor__cl_dev *cd = c->backend;
+    const cl_lib *cd = c->state;
     int f64 = t == SYNOR_DTYPE_FP64;
-    if ((t != SYNOR_DTYPE_FP32 && !f64) || (f64 && !cd->k[SYNOR__CLK_DGEMM]))
+    if ((t != SYNOR_DTYPE_FP32 && !f64) || (f64 && !cd->k[CLK_DGEMM]))
         return synor__error(SYNOR_ENOTSUP, "gemm (OpenCL, %s): data type %s not supported here",
-                            cd->product, synor_dtype_name(t));
-    cl_kernel k = cd->k[f64 ? SYNOR__CLK_DGEMM : SYNOR__CLK_SGEMM];
+                            cd->dev->product, synor_dtype_name(t));
+    cl_kernel k = cd->k[f64 ? CLK_DGEMM : CLK_SGEMM];
     cl_mem A = c->buffers[0], B = c->buffers[1], C = c->buffers[2];
     cl_int e = CL_SUCCESS;
     ARG(0, M), ARG(1, N), ARG(2, K);
@@ -174,7 +200,7 @@ static int cl_gemm(const synor_task_ctx *c, synor_dtype t, cl_int M, cl_int N, c
     }
     ARG(4, A), ARG(5, lda), ARG(6, ta), ARG(7, B), ARG(8, ldb), ARG(9, tb), ARG(11, C), ARG(12, ldc);
     if (e != CL_SUCCESS)
-        return synor__cl_fail(cd, "gemm: clSetKernelArg", e);
+        return cl_fail(cd, "gemm: clSetKernelArg", e);
     size_t global[2] = {round_up((size_t)M, 16), round_up((size_t)N, 16)}, local[2] = {16, 16};
     return run(cd, c->queue, k, 2, global, local, "gemm");
 }
@@ -206,22 +232,22 @@ int synor__gemm_dims_opencl(const synor_task_ctx *c)
 /* data: X (R), Y (W), fp32, same element count. */
 static int eltwise(const synor_task_ctx *c, int which, const char *name)
 {
-    synor__cl_dev *cd = c->backend;
+    const cl_lib *cd = c->state;
     if (c->ndata != 2 || synor_handle_dtype(c->data[0]) != SYNOR_DTYPE_FP32 ||
         synor_handle_dtype(c->data[1]) != SYNOR_DTYPE_FP32 ||
-        c->data[0]->bytes != c->data[1]->bytes)
+        synor_handle_bytes(c->data[0]) != synor_handle_bytes(c->data[1]))
         return synor__error(SYNOR_EINVAL, "%s (OpenCL): needs X and Y, fp32, of equal size", name);
-    cl_long n = (cl_long)(c->data[0]->bytes / sizeof(float));
+    cl_long n = (cl_long)(synor_handle_bytes(c->data[0]) / sizeof(float));
     cl_kernel k = cd->k[which];
     cl_mem X = c->buffers[0], Y = c->buffers[1];
     cl_int e = CL_SUCCESS;
     ARG(0, X), ARG(1, Y), ARG(2, n);
     if (e != CL_SUCCESS)
-        return synor__cl_fail(cd, name, e);
+        return cl_fail(cd, name, e);
     size_t global = round_up((size_t)n, 64);
     return run(cd, c->queue, k, 1, &global, NULL, name);
 }
 
-int synor__relu_opencl(const synor_task_ctx *c) { return eltwise(c, SYNOR__CLK_RELU, "relu"); }
-int synor__gelu_opencl(const synor_task_ctx *c) { return eltwise(c, SYNOR__CLK_GELU, "gelu"); }
-int synor__silu_opencl(const synor_task_ctx *c) { return eltwise(c, SYNOR__CLK_SILU, "silu"); }
+int synor__relu_opencl(const synor_task_ctx *c) { return eltwise(c, CLK_RELU, "relu"); }
+int synor__gelu_opencl(const synor_task_ctx *c) { return eltwise(c, CLK_GELU, "gelu"); }
+int synor__silu_opencl(const synor_task_ctx *c) { return eltwise(c, CLK_SILU, "silu"); }

@@ -10,11 +10,45 @@
  * Which devices: cfg.opencl = SYNOR_OPENCL_ACCELERATORS (default) takes GPU
  * and accelerator devices; SYNOR_OPENCL_ALL also CPU devices such as PoCL's
  * (useful in tests: a separate memory space on any machine, though it
- * competes with the CPU workers for the same cores). */
+ * competes with the CPU workers for the same cores).
+ *
+ * Programs are the kernels' business: a kernel library builds them for
+ * the device from its native handles (synor/kernel.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/cl_internal.h"
+#include <CL/cl.h>
+
+#include "runtime/runtime_internal.h"
+
+typedef struct synor__cl_dev {
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_context ctx;          /* shared by the platform's devices (one reference each) */
+    int ctx_tried;           /* the platform's context was attempted */
+    cl_command_queue queue;  /* kernels: the device's worker thread only */
+    cl_command_queue xqueue; /* transfers: any thread (blocking calls) */
+    int unified;
+    cl_ulong mem;
+    char product[128];
+    synor__device *dev;
+} synor__cl_dev;
+
+typedef struct synor__cl_state {
+    unsigned n;
+    synor__cl_dev d[SYNOR__MAX_DEVICES];
+} synor__cl_state;
+
+/* An OpenCL call failed: the error for the caller; a lost device is
+ * stopped so that its tasks move. */
+static int cl_fail(synor__cl_dev *cd, const char *what, cl_int e)
+{
+    if (synor__cl_error_is_fatal(e))
+        atomic_store(&cd->dev->stopped, 1);
+    return synor__error(e == CL_MEM_OBJECT_ALLOCATION_FAILURE ? SYNOR_ENOMEM : SYNOR_EIO,
+                        "OpenCL device %s (%s): %s: %s (%d)", cd->dev->name, cd->product, what,
+                        synor__cl_error_name(e), (int)e);
+}
 
 /* ---------------------------------------------------------- memory node */
 
@@ -29,7 +63,7 @@ static int cl_alloc(synor__node *n, size_t bytes, void **buf)
                                 ? SYNOR_ENOMEM
                                 : SYNOR_EIO,
                             "memory node %s: clCreateBuffer of %zu bytes: %s", n->name, bytes,
-                            synor__cl_err(e));
+                            synor__cl_error_name(e));
     *buf = m;
     return 0;
 }
@@ -68,7 +102,7 @@ static int cl_to_node(synor__node *n, void *buf, const synor_handle *d)
         e = clEnqueueWriteBufferRect(cd->xqueue, (cl_mem)buf, CL_TRUE, zero, zero, region, w, 0,
                                      pitch, 0, d->desc.ptr, 0, NULL, NULL);
     }
-    return e == CL_SUCCESS ? 0 : synor__cl_fail(cd, "copy to device", e);
+    return e == CL_SUCCESS ? 0 : cl_fail(cd, "copy to device", e);
 }
 
 static int cl_to_host(synor__node *n, const void *buf, const synor_handle *d)
@@ -85,7 +119,7 @@ static int cl_to_host(synor__node *n, const void *buf, const synor_handle *d)
         e = clEnqueueReadBufferRect(cd->xqueue, (cl_mem)(uintptr_t)buf, CL_TRUE, zero, zero, region,
                                     w, 0, pitch, 0, d->desc.ptr, 0, NULL, NULL);
     }
-    return e == CL_SUCCESS ? 0 : synor__cl_fail(cd, "copy to host", e);
+    return e == CL_SUCCESS ? 0 : cl_fail(cd, "copy to host", e);
 }
 
 /* Buffers of one context are usable on each of its devices: the copy runs
@@ -108,7 +142,7 @@ static int cl_peer_copy(synor__node *dst, void *dbuf, synor__node *src, const vo
     if (e != CL_SUCCESS) {
         char what[96];
         snprintf(what, sizeof what, "peer copy from %s", src->name);
-        return synor__cl_fail(cd, what, e);
+        return cl_fail(cd, what, e);
     }
     return 0;
 }
@@ -168,6 +202,7 @@ void synor__opencl_init_device(synor_runtime *rt, unsigned k, synor__device *d, 
     snprintf(d->name, sizeof d->name, "opencl%u", k);
     clGetDeviceInfo(cd->id, CL_DEVICE_NAME, sizeof cd->product - 1, cd->product, NULL);
     snprintf(d->product, sizeof d->product, "%s (OpenCL)", cd->product);
+    d->native.product = cd->product;
     cl_device_type type = 0;
     clGetDeviceInfo(cd->id, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     d->kind = (type & CL_DEVICE_TYPE_GPU)   ? SYNOR_KIND_GPU
@@ -177,9 +212,6 @@ void synor__opencl_init_device(synor_runtime *rt, unsigned k, synor__device *d, 
     cl_bool unified = CL_FALSE;
     clGetDeviceInfo(cd->id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
     cd->unified = unified == CL_TRUE;
-    cl_device_fp_config fp = 0;
-    clGetDeviceInfo(cd->id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
-    cd->fp64 = fp != 0;
     uint64_t cap = cd->mem;
     if (rt->cfg.opencl_memory && rt->cfg.opencl_memory < cap)
         cap = rt->cfg.opencl_memory;
@@ -218,8 +250,10 @@ void synor__opencl_init_device(synor_runtime *rt, unsigned k, synor__device *d, 
         synor__device_disable(d, "no command queue");
         return;
     }
-    if (synor__cl_build(cd) < 0)
-        synor__device_disable(d, "kernels did not build");
+    d->native.cl_platform = cd->platform;
+    d->native.cl_device = cd->id;
+    d->native.cl_context = cd->ctx;
+    d->native.cl_queue = cd->queue;
 }
 
 void synor__opencl_destroy(synor_runtime *rt)
@@ -229,7 +263,6 @@ void synor__opencl_destroy(synor_runtime *rt)
         return;
     for (unsigned i = 0; i < st->n; i++) {
         synor__cl_dev *cd = &st->d[i];
-        synor__cl_release(cd);
         if (cd->queue)
             clReleaseCommandQueue(cd->queue);
         if (cd->xqueue)

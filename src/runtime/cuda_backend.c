@@ -1,84 +1,47 @@
 /* cuda_backend.c - NVIDIA GPUs as runtime devices through the CUDA driver
- * API and cuBLAS, both loaded with dlopen: the build needs neither, and a
- * machine without them simply has no CUDA devices. Each GPU gets one worker
+ * API, loaded with dlopen (common/cuda_api.c): the build needs no CUDA, and
+ * a machine without it simply has no CUDA devices. Each GPU gets one worker
  * thread feeding a stream (the device's primary context is made current on
- * it), a memory node (cuMemAlloc buffers; transfers with cuMemcpy2D on a
- * second stream, synchronous, so any thread can move data), a cuBLAS handle
- * bound to the stream, and the element-wise kernels as PTX compiled by nvcc
- * at build time (src/kernels/cuda_ops.cu) and JIT-compiled by the driver
- * for whatever GPU is present. When a GPU is used through CUDA, the
+ * it) and a memory node (cuMemAlloc buffers; transfers with cuMemcpy2D on a
+ * second stream, synchronous, so any thread can move data). What kernels
+ * need beyond that (cuBLAS handles, compiled modules) belongs to their
+ * kernel library (synor/kernel.h), which gets the context and the stream
+ * from the device's native handles. When a GPU is used through CUDA, the
  * OpenCL backend skips NVIDIA's OpenCL devices (the same GPU twice). GPUs
  * the driver lets access each other's memory get peer access enabled, and
  * replicas move between them with cuMemcpyPeer (the "peer" path). */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/cuda_internal.h"
+#include "common/cuda_api.h"
+#include "runtime/runtime_internal.h"
 
-static int sym(void *lib, const char *name, void *slot)
-{
-    void *p = lib ? dlsym(lib, name) : NULL;
-    if (!p)
-        return -1;
-    memcpy(slot, &p, sizeof p);
-    return 0;
-}
+typedef struct synor__cu_dev {
+    const synor__cu_api *api;
+    CUdevice id;
+    CUcontext ctx;           /* the device's primary context */
+    CUstream stream;         /* kernels: the device's worker only */
+    CUstream xstream;        /* transfers: any thread, synchronous */
+    size_t mem;
+    char product[128];
+    synor__device *dev;
+} synor__cu_dev;
 
-int synor__cuda_api_load(synor__cu_api *a)
-{
-    a->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!a->lib)
-        return -1;
-    if (sym(a->lib, "cuInit", &a->cuInit) || sym(a->lib, "cuDeviceGetCount", &a->cuDeviceGetCount) ||
-        sym(a->lib, "cuDeviceGet", &a->cuDeviceGet) ||
-        sym(a->lib, "cuDeviceGetName", &a->cuDeviceGetName) ||
-        sym(a->lib, "cuDeviceTotalMem_v2", &a->cuDeviceTotalMem) ||
-        sym(a->lib, "cuDevicePrimaryCtxRetain", &a->cuDevicePrimaryCtxRetain) ||
-        sym(a->lib, "cuDevicePrimaryCtxRelease_v2", &a->cuDevicePrimaryCtxRelease) ||
-        sym(a->lib, "cuCtxSetCurrent", &a->cuCtxSetCurrent) ||
-        sym(a->lib, "cuStreamCreate", &a->cuStreamCreate) ||
-        sym(a->lib, "cuStreamDestroy_v2", &a->cuStreamDestroy) ||
-        sym(a->lib, "cuStreamSynchronize", &a->cuStreamSynchronize) ||
-        sym(a->lib, "cuMemAlloc_v2", &a->cuMemAlloc) || sym(a->lib, "cuMemFree_v2", &a->cuMemFree) ||
-        sym(a->lib, "cuMemcpy2D_v2", &a->cuMemcpy2D) ||
-        sym(a->lib, "cuModuleLoadData", &a->cuModuleLoadData) ||
-        sym(a->lib, "cuModuleUnload", &a->cuModuleUnload) ||
-        sym(a->lib, "cuModuleGetFunction", &a->cuModuleGetFunction) ||
-        sym(a->lib, "cuLaunchKernel", &a->cuLaunchKernel) ||
-        sym(a->lib, "cuGetErrorName", &a->cuGetErrorName)) {
-        dlclose(a->lib);
-        a->lib = NULL;
-        return -1;
-    }
-    /* Peer copies are optional: without them GPU to GPU goes through the host. */
-    if (sym(a->lib, "cuDeviceCanAccessPeer", &a->cuDeviceCanAccessPeer) ||
-        sym(a->lib, "cuCtxEnablePeerAccess", &a->cuCtxEnablePeerAccess) ||
-        sym(a->lib, "cuMemcpyPeer", &a->cuMemcpyPeer))
-        a->cuMemcpyPeer = NULL;
-    /* cuBLAS is optional: without it GEMM tasks fail over to other devices. */
-    static const char *const blas_names[] = {"libcublas.so.13", "libcublas.so.12",
-                                             "libcublas.so.11", "libcublas.so"};
-    for (size_t i = 0; i < sizeof blas_names / sizeof blas_names[0] && !a->blas; i++)
-        a->blas = dlopen(blas_names[i], RTLD_NOW | RTLD_LOCAL);
-    if (a->blas && (sym(a->blas, "cublasCreate_v2", &a->cublasCreate) ||
-                    sym(a->blas, "cublasDestroy_v2", &a->cublasDestroy) ||
-                    sym(a->blas, "cublasSetStream_v2", &a->cublasSetStream) ||
-                    sym(a->blas, "cublasSgemm_v2", &a->cublasSgemm) ||
-                    sym(a->blas, "cublasDgemm_v2", &a->cublasDgemm))) {
-        dlclose(a->blas);
-        a->blas = NULL;
-    }
-    return 0;
-}
+typedef struct synor__cu_state {
+    synor__cu_api api;
+    unsigned n;
+    synor__cu_dev d[SYNOR__MAX_DEVICES];
+} synor__cu_state;
 
-void synor__cuda_api_unload(synor__cu_api *a)
+/* A CUDA call failed: the error for the caller; after a sticky error the
+ * device stops, so that its tasks move. */
+static int cu_fail(synor__cu_dev *cd, const char *what, CUresult e)
 {
-    if (a->blas)
-        dlclose(a->blas);
-    if (a->lib)
-        dlclose(a->lib);
-    a->blas = a->lib = NULL;
+    if (synor__cuda_error_is_sticky(e))
+        atomic_store(&cd->dev->stopped, 1);
+    return synor__error(e == 2 ? SYNOR_ENOMEM : SYNOR_EIO, "CUDA device %s (%s): %s: %s (%d)",
+                        cd->dev->name, cd->product, what, synor__cuda_error_name(cd->api, e),
+                        (int)e);
 }
 
 /* ---------------------------------------------------------- memory node */
@@ -95,7 +58,7 @@ static int cu_alloc(synor__node *n, size_t bytes, void **buf)
         return e == 2 /* CUDA_ERROR_OUT_OF_MEMORY */
                    ? synor__error(SYNOR_ENOMEM, "memory node %s: cuMemAlloc of %zu bytes: out of "
                                                 "device memory", n->name, bytes)
-                   : synor__cu_fail(cd, "cuMemAlloc", e);
+                   : cu_fail(cd, "cuMemAlloc", e);
     *buf = (void *)(uintptr_t)p;
     return 0;
 }
@@ -139,7 +102,7 @@ static int copy(synor__node *n, const synor_handle *d, void *dev, int to_dev)
     CUresult e = cd->api->cuCtxSetCurrent(cd->ctx);
     if (e == 0)
         e = cd->api->cuMemcpy2D(&c);
-    return e == 0 ? 0 : synor__cu_fail(cd, to_dev ? "copy to device" : "copy to host", e);
+    return e == 0 ? 0 : cu_fail(cd, to_dev ? "copy to device" : "copy to host", e);
 }
 
 static int cu_to_node(synor__node *n, void *buf, const synor_handle *d) { return copy(n, d, buf, 1); }
@@ -175,7 +138,7 @@ static int cu_peer_copy(synor__node *dst, void *dbuf, synor__node *src, const vo
     if (e != 0) {
         char what[96];
         snprintf(what, sizeof what, "peer copy from %s", src->name);
-        return synor__cu_fail(a, what, e);
+        return cu_fail(a, what, e);
     }
     return 0;
 }
@@ -194,7 +157,7 @@ int synor__cuda_probe(synor_runtime *rt, unsigned *count)
     if (!st)
         return synor__error(SYNOR_ENOMEM, "runtime: out of memory");
     int n = 0;
-    if (synor__cuda_api_load(&st->api) < 0 || st->api.cuInit(0) != 0 ||
+    if (synor__cuda_api_load(&st->api, 0) < 0 || st->api.cuInit(0) != 0 ||
         st->api.cuDeviceGetCount(&n) != 0 || n <= 0) {
         synor__cuda_api_unload(&st->api);
         synor__free(st);
@@ -227,6 +190,7 @@ void synor__cuda_init_device(synor_runtime *rt, unsigned k, synor__device *d, sy
     if (a->cuDeviceGetName(cd->product, (int)sizeof cd->product - 1, cd->id) != 0)
         snprintf(cd->product, sizeof cd->product, "CUDA device %u", k);
     snprintf(d->product, sizeof d->product, "%s (CUDA)", cd->product);
+    d->native.product = cd->product;
     (void)a->cuDeviceTotalMem(&cd->mem, cd->id);
     uint64_t cap = cd->mem;
     if (rt->cfg.cuda_memory && rt->cfg.cuda_memory < cap)
@@ -245,15 +209,9 @@ void synor__cuda_init_device(synor_runtime *rt, unsigned k, synor__device *d, sy
         synor__device_disable(d, "no stream");
         return;
     }
-    if (a->blas && (a->cublasCreate(&cd->blas) != 0 || a->cublasSetStream(cd->blas, cd->stream) != 0))
-        cd->blas = NULL;
-    if (synor__cuda_ptx[0] && a->cuModuleLoadData(&cd->module, synor__cuda_ptx) == 0) {
-        static const char *const names[SYNOR__CUK_COUNT] = {"synor_relu", "synor_gelu",
-                                                            "synor_silu"};
-        for (int i = 0; i < SYNOR__CUK_COUNT; i++)
-            if (a->cuModuleGetFunction(&cd->k[i], cd->module, names[i]) != 0)
-                cd->k[i] = NULL;
-    }
+    d->native.cu_device = cd->id;
+    d->native.cu_context = cd->ctx;
+    d->native.cu_stream = cd->stream;
 }
 
 void synor__cuda_destroy(synor_runtime *rt)
@@ -267,10 +225,6 @@ void synor__cuda_destroy(synor_runtime *rt)
         if (!cd->ctx)
             continue;
         (void)a->cuCtxSetCurrent(cd->ctx);
-        if (cd->blas)
-            (void)a->cublasDestroy(cd->blas);
-        if (cd->module)
-            (void)a->cuModuleUnload(cd->module);
         if (cd->stream)
             (void)a->cuStreamDestroy(cd->stream);
         if (cd->xstream)
@@ -287,17 +241,4 @@ int synor__cuda_worker_begin(synor__worker *w)
     synor__cu_dev *cd = w->dev->backend_data;
     w->queue = cd ? cd->stream : NULL;
     return cd && cd->ctx ? (cd->api->cuCtxSetCurrent(cd->ctx) == 0 ? 0 : SYNOR_EIO) : 0;
-}
-
-int synor__cu_fail(synor__cu_dev *cd, const char *what, CUresult e)
-{
-    const char *name = "CUDA error";
-    if (cd->api->cuGetErrorName)
-        (void)cd->api->cuGetErrorName(e, &name);
-    /* Sticky errors (illegal address, launch failure, device lost): the
-     * context is unusable, so the device stops and its tasks move. */
-    if (e == 700 || e == 719 || e == 999 || e == 46 || e == 101)
-        atomic_store(&cd->dev->stopped, 1);
-    return synor__error(e == 2 ? SYNOR_ENOMEM : SYNOR_EIO, "CUDA device %s (%s): %s: %s (%d)",
-                        cd->dev->name, cd->product, what, name ? name : "?", (int)e);
 }

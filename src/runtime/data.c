@@ -217,4 +217,5 @@ size_t synor_handle_dim(const synor_handle *d, unsigned i)
 {
     return i < SYNOR_HANDLE_MAX_DIMS ? d->desc.shape[i] : 1;
 }
+size_t synor_handle_bytes(const synor_handle *d) { return d->bytes; }
 size_t synor_handle_ld(const synor_handle *d) { return d->desc.ld; }

@@ -23,6 +23,19 @@
  * against the readers of a datum, so coherence only has to serialise
  * concurrent readers creating replicas: one lock per handle (coh).
  *
+ * A running writer owns its handle: from its acquire to its release
+ * (d->writing, under coh), nothing else copies into any of d's buffers. The
+ * copies that do not come from a task check the mark: a prefetch request
+ * skips d, eviction does not write a dirty replica of d back (into the host
+ * copy the writer may be filling), wait_all's write-back leaves d alone.
+ *
+ * Failed attempts: a retry starts from the data its task found. Before an
+ * attempt that may be retried, each read-write operand whose buffer is its
+ * only valid copy gets a kept copy (synor__data_keep): in host memory a
+ * packed copy in t->saved, on a device the host's copy made valid. A failed
+ * attempt's host operand gets its copy back; a written replica is dropped
+ * (Invalid) wherever another valid copy exists, so every copy agrees.
+ *
  * Capacity and eviction: allocating a replica on a full node evicts the
  * least recently used replicas that no running task uses: Shared or
  * Invalid ones are simply freed; a Modified one is first written back to
@@ -33,10 +46,12 @@
  * Prefetch: when a task is queued on a device, each input with no valid
  * replica on the device's node is queued for the prefetch thread, which
  * makes the replica valid (as acquire would, then unpins it) while the
- * device works on earlier tasks. This is safe because a queued task is
- * ready: its inputs' last writers have finished, and no later writer can
- * start before it. A request pins its handle, and unregister waits for the
- * pins to drop.
+ * device works on earlier tasks. A queued task is ready: its inputs' last
+ * writers have finished, and no later writer can start before it. But a
+ * request may be served after its task has run elsewhere (stolen,
+ * rebalanced) or after its replica was evicted again, while a later writer
+ * runs: the writer mark makes it skip. A request pins its handle, and
+ * unregister waits for the pins to drop.
  *
  * Lock order: a handle's coh, then a node's lock, then (trylock only) the
  * coh of a handle being evicted. */
@@ -304,7 +319,9 @@ static int make_room(synor_runtime *rt, synor__node *n, uint64_t bytes)
         while (r && n->used + bytes > n->capacity) {
             synor__replica *next = r->lru_next;
             if (r->users == 0 && pthread_mutex_trylock(&r->owner->coh) == 0) {
-                if (r->users == 0 && r->buf && dirty(r) == pass)
+                /* A dirty replica is written back into the host copy, which
+                 * a running writer of the handle may be filling. */
+                if (r->users == 0 && r->buf && dirty(r) == pass && !(pass && r->owner->writing))
                     (void)evict(rt, n, r);
                 pthread_mutex_unlock(&r->owner->coh);
             }
@@ -405,11 +422,15 @@ int synor__data_acquire(synor__worker *w, synor__task *t, unsigned node, void **
         if (rc == 0) {
             bufs[i] = d->rep[node].buf;
             lds[i] = node == 0 ? d->desc.ld : d->desc.shape[0];
+            if (t->mode[i] & SYNOR_ACCESS_W)
+                d->writing = 1;
         }
         pthread_mutex_unlock(&d->coh);
         if (rc < 0) {
             for (unsigned j = 0; j < i; j++) {
                 pthread_mutex_lock(&t->data[j]->coh);
+                if (t->mode[j] & SYNOR_ACCESS_W)
+                    t->data[j]->writing = 0;
                 unpin(rt, t->data[j], node);
                 pthread_mutex_unlock(&t->data[j]->coh);
             }
@@ -419,16 +440,97 @@ int synor__data_acquire(synor__worker *w, synor__task *t, unsigned node, void **
     return 0;
 }
 
+/* ------------------------------------------------- copies kept for a retry */
+
+static int other_valid(const synor_runtime *rt, const synor_handle *d, unsigned node)
+{
+    for (unsigned k = 0; k < rt->nnodes; k++)
+        if (k != node && d->rep[k].state != SYNOR__INVALID)
+            return 1;
+    return 0;
+}
+
+/* Operand i's place in t->saved (read-write operands in host memory, in
+ * operand order); NULL when it has none. */
+static char *kept_at(const synor__task *t, unsigned i, unsigned node)
+{
+    if (!t->saved || node != 0 || t->mode[i] != SYNOR_ACCESS_RW)
+        return NULL;
+    char *p = t->saved;
+    for (unsigned j = 0; j < i; j++)
+        if (t->mode[j] == SYNOR_ACCESS_RW)
+            p += t->data[j]->bytes;
+    return p;
+}
+
+int synor__data_keep(synor_runtime *rt, synor__task *t, unsigned node)
+{
+    size_t bytes = 0;
+    for (unsigned i = 0; i < t->ndata; i++) {
+        synor_handle *d = t->data[i];
+        if (t->mode[i] != SYNOR_ACCESS_RW)
+            continue;
+        if (node == 0) {
+            bytes += d->bytes;
+            continue;
+        }
+        /* Another valid copy outlives the attempt: the host's is never
+         * evicted, and while the host's is Invalid the valid device copies
+         * are dirty, which the writer mark keeps from eviction. */
+        pthread_mutex_lock(&d->coh);
+        int rc = other_valid(rt, d, node) ? 0 : host_valid(rt, d, 0);
+        pthread_mutex_unlock(&d->coh);
+        if (rc < 0)
+            return rc;
+    }
+    if (!bytes)
+        return 0;
+    t->saved = synor__malloc(bytes);
+    if (!t->saved)
+        return synor__error(SYNOR_ENOMEM,
+                            "runtime: no memory to keep %zu bytes of read-write data for a retry",
+                            bytes);
+    for (unsigned i = 0; i < t->ndata; i++)
+        if (t->mode[i] == SYNOR_ACCESS_RW)
+            pack(kept_at(t, i, 0), t->data[i]);
+    return 0;
+}
+
+void synor__data_restore(synor__task *t)
+{
+    for (unsigned i = 0; i < t->ndata; i++) {
+        const char *p = kept_at(t, i, 0);
+        if (p)
+            unpack(p, t->data[i]);
+    }
+}
+
+void synor__data_kept_free(synor__task *t)
+{
+    synor__free(t->saved);
+    t->saved = NULL;
+}
+
 void synor__data_release(synor__worker *w, synor__task *t, unsigned node, int success)
 {
     synor_runtime *rt = w->rt;
     for (unsigned i = 0; i < t->ndata; i++) {
         synor_handle *d = t->data[i];
         pthread_mutex_lock(&d->coh);
-        if (success && (t->mode[i] & SYNOR_ACCESS_W)) {
-            for (unsigned k = 0; k < rt->nnodes; k++)
-                d->rep[k].state = SYNOR__INVALID;
-            d->rep[node].state = SYNOR__MODIFIED;
+        if (t->mode[i] & SYNOR_ACCESS_W) {
+            d->writing = 0;
+            const char *kept = kept_at(t, i, node);
+            if (success) {
+                for (unsigned k = 0; k < rt->nnodes; k++)
+                    d->rep[k].state = SYNOR__INVALID;
+                d->rep[node].state = SYNOR__MODIFIED;
+            } else if (kept) {
+                unpack(kept, d);
+            } else if (other_valid(rt, d, node)) {
+                /* The attempt may have written part of this replica: a
+                 * retry, or a reader, gets the copy the task found. */
+                d->rep[node].state = SYNOR__INVALID;
+            }
         }
         unpin(rt, d, node);
         pthread_mutex_unlock(&d->coh);
@@ -451,7 +553,10 @@ int synor__data_writeback(synor_runtime *rt, synor_handle *d)
     if (rt->nnodes < 2)
         return 0;
     pthread_mutex_lock(&d->coh);
-    int rc = host_valid(rt, d, 0);
+    /* A writer running now was submitted after the caller's wait began
+     * (another thread): the host copy is its buffer, or about to be
+     * superseded. */
+    int rc = d->writing ? 0 : host_valid(rt, d, 0);
     pthread_mutex_unlock(&d->coh);
     return rc;
 }
@@ -485,7 +590,11 @@ int synor__data_place(synor_runtime *rt, synor_handle *d, unsigned node)
         return 0;
     pthread_mutex_lock(&d->coh);
     int rc = 0;
-    if (d->rep[node].state == SYNOR__INVALID && (rc = acquire_one(rt, d, SYNOR_ACCESS_R, node)) == 0)
+    if (d->writing)
+        rc = synor__error(SYNOR_EBUSY, "synor_handle_place: data %u: a task that writes it is running",
+                          d->id);
+    else if (d->rep[node].state == SYNOR__INVALID &&
+             (rc = acquire_one(rt, d, SYNOR_ACCESS_R, node)) == 0)
         unpin(rt, d, node);
     pthread_mutex_unlock(&d->coh);
     return rc;
@@ -544,7 +653,10 @@ static void *prefetch_main(void *arg)
         synor_handle *d = p->d;
         if (!stop) {
             pthread_mutex_lock(&d->coh);
-            if (d->rep[p->node].state == SYNOR__INVALID &&
+            /* The request was made for a reader that has run since (on
+             * another device, or its replica was evicted) and d now has a
+             * writer: copying in would overwrite what it writes. */
+            if (!d->writing && d->rep[p->node].state == SYNOR__INVALID &&
                 acquire_one(rt, d, SYNOR_ACCESS_R, p->node) == 0) {
                 unpin(rt, d, p->node);
                 atomic_fetch_add_explicit(&rt->n_prefetched, 1, memory_order_relaxed);

@@ -23,6 +23,7 @@
  * only when a waiter is registered: the completer decrements outstanding
  * and then reads waiters, the waiter increments waiters and then reads
  * outstanding, all seq_cst, so one of them sees the other (Dekker). */
+#include <cblas.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -301,6 +302,12 @@ static void init_device(synor_runtime *rt, unsigned i, synor_kind kind, int back
     d->nworkers = n;
     synor__strlcpy(d->name, name, sizeof d->name);
     rt->kinds_present |= d->impl_bit;
+    /* The backends add their handles (and kind, and raw product name). */
+    d->native.runtime = rt;
+    d->native.index = i;
+    d->native.backend = (synor_backend)backend;
+    d->native.name = d->name;
+    d->native.product = d->product;
 }
 
 int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
@@ -408,6 +415,8 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
         rt->workers[first].dev = &rt->devices[dev];
     }
     synor__nodes_link(rt);
+    for (unsigned i = 0; i < rt->ndevices; i++)
+        rt->devices[i].native.kind = rt->devices[i].kind; /* OpenCL sets it in its init */
     unsigned ok = 0;
     for (; ok < rt->nworkers; ok++) {
         synor__worker *w = &rt->workers[ok];
@@ -432,6 +441,8 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
     pthread_mutex_init(&rt->data_lock, NULL);
     pthread_mutex_init(&rt->trace_lock, NULL);
     pthread_mutex_init(&rt->rebalance_lock, NULL);
+    pthread_mutex_init(&rt->lib_lock, NULL);
+    atomic_init(&rt->nlibs, 0);
     atomic_init(&rt->n_rebalanced, 0);
     atomic_init(&rt->next_rebalance_ns, 0);
     atomic_init(&rt->n_moved, 0);
@@ -454,7 +465,10 @@ int synor_runtime_start(synor_runtime *rt)
         return synor__error(SYNOR_EINVAL, "synor_runtime_start: runtime is NULL");
     if (atomic_load(&rt->started))
         return synor__error(SYNOR_ESTATE, "synor_runtime_start: already started");
-    synor__kernels_cpu_init();
+    /* One kernel runs per worker thread: OpenBLAS (the BLAS the library
+     * links) gets no threads of its own, or they would fight the workers
+     * for the cores. A process-wide setting, made again at each start. */
+    openblas_set_num_threads(1);
     rt->t0_ns = synor__now_ns();
     atomic_store(&rt->started, 1);
     for (unsigned i = 0; i < rt->nworkers; i++) {
@@ -559,6 +573,7 @@ void synor_runtime_destroy(synor_runtime *rt)
     }
     for (unsigned k = 0; k < rt->nnodes; k++)
         synor__node_destroy(&rt->nodes[k]);
+    synor__libraries_fini(rt); /* before the devices' contexts go */
     synor__opencl_destroy(rt);
     synor__cuda_destroy(rt);
     synor__trace_free(rt);
@@ -577,6 +592,7 @@ void synor_runtime_destroy(synor_runtime *rt)
     pthread_mutex_destroy(&rt->data_lock);
     pthread_mutex_destroy(&rt->trace_lock);
     pthread_mutex_destroy(&rt->rebalance_lock);
+    pthread_mutex_destroy(&rt->lib_lock);
     if (rt->topo)
         hwloc_topology_destroy(rt->topo);
     free(rt->workers);

@@ -12,7 +12,12 @@
  *   place.c    choosing a device for a ready task; stopping a device
  *   rtrace.c   the trace of a real run
  *   cl_backend.c  OpenCL devices (cl_none.c without OpenCL)
- *   cuda_backend.c  CUDA GPUs (driver and cuBLAS through dlopen)
+ *   cuda_backend.c  CUDA GPUs (the driver through dlopen)
+ *   library.c  kernel libraries (synor/kernel.h) and devices' native handles
+ *
+ * The runtime knows no particular kernels: what kernels prepare per device
+ * comes in kernel libraries (synor/kernel.h), and kernels see only the
+ * public headers.
  *
  * Ownership of a task: it lives in a pool slot while refs > 0. References:
  * one held by execution (dropped when the task finished), one per data handle
@@ -29,6 +34,7 @@
 
 #include "common/common.h"
 #include "runtime/deque.h"
+#include "synor/kernel.h"
 #include "synor/runtime.h"
 
 #define SYNOR__CACHELINE 64
@@ -99,7 +105,11 @@ struct synor__task {
     int64_t expect_ns; /* expected duration on the device it was queued on */
     int queued_dev;    /* that device, -1: none */
     int hint_dev;      /* synor_task_spec.device - 1: -1 = none */
+    int lib;           /* the kernel's library: its slot in rt->libs, -1 = none */
     const synor_kernel *kernel;
+    /* The attempt's copy of its read-write data in host memory, kept for a
+     * retry (memory.c), or NULL. */
+    void *saved;
     void *user;
     uint64_t id, tag;
     synor_handle *data[SYNOR_TASK_MAX_DATA];
@@ -134,7 +144,12 @@ typedef struct synor__ec {
 #define SYNOR__IMPL_OPENCL (1u << 30)
 #define SYNOR__IMPL_CUDA (1u << 29)
 
-enum { SYNOR__BACKEND_HOST, SYNOR__BACKEND_TEST, SYNOR__BACKEND_OPENCL, SYNOR__BACKEND_CUDA };
+enum {
+    SYNOR__BACKEND_HOST = SYNOR_BACKEND_HOST,
+    SYNOR__BACKEND_TEST = SYNOR_BACKEND_TEST,
+    SYNOR__BACKEND_OPENCL = SYNOR_BACKEND_OPENCL,
+    SYNOR__BACKEND_CUDA = SYNOR_BACKEND_CUDA
+};
 
 typedef struct synor__device {
     _Alignas(SYNOR__CACHELINE) synor__pqueue q;
@@ -147,7 +162,8 @@ typedef struct synor__device {
     int backend;
     unsigned index, node;
     unsigned first_worker, nworkers;
-    void *backend_data; /* opencl: synor__cl_device */
+    void *backend_data; /* opencl: synor__cl_dev; cuda: synor__cu_dev */
+    synor_device_native native; /* for kernels and kernel libraries */
     double watts;       /* active power for the energy policy (0: unknown) */
     int64_t price_micro_hour; /* for the money policy (currency micro-units) */
     char name[64];
@@ -217,6 +233,13 @@ typedef struct synor__worker {
 
 #define SYNOR__MAX_DEVICES 8
 
+/* A kernel library added to the runtime (library.c). */
+typedef struct synor__lib {
+    const synor_kernel_library *lib;
+    void *state[SYNOR__MAX_DEVICES];   /* device_init's, per device */
+    unsigned char ok[SYNOR__MAX_DEVICES]; /* device_init succeeded: fini at destroy */
+} synor__lib;
+
 struct synor_runtime {
     synor_runtime_config cfg;
     unsigned nworkers, ndevices;
@@ -272,6 +295,13 @@ struct synor_runtime {
     pthread_t pf_thread;
     _Atomic uint64_t n_prefetched;
 
+    /* Kernel libraries: libs[0..nlibs) are set up; a slot is written
+     * under lib_lock before nlibs is raised past it (release), and read
+     * without a lock after an acquire load of nlibs. */
+    pthread_mutex_t lib_lock;
+    _Atomic unsigned nlibs;
+    synor__lib libs[SYNOR_RUNTIME_MAX_LIBRARIES];
+
     uint64_t t0_ns;            /* start: trace time origin */
     struct synor__tbuf *ext_trace; /* records of non-worker threads, under trace_lock */
     pthread_mutex_t trace_lock;
@@ -293,6 +323,10 @@ struct synor_handle {
     /* One slot per memory node; NULL when the runtime has only host memory
      * (the common case stays small and cache-friendly). */
     synor__replica *rep;
+    /* A task that writes d is running (between acquire and release; the
+     * dependencies let only one at a time, and no reader): nothing but
+     * that task may touch any of d's buffers meanwhile (memory.c). */
+    int writing;
     _Atomic int pins;         /* prefetch requests naming it (unregister waits) */
 };
 
@@ -340,8 +374,21 @@ int synor__handle_replicas_init(synor_runtime *rt, synor_handle *d);
 /* Makes task t's data valid on node `node` for its access modes, filling
  * bufs/lds; on failure nothing stays pinned. */
 int synor__data_acquire(synor__worker *w, synor__task *t, unsigned node, void **bufs, size_t *lds);
-/* After the attempt: success applies the writes (MSI), and unpins. */
+/* After the attempt: success applies the writes (MSI); a failure puts back
+ * what synor__data_keep kept, or drops the attempt's written replicas where
+ * another valid copy exists. Unpins. */
 void synor__data_release(synor__worker *w, synor__task *t, unsigned node, int success);
+/* Before an attempt on node `node` that may be retried, for a kernel that
+ * may fail after writing: keeps what a retry needs to start from the data
+ * the task found - a copy of each read-write operand held in host memory
+ * (t->saved), or, for one whose only valid copy is the replica on a
+ * device's node, the host's copy made valid. On failure nothing is kept. */
+int synor__data_keep(synor_runtime *rt, synor__task *t, unsigned node);
+/* The attempt failed: its read-write data in host memory get their kept
+ * copy back (a runtime with host memory only; release does it otherwise). */
+void synor__data_restore(synor__task *t);
+/* Frees what synor__data_keep kept (after the attempt, either way). */
+void synor__data_kept_free(synor__task *t);
 /* Brings the host copy of d up to date (wait_all, unregister). */
 int synor__data_writeback(synor_runtime *rt, synor_handle *d);
 /* Frees d's replicas off the host (unregister, destroy). */
@@ -401,7 +448,9 @@ void synor__cuda_init_device(synor_runtime *rt, unsigned k, synor__device *d, sy
 void synor__cuda_destroy(synor_runtime *rt);
 int synor__cuda_worker_begin(synor__worker *w);
 
-/* kernels (src/kernels/): one BLAS thread per worker. */
-void synor__kernels_cpu_init(void);
+/* library.c: the slot of lib in rt->libs, adding it if need be (< 0: an
+ * error, with its message); every library's device_fini (destroy). */
+int synor__library_slot(synor_runtime *rt, const synor_kernel_library *lib);
+void synor__libraries_fini(synor_runtime *rt);
 
 #endif

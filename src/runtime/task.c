@@ -28,6 +28,11 @@
  * device if there is one, and is skipped for a while by the worker it
  * failed on. A device that stops (synor_runtime_device_stop) hands its
  * queued tasks back (drain).
+ *
+ * A retry starts from the data its task found: before an attempt that may
+ * be retried, memory.c keeps what is needed to undo a partial write of the
+ * read-write data (synor__data_keep), unless the kernel fails only before
+ * writing (SYNOR_KERNEL_FAILS_BEFORE_WRITING).
  */
 #include <stdio.h>
 #include <string.h>
@@ -228,6 +233,11 @@ void synor__task_execute(synor__worker *w, synor__task *t)
             lds[i] = t->data[i]->desc.ld;
         }
     }
+    /* A retry must start from the data the task found (the kernel
+     * contract, synor/runtime.h). */
+    if (rc >= 0 && t->attempt + 1 < rt->cfg.max_attempts &&
+        !(t->kernel->flags & SYNOR_KERNEL_FAILS_BEFORE_WRITING))
+        rc = synor__data_keep(rt, t, dev->node);
     /* Transfers are traced on their own; the task's time is its kernel's. */
     uint64_t t1 = timed ? synor__now_ns() : 0;
     if (rc >= 0) {
@@ -242,7 +252,8 @@ void synor__task_execute(synor__worker *w, synor__task *t)
             .kind = dev->kind,
             .attempt = t->attempt,
             .queue = w->queue,
-            .backend = dev->backend_data,
+            .device = &dev->native,
+            .state = t->lib >= 0 ? rt->libs[t->lib].state[dev->index] : NULL,
         };
         rc = run_kernel(w, t, &ctx);
     }
@@ -256,6 +267,9 @@ void synor__task_execute(synor__worker *w, synor__task *t)
     }
     if (acquired)
         synor__data_release(w, t, dev->node, rc >= 0);
+    else if (rc < 0)
+        synor__data_restore(t);
+    synor__data_kept_free(t);
     if (rc >= 0) {
         finish(rt, w, t, SYNOR__TASK_OK);
         return;
@@ -392,6 +406,10 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
                             k->name ? k->name : "?", task->device,
                             task->device > rt->ndevices ? "no such device"
                                                         : "that device does not implement it");
+    /* The kernel's library is set up before its first task is queued. */
+    int lib = k->library ? synor__library_slot(rt, k->library) : -1;
+    if (k->library && lib < 0)
+        return lib;
     synor__worker *w = synor__current_worker(rt);
     synor__task *t = task_alloc(rt, w);
     if (!t)
@@ -410,7 +428,9 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
     t->expect_ns = 0;
     t->queued_dev = -1;
     t->hint_dev = (int)task->device - 1;
+    t->lib = lib;
     t->kernel = k;
+    t->saved = NULL;
     t->user = task->user;
     t->tag = task->tag;
     t->id = atomic_fetch_add_explicit(&rt->next_id, 1, memory_order_relaxed);

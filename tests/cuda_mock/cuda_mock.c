@@ -171,6 +171,14 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
     return d >= 0 && d < ndev ? CUDA_SUCCESS : fail(CUDA_ERROR_INVALID_DEVICE);
 }
 
+CUresult cuCtxGetCurrent(void **ctx)
+{
+    if (!ctx)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    *ctx = current;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuCtxSetCurrent(void *ctx)
 {
     if (ctx && ctx_dev(ctx) < 0)

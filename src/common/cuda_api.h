@@ -1,14 +1,14 @@
-/* cuda_internal.h - the runtime's CUDA devices: the driver API and cuBLAS,
- * loaded with dlopen (no CUDA header or library is needed to build), shared
- * by the backend (src/runtime/cuda_backend.c) and the library's CUDA kernels
- * (src/kernels/cuda_ops.c). Signatures follow the public CUDA driver API
- * and cuBLAS references; only what is used is declared. Never installed. */
-#ifndef SYNOR_CUDA_INTERNAL_H
-#define SYNOR_CUDA_INTERNAL_H
+/* cuda_api.h - the CUDA driver API and cuBLAS, loaded with dlopen (no CUDA
+ * header or library is needed to build): shared by the runtime's CUDA
+ * backend (src/runtime/cuda_backend.c: contexts, streams, memory), the
+ * library's CUDA kernels (src/kernels/cuda_ops.c: launches, cuBLAS) and
+ * bench/bench_gpu_gemm.c (cuBLAS alone). Signatures follow the public CUDA
+ * driver API and cuBLAS references; only what is used is declared. Never
+ * installed. */
+#ifndef SYNOR_CUDA_API_H
+#define SYNOR_CUDA_API_H
 
 #include <stddef.h>
-
-#include "runtime/runtime_internal.h"
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -48,6 +48,7 @@ typedef struct synor__cu_api {
     CUresult (*cuDeviceTotalMem)(size_t *, CUdevice);
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
     CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+    CUresult (*cuCtxGetCurrent)(CUcontext *);
     CUresult (*cuCtxSetCurrent)(CUcontext);
     CUresult (*cuStreamCreate)(CUstream *, unsigned);
     CUresult (*cuStreamDestroy)(CUstream);
@@ -76,36 +77,16 @@ typedef struct synor__cu_api {
                                   double *, int);
 } synor__cu_api;
 
-enum { SYNOR__CUK_RELU, SYNOR__CUK_GELU, SYNOR__CUK_SILU, SYNOR__CUK_COUNT };
-
-typedef struct synor__cu_dev {
-    const synor__cu_api *api;
-    CUdevice id;
-    CUcontext ctx;           /* the device's primary context */
-    CUstream stream;         /* kernels: the device's worker only */
-    CUstream xstream;        /* transfers: any thread, synchronous */
-    cublasHandle_t blas;     /* NULL: cuBLAS not loadable (GEMM then fails over) */
-    CUmodule module;         /* the element-wise kernels (PTX built by nvcc) */
-    CUfunction k[SYNOR__CUK_COUNT];
-    size_t mem;
-    char product[128];
-    synor__device *dev;
-} synor__cu_dev;
-
-typedef struct synor__cu_state {
-    synor__cu_api api;
-    unsigned n;
-    synor__cu_dev d[SYNOR__MAX_DEVICES];
-} synor__cu_state;
-
-/* cuda_backend.c: loads libcuda.so.1 (required symbols; 0, or -1 and
- * nothing loaded) and cuBLAS (optional: a->blas NULL without it); unload
- * closes both. Also used by bench/bench_gpu_gemm.c for cuBLAS alone. */
-int synor__cuda_api_load(synor__cu_api *a);
+/* Loads libcuda.so.1 (required symbols; 0, or -1 and nothing loaded) and,
+ * with `blas`, cuBLAS (optional: a->blas NULL without it); unload closes
+ * what was loaded. dlopen counts references: each user loads its own. */
+int synor__cuda_api_load(synor__cu_api *a, int blas);
 void synor__cuda_api_unload(synor__cu_api *a);
 
-/* cuda_ops.c */
-extern const char synor__cuda_ptx[]; /* "" when nvcc was not found at build time */
-int synor__cu_fail(synor__cu_dev *cd, const char *what, CUresult e);
+/* The driver's name of a CUresult ("CUDA_ERROR_ILLEGAL_ADDRESS"). */
+const char *synor__cuda_error_name(const synor__cu_api *a, CUresult e);
+/* Errors after which the context is unusable (illegal address, launch
+ * failure, device lost): the device must stop taking work. */
+int synor__cuda_error_is_sticky(CUresult e);
 
 #endif
