@@ -126,6 +126,41 @@ static void tiled_gemm_case(uint64_t cuda_memory)
     ASSERT(*copies > copies0);
     ASSERT_EQ(*errors, errors0); /* the backend never made a call the mock refused */
     if (cuda_memory) {
+        /* Placement decided where the tiles above ran (a loaded machine
+         * may leave the GPU few of them): eight more GEMMs of their own
+         * 64 KiB tiles, placed on the GPU, need 1.5 MiB there - more than
+         * its 1 MiB, whatever the timing. */
+        enum { T = 128, G = 8 };
+        float *x = malloc((size_t)G * 3 * T * T * 4);
+        ASSERT(x);
+        synor_handle *h[G * 3];
+        for (size_t i = 0; i < (size_t)G * 3 * T * T; i++)
+            x[i] = (float)(i % 7) - 3.0f;
+        for (int i = 0; i < G * 3; i++) {
+            synor_handle_desc d = {.ptr = x + (size_t)i * T * T, .dtype = SYNOR_DTYPE_FP32,
+                                   .ndim = 2, .shape = {T, T}, .ld = T};
+            ASSERT_OK(synor_handle_register(rt, &d, &h[i]));
+        }
+        for (int g = 0; g < G; g++) {
+            synor__gemm_args ga = {0, 0, 1.0, 0.0};
+            synor_task_spec t = {.kernel = &synor__kernel_gemm, .ndata = 3,
+                                 .data = {h[3 * g], h[3 * g + 1], h[3 * g + 2]},
+                                 .mode = {SYNOR_ACCESS_R, SYNOR_ACCESS_R, SYNOR_ACCESS_W},
+                                 .args = &ga, .args_size = sizeof ga, .device = cu + 1};
+            ASSERT_OK(synor_task_submit(rt, &t));
+        }
+        ASSERT_OK(synor_runtime_wait_all(rt));
+        for (int i = 0; i < G * 3; i++)
+            ASSERT_OK(synor_handle_unregister(h[i]));
+        float want[T * T];
+        for (int g = 0; g < G; g++) {
+            const float *ga = x + (size_t)3 * g * T * T, *gb = ga + T * T, *gc = gb + T * T;
+            cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, T, T, 1.0f, ga, T, gb, T,
+                        0.0f, want, T);
+            for (int i = 0; i < T * T; i++)
+                ASSERT(fabsf(gc[i] - want[i]) < 1e-3f);
+        }
+        free(x);
         synor_runtime_stats st;
         synor_runtime_get_stats(rt, &st);
         ASSERT(st.evictions > 0);
