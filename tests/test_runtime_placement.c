@@ -189,47 +189,66 @@ TEST(a_model_saved_by_one_run_places_the_next_from_its_first_task)
     rmdir(dir);
 }
 
-/* The model is shared by the runtimes below: the first calibrates it. */
-static int count_on_gpu(synor_perfmodel *pm, synor_place_policy policy, double cpu_w,
-                        double gpu_w, int64_t cpu_price, int64_t gpu_price, int *total)
+/* Each run below places by a model seeded with 32 samples per device - 15
+ * ms on the CPU, 10 ms on the GPU - so that it does not depend on how long
+ * a sleep takes on a loaded machine: a run's own samples (at most 10)
+ * cannot move the median of a 32-sample window. The footprint is the one
+ * a calibration run recorded for the sleeper's data. */
+static int count_on_gpu(uint64_t fp, synor_place_policy policy, double cpu_w, double gpu_w,
+                        int64_t cpu_price, int64_t gpu_price, int *total)
 {
-    synor_runtime *rt = make(pm, policy);
-    if (!rt)
+    synor_perfmodel *pm = NULL;
+    if (synor_perfmodel_create(&pm) < 0)
         return -1;
-    if (synor_runtime_device_set_rates(rt, 0, cpu_w, cpu_price) < 0 ||
+    synor_runtime *rt = make(pm, policy);
+    synor_runtime_device_info gi;
+    if (!rt || synor_runtime_device_get(rt, 1, &gi) < 0 ||
+        synor_runtime_device_set_rates(rt, 0, cpu_w, cpu_price) < 0 ||
         synor_runtime_device_set_rates(rt, 1, gpu_w, gpu_price) < 0) {
         synor_runtime_destroy(rt);
+        synor_perfmodel_destroy(pm);
         return -1;
+    }
+    for (int k = 0; k < SYNOR_PERFMODEL_WINDOW; k++) {
+        synor_perfmodel_record(pm, "sleep", fp, "cpu", 0.015);
+        synor_perfmodel_record(pm, "sleep", fp, gi.name, 0.010);
     }
     sleeper s = {.cpu_us = 15000, .gpu_us = 10000, .gpu_outlier_at = -1};
     int rc = run_tasks(rt, &s, 10, 1);
     synor_runtime_destroy(rt);
+    synor_perfmodel_destroy(pm);
     *total = atomic_load(&s.ran_cpu) + atomic_load(&s.ran_gpu);
     return rc < 0 ? rc : atomic_load(&s.ran_gpu);
 }
 
 TEST(energy_and_money_policies_follow_the_device_rates)
 {
+    /* The footprint of the sleeper's tasks, from a calibration run. */
     synor_perfmodel *pm = NULL;
     ASSERT_OK(synor_perfmodel_create(&pm));
+    synor_runtime *rt = make(pm, SYNOR_PLACE_EARLIEST_FINISH);
+    ASSERT(rt);
+    sleeper cal = {.cpu_us = 1000, .gpu_us = 1000, .gpu_outlier_at = -1};
+    ASSERT_OK(run_tasks(rt, &cal, 4, 1));
+    synor_runtime_destroy(rt);
+    found fc = entry(pm, "cpu");
+    ASSERT_EQ(fc.n, 1);
+    uint64_t fp = fc.e.footprint;
+    synor_perfmodel_destroy(pm);
     int total = 0;
-    /* Calibration: 15 ms on the CPU, 10 ms on the GPU. */
-    ASSERT(count_on_gpu(pm, SYNOR_PLACE_EARLIEST_FINISH, 0, 0, 0, 0, &total) >= 0);
-    ASSERT(entry(pm, "cpu").e.calibrated);
     /* Earliest finish: the GPU, every time. */
-    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_EARLIEST_FINISH, 50, 700, 0, 0, &total), 10);
+    ASSERT_EQ(count_on_gpu(fp, SYNOR_PLACE_EARLIEST_FINISH, 50, 700, 0, 0, &total), 10);
     /* Energy: the CPU finishes within twice the GPU's time and spends
      * 15 ms x 50 W = 0.75 J against 10 ms x 700 W = 7 J. */
-    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_ENERGY, 50, 700, 0, 0, &total), 0);
+    ASSERT_EQ(count_on_gpu(fp, SYNOR_PLACE_ENERGY, 50, 700, 0, 0, &total), 0);
     ASSERT_EQ(total, 10);
     /* Reverse the watts: the GPU again. */
-    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_ENERGY, 700, 50, 0, 0, &total), 10);
+    ASSERT_EQ(count_on_gpu(fp, SYNOR_PLACE_ENERGY, 700, 50, 0, 0, &total), 10);
     /* Money: the GPU costs 4x as much per hour, the CPU 1.5x as long. */
-    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_MONEY, 0, 0, 1000000, 4000000, &total), 0);
-    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_MONEY, 0, 0, 4000000, 1000000, &total), 10);
+    ASSERT_EQ(count_on_gpu(fp, SYNOR_PLACE_MONEY, 0, 0, 1000000, 4000000, &total), 0);
+    ASSERT_EQ(count_on_gpu(fp, SYNOR_PLACE_MONEY, 0, 0, 4000000, 1000000, &total), 10);
     /* Rates unknown (0): both policies keep the earliest finish. */
-    ASSERT_EQ(count_on_gpu(pm, SYNOR_PLACE_ENERGY, 0, 0, 0, 0, &total), 10);
-    synor_perfmodel_destroy(pm);
+    ASSERT_EQ(count_on_gpu(fp, SYNOR_PLACE_ENERGY, 0, 0, 0, 0, &total), 10);
 }
 
 /* ------------------------------------------------ data placement hints */
