@@ -2,6 +2,7 @@
  * written by hand, the text report with its baseline comparison and
  * timeline, the Chrome trace-event export (valid JSON, one event per task
  * and transfer) and the SVG Gantt chart (runs merged). */
+#include "common/common.h"
 #include "json/json.h"
 #include "synor.h"
 #include "test.h"
@@ -223,5 +224,50 @@ TEST(narrow_timeline)
     synor_trace_destroy(t);
 }
 
+/* Long product names with characters of several bytes: the Chrome export
+ * stays JSON (a fixed label buffer once cut a character in two) and the
+ * text report shortens between characters. */
+TEST(long_utf8_products)
+{
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__buf_puts(&b, "{\"format\": \"synor-trace/1\", \"workload\": \"w\", \"fabric\": \"f\", "
+                        "\"strategy\": \"s\", \"currency\": \"USD\", \"makespan_s\": 1, "
+                        "\"energy_active_j\": 0, \"energy_idle_j\": 0, \"money_micro\": 0, "
+                        "\"devices\": [{\"name\": \"cpu\", \"product\": \"");
+    for (int i = 0; i < 150; i++)
+        synor__buf_puts(&b, "\xc3\xa9"); /* e acute, 2 bytes */
+    synor__buf_puts(&b, "\", \"kind\": \"cpu\", \"simulated\": true, \"idle_w\": 0, "
+                        "\"price_micro\": 0}], \"tasks\": [{\"id\": \"a\", \"op\": \"matmul\", "
+                        "\"device\": 0, \"start\": 0, \"end\": 1, \"energy_j\": 0}], "
+                        "\"transfers\": []}");
+    char *text = synor__buf_take(&b);
+    synor_trace *t = load(text);
+    ASSERT(t);
+    char *c = synor_report_chrome(t);
+    ASSERT(c);
+    synor__jdoc *d;
+    ASSERT_OK(synor__json_parse(c, strlen(c), "chrome", &d));
+    synor__jdoc_free(d);
+    ASSERT_CONTAINS(c, "(simulated)");
+    free(c);
+    char *r = synor_report_text(t, NULL);
+    ASSERT(r);
+    const char *row = strstr(r, "  cpu ");
+    ASSERT(row);
+    const char *dots = strstr(row, "...");
+    ASSERT(dots);
+    /* every byte before the dots is part of a whole two-byte character */
+    const char *p = row + 13;
+    ASSERT((dots - p) % 2 == 0 && dots - p >= 30);
+    ASSERT_CONTAINS(dots, " simulated ");
+    for (; p < dots; p += 2)
+        ASSERT((unsigned char)p[0] == 0xc3 && (unsigned char)p[1] == 0xa9);
+    free(r);
+    synor__free(text);
+    synor_trace_destroy(t);
+}
+
 TEST_MAIN(usage_per_device, text_report_with_baseline, chrome_trace_is_valid_json,
-          svg_gantt_merges_runs, bad_traces, real_run_report_is_honest, narrow_timeline)
+          svg_gantt_merges_runs, bad_traces, real_run_report_is_honest, narrow_timeline,
+          long_utf8_products)

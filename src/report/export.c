@@ -76,11 +76,21 @@ char *synor_report_chrome(const synor_trace *t)
     meta(&w, 1, 0, "process_name", "devices");
     meta(&w, 2, 0, "process_name", "transfers");
     for (size_t p = 0; p < t->n_devices; p++) {
-        char name[300], runs_on[64];
+        /* the whole label, however long: a fixed buffer once cut it inside
+         * a UTF-8 character, and the export was no longer JSON */
+        char runs_on[64];
         synor__report_runs_on(&t->devices[p], runs_on, sizeof runs_on);
-        snprintf(name, sizeof name, "%s: %s (%s)", t->devices[p].name, t->devices[p].product,
-                 runs_on);
+        synor__buf label;
+        synor__buf_init(&label);
+        synor__buf_printf(&label, "%s: %s (%s)", t->devices[p].name, t->devices[p].product,
+                          runs_on);
+        char *name = synor__buf_take(&label);
+        if (!name) {
+            b.failed = 1;
+            break;
+        }
         meta(&w, 1, p, "thread_name", name);
+        synor__free(name);
     }
     /* links get thread ids in order of first use */
     const char **links = synor__calloc(t->n_transfers + 1, sizeof *links);

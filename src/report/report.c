@@ -34,8 +34,12 @@ void synor__report_shorten(const char *s, char *buf, size_t n)
             buf[0] = '\0';
         return;
     }
-    memcpy(buf, s, n - 4);
-    memcpy(buf + n - 4, "...", 4);
+    /* cut before a UTF-8 continuation byte, never inside a character */
+    size_t keep = n - 4;
+    while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
+        keep--;
+    memcpy(buf, s, keep);
+    memcpy(buf + keep, "...", 4);
 }
 
 void synor__report_runs_on(const synor_trace_device *d, char *buf, size_t n)
