@@ -48,7 +48,7 @@
  * the library's, 1,000,000 records; 0 = never, so recovery replays the
  * whole journal).
  *
- * For side-by-side runs with another order book (bench/run_market_peer.sh):
+ * For side-by-side runs with another order book (docs/BENCHMARKS.md, "Peer"):
  * --dump-stream FILE writes the generated stream to FILE (format below) and
  * prints what the stream does to this market (trades, volume, self-trade
  * cancels, amends that kept priority) from an extra, untimed replay;

@@ -149,5 +149,10 @@ check salvage     [ "$(rc M2 replay --salvage)" = 0 ]
 check salvage-tx  grep -q '"recovery":".*salvaged' "$tmp/out"
 check after-salv  [ "$(rc M2 replay)" = 0 ]
 
+# the project keeps no other project's code and no script that fetches or
+# builds one (a peer is measured outside the tree; docs/BENCHMARKS.md says how)
+check no-peer-code sh -c "! grep -rlE 'git clone|g\+\+|clang\+\+|curl |wget ' '$SRC/bench' '$SRC/scripts'"
+check no-peer-dir [ ! -e "$SRC/bench/peer" ]
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
