@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "market/market_internal.h" /* synor__market_invariants */
 #include "synor.h"
 #include "test.h"
 

@@ -326,6 +326,7 @@ TEST(differential_against_reference_book)
         for (int i = 0; i < 4000; i++) {
             synor_market_cmd c = random_cmd(&next_id, 2, 4);
             ASSERT_OK(synor_market_submit(f.m, &c));
+            ASSERT_OK(synor__market_invariants(f.m));
             ref_submit(&r, &c);
         }
         if (f.log.n != r.n_ev)
@@ -480,6 +481,7 @@ TEST(region_sets_against_reference_book_and_journal)
             ASSERT_OK(synor_market_submit(f.m, &c));
             ASSERT_OK(synor_market_submit(fj.m, &c));
             ASSERT_OK(synor_market_commit(fj.m));
+            ASSERT_OK(synor__market_invariants(f.m));
             ref_submit(&r, &c);
         }
         if (f.log.n != r.n_ev)

@@ -101,7 +101,14 @@ typedef struct mexpiry {
     uint64_t id;
 } mexpiry;
 
-typedef struct mjournal mjournal; /* journal.c */
+typedef struct mjournal mjournal; /* check.c: 0 if every invariant of the state holds (books sorted, level
+ * FIFOs linked and counted, every open order in its level, the id map and,
+ * with an expiry, the expiry heap; fields in range; leases, candles and
+ * names consistent), else SYNOR_ESTATE naming the first broken one. Never
+ * changes the market; for tests, fuzzers and restored snapshots. */
+int synor__market_invariants(const synor_market *m);
+
+/* journal.c */
 
 struct synor_market {
     synor_market_config cfg;
@@ -211,6 +218,13 @@ int synor__add_resource_raw(synor_market *m, const char *key, uint32_t *index);
 int synor__add_owner_raw(synor_market *m, const char *name, uint32_t *id);
 int synor__add_zone_raw(synor_market *m, const char *name, uint32_t *id);
 uint32_t synor__n_candles(const synor_market *m);
+
+/* check.c: 0 if every invariant of the state holds (books sorted, level
+ * FIFOs linked and counted, every open order in its level, the id map and,
+ * with an expiry, the expiry heap; fields in range; leases, candles and
+ * names consistent), else SYNOR_ESTATE naming the first broken one. Never
+ * changes the market; for tests, fuzzers and restored snapshots. */
+int synor__market_invariants(const synor_market *m);
 
 /* journal.c */
 int synor__journal_open(synor_market *m);
