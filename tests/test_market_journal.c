@@ -340,6 +340,89 @@ TEST(periodic_snapshots_bound_the_journal)
     rm_rf(dir);
 }
 
-TEST_MAIN(recovery_restores_identical_state, corruption_inside_the_journal_is_refused_or_salvaged,
+/* tests/data/market-journal-v1.log was written by the version before
+ * issue 10 from market-journal-v1.jsonl (the CLI's batch): it holds
+ * rejected commands (each took a sequence number then, and one moved the
+ * time so that an order expired), an id used again after its order filled,
+ * a self-trade cancel of an order the bid could not have traded with, and
+ * a reclaim with nothing leased. It must recover to the state that version
+ * reached (its `replay` printed seq 17 and these two orders). */
+TEST(a_journal_of_the_previous_version_recovers_as_it_was)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp '%s/tests/data/market-journal-v1.log' '%s/journal.log'",
+             SYNOR_SOURCE_DIR, dir);
+    ASSERT_EQ(system(cmd), 0);
+    fx f;
+    memset(&f, 0, sizeof f);
+    synor_market_config cfg;
+    synor_market_config_init(&cfg);
+    cfg.dir = dir;
+    cfg.replay_events = 1;
+    cfg.on_event = on_event;
+    cfg.user_data = &f.log;
+    ASSERT_OK(synor_market_open(&cfg, &f.m));
+    ASSERT_EQ(synor_market_seq(f.m), 17);
+    ASSERT_EQ(synor_market_time(f.m), 1021);
+    uint32_t gpu;
+    ASSERT_OK(synor_market_find_resource(f.m, "gpu/nvidia-h100-sxm/eu-west", &gpu));
+    synor_market_order o[4];
+    size_t n;
+    ASSERT_OK(synor_market_orders(f.m, gpu, SYNOR_BID, o, 4, &n));
+    ASSERT(n == 1 && o[0].id == 21 && o[0].qty == 4 && o[0].price == 90);
+    ASSERT_OK(synor_market_orders(f.m, gpu, SYNOR_ASK, o, 4, &n));
+    ASSERT(n == 1 && o[0].id == 1 && o[0].qty == 2 && o[0].price == 110);
+    synor_market_prices p;
+    ASSERT_OK(synor_market_prices_get(f.m, gpu, &p));
+    ASSERT(p.has_last && p.last_price == 110 && p.last_qty == 1);
+    ASSERT_EQ(p.volume_total, 6);
+    ASSERT_EQ(p.trades_total, 2);
+    /* the events of the applied commands, as that version printed them */
+    static const struct { int kind; uint64_t seq, id; } want[] = {
+        {SYNOR_EV_ACCEPTED, 3, 1},   {SYNOR_EV_ACCEPTED, 5, 2},  {SYNOR_EV_TRADE, 5, 2},
+        {SYNOR_EV_ACCEPTED, 7, 1},   {SYNOR_EV_REPUTATION, 9, 0}, {SYNOR_EV_ACCEPTED, 10, 10},
+        {SYNOR_EV_ACCEPTED, 11, 11}, {SYNOR_EV_CANCELLED, 11, 10}, {SYNOR_EV_TRADE, 11, 11},
+        {SYNOR_EV_ACCEPTED, 15, 20}, {SYNOR_EV_EXPIRED, 16, 20}, {SYNOR_EV_ACCEPTED, 17, 21}};
+    size_t k = 0;
+    for (size_t i = 0; i < f.log.n; i++) {
+        if (f.log.ev[i].kind == SYNOR_EV_REJECTED)
+            continue;
+        ASSERT(k < SYNOR__ARRAY_LEN(want));
+        if ((int)f.log.ev[i].kind != want[k].kind || f.log.ev[i].seq != want[k].seq ||
+            f.log.ev[i].order_id != want[k].id)
+            TEST__FAIL("event %zu: kind %d seq %llu id %llu, that version gave %d %llu %llu", k,
+                       f.log.ev[i].kind, (unsigned long long)f.log.ev[i].seq,
+                       (unsigned long long)f.log.ev[i].order_id, want[k].kind,
+                       (unsigned long long)want[k].seq, (unsigned long long)want[k].id);
+        k++;
+    }
+    ASSERT_EQ(k, SYNOR__ARRAY_LEN(want));
+    ASSERT_OK(synor__market_invariants(f.m));
+    /* it goes on from there, and reopens to the same state */
+    uint32_t bob;
+    ASSERT_OK(synor_market_find_owner(f.m, "bob", &bob));
+    synor_market_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = SYNOR_CMD_CANCEL;
+    c.time = 1030;
+    c.order_id = 21;
+    c.owner = bob;
+    ASSERT_OK(synor_market_submit(f.m, &c));
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m);
+    synor_market_close(f.m);
+    cfg.replay_events = 0;
+    ASSERT_OK(synor_market_open(&cfg, &f.m));
+    ASSERT(synor_market_state_hash(f.m) == h);
+    ASSERT_EQ(synor_market_seq(f.m), 18);
+    synor_market_close(f.m);
+    free(f.log.ev);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ASSERT_EQ(system(cmd), 0);
+}
+
+TEST_MAIN(recovery_restores_identical_state, a_journal_of_the_previous_version_recovers_as_it_was, corruption_inside_the_journal_is_refused_or_salvaged,
           periodic_snapshots_bound_the_journal, torn_and_corrupt_tails_are_dropped,
           crash_loses_no_acknowledged_command, interruptible_discount_and_lease_durability)

@@ -107,4 +107,104 @@ TEST(random_streams_with_leases_keep_the_invariants)
     rm_rf(dir);
 }
 
-TEST_MAIN(invariants_catch_a_broken_book, random_streams_with_leases_keep_the_invariants)
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* Issue 10, item 2: every rejected command - a bad price or quantity, an
+ * unknown order, a reputation above 100, a reclaim with nothing leased, a
+ * time running backwards - produces one REJECTED event (with no sequence
+ * number) and changes nothing: not the state hash, not the sequence, not
+ * the market's time (so nothing expires), not the journal. */
+TEST(a_rejected_command_changes_nothing)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    char journal[256];
+    snprintf(journal, sizeof journal, "%s/journal.log", dir);
+    fx f;
+    T = 1000;
+    ASSERT_OK(fx_open(&f, dir));
+    synor_market_cmd a = place(1, f.alice, f.gpu, SYNOR_ASK, 1000, 10, SYNOR_GTC);
+    a.expires = a.time + 50; /* before the time of the rejected commands */
+    ASSERT_OK(submit(&f, a));
+    ASSERT_OK(submit(&f, place(2, f.bob, f.gpu, SYNOR_BID, 900, 5, SYNOR_GTC)));
+    synor_market_cmd i = place(3, f.carol, f.tpu, SYNOR_ASK, 100, 5, SYNOR_GTC);
+    i.interruptible = 1;
+    ASSERT_OK(submit(&f, i));
+    ASSERT_OK(submit(&f, place(4, f.dave, f.tpu, SYNOR_BID, 100, 2, SYNOR_GTC))); /* a lease */
+    ASSERT_OK(synor_market_commit(f.m));
+    ASSERT_EQ(synor_market_lease_count(f.m), 1);
+    uint64_t t0 = T;
+    synor_market_cmd bad[16];
+    int reasons[16], k = 0;
+    bad[k] = place(9, f.bob, f.gpu, SYNOR_BID, 0, 5, SYNOR_GTC); /* --price 0 */
+    bad[k].type = SYNOR_LIMIT;
+    reasons[k++] = SYNOR_REASON_BAD_PRICE;
+    bad[k] = place(9, f.bob, f.gpu, SYNOR_BID, 1000, 0, SYNOR_GTC);
+    reasons[k++] = SYNOR_REASON_BAD_QUANTITY;
+    bad[k] = simple(SYNOR_CMD_CANCEL, 12345, f.alice, 0, 0);
+    reasons[k++] = SYNOR_REASON_UNKNOWN_ORDER;
+    bad[k] = simple(SYNOR_CMD_REPUTATION, 0, f.alice, 0, 0);
+    bad[k].reputation = 101;
+    reasons[k++] = SYNOR_REASON_BAD_FIELD;
+    bad[k] = simple(SYNOR_CMD_RECLAIM, 0, f.alice, 0, 3); /* alice leases nothing */
+    bad[k].resource = f.gpu;
+    reasons[k++] = SYNOR_REASON_NOTHING_LEASED;
+    bad[k] = simple(SYNOR_CMD_RECLAIM, 0, f.carol, 0, 3); /* carol leases on the TPU only */
+    bad[k].resource = f.gpu;
+    reasons[k++] = SYNOR_REASON_NOTHING_LEASED;
+    bad[k] = place(9, f.bob, f.gpu, SYNOR_BID, 1000, 5, SYNOR_GTC);
+    bad[k].time = 1;
+    reasons[k++] = SYNOR_REASON_TIME_BACKWARDS;
+    bad[k] = simple(SYNOR_CMD_AMEND, 2, f.bob, 900, SYNOR__MAX_QTY + 1);
+    reasons[k++] = SYNOR_REASON_BAD_QUANTITY;
+    bad[k] = simple(SYNOR_CMD_CANCEL, 2, f.alice, 0, 0);
+    reasons[k++] = SYNOR_REASON_NOT_OWNER;
+    bad[k] = place(9, f.bob, f.gpu, SYNOR_BID, 1000, 5, SYNOR_GTC);
+    bad[k].expires = bad[k].time;
+    reasons[k++] = SYNOR_REASON_BAD_EXPIRY;
+    for (int n = 0; n < k; n++) {
+        if (bad[n].time != 1)
+            bad[n].time = t0 + 100; /* after alice's expiry: a rejection must not expire it */
+        uint64_t h = synor_market_state_hash(f.m), seq = synor_market_seq(f.m);
+        uint64_t now = synor_market_time(f.m);
+        off_t size = file_size(journal);
+        size_t mark = f.log.n;
+        ASSERT_OK(synor_market_submit(f.m, &bad[n]));
+        ASSERT_OK(synor_market_commit(f.m));
+        if (f.log.n != mark + 1 || f.log.ev[mark].kind != SYNOR_EV_REJECTED)
+            TEST__FAIL("case %d: %zu events, the first of kind %d", n, f.log.n - mark,
+                       f.log.n > mark ? (int)f.log.ev[mark].kind : -1);
+        if (f.log.ev[mark].reason != reasons[n])
+            TEST__FAIL("case %d: reason %s, expected %s", n,
+                       synor_market_reason_name(f.log.ev[mark].reason),
+                       synor_market_reason_name(reasons[n]));
+        ASSERT_EQ(f.log.ev[mark].seq, 0);
+        if (synor_market_state_hash(f.m) != h || synor_market_seq(f.m) != seq ||
+            synor_market_time(f.m) != now || file_size(journal) != size)
+            TEST__FAIL("case %d (%s) changed the market: seq %llu -> %llu, time %llu -> %llu, "
+                       "journal %lld -> %lld bytes",
+                       n, synor_market_reason_name(reasons[n]), (unsigned long long)seq,
+                       (unsigned long long)synor_market_seq(f.m), (unsigned long long)now,
+                       (unsigned long long)synor_market_time(f.m), (long long)size,
+                       (long long)file_size(journal));
+    }
+    synor_market_order o;
+    ASSERT_OK(synor_market_order_get(f.m, 1, &o)); /* not expired by a rejection */
+    /* an accepted command at the same time does expire it */
+    ASSERT_OK(submit(&f, simple(SYNOR_CMD_CANCEL, 2, f.bob, 0, 0)));
+    ASSERT(synor_market_order_get(f.m, 1, &o) < 0);
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m);
+    fx_close(&f);
+    ASSERT_OK(fx_open(&f, dir));
+    ASSERT(synor_market_state_hash(f.m) == h);
+    fx_close(&f);
+    rm_rf(dir);
+}
+
+TEST_MAIN(invariants_catch_a_broken_book, random_streams_with_leases_keep_the_invariants,
+          a_rejected_command_changes_nothing)

@@ -127,7 +127,8 @@ typedef struct synor_market_cmd {
     X(OUTBID, 17, "preempted by a higher bid")                         \
     X(ON_DEMAND, 18, "preempted by on-demand demand")                  \
     X(PREEMPTION_DEADLINE, 19, "the preemption warning period ended")  \
-    X(LEASE_TERM, 20, "the lease's term ended")
+    X(LEASE_TERM, 20, "the lease's term ended")                        \
+    X(NOTHING_LEASED, 21, "the provider has no running lease of this resource")
 
 typedef enum synor_market_reason {
 #define SYNOR__MR_ENUM(n, v, d) SYNOR_REASON_##n = (v),
@@ -140,7 +141,7 @@ const char *synor_market_reason_text(int reason); /* "quantity must be positive"
 
 typedef enum synor_market_event_kind {
     SYNOR_EV_ACCEPTED = 1,  /* PLACE validated; trades may follow */
-    SYNOR_EV_REJECTED = 2,  /* nothing changed; see reason */
+    SYNOR_EV_REJECTED = 2,  /* nothing changed (seq 0); see reason */
     SYNOR_EV_TRADE = 3,     /* order_id = taker, maker_id = resting order */
     SYNOR_EV_CANCELLED = 4, /* see reason: USER, SELF_TRADE, IOC_REMAINDER, FOK_UNFILLABLE */
     SYNOR_EV_EXPIRED = 5,
@@ -164,7 +165,8 @@ typedef enum synor_market_event_kind {
 
 typedef struct synor_market_event {
     synor_market_event_kind kind;
-    uint64_t seq;       /* sequence number of the command that caused it */
+    uint64_t seq;       /* sequence number of the command that caused it;
+                           0 for REJECTED: a rejected command takes none */
     uint64_t time;
     uint64_t order_id;
     uint32_t owner;
@@ -253,14 +255,23 @@ const char *synor_market_owner_name(const synor_market *m, uint32_t id);       /
 int synor_market_find_resource(const synor_market *m, const char *key, uint32_t *index);
 int synor_market_find_owner(const synor_market *m, const char *name, uint32_t *id);
 
-/* Applies one command: journals it (when durable), then matches; events go
- * to cfg->on_event. A bad command is not an error of the call: it produces a
- * REJECTED event and changes nothing. Returns 0, or a negative SYNOR_E* for
- * journal I/O errors or out of memory (then the market must be reopened). */
+/* Applies one command: checks it in full, journals it (when durable), then
+ * matches; events go to cfg->on_event. A bad command is not an error of the
+ * call: it produces one REJECTED event and changes nothing - no sequence
+ * number, no journal record, and not the market's time (nothing expires
+ * because of it). Returns 0; or a negative SYNOR_E*: out of memory before
+ * any change (nothing changed), or out of memory half-way through a
+ * command (its journal record is withdrawn, so the journal holds exactly
+ * the commands before it, and the market answers SYNOR_ESTATE until it is
+ * closed and reopened); SYNOR_ESTATE after such a failure or a failed
+ * commit. */
 int synor_market_submit(synor_market *m, const synor_market_cmd *cmd);
 
 /* Writes pending journal records and applies the fsync policy. Events
- * delivered before this call returns 0 are acknowledged (durable). */
+ * delivered before this call returns 0 are acknowledged (durable). A failed
+ * write may have been partial: the market then refuses further commands and
+ * commits (SYNOR_ESTATE) until it is reopened, and recovery cuts the torn
+ * tail. */
 int synor_market_commit(synor_market *m);
 
 /* Writes a snapshot (atomically: temporary file, fsync, rename) so that

@@ -6,7 +6,8 @@
  *     with no orders may remain (count 0) and are skipped by every reader;
  *   - every open order is in exactly one level FIFO and in the id map;
  *   - a command either is rejected with no change at all, or is applied
- *     completely; validation happens before the first change.
+ *     completely: validate.c decides before anything changes, so the
+ *     functions here apply commands that are known to be acceptable.
  * Event order for a PLACE: ACCEPTED, then TRADE/CANCELLED(SELF_TRADE) in
  * matching order, then CANCELLED(IOC_REMAINDER) if any part is left and the
  * order may not rest. */
@@ -213,6 +214,8 @@ int synor__reject(synor_market *m, const synor_market_cmd *c, int reason)
     if (synor__quiet(m))
         return 0;
     synor_market_event ev = synor__event(m, SYNOR_EV_REJECTED);
+    ev.seq = 0; /* a rejected command is not in the sequence */
+    ev.time = c->time;
     ev.order_id = c->order_id;
     ev.owner = c->owner;
     ev.resource = c->resource;
@@ -422,35 +425,10 @@ int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t pr
 static int apply_place(synor_market *m, const synor_market_cmd *c)
 {
     int limit = c->type == SYNOR_LIMIT;
-    if (c->resource >= m->n_res)
-        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE);
-    if (c->owner >= m->n_owners)
-        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
-    if ((unsigned)c->side > 1 || (unsigned)c->type > 1 || (unsigned)c->tif > 2 ||
-        c->min_reputation > 100 || c->order_id == 0 || c->zone > m->n_zones ||
-        (c->zones & ~(((uint64_t)2 << m->n_zones) - 2)))
-        return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
-    if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
-        return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
-    if (limit ? (c->price <= 0 || c->price >= SYNOR__MAX_PRICE) : c->price != 0)
-        return synor__reject(m, c, SYNOR_REASON_BAD_PRICE);
-    if (c->expires && c->expires <= c->time)
-        return synor__reject(m, c, SYNOR_REASON_BAD_EXPIRY);
-    if (synor__map_get(m, c->order_id))
-        return synor__reject(m, c, SYNOR_REASON_DUPLICATE_ID);
     uint32_t books[1 + SYNOR_MARKET_MAX_ALSO] = {c->resource};
     unsigned nb = 1;
-    if (c->n_also) {
-        if (c->n_also > SYNOR_MARKET_MAX_ALSO || c->side != SYNOR_BID)
-            return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
-        for (unsigned k = 0; k < c->n_also; k++) {
-            uint32_t r = c->also[k];
-            for (unsigned j = 0; j < nb; j++)
-                if (r >= m->n_res || r == books[j] || !synor__same_offer(m, r, c->resource))
-                    return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
-            books[nb++] = r;
-        }
-    }
+    for (unsigned k = 0; k < c->n_also; k++)
+        books[nb++] = c->also[k];
 
     morder tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -530,10 +508,6 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
 static int apply_cancel(synor_market *m, const synor_market_cmd *c)
 {
     uint32_t h = synor__map_get(m, c->order_id);
-    if (!h)
-        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_ORDER);
-    if (m->pool[h].owner != c->owner)
-        return synor__reject(m, c, SYNOR_REASON_NOT_OWNER);
     ev_order(m, SYNOR_EV_CANCELLED, &m->pool[h], SYNOR_REASON_USER, 0);
     remove_order(m, h);
     return 0;
@@ -558,15 +532,7 @@ static void emit_amended(synor_market *m, const morder *o, int kept)
 static int apply_amend(synor_market *m, const synor_market_cmd *c)
 {
     uint32_t h = synor__map_get(m, c->order_id);
-    if (!h)
-        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_ORDER);
     morder *o = &m->pool[h];
-    if (o->owner != c->owner)
-        return synor__reject(m, c, SYNOR_REASON_NOT_OWNER);
-    if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
-        return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
-    if (c->price <= 0 || c->price >= SYNOR__MAX_PRICE)
-        return synor__reject(m, c, SYNOR_REASON_BAD_PRICE);
     if (c->price == o->price && c->qty <= o->qty) {
         /* a pure reduction keeps time priority */
         mside *sd = &m->books[o->resource].side[o->side];
@@ -636,10 +602,6 @@ static int apply(synor_market *m, const synor_market_cmd *c)
     case SYNOR_CMD_AMEND:
         return apply_amend(m, c);
     case SYNOR_CMD_REPUTATION:
-        if (c->owner >= m->n_owners)
-            return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
-        if (c->reputation > 100)
-            return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
         m->owner_rep[c->owner] = c->reputation;
         if (!synor__quiet(m)) {
             synor_market_event ev = synor__event(m, SYNOR_EV_REPUTATION);
@@ -649,14 +611,8 @@ static int apply(synor_market *m, const synor_market_cmd *c)
         }
         return 0;
     case SYNOR_CMD_RECLAIM:
-        if (c->owner >= m->n_owners)
-            return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
-        if (c->resource >= m->n_res)
-            return synor__reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE);
-        if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
-            return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
         return synor__lease_reclaim(m, c->owner, c->resource, c->qty);
-    default:
-        return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
+    default: /* refused by synor__cmd_check */
+        return synor__error(SYNOR_EINVAL, "market: command kind %d", (int)c->kind);
     }
 }

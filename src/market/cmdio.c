@@ -19,8 +19,10 @@ size_t synor_market_event_json(const synor_market_event *e, long line, char *buf
     synor__jw_obj_begin(&w);
     synor__jw_key(&w, "event");
     synor__jw_str(&w, (unsigned)e->kind < SYNOR__ARRAY_LEN(kind_names) ? kind_names[e->kind] : "?");
-    synor__jw_key(&w, "seq");
-    synor__jw_uint(&w, e->seq);
+    if (e->seq) { /* a rejected command has none */
+        synor__jw_key(&w, "seq");
+        synor__jw_uint(&w, e->seq);
+    }
     if (line > 0) {
         synor__jw_key(&w, "line");
         synor__jw_int(&w, line);

@@ -36,6 +36,7 @@
 #define JOURNAL_MAGIC "SYNJRNL1"
 #define SNAP_MAGIC "SYNSNAP2" /* 2: leases have a term and a zone */
 #define MAX_RECORD (1u << 20)
+#define MAX_PAYLOAD 128 /* the largest record written: a command, or a name */
 
 struct mjournal {
     int fd;
@@ -195,44 +196,66 @@ static void decode_cmd(const unsigned char *p, size_t n, synor_market_cmd *c)
     }
 }
 
-static void append_record(mjournal *j, int type, uint64_t seq, const void *payload, size_t n)
+/* Appends one whole record to the batch, or nothing (out of memory). */
+static int append_record(mjournal *j, int type, uint64_t seq, const void *payload, size_t n)
 {
-    unsigned char hdr[17];
-    unsigned char body_head[9];
-    body_head[0] = (unsigned char)type;
-    put64(body_head + 1, seq);
-    uint32_t crc = synor__crc32c(0, body_head, 9);
-    /* CRC of the concatenation: continue over the payload */
-    crc = synor__crc32c(crc, payload, n);
-    put32(hdr, (uint32_t)(9 + n));
-    put32(hdr + 4, crc);
-    memcpy(hdr + 8, body_head, 9);
-    synor__buf_append(&j->pending, (const char *)hdr, 17);
-    synor__buf_append(&j->pending, payload, n);
+    unsigned char rec[17 + MAX_PAYLOAD];
+    if (n > MAX_PAYLOAD)
+        return synor__error(SYNOR_EINVAL, "market journal: a record of %zu bytes", n);
+    put32(rec, (uint32_t)(9 + n));
+    rec[8] = (unsigned char)type;
+    put64(rec + 9, seq);
+    memcpy(rec + 17, payload, n);
+    put32(rec + 4, synor__crc32c(0, rec + 8, 9 + n));
+    synor__buf_append(&j->pending, (const char *)rec, 17 + n);
+    if (j->pending.failed) {
+        j->pending.failed = 0; /* the append added nothing: the batch is whole */
+        return synor__error(SYNOR_ENOMEM, "market journal: out of memory");
+    }
     j->records++;
+    return 0;
 }
 
 int synor__journal_cmd(synor_market *m, const synor_market_cmd *c)
 {
     unsigned char p[CMD_PAYLOAD_ALSO];
     encode_cmd(p, c);
-    append_record(m->journal, SYNOR__REC_CMD, m->seq + 1, p,
-                  c->n_also ? CMD_PAYLOAD_ALSO : CMD_PAYLOAD);
-    if (m->journal->pending.failed)
-        return synor__error(SYNOR_ENOMEM, "market journal: out of memory");
-    if (m->cfg.fsync == SYNOR_FSYNC_EVERY)
-        return synor__journal_commit(m);
-    return 0;
+    return append_record(m->journal, SYNOR__REC_CMD, m->seq + 1, p,
+                         c->n_also ? CMD_PAYLOAD_ALSO : CMD_PAYLOAD);
+}
+
+synor__jmark synor__journal_mark(const synor_market *m)
+{
+    synor__jmark k = {0, 0};
+    if (m->journal) {
+        k.len = m->journal->pending.len;
+        k.records = m->journal->records;
+    }
+    return k;
+}
+
+void synor__journal_rewind(synor_market *m, synor__jmark k)
+{
+    if (m->journal && m->journal->pending.len >= k.len) {
+        m->journal->pending.len = k.len;
+        m->journal->records = k.records;
+    }
+}
+
+int synor__journal_name_at(synor_market *m, int type, const char *name, uint64_t seq)
+{
+    if (!m->journal)
+        return 0;
+    if (m->read_only)
+        return synor__error(SYNOR_ESTATE, "market: opened read-only");
+    return append_record(m->journal, type, seq, name, strlen(name));
 }
 
 int synor__journal_name(synor_market *m, int type, const char *name)
 {
-    if (!m->journal)
-        return 0;
-    append_record(m->journal, type, m->seq + 1, name, strlen(name));
-    if (m->journal->pending.failed)
-        return synor__error(SYNOR_ENOMEM, "market journal: out of memory");
-    return synor__journal_commit(m); /* registrations are rare: make them durable at once */
+    int rc = synor__journal_name_at(m, type, name, m->seq + 1);
+    /* registrations through the API are rare: durable at once */
+    return rc ? rc : synor__journal_commit(m);
 }
 
 static int write_all(int fd, const char *p, size_t n, const char *path)
@@ -600,7 +623,7 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
             if (type == SYNOR__REC_CMD && (pn == CMD_PAYLOAD || pn == CMD_PAYLOAD_ALSO)) {
                 synor_market_cmd c;
                 decode_cmd(pl, pn, &c);
-                rc = synor_market_submit(m, &c);
+                rc = synor__replay_cmd(m, &c);
             } else if ((type == SYNOR__REC_RESOURCE || type == SYNOR__REC_OWNER ||
                         type == SYNOR__REC_ZONE) && pn && pn < 64) {
                 char name[64];

@@ -309,23 +309,72 @@ const char *synor_market_owner_name(const synor_market *m, uint32_t id)
     return id < m->n_owners ? m->owner_names[id] : NULL;
 }
 
+/* Journals (when durable) and applies a command synor__cmd_check accepted.
+ * Nothing in a command can fail once it is checked but memory: then its
+ * record is taken back out of the journal's batch, so the journal holds
+ * exactly the commands before it, and the market refuses further commands
+ * (its memory may hold part of this one) until it is reopened. */
+static int apply_checked(synor_market *m, const synor_market_cmd *c)
+{
+    int journaled = m->journal && !m->replaying;
+    synor__jmark mark = {0, 0};
+    if (journaled) {
+        mark = synor__journal_mark(m);
+        int rc = synor__journal_cmd(m, c);
+        if (rc)
+            return rc; /* nothing changed */
+    }
+    m->cur_seq = m->seq + 1;
+    m->cur_time = c->time;
+    m->seq++;
+    m->last_time = c->time;
+    synor__market_expire(m, c->time);
+    int rc = synor__book_apply(m, c);
+    if (rc) {
+        if (journaled)
+            synor__journal_rewind(m, mark);
+        m->broken = 1;
+        return rc;
+    }
+    if (journaled && m->cfg.fsync == SYNOR_FSYNC_EVERY)
+        return synor_market_commit(m);
+    return 0;
+}
+
 int synor_market_submit(synor_market *m, const synor_market_cmd *c)
 {
     if (!m || !c)
         return synor__error(SYNOR_EINVAL, "synor_market_submit: NULL argument");
+    if (m->broken)
+        return synor__error(SYNOR_ESTATE, "market: an earlier command or commit failed; close "
+                                          "and reopen the market (recovery restores the state "
+                                          "of the journal)");
+    m->cur_seq = 0;
+    m->cur_time = c->time;
+    int why = synor__cmd_check(m, c);
+    if (why)
+        return synor__reject(m, c, why); /* changes nothing, journals nothing */
+    return apply_checked(m, c);
+}
+
+int synor__replay_cmd(synor_market *m, const synor_market_cmd *c)
+{
+    int why = synor__cmd_check(m, c);
+    if (why == SYNOR_REASON_TIME_BACKWARDS)
+        return synor__error(SYNOR_EPARSE, "market journal: a command of time %llu after one of "
+                                          "time %llu", (unsigned long long)c->time,
+                            (unsigned long long)m->last_time);
+    if (!why)
+        return apply_checked(m, c);
+    /* journals written before rejected commands stopped being journaled
+     * hold some: such a record keeps the sequence number and the time it
+     * took then, so that the records after it still follow */
     m->cur_seq = m->seq + 1;
     m->cur_time = c->time;
-    if (c->time < m->last_time) /* rejected without touching state or the journal */
-        return synor__reject(m, c, SYNOR_REASON_TIME_BACKWARDS);
-    if (m->journal && !m->replaying) {
-        int rc = synor__journal_cmd(m, c);
-        if (rc)
-            return rc;
-    }
     m->seq++;
     m->last_time = c->time;
     synor__market_expire(m, c->time);
-    return synor__book_apply(m, c);
+    return synor__reject(m, c, why);
 }
 
 int synor_market_commit(synor_market *m)
@@ -334,8 +383,15 @@ int synor_market_commit(synor_market *m)
         return synor__error(SYNOR_EINVAL, "synor_market_commit: NULL market");
     if (!m->journal)
         return 0;
+    if (m->broken)
+        return synor__error(SYNOR_ESTATE, "market: an earlier commit failed; close and reopen "
+                                          "the market");
     int rc = synor__journal_commit(m);
-    return rc ? rc : synor__journal_maybe_snapshot(m);
+    if (!rc)
+        rc = synor__journal_maybe_snapshot(m);
+    if (rc == SYNOR_EIO)
+        m->broken = 1; /* a write may have been partial: never append after it */
+    return rc;
 }
 
 int synor_market_snapshot(synor_market *m)

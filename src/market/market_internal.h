@@ -27,8 +27,11 @@
 
 __extension__ typedef __int128 synor__i128;
 
-#define SYNOR__MAX_PRICE ((int64_t)1 << 53)
-#define SYNOR__MAX_QTY ((int64_t)1 << 53)
+/* The largest price (ticks) and quantity (units) of a command, inclusive:
+ * 2^53 - 1, the largest integer every JSON reader (IEEE doubles included)
+ * holds exactly. */
+#define SYNOR__MAX_PRICE (((int64_t)1 << 53) - 1)
+#define SYNOR__MAX_QTY (((int64_t)1 << 53) - 1)
 #define SYNOR__DAY_NS (24ull * 3600 * 1000000000ull)
 
 typedef struct morder {
@@ -149,6 +152,9 @@ struct synor_market {
     uint32_t n_leases, cap_leases;
     uint64_t next_lease;
     int lease_error; /* out of memory while matching (reported after) */
+    int read_only;   /* cfg.read_only: nothing is written */
+    int broken;      /* a command failed half-way or a commit failed: no
+                        more commands or commits until reopened */
     uint64_t lease_next; /* derived: no lease ends before this time (0 =
                             unknown, scan); lets most commands skip the
                             lease list */
@@ -171,9 +177,16 @@ static inline synor_market_event synor__event(const synor_market *m, synor_marke
     return ev;
 }
 
+/* validate.c: the reason command c would be rejected for (0: it is
+ * acceptable), from the state as it stands, the command's time taken into
+ * account (orders and leases it would expire count as gone). Pure. */
+int synor__cmd_check(const synor_market *m, const synor_market_cmd *c);
+
 /* book.c */
-/* Emits REJECTED for command c (nothing else changes). Returns 0. */
+/* Emits REJECTED for command c (nothing changes; the event has seq 0).
+ * Returns 0. */
 int synor__reject(synor_market *m, const synor_market_cmd *c, int reason);
+/* Applies a command synor__cmd_check accepted. */
 int synor__book_apply(synor_market *m, const synor_market_cmd *c);
 void synor__book_free(mbook *b);
 int synor__book_init(mbook *b, uint32_t n_candles);
@@ -212,6 +225,9 @@ void synor__lease_expire(synor_market *m, uint64_t now);
 
 /* market.c */
 void synor__emit(synor_market *m, const synor_market_event *ev);
+/* Recovery: applies a journaled command (one that is rejected now, from a
+ * journal of an older version, keeps its sequence number and time). */
+int synor__replay_cmd(synor_market *m, const synor_market_cmd *c);
 /* Do resources a and b offer the same kind and profile (in two regions)? */
 int synor__same_offer(const synor_market *m, uint32_t a, uint32_t b);
 int synor__add_resource_raw(synor_market *m, const char *key, uint32_t *index);
@@ -229,8 +245,20 @@ int synor__market_invariants(const synor_market *m);
 /* journal.c */
 int synor__journal_open(synor_market *m);
 void synor__journal_close(synor_market *m);
+/* Appends the record of an applied command to the batch (committed by
+ * synor__journal_commit); mark/rewind take a record back out. */
 int synor__journal_cmd(synor_market *m, const synor_market_cmd *c);
+typedef struct synor__jmark {
+    size_t len;
+    uint64_t records;
+} synor__jmark;
+synor__jmark synor__journal_mark(const synor_market *m);
+void synor__journal_rewind(synor_market *m, synor__jmark mark);
+/* Registrations: _name appends and commits at once (the API's
+ * registrations); _name_at only appends, with the given seq (a front end
+ * that registers the names of a command together with it). */
 int synor__journal_name(synor_market *m, int type, const char *name);
+int synor__journal_name_at(synor_market *m, int type, const char *name, uint64_t seq);
 int synor__journal_commit(synor_market *m);
 int synor__journal_snapshot(synor_market *m);
 /* Snapshots when the journal holds cfg.snapshot_every records. */
