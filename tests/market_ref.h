@@ -143,10 +143,15 @@ static void ref_match(ref_market *r, ref_order *t, int limit, uint64_t time)
         if (i < 0)
             break;
         ref_order *o = &r->o[i];
-        if (o->owner == t->owner) {
+        if (!ref_eligible(r, t, o, time)) {
+            /* skipped, whoever owns it: not even self-trade prevention
+             * touches an order the taker could not trade with */
+            skip = realloc(skip, (n_skip + 1) * sizeof *skip);
+            skip[n_skip++] = o->id;
+        } else if (o->owner == t->owner) {
             ref_emit(r, ref_ev(r, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0, time));
             ref_remove(r, (size_t)i);
-        } else if (ref_eligible(r, t, o, time)) {
+        } else {
             int64_t q = o->qty < t->qty ? o->qty : t->qty;
             o->qty -= q;
             t->qty -= q;
@@ -159,9 +164,6 @@ static void ref_match(ref_market *r, ref_order *t, int limit, uint64_t time)
             ref_emit(r, e);
             if (o->qty == 0)
                 ref_remove(r, (size_t)i);
-        } else {
-            skip = realloc(skip, (n_skip + 1) * sizeof *skip);
-            skip[n_skip++] = o->id;
         }
     }
     free(skip);

@@ -400,6 +400,14 @@ TEST(a_journal_of_the_previous_version_recovers_as_it_was)
     }
     ASSERT_EQ(k, SYNOR__ARRAY_LEN(want));
     ASSERT_OK(synor__market_invariants(f.m));
+    /* opened to write, it was taken into a snapshot and restarted as a
+     * journal of version 2 (no file mixes the two versions' rules) */
+    char path[256], magic[9] = "";
+    snprintf(path, sizeof path, "%s/journal.log", dir);
+    FILE *jf = fopen(path, "rb");
+    ASSERT(jf && fread(magic, 1, 8, jf) == 8);
+    fclose(jf);
+    ASSERT_STREQ(magic, "SYNJRNL2");
     /* it goes on from there, and reopens to the same state */
     uint32_t bob;
     ASSERT_OK(synor_market_find_owner(f.m, "bob", &bob));
@@ -423,6 +431,123 @@ TEST(a_journal_of_the_previous_version_recovers_as_it_was)
     ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(recovery_restores_identical_state, a_journal_of_the_previous_version_recovers_as_it_was, corruption_inside_the_journal_is_refused_or_salvaged,
+/* Appends one command record (the layout of journal.c) with a valid CRC. */
+static void append_cmd_record(const char *path, uint64_t seq, const synor_market_cmd *c)
+{
+    unsigned char r[17 + 80];
+    memset(r, 0, sizeof r);
+    uint32_t n = 9 + 80;
+    for (int i = 0; i < 4; i++)
+        r[i] = (unsigned char)(n >> (8 * i));
+    r[8] = 1; /* a command */
+    for (int i = 0; i < 8; i++) {
+        r[9 + i] = (unsigned char)(seq >> (8 * i));
+        r[17 + 8 + i] = (unsigned char)(c->time >> (8 * i));
+        r[17 + 16 + i] = (unsigned char)(c->order_id >> (8 * i));
+    }
+    unsigned char *p = r + 17;
+    p[0] = (unsigned char)c->kind;
+    for (int i = 0; i < 4; i++)
+        p[24 + i] = (unsigned char)(c->owner >> (8 * i));
+    uint32_t crc = synor__crc32c(0, r + 8, n);
+    for (int i = 0; i < 4; i++)
+        r[4 + i] = (unsigned char)(crc >> (8 * i));
+    FILE *f = fopen(path, "ab");
+    if (f) {
+        fwrite(r, 1, sizeof r, f);
+        fclose(f);
+    }
+}
+
+/* A journal of this version holds only applied commands: a record that the
+ * rules reject (written by something else) is not replayed as a rejection
+ * but refused, naming the record. */
+TEST(a_rejected_record_in_a_new_journal_is_refused)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    fx f;
+    T = 1000;
+    ASSERT_OK(fx_open(&f, dir));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 100, 5, SYNOR_GTC)));
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t seq = synor_market_seq(f.m);
+    uint32_t alice = f.alice;
+    fx_close(&f);
+    char path[256];
+    snprintf(path, sizeof path, "%s/journal.log", dir);
+    synor_market_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = SYNOR_CMD_CANCEL;
+    c.time = T + 10;
+    c.order_id = 77; /* no such order */
+    c.owner = alice;
+    append_cmd_record(path, seq + 1, &c);
+    synor_market_config cfg;
+    synor_market_config_init(&cfg);
+    cfg.dir = dir;
+    synor_market *m = NULL;
+    ASSERT_EQ(synor_market_open(&cfg, &m), SYNOR_EPARSE);
+    ASSERT_CONTAINS(synor_errmsg(), "is rejected now (UNKNOWN_ORDER)");
+    ASSERT_CONTAINS(synor_errmsg(), "record at byte");
+    rm_rf(dir);
+}
+
+/* Opened read-only, a market is looked at and never written: no directory
+ * or journal is created where there is none, a torn tail is reported but
+ * left in the file, and every writing call answers SYNOR_ESTATE. */
+TEST(a_read_only_market_writes_nothing)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    char typo[128], path[256];
+    snprintf(typo, sizeof typo, "%s/typo", dir);
+    synor_market_config cfg;
+    synor_market_config_init(&cfg);
+    cfg.dir = typo;
+    cfg.read_only = 1;
+    synor_market *m = NULL;
+    ASSERT_EQ(synor_market_open(&cfg, &m), SYNOR_ENOENT);
+    ASSERT_CONTAINS(synor_errmsg(), "no market here");
+    struct stat st;
+    ASSERT(stat(typo, &st) != 0); /* not created */
+    ASSERT_EQ(mkdir(typo, 0755), 0);
+    ASSERT_EQ(synor_market_open(&cfg, &m), SYNOR_ENOENT);
+    snprintf(path, sizeof path, "%s/journal.log", typo);
+    ASSERT(stat(path, &st) != 0);
+    rmdir(typo);
+    fx f;
+    T = 1000;
+    ASSERT_OK(fx_open(&f, dir));
+    run_stream(&f, 3, 200);
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m);
+    fx_close(&f);
+    snprintf(path, sizeof path, "%s/journal.log", dir);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    ASSERT(write(fd, "\x49\x00\x00\x00\x12", 5) == 5);
+    close(fd);
+    ASSERT(stat(path, &st) == 0);
+    off_t size = st.st_size;
+    cfg.dir = dir;
+    ASSERT_OK(synor_market_open(&cfg, &m));
+    ASSERT(synor_market_state_hash(m) == h);
+    ASSERT_CONTAINS(synor_market_recovery_note(m), "left in the file: opened read-only");
+    uint32_t id;
+    ASSERT_OK(synor_market_find_owner(m, "alice", &id));
+    ASSERT_EQ(synor_market_owner(m, "zed", &id), SYNOR_ESTATE);
+    synor_market_cmd c = simple(SYNOR_CMD_REPUTATION, 0, id, 0, 0);
+    ASSERT_EQ(synor_market_submit(m, &c), SYNOR_ESTATE);
+    ASSERT_EQ(synor_market_snapshot(m), SYNOR_ESTATE);
+    ASSERT_OK(synor_market_commit(m));
+    synor_market_close(m);
+    ASSERT(stat(path, &st) == 0 && st.st_size == size);
+    snprintf(path, sizeof path, "%s/snapshot.bin", dir);
+    ASSERT(stat(path, &st) != 0);
+    rm_rf(dir);
+}
+
+TEST_MAIN(recovery_restores_identical_state, a_journal_of_the_previous_version_recovers_as_it_was,
+          a_rejected_record_in_a_new_journal_is_refused, a_read_only_market_writes_nothing, corruption_inside_the_journal_is_refused_or_salvaged,
           periodic_snapshots_bound_the_journal, torn_and_corrupt_tails_are_dropped,
           crash_loses_no_acknowledged_command, interruptible_discount_and_lease_durability)

@@ -206,5 +206,73 @@ TEST(a_rejected_command_changes_nothing)
     rm_rf(dir);
 }
 
+/* Issue 10, item 3: self-trade prevention cancels only a resting order the
+ * incoming one could have traded with. An order that a bid's constraints
+ * (minimum reputation, zone set, duration) make ineligible is skipped and
+ * stays, whichever of the two rests. */
+TEST(self_trade_prevention_respects_eligibility)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    synor_market_cmd rep = simple(SYNOR_CMD_REPUTATION, 0, f.alice, 0, 0);
+    rep.reputation = 20;
+    ASSERT_OK(submit(&f, rep));
+    uint32_t fra, ams;
+    ASSERT_OK(synor_market_zone(f.m, "fra1", &fra));
+    ASSERT_OK(synor_market_zone(f.m, "ams1", &ams));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 100, 5, SYNOR_GTC)));
+    synor_market_cmd za = place(2, f.alice, f.gpu, SYNOR_ASK, 101, 5, SYNOR_GTC);
+    za.zone = (uint8_t)ams;
+    ASSERT_OK(submit(&f, za));
+    synor_market_cmd zb = place(3, f.bob, f.gpu, SYNOR_ASK, 105, 20, SYNOR_GTC);
+    zb.zone = (uint8_t)fra;
+    ASSERT_OK(submit(&f, zb));
+    /* alice's bids that may not take her own asks: reputation 40 (she has
+     * 20), then zone fra1 only (her ask 2 is in ams1, ask 1 names none);
+     * each trades with bob, and alice's asks stay */
+    synor_market_cmd b = place(10, f.alice, f.gpu, SYNOR_BID, 110, 3, SYNOR_IOC);
+    b.min_reputation = 40;
+    synor_market_cmd z = place(11, f.alice, f.gpu, SYNOR_BID, 110, 3, SYNOR_IOC);
+    z.zones = 1ull << fra;
+    synor_market_cmd both[2] = {b, z};
+    for (int i = 0; i < 2; i++) {
+        size_t mark = f.log.n;
+        ASSERT_OK(submit(&f, both[i]));
+        if (find_ev_kind_reason(&f, mark, SYNOR_EV_CANCELLED, SYNOR_REASON_SELF_TRADE) >= 0)
+            TEST__FAIL("bid %d cancelled alice's ask it could not trade with", i);
+        long t = find_ev(&f, mark, SYNOR_EV_TRADE);
+        ASSERT(t >= 0 && f.log.ev[t].maker_id == 3 && f.log.ev[t].qty == 3);
+    }
+    synor_market_order o;
+    ASSERT_OK(synor_market_order_get(f.m, 1, &o));
+    ASSERT_OK(synor_market_order_get(f.m, 2, &o));
+    /* a duration longer than alice's availability: her short ask stays */
+    synor_market_cmd sa = place(4, f.alice, f.tpu, SYNOR_ASK, 100, 5, SYNOR_GTC);
+    sa.expires = sa.time + 100;
+    ASSERT_OK(submit(&f, sa));
+    synor_market_cmd db = place(12, f.alice, f.tpu, SYNOR_BID, 110, 2, SYNOR_GTC);
+    db.duration = 1000;
+    size_t mark = f.log.n;
+    ASSERT_OK(submit(&f, db));
+    ASSERT(find_ev(&f, mark, SYNOR_EV_CANCELLED) < 0);
+    ASSERT_OK(synor_market_order_get(f.m, 4, &o));
+    ASSERT_OK(synor_market_order_get(f.m, 12, &o)); /* rests, crossed but ineligible */
+    /* the resting side: alice's bid 12 needs 1000 ns; her new ask lasting
+     * 50 ns may not fill it, so bid 12 is not cancelled either */
+    synor_market_cmd a2 = place(5, f.alice, f.tpu, SYNOR_ASK, 90, 1, SYNOR_GTC);
+    a2.expires = a2.time + 50;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, a2));
+    ASSERT(find_ev(&f, mark, SYNOR_EV_CANCELLED) < 0);
+    ASSERT_OK(synor_market_order_get(f.m, 12, &o));
+    /* an eligible own order is still cancelled: a plain bid of alice's */
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, place(13, f.alice, f.gpu, SYNOR_BID, 100, 1, SYNOR_IOC)));
+    long c = find_ev_kind_reason(&f, mark, SYNOR_EV_CANCELLED, SYNOR_REASON_SELF_TRADE);
+    ASSERT(c >= 0 && f.log.ev[c].order_id == 1);
+    ASSERT_OK(synor__market_invariants(f.m));
+    fx_close(&f);
+}
+
 TEST_MAIN(invariants_catch_a_broken_book, random_streams_with_leases_keep_the_invariants,
-          a_rejected_command_changes_nothing)
+          a_rejected_command_changes_nothing, self_trade_prevention_respects_eligibility)

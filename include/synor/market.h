@@ -15,7 +15,8 @@
  *
  * Matching. Price-time priority; a trade executes at the resting order's
  * price; partial fills; self-trade prevention cancels the resting order of
- * the same owner; limit and market orders; GTC, IOC, FOK; amend keeps time
+ * the same owner (only one the two orders' constraints would let trade;
+ * an ineligible one is skipped and stays); limit and market orders; GTC, IOC, FOK; amend keeps time
  * priority when it only reduces the quantity and loses it otherwise (a price
  * change re-enters the order, which may then trade); orders with an expiry
  * (an ask's "available until", a bid's deadline) expire when a command with a
@@ -217,6 +218,13 @@ typedef struct synor_market_config {
                                      commit after this many journal records;
                                      0 = only on synor_market_snapshot.
                                      Default 1,000,000 */
+    int read_only;                /* open an existing market (dir) to look:
+                                     nothing is created or written (no
+                                     directory, no journal, no torn tail
+                                     cut, no upgrade); submit, commit,
+                                     snapshot and registrations answer
+                                     SYNOR_ESTATE; SYNOR_ENOENT when dir
+                                     holds no market */
     int salvage;                  /* recovery: a damaged record followed by
                                      valid ones is corruption, not a torn
                                      tail, and open fails (SYNOR_EPARSE) so

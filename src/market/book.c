@@ -316,13 +316,15 @@ static inline void match_level(synor_market *m, morder *t, uint32_t r, uint32_t 
     while (h && t->qty > 0) {
         morder *o = &m->pool[h];
         uint32_t next = o->next;
-        if (o->owner == t->owner) {
-            /* self-trade prevention: the resting order is cancelled */
+        int ok = eligible(m, t, o);
+        /* self-trade prevention cancels the resting order - only one the
+         * taker could trade with (journals of version 1 cancelled any) */
+        if (o->owner == t->owner && (ok || m->legacy)) {
             ev_order(m, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0);
             synor__map_del(m, o->id);
             unlink_at(m, opp, i, h);
             synor__pool_free(m, h);
-        } else if (eligible(m, t, o)) {
+        } else if (ok) {
             int64_t q = o->qty < t->qty ? o->qty : t->qty;
             o->qty -= q;
             t->qty -= q;

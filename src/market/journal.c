@@ -33,7 +33,11 @@
 
 #include "market/market_internal.h"
 
-#define JOURNAL_MAGIC "SYNJRNL1"
+/* 2 (issue 10): only applied commands are journaled, and the rules of
+ * self-trade prevention and of ids changed; a journal of version 1 is
+ * replayed by its own rules (m->legacy), then upgraded */
+#define JOURNAL_MAGIC "SYNJRNL2"
+#define JOURNAL_MAGIC_V1 "SYNJRNL1"
 #define SNAP_MAGIC "SYNSNAP2" /* 2: leases have a term and a zone */
 #define MAX_RECORD (1u << 20)
 #define MAX_PAYLOAD 128 /* the largest record written: a command, or a name */
@@ -576,8 +580,9 @@ static int damaged(synor_market *m, const unsigned char *p, size_t len, size_t o
     else
         snprintf(m->note, sizeof m->note,
                  "%s: dropped %s at byte %zu (%zu bytes to the end): a write torn by a crash, "
-                 "never applied; %llu records replayed",
-                 m->journal->path, what, off, len - off, (unsigned long long)applied);
+                 "never applied; %llu records replayed%s",
+                 m->journal->path, what, off, len - off, (unsigned long long)applied,
+                 m->read_only ? " (left in the file: opened read-only)" : "");
     return 0;
 }
 
@@ -624,6 +629,12 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
                 synor_market_cmd c;
                 decode_cmd(pl, pn, &c);
                 rc = synor__replay_cmd(m, &c);
+                if (rc == SYNOR_EPARSE) {
+                    char why[400];
+                    synor__strlcpy(why, synor_errmsg(), sizeof why);
+                    rc = synor__error(SYNOR_EPARSE, "%s: record at byte %zu: %s",
+                                      m->journal->path, off, why);
+                }
             } else if ((type == SYNOR__REC_RESOURCE || type == SYNOR__REC_OWNER ||
                         type == SYNOR__REC_ZONE) && pn && pn < 64) {
                 char name[64];
@@ -651,6 +662,22 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
     return 0;
 }
 
+/* A journal of version 1 has been replayed by its rules; it is taken into
+ * a snapshot and started again as version 2, so that no file mixes the
+ * two. A crash in between leaves either the old journal (whose records the
+ * new snapshot already holds: replay skips them) or an empty one. */
+static int upgrade(synor_market *m)
+{
+    mjournal *j = m->journal;
+    int rc = synor__journal_snapshot(m);
+    if (rc)
+        return rc;
+    if (pwrite(j->fd, JOURNAL_MAGIC, 8, 0) != 8 || fdatasync(j->fd) != 0)
+        return synor__error(SYNOR_EIO, "%s: cannot write the version 2 header: %s", j->path,
+                            strerror(errno));
+    return 0;
+}
+
 int synor__journal_open(synor_market *m)
 {
     mjournal *j = synor__calloc(1, sizeof *j);
@@ -659,14 +686,24 @@ int synor__journal_open(synor_market *m)
     j->fd = -1;
     synor__buf_init(&j->pending);
     m->journal = j;
-    if (mkdir(m->dir, 0755) != 0 && errno != EEXIST)
+    int ro = m->read_only;
+    struct stat st;
+    if (ro && (stat(m->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+        return synor__error(SYNOR_ENOENT, "%s: no market here (%s)", m->dir,
+                            errno == ENOENT ? "no such directory" : "not a directory");
+    if (!ro && mkdir(m->dir, 0755) != 0 && errno != EEXIST)
         return synor__error(SYNOR_EIO, "%s: cannot create directory: %s", m->dir, strerror(errno));
     snprintf(j->path, sizeof j->path, "%s/journal.log", m->dir);
     snprintf(j->snap, sizeof j->snap, "%s/snapshot.bin", m->dir);
+    int have_snap = stat(j->snap, &st) == 0;
     int rc = load_snapshot(m);
     if (rc)
         return rc;
-    j->fd = open(j->path, O_RDWR | O_CREAT, 0644);
+    j->fd = open(j->path, ro ? O_RDONLY : O_RDWR | O_CREAT, 0644);
+    if (j->fd < 0 && ro && errno == ENOENT)
+        return have_snap ? 0
+                         : synor__error(SYNOR_ENOENT, "%s: no market here (no journal.log or "
+                                                      "snapshot.bin)", m->dir);
     if (j->fd < 0)
         return synor__error(SYNOR_EIO, "%s: cannot open: %s", j->path, strerror(errno));
     char *data;
@@ -675,19 +712,28 @@ int synor__journal_open(synor_market *m)
         return rc;
     off_t end = 8;
     if (len == 0) {
-        rc = write_all(j->fd, JOURNAL_MAGIC, 8, j->path);
-        if (!rc && fdatasync(j->fd) != 0)
-            rc = synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path, strerror(errno));
-    } else if (len < 8 || memcmp(data, JOURNAL_MAGIC, 8) != 0) {
+        if (!ro) {
+            rc = write_all(j->fd, JOURNAL_MAGIC, 8, j->path);
+            if (!rc && fdatasync(j->fd) != 0)
+                rc = synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path,
+                                  strerror(errno));
+        }
+    } else if (len < 8 || (memcmp(data, JOURNAL_MAGIC, 8) != 0 &&
+                           memcmp(data, JOURNAL_MAGIC_V1, 8) != 0)) {
         rc = synor__error(SYNOR_EPARSE, "%s: not a synor market journal (bad header)", j->path);
     } else {
+        int v1 = memcmp(data, JOURNAL_MAGIC_V1, 8) == 0;
+        m->legacy = v1;
         rc = replay(m, (const unsigned char *)data, len, &end);
-        if (!rc && (size_t)end < len && ftruncate(j->fd, end) != 0)
+        m->legacy = 0;
+        if (!rc && !ro && (size_t)end < len && ftruncate(j->fd, end) != 0)
             rc = synor__error(SYNOR_EIO, "%s: cannot cut the torn tail: %s", j->path,
                               strerror(errno));
+        if (!rc && !ro && v1)
+            rc = upgrade(m);
     }
     synor__free(data);
-    if (!rc && lseek(j->fd, 0, SEEK_END) < 0)
+    if (!rc && !ro && lseek(j->fd, 0, SEEK_END) < 0)
         rc = synor__error(SYNOR_EIO, "%s: seek failed: %s", j->path, strerror(errno));
     return rc;
 }

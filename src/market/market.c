@@ -87,10 +87,13 @@ int synor_market_open(const synor_market_config *cfg, synor_market **out)
                             cfg->interruptible_discount_bp);
     if ((unsigned)cfg->fsync > SYNOR_FSYNC_EVERY)
         return synor__error(SYNOR_EINVAL, "market: unknown fsync policy %d", (int)cfg->fsync);
+    if (cfg->read_only && !cfg->dir)
+        return synor__error(SYNOR_EINVAL, "market: read_only needs a directory");
     synor_market *m = synor__calloc(1, sizeof *m);
     if (!m)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     m->cfg = *cfg;
+    m->read_only = cfg->read_only != 0;
     if (cfg->dir) {
         m->dir = synor__strdup(cfg->dir);
         if (!m->dir) {
@@ -349,6 +352,8 @@ int synor_market_submit(synor_market *m, const synor_market_cmd *c)
         return synor__error(SYNOR_ESTATE, "market: an earlier command or commit failed; close "
                                           "and reopen the market (recovery restores the state "
                                           "of the journal)");
+    if (m->read_only)
+        return synor__error(SYNOR_ESTATE, "market: opened read-only");
     m->cur_seq = 0;
     m->cur_time = c->time;
     int why = synor__cmd_check(m, c);
@@ -366,9 +371,14 @@ int synor__replay_cmd(synor_market *m, const synor_market_cmd *c)
                             (unsigned long long)m->last_time);
     if (!why)
         return apply_checked(m, c);
-    /* journals written before rejected commands stopped being journaled
-     * hold some: such a record keeps the sequence number and the time it
-     * took then, so that the records after it still follow */
+    if (!m->legacy)
+        return synor__error(SYNOR_EPARSE, "a journaled command (kind %d, seq %llu) is rejected "
+                                          "now (%s): this journal was not written by these "
+                                          "rules", (int)c->kind,
+                            (unsigned long long)(m->seq + 1), synor_market_reason_name(why));
+    /* journals of version 1 hold rejected commands: such a record keeps the
+     * sequence number and the time it took then, so that the records after
+     * it still follow */
     m->cur_seq = m->seq + 1;
     m->cur_time = c->time;
     m->seq++;
@@ -400,6 +410,9 @@ int synor_market_snapshot(synor_market *m)
         return synor__error(SYNOR_EINVAL, "synor_market_snapshot: NULL market");
     if (!m->journal)
         return synor__error(SYNOR_ESTATE, "market: an in-memory market has no snapshots");
+    if (m->read_only || m->broken)
+        return synor__error(SYNOR_ESTATE, "market: %s", m->read_only ? "opened read-only"
+                                                                     : "an earlier write failed");
     return synor__journal_snapshot(m);
 }
 

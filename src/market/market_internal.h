@@ -153,6 +153,8 @@ struct synor_market {
     uint64_t next_lease;
     int lease_error; /* out of memory while matching (reported after) */
     int read_only;   /* cfg.read_only: nothing is written */
+    int legacy;      /* replaying a journal of version 1: its rules (self-
+                        trade prevention of ineligible orders) */
     int broken;      /* a command failed half-way or a commit failed: no
                         more commands or commits until reopened */
     uint64_t lease_next; /* derived: no lease ends before this time (0 =
