@@ -29,7 +29,26 @@ typedef struct ref_market {
     uint32_t offer[256]; /* resource -> kind/profile group, for region sets */
     synor_market_event *ev;
     size_t n_ev, cap_ev;
+    uint64_t *used; /* every id a command was accepted under, unsorted */
+    size_t n_used, cap_used;
 } ref_market;
+
+static int ref_used(const ref_market *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->n_used; i++)
+        if (r->used[i] == id)
+            return 1;
+    return 0;
+}
+
+static void ref_use(ref_market *r, uint64_t id)
+{
+    if (r->n_used == r->cap_used) {
+        r->cap_used = r->cap_used ? r->cap_used * 2 : 256;
+        r->used = realloc(r->used, r->cap_used * sizeof *r->used);
+    }
+    r->used[r->n_used++] = id;
+}
 
 static void ref_emit(ref_market *r, synor_market_event e)
 {
@@ -219,6 +238,9 @@ static long ref_open_at(ref_market *r, uint64_t id, uint64_t t)
 static int ref_check(ref_market *r, const synor_market_cmd *c)
 {
     const int64_t MAXV = ((int64_t)1 << 53) - 1;
+    uint64_t id = c->kind == SYNOR_CMD_PLACE ? c->order_id : c->ref;
+    if (id && ref_used(r, id))
+        return SYNOR_REASON_DUPLICATE_ID; /* an id is accepted once, ever */
     if (c->time < r->last_time)
         return SYNOR_REASON_TIME_BACKWARDS;
     if (c->kind == SYNOR_CMD_PLACE) {
@@ -236,8 +258,8 @@ static int ref_check(ref_market *r, const synor_market_cmd *c)
             return SYNOR_REASON_BAD_PRICE;
         if (c->expires && c->expires <= c->time)
             return SYNOR_REASON_BAD_EXPIRY;
-        if (ref_open_at(r, c->order_id, c->time) >= 0)
-            return SYNOR_REASON_DUPLICATE_ID;
+        if (c->ref && c->ref != c->order_id)
+            return SYNOR_REASON_BAD_FIELD;
         if (c->n_also) {
             if (c->n_also > 3 || c->side != SYNOR_BID)
                 return SYNOR_REASON_BAD_FIELD;
@@ -277,6 +299,8 @@ static int ref_submit(ref_market *r, const synor_market_cmd *c)
     int why = ref_check(r, c);
     if (why)
         return ref_reject(r, c, why);
+    if (c->kind == SYNOR_CMD_PLACE || c->ref)
+        ref_use(r, c->kind == SYNOR_CMD_PLACE ? c->order_id : c->ref);
     r->seq++;
     r->last_time = c->time;
     ref_expire(r, c->time);

@@ -341,6 +341,7 @@ TEST(differential_against_reference_book)
         ASSERT(books_equal(f.m, &r, 2));
         ASSERT(f.log.n > 4000);
         free(r.o);
+        free(r.used);
         free(r.ev);
         fx_close(&f);
     }
@@ -516,6 +517,7 @@ TEST(region_sets_against_reference_book_and_journal)
         hashes[1] = synor_market_state_hash(fj.m);
         ASSERT_EQ(hashes[1], hashes[0]);
         free(r.o);
+        free(r.used);
         free(r.ev);
         fx_close(&f);
         fx_close(&fj);

@@ -547,7 +547,123 @@ TEST(a_read_only_market_writes_nothing)
     rm_rf(dir);
 }
 
+/* The snapshot of the previous version (tests/data/market-snapshot-v2.bin,
+ * the same market as market-journal-v1.log, taken by its `snapshot`
+ * command) still opens; it kept no used ids but those of open orders. */
+TEST(a_snapshot_of_the_previous_version_opens)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "cp '%s/tests/data/market-snapshot-v2.bin' '%s/snapshot.bin' && "
+             "cp '%s/tests/data/market-snapshot-v2-journal.log' '%s/journal.log'",
+             SYNOR_SOURCE_DIR, dir, SYNOR_SOURCE_DIR, dir);
+    ASSERT_EQ(system(cmd), 0);
+    fx f;
+    T = 2000;
+    ASSERT_OK(fx_open(&f, dir)); /* registers gpu, tpu, alice..dave: tpu and dave are new */
+    ASSERT_OK(synor__market_invariants(f.m));
+    synor_market_order o;
+    ASSERT_OK(synor_market_order_get(f.m, 21, &o));
+    ASSERT(o.qty == 4 && o.price == 90);
+    size_t mark = f.log.n;
+    ASSERT_OK(submit(&f, place(21, f.dave, f.gpu, SYNOR_BID, 10, 1, SYNOR_GTC)));
+    ASSERT_EQ(f.log.ev[mark].reason, SYNOR_REASON_DUPLICATE_ID);
+    ASSERT_OK(synor_market_commit(f.m));
+    uint64_t h = synor_market_state_hash(f.m);
+    fx_close(&f);
+    ASSERT_OK(fx_open(&f, dir));
+    ASSERT(synor_market_state_hash(f.m) == h);
+    fx_close(&f);
+    rm_rf(dir);
+}
+
+/* Rewrites the u64 at the first occurrence of `find` in the snapshot body
+ * (after `from`) to `to`, and fixes the CRC: a snapshot that is damaged in
+ * meaning but not in its bytes. */
+static int patch_snapshot(const char *path, uint64_t find, size_t from, uint64_t to)
+{
+    FILE *fp = fopen(path, "r+b");
+    unsigned char buf[8192];
+    size_t n = fp ? fread(buf, 1, sizeof buf, fp) : 0;
+    int done = -1;
+    for (size_t i = 20 + from; i + 8 <= n && done < 0; i++) {
+        uint64_t v = 0;
+        for (int k = 7; k >= 0; k--)
+            v = v << 8 | buf[i + k];
+        if (v != find)
+            continue;
+        for (int k = 0; k < 8; k++)
+            buf[i + k] = (unsigned char)(to >> (8 * k));
+        uint32_t crc = synor__crc32c(0, buf + 20, n - 20);
+        for (int k = 0; k < 4; k++)
+            buf[16 + k] = (unsigned char)(crc >> (8 * k));
+        done = 0;
+    }
+    if (fp) {
+        rewind(fp);
+        if (fwrite(buf, 1, n, fp) != n)
+            done = -1;
+        fclose(fp);
+    }
+    return done;
+}
+
+/* Issue 10, item 14: a snapshot whose CRC is valid is not trusted for that:
+ * its values are checked as a command's are. */
+TEST(a_snapshot_with_values_out_of_range_is_refused)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    char path[256], saved[300], cmd[700];
+    snprintf(path, sizeof path, "%s/snapshot.bin", dir);
+    snprintf(saved, sizeof saved, "%s/good.bin", dir);
+    fx f;
+    T = 1000;
+    ASSERT_OK(fx_open(&f, dir));
+    ASSERT_OK(submit(&f, place(777, f.alice, f.gpu, SYNOR_ASK, 123456789, 987654321, SYNOR_GTC)));
+    synor_market_cmd r = simple(SYNOR_CMD_REPUTATION, 0, f.carol, 0, 0);
+    r.reputation = 77;
+    ASSERT_OK(submit(&f, r));
+    ASSERT_OK(synor_market_snapshot(f.m));
+    fx_close(&f);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path, saved);
+    ASSERT_EQ(system(cmd), 0);
+    static const struct {
+        uint64_t find, to;
+        const char *why;
+    } cases[] = {
+        {123456789, 0, "order price 0 is out of range"},
+        {123456789, 1ull << 53, "order price 9007199254740992 is out of range"},
+        {987654321, 1ull << 62, "order quantity"},
+        {987654321, (uint64_t)-5, "order quantity"},
+        {77, 200, "reputation 200 is out of range"},
+        {777, 0, "order id"},
+    };
+    synor_market_config cfg;
+    synor_market_config_init(&cfg);
+    cfg.dir = dir;
+    for (size_t i = 0; i < SYNOR__ARRAY_LEN(cases); i++) {
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", saved, path);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_OK(patch_snapshot(path, cases[i].find, 0, cases[i].to));
+        synor_market *m = NULL;
+        int rc = synor_market_open(&cfg, &m);
+        if (rc != SYNOR_EPARSE)
+            TEST__FAIL("case %zu (%s): open returned %d", i, cases[i].why, rc);
+        ASSERT_CONTAINS(synor_errmsg(), cases[i].why);
+    }
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && rm '%s'", saved, path, saved);
+    ASSERT_EQ(system(cmd), 0);
+    synor_market *m = NULL;
+    ASSERT_OK(synor_market_open(&cfg, &m));
+    synor_market_close(m);
+    rm_rf(dir);
+}
+
 TEST_MAIN(recovery_restores_identical_state, a_journal_of_the_previous_version_recovers_as_it_was,
+          a_snapshot_of_the_previous_version_opens, a_snapshot_with_values_out_of_range_is_refused,
           a_rejected_record_in_a_new_journal_is_refused, a_read_only_market_writes_nothing, corruption_inside_the_journal_is_refused_or_salvaged,
           periodic_snapshots_bound_the_journal, torn_and_corrupt_tails_are_dropped,
           crash_loses_no_acknowledged_command, interruptible_discount_and_lease_durability)

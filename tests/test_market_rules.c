@@ -3,6 +3,7 @@
  * nothing, self-trade prevention and eligibility, ids never reused, limits
  * of prices, quantities and sums. Matching rules: test_market.c. */
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "market_fixture.h"
@@ -274,5 +275,196 @@ TEST(self_trade_prevention_respects_eligibility)
     fx_close(&f);
 }
 
+/* Issue 10, item 4: an id that was ever accepted is never accepted again,
+ * whatever became of its order; a rejected place does not use its id. */
+TEST(ids_are_never_used_twice)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 100, 5, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, place(2, f.bob, f.gpu, SYNOR_BID, 100, 5, SYNOR_GTC))); /* 1, 2 filled */
+    ASSERT_OK(submit(&f, place(3, f.alice, f.gpu, SYNOR_ASK, 100, 5, SYNOR_GTC)));
+    ASSERT_OK(submit(&f, simple(SYNOR_CMD_CANCEL, 3, f.alice, 0, 0))); /* 3 cancelled */
+    synor_market_cmd e = place(4, f.alice, f.gpu, SYNOR_ASK, 100, 5, SYNOR_GTC);
+    e.expires = e.time + 1;
+    ASSERT_OK(submit(&f, e)); /* 4 expires with the next command */
+    ASSERT_OK(submit(&f, place(5, f.bob, f.gpu, SYNOR_BID, 100, 5, SYNOR_FOK))); /* 5 killed */
+    ASSERT_OK(submit(&f, place(6, f.bob, f.gpu, SYNOR_BID, 100, 5, SYNOR_IOC))); /* 6 remainder */
+    ASSERT_OK(submit(&f, place(7, f.bob, f.gpu, SYNOR_BID, 0, 5, SYNOR_GTC))); /* 7: market */
+    synor_market_cmd bad = place(8, f.bob, f.gpu, SYNOR_BID, 100, 0, SYNOR_GTC);
+    ASSERT_OK(submit(&f, bad)); /* rejected: 8 stays free */
+    ASSERT_EQ(synor_market_open_orders(f.m), 0);
+    for (uint64_t id = 1; id <= 7; id++) {
+        size_t mark = f.log.n;
+        ASSERT_OK(submit(&f, place(id, f.carol, f.tpu, SYNOR_BID, 50, 1, SYNOR_GTC)));
+        if (f.log.n != mark + 1 || f.log.ev[mark].reason != SYNOR_REASON_DUPLICATE_ID)
+            TEST__FAIL("id %llu was accepted again", (unsigned long long)id);
+    }
+    size_t mark = f.log.n;
+    ASSERT_OK(submit(&f, place(8, f.carol, f.tpu, SYNOR_BID, 50, 1, SYNOR_GTC)));
+    ASSERT_EQ(f.log.ev[mark].kind, SYNOR_EV_ACCEPTED);
+    fx_close(&f);
+}
+
+/* A command's ref makes any command safe to resend: the second copy is
+ * DUPLICATE_ID whatever its time; a ref shares the space of order ids. */
+TEST(refs_make_resent_commands_harmless)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    ASSERT_OK(submit(&f, place(1, f.alice, f.gpu, SYNOR_ASK, 100, 10, SYNOR_GTC)));
+    synor_market_cmd am = simple(SYNOR_CMD_AMEND, 1, f.alice, 100, 8);
+    am.ref = 500;
+    ASSERT_OK(submit(&f, am));
+    ASSERT_OK(submit(&f, place(2, f.bob, f.gpu, SYNOR_BID, 100, 3, SYNOR_GTC))); /* 5 left */
+    uint64_t h = synor_market_state_hash(f.m), seq = synor_market_seq(f.m);
+    size_t mark = f.log.n;
+    ASSERT_OK(submit(&f, am)); /* the resend: same time, now behind the market's */
+    ASSERT_EQ(f.log.n, mark + 1);
+    ASSERT_EQ(f.log.ev[mark].reason, SYNOR_REASON_DUPLICATE_ID);
+    ASSERT(synor_market_state_hash(f.m) == h && synor_market_seq(f.m) == seq);
+    synor_market_order o;
+    ASSERT_OK(synor_market_order_get(f.m, 1, &o));
+    ASSERT_EQ(o.qty, 5); /* not set back to 8 */
+    /* a ref that is an order id, an order id that was a ref, a place whose
+     * ref is not its id */
+    synor_market_cmd rp = simple(SYNOR_CMD_REPUTATION, 0, f.alice, 0, 0);
+    rp.reputation = 60;
+    rp.ref = 2;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, rp));
+    ASSERT_EQ(f.log.ev[mark].reason, SYNOR_REASON_DUPLICATE_ID);
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, place(500, f.carol, f.gpu, SYNOR_BID, 10, 1, SYNOR_GTC)));
+    ASSERT_EQ(f.log.ev[mark].reason, SYNOR_REASON_DUPLICATE_ID);
+    synor_market_cmd pr = place(9, f.carol, f.gpu, SYNOR_BID, 10, 1, SYNOR_GTC);
+    pr.ref = 10;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, pr));
+    ASSERT_EQ(f.log.ev[mark].reason, SYNOR_REASON_BAD_FIELD);
+    pr.ref = 9;
+    mark = f.log.n;
+    ASSERT_OK(submit(&f, pr));
+    ASSERT_EQ(f.log.ev[mark].kind, SYNOR_EV_ACCEPTED);
+    fx_close(&f);
+}
+
+/* The retry contract end to end: a writer applies a stream (every command
+ * with an id), commits part of it and dies; the client resends everything
+ * it did not see acknowledged - here, everything - unchanged. Whatever was
+ * durable answers DUPLICATE_ID, the rest is applied, and the market ends
+ * in the state of a run that never crashed. Then the used ids survive a
+ * snapshot. */
+static synor_market_cmd retry_cmd(uint64_t *next_id)
+{
+    synor_market_cmd c = random_cmd(next_id, 2, 4);
+    if (c.kind != SYNOR_CMD_PLACE)
+        c.ref = 1000000 + (*next_id)++;
+    return c;
+}
+
+TEST(a_client_resending_after_a_crash_changes_nothing_twice)
+{
+    char *dir = tmpdir();
+    ASSERT(dir);
+    enum { N = 1500 };
+    static synor_market_cmd cmds[N];
+    rng_state = 99;
+    uint64_t next_id = 1;
+    T = 1000;
+    for (int i = 0; i < N; i++)
+        cmds[i] = retry_cmd(&next_id);
+    fx clean;
+    ASSERT_OK(fx_open(&clean, NULL));
+    for (int i = 0; i < N; i++)
+        ASSERT_OK(synor_market_submit(clean.m, &cmds[i]));
+    uint64_t want = synor_market_state_hash(clean.m);
+    fx_close(&clean);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        fx f;
+        if (fx_open(&f, dir))
+            _exit(2);
+        for (int i = 0; i < N; i++) {
+            if (synor_market_submit(f.m, &cmds[i]))
+                _exit(3);
+            if (i == N / 2 && synor_market_commit(f.m))
+                _exit(4);
+        }
+        _exit(0); /* dies with the second half never committed */
+    }
+    int status;
+    ASSERT(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    fx f;
+    ASSERT_OK(fx_open(&f, dir));
+    uint64_t recovered = synor_market_seq(f.m);
+    size_t dup = 0;
+    int first_dup = -1;
+    for (int i = 0; i < N; i++) {
+        size_t mark = f.log.n;
+        ASSERT_OK(synor_market_submit(f.m, &cmds[i]));
+        if (f.log.n > mark && f.log.ev[mark].reason == SYNOR_REASON_DUPLICATE_ID) {
+            dup++;
+            if (first_dup < 0)
+                first_dup = i;
+        }
+    }
+    if (!(recovered > 300 && dup > N / 5)) /* the durable half came back as duplicates */
+        TEST__FAIL("recovered seq %llu, %zu duplicates", (unsigned long long)recovered, dup);
+    if (synor_market_state_hash(f.m) != want)
+        TEST__FAIL("after the resend the market differs from a run without a crash "
+                   "(%zu duplicates)", dup);
+    ASSERT_OK(synor_market_snapshot(f.m));
+    fx_close(&f);
+    ASSERT_OK(fx_open(&f, dir));
+    ASSERT(synor_market_state_hash(f.m) == want);
+    size_t mark = f.log.n;
+    ASSERT_OK(synor_market_submit(f.m, &cmds[first_dup])); /* its id survived the snapshot */
+    ASSERT_EQ(f.log.ev[mark].reason, SYNOR_REASON_DUPLICATE_ID);
+    fx_close(&f);
+    rm_rf(dir);
+}
+
+/* Issue 10, item 14: sums of quantities cannot wrap. A level of 1,025
+ * orders of 2^53 - 1 holds more than 2^63 - 1 units; 1,029 such trades are
+ * more volume than that. They are reported saturated at INT64_MAX, never
+ * negative, and the VWAP stays exact. */
+TEST(sums_of_quantities_cannot_wrap)
+{
+    fx f;
+    ASSERT_OK(fx_open(&f, NULL));
+    const int64_t big = ((int64_t)1 << 53) - 1;
+    for (uint64_t i = 0; i < 1025; i++)
+        ASSERT_OK(submit(&f, place(1 + i, f.alice, f.gpu, SYNOR_ASK, 100, big, SYNOR_GTC)));
+    synor_level bids[2], asks[2];
+    size_t nb, na;
+    ASSERT_OK(synor_market_depth(f.m, f.gpu, bids, &nb, asks, &na, 2));
+    ASSERT(na == 1 && asks[0].orders == 1025);
+    ASSERT_EQ(asks[0].qty, INT64_MAX);
+    synor_market_prices p;
+    ASSERT_OK(synor_market_prices_get(f.m, f.gpu, &p));
+    ASSERT_EQ(p.ask_qty, INT64_MAX);
+    for (uint64_t i = 0; i < 1029; i++) {
+        if (i >= 1025)
+            ASSERT_OK(submit(&f, place(5000 + i, f.alice, f.gpu, SYNOR_ASK, 100, big, SYNOR_GTC)));
+        ASSERT_OK(submit(&f, place(10000 + i, f.bob, f.gpu, SYNOR_BID, 100, big, SYNOR_IOC)));
+    }
+    ASSERT_OK(synor_market_prices_get(f.m, f.gpu, &p));
+    ASSERT_EQ(p.trades_total, 1029);
+    ASSERT_EQ(p.volume_total, INT64_MAX);
+    ASSERT_EQ(p.volume_24h, INT64_MAX);
+    ASSERT_EQ(p.vwap_24h, 100);
+    synor_candle k[4];
+    size_t nk;
+    ASSERT_OK(synor_market_candles(f.m, f.gpu, k, 4, &nk));
+    ASSERT(nk == 1 && k[0].volume == INT64_MAX);
+    ASSERT_OK(synor__market_invariants(f.m));
+    fx_close(&f);
+}
+
 TEST_MAIN(invariants_catch_a_broken_book, random_streams_with_leases_keep_the_invariants,
-          a_rejected_command_changes_nothing, self_trade_prevention_respects_eligibility)
+          a_rejected_command_changes_nothing, self_trade_prevention_respects_eligibility,
+          ids_are_never_used_twice, refs_make_resent_commands_harmless,
+          a_client_resending_after_a_crash_changes_nothing_twice,
+          sums_of_quantities_cannot_wrap)

@@ -75,7 +75,8 @@ typedef enum synor_market_cmd_kind {
 typedef struct synor_market_cmd {
     synor_market_cmd_kind kind;
     uint64_t time;      /* logical time (ns); never below the previous command's */
-    uint64_t order_id;  /* PLACE: new unique id; CANCEL/AMEND: the order */
+    uint64_t order_id;  /* PLACE: an id never used before (see ref);
+                           CANCEL/AMEND: the order */
     uint32_t owner;     /* from synor_market_owner */
     uint32_t resource;  /* from synor_market_resource (PLACE) */
     synor_side side;
@@ -102,6 +103,17 @@ typedef struct synor_market_cmd {
      * rests in its own book only. n_also = 0: its own book only. */
     uint8_t n_also;
     uint32_t also[3];
+    /* The command's own id, for safe retries (cancel, amend, reputation,
+     * reclaim; a place's id is its order_id, and its ref must be 0 or the
+     * same): 0 = none. Ids share one space with order ids: an id a command
+     * was accepted under - a place's order id (whether the order is now
+     * open, filled, cancelled, expired or killed) or a ref - is never
+     * accepted again (DUPLICATE_ID, checked before anything else, the
+     * command's time included). A client that did not see a command
+     * acknowledged resends it unchanged: if the first one was applied the
+     * answer is DUPLICATE_ID and nothing happens twice; otherwise it is
+     * applied now. */
+    uint64_t ref;
 } synor_market_cmd;
 
 #define SYNOR_MARKET_MAX_ALSO 3
@@ -114,7 +126,7 @@ typedef struct synor_market_cmd {
     X(UNKNOWN_RESOURCE, 3, "unknown resource")                          \
     X(UNKNOWN_ORDER, 4, "unknown order id")                             \
     X(NOT_OWNER, 5, "order belongs to another owner")                   \
-    X(DUPLICATE_ID, 6, "order id already used")                         \
+    X(DUPLICATE_ID, 6, "id already used by an accepted command")         \
     X(UNKNOWN_OWNER, 7, "unknown owner")                                \
     X(TIME_BACKWARDS, 8, "command time is before the previous command") \
     X(BAD_FIELD, 9, "invalid field value")                              \

@@ -130,7 +130,6 @@ int synor__book_rest(synor_market *m, uint32_t h)
     else
         L->head = h;
     L->tail = h;
-    L->qty += o->qty;
     L->count++;
     o->lvl = (uint32_t)(L - sd->v);
     m->open_orders++;
@@ -151,7 +150,6 @@ static void unlink_at(synor_market *m, mside *sd, uint32_t li, uint32_t h)
         m->pool[o->next].prev = o->prev;
     else
         L->tail = o->prev;
-    L->qty -= o->qty;
     L->count--;
     m->open_orders--;
     if (L->count == 0)
@@ -235,7 +233,7 @@ void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty)
     b->last_price = price;
     b->last_qty = qty;
     b->last_time = m->cur_time;
-    b->volume_total += qty;
+    b->volume_total = synor__add_sat(b->volume_total, (synor__u128)qty);
     b->trades_total++;
     uint64_t width = m->cfg.candle_ns;
     uint64_t interval = m->cur_time / width;
@@ -250,8 +248,8 @@ void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty)
     if (price < k->low)
         k->low = price;
     k->close = price;
-    k->volume += qty;
-    k->notional += (synor__i128)price * qty;
+    k->volume = synor__add_sat(k->volume, (synor__u128)qty);
+    k->notional = synor__add_sat(k->notional, (synor__u128)price * (synor__u128)qty);
 }
 
 int synor__bid_accepts(const synor_market *m, uint8_t min_rep, uint64_t zones, uint64_t duration,
@@ -328,7 +326,6 @@ static inline void match_level(synor_market *m, morder *t, uint32_t r, uint32_t 
             int64_t q = o->qty < t->qty ? o->qty : t->qty;
             o->qty -= q;
             t->qty -= q;
-            L->qty -= q;
             synor__record_trade(m, b, lp, q);
             if (!synor__quiet(m)) {
                 synor_market_event ev = synor__event(m, SYNOR_EV_TRADE);
@@ -537,11 +534,6 @@ static int apply_amend(synor_market *m, const synor_market_cmd *c)
     morder *o = &m->pool[h];
     if (c->price == o->price && c->qty <= o->qty) {
         /* a pure reduction keeps time priority */
-        mside *sd = &m->books[o->resource].side[o->side];
-        uint32_t ins;
-        long li = find_level_near(sd, o->side, o->price, o->lvl, &ins);
-        if (SYNOR_ALWAYS(li >= 0))
-            sd->v[li].qty -= o->qty - c->qty;
         o->qty = c->qty;
         emit_amended(m, o, 1);
         return 0;

@@ -59,7 +59,6 @@ static int check_side(const synor_market *m, uint32_t r, int s, uint64_t *orders
                                  : L->price >= sd->v[l - 1].price))
             BAD("book %u side %d: levels %u and %u are out of order", r, s, l - 1, l);
         uint32_t count = 0, prev = 0;
-        synor__i128 sum = 0;
         for (uint32_t h = L->head; h; h = m->pool[h].next) {
             if (h >= m->pool_n || ++count > L->count)
                 BAD("book %u side %d: the level at %lld links more orders than its count %u",
@@ -70,12 +69,8 @@ static int check_side(const synor_market *m, uint32_t r, int s, uint64_t *orders
             int rc = check_order(m, r, s, L, h);
             if (rc)
                 return rc;
-            sum += m->pool[h].qty;
             prev = h;
         }
-        if (sum != L->qty)
-            BAD("book %u side %d: the level at %lld holds %lld, its orders %lld", r, s,
-                (long long)L->price, (long long)L->qty, (long long)sum);
         if (count != L->count || L->tail != prev)
             BAD("book %u side %d: the level at %lld counts %u orders, links %u", r, s,
                 (long long)L->price, L->count, count);
@@ -190,11 +185,9 @@ static int check_prices(const synor_market *m)
                 (unsigned long long)b->trades_total);
         for (uint32_t c = 0; c < b->n_candles; c++) {
             const mcandle *k = &b->candles[c];
-            if (k->volume < 0)
-                BAD("book %u: candle %u has volume %lld", r, c, (long long)k->volume);
             if (k->volume == 0)
                 continue;
-            if (k->low < 1 || k->high > SYNOR__MAX_PRICE || k->low > k->open ||
+            if (k->notional < k->volume || k->low < 1 || k->high > SYNOR__MAX_PRICE || k->low > k->open ||
                 k->low > k->close || k->open > k->high || k->close > k->high ||
                 k->start % m->cfg.candle_ns || (k->start / m->cfg.candle_ns) % b->n_candles != c)
                 BAD("book %u: candle %u (start %llu) is inconsistent", r, c,

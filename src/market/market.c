@@ -70,6 +70,8 @@ static void market_free(synor_market *m)
     synor__free(m->map_keys);
     synor__free(m->map_vals);
     synor__free(m->heap);
+    synor__free(m->used_keys);
+    synor__free(m->used_bits);
     synor__free(m->leases);
     synor__free(m->dir);
     synor__free(m);
@@ -124,14 +126,43 @@ void synor_market_close(synor_market *m)
 
 const char *synor_market_recovery_note(const synor_market *m) { return m->note; }
 
-static int valid_name(const char *s)
+/* Length of the valid UTF-8 sequence at p (NUL-terminated), 0 if none. */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0], min;
+    size_t n;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xe0) == 0xc0) {
+        n = 2, min = 0x80, c &= 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+        n = 3, min = 0x800, c &= 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+        n = 4, min = 0x10000, c &= 0x07;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* a NUL ends here too */
+            return 0;
+        c = c << 6 | (p[i] & 0x3f);
+    }
+    return c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) ? 0 : n;
+}
+
+int synor__valid_name(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 63)
         return 0;
-    for (; *s; s++)
-        if ((unsigned char)*s <= ' ' || (unsigned char)*s == 0x7f || *s == '"' || *s == '\\')
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (*p <= ' ' || *p == 0x7f || *p == '"' || *p == '\\')
             return 0;
+        size_t k = utf8_len(p);
+        if (!k)
+            return 0;
+        p += k;
+    }
     return 1;
 }
 
@@ -209,7 +240,7 @@ int synor_market_zone(synor_market *m, const char *name, uint32_t *id)
             *id = z;
             return 0;
         }
-    if (!valid_name(name))
+    if (!synor__valid_name(name))
         return synor__error(SYNOR_EINVAL, "market: zone \"%s\" must be 1..63 printable "
                                           "characters without spaces or quotes", name);
     if (m->n_zones >= 63)
@@ -261,7 +292,7 @@ int synor_market_resource(synor_market *m, const synor_catalog *cat, const char 
         return 0;
     char kind[16], prof[64], region[64];
     const char *s1 = strchr(key, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-    if (!valid_name(key) || !s1 || !s2 || strchr(s2 + 1, '/') || s1 == key || s2 == s1 + 1 ||
+    if (!synor__valid_name(key) || !s1 || !s2 || strchr(s2 + 1, '/') || s1 == key || s2 == s1 + 1 ||
         !s2[1] || (size_t)(s1 - key) >= sizeof kind || (size_t)(s2 - s1 - 1) >= sizeof prof)
         return synor__error(SYNOR_EINVAL,
                             "market: resource \"%s\" is not <kind>/<profile-id>/<region>", key);
@@ -293,7 +324,7 @@ int synor_market_owner(synor_market *m, const char *name, uint32_t *id)
         return synor__error(SYNOR_EINVAL, "synor_market_owner: NULL argument");
     if (synor_market_find_owner(m, name, id) == 0)
         return 0;
-    if (!valid_name(name))
+    if (!synor__valid_name(name))
         return synor__error(SYNOR_EINVAL, "market: owner \"%s\" must be 1..63 printable "
                                           "characters without spaces or quotes", name);
     int rc = synor__journal_name(m, SYNOR__REC_OWNER, name);
@@ -326,6 +357,18 @@ static int apply_checked(synor_market *m, const synor_market_cmd *c)
         int rc = synor__journal_cmd(m, c);
         if (rc)
             return rc; /* nothing changed */
+    }
+    /* the command's id is used from now on (room made first: nothing has
+     * changed yet if there is none) */
+    uint64_t id = c->kind == SYNOR_CMD_PLACE ? c->order_id : c->ref;
+    if (id) {
+        int rc = synor__used_reserve(m);
+        if (rc) {
+            if (journaled)
+                synor__journal_rewind(m, mark);
+            return rc;
+        }
+        synor__used_add(m, id);
     }
     m->cur_seq = m->seq + 1;
     m->cur_time = c->time;
@@ -422,105 +465,6 @@ size_t synor_market_open_orders(const synor_market *m) { return m->open_orders; 
 
 /* ------------------------------------------------- canonical state */
 
-static void put64(synor__buf *b, uint64_t v)
-{
-    unsigned char x[8];
-    for (int i = 0; i < 8; i++)
-        x[i] = (unsigned char)(v >> (8 * i));
-    synor__buf_append(b, (const char *)x, 8);
-}
-
-static void putstr(synor__buf *b, const char *s)
-{
-    put64(b, strlen(s));
-    synor__buf_puts(b, s);
-}
-
-/* Everything that determines future behaviour, in a fixed order: the state
- * hash is a hash of this, and a snapshot is this plus a header. Orders are
- * written in priority order, so the book rebuilds identically. */
-int synor__market_serialize(const synor_market *m, synor__buf *b)
-{
-    put64(b, m->seq);
-    put64(b, m->last_time);
-    put64(b, m->cfg.candle_ns);
-    put64(b, m->n_owners);
-    for (uint32_t i = 0; i < m->n_owners; i++) {
-        putstr(b, m->owner_names[i]);
-        put64(b, m->owner_rep[i]);
-    }
-    put64(b, m->n_zones);
-    for (uint32_t z = 1; z <= m->n_zones; z++)
-        putstr(b, m->zone_names[z]);
-    put64(b, m->n_res);
-    for (uint32_t r = 0; r < m->n_res; r++) {
-        const mbook *k = &m->books[r];
-        putstr(b, m->res_keys[r]);
-        put64(b, (uint64_t)k->has_last);
-        put64(b, (uint64_t)k->last_price);
-        put64(b, (uint64_t)k->last_qty);
-        put64(b, k->last_time);
-        put64(b, (uint64_t)k->volume_total);
-        put64(b, k->trades_total);
-        uint64_t used = 0;
-        for (uint32_t c = 0; c < k->n_candles; c++)
-            used += k->candles[c].volume > 0;
-        put64(b, used);
-        for (uint32_t c = 0; c < k->n_candles; c++) {
-            const mcandle *q = &k->candles[c];
-            if (q->volume <= 0)
-                continue;
-            put64(b, c);
-            put64(b, q->start);
-            put64(b, (uint64_t)q->open);
-            put64(b, (uint64_t)q->high);
-            put64(b, (uint64_t)q->low);
-            put64(b, (uint64_t)q->close);
-            put64(b, (uint64_t)q->volume);
-            put64(b, (uint64_t)q->notional);
-            put64(b, (uint64_t)(q->notional >> 64));
-        }
-        for (int s = 0; s < 2; s++) {
-            const mside *sd = &k->side[s];
-            uint64_t n = 0;
-            for (uint32_t l = 0; l < sd->n; l++)
-                n += sd->v[l].count;
-            put64(b, n);
-            for (uint32_t l = sd->n; l-- > 0;) /* best first */
-                for (uint32_t h = sd->v[l].head; h; h = m->pool[h].next) {
-                    const morder *o = &m->pool[h];
-                    put64(b, o->id);
-                    put64(b, (uint64_t)o->price);
-                    put64(b, (uint64_t)o->qty);
-                    put64(b, o->expires);
-                    put64(b, o->duration);
-                    put64(b, o->zones);
-                    put64(b, o->zone);
-                    put64(b, o->owner);
-                    put64(b, (uint64_t)o->interruptible | (uint64_t)o->priority << 8 |
-                                 (uint64_t)o->min_rep << 16);
-                }
-        }
-    }
-    put64(b, m->next_lease);
-    put64(b, m->n_leases);
-    for (uint32_t i = 0; i < m->n_leases; i++) {
-        const mlease *l = &m->leases[i];
-        put64(b, l->id);
-        put64(b, l->deadline);
-        put64(b, (uint64_t)l->price);
-        put64(b, (uint64_t)l->qty);
-        put64(b, l->provider);
-        put64(b, l->user);
-        put64(b, l->resource);
-        put64(b, l->start);
-        put64(b, l->end);
-        put64(b, l->avail);
-        put64(b, (uint64_t)l->priority | (uint64_t)l->migrated << 8 | (uint64_t)l->zone << 16);
-    }
-    return b->failed ? synor__error(SYNOR_ENOMEM, "out of memory serializing the market") : 0;
-}
-
 uint64_t synor_market_state_hash(const synor_market *m)
 {
     synor__buf b;
@@ -537,6 +481,15 @@ uint64_t synor_market_state_hash(const synor_market *m)
 
 /* ------------------------------------------------- price discovery */
 
+/* A level's total quantity: added up here, 128-bit, not kept by the book. */
+static synor__u128 level_qty(const synor_market *m, const mlevel *L)
+{
+    synor__u128 q = 0;
+    for (uint32_t h = L->head; h; h = m->pool[h].next)
+        q += (synor__u128)m->pool[h].qty;
+    return q;
+}
+
 int synor_market_prices_get(const synor_market *m, uint32_t r, synor_market_prices *out)
 {
     if (!m || !out || r >= m->n_res)
@@ -550,14 +503,15 @@ int synor_market_prices_get(const synor_market *m, uint32_t r, synor_market_pric
             i--;
         if (!i)
             continue;
+        int64_t qty = synor__sat64(level_qty(m, &sd->v[i - 1]));
         if (s == SYNOR_BID) {
             out->has_bid = 1;
             out->best_bid = sd->v[i - 1].price;
-            out->bid_qty = sd->v[i - 1].qty;
+            out->bid_qty = qty;
         } else {
             out->has_ask = 1;
             out->best_ask = sd->v[i - 1].price;
-            out->ask_qty = sd->v[i - 1].qty;
+            out->ask_qty = qty;
         }
     }
     if (out->has_bid && out->has_ask)
@@ -566,20 +520,20 @@ int synor_market_prices_get(const synor_market *m, uint32_t r, synor_market_pric
     out->last_price = k->last_price;
     out->last_qty = k->last_qty;
     out->last_time = k->last_time;
-    out->volume_total = k->volume_total;
+    out->volume_total = synor__sat64(k->volume_total);
     out->trades_total = k->trades_total;
     uint64_t from = m->last_time > SYNOR__DAY_NS ? m->last_time - SYNOR__DAY_NS : 0;
-    synor__i128 notional = 0;
-    int64_t vol = 0;
+    synor__u128 notional = 0, vol = 0;
     for (uint32_t c = 0; c < k->n_candles; c++) {
         const mcandle *q = &k->candles[c];
-        if (q->volume > 0 && q->start + m->cfg.candle_ns > from) {
-            vol += q->volume;
-            notional += q->notional;
+        if (q->volume && q->start + m->cfg.candle_ns > from) {
+            vol = synor__add_sat(vol, q->volume);
+            notional = synor__add_sat(notional, q->notional);
         }
     }
-    out->volume_24h = vol;
-    out->vwap_24h = vol ? (int64_t)((notional + vol / 2) / vol) : 0;
+    out->volume_24h = synor__sat64(vol);
+    /* rounded to nearest; a saturated notional (beyond 2^128) is not exact */
+    out->vwap_24h = vol ? synor__sat64(synor__add_sat(notional, vol / 2) / vol) : 0;
     return 0;
 }
 
@@ -597,7 +551,7 @@ int synor_market_depth(const synor_market *m, uint32_t r, synor_level *bids, siz
             if (sd->v[l].count == 0)
                 continue;
             outs[s][k].price = sd->v[l].price;
-            outs[s][k].qty = sd->v[l].qty;
+            outs[s][k].qty = synor__sat64(level_qty(m, &sd->v[l]));
             outs[s][k].orders = sd->v[l].count;
             k++;
         }
@@ -618,14 +572,14 @@ int synor_market_candles(const synor_market *m, uint32_t r, synor_candle *out, s
     uint64_t first = from / m->cfg.candle_ns, last = m->last_time / m->cfg.candle_ns;
     for (uint64_t iv = first; iv <= last && got < max; iv++) {
         const mcandle *q = &k->candles[iv % k->n_candles];
-        if (q->volume <= 0 || q->start != iv * m->cfg.candle_ns)
+        if (!q->volume || q->start != iv * m->cfg.candle_ns)
             continue;
         out[got].start = q->start;
         out[got].open = q->open;
         out[got].high = q->high;
         out[got].low = q->low;
         out[got].close = q->close;
-        out[got].volume = q->volume;
+        out[got].volume = synor__sat64(q->volume);
         got++;
     }
     *n = got;

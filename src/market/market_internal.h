@@ -26,6 +26,22 @@
 #include "synor/market.h"
 
 __extension__ typedef __int128 synor__i128;
+__extension__ typedef unsigned __int128 synor__u128;
+
+/* a + b, or the largest value when that does not fit: sums of quantities
+ * and notionals are 128-bit and cannot wrap (2^32 orders of 2^53 units is
+ * 2^85; it takes 2^74 trades of the largest size to reach the top). */
+static inline synor__u128 synor__add_sat(synor__u128 a, synor__u128 b)
+{
+    synor__u128 s = a + b;
+    return s < a ? ~(synor__u128)0 : s;
+}
+
+/* A 128-bit sum as the int64 of the public API: INT64_MAX above it. */
+static inline int64_t synor__sat64(synor__u128 v)
+{
+    return v > (synor__u128)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
 
 /* The largest price (ticks) and quantity (units) of a command, inclusive:
  * 2^53 - 1, the largest integer every JSON reader (IEEE doubles included)
@@ -54,9 +70,11 @@ typedef struct morder {
     uint8_t zone;
 } morder;
 
+/* A price level. Its total quantity is not kept: the hot path would pay
+ * for it on every change, and it could exceed any 64-bit integer; the views
+ * that show it (depth, prices) add it up. */
 typedef struct mlevel {
     int64_t price;
-    int64_t qty;
     uint32_t head, tail;
     uint32_t count;
 } mlevel;
@@ -69,8 +87,9 @@ typedef struct mside {
 
 typedef struct mcandle {
     uint64_t start;
-    int64_t open, high, low, close, volume;
-    synor__i128 notional;
+    int64_t open, high, low, close;
+    synor__u128 volume;   /* units, saturating */
+    synor__u128 notional; /* ticks x units, saturating */
 } mcandle;
 
 typedef struct mbook {
@@ -78,7 +97,7 @@ typedef struct mbook {
     int has_last;
     int64_t last_price, last_qty;
     uint64_t last_time;
-    int64_t volume_total;
+    synor__u128 volume_total; /* saturating */
     uint64_t trades_total;
     mcandle *candles; /* ring of n_candles, indexed by interval number */
     uint32_t n_candles;
@@ -124,6 +143,9 @@ struct synor_market {
     uint64_t *map_keys;
     uint32_t *map_vals; /* 0 = empty slot */
     uint32_t map_cap, map_n;
+    /* every id ever accepted (orders.c): block id/64 + 1 -> bitmap */
+    uint64_t *used_keys, *used_bits;
+    uint32_t used_cap, used_n;
     /* resources and books */
     char **res_keys;
     mbook *books;
@@ -205,6 +227,11 @@ uint32_t synor__map_get(const synor_market *m, uint64_t id);
 void synor__map_del(synor_market *m, uint64_t id);
 int synor__heap_push(synor_market *m, uint64_t t, uint64_t id);
 void synor__heap_pop(synor_market *m);
+/* The ids commands were accepted under (order ids, refs), never forgotten.
+ * _reserve makes room so that the next _add cannot fail. */
+int synor__used_has(const synor_market *m, uint64_t id);
+int synor__used_reserve(synor_market *m);
+int synor__used_add(synor_market *m, uint64_t id);
 
 void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty);
 /* Buys up to qty now (IOC at limit price) for user, only from asks
@@ -232,6 +259,9 @@ void synor__emit(synor_market *m, const synor_market_event *ev);
 int synor__replay_cmd(synor_market *m, const synor_market_cmd *c);
 /* Do resources a and b offer the same kind and profile (in two regions)? */
 int synor__same_offer(const synor_market *m, uint32_t a, uint32_t b);
+/* 1..63 bytes of valid UTF-8, no spaces, controls, quotes or backslashes:
+ * a name needs no escaping in JSON. */
+int synor__valid_name(const char *s);
 int synor__add_resource_raw(synor_market *m, const char *key, uint32_t *index);
 int synor__add_owner_raw(synor_market *m, const char *name, uint32_t *id);
 int synor__add_zone_raw(synor_market *m, const char *name, uint32_t *id);
@@ -265,8 +295,12 @@ int synor__journal_commit(synor_market *m);
 int synor__journal_snapshot(synor_market *m);
 /* Snapshots when the journal holds cfg.snapshot_every records. */
 int synor__journal_maybe_snapshot(synor_market *m);
-/* Serializes the whole state canonically (snapshot body and state hash). */
+/* snapshot.c: the canonical state (the state hash's input and a snapshot's
+ * body); a whole snapshot file's bytes; a snapshot restored and checked
+ * into an empty market. */
 int synor__market_serialize(const synor_market *m, synor__buf *b);
+int synor__snapshot_build(const synor_market *m, synor__buf *out);
+int synor__snapshot_load(synor_market *m, const char *path);
 uint32_t synor__crc32c(uint32_t crc, const void *data, size_t n);
 
 enum { SYNOR__REC_CMD = 1, SYNOR__REC_RESOURCE = 2, SYNOR__REC_OWNER = 3, SYNOR__REC_ZONE = 4 };

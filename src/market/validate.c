@@ -38,8 +38,11 @@ static int check_place(const synor_market *m, const synor_market_cmd *c)
         return SYNOR_REASON_BAD_PRICE;
     if (c->expires && c->expires <= c->time)
         return SYNOR_REASON_BAD_EXPIRY;
-    if (synor__map_get(m, c->order_id) && open_at(m, synor__map_get(m, c->order_id), c->time))
+    /* version 1 only refused the id of an open order */
+    if (m->legacy && open_at(m, synor__map_get(m, c->order_id), c->time))
         return SYNOR_REASON_DUPLICATE_ID;
+    if (c->ref && c->ref != c->order_id)
+        return SYNOR_REASON_BAD_FIELD;
     if (c->n_also) {
         if (c->n_also > SYNOR_MARKET_MAX_ALSO || c->side != SYNOR_BID)
             return SYNOR_REASON_BAD_FIELD;
@@ -92,6 +95,9 @@ static int check_reclaim(const synor_market *m, const synor_market_cmd *c)
 
 int synor__cmd_check(const synor_market *m, const synor_market_cmd *c)
 {
+    uint64_t id = c->kind == SYNOR_CMD_PLACE ? c->order_id : c->ref;
+    if (id && !m->legacy && synor__used_has(m, id))
+        return SYNOR_REASON_DUPLICATE_ID;
     if (c->time < m->last_time)
         return SYNOR_REASON_TIME_BACKWARDS;
     switch (c->kind) {
