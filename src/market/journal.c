@@ -272,13 +272,6 @@ int synor__journal_name_at(synor_market *m, int type, const char *name, uint64_t
     return append_record(m->journal, type, seq, name, strlen(name));
 }
 
-int synor__journal_name(synor_market *m, int type, const char *name)
-{
-    int rc = synor__journal_name_at(m, type, name, m->seq + 1);
-    /* registrations through the API are rare: durable at once */
-    return rc ? rc : synor__journal_commit(m);
-}
-
 static int write_all(int fd, const char *p, size_t n, const char *path)
 {
     while (n) {

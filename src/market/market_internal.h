@@ -150,6 +150,9 @@ struct synor_market {
     char **res_keys;
     mbook *books;
     uint32_t n_res, cap_res;
+    /* name -> owner or resource index (names.c) */
+    uint32_t *names;
+    uint32_t names_cap, names_n;
     /* owners */
     char **owner_names;
     uint8_t *owner_rep;
@@ -262,9 +265,20 @@ int synor__same_offer(const synor_market *m, uint32_t a, uint32_t b);
 /* 1..63 bytes of valid UTF-8, no spaces, controls, quotes or backslashes:
  * a name needs no escaping in JSON. */
 int synor__valid_name(const char *s);
+
+/* names.c: registration without journaling (recovery, and a front end
+ * that journals the names with the command needing them); _pop takes back
+ * the last name of a type added (seq too); lookups by (s, n), 0 or -1. */
 int synor__add_resource_raw(synor_market *m, const char *key, uint32_t *index);
 int synor__add_owner_raw(synor_market *m, const char *name, uint32_t *id);
 int synor__add_zone_raw(synor_market *m, const char *name, uint32_t *id);
+void synor__name_pop(synor_market *m, int type);
+void synor__names_free(synor_market *m);
+int synor__name_find(const synor_market *m, int res, const char *s, size_t n, uint32_t *index);
+int synor__zone_find(const synor_market *m, const char *s, size_t n, uint32_t *id);
+/* 0 if key is "<kind>/<profile-id>/<region>" for a profile of that kind in
+ * cat, else SYNOR_EINVAL or SYNOR_ENOENT with the reason. */
+int synor__resource_key_check(const synor_catalog *cat, const char *key);
 uint32_t synor__n_candles(const synor_market *m);
 
 /* check.c: 0 if every invariant of the state holds (books sorted, level
@@ -286,10 +300,7 @@ typedef struct synor__jmark {
 } synor__jmark;
 synor__jmark synor__journal_mark(const synor_market *m);
 void synor__journal_rewind(synor_market *m, synor__jmark mark);
-/* Registrations: _name appends and commits at once (the API's
- * registrations); _name_at only appends, with the given seq (a front end
- * that registers the names of a command together with it). */
-int synor__journal_name(synor_market *m, int type, const char *name);
+/* Appends the record of a registration, with the given seq. */
 int synor__journal_name_at(synor_market *m, int type, const char *name, uint64_t seq);
 int synor__journal_commit(synor_market *m);
 int synor__journal_snapshot(synor_market *m);
