@@ -121,8 +121,8 @@ typedef struct synor_market_cmd {
 /* Why an order was rejected or cancelled (event reason). */
 #define SYNOR_MARKET_REASON_MAP(X)                                       \
     X(NONE, 0, "none")                                                   \
-    X(BAD_QUANTITY, 1, "quantity must be positive")                     \
-    X(BAD_PRICE, 2, "price must be positive and below 2^53 ticks")      \
+    X(BAD_QUANTITY, 1, "quantity must be 1 to 2^53 - 1 units")          \
+    X(BAD_PRICE, 2, "price must be 1 to 2^53 - 1 ticks (0 for a market order)") \
     X(UNKNOWN_RESOURCE, 3, "unknown resource")                          \
     X(UNKNOWN_ORDER, 4, "unknown order id")                             \
     X(NOT_OWNER, 5, "order belongs to another owner")                   \
@@ -141,7 +141,8 @@ typedef struct synor_market_cmd {
     X(ON_DEMAND, 18, "preempted by on-demand demand")                  \
     X(PREEMPTION_DEADLINE, 19, "the preemption warning period ended")  \
     X(LEASE_TERM, 20, "the lease's term ended")                        \
-    X(NOTHING_LEASED, 21, "the provider has no running lease of this resource")
+    X(NOTHING_LEASED, 21, "the provider has no running lease of this resource") \
+    X(MALFORMED, 22, "malformed command (syntax, field or type)")
 
 typedef enum synor_market_reason {
 #define SYNOR__MR_ENUM(n, v, d) SYNOR_REASON_##n = (v),
@@ -194,6 +195,12 @@ typedef struct synor_market_event {
     int kept_priority;  /* AMENDED */
     uint64_t deadline;  /* PREEMPTED, MIGRATED, LEASE_ENDED */
     const synor_market *market; /* the market (also during recovery) */
+    const char *message; /* REJECTED by synor_market_submit_json before the
+                            market saw the command (a malformed line, an
+                            unknown name): what is wrong, naming the file,
+                            line, column, field and value; only the reason
+                            and this are set. NULL otherwise. Valid during
+                            the callback. */
 } synor_market_event;
 
 typedef void (*synor_market_event_fn)(const synor_market_event *ev, void *user_data);
@@ -204,6 +211,27 @@ typedef void (*synor_market_event_fn)(const synor_market_event *ev, void *user_d
  * snprintf, and returns the length the whole object needs (0 if out of
  * memory). The names come from ev->market, which must still be open. */
 size_t synor_market_event_json(const synor_market_event *ev, long line, char *buf, size_t cap);
+
+/* Applies one command written as a JSON-lines command (docs/MARKET.md:
+ * text of len bytes, without its newline; name and line number are for
+ * messages, "name:line:column: ..."), all or nothing. The line is parsed
+ * strictly; the names are resolved - an owner is registered by its first
+ * place or reputation, a resource (checked against cat) by a place or a
+ * reclaim, a zone wherever it is named - and the command submitted. A
+ * command rejected for any reason (malformed, an unknown or invalid name,
+ * or by the market) registers nothing and changes nothing; an applied one
+ * journals its new names with it. Events go to cfg->on_event; a rejection
+ * found before the market saw the command is one REJECTED event whose
+ * `message` says what is wrong (reason MALFORMED, BAD_FIELD, BAD_PRICE,
+ * BAD_QUANTITY, UNKNOWN_OWNER or UNKNOWN_RESOURCE; synor_errmsg() holds it
+ * too). *reason (may be NULL) gets 0 when the command was applied, else
+ * the reason it was rejected. Returns 0 (applied or rejected); or a
+ * negative SYNOR_E* as synor_market_submit does (out of memory, I/O, a
+ * market opened read-only or to be reopened): the line then left nothing
+ * registered or journaled. A registered name of a rejected command exists
+ * only while its REJECTED event is delivered. */
+int synor_market_submit_json(synor_market *m, const synor_catalog *cat, const char *text,
+                             size_t len, const char *name, long line, int *reason);
 
 typedef enum synor_fsync_policy {
     SYNOR_FSYNC_BATCH = 0, /* fsync at every synor_market_commit (default) */

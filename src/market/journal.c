@@ -458,9 +458,18 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
                 uint32_t id;
                 memcpy(name, pl, pn);
                 name[pn] = '\0';
-                rc = type == SYNOR__REC_RESOURCE ? synor__add_resource_raw(m, name, &id)
-                     : type == SYNOR__REC_OWNER  ? synor__add_owner_raw(m, name, &id)
-                                                 : synor__add_zone_raw(m, name, &id);
+                /* a name is checked as registration checks it: valid, new */
+                int known = type == SYNOR__REC_ZONE
+                                ? synor__zone_find(m, name, pn, &id) == 0
+                                : synor__name_find(m, type == SYNOR__REC_RESOURCE, name, pn, &id) == 0;
+                if (strlen(name) != pn || !synor__valid_name(name) || known)
+                    rc = synor__error(SYNOR_EPARSE, "%s: record at byte %zu registers a name "
+                                                    "that is %s", m->journal->path, off,
+                                      known ? "registered already" : "not valid");
+                else
+                    rc = type == SYNOR__REC_RESOURCE ? synor__add_resource_raw(m, name, &id)
+                         : type == SYNOR__REC_OWNER  ? synor__add_owner_raw(m, name, &id)
+                                                     : synor__add_zone_raw(m, name, &id);
             } else {
                 rc = synor__error(SYNOR_EPARSE, "%s: record at byte %zu has unknown type %d",
                                   m->journal->path, off, type);

@@ -107,7 +107,8 @@ void synor_market_close(synor_market *m)
     if (!m)
         return;
     if (m->journal) {
-        synor__journal_commit(m);
+        if (m->broken != 2)
+            synor__journal_commit(m);
         synor__journal_close(m);
     }
     market_free(m);
@@ -120,7 +121,7 @@ const char *synor_market_recovery_note(const synor_market *m) { return m->note; 
  * record is taken back out of the journal's batch, so the journal holds
  * exactly the commands before it, and the market refuses further commands
  * (its memory may hold part of this one) until it is reopened. */
-static int apply_checked(synor_market *m, const synor_market_cmd *c)
+int synor__apply_checked(synor_market *m, const synor_market_cmd *c)
 {
     int journaled = m->journal && !m->replaying;
     synor__jmark mark = {0, 0};
@@ -174,7 +175,7 @@ int synor_market_submit(synor_market *m, const synor_market_cmd *c)
     int why = synor__cmd_check(m, c);
     if (why)
         return synor__reject(m, c, why); /* changes nothing, journals nothing */
-    return apply_checked(m, c);
+    return synor__apply_checked(m, c);
 }
 
 int synor__replay_cmd(synor_market *m, const synor_market_cmd *c)
@@ -185,7 +186,7 @@ int synor__replay_cmd(synor_market *m, const synor_market_cmd *c)
                                           "time %llu", (unsigned long long)c->time,
                             (unsigned long long)m->last_time);
     if (!why)
-        return apply_checked(m, c);
+        return synor__apply_checked(m, c);
     if (!m->legacy)
         return synor__error(SYNOR_EPARSE, "a journaled command (kind %d, seq %llu) is rejected "
                                           "now (%s): this journal was not written by these "
@@ -208,14 +209,14 @@ int synor_market_commit(synor_market *m)
         return synor__error(SYNOR_EINVAL, "synor_market_commit: NULL market");
     if (!m->journal)
         return 0;
-    if (m->broken)
+    if (m->broken == 2)
         return synor__error(SYNOR_ESTATE, "market: an earlier commit failed; close and reopen "
                                           "the market");
     int rc = synor__journal_commit(m);
-    if (!rc)
+    if (!rc && !m->broken) /* never a snapshot of a half-applied command */
         rc = synor__journal_maybe_snapshot(m);
     if (rc == SYNOR_EIO)
-        m->broken = 1; /* a write may have been partial: never append after it */
+        m->broken = 2; /* a write may have been partial: never append after it */
     return rc;
 }
 

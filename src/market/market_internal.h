@@ -180,8 +180,10 @@ struct synor_market {
     int read_only;   /* cfg.read_only: nothing is written */
     int legacy;      /* replaying a journal of version 1: its rules (self-
                         trade prevention of ineligible orders) */
-    int broken;      /* a command failed half-way or a commit failed: no
-                        more commands or commits until reopened */
+    int broken;      /* 1: a command failed half-way (out of memory): no more
+                        commands, but the journal batch holds only whole
+                        commands and may be committed; 2: a commit failed
+                        (a write may be partial): no commits either */
     uint64_t lease_next; /* derived: no lease ends before this time (0 =
                             unknown, scan); lets most commands skip the
                             lease list */
@@ -257,6 +259,9 @@ void synor__lease_expire(synor_market *m, uint64_t now);
 
 /* market.c */
 void synor__emit(synor_market *m, const synor_market_event *ev);
+/* Journals and applies a command synor__cmd_check accepted (see
+ * synor_market_submit for what a failure leaves). */
+int synor__apply_checked(synor_market *m, const synor_market_cmd *c);
 /* Recovery: applies a journaled command (one that is rejected now, from a
  * journal of an older version, keeps its sequence number and time). */
 int synor__replay_cmd(synor_market *m, const synor_market_cmd *c);
