@@ -20,8 +20,8 @@
  * array and add nothing but a bucket increment to the timed loop.
  *
  *   bench_market [-n COMMANDS] [-r RATE] [-b BATCH] [-d DIR] [-s SEED] [-S SNAPSHOT_EVERY]
- *                [-w|--dump-stream FILE] [-M|--memory-only] [-L|--latency-only]
- *                [-p|--pin CPU] [--fifo] [--lock]
+ *                [-w|--dump-stream FILE] [-j|--jsonl FILE] [-M|--memory-only]
+ *                [-J|--journal-only] [-L|--latency-only] [-p|--pin CPU] [--fifo] [--lock]
  *
  * Machine stalls: while 3 and 5 spin until a command's due time, every
  * time two consecutive clock reads of that spin loop are more than 1 us
@@ -32,6 +32,12 @@
  * processed are not seen, so this is a lower bound. If the baseline's p99
  * is above the goal, or the stalls cover more than 1% of the run, the
  * machine itself does not allow p99 <= 1 us to be judged.
+ *
+ * --jsonl FILE writes the stream as the JSON-lines commands of `synor market
+ * batch` (owners trader0..trader63, one resource), so that the command line
+ * can be measured on the very commands the library runs; --journal-only
+ * runs only 2, the library's journaled throughput, for a side-by-side run
+ * with the command line (bench/run_market_cli.sh).
  *
  * --latency-only runs only 3 (paced) and 5 (baseline): no throughput,
  * journal, recovery or service time (bench/run_market_latency.sh).
@@ -308,6 +314,39 @@ static int dump_stream(const char *path, const synor_market_cmd *cmds, size_t n,
     return ok ? 0 : -1;
 }
 
+/* Writes the stream as JSON-lines commands (docs/MARKET.md). */
+static int write_jsonl(const char *path, const synor_market_cmd *cmds, size_t n,
+                       const setup *s)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int ok = 1;
+    for (size_t i = 0; ok && i < n; i++) {
+        const synor_market_cmd *c = &cmds[i];
+        const char *owner = synor_market_owner_name(s->m, c->owner);
+        if (c->kind == SYNOR_CMD_PLACE)
+            ok = fprintf(f, "{\"cmd\":\"place\",\"id\":%llu,\"owner\":\"%s\",\"resource\":"
+                            "\"%s\",\"side\":\"%s\",\"price\":%lld,\"qty\":%lld,\"time\":%llu%s}\n",
+                         (unsigned long long)c->order_id, owner,
+                         synor_market_resource_key(s->m, c->resource),
+                         c->side == SYNOR_BID ? "bid" : "ask", (long long)c->price,
+                         (long long)c->qty, (unsigned long long)c->time,
+                         c->tif == SYNOR_IOC ? ",\"tif\":\"ioc\"" : "") > 0;
+        else if (c->kind == SYNOR_CMD_CANCEL)
+            ok = fprintf(f, "{\"cmd\":\"cancel\",\"id\":%llu,\"owner\":\"%s\",\"time\":%llu}\n",
+                         (unsigned long long)c->order_id, owner, (unsigned long long)c->time) > 0;
+        else
+            ok = fprintf(f, "{\"cmd\":\"amend\",\"id\":%llu,\"owner\":\"%s\",\"price\":%lld,"
+                            "\"qty\":%lld,\"time\":%llu}\n",
+                         (unsigned long long)c->order_id, owner, (long long)c->price,
+                         (long long)c->qty, (unsigned long long)c->time) > 0;
+    }
+    if (fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : -1;
+}
+
 /* Latency histogram (ns). Values below 2^H_EXACT_BITS have a bucket each;
  * above, each range [2^k, 2^(k+1)) is split into 2^H_SUB_BITS buckets of
  * width 2^(k - H_SUB_BITS), at most 1/256 of any value in them. 14,848
@@ -431,20 +470,22 @@ int main(int argc, char **argv)
     double rate = 1e6;
     size_t batch = 4096;
     const char *dir = "/tmp/synor-bench-market";
-    const char *dump = NULL;
-    int memory_only = 0, latency_only = 0, fifo = 0, lock = 0;
+    const char *dump = NULL, *jsonl = NULL;
+    int memory_only = 0, latency_only = 0, journal_only = 0, fifo = 0, lock = 0;
     int pin = -1; /* CPU, or -1: not pinned */
     uint64_t seed = 42;
     int opt;
     enum { OPT_FIFO = 256, OPT_LOCK };
     static const struct option longopts[] = {{"dump-stream", required_argument, NULL, 'w'},
+                                             {"jsonl", required_argument, NULL, 'j'},
+                                             {"journal-only", no_argument, NULL, 'J'},
                                              {"memory-only", no_argument, NULL, 'M'},
                                              {"latency-only", no_argument, NULL, 'L'},
                                              {"pin", required_argument, NULL, 'p'},
                                              {"fifo", no_argument, NULL, OPT_FIFO},
                                              {"lock", no_argument, NULL, OPT_LOCK},
                                              {NULL, 0, NULL, 0}};
-    while ((opt = getopt_long(argc, argv, "n:r:b:d:s:S:w:MLp:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "n:r:b:d:s:S:w:j:MJLp:", longopts, NULL)) != -1) {
         char *end;
         long cpu;
         switch (opt) {
@@ -456,6 +497,8 @@ int main(int argc, char **argv)
         case 'S': snap_every = strtoull(optarg, NULL, 10); break;
         case 'w': dump = optarg; break;
         case 'M': memory_only = 1; break;
+        case 'j': jsonl = optarg; break;
+        case 'J': journal_only = 1; break;
         case 'L': latency_only = 1; break;
         case 'p':
             errno = 0;
@@ -471,13 +514,15 @@ int main(int argc, char **argv)
         case OPT_LOCK: lock = 1; break;
         default:
             fprintf(stderr, "usage: bench_market [-n N] [-r RATE] [-b BATCH] [-d DIR] [-s SEED] "
-                            "[-S SNAPSHOT_EVERY] [--dump-stream FILE] [--memory-only | "
-                            "--latency-only] [--pin CPU] [--fifo] [--lock]\n");
+                            "[-S SNAPSHOT_EVERY] [--dump-stream FILE] [--jsonl FILE] "
+                            "[--memory-only | --journal-only | --latency-only] [--pin CPU] "
+                            "[--fifo] [--lock]\n");
             return 2;
         }
     }
-    if (memory_only && latency_only) {
-        fprintf(stderr, "bench_market: --memory-only and --latency-only exclude each other\n");
+    if (memory_only + latency_only + journal_only > 1) {
+        fprintf(stderr, "bench_market: --memory-only, --journal-only and --latency-only exclude "
+                        "each other\n");
         return 2;
     }
     if (pin >= 0) { /* before any timed section */
@@ -505,6 +550,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         counts[cmds[i].kind == SYNOR_CMD_PLACE ? (cmds[i].tif == SYNOR_IOC ? 1 : 0)
                                                : cmds[i].kind]++;
+    if (jsonl && write_jsonl(jsonl, cmds, n, &s)) {
+        fprintf(stderr, "bench_market: cannot write the stream to %s\n", jsonl);
+        return 1;
+    }
     size_t resting = synor_market_open_orders(s.m);
     synor_level bl[1000], al[1000];
     size_t nb, na;
@@ -551,7 +600,7 @@ int main(int argc, char **argv)
     }
 
     uint64_t t0, t1, h_mem = 0;
-    if (!latency_only) {
+    if (!latency_only && !journal_only) {
         /* 1. in memory */
         if (open_market(&s, NULL))
             return 1;
@@ -598,13 +647,15 @@ int main(int argc, char **argv)
             return 1;
         t1 = now_ns();
         printf("recovery: last snapshot + journal replay in %.2f s, state hash %s\n",
-               (t1 - t0) / 1e9, synor_market_state_hash(s.m) == h_j && h_j == h_mem ? "identical" : "DIFFERENT");
+               (t1 - t0) / 1e9,
+               synor_market_state_hash(s.m) == h_j && (journal_only || h_j == h_mem) ? "identical"
+                                                                                     : "DIFFERENT");
         synor_market_close(s.m);
         if (system(cmd) != 0)
             return 1;
     }
 
-    if (!memory_only) {
+    if (!memory_only && !journal_only) {
         /* 3. latency at a fixed offered rate */
         printf("latency setup: ");
         if (pin >= 0)
@@ -647,7 +698,7 @@ int main(int argc, char **argv)
         print_stalls("paced run", &st, t1 - t0);
     }
 
-    if (!latency_only) {
+    if (!latency_only && !journal_only) {
         /* 4. service time: each command timed on its own, back to back (the
          * clock reads add about 40 ns) */
         if (open_market(&s, NULL))
@@ -662,7 +713,7 @@ int main(int argc, char **argv)
         print_percentiles("service time per command:              ", h);
     }
 
-    if (!memory_only) {
+    if (!memory_only && !journal_only) {
         /* 5. the machine's own jitter: the same schedule doing no work. A
          * stall of the VM delays every command behind it here too. */
         hist_reset(h);
