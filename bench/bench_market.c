@@ -21,7 +21,8 @@
  *
  *   bench_market [-n COMMANDS] [-r RATE] [-b BATCH] [-d DIR] [-s SEED] [-S SNAPSHOT_EVERY]
  *                [-w|--dump-stream FILE] [-j|--jsonl FILE] [-M|--memory-only]
- *                [-J|--journal-only] [-L|--latency-only] [-p|--pin CPU] [--fifo] [--lock]
+ *                [-J|--journal-only] [-L|--latency-only] [-F batch|never] [-p|--pin CPU]
+ *                [--fifo] [--lock]
  *
  * Machine stalls: while 3 and 5 spin until a command's due time, every
  * time two consecutive clock reads of that spin loop are more than 1 us
@@ -49,6 +50,10 @@
  * once the stream is generated (no page faults or reclaim of our pages in
  * the timed loops). Any of them failing is an error (exit 2). Each latency
  * run starts with a "latency setup:" line saying which are in effect.
+ *
+ * -F never runs 2 with synor_market_config.fsync = NEVER (the journal is
+ * written, the operating system decides when it reaches the disk), to
+ * separate the work from the disk's fdatasync time; default batch.
  *
  * -S sets synor_market_config.snapshot_every for the journaled run (default
  * the library's, 1,000,000 records; 0 = never, so recovery replays the
@@ -101,6 +106,7 @@ static uint64_t now_ns(void)
 
 static uint64_t events;
 static uint64_t snap_every = 1000000;
+static synor_fsync_policy fsync_policy = SYNOR_FSYNC_BATCH;
 static void count_event(const synor_market_event *ev, void *ud)
 {
     (void)ev;
@@ -161,6 +167,7 @@ static int open_market(setup *s, const char *dir)
     cfg.dir = dir;
     cfg.on_event = on_event;
     cfg.snapshot_every = snap_every;
+    cfg.fsync = fsync_policy;
     if (synor_market_open(&cfg, &s->m) ||
         synor_market_resource(s->m, s->cat, "gpu/nvidia-h100-sxm/eu-west", &s->res))
         return -1;
@@ -485,7 +492,7 @@ int main(int argc, char **argv)
                                              {"fifo", no_argument, NULL, OPT_FIFO},
                                              {"lock", no_argument, NULL, OPT_LOCK},
                                              {NULL, 0, NULL, 0}};
-    while ((opt = getopt_long(argc, argv, "n:r:b:d:s:S:w:j:MJLp:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "n:r:b:d:s:S:w:j:MJLF:p:", longopts, NULL)) != -1) {
         char *end;
         long cpu;
         switch (opt) {
@@ -499,6 +506,13 @@ int main(int argc, char **argv)
         case 'M': memory_only = 1; break;
         case 'j': jsonl = optarg; break;
         case 'J': journal_only = 1; break;
+        case 'F':
+            if (strcmp(optarg, "never") && strcmp(optarg, "batch")) {
+                fprintf(stderr, "bench_market: -F %s: batch or never\n", optarg);
+                return 2;
+            }
+            fsync_policy = strcmp(optarg, "never") ? SYNOR_FSYNC_BATCH : SYNOR_FSYNC_NEVER;
+            break;
         case 'L': latency_only = 1; break;
         case 'p':
             errno = 0;
@@ -638,9 +652,10 @@ int main(int argc, char **argv)
         t1 = now_ns();
         uint64_t h_j = synor_market_state_hash(s.m);
         synor_market_close(s.m);
-        printf("throughput, journal (fsync every %zu, snapshot every %llu records): %6.2f M "
+        printf("throughput, journal (%s every %zu, snapshot every %llu records): %6.2f M "
                "commands/s\n",
-               batch, (unsigned long long)snap_every, n / ((t1 - t0) / 1e9) / 1e6);
+               fsync_policy == SYNOR_FSYNC_NEVER ? "commit, no fsync," : "fsync", batch,
+               (unsigned long long)snap_every, n / ((t1 - t0) / 1e9) / 1e6);
         /* recovery of the whole journal */
         t0 = now_ns();
         if (open_market(&s, dir))

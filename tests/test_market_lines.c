@@ -22,12 +22,13 @@ static int raw_eq(const rawcmd *a, const rawcmd *b, char *why, size_t n)
         return snprintf(why, n, "object column %d / %d", a->obj_col, b->obj_col), 0;
     for (int f = 0; f < NF; f++) {
         const rfield *x = &a->f[f], *y = &b->f[f];
-        int same = x->present == y->present;
-        if (same && x->present)
-            same = x->col == y->col && x->boolean == y->boolean && x->n_items == y->n_items &&
-                   (synor__cmd_field_types[f] == T_BOOL || synor__cmd_field_types[f] == T_STRS ||
-                    rstr_eq(&x->str, &y->str));
-        for (size_t i = 0; same && i < x->n_items; i++)
+        int same = HAS(a, f) == HAS(b, f);
+        int t = synor__cmd_field_types[f];
+        if (same && HAS(a, f))
+            same = x->col == y->col && (t != T_BOOL || x->boolean == y->boolean) &&
+                   (t != T_STRS || x->n_items == y->n_items) &&
+                   ((t != T_STR && t != T_INT) || rstr_eq(&x->str, &y->str));
+        for (size_t i = 0; same && HAS(a, f) && t == T_STRS && i < x->n_items; i++)
             same = rstr_eq(&x->items[i], &y->items[i]);
         if (!same)
             return snprintf(why, n, "field %s", synor__cmd_field_names[f]), 0;

@@ -82,7 +82,7 @@ int mcli_flush(mctx *x)
 }
 
 int mcli_open(mctx *x, const cli_globals *g, const char *dir, int writable, int print,
-              int replay_events, int salvage)
+              int replay_events, int salvage, int fsync)
 {
     memset(x, 0, sizeof *x);
     x->print_events = print;
@@ -96,6 +96,8 @@ int mcli_open(mctx *x, const cli_globals *g, const char *dir, int writable, int 
     cfg.replay_events = replay_events;
     cfg.salvage = salvage;
     cfg.read_only = !writable;
+    if (fsync >= 0)
+        cfg.fsync = (synor_fsync_policy)fsync;
     if (synor_market_open(&cfg, &x->m)) {
         cli_error("%s", synor_errmsg());
         synor_catalog_destroy(x->cat);
@@ -157,10 +159,12 @@ static const struct msub {
      "damaged inside, which writes)",
      "--events --salvage", 0, 0},
     {"snapshot", "snapshot", "write a snapshot, truncate the journal", "", 0, 1},
-    {"batch", "batch [FILE]",
+    {"batch", "batch [FILE] [--fsync batch|every|never]",
      "JSON-lines commands in (stdin if no FILE), JSON-lines events out; a pipe or a\n"
-     "terminal is answered line by line",
-     "", 2, 1},
+     "terminal is answered line by line. --fsync: fdatasync the journal at every\n"
+     "commit (batch, the default), after every command (every), or leave it to the\n"
+     "operating system (never: a crash of the machine may lose the last commits)",
+     "--fsync=", 2, 1},
 };
 
 static void help(const struct msub *s)
@@ -481,8 +485,15 @@ int cli_market(const cli_globals *g, int argc, char **argv)
     int replay = !strcmp(s->name, "replay"), trades = !strcmp(s->name, "trades");
     int salvage = replay && opt(&a, "--salvage");
     int events = trades || (replay && opt(&a, "--events")) || s->writes;
+    const char *fs = opt(&a, "--fsync");
+    int fsync = !fs ? -1 : !strcmp(fs, "batch") ? SYNOR_FSYNC_BATCH
+                : !strcmp(fs, "every")          ? SYNOR_FSYNC_EVERY
+                : !strcmp(fs, "never")          ? SYNOR_FSYNC_NEVER
+                                                : -2;
+    if (fsync == -2)
+        return cli_usage_error("market", "--fsync must be batch, every or never, not '%s'", fs);
     mctx x;
-    if (mcli_open(&x, g, dir, s->writes || salvage, events, replay || trades, salvage))
+    if (mcli_open(&x, g, dir, s->writes || salvage, events, replay || trades, salvage, fsync))
         return CLI_FAIL;
     if (!strcmp(s->name, "batch")) {
         int fd = a.arg ? open(a.arg, O_RDONLY) : 0;

@@ -24,9 +24,10 @@ typedef struct mctx {
 } mctx;
 
 /* Opens the market in dir: writable (loads the catalog), or read-only
- * (nothing is created or changed); prints any error. 0 or -1. */
+ * (nothing is created or changed), with an fsync policy (synor_fsync_policy,
+ * or -1 for the default); prints any error. 0 or -1. */
 int mcli_open(mctx *x, const cli_globals *g, const char *dir, int writable, int print,
-              int replay_events, int salvage);
+              int replay_events, int salvage, int fsync);
 void mcli_close(mctx *x);
 /* Commits, then writes what the commit acknowledged to fd 1. 0 or -1
  * (message printed). */

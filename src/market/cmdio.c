@@ -13,9 +13,14 @@
 
 #include "market/market_internal.h"
 
-static const char *const kind_names[] = {"",        "accepted",  "rejected", "trade",
-                                         "cancelled", "expired", "amended",  "reputation",
-                                         "leased",  "preempted", "migrated", "lease_ended"};
+#define W(s) {s, sizeof s - 1}
+static const struct word {
+    char s[16]; /* copied 16 bytes at a time */
+    size_t n;
+} kind_names[] = {W(""),        W("accepted"),  W("rejected"), W("trade"),
+                  W("cancelled"), W("expired"), W("amended"),  W("reputation"),
+                  W("leased"),  W("preempted"), W("migrated"), W("lease_ended")};
+#undef W
 
 /* Room an event without a message can need: names of 63 bytes, numbers of
  * 20 digits, the longest reason text. */
@@ -28,17 +33,30 @@ static char *lit(char *o, const char *s, size_t n)
 }
 #define LIT(o, s) lit(o, s, sizeof s - 1)
 
+/* Decimal digits of v: written backwards into a scratch buffer, then 24
+ * bytes copied at once (a fixed size, so no call); the bytes after the
+ * number are scratch too, overwritten by what follows (the room written
+ * into is EVENT_MAX, far more than an event's text). */
 static char *u64(char *o, uint64_t v)
 {
-    char t[20];
-    int n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *o++ = t[--n];
-    return o;
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                                "34353637383940414243444546474849505152535455565758596061626364656667"
+                                "6869707172737475767778798081828384858687888990919293949596979899";
+    char t[48], *end = t + 24, *b = end;
+    while (v >= 100) { /* two digits a division */
+        unsigned k = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--b = pairs[k + 1];
+        *--b = pairs[k];
+    }
+    if (v >= 10) {
+        *--b = pairs[v * 2 + 1];
+        *--b = pairs[v * 2];
+    } else {
+        *--b = (char)('0' + v);
+    }
+    memcpy(o, b, 24);
+    return o + (end - b);
 }
 
 static char *i64(char *o, int64_t v)
@@ -50,13 +68,29 @@ static char *i64(char *o, int64_t v)
     return u64(o, (uint64_t)v);
 }
 
-static char *name(char *o, const char *s)
+/* An owner's name or a resource's key, quoted ("?" if there is none): a
+ * valid name needs no escaping, and its length is kept. */
+static char *quoted(char *o, const char *s, size_t n)
 {
-    size_t n = s ? strlen(s) : 1;
     *o++ = '"';
-    o = lit(o, s ? s : "?", n > 63 ? 63 : n);
+    memcpy(o, s, NAME_ROOM); /* names are kept in NAME_ROOM bytes: one fixed copy */
+    o += n;
     *o++ = '"';
     return o;
+}
+
+static char *owner(char *o, const synor_market *m, uint32_t id)
+{
+    if (m && id < m->n_owners)
+        return quoted(o, m->owner_names[id], m->owner_len[id]);
+    return LIT(o, "\"?\"");
+}
+
+static char *resource(char *o, const synor_market *m, uint32_t r)
+{
+    if (m && r < m->n_res)
+        return quoted(o, m->res_keys[r], m->res_len[r]);
+    return LIT(o, "\"?\"");
 }
 
 /* A message as a JSON string: at most 6 bytes out per byte in. */
@@ -103,8 +137,11 @@ static char *escaped(char *o, const char *s)
 static char *write_event(char *o, const synor_market_event *e, long line)
 {
     o = LIT(o, "{\"event\":\"");
-    const char *k = (unsigned)e->kind < SYNOR__ARRAY_LEN(kind_names) ? kind_names[e->kind] : "?";
-    o = lit(o, k, strlen(k));
+    if ((unsigned)e->kind < SYNOR__ARRAY_LEN(kind_names)) {
+        memcpy(o, kind_names[e->kind].s, 16);
+        o += kind_names[e->kind].n;
+    } else
+        o = LIT(o, "?");
     *o++ = '"';
     if (e->seq) { /* a rejected command has none */
         o = LIT(o, ",\"seq\":");
@@ -128,16 +165,16 @@ static char *write_event(char *o, const synor_market_event *e, long line)
     const synor_market *m = e->market;
     if (e->kind == SYNOR_EV_REPUTATION) {
         o = LIT(o, ",\"owner\":");
-        o = name(o, synor_market_owner_name(m, e->owner));
+        o = owner(o, m, e->owner);
         o = LIT(o, ",\"reputation\":");
         o = i64(o, e->qty);
     } else {
         o = LIT(o, ",\"id\":");
         o = u64(o, e->order_id);
         o = LIT(o, ",\"owner\":");
-        o = name(o, synor_market_owner_name(m, e->owner));
+        o = owner(o, m, e->owner);
         o = LIT(o, ",\"resource\":");
-        o = name(o, synor_market_resource_key(m, e->resource));
+        o = resource(o, m, e->resource);
         o = e->side == SYNOR_BID ? LIT(o, ",\"side\":\"bid\",\"price\":")
                                  : LIT(o, ",\"side\":\"ask\",\"price\":");
         o = i64(o, e->price);
@@ -150,7 +187,7 @@ static char *write_event(char *o, const synor_market_event *e, long line)
         o = LIT(o, ",\"maker_id\":");
         o = u64(o, e->maker_id);
         o = LIT(o, ",\"maker_owner\":");
-        o = name(o, synor_market_owner_name(m, e->maker_owner));
+        o = owner(o, m, e->maker_owner);
     }
     if (e->deadline) {
         o = LIT(o, ",\"deadline\":");
@@ -158,7 +195,7 @@ static char *write_event(char *o, const synor_market_event *e, long line)
     }
     if (e->kind >= SYNOR_EV_LEASED) {
         o = LIT(o, ",\"provider\":");
-        o = name(o, synor_market_owner_name(m, e->maker_owner));
+        o = owner(o, m, e->maker_owner);
     }
     if (e->kind == SYNOR_EV_AMENDED)
         o = e->kept_priority ? LIT(o, ",\"kept_priority\":true")

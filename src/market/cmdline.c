@@ -74,50 +74,68 @@ static const char *shown(const rstr *s, char *buf, size_t cap)
     return buf;
 }
 
-/* An integer field into [min, max] (as unsigned magnitude with a sign):
- * the literal must be an integer; beyond the range is `range_reason`. */
-static int get_int(const where *w, const rfield *v, int field, int neg_ok, uint64_t max,
-                   int range_reason, const char *range, uint64_t *mag, int *neg)
+/* An integer field's literal as a magnitude and a sign: it must be an
+ * integer; beyond max (or negative when that is not allowed) it is
+ * `range_reason`, worded "<value> is out of range: <range>" (range NULL:
+ * "<field> is 0 to <max>", written only then). */
+static int get_int_slow(const where *w, const rfield *v, int field, int neg_ok, uint64_t max,
+                        int range_reason, const char *range, uint64_t *mag, int *neg)
 {
     const char *p = v->str.s, *e = p + v->str.n;
-    char lit[48];
+    char lit[48], text[96];
     *neg = p < e && *p == '-';
     p += *neg;
     uint64_t x = 0;
     int over = 0;
     for (const char *q = p; q < e; q++) {
-        if (*q < '0' || *q > '9')
+        unsigned d = (unsigned)(unsigned char)*q - '0';
+        if (d > 9)
             return fail(w, v->col, field, SYNOR_REASON_MALFORMED, "expected an integer, found %s",
                         shown(&v->str, lit, sizeof lit));
-        unsigned d = (unsigned)(*q - '0');
-        over |= x > (UINT64_MAX - d) / 10;
+        /* 19 digits always fit 64 bits; a 20th may not */
+        if (q - p >= 19)
+            over |= x > (UINT64_MAX - d) / 10;
         x = x * 10 + d;
     }
     if (p == e)
         return fail(w, v->col, field, SYNOR_REASON_MALFORMED, "expected an integer");
-    if (over || x > max || (*neg && x && !neg_ok))
+    if (over || x > max || (*neg && x && !neg_ok)) {
+        if (!range)
+            snprintf(text, sizeof text, "%s is 0 to %llu", synor__cmd_field_names[field],
+                     (unsigned long long)max);
+        else
+            synor__strlcpy(text, range, sizeof text);
         return fail(w, v->col, field, range_reason, "%s is out of range: %s",
-                    shown(&v->str, lit, sizeof lit), range);
+                    shown(&v->str, lit, sizeof lit), text);
+    }
     *mag = x;
     return 0;
 }
 
-static int get_u64(const where *w, const rawcmd *r, int f, uint64_t max, uint64_t *out)
+static inline int get_int(const where *w, const rfield *v, int field, int neg_ok, uint64_t max,
+                          int range_reason, const char *range, uint64_t *mag, int *neg)
 {
-    if (!r->f[f].present)
+    if (v->num_ok && v->num <= max && !(v->neg && v->num && !neg_ok)) {
+        *mag = v->num; /* the fast path read it, and it is in range */
+        *neg = v->neg;
+        return 0;
+    }
+    return get_int_slow(w, v, field, neg_ok, max, range_reason, range, mag, neg);
+}
+
+static inline int get_u64(const where *w, const rawcmd *r, int f, uint64_t max, uint64_t *out)
+{
+    if (!HAS(r, f))
         return 0;
     int neg;
-    char range[64];
-    snprintf(range, sizeof range, "%s is 0 to %llu", synor__cmd_field_names[f],
-             (unsigned long long)max);
-    return get_int(w, &r->f[f], f, 0, max, SYNOR_REASON_BAD_FIELD, range, out, &neg);
+    return get_int(w, &r->f[f], f, 0, max, SYNOR_REASON_BAD_FIELD, NULL, out, &neg);
 }
 
 /* price or qty: any int64 goes to the market (which says BAD_PRICE or
  * BAD_QUANTITY below 1 or above 2^53 - 1); beyond 64 bits is said here. */
 static int get_i64(const where *w, const rawcmd *r, int f, int reason, int64_t *out)
 {
-    if (!r->f[f].present)
+    if (!HAS(r, f))
         return 0;
     uint64_t mag;
     int neg;
@@ -136,13 +154,17 @@ static int get_i64(const where *w, const rawcmd *r, int f, int reason, int64_t *
 
 static int is(const rstr *s, const char *word)
 {
-    return s->n == strlen(word) && memcmp(s->s, word, s->n) == 0;
+    /* words are short: compare up to and including the end of the word */
+    for (size_t i = 0; i < s->n; i++)
+        if (s->s[i] != word[i])
+            return 0;
+    return word[s->n] == '\0';
 }
 
 /* One of `words` (NULL-ended); its index, or a MALFORMED reason. */
 static int get_word(const where *w, const rawcmd *r, int f, const char *const *words, int *out)
 {
-    if (!r->f[f].present)
+    if (!HAS(r, f))
         return 0;
     for (int i = 0; words[i]; i++)
         if (is(&r->f[f].str, words[i])) {
@@ -163,20 +185,22 @@ static int convert(const where *w, const rawcmd *r, pline *pl)
     synor_market_cmd *c = &pl->c;
     static const char *const kinds[] = {"", "place", "cancel", "amend", "reputation", "reclaim",
                                         NULL};
-    if (!r->f[F_CMD].present)
+    if (!HAS(r, F_CMD))
         return fail(w, r->obj_col, -1, SYNOR_REASON_MALFORMED, "missing required field \"cmd\"");
     int kind = 0, why;
     if ((why = get_word(w, r, F_CMD, kinds + 1, &kind)))
         return why;
     c->kind = (synor_market_cmd_kind)(kind + 1);
-    for (int f = 0; f < NF; f++) {
-        if (r->f[f].present && !(kind_fields[c->kind] & B(f)))
-            return fail(w, r->f[f].col, f, SYNOR_REASON_MALFORMED, "not a field of a %s",
+    /* the first field (in field order) not taken, or required and absent */
+    uint32_t extra = r->present & ~kind_fields[c->kind], missing = kind_required[c->kind] & ~r->present;
+    if (extra || missing) {
+        int fe = extra ? __builtin_ctz(extra) : NF, fm = missing ? __builtin_ctz(missing) : NF;
+        if (fe < fm)
+            return fail(w, r->f[fe].col, fe, SYNOR_REASON_MALFORMED, "not a field of a %s",
                         kind_words[c->kind]);
-        if (!r->f[f].present && kind_required[c->kind] & B(f))
-            return fail(w, r->obj_col, -1, SYNOR_REASON_MALFORMED,
-                        "missing required field \"%s\" (a %s needs it)",
-                        synor__cmd_field_names[f], kind_words[c->kind]);
+        return fail(w, r->obj_col, -1, SYNOR_REASON_MALFORMED,
+                    "missing required field \"%s\" (a %s needs it)", synor__cmd_field_names[fm],
+                    kind_words[c->kind]);
     }
     static const char *const sides[] = {"bid", "ask", NULL}, *const types[] = {"limit", "market",
                                                                                NULL},
@@ -201,11 +225,13 @@ static int convert(const where *w, const rawcmd *r, pline *pl)
     c->priority = (uint8_t)prio;
     c->min_reputation = (uint8_t)minrep;
     c->reputation = (uint8_t)rep;
-    c->interruptible = (uint8_t)(r->f[F_INTERRUPTIBLE].present && r->f[F_INTERRUPTIBLE].boolean);
+    c->interruptible = (uint8_t)(HAS(r, F_INTERRUPTIBLE) && r->f[F_INTERRUPTIBLE].boolean);
     pl->owner = &r->f[F_OWNER].str;
-    pl->resource = r->f[F_RESOURCE].present ? &r->f[F_RESOURCE].str : NULL;
-    pl->zone = r->f[F_ZONE].present ? &r->f[F_ZONE].str : NULL;
-    const rfield *z = &r->f[F_ZONES], *a = &r->f[F_ALSO];
+    pl->resource = HAS(r, F_RESOURCE) ? &r->f[F_RESOURCE].str : NULL;
+    pl->zone = HAS(r, F_ZONE) ? &r->f[F_ZONE].str : NULL;
+    static const rfield none = {0, {NULL, 0, 0, 0}, 0, 0, 0, 0, NULL, 0};
+    const rfield *z = HAS(r, F_ZONES) ? &r->f[F_ZONES] : &none,
+                 *a = HAS(r, F_ALSO) ? &r->f[F_ALSO] : &none;
     for (size_t i = 0; i < z->n_items; i++)
         if (!z->items[i].is_str)
             return fail(w, z->items[i].col, F_ZONES, SYNOR_REASON_BAD_FIELD,
@@ -385,7 +411,8 @@ int synor_market_submit_json(synor_market *m, const synor_catalog *cat, const ch
         synor__jdoc_free(doc);
         return reject_line(m, why, reason);
     }
-    pending p = {{0}, 0};
+    pending p;
+    p.n = 0;
     why = resolve_all(m, cat, &pl, &p);
     synor__jdoc_free(doc); /* pl's names are in the market now */
     if (why) {

@@ -29,21 +29,26 @@ typedef struct rstr {
     int is_str;
 } rstr;
 
+#define HAS(r, f) (((r)->present >> (f)) & 1u)
+
 #define RAW_MAX_ITEMS 65 /* zones: at most 63 zones exist; one more tells "too many" */
 
-/* A field as found: present, the column of its value, and the value: a
- * string (T_STR), the literal of a number (T_INT: the integer grammar is
- * checked when the value is converted), a boolean, or a list of strings. */
+/* A field as found (when its bit is set in rawcmd.present): the column of
+ * its value, and the value: a string (T_STR), the literal of a number
+ * (T_INT: the integer grammar is checked when the value is converted), a
+ * boolean, or a list of strings. */
 typedef struct rfield {
-    int present;
     int col;
     rstr str; /* T_STR: the string; T_INT: the number's literal text */
+    uint64_t num; /* T_INT: |value|, when num_ok (read by the fast path) */
+    int num_ok, neg;
     int boolean;
     rstr *items; /* T_STRS */
     size_t n_items;
 } rfield;
 
 typedef struct rawcmd {
+    uint32_t present; /* bit f: field f was given (nothing else is cleared) */
     rfield f[NF];
     int obj_col; /* the object's opening brace */
     rstr zones[RAW_MAX_ITEMS], also[RAW_MAX_ITEMS];

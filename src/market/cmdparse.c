@@ -28,7 +28,7 @@ const unsigned char synor__cmd_field_types[NF] = {
 static int field_of(const char *k, size_t n)
 {
 #define K(s, f)                                                                                   \
-    if (n == sizeof s - 1 && memcmp(k, s, n) == 0)                                               \
+    if (n == sizeof s - 1 && memcmp(k, s, sizeof s - 1) == 0)                                    \
     return f
     switch (k[0]) {
     case 'a': K("also", F_ALSO); break;
@@ -57,22 +57,26 @@ static const char *skip_ws(const char *p, const char *e)
     return p;
 }
 
+/* Bytes a string may hold on the fast path: printable ASCII but the quote
+ * and the backslash (anything else goes to the reader). */
+#define OK1(c) ((c) >= 0x20 && (c) < 0x7f && (c) != '"' && (c) != '\\')
+#define OK4(c) OK1(c), OK1((c) + 1), OK1((c) + 2), OK1((c) + 3)
+#define OK16(c) OK4(c), OK4((c) + 4), OK4((c) + 8), OK4((c) + 12)
+#define OK64(c) OK16(c), OK16((c) + 16), OK16((c) + 32), OK16((c) + 48)
+static const unsigned char plain[256] = {OK64(0), OK64(64), OK64(128), OK64(192)};
+
 /* A string of printable ASCII without escapes, from its opening quote. */
 static const char *fast_string(const char *p, const char *e, rstr *out)
 {
-    const char *s = ++p;
-    while (p < e && *p != '"') {
-        unsigned char c = (unsigned char)*p;
-        if (c < 0x20 || c >= 0x7f || c == '\\')
-            return NULL;
-        p++;
-    }
-    if (p == e)
+    const unsigned char *s = (const unsigned char *)p + 1, *q = s, *end = (const unsigned char *)e;
+    while (q < end && plain[*q])
+        q++;
+    if (q == end || *q != '"')
         return NULL;
-    out->s = s;
-    out->n = (size_t)(p - s);
+    out->s = (const char *)s;
+    out->n = (size_t)(q - s);
     out->is_str = 1;
-    return p + 1;
+    return (const char *)q + 1;
 }
 
 static int delimiter(const char *p, const char *e)
@@ -81,23 +85,29 @@ static int delimiter(const char *p, const char *e)
 }
 
 /* An integer as JSON writes it: -?(0|[1-9][0-9]*), not followed by a
- * fraction or an exponent (those go to the reader). */
-static const char *fast_int(const char *p, const char *e, rstr *out)
+ * fraction or an exponent (those go to the reader). Its value is kept too
+ * when it has at most 19 digits (it then fits 64 bits). */
+static const char *fast_int(const char *p, const char *e, rfield *v)
 {
     const char *s = p;
-    if (p < e && *p == '-')
-        p++;
+    int neg = p < e && *p == '-';
+    p += neg;
     if (p == e || *p < '0' || *p > '9')
         return NULL;
+    uint64_t x = 0;
+    const char *d = p;
     if (*p == '0')
         p++;
     else
-        while (p < e && *p >= '0' && *p <= '9')
-            p++;
+        for (unsigned dig; p < e && (dig = (unsigned)(unsigned char)*p - '0') < 10; p++)
+            x = x * 10 + dig;
     if (!delimiter(p, e))
         return NULL;
-    out->s = s;
-    out->n = (size_t)(p - s);
+    v->str.s = s;
+    v->str.n = (size_t)(p - s);
+    v->num_ok = p - d <= 19;
+    v->num = x;
+    v->neg = neg;
     return p;
 }
 
@@ -131,6 +141,7 @@ static const char *fast_list(const char *text, const char *p, const char *e, rfi
 int synor__cmdline_parse_fast(const char *text, size_t len, rawcmd *r)
 {
     const char *p = text, *e = text + len;
+    r->present = 0;
     p = skip_ws(p, e);
     if (p == e || *p != '{')
         return -1;
@@ -141,34 +152,39 @@ int synor__cmdline_parse_fast(const char *text, size_t len, rawcmd *r)
     for (;;) {
         if (p == e || *p != '"')
             return -1;
-        rstr key;
-        const char *q = fast_string(p, e, &key);
-        if (!q)
+        /* a key is one of the field names (letters and '_'), or the line
+         * goes to the reader: its end is the next quote */
+        const char *k = ++p;
+        while (p < e && *p != '"')
+            p++;
+        if (p == e)
             return -1;
-        int f = field_of(key.s, key.n);
-        if (f < 0 || r->f[f].present)
+        int f = field_of(k, (size_t)(p - k));
+        if (f < 0 || HAS(r, f))
             return -1;
-        p = skip_ws(q, e);
+        const char *q;
+        p = skip_ws(p + 1, e);
         if (p == e || *p != ':')
             return -1;
         p = skip_ws(p + 1, e);
         if (p == e)
             return -1;
-        rfield *v = &r->f[f];
-        v->present = 1;
+        rfield *v = &r->f[f]; /* each type sets what its readers read */
+        r->present |= 1u << f;
         v->col = (int)(p - text) + 1;
         switch (synor__cmd_field_types[f]) {
         case T_STR:
             q = *p == '"' ? fast_string(p, e, &v->str) : NULL;
             break;
         case T_INT:
-            q = fast_int(p, e, &v->str);
+            q = fast_int(p, e, v);
             break;
         case T_BOOL:
             if (e - p >= 4 && memcmp(p, "true", 4) == 0 && delimiter(p + 4, e)) {
                 v->boolean = 1;
                 q = p + 4;
             } else if (e - p >= 5 && memcmp(p, "false", 5) == 0 && delimiter(p + 5, e)) {
+                v->boolean = 0;
                 q = p + 5;
             } else {
                 q = NULL;
@@ -231,7 +247,7 @@ int synor__cmdline_parse_slow(const char *text, size_t len, const char *name, lo
         if (!v)
             continue;
         rfield *x = &r->f[f];
-        x->present = 1;
+        r->present |= 1u << f;
         x->col = v->col;
         x->str.col = v->col;
         switch (synor__cmd_field_types[f]) {
@@ -269,7 +285,7 @@ int synor__cmdline_parse(const char *text, size_t len, const char *name, long li
                          synor__jdoc **doc)
 {
     *doc = NULL;
-    memset(r, 0, sizeof *r);
+    r->present = 0; /* a field is read only when its bit is set */
     if (synor__cmdline_parse_fast(text, len, r) == 0)
         return 0;
     return synor__cmdline_parse_slow(text, len, name, line, r, doc);

@@ -147,7 +147,8 @@ struct synor_market {
     uint64_t *used_keys, *used_bits;
     uint32_t used_cap, used_n;
     /* resources and books */
-    char **res_keys;
+    char **res_keys;  /* each in NAME_ROOM bytes (names.c) */
+    uint8_t *res_len; /* strlen of each key (names are at most 63 bytes) */
     mbook *books;
     uint32_t n_res, cap_res;
     /* name -> owner or resource index (names.c) */
@@ -155,6 +156,7 @@ struct synor_market {
     uint32_t names_cap, names_n;
     /* owners */
     char **owner_names;
+    uint8_t *owner_len;
     uint8_t *owner_rep;
     uint32_t n_owners, cap_owners;
     /* provider zones, ids 1..63 (index 0 unused) */
@@ -267,6 +269,9 @@ int synor__apply_checked(synor_market *m, const synor_market_cmd *c);
 int synor__replay_cmd(synor_market *m, const synor_market_cmd *c);
 /* Do resources a and b offer the same kind and profile (in two regions)? */
 int synor__same_offer(const synor_market *m, uint32_t a, uint32_t b);
+/* Owner names and resource keys are stored in NAME_ROOM bytes each. */
+#define NAME_ROOM 64
+
 /* 1..63 bytes of valid UTF-8, no spaces, controls, quotes or backslashes:
  * a name needs no escaping in JSON. */
 int synor__valid_name(const char *s);
