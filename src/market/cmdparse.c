@@ -138,15 +138,23 @@ static const char *fast_list(const char *text, const char *p, const char *e, rfi
     }
 }
 
+/* Whitespace is rare in these lines: test for it before calling. */
+#define WS(p, e)                                                                                  \
+    do {                                                                                          \
+        if ((p) < (e) && (*(p) == ' ' || *(p) == '\t'))                                           \
+            (p) = skip_ws((p), (e));                                                              \
+    } while (0)
+
 int synor__cmdline_parse_fast(const char *text, size_t len, rawcmd *r)
 {
     const char *p = text, *e = text + len;
     r->present = 0;
-    p = skip_ws(p, e);
+    WS(p, e);
     if (p == e || *p != '{')
         return -1;
     r->obj_col = (int)(p - text) + 1;
-    p = skip_ws(p + 1, e);
+    p++;
+    WS(p, e);
     if (p < e && *p == '}')
         return -1; /* {}: the reader words what is missing */
     for (;;) {
@@ -162,16 +170,18 @@ int synor__cmdline_parse_fast(const char *text, size_t len, rawcmd *r)
         int f = field_of(k, (size_t)(p - k));
         if (f < 0 || HAS(r, f))
             return -1;
-        const char *q;
-        p = skip_ws(p + 1, e);
+        p++;
+        WS(p, e);
         if (p == e || *p != ':')
             return -1;
-        p = skip_ws(p + 1, e);
+        p++;
+        WS(p, e);
         if (p == e)
             return -1;
         rfield *v = &r->f[f]; /* each type sets what its readers read */
         r->present |= 1u << f;
-        v->col = (int)(p - text) + 1;
+        v->col = v->str.col = (int)(p - text) + 1;
+        const char *q;
         switch (synor__cmd_field_types[f]) {
         case T_STR:
             q = *p == '"' ? fast_string(p, e, &v->str) : NULL;
@@ -196,17 +206,21 @@ int synor__cmdline_parse_fast(const char *text, size_t len, rawcmd *r)
         }
         if (!q)
             return -1;
-        v->str.col = v->col;
-        p = skip_ws(q, e);
-        if (p < e && *p == ',') {
-            p = skip_ws(p + 1, e);
+        p = q;
+        WS(p, e);
+        if (p == e)
+            return -1;
+        if (*p == ',') {
+            p++;
+            WS(p, e);
             continue;
         }
-        if (p < e && *p == '}')
+        if (*p == '}')
             break;
         return -1;
     }
-    p = skip_ws(p + 1, e);
+    p++;
+    WS(p, e);
     return p == e ? 0 : -1;
 }
 
