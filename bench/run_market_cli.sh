@@ -43,9 +43,9 @@ $B -n "$n" -s "$seed" --jsonl "$tmp/stream.jsonl" --journal-only -F "$fsync" -d 
   sed -n '1p'
 rm -rf "$tmp/lib"
 
-lib_run() { # prints M commands/s
+lib_run() { # prints M commands/s and M commands per CPU second
   $B -n "$n" -s "$seed" --journal-only -F "$fsync" -d "$tmp/lib" |
-    sed -n 's/^throughput, journal .*: *\([0-9.]*\) M commands.s.*/\1/p'
+    sed -n 's/^throughput, journal .*: *\([0-9.]*\) M commands.s (\([0-9.]*\) M.s of CPU).*/\1 \2/p'
   rm -rf "$tmp/lib"
 }
 cli_run() { # prints M commands/s and CPU seconds (user + system)
@@ -65,19 +65,27 @@ cli_run() { # prints M commands/s and CPU seconds (user + system)
 }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 
-libs= clis= cpus= ratios=
+libs= lcpus= clis= cpus= ratios= cratios=
 for ((r = 1; r <= runs; r++)); do # alternate which goes first
   if ((r % 2)); then l=$(lib_run); c=$(cli_run); else c=$(cli_run); l=$(lib_run); fi
+  read -r lm lcps <<<"$l"
   read -r cm ccpu cps <<<"$c"
-  ratio=$(awk -v a="$cm" -v b="$l" 'BEGIN {printf "%.2f", a / b}')
-  echo "run $r: library $l M/s; command line $cm M/s ($ccpu s of CPU: $cps M/s of CPU); CLI/library $ratio"
-  libs+="$l "; clis+="$cm "; cpus+="$cps "; ratios+="$ratio "
+  ratio=$(awk -v a="$cm" -v b="$lm" 'BEGIN {printf "%.2f", a / b}')
+  cratio=$(awk -v a="$cps" -v b="$lcps" 'BEGIN {printf "%.2f", a / b}')
+  echo "run $r: library $lm M/s ($lcps M/s of CPU); command line $cm M/s ($ccpu s of CPU:" \
+    "$cps M/s of CPU); CLI/library $ratio, of CPU $cratio"
+  libs+="$lm "; lcpus+="$lcps "; clis+="$cm "; cpus+="$cps "; ratios+="$ratio "; cratios+="$cratio "
 done
 med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 echo
 echo "Medians of $runs runs, $n commands, fsync $fsync: $(nproc) CPUs," \
   "$(lscpu | sed -n 's/^Model name: *//p'); load average:$(uptime | sed 's/.*load average://')"
-printf '  library, journaled:            %s M commands/s\n' "$(med "$libs")"
-printf '  synor market batch:            %s M commands/s (%s M/s per CPU second)\n' \
+printf '  library, journaled:            %s M commands/s (%s M per CPU second)\n' \
+  "$(med "$libs")" "$(med "$lcpus")"
+printf '  synor market batch:            %s M commands/s (%s M per CPU second)\n' \
   "$(med "$clis")" "$(med "$cpus")"
-printf '  command line / library:        %s (median of the per-run ratios)\n' "$(med "$ratios")"
+printf '  command line / library:        %s; per CPU second %s (medians of the per-run ratios)\n' \
+  "$(med "$ratios")" "$(med "$cratios")"
+echo "(wall-clock figures include time spent waiting for a CPU on a busy machine and for the"
+echo " disk; CPU seconds count only the work: user and system time of the process, or of the"
+echo " library's timed loop)"
