@@ -20,8 +20,9 @@
  * array and add nothing but a bucket increment to the timed loop.
  *
  *   bench_market [-n COMMANDS] [-r RATE] [-b BATCH] [-d DIR] [-s SEED] [-S SNAPSHOT_EVERY]
- *                [-w|--dump-stream FILE] [-M|--memory-only] [-L|--latency-only]
- *                [-p|--pin CPU] [--fifo] [--lock]
+ *                [-w|--dump-stream FILE] [-j|--jsonl FILE] [-M|--memory-only]
+ *                [-J|--journal-only] [-L|--latency-only] [-F batch|never] [-p|--pin CPU]
+ *                [--fifo] [--lock]
  *
  * Machine stalls: while 3 and 5 spin until a command's due time, every
  * time two consecutive clock reads of that spin loop are more than 1 us
@@ -32,6 +33,12 @@
  * processed are not seen, so this is a lower bound. If the baseline's p99
  * is above the goal, or the stalls cover more than 1% of the run, the
  * machine itself does not allow p99 <= 1 us to be judged.
+ *
+ * --jsonl FILE writes the stream as the JSON-lines commands of `synor market
+ * batch` (owners trader0..trader63, one resource), so that the command line
+ * can be measured on the very commands the library runs; --journal-only
+ * runs only 2, the library's journaled throughput, for a side-by-side run
+ * with the command line (bench/run_market_cli.sh).
  *
  * --latency-only runs only 3 (paced) and 5 (baseline): no throughput,
  * journal, recovery or service time (bench/run_market_latency.sh).
@@ -44,11 +51,15 @@
  * the timed loops). Any of them failing is an error (exit 2). Each latency
  * run starts with a "latency setup:" line saying which are in effect.
  *
+ * -F never runs 2 with synor_market_config.fsync = NEVER (the journal is
+ * written, the operating system decides when it reaches the disk), to
+ * separate the work from the disk's fdatasync time; default batch.
+ *
  * -S sets synor_market_config.snapshot_every for the journaled run (default
  * the library's, 1,000,000 records; 0 = never, so recovery replays the
  * whole journal).
  *
- * For side-by-side runs with another order book (bench/run_market_peer.sh):
+ * For side-by-side runs with another order book (docs/BENCHMARKS.md, "Peer"):
  * --dump-stream FILE writes the generated stream to FILE (format below) and
  * prints what the stream does to this market (trades, volume, self-trade
  * cancels, amends that kept priority) from an extra, untimed replay;
@@ -86,6 +97,13 @@ static uint64_t rnd(void)
     return rs;
 }
 
+static uint64_t cpu_ns(void) /* this process's CPU time, user and system */
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -95,6 +113,7 @@ static uint64_t now_ns(void)
 
 static uint64_t events;
 static uint64_t snap_every = 1000000;
+static synor_fsync_policy fsync_policy = SYNOR_FSYNC_BATCH;
 static void count_event(const synor_market_event *ev, void *ud)
 {
     (void)ev;
@@ -155,6 +174,7 @@ static int open_market(setup *s, const char *dir)
     cfg.dir = dir;
     cfg.on_event = on_event;
     cfg.snapshot_every = snap_every;
+    cfg.fsync = fsync_policy;
     if (synor_market_open(&cfg, &s->m) ||
         synor_market_resource(s->m, s->cat, "gpu/nvidia-h100-sxm/eu-west", &s->res))
         return -1;
@@ -308,6 +328,39 @@ static int dump_stream(const char *path, const synor_market_cmd *cmds, size_t n,
     return ok ? 0 : -1;
 }
 
+/* Writes the stream as JSON-lines commands (docs/MARKET.md). */
+static int write_jsonl(const char *path, const synor_market_cmd *cmds, size_t n,
+                       const setup *s)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int ok = 1;
+    for (size_t i = 0; ok && i < n; i++) {
+        const synor_market_cmd *c = &cmds[i];
+        const char *owner = synor_market_owner_name(s->m, c->owner);
+        if (c->kind == SYNOR_CMD_PLACE)
+            ok = fprintf(f, "{\"cmd\":\"place\",\"id\":%llu,\"owner\":\"%s\",\"resource\":"
+                            "\"%s\",\"side\":\"%s\",\"price\":%lld,\"qty\":%lld,\"time\":%llu%s}\n",
+                         (unsigned long long)c->order_id, owner,
+                         synor_market_resource_key(s->m, c->resource),
+                         c->side == SYNOR_BID ? "bid" : "ask", (long long)c->price,
+                         (long long)c->qty, (unsigned long long)c->time,
+                         c->tif == SYNOR_IOC ? ",\"tif\":\"ioc\"" : "") > 0;
+        else if (c->kind == SYNOR_CMD_CANCEL)
+            ok = fprintf(f, "{\"cmd\":\"cancel\",\"id\":%llu,\"owner\":\"%s\",\"time\":%llu}\n",
+                         (unsigned long long)c->order_id, owner, (unsigned long long)c->time) > 0;
+        else
+            ok = fprintf(f, "{\"cmd\":\"amend\",\"id\":%llu,\"owner\":\"%s\",\"price\":%lld,"
+                            "\"qty\":%lld,\"time\":%llu}\n",
+                         (unsigned long long)c->order_id, owner, (long long)c->price,
+                         (long long)c->qty, (unsigned long long)c->time) > 0;
+    }
+    if (fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : -1;
+}
+
 /* Latency histogram (ns). Values below 2^H_EXACT_BITS have a bucket each;
  * above, each range [2^k, 2^(k+1)) is split into 2^H_SUB_BITS buckets of
  * width 2^(k - H_SUB_BITS), at most 1/256 of any value in them. 14,848
@@ -431,20 +484,22 @@ int main(int argc, char **argv)
     double rate = 1e6;
     size_t batch = 4096;
     const char *dir = "/tmp/synor-bench-market";
-    const char *dump = NULL;
-    int memory_only = 0, latency_only = 0, fifo = 0, lock = 0;
+    const char *dump = NULL, *jsonl = NULL;
+    int memory_only = 0, latency_only = 0, journal_only = 0, fifo = 0, lock = 0;
     int pin = -1; /* CPU, or -1: not pinned */
     uint64_t seed = 42;
     int opt;
     enum { OPT_FIFO = 256, OPT_LOCK };
     static const struct option longopts[] = {{"dump-stream", required_argument, NULL, 'w'},
+                                             {"jsonl", required_argument, NULL, 'j'},
+                                             {"journal-only", no_argument, NULL, 'J'},
                                              {"memory-only", no_argument, NULL, 'M'},
                                              {"latency-only", no_argument, NULL, 'L'},
                                              {"pin", required_argument, NULL, 'p'},
                                              {"fifo", no_argument, NULL, OPT_FIFO},
                                              {"lock", no_argument, NULL, OPT_LOCK},
                                              {NULL, 0, NULL, 0}};
-    while ((opt = getopt_long(argc, argv, "n:r:b:d:s:S:w:MLp:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "n:r:b:d:s:S:w:j:MJLF:p:", longopts, NULL)) != -1) {
         char *end;
         long cpu;
         switch (opt) {
@@ -456,6 +511,15 @@ int main(int argc, char **argv)
         case 'S': snap_every = strtoull(optarg, NULL, 10); break;
         case 'w': dump = optarg; break;
         case 'M': memory_only = 1; break;
+        case 'j': jsonl = optarg; break;
+        case 'J': journal_only = 1; break;
+        case 'F':
+            if (strcmp(optarg, "never") && strcmp(optarg, "batch")) {
+                fprintf(stderr, "bench_market: -F %s: batch or never\n", optarg);
+                return 2;
+            }
+            fsync_policy = strcmp(optarg, "never") ? SYNOR_FSYNC_BATCH : SYNOR_FSYNC_NEVER;
+            break;
         case 'L': latency_only = 1; break;
         case 'p':
             errno = 0;
@@ -471,13 +535,15 @@ int main(int argc, char **argv)
         case OPT_LOCK: lock = 1; break;
         default:
             fprintf(stderr, "usage: bench_market [-n N] [-r RATE] [-b BATCH] [-d DIR] [-s SEED] "
-                            "[-S SNAPSHOT_EVERY] [--dump-stream FILE] [--memory-only | "
-                            "--latency-only] [--pin CPU] [--fifo] [--lock]\n");
+                            "[-S SNAPSHOT_EVERY] [--dump-stream FILE] [--jsonl FILE] "
+                            "[--memory-only | --journal-only | --latency-only] [--pin CPU] "
+                            "[--fifo] [--lock]\n");
             return 2;
         }
     }
-    if (memory_only && latency_only) {
-        fprintf(stderr, "bench_market: --memory-only and --latency-only exclude each other\n");
+    if (memory_only + latency_only + journal_only > 1) {
+        fprintf(stderr, "bench_market: --memory-only, --journal-only and --latency-only exclude "
+                        "each other\n");
         return 2;
     }
     if (pin >= 0) { /* before any timed section */
@@ -505,6 +571,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         counts[cmds[i].kind == SYNOR_CMD_PLACE ? (cmds[i].tif == SYNOR_IOC ? 1 : 0)
                                                : cmds[i].kind]++;
+    if (jsonl && write_jsonl(jsonl, cmds, n, &s)) {
+        fprintf(stderr, "bench_market: cannot write the stream to %s\n", jsonl);
+        return 1;
+    }
     size_t resting = synor_market_open_orders(s.m);
     synor_level bl[1000], al[1000];
     size_t nb, na;
@@ -551,7 +621,7 @@ int main(int argc, char **argv)
     }
 
     uint64_t t0, t1, h_mem = 0;
-    if (!latency_only) {
+    if (!latency_only && !journal_only) {
         /* 1. in memory */
         if (open_market(&s, NULL))
             return 1;
@@ -577,6 +647,7 @@ int main(int argc, char **argv)
             return 1;
         if (open_market(&s, dir))
             return 1;
+        uint64_t c0 = cpu_ns();
         t0 = now_ns();
         for (size_t i = 0; i < n; i++) {
             synor_market_submit(s.m, &cmds[i]);
@@ -587,24 +658,29 @@ int main(int argc, char **argv)
         }
         synor_market_commit(s.m);
         t1 = now_ns();
+        uint64_t c1 = cpu_ns();
         uint64_t h_j = synor_market_state_hash(s.m);
         synor_market_close(s.m);
-        printf("throughput, journal (fsync every %zu, snapshot every %llu records): %6.2f M "
-               "commands/s\n",
-               batch, (unsigned long long)snap_every, n / ((t1 - t0) / 1e9) / 1e6);
+        printf("throughput, journal (%s every %zu, snapshot every %llu records): %6.2f M "
+               "commands/s (%.2f M/s of CPU)\n",
+               fsync_policy == SYNOR_FSYNC_NEVER ? "commit, no fsync," : "fsync", batch,
+               (unsigned long long)snap_every, n / ((t1 - t0) / 1e9) / 1e6,
+               n / ((c1 - c0) / 1e9) / 1e6);
         /* recovery of the whole journal */
         t0 = now_ns();
         if (open_market(&s, dir))
             return 1;
         t1 = now_ns();
         printf("recovery: last snapshot + journal replay in %.2f s, state hash %s\n",
-               (t1 - t0) / 1e9, synor_market_state_hash(s.m) == h_j && h_j == h_mem ? "identical" : "DIFFERENT");
+               (t1 - t0) / 1e9,
+               synor_market_state_hash(s.m) == h_j && (journal_only || h_j == h_mem) ? "identical"
+                                                                                     : "DIFFERENT");
         synor_market_close(s.m);
         if (system(cmd) != 0)
             return 1;
     }
 
-    if (!memory_only) {
+    if (!memory_only && !journal_only) {
         /* 3. latency at a fixed offered rate */
         printf("latency setup: ");
         if (pin >= 0)
@@ -647,7 +723,7 @@ int main(int argc, char **argv)
         print_stalls("paced run", &st, t1 - t0);
     }
 
-    if (!latency_only) {
+    if (!latency_only && !journal_only) {
         /* 4. service time: each command timed on its own, back to back (the
          * clock reads add about 40 ns) */
         if (open_market(&s, NULL))
@@ -662,7 +738,7 @@ int main(int argc, char **argv)
         print_percentiles("service time per command:              ", h);
     }
 
-    if (!memory_only) {
+    if (!memory_only && !journal_only) {
         /* 5. the machine's own jitter: the same schedule doing no work. A
          * stall of the VM delays every command behind it here too. */
         hist_reset(h);

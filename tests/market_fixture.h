@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "market/market_internal.h" /* synor__market_invariants */
 #include "synor.h"
 #include "test.h"
 
@@ -149,6 +150,9 @@ static inline synor_market_cmd random_cmd(uint64_t *next_id, uint32_t n_res, uin
         c.kind = SYNOR_CMD_REPUTATION;
         c.reputation = (uint8_t)(rnd() % 102);
     }
+    /* a command's own id now and then: new, or one already used */
+    if (c.kind != SYNOR_CMD_PLACE && rnd() % 4 == 0)
+        c.ref = rnd() % 10 == 0 && *next_id > 1 ? 1 + rnd() % (*next_id - 1) : (*next_id)++;
     if (rnd() % 200 == 0)
         c.time = T - 100; /* time running backwards */
     return c;

@@ -29,7 +29,26 @@ typedef struct ref_market {
     uint32_t offer[256]; /* resource -> kind/profile group, for region sets */
     synor_market_event *ev;
     size_t n_ev, cap_ev;
+    uint64_t *used; /* every id a command was accepted under, unsorted */
+    size_t n_used, cap_used;
 } ref_market;
+
+static int ref_used(const ref_market *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->n_used; i++)
+        if (r->used[i] == id)
+            return 1;
+    return 0;
+}
+
+static void ref_use(ref_market *r, uint64_t id)
+{
+    if (r->n_used == r->cap_used) {
+        r->cap_used = r->cap_used ? r->cap_used * 2 : 256;
+        r->used = realloc(r->used, r->cap_used * sizeof *r->used);
+    }
+    r->used[r->n_used++] = id;
+}
 
 static void ref_emit(ref_market *r, synor_market_event e)
 {
@@ -143,10 +162,15 @@ static void ref_match(ref_market *r, ref_order *t, int limit, uint64_t time)
         if (i < 0)
             break;
         ref_order *o = &r->o[i];
-        if (o->owner == t->owner) {
+        if (!ref_eligible(r, t, o, time)) {
+            /* skipped, whoever owns it: not even self-trade prevention
+             * touches an order the taker could not trade with */
+            skip = realloc(skip, (n_skip + 1) * sizeof *skip);
+            skip[n_skip++] = o->id;
+        } else if (o->owner == t->owner) {
             ref_emit(r, ref_ev(r, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0, time));
             ref_remove(r, (size_t)i);
-        } else if (ref_eligible(r, t, o, time)) {
+        } else {
             int64_t q = o->qty < t->qty ? o->qty : t->qty;
             o->qty -= q;
             t->qty -= q;
@@ -159,9 +183,6 @@ static void ref_match(ref_market *r, ref_order *t, int limit, uint64_t time)
             ref_emit(r, e);
             if (o->qty == 0)
                 ref_remove(r, (size_t)i);
-        } else {
-            skip = realloc(skip, (n_skip + 1) * sizeof *skip);
-            skip[n_skip++] = o->id;
         }
     }
     free(skip);
@@ -186,12 +207,12 @@ static void ref_expire(ref_market *r, uint64_t now)
     }
 }
 
+/* A rejected command is not in the sequence (seq 0) and changes nothing. */
 static int ref_reject(ref_market *r, const synor_market_cmd *c, int reason)
 {
     synor_market_event e;
     memset(&e, 0, sizeof e);
     e.kind = SYNOR_EV_REJECTED;
-    e.seq = r->seq;
     e.time = c->time;
     e.order_id = c->order_id;
     e.owner = c->owner;
@@ -204,57 +225,87 @@ static int ref_reject(ref_market *r, const synor_market_cmd *c, int reason)
     return 0;
 }
 
-static int ref_submit(ref_market *r, const synor_market_cmd *c)
+/* The order with this id still open at time t (one that expires at or
+ * before t is gone by the time the command applies), or -1. */
+static long ref_open_at(ref_market *r, uint64_t id, uint64_t t)
 {
-    const int64_t MAXV = (int64_t)1 << 53;
-    if (c->time < r->last_time) {
-        synor_market_event e;
-        memset(&e, 0, sizeof e);
-        e.kind = SYNOR_EV_REJECTED;
-        e.seq = r->seq + 1;
-        e.time = c->time;
-        e.order_id = c->order_id;
-        e.owner = c->owner;
-        e.resource = c->resource;
-        e.side = c->side;
-        e.reason = SYNOR_REASON_TIME_BACKWARDS;
-        e.price = c->price;
-        e.qty = c->qty;
-        ref_emit(r, e);
-        return 0;
-    }
-    r->seq++;
-    r->last_time = c->time;
-    ref_expire(r, c->time);
+    long i = ref_find(r, id);
+    return i >= 0 && !(r->o[i].expires && r->o[i].expires <= t) ? i : -1;
+}
+
+/* Why the command is refused (0: it is applied), decided before anything
+ * changes, in the order of market.h: identity, time, fields. */
+static int ref_check(ref_market *r, const synor_market_cmd *c)
+{
+    const int64_t MAXV = ((int64_t)1 << 53) - 1;
+    uint64_t id = c->kind == SYNOR_CMD_PLACE ? c->order_id : c->ref;
+    if (id && ref_used(r, id))
+        return SYNOR_REASON_DUPLICATE_ID; /* an id is accepted once, ever */
+    if (c->time < r->last_time)
+        return SYNOR_REASON_TIME_BACKWARDS;
     if (c->kind == SYNOR_CMD_PLACE) {
         int limit = c->type == SYNOR_LIMIT;
         if (c->resource >= r->n_res)
-            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_RESOURCE);
+            return SYNOR_REASON_UNKNOWN_RESOURCE;
         if (c->owner >= r->n_owners)
-            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_OWNER);
+            return SYNOR_REASON_UNKNOWN_OWNER;
         if ((unsigned)c->side > 1 || (unsigned)c->type > 1 || (unsigned)c->tif > 2 ||
             c->min_reputation > 100 || c->order_id == 0)
-            return ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
-        if (c->qty <= 0 || c->qty >= MAXV)
-            return ref_reject(r, c, SYNOR_REASON_BAD_QUANTITY);
-        if (limit ? (c->price <= 0 || c->price >= MAXV) : c->price != 0)
-            return ref_reject(r, c, SYNOR_REASON_BAD_PRICE);
+            return SYNOR_REASON_BAD_FIELD;
+        if (c->qty <= 0 || c->qty > MAXV)
+            return SYNOR_REASON_BAD_QUANTITY;
+        if (limit ? (c->price <= 0 || c->price > MAXV) : c->price != 0)
+            return SYNOR_REASON_BAD_PRICE;
         if (c->expires && c->expires <= c->time)
-            return ref_reject(r, c, SYNOR_REASON_BAD_EXPIRY);
-        if (ref_find(r, c->order_id) >= 0)
-            return ref_reject(r, c, SYNOR_REASON_DUPLICATE_ID);
+            return SYNOR_REASON_BAD_EXPIRY;
+        if (c->ref && c->ref != c->order_id)
+            return SYNOR_REASON_BAD_FIELD;
         if (c->n_also) {
             if (c->n_also > 3 || c->side != SYNOR_BID)
-                return ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
+                return SYNOR_REASON_BAD_FIELD;
             for (int k = 0; k < c->n_also; k++) {
                 int bad = c->also[k] >= r->n_res || c->also[k] == c->resource ||
                           r->offer[c->also[k] % 256] != r->offer[c->resource];
                 for (int j = 0; j < k; j++)
                     bad |= c->also[j] == c->also[k];
                 if (bad)
-                    return ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
+                    return SYNOR_REASON_BAD_FIELD;
             }
         }
+        return 0;
+    }
+    if (c->kind == SYNOR_CMD_CANCEL || c->kind == SYNOR_CMD_AMEND) {
+        long i = ref_open_at(r, c->order_id, c->time);
+        if (i < 0)
+            return SYNOR_REASON_UNKNOWN_ORDER;
+        if (r->o[i].owner != c->owner)
+            return SYNOR_REASON_NOT_OWNER;
+        if (c->kind == SYNOR_CMD_AMEND && (c->qty <= 0 || c->qty > MAXV))
+            return SYNOR_REASON_BAD_QUANTITY;
+        if (c->kind == SYNOR_CMD_AMEND && (c->price <= 0 || c->price > MAXV))
+            return SYNOR_REASON_BAD_PRICE;
+        return 0;
+    }
+    if (c->kind == SYNOR_CMD_REPUTATION) {
+        if (c->owner >= r->n_owners)
+            return SYNOR_REASON_UNKNOWN_OWNER;
+        return c->reputation > 100 ? SYNOR_REASON_BAD_FIELD : 0;
+    }
+    return SYNOR_REASON_BAD_FIELD; /* no leases here: no reclaim */
+}
+
+static int ref_submit(ref_market *r, const synor_market_cmd *c)
+{
+    int why = ref_check(r, c);
+    if (why)
+        return ref_reject(r, c, why);
+    if (c->kind == SYNOR_CMD_PLACE || c->ref)
+        ref_use(r, c->kind == SYNOR_CMD_PLACE ? c->order_id : c->ref);
+    r->seq++;
+    r->last_time = c->time;
+    ref_expire(r, c->time);
+    if (c->kind == SYNOR_CMD_PLACE) {
+        int limit = c->type == SYNOR_LIMIT;
         ref_order t = {c->order_id, ++r->arrivals, c->expires, c->duration, c->owner,
                        c->resource, c->side, c->price, c->qty, c->min_reputation,
                        c->n_also, {c->also[0], c->also[1], c->also[2]}};
@@ -288,22 +339,10 @@ static int ref_submit(ref_market *r, const synor_market_cmd *c)
         }
     } else if (c->kind == SYNOR_CMD_CANCEL) {
         long i = ref_find(r, c->order_id);
-        if (i < 0)
-            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_ORDER);
-        if (r->o[i].owner != c->owner)
-            return ref_reject(r, c, SYNOR_REASON_NOT_OWNER);
         ref_emit(r, ref_ev(r, SYNOR_EV_CANCELLED, &r->o[i], SYNOR_REASON_USER, 0, c->time));
         ref_remove(r, (size_t)i);
     } else if (c->kind == SYNOR_CMD_AMEND) {
         long i = ref_find(r, c->order_id);
-        if (i < 0)
-            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_ORDER);
-        if (r->o[i].owner != c->owner)
-            return ref_reject(r, c, SYNOR_REASON_NOT_OWNER);
-        if (c->qty <= 0 || c->qty >= MAXV)
-            return ref_reject(r, c, SYNOR_REASON_BAD_QUANTITY);
-        if (c->price <= 0 || c->price >= MAXV)
-            return ref_reject(r, c, SYNOR_REASON_BAD_PRICE);
         ref_order t = r->o[i];
         int keep = c->price == t.price && c->qty <= t.qty;
         t.price = c->price;
@@ -326,10 +365,6 @@ static int ref_submit(ref_market *r, const synor_market_cmd *c)
             r->o[r->n++] = t;
         }
     } else if (c->kind == SYNOR_CMD_REPUTATION) {
-        if (c->owner >= r->n_owners)
-            return ref_reject(r, c, SYNOR_REASON_UNKNOWN_OWNER);
-        if (c->reputation > 100)
-            return ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
         r->rep[c->owner] = c->reputation;
         synor_market_event e;
         memset(&e, 0, sizeof e);
@@ -339,8 +374,6 @@ static int ref_submit(ref_market *r, const synor_market_cmd *c)
         e.owner = c->owner;
         e.qty = c->reputation;
         ref_emit(r, e);
-    } else {
-        ref_reject(r, c, SYNOR_REASON_BAD_FIELD);
     }
     return 0;
 }

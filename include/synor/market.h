@@ -15,7 +15,8 @@
  *
  * Matching. Price-time priority; a trade executes at the resting order's
  * price; partial fills; self-trade prevention cancels the resting order of
- * the same owner; limit and market orders; GTC, IOC, FOK; amend keeps time
+ * the same owner (only one the two orders' constraints would let trade;
+ * an ineligible one is skipped and stays); limit and market orders; GTC, IOC, FOK; amend keeps time
  * priority when it only reduces the quantity and loses it otherwise (a price
  * change re-enters the order, which may then trade); orders with an expiry
  * (an ask's "available until", a bid's deadline) expire when a command with a
@@ -74,7 +75,8 @@ typedef enum synor_market_cmd_kind {
 typedef struct synor_market_cmd {
     synor_market_cmd_kind kind;
     uint64_t time;      /* logical time (ns); never below the previous command's */
-    uint64_t order_id;  /* PLACE: new unique id; CANCEL/AMEND: the order */
+    uint64_t order_id;  /* PLACE: an id never used before (see ref);
+                           CANCEL/AMEND: the order */
     uint32_t owner;     /* from synor_market_owner */
     uint32_t resource;  /* from synor_market_resource (PLACE) */
     synor_side side;
@@ -101,6 +103,17 @@ typedef struct synor_market_cmd {
      * rests in its own book only. n_also = 0: its own book only. */
     uint8_t n_also;
     uint32_t also[3];
+    /* The command's own id, for safe retries (cancel, amend, reputation,
+     * reclaim; a place's id is its order_id, and its ref must be 0 or the
+     * same): 0 = none. Ids share one space with order ids: an id a command
+     * was accepted under - a place's order id (whether the order is now
+     * open, filled, cancelled, expired or killed) or a ref - is never
+     * accepted again (DUPLICATE_ID, checked before anything else, the
+     * command's time included). A client that did not see a command
+     * acknowledged resends it unchanged: if the first one was applied the
+     * answer is DUPLICATE_ID and nothing happens twice; otherwise it is
+     * applied now. */
+    uint64_t ref;
 } synor_market_cmd;
 
 #define SYNOR_MARKET_MAX_ALSO 3
@@ -108,12 +121,12 @@ typedef struct synor_market_cmd {
 /* Why an order was rejected or cancelled (event reason). */
 #define SYNOR_MARKET_REASON_MAP(X)                                       \
     X(NONE, 0, "none")                                                   \
-    X(BAD_QUANTITY, 1, "quantity must be positive")                     \
-    X(BAD_PRICE, 2, "price must be positive and below 2^53 ticks")      \
+    X(BAD_QUANTITY, 1, "quantity must be 1 to 2^53 - 1 units")          \
+    X(BAD_PRICE, 2, "price must be 1 to 2^53 - 1 ticks (0 for a market order)") \
     X(UNKNOWN_RESOURCE, 3, "unknown resource")                          \
     X(UNKNOWN_ORDER, 4, "unknown order id")                             \
     X(NOT_OWNER, 5, "order belongs to another owner")                   \
-    X(DUPLICATE_ID, 6, "order id already used")                         \
+    X(DUPLICATE_ID, 6, "id already used by an accepted command")         \
     X(UNKNOWN_OWNER, 7, "unknown owner")                                \
     X(TIME_BACKWARDS, 8, "command time is before the previous command") \
     X(BAD_FIELD, 9, "invalid field value")                              \
@@ -127,7 +140,9 @@ typedef struct synor_market_cmd {
     X(OUTBID, 17, "preempted by a higher bid")                         \
     X(ON_DEMAND, 18, "preempted by on-demand demand")                  \
     X(PREEMPTION_DEADLINE, 19, "the preemption warning period ended")  \
-    X(LEASE_TERM, 20, "the lease's term ended")
+    X(LEASE_TERM, 20, "the lease's term ended")                        \
+    X(NOTHING_LEASED, 21, "the provider has no running lease of this resource") \
+    X(MALFORMED, 22, "malformed command (syntax, field or type)")
 
 typedef enum synor_market_reason {
 #define SYNOR__MR_ENUM(n, v, d) SYNOR_REASON_##n = (v),
@@ -140,7 +155,7 @@ const char *synor_market_reason_text(int reason); /* "quantity must be positive"
 
 typedef enum synor_market_event_kind {
     SYNOR_EV_ACCEPTED = 1,  /* PLACE validated; trades may follow */
-    SYNOR_EV_REJECTED = 2,  /* nothing changed; see reason */
+    SYNOR_EV_REJECTED = 2,  /* nothing changed (seq 0); see reason */
     SYNOR_EV_TRADE = 3,     /* order_id = taker, maker_id = resting order */
     SYNOR_EV_CANCELLED = 4, /* see reason: USER, SELF_TRADE, IOC_REMAINDER, FOK_UNFILLABLE */
     SYNOR_EV_EXPIRED = 5,
@@ -164,7 +179,8 @@ typedef enum synor_market_event_kind {
 
 typedef struct synor_market_event {
     synor_market_event_kind kind;
-    uint64_t seq;       /* sequence number of the command that caused it */
+    uint64_t seq;       /* sequence number of the command that caused it;
+                           0 for REJECTED: a rejected command takes none */
     uint64_t time;
     uint64_t order_id;
     uint32_t owner;
@@ -179,6 +195,12 @@ typedef struct synor_market_event {
     int kept_priority;  /* AMENDED */
     uint64_t deadline;  /* PREEMPTED, MIGRATED, LEASE_ENDED */
     const synor_market *market; /* the market (also during recovery) */
+    const char *message; /* REJECTED by synor_market_submit_json before the
+                            market saw the command (a malformed line, an
+                            unknown name): what is wrong, naming the file,
+                            line, column, field and value; only the reason
+                            and this are set. NULL otherwise. Valid during
+                            the callback. */
 } synor_market_event;
 
 typedef void (*synor_market_event_fn)(const synor_market_event *ev, void *user_data);
@@ -189,6 +211,27 @@ typedef void (*synor_market_event_fn)(const synor_market_event *ev, void *user_d
  * snprintf, and returns the length the whole object needs (0 if out of
  * memory). The names come from ev->market, which must still be open. */
 size_t synor_market_event_json(const synor_market_event *ev, long line, char *buf, size_t cap);
+
+/* Applies one command written as a JSON-lines command (docs/MARKET.md:
+ * text of len bytes, without its newline; name and line number are for
+ * messages, "name:line:column: ..."), all or nothing. The line is parsed
+ * strictly; the names are resolved - an owner is registered by its first
+ * place or reputation, a resource (checked against cat) by a place or a
+ * reclaim, a zone wherever it is named - and the command submitted. A
+ * command rejected for any reason (malformed, an unknown or invalid name,
+ * or by the market) registers nothing and changes nothing; an applied one
+ * journals its new names with it. Events go to cfg->on_event; a rejection
+ * found before the market saw the command is one REJECTED event whose
+ * `message` says what is wrong (reason MALFORMED, BAD_FIELD, BAD_PRICE,
+ * BAD_QUANTITY, UNKNOWN_OWNER or UNKNOWN_RESOURCE; synor_errmsg() holds it
+ * too). *reason (may be NULL) gets 0 when the command was applied, else
+ * the reason it was rejected. Returns 0 (applied or rejected); or a
+ * negative SYNOR_E* as synor_market_submit does (out of memory, I/O, a
+ * market opened read-only or to be reopened): the line then left nothing
+ * registered or journaled. A registered name of a rejected command exists
+ * only while its REJECTED event is delivered. */
+int synor_market_submit_json(synor_market *m, const synor_catalog *cat, const char *text,
+                             size_t len, const char *name, long line, int *reason);
 
 typedef enum synor_fsync_policy {
     SYNOR_FSYNC_BATCH = 0, /* fsync at every synor_market_commit (default) */
@@ -215,6 +258,13 @@ typedef struct synor_market_config {
                                      commit after this many journal records;
                                      0 = only on synor_market_snapshot.
                                      Default 1,000,000 */
+    int read_only;                /* open an existing market (dir) to look:
+                                     nothing is created or written (no
+                                     directory, no journal, no torn tail
+                                     cut, no upgrade); submit, commit,
+                                     snapshot and registrations answer
+                                     SYNOR_ESTATE; SYNOR_ENOENT when dir
+                                     holds no market */
     int salvage;                  /* recovery: a damaged record followed by
                                      valid ones is corruption, not a torn
                                      tail, and open fails (SYNOR_EPARSE) so
@@ -253,14 +303,23 @@ const char *synor_market_owner_name(const synor_market *m, uint32_t id);       /
 int synor_market_find_resource(const synor_market *m, const char *key, uint32_t *index);
 int synor_market_find_owner(const synor_market *m, const char *name, uint32_t *id);
 
-/* Applies one command: journals it (when durable), then matches; events go
- * to cfg->on_event. A bad command is not an error of the call: it produces a
- * REJECTED event and changes nothing. Returns 0, or a negative SYNOR_E* for
- * journal I/O errors or out of memory (then the market must be reopened). */
+/* Applies one command: checks it in full, journals it (when durable), then
+ * matches; events go to cfg->on_event. A bad command is not an error of the
+ * call: it produces one REJECTED event and changes nothing - no sequence
+ * number, no journal record, and not the market's time (nothing expires
+ * because of it). Returns 0; or a negative SYNOR_E*: out of memory before
+ * any change (nothing changed), or out of memory half-way through a
+ * command (its journal record is withdrawn, so the journal holds exactly
+ * the commands before it, and the market answers SYNOR_ESTATE until it is
+ * closed and reopened); SYNOR_ESTATE after such a failure or a failed
+ * commit. */
 int synor_market_submit(synor_market *m, const synor_market_cmd *cmd);
 
 /* Writes pending journal records and applies the fsync policy. Events
- * delivered before this call returns 0 are acknowledged (durable). */
+ * delivered before this call returns 0 are acknowledged (durable). A failed
+ * write may have been partial: the market then refuses further commands and
+ * commits (SYNOR_ESTATE) until it is reopened, and recovery cuts the torn
+ * tail. */
 int synor_market_commit(synor_market *m);
 
 /* Writes a snapshot (atomically: temporary file, fsync, rename) so that

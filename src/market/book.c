@@ -6,7 +6,8 @@
  *     with no orders may remain (count 0) and are skipped by every reader;
  *   - every open order is in exactly one level FIFO and in the id map;
  *   - a command either is rejected with no change at all, or is applied
- *     completely; validation happens before the first change.
+ *     completely: validate.c decides before anything changes, so the
+ *     functions here apply commands that are known to be acceptable.
  * Event order for a PLACE: ACCEPTED, then TRADE/CANCELLED(SELF_TRADE) in
  * matching order, then CANCELLED(IOC_REMAINDER) if any part is left and the
  * order may not rest. */
@@ -129,7 +130,6 @@ int synor__book_rest(synor_market *m, uint32_t h)
     else
         L->head = h;
     L->tail = h;
-    L->qty += o->qty;
     L->count++;
     o->lvl = (uint32_t)(L - sd->v);
     m->open_orders++;
@@ -150,7 +150,6 @@ static void unlink_at(synor_market *m, mside *sd, uint32_t li, uint32_t h)
         m->pool[o->next].prev = o->prev;
     else
         L->tail = o->prev;
-    L->qty -= o->qty;
     L->count--;
     m->open_orders--;
     if (L->count == 0)
@@ -213,6 +212,8 @@ int synor__reject(synor_market *m, const synor_market_cmd *c, int reason)
     if (synor__quiet(m))
         return 0;
     synor_market_event ev = synor__event(m, SYNOR_EV_REJECTED);
+    ev.seq = 0; /* a rejected command is not in the sequence */
+    ev.time = c->time;
     ev.order_id = c->order_id;
     ev.owner = c->owner;
     ev.resource = c->resource;
@@ -232,7 +233,7 @@ void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty)
     b->last_price = price;
     b->last_qty = qty;
     b->last_time = m->cur_time;
-    b->volume_total += qty;
+    b->volume_total = synor__add_sat(b->volume_total, (synor__u128)qty);
     b->trades_total++;
     uint64_t width = m->cfg.candle_ns;
     uint64_t interval = m->cur_time / width;
@@ -247,8 +248,8 @@ void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty)
     if (price < k->low)
         k->low = price;
     k->close = price;
-    k->volume += qty;
-    k->notional += (synor__i128)price * qty;
+    k->volume = synor__add_sat(k->volume, (synor__u128)qty);
+    k->notional = synor__add_sat(k->notional, (synor__u128)price * (synor__u128)qty);
 }
 
 int synor__bid_accepts(const synor_market *m, uint8_t min_rep, uint64_t zones, uint64_t duration,
@@ -313,17 +314,18 @@ static inline void match_level(synor_market *m, morder *t, uint32_t r, uint32_t 
     while (h && t->qty > 0) {
         morder *o = &m->pool[h];
         uint32_t next = o->next;
-        if (o->owner == t->owner) {
-            /* self-trade prevention: the resting order is cancelled */
+        int ok = eligible(m, t, o);
+        /* self-trade prevention cancels the resting order - only one the
+         * taker could trade with (journals of version 1 cancelled any) */
+        if (o->owner == t->owner && (ok || m->legacy)) {
             ev_order(m, SYNOR_EV_CANCELLED, o, SYNOR_REASON_SELF_TRADE, 0);
             synor__map_del(m, o->id);
             unlink_at(m, opp, i, h);
             synor__pool_free(m, h);
-        } else if (eligible(m, t, o)) {
+        } else if (ok) {
             int64_t q = o->qty < t->qty ? o->qty : t->qty;
             o->qty -= q;
             t->qty -= q;
-            L->qty -= q;
             synor__record_trade(m, b, lp, q);
             if (!synor__quiet(m)) {
                 synor_market_event ev = synor__event(m, SYNOR_EV_TRADE);
@@ -422,35 +424,10 @@ int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t pr
 static int apply_place(synor_market *m, const synor_market_cmd *c)
 {
     int limit = c->type == SYNOR_LIMIT;
-    if (c->resource >= m->n_res)
-        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE);
-    if (c->owner >= m->n_owners)
-        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
-    if ((unsigned)c->side > 1 || (unsigned)c->type > 1 || (unsigned)c->tif > 2 ||
-        c->min_reputation > 100 || c->order_id == 0 || c->zone > m->n_zones ||
-        (c->zones & ~(((uint64_t)2 << m->n_zones) - 2)))
-        return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
-    if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
-        return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
-    if (limit ? (c->price <= 0 || c->price >= SYNOR__MAX_PRICE) : c->price != 0)
-        return synor__reject(m, c, SYNOR_REASON_BAD_PRICE);
-    if (c->expires && c->expires <= c->time)
-        return synor__reject(m, c, SYNOR_REASON_BAD_EXPIRY);
-    if (synor__map_get(m, c->order_id))
-        return synor__reject(m, c, SYNOR_REASON_DUPLICATE_ID);
     uint32_t books[1 + SYNOR_MARKET_MAX_ALSO] = {c->resource};
     unsigned nb = 1;
-    if (c->n_also) {
-        if (c->n_also > SYNOR_MARKET_MAX_ALSO || c->side != SYNOR_BID)
-            return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
-        for (unsigned k = 0; k < c->n_also; k++) {
-            uint32_t r = c->also[k];
-            for (unsigned j = 0; j < nb; j++)
-                if (r >= m->n_res || r == books[j] || !synor__same_offer(m, r, c->resource))
-                    return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
-            books[nb++] = r;
-        }
-    }
+    for (unsigned k = 0; k < c->n_also; k++)
+        books[nb++] = c->also[k];
 
     morder tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -530,10 +507,6 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
 static int apply_cancel(synor_market *m, const synor_market_cmd *c)
 {
     uint32_t h = synor__map_get(m, c->order_id);
-    if (!h)
-        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_ORDER);
-    if (m->pool[h].owner != c->owner)
-        return synor__reject(m, c, SYNOR_REASON_NOT_OWNER);
     ev_order(m, SYNOR_EV_CANCELLED, &m->pool[h], SYNOR_REASON_USER, 0);
     remove_order(m, h);
     return 0;
@@ -558,22 +531,9 @@ static void emit_amended(synor_market *m, const morder *o, int kept)
 static int apply_amend(synor_market *m, const synor_market_cmd *c)
 {
     uint32_t h = synor__map_get(m, c->order_id);
-    if (!h)
-        return synor__reject(m, c, SYNOR_REASON_UNKNOWN_ORDER);
     morder *o = &m->pool[h];
-    if (o->owner != c->owner)
-        return synor__reject(m, c, SYNOR_REASON_NOT_OWNER);
-    if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
-        return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
-    if (c->price <= 0 || c->price >= SYNOR__MAX_PRICE)
-        return synor__reject(m, c, SYNOR_REASON_BAD_PRICE);
     if (c->price == o->price && c->qty <= o->qty) {
         /* a pure reduction keeps time priority */
-        mside *sd = &m->books[o->resource].side[o->side];
-        uint32_t ins;
-        long li = find_level_near(sd, o->side, o->price, o->lvl, &ins);
-        if (SYNOR_ALWAYS(li >= 0))
-            sd->v[li].qty -= o->qty - c->qty;
         o->qty = c->qty;
         emit_amended(m, o, 1);
         return 0;
@@ -636,10 +596,6 @@ static int apply(synor_market *m, const synor_market_cmd *c)
     case SYNOR_CMD_AMEND:
         return apply_amend(m, c);
     case SYNOR_CMD_REPUTATION:
-        if (c->owner >= m->n_owners)
-            return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
-        if (c->reputation > 100)
-            return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
         m->owner_rep[c->owner] = c->reputation;
         if (!synor__quiet(m)) {
             synor_market_event ev = synor__event(m, SYNOR_EV_REPUTATION);
@@ -649,14 +605,8 @@ static int apply(synor_market *m, const synor_market_cmd *c)
         }
         return 0;
     case SYNOR_CMD_RECLAIM:
-        if (c->owner >= m->n_owners)
-            return synor__reject(m, c, SYNOR_REASON_UNKNOWN_OWNER);
-        if (c->resource >= m->n_res)
-            return synor__reject(m, c, SYNOR_REASON_UNKNOWN_RESOURCE);
-        if (c->qty <= 0 || c->qty >= SYNOR__MAX_QTY)
-            return synor__reject(m, c, SYNOR_REASON_BAD_QUANTITY);
         return synor__lease_reclaim(m, c->owner, c->resource, c->qty);
-    default:
-        return synor__reject(m, c, SYNOR_REASON_BAD_FIELD);
+    default: /* refused by synor__cmd_check */
+        return synor__error(SYNOR_EINVAL, "market: command kind %d", (int)c->kind);
     }
 }

@@ -1,90 +1,236 @@
 /* cmdio.c - the JSON-lines form of market events (docs/MARKET.md), so that
  * every front end (the CLI's batch mode, a service) writes the same
- * format. Not on the hot path: the market itself never formats JSON. */
+ * format.
+ *
+ * Written by hand, not through the generic JSON writer: a batch prints two
+ * or three events per command, and formatting them was most of the CLI's
+ * time. Names need no escaping (synor__valid_name allows no quote,
+ * backslash, control character or invalid UTF-8); a message is escaped,
+ * its invalid UTF-8 replaced by U+FFFD, so the output is always valid
+ * JSON. */
+#include <stdlib.h>
 #include <string.h>
 
-#include "json/json.h"
 #include "market/market_internal.h"
 
-static const char *const kind_names[] = {"",        "accepted",  "rejected", "trade",
-                                         "cancelled", "expired", "amended",  "reputation",
-                                         "leased",  "preempted", "migrated", "lease_ended"};
+#define W(s) {s, sizeof s - 1}
+static const struct word {
+    char s[16]; /* copied 16 bytes at a time */
+    size_t n;
+} kind_names[] = {W(""),        W("accepted"),  W("rejected"), W("trade"),
+                  W("cancelled"), W("expired"), W("amended"),  W("reputation"),
+                  W("leased"),  W("preempted"), W("migrated"), W("lease_ended")};
+#undef W
+
+/* Room an event without a message can need: names of 63 bytes, numbers of
+ * 20 digits, the longest reason text. */
+#define EVENT_MAX 1024
+
+static char *lit(char *o, const char *s, size_t n)
+{
+    memcpy(o, s, n);
+    return o + n;
+}
+#define LIT(o, s) lit(o, s, sizeof s - 1)
+
+/* Decimal digits of v: written backwards into a scratch buffer, then 24
+ * bytes copied at once (a fixed size, so no call); the bytes after the
+ * number are scratch too, overwritten by what follows (the room written
+ * into is EVENT_MAX, far more than an event's text). */
+static char *u64(char *o, uint64_t v)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                                "34353637383940414243444546474849505152535455565758596061626364656667"
+                                "6869707172737475767778798081828384858687888990919293949596979899";
+    char t[48], *end = t + 24, *b = end;
+    while (v >= 100) { /* two digits a division */
+        unsigned k = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--b = pairs[k + 1];
+        *--b = pairs[k];
+    }
+    if (v >= 10) {
+        *--b = pairs[v * 2 + 1];
+        *--b = pairs[v * 2];
+    } else {
+        *--b = (char)('0' + v);
+    }
+    memcpy(o, b, 24);
+    return o + (end - b);
+}
+
+static char *i64(char *o, int64_t v)
+{
+    if (v < 0) {
+        *o++ = '-';
+        return u64(o, 0 - (uint64_t)v);
+    }
+    return u64(o, (uint64_t)v);
+}
+
+/* An owner's name or a resource's key, quoted ("?" if there is none): a
+ * valid name needs no escaping, and its length is kept. */
+static char *quoted(char *o, const char *s, size_t n)
+{
+    *o++ = '"';
+    memcpy(o, s, NAME_ROOM); /* names are kept in NAME_ROOM bytes: one fixed copy */
+    o += n;
+    *o++ = '"';
+    return o;
+}
+
+static char *owner(char *o, const synor_market *m, uint32_t id)
+{
+    if (m && id < m->n_owners)
+        return quoted(o, m->owner_names[id], m->owner_len[id]);
+    return LIT(o, "\"?\"");
+}
+
+static char *resource(char *o, const synor_market *m, uint32_t r)
+{
+    if (m && r < m->n_res)
+        return quoted(o, m->res_keys[r], m->res_len[r]);
+    return LIT(o, "\"?\"");
+}
+
+/* A message as a JSON string: at most 6 bytes out per byte in. */
+static char *escaped(char *o, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    *o++ = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') {
+            *o++ = '\\';
+            *o++ = (char)c;
+            p++;
+        } else if (c < 0x20) {
+            o = LIT(o, "\\u00");
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 15];
+            p++;
+        } else if (c < 0x80) {
+            *o++ = (char)c;
+            p++;
+        } else { /* UTF-8: copied when valid, else U+FFFD */
+            size_t n = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+            unsigned cp = n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+            size_t i = 1;
+            for (; n && i < n && (p[i] & 0xc0) == 0x80; i++)
+                cp = cp << 6 | (p[i] & 0x3f);
+            static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
+            if (n && i == n && cp >= min[n] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff)) {
+                o = lit(o, (const char *)p, n);
+                p += n;
+            } else {
+                o = LIT(o, "\\ufffd");
+                p++;
+            }
+        }
+    }
+    *o++ = '"';
+    return o;
+}
+
+/* Writes the event at o (room: EVENT_MAX, plus 6 per byte of a message);
+ * returns the end. */
+static char *write_event(char *o, const synor_market_event *e, long line)
+{
+    o = LIT(o, "{\"event\":\"");
+    if ((unsigned)e->kind < SYNOR__ARRAY_LEN(kind_names)) {
+        memcpy(o, kind_names[e->kind].s, 16);
+        o += kind_names[e->kind].n;
+    } else
+        o = LIT(o, "?");
+    *o++ = '"';
+    if (e->seq) { /* a rejected command has none */
+        o = LIT(o, ",\"seq\":");
+        o = u64(o, e->seq);
+    }
+    if (line > 0) {
+        o = LIT(o, ",\"line\":");
+        o = i64(o, line);
+    }
+    if (e->message) { /* refused before the market saw it: what is wrong, nothing else */
+        o = LIT(o, ",\"reason\":\"");
+        const char *r = synor_market_reason_name(e->reason);
+        o = lit(o, r, strlen(r));
+        o = LIT(o, "\",\"message\":");
+        o = escaped(o, e->message);
+        *o++ = '}';
+        return o;
+    }
+    o = LIT(o, ",\"time\":");
+    o = u64(o, e->time);
+    const synor_market *m = e->market;
+    if (e->kind == SYNOR_EV_REPUTATION) {
+        o = LIT(o, ",\"owner\":");
+        o = owner(o, m, e->owner);
+        o = LIT(o, ",\"reputation\":");
+        o = i64(o, e->qty);
+    } else {
+        o = LIT(o, ",\"id\":");
+        o = u64(o, e->order_id);
+        o = LIT(o, ",\"owner\":");
+        o = owner(o, m, e->owner);
+        o = LIT(o, ",\"resource\":");
+        o = resource(o, m, e->resource);
+        o = e->side == SYNOR_BID ? LIT(o, ",\"side\":\"bid\",\"price\":")
+                                 : LIT(o, ",\"side\":\"ask\",\"price\":");
+        o = i64(o, e->price);
+        o = LIT(o, ",\"qty\":");
+        o = i64(o, e->qty);
+        o = LIT(o, ",\"remaining\":");
+        o = i64(o, e->remaining);
+    }
+    if (e->kind == SYNOR_EV_TRADE) {
+        o = LIT(o, ",\"maker_id\":");
+        o = u64(o, e->maker_id);
+        o = LIT(o, ",\"maker_owner\":");
+        o = owner(o, m, e->maker_owner);
+    }
+    if (e->deadline) {
+        o = LIT(o, ",\"deadline\":");
+        o = u64(o, e->deadline);
+    }
+    if (e->kind >= SYNOR_EV_LEASED) {
+        o = LIT(o, ",\"provider\":");
+        o = owner(o, m, e->maker_owner);
+    }
+    if (e->kind == SYNOR_EV_AMENDED)
+        o = e->kept_priority ? LIT(o, ",\"kept_priority\":true")
+                             : LIT(o, ",\"kept_priority\":false");
+    if (e->reason) {
+        o = LIT(o, ",\"reason\":\"");
+        const char *r = synor_market_reason_name(e->reason);
+        o = lit(o, r, strlen(r));
+        o = LIT(o, "\",\"message\":\"");
+        r = synor_market_reason_text(e->reason);
+        o = lit(o, r, strlen(r));
+        *o++ = '"';
+    }
+    *o++ = '}';
+    return o;
+}
 
 size_t synor_market_event_json(const synor_market_event *e, long line, char *buf, size_t cap)
 {
-    synor__buf out;
-    synor__buf_init(&out);
-    synor__jw w;
-    synor__jw_init(&w, &out, 0);
-    synor__jw_obj_begin(&w);
-    synor__jw_key(&w, "event");
-    synor__jw_str(&w, (unsigned)e->kind < SYNOR__ARRAY_LEN(kind_names) ? kind_names[e->kind] : "?");
-    synor__jw_key(&w, "seq");
-    synor__jw_uint(&w, e->seq);
-    if (line > 0) {
-        synor__jw_key(&w, "line");
-        synor__jw_int(&w, line);
+    size_t need = EVENT_MAX + (e->message ? 6 * strlen(e->message) : 0);
+    if (cap >= need) { /* the usual case: straight into the caller's buffer */
+        size_t n = (size_t)(write_event(buf, e, line) - buf);
+        buf[n] = '\0';
+        return n;
     }
-    synor__jw_key(&w, "time");
-    synor__jw_uint(&w, e->time);
-    if (e->kind != SYNOR_EV_REPUTATION) {
-        synor__jw_key(&w, "id");
-        synor__jw_uint(&w, e->order_id);
-    }
-    const char *owner = synor_market_owner_name(e->market, e->owner);
-    synor__jw_key(&w, "owner");
-    synor__jw_str(&w, owner ? owner : "?");
-    if (e->kind == SYNOR_EV_REPUTATION) {
-        synor__jw_key(&w, "reputation");
-        synor__jw_int(&w, e->qty);
-    } else {
-        const char *res = synor_market_resource_key(e->market, e->resource);
-        synor__jw_key(&w, "resource");
-        synor__jw_str(&w, res ? res : "?");
-        synor__jw_key(&w, "side");
-        synor__jw_str(&w, e->side == SYNOR_BID ? "bid" : "ask");
-        synor__jw_key(&w, "price");
-        synor__jw_int(&w, e->price);
-        synor__jw_key(&w, "qty");
-        synor__jw_int(&w, e->qty);
-        synor__jw_key(&w, "remaining");
-        synor__jw_int(&w, e->remaining);
-    }
-    if (e->kind == SYNOR_EV_TRADE) {
-        const char *mo = synor_market_owner_name(e->market, e->maker_owner);
-        synor__jw_key(&w, "maker_id");
-        synor__jw_uint(&w, e->maker_id);
-        synor__jw_key(&w, "maker_owner");
-        synor__jw_str(&w, mo ? mo : "?");
-    }
-    if (e->deadline) {
-        synor__jw_key(&w, "deadline");
-        synor__jw_uint(&w, e->deadline);
-    }
-    if (e->kind >= SYNOR_EV_LEASED) {
-        const char *p = synor_market_owner_name(e->market, e->maker_owner);
-        synor__jw_key(&w, "provider");
-        synor__jw_str(&w, p ? p : "?");
-    }
-    if (e->kind == SYNOR_EV_AMENDED) {
-        synor__jw_key(&w, "kept_priority");
-        synor__jw_bool(&w, e->kept_priority);
-    }
-    if (e->reason) {
-        synor__jw_key(&w, "reason");
-        synor__jw_str(&w, synor_market_reason_name(e->reason));
-        synor__jw_key(&w, "message");
-        synor__jw_str(&w, synor_market_reason_text(e->reason));
-    }
-    synor__jw_obj_end(&w);
-    size_t n = out.failed ? 0 : out.len;
+    char small[EVENT_MAX], *tmp = need <= sizeof small ? small : malloc(need);
+    if (!tmp)
+        return 0;
+    size_t n = (size_t)(write_event(tmp, e, line) - tmp);
     if (cap) {
         size_t k = n < cap - 1 ? n : cap - 1;
-        if (k)
-            memcpy(buf, out.data, k);
+        memcpy(buf, tmp, k);
         buf[k] = '\0';
     }
-    synor__buf_free(&out);
+    if (tmp != small)
+        free(tmp);
     return n;
 }
-

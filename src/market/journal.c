@@ -4,8 +4,8 @@
  * Files in the market directory:
  *   journal.log   "SYNJRNL1", then records: u32 body length, u32 CRC-32C of
  *                 the body, body = u8 type, u64 seq, payload (little endian)
- *   snapshot.bin  "SYNSNAP2", u64 body length, u32 CRC-32C, body = the
- *                 canonical state (synor__market_serialize)
+ *   snapshot.bin  "SYNSNAP3", u64 body length, u32 CRC-32C, body = the
+ *                 canonical state (snapshot.c)
  *
  * Write path: records are encoded into a buffer before the command is
  * applied; synor_market_commit() writes the buffer and, by policy, fsyncs.
@@ -33,9 +33,13 @@
 
 #include "market/market_internal.h"
 
-#define JOURNAL_MAGIC "SYNJRNL1"
-#define SNAP_MAGIC "SYNSNAP2" /* 2: leases have a term and a zone */
+/* 2 (issue 10): only applied commands are journaled, and the rules of
+ * self-trade prevention and of ids changed; a journal of version 1 is
+ * replayed by its own rules (m->legacy), then upgraded */
+#define JOURNAL_MAGIC "SYNJRNL2"
+#define JOURNAL_MAGIC_V1 "SYNJRNL1"
 #define MAX_RECORD (1u << 20)
+#define MAX_PAYLOAD 128 /* the largest record written: a command, or a name */
 
 struct mjournal {
     int fd;
@@ -138,8 +142,12 @@ static uint64_t get64(const unsigned char *p)
 /* A bid with a region set: the 80 bytes, then n_also and 3 resources. The
  * plain form stays 80 bytes, so journals without such bids are unchanged. */
 #define CMD_PAYLOAD_ALSO 96
+/* A command other than a place with a ref (its own id): 8 more bytes at the
+ * end, 88 or 104; commands without one keep their sizes. */
+#define CMD_REF 8
 
-static void encode_cmd(unsigned char *p, const synor_market_cmd *c)
+/* A command's payload; returns its length. */
+static size_t encode_cmd(unsigned char *p, const synor_market_cmd *c)
 {
     p[0] = (unsigned char)c->kind;
     p[1] = (unsigned char)c->side;
@@ -159,12 +167,25 @@ static void encode_cmd(unsigned char *p, const synor_market_cmd *c)
     put64(p + 56, c->duration);
     put64(p + 64, c->zones);
     put64(p + 72, c->zone);
+    size_t n = CMD_PAYLOAD;
     if (c->n_also) {
         memset(p + 80, 0, CMD_PAYLOAD_ALSO - 80);
         p[80] = c->n_also;
         for (unsigned k = 0; k < 3; k++)
             put32(p + 84 + 4 * k, c->also[k]);
+        n = CMD_PAYLOAD_ALSO;
     }
+    if (c->ref && c->kind != SYNOR_CMD_PLACE) { /* a place's ref is its order id */
+        put64(p + n, c->ref);
+        n += CMD_REF;
+    }
+    return n;
+}
+
+static int cmd_size(size_t n)
+{
+    return n == CMD_PAYLOAD || n == CMD_PAYLOAD_ALSO || n == CMD_PAYLOAD + CMD_REF ||
+           n == CMD_PAYLOAD_ALSO + CMD_REF;
 }
 
 static void decode_cmd(const unsigned char *p, size_t n, synor_market_cmd *c)
@@ -188,51 +209,67 @@ static void decode_cmd(const unsigned char *p, size_t n, synor_market_cmd *c)
     c->duration = get64(p + 56);
     c->zones = get64(p + 64);
     c->zone = (uint8_t)get64(p + 72);
-    if (n == CMD_PAYLOAD_ALSO) {
+    if (n >= CMD_PAYLOAD_ALSO) {
         c->n_also = p[80];
         for (unsigned k = 0; k < 3; k++)
             c->also[k] = get32(p + 84 + 4 * k);
     }
+    if (n == CMD_PAYLOAD + CMD_REF || n == CMD_PAYLOAD_ALSO + CMD_REF)
+        c->ref = get64(p + n - CMD_REF);
 }
 
-static void append_record(mjournal *j, int type, uint64_t seq, const void *payload, size_t n)
+/* Appends one whole record to the batch, or nothing (out of memory). */
+static int append_record(mjournal *j, int type, uint64_t seq, const void *payload, size_t n)
 {
-    unsigned char hdr[17];
-    unsigned char body_head[9];
-    body_head[0] = (unsigned char)type;
-    put64(body_head + 1, seq);
-    uint32_t crc = synor__crc32c(0, body_head, 9);
-    /* CRC of the concatenation: continue over the payload */
-    crc = synor__crc32c(crc, payload, n);
-    put32(hdr, (uint32_t)(9 + n));
-    put32(hdr + 4, crc);
-    memcpy(hdr + 8, body_head, 9);
-    synor__buf_append(&j->pending, (const char *)hdr, 17);
-    synor__buf_append(&j->pending, payload, n);
+    unsigned char rec[17 + MAX_PAYLOAD];
+    if (n > MAX_PAYLOAD)
+        return synor__error(SYNOR_EINVAL, "market journal: a record of %zu bytes", n);
+    put32(rec, (uint32_t)(9 + n));
+    rec[8] = (unsigned char)type;
+    put64(rec + 9, seq);
+    memcpy(rec + 17, payload, n);
+    put32(rec + 4, synor__crc32c(0, rec + 8, 9 + n));
+    synor__buf_append(&j->pending, (const char *)rec, 17 + n);
+    if (j->pending.failed) {
+        j->pending.failed = 0; /* the append added nothing: the batch is whole */
+        return synor__error(SYNOR_ENOMEM, "market journal: out of memory");
+    }
     j->records++;
+    return 0;
 }
 
 int synor__journal_cmd(synor_market *m, const synor_market_cmd *c)
 {
-    unsigned char p[CMD_PAYLOAD_ALSO];
-    encode_cmd(p, c);
-    append_record(m->journal, SYNOR__REC_CMD, m->seq + 1, p,
-                  c->n_also ? CMD_PAYLOAD_ALSO : CMD_PAYLOAD);
-    if (m->journal->pending.failed)
-        return synor__error(SYNOR_ENOMEM, "market journal: out of memory");
-    if (m->cfg.fsync == SYNOR_FSYNC_EVERY)
-        return synor__journal_commit(m);
-    return 0;
+    unsigned char p[CMD_PAYLOAD_ALSO + CMD_REF];
+    size_t n = encode_cmd(p, c);
+    return append_record(m->journal, SYNOR__REC_CMD, m->seq + 1, p, n);
 }
 
-int synor__journal_name(synor_market *m, int type, const char *name)
+synor__jmark synor__journal_mark(const synor_market *m)
+{
+    synor__jmark k = {0, 0};
+    if (m->journal) {
+        k.len = m->journal->pending.len;
+        k.records = m->journal->records;
+    }
+    return k;
+}
+
+void synor__journal_rewind(synor_market *m, synor__jmark k)
+{
+    if (m->journal && m->journal->pending.len >= k.len) {
+        m->journal->pending.len = k.len;
+        m->journal->records = k.records;
+    }
+}
+
+int synor__journal_name_at(synor_market *m, int type, const char *name, uint64_t seq)
 {
     if (!m->journal)
         return 0;
-    append_record(m->journal, type, m->seq + 1, name, strlen(name));
-    if (m->journal->pending.failed)
-        return synor__error(SYNOR_ENOMEM, "market journal: out of memory");
-    return synor__journal_commit(m); /* registrations are rare: make them durable at once */
+    if (m->read_only)
+        return synor__error(SYNOR_ESTATE, "market: opened read-only");
+    return append_record(m->journal, type, seq, name, strlen(name));
 }
 
 static int write_all(int fd, const char *p, size_t n, const char *path)
@@ -284,14 +321,10 @@ int synor__journal_snapshot(synor_market *m)
         return rc;
     synor__buf body;
     synor__buf_init(&body);
-    if ((rc = synor__market_serialize(m, &body))) {
+    if ((rc = synor__snapshot_build(m, &body))) {
         synor__buf_free(&body);
         return rc;
     }
-    unsigned char hdr[20];
-    memcpy(hdr, SNAP_MAGIC, 8);
-    put64(hdr + 8, body.len);
-    put32(hdr + 16, synor__crc32c(0, body.data, body.len));
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", j->snap);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -299,9 +332,7 @@ int synor__journal_snapshot(synor_market *m)
         synor__buf_free(&body);
         return synor__error(SYNOR_EIO, "%s: cannot create: %s", tmp, strerror(errno));
     }
-    rc = write_all(fd, (const char *)hdr, sizeof hdr, tmp);
-    if (!rc)
-        rc = write_all(fd, body.data, body.len, tmp);
+    rc = write_all(fd, body.data, body.len, tmp);
     if (!rc && fsync(fd) != 0)
         rc = synor__error(SYNOR_EIO, "%s: fsync failed: %s", tmp, strerror(errno));
     close(fd);
@@ -328,201 +359,14 @@ int synor__journal_maybe_snapshot(synor_market *m)
     return synor__journal_snapshot(m);
 }
 
-/* Cursor over a byte range, for decoding snapshots. */
-typedef struct cur {
-    const unsigned char *p, *end;
-    int bad;
-} cur;
-
-static uint64_t c64(cur *c)
-{
-    if (c->end - c->p < 8) {
-        c->bad = 1;
-        return 0;
-    }
-    uint64_t v = get64(c->p);
-    c->p += 8;
-    return v;
-}
-
-static char *cstr(cur *c)
-{
-    uint64_t n = c64(c);
-    if (c->bad || n > 4096 || (uint64_t)(c->end - c->p) < n) {
-        c->bad = 1;
-        return NULL;
-    }
-    char *s = synor__strndup((const char *)c->p, (size_t)n);
-    c->p += n;
-    return s;
-}
-
-static int restore(synor_market *m, const unsigned char *p, size_t n, const char *path)
-{
-    cur c = {p, p + n, 0};
-    uint64_t seq = c64(&c), last_time = c64(&c), candle_ns = c64(&c);
-    if (candle_ns != m->cfg.candle_ns)
-        return synor__error(SYNOR_EINVAL, "%s: snapshot has candle interval %llu ns, the market "
-                                          "is configured with %llu", path,
-                            (unsigned long long)candle_ns, (unsigned long long)m->cfg.candle_ns);
-    uint64_t no = c64(&c);
-    for (uint64_t i = 0; i < no && !c.bad; i++) {
-        char *name = cstr(&c);
-        uint32_t id;
-        uint64_t rep = c64(&c);
-        if (!name || c.bad || synor__add_owner_raw(m, name, &id)) {
-            synor__free(name);
-            c.bad = 1;
-            break;
-        }
-        synor__free(name);
-        m->owner_rep[id] = (uint8_t)(rep > 100 ? 100 : rep);
-    }
-    uint64_t nz = c64(&c);
-    for (uint64_t z = 0; z < nz && !c.bad; z++) {
-        char *name = cstr(&c);
-        uint32_t id;
-        if (!name || synor__add_zone_raw(m, name, &id))
-            c.bad = 1;
-        synor__free(name);
-    }
-    uint64_t nr = c64(&c);
-    for (uint64_t r = 0; r < nr && !c.bad; r++) {
-        char *key = cstr(&c);
-        uint32_t idx;
-        if (!key || synor__add_resource_raw(m, key, &idx)) {
-            synor__free(key);
-            c.bad = 1;
-            break;
-        }
-        synor__free(key);
-        mbook *k = &m->books[idx];
-        k->has_last = (int)c64(&c);
-        k->last_price = (int64_t)c64(&c);
-        k->last_qty = (int64_t)c64(&c);
-        k->last_time = c64(&c);
-        k->volume_total = (int64_t)c64(&c);
-        k->trades_total = c64(&c);
-        uint64_t used = c64(&c);
-        for (uint64_t u = 0; u < used && !c.bad; u++) {
-            uint64_t slot = c64(&c);
-            if (slot >= k->n_candles) {
-                c.bad = 1;
-                break;
-            }
-            mcandle *q = &k->candles[slot];
-            q->start = c64(&c);
-            q->open = (int64_t)c64(&c);
-            q->high = (int64_t)c64(&c);
-            q->low = (int64_t)c64(&c);
-            q->close = (int64_t)c64(&c);
-            q->volume = (int64_t)c64(&c);
-            uint64_t lo = c64(&c), hi = c64(&c);
-            q->notional = (synor__i128)(int64_t)hi * ((synor__i128)1 << 64) + (synor__i128)lo;
-        }
-        for (int s = 0; s < 2 && !c.bad; s++) {
-            uint64_t cnt = c64(&c);
-            for (uint64_t i = 0; i < cnt && !c.bad; i++) {
-                uint32_t h = synor__pool_alloc(m);
-                if (!h)
-                    return synor__error(SYNOR_ENOMEM, "out of memory restoring %s", path);
-                morder *o = &m->pool[h];
-                memset(o, 0, sizeof *o);
-                o->id = c64(&c);
-                o->price = (int64_t)c64(&c);
-                o->qty = (int64_t)c64(&c);
-                o->expires = c64(&c);
-                o->duration = c64(&c);
-                o->zones = c64(&c);
-                o->zone = (uint8_t)c64(&c);
-                o->owner = (uint32_t)c64(&c);
-                uint64_t fl = c64(&c);
-                o->interruptible = (uint8_t)fl;
-                o->priority = (uint8_t)(fl >> 8);
-                o->min_rep = (uint8_t)(fl >> 16);
-                o->resource = idx;
-                o->side = (uint8_t)s;
-                if (c.bad || o->owner >= m->n_owners || synor__map_put(m, o->id, h) ||
-                    synor__book_rest(m, h) || (o->expires && synor__heap_push(m, o->expires, o->id))) {
-                    c.bad = 1;
-                    break;
-                }
-            }
-        }
-    }
-    m->next_lease = c64(&c);
-    uint64_t nl = c64(&c);
-    for (uint64_t i = 0; i < nl && !c.bad; i++) {
-        if (m->n_leases == m->cap_leases) {
-            uint32_t cap = m->cap_leases ? m->cap_leases * 2 : 64;
-            mlease *v = synor__realloc(m->leases, (size_t)cap * sizeof *v);
-            if (!v)
-                return synor__error(SYNOR_ENOMEM, "out of memory restoring %s", path);
-            m->leases = v;
-            m->cap_leases = cap;
-        }
-        mlease *l = &m->leases[m->n_leases++];
-        memset(l, 0, sizeof *l);
-        l->id = c64(&c);
-        l->deadline = c64(&c);
-        l->price = (int64_t)c64(&c);
-        l->qty = (int64_t)c64(&c);
-        l->provider = (uint32_t)c64(&c);
-        l->user = (uint32_t)c64(&c);
-        l->resource = (uint32_t)c64(&c);
-        l->start = c64(&c);
-        l->end = c64(&c);
-        l->avail = c64(&c);
-        uint64_t fl = c64(&c);
-        l->priority = (uint8_t)fl;
-        l->migrated = (uint8_t)(fl >> 8);
-        l->zone = (uint8_t)(fl >> 16);
-        if (l->provider >= m->n_owners || l->user >= m->n_owners || l->resource >= m->n_res)
-            c.bad = 1;
-    }
-    if (c.bad || c.p != c.end)
-        return synor__error(SYNOR_EPARSE, "%s: snapshot body is inconsistent", path);
-    m->seq = seq;
-    m->last_time = last_time;
-    return 0;
-}
-
-static int load_snapshot(synor_market *m)
-{
-    char *data;
-    size_t len;
-    struct stat st;
-    if (stat(m->journal->snap, &st) != 0)
-        return 0; /* no snapshot yet */
-    int rc = synor__read_file(m->journal->snap, &data, &len);
-    if (rc)
-        return rc;
-    const unsigned char *p = (const unsigned char *)data;
-    if (len >= 8 && memcmp(p, "SYNSNAP1", 8) == 0) {
-        synor__free(data);
-        return synor__error(SYNOR_EPARSE, "%s: snapshot of an older format (SYNSNAP1, leases "
-                                          "without terms); replay its journal with the version "
-                                          "that wrote it", m->journal->snap);
-    }
-    if (len < 20 || memcmp(p, SNAP_MAGIC, 8) != 0 || get64(p + 8) != len - 20 ||
-        synor__crc32c(0, p + 20, len - 20) != get32(p + 16)) {
-        synor__free(data);
-        return synor__error(SYNOR_EPARSE, "%s: snapshot is damaged (bad header, length or CRC); "
-                                          "refusing to start from it", m->journal->snap);
-    }
-    rc = restore(m, p + 20, len - 20, m->journal->snap);
-    synor__free(data);
-    return rc;
-}
-
 /* The offset of the first intact record at or after `from` with a seq
  * above min_seq, or 0. Record sizes are known (a command, or a name of
- * 1..63 bytes), so a candidate costs a CRC of at most 105 bytes. */
+ * 1..63 bytes), so a candidate costs a CRC of at most 113 bytes. */
 static size_t intact_after(const unsigned char *p, size_t len, size_t from, uint64_t min_seq)
 {
     for (size_t pos = from; pos + 17 <= len; pos++) {
         uint32_t n = get32(p + pos);
-        if (!((n >= 10 && n <= 72) || n == 9 + CMD_PAYLOAD || n == 9 + CMD_PAYLOAD_ALSO) ||
+        if (!((n >= 10 && n <= 72) || cmd_size(n - 9)) ||
             len - pos - 8 < n)
             continue;
         const unsigned char *body = p + pos + 8;
@@ -553,8 +397,9 @@ static int damaged(synor_market *m, const unsigned char *p, size_t len, size_t o
     else
         snprintf(m->note, sizeof m->note,
                  "%s: dropped %s at byte %zu (%zu bytes to the end): a write torn by a crash, "
-                 "never applied; %llu records replayed",
-                 m->journal->path, what, off, len - off, (unsigned long long)applied);
+                 "never applied; %llu records replayed%s",
+                 m->journal->path, what, off, len - off, (unsigned long long)applied,
+                 m->read_only ? " (left in the file: opened read-only)" : "");
     return 0;
 }
 
@@ -597,19 +442,34 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
                                     m->journal->path, off, (unsigned long long)seq,
                                     (unsigned long long)(m->seq + 1));
             }
-            if (type == SYNOR__REC_CMD && (pn == CMD_PAYLOAD || pn == CMD_PAYLOAD_ALSO)) {
+            if (type == SYNOR__REC_CMD && cmd_size(pn)) {
                 synor_market_cmd c;
                 decode_cmd(pl, pn, &c);
-                rc = synor_market_submit(m, &c);
+                rc = synor__replay_cmd(m, &c);
+                if (rc == SYNOR_EPARSE) {
+                    char why[400];
+                    synor__strlcpy(why, synor_errmsg(), sizeof why);
+                    rc = synor__error(SYNOR_EPARSE, "%s: record at byte %zu: %s",
+                                      m->journal->path, off, why);
+                }
             } else if ((type == SYNOR__REC_RESOURCE || type == SYNOR__REC_OWNER ||
                         type == SYNOR__REC_ZONE) && pn && pn < 64) {
                 char name[64];
                 uint32_t id;
                 memcpy(name, pl, pn);
                 name[pn] = '\0';
-                rc = type == SYNOR__REC_RESOURCE ? synor__add_resource_raw(m, name, &id)
-                     : type == SYNOR__REC_OWNER  ? synor__add_owner_raw(m, name, &id)
-                                                 : synor__add_zone_raw(m, name, &id);
+                /* a name is checked as registration checks it: valid, new */
+                int known = type == SYNOR__REC_ZONE
+                                ? synor__zone_find(m, name, pn, &id) == 0
+                                : synor__name_find(m, type == SYNOR__REC_RESOURCE, name, pn, &id) == 0;
+                if (strlen(name) != pn || !synor__valid_name(name) || known)
+                    rc = synor__error(SYNOR_EPARSE, "%s: record at byte %zu registers a name "
+                                                    "that is %s", m->journal->path, off,
+                                      known ? "registered already" : "not valid");
+                else
+                    rc = type == SYNOR__REC_RESOURCE ? synor__add_resource_raw(m, name, &id)
+                         : type == SYNOR__REC_OWNER  ? synor__add_owner_raw(m, name, &id)
+                                                     : synor__add_zone_raw(m, name, &id);
             } else {
                 rc = synor__error(SYNOR_EPARSE, "%s: record at byte %zu has unknown type %d",
                                   m->journal->path, off, type);
@@ -628,6 +488,22 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
     return 0;
 }
 
+/* A journal of version 1 has been replayed by its rules; it is taken into
+ * a snapshot and started again as version 2, so that no file mixes the
+ * two. A crash in between leaves either the old journal (whose records the
+ * new snapshot already holds: replay skips them) or an empty one. */
+static int upgrade(synor_market *m)
+{
+    mjournal *j = m->journal;
+    int rc = synor__journal_snapshot(m);
+    if (rc)
+        return rc;
+    if (pwrite(j->fd, JOURNAL_MAGIC, 8, 0) != 8 || fdatasync(j->fd) != 0)
+        return synor__error(SYNOR_EIO, "%s: cannot write the version 2 header: %s", j->path,
+                            strerror(errno));
+    return 0;
+}
+
 int synor__journal_open(synor_market *m)
 {
     mjournal *j = synor__calloc(1, sizeof *j);
@@ -636,14 +512,24 @@ int synor__journal_open(synor_market *m)
     j->fd = -1;
     synor__buf_init(&j->pending);
     m->journal = j;
-    if (mkdir(m->dir, 0755) != 0 && errno != EEXIST)
+    int ro = m->read_only;
+    struct stat st;
+    if (ro && (stat(m->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+        return synor__error(SYNOR_ENOENT, "%s: no market here (%s)", m->dir,
+                            errno == ENOENT ? "no such directory" : "not a directory");
+    if (!ro && mkdir(m->dir, 0755) != 0 && errno != EEXIST)
         return synor__error(SYNOR_EIO, "%s: cannot create directory: %s", m->dir, strerror(errno));
     snprintf(j->path, sizeof j->path, "%s/journal.log", m->dir);
     snprintf(j->snap, sizeof j->snap, "%s/snapshot.bin", m->dir);
-    int rc = load_snapshot(m);
+    int have_snap = stat(j->snap, &st) == 0;
+    int rc = have_snap ? synor__snapshot_load(m, j->snap) : 0;
     if (rc)
         return rc;
-    j->fd = open(j->path, O_RDWR | O_CREAT, 0644);
+    j->fd = open(j->path, ro ? O_RDONLY : O_RDWR | O_CREAT, 0644);
+    if (j->fd < 0 && ro && errno == ENOENT)
+        return have_snap ? 0
+                         : synor__error(SYNOR_ENOENT, "%s: no market here (no journal.log or "
+                                                      "snapshot.bin)", m->dir);
     if (j->fd < 0)
         return synor__error(SYNOR_EIO, "%s: cannot open: %s", j->path, strerror(errno));
     char *data;
@@ -652,19 +538,28 @@ int synor__journal_open(synor_market *m)
         return rc;
     off_t end = 8;
     if (len == 0) {
-        rc = write_all(j->fd, JOURNAL_MAGIC, 8, j->path);
-        if (!rc && fdatasync(j->fd) != 0)
-            rc = synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path, strerror(errno));
-    } else if (len < 8 || memcmp(data, JOURNAL_MAGIC, 8) != 0) {
+        if (!ro) {
+            rc = write_all(j->fd, JOURNAL_MAGIC, 8, j->path);
+            if (!rc && fdatasync(j->fd) != 0)
+                rc = synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path,
+                                  strerror(errno));
+        }
+    } else if (len < 8 || (memcmp(data, JOURNAL_MAGIC, 8) != 0 &&
+                           memcmp(data, JOURNAL_MAGIC_V1, 8) != 0)) {
         rc = synor__error(SYNOR_EPARSE, "%s: not a synor market journal (bad header)", j->path);
     } else {
+        int v1 = memcmp(data, JOURNAL_MAGIC_V1, 8) == 0;
+        m->legacy = v1;
         rc = replay(m, (const unsigned char *)data, len, &end);
-        if (!rc && (size_t)end < len && ftruncate(j->fd, end) != 0)
+        m->legacy = 0;
+        if (!rc && !ro && (size_t)end < len && ftruncate(j->fd, end) != 0)
             rc = synor__error(SYNOR_EIO, "%s: cannot cut the torn tail: %s", j->path,
                               strerror(errno));
+        if (!rc && !ro && v1)
+            rc = upgrade(m);
     }
     synor__free(data);
-    if (!rc && lseek(j->fd, 0, SEEK_END) < 0)
+    if (!rc && !ro && lseek(j->fd, 0, SEEK_END) < 0)
         rc = synor__error(SYNOR_EIO, "%s: seek failed: %s", j->path, strerror(errno));
     return rc;
 }

@@ -26,9 +26,28 @@
 #include "synor/market.h"
 
 __extension__ typedef __int128 synor__i128;
+__extension__ typedef unsigned __int128 synor__u128;
 
-#define SYNOR__MAX_PRICE ((int64_t)1 << 53)
-#define SYNOR__MAX_QTY ((int64_t)1 << 53)
+/* a + b, or the largest value when that does not fit: sums of quantities
+ * and notionals are 128-bit and cannot wrap (2^32 orders of 2^53 units is
+ * 2^85; it takes 2^74 trades of the largest size to reach the top). */
+static inline synor__u128 synor__add_sat(synor__u128 a, synor__u128 b)
+{
+    synor__u128 s = a + b;
+    return s < a ? ~(synor__u128)0 : s;
+}
+
+/* A 128-bit sum as the int64 of the public API: INT64_MAX above it. */
+static inline int64_t synor__sat64(synor__u128 v)
+{
+    return v > (synor__u128)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* The largest price (ticks) and quantity (units) of a command, inclusive:
+ * 2^53 - 1, the largest integer every JSON reader (IEEE doubles included)
+ * holds exactly. */
+#define SYNOR__MAX_PRICE (((int64_t)1 << 53) - 1)
+#define SYNOR__MAX_QTY (((int64_t)1 << 53) - 1)
 #define SYNOR__DAY_NS (24ull * 3600 * 1000000000ull)
 
 typedef struct morder {
@@ -51,9 +70,11 @@ typedef struct morder {
     uint8_t zone;
 } morder;
 
+/* A price level. Its total quantity is not kept: the hot path would pay
+ * for it on every change, and it could exceed any 64-bit integer; the views
+ * that show it (depth, prices) add it up. */
 typedef struct mlevel {
     int64_t price;
-    int64_t qty;
     uint32_t head, tail;
     uint32_t count;
 } mlevel;
@@ -66,8 +87,9 @@ typedef struct mside {
 
 typedef struct mcandle {
     uint64_t start;
-    int64_t open, high, low, close, volume;
-    synor__i128 notional;
+    int64_t open, high, low, close;
+    synor__u128 volume;   /* units, saturating */
+    synor__u128 notional; /* ticks x units, saturating */
 } mcandle;
 
 typedef struct mbook {
@@ -75,7 +97,7 @@ typedef struct mbook {
     int has_last;
     int64_t last_price, last_qty;
     uint64_t last_time;
-    int64_t volume_total;
+    synor__u128 volume_total; /* saturating */
     uint64_t trades_total;
     mcandle *candles; /* ring of n_candles, indexed by interval number */
     uint32_t n_candles;
@@ -101,7 +123,14 @@ typedef struct mexpiry {
     uint64_t id;
 } mexpiry;
 
-typedef struct mjournal mjournal; /* journal.c */
+typedef struct mjournal mjournal; /* check.c: 0 if every invariant of the state holds (books sorted, level
+ * FIFOs linked and counted, every open order in its level, the id map and,
+ * with an expiry, the expiry heap; fields in range; leases, candles and
+ * names consistent), else SYNOR_ESTATE naming the first broken one. Never
+ * changes the market; for tests, fuzzers and restored snapshots. */
+int synor__market_invariants(const synor_market *m);
+
+/* journal.c */
 
 struct synor_market {
     synor_market_config cfg;
@@ -114,12 +143,20 @@ struct synor_market {
     uint64_t *map_keys;
     uint32_t *map_vals; /* 0 = empty slot */
     uint32_t map_cap, map_n;
+    /* every id ever accepted (orders.c): block id/64 + 1 -> bitmap */
+    uint64_t *used_keys, *used_bits;
+    uint32_t used_cap, used_n;
     /* resources and books */
-    char **res_keys;
+    char **res_keys;  /* each in NAME_ROOM bytes (names.c) */
+    uint8_t *res_len; /* strlen of each key (names are at most 63 bytes) */
     mbook *books;
     uint32_t n_res, cap_res;
+    /* name -> owner or resource index (names.c) */
+    uint32_t *names;
+    uint32_t names_cap, names_n;
     /* owners */
     char **owner_names;
+    uint8_t *owner_len;
     uint8_t *owner_rep;
     uint32_t n_owners, cap_owners;
     /* provider zones, ids 1..63 (index 0 unused) */
@@ -142,6 +179,13 @@ struct synor_market {
     uint32_t n_leases, cap_leases;
     uint64_t next_lease;
     int lease_error; /* out of memory while matching (reported after) */
+    int read_only;   /* cfg.read_only: nothing is written */
+    int legacy;      /* replaying a journal of version 1: its rules (self-
+                        trade prevention of ineligible orders) */
+    int broken;      /* 1: a command failed half-way (out of memory): no more
+                        commands, but the journal batch holds only whole
+                        commands and may be committed; 2: a commit failed
+                        (a write may be partial): no commits either */
     uint64_t lease_next; /* derived: no lease ends before this time (0 =
                             unknown, scan); lets most commands skip the
                             lease list */
@@ -164,9 +208,16 @@ static inline synor_market_event synor__event(const synor_market *m, synor_marke
     return ev;
 }
 
+/* validate.c: the reason command c would be rejected for (0: it is
+ * acceptable), from the state as it stands, the command's time taken into
+ * account (orders and leases it would expire count as gone). Pure. */
+int synor__cmd_check(const synor_market *m, const synor_market_cmd *c);
+
 /* book.c */
-/* Emits REJECTED for command c (nothing else changes). Returns 0. */
+/* Emits REJECTED for command c (nothing changes; the event has seq 0).
+ * Returns 0. */
 int synor__reject(synor_market *m, const synor_market_cmd *c, int reason);
+/* Applies a command synor__cmd_check accepted. */
 int synor__book_apply(synor_market *m, const synor_market_cmd *c);
 void synor__book_free(mbook *b);
 int synor__book_init(mbook *b, uint32_t n_candles);
@@ -183,6 +234,11 @@ uint32_t synor__map_get(const synor_market *m, uint64_t id);
 void synor__map_del(synor_market *m, uint64_t id);
 int synor__heap_push(synor_market *m, uint64_t t, uint64_t id);
 void synor__heap_pop(synor_market *m);
+/* The ids commands were accepted under (order ids, refs), never forgotten.
+ * _reserve makes room so that the next _add cannot fail. */
+int synor__used_has(const synor_market *m, uint64_t id);
+int synor__used_reserve(synor_market *m);
+int synor__used_add(synor_market *m, uint64_t id);
 
 void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty);
 /* Buys up to qty now (IOC at limit price) for user, only from asks
@@ -205,24 +261,67 @@ void synor__lease_expire(synor_market *m, uint64_t now);
 
 /* market.c */
 void synor__emit(synor_market *m, const synor_market_event *ev);
+/* Journals and applies a command synor__cmd_check accepted (see
+ * synor_market_submit for what a failure leaves). */
+int synor__apply_checked(synor_market *m, const synor_market_cmd *c);
+/* Recovery: applies a journaled command (one that is rejected now, from a
+ * journal of an older version, keeps its sequence number and time). */
+int synor__replay_cmd(synor_market *m, const synor_market_cmd *c);
 /* Do resources a and b offer the same kind and profile (in two regions)? */
 int synor__same_offer(const synor_market *m, uint32_t a, uint32_t b);
+/* Owner names and resource keys are stored in NAME_ROOM bytes each. */
+#define NAME_ROOM 64
+
+/* 1..63 bytes of valid UTF-8, no spaces, controls, quotes or backslashes:
+ * a name needs no escaping in JSON. */
+int synor__valid_name(const char *s);
+
+/* names.c: registration without journaling (recovery, and a front end
+ * that journals the names with the command needing them); _pop takes back
+ * the last name of a type added (seq too); lookups by (s, n), 0 or -1. */
 int synor__add_resource_raw(synor_market *m, const char *key, uint32_t *index);
 int synor__add_owner_raw(synor_market *m, const char *name, uint32_t *id);
 int synor__add_zone_raw(synor_market *m, const char *name, uint32_t *id);
+void synor__name_pop(synor_market *m, int type);
+void synor__names_free(synor_market *m);
+int synor__name_find(const synor_market *m, int res, const char *s, size_t n, uint32_t *index);
+int synor__zone_find(const synor_market *m, const char *s, size_t n, uint32_t *id);
+/* 0 if key is "<kind>/<profile-id>/<region>" for a profile of that kind in
+ * cat, else SYNOR_EINVAL or SYNOR_ENOENT with the reason. */
+int synor__resource_key_check(const synor_catalog *cat, const char *key);
 uint32_t synor__n_candles(const synor_market *m);
+
+/* check.c: 0 if every invariant of the state holds (books sorted, level
+ * FIFOs linked and counted, every open order in its level, the id map and,
+ * with an expiry, the expiry heap; fields in range; leases, candles and
+ * names consistent), else SYNOR_ESTATE naming the first broken one. Never
+ * changes the market; for tests, fuzzers and restored snapshots. */
+int synor__market_invariants(const synor_market *m);
 
 /* journal.c */
 int synor__journal_open(synor_market *m);
 void synor__journal_close(synor_market *m);
+/* Appends the record of an applied command to the batch (committed by
+ * synor__journal_commit); mark/rewind take a record back out. */
 int synor__journal_cmd(synor_market *m, const synor_market_cmd *c);
-int synor__journal_name(synor_market *m, int type, const char *name);
+typedef struct synor__jmark {
+    size_t len;
+    uint64_t records;
+} synor__jmark;
+synor__jmark synor__journal_mark(const synor_market *m);
+void synor__journal_rewind(synor_market *m, synor__jmark mark);
+/* Appends the record of a registration, with the given seq. */
+int synor__journal_name_at(synor_market *m, int type, const char *name, uint64_t seq);
 int synor__journal_commit(synor_market *m);
 int synor__journal_snapshot(synor_market *m);
 /* Snapshots when the journal holds cfg.snapshot_every records. */
 int synor__journal_maybe_snapshot(synor_market *m);
-/* Serializes the whole state canonically (snapshot body and state hash). */
+/* snapshot.c: the canonical state (the state hash's input and a snapshot's
+ * body); a whole snapshot file's bytes; a snapshot restored and checked
+ * into an empty market. */
 int synor__market_serialize(const synor_market *m, synor__buf *b);
+int synor__snapshot_build(const synor_market *m, synor__buf *out);
+int synor__snapshot_load(synor_market *m, const char *path);
 uint32_t synor__crc32c(uint32_t crc, const void *data, size_t n);
 
 enum { SYNOR__REC_CMD = 1, SYNOR__REC_RESOURCE = 2, SYNOR__REC_OWNER = 3, SYNOR__REC_ZONE = 4 };

@@ -175,3 +175,73 @@ void synor__heap_pop(synor_market *m)
         m->heap[i] = last;
 }
 
+
+/* ------------------------------------------------------- used ids */
+
+/* Every id a command was accepted under (a place's order id, another
+ * command's ref), for good: a set of 64-id blocks, each a bitmap, in an
+ * open-addressing table keyed by id / 64 + 1 (0 = empty slot). Clients
+ * number their orders in sequence, so most ids fill the same few blocks:
+ * about a bit per id; scattered ids cost a block each. */
+
+static uint32_t used_slot(const synor_market *m, uint64_t key)
+{
+    uint32_t mask = m->used_cap - 1, i = (uint32_t)mix(key) & mask;
+    while (m->used_keys[i] && m->used_keys[i] != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+int synor__used_has(const synor_market *m, uint64_t id)
+{
+    if (!m->used_cap)
+        return 0;
+    uint32_t i = used_slot(m, (id >> 6) + 1);
+    return m->used_keys[i] && (m->used_bits[i] >> (id & 63)) & 1;
+}
+
+int synor__used_reserve(synor_market *m)
+{
+    if ((m->used_n + 1) * 2 <= m->used_cap)
+        return 0;
+    uint32_t cap = m->used_cap ? m->used_cap * 2 : 1024;
+    if (!cap)
+        return synor__error(SYNOR_ENOMEM, "market: too many ids");
+    uint64_t *k = synor__calloc(cap, sizeof *k), *b = synor__calloc(cap, sizeof *b);
+    if (!k || !b) {
+        synor__free(k);
+        synor__free(b);
+        return synor__error(SYNOR_ENOMEM, "market: out of memory (used ids)");
+    }
+    for (uint32_t i = 0; i < m->used_cap; i++) {
+        if (!m->used_keys[i])
+            continue;
+        uint32_t j = (uint32_t)mix(m->used_keys[i]) & (cap - 1);
+        while (k[j])
+            j = (j + 1) & (cap - 1);
+        k[j] = m->used_keys[i];
+        b[j] = m->used_bits[i];
+    }
+    synor__free(m->used_keys);
+    synor__free(m->used_bits);
+    m->used_keys = k;
+    m->used_bits = b;
+    m->used_cap = cap;
+    return 0;
+}
+
+int synor__used_add(synor_market *m, uint64_t id)
+{
+    int rc = synor__used_reserve(m);
+    if (rc)
+        return rc;
+    uint64_t key = (id >> 6) + 1;
+    uint32_t i = used_slot(m, key);
+    if (!m->used_keys[i]) {
+        m->used_keys[i] = key;
+        m->used_bits[i] = 0;
+        m->used_n++;
+    }
+    m->used_bits[i] |= 1ull << (id & 63);
+    return 0;
+}

@@ -1,0 +1,165 @@
+/* market_batch.c - `synor market batch`: JSON-lines commands in, JSON-lines
+ * events out (docs/MARKET.md).
+ *
+ * Events are printed only after the commit that makes them durable. When
+ * the input is a file, commands are committed in batches of BATCH_LINES
+ * (one fdatasync each, by the fsync policy), and their events printed then.
+ * When it is a pipe or a terminal, another program may be waiting for the
+ * answer to the line it just wrote: whenever no further input is available
+ * at once, what has been applied is committed and its events printed, so a
+ * program can drive the market one command at a time, and a fast writer
+ * still gets batches.
+ *
+ * Input is read in large blocks and split into lines in place; each line
+ * goes to synor_market_submit_json. A line that is rejected or malformed
+ * is answered and the batch goes on (exit status 1 at the end). Out of
+ * memory or an I/O error is not the line's fault: the batch stops there;
+ * the commands before it are committed and their events printed, the
+ * failing one is not in the journal, and the exit status is 1. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/market_cli.h"
+
+#define BATCH_LINES 4096
+#define READ_BLOCK (1u << 20)
+
+typedef struct inbuf {
+    char *data;
+    size_t cap, start, end; /* unread bytes are [start, end) */
+} inbuf;
+
+/* Is there input to read right now? */
+static int readable_now(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    int rc;
+    do
+        rc = poll(&p, 1, 0);
+    while (rc < 0 && errno == EINTR);
+    return rc != 0; /* an error: let read() report it */
+}
+
+/* Room for at least READ_BLOCK more bytes after end: the unread part moves
+ * to the front, and the buffer grows when a line is longer than it. */
+static int make_room(inbuf *b)
+{
+    if (b->start) {
+        memmove(b->data, b->data + b->start, b->end - b->start);
+        b->end -= b->start;
+        b->start = 0;
+    }
+    if (b->cap - b->end >= READ_BLOCK)
+        return 0;
+    size_t cap = b->cap ? b->cap * 2 : 4 * (size_t)READ_BLOCK;
+    char *d = realloc(b->data, cap);
+    if (!d)
+        return -1;
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+typedef struct bstate {
+    mctx *x;
+    const char *name;
+    long line;
+    long rejected;
+    int fatal; /* the batch stopped (message printed) */
+} bstate;
+
+static void one_line(bstate *s, char *p, size_t n)
+{
+    while (n && p[n - 1] == '\r')
+        n--;
+    if (!n)
+        return;
+    mctx *x = s->x;
+    x->line = s->line;
+    size_t mark = x->out.len;
+    int reason = 0;
+    int rc = synor_market_submit_json(x->m, x->cat, p, n, s->name, s->line, &reason);
+    if (rc < 0 || x->out.failed) {
+        /* not this line's fault: stop here, without its events */
+        cli_error("%s:%ld: %s; the batch stops here (this line is not applied%s)", s->name,
+                  s->line, rc < 0 ? synor_errmsg() : "out of memory for its events",
+                  rc < 0 ? "" : " but may be durable: resend it, a duplicate id says so");
+        x->out.len = mark;
+        x->out.failed = 0;
+        s->fatal = 1;
+        return;
+    }
+    if (reason) {
+        s->rejected++;
+        if (reason == SYNOR_REASON_MALFORMED)
+            fprintf(stderr, "synor market: %s\n", synor_errmsg());
+    }
+}
+
+int mcli_batch(mctx *x, int fd, const char *name)
+{
+    struct stat st;
+    int interactive = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode);
+    inbuf in = {NULL, 0, 0, 0};
+    bstate s = {x, name, 0, 0, 0};
+    long pending = 0; /* lines applied since the last commit */
+    int eof = 0, failed = 0;
+    while (!s.fatal && !failed) {
+        /* every complete line read so far */
+        char *nl;
+        while (!s.fatal && in.end > in.start &&
+               (nl = memchr(in.data + in.start, '\n', in.end - in.start))) {
+            s.line++;
+            one_line(&s, in.data + in.start, (size_t)(nl - (in.data + in.start)));
+            in.start = (size_t)(nl - in.data) + 1;
+            if (++pending >= BATCH_LINES) {
+                failed = mcli_flush(x) != 0;
+                pending = 0;
+            }
+        }
+        if (s.fatal || failed)
+            break;
+        if (eof) { /* a last line without a newline */
+            if (in.end > in.start) {
+                s.line++;
+                one_line(&s, in.data + in.start, in.end - in.start);
+            }
+            break;
+        }
+        /* about to wait for input: answer what was asked so far */
+        if (interactive && pending && !readable_now(fd)) {
+            failed = mcli_flush(x) != 0;
+            pending = 0;
+            if (failed)
+                break;
+        }
+        if (make_room(&in)) {
+            cli_error("%s: out of memory reading line %ld; the batch stops here", name,
+                      s.line + 1);
+            s.fatal = 1;
+            break;
+        }
+        ssize_t r = read(fd, in.data + in.end, in.cap - in.end);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            cli_error("%s: read failed after line %ld: %s; the batch stops here", name, s.line,
+                      strerror(errno));
+            s.fatal = 1;
+            break;
+        }
+        if (r == 0)
+            eof = 1;
+        in.end += (size_t)r;
+    }
+    free(in.data);
+    /* what was applied before a stop is committed and answered */
+    if (!failed && mcli_flush(x))
+        failed = 1;
+    return s.fatal || failed || s.rejected ? CLI_FAIL : CLI_OK;
+}
