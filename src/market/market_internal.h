@@ -123,14 +123,7 @@ typedef struct mexpiry {
     uint64_t id;
 } mexpiry;
 
-typedef struct mjournal mjournal; /* check.c: 0 if every invariant of the state holds (books sorted, level
- * FIFOs linked and counted, every open order in its level, the id map and,
- * with an expiry, the expiry heap; fields in range; leases, candles and
- * names consistent), else SYNOR_ESTATE naming the first broken one. Never
- * changes the market; for tests, fuzzers and restored snapshots. */
-int synor__market_invariants(const synor_market *m);
-
-/* journal.c */
+typedef struct mjournal mjournal; /* journal.c */
 
 struct synor_market {
     synor_market_config cfg;
