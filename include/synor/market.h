@@ -322,6 +322,20 @@ int synor_market_submit(synor_market *m, const synor_market_cmd *cmd);
  * tail. */
 int synor_market_commit(synor_market *m);
 
+/* A commit in two halves, so that the disk's flush of one batch overlaps
+ * the work on the next (group commit, as databases pipeline their log):
+ * synor_market_commit_write writes the pending records to the journal (and
+ * takes a periodic snapshot) without the flush; synor_market_commit_sync
+ * applies the fsync policy to everything written so far. Events delivered
+ * before a commit_write are acknowledged once a commit_sync after it
+ * returns 0 - not before. synor_market_commit is write then sync.
+ * Threads: commit_sync touches only the journal's file, so it may run on
+ * another thread while this one submits commands - but never at the same
+ * time as commit_write, commit, snapshot or close on the same market. A
+ * failed sync is remembered: the next write fails too (SYNOR_EIO). */
+int synor_market_commit_write(synor_market *m);
+int synor_market_commit_sync(const synor_market *m);
+
 /* Writes a snapshot (atomically: temporary file, fsync, rename) so that
  * recovery need not replay the journal from the start. */
 int synor_market_snapshot(synor_market *m);

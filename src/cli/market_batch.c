@@ -2,8 +2,13 @@
  * events out (docs/MARKET.md).
  *
  * Events are printed only after the commit that makes them durable. When
- * the input is a file, commands are committed in batches of BATCH_LINES
- * (one fdatasync each, by the fsync policy), and their events printed then.
+ * the input is a file, commands are committed in batches of BATCH_LINES,
+ * and the disk's flush of one batch overlaps the work on the next (group
+ * commit): at the end of batch k the journal records of k are written
+ * (synor_market_commit_write) and a second thread flushes them
+ * (synor_market_commit_sync, by the fsync policy) while this one applies
+ * batch k + 1; the events of k are printed when that flush has returned,
+ * at the end of batch k + 1 - never before.
  * When it is a pipe or a terminal, another program may be waiting for the
  * answer to the line it just wrote: whenever no further input is available
  * at once, what has been applied is committed and its events printed, so a
@@ -18,6 +23,7 @@
  * failing one is not in the journal, and the exit status is 1. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +71,96 @@ static int make_room(inbuf *b)
     return 0;
 }
 
+/* The flushing thread of a file batch: one job at a time. */
+typedef struct syncer {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    const synor_market *m;
+    int job, busy, quit; /* under lock */
+    int rc;              /* of the last job, under lock */
+    char msg[600];       /* its message (the error slot is per thread) */
+    mout events;         /* the events its job makes durable */
+} syncer;
+
+static void *syncer_main(void *arg)
+{
+    syncer *y = arg;
+    pthread_mutex_lock(&y->lock);
+    for (;;) {
+        while (!y->job && !y->quit)
+            pthread_cond_wait(&y->cv, &y->lock);
+        if (y->quit)
+            break;
+        y->job = 0;
+        pthread_mutex_unlock(&y->lock);
+        int rc = synor_market_commit_sync(y->m);
+        pthread_mutex_lock(&y->lock);
+        y->rc = rc;
+        if (rc)
+            snprintf(y->msg, sizeof y->msg, "%s", synor_errmsg());
+        y->busy = 0;
+        pthread_cond_broadcast(&y->cv);
+    }
+    pthread_mutex_unlock(&y->lock);
+    return NULL;
+}
+
+static int write_out(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        ssize_t w = write(1, p + i, n - i);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            cli_error("writing the events: %s", strerror(errno));
+            return -1;
+        }
+        i += (size_t)w;
+    }
+    return 0;
+}
+
+/* Waits for the running flush; prints the events it made durable. 0 or -1
+ * (a failed flush: those events are not acknowledged, message printed). */
+static int syncer_wait(syncer *y)
+{
+    pthread_mutex_lock(&y->lock);
+    while (y->busy)
+        pthread_cond_wait(&y->cv, &y->lock);
+    int rc = y->rc;
+    pthread_mutex_unlock(&y->lock);
+    if (rc) {
+        cli_error("%s", y->msg);
+        return -1;
+    }
+    fflush(stdout);
+    int w = write_out(y->events.data, y->events.len);
+    y->events.len = 0;
+    return w;
+}
+
+/* The end of a batch of a file: the previous batch's events out, this
+ * batch's records written and handed to the flushing thread with its
+ * events. 0 or -1 (message printed). */
+static int pipeline_commit(mctx *x, syncer *y)
+{
+    if (syncer_wait(y))
+        return -1;
+    if (synor_market_commit_write(x->m)) {
+        cli_error("%s", synor_errmsg());
+        return -1;
+    }
+    mout t = y->events; /* an empty buffer, kept for reuse */
+    y->events = x->out;
+    x->out = t;
+    pthread_mutex_lock(&y->lock);
+    y->job = y->busy = 1;
+    pthread_cond_signal(&y->cv);
+    pthread_mutex_unlock(&y->lock);
+    return 0;
+}
+
 typedef struct bstate {
     mctx *x;
     const char *name;
@@ -109,6 +205,19 @@ int mcli_batch(mctx *x, int fd, const char *name)
     bstate s = {x, name, 0, 0, 0};
     long pending = 0; /* lines applied since the last commit */
     int eof = 0, failed = 0;
+    syncer y;
+    memset(&y, 0, sizeof y);
+    y.m = x->m;
+    int piped = !interactive; /* a file: group commit */
+    if (piped) {
+        pthread_mutex_init(&y.lock, NULL);
+        pthread_cond_init(&y.cv, NULL);
+        if (pthread_create(&y.thread, NULL, syncer_main, &y) != 0) {
+            pthread_mutex_destroy(&y.lock);
+            pthread_cond_destroy(&y.cv);
+            piped = 0; /* commit in line instead */
+        }
+    }
     while (!s.fatal && !failed) {
         /* every complete line read so far */
         char *nl;
@@ -118,7 +227,7 @@ int mcli_batch(mctx *x, int fd, const char *name)
             one_line(&s, in.data + in.start, (size_t)(nl - (in.data + in.start)));
             in.start = (size_t)(nl - in.data) + 1;
             if (++pending >= BATCH_LINES) {
-                failed = mcli_flush(x) != 0;
+                failed = (piped ? pipeline_commit(x, &y) : mcli_flush(x)) != 0;
                 pending = 0;
             }
         }
@@ -158,6 +267,19 @@ int mcli_batch(mctx *x, int fd, const char *name)
         in.end += (size_t)r;
     }
     free(in.data);
+    if (piped) {
+        /* the batch in flight first (its events before the later ones) */
+        if (syncer_wait(&y))
+            failed = 1;
+        pthread_mutex_lock(&y.lock);
+        y.quit = 1;
+        pthread_cond_signal(&y.cv);
+        pthread_mutex_unlock(&y.lock);
+        pthread_join(y.thread, NULL);
+        pthread_mutex_destroy(&y.lock);
+        pthread_cond_destroy(&y.cv);
+        free(y.events.data);
+    }
     /* what was applied before a stop is committed and answered */
     if (!failed && mcli_flush(x))
         failed = 1;

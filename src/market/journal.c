@@ -25,6 +25,7 @@
  * is then truncated to its header. A crash between the two only leaves
  * records the replay skips. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,8 @@
 
 struct mjournal {
     int fd;
+    _Atomic int sync_failed; /* set by synor__journal_sync, which may run on
+                                another thread (synor_market_commit_sync) */
     uint64_t records; /* records in the journal file (or pending) */
     synor__buf pending;
     char path[4096];
@@ -287,18 +290,41 @@ static int write_all(int fd, const char *p, size_t n, const char *path)
     return 0;
 }
 
-int synor__journal_commit(synor_market *m)
+int synor__journal_write(synor_market *m)
 {
     mjournal *j = m->journal;
-    if (!j || j->pending.len == 0)
+    if (!j)
+        return 0;
+    if (atomic_load(&j->sync_failed))
+        return synor__error(SYNOR_EIO, "%s: an earlier fdatasync failed", j->path);
+    if (j->pending.len == 0)
         return 0;
     int rc = write_all(j->fd, j->pending.data, j->pending.len, j->path);
     if (rc)
         return rc;
     j->pending.len = 0;
-    if (m->cfg.fsync != SYNOR_FSYNC_NEVER && fdatasync(j->fd) != 0)
-        return synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path, strerror(errno));
     return 0;
+}
+
+/* Touches only the file descriptor and the flag: it may run on another
+ * thread while commands are submitted (never with a write, a snapshot or a
+ * close: synor_market_commit_sync's contract). */
+int synor__journal_sync(const synor_market *m)
+{
+    mjournal *j = m->journal;
+    if (!j || m->cfg.fsync == SYNOR_FSYNC_NEVER)
+        return 0;
+    if (fdatasync(j->fd) != 0) {
+        atomic_store(&j->sync_failed, 1);
+        return synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path, strerror(errno));
+    }
+    return 0;
+}
+
+int synor__journal_commit(synor_market *m)
+{
+    int rc = synor__journal_write(m);
+    return rc ? rc : synor__journal_sync(m);
 }
 
 /* ---------------------------------------------------------- snapshot */

@@ -203,7 +203,9 @@ int synor__replay_cmd(synor_market *m, const synor_market_cmd *c)
     return synor__reject(m, c, why);
 }
 
-int synor_market_commit(synor_market *m)
+/* write: the pending records to the file, then a periodic snapshot; sync:
+ * fdatasync by the policy before it (commit) or not (commit_write). */
+static int commit(synor_market *m, int sync)
 {
     if (!m)
         return synor__error(SYNOR_EINVAL, "synor_market_commit: NULL market");
@@ -212,12 +214,25 @@ int synor_market_commit(synor_market *m)
     if (m->broken == 2)
         return synor__error(SYNOR_ESTATE, "market: an earlier commit failed; close and reopen "
                                           "the market");
-    int rc = synor__journal_commit(m);
+    int rc = synor__journal_write(m);
+    if (!rc && sync)
+        rc = synor__journal_sync(m);
     if (!rc && !m->broken) /* never a snapshot of a half-applied command */
         rc = synor__journal_maybe_snapshot(m);
     if (rc == SYNOR_EIO)
         m->broken = 2; /* a write may have been partial: never append after it */
     return rc;
+}
+
+int synor_market_commit(synor_market *m) { return commit(m, 1); }
+
+int synor_market_commit_write(synor_market *m) { return commit(m, 0); }
+
+int synor_market_commit_sync(const synor_market *m)
+{
+    if (!m)
+        return synor__error(SYNOR_EINVAL, "synor_market_commit_sync: NULL market");
+    return synor__journal_sync(m);
 }
 
 int synor_market_snapshot(synor_market *m)

@@ -305,7 +305,9 @@ synor__jmark synor__journal_mark(const synor_market *m);
 void synor__journal_rewind(synor_market *m, synor__jmark mark);
 /* Appends the record of a registration, with the given seq. */
 int synor__journal_name_at(synor_market *m, int type, const char *name, uint64_t seq);
-int synor__journal_commit(synor_market *m);
+int synor__journal_commit(synor_market *m); /* write, then sync */
+int synor__journal_write(synor_market *m);      /* pending records to the file */
+int synor__journal_sync(const synor_market *m); /* fdatasync by the policy */
 int synor__journal_snapshot(synor_market *m);
 /* Snapshots when the journal holds cfg.snapshot_every records. */
 int synor__journal_maybe_snapshot(synor_market *m);

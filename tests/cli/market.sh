@@ -284,6 +284,19 @@ else
   echo "skip oom-*: this build cannot start in a small address space (a sanitizer build)"
 fi
 
+# a file of many batches: the flush of one overlaps the next (group
+# commit); every line answered once, in order, and the journal holds them all
+D6=$tmp/m6
+R6=gpu/nvidia-h100-sxm/eu-west
+awk -v r="$R6" 'BEGIN { for (i = 1; i <= 10000; i++)
+  printf "{\"cmd\":\"place\",\"id\":%d,\"owner\":\"o%d\",\"resource\":\"%s\",\"side\":\"%s\",\"price\":%d,\"qty\":%d,\"time\":%d}\n",
+    i, i % 7, r, (i % 2 ? "ask" : "bid"), 100 + i % 5, 1 + i % 3, 1000 + i }' >"$tmp/many.jsonl"
+check gc-batch     [ "$(rc "$S" market --dir "$D6" batch "$tmp/many.jsonl")" = 0 ]
+check gc-accepted  [ "$(grep -c '"event":"accepted"' "$tmp/out")" = 10000 ]
+check gc-in-order  sh -c "grep -o '\"line\":[0-9]*' '$tmp/out' | cut -d: -f2 | sort -n -c"
+last=$(grep -o '"seq":[0-9]*' "$tmp/out" | tail -1)
+check gc-journal   sh -c "'$S' market --dir '$D6' replay 2>/dev/null | grep -q '$last,'"
+
 # the project keeps no other project's code and no script that fetches or
 # builds one (a peer is measured outside the tree; docs/BENCHMARKS.md says how)
 check no-peer-code sh -c "! grep -rlE 'git clone|g\+\+|clang\+\+|curl |wget ' '$SRC/bench' '$SRC/scripts'"
