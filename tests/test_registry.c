@@ -433,5 +433,27 @@ TEST(inventory_files)
     teardown(&f);
 }
 
-TEST_MAIN(inventory_files, host_state_is_plausible, add_get_duplicate_remove, update_validates_first, queries, availability_schedules,
+TEST(inventory_device_total_is_bounded)
+{
+    /* count is bounded per entry; without a bound on the file, a few
+     * hundred bytes asked for millions of devices (gigabytes, minutes) */
+    fixture f;
+    ASSERT_OK(setup(&f));
+    size_t before = synor_registry_count(f.reg);
+    ASSERT_EQ(load_inv(&f, "{\"format\": \"synor-inventory/1\", \"devices\": [\n"
+                           " {\"id\": \"a\", \"profile\": \"g\", \"count\": 60000},\n"
+                           " {\"id\": \"b\", \"profile\": \"g\", \"count\": 60000}]}"),
+              SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "inv.json:3:39: devices[1].count: 60000 more devices would "
+                                    "make 120000 in this file; at most 100000");
+    ASSERT_EQ(synor_registry_count(f.reg), before);
+    /* exactly the bound loads */
+    ASSERT_OK(load_inv(&f, "{\"format\": \"synor-inventory/1\", \"devices\": [\n"
+                           " {\"id\": \"a\", \"profile\": \"g\", \"count\": 99999},\n"
+                           " {\"id\": \"b\", \"profile\": \"g\"}]}"));
+    ASSERT_EQ(synor_registry_count(f.reg), before + 100000);
+    teardown(&f);
+}
+
+TEST_MAIN(inventory_files, inventory_device_total_is_bounded, host_state_is_plausible, add_get_duplicate_remove, update_validates_first, queries, availability_schedules,
           concurrent_add_update_query_remove, many_devices_grow_the_index)

@@ -11,6 +11,8 @@
 #include "json/json.h"
 #include "synor/registry.h"
 
+/* Devices one file may register, in one entry or in all together: a
+ * count multiplies a few bytes of file into a simulated device each. */
 #define MAX_COUNT 100000
 
 typedef struct pending {
@@ -35,9 +37,10 @@ static int copy_text(const synor__jdoc *d, const synor__jval *obj, const char *p
     return 0;
 }
 
-/* Parses one entry into *out (count devices). */
+/* Parses one entry into *out (count devices); `before` devices come from
+ * the entries before it. */
 static int parse_entry(const synor__jdoc *d, const synor__jval *e, const char *path,
-                       const synor_catalog *cat, pending **out, size_t *n_out)
+                       const synor_catalog *cat, size_t before, pending **out, size_t *n_out)
 {
     static const char *const keys[] = {"id",          "profile",    "count",       "owner",
                                        "region",      "location",   "status",      "utilization",
@@ -70,6 +73,10 @@ static int parse_entry(const synor__jdoc *d, const synor__jval *e, const char *p
         if ((rc = synor__json_int(d, v, p, 1, MAX_COUNT, &count)))
             return rc;
     }
+    if (before + (size_t)count > MAX_COUNT)
+        return synor__json_fail(d, v ? v : e, SYNOR_ERANGE, v ? p : path,
+                                "%lld more devices would make %zu in this file; at most %d",
+                                (long long)count, before + (size_t)count, MAX_COUNT);
     if ((v = synor__json_get(e, "reputation"))) {
         snprintf(p, sizeof p, "%s.reputation", path);
         if ((rc = synor__json_int(d, v, p, 0, 100, &rep)))
@@ -144,7 +151,7 @@ int synor_registry_load_inventory_string(synor_registry *reg, const synor_catalo
         snprintf(path, sizeof path, "devices[%zu]", i);
         pending *part = NULL;
         size_t np = 0;
-        if ((rc = parse_entry(d, arr->u.arr.items[i], path, cat, &part, &np)))
+        if ((rc = parse_entry(d, arr->u.arr.items[i], path, cat, n, &part, &np)))
             goto out;
         if (n + np > cap) {
             size_t nc = cap ? cap * 2 : 64;
