@@ -419,7 +419,8 @@ TEST(inventory_files)
         /* the second entry collides with an existing id: the first is rolled back */
         {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"fresh\", \"profile\": \"g\"},\n"
          " {\"id\": \"gpu-eu-1\", \"profile\": \"g\"}]}",
-         "inv.json: registry: a device with id \"gpu-eu-1\" is already registered"},
+         "inv.json:2:9: devices[1].id: registry: a device with id \"gpu-eu-1\" is already "
+         "registered"},
         {"{\"format\": \"synor-inventory/1\", \"devices\": [}", "inv.json:1:45: expected a value, found '}'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -19,6 +19,8 @@ typedef struct pending {
     char id[SYNOR_REGISTRY_ID_MAX];
     synor_device *dev;
     synor_registry_info info;
+    const synor__jval *at; /* the entry's "id", for messages */
+    size_t entry;          /* its index in "devices" */
 } pending;
 
 static int copy_text(const synor__jdoc *d, const synor__jval *obj, const char *path,
@@ -54,7 +56,8 @@ static int parse_entry(const synor__jdoc *d, const synor__jval *e, const char *p
     synor_registry_info info;
     synor_registry_info_init(&info);
     char id[SYNOR_REGISTRY_ID_MAX] = "";
-    if ((rc = synor__json_member(d, e, path, "id", SYNOR__J_STRING, 1, &v)) ||
+    synor__jval *idv;
+    if ((rc = synor__json_member(d, e, path, "id", SYNOR__J_STRING, 1, &idv)) ||
         (rc = copy_text(d, e, path, "id", id, sizeof id - 8)) ||
         (rc = copy_text(d, e, path, "owner", info.owner, sizeof info.owner)) ||
         (rc = copy_text(d, e, path, "region", info.region, sizeof info.region)) ||
@@ -109,6 +112,7 @@ static int parse_entry(const synor__jdoc *d, const synor__jval *e, const char *p
         else
             snprintf(list[i].id, sizeof list[i].id, "%s-%lld", id, (long long)i);
         list[i].info = info;
+        list[i].at = idv;
         if ((rc = synor_device_create_simulated(prof, NULL, &list[i].dev))) {
             for (int64_t k = 0; k < i; k++)
                 synor_device_unref(list[k].dev);
@@ -168,17 +172,20 @@ int synor_registry_load_inventory_string(synor_registry *reg, const synor_catalo
             all = na;
             cap = nc;
         }
+        for (size_t k = 0; k < np; k++)
+            part[k].entry = i;
         memcpy(all + n, part, np * sizeof *part);
         n += np;
         synor__free(part);
     }
     for (size_t i = 0; i < n; i++) {
         if ((rc = synor_registry_add(reg, all[i].id, all[i].dev, &all[i].info))) {
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s: %s", name, synor_errmsg());
+            char msg[900], path[48];
+            synor__strlcpy(msg, synor_errmsg(), sizeof msg);
             for (size_t k = 0; k < i; k++)
                 synor_registry_remove(reg, all[k].id);
-            rc = synor__error(rc, "%s", msg);
+            snprintf(path, sizeof path, "devices[%zu].id", all[i].entry);
+            rc = synor__json_fail(d, all[i].at, rc, path, "%s", msg);
             goto out;
         }
     }
