@@ -3,7 +3,8 @@
  * Contract checked: a rejected file leaves a model that already holds an
  * entry exactly as it was (same JSON) and names the input with a position
  * inside it; an accepted one, written (synor_perfmodel_to_json), loads
- * into an empty model and writes the same bytes; the same bytes load the
+ * into an empty model and writes the same bytes, and so does the model it
+ * was merged into; the same bytes load the
  * same way twice; estimates of every entry are finite and non-negative; a
  * failed allocation is SYNOR_ENOMEM with the model unchanged, or the same
  * model. */
@@ -70,6 +71,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                synor_errmsg());
     synor_perfmodel_foreach(pm, check_entry, NULL);
     synor_perfmodel_foreach(held, check_entry, NULL);
+    /* a merged model, saved, loads again too */
+    char *jh = json_of(held);
+    synor_perfmodel *hm = model(0);
+    rc = synor_perfmodel_load_string(hm, jh, strlen(jh), "merged.json");
+    FUZZ_CHECK(rc == 0, "a merged model's own JSON does not load: %s\n%.400s", synor_errmsg(),
+               jh);
+    char *jh2 = json_of(hm);
+    fuzz_check_same(jh, jh2, "a merged model written, read and written again");
+    free(jh2);
+    free(jh);
+    synor_perfmodel_destroy(hm);
     char *j1 = json_of(pm);
     synor_perfmodel *again = model(0);
     rc = synor_perfmodel_load_string(again, j1, strlen(j1), "written.json");
