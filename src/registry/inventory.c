@@ -2,13 +2,15 @@
  * profile, owner, region, status, reputation and availability, loaded into a
  * registry all or nothing.
  *
- * Every entry is validated and every device created before the first one is
- * registered; if registering one fails (its id is taken), the ones already
- * added by this call are removed again, so the registry ends as it began. */
+ * Every entry is validated and every device created before any is
+ * registered, then all are registered at once (synor__registry_add_all):
+ * an id that is taken, or memory that runs out, leaves the registry as it
+ * began. */
 #include <stdio.h>
 #include <string.h>
 
 #include "json/json.h"
+#include "registry/registry_internal.h"
 #include "synor/registry.h"
 
 /* Devices one file may register, in one entry or in all together: a
@@ -138,6 +140,7 @@ int synor_registry_load_inventory_string(synor_registry *reg, const synor_catalo
     static const char *const keys[] = {"format", "devices", NULL};
     synor__jval *fmt, *arr;
     pending *all = NULL;
+    synor__registry_new *adds = NULL;
     size_t n = 0, cap = 0;
     if ((rc = synor__json_expect(d, root, "(top level)", SYNOR__J_OBJECT)) ||
         (rc = synor__json_check_keys(d, root, "(top level)", keys)) ||
@@ -178,20 +181,24 @@ int synor_registry_load_inventory_string(synor_registry *reg, const synor_catalo
         n += np;
         synor__free(part);
     }
-    for (size_t i = 0; i < n; i++) {
-        if ((rc = synor_registry_add(reg, all[i].id, all[i].dev, &all[i].info))) {
-            char msg[900], path[48];
-            synor__strlcpy(msg, synor_errmsg(), sizeof msg);
-            for (size_t k = 0; k < i; k++)
-                synor_registry_remove(reg, all[k].id);
-            snprintf(path, sizeof path, "devices[%zu].id", all[i].entry);
-            rc = synor__json_fail(d, all[i].at, rc, path, "%s", msg);
-            goto out;
-        }
+    adds = synor__calloc(n ? n : 1, sizeof *adds);
+    if (!adds) {
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        adds[i] = (synor__registry_new){all[i].id, all[i].dev, &all[i].info};
+    size_t bad;
+    if ((rc = synor__registry_add_all(reg, adds, n, &bad)) && bad < n) {
+        char msg[900], path[48];
+        synor__strlcpy(msg, synor_errmsg(), sizeof msg);
+        snprintf(path, sizeof path, "devices[%zu].id", all[bad].entry);
+        rc = synor__json_fail(d, all[bad].at, rc, path, "%s", msg);
     }
 out:
     for (size_t i = 0; i < n; i++)
         synor_device_unref(all[i].dev);
+    synor__free(adds);
     synor__free(all);
     synor__jdoc_free(d);
     return rc;
