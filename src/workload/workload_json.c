@@ -58,6 +58,11 @@ static int data_refs(synor_workload *w, const synor__jdoc *d, const synor__jval 
             (rc = synor__json_member(d, o, p, "bytes", SYNOR__J_NUMBER, 0, &by)))
             break;
         char pb[320];
+        if (!*nm->u.str.s) {
+            snprintf(pb, sizeof pb, "%s.name", p);
+            rc = synor__json_fail(d, nm, SYNOR_ESCHEMA, pb, "empty data name");
+            break;
+        }
         snprintf(pb, sizeof pb, "%s.bytes", p);
         if (by && (rc = synor__json_int(d, by, pb, 0, INT64_MAX, &bytes)))
             break;
