@@ -83,7 +83,8 @@ static char *dump(const synor_fabric *f)
     }
     for (size_t i = 0; i < nd; i++)
         for (size_t j = 0; j < nd; j++) {
-            const synor_path *p = synor_fabric_path(f, i, j);
+            synor_path pv = synor_fabric_path(f, i, j);
+            const synor_path *p = &pv;
             size_t at = synor_fabric_device_at(f, i)->space;
             size_t to = synor_fabric_device_at(f, j)->space;
             FUZZ_CHECK(p && p->n_hops <= SYNOR_PATH_MAX_HOPS, "path %zu->%zu", i, j);
