@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 # Build tools, hwloc (CPU topology), the OpenCL ICD loader + headers and PoCL
 # (an OpenCL implementation on the CPU, so OpenCL code paths run without a
 # GPU). CUDA and NVML are optional and loaded at run time when a driver is
-# present; nothing to install for them.
+# present; nothing to install for them. clang and its runtime libraries
+# (libFuzzer, the sanitizers) build the fuzzing harnesses in fuzz/.
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
-          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd)
+          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -2,7 +2,9 @@
 # test.sh - the whole test suite, as CI runs it (.ci/run calls this):
 #   1. a warnings-as-errors build and every test;
 #   2. every test again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the concurrency tests (label "concurrency") under ThreadSanitizer.
+#   3. the concurrency tests (label "concurrency") under ThreadSanitizer;
+#   4. the libFuzzer harnesses (fuzz/, built with clang): each over its
+#      committed seeds, then 10 s of mutation; any finding fails the run.
 # Installs missing Debian packages first (scripts/setup.sh --deps-only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,3 +41,9 @@ run_suite build-asan "" -DCMAKE_BUILD_TYPE=Debug -DSYNOR_SANITIZE=address,undefi
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 run_suite build-tsan "-L concurrency" -DCMAKE_BUILD_TYPE=Debug -DSYNOR_SANITIZE=thread \
   -DSYNOR_BUILD_BENCH=OFF -DSYNOR_BUILD_EXAMPLES=OFF
+echo "== build-fuzz: libFuzzer harnesses, the seeds of fuzz/corpus then 10 s each =="
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DSYNOR_FUZZ=ON -DSYNOR_WERROR=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYNOR_WITH_OPENCL=OFF -DSYNOR_BUILD_TESTS=OFF \
+  -DSYNOR_BUILD_BENCH=OFF -DSYNOR_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz
+bash fuzz/run.sh build-fuzz 10

@@ -120,6 +120,62 @@ TEST(writer_round_trips)
     free(s);
 }
 
+/* Writes n nested arrays, each [inner, level], and compares with the text
+ * built by hand; the reader must take it back. */
+static int nested_ok(int n, int pretty)
+{
+    synor__buf b, want;
+    synor__jw w;
+    synor__buf_init(&b);
+    synor__buf_init(&want);
+    synor__jw_init(&w, &b, pretty);
+    for (int i = 0; i < n; i++) {
+        synor__jw_arr_begin(&w);
+        synor__buf_puts(&want, "[");
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        synor__jw_int(&w, i);
+        synor__jw_arr_end(&w);
+        synor__buf_printf(&want, "%s%d]", i == n - 1 ? "" : ",", i);
+    }
+    char *got = synor__buf_take(&b), *exp = synor__buf_take(&want);
+    int ok = got && exp;
+    if (ok && !pretty && strcmp(got, exp) != 0) {
+        fprintf(stderr, "  depth %d: wrote %.80s...\n", n, got);
+        ok = 0;
+    }
+    synor__jdoc *d = NULL;
+    if (ok && synor__json_parse(got, strlen(got), "w.json", &d) != 0) {
+        fprintf(stderr, "  depth %d: %s\n", n, synor_errmsg());
+        ok = 0;
+    }
+    synor__jdoc_free(d);
+    free(got);
+    free(exp);
+    return ok;
+}
+
+TEST(writer_nests_as_deep_as_the_reader_reads)
+{
+    /* found by fuzz/fuzz_json: past 64 levels the writer lost its place
+     * (and indexed its per-level state at -1) */
+    ASSERT(nested_ok(64, 0));
+    ASSERT(nested_ok(65, 0));
+    ASSERT(nested_ok(256, 0));
+    ASSERT(nested_ok(256, 1));
+    /* deeper than the reader reads: the buffer fails, nothing is corrupted */
+    synor__buf b;
+    synor__jw w;
+    synor__buf_init(&b);
+    synor__jw_init(&w, &b, 0);
+    for (int i = 0; i < 300; i++)
+        synor__jw_arr_begin(&w);
+    for (int i = 0; i < 300; i++)
+        synor__jw_arr_end(&w);
+    ASSERT(synor__buf_take(&b) == NULL);
+    synor__buf_free(&b);
+}
+
 TEST(allocation_failure_is_reported)
 {
     const char *text = "{\"a\": [1, 2, 3], \"b\": {\"c\": \"d\"}}";
@@ -137,4 +193,5 @@ TEST(allocation_failure_is_reported)
 
 TEST_MAIN(values_and_positions, syntax_errors_name_line_and_column,
           deep_nesting_is_rejected_not_crashing, schema_helpers, writer_round_trips,
+          writer_nests_as_deep_as_the_reader_reads,
           allocation_failure_is_reported)

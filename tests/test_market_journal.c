@@ -627,6 +627,7 @@ TEST(a_snapshot_with_values_out_of_range_is_refused)
     r.reputation = 77;
     ASSERT_OK(submit(&f, r));
     ASSERT_OK(synor_market_snapshot(f.m));
+    uint64_t seq = synor_market_seq(f.m);
     fx_close(&f);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path, saved);
     ASSERT_EQ(system(cmd), 0);
@@ -654,6 +655,14 @@ TEST(a_snapshot_with_values_out_of_range_is_refused)
             TEST__FAIL("case %zu (%s): open returned %d", i, cases[i].why, rc);
         ASSERT_CONTAINS(synor_errmsg(), cases[i].why);
     }
+    /* a sequence number so high that the next commands' would wrap (found
+     * by fuzz_market_snapshot: after a command the invariants broke) */
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", saved, path);
+    ASSERT_EQ(system(cmd), 0);
+    ASSERT_OK(patch_snapshot(path, seq, 0, UINT64_MAX - 1));
+    synor_market *hi = NULL;
+    ASSERT_EQ(synor_market_open(&cfg, &hi), SYNOR_EPARSE);
+    ASSERT_CONTAINS(synor_errmsg(), "sequence number 18446744073709551614 is out of range");
     snprintf(cmd, sizeof cmd, "cp '%s' '%s' && rm '%s'", saved, path, saved);
     ASSERT_EQ(system(cmd), 0);
     synor_market *m = NULL;

@@ -623,6 +623,54 @@ TEST(loading_merges_file_samples_as_older)
     synor_perfmodel_destroy(pm);
 }
 
+TEST(huge_loaded_samples_give_a_finite_estimate)
+{
+    /* the median of an even window averaged its middle two as (a + b) / 2,
+     * which overflows to infinity for samples near DBL_MAX that a file may
+     * hold (found by fuzz/fuzz_perfmodel) */
+    static const char *file =
+        "{\"format\": \"synor-perfmodel/1\", \"entries\": [\n"
+        "{\"op\": \"gemm\", \"device\": \"cpu\", \"footprint\": \"1\", \"count\": 2,\n"
+        " \"mean\": 1e308, \"stddev\": 0, \"min\": 1e308, \"max\": 1.7e308,\n"
+        " \"samples\": [1e308, 1.7e308]}]}\n";
+    synor_perfmodel *pm = model();
+    ASSERT(pm);
+    ASSERT_OK(synor_perfmodel_load_string(pm, file, strlen(file), "m.json"));
+    stats_probe p = {.op = "gemm", .dev = "cpu", .fp = 1};
+    ASSERT_OK(synor_perfmodel_foreach(pm, probe_fn, &p));
+    ASSERT(p.found);
+    ASSERT(isfinite(p.got.estimate));
+    ASSERT_NEAR(p.got.estimate, 1.35e308, 1e-12);
+    synor_perfmodel_destroy(pm);
+}
+
+TEST(merged_counts_stay_within_what_a_file_holds)
+{
+    /* a file's count may be 2^53 (the largest a double holds exactly);
+     * merged with recorded samples it went past, and the saved model no
+     * longer loaded (found by fuzz/fuzz_perfmodel): counts saturate */
+    static const char *file =
+        "{\"format\": \"synor-perfmodel/1\", \"entries\": [\n"
+        "{\"op\": \"gemm\", \"device\": \"cpu\", \"footprint\": \"1\", \"count\": 9007199254740992,\n"
+        " \"mean\": 0.1, \"stddev\": 0.1, \"min\": 0, \"max\": 1, \"samples\": [0.3]}]}\n";
+    synor_perfmodel *pm = model(), *again = model();
+    ASSERT(pm && again);
+    for (int i = 0; i < 3; i++)
+        synor_perfmodel_record(pm, "gemm", 1, "cpu", 0.5);
+    ASSERT_OK(synor_perfmodel_load_string(pm, file, strlen(file), "m.json"));
+    synor_perfmodel_record(pm, "gemm", 1, "cpu", 0.5);
+    char *s = synor_perfmodel_to_json(pm);
+    ASSERT(s);
+    ASSERT_OK(synor_perfmodel_load_string(again, s, strlen(s), "saved.json"));
+    free(s);
+    stats_probe p = {.op = "gemm", .dev = "cpu", .fp = 1};
+    ASSERT_OK(synor_perfmodel_foreach(again, probe_fn, &p));
+    ASSERT(p.found && p.got.count == (UINT64_C(1) << 53));
+    ASSERT_EQ(p.got.window, 5);
+    synor_perfmodel_destroy(again);
+    synor_perfmodel_destroy(pm);
+}
+
 TEST(allocation_failures_leave_the_model_unchanged)
 {
     char *dir = tmpdir();
@@ -841,7 +889,8 @@ TEST(record_and_estimate_are_cheap)
     synor_perfmodel_destroy(pm);
 }
 
-TEST_MAIN(estimate_needs_min_samples, bad_samples_are_ignored,
+TEST_MAIN(estimate_needs_min_samples, huge_loaded_samples_give_a_finite_estimate,
+          merged_counts_stay_within_what_a_file_holds, bad_samples_are_ignored,
           one_outlier_barely_moves_the_estimate, a_lasting_change_is_followed_within_the_window,
           median_of_the_window, devices_ops_and_footprints_keep_separate_entries,
           footprints_are_stable_and_tell_shapes_apart, save_and_load_give_identical_estimates,

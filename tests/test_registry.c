@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "common/common.h"
 #include "synor.h"
 #include "test.h"
 
@@ -419,7 +420,8 @@ TEST(inventory_files)
         /* the second entry collides with an existing id: the first is rolled back */
         {"{\"format\": \"synor-inventory/1\", \"devices\": [{\"id\": \"fresh\", \"profile\": \"g\"},\n"
          " {\"id\": \"gpu-eu-1\", \"profile\": \"g\"}]}",
-         "inv.json: registry: a device with id \"gpu-eu-1\" is already registered"},
+         "inv.json:2:9: devices[1].id: registry: a device with id \"gpu-eu-1\" is already "
+         "registered"},
         {"{\"format\": \"synor-inventory/1\", \"devices\": [}", "inv.json:1:45: expected a value, found '}'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -433,5 +435,58 @@ TEST(inventory_files)
     teardown(&f);
 }
 
-TEST_MAIN(inventory_files, host_state_is_plausible, add_get_duplicate_remove, update_validates_first, queries, availability_schedules,
+TEST(inventory_is_all_or_nothing_when_memory_runs_out)
+{
+    /* the last entry collides with a registered id; every allocation of
+     * the load fails in turn: the registry must end as it began. Undoing
+     * the devices already added one by one needed memory itself (each
+     * removal rebuilt the index), so a failure there left them in, and it
+     * took O(n^2) (found by fuzz/fuzz_inventory: a timeout) */
+    static const char *text = "{\"format\": \"synor-inventory/1\", \"devices\": [\n"
+                              " {\"id\": \"r\", \"profile\": \"g\", \"count\": 40},\n"
+                              " {\"id\": \"gpu-eu-1\", \"profile\": \"c\"}]}";
+    fixture f;
+    ASSERT_OK(setup(&f));
+    size_t before = synor_registry_count(f.reg);
+    int rejected = 0;
+    for (long k = 1; k < 400; k++) {
+        synor__alloc_fail_after(k);
+        int rc = load_inv(&f, text);
+        synor__alloc_fail_after(0);
+        ASSERT(rc == SYNOR_ENOMEM || rc == SYNOR_EEXIST);
+        if (synor_registry_count(f.reg) != before)
+            TEST__FAIL("allocation %ld failing left %zu devices, not %zu", k,
+                       synor_registry_count(f.reg), before);
+        rejected += rc == SYNOR_EEXIST;
+    }
+    ASSERT(rejected > 0);
+    synor_registry_entry e;
+    ASSERT_EQ(synor_registry_get(f.reg, "r-0", &e), SYNOR_ENOENT);
+    teardown(&f);
+}
+
+TEST(inventory_device_total_is_bounded)
+{
+    /* count is bounded per entry; without a bound on the file, a few
+     * hundred bytes asked for millions of devices (gigabytes, minutes) */
+    fixture f;
+    ASSERT_OK(setup(&f));
+    size_t before = synor_registry_count(f.reg);
+    ASSERT_EQ(load_inv(&f, "{\"format\": \"synor-inventory/1\", \"devices\": [\n"
+                           " {\"id\": \"a\", \"profile\": \"g\", \"count\": 60000},\n"
+                           " {\"id\": \"b\", \"profile\": \"g\", \"count\": 60000}]}"),
+              SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "inv.json:3:39: devices[1].count: 60000 more devices would "
+                                    "make 120000 in this file; at most 100000");
+    ASSERT_EQ(synor_registry_count(f.reg), before);
+    /* exactly the bound loads */
+    ASSERT_OK(load_inv(&f, "{\"format\": \"synor-inventory/1\", \"devices\": [\n"
+                           " {\"id\": \"a\", \"profile\": \"g\", \"count\": 99999},\n"
+                           " {\"id\": \"b\", \"profile\": \"g\"}]}"));
+    ASSERT_EQ(synor_registry_count(f.reg), before + 100000);
+    teardown(&f);
+}
+
+TEST_MAIN(inventory_files, inventory_device_total_is_bounded,
+          inventory_is_all_or_nothing_when_memory_runs_out, host_state_is_plausible, add_get_duplicate_remove, update_validates_first, queries, availability_schedules,
           concurrent_add_update_query_remove, many_devices_grow_the_index)

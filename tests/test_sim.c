@@ -399,6 +399,77 @@ TEST(trace_round_trip_and_bad_traces)
     teardown(&x);
 }
 
+/* A trace with every field in range: two devices, a task each, a transfer. */
+static const char *const GOOD_TRACE =
+    "{\"format\": \"synor-trace/1\", \"workload\": \"w\", \"fabric\": \"f\", \"strategy\": \"s\",\n"
+    " \"currency\": \"USD\", \"makespan_s\": 4, \"energy_active_j\": 1, \"energy_idle_j\": 0,\n"
+    " \"money_micro\": 0,\n"
+    " \"devices\": [{\"name\": \"a\", \"product\": \"A\", \"kind\": \"cpu\", \"simulated\": true, \"idle_w\": 0, \"price_micro\": 0},\n"
+    "             {\"name\": \"b\", \"product\": \"B\", \"kind\": \"gpu\", \"simulated\": true, \"idle_w\": 0, \"price_micro\": 0}],\n"
+    " \"tasks\": [{\"id\": \"y\", \"op\": \"relu\", \"device\": 1, \"start\": 2, \"end\": 4, \"energy_j\": 0},\n"
+    "           {\"id\": \"x\", \"op\": \"relu\", \"device\": 0, \"start\": 0, \"end\": 1, \"energy_j\": 0}],\n"
+    " \"transfers\": [{\"data\": \"d\", \"link\": \"l\", \"from\": 0, \"to\": 1, \"bytes\": 8, \"start\": 1, \"end\": 2}]}";
+
+/* GOOD_TRACE with the first occurrence of `from` replaced by `to`; loads it
+ * and returns the load's result (the trace is freed). */
+static int load_edited(const char *from, const char *to)
+{
+    char text[2048];
+    const char *at = strstr(GOOD_TRACE, from);
+    if (!at)
+        return 99;
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - GOOD_TRACE), GOOD_TRACE, to,
+             at + strlen(from));
+    synor_trace *t = (synor_trace *)&t; /* untouched on failure */
+    int rc = synor_trace_load_string(text, strlen(text), "e.json", &t);
+    if (rc == 0)
+        synor_trace_destroy(t);
+    else if (t != (synor_trace *)&t)
+        return 98;
+    return rc;
+}
+
+TEST(trace_loading_validates_every_field)
+{
+    synor_trace *t;
+    ASSERT_OK(synor_trace_load_string(GOOD_TRACE, strlen(GOOD_TRACE), "g.json", &t));
+    /* tasks and transfers come back in start order, as sim.h promises */
+    ASSERT_STREQ(t->tasks[0].id, "x");
+    ASSERT_STREQ(t->tasks[1].id, "y");
+    synor_trace_destroy(t);
+    /* a task that ends far beyond the makespan: the report's timeline would
+     * convert 1e20 / column width to int (undefined behaviour) */
+    ASSERT_EQ(load_edited("\"end\": 4", "\"end\": 1e20"), SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "e.json:6:");
+    ASSERT_CONTAINS(synor_errmsg(), "tasks[0].end: 1e+20 is after the makespan 4");
+    ASSERT_EQ(load_edited("\"start\": 2, \"end\": 4", "\"start\": 5, \"end\": 5"), SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "tasks[0].start: 5 is after the makespan 4");
+    /* transfers likewise */
+    ASSERT_EQ(load_edited("\"start\": 1, \"end\": 2}]}", "\"start\": 1, \"end\": 9}]}"),
+              SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "e.json:8:");
+    ASSERT_CONTAINS(synor_errmsg(), "transfers[0].end: 9 is after the makespan 4");
+    ASSERT_EQ(load_edited("\"start\": 1, \"end\": 2}]}", "\"start\": 2, \"end\": 1}]}"),
+              SYNOR_ESCHEMA);
+    ASSERT_CONTAINS(synor_errmsg(), "transfers[0]: end 1 is before start 2");
+    /* device indices in range */
+    ASSERT_EQ(load_edited("\"to\": 1", "\"to\": 2"), SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "transfers[0].to");
+    ASSERT_EQ(load_edited("\"device\": 1", "\"device\": 2"), SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "tasks[0].device");
+    /* no task may end when the makespan is 0 */
+    ASSERT_EQ(load_edited("\"makespan_s\": 4", "\"makespan_s\": 0"), SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "is after the makespan 0");
+    /* rounding in a written trace is tolerated: an end a hair past the
+     * makespan loads */
+    ASSERT_OK(load_edited("\"end\": 4", "\"end\": 4.000000000000001"));
+    /* negative and non-integer figures */
+    ASSERT_EQ(load_edited("\"energy_j\": 0", "\"energy_j\": -1"), SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "tasks[0].energy_j");
+    ASSERT_EQ(load_edited("\"bytes\": 8", "\"bytes\": 8.5"), SYNOR_ESCHEMA);
+    ASSERT_CONTAINS(synor_errmsg(), "transfers[0].bytes");
+}
+
 TEST(allocation_failures_are_clean)
 {
     /* every allocation of loading, costing, planning and simulating fails
@@ -445,4 +516,5 @@ TEST(cleanup)
 
 TEST_MAIN(transfers_share_a_link, link_sharing_matches_a_fluid_model, a_chain_by_hand, out_of_memory_names_task_device_and_sizes,
           every_strategy_valid_and_deterministic, training_on_two_nodes,
-          trace_round_trip_and_bad_traces, allocation_failures_are_clean, cleanup)
+          trace_round_trip_and_bad_traces, trace_loading_validates_every_field,
+          allocation_failures_are_clean, cleanup)

@@ -120,6 +120,22 @@ TEST(bad_input_names_where_and_what)
                     "tasks[0].preferred: unknown processor kind \"qpu\"");
     ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\" \"dims\": {}}]}"),
                     "w.json:2:27: expected ',' or '}' in object");
+    /* an empty data name is reported where it is (found by fuzz/fuzz_workload:
+     * the message was "data needs a name", with no file or field) */
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 8},\n"
+                                 "  \"consumes\": [{\"name\": \"\", \"bytes\": 6}]}]}"),
+                    "w.json:3:25: tasks[0].consumes[0].name: empty data name");
+    /* work derived from dims obeys the bound written work has: else the
+     * workload's own JSON (work written explicitly) would not load back
+     * (found by fuzz/fuzz_workload) */
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"matmul\", \"dims\": {\"m\": 1099511627776, "
+                                 "\"n\": 1099511627776, \"k\": 1099511627776}}]}"),
+                    "w.json:2:38: tasks[0].dims: the work derived from them, 2.65846e+36 FLOPs, "
+                    "is above the maximum 1e+30");
+    ASSERT_CONTAINS(load_err(HDR " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 1099511627776}},\n"
+                                 " {\"id\": \"b\", \"op\": \"embedding\", \"dims\": {\"vocab\": 1099511627776, "
+                                 "\"hidden\": 1099511627776, \"seq\": 1099511627776, \"batch\": 1099511627776}}]}"),
+                    "tasks[1].dims: the work derived from them, 5.31691e+36 bytes read, is above");
 }
 
 TEST(long_chains_and_wide_graphs)

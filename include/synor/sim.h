@@ -109,8 +109,10 @@ void synor_trace_destroy(synor_trace *t);
 
 /* The trace as JSON (format synor-trace/1); free() it. */
 char *synor_trace_to_json(const synor_trace *t);
-/* Reads a trace written by synor_trace_to_json (or by a real run).
- * Errors name file:line:column and the field. */
+/* Reads a trace written by synor_trace_to_json (or by a real run). Every
+ * time must lie in [0, makespan] (relative slack 1e-9) with start <= end,
+ * every device index in range; tasks and transfers are sorted by start.
+ * Errors name file:line:column, the field and the value; *out is untouched. */
 int synor_trace_load_string(const char *text, size_t len, const char *name, synor_trace **out);
 int synor_trace_load_file(const char *path, synor_trace **out);
 

@@ -98,5 +98,8 @@ int synor__xdg_path(synor__xdg_dir which, const char *leaf, char *buf, size_t si
 /* Test hook: make the nth allocation from now fail (1 = the next one);
  * 0 disarms. Declared in the internal header only. */
 void synor__alloc_fail_after(long n);
+/* The countdown left: armed with n, n - remaining allocations were made
+ * since (fuzz/ counts a call's allocations this way, then fails one). */
+long synor__alloc_fail_remaining(void);
 
 #endif

@@ -16,6 +16,8 @@ static atomic_long alloc_fail_countdown;
 
 void synor__alloc_fail_after(long n) { atomic_store(&alloc_fail_countdown, n); }
 
+long synor__alloc_fail_remaining(void) { return atomic_load(&alloc_fail_countdown); }
+
 static int alloc_should_fail(void)
 {
     long c = atomic_load_explicit(&alloc_fail_countdown, memory_order_relaxed);

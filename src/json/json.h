@@ -58,6 +58,10 @@ struct synor__jval {
 
 typedef struct synor__jdoc synor__jdoc;
 
+/* Deepest nesting of arrays and objects the reader accepts and the writer
+ * writes (hostile input must not exhaust the stack). */
+#define SYNOR__JSON_MAX_DEPTH 256
+
 /* Parses text (len bytes, need not be NUL-terminated). name is used in error
  * messages ("name:line:col: ..."). Duplicate keys in an object are an error.
  * On success *out holds the document; its root is synor__jdoc_root(). */
@@ -101,7 +105,9 @@ typedef struct synor__jw {
     synor__buf *b;
     int pretty;
     int depth;
-    int first[64]; /* per depth: no member written yet */
+    /* per depth: no member written yet. Deeper than the reader reads, the
+     * writer fails the buffer (synor__buf_take returns NULL). */
+    unsigned char first[SYNOR__JSON_MAX_DEPTH + 1];
     int after_key;
 } synor__jw;
 

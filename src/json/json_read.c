@@ -13,8 +13,6 @@
 
 #include "json/json.h"
 
-#define JSON_MAX_DEPTH 256
-
 typedef struct arena_chunk {
     struct arena_chunk *next;
     size_t used, cap;
@@ -529,8 +527,8 @@ static int parse_value(parser *ps, synor__jval **out)
     switch (c) {
     case '{':
     case '[':
-        if (++ps->depth > JSON_MAX_DEPTH)
-            return perr(ps, at, SYNOR_EPARSE, "nesting deeper than %d levels", JSON_MAX_DEPTH);
+        if (++ps->depth > SYNOR__JSON_MAX_DEPTH)
+            return perr(ps, at, SYNOR_EPARSE, "nesting deeper than %d levels", SYNOR__JSON_MAX_DEPTH);
         v = new_val(ps, c == '{' ? SYNOR__J_OBJECT : SYNOR__J_ARRAY, at);
         if (!v)
             return synor__error(SYNOR_ENOMEM, "%s: out of memory", ps->name);

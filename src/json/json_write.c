@@ -47,6 +47,9 @@ void synor__jw_init(synor__jw *w, synor__buf *b, int pretty)
     w->first[0] = 1;
 }
 
+/* Levels past SYNOR__JSON_MAX_DEPTH have no state: the buffer has failed. */
+static int in_range(const synor__jw *w) { return w->depth <= SYNOR__JSON_MAX_DEPTH; }
+
 static void newline(synor__jw *w)
 {
     if (!w->pretty)
@@ -63,6 +66,8 @@ static void before_item(synor__jw *w)
         w->after_key = 0;
         return;
     }
+    if (!in_range(w))
+        return;
     if (w->depth > 0) {
         if (!w->first[w->depth])
             synor__buf_puts(w->b, ",");
@@ -75,14 +80,16 @@ static void open(synor__jw *w, const char *c)
 {
     before_item(w);
     synor__buf_puts(w->b, c);
-    if (w->depth + 1 < (int)SYNOR__ARRAY_LEN(w->first))
-        w->depth++;
-    w->first[w->depth] = 1;
+    w->depth++;
+    if (in_range(w))
+        w->first[w->depth] = 1;
+    else
+        w->b->failed = 1;
 }
 
 static void close_(synor__jw *w, const char *c)
 {
-    int empty = w->first[w->depth];
+    int empty = !in_range(w) || w->first[w->depth];
     w->depth--;
     if (!empty)
         newline(w);

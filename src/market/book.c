@@ -269,8 +269,10 @@ int synor__bid_accepts(const synor_market *m, uint8_t min_rep, uint64_t zones, u
 static int eligible(const synor_market *m, const morder *a, const morder *b)
 {
     const morder *bid = a->side == SYNOR_BID ? a : b, *ask = a->side == SYNOR_BID ? b : a;
-    if (!bid->min_rep && !bid->zones && !bid->duration)
+    if (!bid->min_rep && !bid->zones && !bid->duration && !bid->not_from)
         return 1; /* the common case, kept off the slow path */
+    if (bid->not_from && ask->owner == bid->not_from - 1)
+        return 0;
     return synor__bid_accepts(m, bid->min_rep, bid->zones, bid->duration, ask->owner, ask->zone,
                               ask->expires);
 }
@@ -403,7 +405,7 @@ static void sweep(synor_market *m, morder *t, int limit, const uint32_t *books, 
 }
 
 int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t price, int64_t qty,
-                   uint8_t priority, uint64_t duration, int64_t *got)
+                   uint8_t priority, uint64_t duration, uint32_t not_from, int64_t *got)
 {
     morder t;
     memset(&t, 0, sizeof t);
@@ -414,6 +416,7 @@ int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t pr
     t.qty = qty;
     t.priority = priority;
     t.duration = duration;
+    t.not_from = not_from;
     match(m, &t, 1);
     *got = qty - t.qty;
     return m->lease_error;

@@ -199,6 +199,8 @@ static int check_prices(const synor_market *m)
 
 int synor__market_invariants(const synor_market *m)
 {
+    if (m->seq > SYNOR__MAX_SEQ)
+        BAD("seq %llu is beyond 2^62", (unsigned long long)m->seq);
     if (m->seq < (uint64_t)m->n_owners + m->n_res + m->n_zones)
         BAD("seq %llu is below the %u registrations", (unsigned long long)m->seq,
             m->n_owners + m->n_res + m->n_zones);

@@ -278,8 +278,20 @@ static void cname(const rstr *s, char *out, size_t cap)
 
 /* Finds or adds (in memory) one name: 0, a rejection reason (message set),
  * or a negative code. */
-static int resolve(synor_market *m, const synor_catalog *cat, pending *p, int type,
-                   const rstr *s, int may_add, uint32_t *id)
+/* The message set by a name check, prefixed with where the name is:
+ * "file:line:col: command.field: ...". */
+static int located(const where *w, const rstr *s, int field, int reason)
+{
+    char msg[400];
+    synor__strlcpy(msg, synor_errmsg(), sizeof msg);
+    const char *text = strncmp(msg, "market: ", 8) == 0 ? msg + 8 : msg;
+    synor__error(SYNOR_EINVAL, "%s:%ld:%d: command.%s: %s", w->name, w->line, s->col,
+                 synor__cmd_field_names[field], text);
+    return reason;
+}
+
+static int resolve(synor_market *m, const synor_catalog *cat, const where *w, pending *p,
+                   int type, int field, const rstr *s, int may_add, uint32_t *id)
 {
     char name[256];
     int found = type == SYNOR__REC_ZONE ? synor__zone_find(m, s->s, s->n, id)
@@ -290,23 +302,23 @@ static int resolve(synor_market *m, const synor_catalog *cat, pending *p, int ty
     cname(s, name, sizeof name);
     if (type == SYNOR__REC_RESOURCE) {
         if (s->n != strlen(name)) {
-            synor__error(SYNOR_EINVAL, "market: resource \"%s\" is not "
-                                       "<kind>/<profile-id>/<region>", name);
-            return SYNOR_REASON_UNKNOWN_RESOURCE;
+            synor__error(SYNOR_EINVAL, "resource \"%s\" is not <kind>/<profile-id>/<region>",
+                         name);
+            return located(w, s, field, SYNOR_REASON_UNKNOWN_RESOURCE);
         }
         if (synor__resource_key_check(cat, name))
-            return SYNOR_REASON_UNKNOWN_RESOURCE;
+            return located(w, s, field, SYNOR_REASON_UNKNOWN_RESOURCE);
     } else if (!may_add) {
-        synor__error(SYNOR_ENOENT, "market: unknown owner \"%s\"", name);
-        return SYNOR_REASON_UNKNOWN_OWNER;
+        synor__error(SYNOR_ENOENT, "unknown owner \"%s\"", name);
+        return located(w, s, field, SYNOR_REASON_UNKNOWN_OWNER);
     } else if (s->n != strlen(name) || !synor__valid_name(name)) {
-        synor__error(SYNOR_EINVAL, "market: %s \"%s\" must be 1..63 printable characters "
+        synor__error(SYNOR_EINVAL, "%s \"%s\" must be 1..63 printable characters "
                                    "without spaces or quotes",
                      type == SYNOR__REC_OWNER ? "owner" : "zone", name);
-        return SYNOR_REASON_BAD_FIELD;
+        return located(w, s, field, SYNOR_REASON_BAD_FIELD);
     } else if (type == SYNOR__REC_ZONE && m->n_zones >= 63) {
-        synor__error(SYNOR_ERANGE, "market: zone \"%s\": at most 63 zones", name);
-        return SYNOR_REASON_BAD_FIELD;
+        synor__error(SYNOR_ERANGE, "zone \"%s\": at most 63 zones", name);
+        return located(w, s, field, SYNOR_REASON_BAD_FIELD);
     }
     int rc = type == SYNOR__REC_OWNER      ? synor__add_owner_raw(m, name, id)
              : type == SYNOR__REC_RESOURCE ? synor__add_resource_raw(m, name, id)
@@ -317,26 +329,28 @@ static int resolve(synor_market *m, const synor_catalog *cat, pending *p, int ty
     return 0;
 }
 
-static int resolve_all(synor_market *m, const synor_catalog *cat, pline *pl, pending *p)
+static int resolve_all(synor_market *m, const synor_catalog *cat, const where *w, pline *pl,
+                       pending *p)
 {
     synor_market_cmd *c = &pl->c;
     int adds = c->kind == SYNOR_CMD_PLACE || c->kind == SYNOR_CMD_REPUTATION, why;
-    if ((why = resolve(m, cat, p, SYNOR__REC_OWNER, pl->owner, adds, &c->owner)))
+    if ((why = resolve(m, cat, w, p, SYNOR__REC_OWNER, F_OWNER, pl->owner, adds, &c->owner)))
         return why;
-    if (pl->resource && (why = resolve(m, cat, p, SYNOR__REC_RESOURCE, pl->resource, 1,
-                                       &c->resource)))
+    if (pl->resource && (why = resolve(m, cat, w, p, SYNOR__REC_RESOURCE, F_RESOURCE,
+                                       pl->resource, 1, &c->resource)))
         return why;
     for (unsigned k = 0; k < c->n_also; k++)
-        if ((why = resolve(m, cat, p, SYNOR__REC_RESOURCE, &pl->also[k], 1, &c->also[k])))
+        if ((why = resolve(m, cat, w, p, SYNOR__REC_RESOURCE, F_ALSO, &pl->also[k], 1,
+                           &c->also[k])))
             return why;
     uint32_t z;
     if (pl->zone) {
-        if ((why = resolve(m, cat, p, SYNOR__REC_ZONE, pl->zone, 1, &z)))
+        if ((why = resolve(m, cat, w, p, SYNOR__REC_ZONE, F_ZONE, pl->zone, 1, &z)))
             return why;
         c->zone = (uint8_t)z;
     }
     for (size_t k = 0; k < pl->n_zones; k++) {
-        if ((why = resolve(m, cat, p, SYNOR__REC_ZONE, &pl->zones[k], 1, &z)))
+        if ((why = resolve(m, cat, w, p, SYNOR__REC_ZONE, F_ZONES, &pl->zones[k], 1, &z)))
             return why;
         c->zones |= 1ull << z;
     }
@@ -413,7 +427,7 @@ int synor_market_submit_json(synor_market *m, const synor_catalog *cat, const ch
     }
     pending p;
     p.n = 0;
-    why = resolve_all(m, cat, &pl, &p);
+    why = resolve_all(m, cat, &w, &pl, &p);
     synor__jdoc_free(doc); /* pl's names are in the market now */
     if (why) {
         int rc = why < 0 ? why : reject_line(m, why, reason);

@@ -146,7 +146,13 @@ static int preempt(synor_market *m, uint32_t i, int64_t q, int reason)
      * units, from capacity that lasts the rest of the term */
     int64_t got = 0;
     uint64_t rest = l->end ? l->end - m->cur_time : 0;
-    int rc = synor__buy_now(m, l->user, l->resource, l->price, l->qty, l->priority, rest, &got);
+    /* A provider reclaiming its capacity does not lease it out again: the
+     * replacement comes from other providers (taking the reclaimer's own
+     * asks made a reclaim re-lease and reclaim the same units again and
+     * again: fuzz_market_journal). Version 1 journals replay as written. */
+    uint32_t not_from = reason == SYNOR_REASON_RECLAIMED && !m->legacy ? l->provider + 1 : 0;
+    int rc = synor__buy_now(m, l->user, l->resource, l->price, l->qty, l->priority, rest,
+                            not_from, &got);
     if (rc)
         return rc;
     l = &m->leases[i]; /* buy_now may have added leases */

@@ -48,6 +48,10 @@ static inline int64_t synor__sat64(synor__u128 v)
  * holds exactly. */
 #define SYNOR__MAX_PRICE (((int64_t)1 << 53) - 1)
 #define SYNOR__MAX_QTY (((int64_t)1 << 53) - 1)
+/* Sequence numbers stay below 2^62 (146 years at a billion commands a
+ * second): a restored snapshot beyond it is refused, so that the numbers
+ * of later commands cannot wrap. */
+#define SYNOR__MAX_SEQ (UINT64_C(1) << 62)
 #define SYNOR__DAY_NS (24ull * 3600 * 1000000000ull)
 
 typedef struct morder {
@@ -68,6 +72,8 @@ typedef struct morder {
     uint8_t priority;
     uint8_t min_rep;
     uint8_t zone;
+    uint32_t not_from;   /* a taker only: 1 + the provider whose asks it
+                            must not take (a reclaim's replacement); 0 none */
 } morder;
 
 /* A price level. Its total quantity is not kept: the hot path would pay
@@ -235,9 +241,10 @@ int synor__used_add(synor_market *m, uint64_t id);
 
 void synor__record_trade(synor_market *m, mbook *b, int64_t price, int64_t qty);
 /* Buys up to qty now (IOC at limit price) for user, only from asks
- * available at least `duration` ns (0 = any); reports units got. */
+ * available at least `duration` ns (0 = any) and, when not_from is not 0,
+ * from no ask of provider not_from - 1; reports units got. */
 int synor__buy_now(synor_market *m, uint32_t user, uint32_t resource, int64_t price, int64_t qty,
-                   uint8_t priority, uint64_t duration, int64_t *got);
+                   uint8_t priority, uint64_t duration, uint32_t not_from, int64_t *got);
 /* May bid constraints (min reputation, zone set, duration) take capacity of
  * this provider/zone available until `avail` (0 = open)? */
 int synor__bid_accepts(const synor_market *m, uint8_t min_rep, uint64_t zones, uint64_t duration,

@@ -463,6 +463,7 @@ static int restore(synor_market *m, const unsigned char *p, size_t n, const char
     restore_books(m, &c, v2);
     restore_leases(m, &c);
     restore_used(m, &c, v2);
+    out_of_range(&c, seq > SYNOR__MAX_SEQ, "sequence number", seq);
     if (c.bad || c.p != c.end)
         return synor__error(SYNOR_EPARSE, "%s: snapshot body is inconsistent%s%s", path,
                             c.why[0] ? ": " : "", c.why);

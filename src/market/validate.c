@@ -29,6 +29,7 @@ static int check_place(const synor_market *m, const synor_market_cmd *c)
     if (c->owner >= m->n_owners)
         return SYNOR_REASON_UNKNOWN_OWNER;
     if ((unsigned)c->side > 1 || (unsigned)c->type > 1 || (unsigned)c->tif > 2 ||
+        c->interruptible > 1 || /* a flag: any other value would be kept as it is */
         c->min_reputation > 100 || c->order_id == 0 || c->zone > m->n_zones ||
         (c->zones & ~(((uint64_t)2 << m->n_zones) - 2)))
         return SYNOR_REASON_BAD_FIELD;

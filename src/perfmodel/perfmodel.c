@@ -108,7 +108,8 @@ void synor__pm_entry_add(synor__pm_entry *e, double x)
 {
     x += 0.0; /* -0.0 -> +0.0 */
     /* Welford. */
-    e->count++;
+    if (e->count < SYNOR__PM_MAX_COUNT)
+        e->count++;
     double d = x - e->mean;
     e->mean += d / (double)e->count;
     e->m2 += d * (x - e->mean);
@@ -136,7 +137,9 @@ double synor__pm_median(const synor__pm_entry *e)
     unsigned n = e->n;
     if (n % 2)
         return e->sorted[n / 2];
-    return 0.5 * (e->sorted[n / 2 - 1] + e->sorted[n / 2]);
+    /* lo + half the gap: (lo + hi) / 2 overflows near DBL_MAX */
+    double lo = e->sorted[n / 2 - 1], hi = e->sorted[n / 2];
+    return lo + 0.5 * (hi - lo);
 }
 
 /* Merges `older` into e: statistics combined (Chan et al.), and the window
@@ -154,9 +157,12 @@ static void entry_merge(synor__pm_entry *e, const synor__pm_entry *older)
     } else {
         double na = (double)older->count, nb = (double)e->count, n = na + nb;
         double d = e->mean - older->mean;
-        e->mean = older->mean + d * nb / n;
+        /* nb / n first: d * nb could overflow where the result does not */
+        e->mean = older->mean + d * (nb / n);
         e->m2 = older->m2 + e->m2 + d * d * na * nb / n;
         e->count += older->count;
+        if (e->count > SYNOR__PM_MAX_COUNT)
+            e->count = SYNOR__PM_MAX_COUNT;
         e->min = fmin(e->min, older->min);
         e->max = fmax(e->max, older->max);
     }

@@ -22,8 +22,6 @@
 
 /* Samples an entry in a file may list (the newest SYNOR__PM_W are kept). */
 #define MAX_FILE_SAMPLES 65536
-/* Largest count: exactly representable in a double. */
-#define MAX_COUNT (INT64_C(1) << 53)
 
 /* ------------------------------------------------------------------ read */
 
@@ -112,7 +110,7 @@ static int parse_entry(const synor__jdoc *d, const synor__jval *o, size_t idx,
     int64_t count = 0;
     double vmean = 0, vsd = 0, vmin = 0, vmax = 0;
     snprintf(p, sizeof p, "%s.count", path);
-    if ((rc = synor__json_int(d, cnt, p, (int64_t)ns, MAX_COUNT, &count)))
+    if ((rc = synor__json_int(d, cnt, p, (int64_t)ns, (int64_t)SYNOR__PM_MAX_COUNT, &count)))
         return rc;
     snprintf(p, sizeof p, "%s.mean", path);
     if ((rc = synor__json_number(d, mean, p, 0, DBL_MAX, &vmean)))

@@ -16,6 +16,10 @@
  * recording into different entries collide rarely. */
 #define SYNOR__PM_STRIPES 64
 #define SYNOR__PM_INLINE_BUCKETS 4
+/* The largest sample count: exactly representable in a double, so a file
+ * holds it exactly. Counts saturate there (merging two files' entries could
+ * otherwise go past what a file may hold). */
+#define SYNOR__PM_MAX_COUNT (UINT64_C(1) << 53)
 
 /* One (operation, footprint, device). op and dev point into the same
  * allocation and never change; an entry lives until the model is destroyed,

@@ -2,21 +2,27 @@
  * profile, owner, region, status, reputation and availability, loaded into a
  * registry all or nothing.
  *
- * Every entry is validated and every device created before the first one is
- * registered; if registering one fails (its id is taken), the ones already
- * added by this call are removed again, so the registry ends as it began. */
+ * Every entry is validated and every device created before any is
+ * registered, then all are registered at once (synor__registry_add_all):
+ * an id that is taken, or memory that runs out, leaves the registry as it
+ * began. */
 #include <stdio.h>
 #include <string.h>
 
 #include "json/json.h"
+#include "registry/registry_internal.h"
 #include "synor/registry.h"
 
+/* Devices one file may register, in one entry or in all together: a
+ * count multiplies a few bytes of file into a simulated device each. */
 #define MAX_COUNT 100000
 
 typedef struct pending {
     char id[SYNOR_REGISTRY_ID_MAX];
     synor_device *dev;
     synor_registry_info info;
+    const synor__jval *at; /* the entry's "id", for messages */
+    size_t entry;          /* its index in "devices" */
 } pending;
 
 static int copy_text(const synor__jdoc *d, const synor__jval *obj, const char *path,
@@ -35,9 +41,10 @@ static int copy_text(const synor__jdoc *d, const synor__jval *obj, const char *p
     return 0;
 }
 
-/* Parses one entry into *out (count devices). */
+/* Parses one entry into *out (count devices); `before` devices come from
+ * the entries before it. */
 static int parse_entry(const synor__jdoc *d, const synor__jval *e, const char *path,
-                       const synor_catalog *cat, pending **out, size_t *n_out)
+                       const synor_catalog *cat, size_t before, pending **out, size_t *n_out)
 {
     static const char *const keys[] = {"id",          "profile",    "count",       "owner",
                                        "region",      "location",   "status",      "utilization",
@@ -51,7 +58,8 @@ static int parse_entry(const synor__jdoc *d, const synor__jval *e, const char *p
     synor_registry_info info;
     synor_registry_info_init(&info);
     char id[SYNOR_REGISTRY_ID_MAX] = "";
-    if ((rc = synor__json_member(d, e, path, "id", SYNOR__J_STRING, 1, &v)) ||
+    synor__jval *idv;
+    if ((rc = synor__json_member(d, e, path, "id", SYNOR__J_STRING, 1, &idv)) ||
         (rc = copy_text(d, e, path, "id", id, sizeof id - 8)) ||
         (rc = copy_text(d, e, path, "owner", info.owner, sizeof info.owner)) ||
         (rc = copy_text(d, e, path, "region", info.region, sizeof info.region)) ||
@@ -70,6 +78,10 @@ static int parse_entry(const synor__jdoc *d, const synor__jval *e, const char *p
         if ((rc = synor__json_int(d, v, p, 1, MAX_COUNT, &count)))
             return rc;
     }
+    if (before + (size_t)count > MAX_COUNT)
+        return synor__json_fail(d, v ? v : e, SYNOR_ERANGE, v ? p : path,
+                                "%lld more devices would make %zu in this file; at most %d",
+                                (long long)count, before + (size_t)count, MAX_COUNT);
     if ((v = synor__json_get(e, "reputation"))) {
         snprintf(p, sizeof p, "%s.reputation", path);
         if ((rc = synor__json_int(d, v, p, 0, 100, &rep)))
@@ -102,6 +114,7 @@ static int parse_entry(const synor__jdoc *d, const synor__jval *e, const char *p
         else
             snprintf(list[i].id, sizeof list[i].id, "%s-%lld", id, (long long)i);
         list[i].info = info;
+        list[i].at = idv;
         if ((rc = synor_device_create_simulated(prof, NULL, &list[i].dev))) {
             for (int64_t k = 0; k < i; k++)
                 synor_device_unref(list[k].dev);
@@ -127,6 +140,7 @@ int synor_registry_load_inventory_string(synor_registry *reg, const synor_catalo
     static const char *const keys[] = {"format", "devices", NULL};
     synor__jval *fmt, *arr;
     pending *all = NULL;
+    synor__registry_new *adds = NULL;
     size_t n = 0, cap = 0;
     if ((rc = synor__json_expect(d, root, "(top level)", SYNOR__J_OBJECT)) ||
         (rc = synor__json_check_keys(d, root, "(top level)", keys)) ||
@@ -144,7 +158,7 @@ int synor_registry_load_inventory_string(synor_registry *reg, const synor_catalo
         snprintf(path, sizeof path, "devices[%zu]", i);
         pending *part = NULL;
         size_t np = 0;
-        if ((rc = parse_entry(d, arr->u.arr.items[i], path, cat, &part, &np)))
+        if ((rc = parse_entry(d, arr->u.arr.items[i], path, cat, n, &part, &np)))
             goto out;
         if (n + np > cap) {
             size_t nc = cap ? cap * 2 : 64;
@@ -161,23 +175,30 @@ int synor_registry_load_inventory_string(synor_registry *reg, const synor_catalo
             all = na;
             cap = nc;
         }
+        for (size_t k = 0; k < np; k++)
+            part[k].entry = i;
         memcpy(all + n, part, np * sizeof *part);
         n += np;
         synor__free(part);
     }
-    for (size_t i = 0; i < n; i++) {
-        if ((rc = synor_registry_add(reg, all[i].id, all[i].dev, &all[i].info))) {
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s: %s", name, synor_errmsg());
-            for (size_t k = 0; k < i; k++)
-                synor_registry_remove(reg, all[k].id);
-            rc = synor__error(rc, "%s", msg);
-            goto out;
-        }
+    adds = synor__calloc(n ? n : 1, sizeof *adds);
+    if (!adds) {
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        adds[i] = (synor__registry_new){all[i].id, all[i].dev, &all[i].info};
+    size_t bad;
+    if ((rc = synor__registry_add_all(reg, adds, n, &bad)) && bad < n) {
+        char msg[900], path[48];
+        synor__strlcpy(msg, synor_errmsg(), sizeof msg);
+        snprintf(path, sizeof path, "devices[%zu].id", all[bad].entry);
+        rc = synor__json_fail(d, all[bad].at, rc, path, "%s", msg);
     }
 out:
     for (size_t i = 0; i < n; i++)
         synor_device_unref(all[i].dev);
+    synor__free(adds);
     synor__free(all);
     synor__jdoc_free(d);
     return rc;

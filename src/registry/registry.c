@@ -13,6 +13,7 @@
 
 #include "common/common.h"
 #include "common/index.h"
+#include "registry/registry_internal.h"
 #include "synor/registry.h"
 
 typedef struct entry {
@@ -228,6 +229,98 @@ int synor_registry_add(synor_registry *reg, const char *id, synor_device *dev,
 fail:
     pthread_rwlock_unlock(&reg->lock);
     synor__free(en);
+    return rc;
+}
+
+int synor__registry_add_all(synor_registry *reg, const synor__registry_new *v, size_t n,
+                            size_t *bad)
+{
+    int rc;
+    *bad = n;
+    if (!reg || (n && !v))
+        return synor__error(SYNOR_EINVAL, "synor__registry_add_all: NULL argument");
+    synor_registry_info defaults;
+    synor_registry_info_init(&defaults);
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i].dev)
+            rc = synor__error(SYNOR_EINVAL, "synor__registry_add_all: NULL device");
+        else if (!(rc = validate_id(v[i].id)))
+            rc = validate_info(v[i].info ? v[i].info : &defaults, ALL_FIELDS);
+        if (rc) {
+            *bad = i;
+            return rc;
+        }
+    }
+    if (!n)
+        return 0;
+    entry **made = synor__calloc(n, sizeof *made);
+    if (!made)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (!(made[i] = synor__calloc(1, sizeof **made))) {
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            goto free_made;
+        }
+
+    pthread_rwlock_wrlock(&reg->lock);
+    /* A fresh index holding everything, at most half full: a taken id shows
+     * as an occupied slot, whether registered before or earlier in v. */
+    size_t cap = reg->index_cap ? reg->index_cap : 32;
+    while ((reg->n + n) * 2 > cap)
+        cap *= 2;
+    entry **idx = synor__calloc(cap, sizeof *idx);
+    if (!idx) {
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        goto unlock;
+    }
+    for (size_t i = 0; i < reg->n; i++)
+        *index_slot(idx, cap, reg->v[i]->e.id) = reg->v[i];
+    for (size_t i = 0; i < n; i++) {
+        entry *en = made[i];
+        synor__strlcpy(en->e.id, v[i].id, sizeof en->e.id);
+        entry **slot = index_slot(idx, cap, en->e.id);
+        if (*slot) {
+            rc = synor__error(SYNOR_EEXIST,
+                              "registry: a device with id \"%s\" is already registered",
+                              v[i].id);
+            *bad = i;
+            synor__free(idx);
+            goto unlock;
+        }
+        *slot = en;
+    }
+    if (reg->n + n > reg->cap) {
+        size_t vcap = reg->cap ? reg->cap : 16;
+        while (vcap < reg->n + n)
+            vcap *= 2;
+        entry **nv = synor__realloc(reg->v, vcap * sizeof *nv);
+        if (!nv) {
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            synor__free(idx);
+            goto unlock;
+        }
+        reg->v = nv;
+        reg->cap = vcap;
+    }
+    /* Nothing below can fail. */
+    for (size_t i = 0; i < n; i++) {
+        entry *en = made[i];
+        en->e.info = v[i].info ? *v[i].info : defaults;
+        en->e.version = 1;
+        en->e.device = synor_device_ref(v[i].dev);
+        reg->v[reg->n++] = en;
+        made[i] = NULL;
+    }
+    synor__free(reg->index);
+    reg->index = idx;
+    reg->index_cap = cap;
+    rc = 0;
+unlock:
+    pthread_rwlock_unlock(&reg->lock);
+free_made:
+    for (size_t i = 0; i < n; i++)
+        synor__free(made[i]);
+    synor__free(made);
     return rc;
 }
 

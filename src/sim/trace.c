@@ -312,6 +312,33 @@ static int get_basis(rd *r, const synor__jval *root, const char *key, int simula
     return 0;
 }
 
+/* A time of a task or transfer must lie in [0, makespan]: a report divides
+ * it by makespan / width and converts the quotient to int. A small relative
+ * slack admits the rounding of a trace written with 15 digits. */
+#define MAKESPAN_SLACK 1e-9
+
+static int check_times(rd *r, const synor__jval *o, const char *path, double start, double end)
+{
+    double limit = r->tr->t.makespan * (1 + MAKESPAN_SLACK);
+    char p[96];
+    if (start > limit) {
+        snprintf(p, sizeof p, "%s.start", path);
+        return synor__json_fail(r->d, synor__json_get(o, "start"), SYNOR_ERANGE, p,
+                                "%.15g is after the makespan %.15g (makespan_s)", start,
+                                r->tr->t.makespan);
+    }
+    if (end < start)
+        return synor__json_fail(r->d, o, SYNOR_ESCHEMA, path, "end %.15g is before start %.15g",
+                                end, start);
+    if (end > limit) {
+        snprintf(p, sizeof p, "%s.end", path);
+        return synor__json_fail(r->d, synor__json_get(o, "end"), SYNOR_ERANGE, p,
+                                "%.15g is after the makespan %.15g (makespan_s)", end,
+                                r->tr->t.makespan);
+    }
+    return 0;
+}
+
 static int read_trace(rd *r, const synor__jval *root)
 {
     static const char *const keys[] = {"format", "workload", "fabric", "strategy", "currency",
@@ -362,8 +389,10 @@ static int read_trace(rd *r, const synor__jval *root)
             (rc = synor__json_member(r->d, o, p, "simulated", SYNOR__J_BOOL, 1, &v)))
             return rc;
         dv->simulated = v->u.boolean;
+        char pp[80];
+        snprintf(pp, sizeof pp, "%s.price_micro", p);
         if ((rc = synor__json_member(r->d, o, p, "price_micro", SYNOR__J_NUMBER, 1, &v)) ||
-            (rc = synor__json_int(r->d, v, p, 0, INT64_MAX, &price)))
+            (rc = synor__json_int(r->d, v, pp, 0, INT64_MAX, &price)))
             return rc;
         dv->price_micro = price;
         /* "backend": optional (older traces named it inside the product) */
@@ -391,16 +420,16 @@ static int read_trace(rd *r, const synor__jval *root)
             (rc = get_idx(r, o, p, "device", t->n_devices, &k->device)) ||
             (rc = get_num(r, o, p, "start", &k->start)) ||
             (rc = get_num(r, o, p, "end", &k->end)) ||
-            (rc = get_num(r, o, p, "energy_j", &k->energy)))
+            (rc = get_num(r, o, p, "energy_j", &k->energy)) ||
+            (rc = check_times(r, o, p, k->start, k->end)))
             return rc;
-        if (k->end < k->start)
-            return synor__json_fail(r->d, o, SYNOR_ESCHEMA, p, "end %g is before start %g",
-                                    k->end, k->start);
     }
     for (size_t i = 0; i < xfers->u.arr.n; i++) {
         const synor__jval *o = xfers->u.arr.items[i];
         char p[64];
         snprintf(p, sizeof p, "transfers[%zu]", i);
+        char pb[80];
+        snprintf(pb, sizeof pb, "%s.bytes", p);
         synor_trace_transfer *x = synor__trace_add_transfer(r->tr);
         int64_t bytes;
         if (!x)
@@ -413,7 +442,8 @@ static int read_trace(rd *r, const synor__jval *root)
             (rc = get_num(r, o, p, "start", &x->start)) ||
             (rc = get_num(r, o, p, "end", &x->end)) ||
             (rc = synor__json_member(r->d, o, p, "bytes", SYNOR__J_NUMBER, 1, &v)) ||
-            (rc = synor__json_int(r->d, v, p, 0, INT64_MAX, &bytes)))
+            (rc = synor__json_int(r->d, v, pb, 0, INT64_MAX, &bytes)) ||
+            (rc = check_times(r, o, p, x->start, x->end)))
             return rc;
         x->bytes = (uint64_t)bytes;
         /* "path": optional (real runs only; older traces have none) */
@@ -422,7 +452,8 @@ static int read_trace(rd *r, const synor__jval *root)
         if (v && !(x->path = synor__trace_str(r->tr, v->u.str.s)))
             return synor__error(SYNOR_ENOMEM, "out of memory");
     }
-    return 0;
+    /* sim.h promises start order; a hand-edited file need not keep it */
+    return synor__trace_sort(r->tr);
 }
 
 int synor_trace_load_string(const char *text, size_t len, const char *name, synor_trace **out)

@@ -58,6 +58,11 @@ static int data_refs(synor_workload *w, const synor__jdoc *d, const synor__jval 
             (rc = synor__json_member(d, o, p, "bytes", SYNOR__J_NUMBER, 0, &by)))
             break;
         char pb[320];
+        if (!*nm->u.str.s) {
+            snprintf(pb, sizeof pb, "%s.name", p);
+            rc = synor__json_fail(d, nm, SYNOR_ESCHEMA, pb, "empty data name");
+            break;
+        }
         snprintf(pb, sizeof pb, "%s.bytes", p);
         if (by && (rc = synor__json_int(d, by, pb, 0, INT64_MAX, &bytes)))
             break;
@@ -140,6 +145,7 @@ static int parse_task(synor_workload *w, const synor__jdoc *d, const synor__jval
     }
     if ((rc = synor__json_member(d, o, path, "dims", SYNOR__J_OBJECT, 0, &v)))
         return rc;
+    const synor__jval *dims = v;
     if (v) {
         snprintf(p, sizeof p, "%s.dims", path);
         if ((rc = synor__json_check_keys(d, v, p, DIM_NAMES)))
@@ -176,6 +182,18 @@ static int parse_task(synor_workload *w, const synor__jdoc *d, const synor__jval
         t.op.work.dtype = t.op.dtype;
     } else if (synor_op_derive(&t.op)) {
         return synor__json_fail(d, o, SYNOR_ESCHEMA, path, "%s", synor_errmsg());
+    } else {
+        /* the bound of written work: the file format writes work out, so
+         * larger derived work would make a file that does not load back */
+        static const char *const what[] = {"FLOPs", "bytes read", "bytes written"};
+        const double got[] = {t.op.work.flops, t.op.work.bytes_read, t.op.work.bytes_written};
+        snprintf(p, sizeof p, "%s.dims", path);
+        for (size_t k = 0; k < 3; k++)
+            if (!(got[k] <= MAX_WORK))
+                return synor__json_fail(d, dims ? dims : o, SYNOR_ERANGE, dims ? p : path,
+                                        "the work derived from them, %g %s, is above the "
+                                        "maximum %g",
+                                        got[k], what[k], MAX_WORK);
     }
     if ((rc = synor__json_member(d, o, path, "sequential", SYNOR__J_BOOL, 0, &v)))
         return rc;

@@ -49,6 +49,17 @@ check no-arg        [ "$(rc "$S" report)" = 2 ]
 echo '{"format": "synor-trace/1", "workload": 3}' >"$tmp/bad.json"
 check bad-trace     [ "$(rc "$S" report "$tmp/bad.json")" = 1 ]
 check bad-trace-pos grep -q "bad.json:1:" "$tmp/err"
+# a task far beyond the makespan is refused on load (the timeline would
+# convert the out-of-range column to int: undefined behaviour)
+cat >"$tmp/far.json" <<'EOF'
+{"format": "synor-trace/1", "workload": "w", "fabric": "f", "strategy": "s", "currency": "USD",
+ "makespan_s": 1, "energy_active_j": 0, "energy_idle_j": 0, "money_micro": 0,
+ "devices": [{"name": "a", "product": "A", "kind": "cpu", "simulated": true, "idle_w": 0, "price_micro": 0}],
+ "tasks": [{"id": "x", "op": "relu", "device": 0, "start": 0, "end": 1e300, "energy_j": 0}],
+ "transfers": []}
+EOF
+check far-trace     [ "$(rc "$S" report "$tmp/far.json")" = 1 ]
+check far-trace-msg grep -q "far.json:4:.*tasks\\[0\\].end: 1e+300 is after the makespan 1" "$tmp/err"
 check help          [ "$(rc "$S" simulate --help)" = 0 ]
 
 echo "$pass passed, $fail failed"
