@@ -7,8 +7,8 @@
  * commit): at the end of batch k the journal records of k are written
  * (synor_market_commit_write) and a second thread flushes them
  * (synor_market_commit_sync, by the fsync policy) while this one applies
- * batch k + 1; the events of k are printed when that flush has returned,
- * at the end of batch k + 1 - never before.
+ * batch k + 1; that thread prints the events of k when the flush has
+ * returned - never before - and the next batch waits for it.
  * When it is a pipe or a terminal, another program may be waiting for the
  * answer to the line it just wrote: whenever no further input is available
  * at once, what has been applied is committed and its events printed, so a
@@ -80,8 +80,23 @@ typedef struct syncer {
     int job, busy, quit; /* under lock */
     int rc;              /* of the last job, under lock */
     char msg[600];       /* its message (the error slot is per thread) */
-    mout events;         /* the events its job makes durable */
+    mout events;         /* the events its job makes durable, printed by
+                            it once they are */
 } syncer;
+
+/* 0, or -1 with errno set. */
+static int write_out(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        ssize_t w = write(1, p + i, n - i);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        i += (size_t)w;
+    }
+    return 0;
+}
 
 static void *syncer_main(void *arg)
 {
@@ -94,11 +109,20 @@ static void *syncer_main(void *arg)
             break;
         y->job = 0;
         pthread_mutex_unlock(&y->lock);
+        /* durable, then answered: the events go out from this thread too,
+         * sparing the one that parses and applies the next batch */
         int rc = synor_market_commit_sync(y->m);
+        char msg[sizeof y->msg] = "";
+        if (rc)
+            snprintf(msg, sizeof msg, "%s", synor_errmsg());
+        else if (write_out(y->events.data, y->events.len)) {
+            rc = -1;
+            snprintf(msg, sizeof msg, "writing the events: %s", strerror(errno));
+        }
+        y->events.len = 0;
         pthread_mutex_lock(&y->lock);
         y->rc = rc;
-        if (rc)
-            snprintf(y->msg, sizeof y->msg, "%s", synor_errmsg());
+        memcpy(y->msg, msg, sizeof msg);
         y->busy = 0;
         pthread_cond_broadcast(&y->cv);
     }
@@ -106,23 +130,9 @@ static void *syncer_main(void *arg)
     return NULL;
 }
 
-static int write_out(const char *p, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        ssize_t w = write(1, p + i, n - i);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            cli_error("writing the events: %s", strerror(errno));
-            return -1;
-        }
-        i += (size_t)w;
-    }
-    return 0;
-}
-
-/* Waits for the running flush; prints the events it made durable. 0 or -1
- * (a failed flush: those events are not acknowledged, message printed). */
+/* Waits for the running flush and the printing of the events it made
+ * durable. 0 or -1 (a failed flush: those events are not acknowledged; a
+ * failed write; the message printed). */
 static int syncer_wait(syncer *y)
 {
     pthread_mutex_lock(&y->lock);
@@ -134,10 +144,7 @@ static int syncer_wait(syncer *y)
         cli_error("%s", y->msg);
         return -1;
     }
-    fflush(stdout);
-    int w = write_out(y->events.data, y->events.len);
-    y->events.len = 0;
-    return w;
+    return 0;
 }
 
 /* The end of a batch of a file: the previous batch's events out, this

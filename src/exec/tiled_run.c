@@ -2,20 +2,16 @@
  * runtime's tiled GEMM or Cholesky on a seeded random matrix, checked
  * against one OpenBLAS/LAPACK call on all cores, both timed after a
  * warm-up, the medians of several repetitions compared. */
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/blas_api.h"
 #include "common/common.h"
 #include "kernels/kernels.h"
 #include "synor/exec.h"
 
-extern void spotrf_(const char *uplo, const blasint *n, float *a, const blasint *lda,
-                    blasint *info);
-extern void dpotrf_(const char *uplo, const blasint *n, double *a, const blasint *lda,
-                    blasint *info);
 
 static double now_s(void)
 {
@@ -54,27 +50,27 @@ static double median(double *v, unsigned n)
 }
 
 /* One OpenBLAS call on all cores into ref (from a for potrf); seconds. */
-static int reference(synor_tiled_algo algo, int f64, size_t n, const void *a, const void *b,
-                     void *ref, int ncores, double *secs)
+static int reference(const synor__blas_api *bl, synor_tiled_algo algo, int f64, size_t n,
+                     const void *a, const void *b, void *ref, int ncores, double *secs)
 {
     blasint bn = (blasint)n, info = 0;
     size_t es = f64 ? 8 : 4;
-    openblas_set_num_threads(ncores);
+    synor__blas_set_threads(ncores);
     if (algo == SYNOR_TILED_CHOLESKY)
         memcpy(ref, a, n * n * es);
     double t0 = now_s();
     if (algo == SYNOR_TILED_GEMM && f64)
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, bn, bn, bn, 1.0, a, bn, b, bn, 0.0,
-                    ref, bn);
+        bl->dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, bn, bn, bn, 1.0, a, bn, b, bn, 0.0,
+                  ref, bn);
     else if (algo == SYNOR_TILED_GEMM)
-        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, bn, bn, bn, 1.0f, a, bn, b, bn,
-                    0.0f, ref, bn);
+        bl->sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, bn, bn, bn, 1.0f, a, bn, b, bn, 0.0f,
+                  ref, bn);
     else if (f64)
-        dpotrf_("L", &bn, ref, &bn, &info);
+        bl->dpotrf("L", &bn, ref, &bn, &info);
     else
-        spotrf_("L", &bn, ref, &bn, &info);
+        bl->spotrf("L", &bn, ref, &bn, &info);
     *secs = now_s() - t0;
-    openblas_set_num_threads(1);
+    synor__blas_set_threads(1);
     if (info != 0)
         return synor__error(SYNOR_EIO, "tiled run: LAPACK potrf failed (info %d)", (int)info);
     return 0;
@@ -117,8 +113,11 @@ int synor_exec_tiled(synor_runtime *rt, synor_tiled_algo algo, size_t n, size_t 
     int rc = synor_runtime_library_add(rt, &synor__kernels_library);
     if (rc < 0)
         return rc;
+    const synor__blas_api *bl = synor__blas();
+    if (!bl)
+        return SYNOR_ENOTSUP;
     size_t es = f64 ? 8 : 4, nn = n * n;
-    int ncores = openblas_get_num_procs();
+    int ncores = bl->get_num_procs();
     void *a = synor__malloc(nn * es), *b = synor__malloc(nn * es), *c = synor__malloc(nn * es),
          *ref = synor__malloc(nn * es);
     if (!a || !b || !c || !ref) {
@@ -133,12 +132,12 @@ int synor_exec_tiled(synor_runtime *rt, synor_tiled_algo algo, size_t n, size_t 
         /* SPD: A = M M^T + n I. */
         fill(b, nn, f64, seed);
         memset(a, 0, nn * es);
-        openblas_set_num_threads(ncores);
+        synor__blas_set_threads(ncores);
         if (f64)
-            cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, bn, bn, 1.0, b, bn, 0.0, a, bn);
+            bl->dsyrk(CblasColMajor, CblasLower, CblasNoTrans, bn, bn, 1.0, b, bn, 0.0, a, bn);
         else
-            cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, bn, bn, 1.0f, b, bn, 0.0f, a, bn);
-        openblas_set_num_threads(1);
+            bl->ssyrk(CblasColMajor, CblasLower, CblasNoTrans, bn, bn, 1.0f, b, bn, 0.0f, a, bn);
+        synor__blas_set_threads(1);
         for (size_t i = 0; i < n; i++) {
             if (f64)
                 ((double *)a)[i * n + i] += (double)n;
@@ -151,11 +150,11 @@ int synor_exec_tiled(synor_runtime *rt, synor_tiled_algo algo, size_t n, size_t 
      * alternating so that a noisy moment hits both; the medians are
      * reported. */
     double t_rt[SYNOR_TILED_MAX_REPS], t_ref[SYNOR_TILED_MAX_REPS], dummy;
-    if ((rc = reference(algo, f64, n, a, b, ref, ncores, &dummy)) < 0 ||
+    if ((rc = reference(bl, algo, f64, n, a, b, ref, ncores, &dummy)) < 0 ||
         (rc = tiled(rt, algo, f64, n, nb, a, b, c, &dummy)) < 0)
         goto out;
     for (unsigned r = 0; r < reps; r++)
-        if ((rc = reference(algo, f64, n, a, b, ref, ncores, &t_ref[r])) < 0 ||
+        if ((rc = reference(bl, algo, f64, n, a, b, ref, ncores, &t_ref[r])) < 0 ||
             (rc = tiled(rt, algo, f64, n, nb, a, b, c, &t_rt[r])) < 0)
             goto out;
     out->reps = reps;

@@ -8,18 +8,19 @@
  * per worker thread: OpenBLAS is limited to one thread of its own (the
  * runtime does it when it starts), or its threads would fight the workers
  * for the cores. */
-#include <cblas.h>
 #include <limits.h>
 
+#include "common/blas_api.h"
 #include "common/common.h"
 #include "kernels/kernels.h"
 
-/* LAPACK (Fortran calling convention; the hidden string lengths are not
- * read by OpenBLAS's potrf). */
-extern void spotrf_(const char *uplo, const blasint *n, float *a, const blasint *lda,
-                    blasint *info);
-extern void dpotrf_(const char *uplo, const blasint *n, double *a, const blasint *lda,
-                    blasint *info);
+/* OpenBLAS, loaded on first use (common/blas_api.h): a kernel without it
+ * fails, naming why. LAPACK's potrf is called by its Fortran symbol (the
+ * hidden string lengths are not read by OpenBLAS's potrf). */
+#define BLAS_OR_FAIL(b)                         \
+    const synor__blas_api *b = synor__blas();   \
+    if (!b)                                     \
+        return SYNOR_ENOTSUP
 
 static int dims_ok(const synor_task_ctx *c, const char *who)
 {
@@ -47,6 +48,7 @@ static int dims_ok(const synor_task_ctx *c, const char *who)
 /* data: A (R), B (R), C (RW or W). C = alpha op(A) op(B) + beta C. */
 static int gemm_cpu(const synor_task_ctx *c)
 {
+    BLAS_OR_FAIL(b);
     const synor__gemm_args *a = c->args;
     int rc = dims_ok(c, "gemm");
     if (rc < 0)
@@ -56,10 +58,10 @@ static int gemm_cpu(const synor_task_ctx *c)
     enum CBLAS_TRANSPOSE ta = a->trans_a ? CblasTrans : CblasNoTrans;
     enum CBLAS_TRANSPOSE tb = a->trans_b ? CblasTrans : CblasNoTrans;
     if (IS_F64(c))
-        cblas_dgemm(CblasColMajor, ta, tb, m, n, k, a->alpha, c->buffers[0], LD(c, 0),
+        b->dgemm(CblasColMajor, ta, tb, m, n, k, a->alpha, c->buffers[0], LD(c, 0),
                     c->buffers[1], LD(c, 1), a->beta, c->buffers[2], LD(c, 2));
     else
-        cblas_sgemm(CblasColMajor, ta, tb, m, n, k, (float)a->alpha, c->buffers[0], LD(c, 0),
+        b->sgemm(CblasColMajor, ta, tb, m, n, k, (float)a->alpha, c->buffers[0], LD(c, 0),
                     c->buffers[1], LD(c, 1), (float)a->beta, c->buffers[2], LD(c, 2));
     return 0;
 }
@@ -67,13 +69,14 @@ static int gemm_cpu(const synor_task_ctx *c)
 /* data: A (R), B (R), C (W), contiguous, dims from the arguments. */
 static int gemm_dims_cpu(const synor_task_ctx *c)
 {
+    BLAS_OR_FAIL(b);
     const synor__gemm_dims_args *a = c->args;
     synor_dtype t = synor_handle_dtype(c->data[0]);
     if (t == SYNOR_DTYPE_FP64)
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, a->m, a->n, a->k, 1.0,
+        b->dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, a->m, a->n, a->k, 1.0,
                     c->buffers[0], a->m, c->buffers[1], a->k, 0.0, c->buffers[2], a->m);
     else if (t == SYNOR_DTYPE_FP32)
-        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, a->m, a->n, a->k, 1.0f,
+        b->sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, a->m, a->n, a->k, 1.0f,
                     c->buffers[0], a->m, c->buffers[1], a->k, 0.0f, c->buffers[2], a->m);
     else
         return synor__error(SYNOR_ENOTSUP, "matmul: data type %s (fp32 and fp64 only)",
@@ -84,15 +87,16 @@ static int gemm_dims_cpu(const synor_task_ctx *c)
 /* data: A (RW), lower Cholesky factor in place. */
 static int potrf_cpu(const synor_task_ctx *c)
 {
+    BLAS_OR_FAIL(b);
     const synor__tile_args *a = c->args;
     int rc = dims_ok(c, "potrf");
     if (rc < 0)
         return rc;
     blasint n = ROWS(c, 0), ld = LD(c, 0), info = 0;
     if (IS_F64(c))
-        dpotrf_("L", &n, c->buffers[0], &ld, &info);
+        b->dpotrf("L", &n, c->buffers[0], &ld, &info);
     else
-        spotrf_("L", &n, c->buffers[0], &ld, &info);
+        b->spotrf("L", &n, c->buffers[0], &ld, &info);
     if (info > 0)
         return synor__error(SYNOR_ERANGE,
                             "potrf: diagonal tile (%d,%d) is not positive definite (leading minor "
@@ -106,15 +110,16 @@ static int potrf_cpu(const synor_task_ctx *c)
 /* data: L (R, lower triangular), B (RW). B = B L^-T. */
 static int trsm_cpu(const synor_task_ctx *c)
 {
+    BLAS_OR_FAIL(b);
     int rc = dims_ok(c, "trsm");
     if (rc < 0)
         return rc;
     blasint m = ROWS(c, 1), n = COLS(c, 1);
     if (IS_F64(c))
-        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
+        b->dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
                     c->buffers[0], LD(c, 0), c->buffers[1], LD(c, 1));
     else
-        cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0f,
+        b->strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0f,
                     c->buffers[0], LD(c, 0), c->buffers[1], LD(c, 1));
     return 0;
 }
@@ -122,15 +127,16 @@ static int trsm_cpu(const synor_task_ctx *c)
 /* data: A (R), C (RW, lower). C = C - A A^T. */
 static int syrk_cpu(const synor_task_ctx *c)
 {
+    BLAS_OR_FAIL(b);
     int rc = dims_ok(c, "syrk");
     if (rc < 0)
         return rc;
     blasint n = ROWS(c, 1), k = COLS(c, 0);
     if (IS_F64(c))
-        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, c->buffers[0], LD(c, 0),
+        b->dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, c->buffers[0], LD(c, 0),
                     1.0, c->buffers[1], LD(c, 1));
     else
-        cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0f, c->buffers[0], LD(c, 0),
+        b->ssyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0f, c->buffers[0], LD(c, 0),
                     1.0f, c->buffers[1], LD(c, 1));
     return 0;
 }

@@ -11,11 +11,11 @@
  * above the diagonal are never computed. The strides of cblas let Q, K, V
  * and O be read in place in either layout (head-major, or token-major with
  * the heads interleaved in each token's row). */
-#include <cblas.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
+#include "common/blas_api.h"
 #include "common/common.h"
 #include "kernels/kernels.h"
 
@@ -76,6 +76,9 @@ static int attention_cpu(const synor_task_ctx *c)
     int rc = check(c, &a);
     if (rc < 0)
         return rc;
+    const synor__blas_api *blas = synor__blas();
+    if (!blas)
+        return SYNOR_ENOTSUP;
     const float *q = c->buffers[0], *k = c->buffers[1], *v = c->buffers[2];
     float *o = c->buffers[3];
     size_t sq = (size_t)a->seq_q, skv = (size_t)a->seq_kv, d = (size_t)a->head_dim;
@@ -107,7 +110,7 @@ static int attention_cpu(const synor_task_ctx *c)
                         memset(oh + (i0 + r) * ldo, 0, d * sizeof *oh);
                     continue;
                 }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nb, (blasint)kv_end,
+                blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nb, (blasint)kv_end,
                             (blasint)d, scale, qh + i0 * ldq, (blasint)ldq, kh, (blasint)ldk, 0.0f,
                             s, (blasint)kv_end);
                 for (size_t r = 0; r < nb; r++) {
@@ -118,7 +121,7 @@ static int attention_cpu(const synor_task_ctx *c)
                         synor__softmax_row(row, row, n);
                     memset(row + n, 0, (kv_end - n) * sizeof *row);
                 }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nb, (blasint)d,
+                blas->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nb, (blasint)d,
                             (blasint)kv_end, 1.0f, s, (blasint)kv_end, vh, (blasint)ldv, 0.0f,
                             oh + i0 * ldo, (blasint)ldo);
             }

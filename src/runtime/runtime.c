@@ -23,13 +23,13 @@
  * only when a waiter is registered: the completer decrements outstanding
  * and then reads waiters, the waiter increments waiters and then reads
  * outstanding, all seq_cst, so one of them sees the other (Dekker). */
-#include <cblas.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/blas_api.h"
 #include "runtime/runtime_internal.h"
 
 #define CONFIG_MAGIC 0x5e7c0a7u
@@ -465,10 +465,11 @@ int synor_runtime_start(synor_runtime *rt)
         return synor__error(SYNOR_EINVAL, "synor_runtime_start: runtime is NULL");
     if (atomic_load(&rt->started))
         return synor__error(SYNOR_ESTATE, "synor_runtime_start: already started");
-    /* One kernel runs per worker thread: OpenBLAS (the BLAS the library
-     * links) gets no threads of its own, or they would fight the workers
-     * for the cores. A process-wide setting, made again at each start. */
-    openblas_set_num_threads(1);
+    /* One kernel runs per worker thread: OpenBLAS (loaded by the first
+     * kernel that needs it) gets no threads of its own, or they would fight
+     * the workers for the cores. A process-wide setting, made again at
+     * each start. */
+    synor__blas_set_threads(1);
     rt->t0_ns = synor__now_ns();
     atomic_store(&rt->started, 1);
     for (unsigned i = 0; i < rt->nworkers; i++) {
