@@ -20,13 +20,13 @@
  *     input) is SYNOR_ENOMEM, never a rejection, and the reopened market is
  *     the state before that line: the journal holds exactly what was
  *     acknowledged. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "market_files.h"
 #include "json/json.h"
 #include "market/market_internal.h"
 #include "synor/market.h"
@@ -116,22 +116,6 @@ static synor_market *open_market(const char *dir, sink *s, int must)
     return m;
 }
 
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        char p[512];
-        while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-                snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-                unlink(p);
-            }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 /* Applies one line, checking the per-line contract. */
 static void apply(synor_market *m, sink *s, const char *line, size_t len, long no)
 {
@@ -215,7 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     m = open_market(dir, &sr, 1);
     FUZZ_CHECK(synor_market_state_hash(m) == want, "the state reopened from its snapshot differs");
     synor_market_close(m);
-    remove_dir(dir);
+    fuzz_remove_dir(dir);
 
     /* an allocation failing in the middle of line k: ENOMEM, and the
      * journal holds the state before line k */
@@ -241,7 +225,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     synor_market_close(m);
     if (rc == 0 && allocs > 0) {
         /* the same line again in a fresh copy, one allocation failing */
-        remove_dir(dir);
+        fuzz_remove_dir(dir);
         FUZZ_CHECK(mkdtemp(strcpy(dir, "/tmp/synor-fuzz-market-XXXXXX")), "mkdtemp failed");
         sink s3 = {0};
         m = open_market(dir, &s3, 1);
@@ -275,7 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    ok ? "success" : "an allocation failure");
         synor_market_close(m);
     }
-    remove_dir(dir);
+    fuzz_remove_dir(dir);
     synor_market_close(mem);
     return 0;
 }

@@ -61,7 +61,7 @@ static char *dir_dump(const char *dir)
     return fuzz_dump_take(&d);
 }
 
-static void remove_dir(const char *dir)
+void fuzz_remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);
     if (d) {
@@ -129,7 +129,7 @@ void fuzz_market_recovery(const uint8_t *journal, size_t journal_len, const uint
     if (rc) {
         FUZZ_CHECK(strstr(synor_errmsg(), dir) != NULL,
                    "a refused market directory is not named in the message: %s", synor_errmsg());
-        remove_dir(dir);
+        fuzz_remove_dir(dir);
         return;
     }
     FUZZ_CHECK(synor_market_state_hash(m) == hash,
@@ -167,7 +167,7 @@ void fuzz_market_recovery(const uint8_t *journal, size_t journal_len, const uint
                "the command after recovery (%s) is not in the reopened market",
                reason ? synor_market_reason_name(reason) : "applied");
     synor_market_close(m);
-    remove_dir(dir);
+    fuzz_remove_dir(dir);
 }
 
 static uint32_t get32(const uint8_t *p)

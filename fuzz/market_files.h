@@ -25,6 +25,9 @@
 void fuzz_market_recovery(const uint8_t *journal, size_t journal_len, const uint8_t *snapshot,
                           size_t snapshot_len);
 
+/* Removes a market directory made for one input (its files, then it). */
+void fuzz_remove_dir(const char *dir);
+
 /* Sets the CRC-32C of every complete record of a journal (in place) so that
  * mutated records reach the replay's checks rather than stopping at the
  * CRC; len is the whole file, header included. */

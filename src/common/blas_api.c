@@ -14,14 +14,6 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static int threads_wanted; /* under threads_lock; 0 = OpenBLAS's default */
 
-static int sym(void *lib, const char *name, void *slot)
-{
-    void *p = dlsym(lib, name);
-    if (!p)
-        return -1;
-    memcpy(slot, &p, sizeof p);
-    return 0;
-}
 
 static void load(void)
 {
@@ -37,12 +29,16 @@ static void load(void)
         loaded = -1;
         return;
     }
-    if (sym(lib, "cblas_sgemm", &api.sgemm) || sym(lib, "cblas_dgemm", &api.dgemm) ||
-        sym(lib, "cblas_strsm", &api.strsm) || sym(lib, "cblas_dtrsm", &api.dtrsm) ||
-        sym(lib, "cblas_ssyrk", &api.ssyrk) || sym(lib, "cblas_dsyrk", &api.dsyrk) ||
-        sym(lib, "spotrf_", &api.spotrf) || sym(lib, "dpotrf_", &api.dpotrf) ||
-        sym(lib, "openblas_set_num_threads", &api.set_num_threads) ||
-        sym(lib, "openblas_get_num_procs", &api.get_num_procs)) {
+    if (synor__dlsym_into(lib, "cblas_sgemm", &api.sgemm) ||
+        synor__dlsym_into(lib, "cblas_dgemm", &api.dgemm) ||
+        synor__dlsym_into(lib, "cblas_strsm", &api.strsm) ||
+        synor__dlsym_into(lib, "cblas_dtrsm", &api.dtrsm) ||
+        synor__dlsym_into(lib, "cblas_ssyrk", &api.ssyrk) ||
+        synor__dlsym_into(lib, "cblas_dsyrk", &api.dsyrk) ||
+        synor__dlsym_into(lib, "spotrf_", &api.spotrf) ||
+        synor__dlsym_into(lib, "dpotrf_", &api.dpotrf) ||
+        synor__dlsym_into(lib, "openblas_set_num_threads", &api.set_num_threads) ||
+        synor__dlsym_into(lib, "openblas_get_num_procs", &api.get_num_procs)) {
         const char *e = dlerror();
         synor__strlcpy(why, e ? e : "a symbol is missing", sizeof why);
         loaded = -1;

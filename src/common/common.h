@@ -95,6 +95,10 @@ int synor__write_file_atomic(const char *path, const char *data, size_t len);
 typedef enum synor__xdg_dir { SYNOR__XDG_DATA, SYNOR__XDG_CACHE } synor__xdg_dir;
 int synor__xdg_path(synor__xdg_dir which, const char *leaf, char *buf, size_t size);
 
+/* Looks symbol `name` up in a library opened with dlopen (lib may be NULL)
+ * and stores it in the function pointer at slot; 0 or -1 (not found). */
+int synor__dlsym_into(void *lib, const char *name, void *slot);
+
 /* Test hook: make the nth allocation from now fail (1 = the next one);
  * 0 disarms. Declared in the internal header only. */
 void synor__alloc_fail_after(long n);

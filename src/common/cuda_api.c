@@ -1,49 +1,44 @@
 /* cuda_api.c - loading the CUDA driver API and cuBLAS (cuda_api.h). */
 #include "common/cuda_api.h"
+#include "common/common.h"
 
 #include <dlfcn.h>
 #include <string.h>
 
-static int sym(void *lib, const char *name, void *slot)
-{
-    void *p = lib ? dlsym(lib, name) : NULL;
-    if (!p)
-        return -1;
-    memcpy(slot, &p, sizeof p);
-    return 0;
-}
 
 int synor__cuda_api_load(synor__cu_api *a, int blas)
 {
     a->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!a->lib)
         return -1;
-    if (sym(a->lib, "cuInit", &a->cuInit) || sym(a->lib, "cuDeviceGetCount", &a->cuDeviceGetCount) ||
-        sym(a->lib, "cuDeviceGet", &a->cuDeviceGet) ||
-        sym(a->lib, "cuDeviceGetName", &a->cuDeviceGetName) ||
-        sym(a->lib, "cuDeviceTotalMem_v2", &a->cuDeviceTotalMem) ||
-        sym(a->lib, "cuDevicePrimaryCtxRetain", &a->cuDevicePrimaryCtxRetain) ||
-        sym(a->lib, "cuDevicePrimaryCtxRelease_v2", &a->cuDevicePrimaryCtxRelease) ||
-        sym(a->lib, "cuCtxGetCurrent", &a->cuCtxGetCurrent) ||
-        sym(a->lib, "cuCtxSetCurrent", &a->cuCtxSetCurrent) ||
-        sym(a->lib, "cuStreamCreate", &a->cuStreamCreate) ||
-        sym(a->lib, "cuStreamDestroy_v2", &a->cuStreamDestroy) ||
-        sym(a->lib, "cuStreamSynchronize", &a->cuStreamSynchronize) ||
-        sym(a->lib, "cuMemAlloc_v2", &a->cuMemAlloc) || sym(a->lib, "cuMemFree_v2", &a->cuMemFree) ||
-        sym(a->lib, "cuMemcpy2D_v2", &a->cuMemcpy2D) ||
-        sym(a->lib, "cuModuleLoadData", &a->cuModuleLoadData) ||
-        sym(a->lib, "cuModuleUnload", &a->cuModuleUnload) ||
-        sym(a->lib, "cuModuleGetFunction", &a->cuModuleGetFunction) ||
-        sym(a->lib, "cuLaunchKernel", &a->cuLaunchKernel) ||
-        sym(a->lib, "cuGetErrorName", &a->cuGetErrorName)) {
+    if (synor__dlsym_into(a->lib, "cuInit", &a->cuInit) ||
+        synor__dlsym_into(a->lib, "cuDeviceGetCount", &a->cuDeviceGetCount) ||
+        synor__dlsym_into(a->lib, "cuDeviceGet", &a->cuDeviceGet) ||
+        synor__dlsym_into(a->lib, "cuDeviceGetName", &a->cuDeviceGetName) ||
+        synor__dlsym_into(a->lib, "cuDeviceTotalMem_v2", &a->cuDeviceTotalMem) ||
+        synor__dlsym_into(a->lib, "cuDevicePrimaryCtxRetain", &a->cuDevicePrimaryCtxRetain) ||
+        synor__dlsym_into(a->lib, "cuDevicePrimaryCtxRelease_v2", &a->cuDevicePrimaryCtxRelease) ||
+        synor__dlsym_into(a->lib, "cuCtxGetCurrent", &a->cuCtxGetCurrent) ||
+        synor__dlsym_into(a->lib, "cuCtxSetCurrent", &a->cuCtxSetCurrent) ||
+        synor__dlsym_into(a->lib, "cuStreamCreate", &a->cuStreamCreate) ||
+        synor__dlsym_into(a->lib, "cuStreamDestroy_v2", &a->cuStreamDestroy) ||
+        synor__dlsym_into(a->lib, "cuStreamSynchronize", &a->cuStreamSynchronize) ||
+        synor__dlsym_into(a->lib, "cuMemAlloc_v2", &a->cuMemAlloc) ||
+        synor__dlsym_into(a->lib, "cuMemFree_v2", &a->cuMemFree) ||
+        synor__dlsym_into(a->lib, "cuMemcpy2D_v2", &a->cuMemcpy2D) ||
+        synor__dlsym_into(a->lib, "cuModuleLoadData", &a->cuModuleLoadData) ||
+        synor__dlsym_into(a->lib, "cuModuleUnload", &a->cuModuleUnload) ||
+        synor__dlsym_into(a->lib, "cuModuleGetFunction", &a->cuModuleGetFunction) ||
+        synor__dlsym_into(a->lib, "cuLaunchKernel", &a->cuLaunchKernel) ||
+        synor__dlsym_into(a->lib, "cuGetErrorName", &a->cuGetErrorName)) {
         dlclose(a->lib);
         a->lib = NULL;
         return -1;
     }
     /* Peer copies are optional: without them GPU to GPU goes through the host. */
-    if (sym(a->lib, "cuDeviceCanAccessPeer", &a->cuDeviceCanAccessPeer) ||
-        sym(a->lib, "cuCtxEnablePeerAccess", &a->cuCtxEnablePeerAccess) ||
-        sym(a->lib, "cuMemcpyPeer", &a->cuMemcpyPeer))
+    if (synor__dlsym_into(a->lib, "cuDeviceCanAccessPeer", &a->cuDeviceCanAccessPeer) ||
+        synor__dlsym_into(a->lib, "cuCtxEnablePeerAccess", &a->cuCtxEnablePeerAccess) ||
+        synor__dlsym_into(a->lib, "cuMemcpyPeer", &a->cuMemcpyPeer))
         a->cuMemcpyPeer = NULL;
     /* cuBLAS is optional: without it GEMM tasks fail over to other devices. */
     a->blas = NULL;
@@ -53,11 +48,11 @@ int synor__cuda_api_load(synor__cu_api *a, int blas)
                                              "libcublas.so.11", "libcublas.so"};
     for (size_t i = 0; i < sizeof blas_names / sizeof blas_names[0] && !a->blas; i++)
         a->blas = dlopen(blas_names[i], RTLD_NOW | RTLD_LOCAL);
-    if (a->blas && (sym(a->blas, "cublasCreate_v2", &a->cublasCreate) ||
-                    sym(a->blas, "cublasDestroy_v2", &a->cublasDestroy) ||
-                    sym(a->blas, "cublasSetStream_v2", &a->cublasSetStream) ||
-                    sym(a->blas, "cublasSgemm_v2", &a->cublasSgemm) ||
-                    sym(a->blas, "cublasDgemm_v2", &a->cublasDgemm))) {
+    if (a->blas && (synor__dlsym_into(a->blas, "cublasCreate_v2", &a->cublasCreate) ||
+                    synor__dlsym_into(a->blas, "cublasDestroy_v2", &a->cublasDestroy) ||
+                    synor__dlsym_into(a->blas, "cublasSetStream_v2", &a->cublasSetStream) ||
+                    synor__dlsym_into(a->blas, "cublasSgemm_v2", &a->cublasSgemm) ||
+                    synor__dlsym_into(a->blas, "cublasDgemm_v2", &a->cublasDgemm))) {
         dlclose(a->blas);
         a->blas = NULL;
     }

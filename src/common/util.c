@@ -4,6 +4,7 @@
 #include <math.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,3 +251,11 @@ int synor__parse_size(const char *s, uint64_t *out)
                         "size \"%s\" needs a unit: B, KB, MB, GB, TB, KiB, MiB, GiB or TiB", s);
 }
 
+int synor__dlsym_into(void *lib, const char *name, void *slot)
+{
+    void *p = lib ? dlsym(lib, name) : NULL;
+    if (!p)
+        return -1;
+    memcpy(slot, &p, sizeof p); /* a data pointer into a function pointer's bytes */
+    return 0;
+}

@@ -59,16 +59,6 @@ typedef struct nvml_api {
     nvmlReturn_t (*driver_version)(char *, unsigned);
 } nvml_api;
 
-/* Loads symbol `name` into *slot; returns 0 or -1. */
-static int sym(void *lib, const char *name, void *slot)
-{
-    void *p = dlsym(lib, name);
-    if (!p)
-        return -1;
-    memcpy(slot, &p, sizeof p);
-    return 0;
-}
-
 static int load_cuda(cuda_api *a, char *why, size_t n)
 {
     memset(a, 0, sizeof *a);
@@ -77,12 +67,13 @@ static int load_cuda(cuda_api *a, char *why, size_t n)
         snprintf(why, n, "libcuda.so.1 not loadable (%s)", dlerror());
         return -1;
     }
-    if (sym(a->lib, "cuInit", &a->cuInit) || sym(a->lib, "cuDriverGetVersion", &a->cuDriverGetVersion) ||
-        sym(a->lib, "cuDeviceGetCount", &a->cuDeviceGetCount) ||
-        sym(a->lib, "cuDeviceGet", &a->cuDeviceGet) ||
-        sym(a->lib, "cuDeviceGetName", &a->cuDeviceGetName) ||
-        sym(a->lib, "cuDeviceTotalMem_v2", &a->cuDeviceTotalMem) ||
-        sym(a->lib, "cuDeviceGetAttribute", &a->cuDeviceGetAttribute)) {
+    if (synor__dlsym_into(a->lib, "cuInit", &a->cuInit) ||
+        synor__dlsym_into(a->lib, "cuDriverGetVersion", &a->cuDriverGetVersion) ||
+        synor__dlsym_into(a->lib, "cuDeviceGetCount", &a->cuDeviceGetCount) ||
+        synor__dlsym_into(a->lib, "cuDeviceGet", &a->cuDeviceGet) ||
+        synor__dlsym_into(a->lib, "cuDeviceGetName", &a->cuDeviceGetName) ||
+        synor__dlsym_into(a->lib, "cuDeviceTotalMem_v2", &a->cuDeviceTotalMem) ||
+        synor__dlsym_into(a->lib, "cuDeviceGetAttribute", &a->cuDeviceGetAttribute)) {
         snprintf(why, n, "libcuda.so.1 lacks a driver API symbol");
         dlclose(a->lib);
         a->lib = NULL;
@@ -97,19 +88,21 @@ static void load_nvml(nvml_api *a)
     a->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!a->lib)
         return;
-    if (sym(a->lib, "nvmlInit_v2", &a->init) || sym(a->lib, "nvmlShutdown", &a->shutdown) ||
-        sym(a->lib, "nvmlDeviceGetHandleByPciBusId_v2", &a->get_handle_by_pci) || a->init() != 0) {
+    if (synor__dlsym_into(a->lib, "nvmlInit_v2", &a->init) ||
+        synor__dlsym_into(a->lib, "nvmlShutdown", &a->shutdown) ||
+        synor__dlsym_into(a->lib, "nvmlDeviceGetHandleByPciBusId_v2", &a->get_handle_by_pci) ||
+        a->init() != 0) {
         dlclose(a->lib);
         memset(a, 0, sizeof *a);
         return;
     }
     /* Optional extras: a missing one just leaves that figure out. */
-    sym(a->lib, "nvmlDeviceGetMemoryInfo", &a->get_memory);
-    sym(a->lib, "nvmlDeviceGetPowerManagementLimit", &a->get_power_limit);
-    sym(a->lib, "nvmlDeviceGetUtilizationRates", &a->get_utilization);
-    sym(a->lib, "nvmlDeviceGetMaxPcieLinkGeneration", &a->get_max_pcie_gen);
-    sym(a->lib, "nvmlDeviceGetMaxPcieLinkWidth", &a->get_max_pcie_width);
-    sym(a->lib, "nvmlSystemGetDriverVersion", &a->driver_version);
+    synor__dlsym_into(a->lib, "nvmlDeviceGetMemoryInfo", &a->get_memory);
+    synor__dlsym_into(a->lib, "nvmlDeviceGetPowerManagementLimit", &a->get_power_limit);
+    synor__dlsym_into(a->lib, "nvmlDeviceGetUtilizationRates", &a->get_utilization);
+    synor__dlsym_into(a->lib, "nvmlDeviceGetMaxPcieLinkGeneration", &a->get_max_pcie_gen);
+    synor__dlsym_into(a->lib, "nvmlDeviceGetMaxPcieLinkWidth", &a->get_max_pcie_width);
+    synor__dlsym_into(a->lib, "nvmlSystemGetDriverVersion", &a->driver_version);
 }
 
 /* FP32 lanes per SM by compute capability (CUDA C Programming Guide,
