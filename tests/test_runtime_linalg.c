@@ -12,11 +12,6 @@
 extern void dpotrf_(const char *, const blasint *, double *, const blasint *, blasint *);
 extern void spotrf_(const char *, const blasint *, float *, const blasint *, blasint *);
 
-/* OpenBLAS is not built with ThreadSanitizer; its internal buffer
- * management (its own spin locks) would be reported. */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void) { return "race:libopenblas.so\n"; }
-
 static unsigned rng = 88172645u;
 static double rnd(void)
 {
