@@ -26,6 +26,28 @@
  *             makespan for DAGs of up to SYNOR_EXACT_MAX_TASKS tasks, the
  *             reference the heuristics are tested against.
  *
+ * Weights (data no task produces) have a place. Each starts at its home:
+ * the host memory of the fabric's first CPU (where it occupies memory from
+ * the start) or, when the weights do not fit there, storage read at a
+ * stated bandwidth. A task runs only where every weight it uses is held;
+ * putting one on a device costs a copy from the holder that delivers it
+ * first (home, storage, or a device that already has it), one copy at a
+ * time per device, and its bytes stay there for the whole run: every
+ * replica counts against the device's memory, with the task's own working
+ * memory. Two modes (synor_weights):
+ *   preload   (default) the weights are put in place before the run: the
+ *             plan reports that as its setup time, the makespan starts
+ *             when they are in place;
+ *   load      the copies are part of the run: a task waits for its
+ *             weights, which may be fetched while earlier tasks compute.
+ * List planners try three placements and keep the best by their
+ * objective: each weight on one device besides its home (replicas only
+ * where no holder can run the task), replicas wherever memory allows,
+ * and (preload) replicas priced by their copy time as in load mode. That
+ * is what puts one pipeline stage per GPU instead of stage 0 on every GPU.
+ * A task that fits on no device fails naming the task, the device that
+ * came closest, the datum and the shortfall.
+ *
  * Planners work on a synor_sched_problem, a plain description that either
  * comes from a cost matrix (synor_plan_create) or is filled by the caller
  * (synor_plan_problem; benchmarks on random DAGs do this). Communication
@@ -70,12 +92,29 @@ int synor_strategy_from_name(const char *name, synor_strategy *out);
 
 #define SYNOR_EXACT_MAX_TASKS 15
 
+/* How weights get where the plan puts them (see above). */
+typedef enum synor_weights {
+    SYNOR_WEIGHTS_PRELOAD = 0,
+    SYNOR_WEIGHTS_LOAD = 1
+} synor_weights;
+
+const char *synor_weights_name(synor_weights w);
+int synor_weights_from_name(const char *name, synor_weights *out);
+
+/* A weight's home when it is in storage rather than a device's memory. */
+#define SYNOR_HOME_STORAGE ((size_t)-1)
+/* Default storage read bandwidth, bytes/s: a PCIe 4.0 x4 NVMe SSD's
+ * sequential read (about 7 GB/s; e.g. Samsung 990 PRO 7.45 GB/s). */
+#define SYNOR_STORAGE_BW_DEFAULT 7e9
+
 typedef struct synor_plan_options {
     synor_strategy strategy;
     double deadline;            /* seconds, energy and cost; 0 = none */
     double alpha, beta, gamma;  /* mix: s/s, s/s, s/J (defaults 1, 1, 1e-3) */
     uint64_t exact_node_limit;  /* exact: give up proving optimality after
                                    this many search nodes (0 = 2e8) */
+    synor_weights weights;      /* default SYNOR_WEIGHTS_PRELOAD */
+    double storage_bw;          /* bytes/s for weights in storage; 0 = the default */
 } synor_plan_options;
 
 void synor_plan_options_init(synor_plan_options *o);
@@ -95,12 +134,28 @@ typedef struct synor_sched_problem {
     const synor_kind *kind;     /* per device; NULL = all CPU */
     const int *preferred;       /* per task: a synor_kind or -1; NULL = none */
     const int *fallback;        /* per task: a synor_kind or -1; NULL = none */
-    /* Optional memory hooks: fits says whether the task may still go to the
-     * device given what was placed there before; place records it. */
-    int (*fits)(void *user, size_t task, size_t dev);
-    void (*place)(void *user, size_t task, size_t dev);
-    void *user;
+    /* Weights (optional; n_items 0 = none). Item k has item_bytes[k]
+     * bytes and starts at item_home[k]: a device, whose memory it occupies,
+     * or SYNOR_HOME_STORAGE. Task i needs items use[use_off[i] ..
+     * use_off[i + 1]) on its device. */
+    size_t n_items;
+    const double *item_bytes;
+    const size_t *item_home;
+    const size_t *use_off, *use;
+    double storage_bw;          /* bytes/s from storage; 0 = the default */
+    /* Memory (optional): per device capacity in bytes (NULL = unlimited)
+     * and per task the working memory it needs while it runs (NULL = 0). */
+    const double *mem;
+    const double *task_mem;
 } synor_sched_problem;
+
+/* A copy of a weight onto a device, in the plan. Times are seconds on the
+ * plan's clock (load mode) or on the setup clock before the run (preload). */
+typedef struct synor_plan_load {
+    size_t item, dev;
+    size_t src;                 /* a device, or SYNOR_HOME_STORAGE */
+    double start, finish;
+} synor_plan_load;
 
 /* A plan, read-only. */
 typedef struct synor_plan {
@@ -112,10 +167,18 @@ typedef struct synor_plan {
     double makespan;            /* planned */
     int optimal;                /* exact: 1 if optimality was proven */
     uint64_t nodes;             /* exact: search nodes visited */
+    synor_weights weights;      /* how the loads below are timed */
+    size_t n_loads;
+    const synor_plan_load *loads; /* in the order they were planned */
+    double setup;               /* preload: seconds to put the weights in
+                                   place before the run (devices in
+                                   parallel, each one copy at a time) */
 } synor_plan;
 
 /* Plans a workload with the costs of c. Fails with SYNOR_ENODEV naming the
- * task when a task fits no allowed device. */
+ * task when a task runs on no allowed device, and with SYNOR_ENOMEM naming
+ * the task, the device that came closest, the datum and the shortfall when
+ * it fits in no allowed device's memory. */
 int synor_plan_create(const synor_cost *c, const synor_plan_options *o, synor_plan **out);
 /* Plans a caller-described problem. */
 int synor_plan_problem(const synor_sched_problem *pb, const synor_plan_options *o,
@@ -124,12 +187,17 @@ void synor_plan_destroy(synor_plan *p);
 
 /* Checks a plan against its problem: every task on a device that can run
  * it, no task before its inputs arrive, no two tasks at once on a device,
- * finish = start + exec. 0 or SYNOR_EINVAL naming the first violation. */
+ * finish = start + exec; every weight a task uses held on its device (and,
+ * in load mode, there before it starts), each copy no shorter than its
+ * cost from a source that held the weight, one copy at a time per device,
+ * and every device's weights plus its largest task's working memory within
+ * its memory. 0 or SYNOR_EINVAL naming the first violation. */
 int synor_plan_validate(const synor_plan *p, const synor_sched_problem *pb);
 
 /* The problem synor_plan_create solves, for synor_plan_validate and for
  * callers that want to run several planners; free with
- * synor_sched_problem_free. Memory hooks are left NULL. */
+ * synor_sched_problem_free. Weights and memory are filled in; the storage
+ * bandwidth is the default. */
 int synor_sched_problem_from_cost(const synor_cost *c, synor_sched_problem **out);
 void synor_sched_problem_free(synor_sched_problem *pb);
 

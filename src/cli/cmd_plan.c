@@ -11,11 +11,16 @@ static void help(void)
     printf("usage: synor plan [--fabric F] (--workload FILE | --preset MODEL [--train]\n"
            "                  [--batch N] [--prompt N] [--new N] [--dtype T])\n"
            "                  [--strategy S | --compare] [--deadline SEC] [--json]\n"
+           "                  [--weights preload|load] [--storage-gbps X]\n"
            "       synor plan --strategies | --fabrics\n\n"
            "Plans the workload on the fabric (default 'seed') and prints the planned\n"
            "makespan and how many tasks and seconds each device gets. --compare plans\n"
            "with every strategy; --json prints the plan (synor-plan/1). Devices are\n"
-           "simulated from profiles. Strategies:\n");
+           "simulated from profiles. Weights (data no task produces) start in the host\n"
+           "memory of the first CPU (or storage, read at --storage-gbps, default 7, when\n"
+           "they do not fit there) and take memory on every device the plan copies them\n"
+           "to; --weights preload (default) copies them before the run and reports that\n"
+           "as setup time, --weights load counts the copies in the makespan. Strategies:\n");
     for (int s = 0; s < SYNOR_STRATEGY_COUNT; s++)
         printf("  %-9s %s\n", synor_strategy_name((synor_strategy)s),
                synor_strategy_describe((synor_strategy)s));
@@ -72,11 +77,15 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     const char *strategy = "heft";
     int json = 0, compare = 0, strategy_given = 0;
     double deadline = 0;
+    synor_plan_options o;
+    synor_plan_options_init(&o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = cli_scenario_opt(&sc, argc, argv, &i);
         if (r < 0)
             return cli_usage_error("plan", "bad or missing value for '%s'", a);
+        if (!r && (r = cli_weights_opt("plan", &o, argc, argv, &i)) == CLI_USAGE)
+            return CLI_USAGE;
         if (r)
             continue;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -103,8 +112,6 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
             return cli_usage_error("plan", "unknown option or missing value '%s'", a);
         }
     }
-    synor_plan_options o;
-    synor_plan_options_init(&o);
     o.deadline = deadline;
     if (synor_strategy_from_name(strategy, &o.strategy))
         return cli_usage_error("plan", "unknown strategy '%s' (see --strategies)", strategy);
@@ -150,6 +157,8 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
             free(j);
         } else {
             summary(p, c);
+            if (!compare)
+                cli_weights_line(p, c);
         }
         synor_plan_destroy(p);
     }

@@ -15,6 +15,7 @@ static void help(void)
     printf("usage: synor simulate [--fabric F] [--workload FILE | --preset MODEL [--train]\n"
            "                      [--batch N] [--prompt N] [--new N] [--dtype T]]\n"
            "                      [--strategy S] [--baseline S|none] [--deadline SEC]\n"
+           "                      [--weights preload|load] [--storage-gbps X]\n"
            "                      [--trace FILE] [--chrome FILE] [--svg FILE] [--width N]\n\n"
            "Plans the workload with strategy S (default heft; 'dynamic' places tasks as\n"
            "they become ready), simulates it on the fabric's simulated devices and prints\n"
@@ -28,6 +29,10 @@ static void help(void)
            "                   length), generated tokens\n"
            "  --dtype T        bf16, fp16, int8, fp32, ... (default: the model's)\n"
            "  --strategy S     heft peft energy cost mix gpu-only cpu-only seed dynamic\n"
+           "  --weights M      preload (default: weights copied before the run, not timed)\n"
+           "                   or load (copies from host memory or storage are timed)\n"
+           "  --storage-gbps X storage read bandwidth for weights that do not fit in host\n"
+           "                   memory (default 7)\n"
            "  --trace FILE     write the trace (synor-trace/1) for 'synor report'\n"
            "  --chrome FILE    write a Chrome trace-event file (open in ui.perfetto.dev)\n"
            "  --svg FILE       write an SVG Gantt chart\n"
@@ -35,16 +40,24 @@ static void help(void)
 }
 
 /* Plans (or not, for "dynamic") and simulates. */
+static synor_plan_options wopt; /* --weights, --storage-gbps */
+static double plan_setup;       /* of the last plan run() made */
+static size_t plan_copies;
+
 static int run(const synor_cost *c, const char *strategy, double deadline, synor_trace **t)
 {
     synor_plan *p = NULL;
     if (strcmp(strategy, "dynamic") != 0) {
         synor_plan_options o;
         synor_plan_options_init(&o);
+        o.weights = wopt.weights;
+        o.storage_bw = wopt.storage_bw;
         int rc = synor_strategy_from_name(strategy, &o.strategy);
         o.deadline = deadline;
         if (rc || (rc = synor_plan_create(c, &o, &p)))
             return rc;
+        plan_setup = p->setup;
+        plan_copies = p->n_loads;
     }
     int rc = synor_simulate(c, p, t);
     synor_plan_destroy(p);
@@ -82,6 +95,7 @@ static void int8_note(const synor_fabric *f, const char *strategy, char *buf, si
 
 int cli_simulate(const cli_globals *g, int argc, char **argv)
 {
+    synor_plan_options_init(&wopt);
     scenario sc = {0};
     const char *strategy = "heft", *baseline = "gpu-only", *trace_out = NULL, *chrome = NULL,
                *svg = NULL;
@@ -92,6 +106,8 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         int r = cli_scenario_opt(&sc, argc, argv, &i);
         if (r < 0)
             return cli_usage_error("simulate", "bad or missing value for '%s'", a);
+        if (!r && (r = cli_weights_opt("simulate", &wopt, argc, argv, &i)) == CLI_USAGE)
+            return CLI_USAGE;
         if (r)
             continue;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -144,15 +160,35 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         fprintf(stderr, "synor: note: baseline %s failed: %s\n", baseline, synor_errmsg());
         b = NULL;
     }
+    double setup = plan_setup;
+    size_t copies = plan_copies;
     const char *assume[12];
     size_t na = 0;
-    char note[600], fabric_note[1024];
+    char note[600], fabric_note[1024], weights[600];
     assume[na++] = "Every device is simulated from its profile (synor profiles ID shows the "
                    "figures and their sources); time per task is a roofline: launch latency + "
                    "max(FLOPs / (peak x efficiency), bytes / memory bandwidth).";
-    assume[na++] = "Weights are resident before the run on each device that uses them (loading "
-                   "is not timed) and count against its memory; activations and KV-cache entries "
-                   "move over the fabric's links, which are shared by concurrent transfers.";
+    if (!strcmp(strategy, "dynamic"))
+        snprintf(weights, sizeof weights,
+                 "Weights are resident before the run on each device that uses them (loading "
+                 "is not timed) and count against its memory; activations and KV-cache entries "
+                 "move over the fabric's links, which are shared by concurrent transfers.");
+    else if (wopt.weights == SYNOR_WEIGHTS_PRELOAD)
+        snprintf(weights, sizeof weights,
+                 "Weights (data no task produces) start in host memory (or storage when they "
+                 "do not fit) and were put where the plan needs them before the run: %zu "
+                 "copies, %.6f s of setup, not in the makespan; every copy counts against its "
+                 "device's memory. Activations move over the fabric's links, shared by "
+                 "concurrent transfers.",
+                 copies, setup);
+    else
+        snprintf(weights, sizeof weights,
+                 "Weights (data no task produces) start in host memory (or storage when they "
+                 "do not fit) and are copied during the run (%zu copies, in the makespan, each "
+                 "device one copy at a time, as planned: they do not share links with the "
+                 "activations, which do share them with each other).",
+                 copies);
+    assume[na++] = weights;
     assume[na++] = "Energy = active energy of each task + idle power of every device while it "
                    "waits; money = price per hour of each device that ran a task, for the "
                    "whole makespan.";

@@ -1,6 +1,7 @@
 /* scenario.c - the workload options that plan, simulate, cost and workload
  * share: a workload file, or an LLM preset decomposed for inference or
  * training (--preset, --dtype, --batch, --prompt, --new, --train). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,59 @@ int cli_scenario_opt(scenario *sc, int argc, char **argv, int *i)
     char *end;
     *num = strtoll(v, &end, 10);
     return *end || *num <= 0 ? -1 : 1;
+}
+
+int cli_weights_opt(const char *cmd, synor_plan_options *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--weights") && strcmp(a, "--storage-gbps"))
+        return 0;
+    if (*i + 1 >= argc)
+        return cli_usage_error(cmd, "missing value for '%s'", a);
+    const char *v = argv[++*i];
+    if (!strcmp(a, "--weights")) {
+        if (synor_weights_from_name(v, &o->weights))
+            return cli_usage_error(cmd, "--weights: '%s' is not preload or load", v);
+        return 1;
+    }
+    double gbps;
+    if (cli_parse_double(cmd, a, v, 1e-6, 1e6, &gbps))
+        return CLI_USAGE;
+    o->storage_bw = gbps * 1e9;
+    return 1;
+}
+
+void cli_weights_line(const synor_plan *p, const synor_cost *c)
+{
+    const synor_workload *w = synor_cost_workload(c);
+    double bytes = 0, total = 0;
+    size_t nd = synor_workload_data_count(w);
+    for (size_t x = 0; x < nd; x++) {
+        const synor_data *d = synor_workload_data(w, x);
+        if (d->producer < 0 && d->bytes)
+            total += (double)d->bytes;
+    }
+    for (size_t l = 0; l < p->n_loads; l++) /* item j = the j-th datum no task produces */
+        for (size_t x = 0, j = 0; x < nd; x++) {
+            const synor_data *d = synor_workload_data(w, x);
+            if (d->producer < 0 && d->bytes && j++ == p->loads[l].item) {
+                bytes += (double)d->bytes;
+                break;
+            }
+        }
+    if (total <= 0)
+        return;
+    char tb[32], cb[32];
+    cli_fmt_bytes(total, tb, sizeof tb);
+    cli_fmt_bytes(bytes, cb, sizeof cb);
+    if (p->weights == SYNOR_WEIGHTS_PRELOAD)
+        printf("weights   preloaded: %s of inputs and weights, %zu copies (%s) put in place "
+               "in %.6f s before the run (setup, not in the makespan)\n",
+               tb, p->n_loads, cb, p->setup);
+    else
+        printf("weights   loaded during the run: %s of inputs and weights, %zu copies (%s), "
+               "counted in the makespan\n",
+               tb, p->n_loads, cb);
 }
 
 int cli_scenario_check(const char *cmd, const scenario *sc)

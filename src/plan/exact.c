@@ -12,8 +12,15 @@
  * Bounds: the best finish so far; the longest remaining path with each
  * task at its fastest device and free communication; total remaining
  * minimum work spread over all devices. The incumbent on entry (a
- * heuristic's plan) only makes pruning start earlier. Memory hooks are not
- * consulted: the exact solver is for makespan references on small graphs. */
+ * heuristic's plan) only makes pruning start earlier.
+ *
+ * Weights and memory (weights.c) are part of the search: a device is tried
+ * for a task only if the task's weights and working memory fit there, and
+ * the weights it lacks are copied when the task is appended (undone on the
+ * way back). In load mode the copies delay the task; the schedule is then
+ * optimal among those whose copies are made in the order their tasks start.
+ * In preload mode replicas cost memory only, and the makespan is optimal
+ * under the memory limits. */
 #include <math.h>
 #include <string.h>
 
@@ -32,6 +39,9 @@ typedef struct bb {
     double *bst, *bft;
     double best;
     double busy, minw_left;
+    synor__wstate *ws;
+    synor_plan_load *blog; /* the best schedule's copies */
+    size_t n_blog;
     uint64_t nodes, limit;
     int aborted;
 } bb;
@@ -69,6 +79,10 @@ static void search(bb *b, size_t depth, double cur, double last_start)
     if (depth == b->n) {
         if (cur < b->best - EPS) {
             b->best = cur;
+            if (b->ws) {
+                memcpy(b->blog, b->ws->log, b->ws->n_log * sizeof *b->blog);
+                b->n_blog = b->ws->n_log;
+            }
             memcpy(b->bdev, b->dev, b->n * sizeof *b->dev);
             memcpy(b->bst, b->st, b->n * sizeof *b->st);
             memcpy(b->bft, b->ft, b->n * sizeof *b->ft);
@@ -82,10 +96,9 @@ static void search(bb *b, size_t depth, double cur, double last_start)
         if (b->done[i] || b->left[i])
             continue;
         for (size_t p = 0; p < b->d; p++) {
-            double w = pb->exec[i * b->d + p];
-            if (!isfinite(w))
+            double w = pb->exec[i * b->d + p], ready = 0;
+            if (!isfinite(w) || (b->ws && !synor__ws_probe(b->ws, i, p, &ready, NULL)))
                 continue;
-            double ready = 0;
             for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
                 size_t j = pb->pred[e];
                 double r = b->ft[j] + synor__comm(pb, pb->pred_bytes[e], b->dev[j], p);
@@ -99,6 +112,11 @@ static void search(bb *b, size_t depth, double cur, double last_start)
             if (f + b->blevel[i] - b->minw[i] >= b->best - EPS)
                 continue;
             double old_avail = b->avail[p];
+            size_t mark = b->ws ? b->ws->n_commits : 0;
+            if (b->ws && synor__ws_commit(b->ws, i, p)) {
+                b->aborted = 2; /* out of memory */
+                return;
+            }
             b->done[i] = 1;
             b->dev[i] = p;
             b->st[i] = s;
@@ -119,6 +137,8 @@ static void search(bb *b, size_t depth, double cur, double last_start)
             b->busy -= w;
             b->avail[p] = old_avail;
             b->done[i] = 0;
+            if (b->ws)
+                synor__ws_undo(b->ws, mark);
             if (b->aborted)
                 return;
         }
@@ -126,7 +146,8 @@ static void search(bb *b, size_t depth, double cur, double last_start)
 }
 
 int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
-                          size_t *dev, double *st, double *ft, int *optimal, uint64_t *nodes)
+                          synor__wstate *ws, size_t *dev, double *st, double *ft,
+                          int *optimal, uint64_t *nodes)
 {
     size_t n = pb->n_tasks, d = pb->n_devices;
     if (n > SYNOR_EXACT_MAX_TASKS)
@@ -153,8 +174,12 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
     b.minw = synor__calloc(n + 1, sizeof *b.minw);
     b.avail = synor__calloc(d + 1, sizeof *b.avail);
     b.done = synor__calloc(n + 1, 1);
+    /* each task copies at most all the items onto its device */
+    b.ws = ws;
+    b.blog = synor__malloc((ws && pb->use_off ? pb->use_off[n] + ws->n_log + 1 : 1) *
+                           sizeof *b.blog);
     if (!b.dev || !b.left || !b.bdev || !b.st || !b.ft || !b.bst || !b.bft || !b.blevel ||
-        !b.minw || !b.avail || !b.done) {
+        !b.minw || !b.avail || !b.done || !b.blog) {
         rc = synor__error(SYNOR_ENOMEM, "out of memory");
         goto out;
     }
@@ -190,7 +215,33 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
         memcpy(b.bft, ft, n * sizeof *ft);
         b.best += 1e-9 * b.best; /* let an equal schedule replace it */
     }
+    if (ws) { /* the incumbent's copies, then a clean slate for the search */
+        memcpy(b.blog, ws->log, ws->n_log * sizeof *b.blog);
+        b.n_blog = ws->n_log;
+        synor__ws_undo(ws, 0);
+    }
     search(&b, 0, 0, 0);
+    if (b.aborted == 2) {
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (ws) { /* the best schedule's copies (only the log is meaningful now) */
+        synor__ws_undo(ws, 0);
+        if (b.n_blog > ws->cap_log) {
+            synor_plan_load *l = synor__realloc(ws->log, b.n_blog * sizeof *l);
+            if (l)
+                ws->log = l;
+            double *c = l ? synor__realloc(ws->log_chan, b.n_blog * sizeof *c) : NULL;
+            if (!c) {
+                rc = synor__error(SYNOR_ENOMEM, "out of memory");
+                goto out;
+            }
+            ws->log_chan = c;
+            ws->cap_log = b.n_blog;
+        }
+        memcpy(ws->log, b.blog, b.n_blog * sizeof *b.blog);
+        ws->n_log = b.n_blog;
+    }
     memcpy(dev, b.bdev, n * sizeof *dev);
     memcpy(st, b.bst, n * sizeof *st);
     memcpy(ft, b.bft, n * sizeof *ft);
@@ -208,5 +259,6 @@ out:
     synor__free(b.minw);
     synor__free(b.avail);
     synor__free(b.done);
+    synor__free(b.blog);
     return rc;
 }

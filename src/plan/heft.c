@@ -155,6 +155,8 @@ typedef struct ls {
     timeline *tl;
     double idle_total;  /* sum of idle watts */
     int64_t price_total;
+    synor__wstate *ws;  /* weights and memory, or NULL */
+    synor__nofit *nf;   /* the closest miss, for the error */
 } ls;
 
 static void ls_free(ls *s)
@@ -294,9 +296,29 @@ static int kind_of(const ls *s, size_t p)
     return s->pb->kind ? (int)s->pb->kind[p] : (int)SYNOR_KIND_CPU;
 }
 
+/* Whether task i may run on p: the device runs it and its weights and
+ * working memory fit; *wready is when its weights are there. A memory miss
+ * closer than the one recorded is kept for the error message. */
+static int usable_at(const ls *s, size_t i, size_t p, double *wready)
+{
+    *wready = 0;
+    if (!isfinite(exec(s, i, p)))
+        return 0;
+    if (!s->ws)
+        return 1;
+    synor__nofit nf;
+    if (synor__ws_probe(s->ws, i, p, wready, &nf))
+        return 1;
+    if (s->nf && nf.need > 0 &&
+        (s->nf->need <= 0 || nf.need - nf.cap < s->nf->need - s->nf->cap))
+        *s->nf = nf;
+    return 0;
+}
+
 static int usable(const ls *s, size_t i, size_t p)
 {
-    return isfinite(exec(s, i, p)) && (!s->pb->fits || s->pb->fits(s->pb->user, i, p));
+    double r;
+    return usable_at(s, i, p, &r);
 }
 
 /* Devices the strategy allows for task i: all, or those of one kind. */
@@ -327,19 +349,40 @@ static int allowed_kind(const ls *s, size_t i)
     return s->o->strategy == SYNOR_STRATEGY_GPU_ONLY ? SYNOR_KIND_GPU : -1;
 }
 
+static int place_once(ls *s, size_t i, double subdeadline, double *makespan, size_t *dev,
+                      double *st, double *ft);
+
+/* Places task i. With one holder per weight, a task whose weights no
+ * holder can take is placed again with replicas allowed. */
 static int place(ls *s, size_t i, double subdeadline, double *makespan, size_t *dev, double *st,
                  double *ft)
 {
+    int rc = place_once(s, i, subdeadline, makespan, dev, st, ft);
+    if ((rc == SYNOR_ENODEV || (rc == SYNOR_ENOMEM && s->nf && s->nf->need > 0)) && s->ws &&
+        s->ws->single) {
+        s->ws->single = 0;
+        rc = place_once(s, i, subdeadline, makespan, dev, st, ft);
+        s->ws->single = 1;
+    }
+    return rc;
+}
+
+static int place_once(ls *s, size_t i, double subdeadline, double *makespan, size_t *dev,
+                      double *st, double *ft)
+{
     const synor_sched_problem *pb = s->pb;
     const synor_plan_options *o = s->o;
+    if (s->nf)
+        s->nf->need = 0;
     int kind = allowed_kind(s, i);
     size_t best = (size_t)-1, best_dl = (size_t)-1;
     double best_v = INFINITY, best_eft = INFINITY, best_st = 0;
     double dl_v = INFINITY, dl_eft = INFINITY, dl_st = 0;
     for (size_t p = 0; p < s->d; p++) {
-        if ((kind >= 0 && kind_of(s, p) != kind) || !usable(s, i, p))
+        double ready = 0, xfer = 0;
+        if ((kind >= 0 && kind_of(s, p) != kind) || !usable_at(s, i, p, &ready))
             continue;
-        double w = exec(s, i, p), ready = 0, xfer = 0;
+        double w = exec(s, i, p);
         for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
             size_t j = pb->pred[e];
             double c = synor__comm(pb, pb->pred_bytes[e], dev[j], p);
@@ -391,9 +434,10 @@ static int place(ls *s, size_t i, double subdeadline, double *makespan, size_t *
         } else { /* no device meets the share of the deadline: be fast */
             best_eft = INFINITY;
             for (size_t p = 0; p < s->d; p++) {
-                if ((kind >= 0 && kind_of(s, p) != kind) || !usable(s, i, p))
+                double ready = 0;
+                if ((kind >= 0 && kind_of(s, p) != kind) || !usable_at(s, i, p, &ready))
                     continue;
-                double w = exec(s, i, p), ready = 0;
+                double w = exec(s, i, p);
                 for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
                     size_t j = pb->pred[e];
                     double r = ft[j] + synor__comm(pb, pb->pred_bytes[e], dev[j], p);
@@ -409,16 +453,25 @@ static int place(ls *s, size_t i, double subdeadline, double *makespan, size_t *
             }
         }
     }
-    if (best == (size_t)-1)
+    if (best == (size_t)-1) {
+        if (s->nf && s->nf->need > 0 && s->nf->task == i)
+            return synor__error(SYNOR_ENOMEM,
+                                "task %zu fits in no device's memory: device %zu needs %.0f "
+                                "bytes of %.0f",
+                                i, s->nf->dev, s->nf->need, s->nf->cap);
         return synor__error(SYNOR_ENODEV, "task %zu can run on no device this strategy allows",
                             i);
+    }
     dev[i] = best;
     st[i] = best_st;
     ft[i] = best_eft;
     if (best_eft > *makespan)
         *makespan = best_eft;
-    if (pb->place)
-        pb->place(pb->user, i, best);
+    if (s->ws) {
+        int rc = synor__ws_commit(s->ws, i, best);
+        if (rc)
+            return rc;
+    }
     return insert(&s->tl[best], best_st, best_eft);
 }
 
@@ -444,7 +497,8 @@ static int heap_before(const ls *s, size_t a, size_t b)
 }
 
 int synor__list_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
-                         size_t *dev, double *st, double *ft)
+                         synor__wstate *ws, size_t *dev, double *st, double *ft,
+                         synor__nofit *nf)
 {
     size_t n = pb->n_tasks;
     size_t *topo = synor__malloc((n ? n : 1) * sizeof *topo);
@@ -459,6 +513,10 @@ int synor__list_schedule(const synor_sched_problem *pb, const synor_plan_options
     }
     if ((rc = synor__problem_topo(pb, topo)) || (rc = ls_init(&s, pb, o, topo)))
         goto out;
+    s.ws = ws;
+    s.nf = nf;
+    if (nf)
+        nf->need = 0;
     for (size_t i = 0; i < n; i++)
         if (!isfinite(s.wbar[i])) {
             rc = synor__error(SYNOR_ENODEV, "task %zu can run on no device", i);

@@ -1,13 +1,7 @@
 /* plan.c - the planner entry points (synor/plan.h): strategy names, the
- * problem derived from a cost matrix, memory-aware placement, plan
- * validation and the plan's JSON form.
- *
- * Memory: a workload's external data (weights) stays resident on every
- * device that ran a task consuming it. While planning, a device accepts a
- * task only if its resident external data, plus the external data the task
- * would add, plus the task's own transient footprint, fit in its memory.
- * This is what keeps a 70B model from being planned onto one 80 GB GPU
- * layer by layer. */
+ * problem derived from a cost matrix (weights, their home, memory), the
+ * choice among weight placements, plan validation and the plan's JSON
+ * form. Where weights are while planning: weights.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +49,23 @@ void synor_plan_options_init(synor_plan_options *o)
     o->alpha = 1;
     o->beta = 1;
     o->gamma = 1e-3;
+}
+
+static const char *const W_NAMES[] = {"preload", "load"};
+
+const char *synor_weights_name(synor_weights w)
+{
+    return (unsigned)w < 2 ? W_NAMES[w] : "unknown";
+}
+
+int synor_weights_from_name(const char *name, synor_weights *out)
+{
+    for (int i = 0; i < 2; i++)
+        if (strcmp(name, W_NAMES[i]) == 0) {
+            *out = (synor_weights)i;
+            return 0;
+        }
+    return synor__error(SYNOR_EINVAL, "unknown weights mode \"%s\" (preload or load)", name);
 }
 
 int synor__problem_topo(const synor_sched_problem *pb, size_t *order)
@@ -117,10 +128,9 @@ typedef struct owned_problem {
     int64_t *price;
     synor_kind *kind;
     int *pref, *fb;
-    /* memory hooks */
-    unsigned char *loaded; /* [dev * n_data + data] */
-    uint64_t *resident;    /* per device */
-    size_t n_data;
+    /* weights: item k is the workload's datum item_data[k] */
+    double *item_bytes, *mem, *task_mem;
+    size_t *item_home, *use_off, *use, *item_data;
 } owned_problem;
 
 void synor_sched_problem_free(synor_sched_problem *pb)
@@ -140,55 +150,97 @@ void synor_sched_problem_free(synor_sched_problem *pb)
     synor__free(op->kind);
     synor__free(op->pref);
     synor__free(op->fb);
-    synor__free(op->loaded);
-    synor__free(op->resident);
+    synor__free(op->item_bytes);
+    synor__free(op->mem);
+    synor__free(op->task_mem);
+    synor__free(op->item_home);
+    synor__free(op->use_off);
+    synor__free(op->use);
+    synor__free(op->item_data);
     synor__free(op);
 }
 
-/* External bytes the task would add to dev, and its transient footprint. */
-static void mem_need(const owned_problem *op, size_t task, size_t dev, uint64_t *add,
-                     uint64_t *transient)
+/* Weights: the data no task produces. Their home is the host memory of
+ * the fabric's first CPU when they all fit there, else storage. */
+static int build_weights(owned_problem *op)
 {
     const synor_workload *w = synor_cost_workload(op->c);
-    const synor_task *t = synor_workload_task(w, task);
-    *add = 0;
-    *transient = t->workspace;
-    for (size_t k = 0; k < t->n_consumes; k++) {
-        const synor_data *d = synor_workload_data(w, t->consumes[k]);
-        if (d->producer >= 0)
-            *transient += d->bytes;
-        else if (!op->loaded[dev * op->n_data + t->consumes[k]])
-            *add += d->bytes;
-    }
-    for (size_t k = 0; k < t->n_produces; k++)
-        *transient += synor_workload_data(w, t->produces[k])->bytes;
-}
-
-static int hook_fits(void *user, size_t task, size_t dev)
-{
-    owned_problem *op = user;
-    uint64_t add, tr;
-    mem_need(op, task, dev, &add, &tr);
-    const synor_fabric_device *fd = synor_fabric_device_at(synor_cost_fabric(op->c), dev);
-    return op->resident[dev] + add + tr <= synor_device_caps(fd->dev)->mem_bytes;
-}
-
-static void hook_place(void *user, size_t task, size_t dev)
-{
-    owned_problem *op = user;
-    const synor_workload *w = synor_cost_workload(op->c);
-    const synor_task *t = synor_workload_task(w, task);
-    for (size_t k = 0; k < t->n_consumes; k++) {
-        const synor_data *d = synor_workload_data(w, t->consumes[k]);
-        unsigned char *l = &op->loaded[dev * op->n_data + t->consumes[k]];
-        if (d->producer < 0 && !*l) {
-            *l = 1;
-            op->resident[dev] += d->bytes;
+    const synor_fabric *f = synor_cost_fabric(op->c);
+    size_t n = synor_workload_count(w), nd = synor_workload_data_count(w);
+    size_t d = synor_fabric_device_count(f), k = 0, u = 0;
+    double total = 0;
+    for (size_t j = 0; j < nd; j++) {
+        const synor_data *x = synor_workload_data(w, j);
+        if (x->producer < 0 && x->bytes) {
+            k++;
+            total += (double)x->bytes;
         }
     }
+    for (size_t i = 0; i < n; i++)
+        u += synor_workload_task(w, i)->n_consumes;
+    op->item_bytes = synor__malloc((k ? k : 1) * sizeof *op->item_bytes);
+    op->item_home = synor__malloc((k ? k : 1) * sizeof *op->item_home);
+    op->item_data = synor__malloc((k ? k : 1) * sizeof *op->item_data);
+    op->use_off = synor__calloc(n + 1, sizeof *op->use_off);
+    op->use = synor__malloc((u ? u : 1) * sizeof *op->use);
+    op->mem = synor__malloc((d ? d : 1) * sizeof *op->mem);
+    op->task_mem = synor__malloc((n ? n : 1) * sizeof *op->task_mem);
+    size_t *item_of = synor__malloc((nd ? nd : 1) * sizeof *item_of);
+    if (!op->item_bytes || !op->item_home || !op->item_data || !op->use_off || !op->use ||
+        !op->mem || !op->task_mem || !item_of) {
+        synor__free(item_of);
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    size_t home = SYNOR_HOME_STORAGE;
+    for (size_t p = 0; p < d && home == SYNOR_HOME_STORAGE; p++) {
+        const synor_device *dv = synor_fabric_device_at(f, p)->dev;
+        if (synor_device_kind(dv) == SYNOR_KIND_CPU &&
+            total <= (double)synor_device_caps(dv)->mem_bytes)
+            home = p;
+        else if (synor_device_kind(dv) == SYNOR_KIND_CPU)
+            break; /* the first CPU is the host; it cannot hold them: storage */
+    }
+    k = 0;
+    for (size_t j = 0; j < nd; j++) {
+        const synor_data *x = synor_workload_data(w, j);
+        item_of[j] = SIZE_MAX;
+        if (x->producer < 0 && x->bytes) {
+            item_of[j] = k;
+            op->item_bytes[k] = (double)x->bytes;
+            op->item_home[k] = home;
+            op->item_data[k++] = j;
+        }
+    }
+    u = 0;
+    for (size_t i = 0; i < n; i++) {
+        const synor_task *t = synor_workload_task(w, i);
+        double tm = (double)t->workspace;
+        for (size_t c = 0; c < t->n_consumes; c++) {
+            const synor_data *x = synor_workload_data(w, t->consumes[c]);
+            if (item_of[t->consumes[c]] != SIZE_MAX)
+                op->use[u++] = item_of[t->consumes[c]];
+            else if (x->producer >= 0)
+                tm += (double)x->bytes;
+        }
+        for (size_t c = 0; c < t->n_produces; c++)
+            tm += (double)synor_workload_data(w, t->produces[c])->bytes;
+        op->task_mem[i] = tm;
+        op->use_off[i + 1] = u;
+    }
+    for (size_t p = 0; p < d; p++)
+        op->mem[p] = (double)synor_device_caps(synor_fabric_device_at(f, p)->dev)->mem_bytes;
+    synor__free(item_of);
+    op->pb.n_items = k;
+    op->pb.item_bytes = op->item_bytes;
+    op->pb.item_home = op->item_home;
+    op->pb.use_off = op->use_off;
+    op->pb.use = op->use;
+    op->pb.mem = op->mem;
+    op->pb.task_mem = op->task_mem;
+    return 0;
 }
 
-static int problem_build(const synor_cost *c, int hooks, owned_problem **out)
+static int problem_build(const synor_cost *c, owned_problem **out)
 {
     const synor_workload *w = synor_cost_workload(c);
     const synor_fabric *f = synor_cost_fabric(c);
@@ -199,7 +251,6 @@ static int problem_build(const synor_cost *c, int hooks, owned_problem **out)
     if (!op)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     op->c = c;
-    op->n_data = synor_workload_data_count(w);
     op->exec = synor__malloc((n && d ? n * d : 1) * sizeof *op->exec);
     op->energy = synor__malloc((n && d ? n * d : 1) * sizeof *op->energy);
     op->bytes = synor__malloc((m ? m : 1) * sizeof *op->bytes);
@@ -212,11 +263,8 @@ static int problem_build(const synor_cost *c, int hooks, owned_problem **out)
     op->kind = synor__calloc(d, sizeof *op->kind);
     op->pref = synor__malloc((n ? n : 1) * sizeof *op->pref);
     op->fb = synor__malloc((n ? n : 1) * sizeof *op->fb);
-    op->resident = synor__calloc(d, sizeof *op->resident);
-    op->loaded = synor__calloc(d && op->n_data ? d * op->n_data : 1, 1);
     if (!op->exec || !op->energy || !op->bytes || !op->pred || !op->pred_off || !op->lat ||
-        !op->inv_bw || !op->idle || !op->price || !op->kind || !op->pref || !op->fb ||
-        !op->resident || !op->loaded) {
+        !op->inv_bw || !op->idle || !op->price || !op->kind || !op->pref || !op->fb) {
         synor_sched_problem_free(&op->pb);
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
@@ -264,10 +312,10 @@ static int problem_build(const synor_cost *c, int hooks, owned_problem **out)
     pb->kind = op->kind;
     pb->preferred = op->pref;
     pb->fallback = op->fb;
-    if (hooks) {
-        pb->fits = hook_fits;
-        pb->place = hook_place;
-        pb->user = op;
+    int rc = build_weights(op);
+    if (rc) {
+        synor_sched_problem_free(pb);
+        return rc;
     }
     *out = op;
     return 0;
@@ -276,7 +324,7 @@ static int problem_build(const synor_cost *c, int hooks, owned_problem **out)
 int synor_sched_problem_from_cost(const synor_cost *c, synor_sched_problem **out)
 {
     owned_problem *op;
-    int rc = problem_build(c, 0, &op);
+    int rc = problem_build(c, &op);
     if (!rc)
         *out = &op->pb;
     return rc;
@@ -288,6 +336,7 @@ typedef struct plan_impl {
     synor_plan p; /* first */
     size_t *dev, *order;
     double *st, *ft;
+    synor_plan_load *loads;
 } plan_impl;
 
 void synor_plan_destroy(synor_plan *p)
@@ -299,6 +348,7 @@ void synor_plan_destroy(synor_plan *p)
     synor__free(pi->order);
     synor__free(pi->st);
     synor__free(pi->ft);
+    synor__free(pi->loads);
     synor__free(pi);
 }
 
@@ -317,8 +367,158 @@ static int by_start(const void *a, const void *b)
     return x->task < y->task ? -1 : x->task > y->task;
 }
 
-int synor_plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,
-                       synor_plan **out)
+/* What a strategy minimises, for choosing among weight placements: energy
+ * (active, plus idle power over the makespan), money (the price of every
+ * device used, for the makespan), else the makespan. */
+static double objective(const synor_sched_problem *pb, const synor_plan_options *o,
+                        const size_t *dev, const double *ft, double *busy)
+{
+    size_t n = pb->n_tasks, d = pb->n_devices;
+    double ms = 0;
+    for (size_t i = 0; i < n; i++)
+        ms = ft[i] > ms ? ft[i] : ms;
+    if (o->strategy != SYNOR_STRATEGY_ENERGY && o->strategy != SYNOR_STRATEGY_COST)
+        return ms;
+    for (size_t p = 0; p < d; p++)
+        busy[p] = -1;
+    double e = 0;
+    for (size_t i = 0; i < n; i++) {
+        double w = pb->exec[i * d + dev[i]];
+        busy[dev[i]] = (busy[dev[i]] < 0 ? 0 : busy[dev[i]]) + w;
+        e += pb->energy ? pb->energy[i * d + dev[i]] : w;
+    }
+    double money = 0;
+    for (size_t p = 0; p < d; p++) {
+        double b = busy[p] < 0 ? 0 : busy[p];
+        e += (pb->idle_watts ? pb->idle_watts[p] : 0) * (ms - b);
+        if (busy[p] >= 0)
+            money += (double)(pb->price_micro ? pb->price_micro[p] : 0) * ms / 3600.0;
+    }
+    return o->strategy == SYNOR_STRATEGY_ENERGY ? e : money;
+}
+
+/* Preload: the weights are in place at 0, so each task starts as soon as
+ * its device and inputs allow, keeping the assignment and every device's
+ * order. Never later than the schedule it retimes. */
+static int retime(const synor_sched_problem *pb, const size_t *dev, double *st, double *ft)
+{
+    size_t n = pb->n_tasks, d = pb->n_devices;
+    okey *k = synor__malloc((n ? n : 1) * sizeof *k);
+    double *avail = synor__calloc(d ? d : 1, sizeof *avail);
+    if (!k || !avail) {
+        synor__free(k);
+        synor__free(avail);
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        k[i] = (okey){st[i], dev[i], i};
+    qsort(k, n, sizeof *k, by_start);
+    for (size_t x = 0; x < n; x++) {
+        size_t i = k[x].task, p = dev[i];
+        double r = avail[p];
+        for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
+            size_t j = pb->pred[e];
+            double a = ft[j] + synor__comm(pb, pb->pred_bytes[e], dev[j], p);
+            r = a > r ? a : r;
+        }
+        st[i] = r;
+        ft[i] = r + pb->exec[i * d + p];
+        avail[p] = ft[i];
+    }
+    synor__free(k);
+    synor__free(avail);
+    return 0;
+}
+
+typedef struct variant {
+    size_t *dev;
+    double *st, *ft;
+    synor__wstate ws;
+    int have;
+} variant;
+
+static void variant_free(variant *v)
+{
+    synor__free(v->dev);
+    synor__free(v->st);
+    synor__free(v->ft);
+    synor__ws_free(&v->ws);
+}
+
+/* One weight placement: list scheduling with the weights state given by
+ * timed (copies delay tasks) and single (one holder besides the home);
+ * preload schedules are then retimed with the weights in place. */
+static int run_variant(const synor_sched_problem *pb, const synor_plan_options *o, int timed,
+                       int single, variant *v, synor__nofit *nf)
+{
+    size_t n = pb->n_tasks;
+    v->dev = synor__malloc((n ? n : 1) * sizeof *v->dev);
+    v->st = synor__malloc((n ? n : 1) * sizeof *v->st);
+    v->ft = synor__malloc((n ? n : 1) * sizeof *v->ft);
+    if (!v->dev || !v->st || !v->ft)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    int rc = synor__ws_init(&v->ws, pb, timed, single);
+    if (!rc)
+        rc = synor__list_schedule(pb, o, &v->ws, v->dev, v->st, v->ft, nf);
+    if (!rc && timed && o->weights == SYNOR_WEIGHTS_PRELOAD)
+        rc = retime(pb, v->dev, v->st, v->ft);
+    v->have = !rc;
+    return rc;
+}
+
+/* The best of the weight placements (plan.h): one holder, replicas where
+ * memory allows, and in preload mode replicas priced by their copy time. */
+static int best_variant(const synor_sched_problem *pb, const synor_plan_options *o,
+                        variant *best, synor__nofit *nf)
+{
+    int load = o->weights == SYNOR_WEIGHTS_LOAD;
+    struct {
+        int timed, single;
+    } tries[3] = {{load, 1}, {load, 0}, {1, 0}};
+    int n_tries = !pb->n_items ? 1 : load ? 2 : 3, rc = 0, any = 0;
+    double best_v = INFINITY;
+    double *busy = synor__malloc((pb->n_devices ? pb->n_devices : 1) * sizeof *busy);
+    if (!busy)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    memset(best, 0, sizeof *best);
+    int first_rc = 0;
+    char first_msg[512] = "";
+    for (int t = 0; t < n_tries; t++) {
+        variant v;
+        memset(&v, 0, sizeof v);
+        synor__nofit vnf;
+        memset(&vnf, 0, sizeof vnf);
+        rc = run_variant(pb, o, tries[t].timed, tries[t].single, &v, &vnf);
+        if (rc) { /* another placement may still fit: keep the first failure */
+            if (!first_rc) {
+                first_rc = rc;
+                *nf = vnf;
+                synor__strlcpy(first_msg, synor_errmsg(), sizeof first_msg);
+            }
+            variant_free(&v);
+            if (rc != SYNOR_ENOMEM && rc != SYNOR_ENODEV)
+                break; /* out of memory or a bad problem: no point going on */
+            continue;
+        }
+        double val = objective(pb, o, v.dev, v.ft, busy);
+        if (!any || val < best_v) {
+            variant_free(best);
+            *best = v;
+            best_v = val;
+            any = 1;
+        } else {
+            variant_free(&v);
+        }
+    }
+    synor__free(busy);
+    if (any)
+        return 0;
+    variant_free(best);
+    return synor__error(first_rc, "%s", first_msg);
+}
+
+static int plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,
+                        synor__nofit *nf, synor_plan **out)
 {
     synor_plan_options defaults;
     if (!opt) {
@@ -329,53 +529,93 @@ int synor_plan_problem(const synor_sched_problem *pb, const synor_plan_options *
         return synor__error(SYNOR_ENODEV, "no devices to plan for");
     size_t n = pb->n_tasks;
     plan_impl *pi = synor__calloc(1, sizeof *pi);
-    if (!pi)
-        return synor__error(SYNOR_ENOMEM, "out of memory");
-    pi->dev = synor__calloc(n ? n : 1, sizeof *pi->dev);
-    pi->order = synor__calloc(n ? n : 1, sizeof *pi->order);
-    pi->st = synor__calloc(n ? n : 1, sizeof *pi->st);
-    pi->ft = synor__calloc(n ? n : 1, sizeof *pi->ft);
     okey *keys = synor__malloc((n ? n : 1) * sizeof *keys);
+    if (!pi || !keys) {
+        synor__free(pi);
+        synor__free(keys);
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    variant v;
+    memset(&v, 0, sizeof v);
     int rc = 0;
-    if (!pi->dev || !pi->order || !pi->st || !pi->ft || !keys) {
-        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+    if (opt->strategy == SYNOR_STRATEGY_EXACT && n > SYNOR_EXACT_MAX_TASKS) {
+        rc = synor__error(SYNOR_ERANGE, "the exact solver takes at most %d tasks, not %zu",
+                          SYNOR_EXACT_MAX_TASKS, n);
         goto fail;
     }
     if (opt->strategy == SYNOR_STRATEGY_EXACT) {
-        if (n > SYNOR_EXACT_MAX_TASKS) {
-            rc = synor__error(SYNOR_ERANGE, "the exact solver takes at most %d tasks, not %zu",
-                              SYNOR_EXACT_MAX_TASKS, n);
-            goto fail;
-        }
-        /* incumbent: the better of HEFT and PEFT, without memory hooks */
-        synor_sched_problem plain = *pb;
-        plain.fits = NULL;
-        plain.place = NULL;
+        /* incumbent: the better of HEFT's and PEFT's best placements */
         synor_plan_options h = *opt;
-        double best = INFINITY;
-        size_t dv[SYNOR_EXACT_MAX_TASKS + 1];
-        double s1[SYNOR_EXACT_MAX_TASKS + 1], f1[SYNOR_EXACT_MAX_TASKS + 1];
         for (int k = 0; k < 2; k++) {
+            variant c;
             h.strategy = k ? SYNOR_STRATEGY_PEFT : SYNOR_STRATEGY_HEFT;
-            if ((rc = synor__list_schedule(&plain, &h, dv, s1, f1)))
+            if ((rc = best_variant(pb, &h, &c, nf)))
                 goto fail;
-            double ms = 0;
-            for (size_t i = 0; i < n; i++)
-                ms = f1[i] > ms ? f1[i] : ms;
-            if (ms < best) {
-                best = ms;
-                memcpy(pi->dev, dv, n * sizeof *dv);
-                memcpy(pi->st, s1, n * sizeof *s1);
-                memcpy(pi->ft, f1, n * sizeof *f1);
+            double a = 0, b = 0;
+            for (size_t i = 0; i < n; i++) {
+                a = c.ft[i] > a ? c.ft[i] : a;
+                b = v.have && v.ft[i] > b ? v.ft[i] : b;
+            }
+            if (!v.have || a < b) {
+                variant_free(&v);
+                v = c;
+            } else {
+                variant_free(&c);
             }
         }
-        if (n == 0)
+        if (n == 0) {
             pi->p.optimal = 1;
-        else if ((rc = synor__exact_schedule(&plain, opt, pi->dev, pi->st, pi->ft,
-                                             &pi->p.optimal, &pi->p.nodes)))
-            goto fail;
-    } else if ((rc = synor__list_schedule(pb, opt, pi->dev, pi->st, pi->ft))) {
+        } else {
+            /* the search works on the mode's clock: untimed in preload */
+            v.ws.timed = opt->weights == SYNOR_WEIGHTS_LOAD;
+            v.ws.single = 0;
+            if ((rc = synor__exact_schedule(pb, opt, &v.ws, v.dev, v.st, v.ft, &pi->p.optimal,
+                                            &pi->p.nodes)))
+                goto fail;
+        }
+    } else if ((rc = best_variant(pb, opt, &v, nf))) {
         goto fail;
+    }
+    pi->dev = v.dev;
+    pi->st = v.st;
+    pi->ft = v.ft;
+    v.dev = NULL;
+    v.st = v.ft = NULL;
+    pi->order = synor__calloc(n ? n : 1, sizeof *pi->order);
+    pi->loads = synor__malloc((v.ws.n_log ? v.ws.n_log : 1) * sizeof *pi->loads);
+    if (!pi->order || !pi->loads) {
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (v.ws.n_log)
+        memcpy(pi->loads, v.ws.log, v.ws.n_log * sizeof *pi->loads);
+    pi->p.n_loads = v.ws.n_log;
+    pi->p.loads = pi->loads;
+    pi->p.weights = opt->weights;
+    if (opt->weights == SYNOR_WEIGHTS_PRELOAD) {
+        /* the copies happen before the run: their own clock, from 0 */
+        synor__wstate setup;
+        if ((rc = synor__ws_init(&setup, pb, 0, 0)))
+            goto fail;
+        for (size_t k = 0; k < pi->p.n_loads && !rc; k++) {
+            /* replay in planned order so sources and times are the setup's */
+            size_t j = pi->loads[k].item, p = pi->loads[k].dev;
+            if (!isfinite(setup.ready[p * setup.k + j])) {
+                synor_sched_problem one = *pb;
+                size_t off[2] = {0, 1}, use[1] = {j};
+                one.use_off = off;
+                one.use = use;
+                setup.pb = &one;
+                rc = synor__ws_commit(&setup, 0, p);
+                setup.pb = pb;
+                if (!rc)
+                    pi->loads[k] = setup.log[setup.n_log - 1];
+            }
+        }
+        pi->p.setup = synor__ws_setup(&setup);
+        synor__ws_free(&setup);
+        if (rc)
+            goto fail;
     }
     for (size_t i = 0; i < n; i++) {
         keys[i] = (okey){pi->st[i], pi->dev[i], i};
@@ -386,6 +626,7 @@ int synor_plan_problem(const synor_sched_problem *pb, const synor_plan_options *
     for (size_t i = 0; i < n; i++)
         pi->order[i] = keys[i].task;
     synor__free(keys);
+    variant_free(&v);
     pi->p.strategy = opt->strategy;
     pi->p.n_tasks = n;
     pi->p.n_devices = pb->n_devices;
@@ -397,32 +638,99 @@ int synor_plan_problem(const synor_sched_problem *pb, const synor_plan_options *
     return 0;
 fail:
     synor__free(keys);
+    variant_free(&v);
     synor_plan_destroy(&pi->p);
     return rc;
+}
+
+int synor_plan_problem(const synor_sched_problem *pb, const synor_plan_options *o,
+                       synor_plan **out)
+{
+    synor__nofit nf;
+    return plan_problem(pb, o, &nf, out);
 }
 
 int synor_plan_create(const synor_cost *c, const synor_plan_options *o, synor_plan **out)
 {
     owned_problem *op;
-    int rc = problem_build(c, 1, &op);
+    int rc = problem_build(c, &op);
     if (rc)
         return rc;
-    rc = synor_plan_problem(&op->pb, o, out);
-    if (rc == SYNOR_ENODEV) {
+    if (o && o->storage_bw > 0)
+        op->pb.storage_bw = o->storage_bw;
+    synor__nofit nf;
+    memset(&nf, 0, sizeof nf);
+    rc = plan_problem(&op->pb, o, &nf, out);
+    const synor_workload *w = synor_cost_workload(c);
+    const synor_fabric *f = synor_cost_fabric(c);
+    if (rc == SYNOR_ENOMEM && nf.need > 0 && nf.task < op->pb.n_tasks &&
+        nf.dev < op->pb.n_devices) {
+        /* name the task, the device that came closest, the datum, the shortfall */
+        char need[32], cap[32], gap[32], wb[32];
+        synor__format_size((uint64_t)nf.need, 0, need, sizeof need);
+        synor__format_size((uint64_t)nf.cap, 0, cap, sizeof cap);
+        synor__format_size((uint64_t)(nf.need - nf.cap), 0, gap, sizeof gap);
+        const char *dname = synor_fabric_device_at(f, nf.dev)->name;
+        const synor_task *t = synor_workload_task(w, nf.task);
+        if (nf.item < op->pb.n_items) {
+            const synor_data *x = synor_workload_data(w, op->item_data[nf.item]);
+            synor__format_size(x->bytes, 0, wb, sizeof wb);
+            rc = synor__error(SYNOR_ENOMEM,
+                              "task \"%s\" fits in no device's memory: the closest is \"%s\", "
+                              "where datum \"%s\" (%s) with what the device already holds and "
+                              "the task's working memory needs %s of its %s, %s short",
+                              t->id, dname, x->name, wb, need, cap, gap);
+        } else {
+            rc = synor__error(SYNOR_ENOMEM,
+                              "task \"%s\" fits in no device's memory: the closest is \"%s\", "
+                              "where its working memory with what the device already holds "
+                              "needs %s of its %s, %s short",
+                              t->id, dname, need, cap, gap);
+        }
+    } else if (rc == SYNOR_ENODEV) {
         /* name the task and the reason in the workload's terms */
         char msg[512];
         synor__strlcpy(msg, synor_errmsg(), sizeof msg);
         size_t task;
         if (sscanf(msg, "task %zu", &task) == 1 && task < op->pb.n_tasks) {
-            const synor_task *t = synor_workload_task(synor_cost_workload(c), task);
-            char fp[32];
-            synor__format_size(synor_cost_footprint(c, task), 0, fp, sizeof fp);
-            rc = synor__error(SYNOR_ENODEV,
-                              "task \"%s\" (%s, %s) fits no device the strategy allows: no "
-                              "device runs it, or its data (%s plus resident weights) does not "
-                              "fit in memory",
-                              t->id, synor_op_type_name(t->op.type),
-                              synor_dtype_name(t->op.dtype), fp);
+            const synor_task *t = synor_workload_task(w, task);
+            /* too big for every device? name the largest and the datum */
+            uint64_t need = synor_cost_footprint(c, task), most = 0, big = 0;
+            size_t at = 0;
+            const char *datum = NULL;
+            for (size_t p = 0; p < op->pb.n_devices; p++) {
+                uint64_t m = synor_device_caps(synor_fabric_device_at(f, p)->dev)->mem_bytes;
+                if (m > most) {
+                    most = m;
+                    at = p;
+                }
+            }
+            for (size_t k = 0; k < t->n_consumes; k++) {
+                const synor_data *x = synor_workload_data(w, t->consumes[k]);
+                if (x->bytes > big) {
+                    big = x->bytes;
+                    datum = x->name;
+                }
+            }
+            if (need > most && datum) {
+                char nb[32], mb[32], gb[32], db[32];
+                synor__format_size(need, 0, nb, sizeof nb);
+                synor__format_size(most, 0, mb, sizeof mb);
+                synor__format_size(need - most, 0, gb, sizeof gb);
+                synor__format_size(big, 0, db, sizeof db);
+                rc = synor__error(SYNOR_ENOMEM,
+                                  "task \"%s\" fits in no device's memory: it needs %s, its "
+                                  "largest datum \"%s\" alone %s; the largest device, \"%s\", "
+                                  "has %s: %s short",
+                                  t->id, nb, datum, db, synor_fabric_device_at(f, at)->name, mb,
+                                  gb);
+            } else {
+                rc = synor__error(SYNOR_ENODEV,
+                                  "task \"%s\" (%s, %s) can run on no device the strategy "
+                                  "allows",
+                                  t->id, synor_op_type_name(t->op.type),
+                                  synor_dtype_name(t->op.dtype));
+            }
         }
     }
     synor_sched_problem_free(&op->pb);
@@ -430,6 +738,96 @@ int synor_plan_create(const synor_cost *c, const synor_plan_options *o, synor_pl
 }
 
 /* ------------------------------------------------------------ validation */
+
+/* The weights part of synor_plan_validate: replays the copies in planned
+ * order (each from a source that holds the weight by then, no shorter
+ * than its cost, one at a time per device), then checks every task's
+ * weights and every device's memory. */
+static int validate_weights(const synor_plan *p, const synor_sched_problem *pb)
+{
+    const double tol = 1e-9;
+    size_t n = p->n_tasks, d = p->n_devices, k = pb->n_items;
+    if (!k && !pb->mem)
+        return 0;
+    synor__wstate ws;
+    int rc = synor__ws_init(&ws, pb, 1, 0);
+    if (rc)
+        return rc;
+    double *maxmem = synor__calloc(d ? d : 1, sizeof *maxmem);
+    if (!maxmem) {
+        synor__ws_free(&ws);
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    double *engine = ws.chan; /* when each device's last copy ended */
+    for (size_t x = 0; x < p->n_loads && !rc; x++) {
+        const synor_plan_load *l = &p->loads[x];
+        if (l->item >= k || l->dev >= d)
+            rc = synor__error(SYNOR_EINVAL, "copy %zu: item %zu or device %zu out of range", x,
+                              l->item, l->dev);
+        else if (isfinite(ws.ready[l->dev * k + l->item]))
+            rc = synor__error(SYNOR_EINVAL, "copy %zu: device %zu already holds item %zu", x,
+                              l->dev, l->item);
+        else if (l->start < engine[l->dev] - tol * (1 + l->start))
+            rc = synor__error(SYNOR_EINVAL, "copy %zu onto device %zu starts at %.9g, before "
+                                            "its previous copy ends at %.9g",
+                              x, l->dev, l->start, engine[l->dev]);
+        if (rc)
+            break;
+        double cost, have;
+        if (l->src == SYNOR_HOME_STORAGE) {
+            size_t home = pb->item_home ? pb->item_home[l->item] : SYNOR_HOME_STORAGE;
+            cost = pb->item_bytes[l->item] /
+                   (pb->storage_bw > 0 ? pb->storage_bw : SYNOR_STORAGE_BW_DEFAULT);
+            have = home == SYNOR_HOME_STORAGE ? 0 : INFINITY;
+        } else if (l->src < d && l->src != l->dev) {
+            cost = synor__comm(pb, pb->item_bytes[l->item], l->src, l->dev);
+            have = ws.ready[l->src * k + l->item];
+        } else {
+            rc = synor__error(SYNOR_EINVAL, "copy %zu: source %zu is not a device", x, l->src);
+            break;
+        }
+        if (!(l->start >= have - tol * (1 + have)))
+            rc = synor__error(SYNOR_EINVAL, "copy %zu of item %zu comes from a source that "
+                                            "does not hold it at %.9g",
+                              x, l->item, l->start);
+        else if (l->finish - l->start < cost - tol * (1 + cost))
+            rc = synor__error(SYNOR_EINVAL, "copy %zu of item %zu takes %.9g s, less than its "
+                                            "cost %.9g s",
+                              x, l->item, l->finish - l->start, cost);
+        ws.ready[l->dev * k + l->item] = l->finish;
+        ws.held[l->dev] += pb->item_bytes[l->item];
+        engine[l->dev] = l->finish;
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        size_t q = p->device[i];
+        for (size_t u = pb->use_off ? pb->use_off[i] : 0; pb->use_off && u < pb->use_off[i + 1];
+             u++) {
+            double r = ws.ready[q * k + pb->use[u]];
+            if (!isfinite(r)) {
+                rc = synor__error(SYNOR_EINVAL, "task %zu runs on device %zu, which never "
+                                                "holds its item %zu",
+                                  i, q, pb->use[u]);
+                break;
+            }
+            if (p->weights == SYNOR_WEIGHTS_LOAD && p->start[i] < r - tol * (1 + r)) {
+                rc = synor__error(SYNOR_EINVAL, "task %zu starts at %.9g before its item %zu "
+                                                "is on device %zu at %.9g",
+                                  i, p->start[i], pb->use[u], q, r);
+                break;
+            }
+        }
+        double tm = pb->task_mem ? pb->task_mem[i] : 0;
+        maxmem[q] = tm > maxmem[q] ? tm : maxmem[q];
+    }
+    for (size_t q = 0; q < d && !rc && pb->mem; q++)
+        if (ws.held[q] + maxmem[q] > pb->mem[q] * (1 + tol))
+            rc = synor__error(SYNOR_EINVAL, "device %zu holds %.0f bytes of weights and needs "
+                                            "%.0f of working memory: more than its %.0f",
+                              q, ws.held[q], maxmem[q], pb->mem[q]);
+    synor__free(maxmem);
+    synor__ws_free(&ws);
+    return rc;
+}
 
 int synor_plan_validate(const synor_plan *p, const synor_sched_problem *pb)
 {
@@ -472,7 +870,7 @@ int synor_plan_validate(const synor_plan *p, const synor_sched_problem *pb)
             last[q] = i;
     }
     synor__free(last);
-    return rc;
+    return rc ? rc : validate_weights(p, pb);
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -498,6 +896,35 @@ char *synor_plan_to_json(const synor_plan *p, const synor_cost *c)
     synor__jw_bool(&j, 1);
     synor__jw_key(&j, "makespan_s");
     synor__jw_num(&j, p->makespan);
+    synor__jw_key(&j, "weights");
+    synor__jw_str(&j, synor_weights_name(p->weights));
+    synor__jw_key(&j, "setup_s");
+    synor__jw_num(&j, p->setup);
+    synor__jw_key(&j, "copies");
+    synor__jw_arr_begin(&j);
+    size_t nd = synor_workload_data_count(w), *item = NULL, n_items = 0;
+    if (p->n_loads && (item = synor__malloc(nd * sizeof *item)))
+        for (size_t x = 0; x < nd; x++) /* item k = the k-th external datum (build_weights) */
+            if (synor_workload_data(w, x)->producer < 0 && synor_workload_data(w, x)->bytes)
+                item[n_items++] = x;
+    for (size_t x = 0; item && x < p->n_loads; x++) {
+        const synor_plan_load *l = &p->loads[x];
+        synor__jw_obj_begin(&j);
+        synor__jw_key(&j, "data");
+        synor__jw_str(&j, l->item < n_items ? synor_workload_data(w, item[l->item])->name : "?");
+        synor__jw_key(&j, "to");
+        synor__jw_str(&j, synor_fabric_device_at(f, l->dev)->name);
+        synor__jw_key(&j, "from");
+        synor__jw_str(&j, l->src == SYNOR_HOME_STORAGE ? "storage"
+                                                       : synor_fabric_device_at(f, l->src)->name);
+        synor__jw_key(&j, "start_s");
+        synor__jw_num(&j, l->start);
+        synor__jw_key(&j, "finish_s");
+        synor__jw_num(&j, l->finish);
+        synor__jw_obj_end(&j);
+    }
+    synor__free(item);
+    synor__jw_arr_end(&j);
     synor__jw_key(&j, "tasks");
     synor__jw_arr_begin(&j);
     for (size_t k = 0; k < p->n_tasks; k++) {

@@ -19,14 +19,71 @@ static inline double synor__comm(const synor_sched_problem *pb, double bytes, si
     return (pb->lat ? pb->lat[k] : 0) + (pb->inv_bw ? bytes * pb->inv_bw[k] : 0);
 }
 
+/* ------------------------------------------------ weights (weights.c) */
+
+/* Where each weight is while a plan is built: which devices hold it and
+ * from when, each device's held bytes and the time its copy engine is
+ * free, and the log of the copies made (undone by truncating the log, as
+ * the exact solver backtracks). */
+typedef struct synor__wstate {
+    const synor_sched_problem *pb;
+    size_t d, k;          /* devices, items */
+    int timed;            /* copies delay the tasks (load mode, or pricing) */
+    int single;           /* at most one holder besides the home */
+    double *ready;        /* [dev * k + item]: when it is there; INFINITY = not */
+    double *held;         /* bytes per device */
+    double *chan;         /* per device: when its copy engine is free */
+    size_t *holders;      /* per item: devices holding it besides its home */
+    double *maxtm;        /* per device: the largest working memory placed */
+    synor_plan_load *log;
+    double *log_chan;     /* the channel's time before each copy */
+    size_t n_log, cap_log;
+    struct synor__wcommit {
+        size_t dev, log_mark;
+        double maxtm;
+    } *commits;           /* one per task placed, for undo */
+    size_t n_commits, cap_commits;
+} synor__wstate;
+
+/* Why a task fits nowhere: the device that came closest. */
+typedef struct synor__nofit {
+    size_t task, dev, item; /* item SIZE_MAX: the working memory alone */
+    double need, cap;
+} synor__nofit;
+
+int synor__ws_init(synor__wstate *ws, const synor_sched_problem *pb, int timed, int single);
+void synor__ws_free(synor__wstate *ws);
+/* Whether task i may run on p as things stand: 1 with *ready (when its
+ * weights are there: 0 when untimed) or 0, with the shortfall in *nf when
+ * it is memory (nf->need > nf->cap) and nf->need = 0 when the one-holder
+ * rule forbids it. */
+int synor__ws_probe(const synor__wstate *ws, size_t i, size_t p, double *ready,
+                    synor__nofit *nf);
+/* Puts task i's missing weights on p (the copies probe priced). */
+int synor__ws_commit(synor__wstate *ws, size_t i, size_t p);
+/* Undoes the placements after the first `mark` ones (ws->n_commits), with
+ * their copies. */
+void synor__ws_undo(synor__wstate *ws, size_t mark);
+/* The setup time of the copies in the log when they are made before the
+ * run: per device one after another, devices in parallel. */
+double synor__ws_setup(const synor__wstate *ws);
+
+/* ------------------------------------------------------------ planners */
+
 /* The list-scheduling strategies (everything but exact). Fills dev, st, ft
- * (n_tasks each). */
+ * (n_tasks each); with ws (NULL when the problem has no weights and no
+ * memory), places the weights and records the copies in it, and on
+ * failure for memory fills *nf. */
 int synor__list_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
-                         size_t *dev, double *st, double *ft);
+                         synor__wstate *ws, size_t *dev, double *st, double *ft,
+                         synor__nofit *nf);
 
 /* Branch and bound; dev/st/ft hold an incumbent on entry (or ft[0] < 0 for
- * none) and the best schedule found on return. */
+ * none) and the best schedule found on return; ws as for list scheduling:
+ * on entry it holds the incumbent's copies (or none), on return the best
+ * schedule's. */
 int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
-                          size_t *dev, double *st, double *ft, int *optimal, uint64_t *nodes);
+                          synor__wstate *ws, size_t *dev, double *st, double *ft,
+                          int *optimal, uint64_t *nodes);
 
 #endif

@@ -25,7 +25,7 @@
 #include "sim/trace_internal.h"
 #include "synor/sim.h"
 
-enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE };
+enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE, EV_WAKE };
 enum { LOC_ABSENT, LOC_MOVING, LOC_PRESENT };
 
 typedef struct event {
@@ -67,6 +67,7 @@ typedef struct sim {
     size_t *succ_off, *succ;
     size_t *cons_off, *cons; /* datum -> consumer tasks */
     double *tstart;
+    double *wready;      /* plan in load mode: when the task's weights are there */
     unsigned char *finished;
     size_t n_finished;
     /* devices */
@@ -446,6 +447,10 @@ static void try_start(sim *s, size_t p)
     size_t i = q_head(s, p, &has);
     if (!has || s->left[i] || !inputs_present(s, i, p))
         return;
+    if (s->wready && s->wready[i] > s->now) { /* its weights are still being copied */
+        push(s, s->wready[i], EV_WAKE, p, 0);
+        return;
+    }
     q_pop(s, p);
     start_task(s, i, p);
 }
@@ -620,8 +625,71 @@ static int setup(sim *s)
     return s->rc;
 }
 
+/* A plan in load mode: the weights reach each device when the plan's
+ * copies end (the copies are taken as planned: they do not share links
+ * with the activations' transfers). They go into the trace as transfers. */
+static int weight_copies(sim *s)
+{
+    const synor_plan *pl = s->plan;
+    if (!pl || pl->weights != SYNOR_WEIGHTS_LOAD || !pl->n_loads)
+        return 0;
+    size_t n = s->n, nd = s->nd, k = 0;
+    size_t *datum_of = synor__malloc((nd ? nd : 1) * sizeof *datum_of);
+    double *at = synor__malloc((nd && s->d ? nd * s->d : 1) * sizeof *at);
+    s->wready = synor__calloc(n ? n : 1, sizeof *s->wready);
+    if (!datum_of || !at || !s->wready) {
+        synor__free(datum_of);
+        synor__free(at);
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    for (size_t x = 0; x < nd; x++) /* item k = the k-th datum no task produces (plan.c) */
+        if (datum(s, x)->producer < 0 && datum(s, x)->bytes)
+            datum_of[k++] = x;
+    for (size_t x = 0; x < nd * s->d; x++)
+        at[x] = 0;
+    for (size_t l = 0; l < pl->n_loads; l++) {
+        const synor_plan_load *c = &pl->loads[l];
+        if (c->item >= k || c->dev >= s->d)
+            continue;
+        at[c->dev * nd + datum_of[c->item]] = c->finish;
+        synor_trace_transfer *x = synor__trace_add_transfer(s->tr);
+        if (!x) {
+            synor__free(datum_of);
+            synor__free(at);
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        }
+        const synor_data *dd = datum(s, datum_of[c->item]);
+        x->data = dd->name;
+        x->from_dev = c->src == SYNOR_HOME_STORAGE ? c->dev : c->src;
+        x->to_dev = c->dev;
+        x->link = "weights copy";
+        if (c->src == SYNOR_HOME_STORAGE) {
+            x->link = "storage";
+        } else {
+            synor_path path = synor_fabric_path(s->fab, c->src, c->dev);
+            if (path.n_hops)
+                x->link = synor_fabric_link(s->fab, path.hops[0])->name;
+        }
+        x->bytes = dd->bytes;
+        x->start = c->start;
+        x->end = c->finish;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const synor_task *t = synor_workload_task(s->w, i);
+        size_t p = pl->device[i];
+        for (size_t q = 0; q < t->n_consumes; q++) {
+            double a = at[p * nd + t->consumes[q]];
+            s->wready[i] = a > s->wready[i] ? a : s->wready[i];
+        }
+    }
+    synor__free(datum_of);
+    synor__free(at);
+    return 0;
+}
+
 static void teardown(sim *s)
 {
+    synor__free(s->wready);
     synor__free(s->heap);
     synor__free(s->dev);
     synor__free(s->left);
@@ -733,6 +801,8 @@ int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **ou
     if (!(s.tr = synor__trace_new()))
         return synor__error(SYNOR_ENOMEM, "out of memory");
     int rc = setup(&s);
+    if (!rc)
+        rc = weight_copies(&s);
     for (size_t p = 0; !rc && p < s.d; p++)
         try_start(&s, p);
     while (!rc && !s.rc && s.hn) {
@@ -743,6 +813,8 @@ int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **ou
             task_end(&s, e.a);
         else if (e.type == EV_HOP_READY)
             hop_ready(&s, e.a);
+        else if (e.type == EV_WAKE)
+            try_start(&s, e.a);
         else
             flow_done(&s, e.a, e.ver);
     }

@@ -31,5 +31,27 @@ check bad-number    [ "$(rc "$S" plan --preset tiny --prompt -3)" = 2 ]
 check too-long      [ "$(rc "$S" plan --preset tiny --prompt 250 --new 10)" = 1 ]
 check cpu-only-oom  [ "$(rc "$S" cost)" = 2 ]
 
+# weights with a place: a 4-stage pipeline with 60 GB per stage on four H100s
+P="$SRC/workloads/pipeline-4x8-60gb.json"
+check pipe          [ "$(rc "$S" plan --workload "$P" --fabric four-h100)" = 0 ]
+check pipe-gpus     [ "$(grep -cE "^  h100\.[0-3] .* 8 tasks" "$tmp/out")" = 4 ]
+check pipe-cpu      grep -qE "^  cpu .* 0 tasks" "$tmp/out"
+# 12 copies: each stage's weights onto its GPU, the 8 micro-batches' inputs onto the first
+check pipe-setup    grep -qE "^weights   preloaded: .* 12 copies .* before the run" "$tmp/out"
+check pipe-exact    [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --strategy exact)" = 1 ]
+check pipe-exact-m  grep -q "the exact solver takes at most 15 tasks, not 32" "$tmp/err"
+check pipe-load     [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --weights load --json)" = 0 ]
+check pipe-load-js  "$JC" weights load <"$tmp/out"
+check pipe-copies   grep -q '"from": "cpu"' "$tmp/out"
+check pipe-sim      [ "$(rc "$S" simulate --workload "$P" --fabric four-h100 --baseline none)" = 0 ]
+check pipe-sim-msg  grep -q "12 copies, 0.9[0-9]* s of setup, not in the makespan" "$tmp/out"
+sed 's/"bytes": 60000000000/"bytes": 3500000000000/' "$P" >"$tmp/big.json"
+check too-big       [ "$(rc "$S" plan --workload "$tmp/big.json" --fabric four-h100)" = 1 ]
+check too-big-msg   grep -q 'task "s1.mb0" fits in no device.s memory: the closest is "cpu", where datum "w1" .* short' "$tmp/err"
+check bad-weights   [ "$(rc "$S" plan --preset tiny --weights lazily)" = 2 ]
+check bad-weights-m grep -q "'lazily' is not preload or load" "$tmp/err"
+check bad-storage   [ "$(rc "$S" simulate --preset tiny --storage-gbps -1)" = 2 ]
+check bad-storage-m grep -q -- "--storage-gbps: '-1'" "$tmp/err"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
