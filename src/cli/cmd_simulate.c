@@ -22,7 +22,7 @@ static void help(void)
            "utilization, a timeline, makespan, energy, money and the comparison with the\n"
            "baseline strategy (default gpu-only). With no workload: the seed scenario,\n"
            "Llama-2-70B inference, 512 tokens in and 256 out, on the 'seed' fabric.\n\n"
-           "  --fabric F       a built-in fabric (seed, gpu-only, two-node-h100) or a file\n"
+           "  --fabric F       a built-in fabric (synor plan --fabrics) or a file\n"
            "  --workload FILE  a workload file (docs/WORKLOADS.md)\n"
            "  --preset MODEL   llama-2-7b, llama-2-70b or tiny; inference unless --train\n"
            "  --batch, --prompt, --new  sequences, prompt tokens (training: sequence\n"

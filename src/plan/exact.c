@@ -79,10 +79,10 @@ static void search(bb *b, size_t depth, double cur, double last_start)
     if (depth == b->n) {
         if (cur < b->best - EPS) {
             b->best = cur;
-            if (b->ws) {
+            if (b->ws && b->ws->n_log)
                 memcpy(b->blog, b->ws->log, b->ws->n_log * sizeof *b->blog);
+            if (b->ws)
                 b->n_blog = b->ws->n_log;
-            }
             memcpy(b->bdev, b->dev, b->n * sizeof *b->dev);
             memcpy(b->bst, b->st, b->n * sizeof *b->st);
             memcpy(b->bft, b->ft, b->n * sizeof *b->ft);
@@ -216,7 +216,8 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
         b.best += 1e-9 * b.best; /* let an equal schedule replace it */
     }
     if (ws) { /* the incumbent's copies, then a clean slate for the search */
-        memcpy(b.blog, ws->log, ws->n_log * sizeof *b.blog);
+        if (ws->n_log)
+            memcpy(b.blog, ws->log, ws->n_log * sizeof *b.blog);
         b.n_blog = ws->n_log;
         synor__ws_undo(ws, 0);
     }
@@ -239,7 +240,8 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
             ws->log_chan = c;
             ws->cap_log = b.n_blog;
         }
-        memcpy(ws->log, b.blog, b.n_blog * sizeof *b.blog);
+        if (b.n_blog)
+            memcpy(ws->log, b.blog, b.n_blog * sizeof *b.blog);
         ws->n_log = b.n_blog;
     }
     memcpy(dev, b.bdev, n * sizeof *dev);
