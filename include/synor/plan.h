@@ -22,6 +22,12 @@
  *   seed      baseline: each task on the processor kind the seed names as
  *             optimal (the task's preferred kind), else its fallback kind,
  *             else anywhere; earliest finish among devices of that kind.
+ *   pipeline  pipeline parallelism (seed 001 §3.3): the model's layers (the
+ *             tasks that share a weight) split into contiguous ranges, one
+ *             per device in the fabric's order, chosen by dynamic
+ *             programming on each device's speed and memory and the
+ *             transfers between stages; micro-batches flow through (HEFT
+ *             order within the split). The plan lists its stages.
  *   exact     branch and bound over every order and assignment: the optimal
  *             makespan for DAGs of up to SYNOR_EXACT_MAX_TASKS tasks, the
  *             reference the heuristics are tested against.
@@ -77,7 +83,8 @@ extern "C" {
     X(GPU_ONLY, "gpu-only", "baseline: GPUs only (CPUs for what no GPU runs or holds)") \
     X(CPU_ONLY, "cpu-only", "baseline: CPUs only")                         \
     X(SEED, "seed", "baseline: each task on the kind the seed names as optimal") \
-    X(EXACT, "exact", "branch and bound: optimal makespan, small DAGs only")
+    X(EXACT, "exact", "branch and bound: optimal makespan, small DAGs only") \
+    X(PIPELINE, "pipeline", "pipeline: contiguous layer ranges per device by dynamic programming")
 
 typedef enum synor_strategy {
 #define SYNOR__ST_ENUM(e, s, d) SYNOR_STRATEGY_##e,
@@ -114,6 +121,7 @@ typedef struct synor_plan_options {
     uint64_t exact_node_limit;  /* exact: give up proving optimality after
                                    this many search nodes (0 = 2e8) */
     synor_weights weights;      /* default SYNOR_WEIGHTS_PRELOAD */
+    size_t micro_batches;       /* pipeline: 0 = found from the graph */
     double storage_bw;          /* bytes/s for weights in storage; 0 = the default */
 } synor_plan_options;
 
@@ -149,6 +157,15 @@ typedef struct synor_sched_problem {
     const double *task_mem;
 } synor_sched_problem;
 
+/* A pipeline stage: layers [first_layer, end_layer) on dev (layers as the
+ * pipeline strategy finds them, numbered in order), from task first_task
+ * to task last_task. */
+typedef struct synor_plan_stage {
+    size_t dev, first_layer, end_layer, first_task, last_task;
+    double weight_bytes;          /* of its layers */
+    double time_per_micro_batch;  /* seconds, its layers on dev */
+} synor_plan_stage;
+
 /* A copy of a weight onto a device, in the plan. Times are seconds on the
  * plan's clock (load mode) or on the setup clock before the run (preload). */
 typedef struct synor_plan_load {
@@ -173,6 +190,9 @@ typedef struct synor_plan {
     double setup;               /* preload: seconds to put the weights in
                                    place before the run (devices in
                                    parallel, each one copy at a time) */
+    size_t n_stages;            /* pipeline: its stages, in order */
+    const synor_plan_stage *stages;
+    size_t micro_batches;       /* pipeline: as used for the split */
 } synor_plan;
 
 /* Plans a workload with the costs of c. Fails with SYNOR_ENODEV naming the

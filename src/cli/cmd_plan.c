@@ -43,6 +43,33 @@ static void summary(const synor_plan *p, const synor_cost *c)
         printf("  %-12s %-44s %7zu tasks %12.6f s busy\n", synor_fabric_device_at(f, d)->name,
                synor_device_name(synor_fabric_device_at(f, d)->dev), n, busy);
     }
+    if (!p->n_stages)
+        return;
+    const synor_workload *w = synor_cost_workload(c);
+    printf("pipeline  %zu stages, %zu micro-batches (bubble: time a stage's device waits "
+           "within the makespan)\n",
+           p->n_stages, p->micro_batches);
+    double idle = 0;
+    for (size_t s = 0; s < p->n_stages; s++) {
+        const synor_plan_stage *st = &p->stages[s];
+        double busy = 0;
+        for (size_t i = 0; i < p->n_tasks; i++)
+            if (p->device[i] == st->dev)
+                busy += p->finish[i] - p->start[i];
+        char wb[32];
+        cli_fmt_bytes(st->weight_bytes, wb, sizeof wb);
+        printf("  stage %-3zu %-12s layers %zu-%zu (%s .. %s), weights %s, %.6f s per "
+               "micro-batch, bubble %.6f s (%.1f%%)\n",
+               s, synor_fabric_device_at(f, st->dev)->name, st->first_layer, st->end_layer - 1,
+               synor_workload_task(w, st->first_task)->id,
+               synor_workload_task(w, st->last_task)->id, wb, st->time_per_micro_batch,
+               p->makespan - busy, p->makespan > 0 ? 100 * (p->makespan - busy) / p->makespan : 0);
+        idle += p->makespan - busy;
+    }
+    printf("  bubble in all: %.1f%% of the stages' time (GPipe's (S-1)/(M+S-1) = %.1f%%)\n",
+           p->makespan > 0 ? 100 * idle / (p->makespan * (double)p->n_stages) : 0,
+           100.0 * (double)(p->n_stages - 1) /
+               (double)(p->micro_batches + p->n_stages - 1));
 }
 
 /* The built-in fabrics with their devices. */

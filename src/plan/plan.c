@@ -337,6 +337,7 @@ typedef struct plan_impl {
     size_t *dev, *order;
     double *st, *ft;
     synor_plan_load *loads;
+    synor_plan_stage *stages;
 } plan_impl;
 
 void synor_plan_destroy(synor_plan *p)
@@ -349,6 +350,7 @@ void synor_plan_destroy(synor_plan *p)
     synor__free(pi->st);
     synor__free(pi->ft);
     synor__free(pi->loads);
+    synor__free(pi->stages);
     synor__free(pi);
 }
 
@@ -517,6 +519,36 @@ static int best_variant(const synor_sched_problem *pb, const synor_plan_options 
     return synor__error(first_rc, "%s", first_msg);
 }
 
+/* The pipeline strategy: the split (pipeline.c), then HEFT with every
+ * task held to its stage's device. (Without weights there are no layers
+ * to split: the plan is HEFT's, with no stages.) */
+static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt, plan_impl *pi,
+                    variant *v, synor__nofit *nf)
+{
+    size_t n = pb->n_tasks, d = pb->n_devices, ns = 0, m = 0;
+    size_t *dev_of = synor__malloc((n ? n : 1) * sizeof *dev_of);
+    double *ex = synor__malloc((n && d ? n * d : 1) * sizeof *ex), est;
+    int rc = !dev_of || !ex ? synor__error(SYNOR_ENOMEM, "out of memory") : 0;
+    if (!rc)
+        rc = synor__pipeline_split(pb, opt->micro_batches, dev_of, &pi->stages, &ns, &est, &m);
+    if (!rc) {
+        for (size_t i = 0; i < n; i++)
+            for (size_t p = 0; p < d; p++)
+                ex[i * d + p] = p == dev_of[i] ? pb->exec[i * d + p] : INFINITY;
+        synor_sched_problem held = *pb;
+        held.exec = ex;
+        synor_plan_options h = *opt;
+        h.strategy = SYNOR_STRATEGY_HEFT;
+        rc = best_variant(&held, &h, v, nf);
+        pi->p.stages = pi->stages;
+        pi->p.n_stages = ns;
+        pi->p.micro_batches = m;
+    }
+    synor__free(dev_of);
+    synor__free(ex);
+    return rc;
+}
+
 static int plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,
                         synor__nofit *nf, synor_plan **out)
 {
@@ -573,6 +605,9 @@ static int plan_problem(const synor_sched_problem *pb, const synor_plan_options 
                                             &pi->p.nodes)))
                 goto fail;
         }
+    } else if (opt->strategy == SYNOR_STRATEGY_PIPELINE && pb->n_items) {
+        if ((rc = pipeline(pb, opt, pi, &v, nf)))
+            goto fail;
     } else if ((rc = best_variant(pb, opt, &v, nf))) {
         goto fail;
     }

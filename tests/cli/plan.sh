@@ -14,7 +14,7 @@ check fabrics-seed  grep -q "^seed: cpu h100 tpu-v5p lpu" "$tmp/out"
 check heft          [ "$(rc "$S" plan --preset tiny --fabric seed)" = 0 ]
 check heft-line     grep -q "^heft      planned makespan" "$tmp/out"
 check compare       [ "$(rc "$S" plan --preset tiny --compare)" = 0 ]
-check compare-all   [ "$(grep -c "planned makespan" "$tmp/out")" = 8 ]
+check compare-all   [ "$(grep -c "planned makespan" "$tmp/out")" = 9 ]
 check json          [ "$(rc "$S" plan --workload "$SRC/workloads/pipeline.json" --strategy energy --json)" = 0 ]
 check json-ok       "$JC" format synor-plan/1 <"$tmp/out"
 check deadline      [ "$(rc "$S" plan --preset tiny --strategy cost --deadline 0.01)" = 0 ]

@@ -1,0 +1,377 @@
+/* pipeline.c - the pipeline strategy (seed 001 §3.3): contiguous ranges of
+ * a model's layers per device, chosen by dynamic programming, micro-batches
+ * flowing through the stages (plan_internal.h).
+ *
+ * Layers are found from the weights: the tasks whose largest weight is the
+ * same datum form one layer (a forward, its backward, every micro-batch's
+ * copy); a task with no weight joins the latest layer among its
+ * predecessors (the first layer when it has none). Layers are ordered by
+ * where they first appear in a topological order.
+ *
+ * A split puts layers [0, b1) on device d1, [b1, b2) on d2, ..., with
+ * d1 < d2 < ... in the fabric's order (so stages follow the order the
+ * fabric lists its devices, and each device takes at most one stage). With
+ * M micro-batches, stage s taking t_s per micro-batch and c_s to receive
+ * one from the stage before, the pipeline takes about
+ *     T = sum_s (t_s + c_s) + (M - 1) max_s max(t_s, c_s)
+ * (GPipe's fill and drain plus the bottleneck). T is not a sum over stages,
+ * so the dynamic program over (layers covered, last device) keeps, per
+ * state, the Pareto set of (bottleneck, sum) pairs, and picks the least T
+ * at the end (Pareto sets are capped at PARETO_CAP pairs, keeping the
+ * least T, which only matters for thousands of unequal layers). A stage is
+ * allowed on a device only if it runs every task of its layers and its
+ * weights (beside what the device already holds from the start) and its
+ * largest working memory fit.
+ *
+ * M is the number of tasks of the first layer that use its weight with no
+ * such task before them (the micro-batches that enter the pipeline). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "plan/plan_internal.h"
+
+#define PARETO_CAP 64
+
+typedef struct pair {
+    double mx, sum;
+    size_t from_b, from_p, from_k; /* the predecessor state's entry */
+} pair;
+
+typedef struct front {
+    pair *v;
+    size_t n, cap;
+} front;
+
+/* Adds (mx, sum) unless dominated; drops what it dominates. */
+static int front_add(front *f, pair x, double M)
+{
+    for (size_t k = 0; k < f->n; k++)
+        if (f->v[k].mx <= x.mx && f->v[k].sum <= x.sum)
+            return 0;
+    size_t w = 0;
+    for (size_t k = 0; k < f->n; k++)
+        if (!(x.mx <= f->v[k].mx && x.sum <= f->v[k].sum))
+            f->v[w++] = f->v[k];
+    f->n = w;
+    if (f->n == PARETO_CAP) { /* replace the worst by T if x is better */
+        size_t worst = 0;
+        for (size_t k = 1; k < f->n; k++)
+            if (f->v[k].sum + (M - 1) * f->v[k].mx >
+                f->v[worst].sum + (M - 1) * f->v[worst].mx)
+                worst = k;
+        if (x.sum + (M - 1) * x.mx < f->v[worst].sum + (M - 1) * f->v[worst].mx)
+            f->v[worst] = x;
+        return 0;
+    }
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 4;
+        pair *v = synor__realloc(f->v, cap * sizeof *v);
+        if (!v)
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        f->v = v;
+        f->cap = cap;
+    }
+    f->v[f->n++] = x;
+    return 0;
+}
+
+typedef struct pipe {
+    const synor_sched_problem *pb;
+    size_t n, d, G;
+    size_t *group;   /* per task */
+    size_t *first;   /* per group: its first task in topological order */
+    size_t *last;    /* per group: its last task in topological order */
+    double *W;       /* [g * d + p]: the group's tasks on p, all micro-batches */
+    double *wbytes;  /* per group: its weights' bytes */
+    size_t *witem;   /* per group: the weight that defines it (SIZE_MAX: none) */
+    double *tmem;    /* per group: the largest working memory */
+    double *xbytes;  /* per boundary after group g: bytes of the edges crossing it */
+    double *xedges;  /* ... and how many edges */
+    double *home;    /* per device: bytes of weights it holds from the start */
+    double M;
+} pipe;
+
+static void pipe_free(pipe *P)
+{
+    synor__free(P->group);
+    synor__free(P->first);
+    synor__free(P->last);
+    synor__free(P->W);
+    synor__free(P->wbytes);
+    synor__free(P->witem);
+    synor__free(P->tmem);
+    synor__free(P->xbytes);
+    synor__free(P->xedges);
+    synor__free(P->home);
+}
+
+static int uses_item(const synor_sched_problem *pb, size_t i, size_t item)
+{
+    if (item == SIZE_MAX)
+        return 1; /* no weights at all: every task */
+    for (size_t u = pb->use_off ? pb->use_off[i] : 0; pb->use_off && u < pb->use_off[i + 1]; u++)
+        if (pb->use[u] == item)
+            return 1;
+    return 0;
+}
+
+/* Layers from the weights, their costs, and the number of micro-batches. */
+static int pipe_init(pipe *P, const synor_sched_problem *pb, size_t micro_batches)
+{
+    memset(P, 0, sizeof *P);
+    P->pb = pb;
+    size_t n = P->n = pb->n_tasks, d = P->d = pb->n_devices, k = pb->n_items;
+    size_t *topo = synor__malloc((n ? n : 1) * sizeof *topo);
+    size_t *gid = synor__malloc((k ? k : 1) * sizeof *gid);
+    P->group = synor__malloc((n ? n : 1) * sizeof *P->group);
+    P->home = synor__calloc(d ? d : 1, sizeof *P->home);
+    if (!topo || !gid || !P->group || !P->home) {
+        synor__free(topo);
+        synor__free(gid);
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    int rc = synor__problem_topo(pb, topo);
+    for (size_t j = 0; j < k; j++) {
+        gid[j] = SIZE_MAX;
+        size_t h = pb->item_home ? pb->item_home[j] : SYNOR_HOME_STORAGE;
+        if (h < d)
+            P->home[h] += pb->item_bytes[j];
+    }
+    size_t G = 0;
+    for (size_t x = 0; x < n && !rc; x++) {
+        size_t i = topo[x], key = SIZE_MAX;
+        for (size_t u = pb->use_off ? pb->use_off[i] : 0; pb->use_off && u < pb->use_off[i + 1];
+             u++)
+            if (key == SIZE_MAX || pb->item_bytes[pb->use[u]] > pb->item_bytes[key])
+                key = pb->use[u];
+        if (key != SIZE_MAX) {
+            if (gid[key] == SIZE_MAX)
+                gid[key] = G++;
+            P->group[i] = gid[key];
+        } else {
+            size_t g = 0;
+            for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++)
+                g = P->group[pb->pred[e]] > g ? P->group[pb->pred[e]] : g;
+            P->group[i] = g;
+        }
+    }
+    if (!G)
+        G = 1; /* no weights: one layer */
+    P->G = G;
+    P->first = synor__malloc(G * sizeof *P->first);
+    P->last = synor__malloc(G * sizeof *P->last);
+    P->W = synor__calloc(G * d, sizeof *P->W);
+    P->wbytes = synor__calloc(G, sizeof *P->wbytes);
+    P->witem = synor__malloc(G * sizeof *P->witem);
+    P->tmem = synor__calloc(G, sizeof *P->tmem);
+    P->xbytes = synor__calloc(G, sizeof *P->xbytes);
+    P->xedges = synor__calloc(G, sizeof *P->xedges);
+    unsigned char *seen = synor__calloc(k ? k : 1, 1);
+    if (!rc && (!P->first || !P->last || !P->W || !P->wbytes || !P->witem || !P->tmem ||
+                !P->xbytes || !P->xedges || !seen))
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t g = 0; !rc && g < G; g++) {
+        P->first[g] = SIZE_MAX;
+        P->witem[g] = SIZE_MAX;
+    }
+    for (size_t j = 0; !rc && j < k; j++)
+        if (gid[j] != SIZE_MAX)
+            P->witem[gid[j]] = j;
+    for (size_t x = 0; x < n && !rc; x++) {
+        size_t i = topo[x], g = P->group[i];
+        if (P->first[g] == SIZE_MAX)
+            P->first[g] = i;
+        P->last[g] = i;
+        for (size_t p = 0; p < d; p++)
+            P->W[g * d + p] += pb->exec[i * d + p];
+        double tm = pb->task_mem ? pb->task_mem[i] : 0;
+        P->tmem[g] = tm > P->tmem[g] ? tm : P->tmem[g];
+        for (size_t u = pb->use_off ? pb->use_off[i] : 0; pb->use_off && u < pb->use_off[i + 1];
+             u++)
+            if (!seen[pb->use[u]]) {
+                seen[pb->use[u]] = 1;
+                P->wbytes[g] += pb->item_bytes[pb->use[u]];
+            }
+        for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
+            size_t a = P->group[pb->pred[e]];
+            for (size_t b = a; b < g; b++) { /* the edge crosses boundaries a .. g-1 */
+                P->xbytes[b] += pb->pred_bytes[e];
+                P->xedges[b] += 1;
+            }
+        }
+    }
+    /* micro-batches: the first layer's users of its weight that no other
+     * such user precedes (a backward follows its forward: not a new one) */
+    size_t M = micro_batches;
+    size_t *mark = rc || M ? NULL : synor__calloc(n ? n : 1, sizeof *mark);
+    size_t *stack = rc || M ? NULL : synor__malloc((n ? n : 1) * sizeof *stack);
+    if (!rc && !M && (!mark || !stack))
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+    if (!rc && !M) {
+        size_t key = P->witem[0], stamp = 0;
+        for (size_t x = 0; x < n; x++) {
+            size_t i = topo[x];
+            if (P->group[i] != 0 || !uses_item(pb, i, key))
+                continue;
+            /* walk its ancestors: another user of the key among them? */
+            int head = 1;
+            size_t top = 0;
+            stamp++;
+            stack[top++] = i;
+            while (top && head) {
+                size_t v = stack[--top];
+                for (size_t e = pb->pred_off[v]; e < pb->pred_off[v + 1] && head; e++) {
+                    size_t a = pb->pred[e];
+                    if (mark[a] == stamp)
+                        continue;
+                    mark[a] = stamp;
+                    if (P->group[a] == 0 && uses_item(pb, a, key))
+                        head = 0;
+                    stack[top++] = a;
+                }
+            }
+            M += (size_t)head;
+        }
+        if (!M)
+            M = 1;
+    }
+    synor__free(mark);
+    synor__free(stack);
+    P->M = (double)M;
+    synor__free(seen);
+    synor__free(topo);
+    synor__free(gid);
+    return rc;
+}
+
+/* Whether layers [a, b) fit on device p (runs them, memory), and their time
+ * per micro-batch there. */
+static int stage_ok(const pipe *P, size_t a, size_t b, size_t p, double *t)
+{
+    const synor_sched_problem *pb = P->pb;
+    double w = 0, bytes = 0, tm = 0;
+    for (size_t g = a; g < b; g++) {
+        w += P->W[g * P->d + p];
+        size_t it = P->witem[g];
+        size_t h = it != SIZE_MAX && pb->item_home ? pb->item_home[it] : SYNOR_HOME_STORAGE;
+        if (h != p)
+            bytes += P->wbytes[g];
+        tm = P->tmem[g] > tm ? P->tmem[g] : tm;
+    }
+    if (!isfinite(w))
+        return 0;
+    if (pb->mem && P->home[p] + bytes + tm > pb->mem[p])
+        return 0;
+    *t = w / P->M;
+    return 1;
+}
+
+static double boundary(const pipe *P, size_t g, size_t p, size_t q)
+{
+    size_t k = p * P->d + q;
+    return (P->xedges[g] * (P->pb->lat ? P->pb->lat[k] : 0) +
+            P->xbytes[g] * (P->pb->inv_bw ? P->pb->inv_bw[k] : 0)) /
+           P->M;
+}
+
+int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, size_t *dev_of,
+                          synor_plan_stage **stages, size_t *n_stages, double *estimate,
+                          size_t *m_used)
+{
+    pipe P;
+    int rc = pipe_init(&P, pb, micro_batches);
+    size_t G = P.G, d = P.d;
+    front *F = rc ? NULL : synor__calloc((G + 1) * d, sizeof *F); /* [b * d + p] */
+    if (!rc && !F)
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t b = 1; !rc && b <= G; b++)
+        for (size_t q = 0; !rc && q < d; q++) {
+            front *to = &F[b * d + q];
+            double t;
+            if (stage_ok(&P, 0, b, q, &t))
+                rc = front_add(to, (pair){t, t, 0, SIZE_MAX, 0}, P.M);
+            for (size_t a = 1; !rc && a < b; a++) {
+                if (!stage_ok(&P, a, b, q, &t))
+                    continue;
+                for (size_t p = 0; !rc && p < q; p++) {
+                    const front *fr = &F[a * d + p];
+                    double c = fr->n ? boundary(&P, a - 1, p, q) : 0;
+                    for (size_t k = 0; !rc && k < fr->n; k++) {
+                        double mx = fr->v[k].mx;
+                        mx = t > mx ? t : mx;
+                        mx = c > mx ? c : mx;
+                        rc = front_add(to, (pair){mx, fr->v[k].sum + t + c, a, p, k}, P.M);
+                    }
+                }
+            }
+        }
+    size_t bp = SIZE_MAX, bk = 0;
+    double best = INFINITY;
+    for (size_t p = 0; !rc && p < d; p++) {
+        const front *f = &F[G * d + p];
+        for (size_t k = 0; k < f->n; k++) {
+            double T = f->v[k].sum + (P.M - 1) * f->v[k].mx;
+            if (T < best) {
+                best = T;
+                bp = p;
+                bk = k;
+            }
+        }
+    }
+    if (!rc && bp == SIZE_MAX)
+        rc = synor__error(SYNOR_ENOMEM, "no split of the %zu layers over the devices fits in "
+                                        "their memory",
+                          G);
+    size_t ns = 0;
+    synor_plan_stage *st = NULL;
+    if (!rc) { /* walk back */
+        size_t b = G, p = bp, k = bk;
+        while (b > 0 && p != SIZE_MAX) {
+            ns++;
+            const pair *x = &F[b * d + p].v[k];
+            size_t nb = x->from_b, np = x->from_p, nk = x->from_k;
+            b = np == SIZE_MAX ? 0 : nb;
+            p = np;
+            k = nk;
+        }
+        st = synor__malloc(ns * sizeof *st);
+        if (!st)
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        b = G;
+        p = bp;
+        k = bk;
+        for (size_t s = ns; !rc && s-- > 0;) {
+            const pair *x = &F[b * d + p].v[k];
+            size_t a = x->from_p == SIZE_MAX ? 0 : x->from_b;
+            st[s] = (synor_plan_stage){p, a, b, P.first[a], P.last[b - 1], 0, 0};
+            for (size_t g = a; g < b; g++)
+                st[s].weight_bytes += P.wbytes[g];
+            double t;
+            stage_ok(&P, a, b, p, &t);
+            st[s].time_per_micro_batch = t;
+            size_t np = x->from_p, nk = x->from_k;
+            b = a;
+            p = np;
+            k = nk;
+        }
+    }
+    if (!rc) {
+        for (size_t i = 0; i < P.n; i++)
+            for (size_t s = 0; s < ns; s++)
+                if (P.group[i] >= st[s].first_layer && P.group[i] < st[s].end_layer)
+                    dev_of[i] = st[s].dev;
+        *stages = st;
+        *n_stages = ns;
+        *estimate = best;
+        *m_used = (size_t)P.M;
+    } else {
+        synor__free(st);
+    }
+    for (size_t x = 0; F && x < (G + 1) * d; x++)
+        synor__free(F[x].v);
+    synor__free(F);
+    pipe_free(&P);
+    return rc;
+}
