@@ -210,6 +210,148 @@ TEST(data_edges_and_their_errors)
                     "tasks[0].deps: dependency cycle: a -> a");
 }
 
+/* Explicit costs (literature problems): a cost row per device, in device
+ * order or by name, null = cannot run there, and edge costs; op optional */
+static const char *const LIT =
+    HDR " {\"id\": \"a\", \"exec_s\": [14, 16, null]},\n"
+    " {\"id\": \"b\", \"exec_s\": {\"P2\": 3.5, \"P1\": null}, \"deps\": [{\"task\": \"a\", \"comm_s\": 18}]},\n"
+    " {\"id\": \"c\", \"op\": \"matmul\", \"dims\": {\"m\": 2, \"n\": 2, \"k\": 2}, \"exec_s\": [1, 2, 3],\n"
+    "  \"deps\": [\"a\", {\"task\": \"b\", \"comm_s\": 0}]},\n"
+    " {\"id\": \"d\", \"op\": \"relu\", \"dims\": {\"elements\": 8}, \"deps\": [\"c\"]}]}";
+
+TEST(explicit_costs_load_and_round_trip)
+{
+    synor_workload *w, *v;
+    ASSERT_OK(synor_workload_load_string(LIT, strlen(LIT), "lit.json", &w));
+    const synor_task *a = synor_workload_task(w, 0), *b = synor_workload_task(w, 1);
+    const synor_task *c = synor_workload_task(w, 2), *d = synor_workload_task(w, 3);
+    ASSERT_EQ(a->op.type, SYNOR_OP_CUSTOM); /* op omitted with a cost row */
+    ASSERT_EQ(a->op.work.flops, 0);
+    ASSERT_EQ(a->n_exec, 3);
+    ASSERT(!a->exec_dev && a->exec_s[0] == 14 && a->exec_s[1] == 16 && isinf(a->exec_s[2]));
+    ASSERT_EQ(b->n_exec, 2);
+    ASSERT_STREQ(b->exec_dev[0], "P2");
+    ASSERT(b->exec_s[0] == 3.5 && isinf(b->exec_s[1]));
+    ASSERT_NEAR(c->op.work.flops, 16, 1e-12); /* dims still give work */
+    ASSERT(!a->dep_comm && !d->dep_comm && d->n_exec == 0);
+    ASSERT(synor_workload_edge_comm(w, 1, 0) == 18);
+    ASSERT(synor_workload_edge_comm(w, 2, 0) < 0); /* a plain dependency */
+    ASSERT(synor_workload_edge_comm(w, 2, 1) == 0);
+    ASSERT(synor_workload_edge_comm(w, 3, 2) < 0);
+    ASSERT(synor_workload_edge_comm(w, 0, 1) < 0); /* no such edge */
+    char *s = synor_workload_to_json(w);
+    ASSERT(s);
+    ASSERT_CONTAINS(s, "\"exec_s\": {");
+    ASSERT_CONTAINS(s, "null");
+    ASSERT_CONTAINS(s, "\"comm_s\": 18");
+    ASSERT_OK(synor_workload_load_string(s, strlen(s), "again.json", &v));
+    for (size_t i = 0; i < 4; i++) {
+        const synor_task *x = synor_workload_task(w, i), *y = synor_workload_task(v, i);
+        ASSERT_EQ(x->op.type, y->op.type);
+        ASSERT_EQ(x->n_exec, y->n_exec);
+        ASSERT_EQ(!x->exec_dev, !y->exec_dev);
+        for (size_t k = 0; k < x->n_exec; k++) {
+            ASSERT(x->exec_s[k] == y->exec_s[k] || (isinf(x->exec_s[k]) && isinf(y->exec_s[k])));
+            if (x->exec_dev)
+                ASSERT_STREQ(x->exec_dev[k], y->exec_dev[k]);
+        }
+        ASSERT_EQ(x->n_deps, y->n_deps);
+        for (size_t k = 0; k < x->n_deps; k++)
+            ASSERT(synor_workload_edge_comm(w, i, x->deps[k]) ==
+                   synor_workload_edge_comm(v, i, y->deps[k]));
+    }
+    char *s2 = synor_workload_to_json(v);
+    ASSERT(s2);
+    ASSERT_STREQ(s, s2); /* a fixed point */
+    free(s);
+    free(s2);
+    synor_workload_destroy(v);
+    synor_workload_destroy(w);
+}
+
+TEST(explicit_costs_bad_input)
+{
+#define T0 HDR " {\"id\": \"a\", "
+    ASSERT_CONTAINS(load_err(T0 "\"exec_s\": [1, -2]}]}"),
+                    "w.json:2:28: tasks[0].exec_s[1]: value -2 is below the minimum 0");
+    ASSERT_CONTAINS(load_err(T0 "\"exec_s\": [1, \"inf\"]}]}"),
+                    "w.json:2:28: tasks[0].exec_s[1]: expected seconds (a number) or null (cannot "
+                    "run there), found string");
+    ASSERT_CONTAINS(load_err(T0 "\"exec_s\": [1, NaN]}]}"), "w.json:2:28:");
+    ASSERT_CONTAINS(load_err(T0 "\"exec_s\": [1e999]}]}"), "number out of range: 1e999");
+    ASSERT_CONTAINS(load_err(T0 "\"exec_s\": 5}]}"),
+                    "w.json:2:24: tasks[0].exec_s: expected an array of seconds (one per device "
+                    "of the fabric) or an object {\"device\": seconds}, found number");
+    ASSERT_CONTAINS(load_err(T0 "\"exec_s\": []}]}"), "tasks[0].exec_s: empty");
+    ASSERT_CONTAINS(load_err(T0 "\"exec_s\": {\"P1\": -1}}]}"),
+                    "tasks[0].exec_s.P1: value -1 is below the minimum 0");
+    ASSERT_CONTAINS(load_err(T0 "\"exec_s\": {\"P1\": true}}]}"),
+                    "tasks[0].exec_s.P1: expected seconds (a number) or null");
+    ASSERT_CONTAINS(load_err(T0 "\"exec_s\": {\"\": 1}}]}"), "tasks[0].exec_s: empty device name");
+    /* without a cost row the operation is required, and custom has no work */
+    ASSERT_CONTAINS(load_err(T0 "\"dims\": {\"elements\": 8}}]}"),
+                    "w.json:2:2: tasks[0]: missing required field \"op\" (only a task with a cost "
+                    "row, \"exec_s\", may omit it)");
+    ASSERT_CONTAINS(load_err(T0 "\"op\": \"custom\"}]}"),
+                    "tasks[0]: operation custom has no work formula");
+    /* edge costs */
+#define T1 HDR " {\"id\": \"a\", \"exec_s\": [1]},\n {\"id\": \"b\", \"exec_s\": [1], \"deps\": "
+    ASSERT_CONTAINS(load_err(T1 "[{\"task\": \"a\", \"comm_s\": -1}]}]}"),
+                    "w.json:3:62: tasks[1].deps[0].comm_s: value -1 is below the minimum 0");
+    ASSERT_CONTAINS(load_err(T1 "[{\"task\": \"a\", \"comm_s\": \"18\"}]}]}"),
+                    "tasks[1].deps[0].comm_s: expected number, found string");
+    ASSERT_CONTAINS(load_err(T1 "[{\"task\": \"a\"}]}]}"),
+                    "tasks[1].deps[0]: missing required field \"comm_s\"");
+    ASSERT_CONTAINS(load_err(T1 "[{\"task\": \"zz\", \"comm_s\": 1}]}]}"),
+                    "w.json:3:47: tasks[1].deps[0]: no task with id \"zz\"");
+    ASSERT_CONTAINS(load_err(T1 "[{\"task\": \"a\", \"comm_s\": 1, \"bytes\": 2}]}]}"),
+                    "tasks[1].deps[0]: unknown field \"bytes\"");
+    ASSERT_CONTAINS(load_err(T1 "[7]}]}"),
+                    "tasks[1].deps[0]: expected a task id or {\"task\": id, \"comm_s\": seconds}, "
+                    "found number");
+    ASSERT_CONTAINS(load_err(T1 "[{\"task\": \"a\", \"comm_s\": 1}, {\"task\": \"a\", \"comm_s\": 2}]}]}"),
+                    "w.json:3:37: tasks[1].deps: task \"b\": the edge from \"a\" has two different "
+                    "comm_s, 1 and 2");
+    /* the same edge twice with one cost, or once plain: fine */
+    ASSERT_STREQ(load_err(T1 "[\"a\", {\"task\": \"a\", \"comm_s\": 2}, {\"task\": \"a\", \"comm_s\": 2}]}]}"),
+                 "(loaded)");
+#undef T0
+#undef T1
+    /* the API checks what the file format cannot express */
+    synor_workload *w;
+    ASSERT_OK(synor_workload_create("api", &w));
+    double row[2] = {1, NAN}, comm[1] = {INFINITY};
+    size_t dep = 0;
+    synor_task_desc t;
+    memset(&t, 0, sizeof t);
+    t.id = "a";
+    t.op.type = SYNOR_OP_CUSTOM;
+    t.exec_s = row;
+    t.n_exec = 2;
+    ASSERT_EQ(synor_workload_add_task(w, &t, NULL), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "task \"a\": exec_s[1] is nan: seconds must be >= 0");
+    row[1] = INFINITY;
+    const char *names[2] = {"P1", "P1"};
+    t.exec_dev = names;
+    ASSERT_EQ(synor_workload_add_task(w, &t, NULL), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "task \"a\": exec_s names device \"P1\" twice");
+    t.exec_dev = NULL;
+    ASSERT_OK(synor_workload_add_task(w, &t, NULL));
+    t.id = "b";
+    t.deps = &dep;
+    t.n_deps = 1;
+    t.dep_comm = comm;
+    ASSERT_EQ(synor_workload_add_task(w, &t, NULL), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "task \"b\": comm_s of dependency 0 is inf: seconds must be "
+                                    "finite");
+    comm[0] = -1; /* none */
+    ASSERT_OK(synor_workload_add_task(w, &t, NULL));
+    ASSERT_OK(synor_workload_finish(w));
+    ASSERT(synor_workload_edge_comm(w, 1, 0) < 0);
+    ASSERT(!synor_workload_task(w, 1)->dep_comm);
+    synor_workload_destroy(w);
+}
+
 TEST(mutated_inputs_never_crash)
 {
     /* every truncation and a byte changed at every position: the loader
@@ -239,4 +381,5 @@ TEST(mutated_inputs_never_crash)
 }
 
 TEST_MAIN(allocation_failures_are_clean, derived_work_and_order, json_round_trip, bad_input_names_where_and_what,
-          long_chains_and_wide_graphs, data_edges_and_their_errors, mutated_inputs_never_crash)
+          long_chains_and_wide_graphs, data_edges_and_their_errors, explicit_costs_load_and_round_trip,
+          explicit_costs_bad_input, mutated_inputs_never_crash)

@@ -11,6 +11,14 @@
  * power of devices that wait is added per schedule (sim.h). Transfers cost
  * latency + bytes / bandwidth over each hop of the fabric path.
  *
+ * Explicit costs (workload.h, docs/WORKLOADS.md "Literature problems"): a
+ * task's cost row replaces the estimate (energy: that time at the device's
+ * peak power), and an edge's comm_s replaces its transfer time between two
+ * distinct devices. synor_cost_create fails with SYNOR_EINVAL naming the
+ * task, the field and the value when a row in device order has a length
+ * other than the fabric's device count, or a row by name names a device
+ * the fabric does not have.
+ *
  * The matrix is computed once, on create, and is immutable. */
 #ifndef SYNOR_COST_H
 #define SYNOR_COST_H

@@ -1,8 +1,11 @@
 /* synor/op.h - operation types, data types, and the work an operation does.
  *
  * The operation list is the seed's OperationType list (001 §1.2) plus the
- * composite and training/inference steps the decomposers produce. Names are
- * the snake_case strings used in profile and workload files. */
+ * composite and training/inference steps the decomposers produce, and
+ * "custom": an operation the cost model knows nothing about, whose time
+ * comes from the workload (explicit work, or an explicit cost row per device
+ * as in published scheduling benchmarks, docs/WORKLOADS.md). Names are the
+ * snake_case strings used in profile and workload files. */
 #ifndef SYNOR_OP_H
 #define SYNOR_OP_H
 
@@ -58,7 +61,8 @@ extern "C" {
     X(RMS_NORM, "rms_norm")                        \
     X(FFT, "fft")                                  \
     X(FIR_FILTER, "fir_filter")                    \
-    X(CRYPTO_HASH, "crypto_hash")
+    X(CRYPTO_HASH, "crypto_hash")                  \
+    X(CUSTOM, "custom")
 
 typedef enum synor_op_type {
 #define SYNOR__OP_ENUM(e, s) SYNOR_OP_##e,

@@ -58,9 +58,10 @@
  * comes from a cost matrix (synor_plan_create) or is filled by the caller
  * (synor_plan_problem; benchmarks on random DAGs do this). Communication
  * between devices p != q for an edge of b bytes costs lat[p][q] +
- * b x inv_bw[p][q] (sums over the hops of a fabric path have this form);
- * on the same device it is free. Plans are deterministic: ties are broken
- * by the lowest index. */
+ * b x inv_bw[p][q] (sums over the hops of a fabric path have this form),
+ * or exactly pred_comm[e] where the edge gives it (Topcuoglu's model, for
+ * literature problems); on the same device it is free. Plans are
+ * deterministic: ties are broken by the lowest index. */
 #ifndef SYNOR_PLAN_H
 #define SYNOR_PLAN_H
 
@@ -135,6 +136,8 @@ typedef struct synor_sched_problem {
     const size_t *pred_off;     /* n_tasks + 1 offsets into pred / pred_bytes */
     const size_t *pred;         /* predecessor task indexes */
     const double *pred_bytes;   /* bytes on each edge */
+    const double *pred_comm;    /* per edge: explicit seconds between distinct
+                                   devices, < 0 = from the bytes; NULL = none */
     const double *lat;          /* [p * n_devices + q] seconds; NULL = 0 */
     const double *inv_bw;       /* [p * n_devices + q] seconds per byte; NULL = 0 */
     const double *idle_watts;   /* per device; NULL = 0 */

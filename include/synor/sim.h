@@ -14,7 +14,10 @@
  * bandwidth equally (progress is recomputed whenever a flow starts or ends).
  * A datum moves to a memory space once, however many tasks there use it.
  * External data (weights) is resident before the run on each device that
- * uses it and is never moved.
+ * uses it and is never moved. An edge with an explicit cost (comm_s,
+ * workload.h) takes exactly that long between two distinct devices, on no
+ * link (no sharing, no transfer in the trace); the data it carries arrives
+ * with it.
  *
  * Memory: when a task starts, the external data resident on its device plus
  * its own transient footprint (data it consumes and produces, workspace)

@@ -7,7 +7,9 @@
  * problem with file:line:column and the field: an unknown operation, a
  * missing or negative dimension, a non-finite number, a duplicate task id,
  * a dependency on a task that does not exist, or a cycle (naming the tasks
- * on it). A workload is immutable once loaded. */
+ * on it). Tasks may carry explicit costs instead of work (a cost row per
+ * device, a communication cost per edge) to state problems from the
+ * scheduling literature. A workload is immutable once loaded. */
 #ifndef SYNOR_WORKLOAD_H
 #define SYNOR_WORKLOAD_H
 
@@ -86,6 +88,22 @@ typedef struct synor_task {
                                 it runs (activations, KV-cache growth) */
     int has_preferred, has_fallback;
     synor_kind preferred, fallback;
+    /* An explicit cost row, as published scheduling benchmarks give one
+     * (docs/WORKLOADS.md "Literature problems"): the seconds the task takes
+     * on each device, used instead of the estimate from its work. n_exec 0:
+     * none. exec_dev NULL: exec_s[k] is for the fabric's k-th device, and
+     * n_exec must equal the fabric's device count; else exec_s[k] is for
+     * the device named exec_dev[k], and devices not named cannot run the
+     * task. INFINITY: cannot run there. Matched against a fabric by
+     * synor_cost_create. */
+    const double *exec_s;
+    const char *const *exec_dev;
+    size_t n_exec;
+    /* Explicit communication costs, parallel to deps: the seconds the edge
+     * deps[j] -> task takes between two distinct devices (0 on the same
+     * device) instead of its bytes over the fabric; < 0 = none. NULL when
+     * no edge into the task has one. */
+    const double *dep_comm;
 } synor_task;
 
 /* What synor_workload_add_task copies into the workload. deps are task
@@ -104,12 +122,18 @@ typedef struct synor_task_desc {
     uint64_t workspace;
     int has_preferred, has_fallback;
     synor_kind preferred, fallback;
+    const double *exec_s;    /* as in synor_task; each >= 0 or INFINITY */
+    const char *const *exec_dev;
+    size_t n_exec;
+    const double *dep_comm;  /* NULL, or parallel to deps: finite seconds >= 0,
+                                or < 0 for none */
 } synor_task_desc;
 
 typedef struct synor_workload synor_workload;
 
 /* Building: create, add data and tasks, finish. finish validates (dangling
- * dependency, data produced twice, cycle naming the tasks on it) and
+ * dependency, data produced twice, cycle naming the tasks on it, two
+ * different comm_s for one edge) and
  * computes the order; only a finished workload may be planned. Adding after
  * finish fails with SYNOR_ESTATE. */
 int synor_workload_create(const char *name, synor_workload **out);
@@ -134,6 +158,10 @@ const synor_data *synor_workload_data(const synor_workload *w, size_t i);
 /* Bytes that move along the edge dep -> task: the data task consumes that dep
  * produces (0 for a pure ordering dependency). */
 uint64_t synor_workload_edge_bytes(const synor_workload *w, size_t task, size_t dep);
+/* Seconds the edge dep -> task takes between two distinct devices when the
+ * workload gives it explicitly ("comm_s"); < 0 when it does not (then the
+ * edge costs its bytes over the fabric). */
+double synor_workload_edge_comm(const synor_workload *w, size_t task, size_t dep);
 /* A topological order (dependencies first; ties in insertion order). */
 const size_t *synor_workload_order(const synor_workload *w);
 /* Totals over all tasks. */

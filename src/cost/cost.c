@@ -1,10 +1,13 @@
 /* cost.c - the cost matrix of a workload on a fabric (synor/cost.h).
  *
  * Invariants: time[i * n_dev + d] and energy[...] are finite exactly when
- * the device can run the operation and the task's footprint fits in the
- * device's memory; both are computed once on create. */
+ * the device can run the operation (or the task's explicit cost row gives a
+ * time there) and the task's footprint fits in the device's memory; both
+ * are computed once on create. A cost row is matched against the fabric
+ * here, since the workload does not know it. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
@@ -17,6 +20,46 @@ struct synor_cost {
     double *time, *energy;
     uint64_t *footprint;
 };
+
+/* A task's explicit cost row on the fabric: row[d] seconds on device d. A
+ * row in device order must have one value per device; a row by name must
+ * name devices of the fabric (the others cannot run the task). */
+static int explicit_row(const synor_task *t, const synor_fabric *f, double *row)
+{
+    size_t n_dev = synor_fabric_device_count(f);
+    if (!t->exec_dev) {
+        if (t->n_exec != n_dev) {
+            synor__buf b;
+            synor__buf_init(&b);
+            for (size_t d = 0; d < n_dev; d++)
+                synor__buf_printf(&b, "%s%s", d ? ", " : "", synor_fabric_device_at(f, d)->name);
+            char *names = synor__buf_take(&b);
+            int rc = synor__error(SYNOR_EINVAL,
+                                  "task \"%s\": exec_s has %zu value%s but fabric \"%s\" has %zu "
+                                  "device%s (%s): an array gives one time per device, in that "
+                                  "order",
+                                  t->id, t->n_exec, t->n_exec == 1 ? "" : "s",
+                                  synor_fabric_name(f), n_dev, n_dev == 1 ? "" : "s",
+                                  names ? names : "");
+            free(names);
+            return rc;
+        }
+        memcpy(row, t->exec_s, n_dev * sizeof *row);
+        return 0;
+    }
+    for (size_t d = 0; d < n_dev; d++)
+        row[d] = INFINITY;
+    for (size_t k = 0; k < t->n_exec; k++) {
+        long d = synor_fabric_find_device(f, t->exec_dev[k]);
+        if (d < 0)
+            return synor__error(SYNOR_EINVAL,
+                                "task \"%s\": exec_s.%s = %g: fabric \"%s\" has no device \"%s\"",
+                                t->id, t->exec_dev[k], t->exec_s[k], synor_fabric_name(f),
+                                t->exec_dev[k]);
+        row[d] = t->exec_s[k];
+    }
+    return 0;
+}
 
 int synor_cost_create(const synor_workload *w, const synor_fabric *f, synor_cost **out)
 {
@@ -46,10 +89,22 @@ int synor_cost_create(const synor_workload *w, const synor_fabric *f, synor_cost
         for (size_t k = 0; k < t->n_produces; k++)
             fp += synor_workload_data(w, t->produces[k])->bytes;
         c->footprint[i] = fp;
+        double *row = &c->time[i * c->n_dev];
+        int rc;
+        if (t->n_exec && (rc = explicit_row(t, f, row))) {
+            synor_cost_destroy(c);
+            return rc;
+        }
         for (size_t d = 0; d < c->n_dev; d++) {
             const synor_fabric_device *fd = synor_fabric_device_at(f, d);
-            double tm = synor_device_estimate_time(fd->dev, &t->op.work);
-            double en = synor_device_estimate_energy(fd->dev, &t->op.work);
+            double tm, en;
+            if (t->n_exec) { /* the row's time at the device's busy power */
+                tm = row[d];
+                en = tm * synor_device_caps(fd->dev)->peak_watts;
+            } else {
+                tm = synor_device_estimate_time(fd->dev, &t->op.work);
+                en = synor_device_estimate_energy(fd->dev, &t->op.work);
+            }
             if (fp > synor_device_caps(fd->dev)->mem_bytes)
                 tm = en = INFINITY;
             c->time[i * c->n_dev + d] = tm;
@@ -88,9 +143,12 @@ uint64_t synor_cost_footprint(const synor_cost *c, size_t task) { return c->foot
 double synor_cost_edge(const synor_cost *c, size_t task, size_t dep, size_t from_dev,
                        size_t to_dev)
 {
-    uint64_t b = synor_workload_edge_bytes(c->w, task, dep);
     if (from_dev == to_dev)
         return 0;
+    double comm = synor_workload_edge_comm(c->w, task, dep);
+    if (comm >= 0)
+        return comm;
+    uint64_t b = synor_workload_edge_bytes(c->w, task, dep);
     return synor_fabric_transfer_time(c->f, from_dev, to_dev, (double)b);
 }
 
@@ -145,6 +203,16 @@ char *synor_cost_format(const synor_cost *c, size_t max_rows)
         }
         synor__buf_puts(&b, "\n");
     }
+    size_t explicit_edges = 0;
+    for (size_t i = 0; i < c->n_tasks; i++) {
+        const synor_task *t = synor_workload_task(c->w, i);
+        for (size_t k = 0; t->dep_comm && k < t->n_deps; k++)
+            explicit_edges += t->dep_comm[k] >= 0;
+    }
+    if (explicit_edges)
+        synor__buf_printf(&b, "Explicit costs (comm_s) replace these on %zu edge%s of the "
+                              "workload\n",
+                          explicit_edges, explicit_edges == 1 ? "" : "s");
     char *s = synor__buf_take(&b);
     if (!s)
         synor__error(SYNOR_ENOMEM, "out of memory");

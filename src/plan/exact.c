@@ -101,7 +101,7 @@ static void search(bb *b, size_t depth, double cur, double last_start)
                 continue;
             for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
                 size_t j = pb->pred[e];
-                double r = b->ft[j] + synor__comm(pb, pb->pred_bytes[e], b->dev[j], p);
+                double r = b->ft[j] + synor__edge_comm(pb, e, b->dev[j], p);
                 if (r > ready)
                     ready = r;
             }

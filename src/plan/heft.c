@@ -11,8 +11,8 @@
  *
  * Ranks use averages: w_i over the devices that can run the task, and for
  * edges L + b R where L and R are the mean latency and mean seconds per byte
- * over ordered pairs of distinct devices, so computing ranks is linear in
- * tasks + edges. */
+ * over ordered pairs of distinct devices (an edge's explicit cost where the
+ * problem gives one), so computing ranks is linear in tasks + edges. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,8 +178,12 @@ static void ls_free(ls *s)
 
 static double exec(const ls *s, size_t i, size_t p) { return s->pb->exec[i * s->d + p]; }
 
+/* The mean cost of an edge over ordered pairs of distinct devices: an
+ * explicit cost is the same for every pair (Topcuoglu's c-bar). */
 static double cbar(const ls *s, size_t edge)
 {
+    if (s->pb->pred_comm && s->pb->pred_comm[edge] >= 0)
+        return s->d > 1 ? s->pb->pred_comm[edge] : 0;
     return s->Lbar + s->pb->pred_bytes[edge] * s->Rbar;
 }
 
@@ -385,7 +389,7 @@ static int place_once(ls *s, size_t i, double subdeadline, double *makespan, siz
         double w = exec(s, i, p);
         for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
             size_t j = pb->pred[e];
-            double c = synor__comm(pb, pb->pred_bytes[e], dev[j], p);
+            double c = synor__edge_comm(pb, e, dev[j], p);
             xfer += c;
             if (ft[j] + c > ready)
                 ready = ft[j] + c;
@@ -440,7 +444,7 @@ static int place_once(ls *s, size_t i, double subdeadline, double *makespan, siz
                 double w = exec(s, i, p);
                 for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
                     size_t j = pb->pred[e];
-                    double r = ft[j] + synor__comm(pb, pb->pred_bytes[e], dev[j], p);
+                    double r = ft[j] + synor__edge_comm(pb, e, dev[j], p);
                     if (r > ready)
                         ready = r;
                 }

@@ -89,6 +89,7 @@ typedef struct pipe {
     double *tmem;    /* per group: the largest working memory */
     double *xbytes;  /* per boundary after group g: bytes of the edges crossing it */
     double *xedges;  /* ... and how many edges */
+    double *xcomm;   /* ... and the explicit seconds of those that give one */
     double *home;    /* per device: bytes of weights it holds from the start */
     double M;
 } pipe;
@@ -104,6 +105,7 @@ static void pipe_free(pipe *P)
     synor__free(P->tmem);
     synor__free(P->xbytes);
     synor__free(P->xedges);
+    synor__free(P->xcomm);
     synor__free(P->home);
 }
 
@@ -168,9 +170,10 @@ static int pipe_init(pipe *P, const synor_sched_problem *pb, size_t micro_batche
     P->tmem = synor__calloc(G, sizeof *P->tmem);
     P->xbytes = synor__calloc(G, sizeof *P->xbytes);
     P->xedges = synor__calloc(G, sizeof *P->xedges);
+    P->xcomm = synor__calloc(G, sizeof *P->xcomm);
     unsigned char *seen = synor__calloc(k ? k : 1, 1);
     if (!rc && (!P->first || !P->last || !P->W || !P->wbytes || !P->witem || !P->tmem ||
-                !P->xbytes || !P->xedges || !seen))
+                !P->xbytes || !P->xedges || !P->xcomm || !seen))
         rc = synor__error(SYNOR_ENOMEM, "out of memory");
     for (size_t g = 0; !rc && g < G; g++) {
         P->first[g] = SIZE_MAX;
@@ -197,8 +200,12 @@ static int pipe_init(pipe *P, const synor_sched_problem *pb, size_t micro_batche
         for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
             size_t a = P->group[pb->pred[e]];
             for (size_t b = a; b < g; b++) { /* the edge crosses boundaries a .. g-1 */
-                P->xbytes[b] += pb->pred_bytes[e];
-                P->xedges[b] += 1;
+                if (pb->pred_comm && pb->pred_comm[e] >= 0) {
+                    P->xcomm[b] += pb->pred_comm[e];
+                } else {
+                    P->xbytes[b] += pb->pred_bytes ? pb->pred_bytes[e] : 0;
+                    P->xedges[b] += 1;
+                }
             }
         }
     }
@@ -271,7 +278,7 @@ static int stage_ok(const pipe *P, size_t a, size_t b, size_t p, double *t)
 static double boundary(const pipe *P, size_t g, size_t p, size_t q)
 {
     size_t k = p * P->d + q;
-    return (P->xedges[g] * (P->pb->lat ? P->pb->lat[k] : 0) +
+    return (P->xcomm[g] + P->xedges[g] * (P->pb->lat ? P->pb->lat[k] : 0) +
             P->xbytes[g] * (P->pb->inv_bw ? P->pb->inv_bw[k] : 0)) /
            P->M;
 }

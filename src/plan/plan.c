@@ -124,6 +124,7 @@ typedef struct owned_problem {
     synor_sched_problem pb; /* first: the public pointer points here */
     const synor_cost *c;
     double *exec, *energy, *bytes, *lat, *inv_bw, *idle;
+    double *comm; /* explicit edge costs; NULL when the workload gives none */
     size_t *pred_off, *pred;
     int64_t *price;
     synor_kind *kind;
@@ -141,6 +142,7 @@ void synor_sched_problem_free(synor_sched_problem *pb)
     synor__free(op->exec);
     synor__free(op->energy);
     synor__free(op->bytes);
+    synor__free(op->comm);
     synor__free(op->lat);
     synor__free(op->inv_bw);
     synor__free(op->idle);
@@ -240,6 +242,26 @@ static int build_weights(owned_problem *op)
     return 0;
 }
 
+/* The workload's explicit edge costs, in the problem's edge order (a
+ * task's deps in order, tasks in index order); none: op->comm stays NULL. */
+static int explicit_comm(const synor_workload *w, size_t m, owned_problem *op)
+{
+    size_t n = synor_workload_count(w), e = 0;
+    for (size_t i = 0; i < n; i++) {
+        const synor_task *t = synor_workload_task(w, i);
+        if (t->dep_comm && !op->comm) {
+            if (!(op->comm = synor__malloc(m * sizeof *op->comm)))
+                return synor__error(SYNOR_ENOMEM, "out of memory");
+            for (size_t k = 0; k < m; k++)
+                op->comm[k] = -1;
+        }
+        for (size_t k = 0; k < t->n_deps; k++, e++)
+            if (t->dep_comm)
+                op->comm[e] = t->dep_comm[k];
+    }
+    return 0;
+}
+
 static int problem_build(const synor_cost *c, owned_problem **out)
 {
     const synor_workload *w = synor_cost_workload(c);
@@ -305,6 +327,12 @@ static int problem_build(const synor_cost *c, owned_problem **out)
     pb->pred_off = op->pred_off;
     pb->pred = op->pred;
     pb->pred_bytes = op->bytes;
+    int rc = explicit_comm(w, m, op);
+    if (rc) {
+        synor_sched_problem_free(pb);
+        return rc;
+    }
+    pb->pred_comm = op->comm;
     pb->lat = op->lat;
     pb->inv_bw = op->inv_bw;
     pb->idle_watts = op->idle;
@@ -312,7 +340,7 @@ static int problem_build(const synor_cost *c, owned_problem **out)
     pb->kind = op->kind;
     pb->preferred = op->pref;
     pb->fallback = op->fb;
-    int rc = build_weights(op);
+    rc = build_weights(op);
     if (rc) {
         synor_sched_problem_free(pb);
         return rc;
@@ -420,7 +448,7 @@ static int retime(const synor_sched_problem *pb, const size_t *dev, double *st, 
         double r = avail[p];
         for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
             size_t j = pb->pred[e];
-            double a = ft[j] + synor__comm(pb, pb->pred_bytes[e], dev[j], p);
+            double a = ft[j] + synor__edge_comm(pb, e, dev[j], p);
             r = a > r ? a : r;
         }
         st[i] = r;
@@ -881,7 +909,7 @@ int synor_plan_validate(const synor_plan *p, const synor_sched_problem *pb)
                                 p->finish[i] - p->start[i], w);
         for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
             size_t j = pb->pred[e];
-            double arrive = p->finish[j] + synor__comm(pb, pb->pred_bytes[e], p->device[j], q);
+            double arrive = p->finish[j] + synor__edge_comm(pb, e, p->device[j], q);
             if (p->start[i] < arrive - tol * (1 + arrive))
                 return synor__error(SYNOR_EINVAL,
                                     "task %zu starts at %.9g before the input from task %zu "

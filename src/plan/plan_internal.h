@@ -19,6 +19,15 @@ static inline double synor__comm(const synor_sched_problem *pb, double bytes, si
     return (pb->lat ? pb->lat[k] : 0) + (pb->inv_bw ? bytes * pb->inv_bw[k] : 0);
 }
 
+/* Seconds to move edge e (an index into pred) from device p to q: its
+ * explicit cost when the problem gives one, else its bytes. */
+static inline double synor__edge_comm(const synor_sched_problem *pb, size_t e, size_t p, size_t q)
+{
+    if (p != q && pb->pred_comm && pb->pred_comm[e] >= 0)
+        return pb->pred_comm[e];
+    return synor__comm(pb, pb->pred_bytes ? pb->pred_bytes[e] : 0, p, q);
+}
+
 /* ------------------------------------------------ weights (weights.c) */
 
 /* Where each weight is while a plan is built: which devices hold it and

@@ -3,7 +3,8 @@
  * State: a virtual clock and a binary heap of events ordered by (time,
  * creation number), so equal-time events run in creation order and a run
  * is reproducible. Event kinds: a task ends; a hop's latency has passed (the
- * flow joins its link); a link direction's first flow gets its last byte.
+ * flow joins its link); a link direction's first flow gets its last byte;
+ * the explicit-cost edges into a task have arrived.
  * Flows on a link direction share its bandwidth equally, by virtual time
  * (processor sharing): the direction's v grows at bw / n per second, a flow
  * that joins at v0 with b bytes is done when v reaches v0 + b, so flows
@@ -18,14 +19,13 @@
  * space) pair is transferred at most once (loc[] goes absent -> moving ->
  * present, never back). */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "common/common.h"
 #include "sim/trace_internal.h"
 #include "synor/sim.h"
 
-enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE, EV_WAKE };
+enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE, EV_EDGES_IN, EV_WAKE };
 enum { LOC_ABSENT, LOC_MOVING, LOC_PRESENT };
 
 typedef struct event {
@@ -66,9 +66,10 @@ typedef struct sim {
     size_t *left;        /* unfinished dependencies */
     size_t *succ_off, *succ;
     size_t *cons_off, *cons; /* datum -> consumer tasks */
-    double *tstart;
+    double *tstart, *tend;
     double *wready;      /* plan in load mode: when the task's weights are there */
     unsigned char *finished;
+    unsigned char *edge_wait; /* waiting for explicit-cost edges (comm_s) */
     size_t n_finished;
     /* devices */
     size_t **queue;      /* plan mode: tasks in plan order; dynamic: heap */
@@ -319,6 +320,31 @@ static void flow_done(sim *s, size_t ci, uint64_t ver)
 
 /* --------------------------------------------------------------- tasks */
 
+/* An edge with an explicit cost (comm_s) takes exactly that long between
+ * two distinct devices, on no link; the data it carries comes with it. */
+static double edge_comm(const sim *s, size_t task, size_t dep)
+{
+    return synor_workload_task(s->w, task)->dep_comm ? synor_workload_edge_comm(s->w, task, dep)
+                                                     : -1;
+}
+
+/* When the explicit-cost edges into task i, placed on its device, arrive
+ * (its dependencies have finished): until then it waits. */
+static void edges_in(sim *s, size_t i)
+{
+    const synor_task *t = synor_workload_task(s->w, i);
+    double at = s->now;
+    for (size_t k = 0; t->dep_comm && k < t->n_deps; k++) {
+        size_t j = t->deps[k];
+        if (t->dep_comm[k] >= 0 && s->dev[j] != s->dev[i] && s->tend[j] + t->dep_comm[k] > at)
+            at = s->tend[j] + t->dep_comm[k];
+    }
+    if (at > s->now) {
+        s->edge_wait[i] = 1;
+        push(s, at, EV_EDGES_IN, i, 0);
+    }
+}
+
 static int inputs_present(sim *s, size_t i, size_t p)
 {
     const synor_task *t = synor_workload_task(s->w, i);
@@ -327,7 +353,8 @@ static int inputs_present(sim *s, size_t i, size_t p)
     for (size_t k = 0; k < t->n_consumes; k++) {
         size_t di = t->consumes[k];
         const synor_data *dd = datum(s, di);
-        if (dd->producer < 0 || !dd->bytes || s->loc[di * s->S + sp] == LOC_PRESENT)
+        if (dd->producer < 0 || !dd->bytes || s->loc[di * s->S + sp] == LOC_PRESENT ||
+            edge_comm(s, i, (size_t)dd->producer) >= 0)
             continue;
         request(s, di, p);
         ok = 0;
@@ -445,7 +472,7 @@ static void try_start(sim *s, size_t p)
         return;
     int has;
     size_t i = q_head(s, p, &has);
-    if (!has || s->left[i] || !inputs_present(s, i, p))
+    if (!has || s->left[i] || s->edge_wait[i] || !inputs_present(s, i, p))
         return;
     if (s->wready && s->wready[i] > s->now) { /* its weights are still being copied */
         push(s, s->wready[i], EV_WAKE, p, 0);
@@ -476,9 +503,17 @@ static void assign(sim *s, size_t i)
                 continue;
             }
             need += dd->bytes;
+            if (edge_comm(s, i, (size_t)dd->producer) >= 0)
+                continue; /* arrives with its edge, below */
             double a = s->now + synor_fabric_transfer_time(s->fab, (size_t)s->dev[dd->producer], p,
                                                            (double)dd->bytes);
             if (a > arrive)
+                arrive = a;
+        }
+        for (size_t k = 0; t->dep_comm && k < t->n_deps; k++) {
+            size_t j = t->deps[k];
+            double a = s->tend[j] + (s->dev[j] != (long)p ? t->dep_comm[k] : 0);
+            if (t->dep_comm[k] >= 0 && a > arrive)
                 arrive = a;
         }
         if (need > synor_device_caps(synor_fabric_device_at(s->fab, p)->dev)->mem_bytes)
@@ -508,6 +543,7 @@ static void task_end(sim *s, size_t i)
     s->finished[i] = 1;
     s->n_finished++;
     s->running[p] = -1;
+    s->tend[i] = s->now;
     s->busy[p] += s->now - s->tstart[i];
     synor_trace_task *k = synor__trace_add_task(s->tr);
     if (!k) {
@@ -525,7 +561,7 @@ static void task_end(sim *s, size_t i)
         size_t di = t->produces[q];
         s->loc[di * s->S + sp] = LOC_PRESENT;
         for (size_t e = s->cons_off[di]; e < s->cons_off[di + 1]; e++)
-            if (s->dev[s->cons[e]] >= 0)
+            if (s->dev[s->cons[e]] >= 0 && edge_comm(s, s->cons[e], i) < 0)
                 request(s, di, (size_t)s->dev[s->cons[e]]);
     }
     for (size_t e = s->succ_off[i]; e < s->succ_off[i + 1]; e++) {
@@ -533,8 +569,10 @@ static void task_end(sim *s, size_t i)
         if (--s->left[j] == 0) {
             if (!s->plan)
                 assign(s, j);
-            if (s->dev[j] >= 0)
+            if (s->dev[j] >= 0) {
+                edges_in(s, j);
                 try_start(s, (size_t)s->dev[j]);
+            }
         }
     }
     for (size_t q = 0; q < s->d; q++)
@@ -559,6 +597,8 @@ static int setup(sim *s)
     s->cons_off = synor__calloc(nd + 1, sizeof *s->cons_off);
     s->cons = synor__malloc((nc ? nc : 1) * sizeof *s->cons);
     s->tstart = synor__calloc(n1, sizeof *s->tstart);
+    s->tend = synor__calloc(n1, sizeof *s->tend);
+    s->edge_wait = synor__calloc(n1, 1);
     s->finished = synor__calloc(n1, 1);
     s->ready_seq = synor__calloc(n1, sizeof *s->ready_seq);
     s->queue = synor__calloc(d, sizeof *s->queue);
@@ -574,9 +614,9 @@ static int setup(sim *s)
     s->ch = synor__calloc(2 * synor_fabric_link_count(s->fab) + 1, sizeof *s->ch);
     size_t *fill = synor__calloc(n1 + nd, sizeof *fill);
     if (!s->dev || !s->left || !s->succ_off || !s->succ || !s->cons_off || !s->cons ||
-        !s->tstart || !s->finished || !s->ready_seq || !s->queue || !s->qn || !s->qhead ||
-        !s->qcap || !s->running || !s->busy || !s->avail_est || !s->resident || !s->loaded ||
-        !s->loc || !s->ch || !fill) {
+        !s->tstart || !s->tend || !s->edge_wait || !s->finished || !s->ready_seq || !s->queue ||
+        !s->qn || !s->qhead || !s->qcap || !s->running || !s->busy || !s->avail_est ||
+        !s->resident || !s->loaded || !s->loc || !s->ch || !fill) {
         synor__free(fill);
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
@@ -698,6 +738,8 @@ static void teardown(sim *s)
     synor__free(s->cons_off);
     synor__free(s->cons);
     synor__free(s->tstart);
+    synor__free(s->tend);
+    synor__free(s->edge_wait);
     synor__free(s->finished);
     synor__free(s->ready_seq);
     for (size_t p = 0; s->queue && p < s->d; p++)
@@ -716,72 +758,6 @@ static void teardown(sim *s)
         synor__free(s->ch[l].f);
     synor__free(s->ch);
     synor__free(s->flows);
-}
-
-/* Copies names into the trace and fills its totals. */
-static int finish_trace(sim *s)
-{
-    synor__trace *tr = s->tr;
-    synor_trace *t = &tr->t;
-    char strategy[64];
-    snprintf(strategy, sizeof strategy, "%s", s->plan ? synor_strategy_name(s->plan->strategy)
-                                                      : "dynamic");
-    if (!(t->workload = synor__trace_str(tr, synor_workload_name(s->w))) ||
-        !(t->fabric = synor__trace_str(tr, synor_fabric_name(s->fab))) ||
-        !(t->strategy = synor__trace_str(tr, strategy)) ||
-        !(t->currency = synor__trace_str(tr, synor_fabric_currency(s->fab))) ||
-        synor__trace_devices(tr, s->d))
-        return synor__error(SYNOR_ENOMEM, "out of memory");
-    t->makespan = s->now;
-    unsigned char *used = synor__calloc(s->d, 1);
-    if (!used)
-        return synor__error(SYNOR_ENOMEM, "out of memory");
-    for (size_t k = 0; k < t->n_tasks; k++) {
-        synor_trace_task *x = &tr->task[k];
-        long i = synor_workload_find_task(s->w, x->id);
-        const synor_task *wt = synor_workload_task(s->w, (size_t)i);
-        char op[64];
-        snprintf(op, sizeof op, "%s%s", wt->op.backward ? "d/" : "",
-                 synor_op_type_name(wt->op.type));
-        if (!(x->id = synor__trace_str(tr, x->id)) || !(x->op = synor__trace_str(tr, op))) {
-            synor__free(used);
-            return synor__error(SYNOR_ENOMEM, "out of memory");
-        }
-        t->energy_active += x->energy;
-        used[x->device] = 1;
-    }
-    for (size_t k = 0; k < t->n_transfers; k++) {
-        synor_trace_transfer *x = &tr->xfer[k];
-        if (!(x->data = synor__trace_str(tr, x->data)) ||
-            !(x->link = synor__trace_str(tr, x->link))) {
-            synor__free(used);
-            return synor__error(SYNOR_ENOMEM, "out of memory");
-        }
-    }
-    for (size_t p = 0; p < s->d; p++) {
-        const synor_fabric_device *fd = synor_fabric_device_at(s->fab, p);
-        synor_trace_device *dv = &tr->dev[p];
-        if (!(dv->name = synor__trace_str(tr, fd->name)) ||
-            !(dv->product = synor__trace_str(tr, fd->profile->name)) ||
-            !(dv->backend = synor__trace_str(tr, synor_device_backend(fd->dev))) ||
-            !(dv->kind = synor__trace_str(tr, synor_kind_name(synor_device_kind(fd->dev))))) {
-            synor__free(used);
-            return synor__error(SYNOR_ENOMEM, "out of memory");
-        }
-        dv->simulated = synor_device_is_simulated(fd->dev);
-        dv->idle_watts = synor_device_caps(fd->dev)->idle_watts;
-        dv->price_micro = fd->price_micro;
-        double idle = s->now - s->busy[p];
-        t->energy_idle += dv->idle_watts * (idle > 0 ? idle : 0);
-        if (used[p])
-            t->money_micro = synor_money_add(t->money_micro,
-                                             synor_money_for_seconds(fd->price_micro, s->now));
-    }
-    synor__free(used);
-    t->energy_basis = SYNOR_BASIS_MODEL;
-    t->money_basis = SYNOR_BASIS_MODEL;
-    t->events = s->events;
-    return synor__trace_sort(tr);
 }
 
 int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **out)
@@ -815,6 +791,10 @@ int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **ou
             hop_ready(&s, e.a);
         else if (e.type == EV_WAKE)
             try_start(&s, e.a);
+        else if (e.type == EV_EDGES_IN) {
+            s.edge_wait[e.a] = 0;
+            try_start(&s, (size_t)s.dev[e.a]);
+        }
         else
             flow_done(&s, e.a, e.ver);
     }
@@ -830,7 +810,9 @@ int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **ou
                           synor_workload_task(s.w, i)->id);
     }
     if (!rc)
-        rc = finish_trace(&s);
+        rc = synor__trace_finish(s.tr, s.w, s.fab,
+                                 plan ? synor_strategy_name(plan->strategy) : "dynamic", s.now,
+                                 s.busy, s.events);
     teardown(&s);
     if (rc) {
         synor_trace_destroy(&s.tr->t);

@@ -113,6 +113,70 @@ int synor__trace_sort(synor__trace *tr)
     return 0;
 }
 
+int synor__trace_finish(synor__trace *tr, const synor_workload *w, const synor_fabric *fab,
+                        const char *strategy, double makespan, const double *busy,
+                        uint64_t events)
+{
+    synor_trace *t = &tr->t;
+    size_t d = synor_fabric_device_count(fab);
+    if (!(t->workload = synor__trace_str(tr, synor_workload_name(w))) ||
+        !(t->fabric = synor__trace_str(tr, synor_fabric_name(fab))) ||
+        !(t->strategy = synor__trace_str(tr, strategy)) ||
+        !(t->currency = synor__trace_str(tr, synor_fabric_currency(fab))) ||
+        synor__trace_devices(tr, d))
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    t->makespan = makespan;
+    unsigned char *used = synor__calloc(d, 1);
+    if (!used)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t k = 0; k < t->n_tasks; k++) {
+        synor_trace_task *x = &tr->task[k];
+        long i = synor_workload_find_task(w, x->id);
+        const synor_task *wt = synor_workload_task(w, (size_t)i);
+        char op[64];
+        snprintf(op, sizeof op, "%s%s", wt->op.backward ? "d/" : "",
+                 synor_op_type_name(wt->op.type));
+        if (!(x->id = synor__trace_str(tr, x->id)) || !(x->op = synor__trace_str(tr, op))) {
+            synor__free(used);
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        }
+        t->energy_active += x->energy;
+        used[x->device] = 1;
+    }
+    for (size_t k = 0; k < t->n_transfers; k++) {
+        synor_trace_transfer *x = &tr->xfer[k];
+        if (!(x->data = synor__trace_str(tr, x->data)) ||
+            !(x->link = synor__trace_str(tr, x->link))) {
+            synor__free(used);
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        }
+    }
+    for (size_t p = 0; p < d; p++) {
+        const synor_fabric_device *fd = synor_fabric_device_at(fab, p);
+        synor_trace_device *dv = &tr->dev[p];
+        if (!(dv->name = synor__trace_str(tr, fd->name)) ||
+            !(dv->product = synor__trace_str(tr, fd->profile->name)) ||
+            !(dv->backend = synor__trace_str(tr, synor_device_backend(fd->dev))) ||
+            !(dv->kind = synor__trace_str(tr, synor_kind_name(synor_device_kind(fd->dev))))) {
+            synor__free(used);
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+        }
+        dv->simulated = synor_device_is_simulated(fd->dev);
+        dv->idle_watts = synor_device_caps(fd->dev)->idle_watts;
+        dv->price_micro = fd->price_micro;
+        double idle = makespan - busy[p];
+        t->energy_idle += dv->idle_watts * (idle > 0 ? idle : 0);
+        if (used[p])
+            t->money_micro = synor_money_add(t->money_micro,
+                                             synor_money_for_seconds(fd->price_micro, makespan));
+    }
+    synor__free(used);
+    t->energy_basis = SYNOR_BASIS_MODEL;
+    t->money_basis = SYNOR_BASIS_MODEL;
+    t->events = events;
+    return synor__trace_sort(tr);
+}
+
 void synor_trace_destroy(synor_trace *t)
 {
     synor__trace *tr = (synor__trace *)t;

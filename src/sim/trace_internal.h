@@ -23,5 +23,12 @@ synor_trace_task *synor__trace_add_task(synor__trace *tr);
 synor_trace_transfer *synor__trace_add_transfer(synor__trace *tr);
 /* Sorts tasks and transfers by start time (stable on ties). */
 int synor__trace_sort(synor__trace *tr);
+/* The end of a simulated run: copies the names the tasks and transfers
+ * point to into the trace, describes the fabric's devices, fills the totals
+ * (active energy, idle energy from busy[] per device, money for every
+ * device that ran a task over the makespan) and sorts. */
+int synor__trace_finish(synor__trace *tr, const synor_workload *w, const synor_fabric *fab,
+                        const char *strategy, double makespan, const double *busy,
+                        uint64_t events);
 
 #endif

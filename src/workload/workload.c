@@ -5,13 +5,15 @@
  *   - every dependency index is < count and no task depends on itself;
  *   - a task's deps are its explicit dependencies plus the producers of the
  *     data it consumes, sorted and unique, with the bytes each edge carries
- *     in dep_bytes (same order);
+ *     in dep_bytes and any explicit edge cost in the task's dep_comm (same
+ *     order; before finish dep_comm is parallel to the deps as given);
  *   - every data item has at most one producer;
  *   - the graph is acyclic and order[] is a topological order in which ties
  *     keep insertion order (Kahn with a min-heap on the index), so the same
  *     input always gives the same order.
  * Names are looked up through one open-addressing hash table per kind, so a
  * 100,000-task file loads in linear time. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,16 +147,56 @@ int synor_workload_add_data(synor_workload *w, const char *name, uint64_t bytes,
     return 0;
 }
 
-static size_t *dup_idx(const size_t *src, size_t n, int *fail)
+static void *dup_mem(const void *src, size_t n, size_t size, int *fail)
 {
-    if (!n)
+    if (!n || !src)
         return NULL;
-    size_t *p = synor__malloc(n * sizeof *p);
+    void *p = synor__malloc(n * size);
     if (!p)
         *fail = 1;
     else
-        memcpy(p, src, n * sizeof *p);
+        memcpy(p, src, n * size);
     return p;
+}
+
+static size_t *dup_idx(const size_t *src, size_t n, int *fail)
+{
+    return dup_mem(src, n, sizeof *src, fail);
+}
+
+static void free_names(const char *const *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        synor__free_const(v[i]);
+    synor__free_const(v);
+}
+
+/* The explicit costs of a task description: a cost row of seconds >= 0 or
+ * INFINITY, device names (if any) non-empty and distinct, edge costs finite
+ * and >= 0 or negative (none). */
+static int check_explicit(const synor_task_desc *t)
+{
+    for (size_t k = 0; k < t->n_exec; k++) {
+        if (!(t->exec_s[k] >= 0))
+            return synor__error(SYNOR_EINVAL, "task \"%s\": exec_s[%zu] is %g: seconds must be "
+                                              ">= 0 (INFINITY: cannot run there)",
+                                t->id, k, t->exec_s[k]);
+        if (!t->exec_dev)
+            continue;
+        if (!t->exec_dev[k] || !*t->exec_dev[k])
+            return synor__error(SYNOR_EINVAL, "task \"%s\": exec_s names an empty device",
+                                t->id);
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(t->exec_dev[j], t->exec_dev[k]) == 0)
+                return synor__error(SYNOR_EINVAL, "task \"%s\": exec_s names device \"%s\" twice",
+                                    t->id, t->exec_dev[k]);
+    }
+    for (size_t k = 0; t->dep_comm && k < t->n_deps; k++)
+        if (isnan(t->dep_comm[k]) || isinf(t->dep_comm[k]))
+            return synor__error(SYNOR_EINVAL, "task \"%s\": comm_s of dependency %zu is %g: "
+                                              "seconds must be finite",
+                                t->id, t->deps[k], t->dep_comm[k]);
+    return 0;
 }
 
 int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t *index)
@@ -178,6 +220,8 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
             return synor__error(SYNOR_EINVAL, "data \"%s\" is produced by both \"%s\" and \"%s\"",
                                 d->name, w->tasks[d->producer].id, t->id);
     }
+    if ((rc = check_explicit(t)))
+        return rc;
     if ((rc = grow((void **)&w->tasks, &w->task_cap, w->n_tasks + 1, sizeof *w->tasks)))
         return rc;
     synor_task *k = &w->tasks[w->n_tasks];
@@ -187,11 +231,20 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
     size_t *deps = dup_idx(t->deps, t->n_deps, &fail);
     size_t *prod = dup_idx(t->produces, t->n_produces, &fail);
     size_t *cons = dup_idx(t->consumes, t->n_consumes, &fail);
+    double *exec = dup_mem(t->exec_s, t->n_exec, sizeof *exec, &fail);
+    double *comm = dup_mem(t->dep_comm, t->n_deps, sizeof *comm, &fail);
+    char **edev = t->exec_dev && t->n_exec ? synor__calloc(t->n_exec, sizeof *edev) : NULL;
+    fail |= t->exec_dev && t->n_exec && !edev;
+    for (size_t j = 0; edev && j < t->n_exec; j++)
+        fail |= !(edev[j] = synor__strdup(t->exec_dev[j]));
     if (fail || !id) {
         synor__free(id);
         synor__free(deps);
         synor__free(prod);
         synor__free(cons);
+        synor__free(exec);
+        synor__free(comm);
+        free_names((const char *const *)edev, t->n_exec);
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
     k->id = id;
@@ -208,11 +261,19 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
     k->has_fallback = t->has_fallback;
     k->preferred = t->preferred;
     k->fallback = t->fallback;
+    k->exec_s = exec;
+    k->exec_dev = (const char *const *)edev;
+    k->n_exec = t->n_exec;
+    k->dep_comm = comm;
     if ((rc = names_add(&w->task_names, w->n_tasks, id, task_name, w))) {
         synor__free(id);
         synor__free(deps);
         synor__free(prod);
         synor__free(cons);
+        synor__free(exec);
+        synor__free(comm);
+        free_names(k->exec_dev, t->n_exec);
+        memset(k, 0, sizeof *k);
         return rc;
     }
     for (size_t i = 0; i < t->n_produces; i++)
@@ -237,6 +298,49 @@ static int cmp_size(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The explicit edge costs of task i (parallel to its raw deps) moved onto
+ * its merged deps all[0..u); NULL when it has none. Two different costs for
+ * one edge are an error. */
+static int merge_comm(synor_workload *w, size_t i, const size_t *all, size_t u, double **out)
+{
+    const synor_task *t = &w->tasks[i];
+    *out = NULL;
+    int any = 0;
+    for (size_t j = 0; t->dep_comm && j < t->n_deps; j++)
+        any |= t->dep_comm[j] >= 0;
+    if (!any)
+        return 0;
+    double *comm = synor__malloc(u * sizeof *comm);
+    if (!comm)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t q = 0; q < u; q++)
+        comm[q] = -1;
+    for (size_t j = 0; j < t->n_deps; j++) {
+        if (!(t->dep_comm[j] >= 0))
+            continue;
+        size_t lo = 0, hi = u; /* all[] is sorted */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (all[mid] < t->deps[j])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (comm[lo] >= 0 && comm[lo] != t->dep_comm[j]) {
+            double had = comm[lo];
+            synor__free(comm);
+            w->deps_task = (long)i;
+            return synor__error(SYNOR_EINVAL,
+                                "task \"%s\": the edge from \"%s\" has two different comm_s, "
+                                "%g and %g",
+                                t->id, w->tasks[t->deps[j]].id, had, t->dep_comm[j]);
+        }
+        comm[lo] = t->dep_comm[j];
+    }
+    *out = comm;
+    return 0;
 }
 
 /* Merges explicit deps with the producers of consumed data, computing the
@@ -274,7 +378,7 @@ static int merge_deps(synor_workload *w, size_t i)
         if (all[j] == i) {
             synor__free(all);
             synor__free(bytes);
-            w->cycle_task = (long)i;
+            w->deps_task = (long)i;
             return synor__error(SYNOR_EINVAL, "dependency cycle: %s -> %s", t->id, t->id);
         }
     for (size_t j = 0; j < t->n_consumes; j++) {
@@ -285,9 +389,18 @@ static int merge_deps(synor_workload *w, size_t i)
             if (all[q] == (size_t)d->producer)
                 bytes[q] += d->bytes;
     }
+    double *comm = NULL;
+    int rc = merge_comm(w, i, all, u, &comm);
+    if (rc) {
+        synor__free(all);
+        synor__free(bytes);
+        return rc;
+    }
     synor__free_const(t->deps);
+    synor__free_const(t->dep_comm);
     t->deps = all;
     t->n_deps = u;
+    t->dep_comm = comm;
     w->dep_bytes[i] = bytes;
     return 0;
 }
@@ -333,7 +446,7 @@ static int report_cycle(synor_workload *w, const unsigned char *left)
     for (size_t k = 0; k <= clen; k++)
         synor__buf_printf(&b, "%s%s", k ? " -> " : "",
                           w->tasks[path[c0 + (lo - c0 + k) % clen]].id);
-    w->cycle_task = (long)path[lo];
+    w->deps_task = (long)path[lo];
     char *s = synor__buf_take(&b);
     int rc = synor__error(SYNOR_EINVAL, "dependency cycle: %s", s ? s : "(out of memory)");
     free(s);
@@ -449,7 +562,7 @@ int synor_workload_finish(synor_workload *w)
     int rc;
     if (w->finished)
         return synor__error(SYNOR_ESTATE, "workload \"%s\" is already finished", w->name);
-    w->cycle_task = -1;
+    w->deps_task = -1;
     synor__free(w->dep_bytes);
     w->dep_bytes = synor__calloc(w->n_tasks ? w->n_tasks : 1, sizeof *w->dep_bytes);
     if (!w->dep_bytes)
@@ -473,6 +586,9 @@ void synor_workload_destroy(synor_workload *w)
         synor__free_const(t->deps);
         synor__free_const(t->produces);
         synor__free_const(t->consumes);
+        synor__free_const(t->exec_s);
+        synor__free_const(t->dep_comm);
+        free_names(t->exec_dev, t->n_exec);
         if (w->dep_bytes)
             synor__free(w->dep_bytes[i]);
     }
@@ -513,6 +629,17 @@ uint64_t synor_workload_edge_bytes(const synor_workload *w, size_t task, size_t 
         if (t->deps[j] == dep)
             return w->dep_bytes[task][j];
     return 0;
+}
+
+double synor_workload_edge_comm(const synor_workload *w, size_t task, size_t dep)
+{
+    if (task >= w->n_tasks || !w->tasks[task].dep_comm)
+        return -1;
+    const synor_task *t = &w->tasks[task];
+    for (size_t j = 0; j < t->n_deps; j++)
+        if (t->deps[j] == dep)
+            return t->dep_comm[j];
+    return -1;
 }
 
 const size_t *synor_workload_order(const synor_workload *w) { return w->order; }

@@ -21,7 +21,8 @@ struct synor_workload {
     uint64_t **dep_bytes; /* per task, parallel to deps (after finish) */
     size_t *order;        /* topological order (after finish) */
     int finished;
-    long cycle_task;      /* after a failed finish: a task on the cycle, or -1 */
+    long deps_task;       /* after a failed finish: the task whose deps are wrong
+                             (on the cycle, two comm_s for one edge), or -1 */
     synor__names task_names, data_names;
 };
 

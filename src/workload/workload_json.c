@@ -7,7 +7,11 @@
  * resolves dependency names; synor_workload_finish then checks the graph,
  * and a cycle is reported at the "deps" of the lowest-indexed task on it.
  * Work is written explicitly, so the output loads back to the same numbers
- * even for operations whose work came from a formula. */
+ * even for operations whose work came from a formula. A task may give a
+ * cost row ("exec_s": seconds per device, null = cannot run there) and its
+ * dependencies explicit edge costs ({"task", "comm_s"}), the form problems
+ * from the scheduling literature come in; a task with a cost row needs no
+ * operation (it is "custom") and no work. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,11 +108,66 @@ static int parse_kind(const synor__jdoc *d, const synor__jval *v, const char *pa
     return 0;
 }
 
-static int parse_task(synor_workload *w, const synor__jdoc *d, const synor__jval *o, size_t ti)
+#define MAX_SECONDS 1e30
+
+/* "exec_s": an array of seconds in the fabric's device order, or an object
+ * {device name: seconds}; null = cannot run there. Fills t's cost row; the
+ * arrays are freed by the caller. */
+static int parse_exec(const synor__jdoc *d, const synor__jval *v, const char *path,
+                      synor_task_desc *t, double **row, const char ***names)
 {
-    static const char *const keys[] = {"id",       "op",       "backward",  "dtype",     "dims",
+    int obj = v->type == SYNOR__J_OBJECT;
+    if (!obj && v->type != SYNOR__J_ARRAY)
+        return synor__json_fail(d, v, SYNOR_ESCHEMA, path,
+                                "expected an array of seconds (one per device of the fabric) or an "
+                                "object {\"device\": seconds}, found %s",
+                                synor__jtype_name(v->type));
+    size_t n = obj ? v->u.obj.n : v->u.arr.n;
+    if (!n)
+        return synor__json_fail(d, v, SYNOR_ESCHEMA, path, "empty: give a time for some device");
+    *row = synor__malloc(n * sizeof **row);
+    *names = obj ? synor__calloc(n, sizeof **names) : NULL;
+    if (!*row || (obj && !*names))
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t k = 0; k < n; k++) {
+        const synor__jval *x = obj ? v->u.obj.m[k].val : v->u.arr.items[k];
+        char p[400];
+        if (obj)
+            snprintf(p, sizeof p, "%s.%s", path, v->u.obj.m[k].key);
+        else
+            snprintf(p, sizeof p, "%s[%zu]", path, k);
+        if (obj && !*v->u.obj.m[k].key)
+            return synor__json_fail(d, x, SYNOR_ESCHEMA, path, "empty device name");
+        if (obj)
+            (*names)[k] = v->u.obj.m[k].key;
+        if (x->type == SYNOR__J_NULL) {
+            (*row)[k] = INFINITY;
+            continue;
+        }
+        if (x->type != SYNOR__J_NUMBER)
+            return synor__json_fail(d, x, SYNOR_ESCHEMA, p,
+                                    "expected seconds (a number) or null (cannot run there), "
+                                    "found %s",
+                                    synor__jtype_name(x->type));
+        int rc = synor__json_number(d, x, p, 0, MAX_SECONDS, &(*row)[k]);
+        if (rc)
+            return rc;
+    }
+    t->exec_s = *row;
+    t->exec_dev = *names;
+    t->n_exec = n;
+    return 0;
+}
+
+/* One task; *row and *names receive the arrays of its cost row, which the
+ * caller frees. */
+static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const synor__jval *o,
+                             size_t ti, double **row, const char ***names)
+{
+    static const char *const keys[] = {"id",       "op",        "backward",  "dtype",    "dims",
                                        "work",     "sequential", "priority", "deps",     "produces",
-                                       "consumes", "workspace", "preferred", "fallback", NULL};
+                                       "consumes", "workspace", "preferred", "fallback", "exec_s",
+                                       NULL};
     char path[64], p[128];
     snprintf(path, sizeof path, "tasks[%zu]", ti);
     synor__jval *v;
@@ -129,10 +188,20 @@ static int parse_task(synor_workload *w, const synor__jdoc *d, const synor__jval
         return synor__json_fail(d, v, SYNOR_EEXIST, p, "duplicate task id \"%s\" (also tasks[%ld])",
                                 v->u.str.s, other);
     t.id = v->u.str.s;
-    if ((rc = synor__json_member(d, o, path, "op", SYNOR__J_STRING, 1, &v)))
+    const synor__jval *exec = synor__json_get(o, "exec_s");
+    snprintf(p, sizeof p, "%s.exec_s", path);
+    if (exec && (rc = parse_exec(d, exec, p, &t, row, names)))
         return rc;
+    /* with a cost row the operation is optional: "custom" */
+    if ((rc = synor__json_member(d, o, path, "op", SYNOR__J_STRING, 0, &v)))
+        return rc;
+    if (!v && !exec)
+        return synor__json_fail(d, o, SYNOR_ESCHEMA, path,
+                                "missing required field \"op\" (only a task with a cost row, "
+                                "\"exec_s\", may omit it)");
     snprintf(p, sizeof p, "%s.op", path);
-    if (synor_op_type_from_name(v->u.str.s, &t.op.type))
+    t.op.type = SYNOR_OP_CUSTOM;
+    if (v && synor_op_type_from_name(v->u.str.s, &t.op.type))
         return synor__json_fail(d, v, SYNOR_ESCHEMA, p, "unknown operation \"%s\"", v->u.str.s);
     if ((rc = synor__json_member(d, o, path, "backward", SYNOR__J_BOOL, 0, &v)))
         return rc;
@@ -180,6 +249,13 @@ static int parse_task(synor_workload *w, const synor__jdoc *d, const synor__jval
         t.op.work.sparse = x ? x->u.boolean : 0;
         t.op.work.type = t.op.type;
         t.op.work.dtype = t.op.dtype;
+    } else if (exec && !dims) { /* the cost row gives the time: no work */
+        t.op.work.type = t.op.type;
+        t.op.work.dtype = t.op.dtype;
+    } else if (t.op.type == SYNOR_OP_CUSTOM && !exec) {
+        return synor__json_fail(d, o, SYNOR_ESCHEMA, path,
+                                "operation custom has no work formula: give \"exec_s\" (seconds "
+                                "per device) or \"work\"");
     } else if (synor_op_derive(&t.op)) {
         return synor__json_fail(d, o, SYNOR_ESCHEMA, path, "%s", synor_errmsg());
     } else {
@@ -266,33 +342,80 @@ static int parse_task(synor_workload *w, const synor__jdoc *d, const synor__jval
     return rc;
 }
 
-/* Pass 2: dependency names to indexes. */
+static int parse_task(synor_workload *w, const synor__jdoc *d, const synor__jval *o, size_t ti)
+{
+    double *row = NULL;
+    const char **names = NULL;
+    int rc = parse_task_fields(w, d, o, ti, &row, &names);
+    synor__free(row);
+    synor__free(names);
+    return rc;
+}
+
+/* One element of "deps": a task id, or {"task": id, "comm_s": seconds}. */
+static int dep_ref(synor_workload *w, const synor__jdoc *d, const synor__jval *x, const char *p,
+                   size_t *idx, double *comm)
+{
+    static const char *const keys[] = {"task", "comm_s", NULL};
+    const synor__jval *id = x;
+    synor__jval *tv, *cv;
+    int rc;
+    *comm = -1;
+    if (x->type == SYNOR__J_OBJECT) {
+        char pc[128];
+        snprintf(pc, sizeof pc, "%s.comm_s", p);
+        if ((rc = synor__json_check_keys(d, x, p, keys)) ||
+            (rc = synor__json_member(d, x, p, "task", SYNOR__J_STRING, 1, &tv)) ||
+            (rc = synor__json_member(d, x, p, "comm_s", SYNOR__J_NUMBER, 1, &cv)) ||
+            (rc = synor__json_number(d, cv, pc, 0, MAX_SECONDS, comm)))
+            return rc;
+        id = tv;
+    } else if (x->type != SYNOR__J_STRING) {
+        return synor__json_fail(d, x, SYNOR_ESCHEMA, p,
+                                "expected a task id or {\"task\": id, \"comm_s\": seconds}, "
+                                "found %s",
+                                synor__jtype_name(x->type));
+    }
+    long j = synor_workload_find_task(w, id->u.str.s);
+    if (j < 0)
+        return synor__json_fail(d, id, SYNOR_ESCHEMA, p, "no task with id \"%s\"", id->u.str.s);
+    *idx = (size_t)j;
+    return 0;
+}
+
+/* Pass 2: dependency names to indexes, with any explicit edge costs. */
 static int resolve_deps(synor_workload *w, const synor__jdoc *d, const synor__jval *tasks)
 {
     for (size_t i = 0; i < tasks->u.arr.n; i++) {
         const synor__jval *deps = synor__json_get(tasks->u.arr.items[i], "deps");
         if (!deps || !deps->u.arr.n)
             continue;
-        size_t *idx = synor__malloc(deps->u.arr.n * sizeof *idx);
-        if (!idx)
+        size_t n = deps->u.arr.n, *idx = synor__malloc(n * sizeof *idx);
+        double *comm = synor__malloc(n * sizeof *comm);
+        if (!idx || !comm) {
+            synor__free(idx);
+            synor__free(comm);
             return synor__error(SYNOR_ENOMEM, "out of memory");
-        for (size_t k = 0; k < deps->u.arr.n; k++) {
-            const synor__jval *x = deps->u.arr.items[k];
+        }
+        int any = 0;
+        for (size_t k = 0; k < n; k++) {
             char p[96];
             snprintf(p, sizeof p, "tasks[%zu].deps[%zu]", i, k);
-            long j = -1;
-            int rc = synor__json_expect(d, x, p, SYNOR__J_STRING);
-            if (!rc && (j = synor_workload_find_task(w, x->u.str.s)) < 0)
-                rc = synor__json_fail(d, x, SYNOR_ESCHEMA, p, "no task with id \"%s\"",
-                                      x->u.str.s);
+            int rc = dep_ref(w, d, deps->u.arr.items[k], p, &idx[k], &comm[k]);
             if (rc) {
                 synor__free(idx);
+                synor__free(comm);
                 return rc;
             }
-            idx[k] = (size_t)j;
+            any |= comm[k] >= 0;
+        }
+        if (!any) {
+            synor__free(comm);
+            comm = NULL;
         }
         w->tasks[i].deps = idx;
-        w->tasks[i].n_deps = deps->u.arr.n;
+        w->tasks[i].dep_comm = comm;
+        w->tasks[i].n_deps = n;
     }
     return 0;
 }
@@ -326,10 +449,10 @@ int synor_workload_load_string(const char *text, size_t len, const char *name,
         rc = parse_task(w, d, tasks->u.arr.items[i], i);
     if (!rc)
         rc = resolve_deps(w, d, tasks);
-    if (!rc && (rc = synor_workload_finish(w)) && w->cycle_task >= 0) {
+    if (!rc && (rc = synor_workload_finish(w)) && w->deps_task >= 0) {
         char msg[1024], p[64];
         synor__strlcpy(msg, synor_errmsg(), sizeof msg);
-        size_t c = (size_t)w->cycle_task;
+        size_t c = (size_t)w->deps_task;
         snprintf(p, sizeof p, "tasks[%zu].deps", c);
         const synor__jval *dv = synor__json_get(tasks->u.arr.items[c], "deps");
         rc = synor__json_fail(d, dv ? dv : tasks->u.arr.items[c], rc, p, "%s", msg);
@@ -440,9 +563,36 @@ char *synor_workload_to_json(const synor_workload *wl)
         if (t->n_deps) {
             synor__jw_key(&w, "deps");
             synor__jw_arr_begin(&w);
-            for (size_t k = 0; k < t->n_deps; k++)
-                synor__jw_str(&w, synor_workload_task(wl, t->deps[k])->id);
+            for (size_t k = 0; k < t->n_deps; k++) {
+                const char *id = synor_workload_task(wl, t->deps[k])->id;
+                if (!t->dep_comm || t->dep_comm[k] < 0) {
+                    synor__jw_str(&w, id);
+                    continue;
+                }
+                synor__jw_obj_begin(&w);
+                synor__jw_key(&w, "task");
+                synor__jw_str(&w, id);
+                synor__jw_key(&w, "comm_s");
+                synor__jw_num(&w, t->dep_comm[k]);
+                synor__jw_obj_end(&w);
+            }
             synor__jw_arr_end(&w);
+        }
+        if (t->n_exec) {
+            synor__jw_key(&w, "exec_s");
+            if (t->exec_dev)
+                synor__jw_obj_begin(&w);
+            else
+                synor__jw_arr_begin(&w);
+            for (size_t k = 0; k < t->n_exec; k++) {
+                if (t->exec_dev)
+                    synor__jw_key(&w, t->exec_dev[k]);
+                synor__jw_num(&w, t->exec_s[k]); /* INFINITY is written as null */
+            }
+            if (t->exec_dev)
+                synor__jw_obj_end(&w);
+            else
+                synor__jw_arr_end(&w);
         }
         refs(&w, wl, "produces", t->produces, t->n_produces);
         refs(&w, wl, "consumes", t->consumes, t->n_consumes);

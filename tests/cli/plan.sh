@@ -23,6 +23,27 @@ check cost-path     grep -q "cpu-mediated" "$tmp/out"
 check cost-more     grep -q "more tasks" "$tmp/out"
 check cost-dash     grep -q " -$" "$tmp/out"
 
+# a literature problem: Topcuoglu, Hariri & Wu 2002 (explicit cost rows and
+# edge costs): HEFT's makespan is the paper's 80, the optimum 73
+TOP=(--workload "$SRC/workloads/topcuoglu-2002.json" --fabric three-processors)
+check lit-heft      [ "$(rc "$S" plan "${TOP[@]}" --strategy heft)" = 0 ]
+check lit-heft-80   grep -q "^heft      planned makespan 80.000000 s$" "$tmp/out"
+check lit-exact     [ "$(rc "$S" plan "${TOP[@]}" --strategy exact)" = 0 ]
+check lit-exact-73  grep -q "^exact     planned makespan 73.000000 s (optimal)$" "$tmp/out"
+check lit-compare   [ "$(rc "$S" plan "${TOP[@]}" --compare)" = 0 ]
+check lit-compare-n [ "$(grep -c "planned makespan" "$tmp/out")" = 10 ]
+check lit-cost      [ "$(rc "$S" cost "${TOP[@]}")" = 0 ]
+check lit-cost-row  grep -qE "^n10 +custom +21000.0000 +7000.0000 +16000.0000$" "$tmp/out"
+check lit-cost-edge grep -q "replace these on 15 edges" "$tmp/out"
+check lit-json      [ "$(rc "$S" plan "${TOP[@]}" --json)" = 0 ]
+check lit-json-ok   "$JC" format synor-plan/1 <"$tmp/out"
+# a cost row that does not fit the fabric: named at cost time
+sed 's/"exec_s": \[14, 16,  9\]/"exec_s": [14, 16]/' "$SRC/workloads/topcuoglu-2002.json" >"$tmp/short.json"
+check lit-short     [ "$(rc "$S" plan --workload "$tmp/short.json" --fabric three-processors)" = 1 ]
+check lit-short-m   grep -q 'task "n1": exec_s has 2 values but fabric "three-processors" has 3 devices (P1, P2, P3)' "$tmp/err"
+check lit-other-fab [ "$(rc "$S" plan --workload "$SRC/workloads/topcuoglu-2002.json" --fabric seed)" = 1 ]
+check lit-other-m   grep -q 'exec_s has 3 values but fabric "seed" has 4 devices' "$tmp/err"
+
 check no-workload   [ "$(rc "$S" plan)" = 2 ]
 check bad-strategy  [ "$(rc "$S" plan --preset tiny --strategy fastest)" = 2 ]
 check bad-preset    [ "$(rc "$S" plan --preset gpt-5)" = 1 ]

@@ -38,6 +38,13 @@ check dynamic       [ "$(rc "$S" simulate --preset tiny --strategy dynamic --bas
 check dynamic-name  grep -q "Strategy: dynamic" "$tmp/out"
 check workload-file [ "$(rc "$S" simulate --workload "$SRC/workloads/pipeline.json" --fabric seed)" = 0 ]
 check training      [ "$(rc "$S" simulate --preset tiny --train --prompt 64 --fabric two-node-h100 --strategy heft)" = 0 ]
+# a literature problem (explicit costs): the simulation follows the plan to
+# the same makespan, HEFT's 80 and the optimal 73
+TOP=(--workload "$SRC/workloads/topcuoglu-2002.json" --fabric three-processors --baseline none)
+check lit-heft      [ "$(rc "$S" simulate "${TOP[@]}" --strategy heft)" = 0 ]
+check lit-heft-80   grep -q "Makespan: 80.000 s" "$tmp/out"
+check lit-exact     [ "$(rc "$S" simulate "${TOP[@]}" --strategy exact)" = 0 ]
+check lit-exact-73  grep -q "Makespan: 73.000 s" "$tmp/out"
 
 # errors
 check bad-strategy  [ "$(rc "$S" simulate --strategy fastest)" = 2 ]
