@@ -123,7 +123,8 @@ TEST(transfers_share_a_link)
     ASSERT_OK(setup(&x, FABRIC, WL));
     size_t dev[] = {0, 1, 2, 2}, order[] = {0, 1, 2, 3};
     double st[] = {0, 0, 0, 0}, ft[] = {0, 0, 0, 0};
-    synor_plan p = {SYNOR_STRATEGY_HEFT, 4, 3, dev, st, ft, order, 0, 0, 0};
+    synor_plan p = {.strategy = SYNOR_STRATEGY_HEFT, .n_tasks = 4, .n_devices = 3,
+                    .device = dev, .start = st, .finish = ft, .order = order};
     synor_trace *t;
     ASSERT_OK(synor_simulate(x.c, &p, &t));
     const char *err = check_trace(t, x.c);
@@ -177,7 +178,8 @@ TEST(link_sharing_matches_a_fluid_model)
         dev[i] = i < N ? i % 2 : 2;
         order[i] = i;
     }
-    synor_plan p = {SYNOR_STRATEGY_HEFT, 2 * N, 3, dev, st, ft, order, 0, 0, 0};
+    synor_plan p = {.strategy = SYNOR_STRATEGY_HEFT, .n_tasks = 2 * N, .n_devices = 3,
+                    .device = dev, .start = st, .finish = ft, .order = order};
     synor_trace *t;
     ASSERT_OK(synor_simulate(x.c, &p, &t));
     ASSERT(check_trace(t, x.c) == NULL);
@@ -241,7 +243,8 @@ TEST(a_chain_by_hand)
     ASSERT_OK(setup(&x, FABRIC, wl));
     size_t dev[] = {0, 2}, order[] = {0, 1};
     double st[] = {0, 0}, ft[] = {0, 0};
-    synor_plan p = {SYNOR_STRATEGY_HEFT, 2, 3, dev, st, ft, order, 0, 0, 0};
+    synor_plan p = {.strategy = SYNOR_STRATEGY_HEFT, .n_tasks = 2, .n_devices = 3,
+                    .device = dev, .start = st, .finish = ft, .order = order};
     synor_trace *t;
     ASSERT_OK(synor_simulate(x.c, &p, &t));
     double want = synor_cost_time(x.c, 0, 0) + 10e-6 + 0.05 + synor_cost_time(x.c, 1, 2);
@@ -269,7 +272,8 @@ TEST(out_of_memory_names_task_device_and_sizes)
     ASSERT(lpu >= 0);
     size_t dev[] = {(size_t)lpu}, order[] = {0};
     double st[] = {0}, ft[] = {0};
-    synor_plan p = {SYNOR_STRATEGY_HEFT, 1, 4, dev, st, ft, order, 0, 0, 0};
+    synor_plan p = {.strategy = SYNOR_STRATEGY_HEFT, .n_tasks = 1, .n_devices = 4,
+                    .device = dev, .start = st, .finish = ft, .order = order};
     synor_trace *t = NULL;
     ASSERT_EQ(synor_simulate(x.c, &p, &t), SYNOR_ENOMEM);
     ASSERT_CONTAINS(synor_errmsg(), "task \"layer\" does not fit on device \"lpu\"");
@@ -281,7 +285,8 @@ TEST(out_of_memory_names_task_device_and_sizes)
                       " {\"id\": \"tok\", \"op\": \"tokenization\", \"dims\": {\"elements\": 100}}]}";
     ASSERT_OK(setup(&y, "seed", tok));
     size_t gdev[] = {(size_t)synor_fabric_find_device(y.f, "h100")};
-    synor_plan g = {SYNOR_STRATEGY_HEFT, 1, 4, gdev, st, ft, order, 0, 0, 0};
+    synor_plan g = {.strategy = SYNOR_STRATEGY_HEFT, .n_tasks = 1, .n_devices = 4,
+                    .device = gdev, .start = st, .finish = ft, .order = order};
     ASSERT_EQ(synor_simulate(y.c, &g, &t), SYNOR_ENOTSUP);
     ASSERT_CONTAINS(synor_errmsg(), "task \"tok\" (tokenization in fp32) cannot run on device \"h100\"");
     teardown(&y);

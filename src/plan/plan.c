@@ -282,6 +282,19 @@ int synor_sched_problem_from_cost(const synor_cost *c, synor_sched_problem **out
     return rc;
 }
 
+/* Forgets what the memory hooks recorded, for deadline.c's candidate
+ * passes: 0, or 1 for hooks this file did not make. */
+static int hooks_rewind(const synor_sched_problem *pb)
+{
+    if (pb->fits != hook_fits)
+        return 1;
+    owned_problem *op = pb->user;
+    size_t d = pb->n_devices;
+    memset(op->loaded, 0, d && op->n_data ? d * op->n_data : 1);
+    memset(op->resident, 0, d * sizeof *op->resident);
+    return 0;
+}
+
 /* ----------------------------------------------------------------- plans */
 
 typedef struct plan_impl {
@@ -374,6 +387,10 @@ int synor_plan_problem(const synor_sched_problem *pb, const synor_plan_options *
         else if ((rc = synor__exact_schedule(&plain, opt, pi->dev, pi->st, pi->ft,
                                              &pi->p.optimal, &pi->p.nodes)))
             goto fail;
+    } else if (opt->deadline > 0 && (opt->strategy == SYNOR_STRATEGY_ENERGY ||
+                                      opt->strategy == SYNOR_STRATEGY_COST)) {
+        if ((rc = synor__deadline_schedule(pb, opt, hooks_rewind, pi->dev, pi->st, pi->ft)))
+            goto fail;
     } else if ((rc = synor__list_schedule(pb, opt, pi->dev, pi->st, pi->ft))) {
         goto fail;
     }
@@ -387,6 +404,8 @@ int synor_plan_problem(const synor_sched_problem *pb, const synor_plan_options *
         pi->order[i] = keys[i].task;
     synor__free(keys);
     pi->p.strategy = opt->strategy;
+    pi->p.deadline = opt->deadline > 0 ? opt->deadline : 0;
+    pi->p.deadline_met = !(opt->deadline > 0) || pi->p.makespan <= opt->deadline;
     pi->p.n_tasks = n;
     pi->p.n_devices = pb->n_devices;
     pi->p.device = pi->dev;
@@ -498,6 +517,10 @@ char *synor_plan_to_json(const synor_plan *p, const synor_cost *c)
     synor__jw_bool(&j, 1);
     synor__jw_key(&j, "makespan_s");
     synor__jw_num(&j, p->makespan);
+    if (synor__plan_json_account(&j, p, c)) {
+        synor__buf_free(&b);
+        return NULL;
+    }
     synor__jw_key(&j, "tasks");
     synor__jw_arr_begin(&j);
     for (size_t k = 0; k < p->n_tasks; k++) {
