@@ -74,9 +74,9 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     double deadline = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int r = cli_scenario_opt(&sc, argc, argv, &i);
+        int r = cli_scenario_opt("plan", &sc, argc, argv, &i);
         if (r < 0)
-            return cli_usage_error("plan", "bad or missing value for '%s'", a);
+            return CLI_USAGE;
         if (r)
             continue;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -93,7 +93,7 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
             strategy = argv[++i];
             strategy_given = 1;
         } else if (!strcmp(a, "--deadline") && i + 1 < argc) {
-            if (cli_parse_double("plan", a, argv[++i], 0, 1e9, &deadline))
+            if (cli_parse_seconds("plan", a, argv[++i], &deadline))
                 return CLI_USAGE;
         } else if (!strcmp(a, "--json")) {
             json = 1;

@@ -89,9 +89,9 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     int width = 60;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int r = cli_scenario_opt(&sc, argc, argv, &i);
+        int r = cli_scenario_opt("simulate", &sc, argc, argv, &i);
         if (r < 0)
-            return cli_usage_error("simulate", "bad or missing value for '%s'", a);
+            return CLI_USAGE;
         if (r)
             continue;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -107,7 +107,7 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         if (str && i + 1 < argc) {
             *str = argv[++i];
         } else if (!strcmp(a, "--deadline") && i + 1 < argc) {
-            if (cli_parse_double("simulate", a, argv[++i], 0, 1e9, &deadline))
+            if (cli_parse_seconds("simulate", a, argv[++i], &deadline))
                 return CLI_USAGE;
         } else if (!strcmp(a, "--width") && i + 1 < argc) {
             unsigned long long v;

@@ -103,10 +103,24 @@ int cli_parse_double(const char *cmd, const char *opt, const char *v, double min
                      double *out)
 {
     char *end = NULL;
-    double x = v && *v ? strtod(v, &end) : NAN;
-    if (!v || !end || *end || !isfinite(x) || x < min || x > max)
+    /* strtod alone would take leading spaces, "+", hex, "inf" and "nan" */
+    int plain = v && ((*v >= '0' && *v <= '9') || *v == '.' || (*v == '-' && min < 0)) &&
+                !strpbrk(v, "xX");
+    double x = plain ? strtod(v, &end) : NAN;
+    if (!plain || !end || *end || !isfinite(x) || x < min || x > max)
         return cli_usage_error(cmd, "%s: '%s' is not a number in [%g, %g]", opt, v ? v : "", min,
                                max);
+    *out = x;
+    return CLI_OK;
+}
+
+int cli_parse_seconds(const char *cmd, const char *opt, const char *v, double *out)
+{
+    double x;
+    if (cli_parse_double(cmd, opt, v, 0, 1e9, &x))
+        return CLI_USAGE;
+    if (!(x > 0))
+        return cli_usage_error(cmd, "%s: '%s' is not a number of seconds above 0", opt, v);
     *out = x;
     return CLI_OK;
 }
