@@ -1,5 +1,5 @@
 /* cli.h - what the synor subcommands share: global options, output helpers
- * and exit codes (0 success, 1 failure, 2 usage error). */
+ * and exit codes (0 success, 1 failure, 2 usage error, 3 deadline missed). */
 #ifndef SYNOR_CLI_H
 #define SYNOR_CLI_H
 
@@ -7,7 +7,8 @@
 
 #include "synor.h"
 
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+/* CLI_DEADLINE: plan and simulate made a plan that misses --deadline. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_DEADLINE = 3 };
 
 typedef struct cli_globals {
     const char *profile_files[16];
