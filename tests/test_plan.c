@@ -281,8 +281,8 @@ TEST(validate_catches_violations)
                               .pred = pred, .pred_bytes = bytes};
     size_t dev[] = {0, 0}, order[] = {0, 1};
     double st[] = {0, 0.5}, ft[] = {1, 1.5};
-    synor_plan p = {.strategy = SYNOR_STRATEGY_HEFT, .n_tasks = 2, .n_devices = 2, .device = dev,
-                    .start = st, .finish = ft, .order = order, .makespan = 1.5};
+    synor_plan p = {.strategy = SYNOR_STRATEGY_HEFT, .n_tasks = 2, .n_devices = 2,
+                    .device = dev, .start = st, .finish = ft, .order = order, .makespan = 1.5};
     ASSERT(synor_plan_validate(&p, &pb) != 0);
     ASSERT_CONTAINS(synor_errmsg(), "before the input from task 0");
     st[1] = 1;

@@ -55,7 +55,7 @@ TEST(text_report_with_baseline)
     synor_trace *b = load(slow);
     ASSERT(t && b);
     const char *assume[] = {"a stated assumption"};
-    synor_report_options o = {b, "TITLE", assume, 1, 20};
+    synor_report_options o = {b, "TITLE", assume, 1, 20, 0};
     char *s = synor_report_text(t, &o);
     ASSERT(s);
     ASSERT_CONTAINS(s, "TITLE (simulated devices");
@@ -151,7 +151,7 @@ TEST(real_run_report_is_honest)
     ASSERT_EQ(t->energy_basis, SYNOR_BASIS_NONE);
     ASSERT_EQ(sim->energy_basis, SYNOR_BASIS_MODEL); /* an older simulated trace */
     ASSERT_STREQ(sim->devices[0].backend, "simulated");
-    synor_report_options o = {sim, NULL, NULL, 0, 20};
+    synor_report_options o = {sim, NULL, NULL, 0, 20, 0};
     char *s = synor_report_text(t, &o);
     ASSERT(s);
     ASSERT_CONTAINS(s, "Runs on");
@@ -160,7 +160,18 @@ TEST(real_run_report_is_honest)
     ASSERT_CONTAINS(s, "energy n/a (not measured in the run)   cost n/a (not measured in the run)");
     ASSERT(!strstr(s, "-100"));
     ASSERT(!strstr(s, "Energy: 0.0 J"));
+    ASSERT(!strstr(s, "Deadline"));
     free(s);
+    /* a deadline: the verdict under the totals (the run takes 2 s) */
+    o.deadline = 2.5;
+    s = synor_report_text(t, &o);
+    ASSERT_CONTAINS(s, "Cost: not measured\n  Deadline: 2.500 s, met with 500.00 ms to spare\n");
+    free(s);
+    o.deadline = 1.5;
+    s = synor_report_text(t, &o);
+    ASSERT_CONTAINS(s, "  Deadline: 1.500 s, MISSED by 500.00 ms\n");
+    free(s);
+    o.deadline = 0;
     /* the simulation compared with the real run */
     o.baseline = t;
     s = synor_report_text(sim, &o);
@@ -211,7 +222,7 @@ TEST(narrow_timeline)
     synor_trace *t = load(text);
     ASSERT(t);
     for (int w = 10; w <= 30; w++) {
-        synor_report_options o = {NULL, NULL, NULL, 0, w};
+        synor_report_options o = {NULL, NULL, NULL, 0, w, 0};
         char *s = synor_report_text(t, &o);
         ASSERT(s);
         const char *axis = strstr(s, "              0");

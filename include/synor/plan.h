@@ -9,11 +9,12 @@
  *             the optimistic cost table (finish time + OCT).
  *   energy    minimum energy: active energy of the task plus the idle power
  *             of every device over any extension of the makespan; with a
- *             deadline, each task must finish by its share of the deadline
- *             (proportional to its upward rank) when some device allows it.
+ *             deadline, the least-energy plan that meets it among candidates
+ *             (HEFT, PEFT, greedy passes for a fixed ladder of targets;
+ *             src/plan/deadline.c), else the fastest of them.
  *   cost      minimum money: price of the device for the task's time plus
  *             the price of every device over any makespan extension; deadline
- *             as for energy.
+ *             as for energy, on money.
  *   mix       StarPU dmda-like weighted fitness: alpha x finish time +
  *             beta x transfer time + gamma x energy.
  *   gpu-only  baseline: HEFT on the GPUs; tasks no GPU can run, or no GPU
@@ -196,6 +197,8 @@ typedef struct synor_plan {
     size_t n_stages;            /* pipeline: its stages, in order */
     const synor_plan_stage *stages;
     size_t micro_batches;       /* pipeline: as used for the split */
+    double deadline;            /* the options' deadline, seconds; 0 = none */
+    int deadline_met;           /* makespan <= deadline (1 without one) */
 } synor_plan;
 
 /* Plans a workload with the costs of c. Fails with SYNOR_ENODEV naming the

@@ -31,6 +31,8 @@ typedef struct synor_report_options {
     const char *const *assumptions;  /* printed as a list; may be NULL */
     size_t n_assumptions;
     int width;                       /* timeline columns; 0 = 60 */
+    double deadline;                 /* seconds; > 0: a line under the totals
+                                        says whether the makespan meets it */
 } synor_report_options;
 
 /* The text report; free() it. */

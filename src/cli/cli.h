@@ -1,5 +1,5 @@
 /* cli.h - what the synor subcommands share: global options, output helpers
- * and exit codes (0 success, 1 failure, 2 usage error). */
+ * and exit codes (0 success, 1 failure, 2 usage error, 3 deadline missed). */
 #ifndef SYNOR_CLI_H
 #define SYNOR_CLI_H
 
@@ -7,7 +7,8 @@
 
 #include "synor.h"
 
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+/* CLI_DEADLINE: plan and simulate made a plan that misses --deadline. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_DEADLINE = 3 };
 
 typedef struct cli_globals {
     const char *profile_files[16];
@@ -24,12 +25,16 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Strict option values: the whole of v is an integer (no sign) in
- * [min, max], or a finite decimal number in [min, max]; otherwise a usage
- * error naming cmd, the option and the value (returns CLI_USAGE). */
+ * [min, max], or a finite decimal number in [min, max] (digits, '.', an
+ * exponent; a '-' only when min < 0; no spaces, hex, inf or nan); otherwise
+ * a usage error naming cmd, the option and the value (returns CLI_USAGE). */
 int cli_parse_uint(const char *cmd, const char *opt, const char *v, unsigned long long min,
                    unsigned long long max, unsigned long long *out);
 int cli_parse_double(const char *cmd, const char *opt, const char *v, double min, double max,
                      double *out);
+/* A deadline or other duration: a decimal number of seconds above 0 and at
+ * most 1e9; otherwise a usage error as above. */
+int cli_parse_seconds(const char *cmd, const char *opt, const char *v, double *out);
 
 /* Writes text (taken, freed) to path; NULL text: prints synor_errmsg().
  * CLI_OK or CLI_FAIL (message printed). */
@@ -45,9 +50,13 @@ typedef struct scenario {
     int train;
     long long batch, prompt, new_tokens;
 } scenario;
+/* Largest --batch, and largest --prompt and --new (tokens). */
+#define CLI_MAX_BATCH (1ull << 20)
+#define CLI_MAX_TOKENS (1ull << 24)
 /* Consumes argv[*i] (and its value) if it is a scenario option: returns 1
- * consumed, 0 not a scenario option, -1 usage error. */
-int cli_scenario_opt(scenario *sc, int argc, char **argv, int *i);
+ * consumed, 0 not a scenario option, -1 usage error (printed, naming cmd,
+ * the option and the value: numbers are integers in 1..CLI_MAX_*). */
+int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *i);
 /* Usage errors common to the commands: both a workload file and a preset,
  * or preset options (--dtype, --batch, --prompt, --new, --train) with a
  * file, where they would be ignored. CLI_OK or CLI_USAGE (printed). */

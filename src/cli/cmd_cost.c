@@ -24,9 +24,9 @@ int cli_cost(const cli_globals *g, int argc, char **argv)
     long rows = 40;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int r = cli_scenario_opt(&sc, argc, argv, &i);
+        int r = cli_scenario_opt("cost", &sc, argc, argv, &i);
         if (r < 0)
-            return cli_usage_error("cost", "bad or missing value for '%s'", a);
+            return CLI_USAGE;
         if (r)
             continue;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "json/json.h"
+#include "plan/plan_internal.h"
 
 static void help(void)
 {
@@ -14,24 +16,50 @@ static void help(void)
            "                  [--weights preload|load] [--storage-gbps X]\n"
            "       synor plan --strategies | --fabrics\n\n"
            "Plans the workload on the fabric (default 'seed') and prints the planned\n"
-           "makespan and how many tasks and seconds each device gets. --compare plans\n"
-           "with every strategy; --json prints the plan (synor-plan/1). Devices are\n"
-           "simulated from profiles. Weights (data no task produces) start in the host\n"
-           "memory of the first CPU (or storage, read at --storage-gbps, default 7, when\n"
-           "they do not fit there) and take memory on every device the plan copies them\n"
-           "to; --weights preload (default) copies them before the run and reports that\n"
-           "as setup time, --weights load counts the copies in the makespan. Strategies:\n");
+           "makespan, energy and money and how many tasks and seconds each device gets.\n"
+           "--compare plans with every strategy; --json prints the plan (synor-plan/1),\n"
+           "with --compare one document holding every plan (synor-plan-compare/1).\n"
+           "Devices are simulated from profiles. Weights (data no task produces) start in\n"
+           "the host memory of the first CPU (or storage, read at --storage-gbps, default\n"
+           "7, when they do not fit there) and take memory on every device the plan copies\n"
+           "them to; --weights preload (default) copies them before the run and reports\n"
+           "that as setup time, --weights load counts the copies in the makespan.\n\n"
+           "--deadline SEC (seconds, above 0): energy and cost return the least-energy\n"
+           "(least-money) plan that finishes by SEC among their candidates, which include\n"
+           "the HEFT and PEFT plans, so a deadline HEFT meets is met, and a looser deadline\n"
+           "never gives a worse plan; when none finishes by SEC, the fastest candidate.\n"
+           "Every strategy's plan is checked against the deadline: the summary and the\n"
+           "JSON (deadline_s, deadline_met, shortfall_s) say whether it is met and by how\n"
+           "much it is missed. Strategies:\n");
     for (int s = 0; s < SYNOR_STRATEGY_COUNT; s++)
         printf("  %-9s %s\n", synor_strategy_name((synor_strategy)s),
                synor_strategy_describe((synor_strategy)s));
-    printf("Exit status: 0 success, 1 failure, 2 usage error.\n");
+    printf("Exit status: 0 success, 1 failure, 2 usage error, 3 the deadline is missed (the\n"
+           "plan is still printed; with --compare: no strategy's plan meets it).\n");
 }
 
-static void summary(const synor_plan *p, const synor_cost *c)
+/* The plan's makespan, energy and money (on its planned times, accounted as
+ * the simulator accounts a run), its deadline verdict and each device's
+ * share. */
+static void summary(const synor_plan *p, const synor_cost *c, const synor_sched_problem *pb)
 {
     const synor_fabric *f = synor_cost_fabric(c);
-    printf("%-9s planned makespan %.6f s%s\n", synor_strategy_name(p->strategy), p->makespan,
-           p->strategy == SYNOR_STRATEGY_EXACT ? (p->optimal ? " (optimal)" : " (not proven)") : "");
+    double energy = 0;
+    int64_t money = 0;
+    char mbuf[32] = "?";
+    if (synor__sched_account(pb, p->device, p->start, p->finish, NULL, &energy, &money) == 0)
+        synor_money_format(money, mbuf, sizeof mbuf);
+    printf("%-9s planned makespan %.6f s%s, energy %.6g J, money %s %s\n",
+           synor_strategy_name(p->strategy), p->makespan,
+           p->strategy == SYNOR_STRATEGY_EXACT ? (p->optimal ? " (optimal)" : " (not proven)") : "",
+           energy, mbuf, synor_fabric_currency(f));
+    if (p->deadline > 0) {
+        if (p->deadline_met)
+            printf("  deadline %.6f s met, %.6f s to spare\n", p->deadline,
+                   p->deadline - p->makespan);
+        else
+            printf("  deadline %.6f s missed by %.6f s\n", p->deadline, p->makespan - p->deadline);
+    }
     for (size_t d = 0; d < p->n_devices; d++) {
         size_t n = 0;
         double busy = 0;
@@ -72,6 +100,16 @@ static void summary(const synor_plan *p, const synor_cost *c)
                (double)(p->micro_batches + p->n_stages - 1));
 }
 
+/* The deadline verdict on stderr, for scripts that read stdout. */
+static void deadline_note(const synor_plan *p)
+{
+    int objective = p->strategy == SYNOR_STRATEGY_ENERGY || p->strategy == SYNOR_STRATEGY_COST;
+    fprintf(stderr, "synor plan: deadline %.6f s missed by %.6f s (the %s %s takes %.6f s)\n",
+            p->deadline, p->makespan - p->deadline,
+            objective ? "fastest" : synor_strategy_name(p->strategy),
+            objective ? "plan found" : "plan", p->makespan);
+}
+
 /* The built-in fabrics with their devices. */
 static int list_fabrics(const cli_globals *g)
 {
@@ -98,6 +136,39 @@ static int list_fabrics(const cli_globals *g)
     return ret;
 }
 
+/* The opening of a synor-plan-compare/1 document; the plans follow. */
+static void compare_open(const synor_workload *w, const synor_fabric *f, double deadline)
+{
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__buf_puts(&b, "{\"format\": \"synor-plan-compare/1\", \"workload\": ");
+    synor__json_escape(&b, synor_workload_name(w));
+    synor__buf_puts(&b, ", \"fabric\": ");
+    synor__json_escape(&b, synor_fabric_name(f));
+    if (deadline > 0)
+        synor__buf_printf(&b, ", \"deadline_s\": %.17g", deadline);
+    synor__buf_puts(&b, ",\n\"plans\": [\n");
+    char *t = synor__buf_take(&b);
+    if (t)
+        fputs(t, stdout);
+    free(t);
+}
+
+/* A strategy that could not plan, in a compare document. */
+static void compare_failed(synor_strategy s, int first, const char *msg)
+{
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__buf_printf(&b, "%s{\"strategy\": \"%s\", \"error\": ", first ? "" : ", ",
+                      synor_strategy_name(s));
+    synor__json_escape(&b, msg);
+    synor__buf_puts(&b, "}");
+    char *t = synor__buf_take(&b);
+    if (t)
+        fputs(t, stdout);
+    free(t);
+}
+
 int cli_plan(const cli_globals *g, int argc, char **argv)
 {
     scenario sc = {0};
@@ -108,9 +179,9 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     synor_plan_options_init(&o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int r = cli_scenario_opt(&sc, argc, argv, &i);
+        int r = cli_scenario_opt("plan", &sc, argc, argv, &i);
         if (r < 0)
-            return cli_usage_error("plan", "bad or missing value for '%s'", a);
+            return CLI_USAGE;
         if (!r && (r = cli_weights_opt("plan", &o, argc, argv, &i)) == CLI_USAGE)
             return CLI_USAGE;
         if (r)
@@ -129,7 +200,7 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
             strategy = argv[++i];
             strategy_given = 1;
         } else if (!strcmp(a, "--deadline") && i + 1 < argc) {
-            if (cli_parse_double("plan", a, argv[++i], 0, 1e9, &deadline))
+            if (cli_parse_seconds("plan", a, argv[++i], &deadline))
                 return CLI_USAGE;
         } else if (!strcmp(a, "--json")) {
             json = 1;
@@ -146,8 +217,6 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("plan", "give --workload FILE or --preset MODEL");
     if (cli_scenario_check("plan", &sc))
         return CLI_USAGE;
-    if (compare && json)
-        return cli_usage_error("plan", "--json prints one plan: not with --compare");
     if (compare && strategy_given)
         return cli_usage_error("plan", "--compare plans with every strategy: not with --strategy");
     synor_catalog *cat = cli_load_catalog(g);
@@ -156,14 +225,20 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     synor_fabric *f = NULL;
     synor_workload *w = NULL;
     synor_cost *c = NULL;
-    int ret = CLI_FAIL;
+    synor_sched_problem *pb = NULL;
+    int ret = CLI_FAIL, printed = 0, met = 0, planned = 0;
+    double fastest = 0;
+    synor_strategy fastest_s = SYNOR_STRATEGY_HEFT;
     if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) || cli_scenario_load(&sc, &w) ||
-        synor_cost_create(w, f, &c)) {
+        synor_cost_create(w, f, &c) || synor_sched_problem_from_cost(c, &pb)) {
         cli_error("%s", synor_errmsg());
         goto out;
     }
     ret = CLI_OK;
-    for (int s = compare ? 0 : (int)o.strategy; s <= (compare ? SYNOR_STRATEGY_COUNT - 1 : (int)o.strategy); s++) {
+    if (compare && json)
+        compare_open(w, f, deadline);
+    int first = compare ? 0 : (int)o.strategy, last = compare ? SYNOR_STRATEGY_COUNT - 1 : first;
+    for (int s = first; s <= last; s++) {
         synor_plan *p;
         o.strategy = (synor_strategy)s;
         if (compare && s == SYNOR_STRATEGY_EXACT && synor_workload_count(w) > SYNOR_EXACT_MAX_TASKS)
@@ -174,22 +249,52 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
                 ret = CLI_FAIL;
                 goto out;
             }
-            printf("%-9s %s\n", synor_strategy_name(o.strategy), synor_errmsg());
+            if (json)
+                compare_failed(o.strategy, !printed, synor_errmsg());
+            else
+                printf("%-9s %s\n", synor_strategy_name(o.strategy), synor_errmsg());
+            printed++;
             continue;
+        }
+        met |= p->deadline_met;
+        if (!planned++ || p->makespan < fastest) {
+            fastest = p->makespan;
+            fastest_s = p->strategy;
         }
         if (json) {
             char *j = synor_plan_to_json(p, c);
-            if (j)
+            if (j) {
+                if (compare && printed)
+                    fputs(", ", stdout);
                 fputs(j, stdout);
+            } else {
+                cli_error("%s", synor_errmsg());
+                ret = CLI_FAIL;
+            }
             free(j);
         } else {
-            summary(p, c);
+            summary(p, c, pb);
             if (!compare)
                 cli_weights_line(p, c);
         }
+        if (!compare && !p->deadline_met) {
+            deadline_note(p);
+            ret = ret ? ret : CLI_DEADLINE;
+        }
+        printed++;
         synor_plan_destroy(p);
     }
+    if (compare && json)
+        fputs("]}\n", stdout);
+    if (compare && deadline > 0 && planned && !met) {
+        fprintf(stderr,
+                "synor plan: deadline %.6f s missed by every strategy; the fastest plan (%s) "
+                "takes %.6f s, %.6f s over\n",
+                deadline, synor_strategy_name(fastest_s), fastest, fastest - deadline);
+        ret = ret ? ret : CLI_DEADLINE;
+    }
 out:
+    synor_sched_problem_free(pb);
     synor_cost_destroy(c);
     synor_workload_destroy(w);
     synor_fabric_destroy(f);

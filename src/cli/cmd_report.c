@@ -54,7 +54,7 @@ int cli_report(const cli_globals *g, int argc, char **argv)
         cli_error("%s", synor_errmsg());
         goto out;
     }
-    synor_report_options o = {b, NULL, NULL, 0, width};
+    synor_report_options o = {b, NULL, NULL, 0, width, 0};
     char *text = synor_report_text(t, &o);
     if (!text) {
         cli_error("%s", synor_errmsg());

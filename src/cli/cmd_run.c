@@ -293,7 +293,7 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         cli_error("%s", synor_errmsg());
         goto out;
     }
-    synor_report_options ro = {NULL, title, notes, nn, (int)width};
+    synor_report_options ro = {NULL, title, notes, nn, (int)width, 0};
     char *text = synor_report_text(t, &ro);
     if (text) {
         fputs(text, stdout);

@@ -25,9 +25,9 @@ int cli_workload(const cli_globals *g, int argc, char **argv)
     int json = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int r = cli_scenario_opt(&sc, argc, argv, &i);
+        int r = cli_scenario_opt("workload", &sc, argc, argv, &i);
         if (r < 0)
-            return cli_usage_error("workload", "bad or missing value for '%s'", a);
+            return CLI_USAGE;
         if (r)
             continue;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -99,14 +99,35 @@ int cli_parse_uint(const char *cmd, const char *opt, const char *v, unsigned lon
     return CLI_OK;
 }
 
+/* The whole of v is a finite decimal number in [min, max]. */
+static int decimal(const char *v, double min, double max, double *out)
+{
+    char *end = NULL;
+    /* strtod alone would take leading spaces, "+", hex, "inf" and "nan" */
+    int plain = v && ((*v >= '0' && *v <= '9') || *v == '.' || (*v == '-' && min < 0)) &&
+                !strpbrk(v, "xX");
+    double x = plain ? strtod(v, &end) : NAN;
+    if (!plain || !end || *end || !isfinite(x) || x < min || x > max)
+        return 0;
+    *out = x;
+    return 1;
+}
+
 int cli_parse_double(const char *cmd, const char *opt, const char *v, double min, double max,
                      double *out)
 {
-    char *end = NULL;
-    double x = v && *v ? strtod(v, &end) : NAN;
-    if (!v || !end || *end || !isfinite(x) || x < min || x > max)
+    if (!decimal(v, min, max, out))
         return cli_usage_error(cmd, "%s: '%s' is not a number in [%g, %g]", opt, v ? v : "", min,
                                max);
+    return CLI_OK;
+}
+
+int cli_parse_seconds(const char *cmd, const char *opt, const char *v, double *out)
+{
+    double x;
+    if (!decimal(v, 0, 1e9, &x) || !(x > 0))
+        return cli_usage_error(cmd, "%s: '%s' is not a number of seconds above 0 (at most 1e9)",
+                               opt, v ? v : "");
     *out = x;
     return CLI_OK;
 }

@@ -7,8 +7,9 @@
 
 #include "cli/cli.h"
 
-/* Shared options of plan/simulate/cost: 1 consumed, 0 not ours, -1 usage. */
-int cli_scenario_opt(scenario *sc, int argc, char **argv, int *i)
+/* Shared options of plan/simulate/cost/workload: 1 consumed, 0 not ours,
+ * -1 usage error (printed). */
+int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     const char **str = !strcmp(a, "--fabric")     ? &sc->fabric
@@ -26,16 +27,20 @@ int cli_scenario_opt(scenario *sc, int argc, char **argv, int *i)
     }
     if (!str && !num)
         return 0;
-    if (*i + 1 >= argc)
+    if (*i + 1 >= argc) {
+        cli_usage_error(cmd, "%s needs a value", a);
         return -1;
+    }
     const char *v = argv[++*i];
     if (str) {
         *str = v;
         return 1;
     }
-    char *end;
-    *num = strtoll(v, &end, 10);
-    return *end || *num <= 0 ? -1 : 1;
+    unsigned long long x;
+    if (cli_parse_uint(cmd, a, v, 1, num == &sc->batch ? CLI_MAX_BATCH : CLI_MAX_TOKENS, &x))
+        return -1;
+    *num = (long long)x;
+    return 1;
 }
 
 int cli_weights_opt(const char *cmd, synor_plan_options *o, int argc, char **argv, int *i)

@@ -24,7 +24,9 @@ static int follow(const synor__jdoc *doc, const synor_workload *w, const synor_r
                   unsigned *hints)
 {
     static const char *const top[] = {"format", "workload", "fabric", "strategy", "simulated",
-                                      "makespan_s", "weights", "setup_s", "copies", "tasks", NULL};
+                                      "makespan_s", "weights", "setup_s", "copies", "energy_j",
+                                      "money_micro", "currency", "deadline_s", "deadline_met",
+                                      "shortfall_s", "tasks", NULL};
     static const char *const per[] = {"id", "device", "start_s", "finish_s", NULL};
     const synor__jval *root = synor__jdoc_root(doc);
     synor__jval *fmt, *tasks;

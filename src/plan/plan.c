@@ -398,33 +398,18 @@ static int by_start(const void *a, const void *b)
 }
 
 /* What a strategy minimises, for choosing among weight placements: energy
- * (active, plus idle power over the makespan), money (the price of every
- * device used, for the makespan), else the makespan. */
+ * and money as deadline.c accounts them (as the simulator does), else the
+ * makespan. */
 static double objective(const synor_sched_problem *pb, const synor_plan_options *o,
-                        const size_t *dev, const double *ft, double *busy)
+                        const size_t *dev, const double *st, const double *ft)
 {
-    size_t n = pb->n_tasks, d = pb->n_devices;
-    double ms = 0;
-    for (size_t i = 0; i < n; i++)
-        ms = ft[i] > ms ? ft[i] : ms;
-    if (o->strategy != SYNOR_STRATEGY_ENERGY && o->strategy != SYNOR_STRATEGY_COST)
-        return ms;
-    for (size_t p = 0; p < d; p++)
-        busy[p] = -1;
-    double e = 0;
-    for (size_t i = 0; i < n; i++) {
-        double w = pb->exec[i * d + dev[i]];
-        busy[dev[i]] = (busy[dev[i]] < 0 ? 0 : busy[dev[i]]) + w;
-        e += pb->energy ? pb->energy[i * d + dev[i]] : w;
-    }
-    double money = 0;
-    for (size_t p = 0; p < d; p++) {
-        double b = busy[p] < 0 ? 0 : busy[p];
-        e += (pb->idle_watts ? pb->idle_watts[p] : 0) * (ms - b);
-        if (busy[p] >= 0)
-            money += (double)(pb->price_micro ? pb->price_micro[p] : 0) * ms / 3600.0;
-    }
-    return o->strategy == SYNOR_STRATEGY_ENERGY ? e : money;
+    double ms = 0, e = 0;
+    int64_t money = 0;
+    if (synor__sched_account(pb, dev, st, ft, &ms, &e, &money))
+        return INFINITY;
+    return o->strategy == SYNOR_STRATEGY_ENERGY ? e
+           : o->strategy == SYNOR_STRATEGY_COST ? (double)money
+                                                : ms;
 }
 
 /* Preload: the weights are in place at 0, so each task starts as soon as
@@ -507,9 +492,6 @@ static int best_variant(const synor_sched_problem *pb, const synor_plan_options 
     } tries[3] = {{load, 1}, {load, 0}, {1, 0}};
     int n_tries = !pb->n_items ? 1 : load ? 2 : 3, rc = 0, any = 0;
     double best_v = INFINITY;
-    double *busy = synor__malloc((pb->n_devices ? pb->n_devices : 1) * sizeof *busy);
-    if (!busy)
-        return synor__error(SYNOR_ENOMEM, "out of memory");
     memset(best, 0, sizeof *best);
     int first_rc = 0;
     char first_msg[512] = "";
@@ -530,7 +512,7 @@ static int best_variant(const synor_sched_problem *pb, const synor_plan_options 
                 break; /* out of memory or a bad problem: no point going on */
             continue;
         }
-        double val = objective(pb, o, v.dev, v.ft, busy);
+        double val = objective(pb, o, v.dev, v.st, v.ft);
         if (!any || val < best_v) {
             variant_free(best);
             *best = v;
@@ -540,7 +522,6 @@ static int best_variant(const synor_sched_problem *pb, const synor_plan_options 
             variant_free(&v);
         }
     }
-    synor__free(busy);
     if (any)
         return 0;
     variant_free(best);
@@ -575,6 +556,33 @@ static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt
     synor__free(dev_of);
     synor__free(ex);
     return rc;
+}
+
+/* A planning pass for deadline.c: the best weight placement. */
+typedef struct pass_ctx {
+    const synor_sched_problem *pb;
+    synor__nofit *nf;
+} pass_ctx;
+
+static int plan_pass(void *ctx, const synor_plan_options *o, synor__sched *out)
+{
+    pass_ctx *c = ctx;
+    variant v;
+    int rc = best_variant(c->pb, o, &v, c->nf);
+    if (rc)
+        return rc;
+    size_t n = c->pb->n_tasks;
+    if (n) {
+        memcpy(out->dev, v.dev, n * sizeof *out->dev);
+        memcpy(out->st, v.st, n * sizeof *out->st);
+        memcpy(out->ft, v.ft, n * sizeof *out->ft);
+    }
+    synor__free(out->log);
+    out->log = v.ws.log; /* taken */
+    out->n_log = v.ws.n_log;
+    v.ws.log = NULL;
+    variant_free(&v);
+    return 0;
 }
 
 static int plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,
@@ -636,6 +644,21 @@ static int plan_problem(const synor_sched_problem *pb, const synor_plan_options 
     } else if (opt->strategy == SYNOR_STRATEGY_PIPELINE && pb->n_items) {
         if ((rc = pipeline(pb, opt, pi, &v, nf)))
             goto fail;
+    } else if (opt->deadline > 0 && (opt->strategy == SYNOR_STRATEGY_ENERGY ||
+                                      opt->strategy == SYNOR_STRATEGY_COST)) {
+        pass_ctx ctx = {pb, nf};
+        v.dev = synor__malloc((n ? n : 1) * sizeof *v.dev);
+        v.st = synor__malloc((n ? n : 1) * sizeof *v.st);
+        v.ft = synor__malloc((n ? n : 1) * sizeof *v.ft);
+        synor__sched won = {v.dev, v.st, v.ft, NULL, 0};
+        if (!v.dev || !v.st || !v.ft)
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        else
+            rc = synor__deadline_schedule(pb, opt, plan_pass, &ctx, &won);
+        v.ws.log = won.log; /* freed with v */
+        v.ws.n_log = won.n_log;
+        if (rc)
+            goto fail;
     } else if ((rc = best_variant(pb, opt, &v, nf))) {
         goto fail;
     }
@@ -691,6 +714,8 @@ static int plan_problem(const synor_sched_problem *pb, const synor_plan_options 
     synor__free(keys);
     variant_free(&v);
     pi->p.strategy = opt->strategy;
+    pi->p.deadline = opt->deadline > 0 ? opt->deadline : 0;
+    pi->p.deadline_met = !(opt->deadline > 0) || pi->p.makespan <= opt->deadline;
     pi->p.n_tasks = n;
     pi->p.n_devices = pb->n_devices;
     pi->p.device = pi->dev;
@@ -988,6 +1013,10 @@ char *synor_plan_to_json(const synor_plan *p, const synor_cost *c)
     }
     synor__free(item);
     synor__jw_arr_end(&j);
+    if (synor__plan_json_account(&j, p, c)) {
+        synor__buf_free(&b);
+        return NULL;
+    }
     synor__jw_key(&j, "tasks");
     synor__jw_arr_begin(&j);
     for (size_t k = 0; k < p->n_tasks; k++) {

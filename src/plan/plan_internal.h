@@ -6,6 +6,8 @@
 
 #include "synor/plan.h"
 
+struct synor__jw;
+
 /* A topological order of the problem's tasks (ties: lowest index first);
  * SYNOR_EINVAL if the predecessor lists have a cycle. */
 int synor__problem_topo(const synor_sched_problem *pb, size_t *order);
@@ -103,5 +105,37 @@ int synor__list_schedule(const synor_sched_problem *pb, const synor_plan_options
 int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
                           synor__wstate *ws, size_t *dev, double *st, double *ft,
                           int *optimal, uint64_t *nodes);
+
+/* One schedule with its weight copies, as a planning pass fills it. */
+typedef struct synor__sched {
+    size_t *dev;
+    double *st, *ft;
+    synor_plan_load *log; /* synor__malloc'd; NULL when there are none */
+    size_t n_log;
+} synor__sched;
+
+/* A planning pass: plans with o into out (whose arrays hold n_tasks;
+ * out->log is replaced, the old one freed). */
+typedef int (*synor__pass_fn)(void *ctx, const synor_plan_options *o, synor__sched *out);
+
+/* deadline.c: energy and cost under o->deadline > 0. Plans the candidates
+ * (HEFT, PEFT, the objective without deadline, a ladder of deadline passes)
+ * with pass and fills out with the best that meets the deadline, else the
+ * fastest. */
+int synor__deadline_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
+                             synor__pass_fn pass, void *ctx, synor__sched *out);
+
+/* The planned makespan, energy (J) and money (micro-units) of a schedule,
+ * accounted as the simulator accounts a run (synor/sim.h): active energy
+ * of every task + idle power of every device while not busy within the
+ * makespan; price per hour of every device that runs a task, for the
+ * makespan. Any output may be NULL. 0 or SYNOR_ENOMEM. */
+int synor__sched_account(const synor_sched_problem *pb, const size_t *dev, const double *st,
+                         const double *ft, double *makespan, double *energy, int64_t *money);
+
+/* Writes the plan's "energy_j", "money_micro", "currency" and, with a
+ * deadline, "deadline_s", "deadline_met", "shortfall_s" members into an
+ * open JSON object (synor_plan_to_json). */
+int synor__plan_json_account(struct synor__jw *j, const synor_plan *p, const synor_cost *c);
 
 #endif

@@ -297,6 +297,14 @@ char *synor_report_text(const synor_trace *t, const synor_report_options *o)
     }
     synor__buf_puts(&b, "\n");
     totals(&b, t);
+    if (o->deadline > 0) {
+        char dl[32], by[32];
+        fmt_time(o->deadline, dl, sizeof dl);
+        fmt_time(fabs(o->deadline - t->makespan), by, sizeof by);
+        synor__buf_printf(&b, "  Deadline: %s, %s %s%s\n", dl,
+                          t->makespan <= o->deadline ? "met with" : "MISSED by", by,
+                          t->makespan <= o->deadline ? " to spare" : "");
+    }
     if (idle) {
         synor__buf_printf(&b, "  Processors with no task (%zu of %zu):", idle, t->n_devices);
         for (size_t p = 0; p < t->n_devices; p++) {

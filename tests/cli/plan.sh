@@ -18,6 +18,54 @@ check compare-all   [ "$(grep -c "planned makespan" "$tmp/out")" = 9 ]
 check json          [ "$(rc "$S" plan --workload "$SRC/workloads/pipeline.json" --strategy energy --json)" = 0 ]
 check json-ok       "$JC" format synor-plan/1 <"$tmp/out"
 check deadline      [ "$(rc "$S" plan --preset tiny --strategy cost --deadline 0.01)" = 0 ]
+check deadline-met  grep -q "^  deadline 0.010000 s met, 0.00[0-9]* s to spare" "$tmp/out"
+check money-line    grep -q "^cost      planned makespan 0.00[0-9]* s, energy [0-9.]* J, money 0.0000[0-9]* USD" "$tmp/out"
+
+# a deadline no plan meets: the plan, the shortfall, exit status 3
+check missed        [ "$(rc "$S" plan --preset tiny --strategy energy --deadline 0.0001)" = 3 ]
+check missed-out    grep -q "^  deadline 0.000100 s missed by 0.00[0-9]* s" "$tmp/out"
+check missed-err    grep -q "^synor plan: deadline 0.000100 s missed by 0.00[0-9]* s (the fastest plan found takes 0.00[0-9]* s)" "$tmp/err"
+check missed-heft   [ "$(rc "$S" plan --preset tiny --deadline 0.0001)" = 3 ]
+check missed-heft-e grep -q "(the heft plan takes 0.00[0-9]* s)" "$tmp/err"
+check missed-json   [ "$(rc "$S" plan --preset tiny --strategy cost --deadline 0.0001 --json)" = 3 ]
+check missed-valid  "$JC" format synor-plan/1 <"$tmp/out"
+check missed-fields grep -q '"deadline_s": 0.0001,' "$tmp/out"
+check missed-false  grep -q '"deadline_met": false,' "$tmp/out"
+check missed-short  grep -qE '"shortfall_s": 0.00[0-9]+' "$tmp/out"
+check met-json      [ "$(rc "$S" plan --preset tiny --strategy energy --deadline 1 --json)" = 0 ]
+check met-true      grep -q '"deadline_met": true,' "$tmp/out"
+check met-short     grep -q '"shortfall_s": 0,' "$tmp/out"
+check no-deadline   [ "$(rc "$S" plan --preset tiny --json)" = 0 ]
+check no-dl-fields  sh -c "! grep -q deadline '$tmp/out'"
+check energy-field  grep -qE '"energy_j": [0-9.]+' "$tmp/out"
+
+# looser deadlines never give more energy (attention block on gpu-only:
+# HEFT 54 us, the least-energy plan 64 us)
+A=$SRC/workloads/attention-block-fp32.json
+prev=""
+for d in 0.000055 0.00006 0.000063 0.000064 0.00007 0.0001 0.001; do
+  check "ladder-$d" [ "$(rc "$S" plan --workload "$A" --fabric gpu-only --strategy energy --deadline $d --json)" = 0 ]
+  e=$(sed -n 's/^  "energy_j": \([^,]*\),$/\1/p' "$tmp/out")
+  echo "$d $e" >>"$tmp/ladder"
+  [ -n "$prev" ] && check "ladder-$d-le" awk -v a="$e" -v b="$prev" 'BEGIN{exit !(a <= b)}'
+  prev=$e
+done
+check ladder-gains  awk 'NR==1{f=$2} END{exit !($2 < f * 0.9)}' "$tmp/ladder"
+
+# --compare --json: one document with every plan
+check cmp-json      [ "$(rc "$S" plan --preset tiny --compare --json)" = 0 ]
+check cmp-valid     "$JC" format synor-plan-compare/1 <"$tmp/out"
+check cmp-plans     [ "$(grep -c '"format": "synor-plan/1"' "$tmp/out")" = 9 ]
+check cmp-energy    [ "$(grep -c '"energy_j": ' "$tmp/out")" = 9 ]
+check cmp-pipeline  [ "$(rc "$S" plan --workload "$SRC/workloads/pipeline.json" --compare --json --deadline 1)" = 0 ]
+check cmp-pipe-ok   "$JC" format synor-plan-compare/1 <"$tmp/out"
+check cmp-exact     grep -q '"strategy": "exact"' "$tmp/out"
+check cmp-dl-top    grep -q '"deadline_s": 1,' "$tmp/out"
+check cmp-missed    [ "$(rc "$S" plan --preset tiny --compare --json --deadline 0.0001)" = 3 ]
+check cmp-miss-ok   "$JC" format synor-plan-compare/1 <"$tmp/out"
+check cmp-miss-err  grep -q "deadline 0.000100 s missed by every strategy; the fastest plan (.*) takes" "$tmp/err"
+check cmp-text-dl   [ "$(rc "$S" plan --preset tiny --compare --deadline 0.0001)" = 3 ]
+check cmp-text-all  [ "$(grep -c "^  deadline 0.000100 s missed by" "$tmp/out")" = 9 ]
 check cost          [ "$(rc "$S" cost --preset tiny --rows 5)" = 0 ]
 check cost-path     grep -q "cpu-mediated" "$tmp/out"
 check cost-more     grep -q "more tasks" "$tmp/out"
@@ -27,9 +75,9 @@ check cost-dash     grep -q " -$" "$tmp/out"
 # edge costs): HEFT's makespan is the paper's 80, the optimum 73
 TOP=(--workload "$SRC/workloads/topcuoglu-2002.json" --fabric three-processors)
 check lit-heft      [ "$(rc "$S" plan "${TOP[@]}" --strategy heft)" = 0 ]
-check lit-heft-80   grep -q "^heft      planned makespan 80.000000 s$" "$tmp/out"
+check lit-heft-80   grep -q "^heft      planned makespan 80.000000 s," "$tmp/out"
 check lit-exact     [ "$(rc "$S" plan "${TOP[@]}" --strategy exact)" = 0 ]
-check lit-exact-73  grep -q "^exact     planned makespan 73.000000 s (optimal)$" "$tmp/out"
+check lit-exact-73  grep -q "^exact     planned makespan 73.000000 s (optimal)," "$tmp/out"
 check lit-compare   [ "$(rc "$S" plan "${TOP[@]}" --compare)" = 0 ]
 check lit-compare-n [ "$(grep -c "planned makespan" "$tmp/out")" = 10 ]
 check lit-cost      [ "$(rc "$S" cost "${TOP[@]}")" = 0 ]

@@ -64,6 +64,10 @@ FAB
   check plan-nodev  [ "$(rc "$S" run "$W" --plan "$tmp/plan.json" --opencl off)" = 1 ]
   check plan-nodev-msg grep -q "plan.json:[0-9]*:[0-9]*: tasks\[0\]: device 'opencl0' is not a device of this run (cpu)" "$tmp/err"
 fi
+# a plan with its energy, money and deadline verdict (every task on "cpu")
+"$S" plan --workload "$W" --fabric gpu-only --strategy cpu-only --deadline 1 --json >"$tmp/cpuplan.json"
+check plan-deadline [ "$(rc "$S" run "$W" --plan "$tmp/cpuplan.json" --cpu-workers 2 --opencl off)" = 0 ]
+check plan-dl-sum   grep -q "16 tasks in" "$tmp/out"
 printf '{"format": "synor-plan/1", "tasks": [{"id": "nope", "device": "cpu"}]}' >"$tmp/badplan.json"
 check plan-task     [ "$(rc "$S" run "$W" --plan "$tmp/badplan.json")" = 1 ]
 check plan-task-msg grep -q "badplan.json:1:[0-9]*: tasks\[0\]: task 'nope' is not a task of workload" "$tmp/err"

@@ -46,6 +46,19 @@ check lit-heft-80   grep -q "Makespan: 80.000 s" "$tmp/out"
 check lit-exact     [ "$(rc "$S" simulate "${TOP[@]}" --strategy exact)" = 0 ]
 check lit-exact-73  grep -q "Makespan: 73.000 s" "$tmp/out"
 
+# deadlines: the report's Deadline line; a missed one exits 3
+check dl-met        [ "$(rc "$S" simulate --preset tiny --strategy energy --deadline 1 --baseline none)" = 0 ]
+check dl-met-line   grep -q "^  Deadline: 1.000 s, met with 99[0-9.]* ms to spare$" "$tmp/out"
+check dl-missed     [ "$(rc "$S" simulate --preset tiny --strategy cost --deadline 0.0001 --baseline none)" = 3 ]
+check dl-miss-line  grep -q "^  Deadline: 100.0 us, MISSED by [0-9.]* ms$" "$tmp/out"
+check dl-miss-err   grep -q "^synor simulate: deadline 0.000100 s missed by 0.00[0-9]* s (cost: simulated makespan 0.00[0-9]* s; planned 0.00[0-9]* s)" "$tmp/err"
+check dl-dynamic    [ "$(rc "$S" simulate --preset tiny --strategy dynamic --deadline 0.0001 --baseline none)" = 3 ]
+check dl-dyn-err    grep -q "(dynamic: simulated makespan 0.00[0-9]* s)" "$tmp/err"
+check dl-trace      [ "$(rc "$S" simulate --preset tiny --strategy energy --deadline 0.0001 --trace "$tmp/dl.json")" = 3 ]
+check dl-trace-ok   "$JC" format synor-trace/1 <"$tmp/dl.json"
+check no-dl-line    [ "$(rc "$S" simulate --preset tiny --baseline none)" = 0 ]
+check no-dl-none    sh -c "! grep -q Deadline '$tmp/out'"
+
 # errors
 check bad-strategy  [ "$(rc "$S" simulate --strategy fastest)" = 2 ]
 check bad-option    [ "$(rc "$S" simulate --colour)" = 2 ]
