@@ -5,6 +5,7 @@
  * the task, the device, the datum and the shortfall. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "synor.h"
@@ -366,7 +367,129 @@ TEST(validate_checks_copies_and_memory)
     ASSERT_EQ(synor_plan_problem(&pb, &o, &p), SYNOR_ENOMEM);
 }
 
+/* Brute force, independent of the planner: every split of L layers into
+ * contiguous stages on distinct devices in every order, timed by the
+ * pipeline recurrence with the cost model (a stage's layers run one after
+ * another per micro-batch; memory: the stage's weights and the largest
+ * working memory fit the device). */
+static double best_split(const synor_cost *c, const synor_fabric *f, size_t L, size_t M,
+                         size_t *n_splits)
+{
+    size_t d = synor_fabric_device_count(f), cut[8], dev[8];
+    double best = INFINITY;
+    *n_splits = 0;
+    for (size_t S = 1; S <= L && S <= d; S++) {
+        /* cuts: 0 = cut[0] < cut[1] < ... < cut[S] = L */
+        for (unsigned mask = 0; mask < (1u << (L - 1)); mask++) {
+            if ((size_t)__builtin_popcount(mask) != S - 1)
+                continue;
+            size_t k = 0;
+            cut[k++] = 0;
+            for (size_t b = 1; b < L; b++)
+                if (mask & (1u << (b - 1)))
+                    cut[k++] = b;
+            cut[k] = L;
+            /* every ordered choice of S distinct devices */
+            size_t total = 1;
+            for (size_t s = 0; s < S; s++)
+                total *= d;
+            for (size_t code = 0; code < total; code++) {
+                size_t x = code, ok = 1;
+                for (size_t s = 0; s < S; s++, x /= d) {
+                    dev[s] = x % d;
+                    for (size_t r = 0; r < s; r++)
+                        ok &= dev[r] != dev[s];
+                }
+                for (size_t s = 0; s < S && ok; s++) {
+                    double bytes = 0, tm = 0;
+                    for (size_t l = cut[s]; l < cut[s + 1]; l++) {
+                        const synor_task *t = synor_workload_task(synor_cost_workload(c), l * M);
+                        double wbytes = (double)synor_workload_data(synor_cost_workload(c),
+                                                                    t->consumes[1])
+                                            ->bytes,
+                               work = (double)synor_cost_footprint(c, l * M) - wbytes;
+                        bytes += wbytes;
+                        tm = work > tm ? work : tm;
+                    }
+                    ok = bytes + tm <=
+                         (double)synor_device_caps(synor_fabric_device_at(f, dev[s])->dev)
+                             ->mem_bytes;
+                }
+                if (!ok)
+                    continue;
+                ++*n_splits;
+                double fin[8][16] = {{0}};
+                for (size_t s = 0; s < S; s++)
+                    for (size_t m = 0; m < M; m++) {
+                        double r = m ? fin[s][m - 1] : 0;
+                        if (s) {
+                            size_t i = cut[s] * M + m;
+                            double a = fin[s - 1][m] +
+                                       synor_cost_edge(c, i, i - M, dev[s - 1], dev[s]);
+                            r = a > r ? a : r;
+                        }
+                        for (size_t l = cut[s]; l < cut[s + 1]; l++)
+                            r += synor_cost_time(c, l * M + m, dev[s]);
+                        fin[s][m] = r;
+                    }
+                if (fin[S - 1][M - 1] < best && getenv("SYNOR_TEST_VERBOSE")) {
+                    printf("  split:");
+                    for (size_t s = 0; s < S; s++)
+                        printf(" [%zu,%zu)@%zu", cut[s], cut[s + 1], dev[s]);
+                    printf(" %.6f\n", fin[S - 1][M - 1]);
+                }
+                best = fin[S - 1][M - 1] < best ? fin[S - 1][M - 1] : best;
+            }
+        }
+    }
+    return best;
+}
+
+TEST(the_pipeline_strategy_matches_the_best_contiguous_split)
+{
+    /* the 4-stage case, and 6 layers of 20 GB on the seed fabric (CPU,
+     * H100, TPU v5p, LPU: no one device holds 120 GB but the CPU) */
+    const char *fab[] = {"four-h100", "seed"};
+    const size_t L[] = {4, 6}, M[] = {8, 8};
+    const uint64_t wb[] = {60000000000ull, 20000000000ull};
+    for (int k = 0; k < 2; k++) {
+        synor_fabric *f;
+        synor_workload *w;
+        synor_cost *c;
+        ASSERT_OK(synor_fabric_load_builtin(catalog(), fab[k], &f));
+        ASSERT_OK(pipeline(L[k], M[k], wb[k], &w));
+        ASSERT_OK(synor_cost_create(w, f, &c));
+        synor_sched_problem *pb;
+        ASSERT_OK(synor_sched_problem_from_cost(c, &pb));
+        synor_plan_options o;
+        synor_plan_options_init(&o);
+        o.strategy = SYNOR_STRATEGY_PIPELINE;
+        synor_plan *p;
+        ASSERT_OK(synor_plan_create(c, &o, &p));
+        ASSERT_OK(synor_plan_validate(p, pb));
+        ASSERT_EQ(p->micro_batches, M[k]);
+        ASSERT(p->n_stages >= 2);
+        size_t splits;
+        double best = best_split(c, f, L[k], M[k], &splits);
+        ASSERT(splits > 0);
+        printf("  %s: pipeline %.6f s in %zu stages, best of %zu splits %.6f s\n", fab[k],
+               p->makespan, p->n_stages, splits, best);
+        ASSERT(p->makespan <= best * 1.02);
+        /* every stage's layers on its device */
+        for (size_t s = 0; s < p->n_stages; s++)
+            for (size_t l = p->stages[s].first_layer; l < p->stages[s].end_layer; l++)
+                for (size_t m = 0; m < M[k]; m++)
+                    ASSERT_EQ(p->device[l * M[k] + m], p->stages[s].dev);
+        synor_plan_destroy(p);
+        synor_sched_problem_free(pb);
+        synor_cost_destroy(c);
+        synor_workload_destroy(w);
+        synor_fabric_destroy(f);
+    }
+}
+
 TEST_MAIN(a_model_too_big_for_one_gpu_gets_one_stage_per_gpu,
+          the_pipeline_strategy_matches_the_best_contiguous_split,
           load_mode_puts_the_copies_on_the_clock, exact_respects_memory,
           a_plan_that_cannot_fit_names_the_device_the_datum_and_the_shortfall,
           two_stages_that_fit_one_gpu_share_it, validate_checks_copies_and_memory)

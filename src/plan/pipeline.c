@@ -91,6 +91,9 @@ typedef struct pipe {
     double *xedges;  /* ... and how many edges */
     double *xcomm;   /* ... and the explicit seconds of those that give one */
     double *home;    /* per device: bytes of weights it holds from the start */
+    unsigned char *free; /* per task: in no layer (no weight of its own) */
+    size_t *mb;      /* per task: its micro-batch */
+    size_t *pos;     /* per task: its topological position */
     double M;
 } pipe;
 
@@ -107,6 +110,9 @@ static void pipe_free(pipe *P)
     synor__free(P->xedges);
     synor__free(P->xcomm);
     synor__free(P->home);
+    synor__free(P->mb);
+    synor__free(P->pos);
+    synor__free(P->free);
 }
 
 static int uses_item(const synor_sched_problem *pb, size_t i, size_t item)
@@ -141,18 +147,31 @@ static int pipe_init(pipe *P, const synor_sched_problem *pb, size_t micro_batche
         if (h < d)
             P->home[h] += pb->item_bytes[j];
     }
+    /* weights: items two or more tasks use (a forward and its backward,
+     * every micro-batch, every token); an item one task uses is an input,
+     * unless no item is shared at all */
+    size_t *uses = synor__calloc(k ? k : 1, sizeof *uses);
+    P->free = synor__calloc(n ? n : 1, 1);
+    if (!rc && (!uses || !P->free))
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+    int shared = 0;
+    for (size_t u = 0; !rc && pb->use_off && u < pb->use_off[n]; u++)
+        shared |= ++uses[pb->use[u]] >= 2;
     size_t G = 0;
     for (size_t x = 0; x < n && !rc; x++) {
         size_t i = topo[x], key = SIZE_MAX;
         for (size_t u = pb->use_off ? pb->use_off[i] : 0; pb->use_off && u < pb->use_off[i + 1];
              u++)
-            if (key == SIZE_MAX || pb->item_bytes[pb->use[u]] > pb->item_bytes[key])
+            if ((!shared || uses[pb->use[u]] >= 2) &&
+                (key == SIZE_MAX || pb->item_bytes[pb->use[u]] > pb->item_bytes[key]))
                 key = pb->use[u];
         if (key != SIZE_MAX) {
             if (gid[key] == SIZE_MAX)
                 gid[key] = G++;
             P->group[i] = gid[key];
         } else {
+            /* not part of a layer: placed where it finishes first */
+            P->free[i] = 1;
             size_t g = 0;
             for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++)
                 g = P->group[pb->pred[e]] > g ? P->group[pb->pred[e]] : g;
@@ -184,19 +203,21 @@ static int pipe_init(pipe *P, const synor_sched_problem *pb, size_t micro_batche
             P->witem[gid[j]] = j;
     for (size_t x = 0; x < n && !rc; x++) {
         size_t i = topo[x], g = P->group[i];
-        if (P->first[g] == SIZE_MAX)
-            P->first[g] = i;
-        P->last[g] = i;
-        for (size_t p = 0; p < d; p++)
-            P->W[g * d + p] += pb->exec[i * d + p];
-        double tm = pb->task_mem ? pb->task_mem[i] : 0;
-        P->tmem[g] = tm > P->tmem[g] ? tm : P->tmem[g];
-        for (size_t u = pb->use_off ? pb->use_off[i] : 0; pb->use_off && u < pb->use_off[i + 1];
-             u++)
-            if (!seen[pb->use[u]]) {
-                seen[pb->use[u]] = 1;
-                P->wbytes[g] += pb->item_bytes[pb->use[u]];
-            }
+        if (!P->free[i]) {
+            if (P->first[g] == SIZE_MAX)
+                P->first[g] = i;
+            P->last[g] = i;
+            for (size_t p = 0; p < d; p++)
+                P->W[g * d + p] += pb->exec[i * d + p];
+            double tm = pb->task_mem ? pb->task_mem[i] : 0;
+            P->tmem[g] = tm > P->tmem[g] ? tm : P->tmem[g];
+            for (size_t u = pb->use_off ? pb->use_off[i] : 0;
+                 pb->use_off && u < pb->use_off[i + 1]; u++)
+                if (!seen[pb->use[u]]) {
+                    seen[pb->use[u]] = 1;
+                    P->wbytes[g] += pb->item_bytes[pb->use[u]];
+                }
+        }
         for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
             size_t a = P->group[pb->pred[e]];
             for (size_t b = a; b < g; b++) { /* the edge crosses boundaries a .. g-1 */
@@ -210,16 +231,24 @@ static int pipe_init(pipe *P, const synor_sched_problem *pb, size_t micro_batche
         }
     }
     /* micro-batches: the first layer's users of its weight that no other
-     * such user precedes (a backward follows its forward: not a new one) */
-    size_t M = micro_batches;
-    size_t *mark = rc || M ? NULL : synor__calloc(n ? n : 1, sizeof *mark);
-    size_t *stack = rc || M ? NULL : synor__malloc((n ? n : 1) * sizeof *stack);
-    if (!rc && !M && (!mark || !stack))
+     * such user precedes (a backward follows its forward: not a new one).
+     * Every task gets the micro-batch it belongs to: a head its own, any
+     * other the latest of its predecessors' (so that (micro-batch,
+     * topological position) is a topological order: the pipeline's). */
+    size_t heads = 0;
+    size_t *mark = rc ? NULL : synor__calloc(n ? n : 1, sizeof *mark);
+    size_t *stack = rc ? NULL : synor__malloc((n ? n : 1) * sizeof *stack);
+    P->mb = rc ? NULL : synor__calloc(n ? n : 1, sizeof *P->mb);
+    P->pos = rc ? NULL : synor__malloc((n ? n : 1) * sizeof *P->pos);
+    if (!rc && (!mark || !stack || !P->mb || !P->pos))
         rc = synor__error(SYNOR_ENOMEM, "out of memory");
-    if (!rc && !M) {
+    if (!rc) {
         size_t key = P->witem[0], stamp = 0;
         for (size_t x = 0; x < n; x++) {
             size_t i = topo[x];
+            P->pos[i] = x;
+            for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++)
+                P->mb[i] = P->mb[pb->pred[e]] > P->mb[i] ? P->mb[pb->pred[e]] : P->mb[i];
             if (P->group[i] != 0 || !uses_item(pb, i, key))
                 continue;
             /* walk its ancestors: another user of the key among them? */
@@ -239,15 +268,18 @@ static int pipe_init(pipe *P, const synor_sched_problem *pb, size_t micro_batche
                     stack[top++] = a;
                 }
             }
-            M += (size_t)head;
+            if (head) { /* the next micro-batch (never before its predecessors') */
+                size_t h = heads++;
+                P->mb[i] = h > P->mb[i] ? h : P->mb[i];
+            }
         }
-        if (!M)
-            M = 1;
     }
+    size_t M = micro_batches ? micro_batches : heads ? heads : 1;
     synor__free(mark);
     synor__free(stack);
     P->M = (double)M;
     synor__free(seen);
+    synor__free(uses);
     synor__free(topo);
     synor__free(gid);
     return rc;
@@ -283,33 +315,35 @@ static double boundary(const pipe *P, size_t g, size_t p, size_t q)
            P->M;
 }
 
-int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, size_t *dev_of,
-                          synor_plan_stage **stages, size_t *n_stages, double *estimate,
-                          size_t *m_used)
+/* The dynamic program for one order of the devices (perm): the best split
+ * by the estimate, into *st (synor__malloc'd) and *ns; *est INFINITY when
+ * nothing fits. */
+static int dp_split(const pipe *P, const size_t *perm, synor_plan_stage **st_out, size_t *ns_out,
+                    double *est)
 {
-    pipe P;
-    int rc = pipe_init(&P, pb, micro_batches);
-    size_t G = P.G, d = P.d;
-    front *F = rc ? NULL : synor__calloc((G + 1) * d, sizeof *F); /* [b * d + p] */
-    if (!rc && !F)
-        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+    size_t G = P->G, d = P->d;
+    *st_out = NULL;
+    *ns_out = 0;
+    *est = INFINITY;
+    front *F = synor__calloc((G + 1) * d, sizeof *F); /* [b * d + position] */
+    int rc = F ? 0 : synor__error(SYNOR_ENOMEM, "out of memory");
     for (size_t b = 1; !rc && b <= G; b++)
         for (size_t q = 0; !rc && q < d; q++) {
             front *to = &F[b * d + q];
             double t;
-            if (stage_ok(&P, 0, b, q, &t))
-                rc = front_add(to, (pair){t, t, 0, SIZE_MAX, 0}, P.M);
+            if (stage_ok(P, 0, b, perm[q], &t))
+                rc = front_add(to, (pair){t, t, 0, SIZE_MAX, 0}, P->M);
             for (size_t a = 1; !rc && a < b; a++) {
-                if (!stage_ok(&P, a, b, q, &t))
+                if (!stage_ok(P, a, b, perm[q], &t))
                     continue;
                 for (size_t p = 0; !rc && p < q; p++) {
                     const front *fr = &F[a * d + p];
-                    double c = fr->n ? boundary(&P, a - 1, p, q) : 0;
+                    double c = fr->n ? boundary(P, a - 1, perm[p], perm[q]) : 0;
                     for (size_t k = 0; !rc && k < fr->n; k++) {
                         double mx = fr->v[k].mx;
                         mx = t > mx ? t : mx;
                         mx = c > mx ? c : mx;
-                        rc = front_add(to, (pair){mx, fr->v[k].sum + t + c, a, p, k}, P.M);
+                        rc = front_add(to, (pair){mx, fr->v[k].sum + t + c, a, p, k}, P->M);
                     }
                 }
             }
@@ -319,7 +353,7 @@ int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, s
     for (size_t p = 0; !rc && p < d; p++) {
         const front *f = &F[G * d + p];
         for (size_t k = 0; k < f->n; k++) {
-            double T = f->v[k].sum + (P.M - 1) * f->v[k].mx;
+            double T = f->v[k].sum + (P->M - 1) * f->v[k].mx;
             if (T < best) {
                 best = T;
                 bp = p;
@@ -327,13 +361,9 @@ int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, s
             }
         }
     }
-    if (!rc && bp == SIZE_MAX)
-        rc = synor__error(SYNOR_ENOMEM, "no split of the %zu layers over the devices fits in "
-                                        "their memory",
-                          G);
     size_t ns = 0;
     synor_plan_stage *st = NULL;
-    if (!rc) { /* walk back */
+    if (!rc && bp != SIZE_MAX) { /* walk back */
         size_t b = G, p = bp, k = bk;
         while (b > 0 && p != SIZE_MAX) {
             ns++;
@@ -352,11 +382,11 @@ int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, s
         for (size_t s = ns; !rc && s-- > 0;) {
             const pair *x = &F[b * d + p].v[k];
             size_t a = x->from_p == SIZE_MAX ? 0 : x->from_b;
-            st[s] = (synor_plan_stage){p, a, b, P.first[a], P.last[b - 1], 0, 0};
+            st[s] = (synor_plan_stage){perm[p], a, b, P->first[a], P->last[b - 1], 0, 0};
             for (size_t g = a; g < b; g++)
-                st[s].weight_bytes += P.wbytes[g];
-            double t;
-            stage_ok(&P, a, b, p, &t);
+                st[s].weight_bytes += P->wbytes[g];
+            double t = 0;
+            stage_ok(P, a, b, perm[p], &t);
             st[s].time_per_micro_batch = t;
             size_t np = x->from_p, nk = x->from_k;
             b = a;
@@ -364,21 +394,121 @@ int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, s
             k = nk;
         }
     }
-    if (!rc) {
-        for (size_t i = 0; i < P.n; i++)
-            for (size_t s = 0; s < ns; s++)
-                if (P.group[i] >= st[s].first_layer && P.group[i] < st[s].end_layer)
-                    dev_of[i] = st[s].dev;
-        *stages = st;
-        *n_stages = ns;
-        *estimate = best;
-        *m_used = (size_t)P.M;
-    } else {
-        synor__free(st);
-    }
     for (size_t x = 0; F && x < (G + 1) * d; x++)
         synor__free(F[x].v);
     synor__free(F);
+    if (rc) {
+        synor__free(st);
+        return rc;
+    }
+    *st_out = st;
+    *ns_out = ns;
+    *est = best;
+    return 0;
+}
+
+/* Device orders tried: the fabric's, its reverse, fastest first, slowest
+ * first (speed: the whole model's time on the device). */
+#define N_ORDERS 4
+
+typedef struct mkey {
+    size_t mb, pos, task;
+} mkey;
+
+static int by_micro_batch(const void *a, const void *b)
+{
+    const mkey *x = a, *y = b;
+    if (x->mb != y->mb)
+        return x->mb < y->mb ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, size_t *dev_of,
+                          size_t *order, synor_plan_stage **stages, size_t *n_stages,
+                          double *estimate, size_t *m_used)
+{
+    pipe P;
+    int rc = pipe_init(&P, pb, micro_batches);
+    size_t d = P.d;
+    size_t *perm = rc ? NULL : synor__malloc(N_ORDERS * (d ? d : 1) * sizeof *perm);
+    double *speed = rc ? NULL : synor__calloc(d ? d : 1, sizeof *speed);
+    if (!rc && (!perm || !speed))
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t p = 0; !rc && p < d; p++) {
+        for (size_t g = 0; g < P.G; g++)
+            speed[p] += P.W[g * d + p];
+        perm[p] = p;
+        perm[d + p] = d - 1 - p;
+        perm[2 * d + p] = perm[3 * d + p] = p;
+    }
+    for (size_t x = 1; !rc && x < d; x++) /* insertion sorts by time, then index */
+        for (size_t y = x; y > 0; y--) {
+            size_t *f = &perm[2 * d], *l = &perm[3 * d];
+            double a = speed[f[y - 1]], b = speed[f[y]];
+            if (a > b) {
+                size_t t = f[y - 1];
+                f[y - 1] = f[y];
+                f[y] = t;
+            }
+            a = speed[l[y - 1]];
+            b = speed[l[y]];
+            if (a < b) {
+                size_t t = l[y - 1];
+                l[y - 1] = l[y];
+                l[y] = t;
+            }
+        }
+    synor_plan_stage *best_st = NULL;
+    size_t best_ns = 0;
+    double best = INFINITY;
+    for (int k = 0; !rc && k < N_ORDERS; k++) {
+        synor_plan_stage *st;
+        size_t ns;
+        double est;
+        if ((rc = dp_split(&P, &perm[(size_t)k * d], &st, &ns, &est)))
+            break;
+        if (est < best) {
+            synor__free(best_st);
+            best_st = st;
+            best_ns = ns;
+            best = est;
+        } else {
+            synor__free(st);
+        }
+    }
+    if (!rc && !best_st)
+        rc = synor__error(SYNOR_ENOMEM, "no split of the %zu layers over the devices fits in "
+                                        "their memory",
+                          P.G);
+    if (!rc) {
+        for (size_t i = 0; i < P.n; i++) {
+            dev_of[i] = SIZE_MAX; /* not in a layer: the caller places it */
+            for (size_t s = 0; s < best_ns && !P.free[i]; s++)
+                if (P.group[i] >= best_st[s].first_layer && P.group[i] < best_st[s].end_layer)
+                    dev_of[i] = best_st[s].dev;
+        }
+        mkey *k = synor__malloc((P.n ? P.n : 1) * sizeof *k);
+        if (!k) {
+            synor__free(best_st);
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < P.n; i++)
+            k[i] = (mkey){P.mb[i], P.pos[i], i};
+        qsort(k, P.n, sizeof *k, by_micro_batch);
+        for (size_t i = 0; i < P.n; i++)
+            order[i] = k[i].task;
+        synor__free(k);
+        *stages = best_st;
+        *n_stages = best_ns;
+        *estimate = best;
+        *m_used = (size_t)P.M;
+    } else {
+        synor__free(best_st);
+    }
+out:
+    synor__free(perm);
+    synor__free(speed);
     pipe_free(&P);
     return rc;
 }

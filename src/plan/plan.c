@@ -528,33 +528,75 @@ static int best_variant(const synor_sched_problem *pb, const synor_plan_options 
     return synor__error(first_rc, "%s", first_msg);
 }
 
-/* The pipeline strategy: the split (pipeline.c), then HEFT with every
- * task held to its stage's device. (Without weights there are no layers
- * to split: the plan is HEFT's, with no stages.) */
+/* The pipeline strategy: the split (pipeline.c), then each task on its
+ * stage's device in the pipeline's order (micro-batch by micro-batch, so a
+ * stage passes each micro-batch on as soon as it is done), as early as its
+ * device, inputs and (load mode) weights allow. (Without weights there are
+ * no layers to split: the plan is HEFT's, with no stages.) */
 static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt, plan_impl *pi,
                     variant *v, synor__nofit *nf)
 {
     size_t n = pb->n_tasks, d = pb->n_devices, ns = 0, m = 0;
     size_t *dev_of = synor__malloc((n ? n : 1) * sizeof *dev_of);
-    double *ex = synor__malloc((n && d ? n * d : 1) * sizeof *ex), est;
-    int rc = !dev_of || !ex ? synor__error(SYNOR_ENOMEM, "out of memory") : 0;
+    size_t *order = synor__malloc((n ? n : 1) * sizeof *order);
+    double *avail = synor__calloc(d ? d : 1, sizeof *avail), est;
+    v->dev = synor__malloc((n ? n : 1) * sizeof *v->dev);
+    v->st = synor__malloc((n ? n : 1) * sizeof *v->st);
+    v->ft = synor__malloc((n ? n : 1) * sizeof *v->ft);
+    int rc = !dev_of || !order || !avail || !v->dev || !v->st || !v->ft
+                 ? synor__error(SYNOR_ENOMEM, "out of memory")
+                 : 0;
     if (!rc)
-        rc = synor__pipeline_split(pb, opt->micro_batches, dev_of, &pi->stages, &ns, &est, &m);
+        rc = synor__pipeline_split(pb, opt->micro_batches, dev_of, order, &pi->stages, &ns, &est,
+                                   &m);
+    if (!rc)
+        rc = synor__ws_init(&v->ws, pb, opt->weights == SYNOR_WEIGHTS_LOAD, 0);
+    for (size_t k = 0; !rc && k < n; k++) {
+        /* a layer's task on its stage's device; any other task (no weight
+         * of its own: tokenizing, sampling, attention without weights)
+         * wherever it finishes first */
+        size_t i = order[k], best = SIZE_MAX;
+        double best_st = 0, best_ft = INFINITY;
+        for (size_t p = 0; p < d; p++) {
+            double r = avail[p], wr = 0;
+            if ((dev_of[i] != SIZE_MAX && p != dev_of[i]) || !isfinite(pb->exec[i * d + p]) ||
+                !synor__ws_probe(&v->ws, i, p, &wr, nf))
+                continue;
+            r = wr > r ? wr : r;
+            for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
+                size_t j = pb->pred[e];
+                double a = v->ft[j] + synor__edge_comm(pb, e, v->dev[j], p);
+                r = a > r ? a : r;
+            }
+            if (r + pb->exec[i * d + p] < best_ft) {
+                best = p;
+                best_st = r;
+                best_ft = r + pb->exec[i * d + p];
+            }
+        }
+        if (best == SIZE_MAX) {
+            rc = nf->need > 0 ? synor__error(SYNOR_ENOMEM,
+                                             "task %zu fits in no device's memory: device %zu "
+                                             "needs %.0f bytes of %.0f",
+                                             i, nf->dev, nf->need, nf->cap)
+                              : synor__error(SYNOR_ENODEV, "task %zu can run on no device", i);
+            break;
+        }
+        v->dev[i] = best;
+        v->st[i] = best_st;
+        v->ft[i] = best_ft;
+        avail[best] = best_ft;
+        rc = synor__ws_commit(&v->ws, i, best);
+    }
     if (!rc) {
-        for (size_t i = 0; i < n; i++)
-            for (size_t p = 0; p < d; p++)
-                ex[i * d + p] = p == dev_of[i] ? pb->exec[i * d + p] : INFINITY;
-        synor_sched_problem held = *pb;
-        held.exec = ex;
-        synor_plan_options h = *opt;
-        h.strategy = SYNOR_STRATEGY_HEFT;
-        rc = best_variant(&held, &h, v, nf);
+        v->have = 1;
         pi->p.stages = pi->stages;
         pi->p.n_stages = ns;
         pi->p.micro_batches = m;
     }
     synor__free(dev_of);
-    synor__free(ex);
+    synor__free(order);
+    synor__free(avail);
     return rc;
 }
 
