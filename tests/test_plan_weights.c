@@ -480,6 +480,20 @@ TEST(the_pipeline_strategy_matches_the_best_contiguous_split)
             for (size_t l = p->stages[s].first_layer; l < p->stages[s].end_layer; l++)
                 for (size_t m = 0; m < M[k]; m++)
                     ASSERT_EQ(p->device[l * M[k] + m], p->stages[s].dev);
+        /* bounded buffers: a stage runs at most one micro-batch ahead */
+        o.pipeline_buffers = 1;
+        synor_plan *q;
+        ASSERT_OK(synor_plan_create(c, &o, &q));
+        ASSERT_OK(synor_plan_validate(q, pb));
+        ASSERT_EQ(q->pipeline_buffers, 1);
+        ASSERT(q->makespan >= p->makespan * (1 - 1e-12));
+        for (size_t s = 0; s + 1 < q->n_stages; s++)
+            for (size_t m = 1; m < M[k]; m++) {
+                size_t here = q->stages[s].first_layer * M[k] + m,
+                       next = q->stages[s + 1].first_layer * M[k] + m - 1;
+                ASSERT(q->start[here] >= q->start[next] - 1e-12);
+            }
+        synor_plan_destroy(q);
         synor_plan_destroy(p);
         synor_sched_problem_free(pb);
         synor_cost_destroy(c);

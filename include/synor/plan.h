@@ -124,6 +124,9 @@ typedef struct synor_plan_options {
                                    this many search nodes (0 = 2e8) */
     synor_weights weights;      /* default SYNOR_WEIGHTS_PRELOAD */
     size_t micro_batches;       /* pipeline: 0 = found from the graph */
+    size_t pipeline_buffers;    /* pipeline: micro-batches a stage may run
+                                   ahead of the next (bounded buffers
+                                   between stages); 0 = unbounded */
     double storage_bw;          /* bytes/s for weights in storage; 0 = the default */
 } synor_plan_options;
 
@@ -197,6 +200,7 @@ typedef struct synor_plan {
     size_t n_stages;            /* pipeline: its stages, in order */
     const synor_plan_stage *stages;
     size_t micro_batches;       /* pipeline: as used for the split */
+    size_t pipeline_buffers;    /* pipeline: as planned (0 = unbounded) */
     double deadline;            /* the options' deadline, seconds; 0 = none */
     int deadline_met;           /* makespan <= deadline (1 without one) */
 } synor_plan;

@@ -61,8 +61,9 @@ int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *
  * or preset options (--dtype, --batch, --prompt, --new, --train) with a
  * file, where they would be ignored. CLI_OK or CLI_USAGE (printed). */
 int cli_scenario_check(const char *cmd, const scenario *sc);
-/* Weight placement options of plan and simulate: --weights preload|load
- * and --storage-gbps X into o. 1 consumed, 0 not ours, CLI_USAGE printed. */
+/* Planning options of plan and simulate: --weights preload|load,
+ * --storage-gbps X, and for the pipeline strategy --micro-batches N and
+ * --buffers N, into o. 1 consumed, 0 not ours, CLI_USAGE printed. */
 int cli_weights_opt(const char *cmd, synor_plan_options *o, int argc, char **argv, int *i);
 /* One line on where the plan puts the weights: mode, copies, setup. */
 void cli_weights_line(const synor_plan *p, const synor_cost *c);

@@ -14,6 +14,7 @@ static void help(void)
            "                  [--batch N] [--prompt N] [--new N] [--dtype T])\n"
            "                  [--strategy S | --compare] [--deadline SEC] [--json]\n"
            "                  [--weights preload|load] [--storage-gbps X]\n"
+           "                  [--micro-batches N] [--buffers N]\n"
            "       synor plan --strategies | --fabrics\n\n"
            "Plans the workload on the fabric (default 'seed') and prints the planned\n"
            "makespan, energy and money and how many tasks and seconds each device gets.\n"
@@ -23,7 +24,12 @@ static void help(void)
            "the host memory of the first CPU (or storage, read at --storage-gbps, default\n"
            "7, when they do not fit there) and take memory on every device the plan copies\n"
            "them to; --weights preload (default) copies them before the run and reports\n"
-           "that as setup time, --weights load counts the copies in the makespan.\n\n"
+           "that as setup time, --weights load counts the copies in the makespan.\n"
+           "--strategy pipeline splits the layers (the tasks that share a weight) into\n"
+           "contiguous stages, one per device, and prints the stages and their bubbles;\n"
+           "--micro-batches N overrides the micro-batches it finds in the graph, --buffers\n"
+           "N lets a stage run at most N micro-batches ahead of the next (default: no\n"
+           "bound).\n\n"
            "--deadline SEC (seconds, above 0): energy and cost return the least-energy\n"
            "(least-money) plan that finishes by SEC among their candidates, which include\n"
            "the HEFT and PEFT plans, so a deadline HEFT meets is met, and a looser deadline\n"
@@ -74,9 +80,12 @@ static void summary(const synor_plan *p, const synor_cost *c, const synor_sched_
     if (!p->n_stages)
         return;
     const synor_workload *w = synor_cost_workload(c);
-    printf("pipeline  %zu stages, %zu micro-batches (bubble: time a stage's device waits "
+    char bound[48] = "no bound on a stage's lead";
+    if (p->pipeline_buffers)
+        snprintf(bound, sizeof bound, "buffers of %zu micro-batches", p->pipeline_buffers);
+    printf("pipeline  %zu stages, %zu micro-batches, %s (bubble: time a stage's device waits "
            "within the makespan)\n",
-           p->n_stages, p->micro_batches);
+           p->n_stages, p->micro_batches, bound);
     double idle = 0;
     for (size_t s = 0; s < p->n_stages; s++) {
         const synor_plan_stage *st = &p->stages[s];

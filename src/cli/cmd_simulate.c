@@ -16,6 +16,7 @@ static void help(void)
            "                      [--batch N] [--prompt N] [--new N] [--dtype T]]\n"
            "                      [--strategy S] [--baseline S|none] [--deadline SEC]\n"
            "                      [--weights preload|load] [--storage-gbps X]\n"
+           "                      [--micro-batches N] [--buffers N]\n"
            "                      [--trace FILE] [--chrome FILE] [--svg FILE] [--width N]\n\n"
            "Plans the workload with strategy S (default heft; 'dynamic' places tasks as\n"
            "they become ready), simulates it on the fabric's simulated devices and prints\n"
@@ -28,11 +29,14 @@ static void help(void)
            "  --batch, --prompt, --new  sequences, prompt tokens (training: sequence\n"
            "                   length), generated tokens\n"
            "  --dtype T        bf16, fp16, int8, fp32, ... (default: the model's)\n"
-           "  --strategy S     heft peft energy cost mix gpu-only cpu-only seed dynamic\n"
+           "  --strategy S     heft peft energy cost mix gpu-only cpu-only seed exact\n"
+           "                   pipeline, or dynamic (placed as tasks become ready)\n"
            "  --weights M      preload (default: weights copied before the run, not timed)\n"
            "                   or load (copies from host memory or storage are timed)\n"
            "  --storage-gbps X storage read bandwidth for weights that do not fit in host\n"
            "                   memory (default 7)\n"
+           "  --micro-batches N, --buffers N  the pipeline strategy's micro-batches (default:\n"
+           "                   found in the graph) and bound on a stage's lead (default none)\n"
            "  --baseline S     the strategy compared with (default gpu-only), or none\n"
            "  --deadline SEC   seconds, above 0: energy and cost plan the least energy\n"
            "                   (money) that meets it (synor plan --help); every strategy's\n"
@@ -58,6 +62,8 @@ static int run(const synor_cost *c, const char *strategy, double deadline, synor
         synor_plan_options o;
         synor_plan_options_init(&o);
         o.weights = wopt.weights;
+        o.micro_batches = wopt.micro_batches;
+        o.pipeline_buffers = wopt.pipeline_buffers;
         o.storage_bw = wopt.storage_bw;
         int rc = synor_strategy_from_name(strategy, &o.strategy);
         o.deadline = deadline;

@@ -46,11 +46,19 @@ int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *
 int cli_weights_opt(const char *cmd, synor_plan_options *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    if (strcmp(a, "--weights") && strcmp(a, "--storage-gbps"))
+    if (strcmp(a, "--weights") && strcmp(a, "--storage-gbps") && strcmp(a, "--micro-batches") &&
+        strcmp(a, "--buffers"))
         return 0;
     if (*i + 1 >= argc)
         return cli_usage_error(cmd, "missing value for '%s'", a);
     const char *v = argv[++*i];
+    if (!strcmp(a, "--micro-batches") || !strcmp(a, "--buffers")) {
+        unsigned long long n;
+        if (cli_parse_uint(cmd, a, v, 1, 1000000, &n))
+            return CLI_USAGE;
+        *(!strcmp(a, "--buffers") ? &o->pipeline_buffers : &o->micro_batches) = (size_t)n;
+        return 1;
+    }
     if (!strcmp(a, "--weights")) {
         if (synor_weights_from_name(v, &o->weights))
             return cli_usage_error(cmd, "--weights: '%s' is not preload or load", v);

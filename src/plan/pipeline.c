@@ -424,8 +424,8 @@ static int by_micro_batch(const void *a, const void *b)
 }
 
 int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, size_t *dev_of,
-                          size_t *order, synor_plan_stage **stages, size_t *n_stages,
-                          double *estimate, size_t *m_used)
+                          size_t *mb_of, size_t *order, synor_plan_stage **stages,
+                          size_t *n_stages, double *estimate, size_t *m_used)
 {
     pipe P;
     int rc = pipe_init(&P, pb, micro_batches);
@@ -482,6 +482,7 @@ int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, s
                           P.G);
     if (!rc) {
         for (size_t i = 0; i < P.n; i++) {
+            mb_of[i] = P.mb[i];
             dev_of[i] = SIZE_MAX; /* not in a layer: the caller places it */
             for (size_t s = 0; s < best_ns && !P.free[i]; s++)
                 if (P.group[i] >= best_st[s].first_layer && P.group[i] < best_st[s].end_layer)

@@ -539,16 +539,28 @@ static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt
     size_t n = pb->n_tasks, d = pb->n_devices, ns = 0, m = 0;
     size_t *dev_of = synor__malloc((n ? n : 1) * sizeof *dev_of);
     size_t *order = synor__malloc((n ? n : 1) * sizeof *order);
+    size_t *mb_of = synor__malloc((n ? n : 1) * sizeof *mb_of);
+    size_t *stage_of = synor__malloc((d ? d : 1) * sizeof *stage_of);
     double *avail = synor__calloc(d ? d : 1, sizeof *avail), est;
+    double *entered = NULL; /* [stage * m + mb]: when the stage started the micro-batch */
     v->dev = synor__malloc((n ? n : 1) * sizeof *v->dev);
     v->st = synor__malloc((n ? n : 1) * sizeof *v->st);
     v->ft = synor__malloc((n ? n : 1) * sizeof *v->ft);
-    int rc = !dev_of || !order || !avail || !v->dev || !v->st || !v->ft
+    int rc = !dev_of || !order || !mb_of || !stage_of || !avail || !v->dev || !v->st || !v->ft
                  ? synor__error(SYNOR_ENOMEM, "out of memory")
                  : 0;
     if (!rc)
-        rc = synor__pipeline_split(pb, opt->micro_batches, dev_of, order, &pi->stages, &ns, &est,
-                                   &m);
+        rc = synor__pipeline_split(pb, opt->micro_batches, dev_of, mb_of, order, &pi->stages,
+                                   &ns, &est, &m);
+    if (!rc && !(entered = synor__malloc((ns && m ? ns * m : 1) * sizeof *entered)))
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t x = 0; !rc && x < ns * m; x++)
+        entered[x] = INFINITY;
+    for (size_t p = 0; !rc && p < d; p++)
+        stage_of[p] = SIZE_MAX;
+    for (size_t x = 0; !rc && x < ns; x++)
+        stage_of[pi->stages[x].dev] = x;
+    size_t B = opt->pipeline_buffers;
     if (!rc)
         rc = synor__ws_init(&v->ws, pb, opt->weights == SYNOR_WEIGHTS_LOAD, 0);
     for (size_t k = 0; !rc && k < n; k++) {
@@ -568,6 +580,12 @@ static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt
                 double a = v->ft[j] + synor__edge_comm(pb, e, v->dev[j], p);
                 r = a > r ? a : r;
             }
+            /* bounded buffers: micro-batch k enters stage s only once the
+             * next stage has taken micro-batch k - B off its buffer */
+            size_t s = dev_of[i] != SIZE_MAX ? stage_of[p] : SIZE_MAX, k2 = mb_of[i];
+            if (B && s != SIZE_MAX && s + 1 < ns && k2 >= B && k2 - B < m &&
+                isfinite(entered[(s + 1) * m + k2 - B]) && entered[(s + 1) * m + k2 - B] > r)
+                r = entered[(s + 1) * m + k2 - B];
             if (r + pb->exec[i * d + p] < best_ft) {
                 best = p;
                 best_st = r;
@@ -586,6 +604,10 @@ static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt
         v->st[i] = best_st;
         v->ft[i] = best_ft;
         avail[best] = best_ft;
+        if (dev_of[i] != SIZE_MAX && mb_of[i] < m) {
+            double *en = &entered[stage_of[best] * m + mb_of[i]];
+            *en = best_st < *en ? best_st : *en;
+        }
         rc = synor__ws_commit(&v->ws, i, best);
     }
     if (!rc) {
@@ -593,9 +615,13 @@ static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt
         pi->p.stages = pi->stages;
         pi->p.n_stages = ns;
         pi->p.micro_batches = m;
+        pi->p.pipeline_buffers = B;
     }
     synor__free(dev_of);
     synor__free(order);
+    synor__free(mb_of);
+    synor__free(stage_of);
+    synor__free(entered);
     synor__free(avail);
     return rc;
 }

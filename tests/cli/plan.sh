@@ -114,6 +114,14 @@ check pipe-load-js  "$JC" weights load <"$tmp/out"
 check pipe-copies   grep -q '"from": "cpu"' "$tmp/out"
 check pipe-sim      [ "$(rc "$S" simulate --workload "$P" --fabric four-h100 --baseline none)" = 0 ]
 check pipe-sim-msg  grep -q "12 copies, 0.9[0-9]* s of setup, not in the makespan" "$tmp/out"
+check pipe-strat    [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --strategy pipeline)" = 0 ]
+check pipe-stages   grep -q "^pipeline  4 stages, 8 micro-batches, no bound" "$tmp/out"
+check pipe-stage3   grep -qE "^  stage 3 +h100.3 +layers 3-3 \(s3.mb0 .. s3.mb7\)" "$tmp/out"
+check pipe-bubble   grep -q "bubble in all: 29.1% of the stages' time (GPipe's (S-1)/(M+S-1) = 27.3%)" "$tmp/out"
+check pipe-buf      [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --strategy pipeline --buffers 1 --micro-batches 8)" = 0 ]
+check pipe-buf-msg  grep -q "buffers of 1 micro-batches" "$tmp/out"
+check pipe-buf-bad  [ "$(rc "$S" plan --workload "$P" --strategy pipeline --buffers 0)" = 2 ]
+check pipe-sim2     [ "$(rc "$S" simulate --workload "$P" --fabric four-h100 --strategy pipeline --baseline heft)" = 0 ]
 sed 's/"bytes": 60000000000/"bytes": 3500000000000/' "$P" >"$tmp/big.json"
 check too-big       [ "$(rc "$S" plan --workload "$tmp/big.json" --fabric four-h100)" = 1 ]
 check too-big-msg   grep -q 'task "s1.mb0" fits in no device.s memory: the closest is "cpu", where datum "w1" .* short' "$tmp/err"
