@@ -58,6 +58,31 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
 int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64_t seq,
                                  synor_workload **out);
 
+/* How data-parallel replicas reduce their gradients (llm_parallel.c):
+ * RING: reduce-scatter, AdamW on each rank's 1/dp of the parameters (its
+ * optimizer state sharded, ZeRO stage 1), all-gather; TREE: binary-tree
+ * reduction to a root per bucket, AdamW there, binary-tree broadcast. */
+typedef enum synor_collective {
+    SYNOR_COLLECTIVE_RING = 0,
+    SYNOR_COLLECTIVE_TREE = 1
+} synor_collective;
+
+/* One training iteration in data parallel: dp replicas (1 to 64), each a
+ * colocation group "dp.R" with its own copy of the weights, each running
+ * batch / dp sequences (batch must be a multiple of dp); gradients reduced
+ * per layer bucket with the collective, each step a task on the receiving
+ * rank whose input edge carries the message. */
+int synor_decompose_llm_training_dp(const synor_llm_config *m, int64_t batch, int64_t seq,
+                                    int64_t dp, synor_collective coll, synor_workload **out);
+
+/* Inference in tensor parallel (Megatron-LM): each layer's attention heads,
+ * KV heads and MLP inner dimension, and the output projection's vocabulary,
+ * split tp ways (1 to 64; each must divide), each shard a colocation group
+ * "tp.J"; a layer's partial sums reach every shard of the next layer
+ * (one-shot all-reduce). */
+int synor_decompose_llm_inference_tp(const synor_llm_config *m, int64_t batch, int64_t prompt,
+                                     int64_t new_tokens, int64_t tp, synor_workload **out);
+
 #ifdef __cplusplus
 }
 #endif

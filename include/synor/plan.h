@@ -162,6 +162,12 @@ typedef struct synor_sched_problem {
      * and per task the working memory it needs while it runs (NULL = 0). */
     const double *mem;
     const double *task_mem;
+    /* Colocation groups (optional): per task a group index below n_groups
+     * or SIZE_MAX. A group's tasks run on one device; list planners put a
+     * group's first task on a device no other group uses when one can take
+     * it (data-parallel replicas, tensor-parallel shards spread out). */
+    const size_t *group;
+    size_t n_groups;
 } synor_sched_problem;
 
 /* A pipeline stage: layers [first_layer, end_layer) on dev (layers as the

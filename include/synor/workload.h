@@ -104,6 +104,13 @@ typedef struct synor_task {
      * device) instead of its bytes over the fabric; < 0 = none. NULL when
      * no edge into the task has one. */
     const double *dep_comm;
+    /* A colocation group (docs/WORKLOADS.md): every task of a group runs on
+     * one device, e.g. a data-parallel replica or a tensor-parallel shard;
+     * planners put a group's first task preferably on a device no other
+     * group uses yet. NULL: none. group_index numbers the groups (after
+     * finish; SIZE_MAX for none). */
+    const char *group;
+    size_t group_index;
 } synor_task;
 
 /* What synor_workload_add_task copies into the workload. deps are task
@@ -127,6 +134,7 @@ typedef struct synor_task_desc {
     size_t n_exec;
     const double *dep_comm;  /* NULL, or parallel to deps: finite seconds >= 0,
                                 or < 0 for none */
+    const char *group;       /* NULL or a non-empty name */
 } synor_task_desc;
 
 typedef struct synor_workload synor_workload;
@@ -140,6 +148,9 @@ int synor_workload_create(const char *name, synor_workload **out);
 int synor_workload_add_data(synor_workload *w, const char *name, uint64_t bytes, size_t *index);
 int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t *index);
 int synor_workload_finish(synor_workload *w);
+
+/* The number of colocation groups (after finish). */
+size_t synor_workload_group_count(const synor_workload *w);
 
 /* The index of a task or data by name; -1 if absent. */
 long synor_workload_find_task(const synor_workload *w, const char *id);

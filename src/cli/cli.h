@@ -46,9 +46,10 @@ void cli_fmt_bytes(double bytes, char *buf, size_t n);
 
 /* Workload options shared by plan, simulate, cost and workload. */
 typedef struct scenario {
-    const char *fabric, *workload, *preset, *dtype;
+    const char *fabric, *workload, *preset, *dtype, *collective;
     int train;
     long long batch, prompt, new_tokens;
+    long long dp, tp; /* data- and tensor-parallel degrees; 0 = not given */
 } scenario;
 /* Largest --batch, and largest --prompt and --new (tokens). */
 #define CLI_MAX_BATCH (1ull << 20)
@@ -67,8 +68,11 @@ int cli_scenario_check(const char *cmd, const scenario *sc);
 int cli_weights_opt(const char *cmd, synor_plan_options *o, int argc, char **argv, int *i);
 /* One line on where the plan puts the weights: mode, copies, setup. */
 void cli_weights_line(const synor_plan *p, const synor_cost *c);
-/* The workload: the file given, else the preset decomposed. */
-int cli_scenario_load(const scenario *sc, synor_workload **w);
+/* The workload: the file given, else the preset decomposed. Training
+ * without --dp is data parallel over the fabric's GPUs and TPUs (one
+ * replica per accelerator, one sequence each unless --batch says), when f
+ * (may be NULL) has more than one. */
+int cli_scenario_load(const scenario *sc, const synor_fabric *f, synor_workload **w);
 
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);

@@ -48,7 +48,7 @@ int cli_workload(const cli_globals *g, int argc, char **argv)
     if (sc.fabric)
         return cli_usage_error("workload", "--fabric does not apply here");
     synor_workload *w;
-    if (cli_scenario_load(&sc, &w)) {
+    if (cli_scenario_load(&sc, NULL, &w)) {
         cli_error("%s", synor_errmsg());
         return CLI_FAIL;
     }

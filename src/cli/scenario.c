@@ -12,14 +12,17 @@
 int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    const char **str = !strcmp(a, "--fabric")     ? &sc->fabric
-                       : !strcmp(a, "--workload") ? &sc->workload
-                       : !strcmp(a, "--preset")   ? &sc->preset
-                       : !strcmp(a, "--dtype")    ? &sc->dtype
-                                                  : NULL;
+    const char **str = !strcmp(a, "--fabric")       ? &sc->fabric
+                       : !strcmp(a, "--workload")   ? &sc->workload
+                       : !strcmp(a, "--preset")     ? &sc->preset
+                       : !strcmp(a, "--dtype")      ? &sc->dtype
+                       : !strcmp(a, "--collective") ? &sc->collective
+                                                    : NULL;
     long long *num = !strcmp(a, "--batch")    ? &sc->batch
                      : !strcmp(a, "--prompt") ? &sc->prompt
                      : !strcmp(a, "--new")    ? &sc->new_tokens
+                     : !strcmp(a, "--dp")     ? &sc->dp
+                     : !strcmp(a, "--tp")     ? &sc->tp
                                               : NULL;
     if (!strcmp(a, "--train")) {
         sc->train = 1;
@@ -33,11 +36,18 @@ int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *
     }
     const char *v = argv[++*i];
     if (str) {
+        if (str == &sc->collective && strcmp(v, "ring") && strcmp(v, "tree")) {
+            cli_usage_error(cmd, "--collective: '%s' is not ring or tree", v);
+            return -1;
+        }
         *str = v;
         return 1;
     }
     unsigned long long x;
-    if (cli_parse_uint(cmd, a, v, 1, num == &sc->batch ? CLI_MAX_BATCH : CLI_MAX_TOKENS, &x))
+    unsigned long long max = num == &sc->batch                     ? CLI_MAX_BATCH
+                             : num == &sc->dp || num == &sc->tp ? 64
+                                                                  : CLI_MAX_TOKENS;
+    if (cli_parse_uint(cmd, a, v, 1, max, &x))
         return -1;
     *num = (long long)x;
     return 1;
@@ -108,13 +118,29 @@ int cli_scenario_check(const char *cmd, const scenario *sc)
 {
     if (sc->workload && sc->preset)
         return cli_usage_error(cmd, "give a workload file or --preset, not both");
-    if (sc->workload && (sc->dtype || sc->train || sc->batch || sc->prompt || sc->new_tokens))
-        return cli_usage_error(cmd, "--dtype, --batch, --prompt, --new and --train shape a "
-                                    "--preset; a workload file has its own");
+    if (sc->workload && (sc->dtype || sc->train || sc->batch || sc->prompt || sc->new_tokens ||
+                         sc->dp || sc->tp || sc->collective))
+        return cli_usage_error(cmd, "--dtype, --batch, --prompt, --new, --train, --dp, --tp and "
+                                    "--collective shape a --preset; a workload file has its own");
+    if (sc->tp && sc->train)
+        return cli_usage_error(cmd, "--tp splits inference; training is data parallel (--dp)");
+    if ((sc->dp || sc->collective) && !sc->train)
+        return cli_usage_error(cmd, "--dp and --collective shape training (--train)");
     return CLI_OK;
 }
 
-int cli_scenario_load(const scenario *sc, synor_workload **w)
+/* Accelerators of the fabric that train: GPUs and TPUs. */
+static long long accelerators(const synor_fabric *f)
+{
+    long long n = 0;
+    for (size_t p = 0; f && p < synor_fabric_device_count(f); p++) {
+        synor_kind k = synor_device_kind(synor_fabric_device_at(f, p)->dev);
+        n += k == SYNOR_KIND_GPU || k == SYNOR_KIND_TPU;
+    }
+    return n;
+}
+
+int cli_scenario_load(const scenario *sc, const synor_fabric *f, synor_workload **w)
 {
     if (sc->workload)
         return synor_workload_load_file(sc->workload, w);
@@ -127,8 +153,20 @@ int cli_scenario_load(const scenario *sc, synor_workload **w)
     /* defaults: the seed's 512 in and 256 out, or what the context allows */
     long long prompt = sc->prompt ? sc->prompt : (m.context / 2 < 512 ? m.context / 2 : 512);
     long long gen = m.context - prompt < 256 ? m.context - prompt : 256;
-    if (sc->train)
-        return synor_decompose_llm_training(&m, sc->batch ? sc->batch : 1, prompt, w);
-    return synor_decompose_llm_inference(&m, sc->batch ? sc->batch : 1, prompt,
-                                         sc->new_tokens ? sc->new_tokens : (gen > 0 ? gen : 1), w);
+    long long new_tokens = sc->new_tokens ? sc->new_tokens : (gen > 0 ? gen : 1);
+    if (sc->train) {
+        long long dp = sc->dp ? sc->dp : accelerators(f);
+        if (!sc->dp && (dp > 64 || (sc->batch && sc->batch % dp)))
+            dp = 1; /* automatic data parallel only where it splits evenly */
+        if (dp <= 1)
+            return synor_decompose_llm_training(&m, sc->batch ? sc->batch : 1, prompt, w);
+        synor_collective c = sc->collective && !strcmp(sc->collective, "tree")
+                                 ? SYNOR_COLLECTIVE_TREE
+                                 : SYNOR_COLLECTIVE_RING;
+        return synor_decompose_llm_training_dp(&m, sc->batch ? sc->batch : dp, prompt, dp, c, w);
+    }
+    if (sc->tp > 1)
+        return synor_decompose_llm_inference_tp(&m, sc->batch ? sc->batch : 1, prompt, new_tokens,
+                                                sc->tp, w);
+    return synor_decompose_llm_inference(&m, sc->batch ? sc->batch : 1, prompt, new_tokens, w);
 }

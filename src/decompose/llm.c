@@ -13,8 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/common.h"
-#include "synor/decompose.h"
+#include "decompose/llm_internal.h"
 
 typedef struct preset {
     const char *name;
@@ -48,7 +47,7 @@ int synor_llm_preset(const char *name, synor_llm_config *out)
                         name);
 }
 
-static double layer_params(const synor_llm_config *m)
+double synor__llm_layer_params(const synor_llm_config *m)
 {
     double H = (double)m->hidden, d = (double)(m->hidden / m->heads);
     return H * d * (double)m->heads * 2 + H * d * (double)m->kv_heads * 2 +
@@ -57,7 +56,7 @@ static double layer_params(const synor_llm_config *m)
 
 double synor_llm_params(const synor_llm_config *m)
 {
-    return (double)m->layers * layer_params(m) + 2.0 * (double)m->vocab * (double)m->hidden +
+    return (double)m->layers * synor__llm_layer_params(m) + 2.0 * (double)m->vocab * (double)m->hidden +
            (double)m->hidden;
 }
 
@@ -79,29 +78,7 @@ static int check_model(const synor_llm_config *m)
 
 /* ------------------------------------------------------------ builder */
 
-#define MAX_REFS 8
-
-typedef struct gen {
-    synor_workload *w;
-    const synor_llm_config *m;
-    double s;      /* bytes per element */
-    int64_t d, g;  /* head_dim, kv heads */
-    int rc;
-} gen;
-
-typedef struct tspec {
-    char id[64];
-    synor_op op;
-    synor_priority prio;
-    int pref, fb; /* kind + 1; 0 = none */
-    size_t cons[MAX_REFS], prod[MAX_REFS], deps[MAX_REFS];
-    size_t n_cons, n_prod, n_deps;
-    uint64_t workspace;
-} tspec;
-
-static size_t data(gen *G, uint64_t bytes, const char *fmt, ...) SYNOR__PRINTF(3, 4);
-
-static size_t data(gen *G, uint64_t bytes, const char *fmt, ...)
+size_t synor__llm_data(synor__gen *G, uint64_t bytes, const char *fmt, ...)
 {
     char name[64];
     va_list ap;
@@ -114,8 +91,8 @@ static size_t data(gen *G, uint64_t bytes, const char *fmt, ...)
     return i;
 }
 
-static void spec(tspec *t, synor_op_type type, synor_dtype dt, synor_priority prio, int pref,
-                 int fb)
+void synor__llm_spec(synor__tspec *t, synor_op_type type, synor_dtype dt, synor_priority prio,
+                     int pref, int fb)
 {
     memset(t, 0, sizeof *t);
     t->op.type = type;
@@ -125,9 +102,7 @@ static void spec(tspec *t, synor_op_type type, synor_dtype dt, synor_priority pr
     t->fb = fb;
 }
 
-#define KIND(k) (SYNOR_KIND_##k + 1)
-
-static size_t add(gen *G, tspec *t, const size_t *extra_cons, size_t n_extra)
+size_t synor__llm_add(synor__gen *G, synor__tspec *t, const size_t *extra_cons, size_t n_extra)
 {
     if (G->rc)
         return 0;
@@ -159,22 +134,24 @@ static size_t add(gen *G, tspec *t, const size_t *extra_cons, size_t n_extra)
     d.preferred = t->pref ? (synor_kind)(t->pref - 1) : SYNOR_KIND_CPU;
     d.has_fallback = t->fb != 0;
     d.fallback = t->fb ? (synor_kind)(t->fb - 1) : SYNOR_KIND_CPU;
+    d.group = t->group;
     size_t idx = 0;
     G->rc = synor_workload_add_task(G->w, &d, &idx);
     return idx;
 }
 
-static uint64_t hidden_bytes(gen *G, int64_t batch, int64_t tokens)
+uint64_t synor__llm_hidden_bytes(const synor__gen *G, int64_t batch, int64_t tokens)
 {
     return (uint64_t)((double)batch * (double)tokens * (double)G->m->hidden * G->s);
 }
 
-static uint64_t kv_bytes(gen *G, int64_t batch, int64_t tokens)
+uint64_t synor__llm_kv_bytes(const synor__gen *G, int64_t batch, int64_t tokens)
 {
     return (uint64_t)(2.0 * (double)batch * (double)tokens * (double)G->g * (double)G->d * G->s);
 }
 
-static void layer_dims(gen *G, synor_op *op, int64_t batch, int64_t seq, int64_t kv_len)
+void synor__llm_layer_dims(const synor__gen *G, synor_op *op, int64_t batch, int64_t seq,
+                           int64_t kv_len)
 {
     const synor_llm_config *m = G->m;
     op->dims.batch = batch;
@@ -187,7 +164,8 @@ static void layer_dims(gen *G, synor_op *op, int64_t batch, int64_t seq, int64_t
     op->dims.ffn = m->ffn;
 }
 
-static int start(gen *G, const synor_llm_config *m, const char *what, synor_workload **w)
+int synor__llm_start(synor__gen *G, const synor_llm_config *m, const char *what,
+                     synor_workload **w)
 {
     memset(G, 0, sizeof *G);
     int rc = check_model(m);
@@ -205,7 +183,7 @@ static int start(gen *G, const synor_llm_config *m, const char *what, synor_work
     return 0;
 }
 
-static int finish(gen *G, synor_workload **out)
+int synor__llm_finish(synor__gen *G, synor_workload **out)
 {
     if (!G->rc)
         G->rc = synor_workload_finish(G->w);
@@ -217,12 +195,13 @@ static int finish(gen *G, synor_workload **out)
     return 0;
 }
 
+
 /* ------------------------------------------------------------ inference */
 
 int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int64_t prompt,
                                   int64_t new_tokens, synor_workload **out)
 {
-    gen G;
+    synor__gen G;
     synor_workload *w;
     int rc;
     if (batch <= 0 || prompt <= 0 || new_tokens <= 0)
@@ -231,15 +210,15 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
         return synor__error(SYNOR_EINVAL,
                             "prompt %lld + new tokens %lld exceed the context of %lld",
                             (long long)prompt, (long long)new_tokens, (long long)m->context);
-    if ((rc = start(&G, m, "inference", &w)))
+    if ((rc = synor__llm_start(&G, m, "inference", &w)))
         return rc;
     const int64_t L = m->layers, H = m->hidden;
     const synor_dtype dt = m->dtype;
-    uint64_t wl = (uint64_t)(layer_params(m) * G.s);
+    uint64_t wl = (uint64_t)(synor__llm_layer_params(m) * G.s);
     uint64_t wemb = (uint64_t)((double)m->vocab * (double)H * G.s);
-    size_t text = data(&G, (uint64_t)(4 * batch * prompt), "text");
-    size_t w_emb = data(&G, wemb, "w.embed");
-    size_t w_out = data(&G, wemb + (uint64_t)(H * G.s), "w.output");
+    size_t text = synor__llm_data(&G, (uint64_t)(4 * batch * prompt), "text");
+    size_t w_emb = synor__llm_data(&G, wemb, "w.embed");
+    size_t w_out = synor__llm_data(&G, wemb + (uint64_t)(H * G.s), "w.output");
     size_t *w_layer = synor__calloc((size_t)L, sizeof *w_layer);
     size_t *kv = synor__calloc((size_t)L, sizeof *kv);
     size_t *tok = synor__calloc((size_t)new_tokens, sizeof *tok);
@@ -251,19 +230,19 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
     for (int64_t l = 0; l < L; l++)
-        w_layer[l] = data(&G, wl, "w.layer%lld", (long long)l);
-    tspec t;
+        w_layer[l] = synor__llm_data(&G, wl, "w.layer%lld", (long long)l);
+    synor__tspec t;
     /* tokenization on the CPU: string processing */
-    size_t ids = data(&G, (uint64_t)(4 * batch * prompt), "tokens.prompt");
-    spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, KIND(CPU), 0);
+    size_t ids = synor__llm_data(&G, (uint64_t)(4 * batch * prompt), "tokens.prompt");
+    synor__llm_spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "tokenize");
     t.op.dims.elements = 4 * batch * prompt;
     t.cons[t.n_cons++] = text;
     t.prod[t.n_prod++] = ids;
-    add(&G, &t, NULL, 0);
+    synor__llm_add(&G, &t, NULL, 0);
     /* embedding lookup: memory-bound gather */
-    size_t h = data(&G, hidden_bytes(&G, batch, prompt), "h.prefill.0");
-    spec(&t, SYNOR_OP_EMBEDDING, dt, SYNOR_PRIORITY_HIGH, KIND(GPU), 0);
+    size_t h = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, prompt), "h.prefill.0");
+    synor__llm_spec(&t, SYNOR_OP_EMBEDDING, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
     snprintf(t.id, sizeof t.id, "embed.prompt");
     t.op.dims.batch = batch;
     t.op.dims.seq = prompt;
@@ -271,26 +250,26 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
     t.cons[t.n_cons++] = ids;
     t.cons[t.n_cons++] = w_emb;
     t.prod[t.n_prod++] = h;
-    add(&G, &t, NULL, 0);
+    synor__llm_add(&G, &t, NULL, 0);
     /* prefill: every prompt token through each layer at once */
     for (int64_t l = 0; l < L; l++) {
-        size_t hn = data(&G, hidden_bytes(&G, batch, prompt), "h.prefill.%lld", (long long)l + 1);
-        kv[l] = data(&G, kv_bytes(&G, batch, prompt), "kv.%lld", (long long)l);
-        spec(&t, SYNOR_OP_TRANSFORMER_LAYER, dt, SYNOR_PRIORITY_CRITICAL, KIND(TPU), KIND(GPU));
+        size_t hn = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, prompt), "h.prefill.%lld", (long long)l + 1);
+        kv[l] = synor__llm_data(&G, synor__llm_kv_bytes(&G, batch, prompt), "kv.%lld", (long long)l);
+        synor__llm_spec(&t, SYNOR_OP_TRANSFORMER_LAYER, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(TPU), SYNOR__KIND(GPU));
         snprintf(t.id, sizeof t.id, "prefill.%lld", (long long)l);
-        layer_dims(&G, &t.op, batch, prompt, prompt);
+        synor__llm_layer_dims(&G, &t.op, batch, prompt, prompt);
         t.cons[t.n_cons++] = h;
         t.cons[t.n_cons++] = w_layer[l];
         t.prod[t.n_prod++] = hn;
         t.prod[t.n_prod++] = kv[l];
-        add(&G, &t, NULL, 0);
+        synor__llm_add(&G, &t, NULL, 0);
         h = hn;
     }
     /* each generated token: (embedding, layers,) output projection, sampling */
     for (int64_t k = 0; k < new_tokens; k++) {
         if (k > 0) { /* the first token comes from the prefill */
-            size_t hn = data(&G, hidden_bytes(&G, batch, 1), "h.%lld.0", (long long)k);
-            spec(&t, SYNOR_OP_EMBEDDING, dt, SYNOR_PRIORITY_HIGH, KIND(GPU), 0);
+            size_t hn = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, 1), "h.%lld.0", (long long)k);
+            synor__llm_spec(&t, SYNOR_OP_EMBEDDING, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
             snprintf(t.id, sizeof t.id, "embed.%lld", (long long)k);
             t.op.dims.batch = batch;
             t.op.dims.seq = 1;
@@ -298,29 +277,29 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
             t.cons[t.n_cons++] = tok[k - 1];
             t.cons[t.n_cons++] = w_emb;
             t.prod[t.n_prod++] = hn;
-            add(&G, &t, NULL, 0);
+            synor__llm_add(&G, &t, NULL, 0);
             h = hn;
             for (int64_t l = 0; l < L; l++) {
-                hn = data(&G, hidden_bytes(&G, batch, 1), "h.%lld.%lld", (long long)k,
+                hn = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, 1), "h.%lld.%lld", (long long)k,
                           (long long)l + 1);
-                spec(&t, SYNOR_OP_DECODE_STEP, dt, SYNOR_PRIORITY_CRITICAL, KIND(LPU), KIND(GPU));
+                synor__llm_spec(&t, SYNOR_OP_DECODE_STEP, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(LPU), SYNOR__KIND(GPU));
                 snprintf(t.id, sizeof t.id, "decode.%lld.%lld", (long long)k, (long long)l);
-                layer_dims(&G, &t.op, batch, 1, prompt + k);
+                synor__llm_layer_dims(&G, &t.op, batch, 1, prompt + k);
                 t.op.dims.layers = 1;
                 t.cons[t.n_cons++] = h;
                 t.cons[t.n_cons++] = w_layer[l];
                 t.cons[t.n_cons++] = kv[l];
                 t.prod[t.n_prod++] = hn;
                 /* the cache grows by one token per step where it lives */
-                t.workspace = kv_bytes(&G, batch, new_tokens);
-                add(&G, &t, NULL, 0);
+                t.workspace = synor__llm_kv_bytes(&G, batch, new_tokens);
+                synor__llm_add(&G, &t, NULL, 0);
                 h = hn;
             }
         }
         /* logits of the last position only */
-        size_t logits = data(&G, (uint64_t)((double)batch * (double)m->vocab * G.s), "logits.%lld",
+        size_t logits = synor__llm_data(&G, (uint64_t)((double)batch * (double)m->vocab * G.s), "logits.%lld",
                              (long long)k);
-        spec(&t, SYNOR_OP_OUTPUT_PROJECTION, dt, SYNOR_PRIORITY_CRITICAL, KIND(LPU), KIND(GPU));
+        synor__llm_spec(&t, SYNOR_OP_OUTPUT_PROJECTION, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(LPU), SYNOR__KIND(GPU));
         snprintf(t.id, sizeof t.id, "lm_head.%lld", (long long)k);
         t.op.dims.batch = batch;
         t.op.dims.seq = 1;
@@ -329,26 +308,26 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
         t.cons[t.n_cons++] = h;
         t.cons[t.n_cons++] = w_out;
         t.prod[t.n_prod++] = logits;
-        add(&G, &t, NULL, 0);
-        tok[k] = data(&G, (uint64_t)(4 * batch), "token.%lld", (long long)k);
-        spec(&t, SYNOR_OP_SAMPLING, dt, SYNOR_PRIORITY_CRITICAL, KIND(LPU), KIND(GPU));
+        synor__llm_add(&G, &t, NULL, 0);
+        tok[k] = synor__llm_data(&G, (uint64_t)(4 * batch), "token.%lld", (long long)k);
+        synor__llm_spec(&t, SYNOR_OP_SAMPLING, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(LPU), SYNOR__KIND(GPU));
         snprintf(t.id, sizeof t.id, "sample.%lld", (long long)k);
         t.op.dims.elements = batch * m->vocab;
         t.cons[t.n_cons++] = logits;
         t.prod[t.n_prod++] = tok[k];
-        add(&G, &t, NULL, 0);
+        synor__llm_add(&G, &t, NULL, 0);
     }
     /* detokenization of every generated token on the CPU */
-    size_t out_text = data(&G, (uint64_t)(4 * batch * new_tokens), "text.out");
-    spec(&t, SYNOR_OP_DETOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_NORMAL, KIND(CPU), 0);
+    size_t out_text = synor__llm_data(&G, (uint64_t)(4 * batch * new_tokens), "text.out");
+    synor__llm_spec(&t, SYNOR_OP_DETOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_NORMAL, SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "detokenize");
     t.op.dims.elements = 4 * batch * new_tokens;
     t.prod[t.n_prod++] = out_text;
-    add(&G, &t, tok, (size_t)new_tokens);
+    synor__llm_add(&G, &t, tok, (size_t)new_tokens);
     synor__free(w_layer);
     synor__free(kv);
     synor__free(tok);
-    return finish(&G, out);
+    return synor__llm_finish(&G, out);
 }
 
 /* ------------------------------------------------------------- training */
@@ -364,12 +343,12 @@ typedef struct fwd {
 int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64_t seq,
                                  synor_workload **out)
 {
-    gen G;
+    synor__gen G;
     synor_workload *w;
     int rc;
     if (batch <= 0 || seq <= 0 || seq > m->context)
         return synor__error(SYNOR_EINVAL, "batch must be positive and seq in [1, context]");
-    if ((rc = start(&G, m, "training iteration", &w)))
+    if ((rc = synor__llm_start(&G, m, "training iteration", &w)))
         return rc;
     const int64_t L = m->layers, H = m->hidden, T = batch * seq;
     const synor_dtype dt = m->dtype;
@@ -384,33 +363,33 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
     size_t n_grads = 0;
-    tspec t;
-    size_t raw = data(&G, (uint64_t)(4 * T), "batch.raw");
-    size_t loaded = data(&G, (uint64_t)(4 * T), "batch.loaded");
-    spec(&t, SYNOR_OP_DATA_LOAD, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, KIND(CPU), 0);
+    synor__tspec t;
+    size_t raw = synor__llm_data(&G, (uint64_t)(4 * T), "batch.raw");
+    size_t loaded = synor__llm_data(&G, (uint64_t)(4 * T), "batch.loaded");
+    synor__llm_spec(&t, SYNOR_OP_DATA_LOAD, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "data_load");
     t.op.dims.elements = 4 * T;
     t.cons[t.n_cons++] = raw;
     t.prod[t.n_prod++] = loaded;
-    add(&G, &t, NULL, 0);
-    size_t prep = data(&G, (uint64_t)(4 * T), "batch.text");
-    spec(&t, SYNOR_OP_DATA_PREPROCESS, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, KIND(CPU), 0);
+    synor__llm_add(&G, &t, NULL, 0);
+    size_t prep = synor__llm_data(&G, (uint64_t)(4 * T), "batch.text");
+    synor__llm_spec(&t, SYNOR_OP_DATA_PREPROCESS, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "preprocess");
     t.op.dims.elements = 4 * T;
     t.cons[t.n_cons++] = loaded;
     t.prod[t.n_prod++] = prep;
-    add(&G, &t, NULL, 0);
-    size_t ids = data(&G, (uint64_t)(4 * T), "batch.tokens");
-    spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, KIND(CPU), 0);
+    synor__llm_add(&G, &t, NULL, 0);
+    size_t ids = synor__llm_data(&G, (uint64_t)(4 * T), "batch.tokens");
+    synor__llm_spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "tokenize");
     t.op.dims.elements = 4 * T;
     t.cons[t.n_cons++] = prep;
     t.prod[t.n_prod++] = ids;
-    add(&G, &t, NULL, 0);
-    uint64_t hb = hidden_bytes(&G, batch, seq);
-    size_t w_emb = data(&G, (uint64_t)((double)m->vocab * H * G.s), "w.embed");
-    size_t h = data(&G, hb, "act.embed");
-    spec(&t, SYNOR_OP_EMBEDDING, dt, SYNOR_PRIORITY_HIGH, KIND(GPU), 0);
+    synor__llm_add(&G, &t, NULL, 0);
+    uint64_t hb = synor__llm_hidden_bytes(&G, batch, seq);
+    size_t w_emb = synor__llm_data(&G, (uint64_t)((double)m->vocab * H * G.s), "w.embed");
+    size_t h = synor__llm_data(&G, hb, "act.embed");
+    synor__llm_spec(&t, SYNOR_OP_EMBEDDING, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
     snprintf(t.id, sizeof t.id, "embed");
     t.op.dims.batch = batch;
     t.op.dims.seq = seq;
@@ -418,7 +397,7 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
     t.cons[t.n_cons++] = ids;
     t.cons[t.n_cons++] = w_emb;
     t.prod[t.n_prod++] = h;
-    F[n_fwd++] = (fwd){add(&G, &t, NULL, 0), ids, w_emb, hb};
+    F[n_fwd++] = (fwd){synor__llm_add(&G, &t, NULL, 0), ids, w_emb, hb};
     for (int64_t l = 0; l < L; l++) {
         /* QKV projection (matmul), attention (flash), output projection
          * (matmul), feed-forward: the four pieces of a layer */
@@ -430,38 +409,38 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
             int pref, fb;
         } part[4] = {
             {"qkv", SYNOR_OP_MATMUL, qkv_n, H, (uint64_t)((double)H * qkv_n * G.s),
-             (uint64_t)((double)T * qkv_n * G.s), KIND(TPU), KIND(GPU)},
+             (uint64_t)((double)T * qkv_n * G.s), SYNOR__KIND(TPU), SYNOR__KIND(GPU)},
             {"attn", SYNOR_OP_FLASH_ATTENTION, 0, 0, 0, (uint64_t)((double)T * m->heads * G.d * G.s),
-             KIND(TPU), KIND(GPU)},
+             SYNOR__KIND(TPU), SYNOR__KIND(GPU)},
             {"wo", SYNOR_OP_MATMUL, H, m->heads * G.d, (uint64_t)((double)m->heads * G.d * H * G.s),
-             hb, KIND(TPU), KIND(GPU)},
-            {"ffn", SYNOR_OP_FEED_FORWARD, 0, 0, (uint64_t)(3.0 * H * m->ffn * G.s), hb, KIND(GPU), 0},
+             hb, SYNOR__KIND(TPU), SYNOR__KIND(GPU)},
+            {"ffn", SYNOR_OP_FEED_FORWARD, 0, 0, (uint64_t)(3.0 * H * m->ffn * G.s), hb, SYNOR__KIND(GPU), 0},
         };
         for (int p = 0; p < 4; p++) {
             size_t wt = (size_t)-1, o;
             if (part[p].wbytes)
-                wt = data(&G, part[p].wbytes, "w.%lld.%s", (long long)l, part[p].what);
-            o = data(&G, part[p].obytes, "act.%lld.%s", (long long)l, part[p].what);
-            spec(&t, part[p].op, dt, SYNOR_PRIORITY_CRITICAL, part[p].pref, part[p].fb);
+                wt = synor__llm_data(&G, part[p].wbytes, "w.%lld.%s", (long long)l, part[p].what);
+            o = synor__llm_data(&G, part[p].obytes, "act.%lld.%s", (long long)l, part[p].what);
+            synor__llm_spec(&t, part[p].op, dt, SYNOR_PRIORITY_CRITICAL, part[p].pref, part[p].fb);
             snprintf(t.id, sizeof t.id, "%s.%lld", part[p].what, (long long)l);
             if (part[p].op == SYNOR_OP_MATMUL) {
                 t.op.dims.m = T;
                 t.op.dims.n = part[p].mm_n;
                 t.op.dims.k = part[p].mm_k;
             } else {
-                layer_dims(&G, &t.op, batch, seq, seq);
+                synor__llm_layer_dims(&G, &t.op, batch, seq, seq);
             }
             t.cons[t.n_cons++] = h;
             if (wt != (size_t)-1)
                 t.cons[t.n_cons++] = wt;
             t.prod[t.n_prod++] = o;
-            F[n_fwd++] = (fwd){add(&G, &t, NULL, 0), h, wt, part[p].obytes};
+            F[n_fwd++] = (fwd){synor__llm_add(&G, &t, NULL, 0), h, wt, part[p].obytes};
             h = o;
         }
     }
-    size_t w_out = data(&G, (uint64_t)((double)m->vocab * H * G.s), "w.output");
-    size_t logits = data(&G, (uint64_t)((double)T * m->vocab * G.s), "act.logits");
-    spec(&t, SYNOR_OP_OUTPUT_PROJECTION, dt, SYNOR_PRIORITY_HIGH, KIND(GPU), 0);
+    size_t w_out = synor__llm_data(&G, (uint64_t)((double)m->vocab * H * G.s), "w.output");
+    size_t logits = synor__llm_data(&G, (uint64_t)((double)T * m->vocab * G.s), "act.logits");
+    synor__llm_spec(&t, SYNOR_OP_OUTPUT_PROJECTION, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
     snprintf(t.id, sizeof t.id, "lm_head");
     t.op.dims.batch = batch;
     t.op.dims.seq = seq;
@@ -470,23 +449,23 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
     t.cons[t.n_cons++] = h;
     t.cons[t.n_cons++] = w_out;
     t.prod[t.n_prod++] = logits;
-    F[n_fwd++] = (fwd){add(&G, &t, NULL, 0), h, w_out, (uint64_t)((double)T * m->vocab * G.s)};
-    size_t loss = data(&G, (uint64_t)((double)T * m->vocab * G.s), "grad.logits");
-    spec(&t, SYNOR_OP_CROSS_ENTROPY_LOSS, dt, SYNOR_PRIORITY_HIGH, KIND(GPU), 0);
+    F[n_fwd++] = (fwd){synor__llm_add(&G, &t, NULL, 0), h, w_out, (uint64_t)((double)T * m->vocab * G.s)};
+    size_t loss = synor__llm_data(&G, (uint64_t)((double)T * m->vocab * G.s), "grad.logits");
+    synor__llm_spec(&t, SYNOR_OP_CROSS_ENTROPY_LOSS, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
     snprintf(t.id, sizeof t.id, "loss");
     t.op.dims.batch = batch;
     t.op.dims.seq = seq;
     t.op.dims.vocab = m->vocab;
     t.cons[t.n_cons++] = logits;
     t.prod[t.n_prod++] = loss;
-    add(&G, &t, NULL, 0);
+    synor__llm_add(&G, &t, NULL, 0);
     /* backward in reverse: each consumes the gradient flowing back and the
      * activation its forward consumed; produces the input gradient and the
      * weight gradient */
     size_t grad = loss;
     for (size_t k = n_fwd; k-- > 0 && !G.rc;) {
         const synor_task *ft = synor_workload_task(w, F[k].task);
-        spec(&t, ft->op.type, ft->op.dtype, ft->priority, ft->has_preferred ? ft->preferred + 1 : 0,
+        synor__llm_spec(&t, ft->op.type, ft->op.dtype, ft->priority, ft->has_preferred ? ft->preferred + 1 : 0,
              ft->has_fallback ? ft->fallback + 1 : 0);
         t.op.dims = ft->op.dims;
         t.op.backward = 1;
@@ -495,41 +474,41 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
         t.cons[t.n_cons++] = F[k].in;
         if (F[k].weight != (size_t)-1) {
             t.cons[t.n_cons++] = F[k].weight;
-            grads[n_grads] = data(&G, synor_workload_data(w, F[k].weight)->bytes, "grad.%s",
+            grads[n_grads] = synor__llm_data(&G, synor_workload_data(w, F[k].weight)->bytes, "grad.%s",
                                   synor_workload_data(w, F[k].weight)->name);
             t.prod[t.n_prod++] = grads[n_grads++];
         }
         if (k > 0) { /* the embedding's input gradient goes nowhere */
-            grad = data(&G, synor_workload_data(w, F[k].in)->bytes, "grad.%s",
+            grad = synor__llm_data(&G, synor_workload_data(w, F[k].in)->bytes, "grad.%s",
                         synor_workload_data(w, F[k].in)->name);
             t.prod[t.n_prod++] = grad;
         }
-        add(&G, &t, NULL, 0);
+        synor__llm_add(&G, &t, NULL, 0);
     }
     double params = synor_llm_params(m);
-    size_t reduced = data(&G, (uint64_t)(params * 4), "grad.reduced");
-    spec(&t, SYNOR_OP_ALL_REDUCE, SYNOR_DTYPE_FP32, SYNOR_PRIORITY_CRITICAL, KIND(CPU), 0);
+    size_t reduced = synor__llm_data(&G, (uint64_t)(params * 4), "grad.reduced");
+    synor__llm_spec(&t, SYNOR_OP_ALL_REDUCE, SYNOR_DTYPE_FP32, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "all_reduce");
     t.op.dims.elements = (int64_t)params;
     t.prod[t.n_prod++] = reduced;
-    add(&G, &t, grads, n_grads);
-    size_t updated = data(&G, (uint64_t)(params * G.s), "w.updated");
-    size_t state = data(&G, (uint64_t)(params * 4 * 3), "adamw.state");
-    spec(&t, SYNOR_OP_OPTIMIZER_STEP, SYNOR_DTYPE_FP32, SYNOR_PRIORITY_HIGH, KIND(GPU), 0);
+    synor__llm_add(&G, &t, grads, n_grads);
+    size_t updated = synor__llm_data(&G, (uint64_t)(params * G.s), "w.updated");
+    size_t state = synor__llm_data(&G, (uint64_t)(params * 4 * 3), "adamw.state");
+    synor__llm_spec(&t, SYNOR_OP_OPTIMIZER_STEP, SYNOR_DTYPE_FP32, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
     snprintf(t.id, sizeof t.id, "adamw");
     t.op.dims.elements = (int64_t)params;
     t.cons[t.n_cons++] = reduced;
     t.cons[t.n_cons++] = state;
     t.prod[t.n_prod++] = updated;
-    add(&G, &t, NULL, 0);
-    size_t ckpt = data(&G, (uint64_t)(params * G.s), "checkpoint.file");
-    spec(&t, SYNOR_OP_CHECKPOINT, dt, SYNOR_PRIORITY_LOW, KIND(CPU), 0);
+    synor__llm_add(&G, &t, NULL, 0);
+    size_t ckpt = synor__llm_data(&G, (uint64_t)(params * G.s), "checkpoint.file");
+    synor__llm_spec(&t, SYNOR_OP_CHECKPOINT, dt, SYNOR_PRIORITY_LOW, SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "checkpoint");
     t.op.dims.elements = (int64_t)params;
     t.cons[t.n_cons++] = updated;
     t.prod[t.n_prod++] = ckpt;
-    add(&G, &t, NULL, 0);
+    synor__llm_add(&G, &t, NULL, 0);
     synor__free(F);
     synor__free(grads);
-    return finish(&G, out);
+    return synor__llm_finish(&G, out);
 }

@@ -40,6 +40,7 @@ typedef struct bb {
     double best;
     double busy, minw_left;
     synor__wstate *ws;
+    size_t *gdev;          /* per colocation group: its device, or SIZE_MAX */
     synor_plan_load *blog; /* the best schedule's copies */
     size_t n_blog;
     uint64_t nodes, limit;
@@ -97,6 +98,9 @@ static void search(bb *b, size_t depth, double cur, double last_start)
             continue;
         for (size_t p = 0; p < b->d; p++) {
             double w = pb->exec[i * b->d + p], ready = 0;
+            size_t g = b->gdev ? pb->group[i] : SIZE_MAX;
+            if (g != SIZE_MAX && b->gdev[g] != SIZE_MAX && b->gdev[g] != p)
+                continue; /* its group is elsewhere */
             if (!isfinite(w) || (b->ws && !synor__ws_probe(b->ws, i, p, &ready, NULL)))
                 continue;
             for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
@@ -117,6 +121,9 @@ static void search(bb *b, size_t depth, double cur, double last_start)
                 b->aborted = 2; /* out of memory */
                 return;
             }
+            int first_of_group = g != SIZE_MAX && b->gdev[g] == SIZE_MAX;
+            if (first_of_group)
+                b->gdev[g] = p;
             b->done[i] = 1;
             b->dev[i] = p;
             b->st[i] = s;
@@ -137,6 +144,8 @@ static void search(bb *b, size_t depth, double cur, double last_start)
             b->busy -= w;
             b->avail[p] = old_avail;
             b->done[i] = 0;
+            if (first_of_group)
+                b->gdev[g] = SIZE_MAX;
             if (b->ws)
                 synor__ws_undo(b->ws, mark);
             if (b->aborted)
@@ -174,6 +183,15 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
     b.minw = synor__calloc(n + 1, sizeof *b.minw);
     b.avail = synor__calloc(d + 1, sizeof *b.avail);
     b.done = synor__calloc(n + 1, 1);
+    if (pb->group && pb->n_groups) {
+        b.gdev = synor__malloc(pb->n_groups * sizeof *b.gdev);
+        for (size_t g = 0; b.gdev && g < pb->n_groups; g++)
+            b.gdev[g] = SIZE_MAX;
+        if (!b.gdev) {
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
     /* each task copies at most all the items onto its device */
     b.ws = ws;
     b.blog = synor__malloc((ws && pb->use_off ? pb->use_off[n] + ws->n_log + 1 : 1) *
@@ -262,5 +280,6 @@ out:
     synor__free(b.avail);
     synor__free(b.done);
     synor__free(b.blog);
+    synor__free(b.gdev);
     return rc;
 }

@@ -26,6 +26,10 @@
  * quadratic; small graphs never reach it. */
 #define GAP_SCAN_LIMIT 256
 
+/* A colocation group's device must run the whole group within this factor
+ * of the fastest device's time for it. */
+#define GROUP_SLACK 2.0
+
 typedef struct slot {
     double s, e;
 } slot;
@@ -157,6 +161,12 @@ typedef struct ls {
     int64_t price_total;
     synor__wstate *ws;  /* weights and memory, or NULL */
     synor__nofit *nf;   /* the closest miss, for the error */
+    size_t *gdev;       /* per colocation group: its device, or SIZE_MAX */
+    size_t *gcount;     /* per device: groups placed on it */
+    double *gwork;      /* [group * d + device]: the group's tasks there */
+    double *gbest;      /* per group: its least gwork over the devices */
+    int spread;         /* placing a group's first task: only devices with none */
+    int slack;          /* ... and only devices within GROUP_SLACK for the group */
 } ls;
 
 static void ls_free(ls *s)
@@ -167,6 +177,10 @@ static void ls_free(ls *s)
     synor__free(s->wbar);
     synor__free(s->rank);
     synor__free(s->oct);
+    synor__free(s->gdev);
+    synor__free(s->gcount);
+    synor__free(s->gwork);
+    synor__free(s->gbest);
     if (s->tl)
         for (size_t p = 0; p < s->d; p++) {
             for (size_t k = 0; k < s->tl[p].nb; k++)
@@ -308,6 +322,16 @@ static int usable_at(const ls *s, size_t i, size_t p, double *wready)
     *wready = 0;
     if (!isfinite(exec(s, i, p)))
         return 0;
+    size_t g = s->pb->group ? s->pb->group[i] : SIZE_MAX;
+    /* a group goes where its first task went; the first task goes where
+     * the whole group runs within GROUP_SLACK of its fastest device (not
+     * where its first, perhaps cheap, task would finish first) */
+    if (g != SIZE_MAX && s->gdev &&
+        ((s->gdev[g] != SIZE_MAX && s->gdev[g] != p) ||
+         (s->gdev[g] == SIZE_MAX &&
+          ((s->spread && s->gcount[p]) ||
+           (s->slack && s->gwork[g * s->d + p] > GROUP_SLACK * s->gbest[g])))))
+        return 0;
     if (!s->ws)
         return 1;
     synor__nofit nf;
@@ -361,12 +385,31 @@ static int place_once(ls *s, size_t i, double subdeadline, double *makespan, siz
 static int place(ls *s, size_t i, double subdeadline, double *makespan, size_t *dev, double *st,
                  double *ft)
 {
-    int rc = place_once(s, i, subdeadline, makespan, dev, st, ft);
+    size_t g = s->pb->group && s->gdev ? s->pb->group[i] : SIZE_MAX;
+    int rc;
+    if (g != SIZE_MAX && s->gdev[g] == SIZE_MAX) {
+        /* a group's first task: a device no other group uses and that runs
+         * the whole group well, else one that runs it well, else any */
+        for (int k = 0; k < 2; k++) {
+            s->spread = k == 0;
+            s->slack = 1;
+            rc = place_once(s, i, subdeadline, makespan, dev, st, ft);
+            s->spread = s->slack = 0;
+            if (rc != SYNOR_ENODEV && rc != SYNOR_ENOMEM)
+                goto placed;
+        }
+    }
+    rc = place_once(s, i, subdeadline, makespan, dev, st, ft);
     if ((rc == SYNOR_ENODEV || (rc == SYNOR_ENOMEM && s->nf && s->nf->need > 0)) && s->ws &&
         s->ws->single) {
         s->ws->single = 0;
         rc = place_once(s, i, subdeadline, makespan, dev, st, ft);
         s->ws->single = 1;
+    }
+placed:
+    if (!rc && g != SIZE_MAX && s->gdev[g] == SIZE_MAX) {
+        s->gdev[g] = dev[i];
+        s->gcount[dev[i]]++;
     }
     return rc;
 }
@@ -521,6 +564,32 @@ int synor__list_schedule(const synor_sched_problem *pb, const synor_plan_options
     s.nf = nf;
     if (nf)
         nf->need = 0;
+    if (pb->group && pb->n_groups) {
+        s.gdev = synor__malloc(pb->n_groups * sizeof *s.gdev);
+        s.gcount = synor__calloc(pb->n_devices ? pb->n_devices : 1, sizeof *s.gcount);
+        if (!s.gdev || !s.gcount) {
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t g = 0; g < pb->n_groups; g++)
+            s.gdev[g] = SIZE_MAX;
+        size_t d = pb->n_devices;
+        s.gwork = synor__calloc(pb->n_groups * d, sizeof *s.gwork);
+        s.gbest = synor__malloc(pb->n_groups * sizeof *s.gbest);
+        if (!s.gwork || !s.gbest) {
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (pb->group[i] != SIZE_MAX)
+                for (size_t p = 0; p < d; p++)
+                    s.gwork[pb->group[i] * d + p] += pb->exec[i * d + p];
+        for (size_t g = 0; g < pb->n_groups; g++) {
+            s.gbest[g] = INFINITY;
+            for (size_t p = 0; p < d; p++)
+                s.gbest[g] = s.gwork[g * d + p] < s.gbest[g] ? s.gwork[g * d + p] : s.gbest[g];
+        }
+    }
     for (size_t i = 0; i < n; i++)
         if (!isfinite(s.wbar[i])) {
             rc = synor__error(SYNOR_ENODEV, "task %zu can run on no device", i);

@@ -132,6 +132,7 @@ typedef struct owned_problem {
     /* weights: item k is the workload's datum item_data[k] */
     double *item_bytes, *mem, *task_mem;
     size_t *item_home, *use_off, *use, *item_data;
+    size_t *group;
 } owned_problem;
 
 void synor_sched_problem_free(synor_sched_problem *pb)
@@ -159,6 +160,7 @@ void synor_sched_problem_free(synor_sched_problem *pb)
     synor__free(op->use_off);
     synor__free(op->use);
     synor__free(op->item_data);
+    synor__free(op->group);
     synor__free(op);
 }
 
@@ -341,6 +343,14 @@ static int problem_build(const synor_cost *c, owned_problem **out)
     pb->preferred = op->pref;
     pb->fallback = op->fb;
     rc = build_weights(op);
+    if (!rc && synor_workload_group_count(w)) {
+        if (!(op->group = synor__malloc((n ? n : 1) * sizeof *op->group)))
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        for (size_t i = 0; !rc && i < n; i++)
+            op->group[i] = synor_workload_task(w, i)->group_index;
+        pb->group = op->group;
+        pb->n_groups = synor_workload_group_count(w);
+    }
     if (rc) {
         synor_sched_problem_free(pb);
         return rc;
@@ -709,6 +719,11 @@ static int plan_problem(const synor_sched_problem *pb, const synor_plan_options 
                                             &pi->p.nodes)))
                 goto fail;
         }
+    } else if (opt->strategy == SYNOR_STRATEGY_PIPELINE && pb->n_items && pb->n_groups) {
+        rc = synor__error(SYNOR_ENOTSUP, "the pipeline strategy splits layers over devices; this "
+                                         "workload has colocation groups (data- or tensor-"
+                                         "parallel copies): plan it with heft or peft");
+        goto fail;
     } else if (opt->strategy == SYNOR_STRATEGY_PIPELINE && pb->n_items) {
         if ((rc = pipeline(pb, opt, pi, &v, nf)))
             goto fail;
@@ -985,6 +1000,34 @@ static int validate_weights(const synor_plan *p, const synor_sched_problem *pb)
     return rc;
 }
 
+/* Every task of a colocation group on one device. */
+static int validate_groups(const synor_plan *p, const synor_sched_problem *pb)
+{
+    if (!pb->group || !pb->n_groups)
+        return 0;
+    size_t *at = synor__malloc(pb->n_groups * sizeof *at);
+    if (!at)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t g = 0; g < pb->n_groups; g++)
+        at[g] = SIZE_MAX;
+    int rc = 0;
+    for (size_t i = 0; i < p->n_tasks && !rc; i++) {
+        size_t g = pb->group[i];
+        if (g == SIZE_MAX)
+            continue;
+        if (g >= pb->n_groups)
+            rc = synor__error(SYNOR_EINVAL, "task %zu: group %zu of %zu", i, g, pb->n_groups);
+        else if (at[g] == SIZE_MAX)
+            at[g] = p->device[i];
+        else if (at[g] != p->device[i])
+            rc = synor__error(SYNOR_EINVAL, "task %zu of group %zu is on device %zu, the "
+                                            "group's other tasks on device %zu",
+                              i, g, p->device[i], at[g]);
+    }
+    synor__free(at);
+    return rc;
+}
+
 int synor_plan_validate(const synor_plan *p, const synor_sched_problem *pb)
 {
     const double tol = 1e-9;
@@ -1026,6 +1069,8 @@ int synor_plan_validate(const synor_plan *p, const synor_sched_problem *pb)
             last[q] = i;
     }
     synor__free(last);
+    if (!rc)
+        rc = validate_groups(p, pb);
     return rc ? rc : validate_weights(p, pb);
 }
 

@@ -68,6 +68,8 @@ typedef struct sim {
     size_t *cons_off, *cons; /* datum -> consumer tasks */
     double *tstart, *tend;
     double *wready;      /* plan in load mode: when the task's weights are there */
+    size_t *gdev, *gcount; /* dynamic: each colocation group's device; groups per device */
+    double *gwork, *gbest;  /* [group * d + device]: the group's time there; its least */
     unsigned char *finished;
     unsigned char *edge_wait; /* waiting for explicit-cost edges (comm_s) */
     size_t n_finished;
@@ -484,15 +486,38 @@ static void try_start(sim *s, size_t p)
 
 /* Dynamic placement: the earliest expected finish, given queued work and
  * the transfers the task would need; devices it does not fit are skipped. */
+static void assign_among(sim *s, size_t i, int mode);
+
+/* A colocation group's tasks go where its first went; the first goes to a
+ * device no other group uses when one can take it. */
 static void assign(sim *s, size_t i)
 {
     const synor_task *t = synor_workload_task(s->w, i);
-    size_t best = (size_t)-1;
+    if (t->group_index != SIZE_MAX && s->gdev && s->gdev[t->group_index] == SIZE_MAX)
+        for (int k = 2; k > 0; k--) { /* spread and slack, then slack alone */
+            assign_among(s, i, k);
+            if (s->dev[i] >= 0 || s->rc)
+                return;
+        }
+    assign_among(s, i, 0);
+}
+
+/* mode 2: a group's first task on a device no group uses that runs the
+ * group within twice its best time; 1: within twice; 0: anywhere. */
+static void assign_among(sim *s, size_t i, int mode)
+{
+    const synor_task *t = synor_workload_task(s->w, i);
+    size_t best = (size_t)-1, g = s->gdev ? t->group_index : SIZE_MAX;
     double best_f = INFINITY;
     for (size_t p = 0; p < s->d; p++) {
         double w = exec_time(s, i, p);
         if (!isfinite(w))
             continue;
+        if (g != SIZE_MAX && ((s->gdev[g] != SIZE_MAX && s->gdev[g] != p) ||
+                              (s->gdev[g] == SIZE_MAX &&
+                               ((mode == 2 && s->gcount[p]) ||
+                                (mode && s->gwork[g * s->d + p] > 2.0 * s->gbest[g])))))
+            continue; /* as the list planners do (heft.c, GROUP_SLACK) */
         uint64_t need = s->resident[p] + t->workspace;
         double arrive = s->now;
         for (size_t k = 0; k < t->n_consumes; k++) {
@@ -525,9 +550,14 @@ static void assign(sim *s, size_t i)
         }
     }
     if (best == (size_t)-1) {
-        s->rc = synor__error(SYNOR_ENODEV, "task \"%s\" fits no device of fabric \"%s\"", t->id,
-                             synor_fabric_name(s->fab));
+        if (!mode)
+            s->rc = synor__error(SYNOR_ENODEV, "task \"%s\" fits no device of fabric \"%s\"",
+                                 t->id, synor_fabric_name(s->fab));
         return;
+    }
+    if (g != SIZE_MAX && s->gdev[g] == SIZE_MAX) {
+        s->gdev[g] = best;
+        s->gcount[best]++;
     }
     s->dev[i] = (long)best;
     s->avail_est[best] = best_f;
@@ -656,6 +686,27 @@ static int setup(sim *s)
             q_push(s, p, i);
         }
     } else {
+        size_t ng = synor_workload_group_count(s->w);
+        if (ng) {
+            s->gdev = synor__malloc(ng * sizeof *s->gdev);
+            s->gcount = synor__calloc(d, sizeof *s->gcount);
+            s->gwork = synor__calloc(ng * d, sizeof *s->gwork);
+            s->gbest = synor__malloc(ng * sizeof *s->gbest);
+            if (!s->gdev || !s->gcount || !s->gwork || !s->gbest)
+                return synor__error(SYNOR_ENOMEM, "out of memory");
+            for (size_t i = 0; i < n; i++) {
+                size_t g = synor_workload_task(s->w, i)->group_index;
+                for (size_t p = 0; g != SIZE_MAX && p < d; p++)
+                    s->gwork[g * d + p] += exec_time(s, i, p);
+            }
+            for (size_t g = 0; g < ng; g++) {
+                s->gdev[g] = SIZE_MAX;
+                s->gbest[g] = INFINITY;
+                for (size_t p = 0; p < d; p++)
+                    s->gbest[g] = s->gwork[g * d + p] < s->gbest[g] ? s->gwork[g * d + p]
+                                                                    : s->gbest[g];
+            }
+        }
         for (size_t k = 0; k < n; k++) {
             size_t i = synor_workload_order(s->w)[k];
             if (!s->left[i])
@@ -730,6 +781,10 @@ static int weight_copies(sim *s)
 static void teardown(sim *s)
 {
     synor__free(s->wready);
+    synor__free(s->gdev);
+    synor__free(s->gcount);
+    synor__free(s->gwork);
+    synor__free(s->gbest);
     synor__free(s->heap);
     synor__free(s->dev);
     synor__free(s->left);

@@ -233,11 +233,25 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
     size_t *cons = dup_idx(t->consumes, t->n_consumes, &fail);
     double *exec = dup_mem(t->exec_s, t->n_exec, sizeof *exec, &fail);
     double *comm = dup_mem(t->dep_comm, t->n_deps, sizeof *comm, &fail);
+    char *group = t->group ? synor__strdup(t->group) : NULL;
+    fail |= t->group && !group;
     char **edev = t->exec_dev && t->n_exec ? synor__calloc(t->n_exec, sizeof *edev) : NULL;
     fail |= t->exec_dev && t->n_exec && !edev;
     for (size_t j = 0; edev && j < t->n_exec; j++)
         fail |= !(edev[j] = synor__strdup(t->exec_dev[j]));
+    if (!fail && group && !*group) {
+        synor__free(group);
+        synor__free(id);
+        synor__free(deps);
+        synor__free(prod);
+        synor__free(cons);
+        synor__free(exec);
+        synor__free(comm);
+        free_names((const char *const *)edev, t->n_exec);
+        return synor__error(SYNOR_EINVAL, "task \"%s\": an empty group name", t->id);
+    }
     if (fail || !id) {
+        synor__free(group);
         synor__free(id);
         synor__free(deps);
         synor__free(prod);
@@ -265,7 +279,10 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
     k->exec_dev = (const char *const *)edev;
     k->n_exec = t->n_exec;
     k->dep_comm = comm;
+    k->group = group;
+    k->group_index = SIZE_MAX;
     if ((rc = names_add(&w->task_names, w->n_tasks, id, task_name, w))) {
+        synor__free(group);
         synor__free(id);
         synor__free(deps);
         synor__free(prod);
@@ -557,6 +574,41 @@ out:
     return 0;
 }
 
+static int by_group(const void *a, const void *b)
+{
+    const synor_task *x = *(synor_task *const *)a, *y = *(synor_task *const *)b;
+    return strcmp(x->group, y->group);
+}
+
+/* Numbers the colocation groups: by name, in sorted order. */
+static int number_groups(synor_workload *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < w->n_tasks; i++)
+        n += w->tasks[i].group != NULL;
+    w->n_groups = 0;
+    if (!n)
+        return 0;
+    synor_task **v = synor__malloc(n * sizeof *v);
+    if (!v)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    n = 0;
+    for (size_t i = 0; i < w->n_tasks; i++)
+        if (w->tasks[i].group)
+            v[n++] = &w->tasks[i];
+    qsort(v, n, sizeof *v, by_group);
+    for (size_t k = 0; k < n; k++) {
+        if (k && strcmp(v[k - 1]->group, v[k]->group))
+            w->n_groups++;
+        v[k]->group_index = w->n_groups;
+    }
+    w->n_groups++;
+    synor__free(v);
+    return 0;
+}
+
+size_t synor_workload_group_count(const synor_workload *w) { return w->n_groups; }
+
 int synor_workload_finish(synor_workload *w)
 {
     int rc;
@@ -570,7 +622,7 @@ int synor_workload_finish(synor_workload *w)
     for (size_t i = 0; i < w->n_tasks; i++)
         if ((rc = merge_deps(w, i)))
             return rc;
-    if ((rc = topo_order(w)))
+    if ((rc = topo_order(w)) || (rc = number_groups(w)))
         return rc;
     w->finished = 1;
     return 0;
@@ -588,6 +640,7 @@ void synor_workload_destroy(synor_workload *w)
         synor__free_const(t->consumes);
         synor__free_const(t->exec_s);
         synor__free_const(t->dep_comm);
+        synor__free_const(t->group);
         free_names(t->exec_dev, t->n_exec);
         if (w->dep_bytes)
             synor__free(w->dep_bytes[i]);

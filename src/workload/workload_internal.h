@@ -20,6 +20,7 @@ struct synor_workload {
     size_t n_data, data_cap;
     uint64_t **dep_bytes; /* per task, parallel to deps (after finish) */
     size_t *order;        /* topological order (after finish) */
+    size_t n_groups;      /* colocation groups (after finish) */
     int finished;
     long deps_task;       /* after a failed finish: the task whose deps are wrong
                              (on the cycle, two comm_s for one edge), or -1 */

@@ -166,7 +166,7 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
 {
     static const char *const keys[] = {"id",       "op",        "backward",  "dtype",    "dims",
                                        "work",     "sequential", "priority", "deps",     "produces",
-                                       "consumes", "workspace", "preferred", "fallback", "exec_s",
+                                       "consumes", "workspace", "preferred", "fallback", "group", "exec_s",
                                        NULL};
     char path[64], p[128];
     snprintf(path, sizeof path, "tasks[%zu]", ti);
@@ -310,6 +310,11 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
     if (v && (rc = parse_kind(d, v, p, &t.fallback)))
         return rc;
     t.has_fallback = v != NULL;
+    if ((rc = synor__json_member(d, o, path, "group", SYNOR__J_STRING, 0, &v)))
+        return rc;
+    if (v && !*v->u.str.s)
+        return synor__json_fail(d, v, SYNOR_EINVAL, path, "group: an empty name");
+    t.group = v ? v->u.str.s : NULL;
     synor__jval *pr, *co;
     if ((rc = synor__json_member(d, o, path, "deps", SYNOR__J_ARRAY, 0, &v)) ||
         (rc = synor__json_member(d, o, path, "produces", SYNOR__J_ARRAY, 0, &pr)) ||
@@ -599,6 +604,10 @@ char *synor_workload_to_json(const synor_workload *wl)
         if (t->workspace) {
             synor__jw_key(&w, "workspace");
             synor__jw_uint(&w, t->workspace);
+        }
+        if (t->group) {
+            synor__jw_key(&w, "group");
+            synor__jw_str(&w, t->group);
         }
         if (t->has_preferred) {
             synor__jw_key(&w, "preferred");
