@@ -53,7 +53,8 @@ int cli_cost(const cli_globals *g, int argc, char **argv)
     synor_cost *c = NULL;
     int ret = CLI_FAIL;
     char *text = NULL;
-    if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) || cli_scenario_load(&sc, f, &w) ||
+    if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) ||
+        cli_scenario_load(&sc, f, &w) ||
         synor_cost_create(w, f, &c) || !(text = synor_cost_format(c, (size_t)rows))) {
         cli_error("%s", synor_errmsg());
         goto out;

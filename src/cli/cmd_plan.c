@@ -238,7 +238,8 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     int ret = CLI_FAIL, printed = 0, met = 0, planned = 0;
     double fastest = 0;
     synor_strategy fastest_s = SYNOR_STRATEGY_HEFT;
-    if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) || cli_scenario_load(&sc, f, &w) ||
+    if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) ||
+        cli_scenario_load(&sc, f, &w) ||
         synor_cost_create(w, f, &c) || synor_sched_problem_from_cost(c, &pb)) {
         cli_error("%s", synor_errmsg());
         goto out;

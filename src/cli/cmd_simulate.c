@@ -182,7 +182,8 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     synor_cost *c = NULL;
     synor_trace *t = NULL, *b = NULL;
     int ret = CLI_FAIL;
-    if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) || cli_scenario_load(&sc, f, &w) ||
+    if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) ||
+        cli_scenario_load(&sc, f, &w) ||
         synor_cost_create(w, f, &c) || run(c, strategy, deadline, &t, &planned)) {
         cli_error("%s", synor_errmsg());
         goto out;

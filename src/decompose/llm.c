@@ -38,8 +38,7 @@ const char *synor_llm_preset_name(size_t i)
 int synor_llm_preset(const char *name, synor_llm_config *out)
 {
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(PRESETS); i++)
-        if (synor__strcaseeq(name, PRESETS[i].name) ||
-            synor__strcaseeq(name, PRESETS[i].c.name)) {
+        if (synor__strcaseeq(name, PRESETS[i].name) || synor__strcaseeq(name, PRESETS[i].c.name)) {
             *out = PRESETS[i].c;
             return 0;
         }
@@ -50,14 +49,14 @@ int synor_llm_preset(const char *name, synor_llm_config *out)
 double synor__llm_layer_params(const synor_llm_config *m)
 {
     double H = (double)m->hidden, d = (double)(m->hidden / m->heads);
-    return H * d * (double)m->heads * 2 + H * d * (double)m->kv_heads * 2 +
-           3 * H * (double)m->ffn + 2 * H;
+    return H * d * (double)m->heads * 2 + H * d * (double)m->kv_heads * 2 + 3 * H * (double)m->ffn +
+           2 * H;
 }
 
 double synor_llm_params(const synor_llm_config *m)
 {
-    return (double)m->layers * synor__llm_layer_params(m) + 2.0 * (double)m->vocab * (double)m->hidden +
-           (double)m->hidden;
+    return (double)m->layers * synor__llm_layer_params(m) +
+           2.0 * (double)m->vocab * (double)m->hidden + (double)m->hidden;
 }
 
 static int check_model(const synor_llm_config *m)
@@ -67,7 +66,8 @@ static int check_model(const synor_llm_config *m)
         return synor__error(SYNOR_EINVAL, "model \"%s\": every dimension must be positive",
                             m->name ? m->name : "?");
     if (m->hidden % m->heads)
-        return synor__error(SYNOR_EINVAL, "model \"%s\": hidden %lld is not a multiple of %lld heads",
+        return synor__error(SYNOR_EINVAL,
+                            "model \"%s\": hidden %lld is not a multiple of %lld heads",
                             m->name ? m->name : "?", (long long)m->hidden, (long long)m->heads);
     int64_t g = m->kv_heads ? m->kv_heads : m->heads;
     if (g <= 0 || m->heads % g)
@@ -164,8 +164,7 @@ void synor__llm_layer_dims(const synor__gen *G, synor_op *op, int64_t batch, int
     op->dims.ffn = m->ffn;
 }
 
-int synor__llm_start(synor__gen *G, const synor_llm_config *m, const char *what,
-                     synor_workload **w)
+int synor__llm_start(synor__gen *G, const synor_llm_config *m, const char *what, synor_workload **w)
 {
     memset(G, 0, sizeof *G);
     int rc = check_model(m);
@@ -194,7 +193,6 @@ int synor__llm_finish(synor__gen *G, synor_workload **out)
     *out = G->w;
     return 0;
 }
-
 
 /* ------------------------------------------------------------ inference */
 
@@ -234,7 +232,8 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
     synor__tspec t;
     /* tokenization on the CPU: string processing */
     size_t ids = synor__llm_data(&G, (uint64_t)(4 * batch * prompt), "tokens.prompt");
-    synor__llm_spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, SYNOR__KIND(CPU), 0);
+    synor__llm_spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH,
+                    SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "tokenize");
     t.op.dims.elements = 4 * batch * prompt;
     t.cons[t.n_cons++] = text;
@@ -253,9 +252,12 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
     synor__llm_add(&G, &t, NULL, 0);
     /* prefill: every prompt token through each layer at once */
     for (int64_t l = 0; l < L; l++) {
-        size_t hn = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, prompt), "h.prefill.%lld", (long long)l + 1);
-        kv[l] = synor__llm_data(&G, synor__llm_kv_bytes(&G, batch, prompt), "kv.%lld", (long long)l);
-        synor__llm_spec(&t, SYNOR_OP_TRANSFORMER_LAYER, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(TPU), SYNOR__KIND(GPU));
+        size_t hn = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, prompt),
+                                    "h.prefill.%lld", (long long)l + 1);
+        kv[l] =
+            synor__llm_data(&G, synor__llm_kv_bytes(&G, batch, prompt), "kv.%lld", (long long)l);
+        synor__llm_spec(&t, SYNOR_OP_TRANSFORMER_LAYER, dt, SYNOR_PRIORITY_CRITICAL,
+                        SYNOR__KIND(TPU), SYNOR__KIND(GPU));
         snprintf(t.id, sizeof t.id, "prefill.%lld", (long long)l);
         synor__llm_layer_dims(&G, &t.op, batch, prompt, prompt);
         t.cons[t.n_cons++] = h;
@@ -268,7 +270,8 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
     /* each generated token: (embedding, layers,) output projection, sampling */
     for (int64_t k = 0; k < new_tokens; k++) {
         if (k > 0) { /* the first token comes from the prefill */
-            size_t hn = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, 1), "h.%lld.0", (long long)k);
+            size_t hn = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, 1), "h.%lld.0",
+                                        (long long)k);
             synor__llm_spec(&t, SYNOR_OP_EMBEDDING, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
             snprintf(t.id, sizeof t.id, "embed.%lld", (long long)k);
             t.op.dims.batch = batch;
@@ -280,9 +283,10 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
             synor__llm_add(&G, &t, NULL, 0);
             h = hn;
             for (int64_t l = 0; l < L; l++) {
-                hn = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, 1), "h.%lld.%lld", (long long)k,
-                          (long long)l + 1);
-                synor__llm_spec(&t, SYNOR_OP_DECODE_STEP, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(LPU), SYNOR__KIND(GPU));
+                hn = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, 1), "h.%lld.%lld",
+                                     (long long)k, (long long)l + 1);
+                synor__llm_spec(&t, SYNOR_OP_DECODE_STEP, dt, SYNOR_PRIORITY_CRITICAL,
+                                SYNOR__KIND(LPU), SYNOR__KIND(GPU));
                 snprintf(t.id, sizeof t.id, "decode.%lld.%lld", (long long)k, (long long)l);
                 synor__llm_layer_dims(&G, &t.op, batch, 1, prompt + k);
                 t.op.dims.layers = 1;
@@ -297,9 +301,10 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
             }
         }
         /* logits of the last position only */
-        size_t logits = synor__llm_data(&G, (uint64_t)((double)batch * (double)m->vocab * G.s), "logits.%lld",
-                             (long long)k);
-        synor__llm_spec(&t, SYNOR_OP_OUTPUT_PROJECTION, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(LPU), SYNOR__KIND(GPU));
+        size_t logits = synor__llm_data(&G, (uint64_t)((double)batch * (double)m->vocab * G.s),
+                                        "logits.%lld", (long long)k);
+        synor__llm_spec(&t, SYNOR_OP_OUTPUT_PROJECTION, dt, SYNOR_PRIORITY_CRITICAL,
+                        SYNOR__KIND(LPU), SYNOR__KIND(GPU));
         snprintf(t.id, sizeof t.id, "lm_head.%lld", (long long)k);
         t.op.dims.batch = batch;
         t.op.dims.seq = 1;
@@ -310,7 +315,8 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
         t.prod[t.n_prod++] = logits;
         synor__llm_add(&G, &t, NULL, 0);
         tok[k] = synor__llm_data(&G, (uint64_t)(4 * batch), "token.%lld", (long long)k);
-        synor__llm_spec(&t, SYNOR_OP_SAMPLING, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(LPU), SYNOR__KIND(GPU));
+        synor__llm_spec(&t, SYNOR_OP_SAMPLING, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(LPU),
+                        SYNOR__KIND(GPU));
         snprintf(t.id, sizeof t.id, "sample.%lld", (long long)k);
         t.op.dims.elements = batch * m->vocab;
         t.cons[t.n_cons++] = logits;
@@ -319,7 +325,8 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
     }
     /* detokenization of every generated token on the CPU */
     size_t out_text = synor__llm_data(&G, (uint64_t)(4 * batch * new_tokens), "text.out");
-    synor__llm_spec(&t, SYNOR_OP_DETOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_NORMAL, SYNOR__KIND(CPU), 0);
+    synor__llm_spec(&t, SYNOR_OP_DETOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_NORMAL,
+                    SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "detokenize");
     t.op.dims.elements = 4 * batch * new_tokens;
     t.prod[t.n_prod++] = out_text;
@@ -366,21 +373,24 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
     synor__tspec t;
     size_t raw = synor__llm_data(&G, (uint64_t)(4 * T), "batch.raw");
     size_t loaded = synor__llm_data(&G, (uint64_t)(4 * T), "batch.loaded");
-    synor__llm_spec(&t, SYNOR_OP_DATA_LOAD, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, SYNOR__KIND(CPU), 0);
+    synor__llm_spec(&t, SYNOR_OP_DATA_LOAD, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, SYNOR__KIND(CPU),
+                    0);
     snprintf(t.id, sizeof t.id, "data_load");
     t.op.dims.elements = 4 * T;
     t.cons[t.n_cons++] = raw;
     t.prod[t.n_prod++] = loaded;
     synor__llm_add(&G, &t, NULL, 0);
     size_t prep = synor__llm_data(&G, (uint64_t)(4 * T), "batch.text");
-    synor__llm_spec(&t, SYNOR_OP_DATA_PREPROCESS, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, SYNOR__KIND(CPU), 0);
+    synor__llm_spec(&t, SYNOR_OP_DATA_PREPROCESS, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH,
+                    SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "preprocess");
     t.op.dims.elements = 4 * T;
     t.cons[t.n_cons++] = loaded;
     t.prod[t.n_prod++] = prep;
     synor__llm_add(&G, &t, NULL, 0);
     size_t ids = synor__llm_data(&G, (uint64_t)(4 * T), "batch.tokens");
-    synor__llm_spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH, SYNOR__KIND(CPU), 0);
+    synor__llm_spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH,
+                    SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "tokenize");
     t.op.dims.elements = 4 * T;
     t.cons[t.n_cons++] = prep;
@@ -410,11 +420,12 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
         } part[4] = {
             {"qkv", SYNOR_OP_MATMUL, qkv_n, H, (uint64_t)((double)H * qkv_n * G.s),
              (uint64_t)((double)T * qkv_n * G.s), SYNOR__KIND(TPU), SYNOR__KIND(GPU)},
-            {"attn", SYNOR_OP_FLASH_ATTENTION, 0, 0, 0, (uint64_t)((double)T * m->heads * G.d * G.s),
-             SYNOR__KIND(TPU), SYNOR__KIND(GPU)},
+            {"attn", SYNOR_OP_FLASH_ATTENTION, 0, 0, 0,
+             (uint64_t)((double)T * m->heads * G.d * G.s), SYNOR__KIND(TPU), SYNOR__KIND(GPU)},
             {"wo", SYNOR_OP_MATMUL, H, m->heads * G.d, (uint64_t)((double)m->heads * G.d * H * G.s),
              hb, SYNOR__KIND(TPU), SYNOR__KIND(GPU)},
-            {"ffn", SYNOR_OP_FEED_FORWARD, 0, 0, (uint64_t)(3.0 * H * m->ffn * G.s), hb, SYNOR__KIND(GPU), 0},
+            {"ffn", SYNOR_OP_FEED_FORWARD, 0, 0, (uint64_t)(3.0 * H * m->ffn * G.s), hb,
+             SYNOR__KIND(GPU), 0},
         };
         for (int p = 0; p < 4; p++) {
             size_t wt = (size_t)-1, o;
@@ -449,7 +460,8 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
     t.cons[t.n_cons++] = h;
     t.cons[t.n_cons++] = w_out;
     t.prod[t.n_prod++] = logits;
-    F[n_fwd++] = (fwd){synor__llm_add(&G, &t, NULL, 0), h, w_out, (uint64_t)((double)T * m->vocab * G.s)};
+    F[n_fwd++] =
+        (fwd){synor__llm_add(&G, &t, NULL, 0), h, w_out, (uint64_t)((double)T * m->vocab * G.s)};
     size_t loss = synor__llm_data(&G, (uint64_t)((double)T * m->vocab * G.s), "grad.logits");
     synor__llm_spec(&t, SYNOR_OP_CROSS_ENTROPY_LOSS, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
     snprintf(t.id, sizeof t.id, "loss");
@@ -465,8 +477,9 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
     size_t grad = loss;
     for (size_t k = n_fwd; k-- > 0 && !G.rc;) {
         const synor_task *ft = synor_workload_task(w, F[k].task);
-        synor__llm_spec(&t, ft->op.type, ft->op.dtype, ft->priority, ft->has_preferred ? ft->preferred + 1 : 0,
-             ft->has_fallback ? ft->fallback + 1 : 0);
+        synor__llm_spec(&t, ft->op.type, ft->op.dtype, ft->priority,
+                        ft->has_preferred ? ft->preferred + 1 : 0,
+                        ft->has_fallback ? ft->fallback + 1 : 0);
         t.op.dims = ft->op.dims;
         t.op.backward = 1;
         snprintf(t.id, sizeof t.id, "d.%s", ft->id);
@@ -474,27 +487,29 @@ int synor_decompose_llm_training(const synor_llm_config *m, int64_t batch, int64
         t.cons[t.n_cons++] = F[k].in;
         if (F[k].weight != (size_t)-1) {
             t.cons[t.n_cons++] = F[k].weight;
-            grads[n_grads] = synor__llm_data(&G, synor_workload_data(w, F[k].weight)->bytes, "grad.%s",
-                                  synor_workload_data(w, F[k].weight)->name);
+            grads[n_grads] = synor__llm_data(&G, synor_workload_data(w, F[k].weight)->bytes,
+                                             "grad.%s", synor_workload_data(w, F[k].weight)->name);
             t.prod[t.n_prod++] = grads[n_grads++];
         }
         if (k > 0) { /* the embedding's input gradient goes nowhere */
             grad = synor__llm_data(&G, synor_workload_data(w, F[k].in)->bytes, "grad.%s",
-                        synor_workload_data(w, F[k].in)->name);
+                                   synor_workload_data(w, F[k].in)->name);
             t.prod[t.n_prod++] = grad;
         }
         synor__llm_add(&G, &t, NULL, 0);
     }
     double params = synor_llm_params(m);
     size_t reduced = synor__llm_data(&G, (uint64_t)(params * 4), "grad.reduced");
-    synor__llm_spec(&t, SYNOR_OP_ALL_REDUCE, SYNOR_DTYPE_FP32, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(CPU), 0);
+    synor__llm_spec(&t, SYNOR_OP_ALL_REDUCE, SYNOR_DTYPE_FP32, SYNOR_PRIORITY_CRITICAL,
+                    SYNOR__KIND(CPU), 0);
     snprintf(t.id, sizeof t.id, "all_reduce");
     t.op.dims.elements = (int64_t)params;
     t.prod[t.n_prod++] = reduced;
     synor__llm_add(&G, &t, grads, n_grads);
     size_t updated = synor__llm_data(&G, (uint64_t)(params * G.s), "w.updated");
     size_t state = synor__llm_data(&G, (uint64_t)(params * 4 * 3), "adamw.state");
-    synor__llm_spec(&t, SYNOR_OP_OPTIMIZER_STEP, SYNOR_DTYPE_FP32, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
+    synor__llm_spec(&t, SYNOR_OP_OPTIMIZER_STEP, SYNOR_DTYPE_FP32, SYNOR_PRIORITY_HIGH,
+                    SYNOR__KIND(GPU), 0);
     snprintf(t.id, sizeof t.id, "adamw");
     t.op.dims.elements = (int64_t)params;
     t.cons[t.n_cons++] = reduced;

@@ -108,6 +108,10 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
                           synor__wstate *ws, size_t *dev, double *st, double *ft,
                           int *optimal, uint64_t *nodes);
 
+/* plan.c: plans a problem (every strategy); on a memory miss fills nf. */
+int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,
+                        synor__nofit *nf, synor_plan **out);
+
 /* One schedule with its weight copies, as a planning pass fills it. */
 typedef struct synor__sched {
     size_t *dev;

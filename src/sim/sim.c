@@ -22,74 +22,9 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "sim/sim_internal.h"
 #include "sim/trace_internal.h"
 #include "synor/sim.h"
-
-enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE, EV_EDGES_IN, EV_WAKE };
-enum { LOC_ABSENT, LOC_MOVING, LOC_PRESENT };
-
-typedef struct event {
-    double t;
-    uint64_t seq, ver;
-    int type;
-    size_t a;
-} event;
-
-typedef struct flow {
-    size_t data, dst_space, from_dev, to_dev;
-    synor_path path;
-    size_t hop, channel;
-    double hop_start;
-    double tag; /* the channel's virtual time at which this flow is done */
-} flow;
-
-typedef struct channel {
-    size_t *f; /* active flows: a binary heap by (tag, flow index) */
-    size_t n, cap;
-    double bw;
-    double v, vlast; /* virtual time: bytes served to each flow so far */
-    uint64_t ver;
-} channel;
-
-typedef struct sim {
-    const synor_cost *c;
-    const synor_workload *w;
-    const synor_fabric *fab;
-    const synor_plan *plan;
-    size_t n, d, S, nd;
-    double now;
-    event *heap;
-    size_t hn, hcap;
-    uint64_t seq, events;
-    /* tasks */
-    long *dev;           /* assigned device or -1 */
-    size_t *left;        /* unfinished dependencies */
-    size_t *succ_off, *succ;
-    size_t *cons_off, *cons; /* datum -> consumer tasks */
-    double *tstart, *tend;
-    double *wready;      /* plan in load mode: when the task's weights are there */
-    size_t *gdev, *gcount; /* dynamic: each colocation group's device; groups per device */
-    double *gwork, *gbest;  /* [group * d + device]: the group's time there; its least */
-    unsigned char *finished;
-    unsigned char *edge_wait; /* waiting for explicit-cost edges (comm_s) */
-    size_t n_finished;
-    /* devices */
-    size_t **queue;      /* plan mode: tasks in plan order; dynamic: heap */
-    size_t *qn, *qhead, *qcap;
-    long *running;
-    double *busy, *avail_est;
-    uint64_t *resident;
-    unsigned char *loaded; /* [dev * nd + datum] external data resident */
-    uint64_t *ready_seq;
-    uint64_t ready_counter;
-    /* data */
-    unsigned char *loc;  /* [datum * S + space] */
-    flow *flows;
-    size_t n_flows, flow_cap;
-    channel *ch;         /* 2 per link: a->b, b->a */
-    synor__trace *tr;
-    int rc;
-} sim;
 
 /* ------------------------------------------------------------ the heap */
 
@@ -716,68 +651,6 @@ static int setup(sim *s)
     return s->rc;
 }
 
-/* A plan in load mode: the weights reach each device when the plan's
- * copies end (the copies are taken as planned: they do not share links
- * with the activations' transfers). They go into the trace as transfers. */
-static int weight_copies(sim *s)
-{
-    const synor_plan *pl = s->plan;
-    if (!pl || pl->weights != SYNOR_WEIGHTS_LOAD || !pl->n_loads)
-        return 0;
-    size_t n = s->n, nd = s->nd, k = 0;
-    size_t *datum_of = synor__malloc((nd ? nd : 1) * sizeof *datum_of);
-    double *at = synor__malloc((nd && s->d ? nd * s->d : 1) * sizeof *at);
-    s->wready = synor__calloc(n ? n : 1, sizeof *s->wready);
-    if (!datum_of || !at || !s->wready) {
-        synor__free(datum_of);
-        synor__free(at);
-        return synor__error(SYNOR_ENOMEM, "out of memory");
-    }
-    for (size_t x = 0; x < nd; x++) /* item k = the k-th datum no task produces (plan.c) */
-        if (datum(s, x)->producer < 0 && datum(s, x)->bytes)
-            datum_of[k++] = x;
-    for (size_t x = 0; x < nd * s->d; x++)
-        at[x] = 0;
-    for (size_t l = 0; l < pl->n_loads; l++) {
-        const synor_plan_load *c = &pl->loads[l];
-        if (c->item >= k || c->dev >= s->d)
-            continue;
-        at[c->dev * nd + datum_of[c->item]] = c->finish;
-        synor_trace_transfer *x = synor__trace_add_transfer(s->tr);
-        if (!x) {
-            synor__free(datum_of);
-            synor__free(at);
-            return synor__error(SYNOR_ENOMEM, "out of memory");
-        }
-        const synor_data *dd = datum(s, datum_of[c->item]);
-        x->data = dd->name;
-        x->from_dev = c->src == SYNOR_HOME_STORAGE ? c->dev : c->src;
-        x->to_dev = c->dev;
-        x->link = "weights copy";
-        if (c->src == SYNOR_HOME_STORAGE) {
-            x->link = "storage";
-        } else {
-            synor_path path = synor_fabric_path(s->fab, c->src, c->dev);
-            if (path.n_hops)
-                x->link = synor_fabric_link(s->fab, path.hops[0])->name;
-        }
-        x->bytes = dd->bytes;
-        x->start = c->start;
-        x->end = c->finish;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const synor_task *t = synor_workload_task(s->w, i);
-        size_t p = pl->device[i];
-        for (size_t q = 0; q < t->n_consumes; q++) {
-            double a = at[p * nd + t->consumes[q]];
-            s->wready[i] = a > s->wready[i] ? a : s->wready[i];
-        }
-    }
-    synor__free(datum_of);
-    synor__free(at);
-    return 0;
-}
-
 static void teardown(sim *s)
 {
     synor__free(s->wready);
@@ -833,7 +706,7 @@ int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **ou
         return synor__error(SYNOR_ENOMEM, "out of memory");
     int rc = setup(&s);
     if (!rc)
-        rc = weight_copies(&s);
+        rc = synor__sim_weight_copies(&s);
     for (size_t p = 0; !rc && p < s.d; p++)
         try_start(&s, p);
     while (!rc && !s.rc && s.hn) {

@@ -166,8 +166,8 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
 {
     static const char *const keys[] = {"id",       "op",        "backward",  "dtype",    "dims",
                                        "work",     "sequential", "priority", "deps",     "produces",
-                                       "consumes", "workspace", "preferred", "fallback", "group", "exec_s",
-                                       NULL};
+                                       "consumes", "workspace", "preferred", "fallback", "group",
+                                       "exec_s",   NULL};
     char path[64], p[128];
     snprintf(path, sizeof path, "tasks[%zu]", ti);
     synor__jval *v;

@@ -1,0 +1,79 @@
+/* sim_internal.h - the simulator's state, shared by sim.c (events, tasks,
+ * transfers) and copies.c (a plan's weight copies). Never installed. */
+#ifndef SYNOR_SIM_INTERNAL_H
+#define SYNOR_SIM_INTERNAL_H
+
+#include "sim/trace_internal.h"
+#include "synor/sim.h"
+
+enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE, EV_EDGES_IN, EV_WAKE };
+enum { LOC_ABSENT, LOC_MOVING, LOC_PRESENT };
+
+typedef struct event {
+    double t;
+    uint64_t seq, ver;
+    int type;
+    size_t a;
+} event;
+
+typedef struct flow {
+    size_t data, dst_space, from_dev, to_dev;
+    synor_path path;
+    size_t hop, channel;
+    double hop_start;
+    double tag; /* the channel's virtual time at which this flow is done */
+} flow;
+
+typedef struct channel {
+    size_t *f; /* active flows: a binary heap by (tag, flow index) */
+    size_t n, cap;
+    double bw;
+    double v, vlast; /* virtual time: bytes served to each flow so far */
+    uint64_t ver;
+} channel;
+
+typedef struct sim {
+    const synor_cost *c;
+    const synor_workload *w;
+    const synor_fabric *fab;
+    const synor_plan *plan;
+    size_t n, d, S, nd;
+    double now;
+    event *heap;
+    size_t hn, hcap;
+    uint64_t seq, events;
+    /* tasks */
+    long *dev;           /* assigned device or -1 */
+    size_t *left;        /* unfinished dependencies */
+    size_t *succ_off, *succ;
+    size_t *cons_off, *cons; /* datum -> consumer tasks */
+    double *tstart, *tend;
+    double *wready;      /* plan in load mode: when the task's weights are there */
+    size_t *gdev, *gcount; /* dynamic: each colocation group's device; groups per device */
+    double *gwork, *gbest;  /* [group * d + device]: the group's time there; its least */
+    unsigned char *finished;
+    unsigned char *edge_wait; /* waiting for explicit-cost edges (comm_s) */
+    size_t n_finished;
+    /* devices */
+    size_t **queue;      /* plan mode: tasks in plan order; dynamic: heap */
+    size_t *qn, *qhead, *qcap;
+    long *running;
+    double *busy, *avail_est;
+    uint64_t *resident;
+    unsigned char *loaded; /* [dev * nd + datum] external data resident */
+    uint64_t *ready_seq;
+    uint64_t ready_counter;
+    /* data */
+    unsigned char *loc;  /* [datum * S + space] */
+    flow *flows;
+    size_t n_flows, flow_cap;
+    channel *ch;         /* 2 per link: a->b, b->a */
+    synor__trace *tr;
+    int rc;
+} sim;
+
+/* A plan in load mode: when each task's weights are on its device
+ * (s->wready), and the copies in the trace (copies.c). */
+int synor__sim_weight_copies(sim *s);
+
+#endif
