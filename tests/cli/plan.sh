@@ -122,6 +122,26 @@ check pipe-buf      [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --strat
 check pipe-buf-msg  grep -q "buffers of 1 micro-batches" "$tmp/out"
 check pipe-buf-bad  [ "$(rc "$S" plan --workload "$P" --strategy pipeline --buffers 0)" = 2 ]
 check pipe-sim2     [ "$(rc "$S" simulate --workload "$P" --fabric four-h100 --strategy pipeline --baseline heft)" = 0 ]
+# data and tensor parallelism
+check dp-auto       [ "$(rc "$S" plan --preset llama-2-7b --train --fabric two-node-h100)" = 0 ]
+check dp-4gpus      [ "$(grep -cE "^  gpu-[ab]\.[01] .* [1-9][0-9]* tasks" "$tmp/out")" = 4 ]
+check dp-tree       [ "$(rc "$S" plan --preset llama-2-7b --train --fabric two-node-h100 --dp 4 --collective tree)" = 0 ]
+check dp-tree-4     [ "$(grep -cE "^  gpu-[ab]\.[01] .* [1-9][0-9]* tasks" "$tmp/out")" = 4 ]
+check dp-one        [ "$(rc "$S" plan --preset llama-2-7b --train --fabric two-node-h100 --dp 1)" = 0 ]
+check dp-one-gpu    [ "$(grep -cE "^  gpu-[ab]\.[01] .* [1-9][0-9]* tasks" "$tmp/out")" = 1 ]
+check dp-batch      [ "$(rc "$S" plan --preset tiny --train --dp 2 --batch 3)" = 1 ]
+check dp-batch-msg  grep -q "batch 3 does not split into 2 replicas" "$tmp/err"
+check dp-no-train   [ "$(rc "$S" plan --preset tiny --dp 2)" = 2 ]
+check dp-coll-bad   [ "$(rc "$S" plan --preset tiny --train --collective star)" = 2 ]
+check dp-coll-msg   grep -q "'star' is not ring or tree" "$tmp/err"
+check tp-8          [ "$(rc "$S" plan --preset llama-2-70b --tp 8 --fabric eight-h100 --new 4 --prompt 64)" = 0 ]
+check tp-8-gpus     [ "$(grep -cE "^  h100\.[0-7] .* [1-9][0-9]* tasks" "$tmp/out")" = 8 ]
+check tp-train      [ "$(rc "$S" plan --preset tiny --tp 2 --train)" = 2 ]
+check tp-bad        [ "$(rc "$S" plan --preset llama-2-70b --tp 3)" = 1 ]
+check tp-bad-msg    grep -q "must be multiples of 3 shards" "$tmp/err"
+check tp-file       [ "$(rc "$S" plan --workload "$P" --tp 2)" = 2 ]
+check tp-pipeline   [ "$(rc "$S" plan --preset llama-2-70b --tp 8 --fabric eight-h100 --new 2 --prompt 8 --strategy pipeline)" = 1 ]
+check tp-pipe-msg   grep -q "colocation groups" "$tmp/err"
 sed 's/"bytes": 60000000000/"bytes": 3500000000000/' "$P" >"$tmp/big.json"
 check too-big       [ "$(rc "$S" plan --workload "$tmp/big.json" --fabric four-h100)" = 1 ]
 check too-big-msg   grep -q 'task "s1.mb0" fits in no device.s memory: the closest is "cpu", where datum "w1" .* short' "$tmp/err"

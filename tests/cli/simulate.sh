@@ -82,5 +82,10 @@ check far-trace     [ "$(rc "$S" report "$tmp/far.json")" = 1 ]
 check far-trace-msg grep -q "far.json:4:.*tasks\\[0\\].end: 1e+300 is after the makespan 1" "$tmp/err"
 check help          [ "$(rc "$S" simulate --help)" = 0 ]
 
+# 7B training on the two-node fabric: data parallel over all four GPUs
+check dp-sim        [ "$(rc "$S" simulate --preset llama-2-7b --train --fabric two-node-h100 --baseline none)" = 0 ]
+check dp-sim-work   grep -q "Llama-2-7B training iteration, 4 data-parallel replicas (ring)" "$tmp/out"
+check dp-sim-gpus   [ "$(grep -cE "^  gpu-[ab]\.[01] .* simulated .* [1-9][0-9]* +all_reduce" "$tmp/out")" = 4 ]
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
