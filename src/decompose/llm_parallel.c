@@ -166,11 +166,13 @@ static void replica(gen *G, int64_t r, int64_t nb, int64_t seq, int64_t dp, syno
         bucket *B = &b[bi];
         if (f_w[k] != (size_t)-1) {
             t.cons[t.n_cons++] = f_w[k];
+            /* adding data may move the workload's data: copy what we need */
             const synor_data *wd = synor_workload_data(G->w, f_w[k]);
-            B->grads[B->n_grads] = synor__llm_data(G, wd->bytes, "grad.%s.%lld", wd->name,
+            uint64_t wbytes = wd->bytes;
+            B->grads[B->n_grads] = synor__llm_data(G, wbytes, "grad.%s.%lld", wd->name,
                                                    (long long)r);
             t.prod[t.n_prod++] = B->grads[B->n_grads++];
-            B->params += (double)wd->bytes / G->s;
+            B->params += (double)wbytes / G->s;
         }
         /* the bucket's last gradient (in backward order) also sends */
         int last = k == 0 || k == n_f - 1 || (k - 1) % 4 == 0;
