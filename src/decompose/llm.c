@@ -194,6 +194,34 @@ int synor__llm_finish(synor__gen *G, synor_workload **out)
     return 0;
 }
 
+size_t synor__llm_tokenize(synor__gen *G, int64_t batch, int64_t prompt, size_t text)
+{
+    /* on the CPU: string processing */
+    synor__tspec t;
+    size_t ids = synor__llm_data(G, (uint64_t)(4 * batch * prompt), "tokens.prompt");
+    synor__llm_spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH,
+                    SYNOR__KIND(CPU), 0);
+    snprintf(t.id, sizeof t.id, "tokenize");
+    t.op.dims.elements = 4 * batch * prompt;
+    t.cons[t.n_cons++] = text;
+    t.prod[t.n_prod++] = ids;
+    synor__llm_add(G, &t, NULL, 0);
+    return ids;
+}
+
+void synor__llm_detokenize(synor__gen *G, int64_t batch, int64_t new_tokens, const size_t *tok)
+{
+    /* every generated token, on the CPU */
+    synor__tspec t;
+    size_t out_text = synor__llm_data(G, (uint64_t)(4 * batch * new_tokens), "text.out");
+    synor__llm_spec(&t, SYNOR_OP_DETOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_NORMAL,
+                    SYNOR__KIND(CPU), 0);
+    snprintf(t.id, sizeof t.id, "detokenize");
+    t.op.dims.elements = 4 * batch * new_tokens;
+    t.prod[t.n_prod++] = out_text;
+    synor__llm_add(G, &t, tok, (size_t)new_tokens);
+}
+
 /* ------------------------------------------------------------ inference */
 
 int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int64_t prompt,
@@ -230,15 +258,7 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
     for (int64_t l = 0; l < L; l++)
         w_layer[l] = synor__llm_data(&G, wl, "w.layer%lld", (long long)l);
     synor__tspec t;
-    /* tokenization on the CPU: string processing */
-    size_t ids = synor__llm_data(&G, (uint64_t)(4 * batch * prompt), "tokens.prompt");
-    synor__llm_spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH,
-                    SYNOR__KIND(CPU), 0);
-    snprintf(t.id, sizeof t.id, "tokenize");
-    t.op.dims.elements = 4 * batch * prompt;
-    t.cons[t.n_cons++] = text;
-    t.prod[t.n_prod++] = ids;
-    synor__llm_add(&G, &t, NULL, 0);
+    size_t ids = synor__llm_tokenize(&G, batch, prompt, text);
     /* embedding lookup: memory-bound gather */
     size_t h = synor__llm_data(&G, synor__llm_hidden_bytes(&G, batch, prompt), "h.prefill.0");
     synor__llm_spec(&t, SYNOR_OP_EMBEDDING, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
@@ -323,14 +343,7 @@ int synor_decompose_llm_inference(const synor_llm_config *m, int64_t batch, int6
         t.prod[t.n_prod++] = tok[k];
         synor__llm_add(&G, &t, NULL, 0);
     }
-    /* detokenization of every generated token on the CPU */
-    size_t out_text = synor__llm_data(&G, (uint64_t)(4 * batch * new_tokens), "text.out");
-    synor__llm_spec(&t, SYNOR_OP_DETOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_NORMAL,
-                    SYNOR__KIND(CPU), 0);
-    snprintf(t.id, sizeof t.id, "detokenize");
-    t.op.dims.elements = 4 * batch * new_tokens;
-    t.prod[t.n_prod++] = out_text;
-    synor__llm_add(&G, &t, tok, (size_t)new_tokens);
+    synor__llm_detokenize(&G, batch, new_tokens, tok);
     synor__free(w_layer);
     synor__free(kv);
     synor__free(tok);

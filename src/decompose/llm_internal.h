@@ -45,6 +45,10 @@ void synor__llm_layer_dims(const synor__gen *G, synor_op *op, int64_t batch, int
 int synor__llm_start(synor__gen *G, const synor_llm_config *m, const char *what,
                      synor_workload **w);
 int synor__llm_finish(synor__gen *G, synor_workload **out);
+/* The CPU's ends of inference: tokenizing the prompt text (returns the
+ * token ids) and detokenizing the generated tokens. */
+size_t synor__llm_tokenize(synor__gen *G, int64_t batch, int64_t prompt, size_t text);
+void synor__llm_detokenize(synor__gen *G, int64_t batch, int64_t new_tokens, const size_t *tok);
 /* Parameters of one transformer layer. */
 double synor__llm_layer_params(const synor_llm_config *m);
 

@@ -420,14 +420,7 @@ int synor_decompose_llm_inference_tp(const synor_llm_config *m, int64_t batch, i
         w_out[j] = synor__llm_data(&G, (uint64_t)((double)m->vocab / (double)tp * H * G.s),
                                    "w.output.%zu", j);
     size_t text = synor__llm_data(&G, (uint64_t)(4 * batch * prompt), "text");
-    size_t ids = synor__llm_data(&G, (uint64_t)(4 * batch * prompt), "tokens.prompt");
-    synor__llm_spec(&t, SYNOR_OP_TOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_HIGH,
-                    SYNOR__KIND(CPU), 0);
-    snprintf(t.id, sizeof t.id, "tokenize");
-    t.op.dims.elements = 4 * batch * prompt;
-    t.cons[t.n_cons++] = text;
-    t.prod[t.n_prod++] = ids;
-    synor__llm_add(&G, &t, NULL, 0);
+    size_t ids = synor__llm_tokenize(&G, batch, prompt, text);
     G.m = &part; /* shard shapes from here on (hidden stays whole) */
     G.g = part.kv_heads;
     for (int64_t k = 0; k < new_tokens && !G.rc; k++) {
@@ -513,14 +506,8 @@ int synor_decompose_llm_inference_tp(const synor_llm_config *m, int64_t batch, i
         synor__llm_add(&G, &t, lg, n);
     }
     G.m = m;
-    size_t out_text = synor__llm_data(&G, (uint64_t)(4 * batch * new_tokens), "text.out");
-    synor__llm_spec(&t, SYNOR_OP_DETOKENIZATION, SYNOR_DTYPE_INT8, SYNOR_PRIORITY_NORMAL,
-                    SYNOR__KIND(CPU), 0);
-    snprintf(t.id, sizeof t.id, "detokenize");
-    t.op.dims.elements = 4 * batch * new_tokens;
-    t.prod[t.n_prod++] = out_text;
     if (!G.rc)
-        synor__llm_add(&G, &t, tok, (size_t)new_tokens);
+        synor__llm_detokenize(&G, batch, new_tokens, tok);
     synor__free(wsh);
     synor__free(kv);
     synor__free(h);

@@ -208,6 +208,8 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
         return synor__error(SYNOR_EINVAL, "a task needs an id");
     if (names_find(&w->task_names, t->id, task_name, w) >= 0)
         return synor__error(SYNOR_EEXIST, "duplicate task id \"%s\"", t->id);
+    if (t->group && !*t->group)
+        return synor__error(SYNOR_EINVAL, "task \"%s\": an empty group name", t->id);
     for (size_t i = 0; i < t->n_produces; i++)
         if (t->produces[i] >= w->n_data)
             return synor__error(SYNOR_ERANGE, "task \"%s\": no data %zu", t->id, t->produces[i]);
@@ -239,17 +241,6 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
     fail |= t->exec_dev && t->n_exec && !edev;
     for (size_t j = 0; edev && j < t->n_exec; j++)
         fail |= !(edev[j] = synor__strdup(t->exec_dev[j]));
-    if (!fail && group && !*group) {
-        synor__free(group);
-        synor__free(id);
-        synor__free(deps);
-        synor__free(prod);
-        synor__free(cons);
-        synor__free(exec);
-        synor__free(comm);
-        free_names((const char *const *)edev, t->n_exec);
-        return synor__error(SYNOR_EINVAL, "task \"%s\": an empty group name", t->id);
-    }
     if (fail || !id) {
         synor__free(group);
         synor__free(id);
