@@ -4,6 +4,7 @@
  *
  *   bench_planner quality [--reps R] [--seed S] [--sizes A,B]   (default 100,1000)
  *   bench_planner exact   [--reps R] [--seed S] [--node-limit N]
+ *   bench_planner beyond  [--reps R] [--seed S]   (improve against HEFT, PEFT)
  *   bench_planner speed   [--tasks N] [--devices D] [--runs R] [--seed S]
  *                         [--alpha A] [--beta B] [--ccr C]   (default 1, 0.5, 1)
  *   bench_planner sim     [--tasks N] [--width W] [--fabric NAME] [--runs R]
@@ -441,6 +442,68 @@ static int mode_quality(int reps, uint64_t seed)
     return 0;
 }
 
+/* ------------------------------------------------------------- beyond */
+
+/* The improve strategy against HEFT and PEFT (issue 11, item 5): n in
+ * {50, 75, 100}, devices {4, 8, 16}, CCR {0.1, 1, 10}, heterogeneity beta
+ * {0.5, 0.75, 1.0}, alpha 1; reps DAGs per cell, seeded apart from the
+ * tests' graphs. Prints the mean makespan relative to HEFT, how often each
+ * is worse than HEFT, and the planning time. */
+static int mode_beyond(int reps, uint64_t seed)
+{
+    static const double BN[] = {50, 75, 100}, BD[] = {4, 8, 16}, BB[] = {0.5, 0.75, 1.0};
+    double sum_p = 0, sum_i = 0, worst_i = 0, t_h = 0, t_i = 0;
+    long dags = 0, i_worse = 0, p_worse = 0, i_better = 0, i_below_p = 0;
+    double by_ccr[3][2] = {{0}};
+    long n_ccr[3] = {0};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 3; c++)
+                for (int e = 0; e < 3; e++)
+                    for (int rep = 0; rep < reps; rep++) {
+                        uint64_t s = seed * 7919u + (uint64_t)dags++;
+                        dag g;
+                        gen_dag(&g, splitmix(&s), (size_t)BN[a], (size_t)BD[c], 1.0, BB[e],
+                                CCRS[b]);
+                        double t0 = now_s();
+                        double h = plan_with(&g, SYNOR_STRATEGY_HEFT, 0, NULL);
+                        double t1 = now_s();
+                        double pe = plan_with(&g, SYNOR_STRATEGY_PEFT, 0, NULL);
+                        double t2 = now_s();
+                        double im = plan_with(&g, SYNOR_STRATEGY_IMPROVE, 0, NULL);
+                        double t3 = now_s();
+                        t_h += t1 - t0;
+                        t_i += t3 - t2;
+                        sum_p += pe / h;
+                        sum_i += im / h;
+                        worst_i = im / h > worst_i ? im / h : worst_i;
+                        i_worse += im > h * (1 + 1e-9);
+                        p_worse += pe > h * (1 + 1e-9);
+                        i_better += im < h * (1 - 1e-9);
+                        i_below_p += im < pe * (1 - 1e-9);
+                        by_ccr[b][0] += pe / h;
+                        by_ccr[b][1] += im / h;
+                        n_ccr[b]++;
+                        dag_free(&g);
+                    }
+    printf("beyond: %ld DAGs (n 50/75/100 x devices 4/8/16 x CCR 0.1/1/10 x beta 0.5/0.75/1, "
+           "%d each), seed %llu; every plan valid\n\n",
+           dags, reps, (unsigned long long)seed);
+    printf("| | PEFT | improve |\n|---|---|---|\n");
+    printf("| mean makespan / HEFT's | %.4f | %.4f |\n", sum_p / (double)dags,
+           sum_i / (double)dags);
+    for (int b = 0; b < 3; b++)
+        printf("| ... CCR %g | %.4f | %.4f |\n", CCRS[b], by_ccr[b][0] / (double)n_ccr[b],
+               by_ccr[b][1] / (double)n_ccr[b]);
+    printf("| DAGs worse than HEFT | %ld | %ld |\n", p_worse, i_worse);
+    printf("| DAGs better than HEFT | | %ld |\n", i_better);
+    printf("| DAGs better than PEFT | | %ld |\n", i_below_p);
+    printf("| worst makespan / HEFT's | | %.4f |\n", worst_i);
+    printf("| mean planning time | HEFT %.2f ms | %.2f ms |\n", 1e3 * t_h / (double)dags,
+           1e3 * t_i / (double)dags);
+    return 0;
+}
+
 /* --------------------------------------------------------------- exact */
 
 static int mode_exact(int reps, uint64_t seed, uint64_t node_limit)
@@ -751,6 +814,8 @@ int main(int argc, char **argv)
         return mode_quality(reps, seed);
     if (!strcmp(mode, "exact"))
         return mode_exact(reps, seed, node_limit);
+    if (!strcmp(mode, "beyond"))
+        return mode_beyond(reps, seed);
     if (!strcmp(mode, "speed"))
         return mode_speed(tasks ? tasks : 100000, devices, runs, seed, abc);
     if (!strcmp(mode, "sim"))

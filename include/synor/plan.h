@@ -29,6 +29,11 @@
  *             programming on each device's speed and memory and the
  *             transfers between stages; micro-batches flow through (HEFT
  *             order within the split). The plan lists its stages.
+ *   improve   the better of the HEFT and PEFT schedules, then iterative
+ *             improvement: tasks of the critical path moved to other
+ *             devices (the schedule rebuilt by HEFT's order and insertion)
+ *             while the makespan drops; never worse than HEFT or PEFT.
+ *             With weights, device memory or colocation groups: HEFT.
  *   exact     branch and bound over every order and assignment: the optimal
  *             makespan for DAGs of up to SYNOR_EXACT_MAX_TASKS tasks, the
  *             reference the heuristics are tested against.
@@ -86,7 +91,8 @@ extern "C" {
     X(CPU_ONLY, "cpu-only", "baseline: CPUs only")                         \
     X(SEED, "seed", "baseline: each task on the kind the seed names as optimal") \
     X(EXACT, "exact", "branch and bound: optimal makespan, small DAGs only") \
-    X(PIPELINE, "pipeline", "pipeline: contiguous layer ranges per device by dynamic programming")
+    X(PIPELINE, "pipeline", "pipeline: contiguous layer ranges per device by dynamic programming") \
+    X(IMPROVE, "improve", "best of HEFT and PEFT, then local search on the critical path")
 
 typedef enum synor_strategy {
 #define SYNOR__ST_ENUM(e, s, d) SYNOR_STRATEGY_##e,

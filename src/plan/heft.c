@@ -165,6 +165,7 @@ typedef struct ls {
     size_t *gcount;     /* per device: groups placed on it */
     double *gwork;      /* [group * d + device]: the group's tasks there */
     double *gbest;      /* per group: its least gwork over the devices */
+    const size_t *fixed; /* per task: the only device it may take, or NULL */
     int spread;         /* placing a group's first task: only devices with none */
     int slack;          /* ... and only devices within GROUP_SLACK for the group */
 } ls;
@@ -320,7 +321,7 @@ static int kind_of(const ls *s, size_t p)
 static int usable_at(const ls *s, size_t i, size_t p, double *wready)
 {
     *wready = 0;
-    if (!isfinite(exec(s, i, p)))
+    if (!isfinite(exec(s, i, p)) || (s->fixed && s->fixed[i] != p))
         return 0;
     size_t g = s->pb->group ? s->pb->group[i] : SIZE_MAX;
     /* a group goes where its first task went; the first task goes where
@@ -543,9 +544,28 @@ static int heap_before(const ls *s, size_t a, size_t b)
     return s->rank[a] > s->rank[b] || (s->rank[a] == s->rank[b] && a < b);
 }
 
+static int list_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
+                         synor__wstate *ws, size_t *dev, double *st, double *ft,
+                         synor__nofit *nf, const size_t *fixed);
+
 int synor__list_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
                          synor__wstate *ws, size_t *dev, double *st, double *ft,
                          synor__nofit *nf)
+{
+    return list_schedule(pb, o, ws, dev, st, ft, nf, NULL);
+}
+
+int synor__list_schedule_fixed(const synor_sched_problem *pb, const size_t *assign, size_t *dev,
+                               double *st, double *ft)
+{
+    synor_plan_options o;
+    synor_plan_options_init(&o);
+    return list_schedule(pb, &o, NULL, dev, st, ft, NULL, assign);
+}
+
+static int list_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
+                         synor__wstate *ws, size_t *dev, double *st, double *ft,
+                         synor__nofit *nf, const size_t *fixed)
 {
     size_t n = pb->n_tasks;
     size_t *topo = synor__malloc((n ? n : 1) * sizeof *topo);
@@ -562,6 +582,7 @@ int synor__list_schedule(const synor_sched_problem *pb, const synor_plan_options
         goto out;
     s.ws = ws;
     s.nf = nf;
+    s.fixed = fixed;
     if (nf)
         nf->need = 0;
     if (pb->group && pb->n_groups) {

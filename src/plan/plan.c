@@ -478,6 +478,15 @@ int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options 
     } else if (opt->strategy == SYNOR_STRATEGY_PIPELINE && pb->n_items) {
         if ((rc = pipeline(pb, opt, pi, &v, nf)))
             goto fail;
+    } else if (opt->strategy == SYNOR_STRATEGY_IMPROVE && !pb->n_items && !pb->mem &&
+               !(pb->group && pb->n_groups)) {
+        v.dev = synor__malloc((n ? n : 1) * sizeof *v.dev);
+        v.st = synor__malloc((n ? n : 1) * sizeof *v.st);
+        v.ft = synor__malloc((n ? n : 1) * sizeof *v.ft);
+        rc = !v.dev || !v.st || !v.ft ? synor__error(SYNOR_ENOMEM, "out of memory")
+                                      : synor__improve_schedule(pb, opt, v.dev, v.st, v.ft);
+        if (rc)
+            goto fail;
     } else if (opt->deadline > 0 && (opt->strategy == SYNOR_STRATEGY_ENERGY ||
                                       opt->strategy == SYNOR_STRATEGY_COST)) {
         pass_ctx ctx = {pb, nf};

@@ -100,6 +100,18 @@ int synor__list_schedule(const synor_sched_problem *pb, const synor_plan_options
                          synor__wstate *ws, size_t *dev, double *st, double *ft,
                          synor__nofit *nf);
 
+/* HEFT's order and insertion with every task on assign[task]: the
+ * schedule HEFT would make had it chosen those devices (its own choices
+ * give its own schedule). No weights, memory or groups. */
+int synor__list_schedule_fixed(const synor_sched_problem *pb, const size_t *assign, size_t *dev,
+                               double *st, double *ft);
+
+/* improve.c: the best of HEFT and PEFT, then a local search that moves
+ * tasks of the critical path to other devices while the makespan drops
+ * (fills dev, st, ft; never worse than HEFT's or PEFT's schedule). */
+int synor__improve_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
+                            size_t *dev, double *st, double *ft);
+
 /* Branch and bound; dev/st/ft hold an incumbent on entry (or ft[0] < 0 for
  * none) and the best schedule found on return; ws as for list scheduling:
  * on entry it holds the incumbent's copies (or none), on return the best

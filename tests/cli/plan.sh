@@ -14,7 +14,7 @@ check fabrics-seed  grep -q "^seed: cpu h100 tpu-v5p lpu" "$tmp/out"
 check heft          [ "$(rc "$S" plan --preset tiny --fabric seed)" = 0 ]
 check heft-line     grep -q "^heft      planned makespan" "$tmp/out"
 check compare       [ "$(rc "$S" plan --preset tiny --compare)" = 0 ]
-check compare-all   [ "$(grep -c "planned makespan" "$tmp/out")" = 9 ]
+check compare-all   [ "$(grep -c "planned makespan" "$tmp/out")" = 10 ]
 check json          [ "$(rc "$S" plan --workload "$SRC/workloads/pipeline.json" --strategy energy --json)" = 0 ]
 check json-ok       "$JC" format synor-plan/1 <"$tmp/out"
 check deadline      [ "$(rc "$S" plan --preset tiny --strategy cost --deadline 0.01)" = 0 ]
@@ -55,8 +55,8 @@ check ladder-gains  awk 'NR==1{f=$2} END{exit !($2 < f * 0.9)}' "$tmp/ladder"
 # --compare --json: one document with every plan
 check cmp-json      [ "$(rc "$S" plan --preset tiny --compare --json)" = 0 ]
 check cmp-valid     "$JC" format synor-plan-compare/1 <"$tmp/out"
-check cmp-plans     [ "$(grep -c '"format": "synor-plan/1"' "$tmp/out")" = 9 ]
-check cmp-energy    [ "$(grep -c '"energy_j": ' "$tmp/out")" = 9 ]
+check cmp-plans     [ "$(grep -c '"format": "synor-plan/1"' "$tmp/out")" = 10 ]
+check cmp-energy    [ "$(grep -c '"energy_j": ' "$tmp/out")" = 10 ]
 check cmp-pipeline  [ "$(rc "$S" plan --workload "$SRC/workloads/pipeline.json" --compare --json --deadline 1)" = 0 ]
 check cmp-pipe-ok   "$JC" format synor-plan-compare/1 <"$tmp/out"
 check cmp-exact     grep -q '"strategy": "exact"' "$tmp/out"
@@ -65,7 +65,7 @@ check cmp-missed    [ "$(rc "$S" plan --preset tiny --compare --json --deadline 
 check cmp-miss-ok   "$JC" format synor-plan-compare/1 <"$tmp/out"
 check cmp-miss-err  grep -q "deadline 0.000100 s missed by every strategy; the fastest plan (.*) takes" "$tmp/err"
 check cmp-text-dl   [ "$(rc "$S" plan --preset tiny --compare --deadline 0.0001)" = 3 ]
-check cmp-text-all  [ "$(grep -c "^  deadline 0.000100 s missed by" "$tmp/out")" = 9 ]
+check cmp-text-all  [ "$(grep -c "^  deadline 0.000100 s missed by" "$tmp/out")" = 10 ]
 check cost          [ "$(rc "$S" cost --preset tiny --rows 5)" = 0 ]
 check cost-path     grep -q "cpu-mediated" "$tmp/out"
 check cost-more     grep -q "more tasks" "$tmp/out"
@@ -79,7 +79,9 @@ check lit-heft-80   grep -q "^heft      planned makespan 80.000000 s," "$tmp/out
 check lit-exact     [ "$(rc "$S" plan "${TOP[@]}" --strategy exact)" = 0 ]
 check lit-exact-73  grep -q "^exact     planned makespan 73.000000 s (optimal)," "$tmp/out"
 check lit-compare   [ "$(rc "$S" plan "${TOP[@]}" --compare)" = 0 ]
-check lit-compare-n [ "$(grep -c "planned makespan" "$tmp/out")" = 10 ]
+check lit-compare-n [ "$(grep -c "planned makespan" "$tmp/out")" = 11 ]
+check lit-improve   [ "$(rc "$S" plan "${TOP[@]}" --strategy improve)" = 0 ]
+check lit-improve-m grep -qE "^improve   planned makespan (7[3-9]|80)\.000000 s," "$tmp/out"
 check lit-cost      [ "$(rc "$S" cost "${TOP[@]}")" = 0 ]
 check lit-cost-row  grep -qE "^n10 +custom +21000.0000 +7000.0000 +16000.0000$" "$tmp/out"
 check lit-cost-edge grep -q "replace these on 15 edges" "$tmp/out"
