@@ -75,6 +75,13 @@ typedef enum synor_collective {
 int synor_decompose_llm_training_dp(const synor_llm_config *m, int64_t batch, int64_t seq,
                                     int64_t dp, synor_collective coll, synor_workload **out);
 
+/* One training iteration of batch sequences in micro_batches (1 to 64,
+ * dividing batch), gradients accumulated: one AdamW per layer bucket on all
+ * the micro-batches' gradients. No groups: the pipeline strategy splits
+ * its layers into stages that the micro-batches flow through (GPipe). */
+int synor_decompose_llm_training_micro(const synor_llm_config *m, int64_t batch, int64_t seq,
+                                       int64_t micro_batches, synor_workload **out);
+
 /* Inference in tensor parallel (Megatron-LM): each layer's attention heads,
  * KV heads and MLP inner dimension, and the output projection's vocabulary,
  * split tp ways (1 to 64; each must divide), each shard a colocation group

@@ -50,6 +50,7 @@ typedef struct scenario {
     int train;
     long long batch, prompt, new_tokens;
     long long dp, tp; /* data- and tensor-parallel degrees; 0 = not given */
+    long long micro;  /* training micro-batches (from --micro-batches); 0 = not given */
 } scenario;
 /* Largest --batch, and largest --prompt and --new (tokens). */
 #define CLI_MAX_BATCH (1ull << 20)

@@ -224,6 +224,7 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("plan", "unknown strategy '%s' (see --strategies)", strategy);
     if (!sc.workload && !sc.preset)
         return cli_usage_error("plan", "give --workload FILE or --preset MODEL");
+    sc.micro = (long long)o.micro_batches;
     if (cli_scenario_check("plan", &sc))
         return CLI_USAGE;
     if (compare && strategy_given)

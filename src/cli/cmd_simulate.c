@@ -171,6 +171,7 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     if (strcmp(baseline, "none") && strcmp(baseline, "dynamic") &&
         synor_strategy_from_name(baseline, &st))
         return cli_usage_error("simulate", "unknown baseline strategy '%s'", baseline);
+    sc.micro = (long long)wopt.micro_batches;
     if (cli_scenario_check("simulate", &sc))
         return CLI_USAGE;
     int seed_scenario = !sc.workload && !sc.preset && !sc.fabric;

@@ -126,6 +126,8 @@ int cli_scenario_check(const char *cmd, const scenario *sc)
         return cli_usage_error(cmd, "--tp splits inference; training is data parallel (--dp)");
     if ((sc->dp || sc->collective) && !sc->train)
         return cli_usage_error(cmd, "--dp and --collective shape training (--train)");
+    if (sc->micro && sc->dp && sc->train)
+        return cli_usage_error(cmd, "--micro-batches (a pipeline's) or --dp (replicas), not both");
     return CLI_OK;
 }
 
@@ -154,6 +156,9 @@ int cli_scenario_load(const scenario *sc, const synor_fabric *f, synor_workload 
     long long prompt = sc->prompt ? sc->prompt : (m.context / 2 < 512 ? m.context / 2 : 512);
     long long gen = m.context - prompt < 256 ? m.context - prompt : 256;
     long long new_tokens = sc->new_tokens ? sc->new_tokens : (gen > 0 ? gen : 1);
+    if (sc->train && sc->micro > 1)
+        return synor_decompose_llm_training_micro(&m, sc->batch ? sc->batch : sc->micro, prompt,
+                                                  sc->micro, w);
     if (sc->train) {
         long long dp = sc->dp ? sc->dp : accelerators(f);
         if (!sc->dp && (dp > 64 || (sc->batch && sc->batch % dp)))

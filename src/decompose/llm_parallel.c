@@ -57,14 +57,14 @@ typedef struct bucket {
 /* One replica's forward and backward; fills b[0..L+1] (embedding, layers,
  * output projection) for replica r. */
 static void replica(gen *G, int64_t r, int64_t nb, int64_t seq, int64_t dp, synor_collective coll,
-                    const size_t *w_emb_out, const size_t *w_layer, bucket *b)
+                    int grouped, const size_t *w_emb_out, const size_t *w_layer, bucket *b)
 {
     const synor_llm_config *m = G->m;
     const int64_t L = m->layers, H = m->hidden, T = nb * seq;
     const synor_dtype dt = m->dtype;
     const int64_t qkv_n = (m->heads + 2 * G->g) * G->d;
     char grp[32];
-    group_name(grp, sizeof grp, "dp", r);
+    const char *in_group = grouped ? group_name(grp, sizeof grp, "dp", r) : NULL;
     tspec t;
     size_t raw = synor__llm_data(G, (uint64_t)(4 * T), "batch.raw.%lld", (long long)r);
     size_t ids = synor__llm_data(G, (uint64_t)(4 * T), "batch.tokens.%lld", (long long)r);
@@ -81,7 +81,7 @@ static void replica(gen *G, int64_t r, int64_t nb, int64_t seq, int64_t dp, syno
     size_t h = synor__llm_data(G, hb, "act.embed.%lld", (long long)r);
     synor__llm_spec(&t, SYNOR_OP_EMBEDDING, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU), 0);
     snprintf(t.id, sizeof t.id, "embed.%lld", (long long)r);
-    t.group = grp;
+    t.group = in_group;
     t.op.dims.batch = nb;
     t.op.dims.seq = seq;
     t.op.dims.hidden = H;
@@ -104,7 +104,7 @@ static void replica(gen *G, int64_t r, int64_t nb, int64_t seq, int64_t dp, syno
                                         : SYNOR_OP_MATMUL;
             synor__llm_spec(&t, op, dt, SYNOR_PRIORITY_CRITICAL, SYNOR__KIND(GPU), 0);
             snprintf(t.id, sizeof t.id, "%s.%lld.%lld", what[p], (long long)l, (long long)r);
-            t.group = grp;
+            t.group = in_group;
             if (p == 0 || p == 2) {
                 t.op.dims.m = T;
                 t.op.dims.n = p == 0 ? qkv_n : H;
@@ -128,7 +128,7 @@ static void replica(gen *G, int64_t r, int64_t nb, int64_t seq, int64_t dp, syno
     synor__llm_spec(&t, SYNOR_OP_OUTPUT_PROJECTION, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU),
                     0);
     snprintf(t.id, sizeof t.id, "lm_head.%lld", (long long)r);
-    t.group = grp;
+    t.group = in_group;
     t.op.dims.batch = nb;
     t.op.dims.seq = seq;
     t.op.dims.hidden = H;
@@ -144,7 +144,7 @@ static void replica(gen *G, int64_t r, int64_t nb, int64_t seq, int64_t dp, syno
     synor__llm_spec(&t, SYNOR_OP_CROSS_ENTROPY_LOSS, dt, SYNOR_PRIORITY_HIGH, SYNOR__KIND(GPU),
                     0);
     snprintf(t.id, sizeof t.id, "loss.%lld", (long long)r);
-    t.group = grp;
+    t.group = in_group;
     t.op.dims.batch = nb;
     t.op.dims.seq = seq;
     t.op.dims.vocab = m->vocab;
@@ -158,7 +158,7 @@ static void replica(gen *G, int64_t r, int64_t nb, int64_t seq, int64_t dp, syno
         synor__llm_spec(&t, ft->op.type, ft->op.dtype, ft->priority, SYNOR__KIND(GPU), 0);
         t.op.dims = ft->op.dims;
         t.op.backward = 1;
-        t.group = grp;
+        t.group = in_group;
         snprintf(t.id, sizeof t.id, "d.%s", ft->id);
         t.cons[t.n_cons++] = grad;
         t.cons[t.n_cons++] = f_in[k];
@@ -176,7 +176,7 @@ static void replica(gen *G, int64_t r, int64_t nb, int64_t seq, int64_t dp, syno
         }
         /* the bucket's last gradient (in backward order) also sends */
         int last = k == 0 || k == n_f - 1 || (k - 1) % 4 == 0;
-        if (last && dp > 1) {
+        if (last && dp > 1 && grouped) {
             double bytes = coll == SYNOR_COLLECTIVE_RING ? B->params * G->s / (double)dp
                                                          : B->params * G->s;
             B->send = synor__llm_data(G, (uint64_t)bytes, "send.%zu.%lld", bi, (long long)r);
@@ -307,15 +307,50 @@ static void tree(gen *G, size_t bi, int64_t dp, bucket *const *B)
         }
 }
 
+/* Micro-batches accumulated: one AdamW per bucket on every micro-batch's
+ * gradients (no group: the planner places each layer). */
+static void accumulate(gen *G, size_t bi, int64_t mb, bucket *const *B)
+{
+    size_t in[4 * 64], n = 0;
+    for (int64_t r = 0; r < mb; r++)
+        for (size_t k = 0; k < B[r][bi].n_grads; k++)
+            in[n++] = B[r][bi].grads[k];
+    tspec t;
+    synor__llm_spec(&t, SYNOR_OP_OPTIMIZER_STEP, SYNOR_DTYPE_FP32, SYNOR_PRIORITY_HIGH,
+                    SYNOR__KIND(GPU), 0);
+    snprintf(t.id, sizeof t.id, "adamw.%zu", bi);
+    double P = B[0][bi].params;
+    t.op.dims.elements = (int64_t)(P > 1 ? P : 1);
+    in[n++] = synor__llm_data(G, (uint64_t)(P * 12), "adamw.%zu.state", bi);
+    t.prod[t.n_prod++] = synor__llm_data(G, (uint64_t)(P * G->s), "adamw.%zu.out", bi);
+    synor__llm_add(G, &t, in, n);
+}
+
+static int training(const synor_llm_config *m, int64_t batch, int64_t seq, int64_t dp,
+                    synor_collective coll, int grouped, synor_workload **out);
+
 int synor_decompose_llm_training_dp(const synor_llm_config *m, int64_t batch, int64_t seq,
                                     int64_t dp, synor_collective coll, synor_workload **out)
 {
+    return training(m, batch, seq, dp, coll, 1, out);
+}
+
+int synor_decompose_llm_training_micro(const synor_llm_config *m, int64_t batch, int64_t seq,
+                                       int64_t micro_batches, synor_workload **out)
+{
+    return training(m, batch, seq, micro_batches, SYNOR_COLLECTIVE_RING, 0, out);
+}
+
+static int training(const synor_llm_config *m, int64_t batch, int64_t seq, int64_t dp,
+                    synor_collective coll, int grouped, synor_workload **out)
+{
+    const char *unit = grouped ? "replicas" : "micro-batches";
     if (dp < 1 || dp > 64)
-        return synor__error(SYNOR_EINVAL, "data-parallel replicas: %lld, not in [1, 64]",
-                            (long long)dp);
+        return synor__error(SYNOR_EINVAL, "%s: %lld, not in [1, 64]",
+                            grouped ? "data-parallel replicas" : "micro-batches", (long long)dp);
     if (batch <= 0 || batch % dp)
-        return synor__error(SYNOR_EINVAL, "batch %lld does not split into %lld replicas",
-                            (long long)batch, (long long)dp);
+        return synor__error(SYNOR_EINVAL, "batch %lld does not split into %lld %s",
+                            (long long)batch, (long long)dp, unit);
     if (seq <= 0 || seq > m->context)
         return synor__error(SYNOR_EINVAL, "seq must be in [1, context]");
     if (m->layers > 512)
@@ -323,8 +358,11 @@ int synor_decompose_llm_training_dp(const synor_llm_config *m, int64_t batch, in
     gen G;
     synor_workload *w;
     char what[64];
-    snprintf(what, sizeof what, "training iteration, %lld data-parallel replicas (%s)",
-             (long long)dp, coll == SYNOR_COLLECTIVE_TREE ? "tree" : "ring");
+    if (grouped)
+        snprintf(what, sizeof what, "training iteration, %lld data-parallel replicas (%s)",
+                 (long long)dp, coll == SYNOR_COLLECTIVE_TREE ? "tree" : "ring");
+    else
+        snprintf(what, sizeof what, "training iteration, %lld micro-batches", (long long)dp);
     int rc = synor__llm_start(&G, m, what, &w);
     if (rc)
         return rc;
@@ -347,9 +385,11 @@ int synor_decompose_llm_training_dp(const synor_llm_config *m, int64_t batch, in
                                              "w.%lld.ffn", (long long)l);
     }
     for (int64_t r = 0; r < dp && !G.rc; r++)
-        replica(&G, r, batch / dp, seq, dp, coll, w_eo, w_layer, B[r]);
+        replica(&G, r, batch / dp, seq, dp, coll, grouped, w_eo, w_layer, B[r]);
     for (size_t bi = 0; bi < (size_t)L + 2 && !G.rc; bi++) {
-        if (dp == 1) {
+        if (!grouped) {
+            accumulate(&G, bi, dp, B);
+        } else if (dp == 1) {
             char id[64];
             snprintf(id, sizeof id, "adamw.%zu.0", bi);
             adamw(&G, id, 0, B[0][bi].params, B[0][bi].grads, B[0][bi].n_grads,

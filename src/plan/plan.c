@@ -289,41 +289,30 @@ static int best_variant(const synor_sched_problem *pb, const synor_plan_options 
     return synor__error(first_rc, "%s", first_msg);
 }
 
-/* The pipeline strategy: the split (pipeline.c), then each task on its
- * stage's device in the pipeline's order (micro-batch by micro-batch, so a
- * stage passes each micro-batch on as soon as it is done), as early as its
- * device, inputs and (load mode) weights allow. (Without weights there are
- * no layers to split: the plan is HEFT's, with no stages.) */
-static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt, plan_impl *pi,
-                    variant *v, synor__nofit *nf)
+/* What a pipeline pass needs to know of the split. */
+typedef struct pipe_split {
+    const size_t *dev_of, *mb_of, *stage_of;
+    size_t ns, m;
+} pipe_split;
+
+/* One schedule of the split with the tasks taken in `order`. */
+static int pipeline_pass(const synor_sched_problem *pb, const synor_plan_options *opt,
+                         const pipe_split *sp, const size_t *order, variant *v,
+                         synor__nofit *nf)
 {
-    size_t n = pb->n_tasks, d = pb->n_devices, ns = 0, m = 0;
-    size_t *dev_of = synor__malloc((n ? n : 1) * sizeof *dev_of);
-    size_t *order = synor__malloc((n ? n : 1) * sizeof *order);
-    size_t *mb_of = synor__malloc((n ? n : 1) * sizeof *mb_of);
-    size_t *stage_of = synor__malloc((d ? d : 1) * sizeof *stage_of);
-    double *avail = synor__calloc(d ? d : 1, sizeof *avail), est;
-    double *entered = NULL; /* [stage * m + mb]: when the stage started the micro-batch */
+    size_t n = pb->n_tasks, d = pb->n_devices, ns = sp->ns, m = sp->m;
+    size_t B = opt->pipeline_buffers;
+    const size_t *dev_of = sp->dev_of, *mb_of = sp->mb_of, *stage_of = sp->stage_of;
+    double *avail = synor__calloc(d ? d : 1, sizeof *avail);
+    double *entered = synor__malloc((ns && m ? ns * m : 1) * sizeof *entered);
     v->dev = synor__malloc((n ? n : 1) * sizeof *v->dev);
     v->st = synor__malloc((n ? n : 1) * sizeof *v->st);
     v->ft = synor__malloc((n ? n : 1) * sizeof *v->ft);
-    int rc = !dev_of || !order || !mb_of || !stage_of || !avail || !v->dev || !v->st || !v->ft
+    int rc = !avail || !entered || !v->dev || !v->st || !v->ft
                  ? synor__error(SYNOR_ENOMEM, "out of memory")
-                 : 0;
-    if (!rc)
-        rc = synor__pipeline_split(pb, opt->micro_batches, dev_of, mb_of, order, &pi->stages,
-                                   &ns, &est, &m);
-    if (!rc && !(entered = synor__malloc((ns && m ? ns * m : 1) * sizeof *entered)))
-        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+                 : synor__ws_init(&v->ws, pb, opt->weights == SYNOR_WEIGHTS_LOAD, 0);
     for (size_t x = 0; !rc && x < ns * m; x++)
-        entered[x] = INFINITY;
-    for (size_t p = 0; !rc && p < d; p++)
-        stage_of[p] = SIZE_MAX;
-    for (size_t x = 0; !rc && x < ns; x++)
-        stage_of[pi->stages[x].dev] = x;
-    size_t B = opt->pipeline_buffers;
-    if (!rc)
-        rc = synor__ws_init(&v->ws, pb, opt->weights == SYNOR_WEIGHTS_LOAD, 0);
+        entered[x] = INFINITY; /* [stage * m + mb]: when the stage started the micro-batch */
     for (size_t k = 0; !rc && k < n; k++) {
         /* a layer's task on its stage's device; any other task (no weight
          * of its own: tokenizing, sampling, attention without weights)
@@ -371,19 +360,73 @@ static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt
         }
         rc = synor__ws_commit(&v->ws, i, best);
     }
+    v->have = !rc;
+    synor__free(avail);
+    synor__free(entered);
+    return rc;
+}
+
+/* The pipeline strategy: the split (pipeline.c), then each task on its
+ * stage's device as early as its device, inputs and (load mode) weights
+ * allow, in the better of two orders: micro-batch by micro-batch (a stage
+ * passes each micro-batch on as soon as it is done: forward pipelines)
+ * and layer by layer (every micro-batch's forward, then the backwards:
+ * GPipe's schedule for training; not with --buffers, whose bound needs the
+ * next stage's earlier micro-batches placed first). (Without weights there
+ * are no layers to split: the plan is HEFT's, with no stages.) */
+static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt, plan_impl *pi,
+                    variant *v, synor__nofit *nf)
+{
+    size_t n = pb->n_tasks, d = pb->n_devices, ns = 0, m = 0;
+    size_t *dev_of = synor__malloc((n ? n : 1) * sizeof *dev_of);
+    size_t *order = synor__malloc((n ? n : 1) * sizeof *order);
+    size_t *topo = synor__malloc((n ? n : 1) * sizeof *topo);
+    size_t *mb_of = synor__malloc((n ? n : 1) * sizeof *mb_of);
+    size_t *stage_of = synor__malloc((d ? d : 1) * sizeof *stage_of);
+    double est;
+    int rc = !dev_of || !order || !topo || !mb_of || !stage_of
+                 ? synor__error(SYNOR_ENOMEM, "out of memory")
+                 : 0;
+    if (!rc)
+        rc = synor__pipeline_split(pb, opt->micro_batches, dev_of, mb_of, order, &pi->stages,
+                                   &ns, &est, &m);
+    if (!rc)
+        rc = synor__problem_topo(pb, topo);
+    for (size_t p = 0; !rc && p < d; p++)
+        stage_of[p] = SIZE_MAX;
+    for (size_t x = 0; !rc && x < ns; x++)
+        stage_of[pi->stages[x].dev] = x;
+    pipe_split sp = {dev_of, mb_of, stage_of, ns, m};
+    variant other;
+    memset(&other, 0, sizeof other);
+    if (!rc)
+        rc = pipeline_pass(pb, opt, &sp, order, v, nf);
+    /* bounded buffers need the next stage's earlier micro-batches placed
+     * first: the micro-batch order only */
+    if (!rc && !opt->pipeline_buffers && !(rc = pipeline_pass(pb, opt, &sp, topo, &other, nf))) {
+        double a = 0, b = 0;
+        for (size_t i = 0; i < n; i++) {
+            a = v->ft[i] > a ? v->ft[i] : a;
+            b = other.ft[i] > b ? other.ft[i] : b;
+        }
+        if (b < a) {
+            variant t = *v;
+            *v = other;
+            other = t;
+        }
+    }
+    variant_free(&other);
     if (!rc) {
-        v->have = 1;
         pi->p.stages = pi->stages;
         pi->p.n_stages = ns;
         pi->p.micro_batches = m;
-        pi->p.pipeline_buffers = B;
+        pi->p.pipeline_buffers = opt->pipeline_buffers;
     }
     synor__free(dev_of);
     synor__free(order);
+    synor__free(topo);
     synor__free(mb_of);
     synor__free(stage_of);
-    synor__free(entered);
-    synor__free(avail);
     return rc;
 }
 

@@ -124,6 +124,12 @@ check pipe-buf      [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --strat
 check pipe-buf-msg  grep -q "buffers of 1 micro-batches" "$tmp/out"
 check pipe-buf-bad  [ "$(rc "$S" plan --workload "$P" --strategy pipeline --buffers 0)" = 2 ]
 check pipe-sim2     [ "$(rc "$S" simulate --workload "$P" --fabric four-h100 --strategy pipeline --baseline heft)" = 0 ]
+# a preset split into a pipeline: training in micro-batches
+check mb-pipe       [ "$(rc "$S" plan --preset llama-2-7b --train --micro-batches 8 --fabric four-h100 --strategy pipeline)" = 0 ]
+check mb-pipe-4     grep -q "^pipeline  4 stages, 8 micro-batches" "$tmp/out"
+check mb-workload   [ "$(rc "$S" workload --preset tiny --train --micro-batches 2)" = 2 ]
+check mb-dp         [ "$(rc "$S" plan --preset tiny --train --micro-batches 2 --dp 2)" = 2 ]
+check mb-dp-msg     grep -q "not both" "$tmp/err"
 # data and tensor parallelism
 check dp-auto       [ "$(rc "$S" plan --preset llama-2-7b --train --fabric two-node-h100)" = 0 ]
 check dp-4gpus      [ "$(grep -cE "^  gpu-[ab]\.[01] .* [1-9][0-9]* tasks" "$tmp/out")" = 4 ]
