@@ -163,10 +163,28 @@ static int preempt(synor_market *m, uint32_t i, int64_t q, int reason)
     return 0;
 }
 
+/* A version 1 journal's reclaim may re-lease the reclaimer's own capacity
+ * and reclaim it again, a round per lease, each round scanning every lease
+ * (fuzz_market_journal: a crafted journal took minutes to recover). The
+ * version that wrote such a journal applied the command before writing it,
+ * and its reclaims that finished preempted each lease it had at most a few
+ * times: one that takes more than LEGACY_ROUNDS_PER_LEASE rounds per lease
+ * (plus LEGACY_ROUNDS_BASE) on replay was not written by it, and the
+ * replay stops instead of running for days. */
+#define LEGACY_ROUNDS_PER_LEASE 4
+#define LEGACY_ROUNDS_BASE 1000
+
 int synor__lease_reclaim(synor_market *m, uint32_t provider, uint32_t resource, int64_t qty)
 {
     /* lowest-ranked leases of this provider first, exactly qty units */
-    while (qty > 0) {
+    long limit = LEGACY_ROUNDS_BASE + LEGACY_ROUNDS_PER_LEASE * (long)m->n_leases;
+    for (long rounds = 0; qty > 0; rounds++) {
+        if (m->legacy && rounds == limit)
+            return synor__error(SYNOR_EPARSE,
+                                "a version 1 reclaim that leases its own capacity out and "
+                                "reclaims it again more than %ld times: not written by the "
+                                "version it claims (that one could not have finished it)",
+                                limit);
         long pick = -1;
         for (uint32_t i = 0; i < m->n_leases; i++) {
             const mlease *l = &m->leases[i];
