@@ -40,6 +40,11 @@ int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *
             cli_usage_error(cmd, "--collective: '%s' is not ring or tree", v);
             return -1;
         }
+        synor_dtype dt;
+        if (str == &sc->dtype && synor_dtype_from_name(v, &dt)) {
+            cli_usage_error(cmd, "--dtype: '%s' is not a data type (%s)", v, synor_errmsg());
+            return -1;
+        }
         *str = v;
         return 1;
     }

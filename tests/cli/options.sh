@@ -107,5 +107,8 @@ check pm-default       [ "$(rc "$S" perfmodel)" = 0 ]
 check pm-default-empty grep -q ": 0 entries" "$tmp/out"
 check pm-default-none  [ ! -e "$XDG_DATA_HOME/synor/perfmodel.json" ]
 
+check bad-dtype     [ "$(rc "$S" plan --preset tiny --dtype fp9)" = 2 ]
+check bad-dtype-msg grep -q "'fp9' is not a data type" "$tmp/err"
+
 echo "options.sh: $pass passed, $fail failed"
 [ "$fail" = 0 ]
