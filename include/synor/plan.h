@@ -33,7 +33,7 @@
  *             improvement: tasks of the critical path moved to other
  *             devices (the schedule rebuilt by HEFT's order and insertion)
  *             while the makespan drops; never worse than HEFT or PEFT.
- *             With weights, device memory or colocation groups: HEFT.
+ *             With weights or colocation groups: HEFT's placement.
  *   exact     branch and bound over every order and assignment: the optimal
  *             makespan for DAGs of up to SYNOR_EXACT_MAX_TASKS tasks, the
  *             reference the heuristics are tested against.

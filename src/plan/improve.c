@@ -12,9 +12,9 @@
  * critical path. It stops at a local optimum (no single move of a critical
  * task helps) or after IMPROVE_EVALS schedules. Every schedule kept is
  * strictly shorter than the one before, so the result is never worse than
- * the better of HEFT and PEFT. Problems with weights, device memory or
- * colocation groups get the better of HEFT and PEFT alone (the search
- * would have to move weights and groups with the tasks). */
+ * the better of HEFT and PEFT. Problems with weights or colocation groups
+ * get the better of HEFT and PEFT alone (the search would have to move
+ * weights and groups with the tasks). */
 #include <math.h>
 #include <string.h>
 
@@ -89,8 +89,11 @@ int synor__improve_schedule(const synor_sched_problem *pb, const synor_plan_opti
         memcpy(ft, tft, n * sizeof *ft);
         best = makespan(ft, n);
     }
-    if (pb->n_items || pb->mem || (pb->group && pb->n_groups))
-        goto out; /* moves would have to carry weights and groups along */
+    /* Moves would have to carry weights and groups along. Without weights
+     * a device's memory only bounds each task's own footprint, which the
+     * costs already say (a task that does not fit cannot run there). */
+    if (pb->n_items || (pb->group && pb->n_groups))
+        goto out;
     size_t budget = IMPROVE_EVALS * (n / 1000 + 1), evals = 0;
     budget = budget < IMPROVE_EVALS_MIN ? IMPROVE_EVALS_MIN : budget;
     memcpy(adev, dev, n * sizeof *adev);

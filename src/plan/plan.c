@@ -521,7 +521,7 @@ int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options 
     } else if (opt->strategy == SYNOR_STRATEGY_PIPELINE && pb->n_items) {
         if ((rc = pipeline(pb, opt, pi, &v, nf)))
             goto fail;
-    } else if (opt->strategy == SYNOR_STRATEGY_IMPROVE && !pb->n_items && !pb->mem &&
+    } else if (opt->strategy == SYNOR_STRATEGY_IMPROVE && !pb->n_items &&
                !(pb->group && pb->n_groups)) {
         v.dev = synor__malloc((n ? n : 1) * sizeof *v.dev);
         v.st = synor__malloc((n ? n : 1) * sizeof *v.st);

@@ -102,7 +102,7 @@ int synor__list_schedule(const synor_sched_problem *pb, const synor_plan_options
 
 /* HEFT's order and insertion with every task on assign[task]: the
  * schedule HEFT would make had it chosen those devices (its own choices
- * give its own schedule). No weights, memory or groups. */
+ * give its own schedule). No weights or groups. */
 int synor__list_schedule_fixed(const synor_sched_problem *pb, const size_t *assign, size_t *dev,
                                double *st, double *ft);
 
