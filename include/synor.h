@@ -41,6 +41,7 @@
 #include "synor/sim.h"
 #include "synor/runtime.h"
 #include "synor/exec.h"
+#include "synor/whatif.h"
 #include "synor/workload.h"
 
 #endif

@@ -83,6 +83,7 @@ int cli_workload(const cli_globals *g, int argc, char **argv);
 int cli_cost(const cli_globals *g, int argc, char **argv);
 int cli_plan(const cli_globals *g, int argc, char **argv);
 int cli_simulate(const cli_globals *g, int argc, char **argv);
+int cli_whatif(const cli_globals *g, int argc, char **argv);
 int cli_report(const cli_globals *g, int argc, char **argv);
 int cli_run(const cli_globals *g, int argc, char **argv);
 int cli_perfmodel(const cli_globals *g, int argc, char **argv);

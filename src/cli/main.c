@@ -25,6 +25,7 @@ static const command commands[] = {
     {"cost", cli_cost, "the cost matrix of a workload on a fabric (docs/PLANNING.md)"},
     {"plan", cli_plan, "plan a workload on a fabric: HEFT, PEFT, energy, cost, baselines"},
     {"simulate", cli_simulate, "simulate a plan and report; no arguments: the seed scenario"},
+    {"whatif", cli_whatif, "what adding or swapping processors would buy this machine"},
     {"report", cli_report, "report of a trace: utilization, timeline, Perfetto, SVG"},
     {"run", cli_run, "run a workload for real on this machine's processors and report"},
     {"perfmodel", cli_perfmodel, "show the performance model that real runs calibrate"},

@@ -87,5 +87,21 @@ check dp-sim        [ "$(rc "$S" simulate --preset llama-2-7b --train --fabric t
 check dp-sim-work   grep -q "Llama-2-7B training iteration, 4 data-parallel replicas (ring)" "$tmp/out"
 check dp-sim-gpus   [ "$(grep -cE "^  gpu-[ab]\.[01] .* simulated .* [1-9][0-9]* +all_reduce" "$tmp/out")" = 4 ]
 
+# what-if on this machine (any machine: the rows, not the figures, are checked)
+MC="$tmp/measure.json"
+check whatif        [ "$(rc "$S" whatif --workload "$SRC/workloads/mlp-fp32.json" --measure-cache "$MC" --add nvidia-h100-sxm --add groq-lpu:2 --replace cpu0=amd-epyc-9654)" = 0 ]
+check whatif-base   grep -qE "^  this machine \(local\) +[0-9.]+ s" "$tmp/out"
+check whatif-add    grep -qE "^  \+ 1 x nvidia-h100-sxm +[0-9.]+ s .*x$" "$tmp/out"
+check whatif-swap   grep -qE "^  cpu0 -> amd-epyc-9654 +[0-9.]+ s" "$tmp/out"
+check whatif-all    grep -q "^  all of the changes" "$tmp/out"
+check whatif-price  grep -q "nvidia-h100-sxm: simulated from its profile .*3.00 USD per hour" "$tmp/out"
+check whatif-cache  [ -s "$MC" ]
+check whatif-bad    [ "$(rc "$S" whatif --workload "$SRC/workloads/mlp-fp32.json" --measure-cache "$MC" --add no-such-chip)" = 1 ]
+check whatif-bad-m  grep -q 'no profile "no-such-chip"' "$tmp/err"
+check whatif-where  [ "$(rc "$S" whatif --workload "$SRC/workloads/mlp-fp32.json" --measure-cache "$MC" --replace gpu9=groq-lpu)" = 1 ]
+check whatif-count  [ "$(rc "$S" whatif --workload "$SRC/workloads/mlp-fp32.json" --add groq-lpu:0)" = 2 ]
+check whatif-fab    [ "$(rc "$S" whatif --workload "$SRC/workloads/mlp-fp32.json" --fabric seed)" = 2 ]
+check whatif-none   [ "$(rc "$S" whatif)" = 2 ]
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
