@@ -236,6 +236,12 @@ void synor_plan_destroy(synor_plan *p);
  * its memory. 0 or SYNOR_EINVAL naming the first violation. */
 int synor_plan_validate(const synor_plan *p, const synor_sched_problem *pb);
 
+/* The workload's weights in the order a plan numbers them (the items of
+ * synor_plan_load): datum[k] is the workload datum of item k, for the data
+ * no task produces that have bytes, in data order. datum holds
+ * synor_workload_data_count(w) entries; returns the number of items. */
+size_t synor_plan_weight_data(const synor_workload *w, size_t *datum);
+
 /* The problem synor_plan_create solves, for synor_plan_validate and for
  * callers that want to run several planners; free with
  * synor_sched_problem_free. Weights and memory are filled in; the storage

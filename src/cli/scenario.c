@@ -91,19 +91,16 @@ void cli_weights_line(const synor_plan *p, const synor_cost *c)
     const synor_workload *w = synor_cost_workload(c);
     double bytes = 0, total = 0;
     size_t nd = synor_workload_data_count(w);
-    for (size_t x = 0; x < nd; x++) {
-        const synor_data *d = synor_workload_data(w, x);
-        if (d->producer < 0 && d->bytes)
-            total += (double)d->bytes;
-    }
-    for (size_t l = 0; l < p->n_loads; l++) /* item j = the j-th datum no task produces */
-        for (size_t x = 0, j = 0; x < nd; x++) {
-            const synor_data *d = synor_workload_data(w, x);
-            if (d->producer < 0 && d->bytes && j++ == p->loads[l].item) {
-                bytes += (double)d->bytes;
-                break;
-            }
-        }
+    size_t *item = malloc((nd ? nd : 1) * sizeof *item);
+    if (!item)
+        return;
+    size_t n_items = synor_plan_weight_data(w, item);
+    for (size_t k = 0; k < n_items; k++)
+        total += (double)synor_workload_data(w, item[k])->bytes;
+    for (size_t l = 0; l < p->n_loads; l++)
+        if (p->loads[l].item < n_items)
+            bytes += (double)synor_workload_data(w, item[p->loads[l].item])->bytes;
+    free(item);
     if (total <= 0)
         return;
     char tb[32], cb[32];

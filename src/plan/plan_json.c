@@ -41,9 +41,7 @@ char *synor_plan_to_json(const synor_plan *p, const synor_cost *c)
     synor__jw_arr_begin(&j);
     size_t nd = synor_workload_data_count(w), *item = NULL, n_items = 0;
     if (p->n_loads && (item = synor__malloc(nd * sizeof *item)))
-        for (size_t x = 0; x < nd; x++) /* item k = the k-th external datum (build_weights) */
-            if (synor_workload_data(w, x)->producer < 0 && synor_workload_data(w, x)->bytes)
-                item[n_items++] = x;
+        n_items = synor_plan_weight_data(w, item);
     for (size_t x = 0; item && x < p->n_loads; x++) {
         const synor_plan_load *l = &p->loads[x];
         synor__jw_obj_begin(&j);

@@ -58,6 +58,17 @@ void synor_sched_problem_free(synor_sched_problem *pb)
     synor__free(op);
 }
 
+size_t synor_plan_weight_data(const synor_workload *w, size_t *datum)
+{
+    size_t k = 0, nd = synor_workload_data_count(w);
+    for (size_t j = 0; j < nd; j++) {
+        const synor_data *x = synor_workload_data(w, j);
+        if (x->producer < 0 && x->bytes)
+            datum[k++] = j;
+    }
+    return k;
+}
+
 /* Weights: the data no task produces. Their home is the host memory of
  * the fabric's first CPU when they all fit there, else storage. */
 static int build_weights(owned_problem *op)
@@ -98,16 +109,13 @@ static int build_weights(owned_problem *op)
         else if (synor_device_kind(dv) == SYNOR_KIND_CPU)
             break; /* the first CPU is the host; it cannot hold them: storage */
     }
-    k = 0;
-    for (size_t j = 0; j < nd; j++) {
-        const synor_data *x = synor_workload_data(w, j);
+    k = synor_plan_weight_data(w, op->item_data);
+    for (size_t j = 0; j < nd; j++)
         item_of[j] = SIZE_MAX;
-        if (x->producer < 0 && x->bytes) {
-            item_of[j] = k;
-            op->item_bytes[k] = (double)x->bytes;
-            op->item_home[k] = home;
-            op->item_data[k++] = j;
-        }
+    for (size_t j = 0; j < k; j++) {
+        item_of[op->item_data[j]] = j;
+        op->item_bytes[j] = (double)synor_workload_data(w, op->item_data[j])->bytes;
+        op->item_home[j] = home;
     }
     u = 0;
     for (size_t i = 0; i < n; i++) {

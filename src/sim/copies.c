@@ -22,9 +22,7 @@ int synor__sim_weight_copies(sim *s)
         synor__free(at);
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
-    for (size_t x = 0; x < nd; x++) /* item k = the k-th datum no task produces (plan.c) */
-        if (synor_workload_data(s->w, x)->producer < 0 && synor_workload_data(s->w, x)->bytes)
-            datum_of[k++] = x;
+    k = synor_plan_weight_data(s->w, datum_of);
     for (size_t x = 0; x < nd * s->d; x++)
         at[x] = 0;
     for (size_t l = 0; l < pl->n_loads; l++) {
