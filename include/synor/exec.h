@@ -49,6 +49,13 @@ typedef struct synor_exec_result {
 int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t seed,
                         const unsigned *hints, synor_exec_result *out);
 
+/* What a real run of w records in the performance model for each task
+ * (synor/perfmodel.h, synor_runtime_config.perfmodel): kernels[i] the
+ * kernel's name, footprints[i] the footprint of its data, for every task i
+ * (arrays of synor_workload_count(w)). So a model filled by real runs can
+ * be asked about a workload before it runs (synor_whatif_calibrate). The
+ * names are static. Fails as synor_exec_check when w cannot run for real. */
+int synor_exec_task_keys(const synor_workload *w, const char **kernels, uint64_t *footprints);
 /* Reads a plan (synor-plan/1, `synor plan --json`) for w and fills hints
  * (one per task of w; tasks the plan does not name get 0). Every device the
  * plan names must be a device of rt by name ("cpu", "opencl0", ...): plan

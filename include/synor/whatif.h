@@ -18,7 +18,9 @@
 
 #include "synor/detect.h"
 #include "synor/fabric.h"
+#include "synor/perfmodel.h"
 #include "synor/profile.h"
+#include "synor/workload.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +40,48 @@ typedef struct synor_whatif_change {
  * unknown profile or device. */
 int synor_whatif_fabric(synor_catalog *cat, const synor_detection *d,
                         const synor_whatif_change *changes, size_t n_changes, synor_fabric **out);
+
+/* As synor_whatif_fabric, with the host CPU as cpu_workers devices (cpu0.0,
+ * cpu0.1, ...: the runtime's CPU workers, each one task at a time, as a
+ * real run has them), each with its share of the CPU's measured peak,
+ * bandwidth and power (profile "local-cpu0-workerN"). cpu_workers 0: one
+ * device for the whole CPU (synor_whatif_fabric). At most 1024. */
+int synor_whatif_fabric_workers(synor_catalog *cat, const synor_detection *d, unsigned cpu_workers,
+                                const synor_whatif_change *changes, size_t n_changes,
+                                synor_fabric **out);
+
+/* Where the local devices' task times of a calibrated workload came from,
+ * counted per (task, local device). */
+typedef struct synor_whatif_calibration {
+    size_t tasks;
+    size_t local_devices;     /* devices of the fabric that are this machine's */
+    size_t from_model;        /* the model's estimate for this very task */
+    size_t from_kernel_fit;   /* roofline x the kernel's factor */
+    size_t from_overall_fit;  /* roofline x the factor over all kernels */
+    size_t from_roofline;     /* the roofline alone: no entry to fit on */
+    double overall_factor;    /* median measured / roofline; NAN: none */
+} synor_whatif_calibration;
+
+/* The local fabric made to predict this machine (issue 11, "a simulator
+ * that predicts this machine"): a copy of w (finished, *out; destroy it)
+ * whose tasks have explicit cost rows (workload.h) for f's devices. On a
+ * device of this machine (a fabric from synor_whatif_fabric or _workers) a
+ * task's time is, in order of preference:
+ *   - the performance model's estimate (pm: what real runs recorded; the
+ *     task's kernel and footprint from synor_exec_task_keys, the device by
+ *     its runtime name: "cpu", "cuda0");
+ *   - its roofline on the device (the measured peak and bandwidth, cost.h)
+ *     x the median of measured / roofline over the workload's tasks of the
+ *     same kernel that have an estimate;
+ *   - the roofline x that median over all the tasks that have one;
+ *   - the roofline.
+ * Other devices (added or swapped in) keep their roofline. A task with a
+ * cost row of its own keeps it. pm may be NULL (then every local time is a
+ * roofline); a workload that cannot run for real has no estimates. info
+ * (may be NULL) says how many times came from where. */
+int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
+                           const synor_perfmodel *pm, synor_workload **out,
+                           synor_whatif_calibration *info);
 
 /* The price per hour (micro-units) the built-in fabrics assume for a
  * profile; 0 if none lists it. */

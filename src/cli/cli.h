@@ -75,6 +75,29 @@ void cli_weights_line(const synor_plan *p, const synor_cost *c);
  * (may be NULL) has more than one. */
 int cli_scenario_load(const scenario *sc, const synor_fabric *f, synor_workload **w);
 
+/* The local fabric (simulate --fabric local, whatif): its options
+ * --perfmodel FILE, --no-perfmodel, --cpu-workers N, --measure-cache FILE. */
+typedef struct cli_local {
+    const char *perfmodel, *cache;
+    int no_perfmodel;
+    unsigned long long cpu_workers; /* 0: one per core, as the runtime */
+} cli_local;
+/* 1 consumed, 0 not ours, -1 usage error (printed). */
+int cli_local_opt(const char *cmd, cli_local *l, int argc, char **argv, int *i);
+/* Usage errors: both --perfmodel and --no-perfmodel; local options without
+ * the local fabric (local 0). */
+int cli_local_check(const char *cmd, const cli_local *l, int local);
+/* Detection with the measured CPU peak (cached). CLI_OK or CLI_FAIL. */
+int cli_local_detect(synor_catalog *cat, const cli_local *l, synor_detection **det);
+/* The local fabric with changes ch (n), and the scenario's workload
+ * calibrated on it (synor_whatif_calibrate on the performance model file);
+ * a workload that runs for real gets one CPU device per runtime worker.
+ * note gets one sentence saying where the task times come from. CLI_OK or
+ * CLI_FAIL (not printed: synor_errmsg() says why). */
+int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_local *l,
+                   const scenario *sc, const synor_whatif_change *ch, size_t n,
+                   synor_fabric **f, synor_workload **w, char *note, size_t note_size);
+
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);

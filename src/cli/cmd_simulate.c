@@ -17,13 +17,20 @@ static void help(void)
            "                      [--strategy S] [--baseline S|none] [--deadline SEC]\n"
            "                      [--weights preload|load] [--storage-gbps X]\n"
            "                      [--micro-batches N] [--buffers N]\n"
-           "                      [--trace FILE] [--chrome FILE] [--svg FILE] [--width N]\n\n"
+           "                      [--trace FILE] [--chrome FILE] [--svg FILE] [--width N]\n"
+           "                      [--perfmodel FILE | --no-perfmodel] [--cpu-workers N]\n"
+           "                      [--measure-cache FILE]\n\n"
            "Plans the workload with strategy S (default heft; 'dynamic' places tasks as\n"
            "they become ready), simulates it on the fabric's simulated devices and prints\n"
            "utilization, a timeline, makespan, energy, money and the comparison with the\n"
            "baseline strategy (default gpu-only). With no workload: the seed scenario,\n"
            "Llama-2-70B inference, 512 tokens in and 256 out, on the 'seed' fabric.\n\n"
-           "  --fabric F       a built-in fabric (synor plan --fabrics) or a file\n"
+           "  --fabric F       a built-in fabric (synor plan --fabrics), a file, or 'local':\n"
+           "                   this machine from detection, its task times from the\n"
+           "                   performance model of real runs (synor run; docs/PLANNING.md)\n"
+           "  --perfmodel FILE, --no-perfmodel  local: the model file (default: synor run's)\n"
+           "  --cpu-workers N  local: CPU workers of the run predicted (default one per core)\n"
+           "  --measure-cache FILE  local: where the measured CPU peak is cached\n"
            "  --workload FILE  a workload file (docs/WORKLOADS.md)\n"
            "  --preset MODEL   llama-2-7b, llama-2-70b or tiny; inference unless --train\n"
            "  --batch, --prompt, --new  sequences, prompt tokens (training: sequence\n"
@@ -128,6 +135,7 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
 {
     synor_plan_options_init(&wopt);
     scenario sc = {0};
+    cli_local lo = {0};
     const char *strategy = "heft", *baseline = "gpu-only", *trace_out = NULL, *chrome = NULL,
                *svg = NULL;
     double deadline = 0, planned = 0;
@@ -138,6 +146,8 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         if (r < 0)
             return CLI_USAGE;
         if (!r && (r = cli_weights_opt("simulate", &wopt, argc, argv, &i)) == CLI_USAGE)
+            return CLI_USAGE;
+        if (!r && (r = cli_local_opt("simulate", &lo, argc, argv, &i)) < 0)
             return CLI_USAGE;
         if (r)
             continue;
@@ -172,7 +182,8 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         synor_strategy_from_name(baseline, &st))
         return cli_usage_error("simulate", "unknown baseline strategy '%s'", baseline);
     sc.micro = (long long)wopt.micro_batches;
-    if (cli_scenario_check("simulate", &sc))
+    int local = sc.fabric && !strcmp(sc.fabric, "local");
+    if (cli_scenario_check("simulate", &sc) || cli_local_check("simulate", &lo, local))
         return CLI_USAGE;
     int seed_scenario = !sc.workload && !sc.preset && !sc.fabric;
     synor_catalog *cat = cli_load_catalog(g);
@@ -182,9 +193,18 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     synor_workload *w = NULL;
     synor_cost *c = NULL;
     synor_trace *t = NULL, *b = NULL;
+    synor_detection *det = NULL;
+    char local_note[1200] = "";
     int ret = CLI_FAIL;
-    if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) ||
-        cli_scenario_load(&sc, f, &w) ||
+    if (local && cli_local_detect(cat, &lo, &det))
+        goto out;
+    if (local && cli_local_load(cat, det, &lo, &sc, NULL, 0, &f, &w, local_note,
+                                sizeof local_note)) {
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    if ((!local && (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) ||
+                    cli_scenario_load(&sc, f, &w))) ||
         synor_cost_create(w, f, &c) || run(c, strategy, deadline, &t, &planned)) {
         cli_error("%s", synor_errmsg());
         goto out;
@@ -198,9 +218,12 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     const char *assume[12];
     size_t na = 0;
     char note[600], fabric_note[1024], weights[600];
-    assume[na++] = "Every device is simulated from its profile (synor profiles ID shows the "
-                   "figures and their sources); time per task is a roofline: launch latency + "
-                   "max(FLOPs / (peak x efficiency), bytes / memory bandwidth).";
+    if (local)
+        assume[na++] = local_note;
+    else
+        assume[na++] = "Every device is simulated from its profile (synor profiles ID shows the "
+                       "figures and their sources); time per task is a roofline: launch latency + "
+                       "max(FLOPs / (peak x efficiency), bytes / memory bandwidth).";
     if (!strcmp(strategy, "dynamic"))
         snprintf(weights, sizeof weights,
                  "Weights are resident before the run on each device that uses them (loading "
@@ -260,6 +283,7 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     if (svg && cli_write_text(svg, synor_report_svg(t)))
         ret = CLI_FAIL;
 out:
+    synor_detection_destroy(det);
     synor_trace_destroy(t);
     synor_trace_destroy(b);
     synor_cost_destroy(c);

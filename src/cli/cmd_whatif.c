@@ -14,7 +14,8 @@ static void help(void)
     printf("usage: synor whatif (--workload FILE | --preset MODEL [--train] [--batch N]\n"
            "                    [--prompt N] [--new N] [--dtype T])\n"
            "                    [--add PROFILE[:N]]... [--replace DEVICE=PROFILE]...\n"
-           "                    [--strategy S] [--weights preload|load] [--measure-cache FILE]\n\n"
+           "                    [--strategy S] [--weights preload|load] [--measure-cache FILE]\n"
+           "                    [--perfmodel FILE | --no-perfmodel] [--cpu-workers N]\n\n"
            "Plans and simulates the workload on this machine as detected (the 'local'\n"
            "fabric: the host CPU with its measured peak and bandwidth, CUDA GPUs), then on\n"
            "the machine with each change alone and with all of them: makespan, energy and\n"
@@ -24,6 +25,11 @@ static void help(void)
            "  --add PROFILE[:N]       N devices (default 1) of a catalog profile\n"
            "  --replace DEVICE=PROF   this machine's cpu0, gpu0, ... swapped for a profile\n"
            "  --strategy S            any planner (default heft; synor plan --strategies)\n"
+           "  --perfmodel FILE        the performance model of real runs that calibrates\n"
+           "                          this machine's task times (default: synor run's file);\n"
+           "                          --no-perfmodel: the roofline on the measured peak\n"
+           "  --cpu-workers N         CPU workers of a real run (default one per core)\n"
+           "  --measure-cache FILE    where the measured CPU peak is cached\n"
            "Exit status: 0 success, 1 failure (e.g. the workload fits no device), 2 usage.\n");
 }
 
@@ -35,9 +41,10 @@ typedef struct outcome {
     char err[256];
 } outcome;
 
-static void evaluate(synor_catalog *cat, const synor_detection *det, const scenario *sc,
-                     const synor_plan_options *o, const synor_whatif_change *ch, size_t n,
-                     outcome *r)
+static void evaluate(synor_catalog *cat, const synor_detection *det, const cli_local *lo,
+                     const scenario *sc, const synor_plan_options *o,
+                     const synor_whatif_change *ch, size_t n, outcome *r, char *note,
+                     size_t note_size)
 {
     synor_fabric *f = NULL;
     synor_workload *w = NULL;
@@ -45,7 +52,7 @@ static void evaluate(synor_catalog *cat, const synor_detection *det, const scena
     synor_plan *p = NULL;
     synor_trace *t = NULL;
     memset(r, 0, sizeof *r);
-    if (synor_whatif_fabric(cat, det, ch, n, &f) || cli_scenario_load(sc, f, &w) ||
+    if (cli_local_load(cat, det, lo, sc, ch, n, &f, &w, note, note_size) ||
         synor_cost_create(w, f, &c) || synor_plan_create(c, o, &p) ||
         synor_simulate(c, p, &t)) {
         snprintf(r->err, sizeof r->err, "%s", synor_errmsg());
@@ -90,13 +97,16 @@ int cli_whatif(const cli_globals *g, int argc, char **argv)
     synor_whatif_change ch[MAX_CHANGES];
     char spec[MAX_CHANGES][128];
     size_t n = 0;
-    const char *cache = NULL, *strategy = "heft";
+    const char *strategy = "heft";
+    cli_local lo = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = cli_scenario_opt("whatif", &sc, argc, argv, &i);
         if (r < 0)
             return CLI_USAGE;
         if (!r && (r = cli_weights_opt("whatif", &o, argc, argv, &i)) == CLI_USAGE)
+            return CLI_USAGE;
+        if (!r && (r = cli_local_opt("whatif", &lo, argc, argv, &i)) < 0)
             return CLI_USAGE;
         if (r)
             continue;
@@ -135,8 +145,6 @@ int cli_whatif(const cli_globals *g, int argc, char **argv)
             n++;
         } else if (!strcmp(a, "--strategy") && i + 1 < argc) {
             strategy = argv[++i];
-        } else if (!strcmp(a, "--measure-cache") && i + 1 < argc) {
-            cache = argv[++i];
         } else {
             return cli_usage_error("whatif", "unknown option or missing value '%s'", a);
         }
@@ -150,22 +158,15 @@ int cli_whatif(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("whatif", "--fabric: whatif plans on this machine (the local "
                                          "fabric) and its changes");
     sc.micro = (long long)o.micro_batches;
-    if (cli_scenario_check("whatif", &sc))
+    if (cli_scenario_check("whatif", &sc) || cli_local_check("whatif", &lo, 1))
         return CLI_USAGE;
-    char cache_default[4096];
-    if (!cache && synor_detect_default_cache_path(cache_default, sizeof cache_default) == 0)
-        cache = cache_default;
     synor_catalog *cat = cli_load_catalog(g);
     if (!cat)
         return CLI_FAIL;
     synor_detection *det = NULL;
     int ret = CLI_FAIL;
-    if (synor_detect_run_cached(cat, SYNOR_DETECT_HOST | SYNOR_DETECT_CUDA |
-                                          SYNOR_DETECT_MEASURE,
-                                cache, &det)) {
-        cli_error("%s", synor_errmsg());
+    if (cli_local_detect(cat, &lo, &det))
         goto out;
-    }
     synor_fabric *check = NULL; /* the changes name profiles and devices that exist */
     if (synor_whatif_fabric(cat, det, ch, n, &check)) {
         cli_error("%s", synor_errmsg());
@@ -173,7 +174,8 @@ int cli_whatif(const cli_globals *g, int argc, char **argv)
     }
     synor_fabric_destroy(check);
     outcome base, one, all;
-    evaluate(cat, det, &sc, &o, NULL, 0, &base);
+    char note[1200], other[1200];
+    evaluate(cat, det, &lo, &sc, &o, NULL, 0, &base, note, sizeof note);
     if (!base.ok) {
         cli_error("this machine: %s", base.err);
         goto out;
@@ -190,14 +192,14 @@ int cli_whatif(const cli_globals *g, int argc, char **argv)
             snprintf(label, sizeof label, "%s -> %s", ch[k].replace, ch[k].profile);
         else
             snprintf(label, sizeof label, "+ %u x %s", ch[k].count, ch[k].profile);
-        evaluate(cat, det, &sc, &o, &ch[k], 1, &one);
+        evaluate(cat, det, &lo, &sc, &o, &ch[k], 1, &one, other, sizeof other);
         row(label, &one, &base);
     }
     if (n > 1) {
-        evaluate(cat, det, &sc, &o, ch, n, &all);
+        evaluate(cat, det, &lo, &sc, &o, ch, n, &all, other, sizeof other);
         row("all of the changes", &all, &base);
     }
-    printf("\nASSUMPTIONS\n");
+    printf("\nASSUMPTIONS\n  - %s\n", note);
     for (size_t i = 0; i < synor_detection_count(det); i++) {
         synor_device *dev = synor_detection_device(det, i);
         if (strcmp(synor_device_backend(dev), "host") && strcmp(synor_device_backend(dev), "CUDA"))

@@ -33,6 +33,7 @@
 #include "common/common.h"
 #include "kernels/kernels.h"
 #include "synor/exec.h"
+#include "synor/perfmodel.h"
 
 #define NORM_EPS 1e-5f
 
@@ -349,6 +350,52 @@ static void ids_vocab(const synor_workload *w, int64_t *vocab)
         if (*v == 0 || t->op.dims.vocab < *v)
             *v = t->op.dims.vocab;
     }
+}
+
+int synor_exec_task_keys(const synor_workload *w, const char **kernels, uint64_t *footprints)
+{
+    int rc = synor_exec_check(w);
+    if (rc < 0)
+        return rc;
+    size_t nd = synor_workload_data_count(w), nt = synor_workload_count(w);
+    synor_dtype *dt = synor__malloc((nd ? nd : 1) * sizeof *dt);
+    if (!dt)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t di = 0; di < nd; di++) /* data_dtype's rule in one pass: the first use */
+        dt[di] = (synor_dtype)-1;
+    for (size_t ti = 0; ti < nt; ti++) {
+        const synor_task *t = synor_workload_task(w, ti);
+        for (size_t j = 0; j < t->n_consumes; j++)
+            if (dt[t->consumes[j]] == (synor_dtype)-1)
+                dt[t->consumes[j]] = t->op.dtype;
+        for (size_t j = 0; j < t->n_produces; j++)
+            if (dt[t->produces[j]] == (synor_dtype)-1)
+                dt[t->produces[j]] = t->op.dtype;
+    }
+    for (size_t ti = 0; ti < nt; ti++) {
+        const synor_task *t = synor_workload_task(w, ti);
+        const op_rule *r = rule_for(t->op.type);
+        task_args args;
+        size_t args_size;
+        kernels[ti] = task_kernel(t, &args, &args_size)->name;
+        /* synor__task_footprint of the runtime task synor_exec_workload
+         * submits: the operand count, then per operand (inputs first) its
+         * data type and its shape: one dimension of elements, the unused
+         * ones 1 (as synor_handle_register stores them). */
+        size_t v[SYNOR_TASK_MAX_DATA * (SYNOR_HANDLE_MAX_DIMS + 1) + 1];
+        unsigned n = 0;
+        v[n++] = r->n_in + r->n_out;
+        for (unsigned i = 0; i < r->n_in + r->n_out; i++) {
+            size_t di = i < r->n_in ? t->consumes[i] : t->produces[i - r->n_in];
+            v[n++] = (size_t)dt[di];
+            v[n++] = (size_t)(synor_workload_data(w, di)->bytes / elem_bytes(dt[di]));
+            for (unsigned j = 1; j < SYNOR_HANDLE_MAX_DIMS; j++)
+                v[n++] = 1;
+        }
+        footprints[ti] = synor_perfmodel_footprint(v, n);
+    }
+    synor__free(dt);
+    return 0;
 }
 
 int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t seed,

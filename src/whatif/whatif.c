@@ -33,13 +33,17 @@ int64_t synor_whatif_price(const synor_catalog *cat, const char *profile)
     return 0;
 }
 
-/* The detected device as a profile in cat. */
-static int add_profile(synor_catalog *cat, synor_device *dev, const char *id)
+/* The detected device as a profile in cat; share > 1: one of that many
+ * equal parts of it (a CPU worker: its share of the peak and the power). */
+static int add_profile(synor_catalog *cat, synor_device *dev, const char *id, unsigned share)
 {
     synor_profile p;
     memset(&p, 0, sizeof p);
     p.id = id;
-    p.name = synor_device_name(dev);
+    char name[320];
+    snprintf(name, sizeof name, share > 1 ? "%s, one of %u workers" : "%s",
+             synor_device_name(dev), share);
+    p.name = name;
     const char *vendor = synor_device_detail_get(dev, "cpu_vendor");
     p.vendor = vendor ? vendor : "detected";
     p.type = *synor_device_type(dev);
@@ -48,6 +52,15 @@ static int add_profile(synor_catalog *cat, synor_device *dev, const char *id)
         p.caps.peak_watts = p.caps.idle_watts;
     if (p.caps.efficiency <= 0 || p.caps.efficiency > 1)
         p.caps.efficiency = 1;
+    if (share > 1) {
+        for (int k = 0; k < SYNOR_DTYPE_COUNT; k++) {
+            p.caps.peak[k].dense /= share;
+            p.caps.peak[k].sparse /= share;
+        }
+        p.caps.mem_bandwidth /= share;
+        p.caps.peak_watts /= share;
+        p.caps.idle_watts /= share;
+    }
     char compute[400], memory[300];
     const char *peak = synor_device_detail_get(dev, "peak_source");
     snprintf(compute, sizeof compute, "this machine (synor devices): %s",
@@ -99,6 +112,15 @@ static void emit_device(synor__buf *b, const char *name, const char *profile, un
 int synor_whatif_fabric(synor_catalog *cat, const synor_detection *d,
                         const synor_whatif_change *changes, size_t n_changes, synor_fabric **out)
 {
+    return synor_whatif_fabric_workers(cat, d, 0, changes, n_changes, out);
+}
+
+int synor_whatif_fabric_workers(synor_catalog *cat, const synor_detection *d, unsigned cpu_workers,
+                                const synor_whatif_change *changes, size_t n_changes,
+                                synor_fabric **out)
+{
+    if (cpu_workers > 1024)
+        return synor__error(SYNOR_EINVAL, "%u CPU workers: 1 to 1024", cpu_workers);
     for (size_t k = 0; k < n_changes; k++) {
         if (!changes[k].profile || !synor_catalog_find(cat, changes[k].profile))
             return synor__error(SYNOR_ENOENT, "no profile \"%s\" (synor profiles lists them)",
@@ -122,10 +144,13 @@ int synor_whatif_fabric(synor_catalog *cat, const synor_detection *d,
         int is_cpu = !strcmp(backend, "host"), is_gpu = !strcmp(backend, "CUDA");
         if (!is_cpu && !is_gpu) /* OpenCL on this CPU would count its cores twice */
             continue;
-        const char *id = synor_detection_device_id(d, i);
+        char id[96];
+        unsigned share = is_cpu && cpu_workers ? cpu_workers : 1;
+        snprintf(id, sizeof id, share > 1 ? "%s-worker%u" : "%s",
+                 synor_detection_device_id(d, i), share);
         char name[32];
         snprintf(name, sizeof name, is_cpu ? "cpu%zu" : "gpu%zu", is_cpu ? cpu++ : gpu++);
-        if (!synor_catalog_find(cat, id) && (rc = add_profile(cat, dev, id)))
+        if (!synor_catalog_find(cat, id) && (rc = add_profile(cat, dev, id, share)))
             break;
         const char *swap = NULL;
         for (size_t k = 0; k < n_changes; k++)
@@ -134,7 +159,7 @@ int synor_whatif_fabric(synor_catalog *cat, const synor_detection *d,
         if (swap)
             emit_device(&b, name, swap, 1, synor_whatif_price(cat, swap), &first);
         else
-            emit_device(&b, name, id, 1, 0, &first);
+            emit_device(&b, name, id, share, 0, &first);
         n_local++;
     }
     for (size_t k = 0; !rc && k < n_changes; k++) {

@@ -103,5 +103,28 @@ check whatif-count  [ "$(rc "$S" whatif --workload "$SRC/workloads/mlp-fp32.json
 check whatif-fab    [ "$(rc "$S" whatif --workload "$SRC/workloads/mlp-fp32.json" --fabric seed)" = 2 ]
 check whatif-none   [ "$(rc "$S" whatif)" = 2 ]
 
+# the local fabric calibrated on real runs: two runs of two CPU workers
+# record each kernel's time (3 samples per entry after the second: the MLP
+# has two tasks per entry), then every task time on the two worker devices
+# comes from the model
+PM="$tmp/pm.json"
+check local-run1    [ "$(rc "$S" run "$SRC/workloads/mlp-fp32.json" --opencl off --cpu-workers 2 --perfmodel "$PM")" = 0 ]
+check local-run2    [ "$(rc "$S" run "$SRC/workloads/mlp-fp32.json" --opencl off --cpu-workers 2 --perfmodel "$PM")" = 0 ]
+check local-sim     [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --perfmodel "$PM" --cpu-workers 2 --measure-cache "$MC" --strategy dynamic --baseline none)" = 0 ]
+check local-devs    [ "$(grep -cE "^  cpu0\.[01] .* simulated " "$tmp/out")" = 2 ]
+check local-model   grep -q "Task times on its devices: 32 of 32 from the performance model" "$tmp/out"
+check local-roof    [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --no-perfmodel --measure-cache "$MC" --baseline none)" = 0 ]
+check local-roof-m  grep -q "0 of [0-9]* from the performance model.* [1-9][0-9]* from the roofline alone" "$tmp/out"
+check local-preset  [ "$(rc "$S" simulate --preset tiny --fabric local --perfmodel "$PM" --measure-cache "$MC" --baseline none)" = 0 ]
+check local-pre-cpu grep -q "the CPU as one device\." "$tmp/out"
+check local-only    [ "$(rc "$S" simulate --preset tiny --fabric seed --perfmodel "$PM")" = 2 ]
+check local-only-m  grep -q "options of the local fabric" "$tmp/err"
+check local-both    [ "$(rc "$S" simulate --fabric local --perfmodel "$PM" --no-perfmodel)" = 2 ]
+check local-bad-pm  sh -c 'echo "{" >"$0"' "$tmp/bad.json"
+check local-bad     [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --perfmodel "$tmp/bad.json" --measure-cache "$MC")" = 1 ]
+check local-bad-m   grep -q "bad.json" "$tmp/err"
+check whatif-cal    [ "$(rc "$S" whatif --workload "$SRC/workloads/mlp-fp32.json" --perfmodel "$PM" --cpu-workers 2 --measure-cache "$MC" --add nvidia-h100-sxm)" = 0 ]
+check whatif-cal-m  grep -q "32 of 32 from the performance model" "$tmp/out"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,230 @@
+/* bench_sim_fidelity.c - how well the simulator predicts this machine
+ * (issue 11, "a simulator that predicts this machine"): each workload run
+ * for real by the runtime on the CPU workers, then simulated on the local
+ * fabric calibrated on the performance model those runs recorded, and
+ * uncalibrated (the roofline on the measured peak), side by side.
+ *
+ *   bench_sim_fidelity [--runs R] [--warm W] [--workers N] [--measure-cache F]
+ *                      WORKLOAD.json...
+ *
+ * Per workload, in one process: a runtime with a fresh performance model;
+ * W warm-up runs (they calibrate the model: 3 samples per entry); R timed
+ * runs (wall time from first submit to wait_all, synor_exec_workload); the
+ * median of those is "real". The model then holds every timed run's
+ * kernel times too. "sim" is synor_simulate of the calibrated workload
+ * (synor_whatif_calibrate) on the local fabric with one device per CPU
+ * worker, dynamic placement (as the runtime places) and HEFT's plan;
+ * "roofline" the same without the model. Per operation: the real kernels'
+ * mean busy time per run against the simulation's. One line per figure,
+ * key=value, for bench/run_sim_fidelity.sh. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synor.h"
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define MAX_OPS 32
+typedef struct op_sum {
+    const char *op[MAX_OPS];
+    double s[MAX_OPS];
+    size_t n;
+} op_sum;
+
+static void add(op_sum *o, const char *op, double s)
+{
+    size_t k = 0;
+    while (k < o->n && strcmp(o->op[k], op))
+        k++;
+    if (k == o->n) {
+        if (o->n == MAX_OPS)
+            return;
+        o->op[o->n] = op;
+        o->s[o->n++] = 0;
+    }
+    o->s[k] += s;
+}
+
+static double get(const op_sum *o, const char *op)
+{
+    for (size_t k = 0; k < o->n; k++)
+        if (!strcmp(o->op[k], op))
+            return o->s[k];
+    return 0;
+}
+
+/* Busy time per operation of a real trace (task ids are "kernel#tag", tag
+ * = workload index + 1), by the workload's operation names. */
+static void real_ops(const synor_workload *w, const synor_trace *t, op_sum *o)
+{
+    for (size_t i = 0; i < t->n_tasks; i++) {
+        const char *hash = strrchr(t->tasks[i].id, '#');
+        size_t tag = hash ? strtoul(hash + 1, NULL, 10) : 0;
+        if (tag < 1 || tag > synor_workload_count(w))
+            continue;
+        add(o, synor_op_type_name(synor_workload_task(w, tag - 1)->op.type),
+            t->tasks[i].end - t->tasks[i].start);
+    }
+}
+
+static int simulate(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
+                    int heft, double *makespan, op_sum *ops)
+{
+    synor_workload *cw = NULL;
+    synor_cost *c = NULL;
+    synor_plan *p = NULL;
+    synor_trace *t = NULL;
+    int rc = synor_whatif_calibrate(f, w, pm, &cw, NULL);
+    if (!rc)
+        rc = synor_cost_create(cw, f, &c);
+    if (!rc && heft)
+        rc = synor_plan_create(c, NULL, &p);
+    if (!rc)
+        rc = synor_simulate(c, p, &t);
+    if (!rc) {
+        *makespan = t->makespan;
+        for (size_t i = 0; ops && i < t->n_tasks; i++) {
+            long k = synor_workload_find_task(w, t->tasks[i].id);
+            if (k >= 0)
+                add(ops, synor_op_type_name(synor_workload_task(w, (size_t)k)->op.type),
+                    t->tasks[i].end - t->tasks[i].start);
+        }
+    }
+    synor_trace_destroy(t);
+    synor_plan_destroy(p);
+    synor_cost_destroy(c);
+    synor_workload_destroy(cw);
+    return rc;
+}
+
+static int one(synor_catalog *cat, const synor_detection *det, const char *path, unsigned workers,
+               int warm, int runs)
+{
+    synor_workload *w = NULL;
+    synor_perfmodel *pm = NULL;
+    synor_runtime *rt = NULL;
+    synor_trace *t0 = NULL, *t1 = NULL;
+    synor_fabric *f = NULL;
+    double *real = calloc((size_t)runs, sizeof *real);
+    int rc = synor_workload_load_file(path, &w);
+    if (!rc)
+        rc = synor_perfmodel_create(&pm);
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cpu_workers = workers;
+    cfg.perfmodel = pm;
+    cfg.trace = 1;
+    if (!rc)
+        rc = synor_runtime_create(&cfg, &rt);
+    if (!rc)
+        rc = synor_runtime_start(rt);
+    synor_runtime_device_info cpu;
+    if (!rc)
+        rc = synor_runtime_device_get(rt, 0, &cpu);
+    synor_exec_result r;
+    for (int i = 0; !rc && i < warm + runs; i++) {
+        if (i == warm)
+            rc = synor_runtime_trace(rt, "warm", &t0);
+        if (!rc)
+            rc = synor_exec_workload(rt, w, 1, NULL, &r);
+        if (!rc && i >= warm)
+            real[i - warm] = r.seconds;
+    }
+    if (!rc)
+        rc = synor_runtime_trace(rt, "all", &t1);
+    synor_runtime_destroy(rt);
+    rt = NULL;
+    if (!rc)
+        rc = synor_whatif_fabric_workers(cat, det, cpu.workers, NULL, 0, &f);
+    op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
+    double sim_dyn = 0, sim_heft = 0, roof = 0;
+    if (!rc)
+        rc = simulate(f, w, pm, 0, &sim_dyn, &ops_sim);
+    if (!rc)
+        rc = simulate(f, w, pm, 1, &sim_heft, NULL);
+    if (!rc)
+        rc = simulate(f, w, NULL, 0, &roof, NULL);
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", path, synor_errmsg());
+    } else {
+        qsort(real, (size_t)runs, sizeof *real, cmp);
+        double med = runs % 2 ? real[runs / 2] : (real[runs / 2 - 1] + real[runs / 2]) / 2;
+        printf("workload=%s workers=%u runs=%d real_ms=%.3f real_min_ms=%.3f real_max_ms=%.3f "
+               "sim_dynamic_ms=%.3f sim_heft_ms=%.3f roofline_ms=%.3f ratio_dynamic=%.4f "
+               "ratio_heft=%.4f ratio_roofline=%.4f\n",
+               synor_workload_name(w), cpu.workers, runs, med * 1e3, real[0] * 1e3,
+               real[runs - 1] * 1e3, sim_dyn * 1e3, sim_heft * 1e3, roof * 1e3, sim_dyn / med,
+               sim_heft / med, roof / med);
+        real_ops(w, t0, &ops_before);
+        real_ops(w, t1, &ops_all);
+        for (size_t k = 0; k < ops_sim.n; k++) {
+            double rs = (get(&ops_all, ops_sim.op[k]) - get(&ops_before, ops_sim.op[k])) / runs;
+            printf("  op=%s real_busy_ms=%.3f sim_busy_ms=%.3f ratio=%.4f\n", ops_sim.op[k],
+                   rs * 1e3, ops_sim.s[k] * 1e3, rs > 0 ? ops_sim.s[k] / rs : NAN);
+        }
+    }
+    free(real);
+    synor_fabric_destroy(f);
+    synor_trace_destroy(t0);
+    synor_trace_destroy(t1);
+    synor_perfmodel_destroy(pm);
+    synor_workload_destroy(w);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int runs = 11, warm = 3, files = 0;
+    unsigned workers = 0;
+    const char *cache = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--warm") && i + 1 < argc)
+            warm = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--workers") && i + 1 < argc)
+            workers = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--measure-cache") && i + 1 < argc)
+            cache = argv[++i];
+        else if (argv[i][0] == '-') {
+            fprintf(stderr,
+                    "usage: %s [--runs R] [--warm W] [--workers N] [--measure-cache F] "
+                    "WORKLOAD.json...\n",
+                    argv[0]);
+            return 2;
+        } else
+            files++;
+    }
+    if (!files || runs < 1 || warm < 3) {
+        fprintf(stderr,
+                "%s: give workload files; --runs >= 1, --warm >= 3 (the model "
+                "needs 3 samples per entry)\n",
+                argv[0]);
+        return 2;
+    }
+    synor_catalog *cat;
+    synor_detection *det;
+    if (synor_catalog_create(&cat) || synor_catalog_load_builtin(cat) ||
+        synor_detect_run_cached(cat, SYNOR_DETECT_HOST | SYNOR_DETECT_MEASURE, cache, &det)) {
+        fprintf(stderr, "%s\n", synor_errmsg());
+        return 1;
+    }
+    int rc = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            i++;
+            continue;
+        }
+        rc |= one(cat, det, argv[i], workers, warm, runs) != 0;
+    }
+    synor_detection_destroy(det);
+    synor_catalog_destroy(cat);
+    return rc;
+}

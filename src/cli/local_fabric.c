@@ -1,0 +1,131 @@
+/* local_fabric.c - the 'local' fabric of simulate and whatif: this machine
+ * from detection (the CPU's measured peak), its task times calibrated on
+ * the performance model that real runs record (synor_whatif_calibrate). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int cli_local_opt(const char *cmd, cli_local *l, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--no-perfmodel")) {
+        l->no_perfmodel = 1;
+        return 1;
+    }
+    if (*i + 1 >= argc)
+        return 0;
+    if (!strcmp(a, "--perfmodel")) {
+        l->perfmodel = argv[++*i];
+        return 1;
+    }
+    if (!strcmp(a, "--measure-cache")) {
+        l->cache = argv[++*i];
+        return 1;
+    }
+    if (!strcmp(a, "--cpu-workers")) {
+        if (cli_parse_uint(cmd, a, argv[++*i], 1, 1024, &l->cpu_workers))
+            return -1;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_local_check(const char *cmd, const cli_local *l, int local)
+{
+    if (l->perfmodel && l->no_perfmodel)
+        return cli_usage_error(cmd, "--perfmodel and --no-perfmodel exclude each other");
+    if (!local && (l->perfmodel || l->no_perfmodel || l->cpu_workers || l->cache))
+        return cli_usage_error(cmd, "--perfmodel, --no-perfmodel, --cpu-workers and "
+                                    "--measure-cache are options of the local fabric "
+                                    "(--fabric local)");
+    return CLI_OK;
+}
+
+int cli_local_detect(synor_catalog *cat, const cli_local *l, synor_detection **det)
+{
+    char cache_default[4096];
+    const char *cache = l->cache;
+    if (!cache && synor_detect_default_cache_path(cache_default, sizeof cache_default) == 0)
+        cache = cache_default;
+    if (synor_detect_run_cached(cat, SYNOR_DETECT_HOST | SYNOR_DETECT_CUDA | SYNOR_DETECT_MEASURE,
+                                cache, det)) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* The CPU workers a real run would have: --cpu-workers, else one per core
+ * as the runtime does (synor_runtime_config.cpu_workers 0). */
+static unsigned workers_of(const cli_local *l, const synor_detection *det)
+{
+    if (l->cpu_workers)
+        return (unsigned)l->cpu_workers;
+    for (size_t i = 0; i < synor_detection_count(det); i++) {
+        synor_device *dev = synor_detection_device(det, i);
+        const char *cores = synor_device_detail_get(dev, "cores");
+        if (!strcmp(synor_device_backend(dev), "host") && cores && atoi(cores) > 0)
+            return (unsigned)atoi(cores) > 1024 ? 1024 : (unsigned)atoi(cores);
+    }
+    return 1;
+}
+
+int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_local *l,
+                   const scenario *sc, const synor_whatif_change *ch, size_t n, synor_fabric **fo,
+                   synor_workload **wo, char *note, size_t note_size)
+{
+    synor_fabric *f = NULL;
+    synor_workload *w = NULL, *cw = NULL;
+    synor_perfmodel *pm = NULL;
+    char pm_default[4096];
+    const char *pm_path = l->perfmodel;
+    if (!pm_path && !l->no_perfmodel &&
+        synor_perfmodel_default_path(pm_default, sizeof pm_default) == 0)
+        pm_path = pm_default;
+    /* A workload file does not depend on the fabric; a preset is built for
+     * the whole CPU. A workload that runs for real here is simulated as a
+     * real run has it: one device per CPU worker, each one task at a time. */
+    int rc = synor_whatif_fabric(cat, det, ch, n, &f) || cli_scenario_load(sc, f, &w);
+    unsigned workers = 0;
+    if (!rc && synor_exec_check(w) == 0) {
+        workers = workers_of(l, det);
+        synor_fabric_destroy(f);
+        f = NULL;
+        rc = synor_whatif_fabric_workers(cat, det, workers, ch, n, &f);
+    }
+    if (!rc && pm_path)
+        rc = synor_perfmodel_create(&pm) || synor_perfmodel_load(pm, pm_path);
+    synor_whatif_calibration ci;
+    if (!rc)
+        rc = synor_whatif_calibrate(f, w, pm, &cw, &ci);
+    if (rc) { /* the caller prints synor_errmsg() */
+        synor_perfmodel_destroy(pm);
+        synor_workload_destroy(w);
+        synor_fabric_destroy(f);
+        return CLI_FAIL;
+    }
+    size_t cells = ci.tasks * ci.local_devices;
+    int len = snprintf(
+        note, note_size,
+        "Local fabric: this machine from detection (synor devices), %s. Task "
+        "times on its devices: %zu of %zu from the performance model (%s: what "
+        "real runs recorded, median per kernel and data shape), %zu from the "
+        "roofline x the same kernel's measured/roofline, %zu x all kernels' "
+        "(median %.3g), %zu from the roofline alone (measured peak and "
+        "bandwidth).",
+        workers ? "the CPU as one device per runtime worker" : "the CPU as one device",
+        ci.from_model, cells, pm_path ? pm_path : "--no-perfmodel", ci.from_kernel_fit,
+        ci.from_overall_fit, ci.overall_factor == ci.overall_factor ? ci.overall_factor : 0.0,
+        ci.from_roofline);
+    if (len > 0 && (size_t)len < note_size && workers)
+        snprintf(note + len, note_size - (size_t)len,
+                 " %u CPU workers (%s), as 'synor run' has them.", workers,
+                 l->cpu_workers ? "--cpu-workers" : "one per core");
+    synor_perfmodel_destroy(pm);
+    synor_workload_destroy(w);
+    *fo = f;
+    *wo = cw;
+    return CLI_OK;
+}

@@ -1,0 +1,207 @@
+/* calibrate.c - the local fabric's task times from the performance model
+ * that real runs record (synor_whatif_calibrate, synor/whatif.h).
+ *
+ * A real run records, per (kernel, footprint, device), the median of its
+ * tasks' kernel times (synor/perfmodel.h); synor_exec_task_keys says which
+ * entry each task of a workload would record into. So a task that ran here
+ * before gets its measured time. One that did not gets the roofline of its
+ * device (the measured peak and bandwidth) scaled by how far this kernel's
+ * measured tasks are from their rooflines - the median of measured /
+ * roofline over the workload's tasks that have an entry - or, for a kernel
+ * never measured, by the median over all kernels; with no entry at all,
+ * the plain roofline. The times go into a copy of the workload as explicit
+ * cost rows (workload.h), so the planners and the simulator use them as
+ * they are: nothing below this layer knows about calibration. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "synor/cost.h"
+#include "synor/exec.h"
+#include "synor/whatif.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+    if (!n)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The runtime's name of a local fabric device (whose profile is one that
+ * synor_whatif_fabric made from detection): "cpu" for the first host CPU,
+ * "cudaK" for a CUDA GPU; NULL for any other device (added, swapped, or a
+ * second CPU socket, which the runtime does not model apart). */
+static const char *runtime_name(const synor_fabric_device *fd, char *buf, size_t size)
+{
+    const char *id = fd->profile ? fd->profile->id : "";
+    unsigned k;
+    int used = 0;
+    if (sscanf(id, "local-cpu%u%n", &k, &used) == 1 && (!id[used] || id[used] == '-'))
+        return k == 0 ? "cpu" : NULL;
+    if (sscanf(id, "local-cuda%u%n", &k, &used) == 1 && !id[used]) {
+        snprintf(buf, size, "cuda%u", k);
+        return buf;
+    }
+    return NULL;
+}
+
+/* A copy of w whose task i has the cost row rows[i * nd .. + nd) in the
+ * fabric's device order (a task that had a row of its own keeps it). */
+static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd,
+                          synor_workload **out)
+{
+    synor_workload *c = NULL;
+    int rc = synor_workload_create(synor_workload_name(w), &c);
+    for (size_t di = 0; !rc && di < synor_workload_data_count(w); di++) {
+        const synor_data *d = synor_workload_data(w, di);
+        size_t idx;
+        rc = synor_workload_add_data(c, d->name, d->bytes, &idx);
+    }
+    for (size_t ti = 0; !rc && ti < synor_workload_count(w); ti++) {
+        const synor_task *t = synor_workload_task(w, ti);
+        synor_task_desc desc = {.id = t->id,
+                                .op = t->op,
+                                .priority = t->priority,
+                                .deps = t->deps,
+                                .n_deps = t->n_deps,
+                                .produces = t->produces,
+                                .n_produces = t->n_produces,
+                                .consumes = t->consumes,
+                                .n_consumes = t->n_consumes,
+                                .workspace = t->workspace,
+                                .has_preferred = t->has_preferred,
+                                .has_fallback = t->has_fallback,
+                                .preferred = t->preferred,
+                                .fallback = t->fallback,
+                                .dep_comm = t->dep_comm,
+                                .group = t->group};
+        if (t->n_exec) {
+            desc.exec_s = t->exec_s;
+            desc.exec_dev = t->exec_dev;
+            desc.n_exec = t->n_exec;
+        } else {
+            desc.exec_s = rows + ti * nd;
+            desc.n_exec = nd;
+        }
+        size_t idx;
+        rc = synor_workload_add_task(c, &desc, &idx);
+    }
+    if (!rc)
+        rc = synor_workload_finish(c);
+    if (rc) {
+        synor_workload_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
+                           const synor_perfmodel *pm, synor_workload **out,
+                           synor_whatif_calibration *info)
+{
+    synor_whatif_calibration st;
+    memset(&st, 0, sizeof st);
+    size_t nt = synor_workload_count(w), nd = synor_fabric_device_count(f);
+    st.tasks = nt;
+    const char **kernel = synor__calloc(nt ? nt : 1, sizeof *kernel);
+    uint64_t *fp = synor__calloc(nt ? nt : 1, sizeof *fp);
+    size_t cells = nt * nd > 0 ? nt * nd : 1;
+    double *rows = synor__calloc(cells, sizeof *rows);
+    double *meas = synor__calloc(cells, sizeof *meas); /* NAN: no entry */
+    double *ratio = synor__calloc(cells, sizeof *ratio);
+    const char **rt_name = synor__calloc(nd ? nd : 1, sizeof *rt_name);
+    char(*names)[32] = synor__calloc(nd ? nd : 1, sizeof *names);
+    synor_cost *roof = NULL;
+    int rc = 0;
+    if (!kernel || !fp || !rows || !meas || !ratio || !rt_name || !names) {
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = synor_cost_create(w, f, &roof)))
+        goto out;
+    for (size_t d = 0; d < nd; d++)
+        if ((rt_name[d] = runtime_name(synor_fabric_device_at(f, d), names[d], sizeof names[d])))
+            st.local_devices++;
+    /* A workload that cannot run here has no entries to look up. */
+    int keyed = pm && synor_exec_task_keys(w, kernel, fp) == 0;
+    size_t nr = 0;
+    for (size_t ti = 0; ti < nt; ti++)
+        for (size_t d = 0; d < nd; d++) {
+            double s = NAN;
+            if (keyed && rt_name[d] &&
+                synor_perfmodel_estimate(pm, kernel[ti], fp[ti], rt_name[d], &s, NULL) != 0)
+                s = NAN;
+            meas[ti * nd + d] = s;
+            double r = synor_cost_time(roof, ti, d);
+            if (!isnan(s) && r > 0 && isfinite(r))
+                ratio[nr++] = s / r;
+        }
+    st.overall_factor = median(ratio, nr);
+    /* Per distinct kernel (a few: the pointers are static), its factor. */
+    const char *kname[64];
+    double kfac[64];
+    size_t nkern = 0;
+    for (size_t ti = 0; keyed && ti < nt; ti++) {
+        size_t k = 0;
+        while (k < nkern && kname[k] != kernel[ti])
+            k++;
+        if (k < nkern || nkern == 64)
+            continue;
+        size_t nk = 0;
+        for (size_t u = ti; u < nt; u++)
+            for (size_t e = 0; e < nd && kernel[u] == kernel[ti]; e++) {
+                double r = synor_cost_time(roof, u, e);
+                if (!isnan(meas[u * nd + e]) && r > 0 && isfinite(r))
+                    ratio[nk++] = meas[u * nd + e] / r;
+            }
+        kname[nkern] = kernel[ti];
+        kfac[nkern++] = median(ratio, nk);
+    }
+    for (size_t ti = 0; ti < nt; ti++) {
+        double kfactor = NAN;
+        for (size_t k = 0; keyed && k < nkern; k++)
+            if (kname[k] == kernel[ti])
+                kfactor = kfac[k];
+        for (size_t d = 0; d < nd; d++) {
+            double r = synor_cost_time(roof, ti, d), *row = &rows[ti * nd + d];
+            *row = r;
+            if (!rt_name[d] || synor_workload_task(w, ti)->n_exec || !isfinite(r))
+                continue;
+            if (!isnan(meas[ti * nd + d])) {
+                *row = meas[ti * nd + d];
+                st.from_model++;
+            } else if (!isnan(kfactor)) {
+                *row = r * kfactor;
+                st.from_kernel_fit++;
+            } else if (!isnan(st.overall_factor)) {
+                *row = r * st.overall_factor;
+                st.from_overall_fit++;
+            } else {
+                st.from_roofline++;
+            }
+        }
+    }
+    rc = copy_with_rows(w, rows, nd, out);
+out:
+    synor_cost_destroy(roof);
+    synor__free(kernel);
+    synor__free(fp);
+    synor__free(rows);
+    synor__free(meas);
+    synor__free(ratio);
+    synor__free(rt_name);
+    synor__free(names);
+    if (!rc && info)
+        *info = st;
+    return rc;
+}

@@ -1,0 +1,208 @@
+/* test_calibrate.c - the local fabric calibrated on the performance model
+ * of real runs (synor_exec_task_keys, synor_whatif_fabric_workers,
+ * synor_whatif_calibrate). The fallbacks are checked exactly on a model
+ * written by hand; the prediction against real runs of this machine with a
+ * tolerance wide enough for a noisy shared machine (the benchmark,
+ * bench/run_sim_fidelity.sh, measures the 5% goal), on medians. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synor.h"
+#include "test.h"
+
+#define MLP SYNOR_SOURCE_DIR "/workloads/mlp-fp32.json"
+
+static void catalog(synor_catalog **cat, synor_detection **det)
+{
+    ASSERT_OK(synor_catalog_create(cat));
+    ASSERT_OK(synor_catalog_load_builtin(*cat));
+    ASSERT_OK(synor_detect_run(*cat, SYNOR_DETECT_HOST, det));
+}
+
+static void cpu_runtime(synor_perfmodel *pm, unsigned workers, synor_runtime **rt)
+{
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cpu_workers = workers;
+    cfg.perfmodel = pm;
+    ASSERT_OK(synor_runtime_create(&cfg, rt));
+    ASSERT_OK(synor_runtime_start(*rt));
+}
+
+TEST(task_keys_are_what_a_real_run_records)
+{
+    synor_workload *w;
+    ASSERT_OK(synor_workload_load_file(MLP, &w));
+    size_t n = synor_workload_count(w);
+    const char **kernel = calloc(n, sizeof *kernel);
+    uint64_t *fp = calloc(n, sizeof *fp);
+    ASSERT_OK(synor_exec_task_keys(w, kernel, fp));
+    synor_perfmodel *pm;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    synor_perfmodel_set_min_samples(pm, 1);
+    synor_runtime *rt;
+    cpu_runtime(pm, 1, &rt);
+    synor_exec_result r;
+    ASSERT_OK(synor_exec_workload(rt, w, 1, NULL, &r));
+    synor_runtime_destroy(rt);
+    /* every task's key has an entry, and the model has no other */
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        double s;
+        unsigned samples;
+        ASSERT_OK(synor_perfmodel_estimate(pm, kernel[i], fp[i], "cpu", &s, &samples));
+        ASSERT(samples >= 1 && s > 0);
+        int seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen |= kernel[j] == kernel[i] && fp[j] == fp[i];
+        distinct += !seen;
+    }
+    ASSERT_EQ(synor_perfmodel_count(pm), distinct);
+    /* a workload that cannot run for real has no keys */
+    synor_workload *tiny;
+    synor_llm_config m;
+    ASSERT_OK(synor_llm_preset("tiny", &m));
+    ASSERT_OK(synor_decompose_llm_inference(&m, 1, 8, 2, &tiny));
+    const char **k2 = calloc(synor_workload_count(tiny), sizeof *k2);
+    uint64_t *f2 = calloc(synor_workload_count(tiny), sizeof *f2);
+    ASSERT_EQ(synor_exec_task_keys(tiny, k2, f2), SYNOR_ENOTSUP);
+    free(k2);
+    free(f2);
+    synor_workload_destroy(tiny);
+    synor_perfmodel_destroy(pm);
+    free(kernel);
+    free(fp);
+    synor_workload_destroy(w);
+}
+
+TEST(calibration_prefers_the_model_then_fits_the_roofline)
+{
+    synor_detection *det;
+    synor_catalog *cat;
+    catalog(&cat, &det);
+    synor_fabric *f;
+    ASSERT_OK(synor_whatif_fabric_workers(cat, det, 3, NULL, 0, &f));
+    ASSERT_EQ(synor_fabric_device_count(f), 3); /* a host without CUDA: the workers */
+    ASSERT_STREQ(synor_fabric_device_at(f, 1)->name, "cpu0.1");
+    ASSERT_STREQ(synor_fabric_device_at(f, 0)->profile->id, "local-cpu0-worker3");
+    const synor_caps *whole = synor_device_caps(synor_detection_device(det, 0));
+    ASSERT_NEAR(synor_device_caps(synor_fabric_device_at(f, 2)->dev)->peak[SYNOR_DTYPE_FP32].dense,
+                whole->peak[SYNOR_DTYPE_FP32].dense / 3, 1e-12);
+    synor_workload *w, *cw;
+    ASSERT_OK(synor_workload_load_file(MLP, &w));
+    size_t n = synor_workload_count(w);
+    const char **kernel = calloc(n, sizeof *kernel);
+    uint64_t *fp = calloc(n, sizeof *fp);
+    ASSERT_OK(synor_exec_task_keys(w, kernel, fp));
+    synor_cost *roof;
+    ASSERT_OK(synor_cost_create(w, f, &roof));
+    /* The model knows one matmul footprint only: 4 x its roofline. */
+    size_t known = SIZE_MAX, other = SIZE_MAX, elementwise = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(kernel[i], "matmul") && known == SIZE_MAX)
+            known = i;
+        else if (!strcmp(kernel[i], "matmul") && fp[i] != fp[known] && other == SIZE_MAX)
+            other = i;
+        else if (strcmp(kernel[i], "matmul") && elementwise == SIZE_MAX)
+            elementwise = i;
+    }
+    ASSERT(known != SIZE_MAX && other != SIZE_MAX && elementwise != SIZE_MAX);
+    synor_perfmodel *pm;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    double t_known = 4 * synor_cost_time(roof, known, 0);
+    for (int s = 0; s < 3; s++)
+        synor_perfmodel_record(pm, "matmul", fp[known], "cpu", t_known);
+    synor_whatif_calibration ci;
+    ASSERT_OK(synor_whatif_calibrate(f, w, pm, &cw, &ci));
+    ASSERT_EQ(synor_workload_count(cw), n);
+    ASSERT_EQ(ci.tasks, n);
+    ASSERT_EQ(ci.local_devices, 3);
+    ASSERT_NEAR(ci.overall_factor, 4, 1e-9);
+    const synor_task *tk = synor_workload_task(cw, known), *to = synor_workload_task(cw, other),
+                     *te = synor_workload_task(cw, elementwise);
+    ASSERT_EQ(tk->n_exec, 3);
+    for (size_t d = 0; d < 3; d++) {
+        ASSERT_NEAR(tk->exec_s[d], t_known, 1e-12);                             /* the model */
+        ASSERT_NEAR(to->exec_s[d], 4 * synor_cost_time(roof, other, d), 1e-12); /* kernel fit */
+        ASSERT_NEAR(te->exec_s[d], 4 * synor_cost_time(roof, elementwise, d), 1e-12); /* all */
+    }
+    ASSERT(ci.from_model >= 3 && ci.from_kernel_fit >= 3 && ci.from_overall_fit >= 3);
+    ASSERT_EQ(ci.from_model + ci.from_kernel_fit + ci.from_overall_fit + ci.from_roofline, 3 * n);
+    ASSERT_EQ(ci.from_roofline, 0);
+    synor_workload_destroy(cw);
+    /* no model: the roofline, unchanged */
+    ASSERT_OK(synor_whatif_calibrate(f, w, NULL, &cw, &ci));
+    ASSERT_EQ(ci.from_roofline, 3 * n);
+    ASSERT(isnan(ci.overall_factor));
+    ASSERT_NEAR(synor_workload_task(cw, other)->exec_s[1], synor_cost_time(roof, other, 1), 1e-12);
+    synor_workload_destroy(cw);
+    synor_cost_destroy(roof);
+    synor_perfmodel_destroy(pm);
+    free(kernel);
+    free(fp);
+    synor_workload_destroy(w);
+    synor_fabric_destroy(f);
+    synor_detection_destroy(det);
+    synor_catalog_destroy(cat);
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+TEST(a_calibrated_simulation_predicts_a_real_run)
+{
+    synor_detection *det;
+    synor_catalog *cat;
+    catalog(&cat, &det);
+    synor_workload *w, *cw;
+    ASSERT_OK(synor_workload_load_file(MLP, &w));
+    synor_perfmodel *pm;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    synor_runtime *rt;
+    cpu_runtime(pm, 0, &rt);
+    synor_runtime_device_info cpu;
+    ASSERT_OK(synor_runtime_device_get(rt, 0, &cpu));
+    enum { WARM = 3, RUNS = 7 };
+    double real[RUNS];
+    synor_exec_result r;
+    for (int i = 0; i < WARM + RUNS; i++) {
+        ASSERT_OK(synor_exec_workload(rt, w, 1, NULL, &r));
+        if (i >= WARM)
+            real[i - WARM] = r.seconds;
+    }
+    synor_runtime_destroy(rt);
+    qsort(real, RUNS, sizeof *real, cmp);
+    synor_fabric *f;
+    ASSERT_OK(synor_whatif_fabric_workers(cat, det, cpu.workers, NULL, 0, &f));
+    synor_whatif_calibration ci;
+    ASSERT_OK(synor_whatif_calibrate(f, w, pm, &cw, &ci));
+    ASSERT_EQ(ci.from_model, synor_workload_count(w) * cpu.workers); /* every time measured */
+    synor_cost *c;
+    synor_trace *t;
+    ASSERT_OK(synor_cost_create(cw, f, &c));
+    ASSERT_OK(synor_simulate(c, NULL, &t)); /* dynamic, as the runtime places */
+    double ratio = t->makespan / real[RUNS / 2];
+    fprintf(stderr, "  %u workers: simulated %.3f ms, real median %.3f ms (%.3f-%.3f): %.3f\n",
+            cpu.workers, t->makespan * 1e3, real[RUNS / 2] * 1e3, real[0] * 1e3,
+            real[RUNS - 1] * 1e3, ratio);
+    /* The benchmark's goal is 5%; a shared CI machine gets a wider band. The
+     * roofline alone is 3-5x off on the development VM. */
+    ASSERT(ratio > 0.6 && ratio < 1.6);
+    synor_trace_destroy(t);
+    synor_cost_destroy(c);
+    synor_workload_destroy(cw);
+    synor_perfmodel_destroy(pm);
+    synor_workload_destroy(w);
+    synor_fabric_destroy(f);
+    synor_detection_destroy(det);
+    synor_catalog_destroy(cat);
+}
+
+TEST_MAIN(task_keys_are_what_a_real_run_records,
+          calibration_prefers_the_model_then_fits_the_roofline,
+          a_calibrated_simulation_predicts_a_real_run)
