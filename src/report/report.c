@@ -130,8 +130,16 @@ static void fmt_energy(const synor_trace *t, char *buf, size_t n)
     case SYNOR_BASIS_MEASURED:
         snprintf(buf, n, "%.1f J (measured)", e);
         break;
-    default:
-        snprintf(buf, n, "%.1f J (active %.1f, idle %.1f)", e, t->energy_active, t->energy_idle);
+    default: {
+        int powered = 0; /* a device with a power figure */
+        for (size_t i = 0; i < t->n_devices; i++)
+            powered |= t->devices[i].idle_watts > 0;
+        if (e == 0 && !powered)
+            snprintf(buf, n, "not modelled (no power figure for these devices)");
+        else
+            snprintf(buf, n, "%.1f J (active %.1f, idle %.1f)", e, t->energy_active,
+                     t->energy_idle);
+    }
     }
 }
 

@@ -113,6 +113,8 @@ check local-run2    [ "$(rc "$S" run "$SRC/workloads/mlp-fp32.json" --opencl off
 check local-sim     [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --perfmodel "$PM" --cpu-workers 2 --measure-cache "$MC" --strategy dynamic --baseline none)" = 0 ]
 check local-devs    [ "$(grep -cE "^  cpu0\.[01] .* simulated " "$tmp/out")" = 2 ]
 check local-model   grep -q "Task times on its devices: 32 of 32 from the performance model" "$tmp/out"
+# a CPU whose power is not known (this VM's): energy "not modelled", never 0 J
+check local-energy  sh -c '! grep -q "Energy: 0.0 J" "$0"' "$tmp/out"
 check local-roof    [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --no-perfmodel --measure-cache "$MC" --baseline none)" = 0 ]
 check local-roof-m  grep -q "0 of [0-9]* from the performance model.* [1-9][0-9]* from the roofline alone" "$tmp/out"
 check local-preset  [ "$(rc "$S" simulate --preset tiny --fabric local --perfmodel "$PM" --measure-cache "$MC" --baseline none)" = 0 ]
