@@ -13,7 +13,9 @@
  * median of those is "real". The model then holds every timed run's
  * kernel times too. "sim" is synor_simulate of the calibrated workload
  * (synor_whatif_calibrate) on the local fabric with one device per CPU
- * worker, dynamic placement (as the runtime places) and HEFT's plan;
+ * worker, dynamic placement (as the runtime places) and HEFT's plan
+ * (each task's time: its kernel's median plus the runtime's mean dispatch
+ * time, both from the model);
  * "roofline" the same without the model. Per operation: the real kernels'
  * mean busy time per run against the simulation's. One line per figure,
  * key=value, for bench/run_sim_fidelity.sh. */
@@ -73,14 +75,21 @@ static void real_ops(const synor_workload *w, const synor_trace *t, op_sum *o)
     }
 }
 
+/* ops (may be NULL): the simulated busy time per operation, less the
+ * dispatch time the calibration added to each task (the real trace's task
+ * times are the kernels' alone). */
 static int simulate(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
-                    int heft, double *makespan, op_sum *ops)
+                    int heft, double *makespan, op_sum *ops, double *dispatch)
 {
     synor_workload *cw = NULL;
     synor_cost *c = NULL;
     synor_plan *p = NULL;
     synor_trace *t = NULL;
-    int rc = synor_whatif_calibrate(f, w, pm, &cw, NULL);
+    synor_whatif_calibration ci;
+    int rc = synor_whatif_calibrate(f, w, pm, &cw, &ci);
+    double per_task = rc == 0 && ci.dispatch_s == ci.dispatch_s ? ci.dispatch_s : 0;
+    if (dispatch)
+        *dispatch = per_task;
     if (!rc)
         rc = synor_cost_create(cw, f, &c);
     if (!rc && heft)
@@ -93,7 +102,7 @@ static int simulate(const synor_fabric *f, const synor_workload *w, const synor_
             long k = synor_workload_find_task(w, t->tasks[i].id);
             if (k >= 0)
                 add(ops, synor_op_type_name(synor_workload_task(w, (size_t)k)->op.type),
-                    t->tasks[i].end - t->tasks[i].start);
+                    t->tasks[i].end - t->tasks[i].start - per_task);
         }
     }
     synor_trace_destroy(t);
@@ -144,13 +153,13 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     if (!rc)
         rc = synor_whatif_fabric_workers(cat, det, cpu.workers, NULL, 0, &f);
     op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
-    double sim_dyn = 0, sim_heft = 0, roof = 0;
+    double sim_dyn = 0, sim_heft = 0, roof = 0, dispatch = 0;
     if (!rc)
-        rc = simulate(f, w, pm, 0, &sim_dyn, &ops_sim);
+        rc = simulate(f, w, pm, 0, &sim_dyn, &ops_sim, &dispatch);
     if (!rc)
-        rc = simulate(f, w, pm, 1, &sim_heft, NULL);
+        rc = simulate(f, w, pm, 1, &sim_heft, NULL, NULL);
     if (!rc)
-        rc = simulate(f, w, NULL, 0, &roof, NULL);
+        rc = simulate(f, w, NULL, 0, &roof, NULL, NULL);
     if (rc) {
         fprintf(stderr, "%s: %s\n", path, synor_errmsg());
     } else {
@@ -158,10 +167,10 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
         double med = runs % 2 ? real[runs / 2] : (real[runs / 2 - 1] + real[runs / 2]) / 2;
         printf("workload=%s workers=%u runs=%d real_ms=%.3f real_min_ms=%.3f real_max_ms=%.3f "
                "sim_dynamic_ms=%.3f sim_heft_ms=%.3f roofline_ms=%.3f ratio_dynamic=%.4f "
-               "ratio_heft=%.4f ratio_roofline=%.4f\n",
+               "ratio_heft=%.4f ratio_roofline=%.4f dispatch_us=%.2f\n",
                synor_workload_name(w), cpu.workers, runs, med * 1e3, real[0] * 1e3,
                real[runs - 1] * 1e3, sim_dyn * 1e3, sim_heft * 1e3, roof * 1e3, sim_dyn / med,
-               sim_heft / med, roof / med);
+               sim_heft / med, roof / med, dispatch * 1e6);
         real_ops(w, t0, &ops_before);
         real_ops(w, t1, &ops_all);
         for (size_t k = 0; k < ops_sim.n; k++) {

@@ -42,14 +42,14 @@ for line in open(sys.argv[1]):
     elif 'op' in kv:
         ops.setdefault((cur, kv['op']), []).append(kv)
 med = lambda l, k: statistics.median(float(x[k]) for x in l)
-print('| workload | workers | real ms | sim (dynamic) ms | ratio | sim (HEFT) ms | ratio | roofline ms | ratio |')
-print('|---|---|---|---|---|---|---|---|---|')
+print('| workload | workers | real ms | sim (dynamic) ms | ratio | sim (HEFT) ms | ratio | roofline ms | ratio | dispatch us |')
+print('|---|---|---|---|---|---|---|---|---|---|')
 for w, l in rows.items():
     print(f"| {w} | {l[0]['workers']} | {med(l,'real_ms'):.3f} | {med(l,'sim_dynamic_ms'):.3f} | "
           f"{med(l,'ratio_dynamic'):.3f} | {med(l,'sim_heft_ms'):.3f} | {med(l,'ratio_heft'):.3f} | "
-          f"{med(l,'roofline_ms'):.3f} | {med(l,'ratio_roofline'):.3f} |")
+          f"{med(l,'roofline_ms'):.3f} | {med(l,'ratio_roofline'):.3f} | {med(l,'dispatch_us'):.1f} |")
 print()
-print('| workload | operation | real busy ms per run | simulated busy ms | ratio |')
+print('| workload | operation | real kernel busy ms per run | simulated (less dispatch) ms | ratio |')
 print('|---|---|---|---|---|')
 for (w, op), l in ops.items():
     print(f"| {w.split(',')[0]} | {op} | {med(l,'real_busy_ms'):.3f} | {med(l,'sim_busy_ms'):.3f} | {med(l,'ratio'):.3f} |")

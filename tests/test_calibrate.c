@@ -59,7 +59,11 @@ TEST(task_keys_are_what_a_real_run_records)
             seen |= kernel[j] == kernel[i] && fp[j] == fp[i];
         distinct += !seen;
     }
-    ASSERT_EQ(synor_perfmodel_count(pm), distinct);
+    /* ... and the runtime's dispatch times on the device */
+    ASSERT_EQ(synor_perfmodel_count(pm), distinct + 1);
+    double dispatch;
+    ASSERT_OK(synor_perfmodel_estimate(pm, SYNOR_PERFMODEL_DISPATCH, 0, "cpu", &dispatch, NULL));
+    ASSERT(dispatch >= 0);
     /* a workload that cannot run for real has no keys */
     synor_workload *tiny;
     synor_llm_config m;
@@ -131,6 +135,18 @@ TEST(calibration_prefers_the_model_then_fits_the_roofline)
     ASSERT(ci.from_model >= 3 && ci.from_kernel_fit >= 3 && ci.from_overall_fit >= 3);
     ASSERT_EQ(ci.from_model + ci.from_kernel_fit + ci.from_overall_fit + ci.from_roofline, 3 * n);
     ASSERT_EQ(ci.from_roofline, 0);
+    ASSERT(isnan(ci.dispatch_s));
+    synor_workload_destroy(cw);
+    /* the runtime's dispatch time, its mean, is added to measured and
+     * fitted times */
+    synor_perfmodel_record(pm, SYNOR_PERFMODEL_DISPATCH, 0, "cpu", 1e-5);
+    synor_perfmodel_record(pm, SYNOR_PERFMODEL_DISPATCH, 0, "cpu", 4e-5);
+    synor_perfmodel_record(pm, SYNOR_PERFMODEL_DISPATCH, 0, "cpu", 1e-5);
+    ASSERT_OK(synor_whatif_calibrate(f, w, pm, &cw, &ci));
+    ASSERT_NEAR(ci.dispatch_s, 2e-5, 1e-9);
+    ASSERT_NEAR(synor_workload_task(cw, known)->exec_s[2], t_known + 2e-5, 1e-12);
+    ASSERT_NEAR(synor_workload_task(cw, elementwise)->exec_s[0],
+                4 * synor_cost_time(roof, elementwise, 0) + 2e-5, 1e-12);
     synor_workload_destroy(cw);
     /* no model: the roofline, unchanged */
     ASSERT_OK(synor_whatif_calibrate(f, w, NULL, &cw, &ci));
@@ -191,8 +207,8 @@ TEST(a_calibrated_simulation_predicts_a_real_run)
             cpu.workers, t->makespan * 1e3, real[RUNS / 2] * 1e3, real[0] * 1e3,
             real[RUNS - 1] * 1e3, ratio);
     /* The benchmark's goal is 5%; a shared CI machine gets a wider band. The
-     * roofline alone is 3-5x off on the development VM. */
-    ASSERT(ratio > 0.6 && ratio < 1.6);
+     * roofline alone is 3-5x off on the development VM (0.2-0.36). */
+    ASSERT(ratio > 0.5 && ratio < 1.6);
     synor_trace_destroy(t);
     synor_cost_destroy(c);
     synor_workload_destroy(cw);

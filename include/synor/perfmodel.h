@@ -46,6 +46,13 @@ extern "C" {
 #define SYNOR_PERFMODEL_WINDOW 32
 /* Default number of samples before an entry is calibrated. */
 #define SYNOR_PERFMODEL_MIN_SAMPLES 3
+/* The operation name of the runtime's dispatch entries: per device (at
+ * footprint 0), the time from when a task could start there - ready, and
+ * the worker that ran it free - to when its kernel started (waking a
+ * worker, dequeuing, acquiring data). Recorded with every task; its mean
+ * (synor_perfmodel_foreach) is the per-task overhead a simulation of this
+ * machine adds (synor_whatif_calibrate). No kernel has this name. */
+#define SYNOR_PERFMODEL_DISPATCH "(dispatch)"
 /* The file format tag. */
 #define SYNOR_PERFMODEL_FORMAT "synor-perfmodel/1"
 

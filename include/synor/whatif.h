@@ -60,6 +60,9 @@ typedef struct synor_whatif_calibration {
     size_t from_overall_fit;  /* roofline x the factor over all kernels */
     size_t from_roofline;     /* the roofline alone: no entry to fit on */
     double overall_factor;    /* median measured / roofline; NAN: none */
+    double dispatch_s;        /* the runtime's mean dispatch time per task on
+                                 the first local device that has one; NAN:
+                                 none */
 } synor_whatif_calibration;
 
 /* The local fabric made to predict this machine (issue 11, "a simulator
@@ -75,6 +78,9 @@ typedef struct synor_whatif_calibration {
  *     same kernel that have an estimate;
  *   - the roofline x that median over all the tasks that have one;
  *   - the roofline.
+ * To each of the first three the device's mean dispatch time is added (the
+ * model's SYNOR_PERFMODEL_DISPATCH entry: what the runtime takes to start a
+ * task once it can, over every task recorded), as a real run pays it.
  * Other devices (added or swapped in) keep their roofline. A task with a
  * cost row of its own keeps it. pm may be NULL (then every local time is a
  * roofline); a workload that cannot run for real has no estimates. info

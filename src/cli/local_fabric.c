@@ -119,6 +119,11 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
         ci.from_model, cells, pm_path ? pm_path : "--no-perfmodel", ci.from_kernel_fit,
         ci.from_overall_fit, ci.overall_factor == ci.overall_factor ? ci.overall_factor : 0.0,
         ci.from_roofline);
+    if (len > 0 && (size_t)len < note_size && ci.dispatch_s == ci.dispatch_s)
+        len += snprintf(note + len, note_size - (size_t)len,
+                        " Each measured or fitted time includes the runtime's mean dispatch "
+                        "time, %.1f us per task (from the same model).",
+                        ci.dispatch_s * 1e6);
     if (len > 0 && (size_t)len < note_size && workers)
         snprintf(note + len, note_size - (size_t)len,
                  " %u CPU workers (%s), as 'synor run' has them.", workers,

@@ -103,6 +103,7 @@ struct synor__task {
     uint32_t kinds;   /* implementations: bit k = kernel->fn[k], SYNOR__IMPL_OPENCL */
     synor_access mode[SYNOR_TASK_MAX_DATA];
     int64_t expect_ns; /* expected duration on the device it was queued on */
+    uint64_t ready_ns; /* when it first became ready (cfg.perfmodel), 0: not yet */
     int queued_dev;    /* that device, -1: none */
     int hint_dev;      /* synor_task_spec.device - 1: -1 = none */
     int lib;           /* the kernel's library: its slot in rt->libs, -1 = none */
@@ -226,6 +227,7 @@ typedef struct synor__worker {
     /* Statistics: written by this worker only, read by get_stats. */
     _Atomic uint64_t executed, stolen;
     struct synor__tbuf *trace; /* this worker's trace records (cfg.trace) */
+    uint64_t last_end_ns;      /* when its last task ended (cfg.perfmodel) */
     void *queue;       /* opencl: its cl_command_queue */
 } synor__worker;
 

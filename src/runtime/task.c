@@ -106,6 +106,8 @@ static int self_index(const synor__worker *self) { return self ? (int)self->dev-
 void synor__task_place(synor_runtime *rt, synor__worker *self, synor__task *t,
                        const synor__device *avoid)
 {
+    if (rt->cfg.perfmodel && !t->ready_ns) /* the dispatch time's start (run_task) */
+        t->ready_ns = synor__now_ns();
     int mine = t->hint_dev >= 0 ? t->hint_dev == (int)self_index(self)
                                 : rt->ndevices == 1 || (self && t->kinds == self->dev->impl_bit);
     if (self && !avoid && mine && t->priority == RT_PRIO(SYNOR_PRIORITY_NORMAL) &&
@@ -261,9 +263,18 @@ void synor__task_execute(synor__worker *w, synor__task *t)
         uint64_t t2 = synor__now_ns();
         if (rt->cfg.trace)
             synor__trace_task_rec(w, t, t1, t2, rc >= 0);
-        if (rt->cfg.perfmodel && rc >= 0)
+        if (rt->cfg.perfmodel && rc >= 0) {
             synor_perfmodel_record(rt->cfg.perfmodel, t->kernel->name, synor__task_footprint(t),
                                    dev->name, (double)(t2 - t1) * 1e-9);
+            /* Dispatch: from when the task could start here (ready, and
+             * this worker free) to when its kernel started - the wake-up,
+             * dequeue and data preparation that kernel times do not have. */
+            uint64_t from = t->ready_ns > w->last_end_ns ? t->ready_ns : w->last_end_ns;
+            if (from && t1 >= from)
+                synor_perfmodel_record(rt->cfg.perfmodel, SYNOR_PERFMODEL_DISPATCH, 0, dev->name,
+                                       (double)(t1 - from) * 1e-9);
+            w->last_end_ns = t2;
+        }
     }
     if (acquired)
         synor__data_release(w, t, dev->node, rc >= 0);
@@ -423,6 +434,7 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
     t->attempt = 0;
     t->avoid_worker = -1;
     t->skips = 0;
+    t->ready_ns = 0;
     t->ndata = task->ndata;
     t->kinds = kinds & rt->kinds_present;
     t->expect_ns = 0;

@@ -54,6 +54,20 @@ static const char *runtime_name(const synor_fabric_device *fd, char *buf, size_t
     return NULL;
 }
 
+/* The mean dispatch time (SYNOR_PERFMODEL_DISPATCH) of one device. */
+typedef struct dispatch_q {
+    const char *device;
+    double mean;
+} dispatch_q;
+
+static int find_dispatch(const synor_perfmodel_entry *e, void *user)
+{
+    dispatch_q *q = user;
+    if (e->calibrated && !strcmp(e->op, SYNOR_PERFMODEL_DISPATCH) && !strcmp(e->device, q->device))
+        q->mean = e->mean;
+    return 0;
+}
+
 /* A copy of w whose task i has the cost row rows[i * nd .. + nd) in the
  * fabric's device order (a task that had a row of its own keeps it). */
 static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd,
@@ -121,17 +135,26 @@ int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
     double *ratio = synor__calloc(cells, sizeof *ratio);
     const char **rt_name = synor__calloc(nd ? nd : 1, sizeof *rt_name);
     char(*names)[32] = synor__calloc(nd ? nd : 1, sizeof *names);
+    double *dispatch = synor__calloc(nd ? nd : 1, sizeof *dispatch); /* 0: none */
     synor_cost *roof = NULL;
     int rc = 0;
-    if (!kernel || !fp || !rows || !meas || !ratio || !rt_name || !names) {
+    if (!kernel || !fp || !rows || !meas || !ratio || !rt_name || !names || !dispatch) {
         rc = synor__error(SYNOR_ENOMEM, "out of memory");
         goto out;
     }
     if ((rc = synor_cost_create(w, f, &roof)))
         goto out;
-    for (size_t d = 0; d < nd; d++)
-        if ((rt_name[d] = runtime_name(synor_fabric_device_at(f, d), names[d], sizeof names[d])))
-            st.local_devices++;
+    st.dispatch_s = NAN;
+    for (size_t d = 0; d < nd; d++) {
+        if (!(rt_name[d] = runtime_name(synor_fabric_device_at(f, d), names[d], sizeof names[d])))
+            continue;
+        st.local_devices++;
+        dispatch_q q = {rt_name[d], 0};
+        if (pm && synor_perfmodel_foreach(pm, find_dispatch, &q) == 0)
+            dispatch[d] = q.mean;
+        if (isnan(st.dispatch_s) && dispatch[d] > 0)
+            st.dispatch_s = dispatch[d];
+    }
     /* A workload that cannot run here has no entries to look up. */
     int keyed = pm && synor_exec_task_keys(w, kernel, fp) == 0;
     size_t nr = 0;
@@ -177,14 +200,15 @@ int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
             *row = r;
             if (!rt_name[d] || synor_workload_task(w, ti)->n_exec || !isfinite(r))
                 continue;
+            /* measured kernel times, and what the runtime adds to each */
             if (!isnan(meas[ti * nd + d])) {
-                *row = meas[ti * nd + d];
+                *row = meas[ti * nd + d] + dispatch[d];
                 st.from_model++;
             } else if (!isnan(kfactor)) {
-                *row = r * kfactor;
+                *row = r * kfactor + dispatch[d];
                 st.from_kernel_fit++;
             } else if (!isnan(st.overall_factor)) {
-                *row = r * st.overall_factor;
+                *row = r * st.overall_factor + dispatch[d];
                 st.from_overall_fit++;
             } else {
                 st.from_roofline++;
@@ -201,6 +225,7 @@ out:
     synor__free(ratio);
     synor__free(rt_name);
     synor__free(names);
+    synor__free(dispatch);
     if (!rc && info)
         *info = st;
     return rc;
