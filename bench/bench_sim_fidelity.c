@@ -5,7 +5,7 @@
  * uncalibrated (the roofline on the measured peak), side by side.
  *
  *   bench_sim_fidelity [--runs R] [--warm W] [--workers N] [--measure-cache F]
- *                      WORKLOAD.json...
+ *                      [--tiled gemm|cholesky:N:NB]... WORKLOAD.json...
  *
  * Per workload, in one process: a runtime with a fresh performance model;
  * W warm-up runs (they calibrate the model: 3 samples per entry); R timed
@@ -18,13 +18,29 @@
  * time, both from the model);
  * "roofline" the same without the model. Per operation: the real kernels'
  * mean busy time per run against the simulation's. One line per figure,
- * key=value, for bench/run_sim_fidelity.sh. */
+ * key=value, for bench/run_sim_fidelity.sh.
+ *
+ * --tiled: the runtime's tiled GEMM or Cholesky (synor_tiled_sgemm or
+ * synor_tiled_spotrf, fp32, n x n, tiles of NB): 3 warm-up calls calibrate
+ * the model, R timed calls give the median; the simulated graph is
+ * synor_exec_tiled_workload's. Per kernel: busy time per timed call
+ * against the simulation. after_openblas_ms is the median synor_exec_tiled
+ * reports (`synor run --tiled`: each call after an OpenBLAS call on all
+ * cores), for comparison. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "synor.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static int cmp(const void *a, const void *b)
 {
@@ -79,14 +95,16 @@ static void real_ops(const synor_workload *w, const synor_trace *t, op_sum *o)
  * dispatch time the calibration added to each task (the real trace's task
  * times are the kernels' alone). */
 static int simulate(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
-                    int heft, double *makespan, op_sum *ops, double *dispatch)
+                    int heft, double *makespan, op_sum *ops, double *dispatch,
+                    const char *const *kernels, const uint64_t *fps)
 {
     synor_workload *cw = NULL;
     synor_cost *c = NULL;
     synor_plan *p = NULL;
     synor_trace *t = NULL;
     synor_whatif_calibration ci;
-    int rc = synor_whatif_calibrate(f, w, pm, &cw, &ci);
+    int rc = kernels ? synor_whatif_calibrate_keyed(f, w, kernels, fps, pm, &cw, &ci)
+                     : synor_whatif_calibrate(f, w, pm, &cw, &ci);
     double per_task = rc == 0 && ci.dispatch_s == ci.dispatch_s ? ci.dispatch_s : 0;
     if (dispatch)
         *dispatch = per_task;
@@ -101,7 +119,9 @@ static int simulate(const synor_fabric *f, const synor_workload *w, const synor_
         for (size_t i = 0; ops && i < t->n_tasks; i++) {
             long k = synor_workload_find_task(w, t->tasks[i].id);
             if (k >= 0)
-                add(ops, synor_op_type_name(synor_workload_task(w, (size_t)k)->op.type),
+                add(ops,
+                    kernels ? kernels[k]
+                            : synor_op_type_name(synor_workload_task(w, (size_t)k)->op.type),
                     t->tasks[i].end - t->tasks[i].start - per_task);
         }
     }
@@ -155,11 +175,11 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
     double sim_dyn = 0, sim_heft = 0, roof = 0, dispatch = 0;
     if (!rc)
-        rc = simulate(f, w, pm, 0, &sim_dyn, &ops_sim, &dispatch);
+        rc = simulate(f, w, pm, 0, &sim_dyn, &ops_sim, &dispatch, NULL, NULL);
     if (!rc)
-        rc = simulate(f, w, pm, 1, &sim_heft, NULL, NULL);
+        rc = simulate(f, w, pm, 1, &sim_heft, NULL, NULL, NULL, NULL);
     if (!rc)
-        rc = simulate(f, w, NULL, 0, &roof, NULL, NULL);
+        rc = simulate(f, w, NULL, 0, &roof, NULL, NULL, NULL, NULL);
     if (rc) {
         fprintf(stderr, "%s: %s\n", path, synor_errmsg());
     } else {
@@ -188,6 +208,146 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     return rc;
 }
 
+/* Busy time per kernel of a real trace (task ids are "kernel#tag"). */
+static void kernel_ops(const synor_trace *t, op_sum *o)
+{
+    static char names[MAX_OPS][32];
+    for (size_t i = 0; i < t->n_tasks; i++) {
+        char k[32];
+        snprintf(k, sizeof k, "%s", t->tasks[i].id);
+        char *hash = strchr(k, '#');
+        if (hash)
+            *hash = '\0';
+        size_t j = 0;
+        while (j < MAX_OPS && names[j][0] && strcmp(names[j], k))
+            j++;
+        if (j == MAX_OPS)
+            continue;
+        if (!names[j][0])
+            snprintf(names[j], sizeof names[j], "%s", k);
+        add(o, names[j], t->tasks[i].end - t->tasks[i].start);
+    }
+}
+
+/* A tiled preset: synor_exec_tiled (a warm-up, then runs repetitions; the
+ * median) against its graph (synor_exec_tiled_workload) simulated. */
+static int one_tiled(synor_catalog *cat, const synor_detection *det, const char *spec,
+                     unsigned workers, int runs)
+{
+    char algo_s[16];
+    size_t n = 0, nb = 0;
+    if (sscanf(spec, "%15[a-z]:%zu:%zu", algo_s, &n, &nb) != 3 ||
+        (strcmp(algo_s, "gemm") && strcmp(algo_s, "cholesky"))) {
+        fprintf(stderr, "--tiled %s: gemm|cholesky:N:NB\n", spec);
+        return 1;
+    }
+    synor_tiled_algo algo = strcmp(algo_s, "gemm") ? SYNOR_TILED_CHOLESKY : SYNOR_TILED_GEMM;
+    synor_workload *w = NULL;
+    const char **kernels = NULL;
+    uint64_t *fps = NULL;
+    synor_perfmodel *pm = NULL;
+    synor_runtime *rt = NULL;
+    synor_fabric *f = NULL;
+    synor_trace *t0 = NULL, *t1 = NULL;
+    int rc = synor_exec_tiled_workload(algo, n, nb, SYNOR_DTYPE_FP32, &w, &kernels, &fps);
+    if (!rc)
+        rc = synor_perfmodel_create(&pm);
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cpu_workers = workers;
+    cfg.perfmodel = pm;
+    cfg.trace = 1;
+    if (!rc)
+        rc = synor_runtime_create(&cfg, &rt);
+    if (!rc)
+        rc = synor_runtime_start(rt);
+    synor_runtime_device_info cpu;
+    if (!rc)
+        rc = synor_runtime_device_get(rt, 0, &cpu);
+    /* The runtime's tiled call alone (synor_exec_tiled puts an OpenBLAS
+     * call on all cores before each, whose threads still spin when it
+     * starts): 3 warm-ups calibrate the model, then the timed runs. */
+    size_t nn = n * n;
+    float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *c = malloc(nn * sizeof *c);
+    double *real = calloc((size_t)runs, sizeof *real);
+    if (!rc && (!a || !b || !c || !real))
+        rc = SYNOR_ENOMEM;
+    uint64_t s = 42;
+    for (size_t i = 0; !rc && i < nn; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        a[i] = (float)((double)(s >> 11) * 0x1.0p-53 - 0.5);
+        b[i] = a[(i * 7919) % nn];
+    }
+    if (!rc && algo == SYNOR_TILED_CHOLESKY) /* symmetric, diagonally dominant: SPD */
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i <= j; i++)
+                b[i + j * n] = b[j + i * n] = i == j ? (float)n : a[i + j * n];
+    for (int k = 0; !rc && k < 3 + runs; k++) {
+        if (k == 3)
+            rc = synor_runtime_trace(rt, "warm", &t0);
+        double t = now_s();
+        if (!rc && algo == SYNOR_TILED_GEMM)
+            rc = synor_tiled_sgemm(rt, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n, nb);
+        else if (!rc) {
+            memcpy(c, b, nn * sizeof *c);
+            rc = synor_tiled_spotrf(rt, n, c, n, nb);
+        }
+        if (k >= 3)
+            real[k - 3] = now_s() - t;
+    }
+    if (!rc)
+        rc = synor_runtime_trace(rt, "all", &t1);
+    synor_tiled_result r = {0};
+    /* the same as `synor run --tiled` times it, for comparison (after the
+     * traces: its samples are not in the figures above) */
+    if (!rc)
+        rc = synor_exec_tiled(rt, algo, n, nb, SYNOR_DTYPE_FP32, 1, (unsigned)runs, &r);
+    free(a);
+    free(b);
+    free(c);
+    synor_runtime_destroy(rt);
+    if (!rc)
+        rc = synor_whatif_fabric_workers(cat, det, cpu.workers, NULL, 0, &f);
+    op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
+    double sim_dyn = 0, sim_heft = 0, roof = 0, dispatch = 0;
+    if (!rc)
+        rc = simulate(f, w, pm, 0, &sim_dyn, &ops_sim, &dispatch, kernels, fps);
+    if (!rc)
+        rc = simulate(f, w, pm, 1, &sim_heft, NULL, NULL, kernels, fps);
+    if (!rc)
+        rc = simulate(f, w, NULL, 0, &roof, NULL, NULL, kernels, fps);
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", spec, rc == SYNOR_ENOMEM ? "out of memory" : synor_errmsg());
+    } else {
+        qsort(real, (size_t)runs, sizeof *real, cmp);
+        double med = runs % 2 ? real[runs / 2] : (real[runs / 2 - 1] + real[runs / 2]) / 2;
+        printf("workload=%s workers=%u runs=%d real_ms=%.3f real_min_ms=%.3f real_max_ms=%.3f "
+               "sim_dynamic_ms=%.3f sim_heft_ms=%.3f roofline_ms=%.3f ratio_dynamic=%.4f "
+               "ratio_heft=%.4f ratio_roofline=%.4f dispatch_us=%.2f "
+               "after_openblas_ms=%.3f\n",
+               synor_workload_name(w), cpu.workers, runs, med * 1e3, real[0] * 1e3,
+               real[runs - 1] * 1e3, sim_dyn * 1e3, sim_heft * 1e3, roof * 1e3, sim_dyn / med,
+               sim_heft / med, roof / med, dispatch * 1e6, r.seconds * 1e3);
+        kernel_ops(t0, &ops_before);
+        kernel_ops(t1, &ops_all);
+        for (size_t k = 0; k < ops_sim.n; k++) {
+            double rs = (get(&ops_all, ops_sim.op[k]) - get(&ops_before, ops_sim.op[k])) / runs;
+            printf("  op=%s real_busy_ms=%.3f sim_busy_ms=%.3f ratio=%.4f\n", ops_sim.op[k],
+                   rs * 1e3, ops_sim.s[k] * 1e3, rs > 0 ? ops_sim.s[k] / rs : NAN);
+        }
+    }
+    synor_fabric_destroy(f);
+    synor_trace_destroy(t0);
+    synor_trace_destroy(t1);
+    synor_perfmodel_destroy(pm);
+    synor_workload_destroy(w);
+    free(kernels);
+    free(fps);
+    free(real);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int runs = 11, warm = 3, files = 0;
@@ -202,6 +362,8 @@ int main(int argc, char **argv)
             workers = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--measure-cache") && i + 1 < argc)
             cache = argv[++i];
+        else if (!strcmp(argv[i], "--tiled") && i + 1 < argc)
+            files++, i++;
         else if (argv[i][0] == '-') {
             fprintf(stderr,
                     "usage: %s [--runs R] [--warm W] [--workers N] [--measure-cache F] "
@@ -227,6 +389,10 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--tiled")) {
+            rc |= one_tiled(cat, det, argv[++i], workers, runs) != 0;
+            continue;
+        }
         if (argv[i][0] == '-') {
             i++;
             continue;

@@ -164,6 +164,79 @@ TEST(calibration_prefers_the_model_then_fits_the_roofline)
     synor_catalog_destroy(cat);
 }
 
+typedef struct count_q {
+    const char *op;
+    uint64_t fp;
+    uint64_t count;
+} count_q;
+
+static int find_count(const synor_perfmodel_entry *e, void *user)
+{
+    count_q *q = user;
+    if (!strcmp(e->op, q->op) && e->footprint == q->fp && !strcmp(e->device, "cpu"))
+        q->count = e->count;
+    return 0;
+}
+
+/* The tiled presets' graphs: a real run records exactly these keys, each as
+ * many times as the graph has tasks with it (a warm-up and one repetition:
+ * twice). Edge tiles (n not a multiple of the tile) included. */
+static void check_tiled(synor_tiled_algo algo, size_t n, size_t nb, size_t want_tasks)
+{
+    synor_workload *w;
+    const char **kernel;
+    uint64_t *fp;
+    ASSERT_OK(synor_exec_tiled_workload(algo, n, nb, SYNOR_DTYPE_FP32, &w, &kernel, &fp));
+    size_t nt = synor_workload_count(w);
+    ASSERT_EQ(nt, want_tasks);
+    synor_perfmodel *pm;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    synor_runtime *rt;
+    cpu_runtime(pm, 2, &rt);
+    synor_tiled_result r;
+    int rc = synor_exec_tiled(rt, algo, n, nb, SYNOR_DTYPE_FP32, 1, 1, &r);
+    synor_runtime_destroy(rt);
+    if (rc == SYNOR_ENOTSUP) { /* no OpenBLAS for the reference */
+        fprintf(stderr, "  (tiled run skipped: %s)\n", synor_errmsg());
+    } else {
+        ASSERT_OK(rc);
+        size_t distinct = 0;
+        for (size_t i = 0; i < nt; i++) {
+            int seen = 0;
+            size_t same = 0;
+            for (size_t j = 0; j < nt; j++) {
+                same += !strcmp(kernel[j], kernel[i]) && fp[j] == fp[i];
+                seen |= j < i && !strcmp(kernel[j], kernel[i]) && fp[j] == fp[i];
+            }
+            if (seen)
+                continue;
+            distinct++;
+            count_q q = {kernel[i], fp[i], 0};
+            ASSERT_OK(synor_perfmodel_foreach(pm, find_count, &q));
+            ASSERT_EQ(q.count, 2 * same);
+        }
+        ASSERT_EQ(synor_perfmodel_count(pm), distinct + 1); /* and the dispatch entry */
+    }
+    synor_perfmodel_destroy(pm);
+    free(kernel);
+    free(fp);
+    synor_workload_destroy(w);
+}
+
+TEST(tiled_graphs_are_what_the_runtime_runs)
+{
+    check_tiled(SYNOR_TILED_GEMM, 96, 32, 27);      /* 3 x 3 x 3 */
+    check_tiled(SYNOR_TILED_GEMM, 100, 32, 64);     /* 4 x 4 x 4, edge tiles of 4 */
+    check_tiled(SYNOR_TILED_CHOLESKY, 100, 32, 20); /* 4 potrf, 6 trsm, 6 syrk, 4 gemm */
+    synor_workload *w;
+    const char **k;
+    uint64_t *f;
+    ASSERT_EQ(synor_exec_tiled_workload(SYNOR_TILED_GEMM, 100, 0, SYNOR_DTYPE_FP32, &w, &k, &f),
+              SYNOR_EINVAL);
+    ASSERT_EQ(synor_exec_tiled_workload(SYNOR_TILED_GEMM, 100, 10, SYNOR_DTYPE_BF16, &w, &k, &f),
+              SYNOR_ENOTSUP);
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -219,6 +292,6 @@ TEST(a_calibrated_simulation_predicts_a_real_run)
     synor_catalog_destroy(cat);
 }
 
-TEST_MAIN(task_keys_are_what_a_real_run_records,
+TEST_MAIN(task_keys_are_what_a_real_run_records, tiled_graphs_are_what_the_runtime_runs,
           calibration_prefers_the_model_then_fits_the_roofline,
           a_calibrated_simulation_predicts_a_real_run)

@@ -84,6 +84,18 @@ typedef struct synor_tiled_result {
 int synor_exec_tiled(synor_runtime *rt, synor_tiled_algo algo, size_t n, size_t nb,
                      synor_dtype dtype, uint64_t seed, unsigned reps, synor_tiled_result *out);
 
+/* The task graph synor_exec_tiled runs for (algo, n, nb, dtype), as a
+ * workload for the simulator: one task per tile kernel call, in the
+ * runtime's submission order ("gemm(i,j,l)", "potrf(k)", "trsm(i,k)",
+ * "syrk(i,k)"), each tile's successive versions as data ("A[i,j]#v"); and
+ * per task the kernel name and footprint the runtime records for it (as
+ * synor_exec_task_keys; *kernels and *footprints are malloc'ed arrays of
+ * synor_workload_count(*out): free() them). GEMM tasks are matmul; potrf,
+ * trsm and syrk "custom" with their FLOPs and bytes. At most 256 tiles a
+ * side. */
+int synor_exec_tiled_workload(synor_tiled_algo algo, size_t n, size_t nb, synor_dtype dtype,
+                              synor_workload **out, const char ***kernels, uint64_t **footprints);
+
 #ifdef __cplusplus
 }
 #endif

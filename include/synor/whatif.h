@@ -89,6 +89,13 @@ int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
                            const synor_perfmodel *pm, synor_workload **out,
                            synor_whatif_calibration *info);
 
+/* As synor_whatif_calibrate, with each task's kernel and footprint given
+ * (e.g. synor_exec_tiled_workload's) instead of synor_exec_task_keys's. */
+int synor_whatif_calibrate_keyed(const synor_fabric *f, const synor_workload *w,
+                                 const char *const *kernels, const uint64_t *footprints,
+                                 const synor_perfmodel *pm, synor_workload **out,
+                                 synor_whatif_calibration *info);
+
 /* The price per hour (micro-units) the built-in fabrics assume for a
  * profile; 0 if none lists it. */
 int64_t synor_whatif_price(const synor_catalog *cat, const char *profile);

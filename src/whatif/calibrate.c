@@ -119,9 +119,9 @@ static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd
     return 0;
 }
 
-int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
-                           const synor_perfmodel *pm, synor_workload **out,
-                           synor_whatif_calibration *info)
+static int calibrate(const synor_fabric *f, const synor_workload *w, const char *const *keys_k,
+                     const uint64_t *keys_fp, const synor_perfmodel *pm, synor_workload **out,
+                     synor_whatif_calibration *info)
 {
     synor_whatif_calibration st;
     memset(&st, 0, sizeof st);
@@ -156,7 +156,14 @@ int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
             st.dispatch_s = dispatch[d];
     }
     /* A workload that cannot run here has no entries to look up. */
-    int keyed = pm && synor_exec_task_keys(w, kernel, fp) == 0;
+    int keyed = 0;
+    if (pm && keys_k) {
+        memcpy(kernel, keys_k, nt * sizeof *kernel);
+        memcpy(fp, keys_fp, nt * sizeof *fp);
+        keyed = 1;
+    } else if (pm) {
+        keyed = synor_exec_task_keys(w, kernel, fp) == 0;
+    }
     size_t nr = 0;
     for (size_t ti = 0; ti < nt; ti++)
         for (size_t d = 0; d < nd; d++) {
@@ -170,19 +177,19 @@ int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
                 ratio[nr++] = s / r;
         }
     st.overall_factor = median(ratio, nr);
-    /* Per distinct kernel (a few: the pointers are static), its factor. */
+    /* Per distinct kernel (a few), its factor. */
     const char *kname[64];
     double kfac[64];
     size_t nkern = 0;
     for (size_t ti = 0; keyed && ti < nt; ti++) {
         size_t k = 0;
-        while (k < nkern && kname[k] != kernel[ti])
+        while (k < nkern && strcmp(kname[k], kernel[ti]))
             k++;
         if (k < nkern || nkern == 64)
             continue;
         size_t nk = 0;
         for (size_t u = ti; u < nt; u++)
-            for (size_t e = 0; e < nd && kernel[u] == kernel[ti]; e++) {
+            for (size_t e = 0; e < nd && !strcmp(kernel[u], kernel[ti]); e++) {
                 double r = synor_cost_time(roof, u, e);
                 if (!isnan(meas[u * nd + e]) && r > 0 && isfinite(r))
                     ratio[nk++] = meas[u * nd + e] / r;
@@ -193,7 +200,7 @@ int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
     for (size_t ti = 0; ti < nt; ti++) {
         double kfactor = NAN;
         for (size_t k = 0; keyed && k < nkern; k++)
-            if (kname[k] == kernel[ti])
+            if (!strcmp(kname[k], kernel[ti]))
                 kfactor = kfac[k];
         for (size_t d = 0; d < nd; d++) {
             double r = synor_cost_time(roof, ti, d), *row = &rows[ti * nd + d];
@@ -229,4 +236,21 @@ out:
     if (!rc && info)
         *info = st;
     return rc;
+}
+
+int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
+                           const synor_perfmodel *pm, synor_workload **out,
+                           synor_whatif_calibration *info)
+{
+    return calibrate(f, w, NULL, NULL, pm, out, info);
+}
+
+int synor_whatif_calibrate_keyed(const synor_fabric *f, const synor_workload *w,
+                                 const char *const *kernels, const uint64_t *footprints,
+                                 const synor_perfmodel *pm, synor_workload **out,
+                                 synor_whatif_calibration *info)
+{
+    if (!kernels || !footprints)
+        return synor__error(SYNOR_EINVAL, "calibrate: no kernels or footprints");
+    return calibrate(f, w, kernels, footprints, pm, out, info);
 }
