@@ -51,7 +51,12 @@ typedef struct scenario {
     long long batch, prompt, new_tokens;
     long long dp, tp; /* data- and tensor-parallel degrees; 0 = not given */
     long long micro;  /* training micro-batches (from --micro-batches); 0 = not given */
+    const char *tiled; /* --tiled gemm|cholesky: the runtime's tiled graph */
+    long long n, nb;   /* its matrix and tile size (--n, --nb; 0 = default) */
 } scenario;
+/* The tiled graph's defaults, as synor run --tiled's. */
+#define CLI_TILED_N 2048
+#define CLI_TILED_NB 512
 /* Largest --batch, and largest --prompt and --new (tokens). */
 #define CLI_MAX_BATCH (1ull << 20)
 #define CLI_MAX_TOKENS (1ull << 24)
@@ -74,6 +79,10 @@ void cli_weights_line(const synor_plan *p, const synor_cost *c);
  * replica per accelerator, one sequence each unless --batch says), when f
  * (may be NULL) has more than one. */
 int cli_scenario_load(const scenario *sc, const synor_fabric *f, synor_workload **w);
+/* With --tiled: the graph and its tasks' keys (synor_exec_tiled_workload;
+ * free() the arrays). */
+int cli_scenario_tiled(const scenario *sc, synor_workload **w, const char ***kernels,
+                       uint64_t **footprints);
 
 /* The local fabric (simulate --fabric local, whatif): its options
  * --perfmodel FILE, --no-perfmodel, --cpu-workers N, --measure-cache FILE. */

@@ -41,8 +41,9 @@ int cli_cost(const cli_globals *g, int argc, char **argv)
             return cli_usage_error("cost", "unknown option or missing value '%s'", a);
         }
     }
-    if (!sc.workload && !sc.preset)
-        return cli_usage_error("cost", "give --workload FILE or --preset MODEL");
+    if (!sc.workload && !sc.preset && !sc.tiled)
+        return cli_usage_error("cost",
+                               "give --workload FILE, --preset MODEL or --tiled gemm|cholesky");
     if (cli_scenario_check("cost", &sc))
         return CLI_USAGE;
     synor_catalog *cat = cli_load_catalog(g);

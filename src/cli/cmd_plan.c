@@ -222,8 +222,9 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     o.deadline = deadline;
     if (synor_strategy_from_name(strategy, &o.strategy))
         return cli_usage_error("plan", "unknown strategy '%s' (see --strategies)", strategy);
-    if (!sc.workload && !sc.preset)
-        return cli_usage_error("plan", "give --workload FILE or --preset MODEL");
+    if (!sc.workload && !sc.preset && !sc.tiled)
+        return cli_usage_error("plan",
+                               "give --workload FILE, --preset MODEL or --tiled gemm|cholesky");
     sc.micro = (long long)o.micro_batches;
     if (cli_scenario_check("plan", &sc))
         return CLI_USAGE;

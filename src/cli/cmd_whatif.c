@@ -152,8 +152,9 @@ int cli_whatif(const cli_globals *g, int argc, char **argv)
     if (synor_strategy_from_name(strategy, &o.strategy))
         return cli_usage_error("whatif", "unknown strategy '%s' (see synor plan --strategies)",
                                strategy);
-    if (!sc.workload && !sc.preset)
-        return cli_usage_error("whatif", "give --workload FILE or --preset MODEL");
+    if (!sc.workload && !sc.preset && !sc.tiled)
+        return cli_usage_error("whatif",
+                               "give --workload FILE, --preset MODEL or --tiled gemm|cholesky");
     if (sc.fabric)
         return cli_usage_error("whatif", "--fabric: whatif plans on this machine (the local "
                                          "fabric) and its changes");

@@ -87,9 +87,12 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
     /* A workload file does not depend on the fabric; a preset is built for
      * the whole CPU. A workload that runs for real here is simulated as a
      * real run has it: one device per CPU worker, each one task at a time. */
-    int rc = synor_whatif_fabric(cat, det, ch, n, &f) || cli_scenario_load(sc, f, &w);
+    const char **kernels = NULL;
+    uint64_t *fps = NULL;
+    int rc = synor_whatif_fabric(cat, det, ch, n, &f) ||
+             (sc->tiled ? cli_scenario_tiled(sc, &w, &kernels, &fps) : cli_scenario_load(sc, f, &w));
     unsigned workers = 0;
-    if (!rc && synor_exec_check(w) == 0) {
+    if (!rc && (sc->tiled || synor_exec_check(w) == 0)) {
         workers = workers_of(l, det);
         synor_fabric_destroy(f);
         f = NULL;
@@ -99,7 +102,10 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
         rc = synor_perfmodel_create(&pm) || synor_perfmodel_load(pm, pm_path);
     synor_whatif_calibration ci;
     if (!rc)
-        rc = synor_whatif_calibrate(f, w, pm, &cw, &ci);
+        rc = kernels ? synor_whatif_calibrate_keyed(f, w, kernels, fps, pm, &cw, &ci)
+                     : synor_whatif_calibrate(f, w, pm, &cw, &ci);
+    free(kernels);
+    free(fps);
     if (rc) { /* the caller prints synor_errmsg() */
         synor_perfmodel_destroy(pm);
         synor_workload_destroy(w);

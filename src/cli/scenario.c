@@ -17,12 +17,15 @@ int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *
                        : !strcmp(a, "--preset")     ? &sc->preset
                        : !strcmp(a, "--dtype")      ? &sc->dtype
                        : !strcmp(a, "--collective") ? &sc->collective
+                       : !strcmp(a, "--tiled")      ? &sc->tiled
                                                     : NULL;
     long long *num = !strcmp(a, "--batch")    ? &sc->batch
                      : !strcmp(a, "--prompt") ? &sc->prompt
                      : !strcmp(a, "--new")    ? &sc->new_tokens
                      : !strcmp(a, "--dp")     ? &sc->dp
                      : !strcmp(a, "--tp")     ? &sc->tp
+                     : !strcmp(a, "--n")      ? &sc->n
+                     : !strcmp(a, "--nb")     ? &sc->nb
                                               : NULL;
     if (!strcmp(a, "--train")) {
         sc->train = 1;
@@ -40,6 +43,10 @@ int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *
             cli_usage_error(cmd, "--collective: '%s' is not ring or tree", v);
             return -1;
         }
+        if (str == &sc->tiled && strcmp(v, "gemm") && strcmp(v, "cholesky")) {
+            cli_usage_error(cmd, "--tiled: '%s' is not gemm or cholesky", v);
+            return -1;
+        }
         synor_dtype dt;
         if (str == &sc->dtype && synor_dtype_from_name(v, &dt)) {
             cli_usage_error(cmd, "--dtype: '%s' is not a data type (%s)", v, synor_errmsg());
@@ -51,6 +58,7 @@ int cli_scenario_opt(const char *cmd, scenario *sc, int argc, char **argv, int *
     unsigned long long x;
     unsigned long long max = num == &sc->batch                     ? CLI_MAX_BATCH
                              : num == &sc->dp || num == &sc->tp ? 64
+                             : num == &sc->n || num == &sc->nb  ? 65536
                                                                   : CLI_MAX_TOKENS;
     if (cli_parse_uint(cmd, a, v, 1, max, &x))
         return -1;
@@ -124,6 +132,15 @@ int cli_scenario_check(const char *cmd, const scenario *sc)
                          sc->dp || sc->tp || sc->collective))
         return cli_usage_error(cmd, "--dtype, --batch, --prompt, --new, --train, --dp, --tp and "
                                     "--collective shape a --preset; a workload file has its own");
+    if (sc->tiled && (sc->workload || sc->preset || sc->train || sc->batch || sc->prompt ||
+                      sc->new_tokens || sc->dp || sc->tp || sc->collective))
+        return cli_usage_error(cmd, "--tiled is a workload of its own: no --workload, --preset or "
+                                    "preset options with it (only --n, --nb, --dtype)");
+    if ((sc->n || sc->nb) && !sc->tiled)
+        return cli_usage_error(cmd, "--n and --nb size a --tiled graph");
+    if (sc->tiled && (sc->nb ? sc->nb : CLI_TILED_NB) > (sc->n ? sc->n : CLI_TILED_N))
+        return cli_usage_error(cmd, "--nb %lld is larger than --n %lld",
+                               sc->nb ? sc->nb : CLI_TILED_NB, sc->n ? sc->n : CLI_TILED_N);
     if (sc->tp && sc->train)
         return cli_usage_error(cmd, "--tp splits inference; training is data parallel (--dp)");
     if ((sc->dp || sc->collective) && !sc->train)
@@ -144,10 +161,32 @@ static long long accelerators(const synor_fabric *f)
     return n;
 }
 
+int cli_scenario_tiled(const scenario *sc, synor_workload **w, const char ***kernels,
+                       uint64_t **footprints)
+{
+    synor_dtype dt = SYNOR_DTYPE_FP32;
+    int rc = sc->dtype ? synor_dtype_from_name(sc->dtype, &dt) : 0;
+    if (rc)
+        return rc;
+    return synor_exec_tiled_workload(strcmp(sc->tiled, "gemm") ? SYNOR_TILED_CHOLESKY
+                                                               : SYNOR_TILED_GEMM,
+                                     (size_t)(sc->n ? sc->n : CLI_TILED_N),
+                                     (size_t)(sc->nb ? sc->nb : CLI_TILED_NB), dt, w, kernels,
+                                     footprints);
+}
+
 int cli_scenario_load(const scenario *sc, const synor_fabric *f, synor_workload **w)
 {
     if (sc->workload)
         return synor_workload_load_file(sc->workload, w);
+    if (sc->tiled) {
+        const char **k = NULL;
+        uint64_t *fp = NULL;
+        int rc = cli_scenario_tiled(sc, w, &k, &fp);
+        free(k);
+        free(fp);
+        return rc;
+    }
     synor_llm_config m;
     int rc = synor_llm_preset(sc->preset ? sc->preset : "llama-2-70b", &m);
     if (rc)

@@ -125,6 +125,16 @@ check local-both    [ "$(rc "$S" simulate --fabric local --perfmodel "$PM" --no-
 check local-bad-pm  sh -c 'echo "{" >"$0"' "$tmp/bad.json"
 check local-bad     [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --perfmodel "$tmp/bad.json" --measure-cache "$MC")" = 1 ]
 check local-bad-m   grep -q "bad.json" "$tmp/err"
+# the runtime's tiled graphs as workloads of every planning command
+check tiled-sim     [ "$(rc "$S" simulate --tiled cholesky --n 512 --nb 128 --fabric local --no-perfmodel --cpu-workers 2 --measure-cache "$MC" --baseline none)" = 0 ]
+check tiled-sim-w   grep -q "Workload: tiled Cholesky, n 512, tiles of 128, fp32" "$tmp/out"
+check tiled-sim-t   grep -q "0 of 40 from the performance model" "$tmp/out"
+check tiled-plan    [ "$(rc "$S" plan --tiled gemm --n 512 --nb 128 --fabric four-h100)" = 0 ]
+check tiled-bad     [ "$(rc "$S" simulate --tiled lu)" = 2 ]
+check tiled-bad-m   grep -q "'lu' is not gemm or cholesky" "$tmp/err"
+check tiled-n-only  [ "$(rc "$S" simulate --n 100)" = 2 ]
+check tiled-preset  [ "$(rc "$S" simulate --tiled gemm --preset tiny)" = 2 ]
+check tiled-nb      [ "$(rc "$S" plan --tiled gemm --n 100 --nb 200 --fabric seed)" = 2 ]
 check whatif-cal    [ "$(rc "$S" whatif --workload "$SRC/workloads/mlp-fp32.json" --perfmodel "$PM" --cpu-workers 2 --measure-cache "$MC" --add nvidia-h100-sxm)" = 0 ]
 check whatif-cal-m  grep -q "32 of 32 from the performance model" "$tmp/out"
 
