@@ -47,9 +47,10 @@ extern "C" {
 /* Default number of samples before an entry is calibrated. */
 #define SYNOR_PERFMODEL_MIN_SAMPLES 3
 /* The operation name of the runtime's dispatch entries: per device (at
- * footprint 0), the time from when a task could start there - ready, and
- * the worker that ran it free - to when its kernel started (waking a
- * worker, dequeuing, acquiring data). Recorded with every task; its mean
+ * footprint 0), the time from when a task could start there - its last
+ * predecessor's kernel ended (or it was submitted), and the previous kernel
+ * of the worker that ran it ended - to when its kernel started (finishing
+ * that task, placing, waking a worker, dequeuing, acquiring data). Recorded with every task; its mean
  * (synor_perfmodel_foreach) is the per-task overhead a simulation of this
  * machine adds (synor_whatif_calibrate). No kernel has this name. */
 #define SYNOR_PERFMODEL_DISPATCH "(dispatch)"
@@ -140,6 +141,9 @@ typedef struct synor_perfmodel_entry {
     double min, max;
     unsigned window;     /* samples in the window, <= SYNOR_PERFMODEL_WINDOW */
     double estimate;     /* median of the window */
+    double window_mean;  /* mean of the window (an expected time: what a
+                            simulation of a run sums; the median, robust,
+                            is what placement uses) */
     int calibrated;      /* window >= min_samples */
 } synor_perfmodel_entry;
 

@@ -70,9 +70,11 @@ typedef struct synor_whatif_calibration {
  * whose tasks have explicit cost rows (workload.h) for f's devices. On a
  * device of this machine (a fabric from synor_whatif_fabric or _workers) a
  * task's time is, in order of preference:
- *   - the performance model's estimate (pm: what real runs recorded; the
- *     task's kernel and footprint from synor_exec_task_keys, the device by
- *     its runtime name: "cpu", "cuda0");
+ *   - what real runs recorded for it in the performance model pm: the
+ *     mean of its entry's window (window_mean: an expected time; the
+ *     median that placement uses is below it on a busy machine), the
+ *     entry found by the task's kernel and footprint (synor_exec_task_keys)
+ *     and the device's runtime name ("cpu", "cuda0");
  *   - its roofline on the device (the measured peak and bandwidth, cost.h)
  *     x the median of measured / roofline over the workload's tasks of the
  *     same kernel that have an estimate;

@@ -430,6 +430,9 @@ int synor_perfmodel_foreach(const synor_perfmodel *pm,
     unsigned need = synor_perfmodel_min_samples(pm);
     for (size_t i = 0; i < n && !rc; i++) {
         const synor__pm_entry *e = &v[i];
+        double sum = 0;
+        for (unsigned k = 0; k < e->n; k++)
+            sum += e->sorted[k];
         synor_perfmodel_entry x = {
             .op = e->op,
             .footprint = e->fp,
@@ -441,6 +444,7 @@ int synor_perfmodel_foreach(const synor_perfmodel *pm,
             .max = e->max,
             .window = e->n,
             .estimate = e->n ? synor__pm_median(e) : 0,
+            .window_mean = e->n ? sum / e->n : 0,
             .calibrated = e->n > 0 && e->n >= need,
         };
         rc = fn(&x, user);

@@ -184,8 +184,13 @@ static void finish(synor_runtime *rt, synor__worker *w, synor__task *t, int stat
         synor__task *s = e->succ;
         if (status != SYNOR__TASK_OK)
             atomic_store_explicit(&s->pred_failed, 1, memory_order_relaxed);
-        if (atomic_fetch_sub_explicit(&s->npending, 1, memory_order_acq_rel) == 1)
+        if (atomic_fetch_sub_explicit(&s->npending, 1, memory_order_acq_rel) == 1) {
+            /* it could start when this task's kernel ended: what the worker
+             * does from there (recording, releasing, placing) is dispatch */
+            if (rt->cfg.perfmodel && !s->ready_ns && w && w->last_end_ns)
+                s->ready_ns = w->last_end_ns;
             synor__task_place(rt, w, s, NULL);
+        }
         edge_free(rt, w, e);
         e = next;
     }
@@ -266,9 +271,11 @@ void synor__task_execute(synor__worker *w, synor__task *t)
         if (rt->cfg.perfmodel && rc >= 0) {
             synor_perfmodel_record(rt->cfg.perfmodel, t->kernel->name, synor__task_footprint(t),
                                    dev->name, (double)(t2 - t1) * 1e-9);
-            /* Dispatch: from when the task could start here (ready, and
-             * this worker free) to when its kernel started - the wake-up,
-             * dequeue and data preparation that kernel times do not have. */
+            /* Dispatch: from when the task could start here (its last
+             * predecessor's kernel ended or it was submitted, and this
+             * worker's previous kernel ended) to when its kernel started -
+             * finishing the previous task, placing, waking a worker,
+             * dequeuing, preparing data: what kernel times do not have. */
             uint64_t from = t->ready_ns > w->last_end_ns ? t->ready_ns : w->last_end_ns;
             if (from && t1 >= from)
                 synor_perfmodel_record(rt->cfg.perfmodel, SYNOR_PERFMODEL_DISPATCH, 0, dev->name,

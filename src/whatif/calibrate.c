@@ -54,18 +54,71 @@ static const char *runtime_name(const synor_fabric_device *fd, char *buf, size_t
     return NULL;
 }
 
-/* The mean dispatch time (SYNOR_PERFMODEL_DISPATCH) of one device. */
-typedef struct dispatch_q {
-    const char *device;
+/* The model's calibrated entries, sorted by (operation, device,
+ * footprint), with their window means. */
+typedef struct pm_row {
+    const char *op, *device;
+    uint64_t fp;
     double mean;
-} dispatch_q;
+} pm_row;
 
-static int find_dispatch(const synor_perfmodel_entry *e, void *user)
+typedef struct pm_table {
+    pm_row *v;
+    size_t n, cap;
+    int failed;
+} pm_table;
+
+static int cmp_row(const void *a, const void *b)
 {
-    dispatch_q *q = user;
-    if (e->calibrated && !strcmp(e->op, SYNOR_PERFMODEL_DISPATCH) && !strcmp(e->device, q->device))
-        q->mean = e->mean;
+    const pm_row *x = a, *y = b;
+    int c = strcmp(x->op, y->op);
+    if (!c)
+        c = strcmp(x->device, y->device);
+    return c ? c : (x->fp > y->fp) - (x->fp < y->fp);
+}
+
+static int collect(const synor_perfmodel_entry *e, void *user)
+{
+    pm_table *t = user;
+    if (!e->calibrated)
+        return 0;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        pm_row *v = synor__realloc(t->v, cap * sizeof *v);
+        if (!v) {
+            t->failed = 1;
+            return 1;
+        }
+        t->v = v;
+        t->cap = cap;
+    }
+    /* the strings live as long as the snapshot: copy them */
+    char *op = synor__strdup(e->op), *dev = synor__strdup(e->device);
+    if (!op || !dev) {
+        synor__free(op);
+        synor__free(dev);
+        t->failed = 1;
+        return 1;
+    }
+    t->v[t->n++] = (pm_row){op, dev, e->footprint, e->window_mean};
     return 0;
+}
+
+static void table_free(pm_table *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        synor__free_const(t->v[i].op);
+        synor__free_const(t->v[i].device);
+    }
+    synor__free(t->v);
+}
+
+/* The window mean of (op, device, fp); NAN when the model has none. */
+static double lookup(const pm_table *t, const char *op, const char *device, uint64_t fp)
+{
+    pm_row key = {op, device, fp, 0};
+    const pm_row *r = t->n ? bsearch(&key, t->v, t->n, sizeof *t->v, cmp_row) : NULL;
+    return r ? r->mean : NAN;
 }
 
 /* A copy of w whose task i has the cost row rows[i * nd .. + nd) in the
@@ -137,6 +190,7 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
     char(*names)[32] = synor__calloc(nd ? nd : 1, sizeof *names);
     double *dispatch = synor__calloc(nd ? nd : 1, sizeof *dispatch); /* 0: none */
     synor_cost *roof = NULL;
+    pm_table tab = {0};
     int rc = 0;
     if (!kernel || !fp || !rows || !meas || !ratio || !rt_name || !names || !dispatch) {
         rc = synor__error(SYNOR_ENOMEM, "out of memory");
@@ -144,16 +198,20 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
     }
     if ((rc = synor_cost_create(w, f, &roof)))
         goto out;
+    if (pm && (synor_perfmodel_foreach(pm, collect, &tab) || tab.failed)) {
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        goto out;
+    }
+    qsort(tab.v, tab.n, sizeof *tab.v, cmp_row);
     st.dispatch_s = NAN;
     for (size_t d = 0; d < nd; d++) {
         if (!(rt_name[d] = runtime_name(synor_fabric_device_at(f, d), names[d], sizeof names[d])))
             continue;
         st.local_devices++;
-        dispatch_q q = {rt_name[d], 0};
-        if (pm && synor_perfmodel_foreach(pm, find_dispatch, &q) == 0)
-            dispatch[d] = q.mean;
-        if (isnan(st.dispatch_s) && dispatch[d] > 0)
-            st.dispatch_s = dispatch[d];
+        double m = lookup(&tab, SYNOR_PERFMODEL_DISPATCH, rt_name[d], 0);
+        dispatch[d] = isnan(m) ? 0 : m;
+        if (isnan(st.dispatch_s) && !isnan(m))
+            st.dispatch_s = m;
     }
     /* A workload that cannot run here has no entries to look up. */
     int keyed = 0;
@@ -167,10 +225,7 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
     size_t nr = 0;
     for (size_t ti = 0; ti < nt; ti++)
         for (size_t d = 0; d < nd; d++) {
-            double s = NAN;
-            if (keyed && rt_name[d] &&
-                synor_perfmodel_estimate(pm, kernel[ti], fp[ti], rt_name[d], &s, NULL) != 0)
-                s = NAN;
+            double s = keyed && rt_name[d] ? lookup(&tab, kernel[ti], rt_name[d], fp[ti]) : NAN;
             meas[ti * nd + d] = s;
             double r = synor_cost_time(roof, ti, d);
             if (!isnan(s) && r > 0 && isfinite(r))
@@ -233,6 +288,7 @@ out:
     synor__free(rt_name);
     synor__free(names);
     synor__free(dispatch);
+    table_free(&tab);
     if (!rc && info)
         *info = st;
     return rc;
