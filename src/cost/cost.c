@@ -81,6 +81,8 @@ int synor_cost_create(const synor_workload *w, const synor_fabric *f, synor_cost
         synor_cost_destroy(c);
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
+    synor__prefault(c->time, cells * sizeof *c->time);
+    synor__prefault(c->energy, cells * sizeof *c->energy);
     for (size_t i = 0; i < c->n_tasks; i++) {
         const synor_task *t = synor_workload_task(w, i);
         uint64_t fp = t->workspace;

@@ -219,6 +219,8 @@ static int ls_init(ls *s, const synor_sched_problem *pb, const synor_plan_option
     s->tl = synor__calloc(d, sizeof *s->tl);
     if (!s->succ_off || !s->succ || !s->succ_edge || !s->wbar || !s->rank || !s->tl)
         return synor__error(SYNOR_ENOMEM, "out of memory");
+    synor__prefault(s->succ, m * sizeof *s->succ);
+    synor__prefault(s->succ_edge, m * sizeof *s->succ_edge);
     for (size_t e = 0; e < m; e++)
         s->succ_off[pb->pred[e] + 1]++;
     for (size_t i = 0; i < n; i++)

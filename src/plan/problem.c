@@ -194,6 +194,10 @@ static int problem_build(const synor_cost *c, owned_problem **out)
         synor_sched_problem_free(&op->pb);
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
+    synor__prefault(op->exec, n * d * sizeof *op->exec);
+    synor__prefault(op->energy, n * d * sizeof *op->energy);
+    synor__prefault(op->bytes, m * sizeof *op->bytes);
+    synor__prefault(op->pred, m * sizeof *op->pred);
     size_t e = 0;
     for (size_t i = 0; i < n; i++) {
         const synor_task *t = synor_workload_task(w, i);

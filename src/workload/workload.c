@@ -116,6 +116,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     void *q = synor__realloc(*p, n * size);
     if (!q)
         return synor__error(SYNOR_ENOMEM, "out of memory");
+    synor__prefault((char *)q + *cap * size, (n - *cap) * size); /* filled next */
     *p = q;
     *cap = n;
     return 0;
