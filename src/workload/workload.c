@@ -31,18 +31,16 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-/* Table of indexes into an array of names; slots hold index + 1, 0 empty. */
-static int names_grow(synor__names *t, const char *(*name_of)(const void *, size_t),
-                      const void *ctx)
+static int names_grow(synor__names *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 64;
-    size_t *slots = synor__calloc(cap, sizeof *slots);
+    synor__name_slot *slots = synor__calloc(cap, sizeof *slots);
     if (!slots)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     for (size_t i = 0; i < t->cap; i++)
-        if (t->slots[i]) {
-            size_t j = hash_str(name_of(ctx, t->slots[i] - 1)) & (cap - 1);
-            while (slots[j])
+        if (t->slots[i].name) {
+            size_t j = t->slots[i].hash & (cap - 1);
+            while (slots[j].name)
                 j = (j + 1) & (cap - 1);
             slots[j] = t->slots[i];
         }
@@ -52,39 +50,30 @@ static int names_grow(synor__names *t, const char *(*name_of)(const void *, size
     return 0;
 }
 
-static long names_find(const synor__names *t, const char *name,
-                       const char *(*name_of)(const void *, size_t), const void *ctx)
+static long names_find(const synor__names *t, const char *name)
 {
     if (!t->cap)
         return -1;
-    for (size_t j = hash_str(name) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
-        if (strcmp(name_of(ctx, t->slots[j] - 1), name) == 0)
-            return (long)(t->slots[j] - 1);
+    uint64_t h = hash_str(name);
+    for (size_t j = h & (t->cap - 1); t->slots[j].name; j = (j + 1) & (t->cap - 1))
+        if (t->slots[j].hash == h && strcmp(t->slots[j].name, name) == 0)
+            return (long)t->slots[j].index;
     return -1;
 }
 
-static int names_add(synor__names *t, size_t index, const char *name,
-                     const char *(*name_of)(const void *, size_t), const void *ctx)
+/* name must stay valid as long as the table (the workload's own copy). */
+static int names_add(synor__names *t, size_t index, const char *name)
 {
     int rc;
-    if ((t->used + 1) * 2 > t->cap && (rc = names_grow(t, name_of, ctx)))
+    if ((t->used + 1) * 2 > t->cap && (rc = names_grow(t)))
         return rc;
-    size_t j = hash_str(name) & (t->cap - 1);
-    while (t->slots[j])
+    uint64_t h = hash_str(name);
+    size_t j = h & (t->cap - 1);
+    while (t->slots[j].name)
         j = (j + 1) & (t->cap - 1);
-    t->slots[j] = index + 1;
+    t->slots[j] = (synor__name_slot){h, name, index};
     t->used++;
     return 0;
-}
-
-static const char *task_name(const void *ctx, size_t i)
-{
-    return ((const synor_workload *)ctx)->tasks[i].id;
-}
-
-static const char *data_name(const void *ctx, size_t i)
-{
-    return ((const synor_workload *)ctx)->data[i].name;
 }
 
 /* ------------------------------------------------------------- building */
@@ -129,7 +118,7 @@ int synor_workload_add_data(synor_workload *w, const char *name, uint64_t bytes,
         return synor__error(SYNOR_ESTATE, "workload \"%s\" is finished", w->name);
     if (!name || !*name)
         return synor__error(SYNOR_EINVAL, "data needs a name");
-    if (names_find(&w->data_names, name, data_name, w) >= 0)
+    if (names_find(&w->data_names, name) >= 0)
         return synor__error(SYNOR_EEXIST, "duplicate data \"%s\"", name);
     if ((rc = grow((void **)&w->data, &w->data_cap, w->n_data + 1, sizeof *w->data)))
         return rc;
@@ -138,7 +127,7 @@ int synor_workload_add_data(synor_workload *w, const char *name, uint64_t bytes,
         return synor__error(SYNOR_ENOMEM, "out of memory");
     d->bytes = bytes;
     d->producer = -1;
-    if ((rc = names_add(&w->data_names, w->n_data, name, data_name, w))) {
+    if ((rc = names_add(&w->data_names, w->n_data, d->name))) {
         synor__free_const(d->name);
         return rc;
     }
@@ -207,7 +196,7 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
         return synor__error(SYNOR_ESTATE, "workload \"%s\" is finished", w->name);
     if (!t->id || !*t->id)
         return synor__error(SYNOR_EINVAL, "a task needs an id");
-    if (names_find(&w->task_names, t->id, task_name, w) >= 0)
+    if (names_find(&w->task_names, t->id) >= 0)
         return synor__error(SYNOR_EEXIST, "duplicate task id \"%s\"", t->id);
     if (t->group && !*t->group)
         return synor__error(SYNOR_EINVAL, "task \"%s\": an empty group name", t->id);
@@ -273,7 +262,7 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
     k->dep_comm = comm;
     k->group = group;
     k->group_index = SIZE_MAX;
-    if ((rc = names_add(&w->task_names, w->n_tasks, id, task_name, w))) {
+    if ((rc = names_add(&w->task_names, w->n_tasks, id))) {
         synor__free(group);
         synor__free(id);
         synor__free(deps);
@@ -295,12 +284,12 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
 
 long synor_workload_find_task(const synor_workload *w, const char *id)
 {
-    return names_find(&w->task_names, id, task_name, w);
+    return names_find(&w->task_names, id);
 }
 
 long synor_workload_find_data(const synor_workload *w, const char *name)
 {
-    return names_find(&w->data_names, name, data_name, w);
+    return names_find(&w->data_names, name);
 }
 
 static int cmp_size(const void *a, const void *b)

@@ -6,9 +6,17 @@
 
 #include "synor/workload.h"
 
-/* Open-addressing table of name -> index + 1 (0 = empty slot). */
+/* Open-addressing table of name -> index. A slot keeps the name's hash and
+ * the (owned, stable) name itself, so a probe touches neither the task
+ * array nor another name unless the hashes agree; name NULL = empty. */
+typedef struct synor__name_slot {
+    uint64_t hash;
+    const char *name;
+    size_t index;
+} synor__name_slot;
+
 typedef struct synor__names {
-    size_t *slots;
+    synor__name_slot *slots;
     size_t cap, used;
 } synor__names;
 
