@@ -806,8 +806,8 @@ synor__jval *synor__json_get(const synor__jval *obj, const char *key)
 {
     if (!obj || obj->type != SYNOR__J_OBJECT)
         return NULL;
-    for (size_t i = 0; i < obj->u.obj.n; i++)
-        if (strcmp(obj->u.obj.m[i].key, key) == 0)
+    for (size_t i = 0; i < obj->u.obj.n; i++) /* the first byte rules most out */
+        if (obj->u.obj.m[i].key[0] == key[0] && strcmp(obj->u.obj.m[i].key, key) == 0)
             return obj->u.obj.m[i].val;
     return NULL;
 }
