@@ -341,10 +341,38 @@ static int merge_comm(synor_workload *w, size_t i, const size_t *all, size_t u, 
     return 0;
 }
 
+/* merge_deps where task i consumes nothing another task produces and its
+ * deps are already sorted and unique (a file written by synor, a generator
+ * listing predecessors in order): they stay as they are, no edge carries
+ * bytes. 1 when that is not the case. */
+static int merge_sorted(synor_workload *w, size_t i)
+{
+    synor_task *t = &w->tasks[i];
+    for (size_t j = 0; j < t->n_consumes; j++)
+        if (w->data[t->consumes[j]].producer >= 0)
+            return 1;
+    int any = 0;
+    for (size_t j = 0; j < t->n_deps; j++) {
+        if (t->deps[j] >= w->n_tasks || t->deps[j] == i || (j && t->deps[j] <= t->deps[j - 1]))
+            return 1; /* the errors as merge_deps words them */
+        if (t->dep_comm && t->dep_comm[j] < 0 && t->dep_comm[j] != -1)
+            return 1; /* "none" written as merge_comm writes it */
+        any |= t->dep_comm && t->dep_comm[j] >= 0;
+    }
+    if (!any) {
+        synor__free_const(t->dep_comm);
+        t->dep_comm = NULL;
+    }
+    w->dep_bytes[i] = NULL; /* synor_workload_edge_bytes: 0 */
+    return 0;
+}
+
 /* Merges explicit deps with the producers of consumed data, computing the
  * bytes on each edge. */
 static int merge_deps(synor_workload *w, size_t i)
 {
+    if (!merge_sorted(w, i))
+        return 0;
     synor_task *t = &w->tasks[i];
     size_t n = t->n_deps + t->n_consumes;
     size_t *all = synor__malloc((n ? n : 1) * sizeof *all);
