@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "cost/cost_internal.h"
 #include "synor/cost.h"
 
 struct synor_cost {
@@ -129,6 +130,9 @@ void synor_cost_destroy(synor_cost *c)
 
 const synor_workload *synor_cost_workload(const synor_cost *c) { return c->w; }
 const synor_fabric *synor_cost_fabric(const synor_cost *c) { return c->f; }
+
+const double *synor__cost_times(const synor_cost *c) { return c->time; }
+const double *synor__cost_energies(const synor_cost *c) { return c->energy; }
 
 double synor_cost_time(const synor_cost *c, size_t task, size_t dev)
 {

@@ -37,6 +37,7 @@ static int names_grow(synor__names *t)
     synor__name_slot *slots = synor__calloc(cap, sizeof *slots);
     if (!slots)
         return synor__error(SYNOR_ENOMEM, "out of memory");
+    synor__prefault(slots, cap * sizeof *slots); /* names land all over it */
     for (size_t i = 0; i < t->cap; i++)
         if (t->slots[i].name) {
             size_t j = t->slots[i].hash & (cap - 1);

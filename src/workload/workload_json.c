@@ -135,9 +135,11 @@ static int parse_kind(const synor__jdoc *d, const synor__jval *v, const char *pa
 
 /* "exec_s": an array of seconds in the fabric's device order, or an object
  * {device name: seconds}; null = cannot run there. Fills t's cost row; the
- * arrays are freed by the caller. */
+ * arrays are freed by the caller. A row of up to ROW_SMALL devices goes in
+ * small (no allocation for each task of a large file). */
+#define ROW_SMALL 64
 static int parse_exec(const synor__jdoc *d, const synor__jval *v, const char *path,
-                      synor_task_desc *t, double **row, const char ***names)
+                      synor_task_desc *t, double *small, double **row, const char ***names)
 {
     int obj = v->type == SYNOR__J_OBJECT;
     if (!obj && v->type != SYNOR__J_ARRAY)
@@ -148,7 +150,7 @@ static int parse_exec(const synor__jdoc *d, const synor__jval *v, const char *pa
     size_t n = obj ? v->u.obj.n : v->u.arr.n;
     if (!n)
         return synor__json_fail(d, v, SYNOR_ESCHEMA, path, "empty: give a time for some device");
-    *row = synor__malloc(n * sizeof **row);
+    *row = n <= ROW_SMALL ? small : synor__malloc(n * sizeof **row);
     *names = obj ? synor__calloc(n, sizeof **names) : NULL;
     if (!*row || (obj && !*names))
         return synor__error(SYNOR_ENOMEM, "out of memory");
@@ -188,9 +190,9 @@ static int parse_exec(const synor__jdoc *d, const synor__jval *v, const char *pa
 }
 
 /* One task; *row and *names receive the arrays of its cost row, which the
- * caller frees. */
+ * caller frees (*row unless it is small). */
 static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const synor__jval *o,
-                             size_t ti, double **row, const char ***names)
+                             size_t ti, double *small, double **row, const char ***names)
 {
     static const char *const keys[] = {"id",       "op",        "backward",  "dtype",    "dims",
                                        "work",     "sequential", "priority", "deps",     "produces",
@@ -226,7 +228,7 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
     t.id = v->u.str.s;
     const synor__jval *exec = synor__json_get(o, "exec_s");
     field(p, sizeof p, path, "exec_s");
-    if (exec && (rc = parse_exec(d, exec, p, &t, row, names)))
+    if (exec && (rc = parse_exec(d, exec, p, &t, small, row, names)))
         return rc;
     /* with a cost row the operation is optional: "custom" */
     if ((rc = synor__json_member(d, o, path, "op", SYNOR__J_STRING, 0, &v)))
@@ -385,10 +387,11 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
 
 static int parse_task(synor_workload *w, const synor__jdoc *d, const synor__jval *o, size_t ti)
 {
-    double *row = NULL;
+    double small[ROW_SMALL], *row = NULL;
     const char **names = NULL;
-    int rc = parse_task_fields(w, d, o, ti, &row, &names);
-    synor__free(row);
+    int rc = parse_task_fields(w, d, o, ti, small, &row, &names);
+    if (row != small)
+        synor__free(row);
     synor__free(names);
     return rc;
 }
