@@ -112,6 +112,59 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
+#define WL_CHUNK ((size_t)1 << 20)
+
+void *synor__workload_alloc(synor_workload *w, size_t n)
+{
+    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    synor__wl_chunk *c = w->mem;
+    if (!c || c->cap - c->used < n) {
+        int big = n > WL_CHUNK / 4; /* a block of its own */
+        /* 4 KiB, doubling up to WL_CHUNK: small workloads stay small */
+        size_t cap = big ? n : w->mem_next ? w->mem_next : 4096;
+        if (!big)
+            w->mem_next = cap < WL_CHUNK ? 2 * cap : WL_CHUNK;
+        if (!(c = synor__malloc(sizeof *c + cap)))
+            return NULL;
+        synor__prefault(c, sizeof *c + cap);
+        c->used = 0;
+        c->cap = cap;
+        if (big && w->mem) { /* behind the current one, which has room left */
+            c->next = w->mem->next;
+            w->mem->next = c;
+        } else {
+            c->next = w->mem;
+            w->mem = c;
+        }
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+static void *dup_mem(synor_workload *w, const void *src, size_t n, size_t size, int *fail)
+{
+    if (!n || !src)
+        return NULL;
+    void *p = synor__workload_alloc(w, n * size);
+    if (!p)
+        *fail = 1;
+    else
+        memcpy(p, src, n * size);
+    return p;
+}
+
+static size_t *dup_idx(synor_workload *w, const size_t *src, size_t n, int *fail)
+{
+    return dup_mem(w, src, n, sizeof *src, fail);
+}
+
+static char *dup_str(synor_workload *w, const char *s)
+{
+    int fail = 0;
+    return dup_mem(w, s, strlen(s) + 1, 1, &fail);
+}
+
 int synor_workload_add_data(synor_workload *w, const char *name, uint64_t bytes, size_t *index)
 {
     int rc;
@@ -124,42 +177,16 @@ int synor_workload_add_data(synor_workload *w, const char *name, uint64_t bytes,
     if ((rc = grow((void **)&w->data, &w->data_cap, w->n_data + 1, sizeof *w->data)))
         return rc;
     synor_data *d = &w->data[w->n_data];
-    if (!(d->name = synor__strdup(name)))
+    if (!(d->name = dup_str(w, name)))
         return synor__error(SYNOR_ENOMEM, "out of memory");
     d->bytes = bytes;
     d->producer = -1;
-    if ((rc = names_add(&w->data_names, w->n_data, d->name))) {
-        synor__free_const(d->name);
+    if ((rc = names_add(&w->data_names, w->n_data, d->name)))
         return rc;
-    }
     if (index)
         *index = w->n_data;
     w->n_data++;
     return 0;
-}
-
-static void *dup_mem(const void *src, size_t n, size_t size, int *fail)
-{
-    if (!n || !src)
-        return NULL;
-    void *p = synor__malloc(n * size);
-    if (!p)
-        *fail = 1;
-    else
-        memcpy(p, src, n * size);
-    return p;
-}
-
-static size_t *dup_idx(const size_t *src, size_t n, int *fail)
-{
-    return dup_mem(src, n, sizeof *src, fail);
-}
-
-static void free_names(const char *const *v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++)
-        synor__free_const(v[i]);
-    synor__free_const(v);
 }
 
 /* The explicit costs of a task description: a cost row of seconds >= 0 or
@@ -219,30 +246,24 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
         return rc;
     synor_task *k = &w->tasks[w->n_tasks];
     memset(k, 0, sizeof *k);
+    /* what is allocated before a failure stays with the workload, unused */
     int fail = 0;
-    char *id = synor__strdup(t->id);
-    size_t *deps = dup_idx(t->deps, t->n_deps, &fail);
-    size_t *prod = dup_idx(t->produces, t->n_produces, &fail);
-    size_t *cons = dup_idx(t->consumes, t->n_consumes, &fail);
-    double *exec = dup_mem(t->exec_s, t->n_exec, sizeof *exec, &fail);
-    double *comm = dup_mem(t->dep_comm, t->n_deps, sizeof *comm, &fail);
-    char *group = t->group ? synor__strdup(t->group) : NULL;
+    char *id = dup_str(w, t->id);
+    size_t *deps = dup_idx(w, t->deps, t->n_deps, &fail);
+    size_t *prod = dup_idx(w, t->produces, t->n_produces, &fail);
+    size_t *cons = dup_idx(w, t->consumes, t->n_consumes, &fail);
+    double *exec = dup_mem(w, t->exec_s, t->n_exec, sizeof *exec, &fail);
+    double *comm = dup_mem(w, t->dep_comm, t->n_deps, sizeof *comm, &fail);
+    char *group = t->group ? dup_str(w, t->group) : NULL;
     fail |= t->group && !group;
-    char **edev = t->exec_dev && t->n_exec ? synor__calloc(t->n_exec, sizeof *edev) : NULL;
+    const char **edev = t->exec_dev && t->n_exec
+                            ? synor__workload_alloc(w, t->n_exec * sizeof *edev)
+                            : NULL;
     fail |= t->exec_dev && t->n_exec && !edev;
     for (size_t j = 0; edev && j < t->n_exec; j++)
-        fail |= !(edev[j] = synor__strdup(t->exec_dev[j]));
-    if (fail || !id) {
-        synor__free(group);
-        synor__free(id);
-        synor__free(deps);
-        synor__free(prod);
-        synor__free(cons);
-        synor__free(exec);
-        synor__free(comm);
-        free_names((const char *const *)edev, t->n_exec);
+        fail |= !(edev[j] = dup_str(w, t->exec_dev[j]));
+    if (fail || !id)
         return synor__error(SYNOR_ENOMEM, "out of memory");
-    }
     k->id = id;
     k->op = t->op;
     k->priority = t->priority;
@@ -258,20 +279,12 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
     k->preferred = t->preferred;
     k->fallback = t->fallback;
     k->exec_s = exec;
-    k->exec_dev = (const char *const *)edev;
+    k->exec_dev = edev;
     k->n_exec = t->n_exec;
     k->dep_comm = comm;
     k->group = group;
     k->group_index = SIZE_MAX;
     if ((rc = names_add(&w->task_names, w->n_tasks, id))) {
-        synor__free(group);
-        synor__free(id);
-        synor__free(deps);
-        synor__free(prod);
-        synor__free(cons);
-        synor__free(exec);
-        synor__free(comm);
-        free_names(k->exec_dev, t->n_exec);
         memset(k, 0, sizeof *k);
         return rc;
     }
@@ -311,7 +324,7 @@ static int merge_comm(synor_workload *w, size_t i, const size_t *all, size_t u, 
         any |= t->dep_comm[j] >= 0;
     if (!any)
         return 0;
-    double *comm = synor__malloc(u * sizeof *comm);
+    double *comm = synor__workload_alloc(w, u * sizeof *comm);
     if (!comm)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     for (size_t q = 0; q < u; q++)
@@ -329,7 +342,6 @@ static int merge_comm(synor_workload *w, size_t i, const size_t *all, size_t u, 
         }
         if (comm[lo] >= 0 && comm[lo] != t->dep_comm[j]) {
             double had = comm[lo];
-            synor__free(comm);
             w->deps_task = (long)i;
             return synor__error(SYNOR_EINVAL,
                                 "task \"%s\": the edge from \"%s\" has two different comm_s, "
@@ -360,10 +372,8 @@ static int merge_sorted(synor_workload *w, size_t i)
             return 1; /* "none" written as merge_comm writes it */
         any |= t->dep_comm && t->dep_comm[j] >= 0;
     }
-    if (!any) {
-        synor__free_const(t->dep_comm);
+    if (!any)
         t->dep_comm = NULL;
-    }
     w->dep_bytes[i] = NULL; /* synor_workload_edge_bytes: 0 */
     return 0;
 }
@@ -376,21 +386,16 @@ static int merge_deps(synor_workload *w, size_t i)
         return 0;
     synor_task *t = &w->tasks[i];
     size_t n = t->n_deps + t->n_consumes;
-    size_t *all = synor__malloc((n ? n : 1) * sizeof *all);
-    uint64_t *bytes = synor__calloc(n ? n : 1, sizeof *bytes);
-    if (!all || !bytes) {
-        synor__free(all);
-        synor__free(bytes);
+    size_t *all = synor__workload_alloc(w, (n ? n : 1) * sizeof *all);
+    uint64_t *bytes = synor__workload_alloc(w, (n ? n : 1) * sizeof *bytes);
+    if (!all || !bytes)
         return synor__error(SYNOR_ENOMEM, "out of memory");
-    }
+    memset(bytes, 0, (n ? n : 1) * sizeof *bytes);
     size_t m = 0;
     for (size_t j = 0; j < t->n_deps; j++) {
-        if (t->deps[j] >= w->n_tasks) {
-            synor__free(all);
-            synor__free(bytes);
+        if (t->deps[j] >= w->n_tasks)
             return synor__error(SYNOR_ERANGE, "task \"%s\": dependency %zu does not exist", t->id,
                                 t->deps[j]);
-        }
         all[m++] = t->deps[j];
     }
     for (size_t j = 0; j < t->n_consumes; j++)
@@ -403,8 +408,6 @@ static int merge_deps(synor_workload *w, size_t i)
             all[u++] = all[j];
     for (size_t j = 0; j < u; j++)
         if (all[j] == i) {
-            synor__free(all);
-            synor__free(bytes);
             w->deps_task = (long)i;
             return synor__error(SYNOR_EINVAL, "dependency cycle: %s -> %s", t->id, t->id);
         }
@@ -418,13 +421,8 @@ static int merge_deps(synor_workload *w, size_t i)
     }
     double *comm = NULL;
     int rc = merge_comm(w, i, all, u, &comm);
-    if (rc) {
-        synor__free(all);
-        synor__free(bytes);
+    if (rc)
         return rc;
-    }
-    synor__free_const(t->deps);
-    synor__free_const(t->dep_comm);
     t->deps = all;
     t->n_deps = u;
     t->dep_comm = comm;
@@ -642,21 +640,10 @@ void synor_workload_destroy(synor_workload *w)
 {
     if (!w)
         return;
-    for (size_t i = 0; i < w->n_tasks; i++) {
-        synor_task *t = &w->tasks[i];
-        synor__free_const(t->id);
-        synor__free_const(t->deps);
-        synor__free_const(t->produces);
-        synor__free_const(t->consumes);
-        synor__free_const(t->exec_s);
-        synor__free_const(t->dep_comm);
-        synor__free_const(t->group);
-        free_names(t->exec_dev, t->n_exec);
-        if (w->dep_bytes)
-            synor__free(w->dep_bytes[i]);
+    for (synor__wl_chunk *c = w->mem, *next; c; c = next) {
+        next = c->next;
+        synor__free(c);
     }
-    for (size_t i = 0; i < w->n_data; i++)
-        synor__free_const(w->data[i].name);
     synor__free(w->dep_bytes);
     synor__free(w->tasks);
     synor__free(w->data);

@@ -485,12 +485,11 @@ static int task_deps(reader *r, const synor__jdoc *d, const synor__jval *o, size
     r->where[2 * ti + 1] = at->col;
     if (r->dep_rc || !deps || !deps->u.arr.n)
         return 0; /* after a malformed dependency only the tasks' fields matter */
-    size_t n = deps->u.arr.n, *idx = synor__malloc(n * sizeof *idx);
-    double *comm = synor__malloc(n * sizeof *comm);
-    if (!idx || !comm) {
-        rc = synor__error(SYNOR_ENOMEM, "out of memory");
-        goto fail;
-    }
+    /* owned by the workload from here, kept even when unused */
+    size_t n = deps->u.arr.n, *idx = synor__workload_alloc(r->w, n * sizeof *idx);
+    double *comm = synor__workload_alloc(r->w, n * sizeof *comm);
+    if (!idx || !comm)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
     int any = 0;
     for (size_t k = 0; k < n; k++) {
         const synor__jval *id;
@@ -499,36 +498,25 @@ static int task_deps(reader *r, const synor__jdoc *d, const synor__jval *o, size
             r->dep_task = ti;
             r->dep_k = k;
             synor__strlcpy(r->dep_msg, synor_errmsg(), sizeof r->dep_msg);
-            rc = 0;
-            goto fail;
+            return 0;
         }
         long j = synor_workload_find_task(r->w, id->u.str.s);
         idx[k] = j >= 0 ? (size_t)j : SIZE_MAX;
         if (j < 0) {
             if ((rc = grow_to((void **)&r->late, &r->late_cap, r->n_late + 1, sizeof *r->late)))
-                goto fail;
+                return rc;
             r->late[r->n_late] = (late_dep){ti, k, r->ids.len, id->line, id->col, &idx[k]};
             synor__buf_append(&r->ids, id->u.str.s, id->u.str.len + 1);
-            if (r->ids.failed) {
-                rc = synor__error(SYNOR_ENOMEM, "out of memory");
-                goto fail;
-            }
+            if (r->ids.failed)
+                return synor__error(SYNOR_ENOMEM, "out of memory");
             r->n_late++;
         }
         any |= comm[k] >= 0;
     }
-    if (!any) {
-        synor__free(comm);
-        comm = NULL;
-    }
     r->w->tasks[ti].deps = idx;
-    r->w->tasks[ti].dep_comm = comm;
+    r->w->tasks[ti].dep_comm = any ? comm : NULL;
     r->w->tasks[ti].n_deps = n;
     return 0;
-fail:
-    synor__free(idx);
-    synor__free(comm);
-    return rc;
 }
 
 /* Pass 1 for one task as it streams past (synor__json_each_fn). */
