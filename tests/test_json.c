@@ -302,7 +302,61 @@ TEST(numbers_read_as_strtod_reads_them)
     synor__jdoc_free(d);
 }
 
-TEST_MAIN(numbers_read_as_strtod_reads_them, values_and_positions, syntax_errors_name_line_and_column,
+static void check_g15(double v)
+{
+    char want[64], got[64];
+    snprintf(want, sizeof want, "%.15g", v);
+    size_t n = synor__json_num_g15(v, got);
+    got[n] = '\0';
+    if (strcmp(want, got) != 0) {
+        fprintf(stderr, "  %.17g: wrote %s, printf %s\n", v, got, want);
+        ASSERT(0);
+    }
+}
+
+TEST(numbers_written_as_printf_writes_them)
+{
+    uint64_t seed = 5;
+    for (int k = 0; k < 1000000; k++) {
+        double v;
+        uint64_t r = rnd(&seed);
+        switch (r % 5) {
+        case 0: { /* any double */
+            uint64_t bits = rnd(&seed);
+            memcpy(&v, &bits, sizeof v);
+            if (!isfinite(v))
+                continue;
+            break;
+        }
+        case 1: /* seconds of a schedule */
+            v = (double)(rnd(&seed) >> 11) * 0x1p-53 * pow(10, (double)(int)(rnd(&seed) % 24) - 6);
+            break;
+        case 2: /* few digits: 1.5, 0.25, 123.456 */
+            v = (double)(int64_t)(rnd(&seed) % 2000001 - 1000000) /
+                pow(10, (double)(int)(rnd(&seed) % 9));
+            break;
+        case 3: /* a half at the 16th digit, and its neighbours */
+            v = ((double)(rnd(&seed) % 900000000000000ull + 100000000000000ull) + 0.5) *
+                pow(10, (double)(int)(rnd(&seed) % 12) - 14);
+            v = r & 64 ? nextafter(v, r & 128 ? INFINITY : -INFINITY) : v;
+            break;
+        default: /* next to a power of ten */
+            v = pow(10, (double)(int)(rnd(&seed) % 24) - 6);
+            for (int s = (int)(rnd(&seed) % 5); s > 0; s--)
+                v = nextafter(v, r & 64 ? INFINITY : 0);
+            v *= 1 - (double)(r & 1) * 5e-16;
+        }
+        check_g15(r & 32 ? -v : v);
+    }
+    static const double edge[] = {0, -0.0, 1, 0.1, 1e-4, 9.99999999999999e-5, 1e15, 1e14,
+                                  999999999999999.4, 999999999999999.5, 99999999999999.95,
+                                  100000000000000.5, 530898.977544886, 0.30000000000000004,
+                                  1e-5, 123456789012345678.0, 5e-324, 1.7976931348623157e308};
+    for (size_t k = 0; k < sizeof edge / sizeof edge[0]; k++)
+        check_g15(edge[k]);
+}
+
+TEST_MAIN(numbers_read_as_strtod_reads_them, numbers_written_as_printf_writes_them, values_and_positions, syntax_errors_name_line_and_column,
           deep_nesting_is_rejected_not_crashing, schema_helpers, writer_round_trips,
           writer_nests_as_deep_as_the_reader_reads,
           allocation_failure_is_reported)
