@@ -162,7 +162,7 @@ static size_t fast_g15(double v, char *out)
     int x = 0; /* decimal exponent: 10^x <= a < 10^(x+1), give or take one */
     while (x < 14 && a >= (double)P10[x + 1])
         x++;
-    while (x > -4 && a < 1 / (double)P10[-x])
+    while (x <= 0 && x > -4 && a < 1 / (double)P10[-x])
         x--;
     long double scaled = (long double)a * P10[14 - x];
     if (scaled < 1e14L || scaled >= 1e15L)
