@@ -161,7 +161,7 @@ if want cli; then
   echo
   echo "== phases: BUILD/bench/bench_planner phases --dir $dir (one process per run), medians of $runs"
   echo
-  keys="read_s parse_s load_s fabric_s cost_s problem_s plan_s write_s peak_rss_mib"
+  keys="fabric_s load_s cost_s plan_s write_s free_s total_s read_s dom_parse_s peak_rss_mib"
   printf '| build |'; for k in $keys; do printf ' %s |' "$k"; done; printf '\n|---|'
   for k in $keys; do printf -- '---|'; done; printf '\n'
   for s in "${!bins[@]}"; do
