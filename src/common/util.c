@@ -53,10 +53,24 @@ void *synor__realloc(void *p, size_t n)
 
 void synor__free(void *p) { free(p); }
 
+void *synor__malloc_whole(size_t n)
+{
+    void *p = synor__malloc(n);
+    synor__prefault(p, n);
+    return p;
+}
+
+void *synor__calloc_whole(size_t count, size_t size)
+{
+    void *p = synor__calloc(count, size);
+    synor__prefault(p, count * size);
+    return p;
+}
+
 void synor__prefault(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
-    if (!p || n < ((size_t)1 << 20))
+    if (!p || n < ((size_t)256 << 10))
         return;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + n) & ~(page - 1);

@@ -184,16 +184,16 @@ static int problem_build(const synor_cost *c, int in_place, owned_problem **out)
         op->exec = synor__malloc((n && d ? n * d : 1) * sizeof *op->exec);
         op->energy = synor__malloc((n && d ? n * d : 1) * sizeof *op->energy);
     }
-    op->bytes = synor__malloc((m ? m : 1) * sizeof *op->bytes);
-    op->pred = synor__malloc((m ? m : 1) * sizeof *op->pred);
-    op->pred_off = synor__calloc(n + 1, sizeof *op->pred_off);
+    op->bytes = synor__malloc_whole((m ? m : 1) * sizeof *op->bytes);
+    op->pred = synor__malloc_whole((m ? m : 1) * sizeof *op->pred);
+    op->pred_off = synor__calloc_whole(n + 1, sizeof *op->pred_off);
     op->lat = synor__calloc(d * d, sizeof *op->lat);
     op->inv_bw = synor__calloc(d * d, sizeof *op->inv_bw);
     op->idle = synor__calloc(d, sizeof *op->idle);
     op->price = synor__calloc(d, sizeof *op->price);
     op->kind = synor__calloc(d, sizeof *op->kind);
-    op->pref = synor__malloc((n ? n : 1) * sizeof *op->pref);
-    op->fb = synor__malloc((n ? n : 1) * sizeof *op->fb);
+    op->pref = synor__malloc_whole((n ? n : 1) * sizeof *op->pref);
+    op->fb = synor__malloc_whole((n ? n : 1) * sizeof *op->fb);
     if ((!in_place && (!op->exec || !op->energy)) || !op->bytes || !op->pred || !op->pred_off ||
         !op->lat || !op->inv_bw || !op->idle || !op->price || !op->kind || !op->pref || !op->fb) {
         synor_sched_problem_free(&op->pb);
@@ -203,8 +203,6 @@ static int problem_build(const synor_cost *c, int in_place, owned_problem **out)
         synor__prefault(op->exec, n * d * sizeof *op->exec);
         synor__prefault(op->energy, n * d * sizeof *op->energy);
     }
-    synor__prefault(op->bytes, m * sizeof *op->bytes);
-    synor__prefault(op->pred, m * sizeof *op->pred);
     size_t e = 0;
     for (size_t i = 0; i < n; i++) {
         const synor_task *t = synor_workload_task(w, i);

@@ -484,14 +484,14 @@ static int report_cycle(synor_workload *w, const unsigned char *left)
 static int topo_order(synor_workload *w)
 {
     size_t n = w->n_tasks, rc = 0;
-    size_t *indeg = synor__calloc(n ? n : 1, sizeof *indeg);
-    size_t *succ_off = synor__calloc(n + 1, sizeof *succ_off);
+    size_t *indeg = synor__calloc_whole(n ? n : 1, sizeof *indeg);
+    size_t *succ_off = synor__calloc_whole(n + 1, sizeof *succ_off);
     size_t n_edges = 0;
     for (size_t i = 0; i < n; i++)
         n_edges += w->tasks[i].n_deps;
-    size_t *succ = synor__malloc((n_edges ? n_edges : 1) * sizeof *succ);
-    size_t *heap = synor__malloc((n ? n : 1) * sizeof *heap);
-    w->order = synor__malloc((n ? n : 1) * sizeof *w->order);
+    size_t *succ = synor__malloc_whole((n_edges ? n_edges : 1) * sizeof *succ);
+    size_t *heap = synor__malloc_whole((n ? n : 1) * sizeof *heap);
+    w->order = synor__malloc_whole((n ? n : 1) * sizeof *w->order);
     if (!indeg || !succ_off || !succ || !heap || !w->order) {
         rc = 1;
         goto out;
