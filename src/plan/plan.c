@@ -228,9 +228,9 @@ static int run_variant(const synor_sched_problem *pb, const synor_plan_options *
                        int single, variant *v, synor__nofit *nf)
 {
     size_t n = pb->n_tasks;
-    v->dev = synor__malloc_whole((n ? n : 1) * sizeof *v->dev);
-    v->st = synor__malloc_whole((n ? n : 1) * sizeof *v->st);
-    v->ft = synor__malloc_whole((n ? n : 1) * sizeof *v->ft);
+    v->dev = synor__malloc((n ? n : 1) * sizeof *v->dev);
+    v->st = synor__malloc((n ? n : 1) * sizeof *v->st);
+    v->ft = synor__malloc((n ? n : 1) * sizeof *v->ft);
     if (!v->dev || !v->st || !v->ft)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     int rc = synor__ws_init(&v->ws, pb, timed, single);
@@ -469,7 +469,7 @@ int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options 
         return synor__error(SYNOR_ENODEV, "no devices to plan for");
     size_t n = pb->n_tasks;
     plan_impl *pi = synor__calloc(1, sizeof *pi);
-    okey *keys = synor__malloc_whole((n ? n : 1) * sizeof *keys);
+    okey *keys = synor__malloc((n ? n : 1) * sizeof *keys);
     if (!pi || !keys) {
         synor__free(pi);
         synor__free(keys);
@@ -553,7 +553,7 @@ int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options 
     pi->ft = v.ft;
     v.dev = NULL;
     v.st = v.ft = NULL;
-    pi->order = synor__calloc_whole(n ? n : 1, sizeof *pi->order);
+    pi->order = synor__calloc(n ? n : 1, sizeof *pi->order);
     pi->loads = synor__malloc((v.ws.n_log ? v.ws.n_log : 1) * sizeof *pi->loads);
     if (!pi->order || !pi->loads) {
         rc = synor__error(SYNOR_ENOMEM, "out of memory");
