@@ -132,8 +132,14 @@ void synor__jw_arr_end(synor__jw *w);
 void synor__jw_key(synor__jw *w, const char *k);
 void synor__jw_str(synor__jw *w, const char *s);
 void synor__jw_num(synor__jw *w, double v); /* non-finite written as null */
+/* ---- numbers (json_number.c) ---- */
 /* A finite v as "%.15g" writes it, into out (32 bytes); its length. */
 size_t synor__json_num_g15(double v, char *out);
+/* Whether synor__json_fast_number may be used in this thread now. */
+int synor__json_fast_numbers_ok(void);
+/* dig x 10^e10 (negative with neg) exactly as strtod reads it, into *out:
+ * 0, or 1 when strtod must decide. */
+int synor__json_fast_number(uint64_t dig, int e10, int neg, double *out);
 void synor__jw_int(synor__jw *w, int64_t v);
 void synor__jw_uint(synor__jw *w, uint64_t v);
 void synor__jw_bool(synor__jw *w, int v);

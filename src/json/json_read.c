@@ -5,8 +5,6 @@
  * "NAME:LINE:COL: what was expected". Nesting is limited to 256 levels so
  * hostile input cannot exhaust the stack. */
 #include <errno.h>
-#include <fenv.h>
-#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -109,7 +107,7 @@ typedef struct parser {
     synor__json_each_fn each;
     void *each_ctx;
     int each_next;
-    int fast; /* fast_number may be used (rounding to nearest, extended precision) */
+    int fast; /* synor__json_fast_number may be used */
 } parser;
 
 static int col_of(const parser *ps, const char *at) { return (int)(at - ps->line_start) + 1; }
@@ -342,59 +340,6 @@ static int parse_string(parser *ps, const char **out, size_t *out_len)
     return 0;
 }
 
-/* The value of a number of at most 19 significant digits and a decimal
- * exponent within +-27, exactly as strtod gives it, without strtod (a
- * workload of 100,000 cost rows has two million numbers). dig: the digits
- * as an integer, e10: the power of ten to scale it by. The digits and the
- * power are exact in x87 extended precision (64-bit significand; 10^27 =
- * 5^27 2^27 and 5^27 < 2^63), so one multiplication or division rounds
- * once, to within half a unit of the 64th bit; rounding that to double
- * gives strtod's correctly rounded result unless the extended value lies
- * next to a midpoint between two doubles (its 11 extra bits 0x3ff-0x401),
- * the one case where rounding twice can differ: 0 = done, 1 = use strtod.
- * Only with round-to-nearest and extended precision in force (ps->fast). */
-static int fast_number(uint64_t dig, int e10, int neg, double *out)
-{
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-    static const long double P10[] = {
-        1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
-        1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
-        1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
-    if (e10 < -27 || e10 > 27)
-        return 1;
-    if (dig == 0) {
-        *out = neg ? -0.0 : 0.0;
-        return 0;
-    }
-    long double q = e10 < 0 ? (long double)dig / P10[-e10] : (long double)dig * P10[e10];
-    uint64_t m;
-    memcpy(&m, &q, sizeof m); /* the explicit 64-bit significand */
-    unsigned low = (unsigned)(m & 0x7ff);
-    if (low >= 0x3ff && low <= 0x401)
-        return 1;
-    double r = (double)q;
-    *out = neg ? -r : r;
-    return 0;
-#else
-    (void)dig;
-    (void)e10;
-    (void)neg;
-    (void)out;
-    return 1;
-#endif
-}
-
-/* Whether fast_number may be used in this thread now. */
-static int fast_numbers_ok(void)
-{
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-    volatile long double one = 1, tiny = 0x1p-63L;
-    return fegetround() == FE_TONEAREST && one + tiny != one;
-#else
-    return 0;
-#endif
-}
-
 static int parse_number(parser *ps, synor__jval *v)
 {
     const char *s = ps->p;
@@ -463,7 +408,7 @@ static int parse_number(parser *ps, synor__jval *v)
         ps->p = q;
         return 0;
     }
-    if (fast && !integral && ps->fast && fast_number(dig, e10, neg, &v->u.n.num) == 0) {
+    if (fast && !integral && ps->fast && synor__json_fast_number(dig, e10, neg, &v->u.n.num) == 0) {
         ps->p = q;
         return 0;
     }
@@ -782,7 +727,7 @@ static int parse_doc(parser *ps, const char *text, size_t len, const char *name,
     ps->line = first_line;
     ps->doc = d;
     ps->name = name;
-    ps->fast = fast_numbers_ok();
+    ps->fast = synor__json_fast_numbers_ok();
     /* A UTF-8 byte order mark is tolerated at the very start. */
     if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
         ps->p += 3;

@@ -1,8 +1,6 @@
 /* json_write.c - streaming JSON writer into a synor__buf. Output is stable:
  * keys appear in the order written, numbers use %.15g (enough for every
  * profile figure to read back as written). */
-#include <fenv.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -139,84 +137,6 @@ void synor__jw_str(synor__jw *w, const char *s)
 {
     before_item(w);
     synor__json_escape(w->b, s ? s : "");
-}
-
-/* v as printf's "%.15g" writes it, for |v| in [1e-4, 1e15) in fixed
- * notation, without printf (a 100,000-task plan writes 200,000 times):
- * |v| x 10^k (k = 14 - its decimal exponent, 0 to 18; 10^k and the product
- * exact to 64 bits in x87 extended precision) rounded to 15 digits. The
- * product is within 2^-63 of |v| 10^k relatively, so the rounding can only
- * go wrong next to a half: there, and everywhere else out of range (or
- * without round-to-nearest and extended precision), the answer is 0 and
- * printf writes it. Else the length written into out. */
-static size_t fast_g15(double v, char *out)
-{
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-    static const long double P10[] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,
-                                      1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
-                                      1e14L, 1e15L, 1e16L, 1e17L, 1e18L};
-    double a = fabs(v);
-    volatile long double one = 1, tiny = 0x1p-63L; /* extended precision in force? */
-    if (!(a >= 1e-4 && a < 1e15) || one + tiny == one || fegetround() != FE_TONEAREST)
-        return 0;
-    int x = 0; /* decimal exponent: 10^x <= a < 10^(x+1), give or take one */
-    while (x < 14 && a >= (double)P10[x + 1])
-        x++;
-    while (x <= 0 && x > -4 && a < 1 / (double)P10[-x])
-        x--;
-    long double scaled = (long double)a * P10[14 - x];
-    if (scaled < 1e14L || scaled >= 1e15L)
-        return 0;
-    uint64_t n = (uint64_t)scaled; /* truncates */
-    long double frac = scaled - (long double)n;
-    if (frac > 0.5L - 1e-3L && frac < 0.5L + 1e-3L)
-        return 0; /* a half, or too near one to tell */
-    if (frac > 0.5L)
-        n++;
-    if (n == 1000000000000000ull) { /* rounded up to the next power of ten */
-        n = 100000000000000ull;
-        if (++x > 14)
-            return 0;
-    }
-    char dig[15];
-    for (int i = 14; i >= 0; i--, n /= 10)
-        dig[i] = (char)('0' + n % 10);
-    int last = 14; /* %g drops trailing zeros */
-    while (last > 0 && dig[last] == '0')
-        last--;
-    size_t o = 0;
-    if (v < 0)
-        out[o++] = '-';
-    if (x >= 0) {
-        for (int i = 0; i <= x; i++)
-            out[o++] = dig[i];
-        if (last > x) {
-            out[o++] = '.';
-            for (int i = x + 1; i <= last; i++)
-                out[o++] = dig[i];
-        }
-    } else {
-        out[o++] = '0';
-        out[o++] = '.';
-        for (int i = 0; i < -x - 1; i++)
-            out[o++] = '0';
-        for (int i = 0; i <= last; i++)
-            out[o++] = dig[i];
-    }
-    return o;
-#else
-    (void)v;
-    (void)out;
-    return 0;
-#endif
-}
-
-size_t synor__json_num_g15(double v, char *out)
-{
-    size_t n = fast_g15(v, out);
-    if (!n)
-        n = (size_t)snprintf(out, 32, "%.15g", v);
-    return n;
 }
 
 void synor__jw_num(synor__jw *w, double v)
