@@ -8,6 +8,24 @@
  *   bench_planner speed   [--tasks N] [--devices D] [--runs R] [--seed S]
  *                         [--alpha A] [--beta B] [--ccr C]   (default 1, 0.5, 1)
  *   bench_planner sim     [--tasks N] [--width W] [--fabric NAME] [--runs R]
+ *   bench_planner files   --dir DIR [--tasks N] [--devices D] [--seed S]
+ *                         [--alpha A] [--beta B] [--ccr C] [--digits G]
+ *   bench_planner phases  --dir DIR
+ *
+ * files writes the speed mode's DAG as DIR/workload.json (synor-workload/1:
+ * each task's cost row as "exec_s", each edge as {"task", "comm_s"}) and a
+ * fabric of D abstract processors as DIR/fabric.json, for timing `synor
+ * plan` end to end (bench/run_planner_bench.sh, "cli"); it prints the HEFT
+ * makespan the library finds on the same DAG, which the command must
+ * print too. Numbers are written with G significant digits (default 17:
+ * every cost reads back to the same double, so the plans are the same).
+ * phases does in one process what `synor plan --workload DIR/workload.json
+ * --fabric DIR/fabric.json --json` does (HEFT), timing each step in its
+ * order: the fabric (with the built-in profiles), the workload load
+ * (reading the file included), the cost matrix, the plan, its JSON written
+ * to DIR/plan.json, freeing it all; peak RSS up to there. Then, apart,
+ * reading the file alone and parsing it into a whole JSON document (the
+ * loader did so before it streamed the tasks).
  *
  * Random DAGs as in Topcuoglu, Hariri & Wu 2002 (gen_dag), from n tasks,
  * shape alpha, heterogeneity beta, CCR and d devices:
@@ -53,6 +71,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "json/json.h"
 #include "synor.h"
 
 /* ------------------------------------------------------------- helpers */
@@ -756,19 +775,150 @@ static int mode_sim(size_t n, size_t width, const char *fabric, int runs)
     return 0;
 }
 
+/* --------------------------------------------------------------- files */
+
+static FILE *open_out(const char *dir, const char *name, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    return f;
+}
+
+static void close_out(FILE *f, const char *path)
+{
+    if (ferror(f) | fclose(f)) {
+        fprintf(stderr, "bench_planner: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+static int mode_files(const char *dir, size_t n, size_t d, uint64_t seed, const double *abc,
+                      int digits)
+{
+    dag g;
+    gen_dag(&g, seed, n, d, abc[0], abc[1], abc[2]);
+    char path[4096];
+    FILE *f = open_out(dir, "fabric.json", path, sizeof path);
+    fprintf(f, "{\n  \"format\": \"synor-fabric/1\",\n  \"name\": \"bench-%zu-processors\",\n"
+               "  \"currency\": \"USD\",\n  \"notes\": \"bench_planner files: %zu abstract "
+               "processors for a workload of cost rows (exec_s) and edge costs (comm_s)\",\n"
+               "  \"nodes\": [{\"name\": \"host\"}],\n  \"devices\": [\n",
+            d, d);
+    for (size_t p = 0; p < d; p++)
+        fprintf(f, "    {\"name\": \"P%zu\", \"profile\": \"amd-epyc-9654\", \"node\": \"host\"}%s\n",
+                p + 1, p + 1 < d ? "," : "");
+    fprintf(f, "  ]\n}\n");
+    close_out(f, path);
+    f = open_out(dir, "workload.json", path, sizeof path);
+    fprintf(f, "{\"format\": \"synor-workload/1\", \"name\": \"bench-%zu-tasks\", \"tasks\": [\n", n);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "{\"id\": \"t%zu\", \"exec_s\": [", i);
+        for (size_t p = 0; p < d; p++)
+            fprintf(f, "%s%.*g", p ? ", " : "", digits, g.exec[i * d + p]);
+        fprintf(f, "]");
+        if (g.off[i + 1] > g.off[i]) {
+            fprintf(f, ", \"deps\": [");
+            for (size_t e = g.off[i]; e < g.off[i + 1]; e++)
+                fprintf(f, "%s{\"task\": \"t%zu\", \"comm_s\": %.*g}", e > g.off[i] ? ", " : "",
+                        g.pred[e], digits, g.bytes[e]);
+            fprintf(f, "]");
+        }
+        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+    }
+    fprintf(f, "]}\n");
+    close_out(f, path);
+    int optimal;
+    double ms = plan_with(&g, SYNOR_STRATEGY_HEFT, 0, &optimal);
+    printf("files: dir=%s tasks=%zu edges=%zu devices=%zu alpha=%g beta=%g ccr=%g digits=%d "
+           "heft_makespan=%.6f\n",
+           dir, n, g.m, d, abc[0], abc[1], abc[2], digits, ms);
+    dag_free(&g);
+    return 0;
+}
+
+static int mode_phases(const char *dir)
+{
+    char wpath[4096], fpath[4096], ppath[4096];
+    snprintf(wpath, sizeof wpath, "%s/workload.json", dir);
+    snprintf(fpath, sizeof fpath, "%s/fabric.json", dir);
+    snprintf(ppath, sizeof ppath, "%s/plan.json", dir);
+    double t[12];
+    char *text;
+    size_t len;
+    synor__jdoc *doc;
+    synor_catalog *cat = NULL;
+    synor_fabric *f = NULL;
+    synor_workload *w = NULL;
+    synor_cost *c = NULL;
+    synor_plan *p = NULL;
+    synor_plan_options o;
+    synor_plan_options_init(&o);
+    /* the steps of synor plan --json, in its order */
+    t[0] = now_s();
+    if (synor_catalog_create(&cat) || synor_catalog_load_builtin(cat) ||
+        synor_fabric_open(cat, fpath, &f))
+        die("fabric");
+    t[1] = now_s();
+    if (synor_workload_load_file(wpath, &w))
+        die("workload");
+    t[2] = now_s();
+    if (synor_cost_create(w, f, &c))
+        die("cost");
+    t[3] = now_s();
+    if (synor_plan_create(c, &o, &p))
+        die("plan");
+    t[4] = now_s();
+    char *j = synor_plan_to_json(p, c);
+    FILE *out = j ? fopen(ppath, "w") : NULL;
+    if (!out || fputs(j, out) < 0 || fclose(out))
+        die("plan json");
+    t[5] = now_s();
+    double ms = p->makespan;
+    free(j);
+    synor_plan_destroy(p);
+    synor_cost_destroy(c);
+    synor_workload_destroy(w);
+    synor_fabric_destroy(f);
+    synor_catalog_destroy(cat);
+    t[6] = now_s();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    /* then, apart: reading the file, and parsing it into a whole document
+     * (what the loader did before it streamed the tasks) */
+    t[7] = now_s();
+    if (synor__read_file(wpath, &text, &len))
+        die("read");
+    t[8] = now_s();
+    if (synor__json_parse(text, len, wpath, &doc))
+        die("parse");
+    t[9] = now_s();
+    synor__jdoc_free(doc);
+    free(text);
+    printf("phases: fabric_s=%.4f load_s=%.4f cost_s=%.4f plan_s=%.4f write_s=%.4f free_s=%.4f "
+           "total_s=%.4f read_s=%.4f dom_parse_s=%.4f makespan=%.6f peak_rss_mib=%.0f\n",
+           t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4], t[6] - t[5],
+           t[6] - t[0], t[8] - t[7], t[9] - t[8], ms, (double)ru.ru_maxrss / 1024.0);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- main */
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s quality|exact|speed|sim [--reps R] [--runs R] [--seed S] "
+        fprintf(stderr, "usage: %s quality|exact|speed|sim|files|phases [--reps R] [--runs R] [--seed S] "
                         "[--tasks N] [--devices D] [--node-limit N] [--width W] "
-                        "[--fabric NAME] [--alpha A] [--beta B] [--ccr C] [--sizes A,B]\n",
+                        "[--fabric NAME] [--alpha A] [--beta B] [--ccr C] [--sizes A,B] "
+                        "[--dir DIR] [--digits G]\n",
                 argv[0]);
         return 2;
     }
-    const char *mode = argv[1], *fabric = "two-node-h100";
-    int reps = 10, runs = 5;
+    const char *mode = argv[1], *fabric = "two-node-h100", *dir = NULL;
+    int reps = 10, runs = 5, digits = 17;
     uint64_t seed = 1, node_limit = 0;
     size_t tasks = 0, devices = 16, width = 1000;
     double abc[3] = {1, 0.5, 1}; /* speed: alpha, beta, CCR */
@@ -790,6 +940,10 @@ int main(int argc, char **argv)
             width = strtoull(v, NULL, 10);
         else if (!strcmp(k, "--fabric"))
             fabric = v;
+        else if (!strcmp(k, "--dir"))
+            dir = v;
+        else if (!strcmp(k, "--digits"))
+            digits = atoi(v);
         else if (!strcmp(k, "--sizes")) {
             if (sscanf(v, "%lf,%lf", &NS[0], &NS[1]) != 2 || NS[0] < 2 || NS[1] < 2) {
                 fprintf(stderr, "--sizes takes two task counts, e.g. 100,1000\n");
@@ -806,8 +960,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (reps < 1 || runs < 1 || devices < 1 || width < 1 || !(abc[0] > 0)) {
-        fprintf(stderr, "reps, runs, devices and width must be positive\n");
+    if (reps < 1 || runs < 1 || devices < 1 || width < 1 || !(abc[0] > 0) || digits < 1 ||
+        digits > 17) {
+        fprintf(stderr, "reps, runs, devices and width must be positive, digits 1 to 17\n");
         return 2;
     }
     if (!strcmp(mode, "quality"))
@@ -818,6 +973,20 @@ int main(int argc, char **argv)
         return mode_beyond(reps, seed);
     if (!strcmp(mode, "speed"))
         return mode_speed(tasks ? tasks : 100000, devices, runs, seed, abc);
+    if (!strcmp(mode, "files")) {
+        if (!dir) {
+            fprintf(stderr, "files: give --dir DIR\n");
+            return 2;
+        }
+        return mode_files(dir, tasks ? tasks : 100000, devices, seed, abc, digits);
+    }
+    if (!strcmp(mode, "phases")) {
+        if (!dir) {
+            fprintf(stderr, "phases: give --dir DIR\n");
+            return 2;
+        }
+        return mode_phases(dir);
+    }
     if (!strcmp(mode, "sim"))
         return mode_sim(tasks ? tasks : 1000000, width, fabric, runs);
     fprintf(stderr, "unknown mode %s\n", mode);

@@ -47,13 +47,13 @@ static void help(void)
 /* The plan's makespan, energy and money (on its planned times, accounted as
  * the simulator accounts a run), its deadline verdict and each device's
  * share. */
-static void summary(const synor_plan *p, const synor_cost *c, const synor_sched_problem *pb)
+static void summary(const synor_plan *p, const synor_cost *c)
 {
     const synor_fabric *f = synor_cost_fabric(c);
     double energy = 0;
     int64_t money = 0;
     char mbuf[32] = "?";
-    if (synor__sched_account(pb, p->device, p->start, p->finish, NULL, &energy, &money) == 0)
+    if (synor__plan_cost_account(p, c, &energy, &money) == 0)
         synor_money_format(money, mbuf, sizeof mbuf);
     printf("%-9s planned makespan %.6f s%s, energy %.6g J, money %s %s\n",
            synor_strategy_name(p->strategy), p->makespan,
@@ -236,13 +236,12 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     synor_fabric *f = NULL;
     synor_workload *w = NULL;
     synor_cost *c = NULL;
-    synor_sched_problem *pb = NULL;
     int ret = CLI_FAIL, printed = 0, met = 0, planned = 0;
     double fastest = 0;
     synor_strategy fastest_s = SYNOR_STRATEGY_HEFT;
     if (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) ||
         cli_scenario_load(&sc, f, &w) ||
-        synor_cost_create(w, f, &c) || synor_sched_problem_from_cost(c, &pb)) {
+        synor_cost_create(w, f, &c)) {
         cli_error("%s", synor_errmsg());
         goto out;
     }
@@ -285,7 +284,7 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
             }
             free(j);
         } else {
-            summary(p, c, pb);
+            summary(p, c);
             if (!compare)
                 cli_weights_line(p, c);
         }
@@ -306,7 +305,6 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
         ret = ret ? ret : CLI_DEADLINE;
     }
 out:
-    synor_sched_problem_free(pb);
     synor_cost_destroy(c);
     synor_workload_destroy(w);
     synor_fabric_destroy(f);

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -49,6 +52,35 @@ void *synor__realloc(void *p, size_t n)
 }
 
 void synor__free(void *p) { free(p); }
+
+void *synor__malloc_whole(size_t n)
+{
+    void *p = synor__malloc(n);
+    synor__prefault(p, n);
+    return p;
+}
+
+void *synor__calloc_whole(size_t count, size_t size)
+{
+    void *p = synor__calloc(count, size);
+    synor__prefault(p, count * size);
+    return p;
+}
+
+void synor__prefault(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (!p || n < ((size_t)256 << 10))
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + n) & ~(page - 1);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
 
 void synor__free_const(const void *p)
 {
@@ -124,6 +156,7 @@ static int buf_reserve(synor__buf *b, size_t extra)
         b->failed = 1;
         return -1;
     }
+    synor__prefault(d + b->cap, cap - b->cap); /* what is appended next */
     b->data = d;
     b->cap = cap;
     return 0;
@@ -167,11 +200,55 @@ char *synor__buf_take(synor__buf *b)
     return d;
 }
 
+/* A regular file read straight into a block of its size: no copies through
+ * stdio and a growing buffer (a 50 MB workload took 0.2 s that way). 1 when
+ * the file is no regular file or grew while read: read it as a stream. */
+static int read_regular(FILE *f, const char *path, char **data, size_t *len)
+{
+    struct stat st;
+    int fd = fileno(f);
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uintmax_t)st.st_size >= SIZE_MAX)
+        return 1;
+    size_t n = (size_t)st.st_size, got = 0;
+    char *d = synor__malloc(n + 1);
+    if (!d)
+        return synor__error(SYNOR_ENOMEM, "%s: out of memory reading file", path);
+    synor__prefault(d, n + 1);
+    for (;;) {
+        ssize_t r = read(fd, d + got, n + 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            synor__free(d);
+            return synor__error(SYNOR_EIO, "%s: read error", path);
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+        if (got > n) { /* grew: start again as a stream */
+            synor__free(d);
+            if (fseek(f, 0, SEEK_SET))
+                return synor__error(SYNOR_EIO, "%s: read error", path);
+            return 1;
+        }
+    }
+    d[got] = '\0';
+    *data = d;
+    *len = got;
+    return 0;
+}
+
 int synor__read_file(const char *path, char **data, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return synor__error(SYNOR_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int rc = read_regular(f, path, data, len);
+    if (rc <= 0) {
+        fclose(f);
+        return rc;
+    }
     synor__buf b;
     synor__buf_init(&b);
     char chunk[65536];

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "cost/cost_internal.h"
 #include "synor/cost.h"
 
 struct synor_cost {
@@ -81,6 +82,8 @@ int synor_cost_create(const synor_workload *w, const synor_fabric *f, synor_cost
         synor_cost_destroy(c);
         return synor__error(SYNOR_ENOMEM, "out of memory");
     }
+    synor__prefault(c->time, cells * sizeof *c->time);
+    synor__prefault(c->energy, cells * sizeof *c->energy);
     for (size_t i = 0; i < c->n_tasks; i++) {
         const synor_task *t = synor_workload_task(w, i);
         uint64_t fp = t->workspace;
@@ -127,6 +130,9 @@ void synor_cost_destroy(synor_cost *c)
 
 const synor_workload *synor_cost_workload(const synor_cost *c) { return c->w; }
 const synor_fabric *synor_cost_fabric(const synor_cost *c) { return c->f; }
+
+const double *synor__cost_times(const synor_cost *c) { return c->time; }
+const double *synor__cost_energies(const synor_cost *c) { return c->energy; }
 
 double synor_cost_time(const synor_cost *c, size_t task, size_t dev)
 {

@@ -69,6 +69,19 @@ int synor__json_parse(const char *text, size_t len, const char *name, synor__jdo
 /* As above, counting lines from first_line (a line of a JSON-lines file). */
 int synor__json_parse_at(const char *text, size_t len, const char *name, int first_line,
                          synor__jdoc **out);
+/* Streaming a large array: as synor__json_parse, but the elements of the
+ * array that is the value of the root object's member `key` are not kept.
+ * Each is parsed into memory given back after fn(ctx, doc, index, item)
+ * returns (item and everything in it are valid only during the call); in
+ * the document that array has u.arr.n elements and u.arr.items NULL. Once
+ * fn returns non-zero it is not called again, and the rest of the text is
+ * still read, so a syntax error anywhere is the error, as with
+ * synor__json_parse. Any other value (the member's value not an array, the
+ * root not an object) is kept as usual. */
+typedef int (*synor__json_each_fn)(void *ctx, const synor__jdoc *d, size_t index,
+                                   const synor__jval *item);
+int synor__json_parse_each(const char *text, size_t len, const char *name, const char *key,
+                           synor__json_each_fn fn, void *ctx, synor__jdoc **out);
 synor__jval *synor__jdoc_root(const synor__jdoc *d);
 const char *synor__jdoc_name(const synor__jdoc *d);
 void synor__jdoc_free(synor__jdoc *d);
@@ -119,6 +132,14 @@ void synor__jw_arr_end(synor__jw *w);
 void synor__jw_key(synor__jw *w, const char *k);
 void synor__jw_str(synor__jw *w, const char *s);
 void synor__jw_num(synor__jw *w, double v); /* non-finite written as null */
+/* ---- numbers (json_number.c) ---- */
+/* A finite v as "%.15g" writes it, into out (32 bytes); its length. */
+size_t synor__json_num_g15(double v, char *out);
+/* Whether synor__json_fast_number may be used in this thread now. */
+int synor__json_fast_numbers_ok(void);
+/* dig x 10^e10 (negative with neg) exactly as strtod reads it, into *out:
+ * 0, or 1 when strtod must decide. */
+int synor__json_fast_number(uint64_t dig, int e10, int neg, double *out);
 void synor__jw_int(synor__jw *w, int64_t v);
 void synor__jw_uint(synor__jw *w, uint64_t v);
 void synor__jw_bool(synor__jw *w, int v);

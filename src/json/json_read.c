@@ -19,8 +19,11 @@ typedef struct arena_chunk {
     max_align_t data[]; /* flexible, aligned storage */
 } arena_chunk;
 
+#define CHUNK 65536
+
 struct synor__jdoc {
     arena_chunk *chunks;
+    arena_chunk *spare; /* a released chunk of CHUNK bytes, kept for reuse */
     synor__jval *root;
     char *name;
 };
@@ -30,10 +33,13 @@ static void *arena_alloc(synor__jdoc *d, size_t n)
     n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
     arena_chunk *c = d->chunks;
     if (!c || c->cap - c->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        c = synor__malloc(sizeof *c + cap);
-        if (!c)
+        size_t cap = n > CHUNK ? n : CHUNK;
+        if (cap == CHUNK && d->spare) {
+            c = d->spare;
+            d->spare = NULL;
+        } else if (!(c = synor__malloc(sizeof *c + cap))) {
             return NULL;
+        }
         c->next = d->chunks;
         c->used = 0;
         c->cap = cap;
@@ -42,6 +48,31 @@ static void *arena_alloc(synor__jdoc *d, size_t n)
     void *p = (char *)c->data + c->used;
     c->used += n;
     return p;
+}
+
+/* The arena as it is now, to give back everything allocated after it. */
+typedef struct arena_mark {
+    arena_chunk *chunk;
+    size_t used;
+} arena_mark;
+
+static arena_mark arena_mark_now(const synor__jdoc *d)
+{
+    return (arena_mark){d->chunks, d->chunks ? d->chunks->used : 0};
+}
+
+static void arena_release(synor__jdoc *d, arena_mark m)
+{
+    while (d->chunks != m.chunk) {
+        arena_chunk *c = d->chunks;
+        d->chunks = c->next;
+        if (c->cap == CHUNK && !d->spare)
+            d->spare = c;
+        else
+            synor__free(c);
+    }
+    if (m.chunk)
+        m.chunk->used = m.used;
 }
 
 void synor__jdoc_free(synor__jdoc *d)
@@ -54,6 +85,7 @@ void synor__jdoc_free(synor__jdoc *d)
         synor__free(c);
         c = n;
     }
+    synor__free(d->spare);
     synor__free(d->name);
     synor__free(d);
 }
@@ -68,6 +100,14 @@ typedef struct parser {
     synor__jdoc *doc;
     const char *name;
     int depth;
+    /* synor__json_parse_each: the root member whose array streams, the
+     * callback (NULL once it asked to stop) and whether the value being
+     * parsed is that array */
+    const char *each_key;
+    synor__json_each_fn each;
+    void *each_ctx;
+    int each_next;
+    int fast; /* synor__json_fast_number may be used */
 } parser;
 
 static int col_of(const parser *ps, const char *at) { return (int)(at - ps->line_start) + 1; }
@@ -304,9 +344,12 @@ static int parse_number(parser *ps, synor__jval *v)
 {
     const char *s = ps->p;
     const char *q = s;
-    int integral = 1;
-    if (q < ps->end && *q == '-')
+    int integral = 1, neg = 0, sig = 0, e10 = 0;
+    uint64_t dig = 0;
+    if (q < ps->end && *q == '-') {
+        neg = 1;
         q++;
+    }
     if (q >= ps->end || *q < '0' || *q > '9')
         return perr(ps, s, SYNOR_EPARSE, "invalid number");
     if (*q == '0') {
@@ -314,31 +357,62 @@ static int parse_number(parser *ps, synor__jval *v)
         if (q < ps->end && *q >= '0' && *q <= '9')
             return perr(ps, s, SYNOR_EPARSE, "invalid number (leading zero)");
     } else {
-        while (q < ps->end && *q >= '0' && *q <= '9')
+        while (q < ps->end && *q >= '0' && *q <= '9') {
+            if (sig < 19)
+                dig = dig * 10 + (uint64_t)(*q - '0');
+            else
+                e10++; /* beyond 19 digits: strtod decides */
+            sig++;
             q++;
+        }
     }
     if (q < ps->end && *q == '.') {
         integral = 0;
         q++;
         if (q >= ps->end || *q < '0' || *q > '9')
             return perr(ps, s, SYNOR_EPARSE, "invalid number (digit expected after '.')");
-        while (q < ps->end && *q >= '0' && *q <= '9')
+        while (q < ps->end && *q >= '0' && *q <= '9') {
+            if (sig || *q != '0')
+                sig++;
+            if (sig <= 19) {
+                dig = dig * 10 + (uint64_t)(*q - '0');
+                e10--;
+            }
             q++;
+        }
     }
+    int fast = sig <= 19;
     if (q < ps->end && (*q == 'e' || *q == 'E')) {
         integral = 0;
         q++;
+        int eneg = 0, ex = 0;
         if (q < ps->end && (*q == '+' || *q == '-'))
-            q++;
+            eneg = *q++ == '-';
         if (q >= ps->end || *q < '0' || *q > '9')
             return perr(ps, s, SYNOR_EPARSE, "invalid number (digit expected in exponent)");
-        while (q < ps->end && *q >= '0' && *q <= '9')
+        while (q < ps->end && *q >= '0' && *q <= '9') {
+            if (ex < 10000)
+                ex = ex * 10 + (*q - '0');
             q++;
+        }
+        e10 += eneg ? -ex : ex;
+    }
+    size_t n = (size_t)(q - s);
+    if (n >= 64)
+        return perr(ps, s, SYNOR_EPARSE, "number too long");
+    if (fast && integral && sig <= 18) { /* an int64: exact, and its double as strtod rounds it */
+        int64_t x = neg ? -(int64_t)dig : (int64_t)dig;
+        v->u.n.num = neg && dig == 0 ? -0.0 : (double)x;
+        v->u.n.is_int = 1;
+        v->u.n.inum = x;
+        ps->p = q;
+        return 0;
+    }
+    if (fast && !integral && ps->fast && synor__json_fast_number(dig, e10, neg, &v->u.n.num) == 0) {
+        ps->p = q;
+        return 0;
     }
     char tmp[64];
-    size_t n = (size_t)(q - s);
-    if (n >= sizeof tmp)
-        return perr(ps, s, SYNOR_EPARSE, "number too long");
     memcpy(tmp, s, n);
     tmp[n] = '\0';
     v->u.n.num = strtod(tmp, NULL);
@@ -420,6 +494,47 @@ out:
     return rc;
 }
 
+/* The streamed array: each element is parsed into memory given back once
+ * the callback has seen it; the node keeps only the count. */
+static int parse_array_each(parser *ps, synor__jval *v)
+{
+    ps->p++; /* [ */
+    size_t n = 0;
+    int rc;
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ']') {
+        ps->p++;
+        goto done;
+    }
+    for (;;) {
+        arena_mark m = arena_mark_now(ps->doc);
+        synor__jval *item;
+        if ((rc = parse_value(ps, &item)))
+            return rc;
+        if (ps->each && ps->each(ps->each_ctx, ps->doc, n, item))
+            ps->each = NULL;
+        arena_release(ps->doc, m);
+        n++;
+        skip_ws(ps);
+        if (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            skip_ws(ps);
+            if (ps->p < ps->end && *ps->p == ']')
+                return perr(ps, ps->p, SYNOR_EPARSE, "trailing comma before ']'");
+            continue;
+        }
+        if (ps->p < ps->end && *ps->p == ']') {
+            ps->p++;
+            break;
+        }
+        return unexpected(ps, "',' or ']' in array");
+    }
+done:
+    v->u.arr.n = n;
+    v->u.arr.items = NULL;
+    return 0;
+}
+
 static int parse_object(parser *ps, synor__jval *v)
 {
     ps->p++; /* { */
@@ -457,6 +572,7 @@ static int parse_object(parser *ps, synor__jval *v)
             goto out;
         }
         ps->p++;
+        ps->each_next = ps->each_key && ps->depth == 1 && strcmp(mem.key, ps->each_key) == 0;
         if ((rc = parse_value(ps, &mem.val)))
             goto out;
         if (n == cap) {
@@ -523,7 +639,8 @@ static int parse_value(parser *ps, synor__jval **out)
     const char *at = ps->p;
     char c = *at;
     synor__jval *v;
-    int rc = 0;
+    int rc = 0, each = ps->each_next;
+    ps->each_next = 0;
     switch (c) {
     case '{':
     case '[':
@@ -532,7 +649,7 @@ static int parse_value(parser *ps, synor__jval **out)
         v = new_val(ps, c == '{' ? SYNOR__J_OBJECT : SYNOR__J_ARRAY, at);
         if (!v)
             return synor__error(SYNOR_ENOMEM, "%s: out of memory", ps->name);
-        rc = c == '{' ? parse_object(ps, v) : parse_array(ps, v);
+        rc = c == '{' ? parse_object(ps, v) : each ? parse_array_each(ps, v) : parse_array(ps, v);
         ps->depth--;
         break;
     case '"':
@@ -575,8 +692,25 @@ int synor__json_parse(const char *text, size_t len, const char *name, synor__jdo
     return synor__json_parse_at(text, len, name, 1, out);
 }
 
+static int parse_doc(parser *ps, const char *text, size_t len, const char *name, int first_line,
+                     synor__jdoc **out);
+
 int synor__json_parse_at(const char *text, size_t len, const char *name, int first_line,
                          synor__jdoc **out)
+{
+    parser ps = {0};
+    return parse_doc(&ps, text, len, name, first_line, out);
+}
+
+int synor__json_parse_each(const char *text, size_t len, const char *name, const char *key,
+                           synor__json_each_fn fn, void *ctx, synor__jdoc **out)
+{
+    parser ps = {.each_key = key, .each = fn, .each_ctx = ctx};
+    return parse_doc(&ps, text, len, name, 1, out);
+}
+
+static int parse_doc(parser *ps, const char *text, size_t len, const char *name, int first_line,
+                     synor__jdoc **out)
 {
     synor__jdoc *d = synor__calloc(1, sizeof *d);
     if (!d)
@@ -586,18 +720,24 @@ int synor__json_parse_at(const char *text, size_t len, const char *name, int fir
         synor__free(d);
         return synor__error(SYNOR_ENOMEM, "%s: out of memory", name);
     }
-    parser ps = {.p = text, .end = text + len, .start = text, .line_start = text, .line = first_line,
-                 .doc = d, .name = name};
+    ps->p = text;
+    ps->end = text + len;
+    ps->start = text;
+    ps->line_start = text;
+    ps->line = first_line;
+    ps->doc = d;
+    ps->name = name;
+    ps->fast = synor__json_fast_numbers_ok();
     /* A UTF-8 byte order mark is tolerated at the very start. */
     if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
-        ps.p += 3;
-        ps.line_start = ps.p;
+        ps->p += 3;
+        ps->line_start = ps->p;
     }
-    int rc = parse_value(&ps, &d->root);
+    int rc = parse_value(ps, &d->root);
     if (!rc) {
-        skip_ws(&ps);
-        if (ps.p < ps.end)
-            rc = unexpected(&ps, "end of input after the top-level value");
+        skip_ws(ps);
+        if (ps->p < ps->end)
+            rc = unexpected(ps, "end of input after the top-level value");
     }
     if (rc) {
         synor__jdoc_free(d);
@@ -611,8 +751,8 @@ synor__jval *synor__json_get(const synor__jval *obj, const char *key)
 {
     if (!obj || obj->type != SYNOR__J_OBJECT)
         return NULL;
-    for (size_t i = 0; i < obj->u.obj.n; i++)
-        if (strcmp(obj->u.obj.m[i].key, key) == 0)
+    for (size_t i = 0; i < obj->u.obj.n; i++) /* the first byte rules most out */
+        if (obj->u.obj.m[i].key[0] == key[0] && strcmp(obj->u.obj.m[i].key, key) == 0)
             return obj->u.obj.m[i].val;
     return NULL;
 }

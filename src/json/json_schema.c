@@ -28,7 +28,7 @@ int synor__json_check_keys(const synor__jdoc *d, const synor__jval *obj, const c
         const synor__jmember *m = &obj->u.obj.m[i];
         int ok = 0;
         for (const char *const *a = allowed; *a; a++)
-            if (strcmp(*a, m->key) == 0) {
+            if ((*a)[0] == m->key[0] && strcmp(*a, m->key) == 0) {
                 ok = 1;
                 break;
             }
@@ -68,10 +68,11 @@ int synor__json_member(const synor__jdoc *d, const synor__jval *obj, const char 
                                     key);
         return 0;
     }
-    char sub[256];
-    snprintf(sub, sizeof sub, "%s.%s", path, key);
-    if (synor__json_expect(d, v, sub, t))
-        return SYNOR_ESCHEMA;
+    if (v->type != t) {
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s.%s", path, key);
+        return synor__json_expect(d, v, sub, t);
+    }
     *out = v;
     return 0;
 }

@@ -9,6 +9,24 @@
 
 void synor__json_escape(synor__buf *b, const char *s)
 {
+    /* the common case, nothing to escape: one append */
+    size_t n = 0;
+    while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\')
+        n++;
+    if (!s[n]) {
+        char small[128];
+        if (n + 2 <= sizeof small) {
+            small[0] = '"';
+            memcpy(small + 1, s, n);
+            small[n + 1] = '"';
+            synor__buf_append(b, small, n + 2);
+        } else {
+            synor__buf_append(b, "\"", 1);
+            synor__buf_append(b, s, n);
+            synor__buf_append(b, "\"", 1);
+        }
+        return;
+    }
     synor__buf_puts(b, "\"");
     const char *run = s;
     for (; *s; s++) {
@@ -52,8 +70,14 @@ static int in_range(const synor__jw *w) { return w->depth <= SYNOR__JSON_MAX_DEP
 
 static void newline(synor__jw *w)
 {
+    static const char spaces[] = "\n                                                              ";
     if (!w->pretty)
         return;
+    size_t n = 1 + 2 * (size_t)w->depth;
+    if (n <= sizeof spaces - 1) {
+        synor__buf_append(w->b, spaces, n);
+        return;
+    }
     synor__buf_puts(w->b, "\n");
     for (int i = 0; i < w->depth; i++)
         synor__buf_puts(w->b, "  ");
@@ -118,22 +142,25 @@ void synor__jw_str(synor__jw *w, const char *s)
 void synor__jw_num(synor__jw *w, double v)
 {
     before_item(w);
+    char t[32];
     if (!isfinite(v))
         synor__buf_puts(w->b, "null");
     else
-        synor__buf_printf(w->b, "%.15g", v);
+        synor__buf_append(w->b, t, synor__json_num_g15(v, t));
 }
 
 void synor__jw_int(synor__jw *w, int64_t v)
 {
+    char t[32];
     before_item(w);
-    synor__buf_printf(w->b, "%lld", (long long)v);
+    synor__buf_append(w->b, t, (size_t)snprintf(t, sizeof t, "%lld", (long long)v));
 }
 
 void synor__jw_uint(synor__jw *w, uint64_t v)
 {
+    char t[32];
     before_item(w);
-    synor__buf_printf(w->b, "%llu", (unsigned long long)v);
+    synor__buf_append(w->b, t, (size_t)snprintf(t, sizeof t, "%llu", (unsigned long long)v));
 }
 
 void synor__jw_bool(synor__jw *w, int v)

@@ -43,10 +43,14 @@
 #define LADDER_RUNGS 32
 #define LADDER_MIN_RATIO 1.01
 
-int synor__sched_account(const synor_sched_problem *pb, const size_t *dev, const double *st,
-                         const double *ft, double *makespan, double *energy, int64_t *money)
+/* synor__sched_account on n tasks and d devices; a task's active energy
+ * from energy[] (tasks x devices), else from the cost matrix c, else its
+ * busy time. */
+static int account(size_t n, size_t d, const double *energy_of, const synor_cost *c,
+                   const double *idle_watts, const int64_t *price_micro, const size_t *dev,
+                   const double *st, const double *ft, double *makespan, double *energy,
+                   int64_t *money)
 {
-    size_t n = pb->n_tasks, d = pb->n_devices;
     unsigned char *used = synor__calloc(d ? d : 1, 1);
     if (!used)
         return synor__error(SYNOR_ENOMEM, "out of memory");
@@ -55,16 +59,16 @@ int synor__sched_account(const synor_sched_problem *pb, const size_t *dev, const
         size_t p = dev[i];
         double w = ft[i] - st[i];
         ms = ft[i] > ms ? ft[i] : ms;
-        active += pb->energy ? pb->energy[i * d + p] : w;
+        active += energy_of ? energy_of[i * d + p] : c ? synor_cost_energy(c, i, p) : w;
         /* idle power is not drawn while the device is busy */
-        busy_idle += (pb->idle_watts ? pb->idle_watts[p] : 0) * w;
+        busy_idle += (idle_watts ? idle_watts[p] : 0) * w;
         used[p] = 1;
     }
     int64_t m = 0;
     for (size_t p = 0; p < d; p++) {
-        idle_total += pb->idle_watts ? pb->idle_watts[p] : 0;
-        if (used[p] && pb->price_micro)
-            m = synor_money_add(m, synor_money_for_seconds(pb->price_micro[p], ms));
+        idle_total += idle_watts ? idle_watts[p] : 0;
+        if (used[p] && price_micro)
+            m = synor_money_add(m, synor_money_for_seconds(price_micro[p], ms));
     }
     synor__free(used);
     double idle = idle_total * ms - busy_idle;
@@ -75,6 +79,38 @@ int synor__sched_account(const synor_sched_problem *pb, const size_t *dev, const
     if (money)
         *money = m;
     return 0;
+}
+
+int synor__sched_account(const synor_sched_problem *pb, const size_t *dev, const double *st,
+                         const double *ft, double *makespan, double *energy, int64_t *money)
+{
+    return account(pb->n_tasks, pb->n_devices, pb->energy, NULL, pb->idle_watts, pb->price_micro,
+                   dev, st, ft, makespan, energy, money);
+}
+
+int synor__plan_cost_account(const synor_plan *p, const synor_cost *c, double *energy,
+                             int64_t *money)
+{
+    const synor_fabric *f = synor_cost_fabric(c);
+    size_t d = synor_fabric_device_count(f);
+    if (synor_workload_count(synor_cost_workload(c)) != p->n_tasks || d != p->n_devices)
+        return synor__error(SYNOR_EINVAL, "the plan is not of this workload and fabric");
+    /* the figures synor_sched_problem_from_cost would give, without
+     * building the problem (tasks x devices twice, for one entry a task) */
+    double *idle = synor__malloc((d ? d : 1) * sizeof *idle);
+    int64_t *price = synor__malloc((d ? d : 1) * sizeof *price);
+    int rc = idle && price ? 0 : synor__error(SYNOR_ENOMEM, "out of memory");
+    for (size_t q = 0; !rc && q < d; q++) {
+        const synor_fabric_device *fd = synor_fabric_device_at(f, q);
+        idle[q] = synor_device_caps(fd->dev)->idle_watts;
+        price[q] = fd->price_micro;
+    }
+    if (!rc)
+        rc = account(p->n_tasks, d, NULL, c, idle, price, p->device, p->start, p->finish, NULL,
+                     energy, money);
+    synor__free(idle);
+    synor__free(price);
+    return rc;
 }
 
 /* One candidate schedule and its figures. */
@@ -210,17 +246,9 @@ out:
 
 int synor__plan_json_account(synor__jw *j, const synor_plan *p, const synor_cost *c)
 {
-    synor_sched_problem *pb;
     double energy = 0;
     int64_t money = 0;
-    int rc = synor_sched_problem_from_cost(c, &pb);
-    if (rc)
-        return rc;
-    if (pb->n_tasks != p->n_tasks || pb->n_devices != p->n_devices)
-        rc = synor__error(SYNOR_EINVAL, "the plan is not of this workload and fabric");
-    else
-        rc = synor__sched_account(pb, p->device, p->start, p->finish, NULL, &energy, &money);
-    synor_sched_problem_free(pb);
+    int rc = synor__plan_cost_account(p, c, &energy, &money);
     if (rc)
         return rc;
     synor__jw_key(j, "energy_j");

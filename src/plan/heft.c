@@ -211,11 +211,11 @@ static int ls_init(ls *s, const synor_sched_problem *pb, const synor_plan_option
     s->n = pb->n_tasks;
     s->d = pb->n_devices;
     size_t n = s->n, d = s->d, m = pb->pred_off[n];
-    s->succ_off = synor__calloc(n + 1, sizeof *s->succ_off);
-    s->succ = synor__malloc((m ? m : 1) * sizeof *s->succ);
-    s->succ_edge = synor__malloc((m ? m : 1) * sizeof *s->succ_edge);
-    s->wbar = synor__malloc((n ? n : 1) * sizeof *s->wbar);
-    s->rank = synor__malloc((n ? n : 1) * sizeof *s->rank);
+    s->succ_off = synor__calloc_whole(n + 1, sizeof *s->succ_off);
+    s->succ = synor__malloc_whole((m ? m : 1) * sizeof *s->succ);
+    s->succ_edge = synor__malloc_whole((m ? m : 1) * sizeof *s->succ_edge);
+    s->wbar = synor__malloc_whole((n ? n : 1) * sizeof *s->wbar);
+    s->rank = synor__malloc_whole((n ? n : 1) * sizeof *s->rank);
     s->tl = synor__calloc(d, sizeof *s->tl);
     if (!s->succ_off || !s->succ || !s->succ_edge || !s->wbar || !s->rank || !s->tl)
         return synor__error(SYNOR_ENOMEM, "out of memory");
@@ -223,7 +223,7 @@ static int ls_init(ls *s, const synor_sched_problem *pb, const synor_plan_option
         s->succ_off[pb->pred[e] + 1]++;
     for (size_t i = 0; i < n; i++)
         s->succ_off[i + 1] += s->succ_off[i];
-    size_t *fill = synor__calloc(n ? n : 1, sizeof *fill);
+    size_t *fill = synor__calloc_whole(n ? n : 1, sizeof *fill);
     if (!fill)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
@@ -568,9 +568,9 @@ static int list_schedule(const synor_sched_problem *pb, const synor_plan_options
                          synor__nofit *nf, const size_t *fixed)
 {
     size_t n = pb->n_tasks;
-    size_t *topo = synor__malloc((n ? n : 1) * sizeof *topo);
-    size_t *list = synor__malloc((n ? n : 1) * sizeof *list);
-    size_t *indeg = synor__calloc(n ? n : 1, sizeof *indeg);
+    size_t *topo = synor__malloc_whole((n ? n : 1) * sizeof *topo);
+    size_t *list = synor__malloc_whole((n ? n : 1) * sizeof *list);
+    size_t *indeg = synor__calloc_whole(n ? n : 1, sizeof *indeg);
     ls s;
     memset(&s, 0, sizeof s);
     int rc = 0;

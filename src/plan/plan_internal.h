@@ -151,6 +151,12 @@ int synor__deadline_schedule(const synor_sched_problem *pb, const synor_plan_opt
 int synor__sched_account(const synor_sched_problem *pb, const size_t *dev, const double *st,
                          const double *ft, double *makespan, double *energy, int64_t *money);
 
+/* synor__sched_account of a plan of the cost matrix c, as on the problem
+ * synor_sched_problem_from_cost(c) gives, without building it. 0,
+ * SYNOR_EINVAL (the plan is of another size) or SYNOR_ENOMEM. */
+int synor__plan_cost_account(const synor_plan *p, const synor_cost *c, double *energy,
+                             int64_t *money);
+
 /* Writes the plan's "energy_j", "money_micro", "currency" and, with a
  * deadline, "deadline_s", "deadline_met", "shortfall_s" members into an
  * open JSON object (synor_plan_to_json). */

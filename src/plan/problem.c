@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "cost/cost_internal.h"
 #include "json/json.h"
 #include "plan/plan_internal.h"
 
@@ -166,7 +167,9 @@ static int explicit_comm(const synor_workload *w, size_t m, owned_problem *op)
     return 0;
 }
 
-static int problem_build(const synor_cost *c, owned_problem **out)
+/* in_place: the problem reads the cost matrix's times and energies where
+ * they are (it must not outlive c), else it has copies. */
+static int problem_build(const synor_cost *c, int in_place, owned_problem **out)
 {
     const synor_workload *w = synor_cost_workload(c);
     const synor_fabric *f = synor_cost_fabric(c);
@@ -177,27 +180,33 @@ static int problem_build(const synor_cost *c, owned_problem **out)
     if (!op)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     op->c = c;
-    op->exec = synor__malloc((n && d ? n * d : 1) * sizeof *op->exec);
-    op->energy = synor__malloc((n && d ? n * d : 1) * sizeof *op->energy);
-    op->bytes = synor__malloc((m ? m : 1) * sizeof *op->bytes);
-    op->pred = synor__malloc((m ? m : 1) * sizeof *op->pred);
-    op->pred_off = synor__calloc(n + 1, sizeof *op->pred_off);
+    if (!in_place) {
+        op->exec = synor__malloc((n && d ? n * d : 1) * sizeof *op->exec);
+        op->energy = synor__malloc((n && d ? n * d : 1) * sizeof *op->energy);
+    }
+    op->bytes = synor__malloc_whole((m ? m : 1) * sizeof *op->bytes);
+    op->pred = synor__malloc_whole((m ? m : 1) * sizeof *op->pred);
+    op->pred_off = synor__calloc_whole(n + 1, sizeof *op->pred_off);
     op->lat = synor__calloc(d * d, sizeof *op->lat);
     op->inv_bw = synor__calloc(d * d, sizeof *op->inv_bw);
     op->idle = synor__calloc(d, sizeof *op->idle);
     op->price = synor__calloc(d, sizeof *op->price);
     op->kind = synor__calloc(d, sizeof *op->kind);
-    op->pref = synor__malloc((n ? n : 1) * sizeof *op->pref);
-    op->fb = synor__malloc((n ? n : 1) * sizeof *op->fb);
-    if (!op->exec || !op->energy || !op->bytes || !op->pred || !op->pred_off || !op->lat ||
-        !op->inv_bw || !op->idle || !op->price || !op->kind || !op->pref || !op->fb) {
+    op->pref = synor__malloc_whole((n ? n : 1) * sizeof *op->pref);
+    op->fb = synor__malloc_whole((n ? n : 1) * sizeof *op->fb);
+    if ((!in_place && (!op->exec || !op->energy)) || !op->bytes || !op->pred || !op->pred_off ||
+        !op->lat || !op->inv_bw || !op->idle || !op->price || !op->kind || !op->pref || !op->fb) {
         synor_sched_problem_free(&op->pb);
         return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    if (!in_place) {
+        synor__prefault(op->exec, n * d * sizeof *op->exec);
+        synor__prefault(op->energy, n * d * sizeof *op->energy);
     }
     size_t e = 0;
     for (size_t i = 0; i < n; i++) {
         const synor_task *t = synor_workload_task(w, i);
-        for (size_t p = 0; p < d; p++) {
+        for (size_t p = 0; !in_place && p < d; p++) {
             op->exec[i * d + p] = synor_cost_time(c, i, p);
             op->energy[i * d + p] = synor_cost_energy(c, i, p);
         }
@@ -226,8 +235,8 @@ static int problem_build(const synor_cost *c, owned_problem **out)
     synor_sched_problem *pb = &op->pb;
     pb->n_tasks = n;
     pb->n_devices = d;
-    pb->exec = op->exec;
-    pb->energy = op->energy;
+    pb->exec = in_place ? synor__cost_times(c) : op->exec;
+    pb->energy = in_place ? synor__cost_energies(c) : op->energy;
     pb->pred_off = op->pred_off;
     pb->pred = op->pred;
     pb->pred_bytes = op->bytes;
@@ -264,7 +273,7 @@ static int problem_build(const synor_cost *c, owned_problem **out)
 int synor_sched_problem_from_cost(const synor_cost *c, synor_sched_problem **out)
 {
     owned_problem *op;
-    int rc = problem_build(c, &op);
+    int rc = problem_build(c, 0, &op);
     if (!rc)
         *out = &op->pb;
     return rc;
@@ -273,7 +282,7 @@ int synor_sched_problem_from_cost(const synor_cost *c, synor_sched_problem **out
 int synor_plan_create(const synor_cost *c, const synor_plan_options *o, synor_plan **out)
 {
     owned_problem *op;
-    int rc = problem_build(c, &op);
+    int rc = problem_build(c, 1, &op); /* freed below, before c can go */
     if (rc)
         return rc;
     if (o && o->storage_bw > 0)

@@ -31,18 +31,17 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-/* Table of indexes into an array of names; slots hold index + 1, 0 empty. */
-static int names_grow(synor__names *t, const char *(*name_of)(const void *, size_t),
-                      const void *ctx)
+static int names_grow(synor__names *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 64;
-    size_t *slots = synor__calloc(cap, sizeof *slots);
+    synor__name_slot *slots = synor__calloc(cap, sizeof *slots);
     if (!slots)
         return synor__error(SYNOR_ENOMEM, "out of memory");
+    synor__prefault(slots, cap * sizeof *slots); /* names land all over it */
     for (size_t i = 0; i < t->cap; i++)
-        if (t->slots[i]) {
-            size_t j = hash_str(name_of(ctx, t->slots[i] - 1)) & (cap - 1);
-            while (slots[j])
+        if (t->slots[i].name) {
+            size_t j = t->slots[i].hash & (cap - 1);
+            while (slots[j].name)
                 j = (j + 1) & (cap - 1);
             slots[j] = t->slots[i];
         }
@@ -52,39 +51,30 @@ static int names_grow(synor__names *t, const char *(*name_of)(const void *, size
     return 0;
 }
 
-static long names_find(const synor__names *t, const char *name,
-                       const char *(*name_of)(const void *, size_t), const void *ctx)
+static long names_find(const synor__names *t, const char *name)
 {
     if (!t->cap)
         return -1;
-    for (size_t j = hash_str(name) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
-        if (strcmp(name_of(ctx, t->slots[j] - 1), name) == 0)
-            return (long)(t->slots[j] - 1);
+    uint64_t h = hash_str(name);
+    for (size_t j = h & (t->cap - 1); t->slots[j].name; j = (j + 1) & (t->cap - 1))
+        if (t->slots[j].hash == h && strcmp(t->slots[j].name, name) == 0)
+            return (long)t->slots[j].index;
     return -1;
 }
 
-static int names_add(synor__names *t, size_t index, const char *name,
-                     const char *(*name_of)(const void *, size_t), const void *ctx)
+/* name must stay valid as long as the table (the workload's own copy). */
+static int names_add(synor__names *t, size_t index, const char *name)
 {
     int rc;
-    if ((t->used + 1) * 2 > t->cap && (rc = names_grow(t, name_of, ctx)))
+    if ((t->used + 1) * 2 > t->cap && (rc = names_grow(t)))
         return rc;
-    size_t j = hash_str(name) & (t->cap - 1);
-    while (t->slots[j])
+    uint64_t h = hash_str(name);
+    size_t j = h & (t->cap - 1);
+    while (t->slots[j].name)
         j = (j + 1) & (t->cap - 1);
-    t->slots[j] = index + 1;
+    t->slots[j] = (synor__name_slot){h, name, index};
     t->used++;
     return 0;
-}
-
-static const char *task_name(const void *ctx, size_t i)
-{
-    return ((const synor_workload *)ctx)->tasks[i].id;
-}
-
-static const char *data_name(const void *ctx, size_t i)
-{
-    return ((const synor_workload *)ctx)->data[i].name;
 }
 
 /* ------------------------------------------------------------- building */
@@ -116,9 +106,63 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     void *q = synor__realloc(*p, n * size);
     if (!q)
         return synor__error(SYNOR_ENOMEM, "out of memory");
+    synor__prefault((char *)q + *cap * size, (n - *cap) * size); /* filled next */
     *p = q;
     *cap = n;
     return 0;
+}
+
+#define WL_CHUNK ((size_t)1 << 20)
+
+void *synor__workload_alloc(synor_workload *w, size_t n)
+{
+    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    synor__wl_chunk *c = w->mem;
+    if (!c || c->cap - c->used < n) {
+        int big = n > WL_CHUNK / 4; /* a block of its own */
+        /* 4 KiB, doubling up to WL_CHUNK: small workloads stay small */
+        size_t cap = big ? n : w->mem_next ? w->mem_next : 4096;
+        if (!big)
+            w->mem_next = cap < WL_CHUNK ? 2 * cap : WL_CHUNK;
+        if (!(c = synor__malloc(sizeof *c + cap)))
+            return NULL;
+        synor__prefault(c, sizeof *c + cap);
+        c->used = 0;
+        c->cap = cap;
+        if (big && w->mem) { /* behind the current one, which has room left */
+            c->next = w->mem->next;
+            w->mem->next = c;
+        } else {
+            c->next = w->mem;
+            w->mem = c;
+        }
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+static void *dup_mem(synor_workload *w, const void *src, size_t n, size_t size, int *fail)
+{
+    if (!n || !src)
+        return NULL;
+    void *p = synor__workload_alloc(w, n * size);
+    if (!p)
+        *fail = 1;
+    else
+        memcpy(p, src, n * size);
+    return p;
+}
+
+static size_t *dup_idx(synor_workload *w, const size_t *src, size_t n, int *fail)
+{
+    return dup_mem(w, src, n, sizeof *src, fail);
+}
+
+static char *dup_str(synor_workload *w, const char *s)
+{
+    int fail = 0;
+    return dup_mem(w, s, strlen(s) + 1, 1, &fail);
 }
 
 int synor_workload_add_data(synor_workload *w, const char *name, uint64_t bytes, size_t *index)
@@ -128,47 +172,21 @@ int synor_workload_add_data(synor_workload *w, const char *name, uint64_t bytes,
         return synor__error(SYNOR_ESTATE, "workload \"%s\" is finished", w->name);
     if (!name || !*name)
         return synor__error(SYNOR_EINVAL, "data needs a name");
-    if (names_find(&w->data_names, name, data_name, w) >= 0)
+    if (names_find(&w->data_names, name) >= 0)
         return synor__error(SYNOR_EEXIST, "duplicate data \"%s\"", name);
     if ((rc = grow((void **)&w->data, &w->data_cap, w->n_data + 1, sizeof *w->data)))
         return rc;
     synor_data *d = &w->data[w->n_data];
-    if (!(d->name = synor__strdup(name)))
+    if (!(d->name = dup_str(w, name)))
         return synor__error(SYNOR_ENOMEM, "out of memory");
     d->bytes = bytes;
     d->producer = -1;
-    if ((rc = names_add(&w->data_names, w->n_data, name, data_name, w))) {
-        synor__free_const(d->name);
+    if ((rc = names_add(&w->data_names, w->n_data, d->name)))
         return rc;
-    }
     if (index)
         *index = w->n_data;
     w->n_data++;
     return 0;
-}
-
-static void *dup_mem(const void *src, size_t n, size_t size, int *fail)
-{
-    if (!n || !src)
-        return NULL;
-    void *p = synor__malloc(n * size);
-    if (!p)
-        *fail = 1;
-    else
-        memcpy(p, src, n * size);
-    return p;
-}
-
-static size_t *dup_idx(const size_t *src, size_t n, int *fail)
-{
-    return dup_mem(src, n, sizeof *src, fail);
-}
-
-static void free_names(const char *const *v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++)
-        synor__free_const(v[i]);
-    synor__free_const(v);
 }
 
 /* The explicit costs of a task description: a cost row of seconds >= 0 or
@@ -206,7 +224,7 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
         return synor__error(SYNOR_ESTATE, "workload \"%s\" is finished", w->name);
     if (!t->id || !*t->id)
         return synor__error(SYNOR_EINVAL, "a task needs an id");
-    if (names_find(&w->task_names, t->id, task_name, w) >= 0)
+    if (names_find(&w->task_names, t->id) >= 0)
         return synor__error(SYNOR_EEXIST, "duplicate task id \"%s\"", t->id);
     if (t->group && !*t->group)
         return synor__error(SYNOR_EINVAL, "task \"%s\": an empty group name", t->id);
@@ -228,30 +246,24 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
         return rc;
     synor_task *k = &w->tasks[w->n_tasks];
     memset(k, 0, sizeof *k);
+    /* what is allocated before a failure stays with the workload, unused */
     int fail = 0;
-    char *id = synor__strdup(t->id);
-    size_t *deps = dup_idx(t->deps, t->n_deps, &fail);
-    size_t *prod = dup_idx(t->produces, t->n_produces, &fail);
-    size_t *cons = dup_idx(t->consumes, t->n_consumes, &fail);
-    double *exec = dup_mem(t->exec_s, t->n_exec, sizeof *exec, &fail);
-    double *comm = dup_mem(t->dep_comm, t->n_deps, sizeof *comm, &fail);
-    char *group = t->group ? synor__strdup(t->group) : NULL;
+    char *id = dup_str(w, t->id);
+    size_t *deps = dup_idx(w, t->deps, t->n_deps, &fail);
+    size_t *prod = dup_idx(w, t->produces, t->n_produces, &fail);
+    size_t *cons = dup_idx(w, t->consumes, t->n_consumes, &fail);
+    double *exec = dup_mem(w, t->exec_s, t->n_exec, sizeof *exec, &fail);
+    double *comm = dup_mem(w, t->dep_comm, t->n_deps, sizeof *comm, &fail);
+    char *group = t->group ? dup_str(w, t->group) : NULL;
     fail |= t->group && !group;
-    char **edev = t->exec_dev && t->n_exec ? synor__calloc(t->n_exec, sizeof *edev) : NULL;
+    const char **edev = t->exec_dev && t->n_exec
+                            ? synor__workload_alloc(w, t->n_exec * sizeof *edev)
+                            : NULL;
     fail |= t->exec_dev && t->n_exec && !edev;
     for (size_t j = 0; edev && j < t->n_exec; j++)
-        fail |= !(edev[j] = synor__strdup(t->exec_dev[j]));
-    if (fail || !id) {
-        synor__free(group);
-        synor__free(id);
-        synor__free(deps);
-        synor__free(prod);
-        synor__free(cons);
-        synor__free(exec);
-        synor__free(comm);
-        free_names((const char *const *)edev, t->n_exec);
+        fail |= !(edev[j] = dup_str(w, t->exec_dev[j]));
+    if (fail || !id)
         return synor__error(SYNOR_ENOMEM, "out of memory");
-    }
     k->id = id;
     k->op = t->op;
     k->priority = t->priority;
@@ -267,20 +279,12 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
     k->preferred = t->preferred;
     k->fallback = t->fallback;
     k->exec_s = exec;
-    k->exec_dev = (const char *const *)edev;
+    k->exec_dev = edev;
     k->n_exec = t->n_exec;
     k->dep_comm = comm;
     k->group = group;
     k->group_index = SIZE_MAX;
-    if ((rc = names_add(&w->task_names, w->n_tasks, id, task_name, w))) {
-        synor__free(group);
-        synor__free(id);
-        synor__free(deps);
-        synor__free(prod);
-        synor__free(cons);
-        synor__free(exec);
-        synor__free(comm);
-        free_names(k->exec_dev, t->n_exec);
+    if ((rc = names_add(&w->task_names, w->n_tasks, id))) {
         memset(k, 0, sizeof *k);
         return rc;
     }
@@ -294,12 +298,12 @@ int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t 
 
 long synor_workload_find_task(const synor_workload *w, const char *id)
 {
-    return names_find(&w->task_names, id, task_name, w);
+    return names_find(&w->task_names, id);
 }
 
 long synor_workload_find_data(const synor_workload *w, const char *name)
 {
-    return names_find(&w->data_names, name, data_name, w);
+    return names_find(&w->data_names, name);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -320,7 +324,7 @@ static int merge_comm(synor_workload *w, size_t i, const size_t *all, size_t u, 
         any |= t->dep_comm[j] >= 0;
     if (!any)
         return 0;
-    double *comm = synor__malloc(u * sizeof *comm);
+    double *comm = synor__workload_alloc(w, u * sizeof *comm);
     if (!comm)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     for (size_t q = 0; q < u; q++)
@@ -338,7 +342,6 @@ static int merge_comm(synor_workload *w, size_t i, const size_t *all, size_t u, 
         }
         if (comm[lo] >= 0 && comm[lo] != t->dep_comm[j]) {
             double had = comm[lo];
-            synor__free(comm);
             w->deps_task = (long)i;
             return synor__error(SYNOR_EINVAL,
                                 "task \"%s\": the edge from \"%s\" has two different comm_s, "
@@ -351,27 +354,48 @@ static int merge_comm(synor_workload *w, size_t i, const size_t *all, size_t u, 
     return 0;
 }
 
+/* merge_deps where task i consumes nothing another task produces and its
+ * deps are already sorted and unique (a file written by synor, a generator
+ * listing predecessors in order): they stay as they are, no edge carries
+ * bytes. 1 when that is not the case. */
+static int merge_sorted(synor_workload *w, size_t i)
+{
+    synor_task *t = &w->tasks[i];
+    for (size_t j = 0; j < t->n_consumes; j++)
+        if (w->data[t->consumes[j]].producer >= 0)
+            return 1;
+    int any = 0;
+    for (size_t j = 0; j < t->n_deps; j++) {
+        if (t->deps[j] >= w->n_tasks || t->deps[j] == i || (j && t->deps[j] <= t->deps[j - 1]))
+            return 1; /* the errors as merge_deps words them */
+        if (t->dep_comm && t->dep_comm[j] < 0 && t->dep_comm[j] != -1)
+            return 1; /* "none" written as merge_comm writes it */
+        any |= t->dep_comm && t->dep_comm[j] >= 0;
+    }
+    if (!any)
+        t->dep_comm = NULL;
+    w->dep_bytes[i] = NULL; /* synor_workload_edge_bytes: 0 */
+    return 0;
+}
+
 /* Merges explicit deps with the producers of consumed data, computing the
  * bytes on each edge. */
 static int merge_deps(synor_workload *w, size_t i)
 {
+    if (!merge_sorted(w, i))
+        return 0;
     synor_task *t = &w->tasks[i];
     size_t n = t->n_deps + t->n_consumes;
-    size_t *all = synor__malloc((n ? n : 1) * sizeof *all);
-    uint64_t *bytes = synor__calloc(n ? n : 1, sizeof *bytes);
-    if (!all || !bytes) {
-        synor__free(all);
-        synor__free(bytes);
+    size_t *all = synor__workload_alloc(w, (n ? n : 1) * sizeof *all);
+    uint64_t *bytes = synor__workload_alloc(w, (n ? n : 1) * sizeof *bytes);
+    if (!all || !bytes)
         return synor__error(SYNOR_ENOMEM, "out of memory");
-    }
+    memset(bytes, 0, (n ? n : 1) * sizeof *bytes);
     size_t m = 0;
     for (size_t j = 0; j < t->n_deps; j++) {
-        if (t->deps[j] >= w->n_tasks) {
-            synor__free(all);
-            synor__free(bytes);
+        if (t->deps[j] >= w->n_tasks)
             return synor__error(SYNOR_ERANGE, "task \"%s\": dependency %zu does not exist", t->id,
                                 t->deps[j]);
-        }
         all[m++] = t->deps[j];
     }
     for (size_t j = 0; j < t->n_consumes; j++)
@@ -384,8 +408,6 @@ static int merge_deps(synor_workload *w, size_t i)
             all[u++] = all[j];
     for (size_t j = 0; j < u; j++)
         if (all[j] == i) {
-            synor__free(all);
-            synor__free(bytes);
             w->deps_task = (long)i;
             return synor__error(SYNOR_EINVAL, "dependency cycle: %s -> %s", t->id, t->id);
         }
@@ -399,13 +421,8 @@ static int merge_deps(synor_workload *w, size_t i)
     }
     double *comm = NULL;
     int rc = merge_comm(w, i, all, u, &comm);
-    if (rc) {
-        synor__free(all);
-        synor__free(bytes);
+    if (rc)
         return rc;
-    }
-    synor__free_const(t->deps);
-    synor__free_const(t->dep_comm);
     t->deps = all;
     t->n_deps = u;
     t->dep_comm = comm;
@@ -467,14 +484,14 @@ static int report_cycle(synor_workload *w, const unsigned char *left)
 static int topo_order(synor_workload *w)
 {
     size_t n = w->n_tasks, rc = 0;
-    size_t *indeg = synor__calloc(n ? n : 1, sizeof *indeg);
-    size_t *succ_off = synor__calloc(n + 1, sizeof *succ_off);
+    size_t *indeg = synor__calloc_whole(n ? n : 1, sizeof *indeg);
+    size_t *succ_off = synor__calloc_whole(n + 1, sizeof *succ_off);
     size_t n_edges = 0;
     for (size_t i = 0; i < n; i++)
         n_edges += w->tasks[i].n_deps;
-    size_t *succ = synor__malloc((n_edges ? n_edges : 1) * sizeof *succ);
-    size_t *heap = synor__malloc((n ? n : 1) * sizeof *heap);
-    w->order = synor__malloc((n ? n : 1) * sizeof *w->order);
+    size_t *succ = synor__malloc_whole((n_edges ? n_edges : 1) * sizeof *succ);
+    size_t *heap = synor__malloc_whole((n ? n : 1) * sizeof *heap);
+    w->order = synor__malloc_whole((n ? n : 1) * sizeof *w->order);
     if (!indeg || !succ_off || !succ || !heap || !w->order) {
         rc = 1;
         goto out;
@@ -623,21 +640,10 @@ void synor_workload_destroy(synor_workload *w)
 {
     if (!w)
         return;
-    for (size_t i = 0; i < w->n_tasks; i++) {
-        synor_task *t = &w->tasks[i];
-        synor__free_const(t->id);
-        synor__free_const(t->deps);
-        synor__free_const(t->produces);
-        synor__free_const(t->consumes);
-        synor__free_const(t->exec_s);
-        synor__free_const(t->dep_comm);
-        synor__free_const(t->group);
-        free_names(t->exec_dev, t->n_exec);
-        if (w->dep_bytes)
-            synor__free(w->dep_bytes[i]);
+    for (synor__wl_chunk *c = w->mem, *next; c; c = next) {
+        next = c->next;
+        synor__free(c);
     }
-    for (size_t i = 0; i < w->n_data; i++)
-        synor__free_const(w->data[i].name);
     synor__free(w->dep_bytes);
     synor__free(w->tasks);
     synor__free(w->data);

@@ -2,10 +2,16 @@
  * docs/WORKLOADS.md): reading with errors that name file:line:column and
  * the field, and writing.
  *
- * Reading is two passes over the parsed document: the first adds every task
- * (so a dependency may name a task further down the file), the second
- * resolves dependency names; synor_workload_finish then checks the graph,
- * and a cycle is reported at the "deps" of the lowest-indexed task on it.
+ * Reading streams the tasks (synor__json_parse_each): each task's JSON is
+ * checked and added, and its dependencies on tasks already read resolved,
+ * then dropped, so a 100,000-task file never exists as a whole document.
+ * Errors come out as if the whole file had been parsed first and then read
+ * in two passes: a syntax error anywhere, then the top level, then the
+ * first task whose fields are wrong (pass 1), then the first dependency
+ * that is malformed or names no task (pass 2: a dependency may name a task
+ * further down the file); the first error of each kind is kept until the
+ * end of the text. synor_workload_finish then checks the graph, and a cycle
+ * is reported at the "deps" of the lowest-indexed task on it.
  * Work is written explicitly, so the output loads back to the same numbers
  * even for operations whose work came from a formula. A task may give a
  * cost row ("exec_s": seconds per device, null = cannot run there) and its
@@ -30,6 +36,23 @@ static int64_t *dim_slot(synor_op_dims *d, size_t i)
                         &d->kv_len, &d->heads,    &d->kv_heads, &d->head_dim, &d->hidden,
                         &d->ffn,    &d->elements, &d->vocab,    &d->layers};
     return slots[i];
+}
+
+/* path.name into buf (n bytes), cut short as snprintf would: the name of a
+ * field for an error message, made for every field read, so no printf. */
+static const char *field(char *buf, size_t n, const char *path, const char *name)
+{
+    size_t a = strlen(path), b = strlen(name);
+    if (a >= n)
+        a = n - 1;
+    memcpy(buf, path, a);
+    if (a + 1 < n)
+        buf[a++] = '.';
+    if (b > n - 1 - a)
+        b = n - 1 - a;
+    memcpy(buf + a, name, b);
+    buf[a + b] = '\0';
+    return buf;
 }
 
 #define MAX_DIM ((int64_t)1 << 40)
@@ -63,11 +86,11 @@ static int data_refs(synor_workload *w, const synor__jdoc *d, const synor__jval 
             break;
         char pb[320];
         if (!*nm->u.str.s) {
-            snprintf(pb, sizeof pb, "%s.name", p);
+            field(pb, sizeof pb, p, "name");
             rc = synor__json_fail(d, nm, SYNOR_ESCHEMA, pb, "empty data name");
             break;
         }
-        snprintf(pb, sizeof pb, "%s.bytes", p);
+        field(pb, sizeof pb, p, "bytes");
         if (by && (rc = synor__json_int(d, by, pb, 0, INT64_MAX, &bytes)))
             break;
         long k = synor_workload_find_data(w, nm->u.str.s);
@@ -112,9 +135,11 @@ static int parse_kind(const synor__jdoc *d, const synor__jval *v, const char *pa
 
 /* "exec_s": an array of seconds in the fabric's device order, or an object
  * {device name: seconds}; null = cannot run there. Fills t's cost row; the
- * arrays are freed by the caller. */
+ * arrays are freed by the caller. A row of up to ROW_SMALL devices goes in
+ * small (no allocation for each task of a large file). */
+#define ROW_SMALL 64
 static int parse_exec(const synor__jdoc *d, const synor__jval *v, const char *path,
-                      synor_task_desc *t, double **row, const char ***names)
+                      synor_task_desc *t, double *small, double **row, const char ***names)
 {
     int obj = v->type == SYNOR__J_OBJECT;
     if (!obj && v->type != SYNOR__J_ARRAY)
@@ -125,17 +150,12 @@ static int parse_exec(const synor__jdoc *d, const synor__jval *v, const char *pa
     size_t n = obj ? v->u.obj.n : v->u.arr.n;
     if (!n)
         return synor__json_fail(d, v, SYNOR_ESCHEMA, path, "empty: give a time for some device");
-    *row = synor__malloc(n * sizeof **row);
+    *row = n <= ROW_SMALL ? small : synor__malloc(n * sizeof **row);
     *names = obj ? synor__calloc(n, sizeof **names) : NULL;
     if (!*row || (obj && !*names))
         return synor__error(SYNOR_ENOMEM, "out of memory");
     for (size_t k = 0; k < n; k++) {
         const synor__jval *x = obj ? v->u.obj.m[k].val : v->u.arr.items[k];
-        char p[400];
-        if (obj)
-            snprintf(p, sizeof p, "%s.%s", path, v->u.obj.m[k].key);
-        else
-            snprintf(p, sizeof p, "%s[%zu]", path, k);
         if (obj && !*v->u.obj.m[k].key)
             return synor__json_fail(d, x, SYNOR_ESCHEMA, path, "empty device name");
         if (obj)
@@ -144,6 +164,16 @@ static int parse_exec(const synor__jdoc *d, const synor__jval *v, const char *pa
             (*row)[k] = INFINITY;
             continue;
         }
+        /* the common case without formatting the field's name */
+        if (x->type == SYNOR__J_NUMBER && x->u.n.num >= 0 && x->u.n.num <= MAX_SECONDS) {
+            (*row)[k] = x->u.n.num;
+            continue;
+        }
+        char p[400];
+        if (obj)
+            field(p, sizeof p, path, v->u.obj.m[k].key);
+        else
+            snprintf(p, sizeof p, "%s[%zu]", path, k);
         if (x->type != SYNOR__J_NUMBER)
             return synor__json_fail(d, x, SYNOR_ESCHEMA, p,
                                     "expected seconds (a number) or null (cannot run there), "
@@ -160,16 +190,24 @@ static int parse_exec(const synor__jdoc *d, const synor__jval *v, const char *pa
 }
 
 /* One task; *row and *names receive the arrays of its cost row, which the
- * caller frees. */
+ * caller frees (*row unless it is small). */
 static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const synor__jval *o,
-                             size_t ti, double **row, const char ***names)
+                             size_t ti, double *small, double **row, const char ***names)
 {
     static const char *const keys[] = {"id",       "op",        "backward",  "dtype",    "dims",
                                        "work",     "sequential", "priority", "deps",     "produces",
                                        "consumes", "workspace", "preferred", "fallback", "group",
                                        "exec_s",   NULL};
     char path[64], p[128];
-    snprintf(path, sizeof path, "tasks[%zu]", ti);
+    char digits[24];
+    size_t nd = 0, rest = ti;
+    do
+        digits[nd++] = (char)('0' + rest % 10);
+    while ((rest /= 10) && nd < sizeof digits);
+    memcpy(path, "tasks[", 6);
+    for (size_t k = 0; k < nd; k++)
+        path[6 + k] = digits[nd - 1 - k];
+    memcpy(path + 6 + nd, "]", 2); /* "tasks[%zu]" */
     synor__jval *v;
     int rc;
     synor_task_desc t;
@@ -180,7 +218,7 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
         (rc = synor__json_check_keys(d, o, path, keys)) ||
         (rc = synor__json_member(d, o, path, "id", SYNOR__J_STRING, 1, &v)))
         return rc;
-    snprintf(p, sizeof p, "%s.id", path);
+    field(p, sizeof p, path, "id");
     if (!*v->u.str.s)
         return synor__json_fail(d, v, SYNOR_ESCHEMA, p, "empty task id");
     long other = synor_workload_find_task(w, v->u.str.s);
@@ -189,8 +227,8 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
                                 v->u.str.s, other);
     t.id = v->u.str.s;
     const synor__jval *exec = synor__json_get(o, "exec_s");
-    snprintf(p, sizeof p, "%s.exec_s", path);
-    if (exec && (rc = parse_exec(d, exec, p, &t, row, names)))
+    field(p, sizeof p, path, "exec_s");
+    if (exec && (rc = parse_exec(d, exec, p, &t, small, row, names)))
         return rc;
     /* with a cost row the operation is optional: "custom" */
     if ((rc = synor__json_member(d, o, path, "op", SYNOR__J_STRING, 0, &v)))
@@ -199,7 +237,7 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
         return synor__json_fail(d, o, SYNOR_ESCHEMA, path,
                                 "missing required field \"op\" (only a task with a cost row, "
                                 "\"exec_s\", may omit it)");
-    snprintf(p, sizeof p, "%s.op", path);
+    field(p, sizeof p, path, "op");
     t.op.type = SYNOR_OP_CUSTOM;
     if (v && synor_op_type_from_name(v->u.str.s, &t.op.type))
         return synor__json_fail(d, v, SYNOR_ESCHEMA, p, "unknown operation \"%s\"", v->u.str.s);
@@ -209,20 +247,20 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
     if ((rc = synor__json_member(d, o, path, "dtype", SYNOR__J_STRING, 0, &v)))
         return rc;
     if (v && synor_dtype_from_name(v->u.str.s, &t.op.dtype)) {
-        snprintf(p, sizeof p, "%s.dtype", path);
+        field(p, sizeof p, path, "dtype");
         return synor__json_fail(d, v, SYNOR_ESCHEMA, p, "unknown data type \"%s\"", v->u.str.s);
     }
     if ((rc = synor__json_member(d, o, path, "dims", SYNOR__J_OBJECT, 0, &v)))
         return rc;
     const synor__jval *dims = v;
     if (v) {
-        snprintf(p, sizeof p, "%s.dims", path);
+        field(p, sizeof p, path, "dims");
         if ((rc = synor__json_check_keys(d, v, p, DIM_NAMES)))
             return rc;
         for (size_t k = 0; DIM_NAMES[k]; k++) {
             synor__jval *x = synor__json_get(v, DIM_NAMES[k]);
             char pd[160];
-            snprintf(pd, sizeof pd, "%s.%s", p, DIM_NAMES[k]);
+            field(pd, sizeof pd, p, DIM_NAMES[k]);
             if (x && (rc = synor__json_int(d, x, pd, 1, MAX_DIM, dim_slot(&t.op.dims, k))))
                 return rc;
         }
@@ -231,14 +269,14 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
         return rc;
     if (v) {
         static const char *const wk[] = {"flops", "bytes_read", "bytes_written", "sparse", NULL};
-        snprintf(p, sizeof p, "%s.work", path);
+        field(p, sizeof p, path, "work");
         double *dst[] = {&t.op.work.flops, &t.op.work.bytes_read, &t.op.work.bytes_written};
         if ((rc = synor__json_check_keys(d, v, p, wk)))
             return rc;
         for (size_t k = 0; k < 3; k++) {
             synor__jval *x;
             char pw[160];
-            snprintf(pw, sizeof pw, "%s.%s", p, wk[k]);
+            field(pw, sizeof pw, p, wk[k]);
             if ((rc = synor__json_member(d, v, p, wk[k], SYNOR__J_NUMBER, 1, &x)) ||
                 (rc = synor__json_number(d, x, pw, 0, MAX_WORK, dst[k])))
                 return rc;
@@ -263,7 +301,7 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
          * larger derived work would make a file that does not load back */
         static const char *const what[] = {"FLOPs", "bytes read", "bytes written"};
         const double got[] = {t.op.work.flops, t.op.work.bytes_read, t.op.work.bytes_written};
-        snprintf(p, sizeof p, "%s.dims", path);
+        field(p, sizeof p, path, "dims");
         for (size_t k = 0; k < 3; k++)
             if (!(got[k] <= MAX_WORK))
                 return synor__json_fail(d, dims ? dims : o, SYNOR_ERANGE, dims ? p : path,
@@ -283,7 +321,7 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
                 t.priority = (synor_priority)k;
                 found = 1;
             }
-        snprintf(p, sizeof p, "%s.priority", path);
+        field(p, sizeof p, path, "priority");
         if (!found)
             return synor__json_fail(d, v, SYNOR_ESCHEMA, p,
                                     "unknown priority \"%s\" (critical, high, normal, low)",
@@ -293,20 +331,20 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
         return rc;
     if (v) {
         int64_t ws;
-        snprintf(p, sizeof p, "%s.workspace", path);
+        field(p, sizeof p, path, "workspace");
         if ((rc = synor__json_int(d, v, p, 0, INT64_MAX, &ws)))
             return rc;
         t.workspace = (uint64_t)ws;
     }
     if ((rc = synor__json_member(d, o, path, "preferred", SYNOR__J_STRING, 0, &v)))
         return rc;
-    snprintf(p, sizeof p, "%s.preferred", path);
+    field(p, sizeof p, path, "preferred");
     if (v && (rc = parse_kind(d, v, p, &t.preferred)))
         return rc;
     t.has_preferred = v != NULL;
     if ((rc = synor__json_member(d, o, path, "fallback", SYNOR__J_STRING, 0, &v)))
         return rc;
-    snprintf(p, sizeof p, "%s.fallback", path);
+    field(p, sizeof p, path, "fallback");
     if (v && (rc = parse_kind(d, v, p, &t.fallback)))
         return rc;
     t.has_fallback = v != NULL;
@@ -321,10 +359,10 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
         (rc = synor__json_member(d, o, path, "consumes", SYNOR__J_ARRAY, 0, &co)))
         return rc;
     size_t *prod = NULL, *cons = NULL;
-    snprintf(p, sizeof p, "%s.produces", path);
+    field(p, sizeof p, path, "produces");
     if ((rc = data_refs(w, d, pr, p, &prod, &t.n_produces)))
         return rc;
-    snprintf(p, sizeof p, "%s.consumes", path);
+    field(p, sizeof p, path, "consumes");
     if ((rc = data_refs(w, d, co, p, &cons, &t.n_consumes))) {
         synor__free(prod);
         return rc;
@@ -349,93 +387,195 @@ static int parse_task_fields(synor_workload *w, const synor__jdoc *d, const syno
 
 static int parse_task(synor_workload *w, const synor__jdoc *d, const synor__jval *o, size_t ti)
 {
-    double *row = NULL;
+    double small[ROW_SMALL], *row = NULL;
     const char **names = NULL;
-    int rc = parse_task_fields(w, d, o, ti, &row, &names);
-    synor__free(row);
+    int rc = parse_task_fields(w, d, o, ti, small, &row, &names);
+    if (row != small)
+        synor__free(row);
     synor__free(names);
     return rc;
 }
 
-/* One element of "deps": a task id, or {"task": id, "comm_s": seconds}. */
-static int dep_ref(synor_workload *w, const synor__jdoc *d, const synor__jval *x, const char *p,
-                   size_t *idx, double *comm)
+/* One element of "deps", tasks[ti].deps[k]: a task id, or {"task": id,
+ * "comm_s": seconds}; *id receives the id's value. */
+static int dep_ref(const synor__jdoc *d, const synor__jval *x, size_t ti, size_t k,
+                   const synor__jval **id, double *comm)
 {
     static const char *const keys[] = {"task", "comm_s", NULL};
-    const synor__jval *id = x;
     synor__jval *tv, *cv;
-    int rc;
+    char p[96], pc[128];
     *comm = -1;
-    if (x->type == SYNOR__J_OBJECT) {
-        char pc[128];
-        snprintf(pc, sizeof pc, "%s.comm_s", p);
-        if ((rc = synor__json_check_keys(d, x, p, keys)) ||
-            (rc = synor__json_member(d, x, p, "task", SYNOR__J_STRING, 1, &tv)) ||
-            (rc = synor__json_member(d, x, p, "comm_s", SYNOR__J_NUMBER, 1, &cv)) ||
-            (rc = synor__json_number(d, cv, pc, 0, MAX_SECONDS, comm)))
-            return rc;
-        id = tv;
-    } else if (x->type != SYNOR__J_STRING) {
+    *id = x;
+    if (x->type == SYNOR__J_STRING)
+        return 0;
+    if (x->type == SYNOR__J_OBJECT && x->u.obj.n == 2) { /* the common case, no names made */
+        tv = synor__json_get(x, "task");
+        cv = synor__json_get(x, "comm_s");
+        if (tv && cv && tv->type == SYNOR__J_STRING && cv->type == SYNOR__J_NUMBER &&
+            cv->u.n.num >= 0 && cv->u.n.num <= MAX_SECONDS) {
+            *id = tv;
+            *comm = cv->u.n.num;
+            return 0;
+        }
+    }
+    snprintf(p, sizeof p, "tasks[%zu].deps[%zu]", ti, k);
+    if (x->type != SYNOR__J_OBJECT)
         return synor__json_fail(d, x, SYNOR_ESCHEMA, p,
                                 "expected a task id or {\"task\": id, \"comm_s\": seconds}, "
                                 "found %s",
                                 synor__jtype_name(x->type));
-    }
-    long j = synor_workload_find_task(w, id->u.str.s);
-    if (j < 0)
-        return synor__json_fail(d, id, SYNOR_ESCHEMA, p, "no task with id \"%s\"", id->u.str.s);
-    *idx = (size_t)j;
+    field(pc, sizeof pc, p, "comm_s");
+    int rc;
+    if ((rc = synor__json_check_keys(d, x, p, keys)) ||
+        (rc = synor__json_member(d, x, p, "task", SYNOR__J_STRING, 1, &tv)) ||
+        (rc = synor__json_member(d, x, p, "comm_s", SYNOR__J_NUMBER, 1, &cv)) ||
+        (rc = synor__json_number(d, cv, pc, 0, MAX_SECONDS, comm)))
+        return rc;
+    *id = tv;
     return 0;
 }
 
-/* Pass 2: dependency names to indexes, with any explicit edge costs. */
-static int resolve_deps(synor_workload *w, const synor__jdoc *d, const synor__jval *tasks)
+/* A dependency on a task not read yet, resolved at the end. */
+typedef struct late_dep {
+    size_t task, k, id; /* id: offset of the name in reader.ids */
+    int line, col;      /* of the name */
+    size_t *slot;       /* where the index goes (unused after a malformed dependency) */
+} late_dep;
+
+/* The state of a load while the tasks stream past. */
+typedef struct reader {
+    synor_workload *w;
+    int rc; /* the first error of a task's fields (pass 1) */
+    char msg[1024];
+    int dep_rc; /* the first malformed dependency (pass 2), at tasks[dep_task].deps[dep_k] */
+    size_t dep_task, dep_k;
+    char dep_msg[1024];
+    late_dep *late;
+    size_t n_late, late_cap;
+    synor__buf ids;
+    int *where; /* per task: line and column of its "deps", else of the task */
+    size_t where_cap;
+} reader;
+
+static int grow_to(void **p, size_t *cap, size_t need, size_t size)
 {
-    for (size_t i = 0; i < tasks->u.arr.n; i++) {
-        const synor__jval *deps = synor__json_get(tasks->u.arr.items[i], "deps");
-        if (!deps || !deps->u.arr.n)
-            continue;
-        size_t n = deps->u.arr.n, *idx = synor__malloc(n * sizeof *idx);
-        double *comm = synor__malloc(n * sizeof *comm);
-        if (!idx || !comm) {
-            synor__free(idx);
-            synor__free(comm);
-            return synor__error(SYNOR_ENOMEM, "out of memory");
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 1024;
+    while (n < need)
+        n *= 2;
+    void *q = synor__realloc(*p, n * size);
+    if (!q)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* The dependencies of task ti (just added): those on tasks already read
+ * resolved now, the others kept for the end; a malformed one is kept as
+ * the pass-2 error if it is the first. Only running out of memory fails. */
+static int task_deps(reader *r, const synor__jdoc *d, const synor__jval *o, size_t ti)
+{
+    const synor__jval *deps = synor__json_get(o, "deps"), *at = deps ? deps : o;
+    int rc;
+    if ((rc = grow_to((void **)&r->where, &r->where_cap, 2 * (ti + 1), sizeof *r->where)))
+        return rc;
+    r->where[2 * ti] = at->line;
+    r->where[2 * ti + 1] = at->col;
+    if (r->dep_rc || !deps || !deps->u.arr.n)
+        return 0; /* after a malformed dependency only the tasks' fields matter */
+    /* owned by the workload from here, kept even when unused */
+    size_t n = deps->u.arr.n, *idx = synor__workload_alloc(r->w, n * sizeof *idx);
+    double *comm = synor__workload_alloc(r->w, n * sizeof *comm);
+    if (!idx || !comm)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    int any = 0;
+    for (size_t k = 0; k < n; k++) {
+        const synor__jval *id;
+        if ((rc = dep_ref(d, deps->u.arr.items[k], ti, k, &id, &comm[k]))) {
+            r->dep_rc = rc;
+            r->dep_task = ti;
+            r->dep_k = k;
+            synor__strlcpy(r->dep_msg, synor_errmsg(), sizeof r->dep_msg);
+            return 0;
         }
-        int any = 0;
-        for (size_t k = 0; k < n; k++) {
-            char p[96];
-            snprintf(p, sizeof p, "tasks[%zu].deps[%zu]", i, k);
-            int rc = dep_ref(w, d, deps->u.arr.items[k], p, &idx[k], &comm[k]);
-            if (rc) {
-                synor__free(idx);
-                synor__free(comm);
+        long j = synor_workload_find_task(r->w, id->u.str.s);
+        idx[k] = j >= 0 ? (size_t)j : SIZE_MAX;
+        if (j < 0) {
+            if ((rc = grow_to((void **)&r->late, &r->late_cap, r->n_late + 1, sizeof *r->late)))
                 return rc;
-            }
-            any |= comm[k] >= 0;
+            r->late[r->n_late] = (late_dep){ti, k, r->ids.len, id->line, id->col, &idx[k]};
+            synor__buf_append(&r->ids, id->u.str.s, id->u.str.len + 1);
+            if (r->ids.failed)
+                return synor__error(SYNOR_ENOMEM, "out of memory");
+            r->n_late++;
         }
-        if (!any) {
-            synor__free(comm);
-            comm = NULL;
-        }
-        w->tasks[i].deps = idx;
-        w->tasks[i].dep_comm = comm;
-        w->tasks[i].n_deps = n;
+        any |= comm[k] >= 0;
     }
+    r->w->tasks[ti].deps = idx;
+    r->w->tasks[ti].dep_comm = any ? comm : NULL;
+    r->w->tasks[ti].n_deps = n;
+    return 0;
+}
+
+/* Pass 1 for one task as it streams past (synor__json_each_fn). */
+static int each_task(void *ctx, const synor__jdoc *d, size_t i, const synor__jval *o)
+{
+    reader *r = ctx;
+    int rc = parse_task(r->w, d, o, i);
+    if (!rc)
+        rc = task_deps(r, d, o, i);
+    if (!rc)
+        return 0;
+    r->rc = rc;
+    synor__strlcpy(r->msg, synor_errmsg(), sizeof r->msg);
+    return 1;
+}
+
+/* Pass 2: the dependencies on tasks further down the file, in file order,
+ * up to the first malformed dependency. */
+static int resolve_late(reader *r, const synor__jdoc *d)
+{
+    for (size_t x = 0; x < r->n_late; x++) {
+        const late_dep *l = &r->late[x];
+        if (r->dep_rc && (l->task > r->dep_task || (l->task == r->dep_task && l->k > r->dep_k)))
+            break;
+        const char *id = r->ids.data + l->id;
+        long j = synor_workload_find_task(r->w, id);
+        if (j < 0) {
+            synor__jval at;
+            memset(&at, 0, sizeof at);
+            at.type = SYNOR__J_STRING;
+            at.line = l->line;
+            at.col = l->col;
+            char p[96];
+            snprintf(p, sizeof p, "tasks[%zu].deps[%zu]", l->task, l->k);
+            return synor__json_fail(d, &at, SYNOR_ESCHEMA, p, "no task with id \"%s\"", id);
+        }
+        if (!r->dep_rc)
+            *l->slot = (size_t)j;
+    }
+    if (r->dep_rc)
+        return synor__error(r->dep_rc, "%s", r->dep_msg);
     return 0;
 }
 
 int synor_workload_load_string(const char *text, size_t len, const char *name,
                                synor_workload **out)
 {
-    synor__jdoc *d;
-    int rc = synor__json_parse(text, len, name, &d);
+    reader r;
+    memset(&r, 0, sizeof r);
+    synor__buf_init(&r.ids);
+    int rc = synor_workload_create(name, &r.w);
     if (rc)
         return rc;
+    synor__jdoc *d = NULL;
+    if ((rc = synor__json_parse_each(text, len, name, "tasks", each_task, &r, &d)))
+        goto out;
     static const char *const keys[] = {"format", "name", "tasks", NULL};
     const char *top = "(top level)";
     synor__jval *root = synor__jdoc_root(d), *fmt, *nm, *tasks;
-    synor_workload *w = NULL;
     if ((rc = synor__json_expect(d, root, top, SYNOR__J_OBJECT)) ||
         (rc = synor__json_check_keys(d, root, top, keys)) ||
         (rc = synor__json_member(d, root, top, "format", SYNOR__J_STRING, 1, &fmt)) ||
@@ -448,25 +588,40 @@ int synor_workload_load_string(const char *text, size_t len, const char *name,
                               fmt->u.str.s);
         goto out;
     }
-    if ((rc = synor_workload_create(nm ? nm->u.str.s : name, &w)))
+    if (nm) {
+        char *n = synor__strdup(nm->u.str.s);
+        if (!n) {
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+            goto out;
+        }
+        synor__free(r.w->name);
+        r.w->name = n;
+    }
+    if (r.rc) {
+        rc = synor__error(r.rc, "%s", r.msg);
         goto out;
-    for (size_t i = 0; i < tasks->u.arr.n && !rc; i++)
-        rc = parse_task(w, d, tasks->u.arr.items[i], i);
-    if (!rc)
-        rc = resolve_deps(w, d, tasks);
-    if (!rc && (rc = synor_workload_finish(w)) && w->deps_task >= 0) {
+    }
+    if ((rc = resolve_late(&r, d)))
+        goto out;
+    if ((rc = synor_workload_finish(r.w)) && r.w->deps_task >= 0) {
         char msg[1024], p[64];
         synor__strlcpy(msg, synor_errmsg(), sizeof msg);
-        size_t c = (size_t)w->deps_task;
+        size_t c = (size_t)r.w->deps_task;
         snprintf(p, sizeof p, "tasks[%zu].deps", c);
-        const synor__jval *dv = synor__json_get(tasks->u.arr.items[c], "deps");
-        rc = synor__json_fail(d, dv ? dv : tasks->u.arr.items[c], rc, p, "%s", msg);
+        synor__jval at;
+        memset(&at, 0, sizeof at);
+        at.line = r.where[2 * c];
+        at.col = r.where[2 * c + 1];
+        rc = synor__json_fail(d, &at, rc, p, "%s", msg);
     }
 out:
     if (rc)
-        synor_workload_destroy(w);
+        synor_workload_destroy(r.w);
     else
-        *out = w;
+        *out = r.w;
+    synor__free(r.late);
+    synor__free(r.where);
+    synor__buf_free(&r.ids);
     synor__jdoc_free(d);
     return rc;
 }
