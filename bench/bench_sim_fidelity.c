@@ -265,9 +265,9 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
     synor_runtime_device_info cpu;
     if (!rc)
         rc = synor_runtime_device_get(rt, 0, &cpu);
-    /* The runtime's tiled call alone (synor_exec_tiled puts an OpenBLAS
-     * call on all cores before each, whose threads still spin when it
-     * starts): 3 warm-ups calibrate the model, then the timed runs. */
+    /* The runtime's tiled call alone (synor_exec_tiled alternates each
+     * with an OpenBLAS call on all cores): 3 warm-ups calibrate the model,
+     * then the timed runs. */
     size_t nn = n * n;
     float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *c = malloc(nn * sizeof *c);
     double *real = calloc((size_t)runs, sizeof *real);
