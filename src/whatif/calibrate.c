@@ -202,7 +202,8 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
         rc = synor__error(SYNOR_ENOMEM, "out of memory");
         goto out;
     }
-    qsort(tab.v, tab.n, sizeof *tab.v, cmp_row);
+    if (tab.n)
+        qsort(tab.v, tab.n, sizeof *tab.v, cmp_row);
     st.dispatch_s = NAN;
     for (size_t d = 0; d < nd; d++) {
         if (!(rt_name[d] = runtime_name(synor_fabric_device_at(f, d), names[d], sizeof names[d])))
