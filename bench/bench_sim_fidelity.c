@@ -132,6 +132,58 @@ static int simulate(const synor_fabric *f, const synor_workload *w, const synor_
     return rc;
 }
 
+/* A runtime on the CPU workers, OpenCL off, recording into pm and a trace. */
+static int start(synor_perfmodel *pm, unsigned workers, synor_runtime **rt,
+                 synor_runtime_device_info *cpu)
+{
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cpu_workers = workers;
+    cfg.perfmodel = pm;
+    cfg.trace = 1;
+    int rc = synor_runtime_create(&cfg, rt);
+    if (!rc)
+        rc = synor_runtime_start(*rt);
+    if (!rc)
+        rc = synor_runtime_device_get(*rt, 0, cpu);
+    return rc;
+}
+
+typedef struct sims {
+    double dynamic, heft, roofline, dispatch;
+} sims;
+
+/* Calibrated with dynamic placement (its busy time per operation into
+ * ops) and with HEFT's plan; then the roofline alone. */
+static int simulate_all(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
+                        const char *const *kernels, const uint64_t *fps, sims *out, op_sum *ops)
+{
+    int rc = simulate(f, w, pm, 0, &out->dynamic, ops, &out->dispatch, kernels, fps);
+    if (!rc)
+        rc = simulate(f, w, pm, 1, &out->heft, NULL, NULL, kernels, fps);
+    if (!rc)
+        rc = simulate(f, w, NULL, 0, &out->roofline, NULL, NULL, kernels, fps);
+    return rc;
+}
+
+/* The workload's line (sorts real); after_openblas < 0: none. */
+static void print_line(const char *name, unsigned workers, int runs, double *real, const sims *s,
+                       double after_openblas)
+{
+    qsort(real, (size_t)runs, sizeof *real, cmp);
+    double med = runs % 2 ? real[runs / 2] : (real[runs / 2 - 1] + real[runs / 2]) / 2;
+    printf("workload=%s workers=%u runs=%d real_ms=%.3f real_min_ms=%.3f real_max_ms=%.3f "
+           "sim_dynamic_ms=%.3f sim_heft_ms=%.3f roofline_ms=%.3f ratio_dynamic=%.4f "
+           "ratio_heft=%.4f ratio_roofline=%.4f dispatch_us=%.2f",
+           name, workers, runs, med * 1e3, real[0] * 1e3, real[runs - 1] * 1e3, s->dynamic * 1e3,
+           s->heft * 1e3, s->roofline * 1e3, s->dynamic / med, s->heft / med, s->roofline / med,
+           s->dispatch * 1e6);
+    if (after_openblas >= 0)
+        printf(" after_openblas_ms=%.3f", after_openblas * 1e3);
+    printf("\n");
+}
+
 static int one(synor_catalog *cat, const synor_detection *det, const char *path, unsigned workers,
                int warm, int runs)
 {
@@ -144,19 +196,9 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     int rc = synor_workload_load_file(path, &w);
     if (!rc)
         rc = synor_perfmodel_create(&pm);
-    synor_runtime_config cfg;
-    synor_runtime_config_init(&cfg);
-    cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cpu_workers = workers;
-    cfg.perfmodel = pm;
-    cfg.trace = 1;
-    if (!rc)
-        rc = synor_runtime_create(&cfg, &rt);
-    if (!rc)
-        rc = synor_runtime_start(rt);
     synor_runtime_device_info cpu;
     if (!rc)
-        rc = synor_runtime_device_get(rt, 0, &cpu);
+        rc = start(pm, workers, &rt, &cpu);
     synor_exec_result r;
     for (int i = 0; !rc && i < warm + runs; i++) {
         if (i == warm)
@@ -173,24 +215,13 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     if (!rc)
         rc = synor_whatif_fabric_workers(cat, det, cpu.workers, NULL, 0, &f);
     op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
-    double sim_dyn = 0, sim_heft = 0, roof = 0, dispatch = 0;
+    sims sm = {0};
     if (!rc)
-        rc = simulate(f, w, pm, 0, &sim_dyn, &ops_sim, &dispatch, NULL, NULL);
-    if (!rc)
-        rc = simulate(f, w, pm, 1, &sim_heft, NULL, NULL, NULL, NULL);
-    if (!rc)
-        rc = simulate(f, w, NULL, 0, &roof, NULL, NULL, NULL, NULL);
+        rc = simulate_all(f, w, pm, NULL, NULL, &sm, &ops_sim);
     if (rc) {
         fprintf(stderr, "%s: %s\n", path, synor_errmsg());
     } else {
-        qsort(real, (size_t)runs, sizeof *real, cmp);
-        double med = runs % 2 ? real[runs / 2] : (real[runs / 2 - 1] + real[runs / 2]) / 2;
-        printf("workload=%s workers=%u runs=%d real_ms=%.3f real_min_ms=%.3f real_max_ms=%.3f "
-               "sim_dynamic_ms=%.3f sim_heft_ms=%.3f roofline_ms=%.3f ratio_dynamic=%.4f "
-               "ratio_heft=%.4f ratio_roofline=%.4f dispatch_us=%.2f\n",
-               synor_workload_name(w), cpu.workers, runs, med * 1e3, real[0] * 1e3,
-               real[runs - 1] * 1e3, sim_dyn * 1e3, sim_heft * 1e3, roof * 1e3, sim_dyn / med,
-               sim_heft / med, roof / med, dispatch * 1e6);
+        print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, -1);
         real_ops(w, t0, &ops_before);
         real_ops(w, t1, &ops_all);
         for (size_t k = 0; k < ops_sim.n; k++) {
@@ -252,19 +283,9 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
     int rc = synor_exec_tiled_workload(algo, n, nb, SYNOR_DTYPE_FP32, &w, &kernels, &fps);
     if (!rc)
         rc = synor_perfmodel_create(&pm);
-    synor_runtime_config cfg;
-    synor_runtime_config_init(&cfg);
-    cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cpu_workers = workers;
-    cfg.perfmodel = pm;
-    cfg.trace = 1;
-    if (!rc)
-        rc = synor_runtime_create(&cfg, &rt);
-    if (!rc)
-        rc = synor_runtime_start(rt);
     synor_runtime_device_info cpu;
     if (!rc)
-        rc = synor_runtime_device_get(rt, 0, &cpu);
+        rc = start(pm, workers, &rt, &cpu);
     /* The runtime's tiled call alone (synor_exec_tiled alternates each
      * with an OpenBLAS call on all cores): 3 warm-ups calibrate the model,
      * then the timed runs. */
@@ -310,25 +331,13 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
     if (!rc)
         rc = synor_whatif_fabric_workers(cat, det, cpu.workers, NULL, 0, &f);
     op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
-    double sim_dyn = 0, sim_heft = 0, roof = 0, dispatch = 0;
+    sims sm = {0};
     if (!rc)
-        rc = simulate(f, w, pm, 0, &sim_dyn, &ops_sim, &dispatch, kernels, fps);
-    if (!rc)
-        rc = simulate(f, w, pm, 1, &sim_heft, NULL, NULL, kernels, fps);
-    if (!rc)
-        rc = simulate(f, w, NULL, 0, &roof, NULL, NULL, kernels, fps);
+        rc = simulate_all(f, w, pm, kernels, fps, &sm, &ops_sim);
     if (rc) {
         fprintf(stderr, "%s: %s\n", spec, rc == SYNOR_ENOMEM ? "out of memory" : synor_errmsg());
     } else {
-        qsort(real, (size_t)runs, sizeof *real, cmp);
-        double med = runs % 2 ? real[runs / 2] : (real[runs / 2 - 1] + real[runs / 2]) / 2;
-        printf("workload=%s workers=%u runs=%d real_ms=%.3f real_min_ms=%.3f real_max_ms=%.3f "
-               "sim_dynamic_ms=%.3f sim_heft_ms=%.3f roofline_ms=%.3f ratio_dynamic=%.4f "
-               "ratio_heft=%.4f ratio_roofline=%.4f dispatch_us=%.2f "
-               "after_openblas_ms=%.3f\n",
-               synor_workload_name(w), cpu.workers, runs, med * 1e3, real[0] * 1e3,
-               real[runs - 1] * 1e3, sim_dyn * 1e3, sim_heft * 1e3, roof * 1e3, sim_dyn / med,
-               sim_heft / med, roof / med, dispatch * 1e6, r.seconds * 1e3);
+        print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, r.seconds);
         kernel_ops(t0, &ops_before);
         kernel_ops(t1, &ops_all);
         for (size_t k = 0; k < ops_sim.n; k++) {
