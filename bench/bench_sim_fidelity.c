@@ -184,6 +184,17 @@ static void print_line(const char *name, unsigned workers, int runs, double *rea
     printf("\n");
 }
 
+/* Per operation: the real busy time per timed run (after the warm-ups'
+ * trace, before, subtracted from the whole, all) against the simulation's. */
+static void print_ops(const op_sum *sim, const op_sum *before, const op_sum *all, int runs)
+{
+    for (size_t k = 0; k < sim->n; k++) {
+        double rs = (get(all, sim->op[k]) - get(before, sim->op[k])) / runs;
+        printf("  op=%s real_busy_ms=%.3f sim_busy_ms=%.3f ratio=%.4f\n", sim->op[k], rs * 1e3,
+               sim->s[k] * 1e3, rs > 0 ? sim->s[k] / rs : NAN);
+    }
+}
+
 static int one(synor_catalog *cat, const synor_detection *det, const char *path, unsigned workers,
                int warm, int runs)
 {
@@ -224,11 +235,7 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
         print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, -1);
         real_ops(w, t0, &ops_before);
         real_ops(w, t1, &ops_all);
-        for (size_t k = 0; k < ops_sim.n; k++) {
-            double rs = (get(&ops_all, ops_sim.op[k]) - get(&ops_before, ops_sim.op[k])) / runs;
-            printf("  op=%s real_busy_ms=%.3f sim_busy_ms=%.3f ratio=%.4f\n", ops_sim.op[k],
-                   rs * 1e3, ops_sim.s[k] * 1e3, rs > 0 ? ops_sim.s[k] / rs : NAN);
-        }
+        print_ops(&ops_sim, &ops_before, &ops_all, runs);
     }
     free(real);
     synor_fabric_destroy(f);
@@ -340,11 +347,7 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
         print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, r.seconds);
         kernel_ops(t0, &ops_before);
         kernel_ops(t1, &ops_all);
-        for (size_t k = 0; k < ops_sim.n; k++) {
-            double rs = (get(&ops_all, ops_sim.op[k]) - get(&ops_before, ops_sim.op[k])) / runs;
-            printf("  op=%s real_busy_ms=%.3f sim_busy_ms=%.3f ratio=%.4f\n", ops_sim.op[k],
-                   rs * 1e3, ops_sim.s[k] * 1e3, rs > 0 ? ops_sim.s[k] / rs : NAN);
-        }
+        print_ops(&ops_sim, &ops_before, &ops_all, runs);
     }
     synor_fabric_destroy(f);
     synor_trace_destroy(t0);

@@ -30,7 +30,6 @@ typedef struct graph {
      * task (SIZE_MAX: none), and how many versions it has had */
     size_t *cur, *prod;
     unsigned *ver;
-    char mat;            /* 'A', 'B' or 'C' for GEMM's three matrices */
     const char **kernel; /* per task, grown with the workload */
     uint64_t *fp;
     size_t cap, ntasks;
@@ -198,10 +197,9 @@ int synor_exec_tiled_workload(synor_tiled_algo algo, size_t n, size_t nb, synor_
                     snprintf(id, sizeof id, "gemm(%zu,%zu,%zu)", i, j, l);
                     /* the first update's C (written, not read) is the
                      * initial tile: external data, no dependency */
-                    unsigned na = 3;
                     task(&g, id,
                          matmul(dtype, tile_len(n, nb, i), tile_len(n, nb, j), tile_len(n, nb, l)),
-                         &synor__kernel_gemm, a, na, SYNOR_PRIORITY_NORMAL);
+                         &synor__kernel_gemm, a, 3, SYNOR_PRIORITY_NORMAL);
                 }
     } else {
         for (size_t k = 0; k < nt; k++) {

@@ -244,12 +244,15 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
         if (k < nkern || nkern == 64)
             continue;
         size_t nk = 0;
-        for (size_t u = ti; u < nt; u++)
-            for (size_t e = 0; e < nd && !strcmp(kernel[u], kernel[ti]); e++) {
+        for (size_t u = ti; u < nt; u++) {
+            if (strcmp(kernel[u], kernel[ti]))
+                continue;
+            for (size_t e = 0; e < nd; e++) {
                 double r = synor_cost_time(roof, u, e);
                 if (!isnan(meas[u * nd + e]) && r > 0 && isfinite(r))
                     ratio[nk++] = meas[u * nd + e] / r;
             }
+        }
         kname[nkern] = kernel[ti];
         kfac[nkern++] = median(ratio, nk);
     }
