@@ -19,7 +19,10 @@
  *   synor/cost.h       the cost model: tasks x devices, transfers
  *   synor/plan.h       planners: HEFT, PEFT, objectives, baselines, exact
  *   synor/sim.h        the discrete-event simulator and execution traces
- *   synor/report.h     reports from traces: text, Chrome trace, SVG Gantt */
+ *   synor/report.h     reports from traces: text, Chrome trace, SVG Gantt
+ *   synor/model.h      model files: GGUF, llama2.c checkpoints, quant blocks
+ *   synor/tokenizer.h  SentencePiece-style BPE tokenizers
+ *   synor/llm.h        the LLM inference engine */
 #ifndef SYNOR_H
 #define SYNOR_H
 
@@ -31,6 +34,7 @@
 #include "synor/error.h"
 #include "synor/fabric.h"
 #include "synor/market.h"
+#include "synor/model.h"
 #include "synor/op.h"
 #include "synor/perfmodel.h"
 #include "synor/plan.h"
@@ -40,6 +44,7 @@
 #include "synor/report.h"
 #include "synor/sim.h"
 #include "synor/runtime.h"
+#include "synor/tokenizer.h"
 #include "synor/exec.h"
 #include "synor/whatif.h"
 #include "synor/workload.h"
