@@ -62,7 +62,9 @@ size_t synor_ttype_bytes(int type, uint64_t n);
 /* Conversion of n elements (a multiple of the type's block), rounding as
  * llama.cpp's reference quantizers do (round to nearest; Q8_0: d = amax /
  * 127; Q4_0: d = (the value of largest magnitude) / -8). SYNOR_EINVAL for
- * an unsupported type or a bad n. */
+ * an unsupported type or a bad n, and for a NaN or infinite input to Q8_0
+ * or Q4_0 (naming the element); SYNOR_ERANGE when a block's scale d does
+ * not fit in F16 (naming the block). F16 and BF16 carry inf and NaN. */
 int synor_ttype_quantize(int type, const float *src, void *dst, size_t n);
 int synor_ttype_dequantize(int type, const void *src, float *dst, size_t n);
 
@@ -103,6 +105,13 @@ typedef struct synor_gguf_tensor {
 } synor_gguf_tensor;
 
 /* Opens and validates a GGUF file (versions 2 and 3), mapping it read-only.
+ * Rejected as corrupt: counts that cannot fit in the bytes left, strings
+ * running past the end, empty keys, keys or tensor names holding a NUL,
+ * tensor names over 63 bytes, duplicate keys or tensor names, unknown value
+ * types, arrays of arrays, bools other than 0 and 1, a general.alignment
+ * that is not a u32 power of 2, 0 or over 4 dimensions, a dimension of 0,
+ * more than 2^63 elements, rows (ne[0]) not a multiple of the type's block,
+ * a data offset not a multiple of the alignment, data past the end.
  * SYNOR_EIO (cannot open or map, naming the file and the system's reason),
  * SYNOR_EPARSE (corrupt: file, key or tensor, and what is wrong),
  * SYNOR_ENOTSUP (a tensor type this library does not support, named),
@@ -138,7 +147,9 @@ const synor_gguf_tensor *synor_gguf_tensor_at(const synor_gguf *g, size_t i);
 const synor_gguf_tensor *synor_gguf_tensor_find(const synor_gguf *g, const char *name);
 
 /* Writing: keys and tensors in the order added; tensor data aligned to
- * general.alignment (32 unless a u32 "general.alignment" key is added).
+ * general.alignment (32 unless a u32 "general.alignment" key is added),
+ * each tensor padded to it, as llama.cpp writes files. Tensor names are 1
+ * to 63 bytes (llama.cpp's limit). The file is created with mode 0644.
  * The add calls copy their arguments. save writes GGUF version 3 to path
  * atomically (a temporary file renamed over it): a failed save leaves no
  * file or the old one. Adding a key or tensor name twice is SYNOR_EEXIST;
@@ -208,19 +219,31 @@ typedef enum synor_l2c_weight {
 
 /* Opens and validates (header fields positive and consistent, n_heads
  * divides dim, n_kv_heads divides n_heads, the file exactly as long as the
- * header says, or longer only for version 0's legacy RoPE tables).
- * SYNOR_EIO, SYNOR_EPARSE (file, field and value), SYNOR_ENOMEM. */
+ * header says; a version 0 file with a shared classifier may also end
+ * before its unused RoPE tables). Version 0 needs an even head size (its
+ * RoPE tables hold pairs); version 2 needs group_size to divide every
+ * quantized weight and each weight's element count to be a multiple of 4
+ * (its scales are read in place as floats). SYNOR_EIO, SYNOR_EPARSE (file,
+ * field and value; for a short file, the weight and layer it ends in),
+ * SYNOR_ENOMEM. */
 int synor_l2c_open(const char *path, synor_l2c **out);
 void synor_l2c_close(synor_l2c *m); /* accepts NULL */
 const synor_l2c_config *synor_l2c_config_get(const synor_l2c *m);
-/* layer is ignored for the weights that are not per layer. */
+/* layer is ignored for the weights that are not per layer; SYNOR_ERANGE
+ * for a layer out of range, SYNOR_EINVAL for an unknown weight. */
 int synor_l2c_tensor_get(const synor_l2c *m, synor_l2c_weight w, int layer,
                          synor_l2c_tensor *out);
 
-/* Writes a checkpoint of cfg (version 0 or 2) whose weights are read from
- * get(w, layer, ctx), which returns n fp32 values laid out as above (n as
- * the comments of synor_l2c_weight say; NULL for SYNOR_L2C_WCLS when
- * shared). Atomic like synor_gguf_writer_save. */
+/* Writes a checkpoint of cfg (version 0, 1 or 2) whose weights are read
+ * from get(w, layer, ctx), which returns n fp32 values laid out as above (n
+ * as the comments of synor_l2c_weight say; layer 0 for the weights that
+ * are not per layer), valid until the next call. get is not called for
+ * SYNOR_L2C_WCLS when the classifier is shared. Version 2 quantizes as
+ * llama2.c's export.py: per group scale = max|w| / 127, q = w / scale
+ * rounded half to even (an all-zero group: scale 0, q 0). Version 0 gets
+ * the RoPE tables export.py writes. SYNOR_EINVAL for a bad cfg (as open
+ * would reject it), a NULL from get, or a NaN or infinite weight (named,
+ * with its layer and index). Atomic like synor_gguf_writer_save. */
 typedef const float *(*synor_l2c_source)(synor_l2c_weight w, int layer, void *ctx);
 int synor_l2c_write(const char *path, const synor_l2c_config *cfg, synor_l2c_source get,
                     void *ctx);

@@ -81,6 +81,12 @@ int synor__afile_open(synor__afile *f, const char *path)
         synor__afile_abort(f);
         return rc;
     }
+    /* mkstemp's 0600 would make a model file private to its writer; model
+     * files are shared like the files other tools write */
+    if (fchmod(f->fd, 0644) != 0) {
+        f->failed = 1;
+        f->err = errno;
+    }
     return 0;
 }
 
