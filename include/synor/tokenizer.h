@@ -75,10 +75,13 @@ int synor_tokenizer_train(const char *text, size_t len, size_t vocab_size,
 void synor_tokenizer_destroy(synor_tokenizer *tok); /* accepts NULL */
 
 size_t synor_tokenizer_size(const synor_tokenizer *tok);
-int32_t synor_tokenizer_bos(const synor_tokenizer *tok);
+int32_t synor_tokenizer_bos(const synor_tokenizer *tok); /* -1 where none */
 int32_t synor_tokenizer_eos(const synor_tokenizer *tok);
-/* Piece id's bytes (not NUL-terminated) and its score and type; NULL for an
- * id out of range. */
+int32_t synor_tokenizer_unk(const synor_tokenizer *tok);
+/* The id of the piece piece[0..len) (any type), or -1. */
+int32_t synor_tokenizer_find(const synor_tokenizer *tok, const char *piece, size_t len);
+/* Piece id's bytes (not NUL-terminated) and its score and type; NULL, 0
+ * and 0 for an id out of range. */
 const char *synor_tokenizer_piece(const synor_tokenizer *tok, int32_t id, size_t *len);
 float synor_tokenizer_score(const synor_tokenizer *tok, int32_t id);
 int synor_tokenizer_type(const synor_tokenizer *tok, int32_t id);
