@@ -87,9 +87,10 @@ static int check_piece(const char *path, const unsigned char *d, size_t size, si
     return 0;
 }
 
-static int parse(const char *path, const unsigned char *d, size_t size, size_t vocab_size,
-                 synor_tokenizer **out)
+int synor__tokenizer_parse_llama2c(const char *path, const void *data, size_t size,
+                                   size_t vocab_size, synor_tokenizer **out)
 {
+    const unsigned char *d = data;
     if (vocab_size < 3 || vocab_size > INT32_MAX)
         return synor__error(SYNOR_EINVAL, "%s: vocab_size %zu: tokenizer.bin has unknown, BOS "
                             "and EOS at ids 0, 1, 2, and ids are int32: 3 to 2^31 - 1 pieces",
@@ -152,15 +153,14 @@ int synor_tokenizer_load_llama2c(const char *path, size_t vocab_size, synor_toke
     int rc = synor__read_file(path, &data, &size);
     if (rc)
         return rc;
-    rc = parse(path, (const unsigned char *)data, size, vocab_size, out);
+    rc = synor__tokenizer_parse_llama2c(path, data, size, vocab_size, out);
     synor__free(data);
     return rc;
 }
 
-int synor_tokenizer_save_llama2c(const synor_tokenizer *tok, const char *path)
+int synor__tokenizer_serialize_llama2c(const synor_tokenizer *tok, const char *path,
+                                       char **data, size_t *size)
 {
-    if (!tok || !path)
-        return synor__error(SYNOR_EINVAL, "tokenizer: no tokenizer or no path");
     if (tok->unk != 0 || tok->bos != 1 || tok->eos != 2)
         return synor__error(SYNOR_EINVAL, "%s: tokenizer.bin fixes unknown, BOS, EOS at ids 0, "
                             "1, 2; this vocabulary has %ld, %ld, %ld", path, (long)tok->unk,
@@ -190,7 +190,21 @@ int synor_tokenizer_save_llama2c(const synor_tokenizer *tok, const char *path)
         put_u32(buf + o + 4, (uint32_t)len);
         o += 8 + len;
     }
-    int rc = synor__write_file_atomic(path, buf, total);
+    *data = buf;
+    *size = total;
+    return 0;
+}
+
+int synor_tokenizer_save_llama2c(const synor_tokenizer *tok, const char *path)
+{
+    if (!tok || !path)
+        return synor__error(SYNOR_EINVAL, "tokenizer: no tokenizer or no path");
+    char *buf = NULL;
+    size_t size = 0;
+    int rc = synor__tokenizer_serialize_llama2c(tok, path, &buf, &size);
+    if (rc)
+        return rc;
+    rc = synor__write_file_atomic(path, buf, size);
     synor__free(buf);
     return rc;
 }

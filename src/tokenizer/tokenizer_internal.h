@@ -58,6 +58,13 @@ static inline int synor__tok_mergeable(const synor_tokenizer *tok, int32_t id)
 int synor__tokenizer_build(const synor_tokenizer_spec *spec, const char *where, int code,
                            synor_tokenizer **out);
 
+/* llama2.c's tokenizer.bin from memory (path names it in messages), and
+ * into memory (*data owned by the caller, synor__free). */
+int synor__tokenizer_parse_llama2c(const char *path, const void *data, size_t size,
+                                   size_t vocab_size, synor_tokenizer **out);
+int synor__tokenizer_serialize_llama2c(const synor_tokenizer *tok, const char *path,
+                                       char **data, size_t *size);
+
 /* The length of the well-formed UTF-8 character at s[0..n) (1 to 4), or 0
  * if s does not start with one (a stray continuation byte, an overlong
  * form, a surrogate, a code point above U+10FFFF, a cut-off sequence). */
