@@ -145,6 +145,23 @@ TEST(invalid_utf8_falls_back_byte_by_byte)
     synor_tokenizer_destroy(t);
 }
 
+TEST(spaces_without_a_space_piece_fall_back_to_three_bytes)
+{
+    /* every input byte here becomes three symbols: more than one per byte */
+    static const extra x[] = {{"a", -1}};
+    synor_tokenizer *t = hand_vocab(x, 1);
+    ASSERT(t);
+    char text[64];
+    int32_t ids[4 * 64];
+    memset(text, ' ', sizeof text);
+    long n = synor_tokenizer_encode(t, text, sizeof text, 1, 1, ids, SYNOR__ARRAY_LEN(ids));
+    ASSERT_EQ(n, 2 + 3 * (64 + 1));
+    for (long i = 1; i + 1 < n; i++)
+        ASSERT_EQ(ids[i], 3 + (i % 3 == 1 ? 0xe2 : i % 3 == 2 ? 0x96 : 0x81));
+    ASSERT_STREQ(encs(t, "a a"), "<0xE2>|<0x96>|<0x81>|a|<0xE2>|<0x96>|<0x81>|a");
+    synor_tokenizer_destroy(t);
+}
+
 TEST(empty_text_spaces_and_special_ids)
 {
     synor_tokenizer *t = hand_vocab(ABC, SYNOR__ARRAY_LEN(ABC));
@@ -276,6 +293,7 @@ TEST(create_rejects_bad_vocabularies)
 }
 
 TEST_MAIN(merge_order_ties_go_left_and_scores_rule, byte_fallback_for_what_the_vocabulary_lacks,
-          invalid_utf8_falls_back_byte_by_byte, empty_text_spaces_and_special_ids,
+          invalid_utf8_falls_back_byte_by_byte,
+          spaces_without_a_space_piece_fall_back_to_three_bytes, empty_text_spaces_and_special_ids,
           cap_smaller_than_needed_returns_the_count, decode_spaces_bytes_and_control,
           create_rejects_bad_vocabularies)

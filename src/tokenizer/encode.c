@@ -36,7 +36,7 @@ typedef struct enc {
     const synor_tokenizer *tok;
     const char *norm;
     sym *s;
-    uint32_t ns;
+    uint32_t ns, cap, max; /* max: the normalised text's length, < 2^32 - 1 */
     bigram *heap;
     size_t nheap;
 } enc;
@@ -95,13 +95,24 @@ static void offer(enc *e, uint32_t l, uint32_t r)
     heap_push(e, b);
 }
 
-static void add_sym(enc *e, int32_t id, size_t start, size_t n, int merge)
+static int add_sym(enc *e, int32_t id, size_t start, size_t n, int merge)
 {
+    if (e->ns == e->cap) {
+        /* only when byte fallback splits characters (a space without a
+         * "▁" piece: 3 symbols); never more than one per normalised byte */
+        uint32_t cap = e->cap > e->max / 2 ? e->max : e->cap * 2;
+        sym *q = synor__realloc(e->s, (size_t)cap * sizeof *q);
+        if (!q)
+            return synor__error(SYNOR_ENOMEM, "tokenizer: out of memory encoding");
+        e->s = q;
+        e->cap = cap;
+    }
     sym *s = &e->s[e->ns++];
     s->id = id;
     s->start = (uint32_t)start;
     s->n = (uint32_t)n;
     s->merge = merge;
+    return 0;
 }
 
 /* The symbols of the character norm[start..start+n). For messages: at is
@@ -112,10 +123,8 @@ static int add_char(enc *e, size_t start, size_t n, int valid, size_t at, int sp
     const synor_tokenizer *t = e->tok;
     if (valid) {
         int32_t id = synor__tokmap_find(&t->map, t->blob, t->off, e->norm + start, n);
-        if (id >= 0 && synor__tok_mergeable(t, id)) {
-            add_sym(e, id, start, n, 1);
-            return 0;
-        }
+        if (id >= 0 && synor__tok_mergeable(t, id))
+            return add_sym(e, id, start, n, 1);
     }
     for (size_t j = 0; j < n; j++) {
         unsigned char b = (unsigned char)e->norm[start + j];
@@ -130,7 +139,9 @@ static int add_char(enc *e, size_t start, size_t n, int valid, size_t at, int sp
                                 "has no <0x%02X> piece nor an unknown piece to fall back to",
                                 at + (space ? 0 : j), b, b);
         }
-        add_sym(e, id, start + j, 1, 0);
+        int rc = add_sym(e, id, start + j, 1, 0);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -220,17 +231,23 @@ long synor_tokenizer_encode(const synor_tokenizer *tok, const char *text, size_t
     if (bos)
         put(ids, cap, &k, tok->bos);
     if (len) { /* as SentencePiece: an empty text gets no space prefix either */
-        size_t nsym = len + 1, nnorm = 3 * len + SYNOR__TOK_SPACE_LEN;
-        enc e = {tok, NULL, NULL, 0, NULL, 0};
-        char *norm = synor__malloc(nnorm);
-        e.s = synor__malloc(nsym * sizeof *e.s);
-        /* n - 1 first pairs, then at most 2 per merge, and n - 1 merges */
-        e.heap = synor__malloc(3 * nsym * sizeof *e.heap);
+        enc e = {tok, NULL, NULL, 0, 0, 0, NULL, 0};
+        char *norm = synor__malloc(3 * len + SYNOR__TOK_SPACE_LEN);
+        e.max = (uint32_t)(3 * len + SYNOR__TOK_SPACE_LEN);
+        e.cap = (uint32_t)len + 1; /* enough unless byte fallback splits characters */
+        e.s = synor__malloc(e.cap * sizeof *e.s);
         e.norm = norm;
         int rc = 0;
-        if (!norm || !e.s || !e.heap)
+        if (!norm || !e.s)
             rc = synor__error(SYNOR_ENOMEM, "tokenizer: out of memory encoding %zu bytes", len);
         else if (!(rc = split(&e, norm, text, len))) {
+            /* n - 1 first pairs, then at most 2 per merge, and n - 1 merges */
+            e.heap = synor__malloc(3 * (size_t)e.ns * sizeof *e.heap);
+            if (!e.heap)
+                rc = synor__error(SYNOR_ENOMEM, "tokenizer: out of memory encoding %zu bytes",
+                                  len);
+        }
+        if (!rc) {
             merge_all(&e);
             for (uint32_t i = 0; i != NONE && e.ns; i = e.s[i].next)
                 put(ids, cap, &k, e.s[i].id);
