@@ -33,6 +33,7 @@
 #include "synor/device.h"
 #include "synor/error.h"
 #include "synor/fabric.h"
+#include "synor/llm.h"
 #include "synor/market.h"
 #include "synor/model.h"
 #include "synor/op.h"

@@ -119,5 +119,7 @@ int cli_whatif(const cli_globals *g, int argc, char **argv);
 int cli_report(const cli_globals *g, int argc, char **argv);
 int cli_run(const cli_globals *g, int argc, char **argv);
 int cli_perfmodel(const cli_globals *g, int argc, char **argv);
+int cli_generate(const cli_globals *g, int argc, char **argv);
+int cli_model(const cli_globals *g, int argc, char **argv);
 
 #endif

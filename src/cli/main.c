@@ -29,6 +29,8 @@ static const command commands[] = {
     {"report", cli_report, "report of a trace: utilization, timeline, Perfetto, SVG"},
     {"run", cli_run, "run a workload for real on this machine's processors and report"},
     {"perfmodel", cli_perfmodel, "show the performance model that real runs calibrate"},
+    {"generate", cli_generate, "generate text from a GGUF or llama2.c model (docs/LLM.md)"},
+    {"model", cli_model, "build a model with generated weights, or describe a model file"},
 };
 
 static void usage(FILE *f)

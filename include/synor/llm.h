@@ -1,0 +1,176 @@
+/* synor/llm.h - the LLM inference engine: Llama-architecture models from
+ * GGUF files and llama2.c checkpoints, run on the task runtime's workers
+ * (issue 12; seed 001 §5, seed 003 Part 2).
+ *
+ * A model (synor_llm) is the configuration, the weights - views into the
+ * memory-mapped file, in the file's element type (F32, F16, BF16, Q8_0,
+ * Q4_0; llama2.c's int8 version 2 as Q8 groups with fp32 scales) - and the
+ * tokenizer. It is read-only once loaded, so any number of contexts share
+ * it.
+ *
+ * A context (synor_llm_ctx) runs the model on a runtime: it owns the
+ * activations and a paged KV cache (blocks of SYNOR_LLM_KV_BLOCK positions
+ * allocated on demand from a pool and returned when a sequence is reset),
+ * and runs batches: a batch is n (sequence, position, token) rows, any mix
+ * of prompt tokens and decode tokens of different sequences. Each matrix
+ * product of a batch is split by output rows into one task per runtime
+ * worker; normalisation, RoPE, attention and SwiGLU run as tasks too, so the
+ * runtime's workers are the engine's only threads.
+ *
+ * The arithmetic is Llama's (and llama2.c's run.c): RMSNorm (eps from the
+ * file, 1e-5 for llama2.c), rotary embeddings on adjacent pairs (base from
+ * the file, 10000 for llama2.c), grouped-query attention with a causal
+ * mask, SwiGLU, a tied or separate classifier. Q8_0 and Q4_0 weights
+ * multiply activations quantized to Q8_0 blocks (as llama.cpp does); F32,
+ * F16 and BF16 weights multiply fp32 activations. Kernels are chosen at
+ * run time for the CPU's instruction set (AVX-512, AVX2+FMA, or portable
+ * C): synor_llm_isa names the one in use. */
+#ifndef SYNOR_LLM_H
+#define SYNOR_LLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synor/model.h"
+#include "synor/runtime.h"
+#include "synor/tokenizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct synor_llm synor_llm;
+typedef struct synor_llm_ctx synor_llm_ctx;
+
+typedef struct synor_llm_hparams {
+    int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
+    int head_dim;    /* dim / n_heads */
+    float norm_eps;  /* RMSNorm epsilon */
+    float rope_base; /* RoPE frequency base */
+    int shared_classifier;
+} synor_llm_hparams;
+
+typedef struct synor_llm_load_opts {
+    /* llama2.c checkpoints: the tokenizer.bin; NULL: "tokenizer.bin" in the
+     * checkpoint's folder. Ignored for GGUF (its metadata has the
+     * vocabulary). */
+    const char *tokenizer;
+} synor_llm_load_opts;
+
+/* Loads a GGUF file (general.architecture "llama") or a llama2.c
+ * checkpoint (told apart by their first bytes). Checks that every tensor
+ * the architecture needs is there with the shape the configuration implies
+ * (naming the tensor, the shape found and the one expected). opts may be
+ * NULL. SYNOR_EIO, SYNOR_EPARSE, SYNOR_ESCHEMA, SYNOR_ENOTSUP, SYNOR_ENOMEM
+ * with a message naming the file. */
+int synor_llm_load(const char *path, const synor_llm_load_opts *opts, synor_llm **out);
+void synor_llm_destroy(synor_llm *m); /* accepts NULL */
+const synor_llm_hparams *synor_llm_hparams_get(const synor_llm *m);
+const synor_tokenizer *synor_llm_tokenizer(const synor_llm *m);
+/* "gguf" or "llama2.c v0" and so on, and the weights' element type as
+ * synor_ttype_name names it ("Q8_0"; "Q8 groups" for llama2.c version 2;
+ * "mixed" when the matrices differ). */
+const char *synor_llm_format(const synor_llm *m);
+const char *synor_llm_weight_type(const synor_llm *m);
+/* Bytes of weights mapped. */
+uint64_t synor_llm_weight_bytes(const synor_llm *m);
+
+/* "avx512", "avx2" or "generic": the kernels chosen for this CPU. */
+const char *synor_llm_isa(void);
+
+/* ------------------------------------------------------------- contexts */
+
+#define SYNOR_LLM_KV_BLOCK 16 /* positions per KV-cache block */
+
+typedef struct synor_llm_ctx_opts {
+    unsigned max_seqs;  /* sequences at once; default 1 */
+    unsigned max_batch; /* rows per batch; default 512 */
+    /* KV-cache blocks in the pool; 0: enough for max_seqs sequences of the
+     * model's full seq_len. */
+    unsigned kv_blocks;
+} synor_llm_ctx_opts;
+
+/* A context on rt (created, and started or not: the engine starts it).
+ * opts may be NULL. SYNOR_ENOMEM. */
+int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_opts *opts,
+                         synor_llm_ctx **out);
+void synor_llm_ctx_destroy(synor_llm_ctx *c); /* accepts NULL */
+
+/* Forgets sequence seq's cache and returns its blocks to the pool. */
+void synor_llm_seq_reset(synor_llm_ctx *c, unsigned seq);
+/* Positions cached for seq (the next position to run). */
+int synor_llm_seq_len(const synor_llm_ctx *c, unsigned seq);
+/* Drops the cache of seq from position pos on (speculative decoding's
+ * rollback); blocks no longer used go back to the pool. */
+int synor_llm_seq_truncate(synor_llm_ctx *c, unsigned seq, int pos);
+/* KV blocks in use and in the pool. */
+void synor_llm_kv_usage(const synor_llm_ctx *c, unsigned *used, unsigned *total);
+
+/* One batch: row i runs token tokens[i] of sequence seqs[i] at the next
+ * position of that sequence (rows of one sequence in order). Logits are
+ * computed for the rows with want[i] != 0 (want NULL: the last row of each
+ * sequence) and read with synor_llm_logits. SYNOR_EINVAL (a token or
+ * sequence out of range, n above max_batch), SYNOR_ERANGE (a sequence would
+ * pass seq_len), SYNOR_ENOMEM (the KV pool is exhausted: nothing was run
+ * and no cache changed), or a runtime error. */
+int synor_llm_batch(synor_llm_ctx *c, size_t n, const int32_t *tokens, const unsigned *seqs,
+                    const uint8_t *want);
+/* The logits of row i of the last batch (vocab_size floats), or NULL if
+ * they were not asked for. Valid until the next batch. */
+const float *synor_llm_logits(const synor_llm_ctx *c, size_t i);
+
+/* ------------------------------------------------------------- sampling */
+
+typedef struct synor_sampler {
+    float temperature; /* 0: greedy (argmax, the lowest id on ties) */
+    int top_k;         /* 0: off */
+    float top_p;       /* 1: off */
+    uint64_t state;    /* the random state; synor_sampler_init seeds it */
+} synor_sampler;
+
+void synor_sampler_init(synor_sampler *s, float temperature, int top_k, float top_p, uint64_t seed);
+/* Draws a token from logits (n values; not modified). Deterministic for a
+ * given seed and sequence of calls. */
+int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n);
+
+/* ----------------------------------------------------------- generation */
+
+/* Called with each generated token and its text; return non-zero to stop. */
+typedef int (*synor_llm_on_token)(int32_t token, const char *text, size_t len, void *user);
+
+typedef struct synor_llm_gen_stats {
+    size_t prompt_tokens, generated;
+    size_t decode_steps;        /* one-token batches run (generated - 1 at most) */
+    double prefill_s, decode_s; /* monotonic wall time of the prompt's batches
+                                   and of the decode steps with their sampling */
+} synor_llm_gen_stats;
+
+/* Encodes prompt (with BOS), runs it as one batch (prefill), then decodes
+ * up to n_new tokens on sequence 0 of c (reset first), stopping early at
+ * EOS or BOS or when on_token says so. */
+int synor_llm_generate(synor_llm_ctx *c, const char *prompt, int n_new, synor_sampler *s,
+                       synor_llm_on_token on_token, void *user, synor_llm_gen_stats *stats);
+
+/* ---------------------------------------------------- synthetic models */
+
+/* A model with deterministic pseudo-random weights (a seeded generator,
+ * scaled as a trained model's are, so activations stay in range), for
+ * tests, benchmarks and the README: written as a GGUF file of type (F32,
+ * F16, Q8_0 or Q4_0) with a vocabulary trained on the text given (or a
+ * byte-level one when text is NULL), or as a llama2.c checkpoint (version
+ * 0) plus tokenizer.bin. vocab_size must be at least what the vocabulary
+ * needs. */
+typedef struct synor_llm_synth {
+    synor_llm_hparams cfg; /* head_dim, norm_eps, rope_base are derived */
+    uint64_t seed;
+    const char *text; /* vocabulary training text, or NULL */
+    size_t text_len;
+} synor_llm_synth;
+
+int synor_llm_synth_gguf(const synor_llm_synth *s, synor_ttype type, const char *path);
+int synor_llm_synth_llama2c(const synor_llm_synth *s, const char *path, const char *tokenizer_path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

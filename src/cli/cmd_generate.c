@@ -1,0 +1,130 @@
+/* cmd_generate.c - `synor generate`: text from a model on this machine's
+ * CPU workers, streamed to the terminal as it is generated. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "synor/llm.h"
+
+static void help(void)
+{
+    printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
+           "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
+           "                      [--quiet]\n\n"
+           "Generates text from a Llama-architecture model: a GGUF file (F32, F16, BF16,\n"
+           "Q8_0, Q4_0) or a llama2.c checkpoint (versions 0-2, with its tokenizer.bin).\n"
+           "The prompt is run as one batch, then one token at a time, each on the runtime's\n"
+           "CPU workers; the text streams to standard output, and a line of figures goes to\n"
+           "standard error at the end (docs/LLM.md).\n\n"
+           "  -m, --model MODEL  the model file\n"
+           "  -p, --prompt TEXT  the prompt (default: empty, generation starts from BOS)\n"
+           "  -n N               tokens to generate (default 256; stops early at EOS)\n"
+           "  --temp T           temperature; 0 (default) is greedy\n"
+           "  --top-k K          sample from the K most likely tokens (0: all, default)\n"
+           "  --top-p P          nucleus sampling, 0 < P <= 1 (default 0.9 when sampling)\n"
+           "  --seed S           random seed for sampling (default 1)\n"
+           "  --threads N        CPU workers (default: one per core)\n"
+           "  --tokenizer FILE   llama2.c: the tokenizer.bin (default: beside the model)\n"
+           "  --quiet            no figures line\n"
+           "Exit status: 0 success, 1 failure (a bad model file), 2 usage error.\n");
+}
+
+static int print_token(int32_t token, const char *text, size_t len, void *user)
+{
+    (void)token;
+    (void)user;
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+    return 0;
+}
+
+int cli_generate(const cli_globals *g, int argc, char **argv)
+{
+    (void)g;
+    const char *model = NULL, *prompt = "", *tokenizer = NULL;
+    unsigned long long n = 256, topk = 0, seed = 1, threads = 0;
+    double temp = 0, topp = 0.9;
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int r = CLI_OK;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help();
+            return CLI_OK;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
+            continue;
+        }
+        if (!v)
+            return cli_usage_error("generate", "%s needs a value", a);
+        if (!strcmp(a, "-m") || !strcmp(a, "--model"))
+            model = v;
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt"))
+            prompt = v;
+        else if (!strcmp(a, "--tokenizer"))
+            tokenizer = v;
+        else if (!strcmp(a, "-n"))
+            r = cli_parse_uint("generate", a, v, 0, 1u << 24, &n);
+        else if (!strcmp(a, "--temp"))
+            r = cli_parse_double("generate", a, v, 0, 100, &temp);
+        else if (!strcmp(a, "--top-k"))
+            r = cli_parse_uint("generate", a, v, 0, 1u << 24, &topk);
+        else if (!strcmp(a, "--top-p"))
+            r = cli_parse_double("generate", a, v, 1e-9, 1, &topp);
+        else if (!strcmp(a, "--seed"))
+            r = cli_parse_uint("generate", a, v, 0, UINT64_MAX, &seed);
+        else if (!strcmp(a, "--threads"))
+            r = cli_parse_uint("generate", a, v, 1, 1024, &threads);
+        else
+            return cli_usage_error("generate", "unexpected argument '%s'", a);
+        if (r != CLI_OK)
+            return r;
+        i++;
+    }
+    if (!model)
+        return cli_usage_error("generate", "no model: give -m MODEL");
+    synor_llm_load_opts lo = {.tokenizer = tokenizer};
+    synor_llm *m = NULL;
+    if (synor_llm_load(model, &lo, &m)) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.cpu_workers = (unsigned)threads;
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cuda = 0;
+    synor_runtime *rt = NULL;
+    synor_llm_ctx *c = NULL;
+    int rc = CLI_FAIL;
+    if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
+        synor_llm_ctx_create(m, rt, NULL, &c)) {
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    synor_sampler s;
+    synor_sampler_init(&s, (float)temp, (int)topk, temp > 0 ? (float)topp : 1.0f, seed);
+    fputs(prompt, stdout);
+    synor_llm_gen_stats st;
+    if (synor_llm_generate(c, prompt, (int)n, &s, print_token, NULL, &st)) {
+        putchar('\n');
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    putchar('\n');
+    if (!quiet)
+        fprintf(stderr,
+                "synor: %s %s, %s kernels, %u workers: prompt %zu tokens in %.3f s (%.1f "
+                "tokens/s), generated %zu tokens in %.3f s (%.1f tokens/s decoding)\n",
+                synor_llm_format(m), synor_llm_weight_type(m), synor_llm_isa(),
+                synor_runtime_worker_count(rt), st.prompt_tokens, st.prefill_s,
+                st.prefill_s > 0 ? (double)st.prompt_tokens / st.prefill_s : 0.0, st.generated,
+                st.decode_s, st.decode_s > 0 ? (double)st.decode_steps / st.decode_s : 0.0);
+    rc = CLI_OK;
+out:
+    synor_llm_ctx_destroy(c);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    return rc;
+}

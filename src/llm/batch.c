@@ -1,0 +1,306 @@
+/* batch.c - inference contexts: creation, the paged KV cache's block pool
+ * and sequences, and running a batch.
+ *
+ * The KV cache is vLLM's paged layout: a pool of blocks of
+ * SYNOR_LLM_KV_BLOCK positions (each holding every layer's keys and values
+ * for those positions), and per sequence a block table. A sequence takes a
+ * block from the pool when its length crosses a block boundary and gives
+ * all back when it is reset, so sequences of any mix of lengths share the
+ * pool with at most one partly used block each. */
+#include <math.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "llm/llm_ctx.h"
+
+static void scratch_free(llm_scratch *s)
+{
+    synor__free(s->xb);
+    synor__free(s->q);
+    synor__free(s->d);
+    synor__free(s->qrows);
+    synor__free(s->scores);
+}
+
+void synor_llm_ctx_destroy(synor_llm_ctx *c)
+{
+    if (!c)
+        return;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < LLM_MAX_CHUNKS; i++)
+            if (c->bar[s][i])
+                synor_handle_unregister(c->bar[s][i]);
+    if (c->scratch)
+        for (unsigned i = 0; i < c->nscratch; i++)
+            scratch_free(&c->scratch[i]);
+    synor__free(c->scratch);
+    if (c->seqs)
+        for (unsigned i = 0; i < c->max_seqs; i++)
+            synor__free(c->seqs[i].blocks);
+    synor__free(c->seqs);
+    synor__free(c->kc);
+    synor__free(c->vc);
+    synor__free(c->free_blocks);
+    synor__free(c->rope_cos);
+    synor__free(c->rope_sin);
+    synor__free(c->pos);
+    synor__free(c->seq);
+    synor__free(c->want_rows);
+    synor__free(c->logit_row);
+    synor__free(c->x);
+    synor__free(c->q);
+    synor__free(c->kbuf);
+    synor__free(c->vbuf);
+    synor__free(c->att);
+    synor__free(c->hb);
+    synor__free(c->hb2);
+    synor__free(c->logits);
+    synor__free(c);
+}
+
+/* llama2.c's frequencies, computed as run.c computes them, so positions
+ * rotate by the same floats. */
+static void rope_tables(synor_llm_ctx *c)
+{
+    const synor_llm_hparams *cfg = &c->m->cfg;
+    int hs = cfg->head_dim;
+    for (int p = 0; p < cfg->seq_len; p++)
+        for (int j = 0; j < hs / 2; j++) {
+            float freq = 1.0f / powf(cfg->rope_base, (float)(2 * j) / (float)hs);
+            float v = (float)p * freq;
+            c->rope_cos[(size_t)p * (hs / 2) + j] = cosf(v);
+            c->rope_sin[(size_t)p * (hs / 2) + j] = sinf(v);
+        }
+}
+
+int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_opts *opts,
+                         synor_llm_ctx **out)
+{
+    if (!m || !rt || !out)
+        return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: NULL argument");
+    const synor_llm_hparams *cfg = &m->cfg;
+    synor_llm_ctx_opts o = {1, 512, 0};
+    if (opts) {
+        if (opts->max_seqs)
+            o.max_seqs = opts->max_seqs;
+        if (opts->max_batch)
+            o.max_batch = opts->max_batch;
+        o.kv_blocks = opts->kv_blocks;
+    }
+    if (o.max_seqs > 65536 || o.max_batch > 65536)
+        return synor__error(SYNOR_EINVAL,
+                            "synor_llm_ctx_create: max_seqs %u or max_batch %u "
+                            "above 65536",
+                            o.max_seqs, o.max_batch);
+    unsigned per_seq = (unsigned)((cfg->seq_len + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK);
+    if (!o.kv_blocks)
+        o.kv_blocks = per_seq * o.max_seqs;
+
+    synor_llm_ctx *c = synor__calloc(1, sizeof *c);
+    if (!c)
+        return SYNOR_ENOMEM;
+    c->m = m;
+    c->rt = rt;
+    c->k = synor__llm_kernels();
+    c->max_seqs = o.max_seqs;
+    c->max_batch = o.max_batch;
+    c->kv_dim = cfg->dim / cfg->n_heads * cfg->n_kv_heads;
+    c->kv_blocks = o.kv_blocks;
+    unsigned workers = synor_runtime_worker_count(rt);
+    c->P = workers < 1 ? 1 : workers > LLM_MAX_CHUNKS ? LLM_MAX_CHUNKS : (int)workers;
+    c->layer_stride = (size_t)o.kv_blocks * SYNOR_LLM_KV_BLOCK * (size_t)c->kv_dim;
+    size_t B = o.max_batch, dim = (size_t)cfg->dim, hid = (size_t)cfg->hidden_dim;
+    size_t widest = dim > hid ? dim : hid;
+    size_t rope = (size_t)cfg->seq_len * (size_t)(cfg->head_dim / 2);
+
+    int bad = 0;
+    c->kc = synor__malloc(c->layer_stride * (size_t)cfg->n_layers * sizeof(float));
+    c->vc = synor__malloc(c->layer_stride * (size_t)cfg->n_layers * sizeof(float));
+    c->free_blocks = synor__malloc((size_t)o.kv_blocks * sizeof(int));
+    c->seqs = synor__calloc(o.max_seqs, sizeof *c->seqs);
+    c->rope_cos = synor__malloc(rope * sizeof(float) + 1);
+    c->rope_sin = synor__malloc(rope * sizeof(float) + 1);
+    c->pos = synor__malloc(B * sizeof(int));
+    c->seq = synor__malloc(B * sizeof(unsigned));
+    c->want_rows = synor__malloc(B * sizeof(int));
+    c->logit_row = synor__malloc(B * sizeof(long));
+    c->x = synor__malloc(B * dim * sizeof(float));
+    c->q = synor__malloc(B * dim * sizeof(float));
+    c->kbuf = synor__malloc(B * (size_t)c->kv_dim * sizeof(float));
+    c->vbuf = synor__malloc(B * (size_t)c->kv_dim * sizeof(float));
+    c->att = synor__malloc(B * dim * sizeof(float));
+    c->hb = synor__malloc(B * hid * sizeof(float));
+    c->hb2 = synor__malloc(B * hid * sizeof(float));
+    c->nscratch = workers ? workers : 1;
+    c->scratch = synor__calloc(c->nscratch, sizeof *c->scratch);
+    bad |= !c->kc || !c->vc || !c->free_blocks || !c->seqs || !c->rope_cos || !c->rope_sin ||
+           !c->pos || !c->seq || !c->want_rows || !c->logit_row || !c->x || !c->q || !c->kbuf ||
+           !c->vbuf || !c->att || !c->hb || !c->hb2 || !c->scratch;
+    for (unsigned i = 0; !bad && i < c->nscratch; i++) {
+        llm_scratch *s = &c->scratch[i];
+        s->xb = synor__malloc(B * widest * sizeof(float));
+        s->q = synor__malloc(B * widest);
+        s->d = synor__malloc(B * widest * sizeof(float)); /* block >= 1 */
+        s->qrows = synor__malloc(B * sizeof *s->qrows);
+        s->scores = synor__malloc((size_t)cfg->seq_len * sizeof(float));
+        bad |= !s->xb || !s->q || !s->d || !s->qrows || !s->scores;
+    }
+    for (unsigned i = 0; !bad && i < o.max_seqs; i++) {
+        c->seqs[i].blocks = synor__malloc(per_seq * sizeof(int));
+        bad |= !c->seqs[i].blocks;
+    }
+    if (bad) {
+        synor_llm_ctx_destroy(c);
+        return synor__error(SYNOR_ENOMEM,
+                            "synor_llm_ctx_create: out of memory for %u "
+                            "sequences, %u KV blocks, batches of %u",
+                            o.max_seqs, o.kv_blocks, o.max_batch);
+    }
+    for (unsigned i = 0; i < o.kv_blocks; i++)
+        c->free_blocks[i] = (int)(o.kv_blocks - 1 - i);
+    c->nfree = o.kv_blocks;
+    rope_tables(c);
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < c->P; i++) {
+            synor_handle_desc d = {
+                .ptr = &c->bar_mem[s][i], .dtype = SYNOR_DTYPE_FP32, .ndim = 1, .shape = {1}};
+            int e = synor_handle_register(rt, &d, &c->bar[s][i]);
+            if (e) {
+                synor_llm_ctx_destroy(c);
+                return e;
+            }
+        }
+    *out = c;
+    return 0;
+}
+
+void synor_llm_seq_reset(synor_llm_ctx *c, unsigned seq)
+{
+    if (c && seq < c->max_seqs)
+        synor_llm_seq_truncate(c, seq, 0);
+}
+
+int synor_llm_seq_len(const synor_llm_ctx *c, unsigned seq)
+{
+    return c && seq < c->max_seqs ? c->seqs[seq].len : -1;
+}
+
+int synor_llm_seq_truncate(synor_llm_ctx *c, unsigned seq, int pos)
+{
+    if (!c || seq >= c->max_seqs || pos < 0)
+        return synor__error(SYNOR_EINVAL,
+                            "synor_llm_seq_truncate: sequence %u or position %d "
+                            "out of range",
+                            seq, pos);
+    llm_seq *s = &c->seqs[seq];
+    if (pos >= s->len)
+        return 0;
+    int keep = (pos + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK;
+    while (s->nblocks > keep)
+        c->free_blocks[c->nfree++] = s->blocks[--s->nblocks];
+    s->len = pos;
+    return 0;
+}
+
+void synor_llm_kv_usage(const synor_llm_ctx *c, unsigned *used, unsigned *total)
+{
+    *used = c->kv_blocks - c->nfree;
+    *total = c->kv_blocks;
+}
+
+int synor_llm_batch(synor_llm_ctx *c, size_t n, const int32_t *tokens, const unsigned *seqs,
+                    const uint8_t *want)
+{
+    const synor_llm_hparams *cfg = &c->m->cfg;
+    if (n == 0 || n > c->max_batch)
+        return synor__error(SYNOR_EINVAL, "synor_llm_batch: %zu rows (1..%u)", n, c->max_batch);
+    /* Validate everything and count the blocks needed before changing any
+     * state: a refused batch leaves every sequence as it was. */
+    long need = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tokens[i] < 0 || tokens[i] >= cfg->vocab_size)
+            return synor__error(SYNOR_EINVAL,
+                                "synor_llm_batch: row %zu: token %d out of range "
+                                "(vocabulary of %d)",
+                                i, tokens[i], cfg->vocab_size);
+        if (seqs[i] >= c->max_seqs)
+            return synor__error(SYNOR_EINVAL,
+                                "synor_llm_batch: row %zu: sequence %u (context "
+                                "has %u)",
+                                i, seqs[i], c->max_seqs);
+    }
+    for (size_t i = 0; i < n; i++)
+        c->pos[i] = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (c->pos[i] >= 0)
+            continue;
+        unsigned s = seqs[i];
+        int len = c->seqs[s].len;
+        for (size_t j = i; j < n; j++)
+            if (seqs[j] == s)
+                c->pos[j] = len++;
+        if (len > cfg->seq_len)
+            return synor__error(SYNOR_ERANGE,
+                                "synor_llm_batch: sequence %u would reach %d "
+                                "positions (the model's context is %d)",
+                                s, len, cfg->seq_len);
+        need += (len + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK - c->seqs[s].nblocks;
+    }
+    if (need > (long)c->nfree)
+        return synor__error(SYNOR_ENOMEM,
+                            "synor_llm_batch: the KV cache needs %ld more blocks, "
+                            "%u are free (of %u)",
+                            need, c->nfree, c->kv_blocks);
+    c->nwant = 0;
+    for (size_t i = 0; i < n; i++) {
+        int w;
+        if (want)
+            w = want[i] != 0;
+        else {
+            w = 1;
+            for (size_t j = i + 1; j < n && w; j++)
+                w = seqs[j] != seqs[i];
+        }
+        c->logit_row[i] = w ? (long)c->nwant : -1;
+        if (w)
+            c->want_rows[c->nwant++] = (int)i;
+    }
+    if (c->nwant > c->logits_cap) {
+        float *l = synor__realloc(c->logits, c->nwant * (size_t)cfg->vocab_size * sizeof(float));
+        if (!l)
+            return synor__error(SYNOR_ENOMEM, "synor_llm_batch: logits for %zu rows", c->nwant);
+        c->logits = l;
+        c->logits_cap = c->nwant;
+    }
+    /* Commit: blocks, lengths, the rows, the embeddings. */
+    for (size_t i = 0; i < n; i++) {
+        llm_seq *s = &c->seqs[seqs[i]];
+        int nb = c->pos[i] / SYNOR_LLM_KV_BLOCK + 1;
+        while (s->nblocks < nb)
+            s->blocks[s->nblocks++] = c->free_blocks[--c->nfree];
+        c->seq[i] = seqs[i];
+        synor__llm_mat_row(&c->m->embd, tokens[i], c->x + i * (size_t)cfg->dim);
+    }
+    for (size_t i = 0; i < n; i++) {
+        llm_seq *s = &c->seqs[seqs[i]];
+        if (c->pos[i] + 1 > s->len)
+            s->len = c->pos[i] + 1;
+    }
+    c->n = n;
+    int e = synor__llm_run_graph(c);
+    if (e) {
+        /* The cache holds partial values for the new positions: forget
+         * them (each sequence back to its first row's position). */
+        for (size_t i = 0; i < n; i++)
+            synor_llm_seq_truncate(c, seqs[i], c->pos[i]);
+        c->nwant = 0;
+    }
+    return e;
+}
+
+const float *synor_llm_logits(const synor_llm_ctx *c, size_t i)
+{
+    if (!c || i >= c->n || c->logit_row[i] < 0)
+        return NULL;
+    return c->logits + (size_t)c->logit_row[i] * (size_t)c->m->cfg.vocab_size;
+}

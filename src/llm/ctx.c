@@ -1,0 +1,314 @@
+/* ctx.c - inference contexts: the paged KV cache, and a batch as a graph
+ * of runtime tasks.
+ *
+ * A batch runs, per layer, five parallel steps - the Q/K/V products with
+ * RoPE, attention, the output product, the gate/up products with SwiGLU,
+ * the down product - then the classifier. Each step is split into P tasks
+ * (P = the runtime's workers, at most SYNOR_TASK_MAX_DATA - 1), each over a
+ * range of output rows (of attention heads for attention), and every task
+ * of a step must wait for every task of the step before. That barrier is
+ * expressed to the runtime with data handles: two sets of P one-float
+ * "step tokens"; a task of step s writes token [s % 2][its chunk] and reads
+ * all of set [(s + 1) % 2], so it waits for all of step s - 1 (read after
+ * write) and step s + 1's writes wait for all of step s's reads (write
+ * after read). No extra join tasks, no thread of the engine's own.
+ *
+ * Normalisations and activation quantization are not steps of their own:
+ * each task of a product redoes them for the rows it reads (a cost of 1/R
+ * of the product for R output rows per task), which saves a barrier. */
+#include <math.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "llm/llm_ctx.h"
+
+static void rmsnorm(float *o, const float *x, const float *w, int n, float eps)
+{
+    float ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    ss = 1.0f / sqrtf(ss / (float)n + eps);
+    for (int i = 0; i < n; i++)
+        o[i] = w[i] * (ss * x[i]);
+}
+
+/* The scratch's xb holds rows of x normalised by w (copied when w is
+ * NULL); acts() quantizes them for a matrix's block when it needs it. */
+static void norm_rows(synor_llm_ctx *c, llm_scratch *s, const float *x, size_t ldx, const float *w,
+                      const int *rows, int n, int cols)
+{
+    for (int t = 0; t < n; t++) {
+        int r = rows ? rows[t] : t;
+        if (w)
+            rmsnorm(s->xb + (size_t)t * cols, x + (size_t)r * ldx, w, cols, c->m->cfg.norm_eps);
+        else
+            memcpy(s->xb + (size_t)t * cols, x + (size_t)r * ldx, (size_t)cols * sizeof(float));
+    }
+    s->qblock = 0;
+}
+
+static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, const llm_mat *m)
+{
+    int blk = synor__llm_act_block(m);
+    if (!blk)
+        return NULL;
+    if (s->qblock != blk) {
+        for (int t = 0; t < n; t++) {
+            int8_t *q = s->q + (size_t)t * cols;
+            float *d = s->d + (size_t)t * (cols / blk);
+            c->k->quantize_row(s->xb + (size_t)t * cols, q, d, cols, blk);
+            s->qrows[t].q = q;
+            s->qrows[t].d = d;
+        }
+        s->qblock = blk;
+    }
+    return s->qrows;
+}
+
+/* Rows [*a, *b) of R for chunk i of P, boundaries on multiples of 16 where
+ * R allows (whole cache lines of output, even for RoPE's pairs). */
+static void chunk_range(int R, int P, int i, int *a, int *b)
+{
+    int unit = R >= 16 * P ? 16 : 2;
+    int units = (R + unit - 1) / unit;
+    *a = (int)((long)units * i / P) * unit;
+    *b = (int)((long)units * (i + 1) / P) * unit;
+    if (*a > R)
+        *a = R;
+    if (*b > R)
+        *b = R;
+}
+
+static float *kv_at(synor_llm_ctx *c, float *cache, int layer, unsigned seq, int pos)
+{
+    int kv_dim = c->kv_dim;
+    int block = c->seqs[seq].blocks[pos / SYNOR_LLM_KV_BLOCK];
+    return cache + (size_t)layer * c->layer_stride +
+           ((size_t)block * SYNOR_LLM_KV_BLOCK + (size_t)(pos % SYNOR_LLM_KV_BLOCK)) * kv_dim;
+}
+
+static void rope_rows(synor_llm_ctx *c, float *v, size_t ld, int n, int a, int b)
+{
+    int hs = c->m->cfg.head_dim;
+    for (int t = 0; t < n; t++) {
+        const float *cs = c->rope_cos + (size_t)c->pos[t] * (hs / 2);
+        const float *sn = c->rope_sin + (size_t)c->pos[t] * (hs / 2);
+        float *row = v + (size_t)t * ld;
+        for (int i = a; i < b; i += 2) {
+            int j = (i % hs) / 2;
+            float v0 = row[i], v1 = row[i + 1];
+            row[i] = v0 * cs[j] - v1 * sn[j];
+            row[i + 1] = v0 * sn[j] + v1 * cs[j];
+        }
+    }
+}
+
+static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+{
+    const synor_llm_hparams *cfg = &c->m->cfg;
+    const llm_layer *L = &c->m->layers[l];
+    int n = (int)c->n, dim = cfg->dim, kvd = c->kv_dim;
+    int a, b;
+    chunk_range(dim + 2 * kvd, c->P, chunk, &a, &b);
+    if (a >= b)
+        return;
+    norm_rows(c, s, c->x, (size_t)dim, L->rms_att, NULL, n, dim);
+    const llm_mat *mats[3] = {&L->wq, &L->wk, &L->wv};
+    float *outs[3] = {c->q, c->kbuf, c->vbuf};
+    int lds[3] = {dim, kvd, kvd};
+    int base = 0;
+    for (int m = 0; m < 3; m++) {
+        int R = mats[m]->rows;
+        int lo = a > base ? a - base : 0, hi = b - base < R ? b - base : R;
+        if (lo < hi) {
+            synor__llm_matmul(c->k, mats[m], lo, hi, n, s->xb, (size_t)dim,
+                              acts(c, s, n, dim, mats[m]), outs[m], (size_t)lds[m], 0);
+            if (m < 2)
+                rope_rows(c, outs[m], (size_t)lds[m], n, lo, hi);
+            if (m > 0)
+                for (int t = 0; t < n; t++)
+                    memcpy(kv_at(c, m == 1 ? c->kc : c->vc, l, c->seq[t], c->pos[t]) + lo,
+                           outs[m] + (size_t)t * kvd + lo, (size_t)(hi - lo) * sizeof(float));
+        }
+        base += R;
+    }
+}
+
+static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+{
+    const synor_llm_hparams *cfg = &c->m->cfg;
+    int n = (int)c->n, hs = cfg->head_dim, H = cfg->n_heads;
+    int group = cfg->n_heads / cfg->n_kv_heads;
+    long total = (long)n * H;
+    long a = total * chunk / c->P, b = total * (chunk + 1) / c->P;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (long i = a; i < b; i++) {
+        int t = (int)(i / H), h = (int)(i % H);
+        const float *q = c->q + (size_t)t * cfg->dim + (size_t)h * hs;
+        int kvo = (h / group) * hs;
+        int npos = c->pos[t] + 1;
+        float *sc = s->scores;
+        float mx = -INFINITY;
+        for (int p = 0; p < npos; p++) {
+            const float *k = kv_at(c, c->kc, l, c->seq[t], p) + kvo;
+            sc[p] = c->k->dot_f32(q, k, hs) * scale;
+            mx = sc[p] > mx ? sc[p] : mx;
+        }
+        float sum = 0;
+        for (int p = 0; p < npos; p++) {
+            sc[p] = expf(sc[p] - mx);
+            sum += sc[p];
+        }
+        float *o = c->att + (size_t)t * cfg->dim + (size_t)h * hs;
+        memset(o, 0, (size_t)hs * sizeof(float));
+        for (int p = 0; p < npos; p++) {
+            const float *v = kv_at(c, c->vc, l, c->seq[t], p) + kvo;
+            float w = sc[p] / sum;
+            for (int j = 0; j < hs; j++)
+                o[j] += w * v[j];
+        }
+    }
+}
+
+static void step_out(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+{
+    const llm_layer *L = &c->m->layers[l];
+    int n = (int)c->n, dim = c->m->cfg.dim, a, b;
+    chunk_range(dim, c->P, chunk, &a, &b);
+    if (a >= b)
+        return;
+    norm_rows(c, s, c->att, (size_t)dim, NULL, NULL, n, dim);
+    synor__llm_matmul(c->k, &L->wo, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->wo), c->x,
+                      (size_t)dim, 1);
+}
+
+static void step_ffn_up(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+{
+    const llm_layer *L = &c->m->layers[l];
+    int n = (int)c->n, dim = c->m->cfg.dim, hid = c->m->cfg.hidden_dim, a, b;
+    chunk_range(hid, c->P, chunk, &a, &b);
+    if (a >= b)
+        return;
+    norm_rows(c, s, c->x, (size_t)dim, L->rms_ffn, NULL, n, dim);
+    synor__llm_matmul(c->k, &L->w1, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->w1), c->hb,
+                      (size_t)hid, 0);
+    synor__llm_matmul(c->k, &L->w3, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->w3), c->hb2,
+                      (size_t)hid, 0);
+    for (int t = 0; t < n; t++) {
+        float *h1 = c->hb + (size_t)t * hid, *h3 = c->hb2 + (size_t)t * hid;
+        for (int i = a; i < b; i++) {
+            float v = h1[i];
+            v *= 1.0f / (1.0f + expf(-v));
+            h1[i] = v * h3[i];
+        }
+    }
+}
+
+static void step_ffn_down(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+{
+    const llm_layer *L = &c->m->layers[l];
+    int n = (int)c->n, dim = c->m->cfg.dim, hid = c->m->cfg.hidden_dim, a, b;
+    chunk_range(dim, c->P, chunk, &a, &b);
+    if (a >= b)
+        return;
+    norm_rows(c, s, c->hb, (size_t)hid, NULL, NULL, n, hid);
+    synor__llm_matmul(c->k, &L->w2, a, b, n, s->xb, (size_t)hid, acts(c, s, n, hid, &L->w2), c->x,
+                      (size_t)dim, 1);
+}
+
+static void step_classifier(synor_llm_ctx *c, llm_scratch *s, int chunk)
+{
+    int dim = c->m->cfg.dim, V = c->m->cfg.vocab_size, a, b;
+    chunk_range(V, c->P, chunk, &a, &b);
+    if (a >= b || c->nwant == 0)
+        return;
+    norm_rows(c, s, c->x, (size_t)dim, c->m->rms_final, c->want_rows, (int)c->nwant, dim);
+    synor__llm_matmul(c->k, &c->m->cls, a, b, (int)c->nwant, s->xb, (size_t)dim,
+                      acts(c, s, (int)c->nwant, dim, &c->m->cls), c->logits, (size_t)V, 0);
+}
+
+typedef struct step_args {
+    int step, layer, chunk;
+} step_args;
+
+enum { STEP_QKV, STEP_ATT, STEP_OUT, STEP_FFN_UP, STEP_FFN_DOWN, STEP_CLS };
+
+static int step_kernel(const synor_task_ctx *t)
+{
+    synor_llm_ctx *c = t->user;
+    step_args a;
+    memcpy(&a, t->args, sizeof a);
+    llm_scratch *s = &c->scratch[t->worker];
+    switch (a.step) {
+    case STEP_QKV:
+        step_qkv(c, s, a.layer, a.chunk);
+        break;
+    case STEP_ATT:
+        step_attention(c, s, a.layer, a.chunk);
+        break;
+    case STEP_OUT:
+        step_out(c, s, a.layer, a.chunk);
+        break;
+    case STEP_FFN_UP:
+        step_ffn_up(c, s, a.layer, a.chunk);
+        break;
+    case STEP_FFN_DOWN:
+        step_ffn_down(c, s, a.layer, a.chunk);
+        break;
+    default:
+        step_classifier(c, s, a.chunk);
+        break;
+    }
+    return 0;
+}
+
+static const synor_kernel llm_step_kernel = {
+    .name = "llm.step",
+    .op = SYNOR_OP_MATMUL,
+    .fn = {[SYNOR_KIND_CPU] = step_kernel},
+    .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING,
+};
+
+static int submit_step(synor_llm_ctx *c, int step, int layer)
+{
+    int set = c->nsteps % 2;
+    for (int i = 0; i < c->P; i++) {
+        step_args a = {step, layer, i};
+        synor_task_spec t = {.kernel = &llm_step_kernel,
+                             .priority = SYNOR_PRIORITY_NORMAL,
+                             .args = &a,
+                             .args_size = sizeof a,
+                             .user = c};
+        t.data[t.ndata] = c->bar[set][i];
+        t.mode[t.ndata++] = SYNOR_ACCESS_W;
+        for (int j = 0; j < c->P; j++) {
+            t.data[t.ndata] = c->bar[!set][j];
+            t.mode[t.ndata++] = SYNOR_ACCESS_R;
+        }
+        int e = synor_task_submit(c->rt, &t);
+        if (e)
+            return e;
+    }
+    c->nsteps++;
+    return 0;
+}
+
+int synor__llm_run_graph(synor_llm_ctx *c)
+{
+    int e = 0;
+    for (int l = 0; l < c->m->cfg.n_layers && !e; l++) {
+        e = submit_step(c, STEP_QKV, l);
+        if (!e)
+            e = submit_step(c, STEP_ATT, l);
+        if (!e)
+            e = submit_step(c, STEP_OUT, l);
+        if (!e)
+            e = submit_step(c, STEP_FFN_UP, l);
+        if (!e)
+            e = submit_step(c, STEP_FFN_DOWN, l);
+    }
+    if (!e && c->nwant)
+        e = submit_step(c, STEP_CLS, 0);
+    int w = synor_runtime_wait_all(c->rt);
+    return e ? e : w;
+}

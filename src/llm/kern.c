@@ -1,0 +1,207 @@
+/* kern.c - the engine's matrix kernels: the portable ones, the choice of
+ * the vectorized ones for this CPU, and the matrix-times-rows driver.
+ *
+ * Every product is a sum of dot products of a weight row with an
+ * activation row. Float weights (F32, F16, BF16) meet fp32 activations;
+ * quantized weights (Q8_0, Q4_0, llama2.c's Q8 groups) meet activations
+ * quantized the same way, so the inner loop is integer multiply-adds and
+ * each block's sum is scaled once (llama.cpp's and runq.c's scheme). */
+#include <math.h>
+#include <string.h>
+
+#include "common/blas_api.h"
+#include "llm/llm_internal.h"
+#include "synor/model.h"
+
+static float gen_dot_f32(const float *w, const float *x, int n)
+{
+    float s = 0;
+    for (int i = 0; i < n; i++)
+        s += w[i] * x[i];
+    return s;
+}
+
+static float gen_dot_f16(const uint16_t *w, const float *x, int n)
+{
+    float s = 0;
+    for (int i = 0; i < n; i++)
+        s += synor_f16_to_f32(w[i]) * x[i];
+    return s;
+}
+
+static float gen_dot_bf16(const uint16_t *w, const float *x, int n)
+{
+    float s = 0;
+    for (int i = 0; i < n; i++)
+        s += synor_bf16_to_f32(w[i]) * x[i];
+    return s;
+}
+
+static float block_scale(const uint8_t *b)
+{
+    uint16_t h;
+    memcpy(&h, b, 2);
+    return synor_f16_to_f32(h);
+}
+
+static float gen_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
+{
+    float s = 0;
+    for (int b = 0; b < nb; b++, w += 34) {
+        const int8_t *q = (const int8_t *)(w + 2);
+        int acc = 0;
+        for (int j = 0; j < SYNOR_QK; j++)
+            acc += q[j] * xq[b * SYNOR_QK + j];
+        s += (float)acc * block_scale(w) * xd[b];
+    }
+    return s;
+}
+
+static float gen_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
+{
+    float s = 0;
+    for (int b = 0; b < nb; b++, w += 18) {
+        const uint8_t *q = w + 2;
+        const int8_t *x = xq + b * SYNOR_QK;
+        int acc = 0;
+        for (int j = 0; j < SYNOR_QK / 2; j++) {
+            acc += ((q[j] & 0x0F) - 8) * x[j];
+            acc += ((q[j] >> 4) - 8) * x[j + SYNOR_QK / 2];
+        }
+        s += (float)acc * block_scale(w) * xd[b];
+    }
+    return s;
+}
+
+static float gen_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, const float *xd,
+                         int n, int gs)
+{
+    float s = 0;
+    for (int g = 0; g < n / gs; g++) {
+        int acc = 0;
+        for (int j = 0; j < gs; j++)
+            acc += wq[g * gs + j] * xq[g * gs + j];
+        s += (float)acc * ws[g] * xd[g];
+    }
+    return s;
+}
+
+/* block 32 (Q8_0/Q4_0 activations): the scale rounded through F16 as
+ * llama.cpp stores it, so products agree with llama.cpp's; other blocks
+ * (Q8G): an fp32 scale, as runq.c's. */
+static void gen_quantize_row(const float *x, int8_t *q, float *d, int n, int block)
+{
+    for (int b = 0; b < n / block; b++) {
+        const float *xb = x + b * block;
+        float amax = 0;
+        for (int j = 0; j < block; j++)
+            amax = fmaxf(amax, fabsf(xb[j]));
+        float s = amax / 127.0f;
+        float id = s != 0 ? 1.0f / s : 0.0f;
+        for (int j = 0; j < block; j++)
+            q[b * block + j] = (int8_t)roundf(xb[j] * id);
+        d[b] = block == SYNOR_QK ? synor_f16_to_f32(synor_f32_to_f16(s)) : s;
+    }
+}
+
+const llm_kernels synor__llm_kernels_generic = {
+    .isa = "generic",
+    .dot_f32 = gen_dot_f32,
+    .dot_f16 = gen_dot_f16,
+    .dot_bf16 = gen_dot_bf16,
+    .dot_q8_0 = gen_dot_q8_0,
+    .dot_q4_0 = gen_dot_q4_0,
+    .dot_q8g = gen_dot_q8g,
+    .quantize_row = gen_quantize_row,
+};
+
+const llm_kernels *synor__llm_kernels(void)
+{
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+        __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma"))
+        return &synor__llm_kernels_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("f16c"))
+        return &synor__llm_kernels_avx2;
+#endif
+    return &synor__llm_kernels_generic;
+}
+
+const char *synor_llm_isa(void) { return synor__llm_kernels()->isa; }
+
+int synor__llm_act_block(const llm_mat *w)
+{
+    switch (w->type) {
+    case SYNOR_TTYPE_Q8_0:
+    case SYNOR_TTYPE_Q4_0:
+        return SYNOR_QK;
+    case LLM_TTYPE_Q8G:
+        return w->group;
+    default:
+        return 0;
+    }
+}
+
+static float row_dot(const llm_kernels *k, const llm_mat *w, int r, const float *x,
+                     const llm_qrow *qx)
+{
+    const uint8_t *row = w->data + (size_t)r * w->row_bytes;
+    switch (w->type) {
+    case SYNOR_TTYPE_F32:
+        return k->dot_f32((const float *)(const void *)row, x, w->cols);
+    case SYNOR_TTYPE_F16:
+        return k->dot_f16((const uint16_t *)(const void *)row, x, w->cols);
+    case SYNOR_TTYPE_BF16:
+        return k->dot_bf16((const uint16_t *)(const void *)row, x, w->cols);
+    case SYNOR_TTYPE_Q8_0:
+        return k->dot_q8_0(row, qx->q, qx->d, w->cols / SYNOR_QK);
+    case SYNOR_TTYPE_Q4_0:
+        return k->dot_q4_0(row, qx->q, qx->d, w->cols / SYNOR_QK);
+    case LLM_TTYPE_Q8G:
+        return k->dot_q8g((const int8_t *)row, w->gscale + (size_t)r * (w->cols / w->group), qx->q,
+                          qx->d, w->cols, w->group);
+    default:
+        return 0;
+    }
+}
+
+void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, int n,
+                       const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
+                       int accumulate)
+{
+    /* F32 weights and several rows: OpenBLAS's SGEMM (Y = X W^T), which
+     * blocks for the caches and the registers as no dot loop can. */
+    const synor__blas_api *blas;
+    if (w->type == SYNOR_TTYPE_F32 && n >= 8 && (blas = synor__blas()) != NULL) {
+        const float *wr = (const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes);
+        blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, w->cols, 1.0f, x,
+                    (blasint)ldx, wr, (blasint)(w->row_bytes / sizeof(float)),
+                    accumulate ? 1.0f : 0.0f, y + r0, (blasint)ldy);
+        return;
+    }
+    /* Weight row outside, activation rows inside: a weight row is read
+     * from memory once per batch and stays in L1 across the rows. */
+    for (int r = r0; r < r1; r++) {
+        for (int t = 0; t < n; t++) {
+            float v = row_dot(k, w, r, x + (size_t)t * ldx, qx ? &qx[t] : NULL);
+            float *o = y + (size_t)t * ldy + r;
+            *o = accumulate ? *o + v : v;
+        }
+    }
+}
+
+void synor__llm_mat_row(const llm_mat *w, int row, float *out)
+{
+    const uint8_t *p = w->data + (size_t)row * w->row_bytes;
+    if (w->type == LLM_TTYPE_Q8G) {
+        const int8_t *q = (const int8_t *)p;
+        const float *s = w->gscale + (size_t)row * (w->cols / w->group);
+        for (int i = 0; i < w->cols; i++)
+            out[i] = q[i] * s[i / w->group];
+        return;
+    }
+    synor_ttype_dequantize(w->type, p, out, (size_t)w->cols);
+}

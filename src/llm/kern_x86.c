@@ -1,0 +1,331 @@
+/* kern_x86.c - the engine's vectorized dot products for x86-64: AVX2 + FMA
+ * + F16C, and AVX-512 (F, BW, VL, VNNI). Each function is compiled for
+ * its instruction set with a target attribute and only called when
+ * synor__llm_kernels found the CPU supports it, so the library itself is
+ * built for the baseline x86-64.
+ *
+ * Integer dot products of signed int8 rows use the unsigned x signed
+ * instructions (vpmaddubsw, vpdpbusd) on |w| and x * sign(w), which gives
+ * w * x exactly for |w| <= 127 (quantized weights never hold -128). */
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <string.h>
+
+#include "llm/llm_internal.h"
+#include "synor/model.h"
+
+#define T2 __attribute__((target("avx2,fma,f16c")))
+#define T5 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+T2 static inline float hsum256(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+T2 static inline float scale_of(const uint8_t *b)
+{
+    uint16_t h;
+    memcpy(&h, b, 2);
+    return _cvtsh_ss(h);
+}
+
+/* ---------------------------------------------------------------- AVX2 */
+
+T2 static float a2_dot_f32(const float *w, const float *x, int n)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), _mm256_loadu_ps(x + i + 16), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
+    }
+    for (; i + 8 <= n; i += 8)
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+    float s = hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; i < n; i++)
+        s += w[i] * x[i];
+    return s;
+}
+
+T2 static float a2_dot_f16(const uint16_t *w, const float *x, int n)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(w + i)));
+        __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(w + i + 8)));
+        a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + i + 8), a1);
+    }
+    float s = hsum256(_mm256_add_ps(a0, a1));
+    for (; i < n; i++)
+        s += _cvtsh_ss(w[i]) * x[i];
+    return s;
+}
+
+T2 static float a2_dot_bf16(const uint16_t *w, const float *x, int n)
+{
+    __m256 a0 = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + i)));
+        a0 = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(v, 16)), _mm256_loadu_ps(x + i),
+                             a0);
+    }
+    float s = hsum256(a0);
+    for (; i < n; i++)
+        s += synor_bf16_to_f32(w[i]) * x[i];
+    return s;
+}
+
+/* Sum of the 32 products w[j] * x[j], as 8 int32 lanes turned into floats. */
+T2 static inline __m256 a2_mul_sum_i8(__m256i w, __m256i x)
+{
+    __m256i ax = _mm256_sign_epi8(w, w);
+    __m256i sy = _mm256_sign_epi8(x, w);
+    __m256i p16 = _mm256_maddubs_epi16(ax, sy);
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
+}
+
+T2 static inline __m256i unpack_q4(const uint8_t *qs)
+{
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)qs);
+    __m128i lo = _mm_and_si128(b, _mm_set1_epi8(0x0F));
+    __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
+    return _mm256_sub_epi8(_mm256_set_m128i(hi, lo), _mm256_set1_epi8(8));
+}
+
+T2 static float a2_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    int b = 0;
+    for (; b + 2 <= nb; b += 2, w += 68) {
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
+        __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 36));
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a2_mul_sum_i8(w0, x0), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 34) * xd[b + 1]), a2_mul_sum_i8(w1, x1),
+                               acc1);
+    }
+    for (; b < nb; b++, w += 34) {
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a2_mul_sum_i8(w0, x0), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+T2 static float a2_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    int b = 0;
+    for (; b + 2 <= nb; b += 2, w += 36) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]),
+                               a2_mul_sum_i8(unpack_q4(w + 2), x0), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 18) * xd[b + 1]),
+                               a2_mul_sum_i8(unpack_q4(w + 20), x1), acc1);
+    }
+    for (; b < nb; b++, w += 18) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]),
+                               a2_mul_sum_i8(unpack_q4(w + 2), x0), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+/* Q8 groups: gs a multiple of 32 (llama2.c exports use 64). */
+T2 static float a2_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, const float *xd,
+                           int n, int gs)
+{
+    if (gs % 32)
+        return synor__llm_kernels_generic.dot_q8g(wq, ws, xq, xd, n, gs);
+    __m256 acc = _mm256_setzero_ps();
+    for (int g = 0; g < n / gs; g++) {
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = g * gs; j < (g + 1) * gs; j += 32)
+            sum = _mm256_add_ps(
+                sum, a2_mul_sum_i8(_mm256_loadu_si256((const __m256i *)(const void *)(wq + j)),
+                                   _mm256_loadu_si256((const __m256i *)(const void *)(xq + j))));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(ws[g] * xd[g]), sum, acc);
+    }
+    return hsum256(acc);
+}
+
+T2 static void a2_quantize_row(const float *x, int8_t *q, float *d, int n, int block)
+{
+    if (block % 8) {
+        synor__llm_kernels_generic.quantize_row(x, q, d, n, block);
+        return;
+    }
+    const __m256 signmask = _mm256_set1_ps(-0.0f);
+    for (int b = 0; b < n / block; b++) {
+        const float *xb = x + b * block;
+        __m256 m = _mm256_setzero_ps();
+        for (int j = 0; j < block; j += 8)
+            m = _mm256_max_ps(m, _mm256_andnot_ps(signmask, _mm256_loadu_ps(xb + j)));
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_movehdup_ps(h));
+        float s = _mm_cvtss_f32(h) / 127.0f;
+        float id = s != 0 ? 1.0f / s : 0.0f;
+        /* round half away from zero, as roundf in the portable kernel */
+        for (int j = 0; j < block; j++) {
+            float v = xb[j] * id;
+            q[b * block + j] = (int8_t)(v >= 0 ? (int)(v + 0.5f) : -(int)(-v + 0.5f));
+        }
+        d[b] = block == SYNOR_QK ? _cvtsh_ss(_cvtss_sh(s, 0)) : s;
+    }
+}
+
+const llm_kernels synor__llm_kernels_avx2 = {
+    .isa = "avx2",
+    .dot_f32 = a2_dot_f32,
+    .dot_f16 = a2_dot_f16,
+    .dot_bf16 = a2_dot_bf16,
+    .dot_q8_0 = a2_dot_q8_0,
+    .dot_q4_0 = a2_dot_q4_0,
+    .dot_q8g = a2_dot_q8g,
+    .quantize_row = a2_quantize_row,
+};
+
+/* ------------------------------------------------------------- AVX-512 */
+
+T5 static float a5_dot_f32(const float *w, const float *x, int n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(x + i), a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 16), _mm512_loadu_ps(x + i + 16), a1);
+        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 32), _mm512_loadu_ps(x + i + 32), a2);
+        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 48), _mm512_loadu_ps(x + i + 48), a3);
+    }
+    for (; i + 16 <= n; i += 16)
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(x + i), a0);
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w + i), _mm512_maskz_loadu_ps(m, x + i), a1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+T5 static float a5_dot_f16(const uint16_t *w, const float *x, int n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(w + i)));
+        __m512 w1 =
+            _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(w + i + 16)));
+        a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x + i), a0);
+        a1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x + i + 16), a1);
+    }
+    float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    for (; i < n; i++)
+        s += _cvtsh_ss(w[i]) * x[i];
+    return s;
+}
+
+T5 static float a5_dot_bf16(const uint16_t *w, const float *x, int n)
+{
+    __m512 a0 = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i v =
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(w + i)));
+        a0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(v, 16)), _mm512_loadu_ps(x + i),
+                             a0);
+    }
+    float s = _mm512_reduce_add_ps(a0);
+    for (; i < n; i++)
+        s += synor_bf16_to_f32(w[i]) * x[i];
+    return s;
+}
+
+T5 static inline __m256 a5_mul_sum_i8(__m256i w, __m256i x)
+{
+    __m256i ax = _mm256_sign_epi8(w, w);
+    __m256i sy = _mm256_sign_epi8(x, w);
+    return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ax, sy));
+}
+
+T5 static float a5_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    int b = 0;
+    for (; b + 2 <= nb; b += 2, w += 68) {
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
+        __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 36));
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a5_mul_sum_i8(w0, x0), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 34) * xd[b + 1]), a5_mul_sum_i8(w1, x1),
+                               acc1);
+    }
+    for (; b < nb; b++, w += 34) {
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a5_mul_sum_i8(w0, x0), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+T5 static float a5_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    int b = 0;
+    for (; b + 2 <= nb; b += 2, w += 36) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]),
+                               a5_mul_sum_i8(unpack_q4(w + 2), x0), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 18) * xd[b + 1]),
+                               a5_mul_sum_i8(unpack_q4(w + 20), x1), acc1);
+    }
+    for (; b < nb; b++, w += 18) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]),
+                               a5_mul_sum_i8(unpack_q4(w + 2), x0), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+T5 static float a5_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, const float *xd,
+                           int n, int gs)
+{
+    if (gs % 32)
+        return synor__llm_kernels_generic.dot_q8g(wq, ws, xq, xd, n, gs);
+    __m256 acc = _mm256_setzero_ps();
+    for (int g = 0; g < n / gs; g++) {
+        __m256i sum = _mm256_setzero_si256();
+        for (int j = g * gs; j < (g + 1) * gs; j += 32) {
+            __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(wq + j));
+            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(xq + j));
+            sum = _mm256_dpbusd_epi32(sum, _mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(ws[g] * xd[g]), _mm256_cvtepi32_ps(sum), acc);
+    }
+    return hsum256(acc);
+}
+
+const llm_kernels synor__llm_kernels_avx512 = {
+    .isa = "avx512",
+    .dot_f32 = a5_dot_f32,
+    .dot_f16 = a5_dot_f16,
+    .dot_bf16 = a5_dot_bf16,
+    .dot_q8_0 = a5_dot_q8_0,
+    .dot_q4_0 = a5_dot_q4_0,
+    .dot_q8g = a5_dot_q8g,
+    .quantize_row = a2_quantize_row,
+};
+#else
+typedef int synor__llm_kern_x86_empty;
+#endif

@@ -1,0 +1,67 @@
+/* llm_ctx.h - an inference context's state, shared by ctx.c (the task
+ * graph of a batch) and batch.c (contexts, the KV pool, batches). */
+#ifndef SYNOR_LLM_CTX_H
+#define SYNOR_LLM_CTX_H
+
+#include "llm/llm_internal.h"
+
+/* At most this many tasks per step: one writes its own step token and
+ * reads all of the previous step's. */
+#define LLM_MAX_CHUNKS (SYNOR_TASK_MAX_DATA - 1)
+
+/* A worker's scratch: normalised rows and their quantization. */
+typedef struct llm_scratch {
+    float *xb;
+    int8_t *q;
+    float *d;
+    llm_qrow *qrows;
+    float *scores;
+    int qblock; /* block the rows in q are quantized for; 0: none */
+} llm_scratch;
+
+typedef struct llm_seq {
+    int len;     /* positions cached */
+    int nblocks; /* blocks held */
+    int *blocks; /* block table: position p is in blocks[p / BLOCK] */
+} llm_seq;
+
+struct synor_llm_ctx {
+    synor_llm *m;
+    synor_runtime *rt;
+    const llm_kernels *k;
+    int P;
+    unsigned max_seqs, max_batch;
+    int kv_dim;
+
+    /* KV cache: per layer, kv_blocks blocks of BLOCK positions of kv_dim
+     * floats; layer_stride floats per layer. */
+    float *kc, *vc;
+    size_t layer_stride;
+    unsigned kv_blocks, nfree;
+    int *free_blocks;
+    llm_seq *seqs;
+
+    float *rope_cos, *rope_sin; /* seq_len x head_dim / 2 */
+
+    /* the batch being run */
+    size_t n;
+    int *pos;
+    unsigned *seq;
+    int *want_rows;
+    size_t nwant;
+    long *logit_row; /* batch row -> index into logits, -1 */
+    float *x, *q, *kbuf, *vbuf, *att, *hb, *hb2;
+    float *logits;
+    size_t logits_cap; /* rows */
+
+    llm_scratch *scratch; /* per runtime worker */
+    unsigned nscratch;
+    synor_handle *bar[2][LLM_MAX_CHUNKS];
+    float bar_mem[2][LLM_MAX_CHUNKS];
+    unsigned long nsteps;
+};
+
+/* Submits the batch's tasks and waits for them. */
+int synor__llm_run_graph(synor_llm_ctx *c);
+
+#endif

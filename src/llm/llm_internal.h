@@ -1,0 +1,92 @@
+/* llm_internal.h - what the engine's files share: weight matrices as the
+ * kernels see them, the kernel table chosen for this CPU, the model. */
+#ifndef SYNOR_LLM_INTERNAL_H
+#define SYNOR_LLM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "synor/llm.h"
+
+/* llama2.c version 2: int8 values with one fp32 scale per group of
+ * `group` elements (not a GGUF type; numbered out of GGUF's range). */
+#define LLM_TTYPE_Q8G 1000
+
+/* A weight matrix: rows x cols, row r at data + r * row_bytes (Q8G: q at
+ * data + r * cols, its scales at gscale + r * cols / group). */
+typedef struct llm_mat {
+    int type;
+    int rows, cols;
+    const uint8_t *data;
+    size_t row_bytes;
+    const float *gscale;
+    int group;
+} llm_mat;
+
+/* Activations quantized for Q8_0 / Q4_0 / Q8G weights: per row, cols int8
+ * values and cols / block fp32 scales (block 32, or the Q8G group). */
+typedef struct llm_qrow {
+    const int8_t *q;
+    const float *d;
+} llm_qrow;
+
+/* The kernels of one instruction set. */
+typedef struct llm_kernels {
+    const char *isa;
+    float (*dot_f32)(const float *w, const float *x, int n);
+    float (*dot_f16)(const uint16_t *w, const float *x, int n);
+    float (*dot_bf16)(const uint16_t *w, const float *x, int n);
+    /* nb blocks of 32 */
+    float (*dot_q8_0)(const uint8_t *w, const int8_t *xq, const float *xd, int nb);
+    float (*dot_q4_0)(const uint8_t *w, const int8_t *xq, const float *xd, int nb);
+    /* n elements, groups of gs (a multiple of 32 where vectorized) */
+    float (*dot_q8g)(const int8_t *wq, const float *ws, const int8_t *xq, const float *xd, int n,
+                     int gs);
+    /* y[i] = x[i] * scale + ... helpers */
+    void (*quantize_row)(const float *x, int8_t *q, float *d, int n, int block);
+} llm_kernels;
+
+const llm_kernels *synor__llm_kernels(void);
+/* The portable kernels (also the reference the vectorized ones are tested
+ * against). */
+extern const llm_kernels synor__llm_kernels_generic;
+#if defined(__x86_64__)
+extern const llm_kernels synor__llm_kernels_avx2;
+extern const llm_kernels synor__llm_kernels_avx512;
+#endif
+
+/* Block size the activations are quantized to for a weight type: 32 for
+ * Q8_0/Q4_0, the group for Q8G, 0 for float weights. */
+int synor__llm_act_block(const llm_mat *w);
+
+/* y[t * ldy + r] (+)= W_r . x_t for r in [r0, r1), t in [0, n). x rows at
+ * x + t * ldx (float weights) or qx[t] (quantized weights). */
+void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, int n,
+                       const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
+                       int accumulate);
+
+/* Row `row` of an embedding matrix as floats. */
+void synor__llm_mat_row(const llm_mat *w, int row, float *out);
+
+typedef struct llm_layer {
+    const float *rms_att, *rms_ffn;
+    llm_mat wq, wk, wv, wo, w1, w2, w3;
+} llm_layer;
+
+struct synor_llm {
+    synor_llm_hparams cfg;
+    char format[32];
+    const char *wtype;
+    uint64_t weight_bytes;
+    llm_mat embd, cls;
+    const float *rms_final;
+    llm_layer *layers;
+    synor_tokenizer *tok;
+    /* what keeps the weights mapped; and floats converted at load (norm
+     * weights stored as F16 in some files) */
+    struct synor_gguf *gguf;
+    struct synor_l2c *l2c;
+    float *owned;
+};
+
+#endif

@@ -1,0 +1,127 @@
+/* sample.c - drawing the next token from logits: greedy, or temperature
+ * with optional top-k and top-p (nucleus) truncation, from a seeded
+ * xorshift64* generator so a seed replays the same text. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "llm/llm_internal.h"
+
+void synor_sampler_init(synor_sampler *s, float temperature, int top_k, float top_p, uint64_t seed)
+{
+    s->temperature = temperature < 0 ? 0 : temperature;
+    s->top_k = top_k < 0 ? 0 : top_k;
+    s->top_p = top_p <= 0 || top_p > 1 ? 1.0f : top_p;
+    s->state = seed ? seed : 0x9E3779B97F4A7C15ull;
+}
+
+static float rand_f32(uint64_t *st)
+{
+    uint64_t x = *st;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *st = x;
+    return (float)((x * 0x2545F4914F6CDD1Dull) >> 40) / 16777216.0f;
+}
+
+typedef struct cand {
+    float p;
+    int32_t id;
+} cand;
+
+static int cand_desc(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->p != y->p)
+        return x->p < y->p ? 1 : -1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Min-heap of the k most probable candidates (sift down from i). */
+static void heap_down(cand *h, int k, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+        if (l < k && cand_desc(&h[l], &h[m]) > 0)
+            m = l;
+        if (l + 1 < k && cand_desc(&h[l + 1], &h[m]) > 0)
+            m = l + 1;
+        if (m == i)
+            return;
+        cand t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n)
+{
+    int32_t best = 0;
+    for (int i = 1; i < n; i++)
+        if (logits[i] > logits[best])
+            best = i;
+    if (s->temperature == 0 || n == 1)
+        return best;
+    cand *c = synor__malloc((size_t)n * sizeof *c);
+    if (!c)
+        return best;
+    float mx = logits[best], sum = 0;
+    for (int i = 0; i < n; i++) {
+        c[i].p = expf((logits[i] - mx) / s->temperature);
+        c[i].id = i;
+        sum += c[i].p;
+    }
+    int m = n;
+    if (s->top_k > 0 && s->top_k < n) {
+        int k = s->top_k;
+        for (int i = k / 2 - 1; i >= 0; i--)
+            heap_down(c, k, i);
+        for (int i = k; i < n; i++)
+            if (cand_desc(&c[i], &c[0]) < 0) {
+                c[0] = c[i];
+                heap_down(c, k, 0);
+            }
+        m = k;
+        sum = 0;
+        for (int i = 0; i < m; i++)
+            sum += c[i].p;
+    }
+    if (s->top_p < 1.0f) {
+        /* Only candidates above (1 - p) / (m - 1) of the mass can be in the
+         * nucleus (run.c's observation): sort just those. */
+        float cut = (1.0f - s->top_p) / (float)(m > 1 ? m - 1 : 1) * sum;
+        int j = 0;
+        for (int i = 0; i < m; i++)
+            if (c[i].p >= cut)
+                c[j++] = c[i];
+        m = j;
+    }
+    qsort(c, (size_t)m, sizeof *c, cand_desc);
+    if (s->top_p < 1.0f) {
+        float acc = 0;
+        for (int i = 0; i < m; i++) {
+            acc += c[i].p;
+            if (acc >= s->top_p * sum) {
+                m = i + 1;
+                break;
+            }
+        }
+    }
+    float mass = 0;
+    for (int i = 0; i < m; i++)
+        mass += c[i].p;
+    float r = rand_f32(&s->state) * mass, acc = 0;
+    int32_t out = c[m - 1].id;
+    for (int i = 0; i < m; i++) {
+        acc += c[i].p;
+        if (r < acc) {
+            out = c[i].id;
+            break;
+        }
+    }
+    synor__free(c);
+    return out;
+}

@@ -1,0 +1,299 @@
+/* synth.c - models with deterministic generated weights: the same weights
+ * written as GGUF (any supported type) or as a llama2.c checkpoint, so the
+ * engine can be compared with llama2.c and llama.cpp on identical models
+ * without shipping anyone's weights or vocabulary.
+ *
+ * Weight (w, layer) is a stream of a splitmix64 generator seeded with
+ * (seed, w, layer): uniform in [-1, 1) times 1/sqrt(inputs) for matrices
+ * (so a product keeps its input's scale), times 1 for the embedding, and
+ * 1 + uniform * 0.1 for norm weights. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "llm/llm_internal.h"
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+typedef struct gen {
+    const synor_llm_synth *s;
+    float *buf;
+} gen;
+
+static void shape_of(const synor_llm_hparams *c, synor_l2c_weight w, uint64_t *rows, uint64_t *cols)
+{
+    uint64_t D = (uint64_t)c->dim, H = (uint64_t)c->hidden_dim, V = (uint64_t)c->vocab_size;
+    uint64_t KV = D / (uint64_t)c->n_heads * (uint64_t)c->n_kv_heads;
+    static const int rows_of[] = {0, 1, 2, 3, 3, 2, 1, 4, 2, 4, 1, 0};
+    static const int cols_of[] = {2, 2, 2, 2, 2, 2, 2, 2, 4, 2, 2, 2};
+    uint64_t v[5] = {V, 1, D, KV, H};
+    *rows = v[rows_of[w]];
+    *cols = v[cols_of[w]];
+}
+
+static const float *generate(synor_l2c_weight w, int layer, void *ctx)
+{
+    gen *g = ctx;
+    const synor_llm_hparams *c = &g->s->cfg;
+    if (w == SYNOR_L2C_WCLS && c->shared_classifier)
+        return NULL;
+    uint64_t rows, cols;
+    shape_of(c, w, &rows, &cols);
+    uint64_t st = g->s->seed ^ ((uint64_t)w << 48) ^ ((uint64_t)(layer + 1) << 32);
+    int norm = w == SYNOR_L2C_RMS_ATT || w == SYNOR_L2C_RMS_FFN || w == SYNOR_L2C_RMS_FINAL;
+    float scale = norm ? 0.1f : w == SYNOR_L2C_TOKEN_EMBD ? 1.0f : 1.0f / sqrtf((float)cols);
+    for (uint64_t i = 0; i < rows * cols; i++) {
+        float u = (float)(splitmix(&st) >> 40) / 8388608.0f - 1.0f; /* [-1, 1) */
+        g->buf[i] = norm ? 1.0f + u * scale : u * scale;
+    }
+    return g->buf;
+}
+
+static int check_cfg(const synor_llm_hparams *c)
+{
+    if (c->dim <= 0 || c->hidden_dim <= 0 || c->n_layers <= 0 || c->n_heads <= 0 ||
+        c->n_kv_heads <= 0 || c->vocab_size <= 0 || c->seq_len <= 0 || c->dim % c->n_heads ||
+        c->n_heads % c->n_kv_heads || (c->dim / c->n_heads) % 2 || c->dim > (1 << 16) ||
+        c->hidden_dim > (1 << 18) || c->vocab_size > (1 << 20) || c->n_layers > 256 ||
+        c->seq_len > (1 << 20))
+        return synor__error(SYNOR_EINVAL,
+                            "synthetic model: inconsistent configuration: dim %d, "
+                            "hidden %d, %d layers, %d heads, %d KV heads, vocab "
+                            "%d, context %d",
+                            c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads,
+                            c->vocab_size, c->seq_len);
+    return 0;
+}
+
+/* The vocabulary: trained on the text (or bytes only), padded with unused
+ * pieces to vocab_size. */
+static int vocab(const synor_llm_synth *s, synor_tokenizer **out)
+{
+    synor_tokenizer *t = NULL;
+    int e = synor_tokenizer_train(s->text ? s->text : "", s->text ? s->text_len : 0,
+                                  (size_t)s->cfg.vocab_size, &t);
+    if (e)
+        return e;
+    size_t n = synor_tokenizer_size(t), V = (size_t)s->cfg.vocab_size;
+    if (n == V) {
+        *out = t;
+        return 0;
+    }
+    if (n > V) {
+        synor_tokenizer_destroy(t);
+        return synor__error(SYNOR_EINVAL,
+                            "synthetic model: the vocabulary needs %zu pieces, "
+                            "vocab_size is %zu",
+                            n, V);
+    }
+    const char **pieces = synor__calloc(V, sizeof *pieces);
+    size_t *lens = synor__calloc(V, sizeof *lens);
+    float *scores = synor__calloc(V, sizeof *scores);
+    int32_t *types = synor__calloc(V, sizeof *types);
+    char *names = synor__calloc(V - n, 24);
+    e = pieces && lens && scores && types && names ? 0 : SYNOR_ENOMEM;
+    for (size_t i = 0; i < V && !e; i++) {
+        if (i < n) {
+            pieces[i] = synor_tokenizer_piece(t, (int32_t)i, &lens[i]);
+            scores[i] = synor_tokenizer_score(t, (int32_t)i);
+            types[i] = synor_tokenizer_type(t, (int32_t)i);
+        } else {
+            char *nm = names + (i - n) * 24;
+            snprintf(nm, 24, "<unused%zu>", i - n);
+            pieces[i] = nm;
+            lens[i] = strlen(nm);
+            scores[i] = -1e9f;
+            types[i] = SYNOR_TOKEN_UNUSED;
+        }
+    }
+    if (!e) {
+        synor_tokenizer_spec sp = {
+            V, pieces, lens, scores, types, synor_tokenizer_bos(t), synor_tokenizer_eos(t), 0, 1};
+        e = synor_tokenizer_create(&sp, out);
+    }
+    synor__free(pieces);
+    synor__free(lens);
+    synor__free(scores);
+    synor__free(types);
+    synor__free(names);
+    synor_tokenizer_destroy(t);
+    return e;
+}
+
+static int gen_init(gen *g, const synor_llm_synth *s)
+{
+    const synor_llm_hparams *c = &s->cfg;
+    size_t biggest = (size_t)c->vocab_size * (size_t)c->dim;
+    size_t ffn = (size_t)c->hidden_dim * (size_t)c->dim;
+    g->s = s;
+    g->buf = synor__malloc((biggest > ffn ? biggest : ffn) * sizeof(float));
+    return g->buf ? 0 : SYNOR_ENOMEM;
+}
+
+static int add_vocab(synor_gguf_writer *w, const synor_tokenizer *t)
+{
+    size_t n = synor_tokenizer_size(t);
+    const char **p = synor__calloc(n, sizeof *p);
+    size_t *lens = synor__calloc(n, sizeof *lens);
+    float *sc = synor__calloc(n, sizeof *sc);
+    int32_t *ty = synor__calloc(n, sizeof *ty);
+    int e = p && lens && sc && ty ? 0 : SYNOR_ENOMEM;
+    for (size_t i = 0; i < n && !e; i++) {
+        p[i] = synor_tokenizer_piece(t, (int32_t)i, &lens[i]);
+        sc[i] = synor_tokenizer_score(t, (int32_t)i);
+        ty[i] = synor_tokenizer_type(t, (int32_t)i);
+    }
+    if (!e)
+        e = synor_gguf_writer_add_str(w, "tokenizer.ggml.model", "llama");
+    if (!e)
+        e = synor_gguf_writer_add_str_array(w, "tokenizer.ggml.tokens", n, p, lens);
+    if (!e)
+        e = synor_gguf_writer_add_f32_array(w, "tokenizer.ggml.scores", n, sc);
+    if (!e)
+        e = synor_gguf_writer_add_i32_array(w, "tokenizer.ggml.token_type", n, ty);
+    if (!e)
+        e = synor_gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id",
+                                      (uint32_t)synor_tokenizer_bos(t));
+    if (!e)
+        e = synor_gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id",
+                                      (uint32_t)synor_tokenizer_eos(t));
+    if (!e)
+        e = synor_gguf_writer_add_u32(w, "tokenizer.ggml.unknown_token_id", 0);
+    synor__free(p);
+    synor__free(lens);
+    synor__free(sc);
+    synor__free(ty);
+    return e;
+}
+
+static int add_weight(synor_gguf_writer *w, gen *g, synor_l2c_weight which, int layer,
+                      const char *name, synor_ttype type, void *qbuf)
+{
+    uint64_t rows, cols;
+    shape_of(&g->s->cfg, which, &rows, &cols);
+    const float *v = generate(which, layer, g);
+    if (rows == 1) {
+        uint64_t ne[1] = {cols};
+        return synor_gguf_writer_add_tensor(w, name, SYNOR_TTYPE_F32, 1, ne, v);
+    }
+    uint64_t ne[2] = {cols, rows};
+    if (type == SYNOR_TTYPE_F32)
+        return synor_gguf_writer_add_tensor(w, name, type, 2, ne, v);
+    int e = synor_ttype_quantize(type, v, qbuf, (size_t)(rows * cols));
+    return e ? e : synor_gguf_writer_add_tensor(w, name, type, 2, ne, qbuf);
+}
+
+int synor_llm_synth_gguf(const synor_llm_synth *s, synor_ttype type, const char *path)
+{
+    const synor_llm_hparams *c = &s->cfg;
+    int e = check_cfg(c);
+    if (e)
+        return e;
+    if (type != SYNOR_TTYPE_F32 && type != SYNOR_TTYPE_F16 && type != SYNOR_TTYPE_Q8_0 &&
+        type != SYNOR_TTYPE_Q4_0 && type != SYNOR_TTYPE_BF16)
+        return synor__error(SYNOR_EINVAL, "synthetic model: type %d not supported", (int)type);
+    if (type != SYNOR_TTYPE_F32 && (c->dim % SYNOR_QK || c->hidden_dim % SYNOR_QK))
+        return synor__error(SYNOR_EINVAL,
+                            "synthetic model: dim %d and hidden %d must be "
+                            "multiples of %d for %s",
+                            c->dim, c->hidden_dim, SYNOR_QK, synor_ttype_name(type));
+    gen g;
+    synor_tokenizer *tok = NULL;
+    synor_gguf_writer *w = NULL;
+    void *qbuf = NULL;
+    if ((e = gen_init(&g, s)))
+        return e;
+    size_t biggest = (size_t)c->vocab_size * (size_t)c->dim;
+    size_t ffn = (size_t)c->hidden_dim * (size_t)c->dim;
+    qbuf = synor__malloc((biggest > ffn ? biggest : ffn) * 2 + 64);
+    if (!qbuf)
+        e = SYNOR_ENOMEM;
+    if (!e)
+        e = vocab(s, &tok);
+    if (!e)
+        e = synor_gguf_writer_create(&w);
+    if (!e)
+        e = synor_gguf_writer_add_str(w, "general.architecture", "llama");
+    if (!e)
+        e = synor_gguf_writer_add_str(w, "general.name", "synor-synthetic");
+    struct {
+        const char *k;
+        uint32_t v;
+    } u[] = {{"llama.context_length", (uint32_t)c->seq_len},
+             {"llama.embedding_length", (uint32_t)c->dim},
+             {"llama.block_count", (uint32_t)c->n_layers},
+             {"llama.feed_forward_length", (uint32_t)c->hidden_dim},
+             {"llama.attention.head_count", (uint32_t)c->n_heads},
+             {"llama.attention.head_count_kv", (uint32_t)c->n_kv_heads},
+             {"llama.rope.dimension_count", (uint32_t)(c->dim / c->n_heads)}};
+    for (size_t i = 0; i < sizeof u / sizeof u[0] && !e; i++)
+        e = synor_gguf_writer_add_u32(w, u[i].k, u[i].v);
+    if (!e)
+        e = synor_gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    if (!e)
+        e = synor_gguf_writer_add_f32(w, "llama.rope.freq_base", 10000.0f);
+    if (!e)
+        e = add_vocab(w, tok);
+    if (!e)
+        e = add_weight(w, &g, SYNOR_L2C_TOKEN_EMBD, 0, "token_embd.weight", type, qbuf);
+    if (!e)
+        e = add_weight(w, &g, SYNOR_L2C_RMS_FINAL, 0, "output_norm.weight", type, qbuf);
+    if (!e && !c->shared_classifier)
+        e = add_weight(w, &g, SYNOR_L2C_WCLS, 0, "output.weight", type, qbuf);
+    static const struct {
+        synor_l2c_weight w;
+        const char *suffix;
+    } per_layer[] = {{SYNOR_L2C_RMS_ATT, "attn_norm"}, {SYNOR_L2C_WQ, "attn_q"},
+                     {SYNOR_L2C_WK, "attn_k"},         {SYNOR_L2C_WV, "attn_v"},
+                     {SYNOR_L2C_WO, "attn_output"},    {SYNOR_L2C_RMS_FFN, "ffn_norm"},
+                     {SYNOR_L2C_W1, "ffn_gate"},       {SYNOR_L2C_W2, "ffn_down"},
+                     {SYNOR_L2C_W3, "ffn_up"}};
+    for (int l = 0; l < c->n_layers && !e; l++)
+        for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0] && !e; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "blk.%d.%s.weight", l, per_layer[i].suffix);
+            e = add_weight(w, &g, per_layer[i].w, l, name, type, qbuf);
+        }
+    if (!e)
+        e = synor_gguf_writer_save(w, path);
+    synor_gguf_writer_destroy(w);
+    synor_tokenizer_destroy(tok);
+    synor__free(qbuf);
+    synor__free(g.buf);
+    return e;
+}
+
+int synor_llm_synth_llama2c(const synor_llm_synth *s, const char *path, const char *tokenizer_path)
+{
+    int e = check_cfg(&s->cfg);
+    if (e)
+        return e;
+    gen g;
+    synor_tokenizer *tok = NULL;
+    if ((e = gen_init(&g, s)))
+        return e;
+    synor_l2c_config lc = {.dim = s->cfg.dim,
+                           .hidden_dim = s->cfg.hidden_dim,
+                           .n_layers = s->cfg.n_layers,
+                           .n_heads = s->cfg.n_heads,
+                           .n_kv_heads = s->cfg.n_kv_heads,
+                           .vocab_size = s->cfg.vocab_size,
+                           .seq_len = s->cfg.seq_len,
+                           .shared_classifier = s->cfg.shared_classifier,
+                           .version = 0};
+    e = vocab(s, &tok);
+    if (!e)
+        e = synor_l2c_write(path, &lc, generate, &g);
+    if (!e)
+        e = synor_tokenizer_save_llama2c(tok, tokenizer_path);
+    synor_tokenizer_destroy(tok);
+    synor__free(g.buf);
+    return e;
+}

@@ -1,0 +1,463 @@
+/* test_runtime_llm.c - the inference engine on the runtime: logits against
+ * a plain fp64 reference (llm_ref.h), the same weights through GGUF and a
+ * llama2.c checkpoint, quantized models, batches of several sequences, the
+ * paged KV cache's pool, sampling, and models missing a tensor. Runs under
+ * ThreadSanitizer too: a batch is tasks on several workers. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "llm/llm_internal.h"
+#include "llm_ref.h"
+#include "synor/error.h"
+#include "synor/llm.h"
+#include "synor/runtime.h"
+#include "test.h"
+
+static const char text[] =
+    "Once upon a time there was a little girl who loved to play in the park. "
+    "One day she saw a big red ball under a tree. She ran to the ball and "
+    "kicked it high into the sky. The sun was warm and the birds sang.";
+
+static char dir[64];
+
+static void path_of(char *buf, size_t n, const char *leaf)
+{
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/synor-llm-XXXXXX");
+        if (!mkdtemp(dir))
+            abort();
+    }
+    snprintf(buf, n, "%s/%s", dir, leaf);
+}
+
+static synor_llm_synth tiny(void)
+{
+    synor_llm_synth s = {.cfg = {.dim = 64,
+                                 .hidden_dim = 96,
+                                 .n_layers = 2,
+                                 .n_heads = 4,
+                                 .n_kv_heads = 2,
+                                 .vocab_size = 320,
+                                 .seq_len = 64,
+                                 .shared_classifier = 1},
+                         .seed = 42,
+                         .text = text,
+                         .text_len = sizeof text - 1};
+    return s;
+}
+
+static synor_runtime *runtime(unsigned workers)
+{
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = workers;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.cuda = 0;
+    synor_runtime *rt = NULL;
+    if (synor_runtime_create(&c, &rt) || synor_runtime_start(rt))
+        return NULL;
+    return rt;
+}
+
+static const int32_t prompt[] = {1,   40, 41, 42,  80,  300, 7,   99, 260, 261,
+                                 262, 5,  17, 200, 150, 151, 152, 3,  4,   9};
+#define NP ((int)(sizeof prompt / sizeof prompt[0]))
+
+/* Runs prompt as one batch (every row's logits) into out (NP x V). */
+static int run_batch(synor_llm_ctx *c, unsigned seq, int V, float *out)
+{
+    unsigned seqs[NP];
+    uint8_t want[NP];
+    for (int i = 0; i < NP; i++)
+        seqs[i] = seq, want[i] = 1;
+    int e = synor_llm_batch(c, NP, prompt, seqs, want);
+    for (int i = 0; !e && i < NP; i++)
+        memcpy(out + (size_t)i * V, synor_llm_logits(c, (size_t)i), (size_t)V * sizeof(float));
+    return e;
+}
+
+static double max_abs_diff(const float *a, const double *b, size_t n, double *scale)
+{
+    double m = 0, s = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(a[i] - b[i]);
+        m = d > m ? d : m;
+        s = fabs(b[i]) > s ? fabs(b[i]) : s;
+    }
+    if (scale)
+        *scale = s;
+    return m;
+}
+
+static int argmax_d(const double *v, int n)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[b])
+            b = i;
+    return b;
+}
+
+static int argmax_f(const float *v, int n)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[b])
+            b = i;
+    return b;
+}
+
+/* The engine on model path against the reference: the largest logit
+ * difference over all positions (relative to the largest logit), and how
+ * many positions agree on the top token. */
+static int compare(const char *path, double *rel, int *agree)
+{
+    synor_llm *m = NULL;
+    synor_runtime *rt = runtime(2);
+    synor_llm_ctx *c = NULL;
+    ref_model r;
+    if (!rt || synor_llm_load(path, NULL, &m) || synor_llm_ctx_create(m, rt, NULL, &c) ||
+        ref_load(path, &r))
+        return -1;
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    float *got = malloc((size_t)NP * V * sizeof(float));
+    double *want = malloc((size_t)NP * V * sizeof(double));
+    int e = run_batch(c, 0, V, got);
+    ref_forward(&r, prompt, NP, want);
+    double scale;
+    *rel = max_abs_diff(got, want, (size_t)NP * V, &scale) / scale;
+    *agree = 0;
+    for (int p = 0; p < NP; p++)
+        *agree += argmax_f(got + (size_t)p * V, V) == argmax_d(want + (size_t)p * V, V);
+    free(got);
+    free(want);
+    ref_free(&r);
+    synor_llm_ctx_destroy(c);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt);
+    return e;
+}
+
+TEST(f32_matches_reference)
+{
+    char p[128];
+    path_of(p, sizeof p, "f32.gguf");
+    synor_llm_synth s = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
+    double rel;
+    int agree;
+    ASSERT_OK(compare(p, &rel, &agree));
+    fprintf(stderr, "  F32: max |logit - reference| = %.2e of the largest logit, top-1 %d/%d\n",
+            rel, agree, NP);
+    ASSERT(rel < 1e-5);
+    ASSERT_EQ(agree, NP);
+}
+
+TEST(quantized_close_to_reference)
+{
+    static const struct {
+        synor_ttype t;
+        double bound;
+    } cases[] = {{SYNOR_TTYPE_F16, 1e-5},
+                 {SYNOR_TTYPE_BF16, 1e-5},
+                 {SYNOR_TTYPE_Q8_0, 1e-2},
+                 {SYNOR_TTYPE_Q4_0, 1e-2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char p[128], leaf[32];
+        snprintf(leaf, sizeof leaf, "m-%s.gguf", synor_ttype_name(cases[i].t));
+        path_of(p, sizeof p, leaf);
+        synor_llm_synth s = tiny();
+        ASSERT_OK(synor_llm_synth_gguf(&s, cases[i].t, p));
+        double rel;
+        int agree;
+        ASSERT_OK(compare(p, &rel, &agree));
+        fprintf(stderr, "  %s: max |logit - reference on its own weights| = %.2e, top-1 %d/%d\n",
+                synor_ttype_name(cases[i].t), rel, agree, NP);
+        ASSERT(rel < cases[i].bound);
+        ASSERT(agree >= NP - 2);
+    }
+}
+
+/* Prefill as one batch, and the same tokens one per batch, agree; so do
+ * two sequences run in one interleaved batch and each on its own. */
+TEST(batches_agree_with_single_tokens)
+{
+    char p[128];
+    path_of(p, sizeof p, "batch.gguf");
+    synor_llm_synth s = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_runtime *rt = runtime(3);
+    ASSERT(rt);
+    synor_llm_ctx_opts o = {.max_seqs = 2, .max_batch = 64};
+    synor_llm_ctx *c;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &o, &c));
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    float *one = malloc((size_t)NP * V * sizeof(float));
+    float *step = malloc((size_t)NP * V * sizeof(float));
+    ASSERT_OK(run_batch(c, 0, V, one));
+    ASSERT_EQ(synor_llm_seq_len(c, 0), NP);
+    synor_llm_seq_reset(c, 0);
+    for (int i = 0; i < NP; i++) {
+        unsigned seq = 0;
+        ASSERT_OK(synor_llm_batch(c, 1, &prompt[i], &seq, NULL));
+        memcpy(step + (size_t)i * V, synor_llm_logits(c, 0), (size_t)V * sizeof(float));
+    }
+    for (size_t i = 0; i < (size_t)NP * V; i++)
+        ASSERT(fabsf(one[i] - step[i]) <= 1e-4f * (1 + fabsf(one[i])));
+    /* Interleaved: sequence 1 gets the prompt reversed. */
+    synor_llm_seq_reset(c, 0);
+    int32_t toks[2 * NP];
+    unsigned seqs[2 * NP];
+    for (int i = 0; i < NP; i++) {
+        toks[2 * i] = prompt[i], seqs[2 * i] = 0;
+        toks[2 * i + 1] = prompt[NP - 1 - i], seqs[2 * i + 1] = 1;
+    }
+    ASSERT_OK(synor_llm_batch(c, 2 * NP, toks, seqs, NULL));
+    const float *l0 = synor_llm_logits(c, 2 * NP - 2), *l1 = synor_llm_logits(c, 2 * NP - 1);
+    ASSERT(l0 && l1 && !synor_llm_logits(c, 0));
+    for (int v = 0; v < V; v++)
+        ASSERT(fabsf(l0[v] - one[(size_t)(NP - 1) * V + v]) <= 1e-4f * (1 + fabsf(l0[v])));
+    float *l1copy = malloc((size_t)V * sizeof(float));
+    memcpy(l1copy, l1, (size_t)V * sizeof(float));
+    synor_llm_seq_reset(c, 1);
+    unsigned s1 = 1;
+    for (int i = 0; i < NP; i++)
+        ASSERT_OK(synor_llm_batch(c, 1, &prompt[NP - 1 - i], &s1, NULL));
+    const float *alone = synor_llm_logits(c, 0);
+    for (int v = 0; v < V; v++)
+        ASSERT(fabsf(l1copy[v] - alone[v]) <= 1e-4f * (1 + fabsf(alone[v])));
+    free(one);
+    free(step);
+    free(l1copy);
+    synor_llm_ctx_destroy(c);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt);
+}
+
+TEST(llama2c_checkpoint_same_as_gguf)
+{
+    char g[128], l[128], t[128];
+    path_of(g, sizeof g, "same.gguf");
+    path_of(l, sizeof l, "same.bin");
+    path_of(t, sizeof t, "tokenizer.bin");
+    synor_llm_synth s = tiny();
+    s.cfg.shared_classifier = 0;
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, g));
+    ASSERT_OK(synor_llm_synth_llama2c(&s, l, t));
+    synor_llm *mg, *ml;
+    ASSERT_OK(synor_llm_load(g, NULL, &mg));
+    ASSERT_OK(synor_llm_load(l, NULL, &ml)); /* tokenizer.bin beside it */
+    ASSERT_STREQ(synor_llm_format(ml), "llama2.c v0");
+    ASSERT_STREQ(synor_llm_weight_type(ml), "F32");
+    ASSERT_EQ(synor_tokenizer_size(synor_llm_tokenizer(ml)),
+              synor_tokenizer_size(synor_llm_tokenizer(mg)));
+    synor_runtime *rt = runtime(2);
+    synor_llm_ctx *cg, *cl;
+    ASSERT_OK(synor_llm_ctx_create(mg, rt, NULL, &cg));
+    ASSERT_OK(synor_llm_ctx_create(ml, rt, NULL, &cl));
+    int V = s.cfg.vocab_size;
+    float *a = malloc((size_t)NP * V * sizeof(float)), *b = malloc((size_t)NP * V * sizeof(float));
+    ASSERT_OK(run_batch(cg, 0, V, a));
+    ASSERT_OK(run_batch(cl, 0, V, b));
+    ASSERT(memcmp(a, b, (size_t)NP * V * sizeof(float)) == 0);
+    free(a);
+    free(b);
+    synor_llm_ctx_destroy(cg);
+    synor_llm_ctx_destroy(cl);
+    synor_llm_destroy(mg);
+    synor_llm_destroy(ml);
+    synor_runtime_destroy(rt);
+}
+
+TEST(kv_pool_exhaustion_changes_nothing)
+{
+    char p[128];
+    path_of(p, sizeof p, "kv.gguf");
+    synor_llm_synth s = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_runtime *rt = runtime(2);
+    synor_llm_ctx_opts o = {.max_seqs = 2, .max_batch = 64, .kv_blocks = 2};
+    synor_llm_ctx *c;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &o, &c));
+    unsigned seqs[NP] = {0};
+    ASSERT_OK(synor_llm_batch(c, NP, prompt, seqs, NULL)); /* 20 positions: 2 blocks */
+    unsigned used, total;
+    synor_llm_kv_usage(c, &used, &total);
+    ASSERT_EQ(used, 2);
+    ASSERT_EQ(total, 2);
+    unsigned one = 1;
+    ASSERT_EQ(synor_llm_batch(c, 1, prompt, &one, NULL), SYNOR_ENOMEM);
+    ASSERT_CONTAINS(synor_errmsg(), "KV cache");
+    ASSERT_EQ(synor_llm_seq_len(c, 1), 0);
+    ASSERT_EQ(synor_llm_seq_len(c, 0), NP);
+    ASSERT_OK(synor_llm_seq_truncate(c, 0, 16)); /* back to one block */
+    synor_llm_kv_usage(c, &used, &total);
+    ASSERT_EQ(used, 1);
+    ASSERT_OK(synor_llm_batch(c, 1, prompt, &one, NULL));
+    synor_llm_seq_reset(c, 0);
+    synor_llm_seq_reset(c, 1);
+    synor_llm_kv_usage(c, &used, &total);
+    ASSERT_EQ(used, 0);
+    /* Bad rows are refused before anything changes. */
+    int32_t bad = 320;
+    ASSERT_EQ(synor_llm_batch(c, 1, &bad, seqs, NULL), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "token 320");
+    unsigned far = 2;
+    ASSERT_EQ(synor_llm_batch(c, 1, prompt, &far, NULL), SYNOR_EINVAL);
+    ASSERT_EQ(synor_llm_seq_len(c, 0), 0);
+    synor_llm_ctx_destroy(c);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt);
+}
+
+TEST(context_length_is_enforced)
+{
+    char p[128];
+    path_of(p, sizeof p, "ctx.gguf");
+    synor_llm_synth s = tiny();
+    s.cfg.seq_len = 16;
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_runtime *rt = runtime(1);
+    synor_llm_ctx *c;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, NULL, &c));
+    unsigned seqs[NP] = {0};
+    ASSERT_EQ(synor_llm_batch(c, NP, prompt, seqs, NULL), SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "context is 16");
+    ASSERT_EQ(synor_llm_seq_len(c, 0), 0);
+    synor_llm_ctx_destroy(c);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt);
+}
+
+/* Every vectorized kernel this CPU runs agrees with the portable one. */
+TEST(kernels_agree_with_portable)
+{
+    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    fprintf(stderr, "  kernels in use: %s\n", k->isa);
+    enum { N = 288 };
+    float w[N], x[N];
+    uint64_t st = 7;
+    for (int i = 0; i < N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+        x[i] = (float)((int)(st >> 20) % 2001 - 1000) / 900.0f;
+    }
+    for (int n = 1; n <= N; n += 37)
+        ASSERT_NEAR(k->dot_f32(w, x, n), g->dot_f32(w, x, n), 1e-5);
+    int8_t q1[N], q2[N];
+    float d1[N / 32], d2[N / 32];
+    k->quantize_row(x, q1, d1, N, 32);
+    g->quantize_row(x, q2, d2, N, 32);
+    ASSERT(memcmp(q1, q2, N) == 0 && memcmp(d1, d2, sizeof d1) == 0);
+    uint8_t b8[N / 32 * 34], b4[N / 32 * 18];
+    uint16_t h[N], bf[N];
+    ASSERT_OK(synor_ttype_quantize(SYNOR_TTYPE_Q8_0, w, b8, N));
+    ASSERT_OK(synor_ttype_quantize(SYNOR_TTYPE_Q4_0, w, b4, N));
+    ASSERT_OK(synor_ttype_quantize(SYNOR_TTYPE_F16, w, h, N));
+    ASSERT_OK(synor_ttype_quantize(SYNOR_TTYPE_BF16, w, bf, N));
+    ASSERT_NEAR(k->dot_q8_0(b8, q1, d1, N / 32), g->dot_q8_0(b8, q1, d1, N / 32), 1e-5);
+    ASSERT_NEAR(k->dot_q4_0(b4, q1, d1, N / 32), g->dot_q4_0(b4, q1, d1, N / 32), 1e-5);
+    ASSERT_NEAR(k->dot_f16(h, x, N), g->dot_f16(h, x, N), 1e-5);
+    ASSERT_NEAR(k->dot_bf16(bf, x, N), g->dot_bf16(bf, x, N), 1e-5);
+    float s64[N / 64];
+    int8_t qg[N];
+    g->quantize_row(w, qg, s64, N / 64 * 64, 64);
+    int8_t xq[N];
+    float xs[N / 64];
+    g->quantize_row(x, xq, xs, N / 64 * 64, 64);
+    ASSERT_NEAR(k->dot_q8g(qg, s64, xq, xs, N / 64 * 64, 64),
+                g->dot_q8g(qg, s64, xq, xs, N / 64 * 64, 64), 1e-5);
+}
+
+TEST(sampler)
+{
+    float l[5] = {0.5f, 2.0f, 1.0f, 2.0f, -1.0f};
+    synor_sampler s;
+    synor_sampler_init(&s, 0, 0, 1, 1);
+    ASSERT_EQ(synor_sampler_sample(&s, l, 5), 1); /* lowest id on ties */
+    synor_sampler_init(&s, 1.0f, 1, 1, 1);
+    ASSERT_EQ(synor_sampler_sample(&s, l, 5), 1); /* top-k 1 is greedy */
+    synor_sampler_init(&s, 1.0f, 0, 0.01f, 1);
+    ASSERT_EQ(synor_sampler_sample(&s, l, 5), 1); /* a tiny nucleus too */
+    /* Same seed, same draws; frequencies follow the softmax. */
+    synor_sampler a, b;
+    synor_sampler_init(&a, 1.0f, 0, 1, 99);
+    synor_sampler_init(&b, 1.0f, 0, 1, 99);
+    int count[5] = {0};
+    enum { DRAWS = 20000 };
+    for (int i = 0; i < DRAWS; i++) {
+        int32_t x = synor_sampler_sample(&a, l, 5);
+        ASSERT_EQ(x, synor_sampler_sample(&b, l, 5));
+        count[x]++;
+    }
+    double z = 0;
+    for (int i = 0; i < 5; i++)
+        z += exp(l[i]);
+    for (int i = 0; i < 5; i++) {
+        double p = exp(l[i]) / z, sd = sqrt(DRAWS * p * (1 - p));
+        ASSERT(fabs(count[i] - DRAWS * p) < 5 * sd);
+    }
+    /* top-k 2 never draws outside the two best. */
+    synor_sampler_init(&a, 1.0f, 2, 1, 5);
+    for (int i = 0; i < 1000; i++) {
+        int32_t x = synor_sampler_sample(&a, l, 5);
+        ASSERT(x == 1 || x == 3);
+    }
+}
+
+TEST(missing_or_misshapen_tensor_is_named)
+{
+    char full[128], cut[128];
+    path_of(full, sizeof full, "full.gguf");
+    path_of(cut, sizeof cut, "cut.gguf");
+    synor_llm_synth s = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, full));
+    synor_gguf *g;
+    ASSERT_OK(synor_gguf_open(full, &g));
+    for (int variant = 0; variant < 2; variant++) {
+        synor_gguf_writer *w;
+        ASSERT_OK(synor_gguf_writer_create(&w));
+        ASSERT_OK(synor_gguf_writer_copy_kv(w, g, NULL));
+        for (size_t i = 0; i < synor_gguf_tensor_count(g); i++) {
+            const synor_gguf_tensor *t = synor_gguf_tensor_at(g, i);
+            if (strcmp(t->name, "blk.1.ffn_up.weight") == 0) {
+                if (variant == 0)
+                    continue;
+                uint64_t ne[2] = {t->ne[1], t->ne[0]}; /* transposed */
+                ASSERT_OK(synor_gguf_writer_add_tensor(w, t->name, t->type, 2, ne, t->data));
+                continue;
+            }
+            ASSERT_OK(synor_gguf_writer_add_tensor(w, t->name, t->type, t->ndim, t->ne, t->data));
+        }
+        ASSERT_OK(synor_gguf_writer_save(w, cut));
+        synor_gguf_writer_destroy(w);
+        synor_llm *m = NULL;
+        ASSERT_EQ(synor_llm_load(cut, NULL, &m), SYNOR_ESCHEMA);
+        ASSERT_CONTAINS(synor_errmsg(), "blk.1.ffn_up.weight");
+        ASSERT_CONTAINS(synor_errmsg(), variant == 0 ? "missing" : "[96, 64]");
+        ASSERT(m == NULL);
+    }
+    synor_gguf_close(g);
+}
+
+TEST(cleanup)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (dir[0])
+        ASSERT_EQ(system(cmd), 0);
+}
+
+TEST_MAIN(f32_matches_reference, quantized_close_to_reference, batches_agree_with_single_tokens,
+          llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
+          context_length_is_enforced, kernels_agree_with_portable, sampler,
+          missing_or_misshapen_tensor_is_named, cleanup)
