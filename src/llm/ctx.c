@@ -22,14 +22,19 @@
 #include "common/common.h"
 #include "llm/llm_ctx.h"
 
+/* The sum of squares in double, as llama.cpp's ggml_rms_norm: then a
+ * scale that differs from llama.cpp's in the last bit cannot flip an
+ * activation's Q8_0 rounding and send the two engines apart (llama2.c's
+ * float sum agrees with it to 1e-6 at fp32). */
 static void rmsnorm(float *o, const float *x, const float *w, int n, float eps)
 {
-    float ss = 0;
+    double ss = 0;
     for (int i = 0; i < n; i++)
-        ss += x[i] * x[i];
-    ss = 1.0f / sqrtf(ss / (float)n + eps);
+        ss += (double)(x[i] * x[i]);
+    float mean = (float)(ss / n);
+    float scale = 1.0f / sqrtf(mean + eps);
     for (int i = 0; i < n; i++)
-        o[i] = w[i] * (ss * x[i]);
+        o[i] = (x[i] * scale) * w[i];
 }
 
 /* The scratch's xb holds rows of x normalised by w (copied when w is

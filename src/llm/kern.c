@@ -86,9 +86,11 @@ static float gen_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, co
     return s;
 }
 
-/* block 32 (Q8_0/Q4_0 activations): the scale rounded through F16 as
- * llama.cpp stores it, so products agree with llama.cpp's; other blocks
- * (Q8G): an fp32 scale, as runq.c's. */
+/* block 32 (Q8_0/Q4_0 activations): as llama.cpp quantizes them on x86 -
+ * x * (127 / amax) rounded to nearest even, the scale rounded through F16
+ * as its blocks store it - so products agree with llama.cpp's. Other
+ * blocks (llama2.c's Q8 groups): as runq.c - x / (amax / 127) rounded half
+ * away from zero, an fp32 scale. */
 static void gen_quantize_row(const float *x, int8_t *q, float *d, int n, int block)
 {
     for (int b = 0; b < n / block; b++) {
@@ -97,10 +99,16 @@ static void gen_quantize_row(const float *x, int8_t *q, float *d, int n, int blo
         for (int j = 0; j < block; j++)
             amax = fmaxf(amax, fabsf(xb[j]));
         float s = amax / 127.0f;
-        float id = s != 0 ? 1.0f / s : 0.0f;
-        for (int j = 0; j < block; j++)
-            q[b * block + j] = (int8_t)roundf(xb[j] * id);
-        d[b] = block == SYNOR_QK ? synor_f16_to_f32(synor_f32_to_f16(s)) : s;
+        if (block == SYNOR_QK) {
+            float id = amax != 0 ? 127.0f / amax : 0.0f;
+            for (int j = 0; j < block; j++)
+                q[b * block + j] = (int8_t)nearbyintf(xb[j] * id);
+            d[b] = synor_f16_to_f32(synor_f32_to_f16(s));
+        } else {
+            for (int j = 0; j < block; j++)
+                q[b * block + j] = (int8_t)(s != 0 ? roundf(xb[j] / s) : 0.0f);
+            d[b] = s;
+        }
     }
 }
 

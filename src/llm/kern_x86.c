@@ -159,29 +159,40 @@ T2 static float a2_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, 
     return hsum256(acc);
 }
 
+/* As the portable kernel: block 32 vectorized (llama.cpp's rounding),
+ * other blocks (runq.c's) by it. */
 T2 static void a2_quantize_row(const float *x, int8_t *q, float *d, int n, int block)
 {
-    if (block % 8) {
+    if (block != SYNOR_QK) {
         synor__llm_kernels_generic.quantize_row(x, q, d, n, block);
         return;
     }
     const __m256 signmask = _mm256_set1_ps(-0.0f);
-    for (int b = 0; b < n / block; b++) {
-        const float *xb = x + b * block;
+    for (int b = 0; b < n / SYNOR_QK; b++) {
+        const float *xb = x + b * SYNOR_QK;
+        __m256 v[4];
         __m256 m = _mm256_setzero_ps();
-        for (int j = 0; j < block; j += 8)
-            m = _mm256_max_ps(m, _mm256_andnot_ps(signmask, _mm256_loadu_ps(xb + j)));
+        for (int j = 0; j < 4; j++) {
+            v[j] = _mm256_loadu_ps(xb + 8 * j);
+            m = _mm256_max_ps(m, _mm256_andnot_ps(signmask, v[j]));
+        }
         __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
         h = _mm_max_ps(h, _mm_movehl_ps(h, h));
         h = _mm_max_ss(h, _mm_movehdup_ps(h));
-        float s = _mm_cvtss_f32(h) / 127.0f;
-        float id = s != 0 ? 1.0f / s : 0.0f;
-        /* round half away from zero, as roundf in the portable kernel */
-        for (int j = 0; j < block; j++) {
-            float v = xb[j] * id;
-            q[b * block + j] = (int8_t)(v >= 0 ? (int)(v + 0.5f) : -(int)(-v + 0.5f));
-        }
-        d[b] = block == SYNOR_QK ? _cvtsh_ss(_cvtss_sh(s, 0)) : s;
+        float amax = _mm_cvtss_f32(h);
+        __m256 id = _mm256_set1_ps(amax != 0 ? 127.0f / amax : 0.0f);
+        __m256i i[4];
+        for (int j = 0; j < 4; j++)
+            i[j] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[j], id),
+                                                      _MM_FROUND_TO_NEAREST_INT |
+                                                          _MM_FROUND_NO_EXC));
+        /* pack 32 int32 to 32 int8, then undo the lane interleave of the
+         * packs */
+        __m256i p16a = _mm256_packs_epi32(i[0], i[1]), p16b = _mm256_packs_epi32(i[2], i[3]);
+        __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+        p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)(void *)(q + b * SYNOR_QK), p8);
+        d[b] = _cvtsh_ss(_cvtss_sh(amax / 127.0f, 0));
     }
 }
 
