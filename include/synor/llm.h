@@ -151,6 +151,18 @@ typedef struct synor_llm_gen_stats {
 int synor_llm_generate(synor_llm_ctx *c, const char *prompt, int n_new, synor_sampler *s,
                        synor_llm_on_token on_token, void *user, synor_llm_gen_stats *stats);
 
+/* --------------------------------------------------------- quantization */
+
+/* Writes the model at in (any file synor_llm_load reads) to out as GGUF
+ * with every matrix in type: F32, F16, BF16, Q8_0 or Q4_0 (norm weights
+ * stay F32; general.file_type says the type). Blocks are llama.cpp's, so
+ * the file loads there too. A GGUF source's metadata is kept; a llama2.c
+ * source gets Llama metadata and its vocabulary. Also converts llama2.c
+ * checkpoints to GGUF (type F32). Atomic: a failure leaves no file, or the
+ * one that was there. */
+int synor_llm_quantize(const char *in, const synor_llm_load_opts *opts, synor_ttype type,
+                       const char *out);
+
 /* ---------------------------------------------------- synthetic models */
 
 /* A model with deterministic pseudo-random weights (a seeded generator,

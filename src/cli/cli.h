@@ -121,5 +121,6 @@ int cli_run(const cli_globals *g, int argc, char **argv);
 int cli_perfmodel(const cli_globals *g, int argc, char **argv);
 int cli_generate(const cli_globals *g, int argc, char **argv);
 int cli_model(const cli_globals *g, int argc, char **argv);
+int cli_quantize(const cli_globals *g, int argc, char **argv);
 
 #endif

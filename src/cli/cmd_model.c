@@ -176,6 +176,50 @@ static int synth(int argc, char **argv)
     return CLI_OK;
 }
 
+static void quantize_help(void)
+{
+    printf("usage: synor quantize IN OUT --type TYPE [--tokenizer FILE]\n\n"
+           "Writes the model IN (GGUF, or a llama2.c checkpoint with its tokenizer.bin) to OUT\n"
+           "as GGUF with every matrix in TYPE: f32, f16, bf16, q8_0 or q4_0 (GGUF's block\n"
+           "formats: llama.cpp loads the result). Norm weights stay f32. A GGUF source keeps\n"
+           "its metadata. OUT is replaced atomically.\n"
+           "  --tokenizer FILE  llama2.c: the tokenizer.bin (default: beside IN)\n"
+           "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+int cli_quantize(const cli_globals *g, int argc, char **argv)
+{
+    (void)g;
+    const char *in = NULL, *out = NULL, *type = NULL, *tok = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            quantize_help();
+            return CLI_OK;
+        } else if (!strcmp(a, "--type") || !strcmp(a, "--tokenizer")) {
+            if (i + 1 >= argc)
+                return cli_usage_error("quantize", "%s needs a value", a);
+            *(a[2] == 't' && a[3] == 'y' ? &type : &tok) = argv[++i];
+        } else if (a[0] == '-' || (in && out)) {
+            return cli_usage_error("quantize", "unexpected argument '%s'", a);
+        } else {
+            *(in ? &out : &in) = a;
+        }
+    }
+    if (!in || !out)
+        return cli_usage_error("quantize", "needs IN and OUT files");
+    int t = type ? synor_ttype_parse(type) : -1;
+    if (t < 0)
+        return cli_usage_error("quantize", "--type '%s': f32, f16, bf16, q8_0 or q4_0",
+                               type ? type : "");
+    synor_llm_load_opts o = {.tokenizer = tok};
+    if (synor_llm_quantize(in, &o, (synor_ttype)t, out)) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
 int cli_model(const cli_globals *g, int argc, char **argv)
 {
     (void)g;

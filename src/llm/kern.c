@@ -190,6 +190,23 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
                     accumulate ? 1.0f : 0.0f, y + r0, (blasint)ldy);
         return;
     }
+    /* Tiles of 4 weight rows x up to 4 activation rows where the CPU has
+     * them: each weight block is loaded (and a Q4_0 block unpacked) once
+     * for 4 activation rows, each activation block once for 4 weight rows. */
+    int q4 = w->type == SYNOR_TTYPE_Q4_0;
+    if (k->tile_q && (q4 || w->type == SYNOR_TTYPE_Q8_0)) {
+        int nb = w->cols / SYNOR_QK;
+        for (; r0 + 4 <= r1; r0 += 4)
+            for (int t = 0; t < n; t += 4)
+                k->tile_q(w->data + (size_t)r0 * w->row_bytes, w->row_bytes, qx + t,
+                          n - t < 4 ? n - t : 4, nb, q4, y + (size_t)t * ldy + r0, ldy, accumulate);
+    } else if (k->tile_f32 && w->type == SYNOR_TTYPE_F32) {
+        for (; r0 + 4 <= r1; r0 += 4)
+            for (int t = 0; t < n; t++)
+                k->tile_f32((const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes),
+                            w->row_bytes / sizeof(float), x + (size_t)t * ldx, w->cols,
+                            y + (size_t)t * ldy + r0, accumulate);
+    }
     /* Weight row outside, activation rows inside: a weight row is read
      * from memory once per batch and stays in L1 across the rows. */
     for (int r = r0; r < r1; r++) {

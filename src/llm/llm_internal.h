@@ -42,8 +42,14 @@ typedef struct llm_kernels {
     /* n elements, groups of gs (a multiple of 32 where vectorized) */
     float (*dot_q8g)(const int8_t *wq, const float *ws, const int8_t *xq, const float *xd, int n,
                      int gs);
-    /* y[i] = x[i] * scale + ... helpers */
     void (*quantize_row)(const float *x, int8_t *q, float *d, int n, int block);
+    /* Tiles, NULL where the table has none: 4 weight rows (row r at
+     * w + r * ws) times T activation rows (1..4), y[t * ldy + r] (+)= the
+     * dot. Q8_0 (q4 = 0) or Q4_0 (q4 = 1) weights of nb blocks; F32
+     * weights of n elements with T = 1. */
+    void (*tile_q)(const uint8_t *w, size_t ws, const llm_qrow *qx, int T, int nb, int q4, float *y,
+                   size_t ldy, int acc);
+    void (*tile_f32)(const float *w, size_t ws, const float *x, int n, float *y, int acc);
 } llm_kernels;
 
 const llm_kernels *synor__llm_kernels(void);
@@ -53,6 +59,18 @@ extern const llm_kernels synor__llm_kernels_generic;
 #if defined(__x86_64__)
 extern const llm_kernels synor__llm_kernels_avx2;
 extern const llm_kernels synor__llm_kernels_avx512;
+/* The shape of llama2.c weight w for the configuration c (rows x cols;
+ * 1 row for norm weights). */
+void synor__llm_weight_shape(const synor_llm_hparams *c, synor_l2c_weight w, uint64_t *rows,
+                             uint64_t *cols);
+/* Writes a Llama GGUF file of c's shape: the metadata copied from kv_from
+ * (general.file_type replaced), or written from c and tok when kv_from is
+ * NULL; each weight read as fp32 from get and converted to type (norms
+ * stay F32). Atomic. */
+int synor__llm_gguf_save(const char *path, const synor_llm_hparams *c, const synor_tokenizer *tok,
+                         const synor_gguf *kv_from, synor_ttype type, synor_l2c_source get,
+                         void *ctx);
+
 #endif
 
 /* Block size the activations are quantized to for a weight type: 32 for
@@ -88,5 +106,17 @@ struct synor_llm {
     struct synor_l2c *l2c;
     float *owned;
 };
+
+/* The shape of llama2.c weight w for the configuration c (rows x cols;
+ * 1 row for norm weights). */
+void synor__llm_weight_shape(const synor_llm_hparams *c, synor_l2c_weight w, uint64_t *rows,
+                             uint64_t *cols);
+/* Writes a Llama GGUF file of c's shape: the metadata copied from kv_from
+ * (general.file_type replaced), or written from c and tok when kv_from is
+ * NULL; each weight read as fp32 from get and converted to type (norms
+ * stay F32). Atomic. */
+int synor__llm_gguf_save(const char *path, const synor_llm_hparams *c, const synor_tokenizer *tok,
+                         const synor_gguf *kv_from, synor_ttype type, synor_l2c_source get,
+                         void *ctx);
 
 #endif

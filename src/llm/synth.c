@@ -27,17 +27,6 @@ typedef struct gen {
     float *buf;
 } gen;
 
-static void shape_of(const synor_llm_hparams *c, synor_l2c_weight w, uint64_t *rows, uint64_t *cols)
-{
-    uint64_t D = (uint64_t)c->dim, H = (uint64_t)c->hidden_dim, V = (uint64_t)c->vocab_size;
-    uint64_t KV = D / (uint64_t)c->n_heads * (uint64_t)c->n_kv_heads;
-    static const int rows_of[] = {0, 1, 2, 3, 3, 2, 1, 4, 2, 4, 1, 0};
-    static const int cols_of[] = {2, 2, 2, 2, 2, 2, 2, 2, 4, 2, 2, 2};
-    uint64_t v[5] = {V, 1, D, KV, H};
-    *rows = v[rows_of[w]];
-    *cols = v[cols_of[w]];
-}
-
 static const float *generate(synor_l2c_weight w, int layer, void *ctx)
 {
     gen *g = ctx;
@@ -45,7 +34,7 @@ static const float *generate(synor_l2c_weight w, int layer, void *ctx)
     if (w == SYNOR_L2C_WCLS && c->shared_classifier)
         return NULL;
     uint64_t rows, cols;
-    shape_of(c, w, &rows, &cols);
+    synor__llm_weight_shape(c, w, &rows, &cols);
     uint64_t st = g->s->seed ^ ((uint64_t)w << 48) ^ ((uint64_t)(layer + 1) << 32);
     int norm = w == SYNOR_L2C_RMS_ATT || w == SYNOR_L2C_RMS_FFN || w == SYNOR_L2C_RMS_FINAL;
     float scale = norm ? 0.1f : w == SYNOR_L2C_TOKEN_EMBD ? 1.0f : 1.0f / sqrtf((float)cols);
@@ -137,135 +126,19 @@ static int gen_init(gen *g, const synor_llm_synth *s)
     return g->buf ? 0 : SYNOR_ENOMEM;
 }
 
-static int add_vocab(synor_gguf_writer *w, const synor_tokenizer *t)
-{
-    size_t n = synor_tokenizer_size(t);
-    const char **p = synor__calloc(n, sizeof *p);
-    size_t *lens = synor__calloc(n, sizeof *lens);
-    float *sc = synor__calloc(n, sizeof *sc);
-    int32_t *ty = synor__calloc(n, sizeof *ty);
-    int e = p && lens && sc && ty ? 0 : SYNOR_ENOMEM;
-    for (size_t i = 0; i < n && !e; i++) {
-        p[i] = synor_tokenizer_piece(t, (int32_t)i, &lens[i]);
-        sc[i] = synor_tokenizer_score(t, (int32_t)i);
-        ty[i] = synor_tokenizer_type(t, (int32_t)i);
-    }
-    if (!e)
-        e = synor_gguf_writer_add_str(w, "tokenizer.ggml.model", "llama");
-    if (!e)
-        e = synor_gguf_writer_add_str_array(w, "tokenizer.ggml.tokens", n, p, lens);
-    if (!e)
-        e = synor_gguf_writer_add_f32_array(w, "tokenizer.ggml.scores", n, sc);
-    if (!e)
-        e = synor_gguf_writer_add_i32_array(w, "tokenizer.ggml.token_type", n, ty);
-    if (!e)
-        e = synor_gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id",
-                                      (uint32_t)synor_tokenizer_bos(t));
-    if (!e)
-        e = synor_gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id",
-                                      (uint32_t)synor_tokenizer_eos(t));
-    if (!e)
-        e = synor_gguf_writer_add_u32(w, "tokenizer.ggml.unknown_token_id", 0);
-    synor__free(p);
-    synor__free(lens);
-    synor__free(sc);
-    synor__free(ty);
-    return e;
-}
-
-static int add_weight(synor_gguf_writer *w, gen *g, synor_l2c_weight which, int layer,
-                      const char *name, synor_ttype type, void *qbuf)
-{
-    uint64_t rows, cols;
-    shape_of(&g->s->cfg, which, &rows, &cols);
-    const float *v = generate(which, layer, g);
-    if (rows == 1) {
-        uint64_t ne[1] = {cols};
-        return synor_gguf_writer_add_tensor(w, name, SYNOR_TTYPE_F32, 1, ne, v);
-    }
-    uint64_t ne[2] = {cols, rows};
-    if (type == SYNOR_TTYPE_F32)
-        return synor_gguf_writer_add_tensor(w, name, type, 2, ne, v);
-    int e = synor_ttype_quantize(type, v, qbuf, (size_t)(rows * cols));
-    return e ? e : synor_gguf_writer_add_tensor(w, name, type, 2, ne, qbuf);
-}
-
 int synor_llm_synth_gguf(const synor_llm_synth *s, synor_ttype type, const char *path)
 {
-    const synor_llm_hparams *c = &s->cfg;
-    int e = check_cfg(c);
+    int e = check_cfg(&s->cfg);
     if (e)
         return e;
-    if (type != SYNOR_TTYPE_F32 && type != SYNOR_TTYPE_F16 && type != SYNOR_TTYPE_Q8_0 &&
-        type != SYNOR_TTYPE_Q4_0 && type != SYNOR_TTYPE_BF16)
-        return synor__error(SYNOR_EINVAL, "synthetic model: type %d not supported", (int)type);
-    if (type != SYNOR_TTYPE_F32 && (c->dim % SYNOR_QK || c->hidden_dim % SYNOR_QK))
-        return synor__error(SYNOR_EINVAL,
-                            "synthetic model: dim %d and hidden %d must be "
-                            "multiples of %d for %s",
-                            c->dim, c->hidden_dim, SYNOR_QK, synor_ttype_name(type));
     gen g;
     synor_tokenizer *tok = NULL;
-    synor_gguf_writer *w = NULL;
-    void *qbuf = NULL;
     if ((e = gen_init(&g, s)))
         return e;
-    size_t biggest = (size_t)c->vocab_size * (size_t)c->dim;
-    size_t ffn = (size_t)c->hidden_dim * (size_t)c->dim;
-    qbuf = synor__malloc((biggest > ffn ? biggest : ffn) * 2 + 64);
-    if (!qbuf)
-        e = SYNOR_ENOMEM;
+    e = vocab(s, &tok);
     if (!e)
-        e = vocab(s, &tok);
-    if (!e)
-        e = synor_gguf_writer_create(&w);
-    if (!e)
-        e = synor_gguf_writer_add_str(w, "general.architecture", "llama");
-    if (!e)
-        e = synor_gguf_writer_add_str(w, "general.name", "synor-synthetic");
-    struct {
-        const char *k;
-        uint32_t v;
-    } u[] = {{"llama.context_length", (uint32_t)c->seq_len},
-             {"llama.embedding_length", (uint32_t)c->dim},
-             {"llama.block_count", (uint32_t)c->n_layers},
-             {"llama.feed_forward_length", (uint32_t)c->hidden_dim},
-             {"llama.attention.head_count", (uint32_t)c->n_heads},
-             {"llama.attention.head_count_kv", (uint32_t)c->n_kv_heads},
-             {"llama.rope.dimension_count", (uint32_t)(c->dim / c->n_heads)}};
-    for (size_t i = 0; i < sizeof u / sizeof u[0] && !e; i++)
-        e = synor_gguf_writer_add_u32(w, u[i].k, u[i].v);
-    if (!e)
-        e = synor_gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    if (!e)
-        e = synor_gguf_writer_add_f32(w, "llama.rope.freq_base", 10000.0f);
-    if (!e)
-        e = add_vocab(w, tok);
-    if (!e)
-        e = add_weight(w, &g, SYNOR_L2C_TOKEN_EMBD, 0, "token_embd.weight", type, qbuf);
-    if (!e)
-        e = add_weight(w, &g, SYNOR_L2C_RMS_FINAL, 0, "output_norm.weight", type, qbuf);
-    if (!e && !c->shared_classifier)
-        e = add_weight(w, &g, SYNOR_L2C_WCLS, 0, "output.weight", type, qbuf);
-    static const struct {
-        synor_l2c_weight w;
-        const char *suffix;
-    } per_layer[] = {{SYNOR_L2C_RMS_ATT, "attn_norm"}, {SYNOR_L2C_WQ, "attn_q"},
-                     {SYNOR_L2C_WK, "attn_k"},         {SYNOR_L2C_WV, "attn_v"},
-                     {SYNOR_L2C_WO, "attn_output"},    {SYNOR_L2C_RMS_FFN, "ffn_norm"},
-                     {SYNOR_L2C_W1, "ffn_gate"},       {SYNOR_L2C_W2, "ffn_down"},
-                     {SYNOR_L2C_W3, "ffn_up"}};
-    for (int l = 0; l < c->n_layers && !e; l++)
-        for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0] && !e; i++) {
-            char name[64];
-            snprintf(name, sizeof name, "blk.%d.%s.weight", l, per_layer[i].suffix);
-            e = add_weight(w, &g, per_layer[i].w, l, name, type, qbuf);
-        }
-    if (!e)
-        e = synor_gguf_writer_save(w, path);
-    synor_gguf_writer_destroy(w);
+        e = synor__llm_gguf_save(path, &s->cfg, tok, NULL, type, generate, &g);
     synor_tokenizer_destroy(tok);
-    synor__free(qbuf);
     synor__free(g.buf);
     return e;
 }

@@ -1,0 +1,137 @@
+/* bench_llm.c - the inference engine's speed on a model, measured as
+ * llama.cpp's llama-bench measures it, so the two print comparable rows:
+ *   pp N: a prompt of N tokens run as one batch (prefill), tokens/s;
+ *   tg N: N tokens decoded one per batch after BOS, tokens/s.
+ * Median and spread of --reps runs (docs/BENCHMARKS.md, "LLM inference").
+ *
+ *   bench_llm -m MODEL [-p 128] [-n 128] [-t THREADS] [-r 5] [--tokenizer F]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "synor.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void report(const char *what, int n, double *rates, int reps)
+{
+    qsort(rates, (size_t)reps, sizeof *rates, cmp_d);
+    printf("  %-6s %4d  median %9.1f tokens/s  (min %.1f, max %.1f, %d runs)\n", what, n,
+           rates[reps / 2], rates[0], rates[reps - 1], reps);
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = NULL, *tok = NULL;
+    int pp = 128, tg = 128, threads = 2, reps = 5;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "bench_llm: %s needs a value\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "-m"))
+            model = v;
+        else if (!strcmp(a, "-p"))
+            pp = atoi(v);
+        else if (!strcmp(a, "-n"))
+            tg = atoi(v);
+        else if (!strcmp(a, "-t"))
+            threads = atoi(v);
+        else if (!strcmp(a, "-r"))
+            reps = atoi(v);
+        else if (!strcmp(a, "--tokenizer"))
+            tok = v;
+        else {
+            fprintf(stderr, "bench_llm: unexpected argument '%s'\n", a);
+            return 2;
+        }
+        i++;
+    }
+    if (!model || pp < 0 || tg < 0 || threads < 1 || reps < 1 || reps > 100) {
+        fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-t THREADS] [-r REPS]\n");
+        return 2;
+    }
+    synor_llm_load_opts lo = {.tokenizer = tok};
+    synor_llm *m;
+    if (synor_llm_load(model, &lo, &m)) {
+        fprintf(stderr, "bench_llm: %s\n", synor_errmsg());
+        return 1;
+    }
+    const synor_llm_hparams *h = synor_llm_hparams_get(m);
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.cpu_workers = (unsigned)threads;
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cuda = 0;
+    synor_runtime *rt;
+    synor_llm_ctx *c;
+    synor_llm_ctx_opts o = {.max_seqs = 1, .max_batch = pp > 0 ? (unsigned)pp : 1};
+    if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
+        synor_llm_ctx_create(m, rt, &o, &c)) {
+        fprintf(stderr, "bench_llm: %s\n", synor_errmsg());
+        return 1;
+    }
+    printf("%s: %s %s, dim %d, %d layers, vocab %d; %s kernels, %d workers\n", model,
+           synor_llm_format(m), synor_llm_weight_type(m), h->dim, h->n_layers, h->vocab_size,
+           synor_llm_isa(), threads);
+    int32_t *toks = malloc((size_t)(pp > tg ? pp : tg) * sizeof *toks + 4);
+    unsigned seq0 = 0, *seqs = calloc((size_t)(pp > 0 ? pp : 1), sizeof *seqs);
+    double *rates = malloc((size_t)reps * sizeof *rates);
+    for (int i = 0; i < (pp > tg ? pp : tg); i++)
+        toks[i] = (int32_t)(1 + (i * 7919) % (h->vocab_size - 1));
+    /* One warm-up of each (pages of the mapping, caches). */
+    for (int r = -1; pp > 0 && r < reps; r++) {
+        synor_llm_seq_reset(c, 0);
+        double t0 = now();
+        if (synor_llm_batch(c, (size_t)pp, toks, seqs, NULL)) {
+            fprintf(stderr, "bench_llm: %s\n", synor_errmsg());
+            return 1;
+        }
+        if (r >= 0)
+            rates[r] = pp / (now() - t0);
+    }
+    if (pp > 0)
+        report("pp", pp, rates, reps);
+    for (int r = -1; tg > 0 && r < reps; r++) {
+        synor_llm_seq_reset(c, 0);
+        int32_t t = 1;
+        double t0 = now();
+        for (int i = 0; i < tg; i++) {
+            if (synor_llm_batch(c, 1, &t, &seq0, NULL)) {
+                fprintf(stderr, "bench_llm: %s\n", synor_errmsg());
+                return 1;
+            }
+            const float *l = synor_llm_logits(c, 0);
+            int32_t best = 0;
+            for (int v = 1; v < h->vocab_size; v++)
+                if (l[v] > l[best])
+                    best = v;
+            t = best;
+        }
+        if (r >= 0)
+            rates[r] = tg / (now() - t0);
+    }
+    if (tg > 0)
+        report("tg", tg, rates, reps);
+    free(toks);
+    free(seqs);
+    free(rates);
+    synor_llm_ctx_destroy(c);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    return 0;
+}

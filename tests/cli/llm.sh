@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# synor model, synor generate, synor quantize: a model built here from a
+# text, described, run, converted between formats and types; bad input.
+# usage: llm.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
+S=$1; SRC=$2
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+check() { local name=$1; shift; if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi; }
+rc() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+
+# a model with generated weights and a vocabulary trained on the README
+check synth         [ "$(rc "$S" model synth "$tmp/m.gguf" --preset tiny --text "$SRC/README.md")" = 0 ]
+check synth-mode    [ "$(stat -c %a "$tmp/m.gguf")" = 644 ]
+check info          [ "$(rc "$S" model info "$tmp/m.gguf")" = 0 ]
+check info-shape    grep -q "dim 64, hidden 160, 2 layers, 4 heads" "$tmp/out"
+check info-type     grep -qE "^weights: +F32" "$tmp/out"
+check info-vocab    grep -q "512 pieces" "$tmp/out"
+
+# generation: the prompt, then tokens; figures on standard error
+check gen           [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16)" = 0 ]
+check gen-prompt    grep -q "^Synor places" "$tmp/out"
+check gen-longer    [ "$(wc -c <"$tmp/out")" -gt 14 ]
+check gen-figures   grep -qE "generated [0-9]+ tokens in [0-9.]+ s" "$tmp/err"
+cp "$tmp/out" "$tmp/greedy"
+check gen-determ    [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --quiet --threads 1)" = 0 ]
+check gen-same      cmp -s "$tmp/out" "$tmp/greedy"
+check gen-quiet     [ ! -s "$tmp/err" ]
+check gen-sampled   [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 16 --temp 0.9 --seed 3 --quiet)" = 0 ]
+cp "$tmp/out" "$tmp/s3"
+check gen-seed      [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 16 --temp 0.9 --seed 3 --quiet)" = 0 ]
+check gen-seed-same cmp -s "$tmp/out" "$tmp/s3"
+
+# the same weights as a llama2.c checkpoint generate the same text
+check l2c           [ "$(rc "$S" model synth "$tmp/m.bin" --preset tiny --text "$SRC/README.md" --format llama2c)" = 0 ]
+check l2c-tok       [ -s "$tmp/tokenizer.bin" ]
+check l2c-gen       [ "$(rc "$S" generate -m "$tmp/m.bin" -p "Synor places" -n 16 --quiet)" = 0 ]
+check l2c-same      cmp -s "$tmp/out" "$tmp/greedy"
+check l2c-info      [ "$(rc "$S" model info "$tmp/m.bin")" = 0 ]
+check l2c-format    grep -q "llama2.c v0" "$tmp/out"
+
+# quantize: llama2.c -> GGUF F32 is lossless; Q8_0 and Q4_0 load and run
+check conv          [ "$(rc "$S" quantize "$tmp/m.bin" "$tmp/c.gguf" --type f32)" = 0 ]
+check conv-gen      [ "$(rc "$S" generate -m "$tmp/c.gguf" -p "Synor places" -n 16 --quiet)" = 0 ]
+check conv-same     cmp -s "$tmp/out" "$tmp/greedy"
+for t in q8_0 q4_0 f16 bf16; do
+  check q-$t        [ "$(rc "$S" quantize "$tmp/m.gguf" "$tmp/$t.gguf" --type $t)" = 0 ]
+  check q-$t-info   [ "$(rc "$S" model info "$tmp/$t.gguf")" = 0 ]
+  T=$(echo $t | tr a-z A-Z)
+  check q-$t-type   grep -qE "^weights: +$T," "$tmp/out"
+  check q-$t-gen    [ "$(rc "$S" generate -m "$tmp/$t.gguf" -p "Synor" -n 8 --quiet)" = 0 ]
+done
+check q-smaller     [ "$(stat -c %s "$tmp/q4_0.gguf")" -lt "$(stat -c %s "$tmp/q8_0.gguf")" ]
+
+# bad input: a clear message, a failure status, nothing written
+check q-badtype     [ "$(rc "$S" quantize "$tmp/m.gguf" "$tmp/x.gguf" --type q5_k)" = 2 ]
+check q-badtype-msg grep -q "q5_k" "$tmp/err"
+check q-nofile      [ ! -e "$tmp/x.gguf" ]
+check gen-nomodel   [ "$(rc "$S" generate -p x)" = 2 ]
+check gen-missing   [ "$(rc "$S" generate -m "$tmp/none.gguf")" = 1 ]
+check gen-miss-msg  grep -q "none.gguf: cannot open" "$tmp/err"
+head -c 4000 "$tmp/m.gguf" >"$tmp/cut.gguf"
+check gen-trunc     [ "$(rc "$S" generate -m "$tmp/cut.gguf")" = 1 ]
+check gen-trunc-msg grep -q "cut.gguf" "$tmp/err"
+check gen-badn      [ "$(rc "$S" generate -m "$tmp/m.gguf" -n -3)" = 2 ]
+check gen-badtemp   [ "$(rc "$S" generate -m "$tmp/m.gguf" --temp hot)" = 2 ]
+check synth-badfmt  [ "$(rc "$S" model synth "$tmp/y.gguf" --format onnx)" = 2 ]
+check synth-badshape [ "$(rc "$S" model synth "$tmp/y.gguf" --dim 30 --heads 4)" = 1 ]
+check synth-shape-msg grep -q "dim 30" "$tmp/err"
+check synth-none    [ ! -e "$tmp/y.gguf" ]
+check model-unknown [ "$(rc "$S" model frobnicate)" = 2 ]
+
+echo "llm: $pass passed, $fail failed"
+[ "$fail" = 0 ]
