@@ -365,7 +365,9 @@ TEST(kernels_agree_with_portable)
     ASSERT_OK(synor_ttype_quantize(SYNOR_TTYPE_F16, w, h, N));
     ASSERT_OK(synor_ttype_quantize(SYNOR_TTYPE_BF16, w, bf, N));
     ASSERT_NEAR(k->dot_q8_0(b8, q1, d1, N / 32), g->dot_q8_0(b8, q1, d1, N / 32), 1e-5);
-    ASSERT_NEAR(k->dot_q4_0(b4, q1, d1, N / 32), g->dot_q4_0(b4, q1, d1, N / 32), 1e-5);
+    float c8[N / 32];
+    synor__llm_block_c8(q1, d1, N / 32, c8);
+    ASSERT_NEAR(k->dot_q4_0(b4, q1, d1, c8, N / 32), g->dot_q4_0(b4, q1, d1, c8, N / 32), 1e-5);
     ASSERT_NEAR(k->dot_f16(h, x, N), g->dot_f16(h, x, N), 1e-5);
     ASSERT_NEAR(k->dot_bf16(bf, x, N), g->dot_bf16(bf, x, N), 1e-5);
     float s64[N / 64];

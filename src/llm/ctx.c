@@ -64,6 +64,12 @@ static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, c
             c->k->quantize_row(s->xb + (size_t)t * cols, q, d, cols, blk);
             s->qrows[t].q = q;
             s->qrows[t].d = d;
+            s->qrows[t].c8 = NULL;
+            if (blk == SYNOR_QK) { /* Q4_0 products take it out */
+                float *c8 = s->c8 + (size_t)t * (cols / blk);
+                synor__llm_block_c8(q, d, cols / blk, c8);
+                s->qrows[t].c8 = c8;
+            }
         }
         s->qblock = blk;
     }
@@ -168,9 +174,7 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         memset(o, 0, (size_t)hs * sizeof(float));
         for (int p = 0; p < npos; p++) {
             const float *v = kv_at(c, c->vc, l, c->seq[t], p) + kvo;
-            float w = sc[p] / sum;
-            for (int j = 0; j < hs; j++)
-                o[j] += w * v[j];
+            c->k->axpy(sc[p] / sum, v, o, hs);
         }
     }
 }

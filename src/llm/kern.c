@@ -57,8 +57,10 @@ static float gen_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd, i
     return s;
 }
 
-static float gen_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
+static float gen_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, const float *c8,
+                          int nb)
 {
+    (void)c8;
     float s = 0;
     for (int b = 0; b < nb; b++, w += 18) {
         const uint8_t *q = w + 2;
@@ -112,6 +114,12 @@ static void gen_quantize_row(const float *x, int8_t *q, float *d, int n, int blo
     }
 }
 
+static void gen_axpy(float a, const float *x, float *y, int n)
+{
+    for (int i = 0; i < n; i++)
+        y[i] += a * x[i];
+}
+
 const llm_kernels synor__llm_kernels_generic = {
     .isa = "generic",
     .dot_f32 = gen_dot_f32,
@@ -121,6 +129,7 @@ const llm_kernels synor__llm_kernels_generic = {
     .dot_q4_0 = gen_dot_q4_0,
     .dot_q8g = gen_dot_q8g,
     .quantize_row = gen_quantize_row,
+    .axpy = gen_axpy,
 };
 
 const llm_kernels *synor__llm_kernels(void)
@@ -139,6 +148,16 @@ const llm_kernels *synor__llm_kernels(void)
 }
 
 const char *synor_llm_isa(void) { return synor__llm_kernels()->isa; }
+
+void synor__llm_block_c8(const int8_t *q, const float *d, int nb, float *c8)
+{
+    for (int b = 0; b < nb; b++) {
+        int sum = 0;
+        for (int j = 0; j < SYNOR_QK; j++)
+            sum += q[b * SYNOR_QK + j];
+        c8[b] = 8.0f * d[b] * (float)sum;
+    }
+}
 
 int synor__llm_act_block(const llm_mat *w)
 {
@@ -167,7 +186,7 @@ static float row_dot(const llm_kernels *k, const llm_mat *w, int r, const float 
     case SYNOR_TTYPE_Q8_0:
         return k->dot_q8_0(row, qx->q, qx->d, w->cols / SYNOR_QK);
     case SYNOR_TTYPE_Q4_0:
-        return k->dot_q4_0(row, qx->q, qx->d, w->cols / SYNOR_QK);
+        return k->dot_q4_0(row, qx->q, qx->d, qx->c8, w->cols / SYNOR_QK);
     case LLM_TTYPE_Q8G:
         return k->dot_q8g((const int8_t *)row, w->gscale + (size_t)r * (w->cols / w->group), qx->q,
                           qx->d, w->cols, w->group);
@@ -194,7 +213,7 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
      * them: each weight block is loaded (and a Q4_0 block unpacked) once
      * for 4 activation rows, each activation block once for 4 weight rows. */
     int q4 = w->type == SYNOR_TTYPE_Q4_0;
-    if (k->tile_q && (q4 || w->type == SYNOR_TTYPE_Q8_0)) {
+    if (k->tile_q && n >= 4 && (q4 || w->type == SYNOR_TTYPE_Q8_0)) {
         int nb = w->cols / SYNOR_QK;
         for (; r0 + 4 <= r1; r0 += 4)
             for (int t = 0; t < n; t += 4)

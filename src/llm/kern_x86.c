@@ -121,24 +121,30 @@ T2 static float a2_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd,
     return hsum256(_mm256_add_ps(acc0, acc1));
 }
 
-T2 static float a2_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
+/* Q4_0: the stored nibbles (q + 8, unsigned) times x directly, and
+ * 8 * sum(x) taken out per block (c8, computed once per activation row). */
+T2 static inline __m256i nibbles(const uint8_t *qs)
 {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
-    int b = 0;
-    for (; b + 2 <= nb; b += 2, w += 36) {
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]),
-                               a2_mul_sum_i8(unpack_q4(w + 2), x0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 18) * xd[b + 1]),
-                               a2_mul_sum_i8(unpack_q4(w + 20), x1), acc1);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)qs);
+    __m128i lo = _mm_and_si128(b, _mm_set1_epi8(0x0F));
+    __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
+    return _mm256_set_m128i(hi, lo);
+}
+
+T2 static float a2_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, const float *c8,
+                            int nb)
+{
+    __m256 acc = _mm256_setzero_ps();
+    const __m256i ones = _mm256_set1_epi16(1);
+    float corr = 0;
+    for (int b = 0; b < nb; b++, w += 18) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
+        __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles(w + 2), x), ones);
+        float dw = scale_of(w);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * xd[b]), _mm256_cvtepi32_ps(p), acc);
+        corr += dw * c8[b];
     }
-    for (; b < nb; b++, w += 18) {
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]),
-                               a2_mul_sum_i8(unpack_q4(w + 2), x0), acc0);
-    }
-    return hsum256(_mm256_add_ps(acc0, acc1));
+    return hsum256(acc) - corr;
 }
 
 /* Q8 groups: gs a multiple of 32 (llama2.c exports use 64). */
@@ -195,6 +201,17 @@ T2 static void a2_quantize_row(const float *x, int8_t *q, float *d, int n, int b
     }
 }
 
+T2 static void a2_axpy(float a, const float *x, float *y, int n)
+{
+    __m256 av = _mm256_set1_ps(a);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i,
+                         _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; i++)
+        y[i] += a * x[i];
+}
+
 const llm_kernels synor__llm_kernels_avx2 = {
     .isa = "avx2",
     .dot_f32 = a2_dot_f32,
@@ -204,6 +221,7 @@ const llm_kernels synor__llm_kernels_avx2 = {
     .dot_q4_0 = a2_dot_q4_0,
     .dot_q8g = a2_dot_q8g,
     .quantize_row = a2_quantize_row,
+    .axpy = a2_axpy,
 };
 
 /* ------------------------------------------------------------- AVX-512 */
@@ -288,24 +306,30 @@ T5 static float a5_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd,
     return hsum256(_mm256_add_ps(acc0, acc1));
 }
 
-T5 static float a5_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
+T5 static float a5_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, const float *c8,
+                            int nb)
 {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    float corr = 0;
     int b = 0;
     for (; b + 2 <= nb; b += 2, w += 36) {
         __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
         __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]),
-                               a5_mul_sum_i8(unpack_q4(w + 2), x0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 18) * xd[b + 1]),
-                               a5_mul_sum_i8(unpack_q4(w + 20), x1), acc1);
+        __m256i p0 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), nibbles(w + 2), x0);
+        __m256i p1 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), nibbles(w + 20), x1);
+        float d0 = scale_of(w), d1 = scale_of(w + 18);
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d0 * xd[b]), _mm256_cvtepi32_ps(p0), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(d1 * xd[b + 1]), _mm256_cvtepi32_ps(p1), acc1);
+        corr += d0 * c8[b] + d1 * c8[b + 1];
     }
     for (; b < nb; b++, w += 18) {
         __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]),
-                               a5_mul_sum_i8(unpack_q4(w + 2), x0), acc0);
+        __m256i p0 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), nibbles(w + 2), x0);
+        float d0 = scale_of(w);
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d0 * xd[b]), _mm256_cvtepi32_ps(p0), acc0);
+        corr += d0 * c8[b];
     }
-    return hsum256(_mm256_add_ps(acc0, acc1));
+    return hsum256(_mm256_add_ps(acc0, acc1)) - corr;
 }
 
 T5 static float a5_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, const float *xd,
@@ -326,59 +350,75 @@ T5 static float a5_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, 
     return hsum256(acc);
 }
 
-/* 4 weight rows x T activation rows of Q8_0 / Q4_0 blocks. The products
- * use vpdpbusd (unsigned x signed) on the activations shifted to unsigned,
- * x + 128 (a xor of the sign bit), and start each block's accumulator at
- * -128 * sum(w) to take the shift back out: one instruction per 32
- * products instead of the sign trick's three. */
-T5 static inline __attribute__((always_inline)) void a5_tile_q_t(const uint8_t *w, size_t ws,
-                                                                 const llm_qrow *qx, const int T,
-                                                                 int nb, int q4, float *y,
-                                                                 size_t ldy, int acc)
-{
-    __m256 sum[4][4];
-    for (int r = 0; r < 4; r++)
-        for (int t = 0; t < T; t++)
-            sum[r][t] = _mm256_setzero_ps();
-    const int bb = q4 ? 18 : 34;
-    const __m256i k80 = _mm256_set1_epi8((char)0x80), zero = _mm256_setzero_si256();
-    for (int b = 0; b < nb; b++) {
-        __m256i wv[4], corr[4];
-        float dw[4];
-        for (int r = 0; r < 4; r++) {
-            const uint8_t *p = w + (size_t)r * ws + (size_t)b * bb;
-            dw[r] = scale_of(p);
-            wv[r] =
-                q4 ? unpack_q4(p + 2) : _mm256_loadu_si256((const __m256i *)(const void *)(p + 2));
-            corr[r] = _mm256_sub_epi32(zero, _mm256_dpbusd_epi32(zero, k80, wv[r]));
-        }
-        for (int t = 0; t < T; t++) {
-            __m256i xu = _mm256_xor_si256(
-                _mm256_loadu_si256((const __m256i *)(const void *)(qx[t].q + b * SYNOR_QK)), k80);
-            float dx = qx[t].d[b];
-            for (int r = 0; r < 4; r++)
-                sum[r][t] =
-                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(corr[r], xu, wv[r])),
-                                    _mm256_set1_ps(dw[r] * dx), sum[r][t]);
-        }
+/* 4 weight rows x 4 activation rows of Q8_0 / Q4_0 blocks, for batches
+ * (decode rows go through the dot products). The products use vpdpbusd
+ * (unsigned x signed) on the activations shifted to unsigned, x + 128 (a
+ * xor of the sign bit), and start each block's accumulator at -128 *
+ * sum(w) to take the shift back out: one instruction per 32 products
+ * instead of the sign trick's three, and a weight block unpacked once for
+ * 4 activation rows. The 16 accumulators are named, not an array, so they
+ * stay in registers. */
+#define A5_ROW(r, Q4)                                                                              \
+    const uint8_t *p##r = w + (size_t)(r)*ws + (size_t)b * (Q4 ? 18 : 34);                         \
+    float dw##r = scale_of(p##r);                                                                  \
+    __m256i w##r =                                                                                 \
+        Q4 ? unpack_q4(p##r + 2) : _mm256_loadu_si256((const __m256i *)(const void *)(p##r + 2));  \
+    __m256i c##r = _mm256_sub_epi32(zero, _mm256_dpbusd_epi32(zero, k80, w##r));
+#define A5_X(t)                                                                                    \
+    __m256i x##t = _mm256_xor_si256(                                                               \
+        _mm256_loadu_si256((const __m256i *)(const void *)(qx[t].q + b * SYNOR_QK)), k80);         \
+    __m256 dx##t = _mm256_broadcast_ss(&qx[t].d[b]);
+#define A5_ACC(r, t)                                                                               \
+    s##r##t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(c##r, x##t, w##r)),           \
+                              _mm256_mul_ps(_mm256_set1_ps(dw##r), dx##t), s##r##t);
+#define A5_OUT(r, t)                                                                               \
+    {                                                                                              \
+        float v = hsum256(s##r##t), *o = y + (size_t)(t)*ldy + (r);                                \
+        *o = acc ? *o + v : v;                                                                     \
     }
-    for (int t = 0; t < T; t++)
-        for (int r = 0; r < 4; r++) {
-            float v = hsum256(sum[r][t]);
-            float *o = y + (size_t)t * ldy + r;
-            *o = acc ? *o + v : v;
-        }
-}
+#define A5_TILE(NAME, Q4)                                                                          \
+    T5 static void NAME(const uint8_t *w, size_t ws, const llm_qrow *qx, int nb, float *y,         \
+                        size_t ldy, int acc)                                                       \
+    {                                                                                              \
+        const __m256i k80 = _mm256_set1_epi8((char)0x80), zero = _mm256_setzero_si256();           \
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s02 = s00, s03 = s00, s10 = s00, s11 = s00,   \
+               s12 = s00, s13 = s00, s20 = s00, s21 = s00, s22 = s00, s23 = s00, s30 = s00,        \
+               s31 = s00, s32 = s00, s33 = s00;                                                    \
+        for (int b = 0; b < nb; b++) {                                                             \
+            A5_ROW(0, Q4)                                                                          \
+            A5_ROW(1, Q4) A5_ROW(2, Q4) A5_ROW(3, Q4) A5_X(0) A5_X(1) A5_X(2) A5_X(3) A5_ACC(0, 0) \
+                A5_ACC(0, 1) A5_ACC(0, 2) A5_ACC(0, 3) A5_ACC(1, 0) A5_ACC(1, 1) A5_ACC(1, 2)      \
+                    A5_ACC(1, 3) A5_ACC(2, 0) A5_ACC(2, 1) A5_ACC(2, 2) A5_ACC(2, 3) A5_ACC(3, 0)  \
+                        A5_ACC(3, 1) A5_ACC(3, 2) A5_ACC(3, 3)                                     \
+        }                                                                                          \
+        A5_OUT(0, 0)                                                                               \
+        A5_OUT(0, 1) A5_OUT(0, 2) A5_OUT(0, 3) A5_OUT(1, 0) A5_OUT(1, 1) A5_OUT(1, 2) A5_OUT(1, 3) \
+            A5_OUT(2, 0) A5_OUT(2, 1) A5_OUT(2, 2) A5_OUT(2, 3) A5_OUT(3, 0) A5_OUT(3, 1)          \
+                A5_OUT(3, 2) A5_OUT(3, 3)                                                          \
+    }
+
+/* Two copies, so the weight type is a constant inside each. */
+A5_TILE(a5_tile_q8_4x4, 0)
+A5_TILE(a5_tile_q4_4x4, 1)
 
 T5 static void a5_tile_q(const uint8_t *w, size_t ws, const llm_qrow *qx, int T, int nb, int q4,
                          float *y, size_t ldy, int acc)
 {
     if (T == 4) {
-        a5_tile_q_t(w, ws, qx, 4, nb, q4, y, ldy, acc);
+        if (q4)
+            a5_tile_q4_4x4(w, ws, qx, nb, y, ldy, acc);
+        else
+            a5_tile_q8_4x4(w, ws, qx, nb, y, ldy, acc);
         return;
     }
-    for (int t = 0; t < T; t++)
-        a5_tile_q_t(w, ws, qx + t, 1, nb, q4, y + (size_t)t * ldy, ldy, acc);
+    for (int r = 0; r < 4; r++)
+        for (int t = 0; t < T; t++) {
+            const uint8_t *row = w + (size_t)r * ws;
+            float v = q4 ? a5_dot_q4_0(row, qx[t].q, qx[t].d, qx[t].c8, nb)
+                         : a5_dot_q8_0(row, qx[t].q, qx[t].d, nb);
+            float *o = y + (size_t)t * ldy + r;
+            *o = acc ? *o + v : v;
+        }
 }
 
 /* 4 rows of F32 weights times one activation row. */
@@ -417,6 +457,7 @@ const llm_kernels synor__llm_kernels_avx512 = {
     .dot_q4_0 = a5_dot_q4_0,
     .dot_q8g = a5_dot_q8g,
     .quantize_row = a2_quantize_row,
+    .axpy = a2_axpy,
     .tile_q = a5_tile_q,
     .tile_f32 = a5_tile_f32,
 };

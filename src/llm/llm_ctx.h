@@ -14,6 +14,7 @@ typedef struct llm_scratch {
     float *xb;
     int8_t *q;
     float *d;
+    float *c8;
     llm_qrow *qrows;
     float *scores;
     int qblock; /* block the rows in q are quantized for; 0: none */

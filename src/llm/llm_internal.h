@@ -28,7 +28,13 @@ typedef struct llm_mat {
 typedef struct llm_qrow {
     const int8_t *q;
     const float *d;
+    const float *c8; /* block 32: 8 * d * (sum of the block's q), which a
+                        Q4_0 product subtracts when it multiplies the
+                        unsigned nibbles (q + 8) directly */
 } llm_qrow;
+
+/* c8[b] for the nb blocks of 32 of a quantized activation row. */
+void synor__llm_block_c8(const int8_t *q, const float *d, int nb, float *c8);
 
 /* The kernels of one instruction set. */
 typedef struct llm_kernels {
@@ -38,11 +44,12 @@ typedef struct llm_kernels {
     float (*dot_bf16)(const uint16_t *w, const float *x, int n);
     /* nb blocks of 32 */
     float (*dot_q8_0)(const uint8_t *w, const int8_t *xq, const float *xd, int nb);
-    float (*dot_q4_0)(const uint8_t *w, const int8_t *xq, const float *xd, int nb);
+    float (*dot_q4_0)(const uint8_t *w, const int8_t *xq, const float *xd, const float *c8, int nb);
     /* n elements, groups of gs (a multiple of 32 where vectorized) */
     float (*dot_q8g)(const int8_t *wq, const float *ws, const int8_t *xq, const float *xd, int n,
                      int gs);
     void (*quantize_row)(const float *x, int8_t *q, float *d, int n, int block);
+    void (*axpy)(float a, const float *x, float *y, int n); /* y += a * x */
     /* Tiles, NULL where the table has none: 4 weight rows (row r at
      * w + r * ws) times T activation rows (1..4), y[t * ldy + r] (+)= the
      * dot. Q8_0 (q4 = 0) or Q4_0 (q4 = 1) weights of nb blocks; F32
