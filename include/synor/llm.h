@@ -151,6 +151,75 @@ typedef struct synor_llm_gen_stats {
 int synor_llm_generate(synor_llm_ctx *c, const char *prompt, int n_new, synor_sampler *s,
                        synor_llm_on_token on_token, void *user, synor_llm_gen_stats *stats);
 
+/* ----------------------------------------------- continuous batching */
+
+/* An iteration-level scheduler (Orca's continuous batching) over one
+ * context: every step runs one batch holding one decode token of every
+ * running request plus chunks of waiting prompts (chunked prefill, at most
+ * prefill_chunk tokens of one prompt per step, within the step's token
+ * budget), so new requests join between steps and finished ones leave
+ * without stalling the others. A request takes a sequence of the context
+ * (max_seqs at once) and KV blocks as it grows; when the KV pool runs dry
+ * the newest running request is preempted (its cache dropped; it is
+ * re-queued at the front and recomputes its prompt and the tokens it had
+ * generated, as vLLM's recompute preemption).
+ *
+ * Threads: submit, cancel and stats may be called from any thread while
+ * one thread calls step; the callbacks run on the thread that calls step. */
+typedef struct synor_llm_sched synor_llm_sched;
+
+typedef struct synor_llm_sched_opts {
+    unsigned step_tokens;   /* rows per batch; default (and at most) max_batch */
+    unsigned prefill_chunk; /* prompt tokens per request per step; default 64 */
+    unsigned max_queue;     /* requests waiting; default 256; beyond: EBUSY */
+} synor_llm_sched_opts;
+
+enum {
+    SYNOR_LLM_DONE_LENGTH = 0, /* max_new tokens generated */
+    SYNOR_LLM_DONE_EOS = 1,    /* the model ended the text (EOS) */
+    SYNOR_LLM_DONE_STOPPED = 2, /* on_token returned non-zero */
+    SYNOR_LLM_DONE_CANCELLED = 3,
+    SYNOR_LLM_DONE_CONTEXT = 4 /* the model's context is full */
+};
+
+typedef struct synor_llm_request {
+    const int32_t *prompt; /* tokens, BOS included if wanted (copied) */
+    size_t n_prompt;       /* 1 .. seq_len - 1 */
+    int max_new;           /* >= 1 */
+    synor_sampler sampler;
+    /* Each generated token (EOS is not passed); non-zero stops it. */
+    int (*on_token)(uint64_t id, int32_t token, void *user);
+    /* Once, when the request leaves: a SYNOR_LLM_DONE_* reason. */
+    void (*on_done)(uint64_t id, int reason, void *user);
+    void *user;
+} synor_llm_request;
+
+typedef struct synor_llm_sched_stats {
+    unsigned running, waiting;   /* now */
+    uint64_t submitted, finished, preempted;
+    uint64_t steps, prompt_tokens, generated_tokens;
+    unsigned kv_used, kv_total;  /* blocks */
+} synor_llm_sched_stats;
+
+int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
+                           synor_llm_sched **out);
+/* Requests still queued or running are cancelled (on_done called). */
+void synor_llm_sched_destroy(synor_llm_sched *s);
+/* Queues a request; *id names it in callbacks and cancel. SYNOR_EBUSY when
+ * max_queue requests wait (the caller answers "overloaded"), SYNOR_ERANGE
+ * when the prompt does not fit the context, SYNOR_EINVAL for a token out
+ * of the vocabulary or bad counts. Nothing is queued on an error. */
+int synor_llm_sched_submit(synor_llm_sched *s, const synor_llm_request *r, uint64_t *id);
+/* Cancels a queued or running request (on_done with CANCELLED at the next
+ * step); SYNOR_ENOENT if it is unknown or finished. */
+int synor_llm_sched_cancel(synor_llm_sched *s, uint64_t id);
+/* Runs one step if there is work: returns the number of requests running
+ * or waiting afterwards (0: idle, nothing was run), or a negative error of
+ * the batch (the requests of the failed batch are finished with reason
+ * CANCELLED). */
+int synor_llm_sched_step(synor_llm_sched *s);
+void synor_llm_sched_stats_get(synor_llm_sched *s, synor_llm_sched_stats *out);
+
 /* --------------------------------------------------------- quantization */
 
 /* Writes the model at in (any file synor_llm_load reads) to out as GGUF
