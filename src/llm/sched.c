@@ -1,0 +1,385 @@
+/* sched.c - continuous batching (Orca's iteration-level scheduling) with
+ * chunked prefill and recompute preemption (vLLM's) over one context.
+ *
+ * A request owns its tokens: the prompt, then each token it generates.
+ * `fed` counts those already in its sequence's KV cache; a step feeds the
+ * next ones - one for a decoding request (its last sampled token), up to
+ * prefill_chunk for a prompt - and samples a token from the logits of a
+ * request's last row when that row is its last token. Decoding requests
+ * are placed first in the step, so a long prompt cannot delay them by more
+ * than its chunk. */
+#include <pthread.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "llm/llm_ctx.h"
+
+typedef struct sreq {
+    uint64_t id;
+    synor_llm_request r;
+    int32_t *toks;
+    size_t ntok, cap, fed;
+    int generated, seq, cancelled, done;
+    struct sreq *next;
+} sreq;
+
+struct synor_llm_sched {
+    synor_llm_ctx *c;
+    synor_llm_sched_opts o;
+    pthread_mutex_t mu;
+    sreq *wait_head, *wait_tail; /* under mu */
+    unsigned nwaiting;           /* under mu */
+    sreq **run;                  /* by sequence; the step thread's */
+    unsigned nrunning;
+    sreq **admitted;             /* running, in admission order */
+    uint64_t next_id;
+    synor_llm_sched_stats st; /* counters under mu */
+    int32_t *btok;
+    unsigned *bseq;
+    uint8_t *bwant;
+    sreq **brow; /* the request whose last row is this row, or NULL */
+    size_t bprompt; /* prompt rows of the step */
+};
+
+int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
+                           synor_llm_sched **out)
+{
+    if (!c || !out)
+        return synor__error(SYNOR_EINVAL, "synor_llm_sched_create: NULL argument");
+    synor_llm_sched *s = synor__calloc(1, sizeof *s);
+    if (!s)
+        return SYNOR_ENOMEM;
+    s->c = c;
+    s->o = (synor_llm_sched_opts){c->max_batch, 64, 256};
+    if (opts) {
+        if (opts->step_tokens && opts->step_tokens < c->max_batch)
+            s->o.step_tokens = opts->step_tokens;
+        if (opts->prefill_chunk)
+            s->o.prefill_chunk = opts->prefill_chunk;
+        if (opts->max_queue)
+            s->o.max_queue = opts->max_queue;
+    }
+    if (s->o.step_tokens < c->max_seqs)
+        s->o.step_tokens = c->max_seqs < c->max_batch ? c->max_seqs : c->max_batch;
+    s->run = synor__calloc(c->max_seqs, sizeof *s->run);
+    s->admitted = synor__calloc(c->max_seqs, sizeof *s->admitted);
+    s->btok = synor__malloc(c->max_batch * sizeof *s->btok);
+    s->bseq = synor__malloc(c->max_batch * sizeof *s->bseq);
+    s->bwant = synor__malloc(c->max_batch);
+    s->brow = synor__malloc(c->max_batch * sizeof *s->brow);
+    if (!s->run || !s->admitted || !s->btok || !s->bseq || !s->bwant || !s->brow ||
+        pthread_mutex_init(&s->mu, NULL) != 0) {
+        synor__free(s->run);
+        synor__free(s->admitted);
+        synor__free(s->btok);
+        synor__free(s->bseq);
+        synor__free(s->bwant);
+        synor__free(s->brow);
+        synor__free(s);
+        return synor__error(SYNOR_ENOMEM, "synor_llm_sched_create: out of memory");
+    }
+    s->next_id = 1;
+    *out = s;
+    return 0;
+}
+
+static void req_free(sreq *q)
+{
+    synor__free(q->toks);
+    synor__free(q);
+}
+
+/* Takes q out of the running set (its sequence's cache is dropped). */
+static void unrun(synor_llm_sched *s, sreq *q)
+{
+    synor_llm_seq_reset(s->c, (unsigned)q->seq);
+    pthread_mutex_lock(&s->mu);
+    s->run[q->seq] = NULL;
+    unsigned j = 0;
+    for (unsigned i = 0; i < s->nrunning; i++)
+        if (s->admitted[i] != q)
+            s->admitted[j++] = s->admitted[i];
+    s->nrunning = j;
+    q->seq = -1;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void finish(synor_llm_sched *s, sreq *q, int reason)
+{
+    if (q->seq >= 0)
+        unrun(s, q);
+    if (q->r.on_done)
+        q->r.on_done(q->id, reason, q->r.user);
+    pthread_mutex_lock(&s->mu);
+    s->st.finished++;
+    pthread_mutex_unlock(&s->mu);
+    req_free(q);
+}
+
+void synor_llm_sched_destroy(synor_llm_sched *s)
+{
+    if (!s)
+        return;
+    while (s->nrunning)
+        finish(s, s->admitted[s->nrunning - 1], SYNOR_LLM_DONE_CANCELLED);
+    while (s->wait_head) {
+        sreq *q = s->wait_head;
+        s->wait_head = q->next;
+        finish(s, q, SYNOR_LLM_DONE_CANCELLED);
+    }
+    pthread_mutex_destroy(&s->mu);
+    synor__free(s->run);
+    synor__free(s->admitted);
+    synor__free(s->btok);
+    synor__free(s->bseq);
+    synor__free(s->bwant);
+    synor__free(s->brow);
+    synor__free(s);
+}
+
+int synor_llm_sched_submit(synor_llm_sched *s, const synor_llm_request *r, uint64_t *id)
+{
+    const synor_llm_hparams *h = &s->c->m->cfg;
+    if (!r || !r->prompt || r->n_prompt == 0 || r->max_new < 1)
+        return synor__error(SYNOR_EINVAL, "synor_llm_sched_submit: a request needs a prompt of "
+                                          "at least one token and max_new >= 1");
+    if (r->n_prompt >= (size_t)h->seq_len)
+        return synor__error(SYNOR_ERANGE, "the prompt is %zu tokens; the model's context is %d",
+                            r->n_prompt, h->seq_len);
+    for (size_t i = 0; i < r->n_prompt; i++)
+        if (r->prompt[i] < 0 || r->prompt[i] >= h->vocab_size)
+            return synor__error(SYNOR_EINVAL, "prompt token %zu is %d, outside the vocabulary "
+                                              "of %d",
+                                i, r->prompt[i], h->vocab_size);
+    sreq *q = synor__calloc(1, sizeof *q);
+    size_t cap = r->n_prompt + (size_t)r->max_new + 1;
+    if (cap > (size_t)h->seq_len + 1)
+        cap = (size_t)h->seq_len + 1;
+    if (q)
+        q->toks = synor__malloc(cap * sizeof *q->toks);
+    if (!q || !q->toks) {
+        synor__free(q);
+        return synor__error(SYNOR_ENOMEM, "synor_llm_sched_submit: out of memory");
+    }
+    q->r = *r;
+    q->r.prompt = NULL;
+    memcpy(q->toks, r->prompt, r->n_prompt * sizeof *q->toks);
+    q->ntok = r->n_prompt;
+    q->cap = cap;
+    q->seq = -1;
+    pthread_mutex_lock(&s->mu);
+    if (s->nwaiting >= s->o.max_queue) {
+        pthread_mutex_unlock(&s->mu);
+        req_free(q);
+        return synor__error(SYNOR_EBUSY, "overloaded: %u requests are waiting (the queue holds "
+                                         "%u)",
+                            s->o.max_queue, s->o.max_queue);
+    }
+    q->id = s->next_id++;
+    if (s->wait_tail)
+        s->wait_tail->next = q;
+    else
+        s->wait_head = q;
+    s->wait_tail = q;
+    s->nwaiting++;
+    s->st.submitted++;
+    pthread_mutex_unlock(&s->mu);
+    if (id)
+        *id = q->id;
+    return 0;
+}
+
+int synor_llm_sched_cancel(synor_llm_sched *s, uint64_t id)
+{
+    int found = 0;
+    pthread_mutex_lock(&s->mu);
+    for (sreq *q = s->wait_head; q && !found; q = q->next)
+        if (q->id == id)
+            found = q->cancelled = 1;
+    for (unsigned i = 0; i < s->c->max_seqs && !found; i++)
+        if (s->run[i] && s->run[i]->id == id)
+            found = s->run[i]->cancelled = 1;
+    pthread_mutex_unlock(&s->mu);
+    return found ? 0 : synor__error(SYNOR_ENOENT, "request %llu is not queued or running",
+                                    (unsigned long long)id);
+}
+
+/* Waiting requests take free sequences, first come first served; cancelled
+ * ones leave. */
+static void admit(synor_llm_sched *s)
+{
+    sreq *gone = NULL;
+    /* KV blocks not yet promised: a request is admitted only when its
+     * tokens fit in them (vLLM's admission rule), so a full pool queues new
+     * requests instead of preempting running ones; with nothing running the
+     * first one is admitted anyway (and fails alone if it cannot fit). */
+    long room = (long)s->c->nfree;
+    int blocked = 0; /* first come, first served: none overtakes the head */
+    pthread_mutex_lock(&s->mu);
+    sreq **pp = &s->wait_head, *prev = NULL;
+    while (*pp) {
+        sreq *q = *pp;
+        int seq = -1;
+        long need = (long)((q->ntok + SYNOR_LLM_KV_BLOCK) / SYNOR_LLM_KV_BLOCK);
+        if (!q->cancelled && !blocked && s->nrunning < s->c->max_seqs &&
+            (need <= room || !s->nrunning))
+            for (unsigned i = 0; i < s->c->max_seqs && seq < 0; i++)
+                if (!s->run[i])
+                    seq = (int)i;
+        if (!q->cancelled && seq < 0) {
+            blocked = 1;
+            prev = q;
+            pp = &q->next;
+            continue;
+        }
+        *pp = q->next;
+        if (s->wait_tail == q)
+            s->wait_tail = prev;
+        s->nwaiting--;
+        if (q->cancelled) {
+            q->next = gone;
+            gone = q;
+            continue;
+        }
+        room -= need;
+        q->seq = seq;
+        q->fed = 0;
+        s->run[seq] = q;
+        s->admitted[s->nrunning++] = q;
+    }
+    pthread_mutex_unlock(&s->mu);
+    while (gone) {
+        sreq *q = gone;
+        gone = q->next;
+        finish(s, q, SYNOR_LLM_DONE_CANCELLED);
+    }
+}
+
+/* The newest running request goes back to the front of the queue, its
+ * cache dropped: it will recompute its tokens. */
+static void preempt(synor_llm_sched *s)
+{
+    sreq *q = s->admitted[s->nrunning - 1];
+    unrun(s, q);
+    q->fed = 0;
+    pthread_mutex_lock(&s->mu);
+    q->next = s->wait_head;
+    s->wait_head = q;
+    if (!s->wait_tail)
+        s->wait_tail = q;
+    s->nwaiting++;
+    s->st.preempted++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Fills the step's rows: decoding requests first, then prompt chunks. */
+static size_t build(synor_llm_sched *s)
+{
+    size_t n = 0;
+    s->bprompt = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned i = 0; i < s->nrunning && n < s->o.step_tokens; i++) {
+            sreq *q = s->admitted[i];
+            size_t left = q->ntok - q->fed;
+            if ((pass == 0) != (left == 1) || left == 0)
+                continue;
+            size_t k = left < s->o.prefill_chunk ? left : s->o.prefill_chunk;
+            if (k > s->o.step_tokens - n)
+                k = s->o.step_tokens - n;
+            for (size_t j = 0; j < k; j++, n++) {
+                s->btok[n] = q->toks[q->fed + j];
+                s->bseq[n] = (unsigned)q->seq;
+                s->bwant[n] = q->fed + j + 1 == q->ntok;
+                s->brow[n] = s->bwant[n] ? q : NULL;
+                s->bprompt += q->fed + j < q->r.n_prompt;
+            }
+        }
+    return n;
+}
+
+static void advance(synor_llm_sched *s, size_t n)
+{
+    const synor_llm_hparams *h = &s->c->m->cfg;
+    for (size_t i = 0; i < n; i++)
+        s->run[s->bseq[i]]->fed++;
+    uint64_t gen = 0;
+    for (size_t i = 0; i < n; i++) {
+        sreq *q = s->brow[i];
+        if (!q)
+            continue;
+        const float *l = synor_llm_logits(s->c, i);
+        int32_t t = synor_sampler_sample(&q->r.sampler, l, h->vocab_size);
+        int reason = -1;
+        if (t == synor_tokenizer_eos(s->c->m->tok)) {
+            reason = SYNOR_LLM_DONE_EOS;
+        } else {
+            q->generated++;
+            gen++;
+            q->toks[q->ntok++] = t;
+            if (q->r.on_token && q->r.on_token(q->id, t, q->r.user))
+                reason = SYNOR_LLM_DONE_STOPPED;
+            else if (q->generated >= q->r.max_new)
+                reason = SYNOR_LLM_DONE_LENGTH;
+            else if (q->ntok >= (size_t)h->seq_len)
+                reason = SYNOR_LLM_DONE_CONTEXT;
+        }
+        if (reason >= 0)
+            finish(s, q, reason);
+    }
+    pthread_mutex_lock(&s->mu);
+    s->st.generated_tokens += gen;
+    pthread_mutex_unlock(&s->mu);
+}
+
+int synor_llm_sched_step(synor_llm_sched *s)
+{
+    admit(s);
+    for (unsigned i = 0; i < s->nrunning;) {
+        sreq *q = s->admitted[i];
+        int cancelled;
+        pthread_mutex_lock(&s->mu);
+        cancelled = q->cancelled;
+        pthread_mutex_unlock(&s->mu);
+        if (cancelled)
+            finish(s, q, SYNOR_LLM_DONE_CANCELLED);
+        else
+            i++;
+    }
+    int e = 0;
+    size_t n = 0;
+    while (s->nrunning) {
+        n = build(s);
+        e = synor_llm_batch(s->c, n, s->btok, s->bseq, s->bwant);
+        if (e == SYNOR_ENOMEM && s->nrunning > 1) {
+            preempt(s); /* the KV pool is dry: make room and build again */
+            continue;
+        }
+        if (!e) {
+            pthread_mutex_lock(&s->mu);
+            s->st.steps++;
+            s->st.prompt_tokens += s->bprompt;
+            pthread_mutex_unlock(&s->mu);
+            advance(s, n);
+        }
+        break;
+    }
+    if (e) {
+        while (s->nrunning)
+            finish(s, s->admitted[s->nrunning - 1], SYNOR_LLM_DONE_CANCELLED);
+        return e;
+    }
+    pthread_mutex_lock(&s->mu);
+    synor_llm_kv_usage(s->c, &s->st.kv_used, &s->st.kv_total);
+    int left = (int)(s->nrunning + s->nwaiting);
+    pthread_mutex_unlock(&s->mu);
+    return left;
+}
+
+void synor_llm_sched_stats_get(synor_llm_sched *s, synor_llm_sched_stats *out)
+{
+    pthread_mutex_lock(&s->mu);
+    *out = s->st;
+    out->waiting = s->nwaiting;
+    out->running = s->nrunning;
+    pthread_mutex_unlock(&s->mu);
+}

@@ -1,0 +1,347 @@
+/* test_runtime_llm_sched.c - continuous batching: requests run together,
+ * queued, chunked, preempted or cancelled produce exactly the tokens each
+ * produces alone; refusals change nothing; submit and cancel from another
+ * thread while steps run (also under ThreadSanitizer). */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "synor/error.h"
+#include "synor/llm.h"
+#include "synor/runtime.h"
+#include "test.h"
+
+static const char text[] = "the cat sat on the mat and the dog ran to the park to play ball "
+                           "with a boy who had a red kite and a blue hat";
+
+enum { NREQ = 6, MAXNEW = 24 };
+
+static char model_path[64];
+
+static synor_llm *load(void)
+{
+    if (!model_path[0]) {
+        char dir[] = "/tmp/synor-sched-XXXXXX";
+        if (!mkdtemp(dir))
+            return NULL;
+        snprintf(model_path, sizeof model_path, "%s/m.gguf", dir);
+        synor_llm_synth s = {.cfg = {.dim = 64,
+                                     .hidden_dim = 96,
+                                     .n_layers = 2,
+                                     .n_heads = 4,
+                                     .n_kv_heads = 2,
+                                     .vocab_size = 300,
+                                     .seq_len = 96,
+                                     .shared_classifier = 0},
+                             .seed = 9,
+                             .text = text,
+                             .text_len = sizeof text - 1};
+        if (synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, model_path))
+            return NULL;
+    }
+    synor_llm *m = NULL;
+    return synor_llm_load(model_path, NULL, &m) ? NULL : m;
+}
+
+static synor_runtime *runtime(void)
+{
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = 2;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.cuda = 0;
+    synor_runtime *rt = NULL;
+    if (synor_runtime_create(&c, &rt) || synor_runtime_start(rt))
+        return NULL;
+    return rt;
+}
+
+static void prompt_of(int i, int32_t *p, size_t *n)
+{
+    *n = (size_t)(3 + 7 * i % 23);
+    p[0] = 1;
+    for (size_t j = 1; j < *n; j++)
+        p[j] = (int32_t)(3 + (i * 37 + (int)j * 11) % 290);
+}
+
+/* Greedy tokens of request i alone: the prompt as one batch, then one
+ * token per batch. */
+static int alone(synor_llm *m, synor_runtime *rt, int i, int32_t *out)
+{
+    synor_llm_ctx *c;
+    if (synor_llm_ctx_create(m, rt, NULL, &c))
+        return -1;
+    int32_t p[32];
+    size_t n;
+    unsigned seqs[32] = {0};
+    prompt_of(i, p, &n);
+    int k = 0;
+    if (synor_llm_batch(c, n, p, seqs, NULL) == 0) {
+        const float *l = synor_llm_logits(c, n - 1);
+        synor_sampler s;
+        synor_sampler_init(&s, 0, 0, 1, 1);
+        for (k = 0; k < MAXNEW; k++) {
+            out[k] = synor_sampler_sample(&s, l, synor_llm_hparams_get(m)->vocab_size);
+            if (out[k] == synor_tokenizer_eos(synor_llm_tokenizer(m)))
+                break;
+            if (synor_llm_batch(c, 1, &out[k], seqs, NULL))
+                break;
+            l = synor_llm_logits(c, 0);
+        }
+    }
+    synor_llm_ctx_destroy(c);
+    return k;
+}
+
+typedef struct got {
+    int32_t toks[NREQ][MAXNEW];
+    int n[NREQ], reason[NREQ], done[NREQ];
+    uint64_t ids[NREQ];
+    int stop_after[NREQ];
+    pthread_mutex_t mu;
+} got;
+
+static int index_of(got *g, uint64_t id)
+{
+    for (int i = 0; i < NREQ; i++)
+        if (g->ids[i] == id)
+            return i;
+    return -1;
+}
+
+static int on_token(uint64_t id, int32_t t, void *user)
+{
+    got *g = user;
+    pthread_mutex_lock(&g->mu);
+    int i = index_of(g, id), stop = 0;
+    if (i >= 0 && g->n[i] < MAXNEW) {
+        g->toks[i][g->n[i]++] = t;
+        stop = g->stop_after[i] && g->n[i] >= g->stop_after[i];
+    }
+    pthread_mutex_unlock(&g->mu);
+    return stop;
+}
+
+static void on_done(uint64_t id, int reason, void *user)
+{
+    got *g = user;
+    pthread_mutex_lock(&g->mu);
+    int i = index_of(g, id);
+    if (i >= 0) {
+        g->reason[i] = reason;
+        g->done[i]++;
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+static int submit(synor_llm_sched *s, got *g, int i)
+{
+    int32_t p[32];
+    size_t n;
+    prompt_of(i, p, &n);
+    synor_llm_request r = {.prompt = p,
+                           .n_prompt = n,
+                           .max_new = MAXNEW,
+                           .on_token = on_token,
+                           .on_done = on_done,
+                           .user = g};
+    synor_sampler_init(&r.sampler, 0, 0, 1, 1);
+    pthread_mutex_lock(&g->mu); /* the id is stored before a step can use it */
+    int e = synor_llm_sched_submit(s, &r, &g->ids[i]);
+    pthread_mutex_unlock(&g->mu);
+    return e;
+}
+
+/* Runs NREQ requests through a scheduler with the given limits and checks
+ * each against its solo run; returns the preemptions seen. */
+static long run_all(unsigned max_seqs, unsigned kv_blocks, unsigned step_tokens,
+                    unsigned chunk)
+{
+    synor_llm *m = load();
+    synor_runtime *rt = runtime();
+    if (!m || !rt)
+        return -1;
+    int32_t want[NREQ][MAXNEW];
+    int nwant[NREQ];
+    for (int i = 0; i < NREQ; i++)
+        nwant[i] = alone(m, rt, i, want[i]);
+    synor_llm_ctx_opts co = {.max_seqs = max_seqs, .max_batch = 64, .kv_blocks = kv_blocks};
+    synor_llm_ctx *c;
+    synor_llm_sched *s;
+    synor_llm_sched_opts so = {.step_tokens = step_tokens, .prefill_chunk = chunk};
+    if (synor_llm_ctx_create(m, rt, &co, &c) || synor_llm_sched_create(c, &so, &s)) {
+        fprintf(stderr, "  %s\n", synor_errmsg());
+        return -1;
+    }
+    got g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mu, NULL);
+    for (int i = 0; i < NREQ; i++)
+        if (submit(s, &g, i)) {
+            fprintf(stderr, "  submit %d: %s\n", i, synor_errmsg());
+            return -1;
+        }
+    int left, steps = 0;
+    while ((left = synor_llm_sched_step(s)) > 0 && steps < 10000)
+        steps++;
+    long bad = left < 0 ? -1 : 0;
+    if (bad)
+        fprintf(stderr, "  step: %s\n", synor_errmsg());
+    for (int i = 0; i < NREQ && !bad; i++) {
+        if (g.done[i] != 1 || g.n[i] != nwant[i] ||
+            memcmp(g.toks[i], want[i], (size_t)nwant[i] * sizeof(int32_t)) != 0) {
+            fprintf(stderr, "  request %d: %d tokens (want %d), done %d\n", i, g.n[i], nwant[i],
+                    g.done[i]);
+            bad = -1;
+        }
+    }
+    synor_llm_sched_stats st;
+    synor_llm_sched_stats_get(s, &st);
+    if (!bad && (st.finished != NREQ || st.running || st.waiting || st.kv_used))
+        bad = -1;
+    long out = bad ? -1 : (long)st.preempted;
+    synor_llm_sched_destroy(s);
+    synor_llm_ctx_destroy(c);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    pthread_mutex_destroy(&g.mu);
+    return out;
+}
+
+TEST(together_equals_alone)
+{
+    ASSERT(run_all(NREQ, 0, 64, 64) >= 0);  /* all at once */
+    ASSERT(run_all(2, 0, 64, 64) >= 0);     /* queued behind 2 sequences */
+    ASSERT(run_all(NREQ, 0, 8, 3) >= 0);    /* small steps, chunked prompts */
+}
+
+TEST(preemption_recomputes_the_same_tokens)
+{
+    /* 6 blocks of 16 positions for 6 requests of up to 48 positions. */
+    long p = run_all(NREQ, 6, 64, 8);
+    ASSERT(p > 0);
+    fprintf(stderr, "  %ld preemptions\n", p);
+}
+
+TEST(refusals_change_nothing)
+{
+    synor_llm *m = load();
+    synor_runtime *rt = runtime();
+    ASSERT(m && rt);
+    synor_llm_ctx *c;
+    synor_llm_sched *s;
+    synor_llm_ctx_opts co = {.max_seqs = 1};
+    synor_llm_sched_opts so = {.max_queue = 2};
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &co, &c));
+    ASSERT_OK(synor_llm_sched_create(c, &so, &s));
+    got g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mu, NULL);
+    ASSERT_OK(submit(s, &g, 0));
+    ASSERT_OK(submit(s, &g, 1));
+    ASSERT_EQ(submit(s, &g, 2), SYNOR_EBUSY);
+    ASSERT_CONTAINS(synor_errmsg(), "overloaded");
+    int32_t longp[200] = {1};
+    synor_llm_request r = {.prompt = longp, .n_prompt = 200, .max_new = 4};
+    uint64_t id;
+    ASSERT_EQ(synor_llm_sched_submit(s, &r, &id), SYNOR_ERANGE);
+    ASSERT_CONTAINS(synor_errmsg(), "context is 96");
+    longp[1] = 5000;
+    r.n_prompt = 2;
+    ASSERT_EQ(synor_llm_sched_submit(s, &r, &id), SYNOR_EINVAL);
+    synor_llm_sched_stats st;
+    synor_llm_sched_stats_get(s, &st);
+    ASSERT_EQ(st.submitted, 2);
+    ASSERT_EQ(st.waiting, 2);
+    /* cancel one waiting, stop the other after 5 tokens */
+    ASSERT_OK(synor_llm_sched_cancel(s, g.ids[1]));
+    g.stop_after[0] = 5;
+    while (synor_llm_sched_step(s) > 0)
+        ;
+    ASSERT_EQ(g.reason[1], SYNOR_LLM_DONE_CANCELLED);
+    ASSERT_EQ(g.n[1], 0);
+    ASSERT_EQ(g.reason[0], SYNOR_LLM_DONE_STOPPED);
+    ASSERT_EQ(g.n[0], 5);
+    ASSERT_EQ(synor_llm_sched_cancel(s, g.ids[0]), SYNOR_ENOENT);
+    ASSERT_EQ(synor_llm_sched_step(s), 0); /* idle */
+    synor_llm_sched_destroy(s);
+    synor_llm_ctx_destroy(c);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    pthread_mutex_destroy(&g.mu);
+}
+
+typedef struct feeder {
+    synor_llm_sched *s;
+    got *g;
+} feeder;
+
+static void *feed(void *arg)
+{
+    feeder *f = arg;
+    for (int i = 0; i < NREQ; i++) {
+        submit(f->s, f->g, i);
+        usleep(2000);
+    }
+    return NULL;
+}
+
+/* Requests arrive from another thread while steps run, one is cancelled
+ * while running; the rest finish with their solo tokens. */
+TEST(submit_from_another_thread)
+{
+    synor_llm *m = load();
+    synor_runtime *rt = runtime();
+    ASSERT(m && rt);
+    int32_t want[NREQ][MAXNEW];
+    int nwant[NREQ];
+    for (int i = 0; i < NREQ; i++)
+        nwant[i] = alone(m, rt, i, want[i]);
+    synor_llm_ctx_opts co = {.max_seqs = 3};
+    synor_llm_ctx *c;
+    synor_llm_sched *s;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &co, &c));
+    ASSERT_OK(synor_llm_sched_create(c, NULL, &s));
+    got g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mu, NULL);
+    feeder f = {s, &g};
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, NULL, feed, &f), 0);
+    int finished = 0;
+    for (int spins = 0; spins < 200000 && finished < NREQ; spins++) {
+        synor_llm_sched_step(s);
+        pthread_mutex_lock(&g.mu);
+        finished = 0;
+        for (int i = 0; i < NREQ; i++)
+            finished += g.done[i];
+        pthread_mutex_unlock(&g.mu);
+    }
+    pthread_join(th, NULL);
+    ASSERT_EQ(finished, NREQ);
+    for (int i = 0; i < NREQ; i++) {
+        ASSERT_EQ(g.n[i], nwant[i]);
+        ASSERT(memcmp(g.toks[i], want[i], (size_t)nwant[i] * sizeof(int32_t)) == 0);
+    }
+    synor_llm_sched_destroy(s);
+    synor_llm_ctx_destroy(c);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    pthread_mutex_destroy(&g.mu);
+}
+
+TEST(cleanup)
+{
+    char *slash = strrchr(model_path, '/');
+    if (slash) {
+        unlink(model_path);
+        *slash = 0;
+        rmdir(model_path);
+    }
+}
+
+TEST_MAIN(together_equals_alone, preemption_recomputes_the_same_tokens, refusals_change_nothing,
+          submit_from_another_thread, cleanup)
