@@ -45,6 +45,7 @@
 #include "synor/report.h"
 #include "synor/sim.h"
 #include "synor/runtime.h"
+#include "synor/serve.h"
 #include "synor/tokenizer.h"
 #include "synor/exec.h"
 #include "synor/whatif.h"

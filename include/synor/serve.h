@@ -1,0 +1,68 @@
+/* synor/serve.h - an HTTP server for a loaded model: OpenAI-compatible
+ * completions and chat completions (whole or streamed as Server-Sent
+ * Events), health, the model list and Prometheus metrics (issue 12 item 9;
+ * docs/LLM.md, "Serving").
+ *
+ * Threads: libmicrohttpd answers each connection on a thread of its own;
+ * one engine thread runs the continuous-batching scheduler
+ * (synor_llm_sched) over one context of the model, and its callbacks hand
+ * each generated token to the request's connection thread. So every
+ * request waiting or generating costs a thread, and max_seqs requests
+ * share each batch.
+ *
+ * Built only when libmicrohttpd is found at build time; otherwise
+ * synor_server_create fails with SYNOR_ENOTSUP naming the library. */
+#ifndef SYNOR_SERVE_H
+#define SYNOR_SERVE_H
+
+#include <stddef.h>
+
+#include "synor/llm.h"
+#include "synor/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct synor_server synor_server;
+
+typedef struct synor_server_opts {
+    const char *host;       /* address or name to listen on; NULL: "127.0.0.1" */
+    unsigned port;          /* 0: a free port, see synor_server_port */
+    const char *model_name; /* the model's id in the API; NULL: "synor" */
+    unsigned max_seqs;      /* requests generating at once; 0: 16 */
+    unsigned max_queue;     /* requests waiting for a sequence; 0: 64; beyond
+                               that a request is refused (503 "overloaded") */
+    unsigned ctx;           /* positions per request, prompt and output
+                               together; 0 (or above): the model's seq_len */
+    size_t max_body;        /* request body bytes; 0: 1 MiB; beyond: 413 */
+    unsigned max_connections; /* 0: 256 (each one is a thread) */
+    double grace_s; /* synor_server_stop: how long requests in flight may go
+                       on generating; 0: 30 s; then they are cancelled and
+                       answered with what they have */
+} synor_server_opts;
+
+/* A server for model m (not owned; it must outlive the server) whose
+ * context runs on rt (started or not; not owned). opts may be NULL.
+ * Nothing listens until synor_server_start. SYNOR_EINVAL (a bad option,
+ * named), SYNOR_ENOMEM, SYNOR_ENOTSUP (built without libmicrohttpd). */
+int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts *opts,
+                        synor_server **out);
+/* Starts the engine thread and listens on host:port. SYNOR_EIO naming the
+ * address when it cannot be resolved or bound (in use, not permitted);
+ * SYNOR_ESTATE if already started. */
+int synor_server_start(synor_server *s);
+/* The port listened on (the one chosen when opts.port was 0); 0 before
+ * start. */
+unsigned synor_server_port(const synor_server *s);
+/* Stops: new connections are refused, requests in flight finish (or are
+ * cancelled after grace_s, their answers ending with finish_reason
+ * "cancelled"), then the threads end. Returns when all have. Idempotent. */
+void synor_server_stop(synor_server *s);
+/* Stops it if running and frees it; accepts NULL. */
+void synor_server_destroy(synor_server *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

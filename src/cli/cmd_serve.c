@@ -1,0 +1,139 @@
+/* cmd_serve.c - `synor serve`: a model behind an OpenAI-compatible HTTP API
+ * until SIGINT or SIGTERM. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "synor/llm.h"
+#include "synor/serve.h"
+
+static void help(void)
+{
+    printf("usage: synor serve -m MODEL [--host ADDR] [--port N] [--threads N] [--max-seqs N]\n"
+           "                   [--max-queue N] [--ctx N] [--tokenizer FILE] [--model-name NAME]\n"
+           "                   [--grace SECONDS]\n\n"
+           "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
+           "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
+           "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
+           "are batched continuously: each step of the engine runs one token of every\n"
+           "request generating and chunks of new prompts (docs/LLM.md, \"Serving\").\n"
+           "Prints \"synor serve: listening on http://HOST:PORT (model NAME)\" once ready;\n"
+           "SIGINT or SIGTERM stop it: requests in flight finish, then it exits 0.\n\n"
+           "  -m, --model MODEL   the model file (GGUF or llama2.c)\n"
+           "  --host ADDR         address to listen on (default 127.0.0.1)\n"
+           "  --port N            port (default 8080; 0: any free port)\n"
+           "  --threads N         CPU workers of the engine (default: one per core)\n"
+           "  --max-seqs N        requests generating at once (default 16)\n"
+           "  --max-queue N       requests waiting beyond those; more are refused with\n"
+           "                      503 \"overloaded\" (default 64)\n"
+           "  --ctx N             positions per request, prompt and output (default and\n"
+           "                      at most: the model's context length)\n"
+           "  --tokenizer FILE    llama2.c: the tokenizer.bin (default: beside the model)\n"
+           "  --model-name NAME   the model's id in the API (default: the file's name)\n"
+           "  --grace SECONDS     on a stop signal, how long requests in flight may go on\n"
+           "                      before they are cancelled (default 30)\n"
+           "Exit status: 0 stopped by a signal, 1 failure (a bad model file, the address\n"
+           "in use, built without libmicrohttpd), 2 usage error.\n");
+}
+
+int cli_serve(const cli_globals *g, int argc, char **argv)
+{
+    (void)g;
+    const char *model = NULL, *tokenizer = NULL, *host = "127.0.0.1", *name = NULL;
+    unsigned long long port = 8080, threads = 0, seqs = 16, queue = 64, ctx = 0;
+    double grace = 30;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int r = CLI_OK;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help();
+            return CLI_OK;
+        }
+        if (!v)
+            return cli_usage_error("serve", "%s needs a value", a);
+        if (!strcmp(a, "-m") || !strcmp(a, "--model"))
+            model = v;
+        else if (!strcmp(a, "--tokenizer"))
+            tokenizer = v;
+        else if (!strcmp(a, "--host"))
+            host = v;
+        else if (!strcmp(a, "--model-name"))
+            name = v;
+        else if (!strcmp(a, "--port"))
+            r = cli_parse_uint("serve", a, v, 0, 65535, &port);
+        else if (!strcmp(a, "--threads"))
+            r = cli_parse_uint("serve", a, v, 1, 1024, &threads);
+        else if (!strcmp(a, "--max-seqs"))
+            r = cli_parse_uint("serve", a, v, 1, 4096, &seqs);
+        else if (!strcmp(a, "--max-queue"))
+            r = cli_parse_uint("serve", a, v, 1, 1u << 20, &queue);
+        else if (!strcmp(a, "--ctx"))
+            r = cli_parse_uint("serve", a, v, 2, 1u << 24, &ctx);
+        else if (!strcmp(a, "--grace"))
+            r = cli_parse_seconds("serve", a, v, &grace);
+        else
+            return cli_usage_error("serve", "unexpected argument '%s'", a);
+        if (r != CLI_OK)
+            return r;
+        i++;
+    }
+    if (!model)
+        return cli_usage_error("serve", "no model: give -m MODEL");
+    if (name && !*name)
+        return cli_usage_error("serve", "--model-name is empty");
+    if (!name) {
+        const char *slash = strrchr(model, '/');
+        name = slash ? slash + 1 : model;
+    }
+    /* The signals are taken by sigwait below, so every thread started from
+     * here on (the runtime's, MHD's, the engine) has them blocked. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    synor_llm_load_opts lo = {.tokenizer = tokenizer};
+    synor_llm *m = NULL;
+    synor_runtime *rt = NULL;
+    synor_server *srv = NULL;
+    int rc = CLI_FAIL;
+    if (synor_llm_load(model, &lo, &m)) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.cpu_workers = (unsigned)threads;
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cuda = 0;
+    synor_server_opts so = {.host = host,
+                            .port = (unsigned)port,
+                            .model_name = name,
+                            .max_seqs = (unsigned)seqs,
+                            .max_queue = (unsigned)queue,
+                            .ctx = (unsigned)ctx,
+                            .grace_s = grace};
+    if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
+        synor_server_create(m, rt, &so, &srv) || synor_server_start(srv)) {
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    printf("synor serve: listening on http://%s%s%s:%u (model %s)\n", strchr(host, ':') ? "[" : "",
+           host, strchr(host, ':') ? "]" : "", synor_server_port(srv), name);
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "synor serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    synor_server_stop(srv);
+    rc = CLI_OK;
+out:
+    synor_server_destroy(srv);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    return rc;
+}

@@ -1,0 +1,343 @@
+/* api.c - OpenAI's completion and chat completion requests, checked as the
+ * rest of Synor checks its input (line, column, field and value named),
+ * and the text and error JSON of the answers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "json/json.h"
+#include "serve/serve_api.h"
+#include "synor/llm.h"
+
+#define DOC "request body"
+#define MAX_TOKENS_LIMIT (1L << 24)
+
+/* A member that is absent or null reads as absent, as OpenAI's do. */
+static const synor__jval *opt(const synor__jval *root, const char *key)
+{
+    const synor__jval *v = synor__json_get(root, key);
+    return v && v->type != SYNOR__J_NULL ? v : NULL;
+}
+
+/* Fields the engine has no way to honour: refused rather than ignored, so
+ * a client never gets an answer that silently differs from what it asked. */
+static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root)
+{
+    static const char *const never[] = {"stop",       "logprobs",  "top_logprobs", "echo",
+                                        "suffix",     "best_of",   "logit_bias",   "tools",
+                                        "functions",  "response_format"};
+    for (size_t i = 0; i < SYNOR__ARRAY_LEN(never); i++) {
+        const synor__jval *v = opt(root, never[i]);
+        if (v && !(v->type == SYNOR__J_BOOL && !v->u.boolean) &&
+            !(v->type == SYNOR__J_ARRAY && v->u.arr.n == 0))
+            return synor__json_fail(d, v, SYNOR_ENOTSUP, never[i],
+                                    "not supported by synor serve");
+    }
+    static const char *const zero[] = {"presence_penalty", "frequency_penalty"};
+    for (size_t i = 0; i < SYNOR__ARRAY_LEN(zero); i++) {
+        const synor__jval *v = opt(root, zero[i]);
+        if (v && !(v->type == SYNOR__J_NUMBER && v->u.n.num == 0))
+            return synor__json_fail(d, v, SYNOR_ENOTSUP, zero[i],
+                                    "not supported by synor serve (only 0)");
+    }
+    const synor__jval *n = opt(root, "n");
+    if (n && !(n->type == SYNOR__J_NUMBER && n->u.n.is_int && n->u.n.inum == 1))
+        return synor__json_fail(d, n, SYNOR_ENOTSUP, "n",
+                                "only one choice per request is supported (n = 1)");
+    return 0;
+}
+
+void synor__serve_chat_line(synor__buf *b, const char *role, const char *content, size_t len)
+{
+    synor__buf_puts(b, role);
+    synor__buf_puts(b, ": ");
+    synor__buf_append(b, content, len);
+    synor__buf_puts(b, "\n");
+}
+
+/* A message's content: a string, or an array of {"type":"text","text"}
+ * parts (concatenated); null for an assistant message with none. */
+static int message_content(const synor__jdoc *d, const synor__jval *c, const char *path,
+                           synor__buf *out)
+{
+    if (!c)
+        return 0;
+    if (c->type == SYNOR__J_STRING) {
+        synor__buf_append(out, c->u.str.s, c->u.str.len);
+        return 0;
+    }
+    if (c->type != SYNOR__J_ARRAY)
+        return synor__json_fail(d, c, SYNOR_ESCHEMA, path,
+                                "expected a string or an array of text parts, found %s",
+                                synor__jtype_name(c->type));
+    for (size_t i = 0; i < c->u.arr.n; i++) {
+        const synor__jval *p = c->u.arr.items[i];
+        char sub[96];
+        snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+        synor__jval *type, *text;
+        int e = synor__json_expect(d, p, sub, SYNOR__J_OBJECT);
+        if (!e)
+            e = synor__json_member(d, p, sub, "type", SYNOR__J_STRING, 1, &type);
+        if (!e && strcmp(type->u.str.s, "text") != 0)
+            e = synor__json_fail(d, type, SYNOR_ENOTSUP, sub,
+                                 "content part type \"%s\" is not supported (only \"text\")",
+                                 type->u.str.s);
+        if (!e)
+            e = synor__json_member(d, p, sub, "text", SYNOR__J_STRING, 1, &text);
+        if (e)
+            return e;
+        synor__buf_append(out, text->u.str.s, text->u.str.len);
+    }
+    return 0;
+}
+
+static int chat_prompt(const synor__jdoc *d, const synor__jval *root, synor__buf *b)
+{
+    synor__jval *msgs;
+    int e = synor__json_member(d, root, "request", "messages", SYNOR__J_ARRAY, 1, &msgs);
+    if (e)
+        return e;
+    if (msgs->u.arr.n == 0)
+        return synor__json_fail(d, msgs, SYNOR_ESCHEMA, "messages", "needs at least one message");
+    static const char *const roles[] = {"system", "developer", "user", "assistant", "tool"};
+    for (size_t i = 0; i < msgs->u.arr.n; i++) {
+        const synor__jval *m = msgs->u.arr.items[i];
+        char path[64];
+        snprintf(path, sizeof path, "messages[%zu]", i);
+        synor__jval *role;
+        e = synor__json_expect(d, m, path, SYNOR__J_OBJECT);
+        if (!e)
+            e = synor__json_member(d, m, path, "role", SYNOR__J_STRING, 1, &role);
+        if (e)
+            return e;
+        int known = 0;
+        for (size_t r = 0; r < SYNOR__ARRAY_LEN(roles); r++)
+            known |= !strcmp(role->u.str.s, roles[r]);
+        if (!known)
+            return synor__json_fail(d, role, SYNOR_ESCHEMA, path,
+                                    "role \"%s\" is not one of system, developer, user, "
+                                    "assistant, tool",
+                                    role->u.str.s);
+        const synor__jval *c = opt(m, "content");
+        if (!c && strcmp(role->u.str.s, "assistant") != 0)
+            return synor__json_fail(d, m, SYNOR_ESCHEMA, path, "missing required field "
+                                                               "\"content\"");
+        synor__buf content;
+        synor__buf_init(&content);
+        char cpath[80];
+        snprintf(cpath, sizeof cpath, "%s.content", path);
+        e = message_content(d, c, cpath, &content);
+        if (!e)
+            synor__serve_chat_line(b, role->u.str.s, content.data ? content.data : "",
+                                   content.len);
+        synor__buf_free(&content);
+        if (e)
+            return e;
+    }
+    synor__buf_puts(b, "assistant: ");
+    return 0;
+}
+
+int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out)
+{
+    memset(out, 0, sizeof *out);
+    out->chat = chat;
+    out->max_tokens = 16;
+    out->temperature = 1;
+    out->top_p = 1;
+    synor__jdoc *d;
+    int e = synor__json_parse(body, len, DOC, &d);
+    if (e)
+        return e;
+    const synor__jval *root = synor__jdoc_root(d);
+    synor__buf prompt;
+    synor__buf_init(&prompt);
+    e = synor__json_expect(d, root, "request", SYNOR__J_OBJECT);
+    if (!e)
+        e = refuse_unsupported(d, root);
+    const synor__jval *v;
+    if (!e && (v = opt(root, "model"))) {
+        e = synor__json_expect(d, v, "model", SYNOR__J_STRING);
+        if (!e && !(out->model = synor__strdup(v->u.str.s)))
+            e = SYNOR_ENOMEM;
+    }
+    if (!e && chat) {
+        e = chat_prompt(d, root, &prompt);
+    } else if (!e) {
+        v = synor__json_get(root, "prompt");
+        if (!v)
+            e = synor__json_fail(d, root, SYNOR_ESCHEMA, "request",
+                                 "missing required field \"prompt\"");
+        else if (v->type != SYNOR__J_STRING)
+            e = synor__json_fail(d, v, SYNOR_ESCHEMA, "prompt",
+                                 "expected a string, found %s (token arrays and lists of "
+                                 "prompts are not supported)",
+                                 synor__jtype_name(v->type));
+        else
+            synor__buf_append(&prompt, v->u.str.s, v->u.str.len);
+    }
+    int64_t i64;
+    const char *mt = chat && opt(root, "max_completion_tokens") ? "max_completion_tokens"
+                                                                 : "max_tokens";
+    if (!e && (v = opt(root, mt)) && !(e = synor__json_int(d, v, mt, 1, MAX_TOKENS_LIMIT, &i64)))
+        out->max_tokens = (long)i64;
+    if (!e && (v = opt(root, "temperature")))
+        e = synor__json_number(d, v, "temperature", 0, 100, &out->temperature);
+    if (!e && (v = opt(root, "top_p")))
+        e = synor__json_number(d, v, "top_p", 1e-9, 1, &out->top_p);
+    if (!e && (v = opt(root, "top_k")) && !(e = synor__json_int(d, v, "top_k", 0, 1 << 24, &i64)))
+        out->top_k = (long)i64;
+    if (!e && (v = opt(root, "seed")) && !(e = synor__json_int(d, v, "seed", 0, INT64_MAX, &i64))) {
+        out->seed = (uint64_t)i64;
+        out->has_seed = 1;
+    }
+    if (!e && (v = opt(root, "stream"))) {
+        e = synor__json_expect(d, v, "stream", SYNOR__J_BOOL);
+        out->stream = !e && v->u.boolean;
+    }
+    if (!e) {
+        synor__buf_append(&prompt, "", 0);
+        if (prompt.failed || !prompt.data) {
+            out->prompt = synor__strdup("");
+            e = prompt.failed || !out->prompt ? SYNOR_ENOMEM : 0;
+        } else {
+            out->prompt = synor__buf_take(&prompt);
+        }
+        if (e)
+            synor__error(e, "out of memory reading the request");
+    }
+    synor__buf_free(&prompt);
+    synor__jdoc_free(d);
+    if (e)
+        synor__serve_req_free(out);
+    return e;
+}
+
+void synor__serve_req_free(synor__serve_req *r)
+{
+    synor__free(r->prompt);
+    synor__free(r->model);
+    r->prompt = r->model = NULL;
+}
+
+/* Length of the well-formed UTF-8 character at p (Unicode table 3-7), or
+ * 0 when ill-formed; *maximal gets the length of the maximal subpart (the
+ * bytes replaced by one U+FFFD), *incomplete whether it only ran out of
+ * input. */
+static size_t utf8_char(const unsigned char *p, size_t n, size_t *maximal, int *incomplete)
+{
+    unsigned char c = p[0];
+    size_t need;
+    unsigned char lo = 0x80, hi = 0xBF;
+    *incomplete = 0;
+    *maximal = 1;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        need = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        need = 3;
+        lo = c == 0xE0 ? 0xA0 : 0x80;
+        hi = c == 0xED ? 0x9F : 0xBF;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 4;
+        lo = c == 0xF0 ? 0x90 : 0x80;
+        hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else
+        return 0;
+    for (size_t i = 1; i < need; i++) {
+        if (i >= n) {
+            *incomplete = 1;
+            *maximal = i;
+            return 0;
+        }
+        unsigned char b = p[i];
+        if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF)) {
+            *maximal = i;
+            return 0;
+        }
+    }
+    return need;
+}
+
+size_t synor__serve_utf8_ready(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        size_t maximal;
+        int incomplete;
+        size_t k = utf8_char(p + i, n - i, &maximal, &incomplete);
+        if (!k && incomplete)
+            return i;
+        i += k ? k : maximal;
+    }
+    return n;
+}
+
+void synor__serve_json_text(synor__buf *b, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    synor__buf_append(b, "\"", 1);
+    size_t run = 0, i = 0;
+    while (i < n) {
+        size_t maximal;
+        int incomplete;
+        size_t k = utf8_char(p + i, n - i, &maximal, &incomplete);
+        const char *esc = NULL;
+        char tmp[8];
+        if (k == 1) {
+            switch (p[i]) {
+            case '"': esc = "\\\""; break;
+            case '\\': esc = "\\\\"; break;
+            case '\n': esc = "\\n"; break;
+            case '\r': esc = "\\r"; break;
+            case '\t': esc = "\\t"; break;
+            default:
+                if (p[i] < 0x20 || p[i] == 0x7F) {
+                    snprintf(tmp, sizeof tmp, "\\u%04x", p[i]);
+                    esc = tmp;
+                }
+            }
+        } else if (!k) {
+            esc = "\xEF\xBF\xBD"; /* U+FFFD */
+            k = maximal;
+        }
+        if (esc) {
+            synor__buf_append(b, s + run, i - run);
+            synor__buf_puts(b, esc);
+            run = i + k;
+        }
+        i += k;
+    }
+    synor__buf_append(b, s + run, n - run);
+    synor__buf_append(b, "\"", 1);
+}
+
+char *synor__serve_error_json(int status, const char *msg)
+{
+    const char *type = status == 404   ? "not_found_error"
+                       : status == 405 ? "method_not_allowed"
+                       : status == 503 ? "overloaded"
+                       : status >= 500 ? "server_error"
+                                       : "invalid_request_error";
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__buf_puts(&b, "{\"error\":{\"message\":");
+    synor__serve_json_text(&b, msg, strlen(msg));
+    synor__buf_printf(&b, ",\"type\":\"%s\",\"code\":%d}}\n", type, status);
+    return synor__buf_take(&b);
+}
+
+const char *synor__serve_finish_reason(int reason)
+{
+    switch (reason) {
+    case SYNOR_LLM_DONE_EOS:
+    case SYNOR_LLM_DONE_STOPPED:
+        return "stop";
+    case SYNOR_LLM_DONE_LENGTH:
+    case SYNOR_LLM_DONE_CONTEXT:
+        return "length";
+    default:
+        return "cancelled";
+    }
+}

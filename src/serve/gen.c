@@ -1,0 +1,398 @@
+/* gen.c - one generation request of synor serve, from its checked body to
+ * its answer: tokenized, submitted to the scheduler, and fed token by token
+ * by the engine thread's callbacks into a buffer that the connection's
+ * thread drains - whole when the answer is one JSON object, as Server-Sent
+ * Events as they come when it streams.
+ *
+ * A request is shared by two threads with different lifetimes (the engine
+ * until on_done, the connection until its response is freed, which is
+ * earlier when the client goes away), so it is counted: freed by the last
+ * of the two. */
+#include <microhttpd.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/serve_api.h"
+#include "serve/server.h"
+#include "synor/llm.h"
+
+struct serve_gen {
+    synor_server *s;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs;             /* under mu */
+    uint64_t id;          /* the scheduler's; set under s->mu */
+    int chat, stream;
+    char name[40];        /* "cmpl-N" or "chatcmpl-N" */
+    time_t created;
+    size_t n_prompt;
+    int32_t prev;         /* the last token, for the leading-space rule */
+    uint64_t t_submit, t_last;
+    /* under mu: */
+    size_t generated;
+    synor__buf text;      /* the whole answer's text (not streaming) */
+    synor__buf held;      /* streaming: bytes of a character still incomplete */
+    synor__buf out;       /* streaming: events not yet sent */
+    size_t out_off;
+    int done, reason, cancelled, ended;
+    serve_gen *prev_live, *next_live; /* under s->mu */
+};
+
+static void gen_unref(serve_gen *g)
+{
+    pthread_mutex_lock(&g->mu);
+    int last = --g->refs == 0;
+    pthread_mutex_unlock(&g->mu);
+    if (!last)
+        return;
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->cv);
+    synor__buf_free(&g->text);
+    synor__buf_free(&g->held);
+    synor__buf_free(&g->out);
+    synor__free(g);
+}
+
+/* The start of every streamed chunk, up to the text. */
+static void chunk_head(serve_gen *g, synor__buf *b)
+{
+    synor__buf_printf(b, "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g->name,
+                      g->chat ? "chat.completion.chunk" : "text_completion",
+                      (long long)g->created);
+    synor__serve_json_text(b, g->s->model_name, strlen(g->s->model_name));
+    synor__buf_puts(b, ",\"choices\":[{\"index\":0,");
+}
+
+/* One event carrying text[0..n) (mu held). */
+static void emit_text(serve_gen *g, const char *text, size_t n)
+{
+    chunk_head(g, &g->out);
+    synor__buf_puts(&g->out, g->chat ? "\"delta\":{\"content\":" : "\"text\":");
+    synor__serve_json_text(&g->out, text, n);
+    synor__buf_puts(&g->out, g->chat ? "},\"finish_reason\":null}]}\n\n"
+                                     : ",\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+}
+
+static int on_token(uint64_t id, int32_t token, void *user)
+{
+    (void)id;
+    serve_gen *g = user;
+    synor_server *s = g->s;
+    const synor_tokenizer *tok = synor_llm_tokenizer(s->m);
+    /* synor generate ends its text at BOS as well as EOS: so does serve */
+    if (token == synor_tokenizer_bos(tok))
+        return 1;
+    char piece[256];
+    long n = synor_tokenizer_decode(tok, g->prev, token, piece, sizeof piece);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n > sizeof piece)
+        n = (long)sizeof piece;
+    g->prev = token;
+    uint64_t now = synor__serve_now_ns();
+    if (g->t_last)
+        synor__serve_hist_add(&s->tpot, now - g->t_last);
+    else
+        synor__serve_hist_add(&s->ttft, now - g->t_submit);
+    g->t_last = now;
+    atomic_fetch_add(&s->gen_tokens, 1);
+    pthread_mutex_lock(&g->mu);
+    g->generated++;
+    if (!g->stream) {
+        synor__buf_append(&g->text, piece, (size_t)n);
+    } else {
+        synor__buf_append(&g->held, piece, (size_t)n);
+        size_t k = g->held.data ? synor__serve_utf8_ready(g->held.data, g->held.len) : 0;
+        if (k) {
+            emit_text(g, g->held.data, k);
+            memmove(g->held.data, g->held.data + k, g->held.len - k);
+            g->held.len -= k;
+        }
+        pthread_cond_signal(&g->cv);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return 0;
+}
+
+static void on_done(uint64_t id, int reason, void *user)
+{
+    (void)id;
+    serve_gen *g = user;
+    synor_server *s = g->s;
+    pthread_mutex_lock(&s->mu);
+    if (g->prev_live)
+        g->prev_live->next_live = g->next_live;
+    else if (s->live == g)
+        s->live = g->next_live;
+    if (g->next_live)
+        g->next_live->prev_live = g->prev_live;
+    g->prev_live = g->next_live = NULL;
+    pthread_mutex_unlock(&s->mu);
+    const char *fr = synor__serve_finish_reason(reason);
+    atomic_fetch_add(&s->finished[!strcmp(fr, "stop") ? 0 : !strcmp(fr, "length") ? 1 : 2], 1);
+    pthread_mutex_lock(&g->mu);
+    g->done = 1;
+    g->reason = reason;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    gen_unref(g);
+}
+
+void synor__serve_cancel_all(synor_server *s)
+{
+    for (serve_gen *g = s->live; g; g = g->next_live)
+        synor_llm_sched_cancel(s->sched, g->id);
+    s->kicks++;
+    pthread_cond_signal(&s->wake);
+}
+
+static void append_usage(serve_gen *g, synor__buf *b)
+{
+    synor__buf_printf(b,
+                      ",\"usage\":{\"prompt_tokens\":%zu,\"completion_tokens\":%zu,"
+                      "\"total_tokens\":%zu}",
+                      g->n_prompt, g->generated, g->n_prompt + g->generated);
+}
+
+/* The streamed answer: events as the engine adds them; at the end any
+ * bytes held back, a chunk with the finish reason and usage, and [DONE].
+ * MHD's thread per connection may block here. */
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    serve_gen *g = cls;
+    pthread_mutex_lock(&g->mu);
+    while (g->out_off == g->out.len && !g->done)
+        pthread_cond_wait(&g->cv, &g->mu);
+    if (g->out_off == g->out.len && g->done && !g->ended) {
+        g->ended = 1;
+        if (g->held.len)
+            emit_text(g, g->held.data, g->held.len);
+        chunk_head(g, &g->out);
+        synor__buf_puts(&g->out, g->chat ? "\"delta\":{}" : "\"text\":\"\",\"logprobs\":null");
+        synor__buf_printf(&g->out, ",\"finish_reason\":\"%s\"}]",
+                          synor__serve_finish_reason(g->reason));
+        append_usage(g, &g->out);
+        synor__buf_puts(&g->out, "}\n\ndata: [DONE]\n\n");
+    }
+    ssize_t n = MHD_CONTENT_READER_END_OF_STREAM;
+    if (g->out.failed) {
+        n = MHD_CONTENT_READER_END_WITH_ERROR;
+    } else if (g->out_off < g->out.len) {
+        size_t k = g->out.len - g->out_off;
+        if (k > max)
+            k = max;
+        memcpy(buf, g->out.data + g->out_off, k);
+        g->out_off += k;
+        if (g->out_off == g->out.len)
+            g->out_off = g->out.len = 0;
+        n = (ssize_t)k;
+    }
+    pthread_mutex_unlock(&g->mu);
+    return n;
+}
+
+/* The response is gone: the client may have left before the end, so the
+ * generation stops too. */
+static void sse_free(void *cls)
+{
+    serve_gen *g = cls;
+    synor_server *s = g->s;
+    pthread_mutex_lock(&g->mu);
+    int done = g->done;
+    pthread_mutex_unlock(&g->mu);
+    if (!done) {
+        pthread_mutex_lock(&s->mu);
+        synor_llm_sched_cancel(s->sched, g->id);
+        s->kicks++;
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->mu);
+    }
+    gen_unref(g);
+}
+
+static int answer_whole(serve_gen *g, struct MHD_Connection *c)
+{
+    synor_server *s = g->s;
+    pthread_mutex_lock(&g->mu);
+    while (!g->done)
+        pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_lock(&s->mu);
+    int failed = g->reason == SYNOR_LLM_DONE_CANCELLED && !s->stopping;
+    pthread_mutex_unlock(&s->mu);
+    if (failed) /* only a failed batch cancels a request nobody can cancel */
+        return synor__serve_error(s, c, 500, "the generation failed: the engine's batch failed "
+                                             "(the server's standard error says why)");
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__buf_printf(&b, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g->name,
+                      g->chat ? "chat.completion" : "text_completion", (long long)g->created);
+    synor__serve_json_text(&b, s->model_name, strlen(s->model_name));
+    synor__buf_puts(&b, ",\"choices\":[{\"index\":0,");
+    synor__buf_puts(&b, g->chat ? "\"message\":{\"role\":\"assistant\",\"content\":" : "\"text\":");
+    synor__serve_json_text(&b, g->text.data ? g->text.data : "", g->text.len);
+    synor__buf_puts(&b, g->chat ? "}" : ",\"logprobs\":null");
+    synor__buf_printf(&b, ",\"finish_reason\":\"%s\"}]", synor__serve_finish_reason(g->reason));
+    append_usage(g, &b);
+    synor__buf_puts(&b, "}\n");
+    int r;
+    if (b.failed)
+        r = synor__serve_error(s, c, 500, "out of memory writing the answer");
+    else
+        r = synor__serve_text(s, c, 200, "application/json", b.data, b.len);
+    synor__buf_free(&b);
+    return r;
+}
+
+/* The tokens of the prompt (BOS first), or an answer already queued. */
+static int tokenize(synor_server *s, struct MHD_Connection *c, const char *prompt, int32_t **ids,
+                    size_t *n, int *answered)
+{
+    const synor_tokenizer *tok = synor_llm_tokenizer(s->m);
+    size_t len = strlen(prompt);
+    long need = synor_tokenizer_encode(tok, prompt, len, 1, 0, NULL, 0);
+    *answered = 1;
+    if (need < 0)
+        return synor__serve_error(s, c, 400, "the prompt cannot be tokenized: %s", synor_errmsg());
+    if (need >= (long)s->ctx_len)
+        return synor__serve_error(s, c, 400,
+                                  "the prompt is %ld tokens; the context holds %u (prompt and "
+                                  "output together), so at most %u prompt tokens",
+                                  need, s->ctx_len, s->ctx_len - 1);
+    *ids = synor__malloc((size_t)need * sizeof **ids);
+    if (!*ids)
+        return synor__serve_error(s, c, 500, "out of memory tokenizing the prompt");
+    synor_tokenizer_encode(tok, prompt, len, 1, 0, *ids, (size_t)need);
+    *n = (size_t)need;
+    *answered = 0;
+    return MHD_YES;
+}
+
+static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_prompt,
+                          int32_t last)
+{
+    serve_gen *g = synor__calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    if (pthread_mutex_init(&g->mu, NULL)) {
+        synor__free(g);
+        return NULL;
+    }
+    if (pthread_cond_init(&g->cv, NULL)) {
+        pthread_mutex_destroy(&g->mu);
+        synor__free(g);
+        return NULL;
+    }
+    g->s = s;
+    g->refs = 2; /* the connection's and the engine's */
+    g->chat = q->chat;
+    g->stream = q->stream;
+    g->created = time(NULL);
+    g->n_prompt = n_prompt;
+    g->prev = last;
+    synor__buf_init(&g->text);
+    synor__buf_init(&g->held);
+    synor__buf_init(&g->out);
+    return g;
+}
+
+int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, const char *body,
+                          size_t len)
+{
+    synor__serve_req q;
+    if (synor__serve_req_parse(body, len, chat, &q))
+        return synor__serve_error(s, c, 400, "%s", synor_errmsg());
+    if (q.model && strcmp(q.model, s->model_name) != 0) {
+        int r = synor__serve_error(s, c, 404, "model \"%s\" is not served here (this server has "
+                                              "\"%s\")",
+                                   q.model, s->model_name);
+        synor__serve_req_free(&q);
+        return r;
+    }
+    int32_t *ids = NULL;
+    size_t n = 0;
+    int answered, r = tokenize(s, c, q.prompt, &ids, &n, &answered);
+    if (answered) {
+        synor__serve_req_free(&q);
+        return r;
+    }
+    synor_llm_request rq = {.prompt = ids, .n_prompt = n, .on_token = on_token,
+                            .on_done = on_done};
+    rq.max_new = (int)(q.max_tokens < (long)(s->ctx_len - n) ? q.max_tokens
+                                                              : (long)(s->ctx_len - n));
+    serve_gen *g = gen_new(s, &q, n, ids[n - 1]);
+    rq.user = g;
+    if (!g) {
+        synor__free(ids);
+        synor__serve_req_free(&q);
+        return synor__serve_error(s, c, 500, "out of memory");
+    }
+    pthread_mutex_lock(&s->mu);
+    uint64_t seq = ++s->next_seq;
+    snprintf(g->name, sizeof g->name, "%s-%llu", chat ? "chatcmpl" : "cmpl",
+             (unsigned long long)seq);
+    /* without a seed, each request draws its own stream of numbers */
+    uint64_t seed = q.has_seed ? q.seed : synor__serve_now_ns() ^ (seq * 0x9E3779B97F4A7C15ull);
+    synor_sampler_init(&rq.sampler, (float)q.temperature, (int)q.top_k,
+                       q.temperature > 0 ? (float)q.top_p : 1.0f, seed);
+    g->t_submit = synor__serve_now_ns();
+    int e = s->stopping ? SYNOR_ESTATE : synor_llm_sched_submit(s->sched, &rq, &g->id);
+    if (!e) {
+        g->next_live = s->live;
+        if (s->live)
+            s->live->prev_live = g;
+        s->live = g;
+        s->kicks++;
+        pthread_cond_signal(&s->wake);
+    }
+    pthread_mutex_unlock(&s->mu);
+    synor__free(ids);
+    int stream = q.stream;
+    synor__serve_req_free(&q);
+    if (e) {
+        char msg[512];
+        synor__strlcpy(msg, synor_errmsg(), sizeof msg);
+        g->refs = 1;
+        gen_unref(g);
+        if (e == SYNOR_ESTATE)
+            return synor__serve_error(s, c, 503, "the server is shutting down");
+        if (e == SYNOR_EBUSY) {
+            struct MHD_Response *rsp = NULL;
+            char *j = synor__serve_error_json(503, msg);
+            if (j)
+                rsp = MHD_create_response_from_buffer(strlen(j), j, MHD_RESPMEM_MUST_COPY);
+            synor__free(j);
+            if (!rsp)
+                return MHD_NO;
+            MHD_add_response_header(rsp, "Content-Type", "application/json");
+            MHD_add_response_header(rsp, "Retry-After", "1");
+            synor__serve_count_code(s, 503);
+            r = MHD_queue_response(c, 503, rsp);
+            MHD_destroy_response(rsp);
+            return r;
+        }
+        return synor__serve_error(s, c, e == SYNOR_ERANGE || e == SYNOR_EINVAL ? 400 : 500, "%s",
+                                  msg);
+    }
+    atomic_fetch_add(&s->requests, 1);
+    atomic_fetch_add(&s->prompt_tokens, n);
+    if (!stream) {
+        r = answer_whole(g, c);
+        gen_unref(g);
+        return r;
+    }
+    struct MHD_Response *rsp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_read, g, sse_free);
+    if (!rsp) {
+        sse_free(g);
+        return MHD_NO;
+    }
+    MHD_add_response_header(rsp, "Content-Type", "text/event-stream");
+    MHD_add_response_header(rsp, "Cache-Control", "no-cache");
+    synor__serve_count_code(s, 200);
+    r = MHD_queue_response(c, 200, rsp);
+    MHD_destroy_response(rsp);
+    return r;
+}

@@ -1,0 +1,53 @@
+/* serve_api.h - the OpenAI-compatible request and response formats of
+ * synor serve, apart from HTTP and threads (api.c), so they can be tested
+ * and fuzzed alone. Never installed. */
+#ifndef SYNOR_SERVE_API_H
+#define SYNOR_SERVE_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+/* A completion or chat completion request, checked. */
+typedef struct synor__serve_req {
+    int chat;        /* /v1/chat/completions */
+    int stream;
+    char *prompt;    /* the prompt (chat: the messages in the template) */
+    char *model;     /* the "model" field, or NULL */
+    long max_tokens; /* default 16 */
+    double temperature, top_p;
+    long top_k;
+    uint64_t seed;
+    int has_seed;
+} synor__serve_req;
+
+/* Parses and checks body (len bytes). On failure: a negative code, and
+ * synor_errmsg() names the line and column (malformed JSON) or the field
+ * and value. Fields the engine cannot honour (n > 1, stop, logprobs,
+ * penalties, ...) are refused by name; other unknown fields are ignored, as
+ * OpenAI clients send their own. Free with synor__serve_req_free. */
+int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
+void synor__serve_req_free(synor__serve_req *r);
+
+/* The chat template: each message as "ROLE: CONTENT\n", then
+ * "assistant: " (appended to b). */
+void synor__serve_chat_line(synor__buf *b, const char *role, const char *content, size_t len);
+
+/* Appends s[0..n) as a JSON string literal: control characters and NUL
+ * escaped, every ill-formed UTF-8 subsequence (Unicode's maximal subparts)
+ * replaced by U+FFFD, so the output is always valid JSON. */
+void synor__serve_json_text(synor__buf *b, const char *s, size_t n);
+/* The length of the longest prefix of s[0..n) that does not end inside an
+ * incomplete (but so far well-formed) UTF-8 character: what can be sent
+ * now while the rest waits for the next token's bytes. */
+size_t synor__serve_utf8_ready(const char *s, size_t n);
+
+/* {"error":{"message":MSG,"type":TYPE,"code":STATUS}} (a fresh string, or
+ * NULL when out of memory). */
+char *synor__serve_error_json(int status, const char *msg);
+
+/* The finish_reason of a SYNOR_LLM_DONE_* reason. */
+const char *synor__serve_finish_reason(int reason);
+
+#endif
