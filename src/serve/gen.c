@@ -360,6 +360,9 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
             return synor__serve_error(s, c, 503, "the server is shutting down");
         if (e == SYNOR_EBUSY) {
             struct MHD_Response *rsp = NULL;
+            snprintf(msg, sizeof msg, "overloaded: the queue of %u waiting requests is full; "
+                                      "retry later",
+                     s->o.max_queue);
             char *j = synor__serve_error_json(503, msg);
             if (j)
                 rsp = MHD_create_response_from_buffer(strlen(j), j, MHD_RESPMEM_MUST_COPY);

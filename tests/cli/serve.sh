@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# synor serve: health, models, completions (whole and streamed) equal to
+# synor generate's greedy text, chat, every error answer, 16 concurrent
+# requests giving their sequential answers, overload refused with 503 and
+# nothing lost, metrics moving, SIGTERM finishing in-flight requests and
+# exiting 0. Skipped (77) in a build without libmicrohttpd.
+# usage: serve.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
+S=$1; SRC=$2; JC=$3
+pass=0; fail=0
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+check() { local name=$1; shift; if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi; }
+command -v curl >/dev/null || { echo "serve: curl not installed; skipped"; exit 77; }
+
+# start NAME ARGS...: a server in the background; its pid in $pid, its
+# port in $port (read from its first line); 1 if it did not come up.
+start() {
+  local name=$1; shift
+  "$S" serve -m "$tmp/m.gguf" --port 0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  pid=$!; pids+=("$pid"); port=
+  for _ in $(seq 600); do
+    port=$(sed -n 's|^synor serve: listening on http://127.0.0.1:\([0-9]*\) (model .*)$|\1|p' "$tmp/$name.out")
+    [ -n "$port" ] && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+# req METHOD PATH [BODY]: status code on stdout, body in $tmp/body, headers in $tmp/hdr
+req() {
+  local m=$1 path=$2
+  if [ $# -ge 3 ]; then
+    curl -s --max-time 120 -X "$m" -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' \
+      -H 'Content-Type: application/json' --data-binary "$3" "http://127.0.0.1:$port$path"
+  else
+    curl -s --max-time 120 -X "$m" -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' \
+      "http://127.0.0.1:$port$path"
+  fi
+}
+get() { "$JC" -g "$1" <"$tmp/body"; }
+msg_has() { get error.message | grep -qF -- "$1"; }
+# greedy text of synor generate for prompt $1, $2 tokens: what follows the
+# prompt, without the newline generate ends with
+expect() {
+  "$S" generate -m "$tmp/m.gguf" -p "$1" -n "$2" --quiet >"$tmp/gen" || return 1
+  tail -c +$((${#1} + 1)) "$tmp/gen" | head -c -1
+}
+
+"$S" model synth "$tmp/m.gguf" --preset tiny --text "$SRC/README.md" >/dev/null || exit 1
+if ! start main --model-name tiny --max-seqs 16 --max-queue 64; then
+  if grep -q "without libmicrohttpd" "$tmp/main.err"; then
+    echo "serve: built without libmicrohttpd; skipped"
+    exit 77
+  fi
+  echo "FAIL start: $(cat "$tmp/main.err")"
+  exit 1
+fi
+main_pid=$pid
+
+check health        [ "$(req GET /health)" = 200 ]
+check health-body   [ "$(get status)" = ok ]
+check models        [ "$(req GET /v1/models)" = 200 ]
+check models-id     [ "$(get data.0.id)" = tiny ]
+check models-list   [ "$(get object)" = list ]
+
+# a greedy completion is synor generate's text
+p="Synor places"
+check complete      [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":16,"temperature":0}')" = 200 ]
+get choices.0.text >"$tmp/got"; expect "$p" 16 >"$tmp/want"
+check complete-text cmp -s "$tmp/got" "$tmp/want"
+check complete-len  [ "$(wc -c <"$tmp/got")" -gt 0 ]
+check complete-obj  [ "$(get object)" = text_completion ]
+check complete-fin  [ "$(get choices.0.finish_reason)" = length ]
+check complete-used [ "$(get usage.completion_tokens)" = 16 ]
+check complete-sum  [ "$(get usage.total_tokens)" = $(($(get usage.prompt_tokens) + 16)) ]
+check complete-id   grep -qE '^cmpl-[0-9]+$' <(get id)
+
+# streamed: one event per token, a last one with the finish reason, [DONE]
+check stream        [ "$(req POST /v1/completions '{"prompt":"Synor places","max_tokens":16,"temperature":0,"stream":true}')" = 200 ]
+check stream-type   grep -qi '^content-type: text/event-stream' "$tmp/hdr"
+grep '^data: ' "$tmp/body" >"$tmp/events"
+check stream-events [ "$(wc -l <"$tmp/events")" = 18 ]
+check stream-done   [ "$(tail -n 1 "$tmp/events")" = "data: [DONE]" ]
+: >"$tmp/streamed"
+while IFS= read -r l; do
+  [ "$l" = "data: [DONE]" ] && continue
+  printf '%s' "${l#data: }" | "$JC" -g choices.0.text >>"$tmp/streamed"
+done <"$tmp/events"
+check stream-text   cmp -s "$tmp/streamed" "$tmp/want"
+sed -n '17p' "$tmp/events" | sed 's/^data: //' >"$tmp/body"
+check stream-fin    [ "$(get choices.0.finish_reason)" = length ]
+check stream-usage  [ "$(get usage.completion_tokens)" = 16 ]
+
+# chat: the messages in the template "ROLE: CONTENT\n"..., then "assistant: "
+check chat          [ "$(req POST /v1/chat/completions '{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"What is Synor?"}],"max_tokens":12,"temperature":0}')" = 200 ]
+check chat-obj      [ "$(get object)" = chat.completion ]
+check chat-role     [ "$(get choices.0.message.role)" = assistant ]
+get choices.0.message.content >"$tmp/got"
+expect $'system: Be brief.\nuser: What is Synor?\nassistant: ' 12 >"$tmp/want"
+check chat-text     cmp -s "$tmp/got" "$tmp/want"
+check chat-stream   [ "$(req POST /v1/chat/completions '{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"What is Synor?"}],"max_tokens":12,"temperature":0,"stream":true}')" = 200 ]
+: >"$tmp/streamed"
+while IFS= read -r l; do
+  case $l in "data: [DONE]"|"") continue ;; esac
+  printf '%s' "${l#data: }" >"$tmp/ev"
+  [ "$("$JC" -g object <"$tmp/ev")" = chat.completion.chunk ] || echo "bad chunk: $l"
+  "$JC" -g choices.0.delta.content <"$tmp/ev" >>"$tmp/streamed" 2>/dev/null
+done < <(grep '^data: ' "$tmp/body")
+check chat-stream-text cmp -s "$tmp/streamed" "$tmp/want"
+
+# sampling: a seed gives the same text twice
+body='{"prompt":"Synor","max_tokens":16,"temperature":0.9,"top_p":0.95,"top_k":40,"seed":7}'
+req POST /v1/completions "$body" >/dev/null; get choices.0.text >"$tmp/s1"
+check seed          [ "$(req POST /v1/completions "$body")" = 200 ]
+get choices.0.text >"$tmp/s2"
+check seed-same     cmp -s "$tmp/s1" "$tmp/s2"
+
+# errors: JSON {"error":{"message","type","code"}} naming what is wrong
+check bad-json      [ "$(req POST /v1/completions $'{"prompt": "x",\n  "max_tokens": }')" = 400 ]
+check bad-json-pos  msg_has "request body:2:17"
+check bad-json-type [ "$(get error.type)" = invalid_request_error ]
+check bad-json-code [ "$(get error.code)" = 400 ]
+check no-prompt     [ "$(req POST /v1/completions '{"max_tokens":4}')" = 400 ]
+check no-prompt-msg msg_has 'missing required field "prompt"'
+check bad-max       [ "$(req POST /v1/completions '{"prompt":"x","max_tokens":-3}')" = 400 ]
+check bad-max-msg   msg_has "max_tokens: value -3 is outside"
+check bad-temp      [ "$(req POST /v1/completions '{"prompt":"x","temperature":"hot"}')" = 400 ]
+check bad-temp-msg  msg_has "temperature: expected number, found string"
+check bad-topp      [ "$(req POST /v1/completions '{"prompt":"x","top_p":1.5}')" = 400 ]
+check bad-topp-msg  msg_has "top_p: value 1.5 is above the maximum 1"
+check bad-stream    [ "$(req POST /v1/completions '{"prompt":"x","stream":"yes"}')" = 400 ]
+check bad-stream-msg msg_has "stream: expected boolean"
+check bad-prompt    [ "$(req POST /v1/completions '{"prompt":[1,2]}')" = 400 ]
+check bad-prompt-msg msg_has "prompt: expected a string, found array"
+check not-object    [ "$(req POST /v1/completions '[1]')" = 400 ]
+check stop-refused  [ "$(req POST /v1/completions '{"prompt":"x","stop":["\n"]}')" = 400 ]
+check stop-msg      msg_has "stop: not supported"
+check n-refused     [ "$(req POST /v1/completions '{"prompt":"x","n":2}')" = 400 ]
+check no-messages   [ "$(req POST /v1/chat/completions '{"max_tokens":4}')" = 400 ]
+check no-messages-msg msg_has 'missing required field "messages"'
+check bad-role      [ "$(req POST /v1/chat/completions '{"messages":[{"role":"wizard","content":"x"}]}')" = 400 ]
+check bad-role-msg  msg_has 'role "wizard"'
+check bad-content   [ "$(req POST /v1/chat/completions '{"messages":[{"role":"user","content":5}]}')" = 400 ]
+check bad-content-msg msg_has "messages[0].content"
+check unknown-model [ "$(req POST /v1/completions '{"model":"gpt-4","prompt":"x"}')" = 404 ]
+check unknown-model-msg msg_has 'model "gpt-4" is not served here'
+check unknown-path  [ "$(req GET /v2/nothing)" = 404 ]
+check unknown-path-msg msg_has "no such path: /v2/nothing"
+check wrong-method  [ "$(req GET /v1/completions)" = 405 ]
+check wrong-allow   grep -qi '^allow: POST' "$tmp/hdr"
+check wrong-method2 [ "$(req POST /health '{}')" = 405 ]
+check wrong-type    [ "$(get error.type)" = method_not_allowed ]
+head -c 6000 "$SRC/README.md" | tr -d '"\\\n\r\t' >"$tmp/long"
+check too-long      [ "$(req POST /v1/completions "{\"prompt\":\"$(cat "$tmp/long")\"}")" = 400 ]
+check too-long-msg  grep -qE "the prompt is [0-9]+ tokens; the context holds 256" <(get error.message)
+head -c 2000000 /dev/zero | tr '\0' ' ' >"$tmp/big"
+check too-big       [ "$(req POST /v1/completions "@$tmp/big")" = 413 ]
+check too-big-msg   msg_has "at most 1048576"
+
+# 16 at once: each gets the answer it gets alone (continuous batching
+# changes no result)
+words=(Synor The runtime places a model tasks on every processor fabric plan market spot price GPU CPU)
+for i in $(seq 0 15); do
+  req POST /v1/completions "{\"prompt\":\"${words[$i]} $i\",\"max_tokens\":24,\"temperature\":0}" >"$tmp/seq$i.code"
+  get choices.0.text >"$tmp/seq$i"
+done
+differ() { ! cmp -s "$1" "$2"; }
+check seq-differ    differ "$tmp/seq0" "$tmp/seq1"
+expect "${words[3]} 3" 24 >"$tmp/want"
+check seq-generate  cmp -s "$tmp/seq3" "$tmp/want"
+: >"$tmp/cfg"
+for i in $(seq 0 15); do
+  [ "$i" = 0 ] || echo next >>"$tmp/cfg"
+  printf 'url = "http://127.0.0.1:%s/v1/completions"\ndata = "{\\"prompt\\":\\"%s %s\\",\\"max_tokens\\":24,\\"temperature\\":0}"\noutput = "%s"\nwrite-out = "%%{http_code}\\n"\n' \
+    "$port" "${words[$i]}" "$i" "$tmp/par$i" >>"$tmp/cfg"
+done
+curl -s --max-time 120 --parallel --parallel-immediate --parallel-max 16 -K "$tmp/cfg" >"$tmp/codes" 2>/dev/null
+check par-codes     [ "$(grep -c '^200$' "$tmp/codes")" = 16 ]
+same=0
+for i in $(seq 0 15); do
+  "$JC" -g choices.0.text <"$tmp/par$i" >"$tmp/partext" 2>/dev/null && cmp -s "$tmp/partext" "$tmp/seq$i" && same=$((same + 1))
+done
+check par-same      [ "$same" = 16 ]
+
+# metrics: Prometheus text, counters that moved
+check metrics       [ "$(req GET /metrics)" = 200 ]
+check metrics-type  grep -qi '^content-type: text/plain' "$tmp/hdr"
+val() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/body"; }
+check m-requests    [ "$(val synor_requests_total)" -ge 36 ]
+check m-tokens      [ "$(val synor_tokens_generated_total)" -ge $((36 * 12)) ]
+check m-prompt      [ "$(val synor_prompt_tokens_total)" -gt 36 ]
+check m-running     [ "$(val synor_requests_running)" = 0 ]
+check m-waiting     [ "$(val synor_requests_waiting)" = 0 ]
+check m-kv          [ "$(val synor_kv_blocks_total)" -gt 0 ]
+check m-kv-free     [ "$(val synor_kv_blocks_used)" = 0 ]
+check m-400         [ "$(val 'synor_http_responses_total{code="400"}')" -ge 10 ]
+check m-tpot        [ "$(val synor_time_per_output_token_seconds_count)" -gt 0 ]
+check m-help        grep -q '^# HELP synor_requests_waiting ' "$tmp/body"
+check m-type        grep -q '^# TYPE synor_time_per_output_token_seconds histogram' "$tmp/body"
+
+# overload: one generating, one waiting; the rest are refused with 503,
+# and every request is answered or refused
+check busy-port     [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --port "$port" >/dev/null 2>"$tmp/busy.err" || rc=$?; echo $rc)" = 1 ]
+check busy-msg      grep -q "cannot listen on 127.0.0.1 port $port" "$tmp/busy.err"
+main_port=$port
+check start-small   start small --max-seqs 1 --max-queue 1
+: >"$tmp/cfg"
+for i in $(seq 0 23); do
+  [ "$i" = 0 ] || echo next >>"$tmp/cfg"
+  printf 'url = "http://127.0.0.1:%s/v1/completions"\ndata = "{\\"prompt\\":\\"Synor %s\\",\\"max_tokens\\":200}"\noutput = "%s"\ndump-header = "%s"\nwrite-out = "%%{http_code}\\n"\n' \
+    "$port" "$i" "$tmp/ov$i" "$tmp/ovh$i" >>"$tmp/cfg"
+done
+curl -s --max-time 120 --parallel --parallel-immediate --parallel-max 24 -K "$tmp/cfg" >"$tmp/codes" 2>/dev/null
+ok=$(grep -c '^200$' "$tmp/codes"); busy=$(grep -c '^503$' "$tmp/codes")
+check ov-some-ok    [ "$ok" -ge 1 ]
+check ov-some-503   [ "$busy" -ge 1 ]
+check ov-none-lost  [ $((ok + busy)) = 24 ]
+full=0; refused=0
+for i in $(seq 0 23); do
+  if grep -q '"completion_tokens":200' "$tmp/ov$i"; then full=$((full + 1))
+  elif grep -q '"message":"overloaded' "$tmp/ov$i" && grep -qi '^retry-after: 1' "$tmp/ovh$i"; then refused=$((refused + 1)); fi
+done
+check ov-answers    [ "$full" = "$ok" ]
+check ov-refusals   [ "$refused" = "$busy" ]
+check ov-metrics    [ "$(req GET /metrics)" = 200 ]
+check ov-m-503      [ "$(val 'synor_http_responses_total{code="503"}')" = "$busy" ]
+check ov-m-done     [ "$(val 'synor_requests_finished_total{finish_reason="length"}')" = "$ok" ]
+
+# SIGTERM: a request in flight finishes, then exit 0
+small_pid=$pid
+curl -s -N --max-time 120 "http://127.0.0.1:$port/v1/completions" \
+  -d '{"prompt":"Synor","max_tokens":200,"stream":true}' >"$tmp/last" &
+cpid=$!
+for _ in $(seq 100); do grep -q '^data: ' "$tmp/last" && break; sleep 0.05; done
+kill -TERM "$small_pid"
+wait "$small_pid"; check term-exit [ $? = 0 ]
+wait "$cpid"
+check term-done     [ "$(grep '^data: ' "$tmp/last" | tail -n 1)" = "data: [DONE]" ]
+check term-full     grep -q '"completion_tokens":200' "$tmp/last"
+check term-msg      grep -q "SIGTERM: stopping" "$tmp/small.err"
+kill -INT "$main_pid"
+wait "$main_pid"; check int-exit [ $? = 0 ]
+port=$main_port
+check refused-after [ "$(req GET /health)" = 000 ]
+
+# usage errors
+check no-model      [ "$(rc=0; "$S" serve >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
+check bad-port      [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --port 70000 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 2 ]
+check bad-port-msg  grep -q "70000" "$tmp/err"
+check no-file       [ "$(rc=0; "$S" serve -m "$tmp/none.gguf" --port 0 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 1 ]
+check no-file-msg   grep -q "none.gguf" "$tmp/err"
+
+echo "serve: $pass passed, $fail failed"
+[ "$fail" = 0 ]
