@@ -35,8 +35,7 @@ static int argmax(const float *l, int n)
 
 /* Logits of every step for the token sequence toks[0..n) (toks NULL:
  * greedy from BOS, writing the tokens). */
-static float *run(const char *path, synor_runtime *rt, int n, int32_t *toks, int greedy,
-                  int *vocab)
+static float *run(const char *path, synor_runtime *rt, int n, int32_t *toks, int greedy, int *vocab)
 {
     synor_llm *m;
     synor_llm_ctx *c;
