@@ -50,3 +50,10 @@ echo "== synor run: a workload file executed for real (an MLP block, fp32) =="
 echo
 echo "== synor run: a transformer block (embedding, RMS norm, grouped-KV causal attention, MLP, softmax) =="
 ./build/synor run workloads/attention-block-fp32.json
+echo
+echo "== synor generate: text from a Llama-architecture model built here (generated weights, BPE vocabulary trained on README.md) =="
+model=$(mktemp -d)/tiny.gguf
+./build/synor model synth "$model" --preset tiny --text README.md
+./build/synor model info "$model"
+./build/synor generate -m "$model" -p "Synor Compute places" -n 48 --temp 0.8 --seed 1
+rm -rf "$(dirname "$model")"

@@ -151,6 +151,27 @@ typedef struct synor_llm_gen_stats {
 int synor_llm_generate(synor_llm_ctx *c, const char *prompt, int n_new, synor_sampler *s,
                        synor_llm_on_token on_token, void *user, synor_llm_gen_stats *stats);
 
+/* ------------------------------------------------ speculative decoding */
+
+typedef struct synor_llm_spec_stats {
+    size_t steps;     /* target checks (batches of k + 1 rows) */
+    size_t proposed;  /* draft tokens proposed */
+    size_t accepted;  /* of them accepted: acceptance rate = accepted / proposed */
+    size_t generated; /* tokens emitted */
+    double seconds;   /* monotonic wall time, prompt included */
+} synor_llm_spec_stats;
+
+/* Generation as synor_llm_generate, with a draft model (a smaller model or
+ * the same one quantized, with the same vocabulary) proposing k tokens
+ * that the target checks in one batch of k + 1 rows. The standard
+ * acceptance rule keeps the output distribution exactly the target's; at
+ * temperature 0 the tokens are the target's greedy tokens. Sequence 0 of
+ * both contexts is used (reset first). SYNOR_EINVAL for vocabularies that
+ * differ or k outside 1..32. */
+int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, const char *prompt,
+                                   int n_new, int k, synor_sampler *s, synor_llm_on_token on_token,
+                                   void *user, synor_llm_spec_stats *stats);
+
 /* ----------------------------------------------- continuous batching */
 
 /* An iteration-level scheduler (Orca's continuous batching) over one
@@ -175,8 +196,8 @@ typedef struct synor_llm_sched_opts {
 } synor_llm_sched_opts;
 
 enum {
-    SYNOR_LLM_DONE_LENGTH = 0, /* max_new tokens generated */
-    SYNOR_LLM_DONE_EOS = 1,    /* the model ended the text (EOS) */
+    SYNOR_LLM_DONE_LENGTH = 0,  /* max_new tokens generated */
+    SYNOR_LLM_DONE_EOS = 1,     /* the model ended the text (EOS) */
     SYNOR_LLM_DONE_STOPPED = 2, /* on_token returned non-zero */
     SYNOR_LLM_DONE_CANCELLED = 3,
     SYNOR_LLM_DONE_CONTEXT = 4 /* the model's context is full */
@@ -195,10 +216,10 @@ typedef struct synor_llm_request {
 } synor_llm_request;
 
 typedef struct synor_llm_sched_stats {
-    unsigned running, waiting;   /* now */
+    unsigned running, waiting; /* now */
     uint64_t submitted, finished, preempted;
     uint64_t steps, prompt_tokens, generated_tokens;
-    unsigned kv_used, kv_total;  /* blocks */
+    unsigned kv_used, kv_total; /* blocks */
 } synor_llm_sched_stats;
 
 int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,

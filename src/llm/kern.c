@@ -202,7 +202,7 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
     /* F32 weights and several rows: OpenBLAS's SGEMM (Y = X W^T), which
      * blocks for the caches and the registers as no dot loop can. */
     const synor__blas_api *blas;
-    if (w->type == SYNOR_TTYPE_F32 && n >= 8 && (blas = synor__blas()) != NULL) {
+    if (w->type == SYNOR_TTYPE_F32 && n >= 16 && (blas = synor__blas()) != NULL) {
         const float *wr = (const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes);
         blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, w->cols, 1.0f, x,
                     (blasint)ldx, wr, (blasint)(w->row_bytes / sizeof(float)),
@@ -221,10 +221,11 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
                           n - t < 4 ? n - t : 4, nb, q4, y + (size_t)t * ldy + r0, ldy, accumulate);
     } else if (k->tile_f32 && w->type == SYNOR_TTYPE_F32) {
         for (; r0 + 4 <= r1; r0 += 4)
-            for (int t = 0; t < n; t++)
+            for (int t = 0; t < n; t += 4)
                 k->tile_f32((const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes),
-                            w->row_bytes / sizeof(float), x + (size_t)t * ldx, w->cols,
-                            y + (size_t)t * ldy + r0, accumulate);
+                            w->row_bytes / sizeof(float), x + (size_t)t * ldx, ldx,
+                            n - t < 4 ? n - t : 4, w->cols, y + (size_t)t * ldy + r0, ldy,
+                            accumulate);
     }
     /* Weight row outside, activation rows inside: a weight row is read
      * from memory once per batch and stays in L1 across the rows. */

@@ -386,15 +386,17 @@ T5 static float a5_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, 
                s31 = s00, s32 = s00, s33 = s00;                                                    \
         for (int b = 0; b < nb; b++) {                                                             \
             A5_ROW(0, Q4)                                                                          \
-            A5_ROW(1, Q4) A5_ROW(2, Q4) A5_ROW(3, Q4) A5_X(0) A5_X(1) A5_X(2) A5_X(3) A5_ACC(0, 0) \
-                A5_ACC(0, 1) A5_ACC(0, 2) A5_ACC(0, 3) A5_ACC(1, 0) A5_ACC(1, 1) A5_ACC(1, 2)      \
-                    A5_ACC(1, 3) A5_ACC(2, 0) A5_ACC(2, 1) A5_ACC(2, 2) A5_ACC(2, 3) A5_ACC(3, 0)  \
-                        A5_ACC(3, 1) A5_ACC(3, 2) A5_ACC(3, 3)                                     \
+            A5_ROW(1, Q4)                                                                          \
+            A5_ROW(2, Q4) A5_ROW(3, Q4) A5_X(0) A5_X(1) A5_X(2) A5_X(3) A5_ACC(0, 0) A5_ACC(0, 1)  \
+                A5_ACC(0, 2) A5_ACC(0, 3) A5_ACC(1, 0) A5_ACC(1, 1) A5_ACC(1, 2) A5_ACC(1, 3)      \
+                    A5_ACC(2, 0) A5_ACC(2, 1) A5_ACC(2, 2) A5_ACC(2, 3) A5_ACC(3, 0) A5_ACC(3, 1)  \
+                        A5_ACC(3, 2) A5_ACC(3, 3)                                                  \
         }                                                                                          \
         A5_OUT(0, 0)                                                                               \
-        A5_OUT(0, 1) A5_OUT(0, 2) A5_OUT(0, 3) A5_OUT(1, 0) A5_OUT(1, 1) A5_OUT(1, 2) A5_OUT(1, 3) \
-            A5_OUT(2, 0) A5_OUT(2, 1) A5_OUT(2, 2) A5_OUT(2, 3) A5_OUT(3, 0) A5_OUT(3, 1)          \
-                A5_OUT(3, 2) A5_OUT(3, 3)                                                          \
+        A5_OUT(0, 1)                                                                               \
+        A5_OUT(0, 2) A5_OUT(0, 3) A5_OUT(1, 0) A5_OUT(1, 1) A5_OUT(1, 2) A5_OUT(1, 3) A5_OUT(2, 0) \
+            A5_OUT(2, 1) A5_OUT(2, 2) A5_OUT(2, 3) A5_OUT(3, 0) A5_OUT(3, 1) A5_OUT(3, 2)          \
+                A5_OUT(3, 3)                                                                       \
     }
 
 /* Two copies, so the weight type is a constant inside each. */
@@ -421,8 +423,11 @@ T5 static void a5_tile_q(const uint8_t *w, size_t ws, const llm_qrow *qx, int T,
         }
 }
 
-/* 4 rows of F32 weights times one activation row. */
-T5 static void a5_tile_f32(const float *w, size_t ws, const float *x, int n, float *y, int acc)
+/* 4 rows of F32 weights times T activation rows (x rows ldx apart, y rows
+ * ldy apart), one activation row at a time: the 4 weight rows stay in L1
+ * across the activation rows. (A 4 x 4 register tile was measured 20%
+ * slower here on 110M-shaped F32 weights, which stream from memory.) */
+T5 static void a5_tile_f32_4x1(const float *w, size_t ws, const float *x, int n, float *y, int acc)
 {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     const float *w0 = w, *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
@@ -446,6 +451,13 @@ T5 static void a5_tile_f32(const float *w, size_t ws, const float *x, int n, flo
                   _mm512_reduce_add_ps(s3)};
     for (int r = 0; r < 4; r++)
         y[r] = acc ? y[r] + v[r] : v[r];
+}
+
+T5 static void a5_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                           float *y, size_t ldy, int acc)
+{
+    for (int t = 0; t < T; t++)
+        a5_tile_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc);
 }
 
 const llm_kernels synor__llm_kernels_avx512 = {

@@ -53,10 +53,11 @@ typedef struct llm_kernels {
     /* Tiles, NULL where the table has none: 4 weight rows (row r at
      * w + r * ws) times T activation rows (1..4), y[t * ldy + r] (+)= the
      * dot. Q8_0 (q4 = 0) or Q4_0 (q4 = 1) weights of nb blocks; F32
-     * weights of n elements with T = 1. */
+     * weights of n elements. */
     void (*tile_q)(const uint8_t *w, size_t ws, const llm_qrow *qx, int T, int nb, int q4, float *y,
                    size_t ldy, int acc);
-    void (*tile_f32)(const float *w, size_t ws, const float *x, int n, float *y, int acc);
+    void (*tile_f32)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n, float *y,
+                     size_t ldy, int acc);
 } llm_kernels;
 
 const llm_kernels *synor__llm_kernels(void);
@@ -66,6 +67,19 @@ extern const llm_kernels synor__llm_kernels_generic;
 #if defined(__x86_64__)
 extern const llm_kernels synor__llm_kernels_avx2;
 extern const llm_kernels synor__llm_kernels_avx512;
+/* The distribution s draws from for these logits (temperature, top-k,
+ * top-p; temperature 0: all mass on the argmax), normalised, into probs
+ * (n). And a draw from any distribution (need not sum to 1) with s's
+ * random state. */
+int synor__sampler_probs(const synor_sampler *s, const float *logits, int n, float *probs);
+int32_t synor__sampler_draw(synor_sampler *s, const float *probs, int n);
+
+/* The acceptance rule of speculative decoding for proposal d: returns d
+ * (*accepted = 1) with probability min(1, p[d] / q[d]), else a draw from
+ * max(0, p - q) renormalised (*accepted = 0). tmp: n floats of room. */
+int32_t synor__llm_accept(synor_sampler *s, const float *p, const float *q, int32_t d, int n,
+                          float *tmp, int *accepted);
+
 /* The shape of llama2.c weight w for the configuration c (rows x cols;
  * 1 row for norm weights). */
 void synor__llm_weight_shape(const synor_llm_hparams *c, synor_l2c_weight w, uint64_t *rows,
@@ -113,6 +127,19 @@ struct synor_llm {
     struct synor_l2c *l2c;
     float *owned;
 };
+
+/* The distribution s draws from for these logits (temperature, top-k,
+ * top-p; temperature 0: all mass on the argmax), normalised, into probs
+ * (n). And a draw from any distribution (need not sum to 1) with s's
+ * random state. */
+int synor__sampler_probs(const synor_sampler *s, const float *logits, int n, float *probs);
+int32_t synor__sampler_draw(synor_sampler *s, const float *probs, int n);
+
+/* The acceptance rule of speculative decoding for proposal d: returns d
+ * (*accepted = 1) with probability min(1, p[d] / q[d]), else a draw from
+ * max(0, p - q) renormalised (*accepted = 0). tmp: n floats of room. */
+int32_t synor__llm_accept(synor_sampler *s, const float *p, const float *q, int32_t d, int n,
+                          float *tmp, int *accepted);
 
 /* The shape of llama2.c weight w for the configuration c (rows x cols;
  * 1 row for norm weights). */

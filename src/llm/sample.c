@@ -57,17 +57,20 @@ static void heap_down(cand *h, int k, int i)
     }
 }
 
-int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n)
+/* The candidates the sampler draws from, by weight (unnormalised), in c
+ * (n entries of room): temperature, then top-k, then top-p. Returns their
+ * count and their total weight in *mass. Temperature 0: the argmax alone. */
+static int candidates(const synor_sampler *s, const float *logits, int n, cand *c, float *mass)
 {
     int32_t best = 0;
     for (int i = 1; i < n; i++)
         if (logits[i] > logits[best])
             best = i;
-    if (s->temperature == 0 || n == 1)
-        return best;
-    cand *c = synor__malloc((size_t)n * sizeof *c);
-    if (!c)
-        return best;
+    if (s->temperature == 0 || n == 1) {
+        c[0] = (cand){1.0f, best};
+        *mass = 1.0f;
+        return 1;
+    }
     float mx = logits[best], sum = 0;
     for (int i = 0; i < n; i++) {
         c[i].p = expf((logits[i] - mx) / s->temperature);
@@ -98,9 +101,7 @@ int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n)
             if (c[i].p >= cut)
                 c[j++] = c[i];
         m = j;
-    }
-    qsort(c, (size_t)m, sizeof *c, cand_desc);
-    if (s->top_p < 1.0f) {
+        qsort(c, (size_t)m, sizeof *c, cand_desc);
         float acc = 0;
         for (int i = 0; i < m; i++) {
             acc += c[i].p;
@@ -110,9 +111,27 @@ int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n)
             }
         }
     }
-    float mass = 0;
+    float w = 0;
     for (int i = 0; i < m; i++)
-        mass += c[i].p;
+        w += c[i].p;
+    *mass = w;
+    return m;
+}
+
+int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n)
+{
+    if (s->temperature == 0 || n == 1) {
+        int32_t best = 0;
+        for (int i = 1; i < n; i++)
+            if (logits[i] > logits[best])
+                best = i;
+        return best;
+    }
+    cand *c = synor__malloc((size_t)n * sizeof *c);
+    if (!c)
+        return 0;
+    float mass;
+    int m = candidates(s, logits, n, c, &mass);
     float r = rand_f32(&s->state) * mass, acc = 0;
     int32_t out = c[m - 1].id;
     for (int i = 0; i < m; i++) {
@@ -124,4 +143,36 @@ int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n)
     }
     synor__free(c);
     return out;
+}
+
+int synor__sampler_probs(const synor_sampler *s, const float *logits, int n, float *probs)
+{
+    cand *c = synor__malloc((size_t)n * sizeof *c);
+    if (!c)
+        return SYNOR_ENOMEM;
+    float mass;
+    int m = candidates(s, logits, n, c, &mass);
+    memset(probs, 0, (size_t)n * sizeof *probs);
+    for (int i = 0; i < m; i++)
+        probs[c[i].id] = c[i].p / mass;
+    synor__free(c);
+    return 0;
+}
+
+int32_t synor__sampler_draw(synor_sampler *s, const float *probs, int n)
+{
+    float mass = 0;
+    for (int i = 0; i < n; i++)
+        mass += probs[i];
+    float r = rand_f32(&s->state) * mass, acc = 0;
+    int32_t last = 0;
+    for (int i = 0; i < n; i++) {
+        if (probs[i] <= 0)
+            continue;
+        last = i;
+        acc += probs[i];
+        if (r < acc)
+            return i;
+    }
+    return last;
 }

@@ -49,6 +49,12 @@ for t in q8_0 q4_0 f16 bf16; do
   check q-$t-type   grep -qE "^weights: +$T," "$tmp/out"
   check q-$t-gen    [ "$(rc "$S" generate -m "$tmp/$t.gguf" -p "Synor" -n 8 --quiet)" = 0 ]
 done
+# speculative decoding: greedy output is the model's own, whatever the draft
+check spec          [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --draft "$tmp/q8_0.gguf" --speculate 3)" = 0 ]
+check spec-same     cmp -s "$tmp/out" "$tmp/greedy"
+check spec-figures  grep -qE "acceptance [0-9.]+ \([0-9]+ of [0-9]+\)" "$tmp/err"
+check spec-badk     [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft "$tmp/q8_0.gguf" --speculate 0)" = 2 ]
+check spec-nodraft  [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft "$tmp/none.gguf")" = 1 ]
 check q-smaller     [ "$(stat -c %s "$tmp/q4_0.gguf")" -lt "$(stat -c %s "$tmp/q8_0.gguf")" ]
 
 # bad input: a clear message, a failure status, nothing written

@@ -1,0 +1,191 @@
+/* speculate.c - speculative decoding (Leviathan et al. 2023, Chen et al.
+ * 2023): a draft model proposes k tokens one by one, the target checks all
+ * of them in one batch of k + 1 rows, and the standard acceptance rule
+ * keeps the output distribution exactly the target's: proposal d with
+ * draft probability q(d) and target probability p(d) is accepted with
+ * probability min(1, p(d) / q(d)); at the first rejection a token is drawn
+ * from max(0, p - q) renormalised; when all k are accepted a bonus token
+ * is drawn from the target's next distribution. Greedy (temperature 0)
+ * makes p and q one-hot, so the tokens are exactly the target's greedy
+ * tokens.
+ *
+ * Both caches always hold every emitted token but the last (`last`, not
+ * yet fed); after a check, each is truncated back to what was accepted. */
+#include <string.h>
+#include <time.h>
+
+#include "common/common.h"
+#include "llm/llm_ctx.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int32_t synor__llm_accept(synor_sampler *s, const float *p, const float *q, int32_t d, int n,
+                          float *tmp, int *accepted)
+{
+    float ratio = q[d] > 0 ? p[d] / q[d] : 0;
+    if (ratio >= 1.0f) {
+        *accepted = 1;
+        return d;
+    }
+    /* accept with probability ratio: draw from {accept: ratio, reject: 1 - ratio} */
+    float two[2] = {ratio, 1.0f - ratio};
+    if (synor__sampler_draw(s, two, 2) == 0) {
+        *accepted = 1;
+        return d;
+    }
+    *accepted = 0;
+    float mass = 0;
+    for (int i = 0; i < n; i++) {
+        tmp[i] = p[i] > q[i] ? p[i] - q[i] : 0;
+        mass += tmp[i];
+    }
+    return synor__sampler_draw(s, mass > 0 ? tmp : p, n);
+}
+
+int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, const char *prompt,
+                                   int n_new, int k, synor_sampler *s, synor_llm_on_token on_token,
+                                   void *user, synor_llm_spec_stats *stats)
+{
+    const synor_llm_hparams *h = &target->m->cfg;
+    int V = h->vocab_size;
+    if (draft->m->cfg.vocab_size != V ||
+        synor_tokenizer_size(draft->m->tok) != synor_tokenizer_size(target->m->tok))
+        return synor__error(SYNOR_EINVAL,
+                            "speculative decoding: the draft's vocabulary (%d) is "
+                            "not the target's (%d)",
+                            draft->m->cfg.vocab_size, V);
+    if (k < 1 || k > 32 || (unsigned)k + 1 > target->max_batch)
+        return synor__error(SYNOR_EINVAL,
+                            "speculative decoding: k = %d (1..32, and at most the "
+                            "target's batch - 1)",
+                            k);
+    const synor_tokenizer *tok = target->m->tok;
+    size_t plen = prompt ? strlen(prompt) : 0;
+    long np = synor_tokenizer_encode(tok, prompt ? prompt : "", plen, 1, 0, NULL, 0);
+    if (np < 0)
+        return (int)np;
+    int limit = h->seq_len < draft->m->cfg.seq_len ? h->seq_len : draft->m->cfg.seq_len;
+    if (np + k + 1 >= limit)
+        return synor__error(SYNOR_ERANGE,
+                            "speculative decoding: a prompt of %ld tokens leaves "
+                            "no room in a context of %d",
+                            np, limit);
+    int32_t *ids = synor__malloc(((size_t)np + 40) * sizeof *ids);
+    float *p = synor__malloc((size_t)V * (size_t)(k + 1) * sizeof *p);
+    float *q = synor__malloc((size_t)V * (size_t)k * sizeof *q);
+    float *tmp = synor__malloc((size_t)V * sizeof *tmp);
+    unsigned *seqs = synor__calloc((size_t)np + 40, sizeof *seqs);
+    int e = ids && p && q && tmp && seqs ? 0 : SYNOR_ENOMEM;
+    synor_llm_spec_stats st = {0};
+    double t0 = now_s();
+    if (!e) {
+        synor_tokenizer_encode(tok, prompt ? prompt : "", plen, 1, 0, ids, (size_t)np);
+        synor_llm_seq_reset(target, 0);
+        synor_llm_seq_reset(draft, 0);
+        /* Both caches take the prompt but its last token, which is `last`. */
+        for (long off = 0; off + 1 < np && !e; off += target->max_batch) {
+            size_t n = (size_t)(np - 1 - off) < target->max_batch ? (size_t)(np - 1 - off)
+                                                                  : target->max_batch;
+            e = synor_llm_batch(target, n, ids + off, seqs, NULL);
+        }
+        for (long off = 0; off + 1 < np && !e; off += draft->max_batch) {
+            size_t n = (size_t)(np - 1 - off) < draft->max_batch ? (size_t)(np - 1 - off)
+                                                                 : draft->max_batch;
+            e = synor_llm_batch(draft, n, ids + off, seqs, NULL);
+        }
+    }
+    int32_t last = e ? 0 : ids[np - 1], prev = np > 1 ? ids[np - 2] : last;
+    int32_t props[33], rows[33];
+    char text[256];
+    int done = 0;
+    /* The draft draws from a stream of its own, so its proposals are
+     * independent of the acceptance draws. */
+    synor_sampler ds = *s;
+    ds.state = (s->state ^ 0x5851F42D4C957F2Dull) * 0x9E3779B97F4A7C15ull | 1u;
+    while (!e && !done && (int)st.generated < n_new) {
+        int base = synor_llm_seq_len(target, 0);
+        int kk = k;
+        if (base + kk + 1 >= limit)
+            kk = limit - base - 2;
+        if (kk < 1)
+            break;
+        /* draft: k proposals */
+        int32_t t = last;
+        for (int i = 0; i < kk && !e; i++) {
+            e = synor_llm_batch(draft, 1, &t, seqs, NULL);
+            if (e)
+                break;
+            e = synor__sampler_probs(s, synor_llm_logits(draft, 0), V, q + (size_t)i * V);
+            if (!e)
+                t = props[i] = synor__sampler_draw(&ds, q + (size_t)i * V, V);
+        }
+        if (e)
+            break;
+        /* target: last and the proposals in one batch, every row's logits */
+        rows[0] = last;
+        memcpy(rows + 1, props, (size_t)kk * sizeof *rows);
+        uint8_t want[33];
+        memset(want, 1, sizeof want);
+        e = synor_llm_batch(target, (size_t)kk + 1, rows, seqs, want);
+        for (int i = 0; i <= kk && !e; i++)
+            e = synor__sampler_probs(s, synor_llm_logits(target, (size_t)i), V, p + (size_t)i * V);
+        if (e)
+            break;
+        st.steps++;
+        st.proposed += (size_t)kk;
+        int a = 0;
+        int32_t emit[34];
+        int nemit = 0;
+        for (; a < kk; a++) {
+            int ok;
+            int32_t x =
+                synor__llm_accept(s, p + (size_t)a * V, q + (size_t)a * V, props[a], V, tmp, &ok);
+            emit[nemit++] = x;
+            if (!ok)
+                break;
+        }
+        st.accepted += (size_t)a;
+        if (a == kk)
+            emit[nemit++] = synor__sampler_draw(s, p + (size_t)kk * V, V);
+        /* caches back to: everything up to the last emitted token */
+        synor_llm_seq_truncate(target, 0, base + 1 + a);
+        int dlen = synor_llm_seq_len(draft, 0);
+        if (dlen > base + 1 + a)
+            synor_llm_seq_truncate(draft, 0, base + 1 + a);
+        else if (dlen < base + 1 + a) /* all accepted: the draft lacks the last proposal */
+            e = synor_llm_batch(draft, 1, &props[kk - 1], seqs, NULL);
+        for (int i = 0; i < nemit && !done; i++) {
+            int32_t x = emit[i];
+            if (x == synor_tokenizer_eos(tok) || x == synor_tokenizer_bos(tok)) {
+                done = 1;
+                break;
+            }
+            st.generated++;
+            long len = synor_tokenizer_decode(tok, prev, x, text, sizeof text);
+            if (on_token && on_token(x, text,
+                                     len < 0                     ? 0
+                                     : (size_t)len < sizeof text ? (size_t)len
+                                                                 : sizeof text,
+                                     user))
+                done = 1;
+            prev = x;
+            if ((int)st.generated >= n_new)
+                done = 1;
+        }
+        last = emit[nemit - 1];
+    }
+    st.seconds = now_s() - t0;
+    if (stats)
+        *stats = st;
+    synor__free(ids);
+    synor__free(p);
+    synor__free(q);
+    synor__free(tmp);
+    synor__free(seqs);
+    return e;
+}
