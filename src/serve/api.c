@@ -126,6 +126,8 @@ static int chat_prompt(const synor__jdoc *d, const synor__jval *root, synor__buf
         char cpath[80];
         snprintf(cpath, sizeof cpath, "%s.content", path);
         e = message_content(d, c, cpath, &content);
+        if (!e && content.failed)
+            e = synor__error(SYNOR_ENOMEM, "out of memory reading the request");
         if (!e)
             synor__serve_chat_line(b, role->u.str.s, content.data ? content.data : "",
                                    content.len);

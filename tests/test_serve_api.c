@@ -1,0 +1,171 @@
+/* test_serve_api.c - synor serve's request checking and text encoding
+ * (src/serve/api.c), without HTTP: the CLI test (tests/cli/serve.sh) drives
+ * the server itself. */
+#include "json/json.h"
+#include "serve/serve_api.h"
+#include "synor/llm.h"
+#include "test.h"
+
+static int parse(const char *body, int chat, synor__serve_req *r)
+{
+    return synor__serve_req_parse(body, strlen(body), chat, r);
+}
+
+/* s[0..n) as serve writes it, parsed back by the strict reader: the
+ * string it holds (static), or NULL if the JSON is invalid. */
+static const char *round_trip(const char *s, size_t n)
+{
+    static char out[256];
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__serve_json_text(&b, s, n);
+    synor__jdoc *d;
+    const char *r = NULL;
+    if (!synor__json_parse(b.data, b.len, "t", &d)) {
+        synor__strlcpy(out, synor__jdoc_root(d)->u.str.s, sizeof out);
+        r = out;
+        synor__jdoc_free(d);
+    }
+    synor__buf_free(&b);
+    return r;
+}
+
+TEST(completion_defaults_and_fields)
+{
+    synor__serve_req r;
+    ASSERT_OK(parse("{\"prompt\":\"Hi\"}", 0, &r));
+    ASSERT_STREQ(r.prompt, "Hi");
+    ASSERT_EQ(r.max_tokens, 16);
+    ASSERT(r.temperature == 1 && r.top_p == 1 && r.top_k == 0 && !r.stream && !r.has_seed);
+    ASSERT(r.model == NULL);
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{\"model\":\"m\",\"prompt\":\"a\\tb\",\"max_tokens\":3,\"temperature\":0,"
+                    "\"top_p\":0.5,\"top_k\":7,\"seed\":9,\"stream\":true,\"user\":\"x\","
+                    "\"stop\":null,\"n\":1,\"presence_penalty\":0}",
+                    0, &r));
+    ASSERT_STREQ(r.model, "m");
+    ASSERT_STREQ(r.prompt, "a\tb");
+    ASSERT_EQ(r.max_tokens, 3);
+    ASSERT(r.temperature == 0 && r.top_p == 0.5 && r.top_k == 7 && r.stream);
+    ASSERT(r.has_seed && r.seed == 9);
+    synor__serve_req_free(&r);
+}
+
+TEST(chat_template)
+{
+    synor__serve_req r;
+    ASSERT_OK(parse("{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+                    "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Hi \"},"
+                    "{\"type\":\"text\",\"text\":\"there\"}]},"
+                    "{\"role\":\"assistant\",\"content\":null}],\"max_completion_tokens\":5}",
+                    1, &r));
+    ASSERT_STREQ(r.prompt, "system: Be brief.\nuser: Hi there\nassistant: \nassistant: ");
+    ASSERT_EQ(r.max_tokens, 5);
+    synor__serve_req_free(&r);
+}
+
+TEST(errors_name_position_field_and_value)
+{
+    synor__serve_req r;
+    ASSERT(parse("{\"prompt\": \"x\",\n \"max_tokens\": }", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "request body:2:16");
+    ASSERT(parse("{\"prompt\":\"x\",\"max_tokens\":0}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "max_tokens: value 0 is outside [1, 16777216]");
+    ASSERT(parse("{\"prompt\":\"x\",\"max_tokens\":2.5}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "max_tokens: expected an integer, found 2.5");
+    ASSERT(parse("{\"prompt\":\"x\",\"temperature\":-1}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "temperature: value -1 is below the minimum 0");
+    ASSERT(parse("{\"prompt\":\"x\",\"top_p\":0}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "top_p: value 0 is below the minimum");
+    ASSERT(parse("{\"prompt\":\"x\",\"seed\":-2}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "seed: value -2 is outside");
+    ASSERT(parse("{\"prompt\":5}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "prompt: expected a string, found number");
+    ASSERT(parse("{}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "missing required field \"prompt\"");
+    ASSERT(parse("\"x\"", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "request: expected object, found string");
+    ASSERT(parse("{\"prompt\":\"x\",\"stop\":\"\\n\"}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "stop: not supported");
+    ASSERT(parse("{\"prompt\":\"x\",\"n\":3}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "n: only one choice");
+    ASSERT(parse("{\"prompt\":\"x\",\"frequency_penalty\":0.5}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "frequency_penalty: not supported");
+    ASSERT(parse("{\"messages\":[]}", 1, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "messages: needs at least one message");
+    ASSERT(parse("{\"messages\":[{\"role\":\"user\"}]}", 1, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "messages[0]: missing required field \"content\"");
+    ASSERT(parse("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}", 1,
+                 &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "content part type \"image_url\" is not supported");
+    ASSERT(parse("{\"prompt\":\"a\\u0000\"}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "request body:1:13");
+    ASSERT(r.prompt == NULL && r.model == NULL);
+}
+
+TEST(text_is_always_valid_json)
+{
+    ASSERT_STREQ(round_trip("a\"b\\c\n\t", 7), "a\"b\\c\n\t");
+    ASSERT_STREQ(round_trip("\xC3\xA9t\xC3\xA9", 5), "\xC3\xA9t\xC3\xA9");
+    /* a lone continuation byte, a truncated 3-byte character, an overlong
+     * form, a surrogate: each maximal subpart becomes one U+FFFD */
+    ASSERT_STREQ(round_trip("a\x80" "b", 3), "a\xEF\xBF\xBD" "b");
+    ASSERT_STREQ(round_trip("a\xE2\x82", 3), "a\xEF\xBF\xBD");
+    ASSERT_STREQ(round_trip("\xC0\xAF", 2), "\xEF\xBF\xBD\xEF\xBF\xBD");
+    ASSERT_STREQ(round_trip("\xED\xA0\x80", 3), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+    ASSERT_STREQ(round_trip("x\xF0\x9F\x98\x80y", 6), "x\xF0\x9F\x98\x80y");
+    /* a NUL byte is escaped, not the end of the text */
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__serve_json_text(&b, "a\0b", 3);
+    ASSERT_EQ(b.len, 10);
+    ASSERT(memcmp(b.data, "\"a\\u0000b\"", 10) == 0);
+    synor__buf_free(&b);
+}
+
+TEST(utf8_held_until_complete)
+{
+    ASSERT_EQ(synor__serve_utf8_ready("ab", 2), 2);
+    ASSERT_EQ(synor__serve_utf8_ready("a\xE2\x82", 3), 1);  /* "€" not finished */
+    ASSERT_EQ(synor__serve_utf8_ready("a\xE2\x82\xAC", 4), 4);
+    ASSERT_EQ(synor__serve_utf8_ready("a\xF0", 2), 1);
+    ASSERT_EQ(synor__serve_utf8_ready("a\xFF", 2), 2);      /* ill-formed: never completes */
+    ASSERT_EQ(synor__serve_utf8_ready("\xE2\x28", 2), 2);   /* ill-formed, not incomplete */
+}
+
+TEST(error_json_and_finish_reasons)
+{
+    char *j = synor__serve_error_json(503, "overloaded: \"full\"");
+    ASSERT_STREQ(j, "{\"error\":{\"message\":\"overloaded: \\\"full\\\"\",\"type\":\"overloaded\","
+                    "\"code\":503}}\n");
+    synor__free(j);
+    ASSERT_STREQ(synor__serve_finish_reason(SYNOR_LLM_DONE_EOS), "stop");
+    ASSERT_STREQ(synor__serve_finish_reason(SYNOR_LLM_DONE_STOPPED), "stop");
+    ASSERT_STREQ(synor__serve_finish_reason(SYNOR_LLM_DONE_LENGTH), "length");
+    ASSERT_STREQ(synor__serve_finish_reason(SYNOR_LLM_DONE_CONTEXT), "length");
+    ASSERT_STREQ(synor__serve_finish_reason(SYNOR_LLM_DONE_CANCELLED), "cancelled");
+}
+
+TEST(allocation_failures_leave_nothing)
+{
+    const char *body = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+    for (long k = 1; k < 200; k++) {
+        synor__serve_req r;
+        synor__alloc_fail_after(k);
+        int e = parse(body, 1, &r);
+        long left = synor__alloc_fail_remaining();
+        synor__alloc_fail_after(0);
+        if (!e) {
+            ASSERT_STREQ(r.prompt, "user: Hi\nassistant: ");
+            synor__serve_req_free(&r);
+            ASSERT(left > 0); /* succeeded without reaching the failure */
+            return;
+        }
+        ASSERT(r.prompt == NULL && r.model == NULL);
+    }
+    ASSERT(!"never succeeded");
+}
+
+TEST_MAIN(completion_defaults_and_fields, chat_template, errors_name_position_field_and_value,
+          text_is_always_valid_json, utf8_held_until_complete, error_json_and_finish_reasons,
+          allocation_failures_leave_nothing)
