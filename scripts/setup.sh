@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # GPU). CUDA and NVML are optional and loaded at run time when a driver is
 # present; nothing to install for them. clang and its runtime libraries
 # (libFuzzer, the sanitizers) build the fuzzing harnesses in fuzz/.
-# libmicrohttpd is synor serve's HTTP server; curl drives it in its test.
+# libmicrohttpd: synor serve's HTTP server; the HTTP client of its test: curl.
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev
           libmicrohttpd-dev curl)
