@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 # present; nothing to install for them. clang and its runtime libraries
 # (libFuzzer, the sanitizers) build the fuzzing harnesses in fuzz/.
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
-          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev)
+          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev
+          libsqlite3-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
