@@ -262,6 +262,46 @@ TEST(threads)
     synor_semcache_destroy(s);
 }
 
+TEST(predictor_learns_each_users_flow)
+{
+    synor_predictor *p;
+    ASSERT_OK(synor_predictor_create(100, &p));
+    const char *reqs[4];
+    float probs[4];
+    ASSERT_EQ(synor_predictor_predict(p, "ann", 4, reqs, probs), 0); /* never seen */
+    /* everyone: login -> inbox (3 times), login -> news (once) */
+    for (int i = 0; i < 3; i++) {
+        char u[8];
+        snprintf(u, sizeof u, "u%d", i);
+        ASSERT_OK(synor_predictor_observe(p, u, "login"));
+        ASSERT_OK(synor_predictor_observe(p, u, "inbox"));
+    }
+    ASSERT_OK(synor_predictor_observe(p, "bob", "login"));
+    ASSERT_OK(synor_predictor_observe(p, "bob", "news"));
+    /* a new user after login: the global model */
+    ASSERT_OK(synor_predictor_observe(p, "ann", "login"));
+    ASSERT_EQ(synor_predictor_predict(p, "ann", 4, reqs, probs), 2);
+    ASSERT_STREQ(reqs[0], "inbox");
+    ASSERT_NEAR(probs[0], 0.75, 1e-6);
+    ASSERT_STREQ(reqs[1], "news");
+    /* bob after login again: his own habit */
+    ASSERT_OK(synor_predictor_observe(p, "bob", "login"));
+    ASSERT_EQ(synor_predictor_predict(p, "bob", 1, reqs, probs), 1);
+    ASSERT_STREQ(reqs[0], "news");
+    ASSERT_NEAR(probs[0], 1.0, 1e-6);
+    synor_predictor_destroy(p);
+    /* full: new requests are not learned, nothing breaks */
+    ASSERT_OK(synor_predictor_create(2, &p));
+    ASSERT_OK(synor_predictor_observe(p, "a", "x"));
+    ASSERT_OK(synor_predictor_observe(p, "a", "y"));
+    ASSERT_OK(synor_predictor_observe(p, "a", "z"));
+    ASSERT_OK(synor_predictor_observe(p, "a", "x"));
+    ASSERT_EQ(synor_predictor_predict(p, "a", 4, reqs, probs), 1);
+    ASSERT_STREQ(reqs[0], "y");
+    synor_predictor_destroy(p);
+    ASSERT_EQ(synor_predictor_create(0, &p), SYNOR_EINVAL);
+}
+
 TEST(cleanup)
 {
     char cmd[128];
@@ -272,4 +312,4 @@ TEST(cleanup)
 
 TEST_MAIN(memory_tier_lru_under_budget, disk_tier_survives_reopen_and_promotes,
           disk_tier_survives_a_crash, bad_disk_file_is_named, generation_keys,
-          semantic_threshold_and_similarity, threads, cleanup)
+          semantic_threshold_and_similarity, threads, predictor_learns_each_users_flow, cleanup)

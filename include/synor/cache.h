@@ -86,6 +86,27 @@ int synor_semcache_lookup(synor_semcache *s, const float *emb, float *similarity
                           size_t *len);
 size_t synor_semcache_count(const synor_semcache *s);
 
+/* ------------------------------------------- request-level speculation */
+
+/* Predicts a user's next request from the requests seen so far (seed 003
+ * §2.2), so a server can compute the likely ones while idle and answer
+ * them from the cache. A first-order model: how often request B followed
+ * request A, for each user and over all users; a user's own counts decide
+ * once the user has been in A before, everyone's otherwise. At most
+ * max_requests distinct requests (and users) are remembered; later new
+ * ones are not learned. Thread-safe. */
+typedef struct synor_predictor synor_predictor;
+
+int synor_predictor_create(size_t max_requests, synor_predictor **out);
+void synor_predictor_destroy(synor_predictor *p); /* accepts NULL */
+/* user made request (both NUL-terminated strings, copied). */
+int synor_predictor_observe(synor_predictor *p, const char *user, const char *request);
+/* Up to n likely next requests of user, most likely first, with their
+ * probabilities; returns how many (0 for a user or state never seen). The
+ * strings live as long as the predictor. */
+int synor_predictor_predict(synor_predictor *p, const char *user, size_t n, const char **reqs,
+                            float *probs);
+
 #ifdef __cplusplus
 }
 #endif
