@@ -13,6 +13,7 @@
 #include "synor/error.h"
 #include "synor/llm.h"
 #include "synor/runtime.h"
+#include "llm_fixture.h"
 #include "test.h"
 
 static const char text[] =
@@ -48,19 +49,7 @@ static synor_llm_synth tiny(void)
     return s;
 }
 
-static synor_runtime *runtime(unsigned workers)
-{
-    synor_runtime_config c;
-    synor_runtime_config_init(&c);
-    c.cpu_workers = workers;
-    c.pin_workers = 0;
-    c.opencl = SYNOR_OPENCL_OFF;
-    c.cuda = 0;
-    synor_runtime *rt = NULL;
-    if (synor_runtime_create(&c, &rt) || synor_runtime_start(rt))
-        return NULL;
-    return rt;
-}
+static synor_runtime *runtime(unsigned workers) { return llm_test_runtime(workers); }
 
 static const int32_t prompt[] = {1,   40, 41, 42,  80,  300, 7,   99, 260, 261,
                                  262, 5,  17, 200, 150, 151, 152, 3,  4,   9};

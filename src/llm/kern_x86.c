@@ -100,26 +100,30 @@ T2 static inline __m256i unpack_q4(const uint8_t *qs)
     return _mm256_sub_epi8(_mm256_set_m128i(hi, lo), _mm256_set1_epi8(8));
 }
 
-T2 static float a2_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
-{
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
-    int b = 0;
-    for (; b + 2 <= nb; b += 2, w += 68) {
-        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
-        __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 36));
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a2_mul_sum_i8(w0, x0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 34) * xd[b + 1]), a2_mul_sum_i8(w1, x1),
-                               acc1);
+/* Q8_0 x Q8_0 activations, two blocks per iteration; one copy per
+ * instruction set, MULSUM the 32-product sum of that set. */
+#define DOT_Q8_0(NAME, TARGET, MULSUM)                                                             \
+    TARGET static float NAME(const uint8_t *w, const int8_t *xq, const float *xd, int nb)          \
+    {                                                                                              \
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;                                            \
+        int b = 0;                                                                                 \
+        for (; b + 2 <= nb; b += 2, w += 68) {                                                     \
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));               \
+            __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 36));              \
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));         \
+            __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));    \
+            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), MULSUM(w0, x0), acc0);     \
+            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 34) * xd[b + 1]), MULSUM(w1, x1),   \
+                                   acc1);                                                          \
+        }                                                                                          \
+        for (; b < nb; b++, w += 34) {                                                             \
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));               \
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));         \
+            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), MULSUM(w0, x0), acc0);     \
+        }                                                                                          \
+        return hsum256(_mm256_add_ps(acc0, acc1));                                                 \
     }
-    for (; b < nb; b++, w += 34) {
-        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a2_mul_sum_i8(w0, x0), acc0);
-    }
-    return hsum256(_mm256_add_ps(acc0, acc1));
-}
+DOT_Q8_0(a2_dot_q8_0, T2, a2_mul_sum_i8)
 
 /* Q4_0: the stored nibbles (q + 8, unsigned) times x directly, and
  * 8 * sum(x) taken out per block (c8, computed once per activation row). */
@@ -285,26 +289,7 @@ T5 static inline __m256 a5_mul_sum_i8(__m256i w, __m256i x)
     return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ax, sy));
 }
 
-T5 static float a5_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
-{
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
-    int b = 0;
-    for (; b + 2 <= nb; b += 2, w += 68) {
-        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
-        __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 36));
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a5_mul_sum_i8(w0, x0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 34) * xd[b + 1]), a5_mul_sum_i8(w1, x1),
-                               acc1);
-    }
-    for (; b < nb; b++, w += 34) {
-        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a5_mul_sum_i8(w0, x0), acc0);
-    }
-    return hsum256(_mm256_add_ps(acc0, acc1));
-}
+DOT_Q8_0(a5_dot_q8_0, T5, a5_mul_sum_i8)
 
 T5 static float a5_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, const float *c8,
                             int nb)
@@ -387,16 +372,17 @@ T5 static float a5_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, 
         for (int b = 0; b < nb; b++) {                                                             \
             A5_ROW(0, Q4)                                                                          \
             A5_ROW(1, Q4)                                                                          \
-            A5_ROW(2, Q4) A5_ROW(3, Q4) A5_X(0) A5_X(1) A5_X(2) A5_X(3) A5_ACC(0, 0) A5_ACC(0, 1)  \
-                A5_ACC(0, 2) A5_ACC(0, 3) A5_ACC(1, 0) A5_ACC(1, 1) A5_ACC(1, 2) A5_ACC(1, 3)      \
-                    A5_ACC(2, 0) A5_ACC(2, 1) A5_ACC(2, 2) A5_ACC(2, 3) A5_ACC(3, 0) A5_ACC(3, 1)  \
-                        A5_ACC(3, 2) A5_ACC(3, 3)                                                  \
+            A5_ROW(2, Q4)                                                                          \
+            A5_ROW(3, Q4) A5_X(0) A5_X(1) A5_X(2) A5_X(3) A5_ACC(0, 0) A5_ACC(0, 1) A5_ACC(0, 2)   \
+                A5_ACC(0, 3) A5_ACC(1, 0) A5_ACC(1, 1) A5_ACC(1, 2) A5_ACC(1, 3) A5_ACC(2, 0)      \
+                    A5_ACC(2, 1) A5_ACC(2, 2) A5_ACC(2, 3) A5_ACC(3, 0) A5_ACC(3, 1) A5_ACC(3, 2)  \
+                        A5_ACC(3, 3)                                                               \
         }                                                                                          \
         A5_OUT(0, 0)                                                                               \
         A5_OUT(0, 1)                                                                               \
-        A5_OUT(0, 2) A5_OUT(0, 3) A5_OUT(1, 0) A5_OUT(1, 1) A5_OUT(1, 2) A5_OUT(1, 3) A5_OUT(2, 0) \
-            A5_OUT(2, 1) A5_OUT(2, 2) A5_OUT(2, 3) A5_OUT(3, 0) A5_OUT(3, 1) A5_OUT(3, 2)          \
-                A5_OUT(3, 3)                                                                       \
+        A5_OUT(0, 2)                                                                               \
+        A5_OUT(0, 3) A5_OUT(1, 0) A5_OUT(1, 1) A5_OUT(1, 2) A5_OUT(1, 3) A5_OUT(2, 0) A5_OUT(2, 1) \
+            A5_OUT(2, 2) A5_OUT(2, 3) A5_OUT(3, 0) A5_OUT(3, 1) A5_OUT(3, 2) A5_OUT(3, 3)          \
     }
 
 /* Two copies, so the weight type is a constant inside each. */
