@@ -6,6 +6,9 @@
  * quantized weights (Q8_0, Q4_0, llama2.c's Q8 groups) meet activations
  * quantized the same way, so the inner loop is integer multiply-adds and
  * each block's sum is scaled once (llama.cpp's and runq.c's scheme). */
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <math.h>
 #include <string.h>
 
@@ -132,16 +135,25 @@ const llm_kernels synor__llm_kernels_generic = {
     .axpy = gen_axpy,
 };
 
+#if defined(__x86_64__)
+/* F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does
+ * not know the name. */
+static int has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
+}
+#endif
+
 const llm_kernels *synor__llm_kernels(void)
 {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-        __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma"))
+        has_f16c() && __builtin_cpu_supports("fma"))
         return &synor__llm_kernels_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("f16c"))
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c())
         return &synor__llm_kernels_avx2;
 #endif
     return &synor__llm_kernels_generic;

@@ -28,6 +28,7 @@ typedef struct llm_mat {
 typedef struct llm_qrow {
     const int8_t *q;
     const float *d;
+    const uint8_t *u; /* block 32: q + 128 (unsigned), for the tiles' vpdpbusd */
     const float *c8; /* block 32: 8 * d * (sum of the block's q), which a
                         Q4_0 product subtracts when it multiplies the
                         unsigned nibbles (q + 8) directly */
