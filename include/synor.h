@@ -22,10 +22,13 @@
  *   synor/report.h     reports from traces: text, Chrome trace, SVG Gantt
  *   synor/model.h      model files: GGUF, llama2.c checkpoints, quant blocks
  *   synor/tokenizer.h  SentencePiece-style BPE tokenizers
- *   synor/llm.h        the LLM inference engine */
+ *   synor/llm.h        the LLM inference engine
+ *   synor/cache.h      response caches: exact (memory + SQLite), semantic
+ *   synor/serve.h      synor serve: the OpenAI-compatible HTTP server */
 #ifndef SYNOR_H
 #define SYNOR_H
 
+#include "synor/cache.h"
 #include "synor/caps.h"
 #include "synor/cost.h"
 #include "synor/decompose.h"

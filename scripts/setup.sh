@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 # libmicrohttpd: synor serve's HTTP server; the HTTP client of its test: curl.
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev
-          libmicrohttpd-dev curl)
+          libsqlite3-dev libmicrohttpd-dev curl)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

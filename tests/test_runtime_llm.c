@@ -13,6 +13,7 @@
 #include "synor/error.h"
 #include "synor/llm.h"
 #include "synor/runtime.h"
+#include "llm_fixture.h"
 #include "test.h"
 
 static const char text[] =
@@ -48,19 +49,7 @@ static synor_llm_synth tiny(void)
     return s;
 }
 
-static synor_runtime *runtime(unsigned workers)
-{
-    synor_runtime_config c;
-    synor_runtime_config_init(&c);
-    c.cpu_workers = workers;
-    c.pin_workers = 0;
-    c.opencl = SYNOR_OPENCL_OFF;
-    c.cuda = 0;
-    synor_runtime *rt = NULL;
-    if (synor_runtime_create(&c, &rt) || synor_runtime_start(rt))
-        return NULL;
-    return rt;
-}
+static synor_runtime *runtime(unsigned workers) { return llm_test_runtime(workers); }
 
 static const int32_t prompt[] = {1,   40, 41, 42,  80,  300, 7,   99, 260, 261,
                                  262, 5,  17, 200, 150, 151, 152, 3,  4,   9};
@@ -451,6 +440,34 @@ TEST(missing_or_misshapen_tensor_is_named)
     synor_gguf_close(g);
 }
 
+TEST(embeddings)
+{
+    char p[128];
+    path_of(p, sizeof p, "embed.gguf");
+    synor_llm_synth s = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_runtime *rt = runtime(2);
+    synor_llm_ctx_opts o = {.max_seqs = 1, .max_batch = 8}; /* texts span batches */
+    synor_llm_ctx *c;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &o, &c));
+    float a[64], b[64], d[64];
+    ASSERT_OK(synor_llm_embed(c, 0, "the little girl ran to the park", a));
+    ASSERT_OK(synor_llm_embed(c, 0, "the little girl ran to the park", b));
+    ASSERT_OK(synor_llm_embed(c, 0, "kicked it high into the sky", d));
+    ASSERT(memcmp(a, b, sizeof a) == 0);
+    double na = 0, dot = 0;
+    for (int i = 0; i < 64; i++)
+        na += a[i] * a[i], dot += a[i] * d[i];
+    ASSERT_NEAR(na, 1.0, 1e-5);
+    ASSERT(dot < 0.9999);
+    ASSERT_EQ(synor_llm_seq_len(c, 0), 0);
+    synor_llm_ctx_destroy(c);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt);
+}
+
 TEST(cleanup)
 {
     char cmd[128];
@@ -462,4 +479,4 @@ TEST(cleanup)
 TEST_MAIN(f32_matches_reference, quantized_close_to_reference, batches_agree_with_single_tokens,
           llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
           context_length_is_enforced, kernels_agree_with_portable, sampler,
-          missing_or_misshapen_tensor_is_named, cleanup)
+          missing_or_misshapen_tensor_is_named, embeddings, cleanup)

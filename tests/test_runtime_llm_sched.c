@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "llm_fixture.h"
 #include "synor/error.h"
 #include "synor/llm.h"
 #include "synor/runtime.h"
@@ -45,19 +47,7 @@ static synor_llm *load(void)
     return synor_llm_load(model_path, NULL, &m) ? NULL : m;
 }
 
-static synor_runtime *runtime(void)
-{
-    synor_runtime_config c;
-    synor_runtime_config_init(&c);
-    c.cpu_workers = 2;
-    c.pin_workers = 0;
-    c.opencl = SYNOR_OPENCL_OFF;
-    c.cuda = 0;
-    synor_runtime *rt = NULL;
-    if (synor_runtime_create(&c, &rt) || synor_runtime_start(rt))
-        return NULL;
-    return rt;
-}
+static synor_runtime *runtime(void) { return llm_test_runtime(2); }
 
 static void prompt_of(int i, int32_t *p, size_t *n)
 {
@@ -157,8 +147,7 @@ static int submit(synor_llm_sched *s, got *g, int i)
 
 /* Runs NREQ requests through a scheduler with the given limits and checks
  * each against its solo run; returns the preemptions seen. */
-static long run_all(unsigned max_seqs, unsigned kv_blocks, unsigned step_tokens,
-                    unsigned chunk)
+static long run_all(unsigned max_seqs, unsigned kv_blocks, unsigned step_tokens, unsigned chunk)
 {
     synor_llm *m = load();
     synor_runtime *rt = runtime();
@@ -213,9 +202,9 @@ static long run_all(unsigned max_seqs, unsigned kv_blocks, unsigned step_tokens,
 
 TEST(together_equals_alone)
 {
-    ASSERT(run_all(NREQ, 0, 64, 64) >= 0);  /* all at once */
-    ASSERT(run_all(2, 0, 64, 64) >= 0);     /* queued behind 2 sequences */
-    ASSERT(run_all(NREQ, 0, 8, 3) >= 0);    /* small steps, chunked prompts */
+    ASSERT(run_all(NREQ, 0, 64, 64) >= 0); /* all at once */
+    ASSERT(run_all(2, 0, 64, 64) >= 0);    /* queued behind 2 sequences */
+    ASSERT(run_all(NREQ, 0, 8, 3) >= 0);   /* small steps, chunked prompts */
 }
 
 TEST(preemption_recomputes_the_same_tokens)
@@ -311,9 +300,13 @@ TEST(submit_from_another_thread)
     feeder f = {s, &g};
     pthread_t th;
     ASSERT_EQ(pthread_create(&th, NULL, feed, &f), 0);
+    /* Step until every request has finished (the feeder sleeps between
+     * submits; an idle step returns at once), for at most 120 s. */
     int finished = 0;
-    for (int spins = 0; spins < 200000 && finished < NREQ; spins++) {
-        synor_llm_sched_step(s);
+    time_t t0 = time(NULL);
+    while (finished < NREQ && time(NULL) - t0 < 120) {
+        if (synor_llm_sched_step(s) == 0)
+            usleep(200);
         pthread_mutex_lock(&g.mu);
         finished = 0;
         for (int i = 0; i < NREQ; i++)

@@ -11,6 +11,7 @@
 #include "synor/error.h"
 #include "synor/llm.h"
 #include "synor/runtime.h"
+#include "llm_fixture.h"
 #include "test.h"
 
 static const char text[] = "a bird sang in the tall green tree while the sun rose over the hill "
@@ -41,19 +42,7 @@ static void model(const char *leaf, uint64_t seed, synor_ttype type, char *path,
         abort();
 }
 
-static synor_runtime *runtime(void)
-{
-    synor_runtime_config c;
-    synor_runtime_config_init(&c);
-    c.cpu_workers = 2;
-    c.pin_workers = 0;
-    c.opencl = SYNOR_OPENCL_OFF;
-    c.cuda = 0;
-    synor_runtime *rt = NULL;
-    if (synor_runtime_create(&c, &rt) || synor_runtime_start(rt))
-        return NULL;
-    return rt;
-}
+static synor_runtime *runtime(void) { return llm_test_runtime(2); }
 
 typedef struct toks {
     int32_t t[256];

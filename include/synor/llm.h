@@ -119,6 +119,12 @@ int synor_llm_batch(synor_llm_ctx *c, size_t n, const int32_t *tokens, const uns
  * they were not asked for. Valid until the next batch. */
 const float *synor_llm_logits(const synor_llm_ctx *c, size_t i);
 
+/* A unit-length embedding of text (dim floats into out) from the model's
+ * own hidden states: the final hidden state of every token, after the
+ * final RMSNorm, averaged - for the semantic cache (synor/cache.h). Runs
+ * on sequence seq of c and leaves it empty. */
+int synor_llm_embed(synor_llm_ctx *c, unsigned seq, const char *text, float *out);
+
 /* ------------------------------------------------------------- sampling */
 
 typedef struct synor_sampler {

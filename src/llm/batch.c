@@ -19,6 +19,7 @@ static void scratch_free(llm_scratch *s)
     synor__free(s->q);
     synor__free(s->d);
     synor__free(s->c8);
+    synor__free(s->u);
     synor__free(s->qrows);
     synor__free(s->scores);
 }
@@ -143,9 +144,10 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
         s->q = synor__malloc(B * widest);
         s->d = synor__malloc(B * widest * sizeof(float)); /* block >= 1 */
         s->c8 = synor__malloc(B * widest / SYNOR_QK * sizeof(float) + sizeof(float));
+        s->u = synor__malloc(B * widest);
         s->qrows = synor__malloc(B * sizeof *s->qrows);
         s->scores = synor__malloc((size_t)cfg->seq_len * sizeof(float));
-        bad |= !s->xb || !s->q || !s->d || !s->c8 || !s->qrows || !s->scores;
+        bad |= !s->xb || !s->q || !s->d || !s->c8 || !s->u || !s->qrows || !s->scores;
     }
     for (unsigned i = 0; !bad && i < o.max_seqs; i++) {
         c->seqs[i].blocks = synor__malloc(per_seq * sizeof(int));

@@ -65,10 +65,15 @@ static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, c
             s->qrows[t].q = q;
             s->qrows[t].d = d;
             s->qrows[t].c8 = NULL;
-            if (blk == SYNOR_QK) { /* Q4_0 products take it out */
+            s->qrows[t].u = NULL;
+            if (blk == SYNOR_QK) { /* Q4_0 products and the tiles use these */
                 float *c8 = s->c8 + (size_t)t * (cols / blk);
+                uint8_t *u = s->u + (size_t)t * cols;
                 synor__llm_block_c8(q, d, cols / blk, c8);
+                for (int i = 0; i < cols; i++)
+                    u[i] = (uint8_t)(q[i] ^ 0x80);
                 s->qrows[t].c8 = c8;
+                s->qrows[t].u = u;
             }
         }
         s->qblock = blk;

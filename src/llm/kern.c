@@ -136,11 +136,12 @@ const llm_kernels synor__llm_kernels_generic = {
 };
 
 #if defined(__x86_64__)
-/* clang before 15 has no "f16c" for __builtin_cpu_supports: cpuid says. */
+/* F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does
+ * not know the name. */
 static int has_f16c(void)
 {
     unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
 }
 #endif
 

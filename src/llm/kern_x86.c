@@ -100,26 +100,30 @@ T2 static inline __m256i unpack_q4(const uint8_t *qs)
     return _mm256_sub_epi8(_mm256_set_m128i(hi, lo), _mm256_set1_epi8(8));
 }
 
-T2 static float a2_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
-{
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
-    int b = 0;
-    for (; b + 2 <= nb; b += 2, w += 68) {
-        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
-        __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 36));
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a2_mul_sum_i8(w0, x0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 34) * xd[b + 1]), a2_mul_sum_i8(w1, x1),
-                               acc1);
+/* Q8_0 x Q8_0 activations, two blocks per iteration; one copy per
+ * instruction set, MULSUM the 32-product sum of that set. */
+#define DOT_Q8_0(NAME, TARGET, MULSUM)                                                             \
+    TARGET static float NAME(const uint8_t *w, const int8_t *xq, const float *xd, int nb)          \
+    {                                                                                              \
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;                                            \
+        int b = 0;                                                                                 \
+        for (; b + 2 <= nb; b += 2, w += 68) {                                                     \
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));               \
+            __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 36));              \
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));         \
+            __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));    \
+            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), MULSUM(w0, x0), acc0);     \
+            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 34) * xd[b + 1]), MULSUM(w1, x1),   \
+                                   acc1);                                                          \
+        }                                                                                          \
+        for (; b < nb; b++, w += 34) {                                                             \
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));               \
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));         \
+            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), MULSUM(w0, x0), acc0);     \
+        }                                                                                          \
+        return hsum256(_mm256_add_ps(acc0, acc1));                                                 \
     }
-    for (; b < nb; b++, w += 34) {
-        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a2_mul_sum_i8(w0, x0), acc0);
-    }
-    return hsum256(_mm256_add_ps(acc0, acc1));
-}
+DOT_Q8_0(a2_dot_q8_0, T2, a2_mul_sum_i8)
 
 /* Q4_0: the stored nibbles (q + 8, unsigned) times x directly, and
  * 8 * sum(x) taken out per block (c8, computed once per activation row). */
@@ -285,26 +289,7 @@ T5 static inline __m256 a5_mul_sum_i8(__m256i w, __m256i x)
     return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ax, sy));
 }
 
-T5 static float a5_dot_q8_0(const uint8_t *w, const int8_t *xq, const float *xd, int nb)
-{
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
-    int b = 0;
-    for (; b + 2 <= nb; b += 2, w += 68) {
-        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
-        __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 36));
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32 + 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a5_mul_sum_i8(w0, x0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w + 34) * xd[b + 1]), a5_mul_sum_i8(w1, x1),
-                               acc1);
-    }
-    for (; b < nb; b++, w += 34) {
-        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), a5_mul_sum_i8(w0, x0), acc0);
-    }
-    return hsum256(_mm256_add_ps(acc0, acc1));
-}
+DOT_Q8_0(a5_dot_q8_0, T5, a5_mul_sum_i8)
 
 T5 static float a5_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, const float *c8,
                             int nb)
@@ -358,46 +343,50 @@ T5 static float a5_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, 
  * instead of the sign trick's three, and a weight block unpacked once for
  * 4 activation rows. The 16 accumulators are named, not an array, so they
  * stay in registers. */
-#define A5_ROW(r, Q4)                                                                              \
-    const uint8_t *p##r = w + (size_t)(r)*ws + (size_t)b * (Q4 ? 18 : 34);                         \
-    float dw##r = scale_of(p##r);                                                                  \
-    __m256i w##r =                                                                                 \
-        Q4 ? unpack_q4(p##r + 2) : _mm256_loadu_si256((const __m256i *)(const void *)(p##r + 2));  \
-    __m256i c##r = _mm256_sub_epi32(zero, _mm256_dpbusd_epi32(zero, k80, w##r));
-#define A5_X(t)                                                                                    \
-    __m256i x##t = _mm256_xor_si256(                                                               \
-        _mm256_loadu_si256((const __m256i *)(const void *)(qx[t].q + b * SYNOR_QK)), k80);         \
-    __m256 dx##t = _mm256_broadcast_ss(&qx[t].d[b]);
-#define A5_ACC(r, t)                                                                               \
-    s##r##t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_dpbusd_epi32(c##r, x##t, w##r)),           \
-                              _mm256_mul_ps(_mm256_set1_ps(dw##r), dx##t), s##r##t);
-#define A5_OUT(r, t)                                                                               \
-    {                                                                                              \
-        float v = hsum256(s##r##t), *o = y + (size_t)(t)*ldy + (r);                                \
-        *o = acc ? *o + v : v;                                                                     \
+/* clang-format off */
+/* Row r of the tile against the 4 activation rows: its weight block (a
+ * Q4_0 block unpacked) and -128 * sum(w) in registers, the activations
+ * (already shifted to unsigned, qx[t].u) and their scales read from memory
+ * by the instructions, so only the 16 sums stay in registers. */
+#define A5_ROW(r, Q4)                                                                       \
+    {                                                                                       \
+        const uint8_t *p = w + (size_t)(r) * ws + (size_t)b * (Q4 ? 18 : 34);               \
+        __m256 dw = _mm256_set1_ps(scale_of(p));                                            \
+        __m256i wv = Q4 ? unpack_q4(p + 2)                                                  \
+                        : _mm256_loadu_si256((const __m256i *)(const void *)(p + 2));       \
+        __m256i cv = _mm256_sub_epi32(_mm256_setzero_si256(),                               \
+                                      _mm256_dpbusd_epi32(_mm256_setzero_si256(), k80, wv));\
+        A5_ACC(r, 0) A5_ACC(r, 1) A5_ACC(r, 2) A5_ACC(r, 3)                                 \
     }
-#define A5_TILE(NAME, Q4)                                                                          \
-    T5 static void NAME(const uint8_t *w, size_t ws, const llm_qrow *qx, int nb, float *y,         \
-                        size_t ldy, int acc)                                                       \
-    {                                                                                              \
-        const __m256i k80 = _mm256_set1_epi8((char)0x80), zero = _mm256_setzero_si256();           \
-        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s02 = s00, s03 = s00, s10 = s00, s11 = s00,   \
-               s12 = s00, s13 = s00, s20 = s00, s21 = s00, s22 = s00, s23 = s00, s30 = s00,        \
-               s31 = s00, s32 = s00, s33 = s00;                                                    \
-        for (int b = 0; b < nb; b++) {                                                             \
-            A5_ROW(0, Q4)                                                                          \
-            A5_ROW(1, Q4)                                                                          \
-            A5_ROW(2, Q4) A5_ROW(3, Q4) A5_X(0) A5_X(1) A5_X(2) A5_X(3) A5_ACC(0, 0) A5_ACC(0, 1)  \
-                A5_ACC(0, 2) A5_ACC(0, 3) A5_ACC(1, 0) A5_ACC(1, 1) A5_ACC(1, 2) A5_ACC(1, 3)      \
-                    A5_ACC(2, 0) A5_ACC(2, 1) A5_ACC(2, 2) A5_ACC(2, 3) A5_ACC(3, 0) A5_ACC(3, 1)  \
-                        A5_ACC(3, 2) A5_ACC(3, 3)                                                  \
-        }                                                                                          \
-        A5_OUT(0, 0)                                                                               \
-        A5_OUT(0, 1)                                                                               \
-        A5_OUT(0, 2) A5_OUT(0, 3) A5_OUT(1, 0) A5_OUT(1, 1) A5_OUT(1, 2) A5_OUT(1, 3) A5_OUT(2, 0) \
-            A5_OUT(2, 1) A5_OUT(2, 2) A5_OUT(2, 3) A5_OUT(3, 0) A5_OUT(3, 1) A5_OUT(3, 2)          \
-                A5_OUT(3, 3)                                                                       \
+#define A5_ACC(r, t)                                                                        \
+    s##r##t = _mm256_fmadd_ps(                                                              \
+        _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(                                             \
+            cv, _mm256_loadu_si256((const __m256i *)(const void *)(qx[t].u + b * SYNOR_QK)), \
+            wv)),                                                                           \
+        _mm256_mul_ps(dw, _mm256_set1_ps(qx[t].d[b])), s##r##t);
+#define A5_OUT(r, t)                                                                        \
+    {                                                                                       \
+        float v = hsum256(s##r##t), *o = y + (size_t)(t) * ldy + (r);                       \
+        *o = acc ? *o + v : v;                                                              \
     }
+#define A5_TILE(NAME, Q4)                                                                   \
+    T5 __attribute__((noinline)) static void NAME(const uint8_t *w, size_t ws,              \
+                                                  const llm_qrow *qx, int nb, float *y,     \
+                                                  size_t ldy, int acc)                      \
+    {                                                                                       \
+        const __m256i k80 = _mm256_set1_epi8((char)0x80);                                   \
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s02 = s00, s03 = s00, s10 = s00,      \
+               s11 = s00, s12 = s00, s13 = s00, s20 = s00, s21 = s00, s22 = s00, s23 = s00,\
+               s30 = s00, s31 = s00, s32 = s00, s33 = s00;                                 \
+        for (int b = 0; b < nb; b++) {                                                      \
+            A5_ROW(0, Q4) A5_ROW(1, Q4) A5_ROW(2, Q4) A5_ROW(3, Q4)                         \
+        }                                                                                   \
+        A5_OUT(0, 0) A5_OUT(0, 1) A5_OUT(0, 2) A5_OUT(0, 3)                                 \
+        A5_OUT(1, 0) A5_OUT(1, 1) A5_OUT(1, 2) A5_OUT(1, 3)                                 \
+        A5_OUT(2, 0) A5_OUT(2, 1) A5_OUT(2, 2) A5_OUT(2, 3)                                 \
+        A5_OUT(3, 0) A5_OUT(3, 1) A5_OUT(3, 2) A5_OUT(3, 3)                                 \
+    }
+/* clang-format on */
 
 /* Two copies, so the weight type is a constant inside each. */
 A5_TILE(a5_tile_q8_4x4, 0)

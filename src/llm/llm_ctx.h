@@ -15,6 +15,7 @@ typedef struct llm_scratch {
     int8_t *q;
     float *d;
     float *c8;
+    uint8_t *u;
     llm_qrow *qrows;
     float *scores;
     int qblock; /* block the rows in q are quantized for; 0: none */

@@ -28,6 +28,7 @@ typedef struct llm_mat {
 typedef struct llm_qrow {
     const int8_t *q;
     const float *d;
+    const uint8_t *u; /* block 32: q + 128 (unsigned), for the tiles' vpdpbusd */
     const float *c8; /* block 32: 8 * d * (sum of the block's q), which a
                         Q4_0 product subtracts when it multiplies the
                         unsigned nibbles (q + 8) directly */
@@ -67,31 +68,6 @@ extern const llm_kernels synor__llm_kernels_generic;
 #if defined(__x86_64__)
 extern const llm_kernels synor__llm_kernels_avx2;
 extern const llm_kernels synor__llm_kernels_avx512;
-/* The distribution s draws from for these logits (temperature, top-k,
- * top-p; temperature 0: all mass on the argmax), normalised, into probs
- * (n). And a draw from any distribution (need not sum to 1) with s's
- * random state. */
-int synor__sampler_probs(const synor_sampler *s, const float *logits, int n, float *probs);
-int32_t synor__sampler_draw(synor_sampler *s, const float *probs, int n);
-
-/* The acceptance rule of speculative decoding for proposal d: returns d
- * (*accepted = 1) with probability min(1, p[d] / q[d]), else a draw from
- * max(0, p - q) renormalised (*accepted = 0). tmp: n floats of room. */
-int32_t synor__llm_accept(synor_sampler *s, const float *p, const float *q, int32_t d, int n,
-                          float *tmp, int *accepted);
-
-/* The shape of llama2.c weight w for the configuration c (rows x cols;
- * 1 row for norm weights). */
-void synor__llm_weight_shape(const synor_llm_hparams *c, synor_l2c_weight w, uint64_t *rows,
-                             uint64_t *cols);
-/* Writes a Llama GGUF file of c's shape: the metadata copied from kv_from
- * (general.file_type replaced), or written from c and tok when kv_from is
- * NULL; each weight read as fp32 from get and converted to type (norms
- * stay F32). Atomic. */
-int synor__llm_gguf_save(const char *path, const synor_llm_hparams *c, const synor_tokenizer *tok,
-                         const synor_gguf *kv_from, synor_ttype type, synor_l2c_source get,
-                         void *ctx);
-
 #endif
 
 /* Block size the activations are quantized to for a weight type: 32 for

@@ -1,0 +1,300 @@
+/* bench_cache.c - the response caches (issue 12 point 7):
+ *   1. exact cache, memory tier: latency of a hit, end to end in-process
+ *      (key built, looked up, value copied out), p50/p99 of 100,000;
+ *   2. exact cache, disk tier (SQLite, reopened so memory is cold): p50/p99
+ *      of a hit and of a miss;
+ *   3. semantic cache with a model's embeddings (synor_llm_embed): on a
+ *      paraphrase set written for this benchmark, the hit rate of
+ *      paraphrases and the false-hit rate of unrelated prompts per
+ *      threshold, and the lookup time of an exact scan by entry count.
+ *
+ *   bench_cache [-m MODEL.gguf] [--dir DIR]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "synor.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void pct(const char *what, double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_d);
+    printf("  %-34s p50 %8.2f us   p99 %8.2f us   (%d)\n", what, t[n / 2] * 1e6,
+           t[(int)(n * 0.99)] * 1e6, n);
+}
+
+/* Prompts and a paraphrase of each (same request in other words), then
+ * prompts unrelated to all of them. */
+static const char *const base[][2] = {
+    {"Tell me a story about a little girl who loved to play in the park.",
+     "Tell me a story about a small girl who liked playing in the park."},
+    {"What is the capital city of France?", "Which city is the capital of France?"},
+    {"How do I sort a list of numbers in C?", "How can I sort an array of numbers in C?"},
+    {"Write a poem about the sea at night.", "Write a short poem about the ocean at night."},
+    {"Explain how a heat pump works.", "Explain how heat pumps work."},
+    {"Give me three ideas for a birthday party.", "Give me 3 ideas for a birthday party."},
+    {"Translate good morning into Spanish.", "Translate 'good morning' to Spanish."},
+    {"What is the price of electricity per kilowatt hour?",
+     "How much does electricity cost per kilowatt hour?"},
+    {"Summarise the plot of a detective novel.", "Summarize the plot of a detective story."},
+    {"List the planets of the solar system.", "List all the planets in our solar system."},
+};
+static const char *const unrelated[] = {
+    "How many legs does a spider have?",         "Recommend a good book about gardening.",
+    "What time does the train to Berlin leave?", "Describe the taste of a lemon.",
+    "Why is the sky blue during the day?",       "Convert 100 degrees Fahrenheit to Celsius.",
+    "Who invented the printing press?",          "Plan a three day trip to the mountains.",
+    "What should I cook for dinner tonight?",    "How does a compiler optimise a loop?",
+};
+#define NB (int)(sizeof base / sizeof base[0])
+#define NU (int)(sizeof unrelated / sizeof unrelated[0])
+
+static void exact(const char *dir)
+{
+    enum { N = 100000, KEYS = 1000 };
+    synor_cache_opts o = {.mem_bytes = 64ull << 20};
+    synor_cache *c;
+    if (synor_cache_open(&o, &c)) {
+        fprintf(stderr, "bench_cache: %s\n", synor_errmsg());
+        exit(1);
+    }
+    char answer[1024];
+    memset(answer, 'a', sizeof answer);
+    char key[512];
+    for (int i = 0; i < KEYS; i++) {
+        char prompt[64];
+        snprintf(prompt, sizeof prompt, "prompt number %d", i);
+        size_t n = synor_cache_key(key, sizeof key, "s15", prompt, 64, 0, 0, 1, 0);
+        synor_cache_put(c, key, n, answer, sizeof answer);
+    }
+    double *t = malloc(N * sizeof *t);
+    for (int i = 0; i < N; i++) {
+        char prompt[64], *v;
+        size_t len;
+        snprintf(prompt, sizeof prompt, "prompt number %d", i % KEYS);
+        double t0 = now();
+        size_t n = synor_cache_key(key, sizeof key, "s15", prompt, 64, 0, 0, 1, 0);
+        int e = synor_cache_get(c, key, n, &v, &len, NULL);
+        t[i] = now() - t0;
+        if (!e)
+            free(v);
+    }
+    printf("exact cache, %d entries of 1 KiB:\n", KEYS);
+    pct("memory hit (key + get + copy)", t, N);
+    synor_cache_close(c);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/bench-cache.db", dir);
+    unlink(path);
+    o.disk_path = path;
+    if (synor_cache_open(&o, &c))
+        exit(1);
+    for (int i = 0; i < KEYS; i++) {
+        char prompt[64];
+        snprintf(prompt, sizeof prompt, "prompt number %d", i);
+        size_t n = synor_cache_key(key, sizeof key, "s15", prompt, 64, 0, 0, 1, 0);
+        synor_cache_put(c, key, n, answer, sizeof answer);
+    }
+    synor_cache_close(c);
+    o.mem_bytes = 1; /* nothing promoted stays: every get goes to disk */
+    if (synor_cache_open(&o, &c))
+        exit(1);
+    double *m = malloc(KEYS * sizeof *m);
+    for (int i = 0; i < KEYS; i++) {
+        char prompt[64], *v;
+        size_t len;
+        snprintf(prompt, sizeof prompt, "prompt number %d", i);
+        size_t n = synor_cache_key(key, sizeof key, "s15", prompt, 64, 0, 0, 1, 0);
+        double t0 = now();
+        if (synor_cache_get(c, key, n, &v, &len, NULL) == 0)
+            free(v);
+        t[i] = now() - t0;
+        snprintf(prompt, sizeof prompt, "absent %d", i);
+        n = synor_cache_key(key, sizeof key, "s15", prompt, 64, 0, 0, 1, 0);
+        t0 = now();
+        synor_cache_get(c, key, n, &v, &len, NULL);
+        m[i] = now() - t0;
+    }
+    pct("disk hit (SQLite, WAL)", t, KEYS);
+    pct("disk miss", m, KEYS);
+    synor_cache_close(c);
+    unlink(path);
+    free(t);
+    free(m);
+}
+
+static void semantic(const char *model)
+{
+    synor_llm *m;
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.cpu_workers = 2;
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cuda = 0;
+    synor_runtime *rt;
+    synor_llm_ctx *c;
+    if (synor_llm_load(model, NULL, &m) || synor_runtime_create(&cfg, &rt) ||
+        synor_runtime_start(rt) || synor_llm_ctx_create(m, rt, NULL, &c)) {
+        fprintf(stderr, "bench_cache: %s\n", synor_errmsg());
+        exit(1);
+    }
+    int dim = synor_llm_hparams_get(m)->dim;
+    float *eb = malloc((size_t)NB * dim * sizeof *eb), *ep = malloc((size_t)NB * dim * sizeof *ep);
+    float *eu = malloc((size_t)NU * dim * sizeof *eu);
+    for (int i = 0; i < NB; i++) {
+        synor_llm_embed(c, 0, base[i][0], eb + (size_t)i * dim);
+        synor_llm_embed(c, 0, base[i][1], ep + (size_t)i * dim);
+    }
+    for (int i = 0; i < NU; i++)
+        synor_llm_embed(c, 0, unrelated[i], eu + (size_t)i * dim);
+    printf("semantic cache, embeddings of %s (dim %d), %d prompts, %d paraphrases, %d "
+           "unrelated:\n",
+           model, dim, NB, NB, NU);
+    static const float th[] = {0.80f, 0.90f, 0.95f, 0.98f, 0.99f};
+    for (size_t k = 0; k < sizeof th / sizeof th[0]; k++) {
+        synor_semcache *s;
+        synor_semcache_create(dim, th[k], 1024, &s);
+        for (int i = 0; i < NB; i++) {
+            char v[8];
+            snprintf(v, sizeof v, "%d", i);
+            synor_semcache_add(s, eb + (size_t)i * dim, v, strlen(v));
+        }
+        int hits = 0, right = 0, false_hits = 0;
+        float sim;
+        char *v;
+        size_t n;
+        for (int i = 0; i < NB; i++)
+            if (synor_semcache_lookup(s, ep + (size_t)i * dim, &sim, &v, &n) == 0) {
+                hits++;
+                right += atoi(v) == i;
+                free(v);
+            }
+        for (int i = 0; i < NU; i++)
+            if (synor_semcache_lookup(s, eu + (size_t)i * dim, &sim, &v, &n) == 0) {
+                false_hits++;
+                free(v);
+            }
+        printf("  threshold %.2f: paraphrase hits %d/%d (%d to the right prompt), false hits "
+               "%d/%d unrelated\n",
+               th[k], hits, NB, right, false_hits, NU);
+        synor_semcache_destroy(s);
+    }
+    /* lookup time of the exact scan by size */
+    for (size_t entries = 1000; entries <= 100000; entries *= 10) {
+        synor_semcache *s;
+        synor_semcache_create(dim, 0.99f, entries, &s);
+        float *v = malloc((size_t)dim * sizeof *v);
+        for (size_t i = 0; i < entries; i++) {
+            for (int j = 0; j < dim; j++)
+                v[j] = (float)((i * 2654435761u + (size_t)j * 40503u) % 1000) - 500.0f;
+            synor_semcache_add(s, v, "x", 1);
+        }
+        double t[200];
+        for (int i = 0; i < 200; i++) {
+            float sim;
+            char *val;
+            size_t n;
+            double t0 = now();
+            if (synor_semcache_lookup(s, eb + (size_t)(i % NB) * dim, &sim, &val, &n) == 0)
+                free(val);
+            t[i] = now() - t0;
+        }
+        char what[64];
+        snprintf(what, sizeof what, "semantic lookup, %zu entries", entries);
+        pct(what, t, 200);
+        free(v);
+        synor_semcache_destroy(s);
+    }
+    free(eb);
+    free(ep);
+    free(eu);
+    synor_llm_ctx_destroy(c);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+}
+
+/* Request-level speculation on a synthetic trace (the seed's "predictable
+ * workloads"): 40 users, 5 flows of 5 requests; a user follows a flow of
+ * its own in 80% of its sessions, another flow otherwise, and 15% of the
+ * steps are one-off requests. After each request the predictions with
+ * probability > 0.3 (the seed's cut) would be computed in the background;
+ * a hit is a next request among them. Measured over the second half of
+ * 20,000 requests (the first half trains). */
+static void speculation(void)
+{
+    synor_predictor *p;
+    if (synor_predictor_create(1u << 16, &p))
+        exit(1);
+    uint64_t rng = 12345;
+#define RND() (rng = rng * 6364136223846793005ull + 1442695040888963407ull, (rng >> 33))
+    enum { USERS = 40, FLOWS = 5, STEPS = 5, TOTAL = 20000 };
+    char pending[USERS][5][64]; /* each user's predicted next requests */
+    int npend[USERS] = {0};
+    long n = 0, hits = 0, precomputed = 0, counted = 0;
+    while (n < TOTAL) {
+        int u = (int)(RND() % USERS);
+        int flow = RND() % 100 < 80 ? u % FLOWS : (int)(RND() % FLOWS);
+        char user[16];
+        snprintf(user, sizeof user, "user%d", u);
+        for (int st = 0; st < STEPS && n < TOTAL; st++, n++) {
+            char req[64];
+            if (RND() % 100 < 15)
+                snprintf(req, sizeof req, "one-off %llu", (unsigned long long)RND());
+            else
+                snprintf(req, sizeof req, "flow %d step %d", flow, st);
+            if (n >= TOTAL / 2) {
+                counted++;
+                for (int i = 0; i < npend[u]; i++)
+                    if (!strcmp(pending[u][i], req)) {
+                        hits++;
+                        break;
+                    }
+            }
+            synor_predictor_observe(p, user, req);
+            const char *next[5];
+            float prob[5];
+            int k = synor_predictor_predict(p, user, 5, next, prob);
+            npend[u] = 0;
+            for (int i = 0; i < k; i++)
+                if (prob[i] > 0.3f)
+                    snprintf(pending[u][npend[u]++], 64, "%s", next[i]);
+            if (n >= TOTAL / 2)
+                precomputed += npend[u];
+        }
+    }
+    printf("request-level speculation, synthetic trace (%d users, %d flows, 15%% one-off "
+           "requests):\n  hit rate %.1f%% of %ld requests, %.2f precomputed per request\n",
+           USERS, FLOWS, 100.0 * hits / counted, counted, (double)precomputed / counted);
+    synor_predictor_destroy(p);
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = NULL, *dir = "/tmp";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "-m"))
+            model = argv[i + 1];
+        else if (!strcmp(argv[i], "--dir"))
+            dir = argv[i + 1];
+    }
+    exact(dir);
+    speculation();
+    if (model)
+        semantic(model);
+    return 0;
+}
