@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include "synor/cache.h"
 #include "synor/llm.h"
 #include "synor/runtime.h"
 
@@ -27,19 +28,26 @@ extern "C" {
 typedef struct synor_server synor_server;
 
 typedef struct synor_server_opts {
-    const char *host;       /* address or name to listen on; NULL: "127.0.0.1" */
-    unsigned port;          /* 0: a free port, see synor_server_port */
-    const char *model_name; /* the model's id in the API; NULL: "synor" */
-    unsigned max_seqs;      /* requests generating at once; 0: 16 */
-    unsigned max_queue;     /* requests waiting for a sequence; 0: 64; beyond
-                               that a request is refused (503 "overloaded") */
-    unsigned ctx;           /* positions per request, prompt and output
-                               together; 0 (or above): the model's seq_len */
-    size_t max_body;        /* request body bytes; 0: 1 MiB; beyond: 413 */
+    const char *host;         /* address or name to listen on; NULL: "127.0.0.1" */
+    unsigned port;            /* 0: a free port, see synor_server_port */
+    const char *model_name;   /* the model's id in the API; NULL: "synor" */
+    unsigned max_seqs;        /* requests generating at once; 0: 16 */
+    unsigned max_queue;       /* requests waiting for a sequence; 0: 64; beyond
+                                 that a request is refused (503 "overloaded") */
+    unsigned ctx;             /* positions per request, prompt and output
+                                 together; 0 (or above): the model's seq_len */
+    size_t max_body;          /* request body bytes; 0: 1 MiB; beyond: 413 */
     unsigned max_connections; /* 0: 256 (each one is a thread) */
-    double grace_s; /* synor_server_stop: how long requests in flight may go
-                       on generating; 0: 30 s; then they are cancelled and
-                       answered with what they have */
+    double grace_s;           /* synor_server_stop: how long requests in flight may go
+                                 on generating; 0: 30 s; then they are cancelled and
+                                 answered with what they have */
+    /* The exact-match response cache (synor/cache.h) for whole answers of
+     * requests whose answer is determined: greedy, or sampled with a seed.
+     * cache_bytes: its memory tier (0: 64 MiB); cache_file: an SQLite file
+     * for its disk tier (NULL: memory only); no_cache: 1 turns it off. */
+    uint64_t cache_bytes;
+    const char *cache_file;
+    int no_cache;
 } synor_server_opts;
 
 /* A server for model m (not owned; it must outlive the server) whose

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 #include "synor/llm.h"
 #include "synor/serve.h"
 
@@ -14,7 +15,8 @@ static void help(void)
 {
     printf("usage: synor serve -m MODEL [--host ADDR] [--port N] [--threads N] [--max-seqs N]\n"
            "                   [--max-queue N] [--ctx N] [--tokenizer FILE] [--model-name NAME]\n"
-           "                   [--grace SECONDS]\n\n"
+           "                   [--grace SECONDS] [--cache-mem SIZE] [--cache-file FILE]\n"
+           "                   [--no-cache]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
            "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
@@ -35,6 +37,11 @@ static void help(void)
            "  --model-name NAME   the model's id in the API (default: the file's name)\n"
            "  --grace SECONDS     on a stop signal, how long requests in flight may go on\n"
            "                      before they are cancelled (default 30)\n"
+           "  --cache-mem SIZE    the exact-match cache's memory tier (default 64MiB): whole\n"
+           "                      answers of greedy or seeded requests (not streamed) are\n"
+           "                      kept and served again; /metrics counts the hits\n"
+           "  --cache-file FILE   its disk tier, an SQLite file kept across restarts\n"
+           "  --no-cache          no cache\n"
            "Exit status: 0 stopped by a signal, 1 failure (a bad model file, the address\n"
            "in use, built without libmicrohttpd), 2 usage error.\n");
 }
@@ -45,12 +52,19 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     const char *model = NULL, *tokenizer = NULL, *host = "127.0.0.1", *name = NULL;
     unsigned long long port = 8080, threads = 0, seqs = 16, queue = 64, ctx = 0;
     double grace = 30;
+    const char *cache_file = NULL;
+    uint64_t cache_mem = 0;
+    int no_cache = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = CLI_OK;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             help();
             return CLI_OK;
+        }
+        if (!strcmp(a, "--no-cache")) {
+            no_cache = 1;
+            continue;
         }
         if (!v)
             return cli_usage_error("serve", "%s needs a value", a);
@@ -74,7 +88,15 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
             r = cli_parse_uint("serve", a, v, 2, 1u << 24, &ctx);
         else if (!strcmp(a, "--grace"))
             r = cli_parse_seconds("serve", a, v, &grace);
-        else
+        else if (!strcmp(a, "--cache-file"))
+            cache_file = v;
+        else if (!strcmp(a, "--cache-mem")) {
+            if (synor__parse_size(v, &cache_mem) || cache_mem == 0)
+                return cli_usage_error("serve",
+                                       "--cache-mem '%s': a size above 0 such as 64MiB "
+                                       "(or --no-cache)",
+                                       v);
+        } else
             return cli_usage_error("serve", "unexpected argument '%s'", a);
         if (r != CLI_OK)
             return r;
@@ -117,7 +139,10 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .max_seqs = (unsigned)seqs,
                             .max_queue = (unsigned)queue,
                             .ctx = (unsigned)ctx,
-                            .grace_s = grace};
+                            .grace_s = grace,
+                            .cache_bytes = cache_mem,
+                            .cache_file = cache_file,
+                            .no_cache = no_cache};
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_server_create(m, rt, &so, &srv) || synor_server_start(srv)) {
         cli_error("%s", synor_errmsg());

@@ -10,6 +10,7 @@
  * of the two. */
 #include <microhttpd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -21,19 +22,19 @@ struct serve_gen {
     synor_server *s;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int refs;             /* under mu */
-    uint64_t id;          /* the scheduler's; set under s->mu */
+    int refs;    /* under mu */
+    uint64_t id; /* the scheduler's; set under s->mu */
     int chat, stream;
-    char name[40];        /* "cmpl-N" or "chatcmpl-N" */
+    char name[40]; /* "cmpl-N" or "chatcmpl-N" */
     time_t created;
     size_t n_prompt;
-    int32_t prev;         /* the last token, for the leading-space rule */
+    int32_t prev; /* the last token, for the leading-space rule */
     uint64_t t_submit, t_last;
     /* under mu: */
     size_t generated;
-    synor__buf text;      /* the whole answer's text (not streaming) */
-    synor__buf held;      /* streaming: bytes of a character still incomplete */
-    synor__buf out;       /* streaming: events not yet sent */
+    synor__buf text; /* the whole answer's text (not streaming) */
+    synor__buf held; /* streaming: bytes of a character still incomplete */
+    synor__buf out;  /* streaming: events not yet sent */
     size_t out_off;
     int done, reason, cancelled, ended;
     serve_gen *prev_live, *next_live; /* under s->mu */
@@ -57,9 +58,9 @@ static void gen_unref(serve_gen *g)
 /* The start of every streamed chunk, up to the text. */
 static void chunk_head(serve_gen *g, synor__buf *b)
 {
-    synor__buf_printf(b, "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g->name,
-                      g->chat ? "chat.completion.chunk" : "text_completion",
-                      (long long)g->created);
+    synor__buf_printf(b,
+                      "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g->name,
+                      g->chat ? "chat.completion.chunk" : "text_completion", (long long)g->created);
     synor__serve_json_text(b, g->s->model_name, strlen(g->s->model_name));
     synor__buf_puts(b, ",\"choices\":[{\"index\":0,");
 }
@@ -223,8 +224,9 @@ static int answer_whole(serve_gen *g, struct MHD_Connection *c)
     int failed = g->reason == SYNOR_LLM_DONE_CANCELLED && !s->stopping;
     pthread_mutex_unlock(&s->mu);
     if (failed) /* only a failed batch cancels a request nobody can cancel */
-        return synor__serve_error(s, c, 500, "the generation failed: the engine's batch failed "
-                                             "(the server's standard error says why)");
+        return synor__serve_error(s, c, 500,
+                                  "the generation failed: the engine's batch failed "
+                                  "(the server's standard error says why)");
     synor__buf b;
     synor__buf_init(&b);
     synor__buf_printf(&b, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g->name,
@@ -270,8 +272,7 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const char *promp
     return MHD_YES;
 }
 
-static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_prompt,
-                          int32_t last)
+static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_prompt, int32_t last)
 {
     serve_gen *g = synor__calloc(1, sizeof *g);
     if (!g)
@@ -298,6 +299,66 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_p
     return g;
 }
 
+/* The exact-match cache holds a whole answer as: the finish reason (one
+ * byte), the completion tokens (8 bytes), the text. Only answers that are
+ * determined by the request are kept and served: greedy, or seeded. */
+static char *cache_key(synor_server *s, const synor__serve_req *q, size_t *klen)
+{
+    if (!s->cache || q->stream || !(q->temperature == 0 || q->has_seed))
+        return NULL;
+    size_t n = synor_cache_key(NULL, 0, s->model_name, q->prompt, (int)q->max_tokens,
+                               (float)q->temperature, (int)q->top_k, (float)q->top_p, q->seed);
+    char *k = synor__malloc(n);
+    if (k)
+        synor_cache_key(k, n, s->model_name, q->prompt, (int)q->max_tokens, (float)q->temperature,
+                        (int)q->top_k, (float)q->top_p, q->seed);
+    *klen = n;
+    return k;
+}
+
+static void cache_store(synor_server *s, const char *key, size_t klen, serve_gen *g)
+{
+    pthread_mutex_lock(&g->mu);
+    int keep = g->done && (g->reason == SYNOR_LLM_DONE_LENGTH || g->reason == SYNOR_LLM_DONE_EOS);
+    size_t n = g->text.len;
+    char *v = keep ? synor__malloc(9 + n) : NULL;
+    if (v) {
+        uint64_t gen = g->generated;
+        v[0] = (char)g->reason;
+        memcpy(v + 1, &gen, 8);
+        if (n)
+            memcpy(v + 9, g->text.data, n);
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (v)
+        synor_cache_put(s->cache, key, klen, v, 9 + n); /* a failed put only costs a hit */
+    synor__free(v);
+}
+
+/* Answers from a cached value, as answer_whole answers a generation. */
+static int answer_cached(synor_server *s, struct MHD_Connection *c, const synor__serve_req *q,
+                         size_t n_prompt, int32_t last, const char *v, size_t len)
+{
+    serve_gen *g = gen_new(s, q, n_prompt, last);
+    if (!g)
+        return synor__serve_error(s, c, 500, "out of memory");
+    g->refs = 1;
+    g->done = 1;
+    g->reason = (unsigned char)v[0];
+    uint64_t gen;
+    memcpy(&gen, v + 1, 8);
+    g->generated = (size_t)gen;
+    synor__buf_append(&g->text, v + 9, len - 9);
+    pthread_mutex_lock(&s->mu);
+    uint64_t seq = ++s->next_seq;
+    pthread_mutex_unlock(&s->mu);
+    snprintf(g->name, sizeof g->name, "%s-%llu", q->chat ? "chatcmpl" : "cmpl",
+             (unsigned long long)seq);
+    int r = answer_whole(g, c);
+    gen_unref(g);
+    return r;
+}
+
 int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, const char *body,
                           size_t len)
 {
@@ -305,8 +366,9 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     if (synor__serve_req_parse(body, len, chat, &q))
         return synor__serve_error(s, c, 400, "%s", synor_errmsg());
     if (q.model && strcmp(q.model, s->model_name) != 0) {
-        int r = synor__serve_error(s, c, 404, "model \"%s\" is not served here (this server has "
-                                              "\"%s\")",
+        int r = synor__serve_error(s, c, 404,
+                                   "model \"%s\" is not served here (this server has "
+                                   "\"%s\")",
                                    q.model, s->model_name);
         synor__serve_req_free(&q);
         return r;
@@ -318,13 +380,27 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
         synor__serve_req_free(&q);
         return r;
     }
-    synor_llm_request rq = {.prompt = ids, .n_prompt = n, .on_token = on_token,
-                            .on_done = on_done};
-    rq.max_new = (int)(q.max_tokens < (long)(s->ctx_len - n) ? q.max_tokens
-                                                              : (long)(s->ctx_len - n));
+    size_t klen = 0;
+    char *key = cache_key(s, &q, &klen);
+    if (key) {
+        char *v;
+        size_t vlen;
+        if (synor_cache_get(s->cache, key, klen, &v, &vlen, NULL) == 0 && vlen >= 9) {
+            r = answer_cached(s, c, &q, n, ids[n - 1], v, vlen);
+            free(v);
+            synor__free(key);
+            synor__free(ids);
+            synor__serve_req_free(&q);
+            return r;
+        }
+    }
+    synor_llm_request rq = {.prompt = ids, .n_prompt = n, .on_token = on_token, .on_done = on_done};
+    rq.max_new =
+        (int)(q.max_tokens < (long)(s->ctx_len - n) ? q.max_tokens : (long)(s->ctx_len - n));
     serve_gen *g = gen_new(s, &q, n, ids[n - 1]);
     rq.user = g;
     if (!g) {
+        synor__free(key);
         synor__free(ids);
         synor__serve_req_free(&q);
         return synor__serve_error(s, c, 500, "out of memory");
@@ -352,6 +428,7 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     int stream = q.stream;
     synor__serve_req_free(&q);
     if (e) {
+        synor__free(key);
         char msg[512];
         synor__strlcpy(msg, synor_errmsg(), sizeof msg);
         g->refs = 1;
@@ -360,8 +437,9 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
             return synor__serve_error(s, c, 503, "the server is shutting down");
         if (e == SYNOR_EBUSY) {
             struct MHD_Response *rsp = NULL;
-            snprintf(msg, sizeof msg, "overloaded: the queue of %u waiting requests is full; "
-                                      "retry later",
+            snprintf(msg, sizeof msg,
+                     "overloaded: the queue of %u waiting requests is full; "
+                     "retry later",
                      s->o.max_queue);
             char *j = synor__serve_error_json(503, msg);
             if (j)
@@ -383,9 +461,13 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     atomic_fetch_add(&s->prompt_tokens, n);
     if (!stream) {
         r = answer_whole(g, c);
+        if (key)
+            cache_store(s, key, klen, g);
+        synor__free(key);
         gen_unref(g);
         return r;
     }
+    synor__free(key); /* streams are not cached */
     struct MHD_Response *rsp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_read, g, sse_free);
     if (!rsp) {

@@ -31,10 +31,7 @@ void synor__serve_count_code(synor_server *s, int status)
     atomic_fetch_add(&s->codes[i], 1);
 }
 
-static uint64_t now_sec(void)
-{
-    return synor__serve_now_ns() / 1000000000u;
-}
+static uint64_t now_sec(void) { return synor__serve_now_ns() / 1000000000u; }
 
 void synor__serve_rate_add(synor_server *s, uint64_t n)
 {
@@ -52,8 +49,7 @@ static void head(synor__buf *b, const char *name, const char *type, const char *
     synor__buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void metric(synor__buf *b, const char *name, const char *type, const char *help,
-                   uint64_t v)
+static void metric(synor__buf *b, const char *name, const char *type, const char *help, uint64_t v)
 {
     head(b, name, type, help);
     synor__buf_printf(b, "%s %llu\n", name, (unsigned long long)v);
@@ -91,6 +87,19 @@ char *synor__serve_metrics(synor_server *s)
     synor__buf_init(&b);
     metric(&b, "synor_requests_total", "counter",
            "Generation requests accepted (queued for the engine).", atomic_load(&s->requests));
+    synor_cache_stats cs = {0};
+    if (s->cache)
+        synor_cache_stats_get(s->cache, &cs);
+    head(&b, "synor_cache_hits_total", "counter",
+         "Whole answers served from the exact-match cache, by tier (0 when it is off).");
+    synor__buf_printf(&b, "synor_cache_hits_total{tier=\"memory\"} %llu\n",
+                      (unsigned long long)cs.hits[SYNOR_CACHE_MEMORY]);
+    synor__buf_printf(&b, "synor_cache_hits_total{tier=\"disk\"} %llu\n",
+                      (unsigned long long)cs.hits[SYNOR_CACHE_DISK]);
+    metric(&b, "synor_cache_misses_total", "counter",
+           "Cacheable requests (greedy or seeded, not streamed) not in the cache.", cs.misses);
+    metric(&b, "synor_cache_entries", "gauge", "Entries in the cache's memory tier.",
+           cs.mem_entries);
     head(&b, "synor_requests_finished_total", "counter",
          "Generation requests finished, by finish_reason.");
     static const char *const why[3] = {"stop", "length", "cancelled"};
@@ -126,8 +135,8 @@ char *synor__serve_metrics(synor_server *s)
            "Requests preempted when the KV cache ran out (recomputed later).", st.preempted);
     metric(&b, "synor_kv_blocks_used", "gauge", "KV-cache blocks in use.", st.kv_used);
     metric(&b, "synor_kv_blocks_total", "gauge", "KV-cache blocks in the pool.", s->kv_total);
-    hist(&b, "synor_time_to_first_token_seconds",
-         "From a request's submission to its first token.", &s->ttft);
+    hist(&b, "synor_time_to_first_token_seconds", "From a request's submission to its first token.",
+         &s->ttft);
     hist(&b, "synor_time_per_output_token_seconds",
          "Between consecutive output tokens of a request.", &s->tpot);
     return synor__buf_take(&b);

@@ -49,8 +49,7 @@ int synor__serve_text(synor_server *s, struct MHD_Connection *c, int status, con
     return q;
 }
 
-int synor__serve_error(synor_server *s, struct MHD_Connection *c, int status, const char *fmt,
-                       ...)
+int synor__serve_error(synor_server *s, struct MHD_Connection *c, int status, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -91,9 +90,10 @@ static int models(synor_server *s, struct MHD_Connection *c)
     const synor_llm_hparams *h = synor_llm_hparams_get(s->m);
     synor__buf_puts(&b, "{\"object\":\"list\",\"data\":[{\"id\":");
     synor__serve_json_text(&b, s->model_name, strlen(s->model_name));
-    synor__buf_printf(&b, ",\"object\":\"model\",\"created\":%lld,\"owned_by\":\"synor\","
-                          "\"meta\":{\"format\":\"%s\",\"weights\":\"%s\",\"n_ctx\":%u,"
-                          "\"n_ctx_train\":%d,\"n_vocab\":%d,\"n_embd\":%d,\"n_layers\":%d}}]}\n",
+    synor__buf_printf(&b,
+                      ",\"object\":\"model\",\"created\":%lld,\"owned_by\":\"synor\","
+                      "\"meta\":{\"format\":\"%s\",\"weights\":\"%s\",\"n_ctx\":%u,"
+                      "\"n_ctx_train\":%d,\"n_vocab\":%d,\"n_embd\":%d,\"n_layers\":%d}}]}\n",
                       (long long)s->created, synor_llm_format(s->m), synor_llm_weight_type(s->m),
                       s->ctx_len, h->seq_len, h->vocab_size, h->dim, h->n_layers);
     int r = b.failed ? MHD_NO : synor__serve_text(s, c, 200, "application/json", b.data, b.len);
@@ -121,8 +121,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > s->o.max_body) {
             k->too_big = 1;
-            return synor__serve_error(s, c, 413, "the request body is %s bytes; at most %zu "
-                                                 "are accepted",
+            return synor__serve_error(s, c, 413,
+                                      "the request body is %s bytes; at most %zu "
+                                      "are accepted",
                                       cl, s->o.max_body) == MHD_YES
                        ? MHD_YES
                        : MHD_NO;
@@ -243,8 +244,9 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
     const synor_llm_hparams *h = synor_llm_hparams_get(m);
     unsigned ctx = o.ctx && o.ctx < (unsigned)h->seq_len ? o.ctx : (unsigned)h->seq_len;
     if (ctx < 2)
-        return synor__error(SYNOR_EINVAL, "synor_server_create: a context of %u positions "
-                                          "leaves no room to generate",
+        return synor__error(SYNOR_EINVAL,
+                            "synor_server_create: a context of %u positions "
+                            "leaves no room to generate",
                             ctx);
     synor_server *s = synor__calloc(1, sizeof *s);
     if (!s)
@@ -270,13 +272,19 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
         synor__error(e, "synor_server_create: out of memory");
     /* KV blocks for max_seqs requests of ctx positions each */
     synor_llm_ctx_opts co = {.max_seqs = o.max_seqs,
-                             .kv_blocks = o.max_seqs * ((ctx + SYNOR_LLM_KV_BLOCK - 1) /
-                                                        SYNOR_LLM_KV_BLOCK)};
+                             .kv_blocks = o.max_seqs *
+                                          ((ctx + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK)};
     synor_llm_sched_opts so = {.max_queue = o.max_queue};
     if (!e)
         e = synor_llm_ctx_create(m, rt, &co, &s->ctx);
     if (!e)
         e = synor_llm_sched_create(s->ctx, &so, &s->sched);
+    if (!e && !o.no_cache) {
+        synor_cache_opts cop = {.mem_bytes = o.cache_bytes, .disk_path = o.cache_file};
+        e = synor_cache_open(&cop, &s->cache);
+        if (e)
+            synor_llm_sched_destroy(s->sched);
+    }
     if (!e) {
         unsigned used;
         synor_llm_kv_usage(s->ctx, &used, &s->kv_total);
@@ -304,24 +312,26 @@ int synor_server_start(synor_server *s)
         return synor__error(SYNOR_ESTATE, "synor_server_start: already started");
     char port[16];
     snprintf(port, sizeof port, "%u", s->o.port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE}, *ai = NULL;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE},
+                    *ai = NULL;
     int g = getaddrinfo(s->host, port, &hints, &ai);
     if (g)
         return synor__error(SYNOR_EIO, "serve: cannot resolve host \"%s\": %s", s->host,
                             gai_strerror(g));
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_ITC | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+                     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     if (pthread_create(&s->engine, NULL, engine, s)) {
         freeaddrinfo(ai);
         return synor__error(SYNOR_ENOMEM, "serve: cannot start the engine thread");
     }
     s->engine_running = 1;
     errno = 0;
-    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-                            MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
+    s->d =
+        MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                         MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_LIMIT,
+                         s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
     int err = errno;
     freeaddrinfo(ai);
     if (!s->d) {
@@ -332,8 +342,8 @@ int synor_server_start(synor_server *s)
         pthread_join(s->engine, NULL);
         s->engine_running = 0;
         s->quit = 0;
-        return synor__error(SYNOR_EIO, "serve: cannot listen on %s port %u: %s", s->host,
-                            s->o.port, err ? strerror(err) : "libmicrohttpd could not start");
+        return synor__error(SYNOR_EIO, "serve: cannot listen on %s port %u: %s", s->host, s->o.port,
+                            err ? strerror(err) : "libmicrohttpd could not start");
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : s->o.port;
@@ -341,10 +351,7 @@ int synor_server_start(synor_server *s)
     return 0;
 }
 
-unsigned synor_server_port(const synor_server *s)
-{
-    return s->port;
-}
+unsigned synor_server_port(const synor_server *s) { return s->port; }
 
 void synor_server_stop(synor_server *s)
 {
@@ -393,6 +400,7 @@ void synor_server_destroy(synor_server *s)
         return;
     synor_server_stop(s);
     synor_llm_sched_destroy(s->sched);
+    synor_cache_close(s->cache);
     synor_llm_ctx_destroy(s->ctx);
     pthread_cond_destroy(&s->idle);
     pthread_cond_destroy(&s->wake);

@@ -42,6 +42,7 @@ struct synor_server {
     unsigned kv_total; /* blocks in the pool */
     synor_llm_ctx *ctx;
     synor_llm_sched *sched;
+    synor_cache *cache; /* NULL when off */
     struct MHD_Daemon *d;
     unsigned port;
     time_t created;

@@ -52,7 +52,8 @@ expect() {
 }
 
 "$S" model synth "$tmp/m.gguf" --preset tiny --text "$SRC/README.md" >/dev/null || exit 1
-if ! start main --model-name tiny --max-seqs 16 --max-queue 64; then
+# (no cache here: the batching checks below must reach the engine)
+if ! start main --model-name tiny --max-seqs 16 --max-queue 64 --no-cache; then
   if grep -q "without libmicrohttpd" "$tmp/main.err"; then
     echo "serve: built without libmicrohttpd; skipped"
     exit 77
@@ -247,6 +248,39 @@ kill -INT "$main_pid"
 wait "$main_pid"; check int-exit [ $? = 0 ]
 port=$main_port
 check refused-after [ "$(req GET /health)" = 000 ]
+
+# the exact-match cache: a determined answer (greedy, or seeded) is served
+# again from memory, and after a restart from its SQLite file
+check c-start       start cached --cache-file "$tmp/cache.db"
+body='{"prompt":"Synor caches","max_tokens":12,"temperature":0}'
+check c-first       [ "$(req POST /v1/completions "$body")" = 200 ]
+get choices.0.text >"$tmp/c1"
+check c-again       [ "$(req POST /v1/completions "$body")" = 200 ]
+get choices.0.text >"$tmp/c2"
+check c-same        cmp -s "$tmp/c1" "$tmp/c2"
+check c-usage       [ "$(get usage.completion_tokens)" = 12 ]
+sbody='{"prompt":"Synor caches","max_tokens":12,"temperature":0.9,"seed":5}'
+check c-seeded      [ "$(req POST /v1/completions "$sbody")" = 200 ]
+get choices.0.text >"$tmp/c3"
+check c-seeded2     [ "$(req POST /v1/completions "$sbody")" = 200 ]
+get choices.0.text >"$tmp/c4"
+check c-seeded-same cmp -s "$tmp/c3" "$tmp/c4"
+check c-unseeded    [ "$(req POST /v1/completions '{"prompt":"Synor caches","max_tokens":12,"temperature":0.9}')" = 200 ]
+check c-metrics     [ "$(req GET /metrics)" = 200 ]
+check c-hits        [ "$(val 'synor_cache_hits_total{tier="memory"}')" = 2 ]
+check c-misses      [ "$(val synor_cache_misses_total)" = 2 ]
+check c-requests    [ "$(val synor_requests_total)" = 3 ]
+cached_pid=$pid
+kill -TERM "$cached_pid"; wait "$cached_pid"
+check c-restart     start cached2 --cache-file "$tmp/cache.db"
+check c-disk        [ "$(req POST /v1/completions "$body")" = 200 ]
+get choices.0.text >"$tmp/c5"
+check c-disk-same   cmp -s "$tmp/c1" "$tmp/c5"
+req GET /metrics >/dev/null
+check c-disk-hit    [ "$(val 'synor_cache_hits_total{tier="disk"}')" = 1 ]
+check c-disk-noreq  [ "$(val synor_requests_total)" = 0 ]
+kill -TERM "$pid"; wait "$pid"
+check c-badmem      [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --cache-mem lots >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
 
 # usage errors
 check no-model      [ "$(rc=0; "$S" serve >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
