@@ -127,6 +127,29 @@ int main(int argc, char **argv)
     }
     if (tg > 0)
         report("tg", tg, rates, reps);
+    /* KV memory of one sequence by length: the paged cache's blocks in use
+     * against a contiguous cache sized for the model's context. */
+    size_t per_pos =
+        (size_t)h->n_layers * 2 * (size_t)(h->dim / h->n_heads * h->n_kv_heads) * sizeof(float);
+    printf("  KV cache per sequence (%zu bytes a position; contiguous: %d positions):\n", per_pos,
+           h->seq_len);
+    static const double fractions[] = {0.05, 0.25, 0.5, 1.0};
+    for (size_t f = 0; f < sizeof fractions / sizeof fractions[0]; f++) {
+        int len = (int)(h->seq_len * fractions[f]);
+        if (len < 1 || len > h->seq_len)
+            continue;
+        synor_llm_seq_reset(c, 0);
+        int32_t t = 1;
+        for (int i = 0; i < len; i++)
+            if (synor_llm_batch(c, 1, &t, &seq0, NULL))
+                return 1;
+        unsigned used, total;
+        synor_llm_kv_usage(c, &used, &total);
+        double paged = (double)used * SYNOR_LLM_KV_BLOCK * (double)per_pos;
+        double contiguous = (double)h->seq_len * (double)per_pos;
+        printf("    %5d positions: paged %8.2f MiB (%u blocks), contiguous %8.2f MiB: %.2fx\n", len,
+               paged / 1048576, used, contiguous / 1048576, contiguous / paged);
+    }
     free(toks);
     free(seqs);
     free(rates);
