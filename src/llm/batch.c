@@ -298,6 +298,7 @@ int synor_llm_batch(synor_llm_ctx *c, size_t n, const int32_t *tokens, const uns
         for (size_t i = 0; i < n; i++)
             synor_llm_seq_truncate(c, seqs[i], c->pos[i]);
         c->nwant = 0;
+        c->n = 0; /* no logits of a failed batch */
     }
     return e;
 }
