@@ -1,0 +1,102 @@
+/* fuzz_serve_request.c - the body of a generation request to synor serve
+ * (POST /v1/completions, /v1/chat/completions): any bytes, as a completion
+ * and as a chat request (synor__serve_req_parse), and any bytes as the text
+ * of an answer (synor__serve_json_text, synor__serve_utf8_ready).
+ *
+ * Contract checked: a refused body is a known negative code with a message;
+ * an accepted one has a prompt and sampling values inside their ranges
+ * (max_tokens >= 1, temperature >= 0 and finite, 0 < top_p <= 1, top_k >=
+ * 0). A failed allocation is SYNOR_ENOMEM or the same result. Any bytes
+ * written as a JSON string literal parse back with the project's JSON
+ * reader (when they hold no NUL byte, which that reader refuses); the ready prefix of any bytes is
+ * at most their length, and all of them when they end on a complete character or an ill-formed
+ * byte. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "serve/serve_api.h"
+#include "synor/error.h"
+#include "json/json.h"
+
+static void check_req(const synor__serve_req *q)
+{
+    FUZZ_CHECK(q->prompt != NULL, "accepted without a prompt");
+    FUZZ_CHECK(q->max_tokens >= 1, "max_tokens %ld accepted", q->max_tokens);
+    FUZZ_CHECK(q->temperature >= 0 && isfinite(q->temperature), "temperature %g accepted",
+               q->temperature);
+    FUZZ_CHECK(q->top_p > 0 && q->top_p <= 1, "top_p %g accepted", q->top_p);
+    FUZZ_CHECK(q->top_k >= 0, "top_k %ld accepted", q->top_k);
+}
+
+static int same_req(const synor__serve_req *a, const synor__serve_req *b)
+{
+    return a->chat == b->chat && a->stream == b->stream && !strcmp(a->prompt, b->prompt) &&
+           (!a->model) == (!b->model) && (!a->model || !strcmp(a->model, b->model)) &&
+           a->max_tokens == b->max_tokens && a->temperature == b->temperature &&
+           a->top_p == b->top_p && a->top_k == b->top_k && a->has_seed == b->has_seed &&
+           a->seed == b->seed;
+}
+
+static void one(const uint8_t *data, size_t size, int chat)
+{
+    synor__serve_req q;
+    int rc = synor__serve_req_parse((const char *)data, size, chat, &q);
+    if (rc) {
+        FUZZ_CHECK(rc < 0 && strcmp(synor_err_name(rc), "SYNOR_UNKNOWN") != 0,
+                   "refused with code %d", rc);
+        FUZZ_CHECK(synor_errmsg()[0] != 0, "refused without a message");
+    } else {
+        check_req(&q);
+    }
+    /* the same with one allocation failing */
+    fuzz_alloc_count_start();
+    synor__serve_req r2;
+    int rc2 = synor__serve_req_parse((const char *)data, size, chat, &r2);
+    long n = fuzz_alloc_count_stop();
+    if (!rc2)
+        synor__serve_req_free(&r2);
+    FUZZ_CHECK(rc2 == rc, "a second parse gave %d, the first %d", rc2, rc);
+    fuzz_alloc_fail_one(data, size, n);
+    rc2 = synor__serve_req_parse((const char *)data, size, chat, &r2);
+    int injected = fuzz_alloc_disarm();
+    if (injected && rc2) {
+        FUZZ_CHECK(rc2 == SYNOR_ENOMEM || rc2 == rc, "an allocation failure gave %d", rc2);
+    } else {
+        FUZZ_CHECK(rc2 == rc, "with an armed failure that %s: %d, without: %d",
+                   injected ? "happened" : "did not happen", rc2, rc);
+        if (!rc2 && !rc)
+            FUZZ_CHECK(same_req(&q, &r2), "a parse under injection differs");
+    }
+    if (!rc2)
+        synor__serve_req_free(&r2);
+    if (!rc)
+        synor__serve_req_free(&q);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    one(data, size, 0);
+    one(data, size, 1);
+    /* any bytes as answer text: a JSON string literal that parses */
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__buf_puts(&b, "[");
+    synor__serve_json_text(&b, (const char *)data, size);
+    synor__buf_puts(&b, "]");
+    /* (the project's reader refuses \u0000 in strings, which is valid JSON
+     * and what the writer sends for a NUL byte: bytes with a NUL are not
+     * read back) */
+    if (!b.failed && !memchr(data, 0, size)) {
+        synor__jdoc *d = NULL;
+        int rc = synor__json_parse(b.data, b.len, FUZZ_NAME, &d);
+        FUZZ_CHECK(rc == 0, "the JSON text of the bytes does not parse: %s", synor_errmsg());
+        synor__jdoc_free(d);
+    }
+    synor__buf_free(&b);
+    size_t ready = synor__serve_utf8_ready((const char *)data, size);
+    FUZZ_CHECK(ready <= size, "ready %zu of %zu bytes", ready, size);
+    return 0;
+}
