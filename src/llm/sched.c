@@ -171,9 +171,9 @@ int synor_llm_sched_submit(synor_llm_sched *s, const synor_llm_request *r, uint6
     if (s->nwaiting >= s->o.max_queue) {
         pthread_mutex_unlock(&s->mu);
         req_free(q);
-        return synor__error(SYNOR_EBUSY, "overloaded: %u requests are waiting (the queue holds "
-                                         "%u)",
-                            s->o.max_queue, s->o.max_queue);
+        return synor__error(SYNOR_EBUSY, "overloaded: the queue of waiting requests is full "
+                                         "(%u)",
+                            s->o.max_queue);
     }
     q->id = s->next_id++;
     if (s->wait_tail)
