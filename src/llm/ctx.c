@@ -62,22 +62,26 @@ static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, c
             int8_t *q = s->q + (size_t)t * cols;
             float *d = s->d + (size_t)t * (cols / blk);
             c->k->quantize_row(s->xb + (size_t)t * cols, q, d, cols, blk);
-            s->qrows[t].q = q;
-            s->qrows[t].d = d;
-            s->qrows[t].c8 = NULL;
-            s->qrows[t].u = NULL;
-            if (blk == SYNOR_QK) { /* Q4_0 products and the tiles use these */
-                float *c8 = s->c8 + (size_t)t * (cols / blk);
-                uint8_t *u = s->u + (size_t)t * cols;
-                synor__llm_block_c8(q, d, cols / blk, c8);
-                for (int i = 0; i < cols; i++)
-                    u[i] = (uint8_t)(q[i] ^ 0x80);
-                s->qrows[t].c8 = c8;
-                s->qrows[t].u = u;
-            }
+            s->qrows[t] = (llm_qrow){.q = q, .d = d};
         }
         s->qblock = blk;
     }
+    /* What only some products read, made once per quantization when one
+     * first needs it: Q4_0 dot products take 8 * d * sum(q) out per block;
+     * the int8 tiles of batches read q + 128. */
+    if (blk == SYNOR_QK && m->type == SYNOR_TTYPE_Q4_0 && !s->qrows[0].c8)
+        for (int t = 0; t < n; t++) {
+            float *c8 = s->c8 + (size_t)t * (cols / blk);
+            synor__llm_block_c8(s->qrows[t].q, s->qrows[t].d, cols / blk, c8);
+            s->qrows[t].c8 = c8;
+        }
+    if (blk == SYNOR_QK && n >= 4 && c->k->tile_q && !s->qrows[0].u)
+        for (int t = 0; t < n; t++) {
+            uint8_t *u = s->u + (size_t)t * cols;
+            for (int i = 0; i < cols; i++)
+                u[i] = (uint8_t)(s->qrows[t].q[i] ^ 0x80);
+            s->qrows[t].u = u;
+        }
     return s->qrows;
 }
 
