@@ -49,6 +49,11 @@ char *synor__strndup(const char *s, size_t n);
  * so a failure is written `return synor__error(SYNOR_EINVAL, "...", ...);`. */
 int synor__error(int code, const char *fmt, ...) SYNOR__PRINTF(2, 3);
 
+/* CRC-32C (Castagnoli) of data[0..n), continuing crc (0 to start): the
+ * journal's and snapshots' record checks, training checkpoints. SSE4.2's
+ * instruction where the CPU has it, else a table. Thread-safe. */
+uint32_t synor__crc32c(uint32_t crc, const void *data, size_t n);
+
 /* Case-insensitive ASCII comparisons. */
 int synor__strcaseeq(const char *a, const char *b);
 int synor__strcasestr(const char *hay, const char *needle);

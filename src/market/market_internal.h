@@ -324,7 +324,6 @@ int synor__journal_maybe_snapshot(synor_market *m);
 int synor__market_serialize(const synor_market *m, synor__buf *b);
 int synor__snapshot_build(const synor_market *m, synor__buf *out);
 int synor__snapshot_load(synor_market *m, const char *path);
-uint32_t synor__crc32c(uint32_t crc, const void *data, size_t n);
 
 enum { SYNOR__REC_CMD = 1, SYNOR__REC_RESOURCE = 2, SYNOR__REC_OWNER = 3, SYNOR__REC_ZONE = 4 };
 

@@ -1,0 +1,217 @@
+/* pass.c - one replica's forward and backward pass over its rows: the
+ * layers of train.h's model, with the activations the backward pass needs
+ * kept in train_acts. Single-threaded: matrix products are OpenBLAS calls
+ * at one thread (the runtime's setting); replicas run side by side. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "train/train_internal.h"
+
+void synor__train_acts_free(train_acts *a)
+{
+    float **f[] = {&a->x,  &a->xn1, &a->r1,  &a->q,   &a->k,   &a->v,   &a->att,
+                   &a->ao, &a->xm,  &a->xn2, &a->r2,  &a->h1,  &a->h3,  &a->hg,
+                   &a->xnf, &a->rf, &a->logits, &a->dx, &a->dxn, &a->dq, &a->dk,
+                   &a->dv, &a->dao, &a->dh1, &a->dh3, &a->dhg, &a->dp};
+    for (size_t i = 0; i < SYNOR__ARRAY_LEN(f); i++) {
+        synor__free(*f[i]);
+        *f[i] = NULL;
+    }
+    synor__free(a->tgt);
+    a->tgt = NULL;
+    a->rows = 0;
+}
+
+int synor__train_acts_alloc(const synor_trainer *t, train_acts *a, int rows)
+{
+    const synor_train_config *c = &t->cfg;
+    size_t N = (size_t)rows * c->seq_len, D = (size_t)c->dim, H = (size_t)c->hidden_dim;
+    size_t L = (size_t)c->n_layers, KVD = (size_t)t->kvd, V = (size_t)c->vocab_size;
+    size_t T = (size_t)c->seq_len, NH = (size_t)c->n_heads;
+    struct {
+        float **p;
+        size_t n;
+    } f[] = {{&a->x, (L + 1) * N * D}, {&a->xn1, L * N * D}, {&a->r1, L * N},
+             {&a->q, L * N * D},       {&a->k, L * N * KVD}, {&a->v, L * N * KVD},
+             {&a->att, L * rows * NH * T * T}, {&a->ao, L * N * D}, {&a->xm, L * N * D},
+             {&a->xn2, L * N * D},     {&a->r2, L * N},      {&a->h1, L * N * H},
+             {&a->h3, L * N * H},      {&a->hg, L * N * H},  {&a->xnf, N * D},
+             {&a->rf, N},              {&a->logits, N * V},  {&a->dx, N * D},
+             {&a->dxn, N * D},         {&a->dq, N * D},      {&a->dk, N * KVD},
+             {&a->dv, N * KVD},        {&a->dao, N * D},     {&a->dh1, N * H},
+             {&a->dh3, N * H},         {&a->dhg, N * H},     {&a->dp, T}};
+    size_t bytes = 0;
+    for (size_t i = 0; i < SYNOR__ARRAY_LEN(f); i++) {
+        *f[i].p = synor__malloc(f[i].n * sizeof(float));
+        bytes += f[i].n * sizeof(float);
+        if (!*f[i].p) {
+            synor__train_acts_free(a);
+            return synor__error(SYNOR_ENOMEM,
+                                "trainer: cannot allocate the activations of %d sequences "
+                                "of %zu positions (%zu bytes so far)", rows, T, bytes);
+        }
+    }
+    a->tgt = synor__malloc(N * sizeof(int32_t));
+    if (!a->tgt) {
+        synor__train_acts_free(a);
+        return synor__error(SYNOR_ENOMEM, "trainer: cannot allocate %zu targets", N);
+    }
+    a->rows = rows;
+    return 0;
+}
+
+#define W(w, l) (t->params + t->lay.off[(w)] + (size_t)(l) * t->lay.size[(w)])
+#define G(w, l) (g + t->lay.off[(w)] + (size_t)(l) * t->lay.size[(w)])
+
+/* In check mode, the first operation whose output holds a NaN or an
+ * infinity ends the pass, named. */
+#define CHECK(buf, count, ...)                                                                   \
+    do {                                                                                       \
+        if (check) {                                                                           \
+            long bad_ = synor__train_nonfinite((buf), (size_t)(count));                        \
+            if (bad_ >= 0) {                                                                   \
+                int at_ = snprintf(msg, msgcap, __VA_ARGS__);                                  \
+                if (at_ >= 0 && (size_t)at_ < msgcap)                                          \
+                    snprintf(msg + at_, msgcap - (size_t)at_,                                  \
+                             " produced %g (element %ld)", (double)(buf)[bad_], bad_);         \
+                return SYNOR_ERANGE;                                                           \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+
+static void add(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] += x[i];
+}
+
+int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *tokens, int rows,
+                      float scale, int backward, int check, char *msg, size_t msgcap)
+{
+    const synor_train_config *c = &t->cfg;
+    const synor__blas_api *b = synor__blas();
+    if (!b) {
+        snprintf(msg, msgcap, "%s", synor_errmsg());
+        return SYNOR_ENOTSUP;
+    }
+    train_acts *a = &r->a;
+    int T = c->seq_len, D = c->dim, H = c->hidden_dim, V = c->vocab_size, KVD = t->kvd;
+    int L = c->n_layers, NH = c->n_heads, NKV = c->n_kv_heads, hs = t->hs;
+    int N = rows * T;
+    size_t ND = (size_t)N * D, NK = (size_t)N * KVD, NHd = (size_t)N * H;
+
+    /* embedding; the targets */
+    for (int i = 0; i < rows; i++)
+        for (int p = 0; p <= T; p++) {
+            int32_t id = tokens[(size_t)i * (T + 1) + p];
+            if (id < 0 || id >= V) {
+                snprintf(msg, msgcap, "token %d at row %d, position %d is out of the "
+                                      "vocabulary (0 to %d)", id, i, p, V - 1);
+                return SYNOR_EINVAL;
+            }
+            if (p < T)
+                memcpy(a->x + ((size_t)i * T + p) * D, W(SYNOR_L2C_TOKEN_EMBD, 0) + (size_t)id * D,
+                       (size_t)D * sizeof(float));
+            if (p > 0)
+                a->tgt[i * T + p - 1] = id;
+        }
+    CHECK(a->x, ND, "embedding");
+
+    for (int l = 0; l < L; l++) {
+        float *x = a->x + l * ND, *xn1 = a->xn1 + l * ND, *r1 = a->r1 + (size_t)l * N;
+        float *q = a->q + l * ND, *k = a->k + l * NK, *v = a->v + l * NK;
+        float *att = a->att + (size_t)l * rows * NH * T * T, *ao = a->ao + l * ND;
+        float *xm = a->xm + l * ND, *xn2 = a->xn2 + l * ND, *r2 = a->r2 + (size_t)l * N;
+        float *h1 = a->h1 + l * NHd, *h3 = a->h3 + l * NHd, *hg = a->hg + l * NHd;
+        float *xo = a->x + (l + 1) * ND;
+        synor__train_rmsnorm(xn1, r1, x, W(SYNOR_L2C_RMS_ATT, l), N, D, c->norm_eps);
+        CHECK(xn1, ND, "layer %d: attention RMSNorm", l);
+        synor__train_mm(b, q, xn1, W(SYNOR_L2C_WQ, l), N, D, D);
+        synor__train_mm(b, k, xn1, W(SYNOR_L2C_WK, l), N, D, KVD);
+        synor__train_mm(b, v, xn1, W(SYNOR_L2C_WV, l), N, D, KVD);
+        CHECK(q, ND, "layer %d: query projection (wq)", l);
+        CHECK(k, NK, "layer %d: key projection (wk)", l);
+        CHECK(v, NK, "layer %d: value projection (wv)", l);
+        synor__train_rope(q, N, T, D, hs, t->rope_cos, t->rope_sin, 0);
+        synor__train_rope(k, N, T, KVD, hs, t->rope_cos, t->rope_sin, 0);
+        synor__train_attention(ao, att, q, k, v, rows, T, NH, NKV, hs);
+        CHECK(ao, ND, "layer %d: attention (softmax of the scores)", l);
+        synor__train_mm(b, xm, ao, W(SYNOR_L2C_WO, l), N, D, D);
+        add(xm, x, ND);
+        CHECK(xm, ND, "layer %d: attention output projection (wo)", l);
+        synor__train_rmsnorm(xn2, r2, xm, W(SYNOR_L2C_RMS_FFN, l), N, D, c->norm_eps);
+        CHECK(xn2, ND, "layer %d: feed-forward RMSNorm", l);
+        synor__train_mm(b, h1, xn2, W(SYNOR_L2C_W1, l), N, D, H);
+        synor__train_mm(b, h3, xn2, W(SYNOR_L2C_W3, l), N, D, H);
+        synor__train_swiglu(hg, h1, h3, NHd);
+        CHECK(hg, NHd, "layer %d: SwiGLU (w1, w3)", l);
+        synor__train_mm(b, xo, hg, W(SYNOR_L2C_W2, l), N, H, D);
+        add(xo, xm, ND);
+        CHECK(xo, ND, "layer %d: feed-forward down projection (w2)", l);
+    }
+    synor__train_rmsnorm(a->xnf, a->rf, a->x + (size_t)L * ND, W(SYNOR_L2C_RMS_FINAL, 0), N, D,
+                         c->norm_eps);
+    CHECK(a->xnf, ND, "final RMSNorm");
+    synor__train_mm(b, a->logits, a->xnf, W(SYNOR_L2C_WCLS, 0), N, D, V);
+    CHECK(a->logits, (size_t)N * V, "classifier");
+    r->loss_sum = synor__train_xent(a->logits, a->tgt, N, V, scale, backward);
+    if (check && !isfinite(r->loss_sum)) {
+        snprintf(msg, msgcap, "cross-entropy produced %g", r->loss_sum);
+        return SYNOR_ERANGE;
+    }
+    if (!backward)
+        return 0;
+
+    float *g = r->grad;
+    memset(g, 0, t->lay.total * sizeof(float));
+    float *dx = a->dx, *dxn = a->dxn;
+    synor__train_mm_bwd_x(b, dxn, a->logits, W(SYNOR_L2C_WCLS, 0), N, D, V, 0.0f);
+    synor__train_mm_bwd_w(b, G(SYNOR_L2C_WCLS, 0), a->logits, a->xnf, N, D, V);
+    memset(dx, 0, ND * sizeof(float));
+    synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_FINAL, 0), dxn, a->x + (size_t)L * ND, a->rf,
+                             W(SYNOR_L2C_RMS_FINAL, 0), N, D);
+    CHECK(dx, ND, "backward of the final RMSNorm and classifier");
+    for (int l = L - 1; l >= 0; l--) {
+        float *x = a->x + l * ND, *xn1 = a->xn1 + l * ND, *r1 = a->r1 + (size_t)l * N;
+        float *q = a->q + l * ND, *k = a->k + l * NK, *v = a->v + l * NK;
+        float *att = a->att + (size_t)l * rows * NH * T * T, *ao = a->ao + l * ND;
+        float *xm = a->xm + l * ND, *xn2 = a->xn2 + l * ND, *r2 = a->r2 + (size_t)l * N;
+        float *h1 = a->h1 + l * NHd, *h3 = a->h3 + l * NHd, *hg = a->hg + l * NHd;
+        /* x_out = xm + hg w2^T */
+        synor__train_mm_bwd_x(b, a->dhg, dx, W(SYNOR_L2C_W2, l), N, H, D, 0.0f);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W2, l), dx, hg, N, H, D);
+        synor__train_swiglu_bwd(a->dh1, a->dh3, a->dhg, h1, h3, NHd);
+        synor__train_mm_bwd_x(b, dxn, a->dh1, W(SYNOR_L2C_W1, l), N, D, H, 0.0f);
+        synor__train_mm_bwd_x(b, dxn, a->dh3, W(SYNOR_L2C_W3, l), N, D, H, 1.0f);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W1, l), a->dh1, xn2, N, D, H);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W3, l), a->dh3, xn2, N, D, H);
+        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_FFN, l), dxn, xm, r2,
+                                 W(SYNOR_L2C_RMS_FFN, l), N, D);
+        CHECK(dx, ND, "layer %d: backward of the feed-forward block", l);
+        /* xm = x + ao wo^T */
+        synor__train_mm_bwd_x(b, a->dao, dx, W(SYNOR_L2C_WO, l), N, D, D, 0.0f);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WO, l), dx, ao, N, D, D);
+        synor__train_attention_bwd(a->dq, a->dk, a->dv, a->dao, att, q, k, v, rows, T, NH, NKV,
+                                   hs, a->dp);
+        synor__train_rope(a->dq, N, T, D, hs, t->rope_cos, t->rope_sin, 1);
+        synor__train_rope(a->dk, N, T, KVD, hs, t->rope_cos, t->rope_sin, 1);
+        synor__train_mm_bwd_x(b, dxn, a->dq, W(SYNOR_L2C_WQ, l), N, D, D, 0.0f);
+        synor__train_mm_bwd_x(b, dxn, a->dk, W(SYNOR_L2C_WK, l), N, D, KVD, 1.0f);
+        synor__train_mm_bwd_x(b, dxn, a->dv, W(SYNOR_L2C_WV, l), N, D, KVD, 1.0f);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WQ, l), a->dq, xn1, N, D, D);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WK, l), a->dk, xn1, N, D, KVD);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WV, l), a->dv, xn1, N, D, KVD);
+        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_ATT, l), dxn, x, r1,
+                                 W(SYNOR_L2C_RMS_ATT, l), N, D);
+        CHECK(dx, ND, "layer %d: backward of the attention block", l);
+    }
+    float *gemb = G(SYNOR_L2C_TOKEN_EMBD, 0);
+    for (int i = 0; i < rows; i++)
+        for (int p = 0; p < T; p++) {
+            int32_t id = tokens[(size_t)i * (T + 1) + p];
+            add(gemb + (size_t)id * D, dx + ((size_t)i * T + p) * D, (size_t)D);
+        }
+    CHECK(g, t->lay.total, "gradients");
+    return 0;
+}
