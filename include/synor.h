@@ -50,6 +50,7 @@
 #include "synor/runtime.h"
 #include "synor/serve.h"
 #include "synor/tokenizer.h"
+#include "synor/train.h"
 #include "synor/exec.h"
 #include "synor/whatif.h"
 #include "synor/workload.h"

@@ -184,6 +184,11 @@ int synor_trainer_save(synor_trainer *t, const synor_train_state *st, const char
  * what is wrong (bad magic, a size that does not match, "checksum
  * mismatch: torn or corrupted"). */
 int synor_train_ckpt_peek(const char *path, synor_train_config *cfg, synor_train_state *st);
+/* The newest checkpoint of dir (ckpt-<step>.bin) that verifies: its path
+ * (into path, cap bytes), configuration and state. SYNOR_ENOENT when there
+ * is none. */
+int synor_train_ckpt_latest(const char *dir, char *path, size_t cap, synor_train_config *cfg,
+                            synor_train_state *st);
 /* Loads a verified checkpoint into t (same configuration, else
  * SYNOR_EINVAL naming the field); t's step count becomes st->step. */
 int synor_trainer_load(synor_trainer *t, const char *path, synor_train_state *st);

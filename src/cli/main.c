@@ -32,6 +32,7 @@ static const command commands[] = {
     {"generate", cli_generate, "generate text from a GGUF or llama2.c model (docs/LLM.md)"},
     {"model", cli_model, "build a model with generated weights, or describe a model file"},
     {"quantize", cli_quantize, "convert a model's weights to F16, BF16, Q8_0 or Q4_0 (GGUF)"},
+    {"train", cli_train, "train a Llama-architecture model on a text corpus (docs/TRAINING.md)"},
     {"serve", cli_serve, "serve a model over HTTP with OpenAI's API (docs/LLM.md)"},
 };
 

@@ -48,6 +48,24 @@ static void run_fail(run_ctx *r, int code, const char *msg)
     pthread_mutex_unlock(&r->lock);
 }
 
+/* path was written: it becomes the newest of those kept (a rewritten one
+ * moves there), and the oldest beyond keep are deleted. */
+static void keep_newest(run_ctx *r, const char *path)
+{
+    for (int i = 0; i < r->nkept; i++)
+        if (!strcmp(r->kept[i], path)) {
+            memmove(r->kept[i], r->kept[i + 1], (size_t)(r->nkept - i - 1) * sizeof r->kept[0]);
+            r->nkept--;
+            break;
+        }
+    if (r->nkept == r->keep) {
+        unlink(r->kept[0]);
+        memmove(r->kept[0], r->kept[1], (size_t)(r->keep - 1) * sizeof r->kept[0]);
+        r->nkept--;
+    }
+    synor__strlcpy(r->kept[r->nkept++], path, sizeof r->kept[0]);
+}
+
 static int k_load(const synor_task_ctx *ctx)
 {
     run_ctx *r = ctx->user;
@@ -74,12 +92,7 @@ static int k_write(const synor_task_ctx *ctx)
         return 0;
     }
     pthread_mutex_lock(&r->lock);
-    if (r->nkept == r->keep) {
-        unlink(r->kept[0]);
-        memmove(r->kept[0], r->kept[1], (size_t)(r->keep - 1) * sizeof r->kept[0]);
-        r->nkept--;
-    }
-    synor__strlcpy(r->kept[r->nkept++], r->path, sizeof r->kept[0]);
+    keep_newest(r, r->path);
     pthread_mutex_unlock(&r->lock);
     return 0;
 }
@@ -160,6 +173,22 @@ static int ckpt_list(const char *dir, long **steps, int *n)
     return 0;
 }
 
+int synor_train_ckpt_latest(const char *dir, char *path, size_t cap, synor_train_config *cfg,
+                            synor_train_state *st)
+{
+    long *steps;
+    int n, e = ckpt_list(dir, &steps, &n);
+    if (e)
+        return e;
+    e = SYNOR_ENOENT;
+    for (int i = 0; i < n && e; i++) {
+        snprintf(path, cap, "%s/ckpt-%ld.bin", dir, steps[i]);
+        e = synor_train_ckpt_peek(path, cfg, st) ? SYNOR_ENOENT : 0;
+    }
+    synor__free(steps);
+    return e ? synor__error(e, "%s: no checkpoint that verifies", dir) : 0;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -186,13 +215,9 @@ static int resume(run_ctx *r, const synor_train_run_opts *o, synor_train_state *
     }
     /* the checkpoints already there count towards those kept */
     for (int i = n - 1; i >= 0; i--) {
-        if (r->nkept == r->keep) {
-            unlink(r->kept[0]);
-            memmove(r->kept[0], r->kept[1], (size_t)(r->keep - 1) * sizeof r->kept[0]);
-            r->nkept--;
-        }
-        snprintf(r->kept[r->nkept++], sizeof r->kept[0], "%s/ckpt-%ld.bin", o->ckpt_dir,
-                 steps[i]);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/ckpt-%ld.bin", o->ckpt_dir, steps[i]);
+        keep_newest(r, path);
     }
     synor__free(steps);
     return loaded;
