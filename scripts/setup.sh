@@ -3,6 +3,7 @@
 # are missing, builds Synor Compute (Release) and runs the main job.
 #   bash scripts/setup.sh              install, build, run the main job
 #   bash scripts/setup.sh --deps-only  only install what is missing
+#   bash scripts/setup.sh --deps-only --test-deps   and what only the tests use
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,9 +13,17 @@ cd "$(dirname "$0")/.."
 # present; nothing to install for them. clang and its runtime libraries
 # (libFuzzer, the sanitizers) build the fuzzing harnesses in fuzz/.
 # libmicrohttpd: synor serve's HTTP server; the HTTP client of its test: curl.
+# bible-kjv (+ its text): the King James Bible, public domain, the corpus
+# of the documented training run (docs/TRAINING.md).
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev
-          libsqlite3-dev libmicrohttpd-dev curl)
+          libsqlite3-dev libmicrohttpd-dev curl bible-kjv)
+# --test-deps (scripts/test.sh): also what only the tests use - PyTorch, the
+# independent reference the trainer's gradients are checked against
+# (tests/test_train_torch.c); never a dependency of the library or the CLI.
+if [ "${2:-}" = "--test-deps" ] || [ "${1:-}" = "--test-deps" ]; then
+  PACKAGES+=(python3-torch)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -5,10 +5,11 @@
 #   3. the concurrency tests (label "concurrency") under ThreadSanitizer;
 #   4. the libFuzzer harnesses (fuzz/, built with clang): each over its
 #      committed seeds, then 10 s of mutation; any finding fails the run.
-# Installs missing Debian packages first (scripts/setup.sh --deps-only).
+# Installs missing Debian packages first (scripts/setup.sh --deps-only
+# --test-deps: with PyTorch, the reference of the trainer's test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --deps-only
+bash scripts/setup.sh --deps-only --test-deps
 
 jobs=$(nproc)
 run_suite() { # name, ctest args, cmake args...

@@ -42,6 +42,11 @@ static void help(void)
         "                    parallel micro-batches (default one per worker, at most 6)\n"
         "  --seed S          initialisation and data order (default 1)\n"
         "  --quiet           no progress line\n"
+        "  --report          after the run, the runtime's report of it: every task on its\n"
+        "                    worker (batch loading, the replicas' forward/backward, the\n"
+        "                    all-reduce, AdamW, checkpoints), utilization and timeline\n"
+        "  --trace FILE --chrome FILE --svg FILE\n"
+        "                    the run's trace (synor report), Chrome trace, SVG Gantt chart\n"
         "plot draws LOG's training and validation loss as SVG (to OUT, else stdout).\n"
         "Ctrl-C stops after the current step; --resume continues from the last checkpoint.\n"
         "Exit status: 0 success, 1 failure (a NaN names the step and the operation),\n"
@@ -162,12 +167,12 @@ static FILE *open_log(const char *path, long upto)
 }
 
 typedef struct opts {
-    const char *corpus, *out, *tok_path;
+    const char *corpus, *out, *tok_path, *trace, *chrome, *svg;
     synor_train_config cfg;
     unsigned long long vocab, steps, batch, eval_every, eval_rows, ckpt_every, keep, workers,
         replicas, seed, warmup;
     double lr, min_lr, wd, clip, val_fraction;
-    int resume, quiet, warmup_set;
+    int resume, quiet, warmup_set, report;
 } opts;
 
 static int parse(int argc, char **argv, opts *o)
@@ -189,6 +194,10 @@ static int parse(int argc, char **argv, opts *o)
         }
         if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--report")) {
+            o->report = 1;
             continue;
         }
         if (a[0] != '-' || !a[1])
@@ -245,6 +254,12 @@ static int parse(int argc, char **argv, opts *o)
             o->out = v;
         } else if (!strcmp(a, "--tokenizer")) {
             o->tok_path = v;
+        } else if (!strcmp(a, "--trace")) {
+            o->trace = v;
+        } else if (!strcmp(a, "--chrome")) {
+            o->chrome = v;
+        } else if (!strcmp(a, "--svg")) {
+            o->svg = v;
         } else {
             return cli_usage_error("train", "unknown option '%s'", a);
         }
@@ -256,6 +271,44 @@ static int parse(int argc, char **argv, opts *o)
     if (o->replicas > 6)
         return cli_usage_error("train", "--replicas %llu: at most 6", o->replicas);
     return CLI_OK;
+}
+
+/* The runtime's report of the run (every task of every step), and the
+ * trace files asked for. */
+static int report(const opts *o, synor_runtime *rt)
+{
+    synor_trace *tr = NULL;
+    if (synor_runtime_trace(rt, "synor train", &tr) < 0) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    int rc = CLI_OK;
+    if (o->report) {
+        const char *notes[] = {
+            "Times are real (monotonic clock), every task of every step of this run: "
+            "train_load_batch prepares the next step's batch, train_fwdbwd is one replica's "
+            "forward and backward pass over its micro-batch, train_allreduce sums the replicas' "
+            "gradients (a chunk each), train_adamw clips and updates a chunk of the parameters, "
+            "train_snapshot and train_write_checkpoint make a checkpoint while the next step "
+            "runs; evaluation passes are train_fwdbwd tasks too."};
+        synor_report_options ro = {NULL, "TRAINING RUN", notes, 1, 0, 0};
+        char *text = synor_report_text(tr, &ro);
+        if (text) {
+            fputs(text, stdout);
+            free(text);
+        } else {
+            cli_error("%s", synor_errmsg());
+            rc = CLI_FAIL;
+        }
+    }
+    if (o->trace && cli_write_text(o->trace, synor_trace_to_json(tr)))
+        rc = CLI_FAIL;
+    if (o->chrome && cli_write_text(o->chrome, synor_report_chrome(tr)))
+        rc = CLI_FAIL;
+    if (o->svg && cli_write_text(o->svg, synor_report_svg(tr)))
+        rc = CLI_FAIL;
+    synor_trace_destroy(tr);
+    return rc;
 }
 
 /* The vocabulary: DIR/tokenizer.bin when resuming, --tokenizer, or one
@@ -334,6 +387,7 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     rc_cfg.cpu_workers = (unsigned)o.workers;
     rc_cfg.opencl = SYNOR_OPENCL_OFF;
     rc_cfg.cuda = 0;
+    rc_cfg.trace = o.report || o.trace || o.chrome || o.svg;
     if ((e = synor_runtime_create(&rc_cfg, &rt)) || (e = synor_runtime_start(rt)) ||
         (e = synor_trainer_create(rt, &o.cfg, (int)o.batch, (int)o.replicas, &t)))
         goto fail;
@@ -397,7 +451,7 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     }
     printf("trained %ld steps; model: %s and %s; loss curve: %s\n", synor_trainer_step_count(t),
            path, gguf, svg_path);
-    rc = CLI_OK;
+    rc = rc_cfg.trace ? report(&o, rt) : CLI_OK;
     goto out;
 fail:
     cli_error("%s", synor_errmsg());

@@ -63,55 +63,53 @@ void synor__train_rope(float *v, int n, int T, int width, int hs, const float *c
     }
 }
 
-void synor__train_attention(float *out, float *att, const float *q, const float *k,
-                            const float *v, int rows, int T, int nh, int nkv, int hs)
+/* Per sequence and head, as matrix products (OpenBLAS): S = scale Q K^T,
+ * P = causal softmax(S) (kept: the backward pass reads it), O = P V. The
+ * products compute the masked upper triangle too - half wasted, and still
+ * several times faster than loops over the triangle alone. */
+void synor__train_attention(const synor__blas_api *bl, float *out, float *att, const float *q,
+                            const float *k, const float *v, int rows, int T, int nh, int nkv,
+                            int hs)
 {
     int D = nh * hs, KVD = nkv * hs, group = nh / nkv;
     float scale = 1.0f / sqrtf((float)hs);
     for (int b = 0; b < rows; b++)
         for (int h = 0; h < nh; h++) {
             int g = h / group;
+            const float *qh = q + (size_t)b * T * D + (size_t)h * hs;
+            const float *kg = k + (size_t)b * T * KVD + (size_t)g * hs;
+            const float *vg = v + (size_t)b * T * KVD + (size_t)g * hs;
+            float *P = att + ((size_t)b * nh + h) * T * T;
+            bl->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, qh, D, kg, KVD,
+                      0.0f, P, T);
             for (int t = 0; t < T; t++) {
-                const float *qt = q + ((size_t)b * T + t) * D + (size_t)h * hs;
-                float *p = att + (((size_t)b * nh + h) * T + t) * T;
-                float mx = -INFINITY;
-                for (int s = 0; s <= t; s++) {
-                    const float *ks = k + ((size_t)b * T + s) * KVD + (size_t)g * hs;
-                    float dot = 0;
-                    for (int j = 0; j < hs; j++)
-                        dot += qt[j] * ks[j];
-                    p[s] = dot * scale;
-                    if (p[s] > mx)
-                        mx = p[s];
-                }
+                float *p = P + (size_t)t * T, mx = p[0];
+                for (int s = 1; s <= t; s++)
+                    mx = p[s] > mx ? p[s] : mx;
                 float sum = 0;
                 for (int s = 0; s <= t; s++) {
                     p[s] = expf(p[s] - mx);
                     sum += p[s];
                 }
                 float inv = 1.0f / sum;
-                float *o = out + ((size_t)b * T + t) * D + (size_t)h * hs;
-                memset(o, 0, (size_t)hs * sizeof(float));
-                for (int s = 0; s <= t; s++) {
+                for (int s = 0; s <= t; s++)
                     p[s] *= inv;
-                    const float *vs = v + ((size_t)b * T + s) * KVD + (size_t)g * hs;
-                    for (int j = 0; j < hs; j++)
-                        o[j] += p[s] * vs[j];
-                }
                 for (int s = t + 1; s < T; s++)
                     p[s] = 0;
             }
+            bl->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, P, T, vg, KVD,
+                      0.0f, out + (size_t)b * T * D + (size_t)h * hs, D);
         }
 }
 
-/* o_t = sum_s p_ts v_s, p_t = softmax(scale q_t . k_s):
- * dp_ts = do_t . v_s; ds_ts = p_ts (dp_ts - sum_s' p_ts' dp_ts');
- * dq_t = scale sum_s ds_ts k_s; dk_s += scale ds_ts q_t; dv_s += p_ts do_t.
- * dq is written; dk and dv are accumulated over the heads of a group
- * (zeroed here). dp: T floats of scratch. */
-void synor__train_attention_bwd(float *dq, float *dk, float *dv, const float *dout,
-                                const float *att, const float *q, const float *k, const float *v,
-                                int rows, int T, int nh, int nkv, int hs, float *dp)
+/* O = P V, P = softmax(scale Q K^T): dP = dO V^T; dS = P (dP - rowsum(P dP));
+ * dQ = scale dS K; dK += scale dS^T Q; dV += P^T dO (the heads of a group
+ * add into their KV head; dk and dv are zeroed here). dS is made in
+ * scratch (T x T). */
+void synor__train_attention_bwd(const synor__blas_api *bl, float *dq, float *dk, float *dv,
+                                const float *dout, const float *att, const float *q,
+                                const float *k, const float *v, int rows, int T, int nh, int nkv,
+                                int hs, float *scratch)
 {
     int D = nh * hs, KVD = nkv * hs, group = nh / nkv;
     float scale = 1.0f / sqrtf((float)hs);
@@ -120,33 +118,29 @@ void synor__train_attention_bwd(float *dq, float *dk, float *dv, const float *do
     for (int b = 0; b < rows; b++)
         for (int h = 0; h < nh; h++) {
             int g = h / group;
+            size_t qo = (size_t)b * T * D + (size_t)h * hs, ko = (size_t)b * T * KVD + (size_t)g * hs;
+            const float *P = att + ((size_t)b * nh + h) * T * T;
+            float *dS = scratch;
+            bl->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dout + qo, D,
+                      v + ko, KVD, 0.0f, dS, T);
             for (int t = 0; t < T; t++) {
-                size_t qi = ((size_t)b * T + t) * D + (size_t)h * hs;
-                const float *dot = dout + qi, *qt = q + qi;
-                const float *p = att + (((size_t)b * nh + h) * T + t) * T;
-                float *dqt = dq + qi;
+                const float *p = P + (size_t)t * T;
+                float *d = dS + (size_t)t * T;
                 double sum = 0;
-                for (int s = 0; s <= t; s++) {
-                    const float *vs = v + ((size_t)b * T + s) * KVD + (size_t)g * hs;
-                    float d = 0;
-                    for (int j = 0; j < hs; j++)
-                        d += dot[j] * vs[j];
-                    dp[s] = d;
-                    sum += (double)p[s] * d;
-                }
-                memset(dqt, 0, (size_t)hs * sizeof(float));
-                for (int s = 0; s <= t; s++) {
-                    size_t ki = ((size_t)b * T + s) * KVD + (size_t)g * hs;
-                    float ds = p[s] * (dp[s] - (float)sum) * scale;
-                    const float *ks = k + ki;
-                    float *dks = dk + ki, *dvs = dv + ki;
-                    for (int j = 0; j < hs; j++) {
-                        dqt[j] += ds * ks[j];
-                        dks[j] += ds * qt[j];
-                        dvs[j] += p[s] * dot[j];
-                    }
-                }
+                for (int s = 0; s <= t; s++)
+                    sum += (double)p[s] * d[s];
+                float fs = (float)sum;
+                for (int s = 0; s <= t; s++)
+                    d[s] = p[s] * (d[s] - fs) * scale;
+                for (int s = t + 1; s < T; s++)
+                    d[s] = 0;
             }
+            bl->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, dS, T, k + ko,
+                      KVD, 0.0f, dq + qo, D);
+            bl->sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, dS, T, q + qo, D,
+                      1.0f, dk + ko, KVD);
+            bl->sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, P, T, dout + qo, D,
+                      1.0f, dv + ko, KVD);
         }
 }
 

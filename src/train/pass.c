@@ -40,7 +40,7 @@ int synor__train_acts_alloc(const synor_trainer *t, train_acts *a, int rows)
              {&a->rf, N},              {&a->logits, N * V},  {&a->dx, N * D},
              {&a->dxn, N * D},         {&a->dq, N * D},      {&a->dk, N * KVD},
              {&a->dv, N * KVD},        {&a->dao, N * D},     {&a->dh1, N * H},
-             {&a->dh3, N * H},         {&a->dhg, N * H},     {&a->dp, T}};
+             {&a->dh3, N * H},         {&a->dhg, N * H},     {&a->dp, T * T}};
     size_t bytes = 0;
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(f); i++) {
         *f[i].p = synor__malloc(f[i].n * sizeof(float));
@@ -135,7 +135,7 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
         CHECK(v, NK, "layer %d: value projection (wv)", l);
         synor__train_rope(q, N, T, D, hs, t->rope_cos, t->rope_sin, 0);
         synor__train_rope(k, N, T, KVD, hs, t->rope_cos, t->rope_sin, 0);
-        synor__train_attention(ao, att, q, k, v, rows, T, NH, NKV, hs);
+        synor__train_attention(b, ao, att, q, k, v, rows, T, NH, NKV, hs);
         CHECK(ao, ND, "layer %d: attention (softmax of the scores)", l);
         synor__train_mm(b, xm, ao, W(SYNOR_L2C_WO, l), N, D, D);
         add(xm, x, ND);
@@ -192,7 +192,7 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
         /* xm = x + ao wo^T */
         synor__train_mm_bwd_x(b, a->dao, dx, W(SYNOR_L2C_WO, l), N, D, D, 0.0f);
         synor__train_mm_bwd_w(b, G(SYNOR_L2C_WO, l), dx, ao, N, D, D);
-        synor__train_attention_bwd(a->dq, a->dk, a->dv, a->dao, att, q, k, v, rows, T, NH, NKV,
+        synor__train_attention_bwd(b, a->dq, a->dk, a->dv, a->dao, att, q, k, v, rows, T, NH, NKV,
                                    hs, a->dp);
         synor__train_rope(a->dq, N, T, D, hs, t->rope_cos, t->rope_sin, 1);
         synor__train_rope(a->dk, N, T, KVD, hs, t->rope_cos, t->rope_sin, 1);

@@ -46,7 +46,7 @@ typedef struct train_acts {
     float *logits; /* N V: logits, then probabilities, then their gradient */
     /* backward scratch */
     float *dx, *dxn, *dq, *dk, *dv, *dao, *dh1, *dh3, *dhg; /* N x width */
-    float *dp; /* T */
+    float *dp; /* T x T: attention backward scratch */
     int32_t *tgt; /* N: the targets */
 } train_acts;
 
@@ -130,11 +130,13 @@ void synor__train_rmsnorm_bwd(float *dx, float *dw, const float *dy, const float
                               const float *rstd, const float *w, int n, int d);
 void synor__train_rope(float *v, int n, int T, int width, int hs, const float *cs,
                        const float *sn, int inverse);
-void synor__train_attention(float *out, float *att, const float *q, const float *k,
-                            const float *v, int rows, int T, int nh, int nkv, int hs);
-void synor__train_attention_bwd(float *dq, float *dk, float *dv, const float *dout,
-                                const float *att, const float *q, const float *k, const float *v,
-                                int rows, int T, int nh, int nkv, int hs, float *dp);
+void synor__train_attention(const synor__blas_api *bl, float *out, float *att, const float *q,
+                            const float *k, const float *v, int rows, int T, int nh, int nkv,
+                            int hs);
+void synor__train_attention_bwd(const synor__blas_api *bl, float *dq, float *dk, float *dv,
+                                const float *dout, const float *att, const float *q,
+                                const float *k, const float *v, int rows, int T, int nh, int nkv,
+                                int hs, float *scratch);
 void synor__train_swiglu(float *hg, const float *h1, const float *h3, size_t n);
 void synor__train_swiglu_bwd(float *dh1, float *dh3, const float *dhg, const float *h1,
                              const float *h3, size_t n);

@@ -103,9 +103,9 @@ static int k_adamw(const synor_task_ctx *ctx)
     if (!isfinite(ss) || !isfinite(loss))
         return 0; /* the driver names the operation; nothing is updated */
     double norm = sqrt(ss);
-    float clip = t->opt.grad_clip > 0 && norm > t->opt.grad_clip
-                     ? (float)(t->opt.grad_clip / norm)
-                     : 1.0f;
+    /* as torch.nn.utils.clip_grad_norm_: max_norm / (norm + 1e-6), at most 1 */
+    double coef = t->opt.grad_clip > 0 ? t->opt.grad_clip / (norm + 1e-6) : 1.0;
+    float clip = coef < 1.0 ? (float)coef : 1.0f;
     if (c == 0)
         t->grad_norm = norm;
     long k = t->step + 1;
