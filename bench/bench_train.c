@@ -31,8 +31,13 @@ static int cmp_d(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    synor_train_config c = {.dim = 288, .hidden_dim = 768, .n_layers = 6, .n_heads = 6,
-                            .n_kv_heads = 6, .vocab_size = 512, .seq_len = 256,
+    synor_train_config c = {.dim = 288,
+                            .hidden_dim = 768,
+                            .n_layers = 6,
+                            .n_heads = 6,
+                            .n_kv_heads = 6,
+                            .vocab_size = 512,
+                            .seq_len = 256,
                             .shared_classifier = 1};
     int batch = 8, threads = 2, replicas = 0, steps = 20, warmup = 3;
     for (int i = 1; i + 1 < argc; i += 2) {

@@ -41,8 +41,8 @@ static int close_fd(const float *a, const double *fd, size_t n, double tol, cons
         scale = fmax(scale, fabs(fd[i]));
     for (size_t i = 0; i < n; i++)
         if (!(fabs(a[i] - fd[i]) <= tol * (fabs(fd[i]) + 0.05 * scale))) {
-            fprintf(stderr, "  %s: element %zu: analytic %.8g, finite differences %.8g\n", what,
-                    i, (double)a[i], fd[i]);
+            fprintf(stderr, "  %s: element %zu: analytic %.8g, finite differences %.8g\n", what, i,
+                    (double)a[i], fd[i]);
             return 0;
         }
     return 1;
@@ -274,8 +274,13 @@ TEST(matmul_backward_matches_finite_differences)
 
 /* ------------------------------------------------------------ model */
 
-static const synor_train_config tiny = {.dim = 16, .hidden_dim = 24, .n_layers = 2, .n_heads = 4,
-                                        .n_kv_heads = 2, .vocab_size = 23, .seq_len = 6};
+static const synor_train_config tiny = {.dim = 16,
+                                        .hidden_dim = 24,
+                                        .n_layers = 2,
+                                        .n_heads = 4,
+                                        .n_kv_heads = 2,
+                                        .vocab_size = 23,
+                                        .seq_len = 6};
 
 static void tokens_fill(int32_t *tok, int rows, int T, int V, uint64_t seed)
 {
@@ -395,8 +400,13 @@ TEST(adamw_follows_its_definition_and_the_schedule)
     memcpy(before, synor_trainer_params(t), P * sizeof(float));
     int32_t tok[2 * 7];
     tokens_fill(tok, 2, 6, tiny.vocab_size, 2);
-    o = (synor_train_adamw){.lr = 0.01f, .min_lr = 0.01f, .decay_steps = 10, .beta1 = 0.9f,
-                            .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
+    o = (synor_train_adamw){.lr = 0.01f,
+                            .min_lr = 0.01f,
+                            .decay_steps = 10,
+                            .beta1 = 0.9f,
+                            .beta2 = 0.95f,
+                            .eps = 1e-8f,
+                            .weight_decay = 0.1f,
                             .grad_clip = 0.5f};
     synor_train_step_info info;
     ASSERT_OK(synor_trainer_step(t, tok, &o, &info));
@@ -460,8 +470,13 @@ TEST(the_model_learns_a_batch_by_heart)
     synor_runtime *rt = rt_or_skip(2);
     if (!rt)
         TEST_SKIP("no runtime or OpenBLAS (libopenblas0)");
-    synor_train_config c = {.dim = 32, .hidden_dim = 64, .n_layers = 2, .n_heads = 4,
-                            .n_kv_heads = 4, .vocab_size = 40, .seq_len = 16,
+    synor_train_config c = {.dim = 32,
+                            .hidden_dim = 64,
+                            .n_layers = 2,
+                            .n_heads = 4,
+                            .n_kv_heads = 4,
+                            .vocab_size = 40,
+                            .seq_len = 16,
                             .shared_classifier = 1};
     synor_trainer *t;
     ASSERT_OK(synor_trainer_create(rt, &c, 4, 0, &t));
@@ -508,11 +523,10 @@ TEST(bad_configurations_are_named)
 }
 
 TEST_MAIN(rmsnorm_backward_matches_finite_differences, rope_backward_is_the_inverse_rotation,
-          attention_backward_matches_finite_differences,
-          swiglu_backward_matches_finite_differences,
+          attention_backward_matches_finite_differences, swiglu_backward_matches_finite_differences,
           cross_entropy_backward_matches_finite_differences,
           matmul_backward_matches_finite_differences, model_gradient_matches_finite_differences,
           replicas_give_the_same_gradient_and_the_same_bits_every_run,
           adamw_follows_its_definition_and_the_schedule,
-          a_nan_is_named_by_its_operation_and_nothing_is_updated,
-          the_model_learns_a_batch_by_heart, bad_configurations_are_named)
+          a_nan_is_named_by_its_operation_and_nothing_is_updated, the_model_learns_a_batch_by_heart,
+          bad_configurations_are_named)

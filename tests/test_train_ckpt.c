@@ -15,8 +15,8 @@
 #include "synor/train.h"
 #include "test.h"
 
-static const synor_train_config cfg = {.dim = 16, .hidden_dim = 32, .n_layers = 2, .n_heads = 4,
-                                       .n_kv_heads = 2, .seq_len = 12};
+static const synor_train_config cfg = {
+    .dim = 16, .hidden_dim = 32, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .seq_len = 12};
 
 /* Sentences from a small vocabulary in a seeded order. */
 static char *corpus(size_t *len)
@@ -102,9 +102,15 @@ static int run(fixture *f, const char *dir, int steps, int resume, synor_train_p
     int e = synor_trainer_create(f->rt, &f->cfg, 4, 2, &t);
     if (e)
         return e;
-    synor_train_run_opts o = {.steps = steps, .seed = 5, .ckpt_every = 2, .ckpt_dir = dir,
-                              .ckpt_keep = 2, .resume = resume, .eval_every = 4,
-                              .progress = fn, .progress_ctx = log};
+    synor_train_run_opts o = {.steps = steps,
+                              .seed = 5,
+                              .ckpt_every = 2,
+                              .ckpt_dir = dir,
+                              .ckpt_keep = 2,
+                              .resume = resume,
+                              .eval_every = 4,
+                              .progress = fn,
+                              .progress_ctx = log};
     synor_train_adamw_init(&o.opt, 8);
     e = synor_train_run(t, &f->data, &o);
     if (params) {

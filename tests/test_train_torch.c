@@ -31,7 +31,7 @@ typedef struct ref {
     double *params;
 } ref;
 
-static const char *const names[] = {"tok_emb", "rms_att", "wq", "wk", "wv", "wo",
+static const char *const names[] = {"tok_emb", "rms_att", "wq", "wk", "wv",        "wo",
                                     "rms_ffn", "w1",      "w2", "w3", "rms_final", "wcls"};
 
 /* Relative L2 error of each weight (all layers together): the largest. */
@@ -41,7 +41,8 @@ static double worst(const synor_train_config *c, const float *a, const double *b
     for (int k = 0; k <= SYNOR_L2C_WCLS; k++) {
         if (k == SYNOR_L2C_WCLS && c->shared_classifier)
             continue;
-        int per_layer = k != SYNOR_L2C_TOKEN_EMBD && k != SYNOR_L2C_RMS_FINAL && k != SYNOR_L2C_WCLS;
+        int per_layer =
+            k != SYNOR_L2C_TOKEN_EMBD && k != SYNOR_L2C_RMS_FINAL && k != SYNOR_L2C_WCLS;
         size_t off = synor_train_param_offset(c, (synor_l2c_weight)k, 0);
         size_t n = synor_train_param_size(c, (synor_l2c_weight)k) * (per_layer ? c->n_layers : 1);
         double num = 0, den = 0;
@@ -83,15 +84,21 @@ static void check_case(synor_runtime *rt, synor_train_config c, int B, int round
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         tok[i] = (int32_t)((s >> 33) % (uint64_t)c.vocab_size);
     }
-    synor_train_adamw o = {.lr = 0.01f, .min_lr = 0.01f, .warmup = 0, .decay_steps = 1 << 20,
-                           .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
+    synor_train_adamw o = {.lr = 0.01f,
+                           .min_lr = 0.01f,
+                           .warmup = 0,
+                           .decay_steps = 1 << 20,
+                           .beta1 = 0.9f,
+                           .beta2 = 0.95f,
+                           .eps = 1e-8f,
+                           .weight_decay = 0.1f,
                            .grad_clip = 0.5f};
     FILE *f = fopen(cpath, "wb");
     ASSERT(f);
     put32(f, 0x52545953);
     put32(f, 1);
-    int hdr[] = {c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, T, B,
-                 c.shared_classifier, rounds - 1};
+    int hdr[] = {c.dim, c.hidden_dim,        c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, T,
+                 B,     c.shared_classifier, rounds - 1};
     for (size_t i = 0; i < sizeof hdr / sizeof hdr[0]; i++)
         put32(f, hdr[i]);
     float fl[] = {10000.0f, 1e-5f, o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, o.grad_clip};
@@ -165,8 +172,13 @@ TEST(grouped_query_attention_and_separate_classifier_match_pytorch)
     synor_runtime *rt = setup();
     if (!rt)
         TEST_SKIP("no PyTorch reference here: the check is skipped");
-    synor_train_config a = {.dim = 48, .hidden_dim = 96, .n_layers = 2, .n_heads = 6,
-                            .n_kv_heads = 2, .vocab_size = 67, .seq_len = 16};
+    synor_train_config a = {.dim = 48,
+                            .hidden_dim = 96,
+                            .n_layers = 2,
+                            .n_heads = 6,
+                            .n_kv_heads = 2,
+                            .vocab_size = 67,
+                            .seq_len = 16};
     check_case(rt, a, 4, 2);
     synor_runtime_destroy(rt);
 }
@@ -177,8 +189,13 @@ TEST(tied_classifier_matches_pytorch)
     synor_runtime *rt = setup();
     if (!rt)
         TEST_SKIP("no PyTorch reference here: the check is skipped");
-    synor_train_config b = {.dim = 32, .hidden_dim = 64, .n_layers = 3, .n_heads = 4,
-                            .n_kv_heads = 4, .vocab_size = 50, .seq_len = 9,
+    synor_train_config b = {.dim = 32,
+                            .hidden_dim = 64,
+                            .n_layers = 3,
+                            .n_heads = 4,
+                            .n_kv_heads = 4,
+                            .vocab_size = 50,
+                            .seq_len = 9,
                             .shared_classifier = 1};
     check_case(rt, b, 3, 2);
     synor_runtime_destroy(rt);

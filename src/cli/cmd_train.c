@@ -18,39 +18,41 @@
 
 static void help(void)
 {
-    printf(
-        "usage: synor train --corpus FILE --out DIR [options]\n"
-        "       synor train plot LOG [-o OUT.svg] [--baseline NATS]\n\n"
-        "Trains a Llama-architecture model (RMSNorm, RoPE, grouped-query attention,\n"
-        "SwiGLU) on the text of FILE with AdamW, data parallel over the CPU workers.\n"
-        "DIR gets tokenizer.bin, log.csv (one row per step), ckpt-STEP.bin checkpoints,\n"
-        "and at the end model.bin (llama2.c), model.gguf (F32) and loss.svg.\n"
-        "  --vocab N         BPE vocabulary trained on the corpus (default 1024)\n"
-        "  --tokenizer FILE  a tokenizer.bin of --vocab pieces instead\n"
-        "  --dim N --hidden N --layers N --heads N --kv-heads N --seq-len N\n"
-        "                    model (default 256, 688, 4, 8, 4, 128); --unshared: a\n"
-        "                    classifier of its own instead of the token embedding\n"
-        "  --steps N         training steps (default 1000); --batch N sequences (16)\n"
-        "  --lr X --min-lr X --warmup N --weight-decay X --clip X\n"
-        "                    AdamW (default 1e-3, 1e-4, steps/10 up to 100, 0.1, 1.0)\n"
-        "  --eval-every N    validation loss every N steps (default 100)\n"
-        "  --eval-rows N     validation windows per evaluation (default 32)\n"
-        "  --val-fraction X  the corpus's tail kept for validation (default 0.1)\n"
-        "  --ckpt-every N    checkpoint every N steps (default 100); --keep N newest (2)\n"
-        "  --resume          continue from DIR's newest valid checkpoint\n"
-        "  --workers N       CPU workers (default one per core); --replicas N data-\n"
-        "                    parallel micro-batches (default one per worker, at most 6)\n"
-        "  --seed S          initialisation and data order (default 1)\n"
-        "  --quiet           no progress line\n"
-        "  --report          after the run, the runtime's report of it: every task on its\n"
-        "                    worker (batch loading, the replicas' forward/backward, the\n"
-        "                    all-reduce, AdamW, checkpoints), utilization and timeline\n"
-        "  --trace FILE --chrome FILE --svg FILE\n"
-        "                    the run's trace (synor report), Chrome trace, SVG Gantt chart\n"
-        "plot draws LOG's training and validation loss as SVG (to OUT, else stdout).\n"
-        "Ctrl-C stops after the current step; --resume continues from the last checkpoint.\n"
-        "Exit status: 0 success, 1 failure (a NaN names the step and the operation),\n"
-        "2 usage error.\n");
+    printf("usage: synor train --corpus FILE --out DIR [options]\n"
+           "       synor train plot LOG [-o OUT.svg] [--baseline NATS]\n\n"
+           "Trains a Llama-architecture model (RMSNorm, RoPE, grouped-query attention,\n"
+           "SwiGLU) on the text of FILE with AdamW, data parallel over the CPU workers.\n"
+           "DIR gets tokenizer.bin, log.csv (one row per step), ckpt-STEP.bin checkpoints,\n"
+           "and at the end model.bin (llama2.c), model.gguf (F32) and loss.svg.\n"
+           "  --vocab N         BPE vocabulary trained on the corpus (default 1024)\n"
+           "  --tokenizer FILE  a tokenizer.bin of --vocab pieces instead\n"
+           "  --dim N --hidden N --layers N --heads N --kv-heads N --seq-len N\n"
+           "                    model (default 256, 688, 4, 8, 4, 128); --unshared: a\n"
+           "                    classifier of its own instead of the token embedding\n"
+           "  --steps N         training steps (default 1000); --batch N sequences (16)\n"
+           "  --lr X --min-lr X --warmup N --weight-decay X --clip X\n"
+           "                    AdamW (default 1e-3, 1e-4, steps/10 up to 100, 0.1, 1.0)\n"
+           "  --eval-every N    validation loss every N steps (default 100)\n"
+           "  --eval-rows N     validation windows per evaluation (default 32)\n"
+           "  --val-fraction X  the corpus's tail kept for validation (default 0.1)\n"
+           "  --ckpt-every N    checkpoint every N steps (default 100); --keep N newest (2)\n"
+           "  --resume          continue from DIR's newest valid checkpoint\n"
+           "  --workers N       CPU workers (default one per core); --replicas N data-\n"
+           "                    parallel micro-batches (default one per worker, at most 6)\n"
+           "  --seed S          initialisation and data order (default 1)\n"
+           "  --quiet           no progress line\n"
+           "  --report          after the run, the runtime's report of it: every task on its\n"
+           "                    worker (batch loading, the replicas' forward/backward, the\n"
+           "                    all-reduce, AdamW, checkpoints), utilization and timeline\n"
+           "  --trace FILE --chrome FILE --svg FILE\n"
+           "                    the run's trace (synor report), Chrome trace, SVG Gantt chart\n"
+           "  --workload FILE   one iteration of this configuration as a workload (data\n"
+           "                    parallel over the replicas, fp32) for synor simulate, e.g.\n"
+           "                    --fabric local: the prediction beside the real step time\n"
+           "plot draws LOG's training and validation loss as SVG (to OUT, else stdout).\n"
+           "Ctrl-C stops after the current step; --resume continues from the last checkpoint.\n"
+           "Exit status: 0 success, 1 failure (a NaN names the step and the operation),\n"
+           "2 usage error.\n");
 }
 
 static volatile sig_atomic_t interrupted;
@@ -167,7 +169,7 @@ static FILE *open_log(const char *path, long upto)
 }
 
 typedef struct opts {
-    const char *corpus, *out, *tok_path, *trace, *chrome, *svg;
+    const char *corpus, *out, *tok_path, *trace, *chrome, *svg, *workload;
     synor_train_config cfg;
     unsigned long long vocab, steps, batch, eval_every, eval_rows, ckpt_every, keep, workers,
         replicas, seed, warmup;
@@ -177,11 +179,26 @@ typedef struct opts {
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){.cfg = {.dim = 256, .hidden_dim = 688, .n_layers = 4, .n_heads = 8,
-                        .n_kv_heads = 4, .seq_len = 128, .shared_classifier = 1},
-                .vocab = 1024, .steps = 1000, .batch = 16, .eval_every = 100, .eval_rows = 32,
-                .ckpt_every = 100, .keep = 2, .seed = 1, .lr = 1e-3, .min_lr = 1e-4, .wd = 0.1,
-                .clip = 1.0, .val_fraction = 0.1};
+    *o = (opts){.cfg = {.dim = 256,
+                        .hidden_dim = 688,
+                        .n_layers = 4,
+                        .n_heads = 8,
+                        .n_kv_heads = 4,
+                        .seq_len = 128,
+                        .shared_classifier = 1},
+                .vocab = 1024,
+                .steps = 1000,
+                .batch = 16,
+                .eval_every = 100,
+                .eval_rows = 32,
+                .ckpt_every = 100,
+                .keep = 2,
+                .seed = 1,
+                .lr = 1e-3,
+                .min_lr = 1e-4,
+                .wd = 0.1,
+                .clip = 1.0,
+                .val_fraction = 0.1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--unshared")) {
@@ -260,6 +277,8 @@ static int parse(int argc, char **argv, opts *o)
             o->chrome = v;
         } else if (!strcmp(a, "--svg")) {
             o->svg = v;
+        } else if (!strcmp(a, "--workload")) {
+            o->workload = v;
         } else {
             return cli_usage_error("train", "unknown option '%s'", a);
         }
@@ -309,6 +328,34 @@ static int report(const opts *o, synor_runtime *rt)
         rc = CLI_FAIL;
     synor_trace_destroy(tr);
     return rc;
+}
+
+/* One iteration as the planner's decomposition of data-parallel training
+ * (synor/decompose.h) with this run's shape, batch and replicas. */
+static int write_workload(const opts *o, int replicas)
+{
+    synor_llm_config m = {.name = "synor train",
+                          .layers = o->cfg.n_layers,
+                          .heads = o->cfg.n_heads,
+                          .kv_heads = o->cfg.n_kv_heads,
+                          .hidden = o->cfg.dim,
+                          .ffn = o->cfg.hidden_dim,
+                          .vocab = o->cfg.vocab_size,
+                          .context = o->cfg.seq_len,
+                          .dtype = SYNOR_DTYPE_FP32};
+    int64_t batch = (int64_t)o->batch;
+    /* the decomposition wants equal replicas */
+    while (replicas > 1 && batch % replicas)
+        replicas--;
+    synor_workload *w = NULL;
+    int e = replicas > 1 ? synor_decompose_llm_training_dp(&m, batch, o->cfg.seq_len, replicas,
+                                                           SYNOR_COLLECTIVE_RING, &w)
+                         : synor_decompose_llm_training(&m, batch, o->cfg.seq_len, &w);
+    if (e)
+        return e;
+    e = cli_write_text(o->workload, synor_workload_to_json(w)) == CLI_OK ? 0 : SYNOR_EIO;
+    synor_workload_destroy(w);
+    return e;
 }
 
 /* The vocabulary: DIR/tokenizer.bin when resuming, --tokenizer, or one
@@ -391,6 +438,8 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     if ((e = synor_runtime_create(&rc_cfg, &rt)) || (e = synor_runtime_start(rt)) ||
         (e = synor_trainer_create(rt, &o.cfg, (int)o.batch, (int)o.replicas, &t)))
         goto fail;
+    if (o.workload && (e = write_workload(&o, synor_trainer_replicas(t))))
+        goto fail;
     double unigram = synor_train_data_unigram(&data, o.cfg.vocab_size);
     fprintf(stderr,
             "synor train: %zu parameters (dim %d, hidden %d, %d layers, %d heads / %d KV, "
@@ -427,8 +476,10 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     if (e < 0)
         goto fail;
     if (e == 1) {
-        fprintf(stderr, "synor train: interrupted at step %ld; `--resume` continues from the "
-                        "last checkpoint\n", synor_trainer_step_count(t));
+        fprintf(stderr,
+                "synor train: interrupted at step %ld; `--resume` continues from the "
+                "last checkpoint\n",
+                synor_trainer_step_count(t));
         rc = CLI_FAIL;
         goto out;
     }

@@ -86,7 +86,7 @@ void synor__train_ckpt_build(unsigned char *buf, const synor_train_config *c,
     w32(&b, HEADER_BYTES);
     unsigned char *h = b.p;
     memset(h, 0, HEADER_BYTES);
-    const int ints[] = {c->dim,      c->hidden_dim, c->n_layers, c->n_heads,
+    const int ints[] = {c->dim,        c->hidden_dim, c->n_layers, c->n_heads,
                         c->n_kv_heads, c->vocab_size, c->seq_len,  c->shared_classifier};
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(ints); i++)
         w32(&b, (uint32_t)ints[i]);
@@ -125,13 +125,15 @@ static int parse(const char *path, const unsigned char *data, size_t len, synor_
                  synor_train_state *st, size_t *P, const unsigned char **arrays)
 {
     if (len < 12 + HEADER_BYTES + 4 || memcmp(data, MAGIC, 8) != 0)
-        return synor__error(SYNOR_EPARSE, "%s: not a training checkpoint (magic %s expected, "
-                                          "%zu bytes)", path, MAGIC, len);
+        return synor__error(SYNOR_EPARSE,
+                            "%s: not a training checkpoint (magic %s expected, "
+                            "%zu bytes)",
+                            path, MAGIC, len);
     const unsigned char *p = data + 8;
     uint32_t hb = r32(&p);
     if (hb != HEADER_BYTES)
-        return synor__error(SYNOR_EPARSE, "%s: header of %u bytes (this version writes %d)",
-                            path, hb, HEADER_BYTES);
+        return synor__error(SYNOR_EPARSE, "%s: header of %u bytes (this version writes %d)", path,
+                            hb, HEADER_BYTES);
     int *ints[] = {&c->dim,        &c->hidden_dim, &c->n_layers, &c->n_heads,
                    &c->n_kv_heads, &c->vocab_size, &c->seq_len,  &c->shared_classifier};
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(ints); i++)
@@ -163,9 +165,10 @@ static int parse(const char *path, const unsigned char *data, size_t len, synor_
         return synor__error(SYNOR_EPARSE, "%s: %llu parameters, the configuration has %zu", path,
                             (unsigned long long)n, synor_train_param_count(c));
     if (len != synor__train_ckpt_bytes((size_t)n))
-        return synor__error(SYNOR_EPARSE, "%s: %zu bytes, a checkpoint of %llu parameters has "
-                                          "%zu: torn or cut short", path, len,
-                            (unsigned long long)n, synor__train_ckpt_bytes((size_t)n));
+        return synor__error(SYNOR_EPARSE,
+                            "%s: %zu bytes, a checkpoint of %llu parameters has "
+                            "%zu: torn or cut short",
+                            path, len, (unsigned long long)n, synor__train_ckpt_bytes((size_t)n));
     const unsigned char *end = data + len - 4;
     uint32_t want = r32(&end);
     if (synor__crc32c(0, data, len - 4) != want)
@@ -213,13 +216,14 @@ int synor_trainer_load(synor_trainer *t, const char *path, synor_train_state *st
                  {"shared_classifier", c.shared_classifier, t->cfg.shared_classifier}};
         for (size_t i = 0; i < SYNOR__ARRAY_LEN(f) && !e; i++)
             if (f[i].a != f[i].b)
-                e = synor__error(SYNOR_EINVAL, "%s: %s is %d, the trainer's is %d", path,
-                                 f[i].name, f[i].a, f[i].b);
+                e = synor__error(SYNOR_EINVAL, "%s: %s is %d, the trainer's is %d", path, f[i].name,
+                                 f[i].a, f[i].b);
         if (!e && (c.rope_theta != t->cfg.rope_theta || c.norm_eps != t->cfg.norm_eps))
-            e = synor__error(SYNOR_EINVAL, "%s: rope_theta %g / norm_eps %g differ from the "
-                                           "trainer's %g / %g", path, (double)c.rope_theta,
-                             (double)c.norm_eps, (double)t->cfg.rope_theta,
-                             (double)t->cfg.norm_eps);
+            e = synor__error(SYNOR_EINVAL,
+                             "%s: rope_theta %g / norm_eps %g differ from the "
+                             "trainer's %g / %g",
+                             path, (double)c.rope_theta, (double)c.norm_eps,
+                             (double)t->cfg.rope_theta, (double)t->cfg.norm_eps);
     }
     if (!e) {
         synor_runtime_wait_all(t->rt);

@@ -61,7 +61,8 @@ void synor_train_data_batch(const synor_train_data *d, uint64_t seed, long step,
     for (int r = 0; r < rows; r++) {
         s = mix(s);
         size_t at = (size_t)(s % span);
-        memcpy(out + (size_t)r * (seq_len + 1), d->ids + at, (size_t)(seq_len + 1) * sizeof(int32_t));
+        memcpy(out + (size_t)r * (seq_len + 1), d->ids + at,
+               (size_t)(seq_len + 1) * sizeof(int32_t));
     }
 }
 

@@ -9,10 +9,10 @@ int synor_train_config_check(synor_train_config *c)
     const struct {
         const char *name;
         int v;
-    } pos[] = {{"dim", c->dim},           {"hidden_dim", c->hidden_dim},
-               {"n_layers", c->n_layers}, {"n_heads", c->n_heads},
-               {"n_kv_heads", c->n_kv_heads}, {"vocab_size", c->vocab_size},
-               {"seq_len", c->seq_len}};
+    } pos[] = {
+        {"dim", c->dim},         {"hidden_dim", c->hidden_dim}, {"n_layers", c->n_layers},
+        {"n_heads", c->n_heads}, {"n_kv_heads", c->n_kv_heads}, {"vocab_size", c->vocab_size},
+        {"seq_len", c->seq_len}};
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(pos); i++)
         if (pos[i].v <= 0 || pos[i].v > (1 << 24))
             return synor__error(SYNOR_EINVAL, "train config: %s is %d (must be 1 to %d)",
@@ -33,8 +33,10 @@ int synor_train_config_check(synor_train_config *c)
         c->norm_eps = 1e-5f;
     if (!(c->rope_theta > 0) || !(c->norm_eps > 0) || !isfinite(c->rope_theta) ||
         !isfinite(c->norm_eps))
-        return synor__error(SYNOR_EINVAL, "train config: rope_theta %g and norm_eps %g must be "
-                                          "positive", (double)c->rope_theta, (double)c->norm_eps);
+        return synor__error(SYNOR_EINVAL,
+                            "train config: rope_theta %g and norm_eps %g must be "
+                            "positive",
+                            (double)c->rope_theta, (double)c->norm_eps);
     return 0;
 }
 
@@ -43,14 +45,14 @@ void synor__train_layout(const synor_train_config *c, train_layout *lay)
     size_t D = (size_t)c->dim, H = (size_t)c->hidden_dim, V = (size_t)c->vocab_size;
     size_t KVD = D / (size_t)c->n_heads * (size_t)c->n_kv_heads, L = (size_t)c->n_layers;
     size_t per[SYNOR_L2C_WCLS + 1] = {
-        [SYNOR_L2C_TOKEN_EMBD] = V * D, [SYNOR_L2C_RMS_ATT] = D, [SYNOR_L2C_WQ] = D * D,
-        [SYNOR_L2C_WK] = KVD * D,       [SYNOR_L2C_WV] = KVD * D, [SYNOR_L2C_WO] = D * D,
-        [SYNOR_L2C_RMS_FFN] = D,        [SYNOR_L2C_W1] = H * D,   [SYNOR_L2C_W2] = D * H,
+        [SYNOR_L2C_TOKEN_EMBD] = V * D, [SYNOR_L2C_RMS_ATT] = D,   [SYNOR_L2C_WQ] = D * D,
+        [SYNOR_L2C_WK] = KVD * D,       [SYNOR_L2C_WV] = KVD * D,  [SYNOR_L2C_WO] = D * D,
+        [SYNOR_L2C_RMS_FFN] = D,        [SYNOR_L2C_W1] = H * D,    [SYNOR_L2C_W2] = D * H,
         [SYNOR_L2C_W3] = H * D,         [SYNOR_L2C_RMS_FINAL] = D, [SYNOR_L2C_WCLS] = V * D};
     size_t off = 0;
     for (int w = 0; w <= SYNOR_L2C_WCLS; w++) {
-        int per_layer = w != SYNOR_L2C_TOKEN_EMBD && w != SYNOR_L2C_RMS_FINAL &&
-                        w != SYNOR_L2C_WCLS;
+        int per_layer =
+            w != SYNOR_L2C_TOKEN_EMBD && w != SYNOR_L2C_RMS_FINAL && w != SYNOR_L2C_WCLS;
         lay->size[w] = per[w];
         if (w == SYNOR_L2C_WCLS && c->shared_classifier) {
             lay->off[w] = lay->off[SYNOR_L2C_TOKEN_EMBD];

@@ -45,8 +45,8 @@ void synor__train_rmsnorm_bwd(float *dx, float *dw, const float *dy, const float
 /* Rotates pairs (2i, 2i+1) of every head of rows of `width` floats; row t
  * of a sequence at position t % T. inverse: by the opposite angle (the
  * gradient of a rotation is the rotation back). */
-void synor__train_rope(float *v, int n, int T, int width, int hs, const float *cs,
-                       const float *sn, int inverse)
+void synor__train_rope(float *v, int n, int T, int width, int hs, const float *cs, const float *sn,
+                       int inverse)
 {
     int half = hs / 2;
     float sign = inverse ? -1.0f : 1.0f;
@@ -107,9 +107,9 @@ void synor__train_attention(const synor__blas_api *bl, float *out, float *att, c
  * add into their KV head; dk and dv are zeroed here). dS is made in
  * scratch (T x T). */
 void synor__train_attention_bwd(const synor__blas_api *bl, float *dq, float *dk, float *dv,
-                                const float *dout, const float *att, const float *q,
-                                const float *k, const float *v, int rows, int T, int nh, int nkv,
-                                int hs, float *scratch)
+                                const float *dout, const float *att, const float *q, const float *k,
+                                const float *v, int rows, int T, int nh, int nkv, int hs,
+                                float *scratch)
 {
     int D = nh * hs, KVD = nkv * hs, group = nh / nkv;
     float scale = 1.0f / sqrtf((float)hs);
@@ -118,11 +118,12 @@ void synor__train_attention_bwd(const synor__blas_api *bl, float *dq, float *dk,
     for (int b = 0; b < rows; b++)
         for (int h = 0; h < nh; h++) {
             int g = h / group;
-            size_t qo = (size_t)b * T * D + (size_t)h * hs, ko = (size_t)b * T * KVD + (size_t)g * hs;
+            size_t qo = (size_t)b * T * D + (size_t)h * hs,
+                   ko = (size_t)b * T * KVD + (size_t)g * hs;
             const float *P = att + ((size_t)b * nh + h) * T * T;
             float *dS = scratch;
-            bl->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dout + qo, D,
-                      v + ko, KVD, 0.0f, dS, T);
+            bl->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dout + qo, D, v + ko,
+                      KVD, 0.0f, dS, T);
             for (int t = 0; t < T; t++) {
                 const float *p = P + (size_t)t * T;
                 float *d = dS + (size_t)t * T;
@@ -135,8 +136,8 @@ void synor__train_attention_bwd(const synor__blas_api *bl, float *dq, float *dk,
                 for (int s = t + 1; s < T; s++)
                     d[s] = 0;
             }
-            bl->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, dS, T, k + ko,
-                      KVD, 0.0f, dq + qo, D);
+            bl->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, dS, T, k + ko, KVD,
+                      0.0f, dq + qo, D);
             bl->sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, dS, T, q + qo, D,
                       1.0f, dk + ko, KVD);
             bl->sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, P, T, dout + qo, D,
@@ -204,15 +205,14 @@ long synor__train_nonfinite(const float *v, size_t n)
 void synor__train_mm(const synor__blas_api *b, float *y, const float *x, const float *w, int n,
                      int in, int out)
 {
-    b->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, w, in, 0.0f, y,
-             out);
+    b->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, w, in, 0.0f, y, out);
 }
 
 void synor__train_mm_bwd_x(const synor__blas_api *b, float *dx, const float *dy, const float *w,
                            int n, int in, int out, float beta)
 {
-    b->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, w, in, beta,
-             dx, in);
+    b->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, w, in, beta, dx,
+             in);
 }
 
 void synor__train_mm_bwd_w(const synor__blas_api *b, float *dw, const float *dy, const float *x,

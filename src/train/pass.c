@@ -10,10 +10,9 @@
 
 void synor__train_acts_free(train_acts *a)
 {
-    float **f[] = {&a->x,  &a->xn1, &a->r1,  &a->q,   &a->k,   &a->v,   &a->att,
-                   &a->ao, &a->xm,  &a->xn2, &a->r2,  &a->h1,  &a->h3,  &a->hg,
-                   &a->xnf, &a->rf, &a->logits, &a->dx, &a->dxn, &a->dq, &a->dk,
-                   &a->dv, &a->dao, &a->dh1, &a->dh3, &a->dhg, &a->dp};
+    float **f[] = {&a->x,   &a->xn1, &a->r1, &a->q,  &a->k,   &a->v,   &a->att, &a->ao,     &a->xm,
+                   &a->xn2, &a->r2,  &a->h1, &a->h3, &a->hg,  &a->xnf, &a->rf,  &a->logits, &a->dx,
+                   &a->dxn, &a->dq,  &a->dk, &a->dv, &a->dao, &a->dh1, &a->dh3, &a->dhg,    &a->dp};
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(f); i++) {
         synor__free(*f[i]);
         *f[i] = NULL;
@@ -32,15 +31,33 @@ int synor__train_acts_alloc(const synor_trainer *t, train_acts *a, int rows)
     struct {
         float **p;
         size_t n;
-    } f[] = {{&a->x, (L + 1) * N * D}, {&a->xn1, L * N * D}, {&a->r1, L * N},
-             {&a->q, L * N * D},       {&a->k, L * N * KVD}, {&a->v, L * N * KVD},
-             {&a->att, L * rows * NH * T * T}, {&a->ao, L * N * D}, {&a->xm, L * N * D},
-             {&a->xn2, L * N * D},     {&a->r2, L * N},      {&a->h1, L * N * H},
-             {&a->h3, L * N * H},      {&a->hg, L * N * H},  {&a->xnf, N * D},
-             {&a->rf, N},              {&a->logits, N * V},  {&a->dx, N * D},
-             {&a->dxn, N * D},         {&a->dq, N * D},      {&a->dk, N * KVD},
-             {&a->dv, N * KVD},        {&a->dao, N * D},     {&a->dh1, N * H},
-             {&a->dh3, N * H},         {&a->dhg, N * H},     {&a->dp, T * T}};
+    } f[] = {{&a->x, (L + 1) * N * D},
+             {&a->xn1, L * N * D},
+             {&a->r1, L * N},
+             {&a->q, L * N * D},
+             {&a->k, L * N * KVD},
+             {&a->v, L * N * KVD},
+             {&a->att, L * rows * NH * T * T},
+             {&a->ao, L * N * D},
+             {&a->xm, L * N * D},
+             {&a->xn2, L * N * D},
+             {&a->r2, L * N},
+             {&a->h1, L * N * H},
+             {&a->h3, L * N * H},
+             {&a->hg, L * N * H},
+             {&a->xnf, N * D},
+             {&a->rf, N},
+             {&a->logits, N * V},
+             {&a->dx, N * D},
+             {&a->dxn, N * D},
+             {&a->dq, N * D},
+             {&a->dk, N * KVD},
+             {&a->dv, N * KVD},
+             {&a->dao, N * D},
+             {&a->dh1, N * H},
+             {&a->dh3, N * H},
+             {&a->dhg, N * H},
+             {&a->dp, T * T}};
     size_t bytes = 0;
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(f); i++) {
         *f[i].p = synor__malloc(f[i].n * sizeof(float));
@@ -49,7 +66,8 @@ int synor__train_acts_alloc(const synor_trainer *t, train_acts *a, int rows)
             synor__train_acts_free(a);
             return synor__error(SYNOR_ENOMEM,
                                 "trainer: cannot allocate the activations of %d sequences "
-                                "of %zu positions (%zu bytes so far)", rows, T, bytes);
+                                "of %zu positions (%zu bytes so far)",
+                                rows, T, bytes);
         }
     }
     a->tgt = synor__malloc(N * sizeof(int32_t));
@@ -61,23 +79,23 @@ int synor__train_acts_alloc(const synor_trainer *t, train_acts *a, int rows)
     return 0;
 }
 
-#define W(w, l) (t->params + t->lay.off[(w)] + (size_t)(l) * t->lay.size[(w)])
-#define G(w, l) (g + t->lay.off[(w)] + (size_t)(l) * t->lay.size[(w)])
+#define W(w, l) (t->params + t->lay.off[(w)] + (size_t)(l)*t->lay.size[(w)])
+#define G(w, l) (g + t->lay.off[(w)] + (size_t)(l)*t->lay.size[(w)])
 
 /* In check mode, the first operation whose output holds a NaN or an
  * infinity ends the pass, named. */
-#define CHECK(buf, count, ...)                                                                   \
-    do {                                                                                       \
-        if (check) {                                                                           \
-            long bad_ = synor__train_nonfinite((buf), (size_t)(count));                        \
-            if (bad_ >= 0) {                                                                   \
-                int at_ = snprintf(msg, msgcap, __VA_ARGS__);                                  \
-                if (at_ >= 0 && (size_t)at_ < msgcap)                                          \
-                    snprintf(msg + at_, msgcap - (size_t)at_,                                  \
-                             " produced %g (element %ld)", (double)(buf)[bad_], bad_);         \
-                return SYNOR_ERANGE;                                                           \
-            }                                                                                  \
-        }                                                                                      \
+#define CHECK(buf, count, ...)                                                                     \
+    do {                                                                                           \
+        if (check) {                                                                               \
+            long bad_ = synor__train_nonfinite((buf), (size_t)(count));                            \
+            if (bad_ >= 0) {                                                                       \
+                int at_ = snprintf(msg, msgcap, __VA_ARGS__);                                      \
+                if (at_ >= 0 && (size_t)at_ < msgcap)                                              \
+                    snprintf(msg + at_, msgcap - (size_t)at_, " produced %g (element %ld)",        \
+                             (double)(buf)[bad_], bad_);                                           \
+                return SYNOR_ERANGE;                                                               \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 static void add(float *y, const float *x, size_t n)
@@ -106,8 +124,10 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
         for (int p = 0; p <= T; p++) {
             int32_t id = tokens[(size_t)i * (T + 1) + p];
             if (id < 0 || id >= V) {
-                snprintf(msg, msgcap, "token %d at row %d, position %d is out of the "
-                                      "vocabulary (0 to %d)", id, i, p, V - 1);
+                snprintf(msg, msgcap,
+                         "token %d at row %d, position %d is out of the "
+                         "vocabulary (0 to %d)",
+                         id, i, p, V - 1);
                 return SYNOR_EINVAL;
             }
             if (p < T)
@@ -186,8 +206,8 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
         synor__train_mm_bwd_x(b, dxn, a->dh3, W(SYNOR_L2C_W3, l), N, D, H, 1.0f);
         synor__train_mm_bwd_w(b, G(SYNOR_L2C_W1, l), a->dh1, xn2, N, D, H);
         synor__train_mm_bwd_w(b, G(SYNOR_L2C_W3, l), a->dh3, xn2, N, D, H);
-        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_FFN, l), dxn, xm, r2,
-                                 W(SYNOR_L2C_RMS_FFN, l), N, D);
+        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_FFN, l), dxn, xm, r2, W(SYNOR_L2C_RMS_FFN, l),
+                                 N, D);
         CHECK(dx, ND, "layer %d: backward of the feed-forward block", l);
         /* xm = x + ao wo^T */
         synor__train_mm_bwd_x(b, a->dao, dx, W(SYNOR_L2C_WO, l), N, D, D, 0.0f);
@@ -202,8 +222,8 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
         synor__train_mm_bwd_w(b, G(SYNOR_L2C_WQ, l), a->dq, xn1, N, D, D);
         synor__train_mm_bwd_w(b, G(SYNOR_L2C_WK, l), a->dk, xn1, N, D, KVD);
         synor__train_mm_bwd_w(b, G(SYNOR_L2C_WV, l), a->dv, xn1, N, D, KVD);
-        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_ATT, l), dxn, x, r1,
-                                 W(SYNOR_L2C_RMS_ATT, l), N, D);
+        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_ATT, l), dxn, x, r1, W(SYNOR_L2C_RMS_ATT, l),
+                                 N, D);
         CHECK(dx, ND, "layer %d: backward of the attention block", l);
     }
     float *gemb = G(SYNOR_L2C_TOKEN_EMBD, 0);

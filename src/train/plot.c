@@ -89,8 +89,10 @@ char *synor_train_plot_svg(const char *log_path, double baseline)
     int cs = nl ? column(data, "step") : -1, cl = nl ? column(data, "loss") : -1;
     int cv = nl ? column(data, "val_loss") : -1;
     if (cs < 0 || cl < 0) {
-        synor__error(SYNOR_EPARSE, "%s: line 1: a header naming the columns step and loss is "
-                                   "expected", log_path);
+        synor__error(SYNOR_EPARSE,
+                     "%s: line 1: a header naming the columns step and loss is "
+                     "expected",
+                     log_path);
         goto done;
     }
     int lineno = 1;
@@ -111,8 +113,8 @@ char *synor_train_plot_svg(const char *log_path, double baseline)
             }
             int hv = cv >= 0 ? field(line, cv, &v) : 0;
             if (hv < 0) {
-                synor__error(SYNOR_EPARSE, "%s: line %d: val_loss is not a number: '%s'",
-                             log_path, lineno + 1, line);
+                synor__error(SYNOR_EPARSE, "%s: line %d: val_loss is not a number: '%s'", log_path,
+                             lineno + 1, line);
                 goto done;
             }
             if (push(&tr, s, l) || (hv == 1 && push(&va, s, v))) {
@@ -149,18 +151,21 @@ char *synor_train_plot_svg(const char *log_path, double baseline)
     for (int i = 0; i <= 5; i++) {
         double yv = y0 + (y1 - y0) * i / 5, py = 370 - 340.0 * i / 5;
         double xv = x0 + (x1 - x0) * i / 5, px = 70 + 640.0 * i / 5;
-        synor__buf_printf(&b, "<line x1=\"70\" x2=\"710\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                              "<text x=\"64\" y=\"%.1f\" text-anchor=\"end\">%.2f</text>\n",
+        synor__buf_printf(&b,
+                          "<line x1=\"70\" x2=\"710\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                          "<text x=\"64\" y=\"%.1f\" text-anchor=\"end\">%.2f</text>\n",
                           py, py, py + 4, yv);
-        synor__buf_printf(&b, "<text x=\"%.1f\" y=\"388\" text-anchor=\"middle\">%.0f</text>\n",
-                          px, xv);
+        synor__buf_printf(&b, "<text x=\"%.1f\" y=\"388\" text-anchor=\"middle\">%.0f</text>\n", px,
+                          xv);
     }
     synor__buf_puts(&b, "<rect x=\"70\" y=\"30\" width=\"640\" height=\"340\" fill=\"none\" "
                         "stroke=\"black\"/>\n");
     if (isfinite(baseline) && baseline > 0) {
         double py = 30 + (y1 - baseline) / (y1 - y0) * 340;
-        synor__buf_printf(&b, "<line x1=\"70\" x2=\"710\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"gray\" "
-                              "stroke-dasharray=\"5,4\"/>\n", py, py);
+        synor__buf_printf(&b,
+                          "<line x1=\"70\" x2=\"710\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"gray\" "
+                          "stroke-dasharray=\"5,4\"/>\n",
+                          py, py);
     }
     polyline(&b, &tr, x0, x1, y0, y1, "#1f77b4");
     polyline(&b, &va, x0, x1, y0, y1, "#d62728");
@@ -171,8 +176,10 @@ char *synor_train_plot_svg(const char *log_path, double baseline)
     synor__buf_puts(&b, "<text x=\"80\" y=\"410\" fill=\"#1f77b4\">training</text>"
                         "<text x=\"160\" y=\"410\" fill=\"#d62728\">validation</text>");
     if (isfinite(baseline) && baseline > 0)
-        synor__buf_printf(&b, "<text x=\"250\" y=\"410\" fill=\"gray\">unigram baseline "
-                              "%.3f</text>", baseline);
+        synor__buf_printf(&b,
+                          "<text x=\"250\" y=\"410\" fill=\"gray\">unigram baseline "
+                          "%.3f</text>",
+                          baseline);
     synor__buf_puts(&b, "\n</svg>\n");
     out = synor__buf_take(&b);
     if (!out)

@@ -97,12 +97,10 @@ static int k_write(const synor_task_ctx *ctx)
     return 0;
 }
 
-static const synor_kernel kern_load = {.name = "train_load_batch",
-                                       .op = SYNOR_OP_DATA_LOAD,
-                                       .fn = {[SYNOR_KIND_CPU] = k_load}};
-static const synor_kernel kern_snapshot = {.name = "train_snapshot",
-                                           .op = SYNOR_OP_CHECKPOINT,
-                                           .fn = {[SYNOR_KIND_CPU] = k_snapshot}};
+static const synor_kernel kern_load = {
+    .name = "train_load_batch", .op = SYNOR_OP_DATA_LOAD, .fn = {[SYNOR_KIND_CPU] = k_load}};
+static const synor_kernel kern_snapshot = {
+    .name = "train_snapshot", .op = SYNOR_OP_CHECKPOINT, .fn = {[SYNOR_KIND_CPU] = k_snapshot}};
 static const synor_kernel kern_write = {.name = "train_write_checkpoint",
                                         .op = SYNOR_OP_CHECKPOINT,
                                         .fn = {[SYNOR_KIND_CPU] = k_write}};
@@ -110,8 +108,12 @@ static const synor_kernel kern_write = {.name = "train_write_checkpoint",
 static int submit_load(run_ctx *r, long step)
 {
     load_args a = {.slot = (int)(step % 2), .step = step};
-    synor_task_spec s = {.kernel = &kern_load, .priority = SYNOR_PRIORITY_HIGH, .args = &a,
-                         .args_size = sizeof a, .user = r, .ndata = 1};
+    synor_task_spec s = {.kernel = &kern_load,
+                         .priority = SYNOR_PRIORITY_HIGH,
+                         .args = &a,
+                         .args_size = sizeof a,
+                         .user = r,
+                         .ndata = 1};
     s.data[0] = r->batch_h[a.slot];
     s.mode[0] = SYNOR_ACCESS_W;
     return synor_task_submit(r->t->rt, &s);
@@ -130,8 +132,8 @@ static int submit_checkpoint(run_ctx *r)
     int e = synor_task_submit(t->rt, &s);
     if (e)
         return e;
-    synor_task_spec w = {.kernel = &kern_write, .priority = SYNOR_PRIORITY_LOW, .user = r,
-                         .ndata = 1};
+    synor_task_spec w = {
+        .kernel = &kern_write, .priority = SYNOR_PRIORITY_LOW, .user = r, .ndata = 1};
     w.data[0] = r->snap_h;
     w.mode[0] = SYNOR_ACCESS_RW;
     return synor_task_submit(t->rt, &w);
@@ -245,8 +247,10 @@ int synor_train_run(synor_trainer *t, const synor_train_data *d, const synor_tra
         return synor__error(SYNOR_EINVAL, "train run: resume needs a checkpoint directory");
     for (size_t i = 0; i < d->n; i++)
         if (d->ids[i] < 0 || d->ids[i] >= c->vocab_size)
-            return synor__error(SYNOR_EINVAL, "train run: token %d at %zu is out of the model's "
-                                              "vocabulary of %d", d->ids[i], i, c->vocab_size);
+            return synor__error(SYNOR_EINVAL,
+                                "train run: token %d at %zu is out of the model's "
+                                "vocabulary of %d",
+                                d->ids[i], i, c->vocab_size);
     run_ctx r = {.t = t, .d = d, .seed = o->seed, .keep = o->ckpt_keep > 0 ? o->ckpt_keep : 2};
     pthread_mutex_init(&r.lock, NULL);
     size_t W = (size_t)c->seq_len + 1;
@@ -268,18 +272,21 @@ int synor_train_run(synor_trainer *t, const synor_train_data *d, const synor_tra
         hd.ptr = &r.tok[i];
         e = synor_handle_register(t->rt, &hd, i < 2 ? &r.batch_h[i] : &r.snap_h);
     }
-    synor_train_state st = {.seed = o->seed, .batch = t->batch, .replicas = t->nrep,
-                            .opt = o->opt};
+    synor_train_state st = {.seed = o->seed, .batch = t->batch, .replicas = t->nrep, .opt = o->opt};
     int resumed = 0;
     if (!e && o->resume && (resumed = resume(&r, o, &st)) < 0)
         e = resumed;
     if (!e && resumed && (st.batch != t->batch || st.seed != o->seed))
-        e = synor__error(SYNOR_EINVAL, "train run: the checkpoint was trained with batch %d and "
-                                       "seed %llu; this run has %d and %llu", st.batch,
-                         (unsigned long long)st.seed, t->batch, (unsigned long long)o->seed);
+        e = synor__error(SYNOR_EINVAL,
+                         "train run: the checkpoint was trained with batch %d and "
+                         "seed %llu; this run has %d and %llu",
+                         st.batch, (unsigned long long)st.seed, t->batch,
+                         (unsigned long long)o->seed);
     if (!e && resumed && st.replicas != t->nrep)
-        fprintf(stderr, "synor train: the checkpoint ran %d replicas, this run %d: the loss curve "
-                        "continues, not bit for bit\n", st.replicas, t->nrep);
+        fprintf(stderr,
+                "synor train: the checkpoint ran %d replicas, this run %d: the loss curve "
+                "continues, not bit for bit\n",
+                st.replicas, t->nrep);
     if (!e && !resumed)
         synor_trainer_init_params(t, o->seed);
     int nval = e ? 0 : synor_train_data_val(d, eval_rows, c->seq_len, val);
@@ -315,8 +322,11 @@ int synor_train_run(synor_trainer *t, const synor_train_data *d, const synor_tra
         st.tokens += (uint64_t)t->batch * (uint64_t)c->seq_len;
         double now = now_s();
         st.elapsed_s = base_elapsed + (now - t0);
-        synor_train_progress p = {.step = s + 1, .steps = o->steps, .loss = loss,
-                                  .grad_norm = t->grad_norm, .lr = t->lr,
+        synor_train_progress p = {.step = s + 1,
+                                  .steps = o->steps,
+                                  .loss = loss,
+                                  .grad_norm = t->grad_norm,
+                                  .lr = t->lr,
                                   .elapsed_s = st.elapsed_s};
         p.tokens_per_s = (double)(s + 1 - first) * t->batch * c->seq_len / (now - t0);
         p.eta_s = (now - t0) / (double)(s + 1 - first) * (double)(o->steps - s - 1);

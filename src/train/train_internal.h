@@ -20,7 +20,7 @@
 
 /* Where each weight lives in the parameter array. */
 typedef struct train_layout {
-    size_t off[SYNOR_L2C_WCLS + 1]; /* of layer 0 */
+    size_t off[SYNOR_L2C_WCLS + 1];  /* of layer 0 */
     size_t size[SYNOR_L2C_WCLS + 1]; /* per layer */
     size_t total;
 } train_layout;
@@ -29,32 +29,32 @@ typedef struct train_layout {
  * sequences of T positions (N = rows T). Per layer l, arrays of N x width
  * at l N width. */
 typedef struct train_acts {
-    int rows; /* capacity in sequences */
-    float *x;     /* (L + 1) N D: residual stream entering layer l; [L] leaves */
-    float *xn1;   /* L N D: normalised for attention */
-    float *r1;    /* L N: 1 / rms */
-    float *q;     /* L N D: after RoPE */
-    float *k, *v; /* L N KVD (k after RoPE) */
-    float *att;   /* L rows NH T T: attention probabilities */
-    float *ao;    /* L N D: attention output before wo */
-    float *xm;    /* L N D: residual after attention */
-    float *xn2;   /* L N D */
-    float *r2;    /* L N */
+    int rows;            /* capacity in sequences */
+    float *x;            /* (L + 1) N D: residual stream entering layer l; [L] leaves */
+    float *xn1;          /* L N D: normalised for attention */
+    float *r1;           /* L N: 1 / rms */
+    float *q;            /* L N D: after RoPE */
+    float *k, *v;        /* L N KVD (k after RoPE) */
+    float *att;          /* L rows NH T T: attention probabilities */
+    float *ao;           /* L N D: attention output before wo */
+    float *xm;           /* L N D: residual after attention */
+    float *xn2;          /* L N D */
+    float *r2;           /* L N */
     float *h1, *h3, *hg; /* L N H: gate, up, silu(gate) * up */
-    float *xnf;   /* N D: final norm */
-    float *rf;    /* N */
-    float *logits; /* N V: logits, then probabilities, then their gradient */
+    float *xnf;          /* N D: final norm */
+    float *rf;           /* N */
+    float *logits;       /* N V: logits, then probabilities, then their gradient */
     /* backward scratch */
     float *dx, *dxn, *dq, *dk, *dv, *dao, *dh1, *dh3, *dhg; /* N x width */
-    float *dp; /* T x T: attention backward scratch */
-    int32_t *tgt; /* N: the targets */
+    float *dp;                                              /* T x T: attention backward scratch */
+    int32_t *tgt;                                           /* N: the targets */
 } train_acts;
 
 typedef struct train_replica {
     train_acts a;
-    float *grad;     /* this replica's gradients (param_count) */
-    double loss_sum; /* of its rows' cross-entropies */
-    int row0, nrows; /* its rows of the batch */
+    float *grad;       /* this replica's gradients (param_count) */
+    double loss_sum;   /* of its rows' cross-entropies */
+    int row0, nrows;   /* its rows of the batch */
     synor_handle *tok; /* written by its fwdbwd task */
 } train_replica;
 
@@ -75,10 +75,10 @@ struct synor_trainer {
     synor_train_adamw opt;
     double sumsq[TRAIN_CHUNKS]; /* per chunk, of the summed gradients */
     double grad_norm;
-    synor_handle *red[TRAIN_CHUNKS]; /* written by reduce tasks */
-    synor_handle *upd[TRAIN_CHUNKS]; /* written by adamw tasks */
+    synor_handle *red[TRAIN_CHUNKS];                     /* written by reduce tasks */
+    synor_handle *upd[TRAIN_CHUNKS];                     /* written by adamw tasks */
     float tokmem[TRAIN_MAX_REPLICAS + 2 * TRAIN_CHUNKS]; /* the one-float "step tokens" */
-    size_t chunk[TRAIN_CHUNKS + 1]; /* parameter ranges of the chunks */
+    size_t chunk[TRAIN_CHUNKS + 1];                      /* parameter ranges of the chunks */
     /* Parameter ranges AdamW decays (the matrices), sorted. */
     struct {
         size_t off, n;
@@ -128,15 +128,15 @@ void synor__train_rmsnorm(float *y, float *rstd, const float *x, const float *w,
                           float eps);
 void synor__train_rmsnorm_bwd(float *dx, float *dw, const float *dy, const float *x,
                               const float *rstd, const float *w, int n, int d);
-void synor__train_rope(float *v, int n, int T, int width, int hs, const float *cs,
-                       const float *sn, int inverse);
+void synor__train_rope(float *v, int n, int T, int width, int hs, const float *cs, const float *sn,
+                       int inverse);
 void synor__train_attention(const synor__blas_api *bl, float *out, float *att, const float *q,
                             const float *k, const float *v, int rows, int T, int nh, int nkv,
                             int hs);
 void synor__train_attention_bwd(const synor__blas_api *bl, float *dq, float *dk, float *dv,
-                                const float *dout, const float *att, const float *q,
-                                const float *k, const float *v, int rows, int T, int nh, int nkv,
-                                int hs, float *scratch);
+                                const float *dout, const float *att, const float *q, const float *k,
+                                const float *v, int rows, int T, int nh, int nkv, int hs,
+                                float *scratch);
 void synor__train_swiglu(float *hg, const float *h1, const float *h3, size_t n);
 void synor__train_swiglu_bwd(float *dh1, float *dh3, const float *dhg, const float *h1,
                              const float *h3, size_t n);

@@ -129,15 +129,12 @@ static int k_adamw(const synor_task_ctx *ctx)
     return 0;
 }
 
-static const synor_kernel kern_pass = {.name = "train_fwdbwd",
-                                       .op = SYNOR_OP_TRANSFORMER_LAYER,
-                                       .fn = {[SYNOR_KIND_CPU] = k_pass}};
-static const synor_kernel kern_reduce = {.name = "train_allreduce",
-                                         .op = SYNOR_OP_ALL_REDUCE,
-                                         .fn = {[SYNOR_KIND_CPU] = k_reduce}};
-static const synor_kernel kern_adamw = {.name = "train_adamw",
-                                        .op = SYNOR_OP_OPTIMIZER_STEP,
-                                        .fn = {[SYNOR_KIND_CPU] = k_adamw}};
+static const synor_kernel kern_pass = {
+    .name = "train_fwdbwd", .op = SYNOR_OP_TRANSFORMER_LAYER, .fn = {[SYNOR_KIND_CPU] = k_pass}};
+static const synor_kernel kern_reduce = {
+    .name = "train_allreduce", .op = SYNOR_OP_ALL_REDUCE, .fn = {[SYNOR_KIND_CPU] = k_reduce}};
+static const synor_kernel kern_adamw = {
+    .name = "train_adamw", .op = SYNOR_OP_OPTIMIZER_STEP, .fn = {[SYNOR_KIND_CPU] = k_adamw}};
 
 /* ------------------------------------------------------------- create */
 
@@ -194,8 +191,7 @@ int synor_trainer_create(synor_runtime *rt, const synor_train_config *cfg_in, in
     t->rope_sin = synor__malloc(T * half * sizeof(float));
     if (!t->params || !t->grad || !t->m || !t->v || !t->rope_cos || !t->rope_sin) {
         synor_trainer_destroy(t);
-        return synor__error(SYNOR_ENOMEM, "trainer: cannot allocate %zu parameters (4 copies)",
-                            P);
+        return synor__error(SYNOR_ENOMEM, "trainer: cannot allocate %zu parameters (4 copies)", P);
     }
     for (size_t p = 0; p < T; p++)
         for (size_t j = 0; j < half; j++) {
@@ -306,8 +302,8 @@ void synor_trainer_init_params(synor_trainer *t, uint64_t seed)
     for (int w = 0; w <= SYNOR_L2C_WCLS; w++) {
         if (w == SYNOR_L2C_WCLS && t->cfg.shared_classifier)
             continue;
-        int per_layer = w != SYNOR_L2C_TOKEN_EMBD && w != SYNOR_L2C_RMS_FINAL &&
-                        w != SYNOR_L2C_WCLS;
+        int per_layer =
+            w != SYNOR_L2C_TOKEN_EMBD && w != SYNOR_L2C_RMS_FINAL && w != SYNOR_L2C_WCLS;
         size_t n = l->size[w] * (per_layer ? (size_t)L : 1);
         float *p = t->params + l->off[w];
         if (w == SYNOR_L2C_RMS_ATT || w == SYNOR_L2C_RMS_FFN || w == SYNOR_L2C_RMS_FINAL) {
@@ -324,7 +320,6 @@ void synor_trainer_init_params(synor_trainer *t, uint64_t seed)
 
 /* ---------------------------------------------------------------- steps */
 
-
 int synor__trainer_submit(synor_trainer *t, const int32_t *tokens, synor_handle *batch,
                           int backward, int update)
 {
@@ -333,8 +328,11 @@ int synor__trainer_submit(synor_trainer *t, const int32_t *tokens, synor_handle 
         t->sumsq[c] = 0;
     for (int r = 0; r < t->nrep; r++) {
         pass_args a = {.rep = r, .backward = backward};
-        synor_task_spec s = {.kernel = &kern_pass, .priority = SYNOR_PRIORITY_NORMAL,
-                             .args = &a, .args_size = sizeof a, .user = t};
+        synor_task_spec s = {.kernel = &kern_pass,
+                             .priority = SYNOR_PRIORITY_NORMAL,
+                             .args = &a,
+                             .args_size = sizeof a,
+                             .user = t};
         s.data[s.ndata] = t->rep[r].tok;
         s.mode[s.ndata++] = SYNOR_ACCESS_W;
         for (int c = 0; c < TRAIN_CHUNKS; c++) {
@@ -350,8 +348,11 @@ int synor__trainer_submit(synor_trainer *t, const int32_t *tokens, synor_handle 
             return e;
     }
     for (int c = 0; backward && c < TRAIN_CHUNKS; c++) {
-        synor_task_spec s = {.kernel = &kern_reduce, .priority = SYNOR_PRIORITY_HIGH,
-                             .args = &c, .args_size = sizeof c, .user = t};
+        synor_task_spec s = {.kernel = &kern_reduce,
+                             .priority = SYNOR_PRIORITY_HIGH,
+                             .args = &c,
+                             .args_size = sizeof c,
+                             .user = t};
         for (int r = 0; r < t->nrep; r++) {
             s.data[s.ndata] = t->rep[r].tok;
             s.mode[s.ndata++] = SYNOR_ACCESS_R;
@@ -363,8 +364,11 @@ int synor__trainer_submit(synor_trainer *t, const int32_t *tokens, synor_handle 
             return e;
     }
     for (int c = 0; update && c < TRAIN_CHUNKS; c++) {
-        synor_task_spec s = {.kernel = &kern_adamw, .priority = SYNOR_PRIORITY_HIGH,
-                             .args = &c, .args_size = sizeof c, .user = t};
+        synor_task_spec s = {.kernel = &kern_adamw,
+                             .priority = SYNOR_PRIORITY_HIGH,
+                             .args = &c,
+                             .args_size = sizeof c,
+                             .user = t};
         for (int i = 0; i < TRAIN_CHUNKS; i++) {
             s.data[s.ndata] = t->red[i];
             s.mode[s.ndata++] = SYNOR_ACCESS_R;
