@@ -48,7 +48,7 @@ typedef struct synor_train_config {
     float norm_eps;        /* 0 = 1e-5 */
 } synor_train_config;
 
-/* SYNOR_EINVAL naming the field and value: sizes must be positive, n_heads
+/* SYNOR_EINVAL naming the field and value: sizes must be 1 to 2^20, n_heads
  * divide dim into an even head size, n_kv_heads divide n_heads. Fills the
  * zero defaults. */
 int synor_train_config_check(synor_train_config *cfg);

@@ -14,9 +14,11 @@ int synor_train_config_check(synor_train_config *c)
         {"n_heads", c->n_heads}, {"n_kv_heads", c->n_kv_heads}, {"vocab_size", c->vocab_size},
         {"seq_len", c->seq_len}};
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(pos); i++)
-        if (pos[i].v <= 0 || pos[i].v > (1 << 24))
+        /* bounds that keep every size product, and a checkpoint's byte
+         * count, within 64 bits */
+        if (pos[i].v <= 0 || pos[i].v > (1 << 20))
             return synor__error(SYNOR_EINVAL, "train config: %s is %d (must be 1 to %d)",
-                                pos[i].name, pos[i].v, 1 << 24);
+                                pos[i].name, pos[i].v, 1 << 20);
     if (c->dim % c->n_heads || (c->dim / c->n_heads) % 2)
         return synor__error(SYNOR_EINVAL,
                             "train config: n_heads %d must divide dim %d into an even head size",
