@@ -27,7 +27,7 @@ static void help(void)
            "  --vocab N         BPE vocabulary trained on the corpus (default 1024)\n"
            "  --tokenizer FILE  a tokenizer.bin of --vocab pieces instead\n"
            "  --dim N --hidden N --layers N --heads N --kv-heads N --seq-len N\n"
-           "                    model (default 256, 688, 4, 8, 4, 128); --unshared: a\n"
+           "                    model (default 256, 768, 4, 8, 4, 128); --unshared: a\n"
            "                    classifier of its own instead of the token embedding\n"
            "  --steps N         training steps (default 1000); --batch N sequences (16)\n"
            "  --lr X --min-lr X --warmup N --weight-decay X --clip X\n"
@@ -180,7 +180,7 @@ typedef struct opts {
 static int parse(int argc, char **argv, opts *o)
 {
     *o = (opts){.cfg = {.dim = 256,
-                        .hidden_dim = 688,
+                        .hidden_dim = 768,
                         .n_layers = 4,
                         .n_heads = 8,
                         .n_kv_heads = 4,
