@@ -6,7 +6,9 @@
 
 The model is tests/train_ref.py's Llama module in float32. Each timed step is a whole
 training iteration: zero_grad, forward, loss, backward, clip_grad_norm_(1.0), AdamW step.
-Prints one JSON line; tokens_per_s is batch * seq / the median step time.
+Prints one JSON line; tokens_per_s is batch * seq / the median step time. --threads sets
+PyTorch's and OpenBLAS's threads; --omp-wait passive (the default) keeps idle OpenMP threads
+from spinning against OpenBLAS's on a machine with few cores (docs/TRAINING.md).
 """
 
 import argparse
@@ -18,10 +20,8 @@ import statistics
 import sys
 import time
 
-import torch
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-import train_ref  # noqa: E402
+torch = train_ref = None  # imported by main(), once OpenMP's wait policy is set
 
 
 def set_blas_threads(n):
@@ -67,12 +67,20 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jit", type=int, choices=(0, 1), default=0,
                     help="1: torch.jit.script the module (measured no faster here; see docs)")
+    ap.add_argument("--omp-wait", choices=("passive", "active", "default"), default="passive",
+                    help="OpenMP's OMP_WAIT_POLICY for PyTorch's threads (see docs)")
     a = ap.parse_args(argv)
     if a.heads <= 0 or a.kv_heads <= 0 or a.dim % a.heads or a.heads % a.kv_heads \
             or (a.dim // a.heads) % 2:
         ap.error("need heads dividing dim into an even head size, kv-heads dividing heads")
     if a.steps < 1 or a.warmup < 0 or a.threads < 1:
         ap.error("need --steps >= 1, --warmup >= 0, --threads >= 1")
+    # libgomp reads its wait policy once, when torch loads it.
+    if a.omp_wait != "default":
+        os.environ["OMP_WAIT_POLICY"] = a.omp_wait.upper()
+    global torch, train_ref
+    import torch
+    import train_ref
 
     torch.set_num_threads(a.threads)
     blas_threads = set_blas_threads(a.threads)
@@ -103,6 +111,7 @@ def main(argv):
     med = statistics.median(times)
     print(json.dumps({
         "peer": "pytorch", "version": torch.__version__, "mode": "jit" if a.jit else "eager",
+        "omp_wait": a.omp_wait,
         "threads": a.threads, "blas_threads": blas_threads, "dim": a.dim, "hidden": a.hidden,
         "layers": a.layers, "heads": a.heads, "kv_heads": a.kv_heads, "vocab": a.vocab,
         "seq": a.seq, "batch": a.batch, "shared": a.shared, "tokens_per_step": a.batch * a.seq,
