@@ -21,6 +21,7 @@ typedef struct mctx {
     mout out;
     long line;        /* batch input line of the current command (0 = none) */
     int print_events; /* collect events into out */
+    int keep_events;  /* out holds kept events (mcli_kept_text), not text */
 } mctx;
 
 /* Opens the market in dir: writable (loads the catalog), or read-only
@@ -32,6 +33,9 @@ void mcli_close(mctx *x);
 /* Commits, then writes what the commit acknowledged to fd 1. 0 or -1
  * (message printed). */
 int mcli_flush(mctx *x);
+/* The kept events of `kept` (x->keep_events) as JSON lines, appended to
+ * text: 0, or -1 out of memory. */
+int mcli_kept_text(const mout *kept, mout *text);
 
 /* Views (market_view.c); each returns a CLI exit status. */
 int mcli_book(mctx *x, const char *res, int depth);

@@ -296,6 +296,23 @@ check gc-accepted  [ "$(grep -c '"event":"accepted"' "$tmp/out")" = 10000 ]
 check gc-in-order  sh -c "grep -o '\"line\":[0-9]*' '$tmp/out' | cut -d: -f2 | sort -n -c"
 last=$(grep -o '"seq":[0-9]*' "$tmp/out" | tail -1)
 check gc-journal   sh -c "'$S' market --dir '$D6' replay 2>/dev/null | grep -q '$last,'"
+# the events of a file (written on another thread, after the flush) are
+# the bytes a pipe gets (written as they happen), rejections in between:
+# every 997th line names a new owner and resource but runs back in time
+# (rejected, its names taken back), every 991st cancels an unknown order
+awk -v r="$R6" 'BEGIN { for (i = 1; i <= 9000; i++)
+  if (i % 997 == 0)
+    printf "{\"cmd\":\"place\",\"id\":%d,\"owner\":\"new%d\",\"resource\":\"gpu/nvidia-h100-sxm/x%d\",\"side\":\"bid\",\"price\":5,\"qty\":1,\"time\":1}\n", i, i, i
+  else if (i % 991 == 0)
+    printf "{\"cmd\":\"cancel\",\"id\":%d,\"owner\":\"o1\",\"time\":%d}\n", 100000 + i, 1000 + i
+  else
+    printf "{\"cmd\":\"place\",\"id\":%d,\"owner\":\"o%d\",\"resource\":\"%s\",\"side\":\"%s\",\"price\":%d,\"qty\":%d,\"time\":%d}\n",
+      i, i % 7, r, (i % 2 ? "ask" : "bid"), 100 + i % 5, 1 + i % 3, 1000 + i }' >"$tmp/mixed.jsonl"
+check gc-mixed-file [ "$(rc "$S" market --dir "$tmp/m7" batch "$tmp/mixed.jsonl")" = 1 ]
+cp "$tmp/out" "$tmp/mixed.file"
+check gc-mixed-pipe sh -c "cat '$tmp/mixed.jsonl' | '$S' market --dir '$tmp/m8' batch >'$tmp/mixed.pipe' 2>/dev/null; [ \$? = 1 ]"
+check gc-mixed-rej [ "$(grep -c '"event":"rejected"' "$tmp/mixed.file")" = 18 ]
+check gc-mixed-same cmp -s "$tmp/mixed.file" "$tmp/mixed.pipe"
 
 # the project keeps no other project's code and no script that fetches or
 # builds one (a peer is measured outside the tree; docs/BENCHMARKS.md says how)
