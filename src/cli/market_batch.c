@@ -297,17 +297,15 @@ typedef struct bstate {
     int fatal; /* the batch stopped (message printed) */
 } bstate;
 
-static void one_line(bstate *s, char *p, size_t n)
+/* One line, its text or (pp) as read ahead. */
+static void apply(bstate *s, const char *p, size_t n, const synor__parsed_line *pp)
 {
-    while (n && p[n - 1] == '\r')
-        n--;
-    if (!n)
-        return;
     mctx *x = s->x;
     x->line = s->line;
     size_t mark = x->out.len;
     int reason = 0;
-    int rc = synor_market_submit_json(x->m, x->cat, p, n, s->name, s->line, &reason);
+    int rc = pp ? synor__market_submit_parsed(x->m, x->cat, pp, s->name, s->line, &reason)
+                : synor_market_submit_json(x->m, x->cat, p, n, s->name, s->line, &reason);
     if (rc < 0 || x->out.failed) {
         /* not this line's fault: stop here, without its events */
         cli_error("%s:%ld: %s; the batch stops here (this line is not applied%s)", s->name,
@@ -325,6 +323,42 @@ static void one_line(bstate *s, char *p, size_t n)
     }
 }
 
+static void one_line(bstate *s, const char *p, size_t n)
+{
+    while (n && p[n - 1] == '\r')
+        n--;
+    if (n)
+        apply(s, p, n, NULL);
+}
+
+/* A file whose lines are read ahead (market_readahead.c), with group
+ * commit: the same lines, events and commits as the loop of mcli_batch.
+ * 0, or -1 when a commit failed (message printed). */
+static int batch_read_ahead(bstate *s, mreader *rd, pipeline *y)
+{
+    long pending = 0;
+    const mline *l;
+    size_t n;
+    int more;
+    while (!s->fatal && (more = mcli_reader_next(rd, &l, &n)) != 0) {
+        if (more < 0) {
+            s->fatal = 1;
+            break;
+        }
+        for (size_t i = 0; i < n && !s->fatal; i++) {
+            s->line++;
+            if (l[i].form != MLINE_EMPTY)
+                apply(s, l[i].text, l[i].len, l[i].form == MLINE_PARSED ? &l[i].p : NULL);
+            if (l[i].counts && ++pending >= BATCH_LINES) {
+                if (pipeline_commit(s->x, y))
+                    return -1;
+                pending = 0;
+            }
+        }
+    }
+    return 0;
+}
+
 int mcli_batch(mctx *x, int fd, const char *name)
 {
     struct stat st;
@@ -337,10 +371,15 @@ int mcli_batch(mctx *x, int fd, const char *name)
     /* a file: group commit (or commit in line when no thread starts) */
     int piped = !interactive && pipeline_start(&y, x->m) == 0;
     x->keep_events = piped;
-    while (!s.fatal && !failed) {
+    mreader *rd = piped ? mcli_reader_start(fd, name) : NULL;
+    if (rd) {
+        failed = batch_read_ahead(&s, rd, &y) != 0;
+        mcli_reader_stop(rd);
+    }
+    while (!rd && !s.fatal && !failed) {
         /* every complete line read so far */
         char *nl;
-        while (!s.fatal && in.end > in.start &&
+        while (!s.fatal && !failed && in.end > in.start &&
                (nl = memchr(in.data + in.start, '\n', in.end - in.start))) {
             s.line++;
             one_line(&s, in.data + in.start, (size_t)(nl - (in.data + in.start)));

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "cli/cli.h"
+#include "market/cmdline.h"
 
 /* Events not yet acknowledged, as JSON lines: printed only after the
  * commit that makes them durable. */
@@ -54,5 +55,24 @@ int mcli_replay(mctx *x);
  * of memory, I/O: the journal holds exactly the commands whose events were
  * printed). */
 int mcli_batch(mctx *x, int fd, const char *name);
+
+/* A file batch's lines read ahead by another thread (market_readahead.c),
+ * in chunks, each line as far as it is read without the market. */
+enum { MLINE_TEXT, MLINE_PARSED, MLINE_EMPTY };
+typedef struct mline {
+    const char *text; /* the line, without its newline and trailing CRs */
+    size_t len;
+    int form;   /* MLINE_PARSED: p holds it; MLINE_TEXT: read it from text */
+    int counts; /* ended by a newline (the last line may not be) */
+    synor__parsed_line p;
+} mline;
+typedef struct mreader mreader;
+/* Starts reading fd (a file): NULL when no thread starts. */
+mreader *mcli_reader_start(int fd, const char *name);
+/* The next chunk's lines (valid until the next call): 1; 0 at the end of
+ * the input; -1 when reading stopped (out of memory, an I/O error: the
+ * message printed). */
+int mcli_reader_next(mreader *r, const mline **lines, size_t *n);
+void mcli_reader_stop(mreader *r);
 
 #endif
