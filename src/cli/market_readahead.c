@@ -101,7 +101,8 @@ static void fill(mreader *r, rchunk *c, const char **carry, size_t *n_carry)
                 stop_oom(r, c);
                 return;
             }
-            memcpy(d, *carry, *n_carry);
+            if (*n_carry)
+                memcpy(d, *carry, *n_carry);
             free(c->data);
             c->data = d;
             c->cap = cap;
