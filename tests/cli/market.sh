@@ -333,15 +333,18 @@ check ra-lines    [ "$(grep -o '"line":[0-9]*' "$tmp/shapes.file" | sort -u | tr
 check ra-escaped  grep -q '"line":5,.*"owner":"d"' "$tmp/shapes.file"
 check ra-cancel   grep -q '"event":"cancelled","seq":[0-9]*,"line":6,' "$tmp/shapes.file"
 # events that cannot be written (a full disk) stop a file's batch: said
-# once, exit 1, and no line after the failed batches is applied
+# once, exit 1, and the lines after it are not applied (40,000 places that
+# never trade: the journal holds a few batches of 4,096, not all)
 if [ -w /dev/full ]; then
-  awk -v r="$R6" 'BEGIN { for (i = 1; i <= 20000; i++)
+  awk -v r="$R6" 'BEGIN { for (i = 1; i <= 40000; i++)
     printf "{\"cmd\":\"place\",\"id\":%d,\"owner\":\"o%d\",\"resource\":\"%s\",\"side\":\"%s\",\"price\":%d,\"qty\":1,\"time\":%d}\n",
       i, i % 7, r, (i % 2 ? "ask" : "bid"), (i % 2 ? 200 : 100), i }' >"$tmp/full.jsonl"
   "$S" market --dir "$tmp/m11" batch "$tmp/full.jsonl" >/dev/full 2>"$tmp/err"; frc=$?
   check full-exit   [ "$frc" = 1 ]
   check full-once   [ "$(grep -c 'writing the events: No space left on device' "$tmp/err")" = 1 ]
-  check full-stops  sh -c "'$S' market --dir '$tmp/m11' replay 2>/dev/null | grep -q '\"open_orders\":[0-9]\{1,4\},'"
+  # at most a few batches (of 4,096) ahead of the failed one are applied
+  open=$("$S" market --dir "$tmp/m11" replay 2>/dev/null | sed -n 's/.*"open_orders":\([0-9]*\),.*/\1/p')
+  check full-stops  [ "${open:-99999}" -lt 30000 ]
 fi
 
 # the project keeps no other project's code and no script that fetches or
