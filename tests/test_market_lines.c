@@ -1,9 +1,11 @@
 /* test_market_lines.c - the JSON-lines front end (synor_market_submit_json):
  * the fast parser reads exactly what the strict reader reads, a rejected
  * line registers and changes nothing, out of memory is never a rejection
- * and leaves the journal whole, and every event written is valid JSON. */
+ * and leaves the journal whole, every event written is valid JSON, and a
+ * line read ahead on another thread is applied as its text is. */
 #include "json/json.h"
 #include "market/cmdline.h"
+#include "market/event_keep.h"
 #include "market_fixture.h"
 
 static const char *const R = "gpu/nvidia-h100-sxm/eu-west";
@@ -329,6 +331,110 @@ TEST(out_of_memory_is_not_a_rejection_and_leaves_the_journal_whole)
     ASSERT_EQ(system(cmd), 0);
 }
 
+/* ------------------------------------------------- read ahead */
+
+/* Both markets' events as text: synor_market_event_json, and for an event
+ * that can be kept, its kept form's text too (which must be the same). */
+typedef struct twin {
+    synor__buf text;
+    int kept_differs;
+} twin;
+
+static void twin_collect(const synor_market_event *e, void *ud)
+{
+    twin *t = ud;
+    char buf[4096], kbuf[SYNOR__KEPT_EVENT_MAX];
+    size_t n = synor_market_event_json(e, 9, buf, sizeof buf);
+    if (n < sizeof buf)
+        synor__buf_append(&t->text, buf, n);
+    synor__buf_puts(&t->text, "\n");
+    synor__kept_event k;
+    if (synor__event_keep(e, 9, &k) == 0) {
+        size_t kn = (size_t)(synor__kept_event_json(&k, kbuf) - kbuf);
+        if (kn != n + 1 || memcmp(kbuf, buf, n) != 0 || kbuf[n] != '\n')
+            t->kept_differs = 1;
+    } else if (e->kind != SYNOR_EV_REJECTED) {
+        t->kept_differs = 1; /* only a rejection cannot be kept */
+    }
+}
+
+/* A line read ahead (synor__cmdline_preparse, then
+ * synor__market_submit_parsed; or as text when it is not taken) does to a
+ * market exactly what synor_market_submit_json does with its text: the
+ * same return, reason, message, events and state. */
+TEST(a_line_read_ahead_is_applied_as_its_text)
+{
+    synor_catalog *cat;
+    ASSERT_OK(synor_catalog_create(&cat));
+    ASSERT_OK(synor_catalog_load_builtin(cat));
+    synor_market *m[2];
+    twin t[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&t[i], 0, sizeof t[i]);
+        synor__buf_init(&t[i].text);
+        synor_market_config cfg;
+        synor_market_config_init(&cfg);
+        cfg.on_event = twin_collect;
+        cfg.user_data = &t[i];
+        ASSERT_OK(synor_market_open(&cfg, &m[i]));
+    }
+    static const char *const owners[] = {"alice", "bob", "carol"};
+    char buf[1024], msg[2][600];
+    size_t taken = 0;
+    prng = 42;
+    for (int i = 0; i < 30000; i++) {
+        size_t n;
+        if (i % 2 && next() % 4) { /* the usual lines: they trade */
+            n = (size_t)snprintf(buf, sizeof buf,
+                                 "{\"cmd\":\"place\",\"id\":%d,\"owner\":\"%s\",\"resource\":\"%s\","
+                                 "\"side\":\"%s\",\"price\":%d,\"qty\":%d,\"time\":%d%s}",
+                                 (int)(next() % 5000), owners[next() % 3], R,
+                                 next() % 2 ? "bid" : "ask", 90 + (int)(next() % 20),
+                                 (int)(next() % 5), i, next() % 9 ? "" : ",\"zone\":\"fra1\"");
+            if (i % 7 == 0)
+                mutate(buf, &n, sizeof buf);
+        } else if (i % 2) {
+            n = (size_t)snprintf(buf, sizeof buf,
+                                 "{\"cmd\":\"%s\",\"id\":%d,\"owner\":\"%s\",\"price\":%d,"
+                                 "\"qty\":%d,\"time\":%d}",
+                                 next() % 2 ? "amend" : "cancel", (int)(next() % 5000),
+                                 owners[next() % 3], 90 + (int)(next() % 20), (int)(next() % 5), i);
+            if (i % 7 == 0)
+                mutate(buf, &n, sizeof buf);
+        } else {
+            n = valid_line(buf, sizeof buf);
+            if (i % 3)
+                mutate(buf, &n, sizeof buf);
+        }
+        int rc[2], why[2];
+        rc[0] = synor_market_submit_json(m[0], cat, buf, n, "t.jsonl", i + 1, &why[0]);
+        synor__strlcpy(msg[0], synor_errmsg(), sizeof msg[0]);
+        synor__parsed_line pl;
+        if (synor__cmdline_preparse(buf, n, &pl) == 0) {
+            taken++;
+            rc[1] = synor__market_submit_parsed(m[1], cat, &pl, "t.jsonl", i + 1, &why[1]);
+        } else {
+            rc[1] = synor_market_submit_json(m[1], cat, buf, n, "t.jsonl", i + 1, &why[1]);
+        }
+        synor__strlcpy(msg[1], synor_errmsg(), sizeof msg[1]);
+        if (rc[0] != rc[1] || why[0] != why[1] || (why[0] && strcmp(msg[0], msg[1]) != 0))
+            TEST__FAIL("line %d: %d/%d, reason %d/%d, \"%s\" / \"%s\": %.*s", i + 1, rc[0], rc[1],
+                       why[0], why[1], msg[0], msg[1], (int)n, buf);
+    }
+    ASSERT(taken > 8000);
+    ASSERT(!t[0].text.failed && !t[1].text.failed);
+    ASSERT_EQ(t[0].text.len, t[1].text.len);
+    ASSERT(memcmp(t[0].text.data, t[1].text.data, t[0].text.len) == 0);
+    ASSERT(strstr(t[0].text.data, "\"event\":\"trade\"") != NULL);
+    ASSERT(!t[0].kept_differs && !t[1].kept_differs);
+    ASSERT_EQ(synor_market_state_hash(m[0]), synor_market_state_hash(m[1]));
+    for (int i = 0; i < 2; i++) {
+        synor_market_close(m[i]);
+        synor__buf_free(&t[i].text);
+    }
+    synor_catalog_destroy(cat);
+}
+
 /* ------------------------------------------------- output */
 
 /* Every event of a random stream, and rejections whose messages carry
@@ -402,4 +508,5 @@ TEST(every_event_is_valid_json)
 }
 
 TEST_MAIN(the_fast_parser_reads_what_the_reader_reads, a_rejected_line_registers_nothing,
-          out_of_memory_is_not_a_rejection_and_leaves_the_journal_whole, every_event_is_valid_json)
+          out_of_memory_is_not_a_rejection_and_leaves_the_journal_whole, every_event_is_valid_json,
+          a_line_read_ahead_is_applied_as_its_text)

@@ -24,6 +24,7 @@
 #include "cli/market_cli.h"
 #include "common/common.h"
 #include "json/json.h"
+#include "market/event_keep.h"
 
 /* ------------------------------------------------------------ output */
 
@@ -44,11 +45,43 @@ static int out_reserve(mout *o, size_t n)
     return 0;
 }
 
+/* A kept event in mctx.out (keep_events): a header, then the event, or
+ * the text of one that cannot be kept, padded to the header's alignment. */
+typedef struct krec {
+    size_t text; /* bytes of text that follow; 0: an event follows */
+} krec;
+#define KALIGN(n) (((n) + sizeof(krec) - 1) & ~(sizeof(krec) - 1))
+
 static void on_event(const synor_market_event *e, void *ud)
 {
     mctx *x = ud;
     if (!x->print_events || x->out.failed)
         return;
+    if (x->keep_events) {
+        /* kept, to be written on the thread that flushes the batch */
+        if (out_reserve(&x->out, sizeof(krec) + sizeof(synor__kept_event)))
+            return;
+        krec *r = (krec *)(void *)(x->out.data + x->out.len);
+        if (synor__event_keep(e, x->line, (synor__kept_event *)(void *)(r + 1)) == 0) {
+            r->text = 0;
+            x->out.len += sizeof *r + sizeof(synor__kept_event);
+            return;
+        }
+        size_t room = 1200 + (e->message ? 6 * strlen(e->message) : 0);
+        if (out_reserve(&x->out, sizeof(krec) + room + 1))
+            return;
+        r = (krec *)(void *)(x->out.data + x->out.len);
+        char *t = (char *)(r + 1);
+        size_t n = synor_market_event_json(e, x->line, t, room);
+        if (n == 0 || n + 1 >= room) {
+            x->out.failed = 1;
+            return;
+        }
+        t[n++] = '\n';
+        r->text = n;
+        x->out.len += sizeof *r + KALIGN(n);
+        return;
+    }
     size_t room = 1200 + (e->message ? 6 * strlen(e->message) : 0);
     if (out_reserve(&x->out, room + 1))
         return;
@@ -62,6 +95,26 @@ static void on_event(const synor_market_event *e, void *ud)
     x->out.data[x->out.len++] = '\n';
 }
 
+int mcli_kept_text(const mout *kept, mout *text)
+{
+    for (size_t i = 0; i < kept->len;) {
+        const krec *r = (const krec *)(const void *)(kept->data + i);
+        size_t n = r->text ? r->text : SYNOR__KEPT_EVENT_MAX;
+        if (out_reserve(text, n))
+            return -1;
+        if (r->text) {
+            memcpy(text->data + text->len, r + 1, n);
+            text->len += n;
+            i += sizeof *r + KALIGN(n);
+        } else {
+            char *o = text->data + text->len;
+            text->len += (size_t)(synor__kept_event_json((const synor__kept_event *)(const void *)(r + 1), o) - o);
+            i += sizeof *r + sizeof(synor__kept_event);
+        }
+    }
+    return 0;
+}
+
 int mcli_flush(mctx *x)
 {
     if (synor_market_commit(x->m)) {
@@ -69,14 +122,25 @@ int mcli_flush(mctx *x)
         return -1;
     }
     fflush(stdout);
-    for (size_t i = 0; i < x->out.len;) {
-        ssize_t w = write(1, x->out.data + i, x->out.len - i);
+    mout kept_text = {NULL, 0, 0, 0}, *o = &x->out;
+    if (x->keep_events) {
+        if (mcli_kept_text(&x->out, &kept_text)) {
+            free(kept_text.data);
+            cli_error("out of memory writing the events");
+            return -1;
+        }
+        o = &kept_text;
+    }
+    for (size_t i = 0; i < o->len;) {
+        ssize_t w = write(1, o->data + i, o->len - i);
         if (w < 0) {
+            free(kept_text.data);
             cli_error("writing the events: %s", strerror(errno));
             return -1;
         }
         i += (size_t)w;
     }
+    free(kept_text.data);
     x->out.len = 0;
     return 0;
 }

@@ -7,8 +7,10 @@
  * commit): at the end of batch k the journal records of k are written
  * (synor_market_commit_write) and a second thread flushes them
  * (synor_market_commit_sync, by the fsync policy) while this one applies
- * batch k + 1; that thread prints the events of k when the flush has
- * returned - never before - and the next batch waits for it.
+ * batch k + 1; the next batch's records wait for that flush. The events of
+ * a batch are kept as the market gives them (synor__event_keep) and a
+ * third thread writes them as JSON while the batch is flushed, and prints
+ * them when the flush has returned - never before - in order.
  * When it is a pipe or a terminal, another program may be waiting for the
  * answer to the line it just wrote: whenever no further input is available
  * at once, what has been applied is committed and its events printed, so a
@@ -71,18 +73,30 @@ static int make_room(inbuf *b)
     return 0;
 }
 
-/* The flushing thread of a file batch: one job at a time. */
-typedef struct syncer {
-    pthread_t thread;
+/* The group commit of a file: batch b is handed over once its journal
+ * records are written; the flushing thread makes the batches durable one
+ * after the other (one flush at a time, never while the next batch's
+ * records are written: synor_market_commit_sync's rule), and the printing
+ * thread writes batch b's events as text while b is being flushed and
+ * prints them once it is durable, in order. */
+#define SLOTS 3 /* batches handed over and not yet printed, at most */
+
+typedef struct pipeline {
+    pthread_t syncer, printer;
+    int threads; /* started */
     pthread_mutex_t lock;
     pthread_cond_t cv;
     const synor_market *m;
-    int job, busy, quit; /* under lock */
-    int rc;              /* of the last job, under lock */
-    char msg[600];       /* its message (the error slot is per thread) */
-    mout events;         /* the events its job makes durable, printed by
-                            it once they are */
-} syncer;
+    /* under lock: */
+    long handed, synced, printed; /* batches so far */
+    int quit;
+    int rc;             /* the first failure: nothing after it is printed */
+    char msg[600];      /* its message (the error slot is per thread) */
+    int told;           /* the message was printed (main thread only) */
+    mout events[SLOTS]; /* batch b's kept events in slot b % SLOTS, the
+                           printer's from handed over until printed */
+    mout text;          /* the printer's */
+} pipeline;
 
 /* 0, or -1 with errno set. */
 static int write_out(const char *p, size_t n)
@@ -98,74 +112,181 @@ static int write_out(const char *p, size_t n)
     return 0;
 }
 
+/* The first failure is kept (under lock). */
+static void pipeline_fail(pipeline *p, const char *msg)
+{
+    if (!p->rc) {
+        p->rc = -1;
+        snprintf(p->msg, sizeof p->msg, "%s", msg);
+    }
+    pthread_cond_broadcast(&p->cv);
+}
+
 static void *syncer_main(void *arg)
 {
-    syncer *y = arg;
-    pthread_mutex_lock(&y->lock);
+    pipeline *p = arg;
+    pthread_mutex_lock(&p->lock);
     for (;;) {
-        while (!y->job && !y->quit)
-            pthread_cond_wait(&y->cv, &y->lock);
-        if (y->quit)
+        while (p->synced == p->handed && !p->quit && !p->rc)
+            pthread_cond_wait(&p->cv, &p->lock);
+        if (p->synced == p->handed || p->rc)
             break;
-        y->job = 0;
-        pthread_mutex_unlock(&y->lock);
-        /* durable, then answered: the events go out from this thread too,
-         * sparing the one that parses and applies the next batch */
-        int rc = synor_market_commit_sync(y->m);
-        char msg[sizeof y->msg] = "";
+        pthread_mutex_unlock(&p->lock);
+        int rc = synor_market_commit_sync(p->m);
+        char msg[sizeof p->msg] = "";
         if (rc)
             snprintf(msg, sizeof msg, "%s", synor_errmsg());
-        else if (write_out(y->events.data, y->events.len)) {
-            rc = -1;
-            snprintf(msg, sizeof msg, "writing the events: %s", strerror(errno));
+        pthread_mutex_lock(&p->lock);
+        if (rc) {
+            pipeline_fail(p, msg);
+            break;
         }
-        y->events.len = 0;
-        pthread_mutex_lock(&y->lock);
-        y->rc = rc;
-        memcpy(y->msg, msg, sizeof msg);
-        y->busy = 0;
-        pthread_cond_broadcast(&y->cv);
+        p->synced++;
+        pthread_cond_broadcast(&p->cv);
     }
-    pthread_mutex_unlock(&y->lock);
+    pthread_mutex_unlock(&p->lock);
     return NULL;
 }
 
-/* Waits for the running flush and the printing of the events it made
- * durable. 0 or -1 (a failed flush: those events are not acknowledged; a
- * failed write; the message printed). */
-static int syncer_wait(syncer *y)
+/* Durable, then answered: the events are written as text and printed on
+ * this thread, sparing the one that parses and applies the next batch. */
+static void *printer_main(void *arg)
 {
-    pthread_mutex_lock(&y->lock);
-    while (y->busy)
-        pthread_cond_wait(&y->cv, &y->lock);
-    int rc = y->rc;
-    pthread_mutex_unlock(&y->lock);
+    pipeline *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (p->printed == p->handed && !p->quit && !p->rc)
+            pthread_cond_wait(&p->cv, &p->lock);
+        if (p->printed == p->handed || p->rc)
+            break;
+        mout *ev = &p->events[p->printed % SLOTS];
+        pthread_mutex_unlock(&p->lock);
+        p->text.len = 0;
+        int oom = mcli_kept_text(ev, &p->text);
+        pthread_mutex_lock(&p->lock);
+        if (oom) {
+            pipeline_fail(p, "out of memory writing the events");
+            break;
+        }
+        while (p->synced <= p->printed && !p->rc)
+            pthread_cond_wait(&p->cv, &p->lock);
+        if (p->rc) /* a failed flush: these events are not acknowledged */
+            break;
+        pthread_mutex_unlock(&p->lock);
+        int rc = write_out(p->text.data, p->text.len);
+        char msg[sizeof p->msg] = "";
+        if (rc)
+            snprintf(msg, sizeof msg, "writing the events: %s", strerror(errno));
+        pthread_mutex_lock(&p->lock);
+        if (rc) {
+            pipeline_fail(p, msg);
+            break;
+        }
+        ev->len = 0;
+        p->printed++;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+static int pipeline_start(pipeline *p, const synor_market *m)
+{
+    memset(p, 0, sizeof *p);
+    p->m = m;
+    if (pthread_mutex_init(&p->lock, NULL))
+        return -1;
+    if (pthread_cond_init(&p->cv, NULL)) {
+        pthread_mutex_destroy(&p->lock);
+        return -1;
+    }
+    if (pthread_create(&p->syncer, NULL, syncer_main, p) == 0) {
+        p->threads = 1;
+        if (pthread_create(&p->printer, NULL, printer_main, p) == 0) {
+            p->threads = 2;
+            return 0;
+        }
+    }
+    pthread_mutex_lock(&p->lock);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->lock);
+    if (p->threads)
+        pthread_join(p->syncer, NULL);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->cv);
+    return -1;
+}
+
+/* Waits until `done` (under lock) or a failure. 0 or -1 (the failure's
+ * message printed: a failed flush - its events are not acknowledged - or
+ * a failed write). */
+static int pipeline_wait(pipeline *p, int (*done)(const pipeline *))
+{
+    pthread_mutex_lock(&p->lock);
+    while (!done(p) && !p->rc)
+        pthread_cond_wait(&p->cv, &p->lock);
+    int rc = p->rc;
+    pthread_mutex_unlock(&p->lock);
     if (rc) {
-        cli_error("%s", y->msg);
+        if (!p->told)
+            cli_error("%s", p->msg);
+        p->told = 1;
         return -1;
     }
     return 0;
 }
 
-/* The end of a batch of a file: the previous batch's events out, this
- * batch's records written and handed to the flushing thread with its
- * events. 0 or -1 (message printed). */
-static int pipeline_commit(mctx *x, syncer *y)
+/* No flush running, and a slot free for the next batch's events. */
+static int may_hand_over(const pipeline *p)
 {
-    if (syncer_wait(y))
+    return p->synced == p->handed && p->handed - p->printed < SLOTS;
+}
+
+static int all_printed(const pipeline *p)
+{
+    return p->printed == p->handed;
+}
+
+/* The end of a batch of a file: its records written and handed to the
+ * flushing thread, its events to the printing one. 0 or -1 (message
+ * printed). */
+static int pipeline_commit(mctx *x, pipeline *p)
+{
+    if (pipeline_wait(p, may_hand_over))
         return -1;
     if (synor_market_commit_write(x->m)) {
         cli_error("%s", synor_errmsg());
         return -1;
     }
-    mout t = y->events; /* an empty buffer, kept for reuse */
-    y->events = x->out;
+    pthread_mutex_lock(&p->lock);
+    mout *slot = &p->events[p->handed % SLOTS];
+    mout t = *slot; /* an empty buffer, kept for reuse */
+    *slot = x->out;
     x->out = t;
-    pthread_mutex_lock(&y->lock);
-    y->job = y->busy = 1;
-    pthread_cond_signal(&y->cv);
-    pthread_mutex_unlock(&y->lock);
+    p->handed++;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->lock);
     return 0;
+}
+
+/* Prints what was handed over, then stops the threads. 0 or -1 (message
+ * printed). */
+static int pipeline_end(pipeline *p)
+{
+    int rc = pipeline_wait(p, all_printed);
+    pthread_mutex_lock(&p->lock);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->syncer, NULL);
+    pthread_join(p->printer, NULL);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->cv);
+    for (int i = 0; i < SLOTS; i++)
+        free(p->events[i].data);
+    free(p->text.data);
+    return rc;
 }
 
 typedef struct bstate {
@@ -176,17 +297,15 @@ typedef struct bstate {
     int fatal; /* the batch stopped (message printed) */
 } bstate;
 
-static void one_line(bstate *s, char *p, size_t n)
+/* One line, its text or (pp) as read ahead. */
+static void apply(bstate *s, const char *p, size_t n, const synor__parsed_line *pp)
 {
-    while (n && p[n - 1] == '\r')
-        n--;
-    if (!n)
-        return;
     mctx *x = s->x;
     x->line = s->line;
     size_t mark = x->out.len;
     int reason = 0;
-    int rc = synor_market_submit_json(x->m, x->cat, p, n, s->name, s->line, &reason);
+    int rc = pp ? synor__market_submit_parsed(x->m, x->cat, pp, s->name, s->line, &reason)
+                : synor_market_submit_json(x->m, x->cat, p, n, s->name, s->line, &reason);
     if (rc < 0 || x->out.failed) {
         /* not this line's fault: stop here, without its events */
         cli_error("%s:%ld: %s; the batch stops here (this line is not applied%s)", s->name,
@@ -204,6 +323,42 @@ static void one_line(bstate *s, char *p, size_t n)
     }
 }
 
+static void one_line(bstate *s, const char *p, size_t n)
+{
+    while (n && p[n - 1] == '\r')
+        n--;
+    if (n)
+        apply(s, p, n, NULL);
+}
+
+/* A file whose lines are read ahead (market_readahead.c), with group
+ * commit: the same lines, events and commits as the loop of mcli_batch.
+ * 0, or -1 when a commit failed (message printed). */
+static int batch_read_ahead(bstate *s, mreader *rd, pipeline *y)
+{
+    long pending = 0;
+    const mline *l;
+    size_t n;
+    int more;
+    while (!s->fatal && (more = mcli_reader_next(rd, &l, &n)) != 0) {
+        if (more < 0) {
+            s->fatal = 1;
+            break;
+        }
+        for (size_t i = 0; i < n && !s->fatal; i++) {
+            s->line++;
+            if (l[i].form != MLINE_EMPTY)
+                apply(s, l[i].text, l[i].len, l[i].form == MLINE_PARSED ? &l[i].p : NULL);
+            if (l[i].counts && ++pending >= BATCH_LINES) {
+                if (pipeline_commit(s->x, y))
+                    return -1;
+                pending = 0;
+            }
+        }
+    }
+    return 0;
+}
+
 int mcli_batch(mctx *x, int fd, const char *name)
 {
     struct stat st;
@@ -212,23 +367,19 @@ int mcli_batch(mctx *x, int fd, const char *name)
     bstate s = {x, name, 0, 0, 0};
     long pending = 0; /* lines applied since the last commit */
     int eof = 0, failed = 0;
-    syncer y;
-    memset(&y, 0, sizeof y);
-    y.m = x->m;
-    int piped = !interactive; /* a file: group commit */
-    if (piped) {
-        pthread_mutex_init(&y.lock, NULL);
-        pthread_cond_init(&y.cv, NULL);
-        if (pthread_create(&y.thread, NULL, syncer_main, &y) != 0) {
-            pthread_mutex_destroy(&y.lock);
-            pthread_cond_destroy(&y.cv);
-            piped = 0; /* commit in line instead */
-        }
+    pipeline y;
+    /* a file: group commit (or commit in line when no thread starts) */
+    int piped = !interactive && pipeline_start(&y, x->m) == 0;
+    x->keep_events = piped;
+    mreader *rd = piped ? mcli_reader_start(fd, name) : NULL;
+    if (rd) {
+        failed = batch_read_ahead(&s, rd, &y) != 0;
+        mcli_reader_stop(rd);
     }
-    while (!s.fatal && !failed) {
+    while (!rd && !s.fatal && !failed) {
         /* every complete line read so far */
         char *nl;
-        while (!s.fatal && in.end > in.start &&
+        while (!s.fatal && !failed && in.end > in.start &&
                (nl = memchr(in.data + in.start, '\n', in.end - in.start))) {
             s.line++;
             one_line(&s, in.data + in.start, (size_t)(nl - (in.data + in.start)));
@@ -274,21 +425,12 @@ int mcli_batch(mctx *x, int fd, const char *name)
         in.end += (size_t)r;
     }
     free(in.data);
-    if (piped) {
-        /* the batch in flight first (its events before the later ones) */
-        if (syncer_wait(&y))
-            failed = 1;
-        pthread_mutex_lock(&y.lock);
-        y.quit = 1;
-        pthread_cond_signal(&y.cv);
-        pthread_mutex_unlock(&y.lock);
-        pthread_join(y.thread, NULL);
-        pthread_mutex_destroy(&y.lock);
-        pthread_cond_destroy(&y.cv);
-        free(y.events.data);
-    }
+    /* the batches in flight first (their events before the later ones) */
+    if (piped && pipeline_end(&y))
+        failed = 1;
     /* what was applied before a stop is committed and answered */
     if (!failed && mcli_flush(x))
         failed = 1;
+    x->keep_events = 0;
     return s.fatal || failed || s.rejected ? CLI_FAIL : CLI_OK;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "cli/cli.h"
+#include "market/cmdline.h"
 
 /* Events not yet acknowledged, as JSON lines: printed only after the
  * commit that makes them durable. */
@@ -21,6 +22,7 @@ typedef struct mctx {
     mout out;
     long line;        /* batch input line of the current command (0 = none) */
     int print_events; /* collect events into out */
+    int keep_events;  /* out holds kept events (mcli_kept_text), not text */
 } mctx;
 
 /* Opens the market in dir: writable (loads the catalog), or read-only
@@ -32,6 +34,9 @@ void mcli_close(mctx *x);
 /* Commits, then writes what the commit acknowledged to fd 1. 0 or -1
  * (message printed). */
 int mcli_flush(mctx *x);
+/* The kept events of `kept` (x->keep_events) as JSON lines, appended to
+ * text: 0, or -1 out of memory. */
+int mcli_kept_text(const mout *kept, mout *text);
 
 /* Views (market_view.c); each returns a CLI exit status. */
 int mcli_book(mctx *x, const char *res, int depth);
@@ -50,5 +55,24 @@ int mcli_replay(mctx *x);
  * of memory, I/O: the journal holds exactly the commands whose events were
  * printed). */
 int mcli_batch(mctx *x, int fd, const char *name);
+
+/* A file batch's lines read ahead by another thread (market_readahead.c),
+ * in chunks, each line as far as it is read without the market. */
+enum { MLINE_TEXT, MLINE_PARSED, MLINE_EMPTY };
+typedef struct mline {
+    const char *text; /* the line, without its newline and trailing CRs */
+    size_t len;
+    int form;   /* MLINE_PARSED: p holds it; MLINE_TEXT: read it from text */
+    int counts; /* ended by a newline (the last line may not be) */
+    synor__parsed_line p;
+} mline;
+typedef struct mreader mreader;
+/* Starts reading fd (a file): NULL when no thread starts. */
+mreader *mcli_reader_start(int fd, const char *name);
+/* The next chunk's lines (valid until the next call): 1; 0 at the end of
+ * the input; -1 when reading stopped (out of memory, an I/O error: the
+ * message printed). */
+int mcli_reader_next(mreader *r, const mline **lines, size_t *n);
+void mcli_reader_stop(mreader *r);
 
 #endif

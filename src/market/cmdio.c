@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "market/event_keep.h"
 #include "market/market_internal.h"
 
 #define W(s) {s, sizeof s - 1}
@@ -68,8 +69,8 @@ static char *i64(char *o, int64_t v)
     return u64(o, (uint64_t)v);
 }
 
-/* An owner's name or a resource's key, quoted ("?" if there is none): a
- * valid name needs no escaping, and its length is kept. */
+/* An owner's name or a resource's key, quoted: a valid name needs no
+ * escaping, and its length is kept. */
 static char *quoted(char *o, const char *s, size_t n)
 {
     *o++ = '"';
@@ -79,18 +80,21 @@ static char *quoted(char *o, const char *s, size_t n)
     return o;
 }
 
-static char *owner(char *o, const synor_market *m, uint32_t id)
+/* What an event shows for a name the market does not have. */
+static const char unknown[NAME_ROOM] = "?";
+
+static void owner(const synor_market *m, uint32_t id, const char **s, uint8_t *n)
 {
-    if (m && id < m->n_owners)
-        return quoted(o, m->owner_names[id], m->owner_len[id]);
-    return LIT(o, "\"?\"");
+    int ok = m && id < m->n_owners;
+    *s = ok ? m->owner_names[id] : unknown;
+    *n = ok ? m->owner_len[id] : 1;
 }
 
-static char *resource(char *o, const synor_market *m, uint32_t r)
+static void resource(const synor_market *m, uint32_t r, const char **s, uint8_t *n)
 {
-    if (m && r < m->n_res)
-        return quoted(o, m->res_keys[r], m->res_len[r]);
-    return LIT(o, "\"?\"");
+    int ok = m && r < m->n_res;
+    *s = ok ? m->res_keys[r] : unknown;
+    *n = ok ? m->res_len[r] : 1;
 }
 
 /* A message as a JSON string: at most 6 bytes out per byte in. */
@@ -132,49 +136,59 @@ static char *escaped(char *o, const char *s)
     return o;
 }
 
-/* Writes the event at o (room: EVENT_MAX, plus 6 per byte of a message);
- * returns the end. */
-static char *write_event(char *o, const synor_market_event *e, long line)
+/* The start every event has: its kind, seq and line. */
+static char *head(char *o, unsigned kind, uint64_t seq, long line)
 {
     o = LIT(o, "{\"event\":\"");
-    if ((unsigned)e->kind < SYNOR__ARRAY_LEN(kind_names)) {
-        memcpy(o, kind_names[e->kind].s, 16);
-        o += kind_names[e->kind].n;
+    if (kind < SYNOR__ARRAY_LEN(kind_names)) {
+        memcpy(o, kind_names[kind].s, 16);
+        o += kind_names[kind].n;
     } else
         o = LIT(o, "?");
     *o++ = '"';
-    if (e->seq) { /* a rejected command has none */
+    if (seq) { /* a rejected command has none */
         o = LIT(o, ",\"seq\":");
-        o = u64(o, e->seq);
+        o = u64(o, seq);
     }
     if (line > 0) {
         o = LIT(o, ",\"line\":");
         o = i64(o, line);
     }
-    if (e->message) { /* refused before the market saw it: what is wrong, nothing else */
-        o = LIT(o, ",\"reason\":\"");
-        const char *r = synor_market_reason_name(e->reason);
-        o = lit(o, r, strlen(r));
-        o = LIT(o, "\",\"message\":");
-        o = escaped(o, e->message);
-        *o++ = '}';
-        return o;
-    }
+    return o;
+}
+
+/* An event refused before the market saw the command: what is wrong,
+ * nothing else (room: EVENT_MAX, plus 6 per byte of the message). */
+static char *write_message(char *o, const synor_market_event *e, long line)
+{
+    o = head(o, (unsigned)e->kind, e->seq, line);
+    o = LIT(o, ",\"reason\":\"");
+    const char *r = synor_market_reason_name(e->reason);
+    o = lit(o, r, strlen(r));
+    o = LIT(o, "\",\"message\":");
+    o = escaped(o, e->message);
+    *o++ = '}';
+    return o;
+}
+
+/* Writes the event at o (room: EVENT_MAX); returns the end. */
+static char *write_event(char *o, const synor__kept_event *e)
+{
+    o = head(o, e->kind, e->seq, e->line);
     o = LIT(o, ",\"time\":");
     o = u64(o, e->time);
-    const synor_market *m = e->market;
     if (e->kind == SYNOR_EV_REPUTATION) {
         o = LIT(o, ",\"owner\":");
-        o = owner(o, m, e->owner);
+        o = quoted(o, e->owner, e->owner_n);
         o = LIT(o, ",\"reputation\":");
         o = i64(o, e->qty);
     } else {
         o = LIT(o, ",\"id\":");
         o = u64(o, e->order_id);
         o = LIT(o, ",\"owner\":");
-        o = owner(o, m, e->owner);
+        o = quoted(o, e->owner, e->owner_n);
         o = LIT(o, ",\"resource\":");
-        o = resource(o, m, e->resource);
+        o = quoted(o, e->resource, e->resource_n);
         o = e->side == SYNOR_BID ? LIT(o, ",\"side\":\"bid\",\"price\":")
                                  : LIT(o, ",\"side\":\"ask\",\"price\":");
         o = i64(o, e->price);
@@ -187,7 +201,7 @@ static char *write_event(char *o, const synor_market_event *e, long line)
         o = LIT(o, ",\"maker_id\":");
         o = u64(o, e->maker_id);
         o = LIT(o, ",\"maker_owner\":");
-        o = owner(o, m, e->maker_owner);
+        o = quoted(o, e->maker, e->maker_n);
     }
     if (e->deadline) {
         o = LIT(o, ",\"deadline\":");
@@ -195,7 +209,7 @@ static char *write_event(char *o, const synor_market_event *e, long line)
     }
     if (e->kind >= SYNOR_EV_LEASED) {
         o = LIT(o, ",\"provider\":");
-        o = owner(o, m, e->maker_owner);
+        o = quoted(o, e->maker, e->maker_n);
     }
     if (e->kind == SYNOR_EV_AMENDED)
         o = e->kept_priority ? LIT(o, ",\"kept_priority\":true")
@@ -213,22 +227,64 @@ static char *write_event(char *o, const synor_market_event *e, long line)
     return o;
 }
 
+static void keep(const synor_market_event *e, long line, synor__kept_event *k)
+{
+    const synor_market *m = e->market;
+    k->seq = e->seq;
+    k->time = e->time;
+    k->order_id = e->order_id;
+    k->maker_id = e->maker_id;
+    k->deadline = e->deadline;
+    k->price = e->price;
+    k->qty = e->qty;
+    k->remaining = e->remaining;
+    k->line = line;
+    owner(m, e->owner, &k->owner, &k->owner_n);
+    resource(m, e->resource, &k->resource, &k->resource_n);
+    owner(m, e->maker_owner, &k->maker, &k->maker_n);
+    k->reason = e->reason;
+    /* kinds beyond the table are written "?" (u8: a byte's worth is enough) */
+    k->kind = (unsigned)e->kind < SYNOR__ARRAY_LEN(kind_names) ? (uint8_t)e->kind : 255;
+    k->side = (uint8_t)e->side;
+    k->kept_priority = e->kept_priority != 0;
+}
+
+int synor__event_keep(const synor_market_event *e, long line, synor__kept_event *out)
+{
+    if (e->kind == SYNOR_EV_REJECTED || e->message)
+        return -1;
+    keep(e, line, out);
+    return 0;
+}
+
+char *synor__kept_event_json(const synor__kept_event *k, char *o)
+{
+    o = write_event(o, k);
+    *o++ = '\n';
+    return o;
+}
+
 size_t synor_market_event_json(const synor_market_event *e, long line, char *buf, size_t cap)
 {
     size_t need = EVENT_MAX + (e->message ? 6 * strlen(e->message) : 0);
+    synor__kept_event k;
+    if (!e->message)
+        keep(e, line, &k);
+    else
+        memset(&k, 0, sizeof k);
     if (cap >= need) { /* the usual case: straight into the caller's buffer */
-        size_t n = (size_t)(write_event(buf, e, line) - buf);
+        size_t n = (size_t)((e->message ? write_message(buf, e, line) : write_event(buf, &k)) - buf);
         buf[n] = '\0';
         return n;
     }
     char small[EVENT_MAX], *tmp = need <= sizeof small ? small : malloc(need);
     if (!tmp)
         return 0;
-    size_t n = (size_t)(write_event(tmp, e, line) - tmp);
+    size_t n = (size_t)((e->message ? write_message(tmp, e, line) : write_event(tmp, &k)) - tmp);
     if (cap) {
-        size_t k = n < cap - 1 ? n : cap - 1;
-        memcpy(buf, tmp, k);
-        buf[k] = '\0';
+        size_t c = n < cap - 1 ? n : cap - 1;
+        memcpy(buf, tmp, c);
+        buf[c] = '\0';
     }
     if (tmp != small)
         free(tmp);

@@ -397,6 +397,50 @@ static int journal_names(synor_market *m, const pending *p)
     return 0;
 }
 
+/* A line's command, its names resolved and checked, applied and
+ * journaled - or rejected, changing nothing. doc (may be NULL) backs pl's
+ * names until they are in the market. */
+static int apply_line(synor_market *m, const synor_catalog *cat, const where *w, pline *pl,
+                      synor__jdoc *doc, int *reason)
+{
+    pending p;
+    p.n = 0;
+    int why = resolve_all(m, cat, w, pl, &p);
+    synor__jdoc_free(doc); /* pl's names are in the market now */
+    if (why) {
+        int rc = why < 0 ? why : reject_line(m, why, reason);
+        take_back(m, &p);
+        return rc;
+    }
+    m->cur_seq = 0;
+    m->cur_time = pl->c.time;
+    if ((why = synor__cmd_check(m, &pl->c))) {
+        *reason = why;
+        synor__reject(m, &pl->c, why); /* the new names still resolve in the callback */
+        take_back(m, &p);
+        return 0;
+    }
+    synor__jmark mark = synor__journal_mark(m);
+    int rc = m->journal ? journal_names(m, &p) : 0;
+    if (!rc)
+        rc = synor__apply_checked(m, &pl->c);
+    if (rc) {
+        synor__journal_rewind(m, mark);
+        if (!m->broken)
+            take_back(m, &p);
+    }
+    return rc;
+}
+
+static int submit_ok(const synor_market *m)
+{
+    if (m->broken || m->read_only)
+        return synor__error(SYNOR_ESTATE, "market: %s", m->read_only ? "opened read-only"
+                                                                     : "an earlier command or "
+                                                                       "commit failed; reopen");
+    return 0;
+}
+
 int synor_market_submit_json(synor_market *m, const synor_catalog *cat, const char *text,
                              size_t len, const char *name, long line, int *reason)
 {
@@ -406,10 +450,9 @@ int synor_market_submit_json(synor_market *m, const synor_catalog *cat, const ch
     *reason = 0;
     if (!m || (!text && len))
         return synor__error(SYNOR_EINVAL, "synor_market_submit_json: NULL argument");
-    if (m->broken || m->read_only)
-        return synor__error(SYNOR_ESTATE, "market: %s", m->read_only ? "opened read-only"
-                                                                     : "an earlier command or "
-                                                                       "commit failed; reopen");
+    int rc = submit_ok(m);
+    if (rc)
+        return rc;
     where w = {name ? name : "<command>", line > 0 ? line : 1};
     rawcmd r;
     synor__jdoc *doc = NULL;
@@ -425,31 +468,42 @@ int synor_market_submit_json(synor_market *m, const synor_catalog *cat, const ch
         synor__jdoc_free(doc);
         return reject_line(m, why, reason);
     }
-    pending p;
-    p.n = 0;
-    why = resolve_all(m, cat, &w, &pl, &p);
-    synor__jdoc_free(doc); /* pl's names are in the market now */
-    if (why) {
-        int rc = why < 0 ? why : reject_line(m, why, reason);
-        take_back(m, &p);
+    return apply_line(m, cat, &w, &pl, doc, reason);
+}
+
+int synor__cmdline_preparse(const char *text, size_t len, synor__parsed_line *out)
+{
+    rawcmd r;
+    pline pl;
+    const where w = {"", 1}; /* a message made here is not used: the line is read again */
+    if (synor__cmdline_parse_fast(text, len, &r) || HAS(&r, F_ZONES) || HAS(&r, F_ALSO) ||
+        convert(&w, &r, &pl))
+        return -1;
+    out->c = pl.c;
+    out->owner = *pl.owner;
+    out->has_resource = pl.resource != NULL;
+    if (pl.resource)
+        out->resource = *pl.resource;
+    out->has_zone = pl.zone != NULL;
+    if (pl.zone)
+        out->zone = *pl.zone;
+    return 0;
+}
+
+int synor__market_submit_parsed(synor_market *m, const synor_catalog *cat,
+                                const synor__parsed_line *pp, const char *name, long line,
+                                int *reason)
+{
+    *reason = 0;
+    int rc = submit_ok(m);
+    if (rc)
         return rc;
-    }
-    m->cur_seq = 0;
-    m->cur_time = pl.c.time;
-    if ((why = synor__cmd_check(m, &pl.c))) {
-        *reason = why;
-        synor__reject(m, &pl.c, why); /* the new names still resolve in the callback */
-        take_back(m, &p);
-        return 0;
-    }
-    synor__jmark mark = synor__journal_mark(m);
-    int rc = m->journal ? journal_names(m, &p) : 0;
-    if (!rc)
-        rc = synor__apply_checked(m, &pl.c);
-    if (rc) {
-        synor__journal_rewind(m, mark);
-        if (!m->broken)
-            take_back(m, &p);
-    }
-    return rc;
+    where w = {name ? name : "<command>", line > 0 ? line : 1};
+    pline pl;
+    memset(&pl, 0, sizeof pl);
+    pl.c = pp->c;
+    pl.owner = &pp->owner;
+    pl.resource = pp->has_resource ? &pp->resource : NULL;
+    pl.zone = pp->has_zone ? &pp->zone : NULL;
+    return apply_line(m, cat, &w, &pl, NULL, reason);
 }

@@ -8,6 +8,8 @@
 
 #include "market/market_internal.h"
 
+struct synor__jdoc;
+
 /* The fields of a command line. */
 enum {
     F_CMD, F_ID, F_REF, F_OWNER, F_RESOURCE, F_SIDE, F_TYPE, F_TIF, F_PRICE, F_QTY, F_TIME,
@@ -69,5 +71,29 @@ int synor__cmdline_parse(const char *text, size_t len, const char *name, long li
 int synor__cmdline_parse_fast(const char *text, size_t len, rawcmd *r);
 int synor__cmdline_parse_slow(const char *text, size_t len, const char *name, long line,
                               rawcmd *r, struct synor__jdoc **doc);
+
+/* A command line read ahead of its turn, on another thread than the one
+ * applying commands: what synor_market_submit_json makes of the text
+ * before it looks at the market. Its names point into the text, which must
+ * stay as it is until the line is applied. */
+typedef struct synor__parsed_line {
+    synor_market_cmd c; /* names not yet resolved */
+    rstr owner, resource, zone;
+    uint8_t has_resource, has_zone;
+} synor__parsed_line;
+
+/* Reads a line as synor_market_submit_json would, without a market: 0 when
+ * it was read; -1 when only synor_market_submit_json can say what it is
+ * (not the common form, a field's value is wrong, or lists of zones or
+ * resources): give it the text then, which it reads again and words the
+ * error of. */
+int synor__cmdline_preparse(const char *text, size_t len, synor__parsed_line *out);
+
+/* Applies a line read by synor__cmdline_preparse exactly as
+ * synor_market_submit_json applies its text (the same names, events,
+ * journal records and messages). */
+int synor__market_submit_parsed(synor_market *m, const synor_catalog *cat,
+                                const synor__parsed_line *pl, const char *name, long line,
+                                int *reason);
 
 #endif
