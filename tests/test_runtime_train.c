@@ -500,6 +500,35 @@ TEST(the_model_learns_a_batch_by_heart)
     synor_runtime_destroy(rt);
 }
 
+TEST(an_evaluation_of_fewer_rows_than_replicas_counts_only_those)
+{
+    synor_runtime *rt = rt_or_skip(2);
+    if (!rt)
+        TEST_SKIP("no runtime or OpenBLAS (libopenblas0)");
+    synor_trainer *t, *one;
+    ASSERT_OK(synor_trainer_create(rt, &tiny, 4, 2, &t));
+    ASSERT_OK(synor_trainer_create(rt, &tiny, 1, 1, &one));
+    synor_trainer_init_params(t, 4);
+    synor_trainer_init_params(one, 4);
+    int32_t tok[5 * 7];
+    tokens_fill(tok, 5, 6, tiny.vocab_size, 6);
+    double l4, l1, ref, l5, sum = 0;
+    ASSERT_OK(synor_trainer_grad(t, tok, &l4)); /* every replica has a loss now */
+    ASSERT_OK(synor_trainer_eval(t, tok, 1, &l1));
+    ASSERT_OK(synor_trainer_eval(one, tok, 1, &ref));
+    ASSERT_NEAR(l1, ref, 1e-6);
+    /* 5 rows: a round of 4, then one of 1 */
+    ASSERT_OK(synor_trainer_eval(t, tok, 5, &l5));
+    for (int i = 0; i < 5; i++) {
+        ASSERT_OK(synor_trainer_eval(one, tok + i * 7, 1, &ref));
+        sum += ref;
+    }
+    ASSERT_NEAR(l5, sum / 5, 1e-6);
+    synor_trainer_destroy(t);
+    synor_trainer_destroy(one);
+    synor_runtime_destroy(rt);
+}
+
 TEST(bad_configurations_are_named)
 {
     synor_train_config c = tiny;
@@ -529,4 +558,4 @@ TEST_MAIN(rmsnorm_backward_matches_finite_differences, rope_backward_is_the_inve
           replicas_give_the_same_gradient_and_the_same_bits_every_run,
           adamw_follows_its_definition_and_the_schedule,
           a_nan_is_named_by_its_operation_and_nothing_is_updated, the_model_learns_a_batch_by_heart,
-          bad_configurations_are_named)
+          an_evaluation_of_fewer_rows_than_replicas_counts_only_those, bad_configurations_are_named)

@@ -37,6 +37,7 @@ static int k_pass(const synor_task_ctx *ctx)
     synor_trainer *t = ctx->user;
     const pass_args *a = ctx->args;
     train_replica *r = &t->rep[a->rep];
+    r->loss_sum = 0; /* a replica without rows in this round adds nothing */
     if (failed(t) || !r->nrows)
         return 0;
     char msg[256];
@@ -463,9 +464,10 @@ int synor_trainer_eval(synor_trainer *t, const int32_t *tokens, int rows, double
     int e = 0;
     while (done < rows && !e) {
         int n = rows - done < t->batch ? rows - done : t->batch;
-        /* the round's rows over the replicas, at most each one's capacity */
+        /* the round's rows over the replicas in order, each at most its
+         * activations' capacity (its share of a full batch) */
         for (int r = 0, at = 0; r < t->nrep; r++) {
-            int k = (int)((long)n * (r + 1) / t->nrep) - (int)((long)n * r / t->nrep);
+            int k = n - at < saved[r][1] ? n - at : saved[r][1];
             t->rep[r].row0 = at;
             t->rep[r].nrows = k;
             at += k;
