@@ -66,6 +66,7 @@ typedef struct prog {
     FILE *log;
     int tty, quiet;
     long last_line;
+    double val_loss; /* the last evaluation's */
 } prog;
 
 static void fmt_time(double s, char *buf, size_t n)
@@ -80,6 +81,8 @@ static void fmt_time(double s, char *buf, size_t n)
 static int on_progress(const synor_train_progress *p, void *ctx)
 {
     prog *g = ctx;
+    if (p->evaluated)
+        g->val_loss = p->val_loss;
     fprintf(g->log, "%ld,%.6f,", p->step, p->loss);
     if (p->evaluated)
         fprintf(g->log, "%.6f", p->val_loss);
@@ -441,6 +444,10 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     if (o.workload && (e = write_workload(&o, synor_trainer_replicas(t))))
         goto fail;
     double unigram = synor_train_data_unigram(&data, o.cfg.vocab_size);
+    if (o.cfg.dim % 32 || o.cfg.hidden_dim % 32)
+        fprintf(stderr, "synor train: note: dim %d and hidden %d are not both multiples of 32: "
+                        "the model will not quantize to Q8_0 or Q4_0 (synor quantize)\n",
+                o.cfg.dim, o.cfg.hidden_dim);
     fprintf(stderr,
             "synor train: %zu parameters (dim %d, hidden %d, %d layers, %d heads / %d KV, "
             "vocabulary %d, context %d); %zu training and %zu validation tokens; batch %llu x "
@@ -467,7 +474,7 @@ int cli_train(const cli_globals *g, int argc, char **argv)
         e = synor__error(SYNOR_EIO, "%s: cannot write: %s", log_path, strerror(errno));
         goto fail;
     }
-    prog pg = {.log = log, .tty = isatty(2), .quiet = o.quiet};
+    prog pg = {.log = log, .tty = isatty(2), .quiet = o.quiet, .val_loss = NAN};
     ro.progress = on_progress;
     ro.progress_ctx = &pg;
     signal(SIGINT, on_sigint);
@@ -500,8 +507,10 @@ int cli_train(const cli_globals *g, int argc, char **argv)
         e = SYNOR_EIO;
         goto fail;
     }
-    printf("trained %ld steps; model: %s and %s; loss curve: %s\n", synor_trainer_step_count(t),
-           path, gguf, svg_path);
+    printf("trained %ld steps: validation loss %.4f nats/token (perplexity %.1f), unigram "
+           "baseline %.4f (%.1f); model: %s and %s; loss curve: %s\n",
+           synor_trainer_step_count(t), pg.val_loss, exp(pg.val_loss), unigram, exp(unigram), path,
+           gguf, svg_path);
     rc = rc_cfg.trace ? report(&o, rt) : CLI_OK;
     goto out;
 fail:

@@ -23,6 +23,8 @@ check train-params grep -qE "parameters \(dim 32, hidden 64, 2 layers" "$tmp/err
 check train-unigram grep -qE "unigram baseline [0-9.]+ nats/token" "$tmp/err"
 check train-progress grep -qE "step 30/30  loss [0-9.]+  val [0-9.]+" "$tmp/err"
 check train-svg    grep -q "<polyline" "$tmp/a/loss.svg"
+check train-summary grep -qE "^trained 30 steps: validation loss [0-9.]+ nats/token \(perplexity [0-9.]+\), unigram baseline [0-9.]+" "$tmp/out"
+check train-no-note sh -c "! grep -q 'not both multiples of 32' '$tmp/err'"
 # the loss falls
 first=$(sed -n 2p "$tmp/a/log.csv" | cut -d, -f2); last=$(sed -n 31p "$tmp/a/log.csv" | cut -d, -f2)
 check train-learns awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.3) }'
@@ -52,6 +54,10 @@ check torn         [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/k" 
 check torn-msg     grep -q "skipping .*ckpt-60.bin: .*torn or cut short" "$tmp/err"
 check torn-prev    grep -q "resuming from .*ckpt-50.bin (step 50)" "$tmp/err"
 check torn-model   cmp -s "$tmp/r/model.bin" "$tmp/k/model.bin"
+
+# a shape that will not quantize is said so (and trains)
+check note         [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/n" "${small[@]}" --dim 48 --hidden 80 --steps 2 --quiet)" = 0 ]
+check note-msg     grep -q "dim 48 and hidden 80 are not both multiples of 32" "$tmp/err"
 
 # bad input
 check no-corpus    [ "$(rc "$S" train --out "$tmp/x")" = 2 ]
