@@ -445,8 +445,9 @@ int cli_train(const cli_globals *g, int argc, char **argv)
         goto fail;
     double unigram = synor_train_data_unigram(&data, o.cfg.vocab_size);
     if (o.cfg.dim % 32 || o.cfg.hidden_dim % 32)
-        fprintf(stderr, "synor train: note: dim %d and hidden %d are not both multiples of 32: "
-                        "the model will not quantize to Q8_0 or Q4_0 (synor quantize)\n",
+        fprintf(stderr,
+                "synor train: note: dim %d and hidden %d are not both multiples of 32: "
+                "the model will not quantize to Q8_0 or Q4_0 (synor quantize)\n",
                 o.cfg.dim, o.cfg.hidden_dim);
     fprintf(stderr,
             "synor train: %zu parameters (dim %d, hidden %d, %d layers, %d heads / %d KV, "

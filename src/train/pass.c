@@ -104,6 +104,33 @@ static void add(float *y, const float *x, size_t n)
         y[i] += x[i];
 }
 
+/* Layer l's part of the kept activations. */
+typedef struct layer_acts {
+    float *x, *xn1, *r1, *q, *k, *v, *att, *ao, *xm, *xn2, *r2, *h1, *h3, *hg;
+    float *xo; /* the layer's output: the next layer's x */
+} layer_acts;
+
+static layer_acts layer_of(const train_acts *a, int l, int rows, int T, int D, int KVD, int H,
+                           int NH)
+{
+    size_t N = (size_t)rows * T, ND = N * D, NK = N * KVD, NHd = N * H, L = (size_t)l;
+    return (layer_acts){.x = a->x + L * ND,
+                        .xn1 = a->xn1 + L * ND,
+                        .r1 = a->r1 + L * N,
+                        .q = a->q + L * ND,
+                        .k = a->k + L * NK,
+                        .v = a->v + L * NK,
+                        .att = a->att + L * rows * NH * T * T,
+                        .ao = a->ao + L * ND,
+                        .xm = a->xm + L * ND,
+                        .xn2 = a->xn2 + L * ND,
+                        .r2 = a->r2 + L * N,
+                        .h1 = a->h1 + L * NHd,
+                        .h3 = a->h3 + L * NHd,
+                        .hg = a->hg + L * NHd,
+                        .xo = a->x + (L + 1) * ND};
+}
+
 int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *tokens, int rows,
                       float scale, int backward, int check, char *msg, size_t msgcap)
 {
@@ -139,36 +166,31 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
     CHECK(a->x, ND, "embedding");
 
     for (int l = 0; l < L; l++) {
-        float *x = a->x + l * ND, *xn1 = a->xn1 + l * ND, *r1 = a->r1 + (size_t)l * N;
-        float *q = a->q + l * ND, *k = a->k + l * NK, *v = a->v + l * NK;
-        float *att = a->att + (size_t)l * rows * NH * T * T, *ao = a->ao + l * ND;
-        float *xm = a->xm + l * ND, *xn2 = a->xn2 + l * ND, *r2 = a->r2 + (size_t)l * N;
-        float *h1 = a->h1 + l * NHd, *h3 = a->h3 + l * NHd, *hg = a->hg + l * NHd;
-        float *xo = a->x + (l + 1) * ND;
-        synor__train_rmsnorm(xn1, r1, x, W(SYNOR_L2C_RMS_ATT, l), N, D, c->norm_eps);
-        CHECK(xn1, ND, "layer %d: attention RMSNorm", l);
-        synor__train_mm(b, q, xn1, W(SYNOR_L2C_WQ, l), N, D, D);
-        synor__train_mm(b, k, xn1, W(SYNOR_L2C_WK, l), N, D, KVD);
-        synor__train_mm(b, v, xn1, W(SYNOR_L2C_WV, l), N, D, KVD);
-        CHECK(q, ND, "layer %d: query projection (wq)", l);
-        CHECK(k, NK, "layer %d: key projection (wk)", l);
-        CHECK(v, NK, "layer %d: value projection (wv)", l);
-        synor__train_rope(q, N, T, D, hs, t->rope_cos, t->rope_sin, 0);
-        synor__train_rope(k, N, T, KVD, hs, t->rope_cos, t->rope_sin, 0);
-        synor__train_attention(b, ao, att, q, k, v, rows, T, NH, NKV, hs);
-        CHECK(ao, ND, "layer %d: attention (softmax of the scores)", l);
-        synor__train_mm(b, xm, ao, W(SYNOR_L2C_WO, l), N, D, D);
-        add(xm, x, ND);
-        CHECK(xm, ND, "layer %d: attention output projection (wo)", l);
-        synor__train_rmsnorm(xn2, r2, xm, W(SYNOR_L2C_RMS_FFN, l), N, D, c->norm_eps);
-        CHECK(xn2, ND, "layer %d: feed-forward RMSNorm", l);
-        synor__train_mm(b, h1, xn2, W(SYNOR_L2C_W1, l), N, D, H);
-        synor__train_mm(b, h3, xn2, W(SYNOR_L2C_W3, l), N, D, H);
-        synor__train_swiglu(hg, h1, h3, NHd);
-        CHECK(hg, NHd, "layer %d: SwiGLU (w1, w3)", l);
-        synor__train_mm(b, xo, hg, W(SYNOR_L2C_W2, l), N, H, D);
-        add(xo, xm, ND);
-        CHECK(xo, ND, "layer %d: feed-forward down projection (w2)", l);
+        layer_acts y = layer_of(a, l, rows, T, D, KVD, H, NH);
+        synor__train_rmsnorm(y.xn1, y.r1, y.x, W(SYNOR_L2C_RMS_ATT, l), N, D, c->norm_eps);
+        CHECK(y.xn1, ND, "layer %d: attention RMSNorm", l);
+        synor__train_mm(b, y.q, y.xn1, W(SYNOR_L2C_WQ, l), N, D, D);
+        synor__train_mm(b, y.k, y.xn1, W(SYNOR_L2C_WK, l), N, D, KVD);
+        synor__train_mm(b, y.v, y.xn1, W(SYNOR_L2C_WV, l), N, D, KVD);
+        CHECK(y.q, ND, "layer %d: query projection (wq)", l);
+        CHECK(y.k, NK, "layer %d: key projection (wk)", l);
+        CHECK(y.v, NK, "layer %d: value projection (wv)", l);
+        synor__train_rope(y.q, N, T, D, hs, t->rope_cos, t->rope_sin, 0);
+        synor__train_rope(y.k, N, T, KVD, hs, t->rope_cos, t->rope_sin, 0);
+        synor__train_attention(b, y.ao, y.att, y.q, y.k, y.v, rows, T, NH, NKV, hs);
+        CHECK(y.ao, ND, "layer %d: attention (softmax of the scores)", l);
+        synor__train_mm(b, y.xm, y.ao, W(SYNOR_L2C_WO, l), N, D, D);
+        add(y.xm, y.x, ND);
+        CHECK(y.xm, ND, "layer %d: attention output projection (wo)", l);
+        synor__train_rmsnorm(y.xn2, y.r2, y.xm, W(SYNOR_L2C_RMS_FFN, l), N, D, c->norm_eps);
+        CHECK(y.xn2, ND, "layer %d: feed-forward RMSNorm", l);
+        synor__train_mm(b, y.h1, y.xn2, W(SYNOR_L2C_W1, l), N, D, H);
+        synor__train_mm(b, y.h3, y.xn2, W(SYNOR_L2C_W3, l), N, D, H);
+        synor__train_swiglu(y.hg, y.h1, y.h3, NHd);
+        CHECK(y.hg, NHd, "layer %d: SwiGLU (w1, w3)", l);
+        synor__train_mm(b, y.xo, y.hg, W(SYNOR_L2C_W2, l), N, H, D);
+        add(y.xo, y.xm, ND);
+        CHECK(y.xo, ND, "layer %d: feed-forward down projection (w2)", l);
     }
     synor__train_rmsnorm(a->xnf, a->rf, a->x + (size_t)L * ND, W(SYNOR_L2C_RMS_FINAL, 0), N, D,
                          c->norm_eps);
@@ -193,37 +215,33 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
                              W(SYNOR_L2C_RMS_FINAL, 0), N, D);
     CHECK(dx, ND, "backward of the final RMSNorm and classifier");
     for (int l = L - 1; l >= 0; l--) {
-        float *x = a->x + l * ND, *xn1 = a->xn1 + l * ND, *r1 = a->r1 + (size_t)l * N;
-        float *q = a->q + l * ND, *k = a->k + l * NK, *v = a->v + l * NK;
-        float *att = a->att + (size_t)l * rows * NH * T * T, *ao = a->ao + l * ND;
-        float *xm = a->xm + l * ND, *xn2 = a->xn2 + l * ND, *r2 = a->r2 + (size_t)l * N;
-        float *h1 = a->h1 + l * NHd, *h3 = a->h3 + l * NHd, *hg = a->hg + l * NHd;
+        layer_acts y = layer_of(a, l, rows, T, D, KVD, H, NH);
         /* x_out = xm + hg w2^T */
         synor__train_mm_bwd_x(b, a->dhg, dx, W(SYNOR_L2C_W2, l), N, H, D, 0.0f);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W2, l), dx, hg, N, H, D);
-        synor__train_swiglu_bwd(a->dh1, a->dh3, a->dhg, h1, h3, NHd);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W2, l), dx, y.hg, N, H, D);
+        synor__train_swiglu_bwd(a->dh1, a->dh3, a->dhg, y.h1, y.h3, NHd);
         synor__train_mm_bwd_x(b, dxn, a->dh1, W(SYNOR_L2C_W1, l), N, D, H, 0.0f);
         synor__train_mm_bwd_x(b, dxn, a->dh3, W(SYNOR_L2C_W3, l), N, D, H, 1.0f);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W1, l), a->dh1, xn2, N, D, H);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W3, l), a->dh3, xn2, N, D, H);
-        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_FFN, l), dxn, xm, r2, W(SYNOR_L2C_RMS_FFN, l),
-                                 N, D);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W1, l), a->dh1, y.xn2, N, D, H);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W3, l), a->dh3, y.xn2, N, D, H);
+        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_FFN, l), dxn, y.xm, y.r2,
+                                 W(SYNOR_L2C_RMS_FFN, l), N, D);
         CHECK(dx, ND, "layer %d: backward of the feed-forward block", l);
         /* xm = x + ao wo^T */
         synor__train_mm_bwd_x(b, a->dao, dx, W(SYNOR_L2C_WO, l), N, D, D, 0.0f);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WO, l), dx, ao, N, D, D);
-        synor__train_attention_bwd(b, a->dq, a->dk, a->dv, a->dao, att, q, k, v, rows, T, NH, NKV,
-                                   hs, a->dp);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WO, l), dx, y.ao, N, D, D);
+        synor__train_attention_bwd(b, a->dq, a->dk, a->dv, a->dao, y.att, y.q, y.k, y.v, rows, T,
+                                   NH, NKV, hs, a->dp);
         synor__train_rope(a->dq, N, T, D, hs, t->rope_cos, t->rope_sin, 1);
         synor__train_rope(a->dk, N, T, KVD, hs, t->rope_cos, t->rope_sin, 1);
         synor__train_mm_bwd_x(b, dxn, a->dq, W(SYNOR_L2C_WQ, l), N, D, D, 0.0f);
         synor__train_mm_bwd_x(b, dxn, a->dk, W(SYNOR_L2C_WK, l), N, D, KVD, 1.0f);
         synor__train_mm_bwd_x(b, dxn, a->dv, W(SYNOR_L2C_WV, l), N, D, KVD, 1.0f);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WQ, l), a->dq, xn1, N, D, D);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WK, l), a->dk, xn1, N, D, KVD);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WV, l), a->dv, xn1, N, D, KVD);
-        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_ATT, l), dxn, x, r1, W(SYNOR_L2C_RMS_ATT, l),
-                                 N, D);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WQ, l), a->dq, y.xn1, N, D, D);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WK, l), a->dk, y.xn1, N, D, KVD);
+        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WV, l), a->dv, y.xn1, N, D, KVD);
+        synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_ATT, l), dxn, y.x, y.r1,
+                                 W(SYNOR_L2C_RMS_ATT, l), N, D);
         CHECK(dx, ND, "layer %d: backward of the attention block", l);
     }
     float *gemb = G(SYNOR_L2C_TOKEN_EMBD, 0);
