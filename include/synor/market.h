@@ -330,9 +330,13 @@ int synor_market_commit(synor_market *m);
  * before a commit_write are acknowledged once a commit_sync after it
  * returns 0 - not before. synor_market_commit is write then sync.
  * Threads: commit_sync touches only the journal's file, so it may run on
- * another thread while this one submits commands - but never at the same
- * time as commit_write, commit, snapshot or close on the same market. A
- * failed sync is remembered: the next write fails too (SYNOR_EIO). */
+ * another thread while this one submits commands and calls commit_write,
+ * commit or snapshot (flushes and a snapshot's rewrite of the files take
+ * turns on a lock) - but never at the same time as close. A sync covers
+ * every commit_write that returned before it began; one that runs beside
+ * it may or may not be covered, so one sync can make several batches
+ * durable at once (group commit). A failed sync is remembered: the next
+ * write fails too (SYNOR_EIO). */
 int synor_market_commit_write(synor_market *m);
 int synor_market_commit_sync(const synor_market *m);
 

@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +47,8 @@ struct mjournal {
     int fd;
     _Atomic int sync_failed; /* set by synor__journal_sync, which may run on
                                 another thread (synor_market_commit_sync) */
+    pthread_mutex_t sync_lock; /* a flush, or a snapshot's rewrite of the
+                                  files, one at a time */
     uint64_t records; /* records in the journal file (or pending) */
     synor__buf pending;
     char path[4096];
@@ -244,19 +247,33 @@ int synor__journal_write(synor_market *m)
     return 0;
 }
 
-/* Touches only the file descriptor and the flag: it may run on another
- * thread while commands are submitted (never with a write, a snapshot or a
- * close: synor_market_commit_sync's contract). */
-int synor__journal_sync(const synor_market *m)
+/* The flush itself; the caller holds sync_lock. */
+static int sync_locked(const synor_market *m)
 {
     mjournal *j = m->journal;
-    if (!j || m->cfg.fsync == SYNOR_FSYNC_NEVER)
+    if (m->cfg.fsync == SYNOR_FSYNC_NEVER)
         return 0;
     if (fdatasync(j->fd) != 0) {
         atomic_store(&j->sync_failed, 1);
         return synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path, strerror(errno));
     }
     return 0;
+}
+
+/* Touches only the file descriptor and the flag, under sync_lock: it may
+ * run on another thread while commands are submitted and written, and
+ * while a snapshot is taken (never with a close: synor_market_commit_sync's
+ * contract). A write that runs beside it may or may not be covered by it;
+ * everything written before it began is. */
+int synor__journal_sync(const synor_market *m)
+{
+    mjournal *j = m->journal;
+    if (!j)
+        return 0;
+    pthread_mutex_lock(&j->sync_lock);
+    int rc = sync_locked(m);
+    pthread_mutex_unlock(&j->sync_lock);
+    return rc;
 }
 
 int synor__journal_commit(synor_market *m)
@@ -277,12 +294,28 @@ static int fsync_dir(const char *dir)
     return rc ? synor__error(SYNOR_EIO, "%s: fsync failed: %s", dir, strerror(errno)) : 0;
 }
 
+static int snapshot_locked(synor_market *m);
+
+/* Under sync_lock, so that no flush runs on another thread while the
+ * journal is cut. */
 int synor__journal_snapshot(synor_market *m)
 {
     mjournal *j = m->journal;
-    int rc = synor__journal_commit(m);
+    int rc = synor__journal_write(m);
     if (rc)
         return rc;
+    pthread_mutex_lock(&j->sync_lock);
+    rc = sync_locked(m);
+    if (!rc)
+        rc = snapshot_locked(m);
+    pthread_mutex_unlock(&j->sync_lock);
+    return rc;
+}
+
+static int snapshot_locked(synor_market *m)
+{
+    mjournal *j = m->journal;
+    int rc;
     synor__buf body;
     synor__buf_init(&body);
     if ((rc = synor__snapshot_build(m, &body))) {
@@ -475,6 +508,10 @@ int synor__journal_open(synor_market *m)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     j->fd = -1;
     synor__buf_init(&j->pending);
+    if (pthread_mutex_init(&j->sync_lock, NULL) != 0) {
+        synor__free(j);
+        return synor__error(SYNOR_ENOMEM, "cannot create the journal's lock");
+    }
     m->journal = j;
     int ro = m->read_only;
     struct stat st;
@@ -536,6 +573,7 @@ void synor__journal_close(synor_market *m)
     if (j->fd >= 0)
         close(j->fd);
     synor__buf_free(&j->pending);
+    pthread_mutex_destroy(&j->sync_lock);
     synor__free(j);
     m->journal = NULL;
 }
