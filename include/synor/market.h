@@ -322,6 +322,25 @@ int synor_market_submit(synor_market *m, const synor_market_cmd *cmd);
  * tail. */
 int synor_market_commit(synor_market *m);
 
+/* A basket: bids that fill all together or not at all (what a plan
+ * bought on the market needs - `synor plan --market DIR --buy`). Every
+ * command is a PLACE of a BID with tif FOK, without `also`, all of one
+ * time, each on a different resource, ids distinct; 1 to
+ * SYNOR_MARKET_BASKET_MAX of them. Each is checked as synor_market_submit
+ * checks it, and must fill at once in full (FOK) against its book as it
+ * is - orders that expire by the basket's time not counted. When one
+ * fails, nothing changes and nothing is journaled: *failed is its index,
+ * *reason its reason, and one REJECTED event is delivered for it (return
+ * 0). Otherwise every bid is applied, in order, with its events, and the
+ * journal holds them as one group: recovery replays all of them or, when
+ * a crash tore the group, none (return 0, *reason 0). A negative return is
+ * an error (NULL argument, a bad count, read-only or broken market, out of
+ * memory: the market then refuses commands until reopened, and the
+ * journal holds none of the basket). */
+#define SYNOR_MARKET_BASKET_MAX 64
+int synor_market_submit_basket(synor_market *m, const synor_market_cmd *cmds, size_t n,
+                               size_t *failed, int *reason);
+
 /* A commit in two halves, so that the disk's flush of one batch overlaps
  * the work on the next (group commit, as databases pipeline their log):
  * synor_market_commit_write writes the pending records to the journal (and

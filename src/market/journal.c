@@ -189,6 +189,21 @@ int synor__journal_cmd(synor_market *m, const synor_market_cmd *c)
     return append_record(m->journal, SYNOR__REC_CMD, m->seq + 1, p, n);
 }
 
+int synor__journal_group_begin(synor_market *m, size_t *at)
+{
+    unsigned char len[8] = {0};
+    *at = m->journal->pending.len;
+    return append_record(m->journal, SYNOR__REC_GROUP, m->seq + 1, len, sizeof len);
+}
+
+/* The header at `at` gets the length of what follows it in the batch. */
+void synor__journal_group_end(synor_market *m, size_t at)
+{
+    unsigned char *rec = (unsigned char *)m->journal->pending.data + at;
+    put64(rec + 17, (uint64_t)(m->journal->pending.len - at - 25));
+    put32(rec + 4, synor__crc32c(0, rec + 8, 17));
+}
+
 synor__jmark synor__journal_mark(const synor_market *m)
 {
     synor__jmark k = {0, 0};
@@ -367,7 +382,7 @@ static size_t intact_after(const unsigned char *p, size_t len, size_t from, uint
             len - pos - 8 < n)
             continue;
         const unsigned char *body = p + pos + 8;
-        if (body[0] >= SYNOR__REC_CMD && body[0] <= SYNOR__REC_ZONE &&
+        if (body[0] >= SYNOR__REC_CMD && body[0] <= SYNOR__REC_GROUP &&
             get64(body + 1) > min_seq && synor__crc32c(0, body, n) == get32(p + pos + 4))
             return pos;
     }
@@ -376,10 +391,10 @@ static size_t intact_after(const unsigned char *p, size_t len, size_t from, uint
 
 /* A damaged record at off: a torn tail is cut (and noted); damage with
  * intact records after it is refused unless salvaging. */
-static int damaged(synor_market *m, const unsigned char *p, size_t len, size_t off,
-                   uint64_t applied, const char *what)
+static int damaged_from(synor_market *m, const unsigned char *p, size_t len, size_t off,
+                        size_t from, uint64_t applied, const char *what)
 {
-    size_t next = intact_after(p, len, off + 1, m->seq);
+    size_t next = from < len ? intact_after(p, len, from, m->seq) : 0;
     if (next && !m->cfg.salvage)
         return synor__error(SYNOR_EPARSE,
                             "%s: %s at byte %zu, but intact records follow (byte %zu): this is "
@@ -398,6 +413,34 @@ static int damaged(synor_market *m, const unsigned char *p, size_t len, size_t o
                  m->journal->path, what, off, len - off, (unsigned long long)applied,
                  m->read_only ? " (left in the file: opened read-only)" : "");
     return 0;
+}
+
+static int damaged(synor_market *m, const unsigned char *p, size_t len, size_t off,
+                   uint64_t applied, const char *what)
+{
+    return damaged_from(m, p, len, off, off + 1, applied, what);
+}
+
+/* Is the group whose header is at off whole: its length within the file
+ * and every record in it intact, ending exactly at its end? */
+static int group_whole(const unsigned char *p, size_t len, size_t off, size_t *end)
+{
+    uint64_t glen = get64(p + off + 17);
+    size_t at = off + 25;
+    *end = len - at < glen ? len : at + (size_t)glen;
+    if (len - at < glen)
+        return 0;
+    while (at < *end) {
+        if (*end - at < 8)
+            return 0;
+        uint32_t n = get32(p + at);
+        if (n < 9 || n > MAX_RECORD || *end - at - 8 < n ||
+            synor__crc32c(0, p + at + 8, n) != get32(p + at + 4) ||
+            p[at + 8] == SYNOR__REC_GROUP)
+            return 0;
+        at += 8 + (size_t)n;
+    }
+    return 1;
 }
 
 /* Replays journal records after the snapshot; cuts a torn tail. */
@@ -439,7 +482,19 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
                                     m->journal->path, off, (unsigned long long)seq,
                                     (unsigned long long)(m->seq + 1));
             }
-            if (type == SYNOR__REC_CMD && cmd_size(pn)) {
+            size_t gend;
+            if (type == SYNOR__REC_GROUP && pn == 8 && !group_whole(p, len, off, &gend)) {
+                /* a basket is all or nothing: none of it unless all of it;
+                 * damage after its end is corruption, as anywhere */
+                rc = damaged_from(m, p, len, off, gend, applied, "an incomplete group of commands");
+                if (rc) {
+                    m->replaying = 0;
+                    return rc;
+                }
+                break;
+            } else if (type == SYNOR__REC_GROUP && pn == 8) {
+                /* whole: its records follow */
+            } else if (type == SYNOR__REC_CMD && cmd_size(pn)) {
                 synor_market_cmd c;
                 decode_cmd(pl, pn, &c);
                 rc = synor__replay_cmd(m, &c);
