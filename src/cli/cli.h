@@ -107,6 +107,19 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
                    const scenario *sc, const synor_whatif_change *ch, size_t n,
                    synor_fabric **f, synor_workload **w, char *note, size_t note_size);
 
+/* `synor plan --market DIR` (plan_market.c): a plan priced by the order
+ * book, and with --buy bought on it as one basket. */
+typedef struct cli_plan_market {
+    const char *dir, *region, *owner;
+    int buy, has_budget;
+    int64_t budget; /* micro-USD */
+} cli_plan_market;
+/* 1 consumed, 0 not ours, -1 usage error (printed). */
+int cli_plan_market_opt(const char *cmd, cli_plan_market *pm, int argc, char **argv, int *i);
+int cli_plan_market_check(const char *cmd, const cli_plan_market *pm); /* CLI_OK or CLI_USAGE */
+int cli_plan_market_run(synor_fabric *f, const synor_workload *w, const synor_plan_options *o,
+                        const cli_plan_market *pm);
+
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);
