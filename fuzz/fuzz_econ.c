@@ -43,17 +43,16 @@ static char *dump(const synor_econ *e)
         const synor_econ_file *f = synor_econ_file_of(e, (synor_econ_dataset)k);
         if (!f)
             continue;
-        fuzz_dump_printf(&d, "file %s %s %d %s %lld %lld %zu\n", synor_econ_dataset_name(f->dataset),
-                         f->name, f->version, f->as_of, (long long)f->as_of_day,
-                         (long long)f->max_age_days, f->n_sources);
+        fuzz_dump_printf(&d, "file %s %s %d %s %lld %lld %zu\n",
+                         synor_econ_dataset_name(f->dataset), f->name, f->version, f->as_of,
+                         (long long)f->as_of_day, (long long)f->max_age_days, f->n_sources);
     }
     for (size_t i = 0; i < synor_econ_region_count(e); i++) {
         const synor_econ_region *g = synor_econ_region_at(e, i);
         FUZZ_CHECK(synor_econ_region_find(e, g->id) == g, "region %s not found by id", g->id);
         fuzz_dump_printf(&d, "region %s %.17g %.17g %zu\n", g->id, g->lat, g->lon, g->n_cloud);
         for (size_t c = 0; c < g->n_cloud; c++)
-            FUZZ_CHECK(synor_econ_region_find(e, g->cloud[c]) == g, "cloud region %s",
-                       g->cloud[c]);
+            FUZZ_CHECK(synor_econ_region_find(e, g->cloud[c]) == g, "cloud region %s", g->cloud[c]);
         const synor_econ_elec *p = synor_econ_elec_find(e, g->id);
         if (p) {
             FUZZ_CHECK(p->industrial > 0 || p->commercial > 0, "region %s: no price", g->id);

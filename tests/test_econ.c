@@ -156,8 +156,8 @@ TEST(loader_errors_name_file_position_field_value)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = load_pair(e, "e.json", cases[i].ds, cases[i].body);
         if (rc != cases[i].code || !strstr(synor_errmsg(), cases[i].msg))
-            TEST__FAIL("case %zu: rc %d, message \"%s\", expected %d \"%s\"", i, rc,
-                       synor_errmsg(), cases[i].code, cases[i].msg);
+            TEST__FAIL("case %zu: rc %d, message \"%s\", expected %d \"%s\"", i, rc, synor_errmsg(),
+                       cases[i].code, cases[i].msg);
     }
     /* a header error: a stale-age field that is not an integer */
     const char *bad = "{\"dataset\":\"pue\",\"version\":1,\"as_of\":\"2024-02-30\"}";
@@ -299,8 +299,8 @@ TEST(fixed_point_at_the_limits)
     /* 700 W x 10^6 h x 5 x 10 USD/kWh = 3.5e7 USD; 10^9 USD over one year
      * for 10^6 h: 10^9 x 3.6e9 / 31536000 */
     ASSERT_EQ(q.energy, 35000000000000LL);
-    __extension__ __int128 dep = ((__int128)1000000000000000LL * 3600000000LL + 15768000) /
-                                 31536000;
+    __extension__ __int128 dep =
+        ((__int128)1000000000000000LL * 3600000000LL + 15768000) / 31536000;
     ASSERT(q.depreciation == (int64_t)dep);
     ASSERT_EQ(q.total, q.base + q.demand_adjustment + q.fee);
     r.seconds = SYNOR_ECON_MAX_SECONDS + 1;
@@ -454,8 +454,8 @@ TEST(best_window_on_a_small_profile)
     ASSERT_EQ(now_sum, 30 * 3600);
     ASSERT_EQ(best_sum, -35 * 3600);
     /* 1.5 h job: the last half hour counts 1800 s; wraps past hour 5 */
-    ASSERT_OK(synor_econ_best_window(&h, 36000 + 5 * 3600, 5400, 5 * 3600, &off, &now_sum,
-                                     &best_sum));
+    ASSERT_OK(
+        synor_econ_best_window(&h, 36000 + 5 * 3600, 5400, 5 * 3600, &off, &now_sum, &best_sum));
     /* starts from hour 5: +0: 100*3600 + 50*1800; +1: 50*3600+10*1800; +2: 10*3600+20*1800;
      * +3: 20*3600 + 5*1800 = 81000 ; 10/20 -> 72000 is less */
     ASSERT_EQ(off, 2 * 3600);

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* ---- limits (inputs beyond them are SYNOR_ERANGE, never a wrong sum) ---- */
-#define SYNOR_ECON_MAX_MONEY 1000000000000000LL  /* 10^9 USD, in micro-USD: any amount in a file */
+#define SYNOR_ECON_MAX_MONEY 1000000000000000LL   /* 10^9 USD, in micro-USD: any amount in a file */
 #define SYNOR_ECON_MAX_SECONDS (3600LL * 1000000) /* a job of up to 10^6 hours */
 #define SYNOR_ECON_MAX_MILLIWATTS 100000000LL     /* 100 kW per device */
 #define SYNOR_ECON_MAX_PUE_MILLI 5000             /* PUE 5.000 */
@@ -67,7 +67,7 @@ typedef struct synor_econ_source {
 /* One loaded file. Strings are owned by the econ set. */
 typedef struct synor_econ_file {
     synor_econ_dataset dataset;
-    const char *name;  /* the file's name in messages: "builtin:carbon.json" or its path */
+    const char *name; /* the file's name in messages: "builtin:carbon.json" or its path */
     int version;
     const char *as_of; /* YYYY-MM-DD */
     int64_t as_of_day; /* days since 1970-01-01 */
@@ -222,7 +222,7 @@ const synor_econ_source *synor_econ_source_find(const synor_econ_file *f, const 
 
 /* ---- the demand multiplier from a live order book ---- */
 typedef struct synor_econ_demand {
-    uint32_t multiplier_bp; /* 5000..20000 (0.5x to 2x) */
+    uint32_t multiplier_bp;   /* 5000..20000 (0.5x to 2x) */
     int64_t bid_qty, ask_qty; /* device-hours counted near the mid */
     int64_t mid;              /* ticks; 0 when the book has not both sides */
     int has_book;             /* 0: resource not in the market (multiplier 1x) */
@@ -235,21 +235,25 @@ typedef struct synor_econ_demand {
 int synor_econ_demand_get(const synor_market *m, const char *resource, synor_econ_demand *out);
 
 /* ---- the pricing engine ---- */
-typedef enum synor_econ_tariff { SYNOR_TARIFF_INDUSTRIAL, SYNOR_TARIFF_COMMERCIAL } synor_econ_tariff;
+typedef enum synor_econ_tariff {
+    SYNOR_TARIFF_INDUSTRIAL,
+    SYNOR_TARIFF_COMMERCIAL
+} synor_econ_tariff;
 
 typedef struct synor_price_request {
-    const char *profile;          /* catalog id */
-    const char *region;           /* region id or cloud region */
-    int64_t seconds;              /* 1..SYNOR_ECON_MAX_SECONDS */
-    const char *site;             /* default "hyperscale" */
-    const char *climate;          /* default "any" */
-    synor_econ_tariff tariff;     /* default industrial */
-    uint32_t utilisation_bp;      /* expected utilisation over the service life, 1..10000; default 10000 */
-    int64_t network_milli_gb;     /* data moved, 10^-3 GB; 0 = no network line */
-    const char *egress_provider;  /* default "aws" */
-    const char *egress_scope;     /* default "internet" */
-    uint32_t demand_bp;           /* the demand multiplier (synor_econ_demand_get); default 10000 */
-    uint32_t fee_bp;              /* protocol fee on the base cost; default SYNOR_ECON_DEFAULT_FEE_BP */
+    const char *profile;      /* catalog id */
+    const char *region;       /* region id or cloud region */
+    int64_t seconds;          /* 1..SYNOR_ECON_MAX_SECONDS */
+    const char *site;         /* default "hyperscale" */
+    const char *climate;      /* default "any" */
+    synor_econ_tariff tariff; /* default industrial */
+    uint32_t
+        utilisation_bp; /* expected utilisation over the service life, 1..10000; default 10000 */
+    int64_t network_milli_gb;    /* data moved, 10^-3 GB; 0 = no network line */
+    const char *egress_provider; /* default "aws" */
+    const char *egress_scope;    /* default "internet" */
+    uint32_t demand_bp;          /* the demand multiplier (synor_econ_demand_get); default 10000 */
+    uint32_t fee_bp; /* protocol fee on the base cost; default SYNOR_ECON_DEFAULT_FEE_BP */
 } synor_price_request;
 #define SYNOR_ECON_DEFAULT_FEE_BP 500 /* 5%, the low end of the seed's 5-10% */
 void synor_price_request_init(synor_price_request *r);
@@ -258,19 +262,19 @@ void synor_price_request_init(synor_price_request *r);
  * the sum of the lines (so each can be checked by hand). */
 typedef struct synor_price_quote {
     const synor_econ_region *region;
-    const synor_econ_elec *elec;       /* the record used */
+    const synor_econ_elec *elec; /* the record used */
     const synor_econ_pue *pue;
     const synor_econ_hardware *hw;
-    const synor_econ_egress *egress;   /* NULL without network */
-    int64_t milliwatts;                /* device power (profile peak_watts) */
-    int64_t price_per_kwh;             /* micro-USD/kWh, the chosen tariff */
-    int64_t energy_mwh;                /* milli-kWh (Wh) drawn from the grid, rounded */
+    const synor_econ_egress *egress; /* NULL without network */
+    int64_t milliwatts;              /* device power (profile peak_watts) */
+    int64_t price_per_kwh;           /* micro-USD/kWh, the chosen tariff */
+    int64_t energy_mwh;              /* milli-kWh (Wh) drawn from the grid, rounded */
     int64_t energy, depreciation, network, base;
     uint32_t demand_bp;
-    int64_t demand_adjustment;         /* base x (demand - 1), rounded */
+    int64_t demand_adjustment; /* base x (demand - 1), rounded */
     uint32_t fee_bp;
-    int64_t fee;                       /* base x fee, rounded */
-    int64_t total;                     /* base + demand_adjustment + fee */
+    int64_t fee;   /* base x fee, rounded */
+    int64_t total; /* base + demand_adjustment + fee */
 } synor_price_quote;
 
 /* Prices a request on e's data (electricity, pue, hardware; network with
@@ -282,14 +286,14 @@ int synor_econ_price(const synor_econ *e, const synor_price_request *r, synor_pr
 typedef enum synor_rank_by { SYNOR_RANK_COST, SYNOR_RANK_CARBON } synor_rank_by;
 
 typedef struct synor_rank_request {
-    synor_price_request price;  /* profile, seconds, site, tariff, utilisation, fee,
-                                   network GB and egress provider; region ignored */
-    const char *from;           /* the user's region (id or cloud region), or NULL */
-    int has_latlon;             /* the user's position instead of from */
+    synor_price_request price; /* profile, seconds, site, tariff, utilisation, fee,
+                                  network GB and egress provider; region ignored */
+    const char *from;          /* the user's region (id or cloud region), or NULL */
+    int has_latlon;            /* the user's position instead of from */
     double lat, lon;
-    double max_latency_ms;      /* 0 = no limit */
-    int64_t deadline_seconds;   /* 0 = none; else pick a start window */
-    int64_t now_unix;           /* "now" for the window (mapped onto the profile's week) */
+    double max_latency_ms;    /* 0 = no limit */
+    int64_t deadline_seconds; /* 0 = none; else pick a start window */
+    int64_t now_unix;         /* "now" for the window (mapped onto the profile's week) */
     synor_rank_by by;
     const char *const *regions; /* candidates (ids); NULL = every region with a price */
     size_t n_regions;
@@ -303,19 +307,19 @@ void synor_rank_request_init(synor_rank_request *r);
 
 typedef struct synor_rank_entry {
     const synor_econ_region *region;
-    int ok;                       /* 0: excluded (reason says why) */
+    int ok; /* 0: excluded (reason says why) */
     char reason[96];
-    synor_price_quote quote;      /* cost at the annual tariff, demand 1x */
-    double gco2;                  /* the job's emissions at the annual intensity; -1 unknown */
-    double latency_ms;            /* -1 when the user's position is not given */
-    int latency_estimated;        /* from distance, not measured */
+    synor_price_quote quote; /* cost at the annual tariff, demand 1x */
+    double gco2;             /* the job's emissions at the annual intensity; -1 unknown */
+    double latency_ms;       /* -1 when the user's position is not given */
+    int latency_estimated;   /* from distance, not measured */
     /* with a deadline and an hourly profile of the ranked kind: */
     int has_window;
-    int64_t window_offset_s;      /* best start, seconds after now (whole hours) */
+    int64_t window_offset_s; /* best start, seconds after now (whole hours) */
     int64_t window_start_unix;
-    int64_t now_cost, best_cost;  /* by COST: the job's energy at the hourly wholesale
-                                     prices (micro-USD), started now and in the best window */
-    double now_gco2, best_gco2;   /* by CARBON: the job's gCO2 at the hourly intensities */
+    int64_t now_cost, best_cost; /* by COST: the job's energy at the hourly wholesale
+                                    prices (micro-USD), started now and in the best window */
+    double now_gco2, best_gco2;  /* by CARBON: the job's gCO2 at the hourly intensities */
 } synor_rank_entry;
 
 /* Ranks the candidate regions: those that pass the latency limit first,

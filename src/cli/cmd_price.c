@@ -31,7 +31,8 @@ static void help(void)
         "  --region R          region id (US-VA, DE) or cloud region (aws:us-east-1)\n"
         "  --hours H           duration, a decimal number of hours (default 1)\n"
         "  --site S            hyperscale|colocation|enterprise|edge|home (default hyperscale)\n"
-        "  --climate C         any|cold|temperate|hot: PUE of that climate if listed (default any)\n"
+        "  --climate C         any|cold|temperate|hot: PUE of that climate if listed (default "
+        "any)\n"
         "  --tariff T          industrial|commercial electricity price (default industrial)\n"
         "  --utilisation PCT   expected utilisation over the service life, 0-100 (default 100)\n"
         "  --network-gb G      data moved, GB (default 0: no network line)\n"
@@ -95,10 +96,12 @@ static int parse(int argc, char **argv, opts *o)
             continue;
         }
         static const char *const WITH_VALUE[] = {
-            "--region", "--hours", "--site", "--climate", "--tariff", "--utilisation",
-            "--network-gb", "--egress-provider", "--market", "--fee-bp", "--econ-data", "--today",
-            "--from", "--lat", "--lon", "--max-latency-ms", "--deadline", "--now", "--by",
-            "--regions", NULL};
+            "--region",   "--hours",       "--site",       "--climate",
+            "--tariff",   "--utilisation", "--network-gb", "--egress-provider",
+            "--market",   "--fee-bp",      "--econ-data",  "--today",
+            "--from",     "--lat",         "--lon",        "--max-latency-ms",
+            "--deadline", "--now",         "--by",         "--regions",
+            NULL};
         int known = 0;
         for (const char *const *w = WITH_VALUE; *w; w++)
             known |= !strcmp(*w, a);
@@ -119,13 +122,17 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--site")) {
             if (strcmp(v, "hyperscale") && strcmp(v, "colocation") && strcmp(v, "enterprise") &&
                 strcmp(v, "edge") && strcmp(v, "home"))
-                return cli_usage_error("price", "--site: '%s' is not hyperscale, colocation, "
-                                                "enterprise, edge or home", v);
+                return cli_usage_error("price",
+                                       "--site: '%s' is not hyperscale, colocation, "
+                                       "enterprise, edge or home",
+                                       v);
             p->site = v;
         } else if (!strcmp(a, "--climate")) {
             if (strcmp(v, "any") && strcmp(v, "cold") && strcmp(v, "temperate") && strcmp(v, "hot"))
-                return cli_usage_error("price", "--climate: '%s' is not any, cold, temperate or "
-                                                "hot", v);
+                return cli_usage_error("price",
+                                       "--climate: '%s' is not any, cold, temperate or "
+                                       "hot",
+                                       v);
             p->climate = v;
         } else if (!strcmp(a, "--tariff")) {
             if (!strcmp(v, "industrial"))
@@ -137,15 +144,19 @@ static int parse(int argc, char **argv, opts *o)
                                        v);
         } else if (!strcmp(a, "--utilisation")) {
             if (synor_econ_money_parse(v, &x) || x <= 0 || x > 100000000)
-                return cli_usage_error("price", "--utilisation: '%s' is not a percentage in "
-                                                "(0, 100]", v);
+                return cli_usage_error("price",
+                                       "--utilisation: '%s' is not a percentage in "
+                                       "(0, 100]",
+                                       v);
             p->utilisation_bp = (uint32_t)((x + 5000) / 10000);
             if (!p->utilisation_bp)
                 p->utilisation_bp = 1;
         } else if (!strcmp(a, "--network-gb")) {
             if (synor_econ_money_parse(v, &x) || x > SYNOR_ECON_MAX_MILLI_GB * 1000)
-                return cli_usage_error("price", "--network-gb: '%s' is not a number of GB in "
-                                                "[0, %lld]", v, SYNOR_ECON_MAX_MILLI_GB / 1000);
+                return cli_usage_error("price",
+                                       "--network-gb: '%s' is not a number of GB in "
+                                       "[0, %lld]",
+                                       v, SYNOR_ECON_MAX_MILLI_GB / 1000);
             p->network_milli_gb = (x + 500) / 1000;
         } else if (!strcmp(a, "--egress-provider")) {
             if (strcmp(v, "aws") && strcmp(v, "gcp") && strcmp(v, "azure"))
@@ -198,8 +209,9 @@ static int parse(int argc, char **argv, opts *o)
             return cli_usage_error("price", "missing --region R");
         if (o->rk.from || has_lat || has_lon || o->rk.max_latency_ms > 0 ||
             o->rk.deadline_seconds || o->now || o->regions_arg || o->rk.by != SYNOR_RANK_COST)
-            return cli_usage_error("price", "--from, --lat, --lon, --max-latency-ms, --deadline, "
-                                            "--now, --by and --regions are options of 'price rank'");
+            return cli_usage_error("price",
+                                   "--from, --lat, --lon, --max-latency-ms, --deadline, "
+                                   "--now, --by and --regions are options of 'price rank'");
         return CLI_OK;
     }
     if (o->region)
@@ -265,8 +277,7 @@ static void money(int64_t v, char *buf, size_t n)
 }
 
 /* Warns on stderr about each stale file among the datasets used. */
-static void warn_stale(const synor_econ *e, const opts *o, const synor_econ_dataset *used,
-                       size_t n)
+static void warn_stale(const synor_econ *e, const opts *o, const synor_econ_dataset *used, size_t n)
 {
     int64_t day = synor_econ_today();
     if (o->today)
@@ -315,8 +326,8 @@ static int do_price(const synor_catalog *cat, const synor_econ *e, opts *o)
             cli_error("%s", synor_errmsg());
             return CLI_FAIL;
         }
-        snprintf(resource, sizeof resource, "%s/%s/%s", synor_kind_name(prof->type.kind),
-                 prof->id, g->id);
+        snprintf(resource, sizeof resource, "%s/%s/%s", synor_kind_name(prof->type.kind), prof->id,
+                 g->id);
         int rc = synor_econ_demand_get(m, resource, &dm);
         synor_market_close(m);
         if (rc) {
@@ -346,10 +357,9 @@ static int do_price(const synor_catalog *cat, const synor_econ *e, opts *o)
                "\"market_resource\":%s%s%s,\"bid_qty\":%lld,\"ask_qty\":%lld},",
                (long long)q.milliwatts, q.pue->pue_milli, (long long)q.price_per_kwh,
                (long long)q.hw->list_price, q.hw->service_life_years,
-               (long long)(q.egress ? q.egress->first_gb_tier : 0),
-               (long long)r->network_milli_gb, q.demand_bp, q.fee_bp, dm.has_book ? "\"" : "",
-               dm.has_book ? resource : "null", dm.has_book ? "\"" : "", (long long)dm.bid_qty,
-               (long long)dm.ask_qty);
+               (long long)(q.egress ? q.egress->first_gb_tier : 0), (long long)r->network_milli_gb,
+               q.demand_bp, q.fee_bp, dm.has_book ? "\"" : "", dm.has_book ? resource : "null",
+               dm.has_book ? "\"" : "", (long long)dm.bid_qty, (long long)dm.ask_qty);
         printf("\"sources\":{\"electricity\":\"%s\",\"pue\":\"%s\",\"hardware\":\"%s\","
                "\"egress\":%s%s%s},",
                q.elec->source, q.pue->source, q.hw->source, q.egress ? "\"" : "",
@@ -363,8 +373,8 @@ static int do_price(const synor_catalog *cat, const synor_econ *e, opts *o)
         return CLI_OK;
     }
     double hours = (double)r->seconds / 3600;
-    printf("%s in %s (%s): %.6g h, %s site, %s tariff\n\n", prof->id, q.region->id,
-           q.region->name, hours, q.pue->site, tariff);
+    printf("%s in %s (%s): %.6g h, %s site, %s tariff\n\n", prof->id, q.region->id, q.region->name,
+           hours, q.pue->site, tariff);
     char in[64];
     fmt_milli(q.milliwatts, in, sizeof in, " W");
     printf("  power         %-24s profile %s: %s\n", in, prof->id, prof->source_power);
@@ -388,15 +398,15 @@ static int do_price(const synor_catalog *cat, const synor_econ *e, opts *o)
            "                (%lld Wh from the grid)\n",
            c, w, (long long)r->seconds, pu, a, (long long)q.energy_mwh);
     money(q.depreciation, c, sizeof c);
-    printf("  depreciation  %s USD = %s USD x %lld s / (%d y x 8760 h x 3600 s x %u.%02u%%)\n", c, b,
-           (long long)r->seconds, q.hw->service_life_years, r->utilisation_bp / 100,
+    printf("  depreciation  %s USD = %s USD x %lld s / (%d y x 8760 h x 3600 s x %u.%02u%%)\n", c,
+           b, (long long)r->seconds, q.hw->service_life_years, r->utilisation_bp / 100,
            r->utilisation_bp % 100);
     if (q.egress) {
         money(q.network, c, sizeof c);
         money(q.egress->first_gb_tier, d, sizeof d);
         printf("  network       %s USD = %lld.%03lld GB x %s USD/GB (%s %s egress, %s [%s])\n", c,
-               (long long)(r->network_milli_gb / 1000), (long long)(r->network_milli_gb % 1000),
-               d, q.egress->provider, q.egress->scope, q.egress->period, q.egress->source);
+               (long long)(r->network_milli_gb / 1000), (long long)(r->network_milli_gb % 1000), d,
+               q.egress->provider, q.egress->scope, q.egress->period, q.egress->source);
     } else
         printf("  network       0.000000 USD (no --network-gb)\n");
     money(q.base, c, sizeof c);
@@ -441,8 +451,8 @@ static int do_rank(const synor_econ *e, opts *o)
         cli_error("%s", synor_errmsg());
         return CLI_FAIL;
     }
-    synor_econ_dataset used[6] = {SYNOR_ECON_REGIONS, SYNOR_ECON_ELECTRICITY, SYNOR_ECON_PUE,
-                                  SYNOR_ECON_HARDWARE, SYNOR_ECON_CARBON, SYNOR_ECON_NETWORK};
+    synor_econ_dataset used[6] = {SYNOR_ECON_REGIONS,  SYNOR_ECON_ELECTRICITY, SYNOR_ECON_PUE,
+                                  SYNOR_ECON_HARDWARE, SYNOR_ECON_CARBON,      SYNOR_ECON_NETWORK};
     size_t nu = 4;
     if (synor_econ_file_of(e, SYNOR_ECON_CARBON))
         nu = 5;
@@ -463,7 +473,9 @@ static int do_rank(const synor_econ *e, opts *o)
             if (!x->ok) {
                 printf(",\"reason\":\"");
                 for (const char *p = x->reason; *p; p++)
-                    printf(*p == '"' || *p == '\\' ? "\\%c" : (unsigned char)*p < 32 ? " " : "%c",
+                    printf(*p == '"' || *p == '\\'  ? "\\%c"
+                           : (unsigned char)*p < 32 ? " "
+                                                    : "%c",
                            *p);
                 printf("\"}");
                 continue;
@@ -471,8 +483,7 @@ static int do_rank(const synor_econ *e, opts *o)
             printf(",\"energy\":%lld,\"depreciation\":%lld,\"network\":%lld,\"fee\":%lld,"
                    "\"total\":%lld,\"gco2\":",
                    (long long)x->quote.energy, (long long)x->quote.depreciation,
-                   (long long)x->quote.network, (long long)x->quote.fee,
-                   (long long)x->quote.total);
+                   (long long)x->quote.network, (long long)x->quote.fee, (long long)x->quote.total);
             x->gco2 >= 0 ? printf("%.1f", x->gco2) : printf("null");
             printf(",\"latency_ms\":");
             x->latency_ms >= 0 ? printf("%.1f,\"latency_estimated\":%s", x->latency_ms,
@@ -514,8 +525,8 @@ static int do_rank(const synor_econ *e, opts *o)
             snprintf(g, sizeof g, "%.1f", x->gco2);
         if (x->latency_ms >= 0)
             snprintf(l, sizeof l, "%.1f%s", x->latency_ms, x->latency_estimated ? " est" : "");
-        printf("  %-3zu %-6s %12s %12s %12s %12s %10s %11s\n", ++rank, x->region->id, a, b, c, d,
-               g, l);
+        printf("  %-3zu %-6s %12s %12s %12s %12s %10s %11s\n", ++rank, x->region->id, a, b, c, d, g,
+               l);
     }
     for (size_t i = 0; i < n; i++)
         if (!v[i].ok)

@@ -36,15 +36,16 @@ int synor_econ_best_window(const synor_econ_hourly *h, int64_t now_unix, int64_t
     if (!h || !h->n || !best_offset_s || !now_sum || !best_sum)
         return synor__error(SYNOR_EINVAL, "best window: no hourly profile");
     if (job_seconds < 1 || job_seconds > deadline_seconds)
-        return synor__error(SYNOR_EINVAL, "best window: a job of %lld s does not fit before a "
-                                          "deadline of %lld s",
+        return synor__error(SYNOR_EINVAL,
+                            "best window: a job of %lld s does not fit before a "
+                            "deadline of %lld s",
                             (long long)job_seconds, (long long)deadline_seconds);
     int64_t n = (int64_t)h->n;
     if (deadline_seconds > n * 3600)
-        return synor__error(SYNOR_ERANGE, "best window: a deadline of %lld h is longer than the "
-                                          "%lld h profile of %s",
-                            (long long)((deadline_seconds + 3599) / 3600), (long long)n,
-                            h->region);
+        return synor__error(SYNOR_ERANGE,
+                            "best window: a deadline of %lld h is longer than the "
+                            "%lld h profile of %s",
+                            (long long)((deadline_seconds + 3599) / 3600), (long long)n, h->region);
     /* hour of the profile that now falls in */
     int64_t off = now_unix - h->start_unix;
     int64_t idx = ((off / 3600) % n + n) % n;
@@ -195,22 +196,25 @@ int synor_econ_rank(const synor_econ *e, const synor_rank_request *r, synor_rank
 {
     if (!e || !r || !out || !n)
         return synor__error(SYNOR_EINVAL, "synor_econ_rank: NULL argument");
-    if (!synor_econ_file_of(e, SYNOR_ECON_REGIONS) || !synor_econ_file_of(e, SYNOR_ECON_ELECTRICITY))
+    if (!synor_econ_file_of(e, SYNOR_ECON_REGIONS) ||
+        !synor_econ_file_of(e, SYNOR_ECON_ELECTRICITY))
         return SYNOR_ENOENT;
     if (r->by == SYNOR_RANK_CARBON && !synor_econ_file_of(e, SYNOR_ECON_CARBON))
         return SYNOR_ENOENT;
     if (r->max_latency_ms < 0 || r->deadline_seconds < 0)
         return synor__error(SYNOR_EINVAL, "rank: negative latency limit or deadline");
     if (r->deadline_seconds > 0 && r->deadline_seconds < r->price.seconds)
-        return synor__error(SYNOR_EINVAL, "rank: a job of %lld s cannot finish within a deadline "
-                                          "of %lld s",
+        return synor__error(SYNOR_EINVAL,
+                            "rank: a job of %lld s cannot finish within a deadline "
+                            "of %lld s",
                             (long long)r->price.seconds, (long long)r->deadline_seconds);
     const synor_econ_region *user = NULL;
     if (r->from && !(user = synor_econ_region_find(e, r->from)))
         return synor__error(SYNOR_ENOENT, "rank: unknown region \"%s\" (--from)", r->from);
     if (r->has_latlon && (!(fabs(r->lat) <= 90) || !(fabs(r->lon) <= 180)))
-        return synor__error(SYNOR_EINVAL, "rank: position %g, %g is not a latitude and "
-                                          "longitude",
+        return synor__error(SYNOR_EINVAL,
+                            "rank: position %g, %g is not a latitude and "
+                            "longitude",
                             r->lat, r->lon);
     size_t cap = r->regions ? r->n_regions : e->set->n_elec;
     synor_rank_entry *v = calloc(cap ? cap : 1, sizeof *v);

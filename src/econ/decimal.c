@@ -100,8 +100,9 @@ void synor_econ_money_format(int64_t micro, int decimals, char *buf, size_t n)
 int synor_econ_muldiv(int64_t a, int64_t b, int64_t d, int64_t *out)
 {
     if (a < 0 || b < 0 || d <= 0)
-        return synor__error(SYNOR_EINVAL, "synor_econ_muldiv: %lld x %lld / %lld: negative "
-                                          "operand or divisor not above 0",
+        return synor__error(SYNOR_EINVAL,
+                            "synor_econ_muldiv: %lld x %lld / %lld: negative "
+                            "operand or divisor not above 0",
                             (long long)a, (long long)b, (long long)d);
     /* a, b < 2^63: the product < 2^126 fits; adding d/2 < 2^62 too */
     i128 q = ((i128)a * b + d / 2) / d;

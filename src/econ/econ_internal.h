@@ -58,8 +58,7 @@ const char *const *synor__econ_dataset_keys(synor_econ_dataset ds);
 
 /* Exact decimal ("0.0812") in a JSON string value at path to micro-units;
  * the message names file:line:col, path and value. */
-int synor__econ_money(const synor__jdoc *d, const synor__jval *v, const char *path,
-                      int64_t *out);
+int synor__econ_money(const synor__jdoc *d, const synor__jval *v, const char *path, int64_t *out);
 /* "YYYY-MM-DDTHH:MM:SSZ" to seconds since the epoch. */
 int synor__econ_time_parse(const char *s, int64_t *out);
 /* A region of the set by id (NULL if none). */

@@ -90,9 +90,8 @@ const synor_econ_file *synor_econ_file_of(const synor_econ *e, synor_econ_datase
 
 /* ---------------------------------------------------------------- header */
 
-static const char *const SOURCE_KEYS[] = {"title",     "publisher", "url",     "published",
-                                          "retrieved", "licence",   "license", "notes",
-                                          NULL};
+static const char *const SOURCE_KEYS[] = {"title",   "publisher", "url",   "published", "retrieved",
+                                          "licence", "license",   "notes", NULL};
 
 static int str_member(const synor__jdoc *d, const synor__jval *obj, const char *path,
                       const char *key, int required, const char **out)
@@ -163,8 +162,8 @@ static int parse_sources(synor__econ_set *s, synor_econ_file *f, const synor__jd
         if (!o->licence)
             o->licence = lic2;
         if (strncmp(o->url, "https://", 8) != 0 && strncmp(o->url, "http://", 7) != 0)
-            return synor__json_fail(d, synor__json_get(m->val, "url"), SYNOR_ESCHEMA,
-                                    path, "url \"%s\" is not an http(s) address", o->url);
+            return synor__json_fail(d, synor__json_get(m->val, "url"), SYNOR_ESCHEMA, path,
+                                    "url \"%s\" is not an http(s) address", o->url);
     }
     f->sources = src;
     f->n_sources = n;
@@ -179,8 +178,8 @@ static int check_fx(const synor_econ_file *f, const synor__jdoc *d, const synor_
         char path[64];
         snprintf(path, sizeof path, "fx.%.20s", m->key);
         const char *k = m->key;
-        if (strlen(k) != 3 || k[0] < 'A' || k[0] > 'Z' || k[1] < 'A' || k[1] > 'Z' ||
-            k[2] < 'A' || k[2] > 'Z')
+        if (strlen(k) != 3 || k[0] < 'A' || k[0] > 'Z' || k[1] < 'A' || k[1] > 'Z' || k[2] < 'A' ||
+            k[2] > 'Z')
             return synor__json_fail(d, m->val, SYNOR_ESCHEMA, "fx",
                                     "\"%s\" is not an ISO 4217 currency code", k);
         if (synor__json_expect(d, m->val, path, SYNOR__J_OBJECT) ||
@@ -230,8 +229,7 @@ static int parse_header(synor__econ_set *s, const synor__jdoc *d, synor_econ_dat
     *ds = (synor_econ_dataset)k;
     if (s->has[k])
         return synor__json_fail(d, root, SYNOR_EEXIST, "dataset",
-                                "a second \"%s\" file (the first was %s)", name,
-                                s->files[k].name);
+                                "a second \"%s\" file (the first was %s)", name, s->files[k].name);
     const char *allowed[16];
     size_t na = 0;
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(HEADER_KEYS); i++)

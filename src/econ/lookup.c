@@ -76,8 +76,7 @@ const synor_econ_hardware *synor_econ_hardware_find(const synor_econ *e, const c
     return NULL;
 }
 
-const synor_econ_hourly *synor_econ_hourly_find(const synor_econ *e, const char *region,
-                                                int carbon)
+const synor_econ_hourly *synor_econ_hourly_find(const synor_econ *e, const char *region, int carbon)
 {
     if (!e || !region)
         return NULL;
@@ -93,7 +92,8 @@ const synor_econ_egress *synor_econ_egress_find(const synor_econ *e, const char 
                                                 const char *scope)
 {
     for (size_t i = 0; e && provider && scope && i < e->set->n_egress; i++)
-        if (!strcmp(e->set->egress[i].provider, provider) && !strcmp(e->set->egress[i].scope, scope))
+        if (!strcmp(e->set->egress[i].provider, provider) &&
+            !strcmp(e->set->egress[i].scope, scope))
             return &e->set->egress[i];
     return NULL;
 }

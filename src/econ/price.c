@@ -68,28 +68,35 @@ int synor_econ_price(const synor_econ *e, const synor_price_request *r, synor_pr
     memset(&q, 0, sizeof q);
     const synor_profile *p = synor_catalog_find(e->cat, r->profile);
     if (!p)
-        return synor__error(SYNOR_ENOENT, "price: no profile \"%s\" in the catalog (synor "
-                                          "profiles)", r->profile);
+        return synor__error(SYNOR_ENOENT,
+                            "price: no profile \"%s\" in the catalog (synor "
+                            "profiles)",
+                            r->profile);
     double w = p->caps.peak_watts;
     if (!(w > 0) || w * 1000 > (double)SYNOR_ECON_MAX_MILLIWATTS)
-        return synor__error(SYNOR_ERANGE, "price: profile %s has a power of %g W (above 0, at "
-                                          "most %lld W)",
+        return synor__error(SYNOR_ERANGE,
+                            "price: profile %s has a power of %g W (above 0, at "
+                            "most %lld W)",
                             p->id, w, SYNOR_ECON_MAX_MILLIWATTS / 1000);
     q.milliwatts = llround(w * 1000);
-    if (!synor_econ_file_of(e, SYNOR_ECON_REGIONS) || !synor_econ_file_of(e, SYNOR_ECON_ELECTRICITY) ||
-        !synor_econ_file_of(e, SYNOR_ECON_PUE) || !synor_econ_file_of(e, SYNOR_ECON_HARDWARE))
+    if (!synor_econ_file_of(e, SYNOR_ECON_REGIONS) ||
+        !synor_econ_file_of(e, SYNOR_ECON_ELECTRICITY) || !synor_econ_file_of(e, SYNOR_ECON_PUE) ||
+        !synor_econ_file_of(e, SYNOR_ECON_HARDWARE))
         return SYNOR_ENOENT; /* message set */
     if (!(q.region = synor_econ_region_find(e, r->region)))
-        return synor__error(SYNOR_ENOENT, "price: unknown region \"%s\" (not an id or cloud "
-                                          "region of %s)",
+        return synor__error(SYNOR_ENOENT,
+                            "price: unknown region \"%s\" (not an id or cloud "
+                            "region of %s)",
                             r->region, e->set->files[SYNOR_ECON_REGIONS].name);
     if (!(q.elec = synor_econ_elec_find(e, q.region->id)))
         return synor__error(SYNOR_ENOENT, "price: no electricity price for region %s in %s",
                             q.region->id, e->set->files[SYNOR_ECON_ELECTRICITY].name);
-    q.price_per_kwh = r->tariff == SYNOR_TARIFF_COMMERCIAL ? q.elec->commercial : q.elec->industrial;
+    q.price_per_kwh =
+        r->tariff == SYNOR_TARIFF_COMMERCIAL ? q.elec->commercial : q.elec->industrial;
     if (q.price_per_kwh < 0)
-        return synor__error(SYNOR_ENOENT, "price: region %s has no %s tariff in %s (try the %s "
-                                          "one)",
+        return synor__error(SYNOR_ENOENT,
+                            "price: region %s has no %s tariff in %s (try the %s "
+                            "one)",
                             q.region->id,
                             r->tariff == SYNOR_TARIFF_COMMERCIAL ? "commercial" : "industrial",
                             e->set->files[SYNOR_ECON_ELECTRICITY].name,

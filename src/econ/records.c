@@ -26,11 +26,11 @@ typedef struct rec {
     char path[96]; /* "prices[3]" */
 } rec;
 
-static int rec_fail(const rec *r, const synor__jval *v, int code, const char *key,
-                    const char *fmt, ...) SYNOR__PRINTF(5, 6);
+static int rec_fail(const rec *r, const synor__jval *v, int code, const char *key, const char *fmt,
+                    ...) SYNOR__PRINTF(5, 6);
 
-static int rec_fail(const rec *r, const synor__jval *v, int code, const char *key,
-                    const char *fmt, ...)
+static int rec_fail(const rec *r, const synor__jval *v, int code, const char *key, const char *fmt,
+                    ...)
 {
     char msg[400], sub[160];
     va_list ap;
@@ -75,8 +75,8 @@ static int get_enum(const rec *r, const char *key, const char *const *allowed, c
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", a == allowed ? "" : ", ",
                  *a);
     }
-    return rec_fail(r, synor__json_get(r->obj, key), SYNOR_ESCHEMA, key,
-                    "\"%s\" is not one of: %s", *out, list);
+    return rec_fail(r, synor__json_get(r->obj, key), SYNOR_ESCHEMA, key, "\"%s\" is not one of: %s",
+                    *out, list);
 }
 
 static int get_unit(const rec *r, const char *want)
@@ -108,8 +108,7 @@ static int get_money(const rec *r, const char *key, int required, int nullable, 
     return synor__econ_money(r->d, v, sub, out);
 }
 
-static int get_num(const rec *r, const char *key, int required, double min, double max,
-                   double *out)
+static int get_num(const rec *r, const char *key, int required, double min, double max, double *out)
 {
     synor__jval *v = synor__json_get(r->obj, key);
     char sub[160];
@@ -245,8 +244,8 @@ static const char *const PROVIDERS[] = {"aws", "gcp", "azure", NULL};
 
 static int parse_regions(rec *r, const synor__jval *root)
 {
-    static const char *const K[] = {"id",  "name",  "country", "lat",
-                                    "lon", "grid",  "cloud",   "source", NULL};
+    static const char *const K[] = {"id",   "name",  "country", "lat", "lon",
+                                    "grid", "cloud", "source",  NULL};
     int rc;
     const synor__jval *a = array(r, root, "regions", 1, &rc);
     if (rc)
@@ -316,8 +315,8 @@ static int parse_regions(rec *r, const synor__jval *root)
                         other = g;
                 if (other)
                     return synor__json_fail(r->d, v, SYNOR_EEXIST, p,
-                                            "cloud region \"%s\" is already in region \"%s\"",
-                                            full, other->id);
+                                            "cloud region \"%s\" is already in region \"%s\"", full,
+                                            other->id);
                 names[g->n_cloud++] = full;
             }
         }
@@ -347,8 +346,7 @@ static int parse_hourly(rec *r, const synor__jval *root, int carbon, synor_econ_
             (rc = get_region(r, "region", &h->region)) ||
             (rc = get_str(r, "week_start", 1, &h->week_start)) ||
             (rc = get_unit(r, carbon ? "gCO2/kWh" : "USD/MWh")) ||
-            (rc = get_source(r, &h->source)) ||
-            (rc = get(r, "values", SYNOR__J_ARRAY, 1, &vals)))
+            (rc = get_source(r, &h->source)) || (rc = get(r, "values", SYNOR__J_ARRAY, 1, &vals)))
             return rc;
         if (synor__econ_time_parse(h->week_start, &h->start_unix))
             return rec_fail(r, synor__json_get(r->obj, "week_start"), SYNOR_ESCHEMA, "week_start",
@@ -490,8 +488,10 @@ static int parse_pue(rec *r, const synor__jval *root)
         p->pue_milli = (int)llround(milli);
         for (size_t k = 0; k < i; k++)
             if (strcmp(s->pue[k].site, p->site) == 0 && strcmp(s->pue[k].climate, p->climate) == 0)
-                return rec_fail(r, r->obj, SYNOR_EEXIST, NULL, "a second PUE for %s sites, %s "
-                                "climate", p->site, p->climate);
+                return rec_fail(r, r->obj, SYNOR_EEXIST, NULL,
+                                "a second PUE for %s sites, %s "
+                                "climate",
+                                p->site, p->climate);
         s->n_pue++;
     }
     return rc;
@@ -501,8 +501,8 @@ static int parse_pue(rec *r, const synor__jval *root)
 
 static int parse_hardware(rec *r, const synor__jval *root)
 {
-    static const char *const K[] = {"profile", "list_price", "service_life_years", "price_kind",
-                                    "period",  "source",     NULL};
+    static const char *const K[] = {
+        "profile", "list_price", "service_life_years", "price_kind", "period", "source", NULL};
     static const char *const KINDS[] = {"street estimate", "list", "msrp", NULL};
     int rc;
     const synor__jval *a = array(r, root, "hardware", 1, &rc);
@@ -537,9 +537,9 @@ static int parse_hardware(rec *r, const synor__jval *root)
 
 static int parse_cloud(rec *r, const synor__jval *root)
 {
-    static const char *const K[] = {"provider", "type",      "region", "grid_region", "devices",
-                                    "vcpus",    "memory_gib", "on_demand", "spot",    "unit",
-                                    "period",   "source",    NULL};
+    static const char *const K[] = {"provider", "type",       "region",    "grid_region", "devices",
+                                    "vcpus",    "memory_gib", "on_demand", "spot",        "unit",
+                                    "period",   "source",     NULL};
     static const char *const DK[] = {"profile", "count", NULL};
     int rc;
     const synor__jval *a = array(r, root, "instances", 1, &rc);
@@ -611,8 +611,8 @@ static int get_place(const rec *r, const char *key, const char **out)
 static int parse_network(rec *r, const synor__jval *root)
 {
     static const char *const LK[] = {"from", "to", "rtt_ms", "source", NULL};
-    static const char *const EK[] = {"provider", "scope", "first_gb_tier", "unit",
-                                     "period",   "source", NULL};
+    static const char *const EK[] = {"provider", "scope", "first_gb_tier", "unit", "period",
+                                     "source",   NULL};
     static const char *const SCOPES[] = {"internet", "inter-region", "intra-region", NULL};
     int rc;
     const synor__jval *a = array(r, root, "latency", 0, &rc);
@@ -625,8 +625,7 @@ static int parse_network(rec *r, const synor__jval *root)
         synor_econ_latency *l = &s->lat[i];
         if ((rc = rec_begin(r, "latency", i, a->u.arr.items[i], LK)) ||
             (rc = get_place(r, "from", &l->from)) || (rc = get_place(r, "to", &l->to)) ||
-            (rc = get_num(r, "rtt_ms", 1, 0, 2000, &l->rtt_ms)) ||
-            (rc = get_source(r, &l->source)))
+            (rc = get_num(r, "rtt_ms", 1, 0, 2000, &l->rtt_ms)) || (rc = get_source(r, &l->source)))
             return rc;
         s->n_lat++;
     }
@@ -643,7 +642,8 @@ static int parse_network(rec *r, const synor__jval *root)
             (rc = get_source(r, &g->source)))
             return rc;
         for (size_t k = 0; k < i; k++)
-            if (!strcmp(s->egress[k].provider, g->provider) && !strcmp(s->egress[k].scope, g->scope))
+            if (!strcmp(s->egress[k].provider, g->provider) &&
+                !strcmp(s->egress[k].scope, g->scope))
                 return rec_fail(r, r->obj, SYNOR_EEXIST, NULL, "a second %s %s egress price",
                                 g->provider, g->scope);
         s->n_egress++;
@@ -656,10 +656,11 @@ static int parse_network(rec *r, const synor__jval *root)
 const char *const *synor__econ_dataset_keys(synor_econ_dataset ds)
 {
     static const char *const REG[] = {"regions", NULL}, *const ELEC[] = {"prices", "hourly", NULL},
-                             *const CO2[] = {"intensity", "hourly", NULL}, *const PUE[] = {"pue", NULL},
-                             *const HW[] = {"hardware", NULL}, *const CLOUD[] = {"instances", NULL},
+                             *const CO2[] = {"intensity", "hourly", NULL},
+                             *const PUE[] = {"pue", NULL}, *const HW[] = {"hardware", NULL},
+                             *const CLOUD[] = {"instances", NULL},
                              *const NET[] = {"latency", "egress", NULL};
-    static const char *const *const ALL[SYNOR_ECON_DATASET_COUNT] = {REG, ELEC, CO2,  PUE,
+    static const char *const *const ALL[SYNOR_ECON_DATASET_COUNT] = {REG, ELEC,  CO2, PUE,
                                                                      HW,  CLOUD, NET};
     return ALL[ds];
 }
@@ -669,13 +670,21 @@ int synor__econ_records(synor__econ_set *s, const synor_catalog *cat, synor_econ
 {
     rec r = {.s = s, .cat = cat, .d = d, .f = &s->files[ds]};
     switch (ds) {
-    case SYNOR_ECON_REGIONS: return parse_regions(&r, root);
-    case SYNOR_ECON_ELECTRICITY: return parse_electricity(&r, root);
-    case SYNOR_ECON_CARBON: return parse_carbon(&r, root);
-    case SYNOR_ECON_PUE: return parse_pue(&r, root);
-    case SYNOR_ECON_HARDWARE: return parse_hardware(&r, root);
-    case SYNOR_ECON_CLOUD: return parse_cloud(&r, root);
-    case SYNOR_ECON_NETWORK: return parse_network(&r, root);
-    default: return synor__error(SYNOR_EINVAL, "dataset %d", (int)ds);
+    case SYNOR_ECON_REGIONS:
+        return parse_regions(&r, root);
+    case SYNOR_ECON_ELECTRICITY:
+        return parse_electricity(&r, root);
+    case SYNOR_ECON_CARBON:
+        return parse_carbon(&r, root);
+    case SYNOR_ECON_PUE:
+        return parse_pue(&r, root);
+    case SYNOR_ECON_HARDWARE:
+        return parse_hardware(&r, root);
+    case SYNOR_ECON_CLOUD:
+        return parse_cloud(&r, root);
+    case SYNOR_ECON_NETWORK:
+        return parse_network(&r, root);
+    default:
+        return synor__error(SYNOR_EINVAL, "dataset %d", (int)ds);
     }
 }
