@@ -13,7 +13,7 @@
 
 typedef struct opts {
     synor_rank_request rk; /* rk.price is the price request */
-    const char *device, *region, *market, *data, *today, *now, *regions_arg;
+    const char *device, *region, *market, *data, *today, *now, *regions_arg, *workload;
     int json, rank, hours_given;
     const char *regions[64];
 } opts;
@@ -30,6 +30,8 @@ static void help(void)
         "printed with its data file, period and source (docs/PRICING.md).\n\n"
         "  --region R          region id (US-VA, DE) or cloud region (aws:us-east-1)\n"
         "  --hours H           duration, a decimal number of hours (default 1)\n"
+        "  --workload W.json   instead of --hours: the workload's time on one DEVICE, its\n"
+        "                      tasks one after another (the cost model, docs/PLANNING.md)\n"
         "  --site S            hyperscale|colocation|enterprise|edge|home (default hyperscale)\n"
         "  --climate C         any|cold|temperate|hot: PUE of that climate if listed (default "
         "any)\n"
@@ -95,13 +97,17 @@ static int parse(int argc, char **argv, opts *o)
             o->device = a;
             continue;
         }
-        static const char *const WITH_VALUE[] = {
-            "--region",   "--hours",       "--site",       "--climate",
-            "--tariff",   "--utilisation", "--network-gb", "--egress-provider",
-            "--market",   "--fee-bp",      "--econ-data",  "--today",
-            "--from",     "--lat",         "--lon",        "--max-latency-ms",
-            "--deadline", "--now",         "--by",         "--regions",
-            NULL};
+        static const char *const WITH_VALUE[] = {"--region",     "--hours",
+                                                 "--site",       "--climate",
+                                                 "--tariff",     "--utilisation",
+                                                 "--network-gb", "--egress-provider",
+                                                 "--market",     "--fee-bp",
+                                                 "--econ-data",  "--today",
+                                                 "--from",       "--lat",
+                                                 "--lon",        "--max-latency-ms",
+                                                 "--deadline",   "--now",
+                                                 "--by",         "--regions",
+                                                 "--workload",   NULL};
         int known = 0;
         for (const char *const *w = WITH_VALUE; *w; w++)
             known |= !strcmp(*w, a);
@@ -199,11 +205,15 @@ static int parse(int argc, char **argv, opts *o)
                 return cli_usage_error("price", "--by: '%s' is not cost or carbon", v);
         } else if (!strcmp(a, "--regions"))
             o->regions_arg = v;
+        else if (!strcmp(a, "--workload"))
+            o->workload = v;
         if (rc != CLI_OK)
             return rc;
     }
     if (!o->device)
         return cli_usage_error("price", "missing DEVICE (a profile id: synor profiles)");
+    if (o->workload && o->hours_given)
+        return cli_usage_error("price", "give --hours or --workload, not both");
     if (!o->rank) {
         if (!o->region)
             return cli_usage_error("price", "missing --region R");
@@ -218,8 +228,8 @@ static int parse(int argc, char **argv, opts *o)
         return cli_usage_error("price", "rank takes no --region (use --regions a,b,...)");
     if (o->market)
         return cli_usage_error("price", "rank takes no --market (regions are compared at 1x)");
-    if (!o->hours_given)
-        return cli_usage_error("price", "rank needs --hours H");
+    if (!o->hours_given && !o->workload)
+        return cli_usage_error("price", "rank needs --hours H or --workload W.json");
     if (has_lat != has_lon || (has_lat && o->rk.from))
         return cli_usage_error("price", "give the user's position as --from R or as --lat and "
                                         "--lon");
@@ -583,6 +593,57 @@ static int do_rank(const synor_econ *e, opts *o)
     return CLI_OK;
 }
 
+/* --workload: the device-seconds of the workload on one DEVICE, from the
+ * cost model (synor cost): its tasks' times on that device, one after
+ * another, rounded up to the second. CLI_OK or CLI_FAIL (printed). */
+static int workload_seconds(const synor_catalog *cat, const char *device, const char *path,
+                            int quiet, int64_t *seconds)
+{
+    char fab[512];
+    snprintf(fab, sizeof fab,
+             "{\"format\": \"synor-fabric/1\", \"name\": \"price\", \"nodes\": "
+             "[{\"name\": \"host\"}], \"devices\": [{\"name\": \"dev\", \"profile\": "
+             "\"%s\", \"node\": \"host\"}]}",
+             device);
+    synor_workload *w = NULL;
+    synor_fabric *f = NULL;
+    synor_cost *c = NULL;
+    int rc = synor_workload_load_file(path, &w);
+    if (!rc)
+        rc = synor_fabric_load_string(cat, fab, strlen(fab), "price-fabric", &f);
+    if (!rc)
+        rc = synor_cost_create(w, f, &c);
+    double total = 0;
+    for (size_t t = 0; !rc && t < synor_workload_count(w); t++) {
+        double x = synor_cost_time(c, t, 0);
+        if (!(x < 1e300)) {
+            cli_error("%s: task %s cannot run on %s", path, synor_workload_task(w, t)->id, device);
+            rc = SYNOR_EINVAL;
+            break;
+        }
+        total += x;
+    }
+    if (rc && synor_errmsg()[0] && rc != SYNOR_EINVAL)
+        cli_error("%s", synor_errmsg());
+    synor_cost_destroy(c);
+    synor_fabric_destroy(f);
+    synor_workload_destroy(w);
+    if (rc)
+        return CLI_FAIL;
+    if (total > (double)SYNOR_ECON_MAX_SECONDS) {
+        cli_error("%s takes %.3g s on %s, more than %lld h", path, total, device,
+                  SYNOR_ECON_MAX_SECONDS / 3600);
+        return CLI_FAIL;
+    }
+    *seconds = (int64_t)total + ((double)(int64_t)total < total);
+    if (*seconds < 1)
+        *seconds = 1;
+    if (!quiet)
+        printf("%s on %s: %.6g s by the cost model, priced as %lld s\n\n", path, device, total,
+               (long long)*seconds);
+    return CLI_OK;
+}
+
 int cli_price(const cli_globals *g, int argc, char **argv)
 {
     opts o;
@@ -606,7 +667,10 @@ int cli_price(const cli_globals *g, int argc, char **argv)
     if (!synor_catalog_find(cat, o.device)) {
         cli_error("no profile \"%s\" in the catalog (synor profiles)", o.device);
         rc = CLI_FAIL;
-    } else
+    } else if (o.workload &&
+               workload_seconds(cat, o.device, o.workload, o.json, &o.rk.price.seconds) != CLI_OK)
+        rc = CLI_FAIL;
+    else
         rc = o.rank ? do_rank(e, &o) : do_price(cat, e, &o);
     synor_econ_destroy(e);
     synor_catalog_destroy(cat);

@@ -57,6 +57,15 @@ check carbon-json "$JC" format synor-price-rank/1 <"$tmp/out"
 check carbon-1    [ "$(jget regions.0.region)" = SE ]
 check carbon-out  [ "$(jget regions.2.ok)" = false ]
 
+# a workload's device-seconds from the cost model instead of --hours
+check workload    [ "$(rc "$S" price nvidia-h100-sxm --region US-VA --econ-data "$D" --workload "$SRC/workloads/attention-block-fp32.json")" = 0 ]
+check workload-s  grep -qE "attention-block-fp32.json on nvidia-h100-sxm: [0-9.e-]+ s by the cost model, priced as 1 s" "$tmp/out"
+check workload-rk [ "$(rc "$S" price rank nvidia-rtx-4090 --econ-data "$D" --workload "$SRC/workloads/mlp-fp32.json" --json)" = 0 ]
+check workload-js [ "$(jget seconds)" = 1 ]
+check workload-no [ "$(rc "$S" price groq-lpu --region US-VA --econ-data "$D" --workload "$SRC/workloads/mlp-fp32.json")" = 1 ]
+check workload-nm grep -q "task fc1.0 cannot run on groq-lpu" "$tmp/err"
+check workload-2  [ "$(rc "$S" price nvidia-h100-sxm --region US-VA --hours 1 --workload "$SRC/workloads/mlp-fp32.json")" = 2 ]
+
 # bad data files: exit 1, naming file:line:column, field and value
 mkdir "$tmp/bad"
 cp "$D"/*.json "$tmp/bad/"
