@@ -494,7 +494,7 @@ static int do_rank(const synor_econ *e, opts *o)
                    "\"total\":%lld,\"gco2\":",
                    (long long)x->quote.energy, (long long)x->quote.depreciation,
                    (long long)x->quote.network, (long long)x->quote.fee, (long long)x->quote.total);
-            x->gco2 >= 0 ? printf("%.1f", x->gco2) : printf("null");
+            x->gco2 >= 0 ? printf("%.3f", x->gco2) : printf("null");
             printf(",\"latency_ms\":");
             x->latency_ms >= 0 ? printf("%.1f,\"latency_estimated\":%s", x->latency_ms,
                                         x->latency_estimated ? "true" : "false")
@@ -504,7 +504,7 @@ static int do_rank(const synor_econ *e, opts *o)
                 printf(",\"window\":{\"start\":\"%s\",\"offset_seconds\":%lld,", w,
                        (long long)x->window_offset_s);
                 if (carbon)
-                    printf("\"now_gco2\":%.1f,\"best_gco2\":%.1f}", x->now_gco2, x->best_gco2);
+                    printf("\"now_gco2\":%.3f,\"best_gco2\":%.3f}", x->now_gco2, x->best_gco2);
                 else
                     printf("\"now_cost\":%lld,\"best_cost\":%lld}", (long long)x->now_cost,
                            (long long)x->best_cost);
