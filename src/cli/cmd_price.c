@@ -302,12 +302,6 @@ static void warn_stale(const synor_econ *e, const opts *o, const synor_econ_data
     }
 }
 
-static const char *src_title(const synor_econ *e, synor_econ_dataset d, const char *key)
-{
-    const synor_econ_source *s = synor_econ_source_find(synor_econ_file_of(e, d), key);
-    return s ? s->title : key;
-}
-
 static void print_source(const synor_econ *e, synor_econ_dataset d, const char *key)
 {
     const synor_econ_file *f = synor_econ_file_of(e, d);
@@ -440,7 +434,6 @@ static int do_price(const synor_catalog *cat, const synor_econ *e, opts *o)
     print_source(e, SYNOR_ECON_HARDWARE, q.hw->source);
     if (q.egress)
         print_source(e, SYNOR_ECON_NETWORK, q.egress->source);
-    (void)src_title;
     return CLI_OK;
 }
 
