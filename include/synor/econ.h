@@ -308,7 +308,7 @@ void synor_rank_request_init(synor_rank_request *r);
 typedef struct synor_rank_entry {
     const synor_econ_region *region;
     int ok; /* 0: excluded (reason says why) */
-    char reason[96];
+    char reason[160];
     synor_price_quote quote; /* cost at the annual tariff, demand 1x */
     double gco2;             /* the job's emissions at the annual intensity; -1 unknown */
     double latency_ms;       /* -1 when the user's position is not given */

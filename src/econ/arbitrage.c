@@ -217,7 +217,7 @@ int synor_econ_rank(const synor_econ *e, const synor_rank_request *r, synor_rank
                             "longitude",
                             r->lat, r->lon);
     size_t cap = r->regions ? r->n_regions : e->set->n_elec;
-    synor_rank_entry *v = calloc(cap ? cap : 1, sizeof *v);
+    synor_rank_entry *v = synor__calloc(cap ? cap : 1, sizeof *v);
     if (!v)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     for (size_t i = 0; i < cap; i++) {
