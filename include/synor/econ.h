@@ -342,6 +342,61 @@ int synor_econ_best_window(const synor_econ_hourly *h, int64_t now_unix, int64_t
                            int64_t deadline_seconds, int64_t *best_offset_s, int64_t *now_sum,
                            int64_t *best_sum);
 
+/* ---- the cost comparison (seed 003 §1.4; docs/ECONOMICS.md) ---- */
+#define SYNOR_COMPARE_PROVIDERS 3 /* aws, gcp, azure */
+/* "aws", "gcp", "azure" for 0..2; NULL beyond. */
+const char *synor_compare_provider_name(size_t i);
+
+typedef struct synor_compare_request {
+    /* the device (profile), the seconds each device runs (price.seconds),
+     * the network's site (default "colocation"), tariff, utilisation,
+     * fee; price.region is ignored (the network's cheapest region is found) */
+    synor_price_request price;
+    int count;                    /* devices, 1..10^6 */
+    const char *user_region;      /* NULL: no region part */
+    const char *consumer_profile; /* NULL: no consumer part */
+    synor_dtype dtype;            /* scales the work onto the consumer device; default fp16 */
+    int64_t market_ask;           /* micro-USD per device-hour from a live book; 0 = none */
+} synor_compare_request;
+void synor_compare_request_init(synor_compare_request *r);
+
+typedef struct synor_compare_cloud {
+    const synor_econ_instance *on_demand, *spot; /* the cheapest for the job; NULL if none */
+    int64_t on_demand_cost, spot_cost;           /* micro-USD for the job */
+    int64_t on_demand_instances, spot_instances;
+    /* the job's share of those instances: their price x seconds x the
+     * devices needed / the devices an instance holds (what the job would
+     * cost if the cloud rented single devices at that rate) */
+    int64_t on_demand_share, spot_share;
+} synor_compare_cloud;
+
+typedef struct synor_compare_result {
+    synor_compare_cloud cloud[SYNOR_COMPARE_PROVIDERS];
+    int best_cloud, best_spot_cloud; /* indexes; best_spot_cloud -1 when no spot price */
+    const synor_econ_region *network_region; /* the cheapest region for the device */
+    synor_price_quote network;               /* there, at the request's site, with the fee */
+    const char *cloud_region;                /* the best on-demand instance's grid region */
+    int64_t own_cost_hyperscale, own_cost_site; /* there, no fee */
+    synor_price_quote network_user_region;      /* with has_user_region */
+    synor_price_quote consumer_quote;           /* with has_consumer */
+    int64_t consumer_seconds;                   /* per device */
+    int has_user_region, has_consumer, has_spot, has_market;
+    int64_t market_cost; /* the job's device-hours at market_ask */
+    /* the breakdown (micro-USD for the job, on the best cloud's on-demand
+     * share; they overlap, see compare.c) */
+    int64_t margin, pue, spot, region, consumer;
+    int64_t pay;       /* the network's cost: its cheapest region, or the consumer device */
+    int64_t saving_bp; /* (C - pay) / C in basis points, C the best on-demand cost */
+    int64_t saving_share_bp; /* the same against the best cloud's on-demand share */
+} synor_compare_result;
+
+/* Compares the job with the clouds of cloud.json (instances holding the
+ * profile, whole instances, per-second billing). SYNOR_ENOENT when no
+ * instance or region can price the device, SYNOR_ERANGE beyond the
+ * limits. */
+int synor_econ_compare(const synor_econ *e, const synor_compare_request *r,
+                       synor_compare_result *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -107,6 +107,20 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
                    const scenario *sc, const synor_whatif_change *ch, size_t n,
                    synor_fabric **f, synor_workload **w, char *note, size_t note_size);
 
+/* cmd_price.c, shared with `synor cost compare`: the device-seconds of a
+ * workload on one device (its tasks' times by the cost model, one after
+ * another, rounded up to the second; with skip, tasks the device cannot
+ * run are left out and counted, else they fail; *exact (when not NULL)
+ * gets the unrounded seconds; CLI_OK or CLI_FAIL,
+ * printed), and a
+ * warning on stderr for each stale file among the datasets used (today:
+ * YYYY-MM-DD, or NULL for the real date). */
+int cli_workload_seconds(const synor_catalog *cat, const char *device, const char *path,
+                         int quiet, int skip, int64_t *seconds, double *exact);
+void cli_econ_warn_stale(const synor_econ *e, const char *today, const synor_econ_dataset *used,
+                         size_t n);
+int cli_cost_compare(const cli_globals *g, int argc, char **argv);
+
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);

@@ -286,12 +286,12 @@ static void money(int64_t v, char *buf, size_t n)
     synor_econ_money_format(v, 6, buf, n);
 }
 
-/* Warns on stderr about each stale file among the datasets used. */
-static void warn_stale(const synor_econ *e, const opts *o, const synor_econ_dataset *used, size_t n)
+void cli_econ_warn_stale(const synor_econ *e, const char *today, const synor_econ_dataset *used,
+                         size_t n)
 {
     int64_t day = synor_econ_today();
-    if (o->today)
-        synor_econ_date_parse(o->today, &day);
+    if (today)
+        synor_econ_date_parse(today, &day);
     for (size_t i = 0; i < n; i++) {
         const synor_econ_file *f = synor_econ_file_of(e, used[i]);
         if (f && synor_econ_file_is_stale(f, day))
@@ -347,7 +347,7 @@ static int do_price(const synor_catalog *cat, const synor_econ *e, opts *o)
     }
     synor_econ_dataset used[5] = {SYNOR_ECON_REGIONS, SYNOR_ECON_ELECTRICITY, SYNOR_ECON_PUE,
                                   SYNOR_ECON_HARDWARE, SYNOR_ECON_NETWORK};
-    warn_stale(e, o, used, q.egress ? 5 : 4);
+    cli_econ_warn_stale(e, o->today, used, q.egress ? 5 : 4);
     char a[40], b[40], c[40], d[40], t[40];
     const char *tariff = r->tariff == SYNOR_TARIFF_COMMERCIAL ? "commercial" : "industrial";
     if (o->json) {
@@ -461,7 +461,7 @@ static int do_rank(const synor_econ *e, opts *o)
         nu = 5;
     if (synor_econ_file_of(e, SYNOR_ECON_NETWORK))
         used[nu++] = SYNOR_ECON_NETWORK;
-    warn_stale(e, o, used, nu);
+    cli_econ_warn_stale(e, o->today, used, nu);
     int carbon = o->rk.by == SYNOR_RANK_CARBON;
     char a[40], b[40], c[40], d[40], w[32];
     if (o->json) {
@@ -589,8 +589,8 @@ static int do_rank(const synor_econ *e, opts *o)
 /* --workload: the device-seconds of the workload on one DEVICE, from the
  * cost model (synor cost): its tasks' times on that device, one after
  * another, rounded up to the second. CLI_OK or CLI_FAIL (printed). */
-static int workload_seconds(const synor_catalog *cat, const char *device, const char *path,
-                            int quiet, int64_t *seconds)
+int cli_workload_seconds(const synor_catalog *cat, const char *device, const char *path,
+                         int quiet, int skip, int64_t *seconds, double *exact)
 {
     char fab[512];
     snprintf(fab, sizeof fab,
@@ -607,8 +607,13 @@ static int workload_seconds(const synor_catalog *cat, const char *device, const 
     if (!rc)
         rc = synor_cost_create(w, f, &c);
     double total = 0;
+    size_t skipped = 0;
     for (size_t t = 0; !rc && t < synor_workload_count(w); t++) {
         double x = synor_cost_time(c, t, 0);
+        if (!(x < 1e300) && skip) {
+            skipped++;
+            continue;
+        }
         if (!(x < 1e300)) {
             cli_error("%s: task %s cannot run on %s", path, synor_workload_task(w, t)->id, device);
             rc = SYNOR_EINVAL;
@@ -628,10 +633,16 @@ static int workload_seconds(const synor_catalog *cat, const char *device, const 
                   SYNOR_ECON_MAX_SECONDS / 3600);
         return CLI_FAIL;
     }
+    if (exact)
+        *exact = total;
     *seconds = (int64_t)total + ((double)(int64_t)total < total);
     if (*seconds < 1)
         *seconds = 1;
-    if (!quiet)
+    if (!quiet && skipped)
+        printf("%s on %s: %.6g s by the cost model (%zu task(s) it cannot run, such as "
+               "tokenization, left to the host), priced as %lld s\n\n",
+               path, device, total, skipped, (long long)*seconds);
+    else if (!quiet)
         printf("%s on %s: %.6g s by the cost model, priced as %lld s\n\n", path, device, total,
                (long long)*seconds);
     return CLI_OK;
@@ -661,7 +672,7 @@ int cli_price(const cli_globals *g, int argc, char **argv)
         cli_error("no profile \"%s\" in the catalog (synor profiles)", o.device);
         rc = CLI_FAIL;
     } else if (o.workload &&
-               workload_seconds(cat, o.device, o.workload, o.json, &o.rk.price.seconds) != CLI_OK)
+               cli_workload_seconds(cat, o.device, o.workload, o.json, 0, &o.rk.price.seconds, NULL) != CLI_OK)
         rc = CLI_FAIL;
     else
         rc = o.rank ? do_rank(e, &o) : do_price(cat, e, &o);
