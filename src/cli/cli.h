@@ -120,10 +120,24 @@ int cli_plan_market_check(const char *cmd, const cli_plan_market *pm); /* CLI_OK
 int cli_plan_market_run(synor_fabric *f, const synor_workload *w, const synor_plan_options *o,
                         const cli_plan_market *pm);
 
+/* cmd_price.c, shared with `synor cost compare`: the device-seconds of a
+ * workload on one device (its tasks' times by the cost model, one after
+ * another, rounded up to the second; with skip, tasks the device cannot
+ * run are left out and counted, else they fail; *exact (when not NULL)
+ * gets the unrounded seconds; CLI_OK or CLI_FAIL, printed), and a warning
+ * on stderr for each stale file among the datasets used (today:
+ * YYYY-MM-DD, or NULL for the real date). */
+int cli_workload_seconds(const synor_catalog *cat, const char *device, const char *path,
+                         int quiet, int skip, int64_t *seconds, double *exact);
+void cli_econ_warn_stale(const synor_econ *e, const char *today, const synor_econ_dataset *used,
+                         size_t n);
+int cli_cost_compare(const cli_globals *g, int argc, char **argv);
+
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);
 int cli_market(const cli_globals *g, int argc, char **argv);
+int cli_price(const cli_globals *g, int argc, char **argv);
 int cli_workload(const cli_globals *g, int argc, char **argv);
 int cli_cost(const cli_globals *g, int argc, char **argv);
 int cli_plan(const cli_globals *g, int argc, char **argv);
