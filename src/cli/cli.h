@@ -117,8 +117,8 @@ typedef struct cli_plan_market {
 /* 1 consumed, 0 not ours, -1 usage error (printed). */
 int cli_plan_market_opt(const char *cmd, cli_plan_market *pm, int argc, char **argv, int *i);
 int cli_plan_market_check(const char *cmd, const cli_plan_market *pm); /* CLI_OK or CLI_USAGE */
-int cli_plan_market_run(synor_fabric *f, const synor_workload *w, const synor_plan_options *o,
-                        const cli_plan_market *pm);
+int cli_plan_market_run(const synor_catalog *cat, synor_fabric *f, const synor_workload *w,
+                        const synor_plan_options *o, const cli_plan_market *pm);
 
 /* cmd_price.c, shared with `synor cost compare`: the device-seconds of a
  * workload on one device (its tasks' times by the cost model, one after

@@ -263,7 +263,7 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
         goto out;
     }
     if (pm.dir) {
-        ret = cli_plan_market_run(f, w, &o, &pm);
+        ret = cli_plan_market_run(cat, f, w, &o, &pm);
         goto out;
     }
     ret = CLI_OK;

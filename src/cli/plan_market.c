@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "plan/plan_internal.h"
 
 #define MAX_UNITS 4096 /* asks read per book */
 #define HOUR_NS 3600000000000ull
@@ -192,6 +193,31 @@ static uint64_t lease_of(const synor_plan *p)
     return h < 1 ? HOUR_NS : h > 1e6 ? 1000000ull * HOUR_NS : (uint64_t)h * HOUR_NS;
 }
 
+/* The plan's energy and, when the economics data (data/economics) knows
+ * the region's grid, its carbon at the annual intensity. */
+static void carbon_line(const synor_catalog *cat, const synor_plan *p, const synor_cost *c,
+                        const char *region)
+{
+    double joules = 0;
+    int64_t money = 0;
+    if (synor__plan_cost_account(p, c, &joules, &money))
+        return;
+    double kwh = joules / 3.6e6;
+    synor_econ *e = NULL;
+    const synor_econ_carbon *ci = NULL;
+    if (synor_econ_create(cat, &e) == 0 && synor_econ_load_builtin(e) == 0)
+        ci = synor_econ_carbon_find(e, region);
+    if (ci)
+        printf("  energy %.6g J (%.6g kWh); carbon %.6g gCO2 at %s's %.1f gCO2/kWh (%s, %s)\n",
+               joules, kwh, kwh * ci->gco2_per_kwh, region, ci->gco2_per_kwh, ci->period,
+               ci->source);
+    else
+        printf("  energy %.6g J (%.6g kWh); carbon: no grid intensity for region %s in the "
+               "economics data (region ids such as US-VA, DE)\n",
+               joules, kwh, region);
+    synor_econ_destroy(e);
+}
+
 /* Prints the quote; returns the money of the market's part (INT64_MAX when
  * it does not fit). */
 static int64_t quote_print(quote *q, const synor_fabric *f, const synor_plan *p,
@@ -285,8 +311,8 @@ int cli_plan_market_check(const char *cmd, const cli_plan_market *pm)
     return CLI_OK;
 }
 
-int cli_plan_market_run(synor_fabric *f, const synor_workload *w, const synor_plan_options *o,
-                    const cli_plan_market *pm)
+int cli_plan_market_run(const synor_catalog *cat, synor_fabric *f, const synor_workload *w,
+                        const synor_plan_options *o, const cli_plan_market *pm)
 {
     fills got = {0, 0, 0};
     synor_market_config cfg;
@@ -330,6 +356,7 @@ int cli_plan_market_run(synor_fabric *f, const synor_workload *w, const synor_pl
     printf("plan (%s): makespan %.6f s on %s, priced by the market\n",
            synor_strategy_name(p->strategy), p->makespan, synor_fabric_name(f));
     int64_t total = quote_print(&q, f, p, lease, pm->dir);
+    carbon_line(cat, p, c, pm->region);
     ret = CLI_OK;
     if (!p->deadline_met) {
         fprintf(stderr, "synor plan: the plan takes %.6f s, over the deadline of %.6f s%s\n",

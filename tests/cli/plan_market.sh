@@ -35,6 +35,8 @@ check quote       [ "$(rc P --market "$D" --region eu-west)" = 0 ]
 check quote-h100  grep -q "$H .*8 device-hour(s) on offer, 4 device(s) in the fabric, 4 used: 4 device-hour(s) at up to 1.00, 4.00" "$tmp/out"
 check quote-cpu   grep -q "$C .*not on the market" "$tmp/out"
 check quote-total grep -q 'market total 4.00 USD' "$tmp/out"
+# eu-west is not a region of the economics data: no carbon figure, said so
+check no-carbon   grep -q 'carbon: no grid intensity for region eu-west' "$tmp/out"
 # bob's own ask is not for him: the 4-stage pipeline gets 3 H100s, the
 # fourth is past the book's depth
 check quote-bob   [ "$(rc P --market "$D" --region eu-west --budget 6.99 --buy --owner bob)" = 3 ]
@@ -54,6 +56,11 @@ check after-nil   grep -q 'nothing to buy' "$tmp/out"
 M place --owner alice --resource $H --side ask --price 2.00 --qty 4 --id 4
 check deadline    [ "$(rc P --market "$D" --region eu-west --deadline 0.001 --buy --owner dave)" = 3 ]
 check deadline-m  grep -q 'over the deadline.*nothing bought' "$tmp/err"
+
+# a region the economics data knows: the plan's carbon at its annual intensity
+M place --owner alice --resource gpu/nvidia-h100-sxm/DE --side ask --price 2.00 --qty 8 --id 5
+check carbon      [ "$(rc P --market "$D" --region DE --strategy energy)" = 0 ]
+check carbon-line grep -q "gCO2 at DE's .* gCO2/kWh" "$tmp/out"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
