@@ -75,6 +75,21 @@ typedef struct synor_trace_transfer {
                              (synor_xfer_path_name); NULL in simulated traces */
 } synor_trace_transfer;
 
+/* A mark: something that happened to a device during the run that is not
+ * a task or a transfer - a preemption warning, a checkpoint, a device
+ * leaving or its capacity replaced. An instant when end == start. Names
+ * the simulator and the runtime write: "preempted" (the warning; detail
+ * names the deadline), "checkpoint" (the checkpoint's span), "device
+ * stopped" (the device left at the deadline), "replaced" (replacement
+ * capacity was obtained: the device stays; detail names the price),
+ * "aborted" (a task cut by the device's stop, re-run elsewhere). */
+typedef struct synor_trace_mark {
+    const char *name;
+    size_t device;
+    double start, end;    /* seconds */
+    const char *detail;   /* free text; "" when none */
+} synor_trace_mark;
+
 /* Where a trace's energy or money figures come from. A figure whose basis
  * is NONE was not measured: reports say so instead of printing 0. */
 typedef enum synor_trace_basis {
@@ -103,6 +118,9 @@ typedef struct synor_trace {
     int64_t money_micro;                 /* currency micro-units */
     synor_trace_basis energy_basis, money_basis;
     uint64_t events;                     /* events the simulator processed */
+    size_t n_marks;
+    const synor_trace_mark *marks;       /* in start order; JSON "marks",
+                                            written only when there are some */
 } synor_trace;
 
 /* Runs the workload of c on its fabric following plan p, or the dynamic
