@@ -37,6 +37,7 @@
 #include "synor/econ.h"
 #include "synor/error.h"
 #include "synor/fabric.h"
+#include "synor/leasejob.h"
 #include "synor/llm.h"
 #include "synor/market.h"
 #include "synor/model.h"
