@@ -58,28 +58,27 @@ typedef struct synor_leasejob synor_leasejob;
  * device stays; end: no device is left (called once). A failing preempt
  * or cancel (negative return) is recorded in the outcome's `error`. */
 typedef struct synor_leasejob_ops {
-  int (*preempt)(void *user, unsigned device, uint64_t warning_ns);
-  int (*cancel)(void *user, unsigned device);
-  void (*end)(void *user);
-  void *user;
+    int (*preempt)(void *user, unsigned device, uint64_t warning_ns);
+    int (*cancel)(void *user, unsigned device);
+    void (*end)(void *user);
+    void *user;
 } synor_leasejob_ops;
 
 typedef struct synor_leasejob_config {
-  uint32_t holder; /* the job's owner id (synor_market_owner) */
-  /* The most the job pays per unit (ticks per device-hour) for
-   * replacement capacity; 0 = never buy any (devices stop). At most
-   * 2^53 - 1, as market prices. */
-  int64_t max_price;
-  /* The ids of the job's replacement bids are first_order_id,
-   * first_order_id + 1, ...: an id range no other client of the market
-   * uses (the market rejects a reused id). Must be > 0. */
-  uint64_t first_order_id;
-  synor_leasejob_ops ops;
+    uint32_t holder; /* the job's owner id (synor_market_owner) */
+    /* The most the job pays per unit (ticks per device-hour) for
+     * replacement capacity; 0 = never buy any (devices stop). At most
+     * 2^53 - 1, as market prices. */
+    int64_t max_price;
+    /* The ids of the job's replacement bids are first_order_id,
+     * first_order_id + 1, ...: an id range no other client of the market
+     * uses (the market rejects a reused id). Must be > 0. */
+    uint64_t first_order_id;
+    synor_leasejob_ops ops;
 } synor_leasejob_config;
 
 /* SYNOR_EINVAL naming the field for a bad config; SYNOR_ENOMEM. */
-int synor_leasejob_create(const synor_leasejob_config *cfg,
-                          synor_leasejob **out);
+int synor_leasejob_create(const synor_leasejob_config *cfg, synor_leasejob **out);
 void synor_leasejob_destroy(synor_leasejob *j); /* accepts NULL */
 
 /* Binds `units` units of lease lease_id (from its LEASED event) to
@@ -87,8 +86,8 @@ void synor_leasejob_destroy(synor_leasejob *j); /* accepts NULL */
  * warned from the last bound. SYNOR_EINVAL for a zero id, no units, or a
  * device already bound; SYNOR_ENOMEM. */
 #define SYNOR_LEASEJOB_MAX_UNITS 256
-int synor_leasejob_hold(synor_leasejob *j, uint64_t lease_id,
-                        const unsigned *devices, size_t units);
+int synor_leasejob_hold(synor_leasejob *j, uint64_t lease_id, const unsigned *devices,
+                        size_t units);
 
 /* Feeds one market event (any event; others than the job's are ignored).
  * user_data is the job. */
@@ -103,15 +102,11 @@ void synor_leasejob_on_event(const synor_market_event *ev, void *job);
 int synor_leasejob_step(synor_leasejob *j, synor_market *m);
 
 typedef enum synor_leasejob_outcome_kind {
-  SYNOR_LEASEJOB_WARNED = 0, /* heard; step has not acted yet */
-  SYNOR_LEASEJOB_MIGRATED =
-      1, /* the market's own replacement at the lease's price */
-  SYNOR_LEASEJOB_REPLACED =
-      2, /* the job bought replacement at the current ask */
-  SYNOR_LEASEJOB_STOPPED =
-      3, /* no replacement within the limit: the devices stop */
-  SYNOR_LEASEJOB_PARTIAL =
-      4 /* some units replaced (market or job), the rest stop */
+    SYNOR_LEASEJOB_WARNED = 0,   /* heard; step has not acted yet */
+    SYNOR_LEASEJOB_MIGRATED = 1, /* the market's own replacement at the lease's price */
+    SYNOR_LEASEJOB_REPLACED = 2, /* the job bought replacement at the current ask */
+    SYNOR_LEASEJOB_STOPPED = 3,  /* no replacement within the limit: the devices stop */
+    SYNOR_LEASEJOB_PARTIAL = 4   /* some units replaced (market or job), the rest stop */
 } synor_leasejob_outcome_kind;
 
 /* "warned", "migrated", "replaced", "stopped", "partial"; NULL otherwise. */
@@ -119,23 +114,22 @@ const char *synor_leasejob_outcome_name(int kind);
 
 /* One preemption of a lease the job holds, as the job handled it. */
 typedef struct synor_leasejob_outcome {
-  uint64_t lease_id;
-  uint32_t resource;
-  uint64_t time, deadline; /* market time of the warning; when the units stop */
-  int64_t units;           /* warned */
-  int64_t replaced;        /* units covered (market or job) */
-  int64_t lease_price;     /* ticks per unit of the preempted lease */
-  int64_t paid_max; /* highest price per unit the job's bids paid; 0: none */
-  int64_t best_ask; /* best ask seen by step; 0: none */
-  synor_leasejob_outcome_kind kind;
-  unsigned devices[4]; /* the first warned devices */
-  int error;           /* first failure of an op for it, 0 = none */
+    uint64_t lease_id;
+    uint32_t resource;
+    uint64_t time, deadline; /* market time of the warning; when the units stop */
+    int64_t units;           /* warned */
+    int64_t replaced;        /* units covered (market or job) */
+    int64_t lease_price;     /* ticks per unit of the preempted lease */
+    int64_t paid_max;        /* highest price per unit the job's bids paid; 0: none */
+    int64_t best_ask;        /* best ask seen by step; 0: none */
+    synor_leasejob_outcome_kind kind;
+    unsigned devices[4]; /* the first warned devices */
+    int error;           /* first failure of an op for it, 0 = none */
 } synor_leasejob_outcome;
 
 /* The preemptions so far, oldest first, up to max; returns how many there
  * are (may exceed max). */
-size_t synor_leasejob_outcomes(const synor_leasejob *j,
-                               synor_leasejob_outcome *out, size_t max);
+size_t synor_leasejob_outcomes(const synor_leasejob *j, synor_leasejob_outcome *out, size_t max);
 /* Devices bound and neither stopping nor stopped. */
 size_t synor_leasejob_devices_left(const synor_leasejob *j);
 /* Whether ops.end has been called. */
