@@ -136,7 +136,7 @@ int synor__trace_sort(synor__trace *tr)
 
 int synor__trace_finish(synor__trace *tr, const synor_workload *w, const synor_fabric *fab,
                         const char *strategy, double makespan, const double *busy,
-                        uint64_t events)
+                        uint64_t events, const double *held, const int64_t *money)
 {
     synor_trace *t = &tr->t;
     size_t d = synor_fabric_device_count(fab);
@@ -185,11 +185,12 @@ int synor__trace_finish(synor__trace *tr, const synor_workload *w, const synor_f
         dv->simulated = synor_device_is_simulated(fd->dev);
         dv->idle_watts = synor_device_caps(fd->dev)->idle_watts;
         dv->price_micro = fd->price_micro;
-        double idle = makespan - busy[p];
+        double idle = (held ? held[p] : makespan) - busy[p];
         t->energy_idle += dv->idle_watts * (idle > 0 ? idle : 0);
         if (used[p])
-            t->money_micro = synor_money_add(t->money_micro,
-                                             synor_money_for_seconds(fd->price_micro, makespan));
+            t->money_micro = synor_money_add(
+                t->money_micro,
+                money ? money[p] : synor_money_for_seconds(fd->price_micro, makespan));
     }
     synor__free(used);
     t->energy_basis = SYNOR_BASIS_MODEL;

@@ -32,8 +32,11 @@ int synor__trace_sort(synor__trace *tr);
  * point to into the trace, describes the fabric's devices, fills the totals
  * (active energy, idle energy from busy[] per device, money for every
  * device that ran a task over the makespan) and sorts. */
+/* held[p] (NULL: the makespan for all): how long device p was part of the
+ * fabric, for its idle energy; money[p] (NULL: its price for the
+ * makespan): what device p costs if it ran a task. */
 int synor__trace_finish(synor__trace *tr, const synor_workload *w, const synor_fabric *fab,
                         const char *strategy, double makespan, const double *busy,
-                        uint64_t events);
+                        uint64_t events, const double *held, const int64_t *money);
 
 #endif
