@@ -162,6 +162,8 @@ void synor__sim_checkpoint_start(sim *s, size_t p)
     mark(s, "checkpoint", p, s->now, end, detail);
     s->running[p] = SIM_CHECKPOINT;
     s->ckpt_t0[p] = s->now;
+    if (s->avail_est[p] < end)
+        s->avail_est[p] = end; /* placement sees the device busy until then */
     synor__sim_push(s, end, EV_CKPT_END, p);
 }
 
