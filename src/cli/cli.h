@@ -110,6 +110,7 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);
+int cli_route(const cli_globals *g, int argc, char **argv);
 int cli_market(const cli_globals *g, int argc, char **argv);
 int cli_workload(const cli_globals *g, int argc, char **argv);
 int cli_cost(const cli_globals *g, int argc, char **argv);

@@ -28,7 +28,7 @@ struct synor_router {
   synor_router_config cfg;
   pthread_rwlock_t lock;      /* guards snap */
   pthread_mutex_t refreshing; /* one refresh at a time */
-  synor__snapshot *snap;
+  synor__rsnap *snap;
   uint64_t generation;
 };
 
@@ -65,7 +65,7 @@ int synor_router_create(synor_registry *reg, const synor_router_config *cfg,
 void synor_router_destroy(synor_router *r) {
   if (!r)
     return;
-  synor__snapshot_free(r->snap);
+  synor__rsnap_free(r->snap);
   pthread_rwlock_destroy(&r->lock);
   pthread_mutex_destroy(&r->refreshing);
   synor__free(r);
@@ -75,16 +75,16 @@ int synor_router_refresh(synor_router *r) {
   if (!r)
     return synor__error(SYNOR_EINVAL, "synor_router_refresh: NULL router");
   pthread_mutex_lock(&r->refreshing);
-  synor__snapshot *s;
-  int rc = synor__snapshot_build(r->reg, r->cfg.table, r->cfg.price,
-                                 r->cfg.price_user, r->generation + 1, &s);
+  synor__rsnap *s;
+  int rc = synor__rsnap_build(r->reg, r->cfg.table, r->cfg.price,
+                              r->cfg.price_user, r->generation + 1, &s);
   if (!rc) {
     pthread_rwlock_wrlock(&r->lock);
-    synor__snapshot *old = r->snap;
+    synor__rsnap *old = r->snap;
     r->snap = s;
     r->generation++;
     pthread_rwlock_unlock(&r->lock);
-    synor__snapshot_free(old);
+    synor__rsnap_free(old);
   }
   pthread_mutex_unlock(&r->refreshing);
   return rc;
@@ -161,8 +161,8 @@ static void topk_offer(topk *t, const cand *x) {
   t->c[at] = *x;
 }
 
-static uint32_t spread_key(const synor__snapshot *s,
-                           const synor_route_request *q, uint32_t idx) {
+static uint32_t spread_key(const synor__rsnap *s, const synor_route_request *q,
+                           uint32_t idx) {
   if (q->spread == SYNOR_ROUTE_SPREAD_OWNER)
     return s->devs[idx].owner;
   if (q->spread == SYNOR_ROUTE_SPREAD_REGION)
@@ -170,7 +170,7 @@ static uint32_t spread_key(const synor__snapshot *s,
   return idx;
 }
 
-static void fill_choice(const synor__snapshot *s, const cand *c,
+static void fill_choice(const synor__rsnap *s, const cand *c,
                         synor_route_choice *o) {
   const synor__rdev *d = &s->devs[c->idx];
   memset(o, 0, sizeof *o);
@@ -198,7 +198,7 @@ static void fill_choice(const synor__snapshot *s, const cand *c,
 }
 
 /* The decision from the top K and the counts. */
-static int finish(const synor__snapshot *s, const synor_route_request *q,
+static int finish(const synor__rsnap *s, const synor_route_request *q,
                   const topk *t, const synor__rnorm *nm,
                   synor_route_decision *base, synor_route_decision **out) {
   synor_route_decision *d = synor__calloc(1, sizeof *d);
@@ -268,7 +268,7 @@ static size_t above_floor(const synor__rleaf *l, int floor) {
 }
 
 static int decide_index(const synor__rctx *c, synor_route_decision **out) {
-  const synor__snapshot *s = c->s;
+  const synor__rsnap *s = c->s;
   const synor_route_request *q = c->req;
   synor_route_decision base;
   memset(&base, 0, sizeof base);
@@ -358,7 +358,7 @@ static int decide_index(const synor__rctx *c, synor_route_decision **out) {
 /* ---- the scan: every device on its own ---- */
 
 static int decide_scan(const synor__rctx *c, synor_route_decision **out) {
-  const synor__snapshot *s = c->s;
+  const synor__rsnap *s = c->s;
   const synor_route_request *q = c->req;
   synor_route_decision base;
   memset(&base, 0, sizeof base);

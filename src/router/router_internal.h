@@ -1,5 +1,5 @@
 /* router_internal.h - the router's snapshot of the registry and its index,
- * shared by snapshot.c (building), route.c (deciding) and score.c (the
+ * shared by rindex.c (building), route.c (deciding) and score.c (the
  * score every path computes the same way). Never installed.
  *
  * A snapshot is immutable once built. Devices are grouped three levels
@@ -59,7 +59,7 @@ typedef struct synor__rregion {
   double lat, lon, base_ms;
 } synor__rregion;
 
-typedef struct synor__snapshot {
+typedef struct synor__rsnap {
   uint64_t generation;
   size_t n;
   synor__rdev *devs;
@@ -81,13 +81,13 @@ typedef struct synor__snapshot {
   double *leaf_utils;
   double km_per_ms, route_factor;
   const synor_route_table *table; /* for the user's region */
-} synor__snapshot;
+} synor__rsnap;
 
 /* Builds a snapshot of every device of reg, priced by fn. */
-int synor__snapshot_build(synor_registry *reg, const synor_route_table *table,
-                          synor_route_price_fn fn, void *user,
-                          uint64_t generation, synor__snapshot **out);
-void synor__snapshot_free(synor__snapshot *s);
+int synor__rsnap_build(synor_registry *reg, const synor_route_table *table,
+                       synor_route_price_fn fn, void *user, uint64_t generation,
+                       synor__rsnap **out);
+void synor__rsnap_free(synor__rsnap *s);
 
 /* "2.49" -> 2490000 micro-USD; at most 6 decimals, at most
  * SYNOR_ROUTE_PRICE_MAX. 0 or -1. */
@@ -96,7 +96,7 @@ int synor__route_usd_parse(const char *s, int64_t *out);
 /* What a decision works from, checked and resolved against a snapshot. */
 typedef struct synor__rctx {
   const synor_route_request *req;
-  const synor__snapshot *s;
+  const synor__rsnap *s;
   synor_op_work work; /* ops[0], dtypes[0], flops, bytes */
   int located;        /* the user's position is known */
   double lat, lon;
@@ -105,7 +105,7 @@ typedef struct synor__rctx {
   uint8_t *sig_ok;       /* per availability schedule */
 } synor__rctx;
 
-int synor__rctx_init(synor__rctx *c, const synor__snapshot *s,
+int synor__rctx_init(synor__rctx *c, const synor__rsnap *s,
                      const synor_route_request *req);
 void synor__rctx_free(synor__rctx *c);
 

@@ -196,7 +196,7 @@ static int check_request(const synor_route_request *q) {
   return synor_route_weights_check(&q->weights);
 }
 
-int synor__rctx_init(synor__rctx *c, const synor__snapshot *s,
+int synor__rctx_init(synor__rctx *c, const synor__rsnap *s,
                      const synor_route_request *req) {
   memset(c, 0, sizeof *c);
   int rc = check_request(req);

@@ -1,4 +1,4 @@
-/* snapshot.c - the router's immutable copy of the registry and its index
+/* rindex.c - the router's immutable copy of the registry and its index
  * (classes, leaves, sorted reputations; router_internal.h).
  *
  * Built in O(n log n): one registry query (its read lock held only while
@@ -52,7 +52,7 @@ static void strset_free_names(strset *t) {
   synor__nameindex_free(&t->ix);
 }
 
-void synor__snapshot_free(synor__snapshot *s) {
+void synor__rsnap_free(synor__rsnap *s) {
   if (!s)
     return;
   for (size_t i = 0; i < s->n; i++)
@@ -125,7 +125,7 @@ static int by_leaf(const void *pa, const void *pb) {
 }
 
 /* Groups the devices into leaves (s->devs[].cls and .sig set). */
-static int build_leaves(synor__snapshot *s) {
+static int build_leaves(synor__rsnap *s) {
   leaf_key *keys = synor__malloc((s->n + 1) * sizeof *keys);
   uint32_t *order = synor__malloc((s->n + 1) * sizeof *order);
   s->leaf_devs = synor__malloc((s->n + 1) * sizeof *s->leaf_devs);
@@ -196,7 +196,7 @@ static int build_leaves(synor__snapshot *s) {
   return 0;
 }
 
-static int fill(synor__snapshot *s, const synor_registry_entry *e,
+static int fill(synor__rsnap *s, const synor_registry_entry *e,
                 const synor_route_table *table, synor_route_price_fn fn,
                 void *user) {
   strset owners = {0}, regions = {0}, sources = {0}, classes = {0};
@@ -314,9 +314,9 @@ static int fill(synor__snapshot *s, const synor_registry_entry *e,
   return rc;
 }
 
-int synor__snapshot_build(synor_registry *reg, const synor_route_table *table,
-                          synor_route_price_fn fn, void *user,
-                          uint64_t generation, synor__snapshot **out) {
+int synor__rsnap_build(synor_registry *reg, const synor_route_table *table,
+                       synor_route_price_fn fn, void *user, uint64_t generation,
+                       synor__rsnap **out) {
   synor_registry_query q;
   memset(&q, 0, sizeof q);
   synor_registry_entry *e = NULL;
@@ -329,7 +329,7 @@ int synor__snapshot_build(synor_registry *reg, const synor_route_table *table,
     return synor__error(SYNOR_ERANGE, "the router indexes at most %u devices",
                         UINT32_MAX - 1);
   }
-  synor__snapshot *s = synor__calloc(1, sizeof *s);
+  synor__rsnap *s = synor__calloc(1, sizeof *s);
   if (s) {
     s->generation = generation;
     s->n = n;
@@ -352,7 +352,7 @@ int synor__snapshot_build(synor_registry *reg, const synor_route_table *table,
   if (!rc)
     rc = build_leaves(s);
   if (rc) {
-    synor__snapshot_free(s);
+    synor__rsnap_free(s);
     return rc;
   }
   *out = s;
