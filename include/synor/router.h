@@ -45,22 +45,21 @@ void synor_route_table_destroy(synor_route_table *t);
  * region, or region, replaces the earlier). All or nothing: an error (named
  * with file:line:column and field) leaves the table unchanged. */
 int synor_route_table_load(synor_route_table *t, const char *path);
-int synor_route_table_load_string(synor_route_table *t, const char *text,
-                                  size_t len, const char *name);
+int synor_route_table_load_string(synor_route_table *t, const char *text, size_t len,
+                                  const char *name);
 /* The price of a profile in a region: the region's own entry, else the
  * profile's entry without region. 1 and *usd_micro_per_hour and *source
  * ("table: PROFILE in REGION" or "table: PROFILE", valid while t lives) if
  * found, 0 if not. */
-int synor_route_table_price(const synor_route_table *t, const char *profile,
-                            const char *region, int64_t *usd_micro_per_hour,
-                            const char **source);
+int synor_route_table_price(const synor_route_table *t, const char *profile, const char *region,
+                            int64_t *usd_micro_per_hour, const char **source);
 /* A region's coordinates (degrees) and base latency (ms): 0, or
  * SYNOR_ENOENT when the table does not have it. */
-int synor_route_table_region(const synor_route_table *t, const char *region,
-                             double *lat, double *lon, double *base_ms);
+int synor_route_table_region(const synor_route_table *t, const char *region, double *lat,
+                             double *lon, double *base_ms);
 /* The latency model: fibre speed (km/ms) and route factor. */
-void synor_route_table_latency_model(const synor_route_table *t,
-                                     double *km_per_ms, double *route_factor);
+void synor_route_table_latency_model(const synor_route_table *t, double *km_per_ms,
+                                     double *route_factor);
 
 /* ---- cost providers ---- */
 
@@ -70,31 +69,29 @@ void synor_route_table_latency_model(const synor_route_table *t,
  * 1, or returns 0 when it has no price, or a negative SYNOR_E* code (the
  * refresh then fails). Called on the refreshing thread, once per device. */
 typedef int (*synor_route_price_fn)(void *user, const synor_registry_entry *e,
-                                    int64_t *usd_micro_per_hour,
-                                    const char **source);
+                                    int64_t *usd_micro_per_hour, const char **source);
 
 /* The built-in provider: user is a const synor_route_table *; prices by the
  * device's profile and region (synor_route_table_price). */
 int synor_route_table_price_fn(void *user, const synor_registry_entry *e,
-                               int64_t *usd_micro_per_hour,
-                               const char **source);
+                               int64_t *usd_micro_per_hour, const char **source);
 
 /* ---- weights ---- */
 
 /* The five components of a score, in this order everywhere. */
 typedef enum synor_route_component {
-  SYNOR_ROUTE_COST,
-  SYNOR_ROUTE_LATENCY,
-  SYNOR_ROUTE_CAPABILITY,
-  SYNOR_ROUTE_REPUTATION,
-  SYNOR_ROUTE_LOAD,
-  SYNOR_ROUTE_COMPONENTS
+    SYNOR_ROUTE_COST,
+    SYNOR_ROUTE_LATENCY,
+    SYNOR_ROUTE_CAPABILITY,
+    SYNOR_ROUTE_REPUTATION,
+    SYNOR_ROUTE_LOAD,
+    SYNOR_ROUTE_COMPONENTS
 } synor_route_component;
 
 const char *synor_route_component_name(synor_route_component c);
 
 typedef struct synor_route_weights {
-  double w[SYNOR_ROUTE_COMPONENTS];
+    double w[SYNOR_ROUTE_COMPONENTS];
 } synor_route_weights;
 
 /* The seed's weights: cost 0.3, latency 0.2, capability 0.2, reputation
@@ -118,32 +115,31 @@ int synor_route_weights_parse(const char *text, synor_route_weights *out);
 
 /* Spread of a distributed task: N devices of N distinct owners or regions. */
 typedef enum synor_route_spread {
-  SYNOR_ROUTE_SPREAD_NONE,
-  SYNOR_ROUTE_SPREAD_OWNER,
-  SYNOR_ROUTE_SPREAD_REGION
+    SYNOR_ROUTE_SPREAD_NONE,
+    SYNOR_ROUTE_SPREAD_OWNER,
+    SYNOR_ROUTE_SPREAD_REGION
 } synor_route_spread;
 
 typedef struct synor_route_request {
-  unsigned n_ops;                          /* 1..SYNOR_ROUTE_MAX_OPS */
-  synor_op_type ops[SYNOR_ROUTE_MAX_OPS];  /* all must be supported ... */
-  synor_dtype dtypes[SYNOR_ROUTE_MAX_OPS]; /* ... in these data types */
-  double flops;        /* of the task; time estimated as ops[0] in dtypes[0] */
-  double bytes;        /* moved through device memory; flops + bytes > 0 */
-  uint64_t min_memory; /* bytes of device memory */
-  unsigned n_regions;  /* allowed device regions; 0 = any */
-  const char *regions[SYNOR_ROUTE_MAX_REGIONS];
-  int has_location; /* the user at lat/lon (degrees) ... */
-  double lat, lon;
-  const char
-      *from_region; /* ... or in this region of the table; NULL = no location */
-  double max_latency_ms;    /* 0 = no limit (needs a location) */
-  int min_reputation;       /* 0..100 */
-  int64_t budget_usd_micro; /* most the task may cost; 0 = no budget */
-  unsigned n_devices;       /* 1..SYNOR_ROUTE_MAX_DEVICES distinct devices */
-  synor_route_spread spread;
-  unsigned n_runners_up; /* 0..SYNOR_ROUTE_MAX_RUNNERS_UP to report */
-  const synor_host_state *available_in; /* schedules must allow; NULL = skip */
-  synor_route_weights weights;
+    unsigned n_ops;                          /* 1..SYNOR_ROUTE_MAX_OPS */
+    synor_op_type ops[SYNOR_ROUTE_MAX_OPS];  /* all must be supported ... */
+    synor_dtype dtypes[SYNOR_ROUTE_MAX_OPS]; /* ... in these data types */
+    double flops;        /* of the task; time estimated as ops[0] in dtypes[0] */
+    double bytes;        /* moved through device memory; flops + bytes > 0 */
+    uint64_t min_memory; /* bytes of device memory */
+    unsigned n_regions;  /* allowed device regions; 0 = any */
+    const char *regions[SYNOR_ROUTE_MAX_REGIONS];
+    int has_location; /* the user at lat/lon (degrees) ... */
+    double lat, lon;
+    const char *from_region;  /* ... or in this region of the table; NULL = no location */
+    double max_latency_ms;    /* 0 = no limit (needs a location) */
+    int min_reputation;       /* 0..100 */
+    int64_t budget_usd_micro; /* most the task may cost; 0 = no budget */
+    unsigned n_devices;       /* 1..SYNOR_ROUTE_MAX_DEVICES distinct devices */
+    synor_route_spread spread;
+    unsigned n_runners_up;                /* 0..SYNOR_ROUTE_MAX_RUNNERS_UP to report */
+    const synor_host_state *available_in; /* schedules must allow; NULL = skip */
+    synor_route_weights weights;
 } synor_route_request;
 
 /* Defaults: no ops (set one), 1 device, no spread, 2 runners-up, default
@@ -154,54 +150,54 @@ void synor_route_request_init(synor_route_request *r);
 
 /* Why a device was filtered out: the first failing check, in this order. */
 typedef enum synor_route_reason {
-  SYNOR_ROUTE_OUT_CAPABILITY,   /* an operation/data type unsupported, or memory
-                                 */
-  SYNOR_ROUTE_OUT_REGION,       /* not in an allowed region */
-  SYNOR_ROUTE_OUT_LATENCY,      /* above the limit, or unknown with a limit */
-  SYNOR_ROUTE_OUT_STATUS,       /* not online (busy, draining, offline) */
-  SYNOR_ROUTE_OUT_AVAILABILITY, /* its schedule does not allow it now */
-  SYNOR_ROUTE_OUT_REPUTATION,   /* below the floor */
-  SYNOR_ROUTE_OUT_BUDGET,       /* task cost above the budget, or no price */
-  SYNOR_ROUTE_OUT_COUNT
+    SYNOR_ROUTE_OUT_CAPABILITY,   /* an operation/data type unsupported, or memory
+                                   */
+    SYNOR_ROUTE_OUT_REGION,       /* not in an allowed region */
+    SYNOR_ROUTE_OUT_LATENCY,      /* above the limit, or unknown with a limit */
+    SYNOR_ROUTE_OUT_STATUS,       /* not online (busy, draining, offline) */
+    SYNOR_ROUTE_OUT_AVAILABILITY, /* its schedule does not allow it now */
+    SYNOR_ROUTE_OUT_REPUTATION,   /* below the floor */
+    SYNOR_ROUTE_OUT_BUDGET,       /* task cost above the budget, or no price */
+    SYNOR_ROUTE_OUT_COUNT
 } synor_route_reason;
 
 const char *synor_route_reason_name(synor_route_reason r);
 
 /* One scored device. */
 typedef struct synor_route_choice {
-  char id[SYNOR_REGISTRY_ID_MAX];
-  char profile[SYNOR_REGISTRY_TEXT_MAX]; /* "" if the device has none */
-  char owner[SYNOR_REGISTRY_TEXT_MAX];
-  char region[SYNOR_REGISTRY_TEXT_MAX];
-  int priced;                 /* 0: the provider had no price */
-  int64_t usd_micro_per_hour; /* when priced */
-  int64_t task_usd_micro;     /* price x time, rounded up; when priced */
-  char price_source[96];      /* the provider's text, or "no price" */
-  int latency_known;          /* 0: no location, or region not in the table */
-  double latency_ms;          /* estimated round trip */
-  double time_s;              /* estimated task time on the device */
-  int reputation;             /* 0..100 */
-  double utilization;         /* 0..1 */
-  double score[SYNOR_ROUTE_COMPONENTS]; /* normalised, each in [0, 1] */
-  double total;                         /* sum of weight x score */
+    char id[SYNOR_REGISTRY_ID_MAX];
+    char profile[SYNOR_REGISTRY_TEXT_MAX]; /* "" if the device has none */
+    char owner[SYNOR_REGISTRY_TEXT_MAX];
+    char region[SYNOR_REGISTRY_TEXT_MAX];
+    int priced;                           /* 0: the provider had no price */
+    int64_t usd_micro_per_hour;           /* when priced */
+    int64_t task_usd_micro;               /* price x time, rounded up; when priced */
+    char price_source[96];                /* the provider's text, or "no price" */
+    int latency_known;                    /* 0: no location, or region not in the table */
+    double latency_ms;                    /* estimated round trip */
+    double time_s;                        /* estimated task time on the device */
+    int reputation;                       /* 0..100 */
+    double utilization;                   /* 0..1 */
+    double score[SYNOR_ROUTE_COMPONENTS]; /* normalised, each in [0, 1] */
+    double total;                         /* sum of weight x score */
 } synor_route_choice;
 
 typedef struct synor_route_decision {
-  unsigned wanted;            /* the request's n_devices */
-  size_t n_chosen;            /* < wanted: not enough candidates */
-  synor_route_choice *chosen; /* best first */
-  size_t n_runners_up;
-  synor_route_choice *runners_up; /* the next best after the chosen */
-  size_t considered;              /* devices in the snapshot */
-  size_t candidates;              /* devices that passed every filter */
-  size_t filtered[SYNOR_ROUTE_OUT_COUNT];
-  synor_route_weights weights;
-  /* the ranges the scores were normalised over (over the candidates) */
-  int64_t cost_min, cost_max;      /* task cost, priced candidates */
-  double latency_min, latency_max; /* candidates with a known latency */
-  double time_min, time_max;       /* task time */
-  size_t scored;                   /* devices whose score was computed */
-  uint64_t generation;             /* of the snapshot decided on */
+    unsigned wanted;            /* the request's n_devices */
+    size_t n_chosen;            /* < wanted: not enough candidates */
+    synor_route_choice *chosen; /* best first */
+    size_t n_runners_up;
+    synor_route_choice *runners_up; /* the next best after the chosen */
+    size_t considered;              /* devices in the snapshot */
+    size_t candidates;              /* devices that passed every filter */
+    size_t filtered[SYNOR_ROUTE_OUT_COUNT];
+    synor_route_weights weights;
+    /* the ranges the scores were normalised over (over the candidates) */
+    int64_t cost_min, cost_max;      /* task cost, priced candidates */
+    double latency_min, latency_max; /* candidates with a known latency */
+    double time_min, time_max;       /* task time */
+    size_t scored;                   /* devices whose score was computed */
+    uint64_t generation;             /* of the snapshot decided on */
 } synor_route_decision;
 
 void synor_route_decision_free(synor_route_decision *d);
@@ -217,15 +213,14 @@ char *synor_route_decision_json(const synor_route_decision *d);
 typedef struct synor_router synor_router;
 
 typedef struct synor_router_config {
-  const synor_route_table *table; /* regions for latency; NULL = none */
-  synor_route_price_fn price; /* NULL: synor_route_table_price_fn on table */
-  void *price_user;
+    const synor_route_table *table; /* regions for latency; NULL = none */
+    synor_route_price_fn price;     /* NULL: synor_route_table_price_fn on table */
+    void *price_user;
 } synor_router_config;
 
 /* A router over reg, with its first snapshot taken. reg and the config's
  * table must outlive the router. */
-int synor_router_create(synor_registry *reg, const synor_router_config *cfg,
-                        synor_router **out);
+int synor_router_create(synor_registry *reg, const synor_router_config *cfg, synor_router **out);
 void synor_router_destroy(synor_router *r);
 /* Takes a new snapshot of the registry (and prices). On failure the old
  * snapshot stays. */
@@ -240,8 +235,7 @@ uint64_t synor_router_generation(synor_router *r);
  * with synor_route_decision_free) also when fewer than n_devices qualify
  * (n_chosen says how many did); SYNOR_EINVAL naming the field for a bad
  * request, and *out unchanged. */
-int synor_router_route(synor_router *r, const synor_route_request *req,
-                       synor_route_decision **out);
+int synor_router_route(synor_router *r, const synor_route_request *req, synor_route_decision **out);
 /* The same decision by scanning every device of the snapshot: the
  * reference the index is tested against, and the benchmark's baseline. */
 int synor_router_route_scan(synor_router *r, const synor_route_request *req,
