@@ -90,6 +90,10 @@ int synor__rsnap_build(synor_registry *reg, const synor_route_table *table, syno
                        void *user, uint64_t generation, synor__rsnap **out);
 void synor__rsnap_free(synor__rsnap *s);
 
+/* Every price and region of a table, one a line, in table order (for the
+ * fuzz harness's comparisons). */
+void synor__route_table_dump(const synor_route_table *t, synor__buf *b);
+
 /* "2.49" -> 2490000 micro-USD; at most 6 decimals, at most
  * SYNOR_ROUTE_PRICE_MAX. 0 or -1. */
 int synor__route_usd_parse(const char *s, int64_t *out);

@@ -368,3 +368,14 @@ int synor_route_table_price_fn(void *user, const synor_registry_entry *e,
         return 0;
     return synor_route_table_price(user, prof, e->info.region, usd_micro_per_hour, source);
 }
+
+void synor__route_table_dump(const synor_route_table *t, synor__buf *b)
+{
+    synor__buf_printf(b, "latency %.17g km/ms x %.17g\n", t->km_per_ms, t->route_factor);
+    for (size_t i = 0; i < t->n_prices; i++)
+        synor__buf_printf(b, "price %s %lld (%s)\n", t->prices[i].key,
+                          (long long)t->prices[i].usd_micro, t->prices[i].source);
+    for (size_t i = 0; i < t->n_regions; i++)
+        synor__buf_printf(b, "region %s %.17g %.17g %.17g\n", t->regions[i].name, t->regions[i].lat,
+                          t->regions[i].lon, t->regions[i].base_ms);
+}
