@@ -538,6 +538,35 @@ TEST(request_checked_and_snapshot_consistent)
     synor_route_table_destroy(t);
 }
 
+TEST(same_profile_different_figures_not_grouped)
+{
+    /* a profile overridden between registrations: same id, other memory */
+    synor_profile small = *synor_catalog_find(catalog(), "nvidia-h100-sxm");
+    small.caps.mem_bytes = 1ull << 30;
+    synor_registry *reg;
+    ASSERT_OK(synor_registry_create(&reg));
+    ASSERT_OK(add(reg, "big", "nvidia-h100-sxm", "o", "eu-west", SYNOR_STATUS_ONLINE, 50, 0, NULL));
+    synor_device *dev;
+    ASSERT_OK(synor_device_create_simulated(&small, NULL, &dev));
+    ASSERT_OK(synor_registry_add(reg, "small", dev, NULL));
+    synor_device_unref(dev);
+    synor_router *r;
+    ASSERT_OK(synor_router_create(reg, NULL, &r));
+    synor_route_request q;
+    bf16_request(&q);
+    q.min_memory = 40ull << 30;
+    for (int scan = 0; scan < 2; scan++) {
+        synor_route_decision *d;
+        ASSERT_OK(scan ? synor_router_route_scan(r, &q, &d) : synor_router_route(r, &q, &d));
+        ASSERT_EQ(d->filtered[SYNOR_ROUTE_OUT_CAPABILITY], 1);
+        ASSERT_EQ(d->n_chosen, 1);
+        ASSERT_STREQ(d->chosen[0].id, "big");
+        synor_route_decision_free(d);
+    }
+    synor_router_destroy(r);
+    synor_registry_destroy(reg);
+}
+
 /* ---- the index against the scan ---- */
 
 static uint64_t rng_state;
@@ -753,4 +782,5 @@ TEST_MAIN(filters_counted_per_reason, scores_recomputed_by_hand, weights_change_
           n_devices_distinct_and_spread, ties_go_to_the_first_registered,
           no_price_is_said_and_budget_excludes_it, task_cost_integer_limits,
           tables_and_weights_bad_input_named, request_checked_and_snapshot_consistent,
-          index_equals_scan_on_random_registries, concurrent_decisions_during_refresh)
+          same_profile_different_figures_not_grouped, index_equals_scan_on_random_registries,
+          concurrent_decisions_during_refresh)

@@ -252,6 +252,15 @@ static int fill(synor__rsnap *s, const synor_registry_entry *e, const synor_rout
             snprintf(key, sizeof key, "\x02%zu", i);
         size_t n_before = classes.n;
         long c = strset_intern(&classes, key);
+        /* a profile loaded twice with different figures (a user file
+         * overriding the catalog between registrations): this device's
+         * capabilities differ from its class's, so it is a class of its own */
+        if (c >= 0 && classes.n == n_before &&
+            memcmp(synor_device_caps(s->devs[s->classes[c].rep].dev), synor_device_caps(d->dev),
+                   sizeof(synor_caps)) != 0) {
+            snprintf(key, sizeof key, "\x02%zu", i);
+            c = strset_intern(&classes, key);
+        }
         synor_availability a = canonical(&e[i].info.availability);
         uint64_t h = bytes_hash(&a, sizeof a);
         long sg = synor__keyindex_get(&sig_ix, h);

@@ -94,6 +94,8 @@ int synor_router_refresh(synor_router *r)
 
 size_t synor_router_device_count(synor_router *r)
 {
+    if (!r)
+        return 0;
     pthread_rwlock_rdlock(&r->lock);
     size_t n = r->snap->n;
     pthread_rwlock_unlock(&r->lock);
@@ -102,6 +104,8 @@ size_t synor_router_device_count(synor_router *r)
 
 uint64_t synor_router_generation(synor_router *r)
 {
+    if (!r)
+        return 0;
     pthread_rwlock_rdlock(&r->lock);
     uint64_t g = r->snap->generation;
     pthread_rwlock_unlock(&r->lock);
