@@ -9,6 +9,7 @@
  *   synor/profile.h    the profile catalog
  *   synor/device.h     devices and their backends
  *   synor/registry.h   the device registry and availability schedules
+ *   synor/router.h     the task router over the registry
  *   synor/detect.h     detection of this machine's processors
  *   synor/market.h     the spot market for compute capacity
  *   synor/runtime.h    the task runtime: workers, tasks, data handles
@@ -47,6 +48,7 @@
 #include "synor/profile.h"
 #include "synor/registry.h"
 #include "synor/report.h"
+#include "synor/router.h"
 #include "synor/sim.h"
 #include "synor/runtime.h"
 #include "synor/serve.h"

@@ -136,6 +136,7 @@ int cli_cost_compare(const cli_globals *g, int argc, char **argv);
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);
+int cli_route(const cli_globals *g, int argc, char **argv);
 int cli_market(const cli_globals *g, int argc, char **argv);
 int cli_price(const cli_globals *g, int argc, char **argv);
 int cli_workload(const cli_globals *g, int argc, char **argv);

@@ -20,6 +20,7 @@ static const command commands[] = {
     {"devices", cli_devices, "detect this machine's processors and show their capabilities"},
     {"profiles", cli_profiles, "list the processor profile catalog, or show one profile"},
     {"registry", cli_registry, "register devices from inventory files and query them"},
+    {"route", cli_route, "choose the device(s) a task should run on, and explain why"},
     {"market", cli_market, "the spot market: orders, books, prices, journal (docs/MARKET.md)"},
     {"price", cli_price, "what a device-hour costs in a region; rank regions (docs/PRICING.md)"},
     {"workload", cli_workload, "check a workload file or generate one from a model preset"},
