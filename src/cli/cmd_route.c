@@ -31,6 +31,15 @@ static void help(void)
            "region coordinates\n"
            "                         (repeatable; format synor-route-table/1, "
            "docs/ROUTER.md)\n"
+           "  --market DIR           a device's price: the best ask of its book\n"
+           "                         <kind>/<profile>/<region> in the market in DIR "
+           "first\n"
+           "  --engine [--site S]    ... then the pricing engine's cost-based price "
+           "for its\n"
+           "                         profile and region (synor price; regions of "
+           "data/economics)\n"
+           "                         at site S (default colocation), then the route "
+           "table\n"
            "  --op OP:DTYPE          an operation the device must support "
            "(repeatable, at most 8;\n"
            "                         the first one's speed estimates the task "
@@ -110,9 +119,57 @@ static int parse_size(const char *val, uint64_t *out)
     return synor__parse_size(buf, out);
 }
 
+/* The cost provider of --market and --engine: a device's price per
+ * device-hour from the live book of its resource, else from the pricing
+ * engine for its profile and region, else from the route table. */
+typedef struct price_chain {
+    const synor_market *m;
+    const synor_econ *e;
+    const char *site;
+    synor_route_table *table; /* the table provider takes it as void * */
+    const synor_catalog *cat;
+} price_chain;
+
+static int chain_price(void *user, const synor_registry_entry *en, int64_t *usd_micro_per_hour,
+                       const char **source)
+{
+    const price_chain *pc = user;
+    const char *pid = synor_device_profile_id(en->device);
+    const synor_profile *p = pid ? synor_catalog_find(pc->cat, pid) : NULL;
+    if (p && pc->m) {
+        char key[256];
+        uint32_t res;
+        synor_market_prices pr;
+        snprintf(key, sizeof key, "%s/%s/%s", synor_kind_name(p->type.kind), p->id,
+                 en->info.region);
+        if (synor_market_find_resource(pc->m, key, &res) == 0 &&
+            synor_market_prices_get(pc->m, res, &pr) == 0 && pr.has_ask &&
+            pr.best_ask <= SYNOR_ROUTE_PRICE_MAX) {
+            *usd_micro_per_hour = pr.best_ask;
+            *source = "the market's best ask for its resource";
+            return 1;
+        }
+    }
+    if (p && pc->e) {
+        synor_price_request r;
+        synor_price_quote q;
+        synor_price_request_init(&r);
+        r.profile = p->id;
+        r.region = en->info.region;
+        r.site = pc->site;
+        if (synor_econ_price(pc->e, &r, &q) == 0 && q.total <= SYNOR_ROUTE_PRICE_MAX) {
+            *usd_micro_per_hour = q.total;
+            *source = "the pricing engine (energy + depreciation + fee, synor price)";
+            return 1;
+        }
+    }
+    return pc->table ? synor_route_table_price_fn(pc->table, en, usd_micro_per_hour, source) : 0;
+}
+
 typedef struct opts {
     const char *inv[32], *prices[16];
-    int n_inv, n_prices, json, explain, scan, has_lat, has_lon;
+    const char *market, *site;
+    int n_inv, n_prices, json, explain, scan, has_lat, has_lon, engine;
     synor_route_request q;
     synor_host_state at;
 } opts;
@@ -123,7 +180,11 @@ static int option(opts *o, const char *a, const char *val)
     const char *cmd = "route";
     synor_route_request *q = &o->q;
     unsigned long long n;
-    if (strcmp(a, "--inventory") == 0) {
+    if (strcmp(a, "--market") == 0) {
+        o->market = val;
+    } else if (strcmp(a, "--site") == 0) {
+        o->site = val;
+    } else if (strcmp(a, "--inventory") == 0) {
         if (o->n_inv == 32)
             return cli_usage_error(cmd, "at most 32 --inventory files");
         o->inv[o->n_inv++] = val;
@@ -225,6 +286,7 @@ int cli_route(const cli_globals *g, int argc, char **argv)
         int *flag = strcmp(a, "--json") == 0      ? &o.json
                     : strcmp(a, "--explain") == 0 ? &o.explain
                     : strcmp(a, "--scan") == 0    ? &o.scan
+                    : strcmp(a, "--engine") == 0  ? &o.engine
                                                   : NULL;
         if (flag) {
             *flag = 1;
@@ -262,6 +324,8 @@ int cli_route(const cli_globals *g, int argc, char **argv)
     synor_route_table *table = NULL;
     synor_router *router = NULL;
     synor_route_decision *d = NULL;
+    synor_market *market = NULL;
+    synor_econ *econ = NULL;
     if (synor_registry_create(&reg) || synor_route_table_create(&table))
         goto fail;
     for (int i = 0; i < o.n_inv; i++)
@@ -271,6 +335,25 @@ int cli_route(const cli_globals *g, int argc, char **argv)
         if (synor_route_table_load(table, o.prices[i]))
             goto fail;
     synor_router_config cfg = {table, NULL, NULL};
+    price_chain pc = {NULL, NULL, o.site ? o.site : "colocation", table, cat};
+    if (o.market) {
+        synor_market_config mc;
+        synor_market_config_init(&mc);
+        mc.dir = o.market;
+        mc.read_only = 1;
+        if (synor_market_open(&mc, &market))
+            goto fail;
+        pc.m = market;
+    }
+    if (o.engine) {
+        if (synor_econ_create(cat, &econ) || synor_econ_load_builtin(econ))
+            goto fail;
+        pc.e = econ;
+    }
+    if (pc.m || pc.e) {
+        cfg.price = chain_price;
+        cfg.price_user = &pc;
+    }
     if (synor_router_create(reg, &cfg, &router))
         goto fail;
     if (o.scan ? synor_router_route_scan(router, &o.q, &d) : synor_router_route(router, &o.q, &d))
@@ -297,6 +380,8 @@ fail:
 out:
     synor_route_decision_free(d);
     synor_router_destroy(router);
+    synor_market_close(market);
+    synor_econ_destroy(econ);
     synor_route_table_destroy(table);
     synor_registry_destroy(reg);
     synor_catalog_destroy(cat);

@@ -73,5 +73,26 @@ check bad-tabpos grep -q "prices.json:3:20: prices\[0\].usd_per_hour" "$tmp/err"
 check bad-from   [ "$(rc "$S" "${R[@]}" --from mars)" = 1 ]
 check bad-frmsg  grep -q '"mars" is not in the route table' "$tmp/err"
 
+# prices from the market's live book first, then the pricing engine
+# (synor price, the shipped economics data), then the route table
+cat >"$tmp/inv-econ.json" <<'INV'
+{"format": "synor-inventory/1", "devices": [
+ {"id": "va-h100", "profile": "nvidia-h100-sxm", "owner": "a", "region": "US-VA"},
+ {"id": "de-h100", "profile": "nvidia-h100-sxm", "owner": "b", "region": "DE"},
+ {"id": "mars-h100", "profile": "nvidia-h100-sxm", "owner": "c", "region": "mars"}]}
+INV
+"$S" market --dir "$tmp/mk" place --owner b --resource gpu/nvidia-h100-sxm/DE --side ask \
+  --price 0.50 --qty 4 >/dev/null
+va=$("$S" price nvidia-h100-sxm --region US-VA --site colocation --json | "$JC" -g total)
+E=("$S" route --inventory "$tmp/inv-econ.json" --op matmul:bf16 --flops 1e16 --runners-up 2)
+check chain       [ "$(rc "${E[@]}" --market "$tmp/mk" --engine --explain)" = 0 ]
+check chain-mkt   grep -q "de-h100 .* 0.500000 .*" "$tmp/out"
+check chain-mkt-s grep -q "the market's best ask for its resource" "$tmp/out"
+check chain-eng   grep -q "va-h100 .* $(awk -v v="$va" 'BEGIN {printf "%.6f", v / 1e6}') " "$tmp/out"
+check chain-eng-s grep -q "the pricing engine" "$tmp/out"
+check chain-none  grep -q "mars-h100 .*no price" "$tmp/out"
+check chain-best  sh -c "head -2 '$tmp/out' | grep -q de-h100"
+check chain-mdir  [ "$(rc "${E[@]}" --market "$tmp/nope")" = 1 ]
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
