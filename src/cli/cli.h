@@ -111,6 +111,8 @@ int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);
 int cli_market(const cli_globals *g, int argc, char **argv);
+int cli_rewards(const cli_globals *g, int argc, char **argv);
+int cli_earnings(const cli_globals *g, int argc, char **argv);
 int cli_workload(const cli_globals *g, int argc, char **argv);
 int cli_cost(const cli_globals *g, int argc, char **argv);
 int cli_plan(const cli_globals *g, int argc, char **argv);

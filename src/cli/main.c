@@ -21,6 +21,8 @@ static const command commands[] = {
     {"profiles", cli_profiles, "list the processor profile catalog, or show one profile"},
     {"registry", cli_registry, "register devices from inventory files and query them"},
     {"market", cli_market, "the spot market: orders, books, prices, journal (docs/MARKET.md)"},
+    {"rewards", cli_rewards, "contributor rewards: record, pay out, balances (docs/REWARDS.md)"},
+    {"earnings", cli_earnings, "a device's monthly earnings from the market's recent prices"},
     {"workload", cli_workload, "check a workload file or generate one from a model preset"},
     {"cost", cli_cost, "the cost matrix of a workload on a fabric (docs/PLANNING.md)"},
     {"plan", cli_plan, "plan a workload on a fabric: HEFT, PEFT, energy, cost, baselines"},
