@@ -32,7 +32,7 @@ static int fixed_member(const synor__jdoc *d, const synor__jval *obj,
   if (rc)
     return rc;
   int64_t x;
-  rc = synor_rewards_parse_fixed(v->u.str.s, scale, max, "value", &x);
+  rc = synor_rewards_parse_fixed(v->u.str.s, scale, INT64_MAX, "value", &x);
   if (rc)
     return synor__json_fail(
         d, v, rc, p, "\"%s\": %s (a decimal string, e.g. \"0.25\")", v->u.str.s,
