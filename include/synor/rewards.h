@@ -46,12 +46,9 @@
 extern "C" {
 #endif
 
-#define SYNOR_REWARDS_MAX_QTY_MILLI                                            \
-  INT64_C(1000000000000000000) /* 10^15 units */
-#define SYNOR_REWARDS_MAX_RATE_PUSD                                            \
-  INT64_C(1000000000000000) /* 1,000 USD per unit */
-#define SYNOR_REWARDS_MAX_AMOUNT                                               \
-  INT64_C(1000000000000000) /* 10^9 USD in ticks */
+#define SYNOR_REWARDS_MAX_QTY_MILLI INT64_C(1000000000000000000) /* 10^15 units */
+#define SYNOR_REWARDS_MAX_RATE_PUSD INT64_C(1000000000000000)    /* 1,000 USD per unit */
+#define SYNOR_REWARDS_MAX_AMOUNT INT64_C(1000000000000000)       /* 10^9 USD in ticks */
 
 /* ---------------------------------------------------------------- policy */
 
@@ -64,10 +61,8 @@ typedef struct synor_rewards_policy synor_rewards_policy;
 int synor_rewards_policy_load_builtin(synor_rewards_policy **out);
 /* Bad input: SYNOR_EPARSE/ESCHEMA/ERANGE with "FILE:LINE:COL: FIELD: ..."
  * in synor_errmsg() naming the value; *out untouched. */
-int synor_rewards_policy_load_file(const char *path,
-                                   synor_rewards_policy **out);
-int synor_rewards_policy_load_string(const char *text, size_t len,
-                                     const char *name,
+int synor_rewards_policy_load_file(const char *path, synor_rewards_policy **out);
+int synor_rewards_policy_load_string(const char *text, size_t len, const char *name,
                                      synor_rewards_policy **out);
 void synor_rewards_policy_destroy(synor_rewards_policy *p);
 /* "builtin:policy.json" or the path it was loaded from. */
@@ -79,48 +74,46 @@ char *synor_rewards_policy_to_json(const synor_rewards_policy *p, int pretty);
 /* The reputation multiplier (0..100 -> basis points, 10,000 = 1x),
  * piecewise linear between the policy's points, rounded down. Reputations
  * above 100 count as 100. */
-uint32_t synor_rewards_reputation_bp(const synor_rewards_policy *p,
-                                     uint32_t reputation);
+uint32_t synor_rewards_reputation_bp(const synor_rewards_policy *p, uint32_t reputation);
 /* The uptime bonus in basis points for an uptime in basis points
  * (10,000 = 100%): 0 below the policy's "from", its "max" at or above
  * "full", linear (rounded down) in between. */
-uint32_t synor_rewards_uptime_bonus_bp(const synor_rewards_policy *p,
-                                       uint32_t uptime_bp);
+uint32_t synor_rewards_uptime_bonus_bp(const synor_rewards_policy *p, uint32_t uptime_bp);
 /* The protocol fee, basis points of a trade's value. */
 uint32_t synor_rewards_fee_bp(const synor_rewards_policy *p);
 
 /* ------------------------------------------------------------- a reward */
 
 typedef enum synor_work_unit {
-  SYNOR_WORK_TFLOP_S = 0, /* accelerators: every kind but CPU */
-  SYNOR_WORK_GFLOP_S = 1  /* CPUs */
+    SYNOR_WORK_TFLOP_S = 0, /* accelerators: every kind but CPU */
+    SYNOR_WORK_GFLOP_S = 1  /* CPUs */
 } synor_work_unit;
 
 /* One contribution. Strings: id and contributor 1..63 printable ASCII
  * characters without spaces; device a profile id of the catalog; period an
  * optional label (0..31 characters, e.g. "2026-11-26"), NULL for none. */
 typedef struct synor_contribution {
-  const char *id; /* idempotency key, unique in a ledger */
-  const char *contributor;
-  const char *device; /* profile id, e.g. "nvidia-h100-sxm" */
-  const char *period;
-  int64_t work_milli;  /* TFLOP-s (accelerator) or GFLOP-s (CPU), x1000 */
-  int64_t gb_milli;    /* GB (10^9 bytes) transferred, x1000 */
-  int64_t hours_milli; /* hours available, x1000 */
-  uint32_t uptime_bp;  /* uptime over the period, 0..10000 */
-  uint32_t reputation; /* 0..100 */
+    const char *id; /* idempotency key, unique in a ledger */
+    const char *contributor;
+    const char *device; /* profile id, e.g. "nvidia-h100-sxm" */
+    const char *period;
+    int64_t work_milli;  /* TFLOP-s (accelerator) or GFLOP-s (CPU), x1000 */
+    int64_t gb_milli;    /* GB (10^9 bytes) transferred, x1000 */
+    int64_t hours_milli; /* hours available, x1000 */
+    uint32_t uptime_bp;  /* uptime over the period, 0..10000 */
+    uint32_t reputation; /* 0..100 */
 } synor_contribution;
 
 /* A reward and the parts it was made of (ticks unless named _bp). */
 typedef struct synor_reward {
-  synor_work_unit unit;
-  int64_t compute, transfer, availability; /* each rounded down */
-  int64_t base;                            /* their sum */
-  uint32_t reputation_bp;                  /* multiplier, 5000..20000 */
-  uint32_t uptime_bonus_bp;                /* bonus, 0..2000 */
-  int64_t reputation_adj;                  /* negative below 1x */
-  int64_t uptime_adj;
-  int64_t amount; /* base + both adjustments */
+    synor_work_unit unit;
+    int64_t compute, transfer, availability; /* each rounded down */
+    int64_t base;                            /* their sum */
+    uint32_t reputation_bp;                  /* multiplier, 5000..20000 */
+    uint32_t uptime_bonus_bp;                /* bonus, 0..2000 */
+    int64_t reputation_adj;                  /* negative below 1x */
+    int64_t uptime_adj;
+    int64_t amount; /* base + both adjustments */
 } synor_reward;
 
 /* Computes c's reward under p; the device is looked up in cat (its kind
@@ -129,39 +122,36 @@ typedef struct synor_reward {
  * SYNOR_EINVAL (a bad field, named with its value), SYNOR_ENOENT (unknown
  * device) or SYNOR_ERANGE (beyond the stated limits); *out untouched on
  * failure. */
-int synor_rewards_compute(const synor_rewards_policy *p,
-                          const synor_catalog *cat, const synor_contribution *c,
-                          synor_reward *out);
+int synor_rewards_compute(const synor_rewards_policy *p, const synor_catalog *cat,
+                          const synor_contribution *c, synor_reward *out);
 
 /* Parses a non-negative decimal string ("2.49", "0.000001") exactly into
  * an integer of 10^-scale units (scale 0..18): "1.5" at scale 3 is 1500.
  * More decimals than scale, a sign, spaces or exponents are SYNOR_EINVAL;
  * a value above max is SYNOR_ERANGE. The message names what and s. */
-int synor_rewards_parse_fixed(const char *s, unsigned scale, int64_t max,
-                              const char *what, int64_t *out);
+int synor_rewards_parse_fixed(const char *s, unsigned scale, int64_t max, const char *what,
+                              int64_t *out);
 /* Writes v (10^-scale units) as a decimal with exactly `scale` decimals
  * ("-1.500000"); returns buf. */
-char *synor_rewards_format_fixed(int64_t v, unsigned scale, char *buf,
-                                 size_t n);
+char *synor_rewards_format_fixed(int64_t v, unsigned scale, char *buf, size_t n);
 
 /* --------------------------------------------------------------- ledger */
 
 typedef enum synor_ledger_kind {
-  SYNOR_LEDGER_REWARD = 1, /* a credit */
-  SYNOR_LEDGER_PAYOUT = 2  /* a debit */
+    SYNOR_LEDGER_REWARD = 1, /* a credit */
+    SYNOR_LEDGER_PAYOUT = 2  /* a debit */
 } synor_ledger_kind;
 
 typedef struct synor_ledger_entry {
-  uint64_t seq; /* 1, 2, ... in file order */
-  synor_ledger_kind kind;
-  char id[64], contributor[64], device[64],
-      period[32];      /* device, period: rewards */
-  int64_t recorded_at; /* wall-clock seconds since 1970 (the entry's age) */
-  int64_t work_milli, gb_milli, hours_milli;
-  uint32_t uptime_bp, reputation;
-  synor_reward reward; /* rewards: the breakdown; payouts: zero */
-  int64_t amount;      /* > 0: credited (reward) or debited (payout) */
-  int64_t balance;     /* the contributor's balance after this entry */
+    uint64_t seq; /* 1, 2, ... in file order */
+    synor_ledger_kind kind;
+    char id[64], contributor[64], device[64], period[32]; /* device, period: rewards */
+    int64_t recorded_at; /* wall-clock seconds since 1970 (the entry's age) */
+    int64_t work_milli, gb_milli, hours_milli;
+    uint32_t uptime_bp, reputation;
+    synor_reward reward; /* rewards: the breakdown; payouts: zero */
+    int64_t amount;      /* > 0: credited (reward) or debited (payout) */
+    int64_t balance;     /* the contributor's balance after this entry */
 } synor_ledger_entry;
 
 typedef struct synor_ledger synor_ledger;
@@ -187,40 +177,34 @@ const char *synor_ledger_recovery_note(const synor_ledger *l); /* "" if none */
  * is SYNOR_EEXIST. A failure changes nothing in memory; a failed write
  * leaves the ledger refusing further writes (SYNOR_ESTATE) until reopened,
  * whose recovery cuts any torn bytes. duplicate may be NULL. */
-int synor_ledger_record(synor_ledger *l, const synor_rewards_policy *p,
-                        const synor_catalog *cat, const synor_contribution *c,
-                        synor_ledger_entry *out, int *duplicate);
+int synor_ledger_record(synor_ledger *l, const synor_rewards_policy *p, const synor_catalog *cat,
+                        const synor_contribution *c, synor_ledger_entry *out, int *duplicate);
 /* Pays amount ticks (> 0) out of contributor's balance, under the same
  * idempotency and durability rules. A payout that would make the balance
  * negative, or of an unknown contributor, is SYNOR_ERANGE / SYNOR_ENOENT
  * and writes nothing. */
-int synor_ledger_payout(synor_ledger *l, const char *id,
-                        const char *contributor, int64_t amount,
+int synor_ledger_payout(synor_ledger *l, const char *id, const char *contributor, int64_t amount,
                         synor_ledger_entry *out, int *duplicate);
 
 size_t synor_ledger_count(const synor_ledger *l);
-const synor_ledger_entry *synor_ledger_at(const synor_ledger *l,
-                                          size_t i); /* NULL if none */
-const synor_ledger_entry *synor_ledger_find(const synor_ledger *l,
-                                            const char *id);
+const synor_ledger_entry *synor_ledger_at(const synor_ledger *l, size_t i); /* NULL if none */
+const synor_ledger_entry *synor_ledger_find(const synor_ledger *l, const char *id);
 /* SYNOR_ENOENT when the contributor has no entry. */
-int synor_ledger_balance(const synor_ledger *l, const char *contributor,
-                         int64_t *out);
+int synor_ledger_balance(const synor_ledger *l, const char *contributor, int64_t *out);
 /* Contributors in order of their first entry. */
 size_t synor_ledger_contributor_count(const synor_ledger *l);
-const char *synor_ledger_contributor_at(const synor_ledger *l, size_t i,
-                                        int64_t *balance);
+const char *synor_ledger_contributor_at(const synor_ledger *l, size_t i, int64_t *balance);
 /* An entry as one JSON object (no newline); free() it. */
 char *synor_ledger_entry_to_json(const synor_ledger_entry *e);
 
 /* ------------------------------------------------------------- earnings */
 
 typedef struct synor_earnings_options {
-  const char *region;           /* NULL: every region the market trades */
-  int64_t hours_per_day_milli;  /* 1..24000 */
-  int64_t electricity_pusd_kwh; /* pico-USD per kWh; < 0: not counted */
-  uint32_t pue_milli;      /* power usage effectiveness x1000, 1000..3000 */
-  const char *market_name; /* named in messages (the directory) */
+    const char *region;           /* NULL: every region the market trades */
+    int64_t hours_per_day_milli;  /* 1..24000 */
+    int64_t electricity_pusd_kwh; /* pico-USD per kWh; < 0: not counted */
+    uint32_t pue_milli;           /* power usage effectiveness x1000, 1000..3000 */
+    const char *market_name;      /* named in messages (the directory) */
 } synor_earnings_options;
 
 void synor_earnings_options_init(synor_earnings_options *o);
@@ -228,20 +212,20 @@ void synor_earnings_options_init(synor_earnings_options *o);
 #define SYNOR_EARNINGS_LEVELS 3 /* 50%, 70%, 100% utilisation */
 
 typedef struct synor_earnings_level {
-  uint32_t utilisation_bp;
-  int64_t gross, fee, electricity, net; /* ticks per month */
+    uint32_t utilisation_bp;
+    int64_t gross, fee, electricity, net; /* ticks per month */
 } synor_earnings_level;
 
 typedef struct synor_earnings {
-  char resource[96]; /* "gpu/nvidia-h100-sxm/REGION", or ending in "/" + "*" for
-                        all */
-  size_t n_resources; /* books with trades in the window */
-  int64_t price;      /* ticks per device-hour: 24 h VWAP */
-  int64_t volume_24h; /* device-hours traded in the window */
-  uint64_t last_time; /* the market's time of the newest trade used */
-  uint32_t fee_bp;
-  int64_t idle_mw, peak_mw; /* the profile's power, milliwatts */
-  synor_earnings_level level[SYNOR_EARNINGS_LEVELS];
+    char resource[96];  /* "gpu/nvidia-h100-sxm/REGION", or ending in "/" + "*" for
+                           all */
+    size_t n_resources; /* books with trades in the window */
+    int64_t price;      /* ticks per device-hour: 24 h VWAP */
+    int64_t volume_24h; /* device-hours traded in the window */
+    uint64_t last_time; /* the market's time of the newest trade used */
+    uint32_t fee_bp;
+    int64_t idle_mw, peak_mw; /* the profile's power, milliwatts */
+    synor_earnings_level level[SYNOR_EARNINGS_LEVELS];
 } synor_earnings;
 
 /* Estimates a month (30.44 days) of renting out one device of profile
@@ -255,8 +239,7 @@ typedef struct synor_earnings {
  * price. */
 int synor_earnings_estimate(const synor_market *m, const synor_catalog *cat,
                             const synor_rewards_policy *p, const char *profile,
-                            const synor_earnings_options *o,
-                            synor_earnings *out);
+                            const synor_earnings_options *o, synor_earnings *out);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,6 @@
 size_t synor__ledger_encode(const synor_ledger_entry *e, unsigned char *rec);
 /* Decodes a body of n bytes (CRC already checked) into e; NULL if it is a
  * valid entry on its own, else what is wrong with it. */
-const char *synor__ledger_decode(const unsigned char *body, size_t n,
-                                 synor_ledger_entry *e);
+const char *synor__ledger_decode(const unsigned char *body, size_t n, synor_ledger_entry *e);
 
 #endif

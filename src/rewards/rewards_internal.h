@@ -13,20 +13,15 @@ __extension__ typedef __int128 synor__rw128;
 #define SYNOR__REWARDS_MAX_POINTS 16
 
 struct synor_rewards_policy {
-  int64_t rate_tflop_s, rate_gflop_s, rate_gb,
-      rate_hour; /* pico-USD per unit */
-  size_t n_points;
-  uint32_t point_rep[SYNOR__REWARDS_MAX_POINTS]; /* 0 .. 100, increasing */
-  uint32_t
-      point_bp[SYNOR__REWARDS_MAX_POINTS]; /* 5000 .. 20000, not decreasing */
-  uint32_t uptime_from_bp, uptime_full_bp, uptime_max_bp;
-  uint32_t fee_bp;
-  char *note;
-  char *origin;
+    int64_t rate_tflop_s, rate_gflop_s, rate_gb, rate_hour; /* pico-USD per unit */
+    size_t n_points;
+    uint32_t point_rep[SYNOR__REWARDS_MAX_POINTS]; /* 0 .. 100, increasing */
+    uint32_t point_bp[SYNOR__REWARDS_MAX_POINTS];  /* 5000 .. 20000, not decreasing */
+    uint32_t uptime_from_bp, uptime_full_bp, uptime_max_bp;
+    uint32_t fee_bp;
+    char *note;
+    char *origin;
 };
-
-/* floor(a / b) for a >= 0, b > 0, as int64 when it fits: 0, else -1. */
-int synor__rewards_div_floor(synor__rw128 a, synor__rw128 b, int64_t *out);
 
 /* 1..max-1 printable ASCII characters without spaces (ids, contributors);
  * also empty (or NULL) when may_be_empty (a period label). */
