@@ -5,6 +5,7 @@
  * recent trades of the device: no price is ever assumed. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/rewards_cli.h"
 
@@ -36,6 +37,20 @@ static void help(void)
            "Exit status: 0 success, 1 failure (no recent trades), 2 usage error.\n");
 }
 
+/* The newest trade's market time as a UTC date when it reads as one (the
+ * CLI's market commands stamp wall-clock nanoseconds; a batch file may use
+ * any clock): between 2000 and a day from now. Else "" (not shown). */
+static const char *trade_date(uint64_t t_ns, char *buf, size_t n)
+{
+    time_t now = time(NULL), t = (time_t)(t_ns / 1000000000u);
+    struct tm tm;
+    buf[0] = '\0';
+    if (t_ns / 1000000000u < 946684800u || t > now + 86400 || !gmtime_r(&t, &tm))
+        return buf;
+    strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    return buf;
+}
+
 static const char *usd(int64_t ticks, char *buf, size_t n)
 {
     return synor_rewards_format_fixed(ticks, 6, buf, n);
@@ -51,11 +66,13 @@ static void print_json(const synor_earnings *r, const char *profile, const char 
         putchar((unsigned char)*p < 0x20 ? '?' : *p);
     }
     printf("\",\"resource\":\"%s\",\"books\":%zu,\"price_usd_per_hour\":\"%s\","
-           "\"price_ticks\":%lld,\"volume_24h\":%lld,\"hours_per_day\":\"%s\","
+           "\"price_ticks\":%lld,\"volume_24h\":%lld,\"last_trade_time\":%llu,\"hours_per_day\":\"%"
+           "s\","
            "\"fee_bp\":%u,"
            "\"idle_w\":\"%s\",\"peak_w\":\"%s\",\"levels\":[",
            r->resource, r->n_resources, usd(r->price, a, sizeof a), (long long)r->price,
-           (long long)r->volume_24h, synor_rewards_format_fixed(hours, 3, b, sizeof b), r->fee_bp,
+           (long long)r->volume_24h, (unsigned long long)r->last_time,
+           synor_rewards_format_fixed(hours, 3, b, sizeof b), r->fee_bp,
            synor_rewards_format_fixed(r->idle_mw, 3, c, sizeof c),
            synor_rewards_format_fixed(r->peak_mw, 3, d, sizeof d));
     for (int k = 0; k < SYNOR_EARNINGS_LEVELS; k++) {
@@ -138,6 +155,8 @@ int cli_earnings(const cli_globals *g, int argc, char **argv)
                "device-hours traded)\n",
                usd(r.price, a, sizeof a), r.resource, r.n_resources, r.n_resources == 1 ? "" : "s",
                (long long)r.volume_24h);
+        if (trade_date(r.last_time, a, sizeof a)[0])
+            printf("newest trade used: %s\n", a);
         printf("protocol fee %s%%", synor_rewards_format_fixed(r.fee_bp, 2, a, sizeof a));
         if (eo.electricity_pusd_kwh >= 0)
             printf("; electricity %s USD/kWh x PUE %s, %s W idle .. %s W peak",

@@ -227,6 +227,16 @@ static int replay(synor_ledger *l, const unsigned char *p, size_t len, size_t *v
 
 /* -------------------------------------------------------------- open */
 
+static int sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    int ok = fd >= 0 && fsync(fd) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok ? 0
+              : synor__error(SYNOR_EIO, "%s: cannot sync the directory: %s", dir, strerror(errno));
+}
+
 static int fail_open(synor_ledger *l, int rc)
 {
     synor_ledger_close(l);
@@ -279,11 +289,15 @@ int synor_ledger_open(const char *dir, int read_only, synor_ledger **out)
     size_t end = 8;
     const unsigned char *p = (const unsigned char *)data;
     if (len < 8 && memcmp(data, SYNOR__LEDGER_MAGIC, len) == 0) {
-        /* new, or a crash while its header was written */
+        /* new, or a crash while its header was written; the directory is
+         * synced too, so that a crash cannot lose the file's name after
+         * entries in it were acknowledged */
         if (!read_only && (ftruncate(l->fd, 0) != 0 ||
                            pwrite(l->fd, SYNOR__LEDGER_MAGIC, 8, 0) != 8 || fdatasync(l->fd) != 0))
             rc = synor__error(SYNOR_EIO, "%s: cannot write the header: %s", l->path,
                               strerror(errno));
+        if (!rc && !read_only)
+            rc = sync_dir(dir);
     } else if (len < 8 || memcmp(data, SYNOR__LEDGER_MAGIC, 8) != 0) {
         rc = synor__error(SYNOR_EPARSE, "%s: not a synor reward ledger (bad header)", l->path);
     } else {

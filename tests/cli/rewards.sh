@@ -116,9 +116,11 @@ before=$(ls -l "$M" | md5sum)
 check earn        [ "$(rc E --device nvidia-h100-sxm --hours-per-day 8)" = 0 ]
 check earn-price  grep -q 'price: 2.367500 USD per device-hour, the 24 h VWAP of gpu/nvidia-h100-sxm/\* (2 books, 4 device-hours traded)' "$tmp/out"
 check earn-50     grep -qE '^ +50%  +288.266800 +14.413340 +- +273.853460$' "$tmp/out"
+check earn-date   grep -qE '^newest trade used: 20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC$' "$tmp/out"
 check earn-100    grep -qE '^ +100%  +576.533600 +28.826680 +- +547.706920$' "$tmp/out"
 check earn-json   [ "$(rc E --device nvidia-h100-sxm --hours-per-day 8 --region eu-west --electricity 0.15 --pue 1.2 --json)" = 0 ]
 check earn-json-v "$JC" <"$tmp/out"
+check earn-last   grep -qE '"last_trade_time":[1-9][0-9]{18},' "$tmp/out"
 check earn-elec   grep -q '"utilisation_bp":10000,"gross_usd":"606.364800","fee_usd":"30.318240","electricity_usd":"30.683520","net_usd":"545.363040"' "$tmp/out"
 check earn-ro     [ "$(ls -l "$M" | md5sum)" = "$before" ]
 check no-trades   [ "$(rc E --device nvidia-a100-80gb --hours-per-day 8)" = 1 ]
