@@ -29,6 +29,10 @@ int rcli_parse(const char *cmd, int argc, char **argv, int from, ropt *opts, siz
         for (size_t k = 0; k < n; k++)
             if (strcmp(opts[k].name, a) == 0)
                 o = &opts[k];
+        if (!o && strncmp(cmd, "rewards ", 8) == 0 &&
+            (strcmp(a, "--ledger") == 0 || strcmp(a, "--policy") == 0))
+            return cli_usage_error(cmd, "%s goes before the command: synor rewards %s ... %s", a, a,
+                                   cmd + 8);
         if (!o)
             return cli_usage_error(cmd, "unknown option '%s'", a);
         if (o->value)

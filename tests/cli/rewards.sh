@@ -30,6 +30,8 @@ check bad-num-m   grep -q "gb: '1.2345' has more than 3 decimals" "$tmp/err"
 check neg-num     [ "$(rc RW record --id x --contributor a --device nvidia-h100-sxm --gb -1)" = 2 ]
 check bad-uptime  [ "$(rc RW record --id x --contributor a --device nvidia-h100-sxm --uptime 100.01)" = 2 ]
 check bad-rep     [ "$(rc RW record --id x --contributor a --device nvidia-h100-sxm --reputation 101)" = 2 ]
+check late-ledger [ "$(rc "$S" rewards balance --ledger "$L")" = 2 ]
+check late-msg    grep -q -- "--ledger goes before the command" "$tmp/err"
 check no-ledger   [ "$(rc "$S" rewards record --id x --contributor a --device nvidia-h100-sxm)" = 2 ]
 check nothing-yet [ ! -e "$L" ]
 
