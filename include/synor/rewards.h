@@ -186,6 +186,8 @@ int synor_ledger_record(synor_ledger *l, const synor_rewards_policy *p, const sy
 int synor_ledger_payout(synor_ledger *l, const char *id, const char *contributor, int64_t amount,
                         synor_ledger_entry *out, int *duplicate);
 
+/* Views. An entry pointer (and a contributor's name) stays valid until the
+ * next record or payout on the ledger, or its close. */
 size_t synor_ledger_count(const synor_ledger *l);
 const synor_ledger_entry *synor_ledger_at(const synor_ledger *l, size_t i); /* NULL if none */
 const synor_ledger_entry *synor_ledger_find(const synor_ledger *l, const char *id);
