@@ -34,6 +34,7 @@
 #include "synor/decompose.h"
 #include "synor/detect.h"
 #include "synor/device.h"
+#include "synor/econ.h"
 #include "synor/error.h"
 #include "synor/fabric.h"
 #include "synor/llm.h"

@@ -88,7 +88,7 @@ TEST(a_flush_on_another_thread_overlaps_the_next_batch)
         ASSERT_OK(synor_market_submit(b.m, &c)); /* while the flusher may run */
         if ((i + 1) % BATCH == 0) {
             ASSERT_OK(synor_market_commit(a.m));
-            flush_wait(&fl); /* never a write during a flush */
+            flush_wait(&fl); /* one flush per batch, as counted below */
             ASSERT_OK(synor_market_commit_write(b.m));
             pthread_mutex_lock(&fl.lock);
             fl.job = fl.busy = 1;
@@ -120,6 +120,76 @@ TEST(a_flush_on_another_thread_overlaps_the_next_batch)
     rm_rf(piped_dir);
 }
 
+/* Flushes back to back on another thread, never waited for: beside every
+ * write, commit and snapshot of this one (synor_market_commit_sync's rule
+ * since the CLI's group commit lets one flush cover several batches). */
+static void *flush_loop(void *arg)
+{
+    flusher *f = arg;
+    for (;;) {
+        pthread_mutex_lock(&f->lock);
+        int quit = f->quit;
+        pthread_mutex_unlock(&f->lock);
+        if (quit)
+            break;
+        int rc = synor_market_commit_sync(f->m);
+        pthread_mutex_lock(&f->lock);
+        f->rc |= rc;
+        f->jobs++;
+        pthread_mutex_unlock(&f->lock);
+    }
+    return NULL;
+}
+
+TEST(flushes_beside_writes_commits_and_snapshots)
+{
+    enum { N = 12000, BATCH = 256 };
+    char *plain_dir = tmpdir("plain2"), *piped_dir = tmpdir("piped2");
+    ASSERT(plain_dir && piped_dir);
+    fx a, b;
+    ASSERT_OK(fx_open(&a, plain_dir));
+    ASSERT_OK(fx_open(&b, piped_dir));
+    flusher fl;
+    memset(&fl, 0, sizeof fl);
+    fl.m = b.m;
+    pthread_mutex_init(&fl.lock, NULL);
+    ASSERT_EQ(pthread_create(&fl.th, NULL, flush_loop, &fl), 0);
+    uint64_t next_id = 1;
+    rng_state = 11;
+    T = 1000;
+    for (int i = 0; i < N; i++) {
+        synor_market_cmd c = random_cmd(&next_id, 2, 4);
+        ASSERT_OK(synor_market_submit(a.m, &c));
+        ASSERT_OK(synor_market_submit(b.m, &c));
+        if ((i + 1) % BATCH == 0) {
+            ASSERT_OK(synor_market_commit(a.m));
+            int k = (i + 1) / BATCH;
+            /* the three ways of making records durable, all beside a flush */
+            ASSERT_OK(k % 5 == 0   ? synor_market_snapshot(b.m)
+                      : k % 3 == 0 ? synor_market_commit(b.m)
+                                   : synor_market_commit_write(b.m));
+        }
+    }
+    ASSERT_OK(synor_market_commit_write(b.m));
+    pthread_mutex_lock(&fl.lock);
+    fl.quit = 1;
+    pthread_mutex_unlock(&fl.lock);
+    pthread_join(fl.th, NULL);
+    ASSERT_EQ(fl.rc, 0);
+    ASSERT(fl.jobs > 0);
+    uint64_t h = synor_market_state_hash(a.m);
+    ASSERT(synor_market_state_hash(b.m) == h);
+    fx_close(&a);
+    fx_close(&b);
+    fx r;
+    ASSERT_OK(fx_open(&r, piped_dir));
+    ASSERT(synor_market_state_hash(r.m) == h);
+    fx_close(&r);
+    pthread_mutex_destroy(&fl.lock);
+    rm_rf(plain_dir);
+    rm_rf(piped_dir);
+}
+
 /* On one thread the two halves are a commit; without the flush the
  * records are written all the same (a process crash loses nothing). */
 TEST(the_halves_on_one_thread)
@@ -143,4 +213,5 @@ TEST(the_halves_on_one_thread)
     rm_rf(dir);
 }
 
-TEST_MAIN(a_flush_on_another_thread_overlaps_the_next_batch, the_halves_on_one_thread)
+TEST_MAIN(a_flush_on_another_thread_overlaps_the_next_batch,
+          flushes_beside_writes_commits_and_snapshots, the_halves_on_one_thread)

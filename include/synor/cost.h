@@ -42,6 +42,11 @@ void synor_cost_destroy(synor_cost *c);
 const synor_workload *synor_cost_workload(const synor_cost *c);
 const synor_fabric *synor_cost_fabric(const synor_cost *c);
 
+/* No task may run on device dev from now on (its times and energies become
+ * INFINITY): a device the plan cannot have, e.g. one the market has no
+ * capacity to rent for (`synor plan --market`). SYNOR_EINVAL for a bad
+ * index. */
+int synor_cost_exclude_device(synor_cost *c, size_t dev);
 /* Seconds of task on device, INFINITY if it cannot run there. */
 double synor_cost_time(const synor_cost *c, size_t task, size_t dev);
 /* Joules while it runs (INFINITY if it cannot run there). */

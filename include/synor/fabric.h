@@ -96,6 +96,10 @@ size_t synor_fabric_node_count(const synor_fabric *f);
 const char *synor_fabric_node_name(const synor_fabric *f, size_t i);
 size_t synor_fabric_device_count(const synor_fabric *f);
 const synor_fabric_device *synor_fabric_device_at(const synor_fabric *f, size_t i);
+/* Sets device i's price per device-hour (micro-units, >= 0): a price
+ * quoted from elsewhere, e.g. the market's order book (`synor plan
+ * --market`). SYNOR_EINVAL for a bad index or a negative price. */
+int synor_fabric_set_price(synor_fabric *f, size_t i, int64_t price_micro);
 /* Index of a device by name, or -1. */
 long synor_fabric_find_device(const synor_fabric *f, const char *name);
 size_t synor_fabric_space_count(const synor_fabric *f);

@@ -322,6 +322,25 @@ int synor_market_submit(synor_market *m, const synor_market_cmd *cmd);
  * tail. */
 int synor_market_commit(synor_market *m);
 
+/* A basket: bids that fill all together or not at all (what a plan
+ * bought on the market needs - `synor plan --market DIR --buy`). Every
+ * command is a PLACE of a BID with tif FOK, without `also`, all of one
+ * time, each on a different resource, ids distinct; 1 to
+ * SYNOR_MARKET_BASKET_MAX of them. Each is checked as synor_market_submit
+ * checks it, and must fill at once in full (FOK) against its book as it
+ * is - orders that expire by the basket's time not counted. When one
+ * fails, nothing changes and nothing is journaled: *failed is its index,
+ * *reason its reason, and one REJECTED event is delivered for it (return
+ * 0). Otherwise every bid is applied, in order, with its events, and the
+ * journal holds them as one group: recovery replays all of them or, when
+ * a crash tore the group, none (return 0, *reason 0). A negative return is
+ * an error (NULL argument, a bad count, read-only or broken market, out of
+ * memory: the market then refuses commands until reopened, and the
+ * journal holds none of the basket). */
+#define SYNOR_MARKET_BASKET_MAX 64
+int synor_market_submit_basket(synor_market *m, const synor_market_cmd *cmds, size_t n,
+                               size_t *failed, int *reason);
+
 /* A commit in two halves, so that the disk's flush of one batch overlaps
  * the work on the next (group commit, as databases pipeline their log):
  * synor_market_commit_write writes the pending records to the journal (and
@@ -330,9 +349,13 @@ int synor_market_commit(synor_market *m);
  * before a commit_write are acknowledged once a commit_sync after it
  * returns 0 - not before. synor_market_commit is write then sync.
  * Threads: commit_sync touches only the journal's file, so it may run on
- * another thread while this one submits commands - but never at the same
- * time as commit_write, commit, snapshot or close on the same market. A
- * failed sync is remembered: the next write fails too (SYNOR_EIO). */
+ * another thread while this one submits commands and calls commit_write,
+ * commit or snapshot (flushes and a snapshot's rewrite of the files take
+ * turns on a lock) - but never at the same time as close. A sync covers
+ * every commit_write that returned before it began; one that runs beside
+ * it may or may not be covered, so one sync can make several batches
+ * durable at once (group commit). A failed sync is remembered: the next
+ * write fails too (SYNOR_EIO). */
 int synor_market_commit_write(synor_market *m);
 int synor_market_commit_sync(const synor_market *m);
 

@@ -107,10 +107,37 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
                    const scenario *sc, const synor_whatif_change *ch, size_t n,
                    synor_fabric **f, synor_workload **w, char *note, size_t note_size);
 
+/* `synor plan --market DIR` (plan_market.c): a plan priced by the order
+ * book, and with --buy bought on it as one basket. */
+typedef struct cli_plan_market {
+    const char *dir, *region, *owner;
+    int buy, has_budget;
+    int64_t budget; /* micro-USD */
+} cli_plan_market;
+/* 1 consumed, 0 not ours, -1 usage error (printed). */
+int cli_plan_market_opt(const char *cmd, cli_plan_market *pm, int argc, char **argv, int *i);
+int cli_plan_market_check(const char *cmd, const cli_plan_market *pm); /* CLI_OK or CLI_USAGE */
+int cli_plan_market_run(const synor_catalog *cat, synor_fabric *f, const synor_workload *w,
+                        const synor_plan_options *o, const cli_plan_market *pm);
+
+/* cmd_price.c, shared with `synor cost compare`: the device-seconds of a
+ * workload on one device (its tasks' times by the cost model, one after
+ * another, rounded up to the second; with skip, tasks the device cannot
+ * run are left out and counted, else they fail; *exact (when not NULL)
+ * gets the unrounded seconds; CLI_OK or CLI_FAIL, printed), and a warning
+ * on stderr for each stale file among the datasets used (today:
+ * YYYY-MM-DD, or NULL for the real date). */
+int cli_workload_seconds(const synor_catalog *cat, const char *device, const char *path,
+                         int quiet, int skip, int64_t *seconds, double *exact);
+void cli_econ_warn_stale(const synor_econ *e, const char *today, const synor_econ_dataset *used,
+                         size_t n);
+int cli_cost_compare(const cli_globals *g, int argc, char **argv);
+
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);
 int cli_market(const cli_globals *g, int argc, char **argv);
+int cli_price(const cli_globals *g, int argc, char **argv);
 int cli_rewards(const cli_globals *g, int argc, char **argv);
 int cli_earnings(const cli_globals *g, int argc, char **argv);
 int cli_workload(const cli_globals *g, int argc, char **argv);

@@ -15,11 +15,14 @@ static void help(void)
            "from the roofline of the device's profile, and the cost of moving 1 MB\n"
            "between devices with the path kind (same, unified, nvlink, pcie-p2p, pcie,\n"
            "cpu-mediated, network). --rows limits the tasks shown (default 40, 0 = all).\n"
+           "'synor cost compare --help': a job's cost on the network against the clouds.\n"
            "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
 int cli_cost(const cli_globals *g, int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "compare"))
+        return cli_cost_compare(g, argc - 1, argv + 1);
     scenario sc = {0};
     long rows = 40;
     for (int i = 1; i < argc; i++) {

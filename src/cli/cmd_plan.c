@@ -15,6 +15,7 @@ static void help(void)
            "                  [--strategy S | --compare] [--deadline SEC] [--json]\n"
            "                  [--weights preload|load] [--storage-gbps X]\n"
            "                  [--micro-batches N] [--buffers N]\n"
+           "                  [--market DIR --region R [--budget USD] [--buy --owner NAME]]\n"
            "       synor plan --strategies | --fabrics\n\n"
            "Plans the workload on the fabric (default 'seed') and prints the planned\n"
            "makespan, energy and money and how many tasks and seconds each device gets.\n"
@@ -36,12 +37,20 @@ static void help(void)
            "never gives a worse plan; when none finishes by SEC, the fastest candidate.\n"
            "Every strategy's plan is checked against the deadline: the summary and the\n"
            "JSON (deadline_s, deadline_met, shortfall_s) say whether it is met and by how\n"
-           "much it is missed. Strategies:\n");
+           "much it is missed.\n\n"
+           "--market DIR prices the fabric's devices from the live order books of the\n"
+           "market in DIR (<kind>/<profile>/R for --region R; the market trades whole\n"
+           "device-hours): a device past a book's depth cannot be rented and gets no task,\n"
+           "a device whose book does not exist keeps the fabric's price; it plans, then\n"
+           "prints the quote. --budget USD: a quote above it exits 3. --buy --owner NAME\n"
+           "buys the quote as one basket of fill-or-kill bids, all filled or none\n"
+           "(docs/PLANNING.md, \"Plans bought on the market\"). Strategies:\n");
     for (int s = 0; s < SYNOR_STRATEGY_COUNT; s++)
         printf("  %-9s %s\n", synor_strategy_name((synor_strategy)s),
                synor_strategy_describe((synor_strategy)s));
     printf("Exit status: 0 success, 1 failure, 2 usage error, 3 the deadline is missed (the\n"
-           "plan is still printed; with --compare: no strategy's plan meets it).\n");
+           "plan is still printed; with --compare: no strategy's plan meets it) or, with\n"
+           "--market, the quote is over --budget (nothing is bought).\n");
 }
 
 /* The plan's makespan, energy and money (on its planned times, accounted as
@@ -184,11 +193,14 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     const char *strategy = "heft";
     int json = 0, compare = 0, strategy_given = 0;
     double deadline = 0;
+    cli_plan_market pm = {0};
     synor_plan_options o;
     synor_plan_options_init(&o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = cli_scenario_opt("plan", &sc, argc, argv, &i);
+        if (!r)
+            r = cli_plan_market_opt("plan", &pm, argc, argv, &i);
         if (r < 0)
             return CLI_USAGE;
         if (!r && (r = cli_weights_opt("plan", &o, argc, argv, &i)) == CLI_USAGE)
@@ -230,6 +242,11 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
         return CLI_USAGE;
     if (compare && strategy_given)
         return cli_usage_error("plan", "--compare plans with every strategy: not with --strategy");
+    if (cli_plan_market_check("plan", &pm))
+        return CLI_USAGE;
+    if (pm.dir && (compare || json))
+        return cli_usage_error("plan", "--market plans with one strategy and prints a quote: "
+                                       "not with %s", compare ? "--compare" : "--json");
     synor_catalog *cat = cli_load_catalog(g);
     if (!cat)
         return CLI_FAIL;
@@ -243,6 +260,10 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
         cli_scenario_load(&sc, f, &w) ||
         synor_cost_create(w, f, &c)) {
         cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    if (pm.dir) {
+        ret = cli_plan_market_run(cat, f, w, &o, &pm);
         goto out;
     }
     ret = CLI_OK;

@@ -21,6 +21,7 @@ static const command commands[] = {
     {"profiles", cli_profiles, "list the processor profile catalog, or show one profile"},
     {"registry", cli_registry, "register devices from inventory files and query them"},
     {"market", cli_market, "the spot market: orders, books, prices, journal (docs/MARKET.md)"},
+    {"price", cli_price, "what a device-hour costs in a region; rank regions (docs/PRICING.md)"},
     {"rewards", cli_rewards, "contributor rewards: record, pay out, balances (docs/REWARDS.md)"},
     {"earnings", cli_earnings, "a device's monthly earnings from the market's recent prices"},
     {"workload", cli_workload, "check a workload file or generate one from a model preset"},

@@ -3,11 +3,12 @@
  *
  * Events are printed only after the commit that makes them durable. When
  * the input is a file, commands are committed in batches of BATCH_LINES,
- * and the disk's flush of one batch overlaps the work on the next (group
+ * and the disk's flush overlaps the work on the next batches (group
  * commit): at the end of batch k the journal records of k are written
  * (synor_market_commit_write) and a second thread flushes them
  * (synor_market_commit_sync, by the fsync policy) while this one applies
- * batch k + 1; the next batch's records wait for that flush. The events of
+ * and writes the next batches; one flush makes every batch written before
+ * it began durable, so a slow disk gets fewer, larger flushes. The events of
  * a batch are kept as the market gives them (synor__event_keep) and a
  * third thread writes them as JSON while the batch is flushed, and prints
  * them when the flush has returned - never before - in order.
@@ -74,12 +75,12 @@ static int make_room(inbuf *b)
 }
 
 /* The group commit of a file: batch b is handed over once its journal
- * records are written; the flushing thread makes the batches durable one
- * after the other (one flush at a time, never while the next batch's
- * records are written: synor_market_commit_sync's rule), and the printing
+ * records are written; the flushing thread makes every batch handed over
+ * before its flush began durable (one flush at a time, beside the writes
+ * of the next batches: synor_market_commit_sync's rule), and the printing
  * thread writes batch b's events as text while b is being flushed and
  * prints them once it is durable, in order. */
-#define SLOTS 3 /* batches handed over and not yet printed, at most */
+#define SLOTS 8 /* batches handed over and not yet printed, at most */
 
 typedef struct pipeline {
     pthread_t syncer, printer;
@@ -131,6 +132,7 @@ static void *syncer_main(void *arg)
             pthread_cond_wait(&p->cv, &p->lock);
         if (p->synced == p->handed || p->rc)
             break;
+        long target = p->handed; /* written before this flush begins */
         pthread_mutex_unlock(&p->lock);
         int rc = synor_market_commit_sync(p->m);
         char msg[sizeof p->msg] = "";
@@ -141,7 +143,7 @@ static void *syncer_main(void *arg)
             pipeline_fail(p, msg);
             break;
         }
-        p->synced++;
+        p->synced = target;
         pthread_cond_broadcast(&p->cv);
     }
     pthread_mutex_unlock(&p->lock);
@@ -237,10 +239,10 @@ static int pipeline_wait(pipeline *p, int (*done)(const pipeline *))
     return 0;
 }
 
-/* No flush running, and a slot free for the next batch's events. */
+/* A slot free for the next batch's events. */
 static int may_hand_over(const pipeline *p)
 {
-    return p->synced == p->handed && p->handed - p->printed < SLOTS;
+    return p->handed - p->printed < SLOTS;
 }
 
 static int all_printed(const pipeline *p)

@@ -134,6 +134,15 @@ const synor_fabric *synor_cost_fabric(const synor_cost *c) { return c->f; }
 const double *synor__cost_times(const synor_cost *c) { return c->time; }
 const double *synor__cost_energies(const synor_cost *c) { return c->energy; }
 
+int synor_cost_exclude_device(synor_cost *c, size_t dev)
+{
+    if (!c || dev >= c->n_dev)
+        return synor__error(SYNOR_EINVAL, "synor_cost_exclude_device: no device %zu", dev);
+    for (size_t t = 0; t < c->n_tasks; t++)
+        c->time[t * c->n_dev + dev] = c->energy[t * c->n_dev + dev] = INFINITY;
+    return 0;
+}
+
 double synor_cost_time(const synor_cost *c, size_t task, size_t dev)
 {
     return c->time[task * c->n_dev + dev];

@@ -53,6 +53,15 @@ struct synor_fabric {
     size_t net_space;         /* the network space (several nodes), else 0 */
 };
 
+int synor_fabric_set_price(synor_fabric *f, size_t i, int64_t price_micro)
+{
+    if (!f || i >= f->n_devs || price_micro < 0)
+        return synor__error(SYNOR_EINVAL, "synor_fabric_set_price: %s",
+                            !f || i >= (f ? f->n_devs : 0) ? "no such device" : "negative price");
+    f->devs[i].price_micro = price_micro;
+    return 0;
+}
+
 /* Items of the name index: device i is 2i, node i is 2i + 1 (one namespace:
  * a link endpoint names either). */
 static const char *item_name(const void *owner, uint32_t item)

@@ -285,8 +285,8 @@ static int crosses(int s, int64_t price, int64_t lp)
 
 /* Units the taker could fill now, without self-trades or ineligible makers,
  * up to `want` (FOK pre-check). */
-static int64_t fillable(const synor_market *m, const mside *opp, const morder *t, int limit,
-                        int64_t want)
+static int64_t fillable_at(const synor_market *m, const mside *opp, const morder *t, int limit,
+                           int64_t want, uint64_t now)
 {
     int64_t got = 0;
     for (uint32_t i = opp->n; i-- > 0 && got < want;) {
@@ -297,11 +297,50 @@ static int64_t fillable(const synor_market *m, const mside *opp, const morder *t
             break;
         for (uint32_t h = L->head; h && got < want; h = m->pool[h].next) {
             const morder *o = &m->pool[h];
-            if (o->owner != t->owner && eligible(m, t, o))
+            if (o->owner != t->owner && !(o->expires && o->expires <= now) &&
+                eligible(m, t, o))
                 got += o->qty;
         }
     }
     return got;
+}
+
+static int64_t fillable(const synor_market *m, const mside *opp, const morder *t, int limit,
+                        int64_t want)
+{
+    return fillable_at(m, opp, t, limit, want, 0); /* expired orders are gone */
+}
+
+/* The taker a command would be, before it is in a book. */
+static void taker_of(const synor_market_cmd *c, morder *t)
+{
+    memset(t, 0, sizeof *t);
+    t->id = c->order_id;
+    t->owner = c->owner;
+    t->resource = c->resource;
+    t->side = (uint8_t)c->side;
+    t->price = c->price;
+    t->qty = c->qty;
+    t->expires = c->expires;
+    t->duration = c->duration;
+    t->zones = c->zones;
+    t->zone = c->zone;
+    t->min_rep = c->min_reputation;
+}
+
+int64_t synor__book_fillable(const synor_market *m, const synor_market_cmd *c, uint64_t now)
+{
+    morder t;
+    taker_of(c, &t);
+    uint32_t books[1 + SYNOR_MARKET_MAX_ALSO] = {c->resource};
+    unsigned nb = 1;
+    for (unsigned k = 0; k < c->n_also; k++)
+        books[nb++] = c->also[k];
+    int64_t can = 0;
+    for (unsigned k = 0; k < nb && can < c->qty; k++)
+        can += fillable_at(m, &m->books[books[k]].side[!c->side], &t, c->type == SYNOR_LIMIT,
+                           c->qty - can, now);
+    return can;
 }
 
 /* Matches taker t (not in a book) against level i of the opposite side of
@@ -433,18 +472,7 @@ static int apply_place(synor_market *m, const synor_market_cmd *c)
         books[nb++] = c->also[k];
 
     morder tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.id = c->order_id;
-    tmp.owner = c->owner;
-    tmp.resource = c->resource;
-    tmp.side = (uint8_t)c->side;
-    tmp.price = c->price;
-    tmp.qty = c->qty;
-    tmp.expires = c->expires;
-    tmp.duration = c->duration;
-    tmp.zones = c->zones;
-    tmp.zone = c->zone;
-    tmp.min_rep = c->min_reputation;
+    taker_of(c, &tmp);
     int64_t can = 0;
     for (unsigned k = 0; c->tif == SYNOR_FOK && k < nb; k++)
         can += fillable(m, &m->books[books[k]].side[!c->side], &tmp, limit, c->qty - can);

@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +47,8 @@ struct mjournal {
     int fd;
     _Atomic int sync_failed; /* set by synor__journal_sync, which may run on
                                 another thread (synor_market_commit_sync) */
+    pthread_mutex_t sync_lock; /* a flush, or a snapshot's rewrite of the
+                                  files, one at a time */
     uint64_t records; /* records in the journal file (or pending) */
     synor__buf pending;
     char path[4096];
@@ -186,6 +189,21 @@ int synor__journal_cmd(synor_market *m, const synor_market_cmd *c)
     return append_record(m->journal, SYNOR__REC_CMD, m->seq + 1, p, n);
 }
 
+int synor__journal_group_begin(synor_market *m, size_t *at)
+{
+    unsigned char len[8] = {0};
+    *at = m->journal->pending.len;
+    return append_record(m->journal, SYNOR__REC_GROUP, m->seq + 1, len, sizeof len);
+}
+
+/* The header at `at` gets the length of what follows it in the batch. */
+void synor__journal_group_end(synor_market *m, size_t at)
+{
+    unsigned char *rec = (unsigned char *)m->journal->pending.data + at;
+    put64(rec + 17, (uint64_t)(m->journal->pending.len - at - 25));
+    put32(rec + 4, synor__crc32c(0, rec + 8, 17));
+}
+
 synor__jmark synor__journal_mark(const synor_market *m)
 {
     synor__jmark k = {0, 0};
@@ -244,19 +262,33 @@ int synor__journal_write(synor_market *m)
     return 0;
 }
 
-/* Touches only the file descriptor and the flag: it may run on another
- * thread while commands are submitted (never with a write, a snapshot or a
- * close: synor_market_commit_sync's contract). */
-int synor__journal_sync(const synor_market *m)
+/* The flush itself; the caller holds sync_lock. */
+static int sync_locked(const synor_market *m)
 {
     mjournal *j = m->journal;
-    if (!j || m->cfg.fsync == SYNOR_FSYNC_NEVER)
+    if (m->cfg.fsync == SYNOR_FSYNC_NEVER)
         return 0;
     if (fdatasync(j->fd) != 0) {
         atomic_store(&j->sync_failed, 1);
         return synor__error(SYNOR_EIO, "%s: fdatasync failed: %s", j->path, strerror(errno));
     }
     return 0;
+}
+
+/* Touches only the file descriptor and the flag, under sync_lock: it may
+ * run on another thread while commands are submitted and written, and
+ * while a snapshot is taken (never with a close: synor_market_commit_sync's
+ * contract). A write that runs beside it may or may not be covered by it;
+ * everything written before it began is. */
+int synor__journal_sync(const synor_market *m)
+{
+    mjournal *j = m->journal;
+    if (!j)
+        return 0;
+    pthread_mutex_lock(&j->sync_lock);
+    int rc = sync_locked(m);
+    pthread_mutex_unlock(&j->sync_lock);
+    return rc;
 }
 
 int synor__journal_commit(synor_market *m)
@@ -277,12 +309,28 @@ static int fsync_dir(const char *dir)
     return rc ? synor__error(SYNOR_EIO, "%s: fsync failed: %s", dir, strerror(errno)) : 0;
 }
 
+static int snapshot_locked(synor_market *m);
+
+/* Under sync_lock, so that no flush runs on another thread while the
+ * journal is cut. */
 int synor__journal_snapshot(synor_market *m)
 {
     mjournal *j = m->journal;
-    int rc = synor__journal_commit(m);
+    int rc = synor__journal_write(m);
     if (rc)
         return rc;
+    pthread_mutex_lock(&j->sync_lock);
+    rc = sync_locked(m);
+    if (!rc)
+        rc = snapshot_locked(m);
+    pthread_mutex_unlock(&j->sync_lock);
+    return rc;
+}
+
+static int snapshot_locked(synor_market *m)
+{
+    mjournal *j = m->journal;
+    int rc;
     synor__buf body;
     synor__buf_init(&body);
     if ((rc = synor__snapshot_build(m, &body))) {
@@ -334,7 +382,7 @@ static size_t intact_after(const unsigned char *p, size_t len, size_t from, uint
             len - pos - 8 < n)
             continue;
         const unsigned char *body = p + pos + 8;
-        if (body[0] >= SYNOR__REC_CMD && body[0] <= SYNOR__REC_ZONE &&
+        if (body[0] >= SYNOR__REC_CMD && body[0] <= SYNOR__REC_GROUP &&
             get64(body + 1) > min_seq && synor__crc32c(0, body, n) == get32(p + pos + 4))
             return pos;
     }
@@ -343,10 +391,10 @@ static size_t intact_after(const unsigned char *p, size_t len, size_t from, uint
 
 /* A damaged record at off: a torn tail is cut (and noted); damage with
  * intact records after it is refused unless salvaging. */
-static int damaged(synor_market *m, const unsigned char *p, size_t len, size_t off,
-                   uint64_t applied, const char *what)
+static int damaged_from(synor_market *m, const unsigned char *p, size_t len, size_t off,
+                        size_t from, uint64_t applied, const char *what)
 {
-    size_t next = intact_after(p, len, off + 1, m->seq);
+    size_t next = from < len ? intact_after(p, len, from, m->seq) : 0;
     if (next && !m->cfg.salvage)
         return synor__error(SYNOR_EPARSE,
                             "%s: %s at byte %zu, but intact records follow (byte %zu): this is "
@@ -365,6 +413,34 @@ static int damaged(synor_market *m, const unsigned char *p, size_t len, size_t o
                  m->journal->path, what, off, len - off, (unsigned long long)applied,
                  m->read_only ? " (left in the file: opened read-only)" : "");
     return 0;
+}
+
+static int damaged(synor_market *m, const unsigned char *p, size_t len, size_t off,
+                   uint64_t applied, const char *what)
+{
+    return damaged_from(m, p, len, off, off + 1, applied, what);
+}
+
+/* Is the group whose header is at off whole: its length within the file
+ * and every record in it intact, ending exactly at its end? */
+static int group_whole(const unsigned char *p, size_t len, size_t off, size_t *end)
+{
+    uint64_t glen = get64(p + off + 17);
+    size_t at = off + 25;
+    *end = len - at < glen ? len : at + (size_t)glen;
+    if (len - at < glen)
+        return 0;
+    while (at < *end) {
+        if (*end - at < 8)
+            return 0;
+        uint32_t n = get32(p + at);
+        if (n < 9 || n > MAX_RECORD || *end - at - 8 < n ||
+            synor__crc32c(0, p + at + 8, n) != get32(p + at + 4) ||
+            p[at + 8] == SYNOR__REC_GROUP)
+            return 0;
+        at += 8 + (size_t)n;
+    }
+    return 1;
 }
 
 /* Replays journal records after the snapshot; cuts a torn tail. */
@@ -406,7 +482,19 @@ static int replay(synor_market *m, const unsigned char *p, size_t len, off_t *va
                                     m->journal->path, off, (unsigned long long)seq,
                                     (unsigned long long)(m->seq + 1));
             }
-            if (type == SYNOR__REC_CMD && cmd_size(pn)) {
+            size_t gend;
+            if (type == SYNOR__REC_GROUP && pn == 8 && !group_whole(p, len, off, &gend)) {
+                /* a basket is all or nothing: none of it unless all of it;
+                 * damage after its end is corruption, as anywhere */
+                rc = damaged_from(m, p, len, off, gend, applied, "an incomplete group of commands");
+                if (rc) {
+                    m->replaying = 0;
+                    return rc;
+                }
+                break;
+            } else if (type == SYNOR__REC_GROUP && pn == 8) {
+                /* whole: its records follow */
+            } else if (type == SYNOR__REC_CMD && cmd_size(pn)) {
                 synor_market_cmd c;
                 decode_cmd(pl, pn, &c);
                 rc = synor__replay_cmd(m, &c);
@@ -475,6 +563,10 @@ int synor__journal_open(synor_market *m)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     j->fd = -1;
     synor__buf_init(&j->pending);
+    if (pthread_mutex_init(&j->sync_lock, NULL) != 0) {
+        synor__free(j);
+        return synor__error(SYNOR_ENOMEM, "cannot create the journal's lock");
+    }
     m->journal = j;
     int ro = m->read_only;
     struct stat st;
@@ -536,6 +628,7 @@ void synor__journal_close(synor_market *m)
     if (j->fd >= 0)
         close(j->fd);
     synor__buf_free(&j->pending);
+    pthread_mutex_destroy(&j->sync_lock);
     synor__free(j);
     m->journal = NULL;
 }

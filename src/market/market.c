@@ -155,7 +155,7 @@ int synor__apply_checked(synor_market *m, const synor_market_cmd *c)
         m->broken = 1;
         return rc;
     }
-    if (journaled && m->cfg.fsync == SYNOR_FSYNC_EVERY)
+    if (journaled && m->cfg.fsync == SYNOR_FSYNC_EVERY && !m->in_group)
         return synor_market_commit(m);
     return 0;
 }
@@ -176,6 +176,83 @@ int synor_market_submit(synor_market *m, const synor_market_cmd *c)
     if (why)
         return synor__reject(m, c, why); /* changes nothing, journals nothing */
     return synor__apply_checked(m, c);
+}
+
+/* Why command i of a basket cannot be in it, or 0: the basket's own rules
+ * (synor/market.h), then the command's checks, then whether it fills. */
+static int basket_check(const synor_market *m, const synor_market_cmd *cmds, size_t i)
+{
+    const synor_market_cmd *c = &cmds[i];
+    if (c->kind != SYNOR_CMD_PLACE || c->side != SYNOR_BID || c->tif != SYNOR_FOK ||
+        c->n_also || c->time != cmds[0].time)
+        return SYNOR_REASON_BAD_FIELD;
+    for (size_t k = 0; k < i; k++) {
+        if (cmds[k].order_id == c->order_id)
+            return SYNOR_REASON_DUPLICATE_ID;
+        if (cmds[k].resource == c->resource)
+            return SYNOR_REASON_BAD_FIELD;
+    }
+    int why = synor__cmd_check(m, c);
+    if (why)
+        return why;
+    /* orders that expire by the basket's time are not counted: they are
+     * gone when its first bid arrives */
+    return synor__book_fillable(m, c, c->time) < c->qty ? SYNOR_REASON_FOK_UNFILLABLE : 0;
+}
+
+int synor_market_submit_basket(synor_market *m, const synor_market_cmd *cmds, size_t n,
+                               size_t *failed, int *reason)
+{
+    if (!m || !cmds || !failed || !reason)
+        return synor__error(SYNOR_EINVAL, "synor_market_submit_basket: NULL argument");
+    if (n == 0 || n > SYNOR_MARKET_BASKET_MAX)
+        return synor__error(SYNOR_EINVAL, "market: a basket holds 1 to %d bids, not %zu",
+                            SYNOR_MARKET_BASKET_MAX, n);
+    if (m->broken)
+        return synor__error(SYNOR_ESTATE, "market: an earlier command or commit failed; close "
+                                          "and reopen the market (recovery restores the state "
+                                          "of the journal)");
+    if (m->read_only)
+        return synor__error(SYNOR_ESTATE, "market: opened read-only");
+    *failed = 0;
+    *reason = 0;
+    m->cur_seq = 0;
+    for (size_t i = 0; i < n; i++) {
+        m->cur_time = cmds[i].time;
+        int why = basket_check(m, cmds, i);
+        if (why) {
+            *failed = i;
+            *reason = why;
+            return synor__reject(m, &cmds[i], why); /* changes nothing */
+        }
+    }
+    /* every bid fills: the books they take from are distinct and only
+     * grow by the first bid's expiry of leases; a failure now is memory */
+    int journaled = m->journal && !m->replaying;
+    synor__jmark mark = synor__journal_mark(m);
+    size_t at = 0;
+    if (journaled) {
+        int rc = synor__journal_group_begin(m, &at);
+        if (rc)
+            return rc; /* nothing changed */
+    }
+    m->in_group = 1;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = synor__apply_checked(m, &cmds[i]);
+    m->in_group = 0;
+    if (rc) {
+        if (journaled)
+            synor__journal_rewind(m, mark); /* none of the basket */
+        m->broken = 1;
+        return rc;
+    }
+    if (journaled) {
+        synor__journal_group_end(m, at);
+        if (m->cfg.fsync == SYNOR_FSYNC_EVERY)
+            return synor_market_commit(m);
+    }
+    return 0;
 }
 
 int synor__replay_cmd(synor_market *m, const synor_market_cmd *c)

@@ -129,7 +129,12 @@ typedef struct mexpiry {
     uint64_t id;
 } mexpiry;
 
-typedef struct mjournal mjournal; /* journal.c */
+typedef struct mjournal mjournal; /* book.c: the units a bid or ask could fill at once at time `now` (orders
+ * expiring by then left out), without self-trades or ineligible makers,
+ * up to its quantity. */
+int64_t synor__book_fillable(const synor_market *m, const synor_market_cmd *c, uint64_t now);
+
+/* journal.c */
 
 struct synor_market {
     synor_market_config cfg;
@@ -171,6 +176,7 @@ struct synor_market {
     uint64_t cur_seq;
     uint64_t cur_time;
     int replaying; /* recovery: no events */
+    int in_group;  /* applying a basket: its commit comes after the last */
     uint32_t touched; /* resource whose book the current command changed */
     mjournal *journal;
     /* leases of interruptible capacity */
@@ -325,6 +331,18 @@ int synor__market_serialize(const synor_market *m, synor__buf *b);
 int synor__snapshot_build(const synor_market *m, synor__buf *out);
 int synor__snapshot_load(synor_market *m, const char *path);
 
-enum { SYNOR__REC_CMD = 1, SYNOR__REC_RESOURCE = 2, SYNOR__REC_OWNER = 3, SYNOR__REC_ZONE = 4 };
+/* A group (synor_market_submit_basket): a header record whose payload is
+ * the byte length of the records that follow and belong to it; replay
+ * applies them only when all of them are in the file, intact. */
+int synor__journal_group_begin(synor_market *m, size_t *at);
+void synor__journal_group_end(synor_market *m, size_t at);
+
+enum {
+    SYNOR__REC_CMD = 1,
+    SYNOR__REC_RESOURCE = 2,
+    SYNOR__REC_OWNER = 3,
+    SYNOR__REC_ZONE = 4,
+    SYNOR__REC_GROUP = 5
+};
 
 #endif
