@@ -48,6 +48,7 @@
 #include "synor/profile.h"
 #include "synor/registry.h"
 #include "synor/report.h"
+#include "synor/rewards.h"
 #include "synor/router.h"
 #include "synor/sim.h"
 #include "synor/runtime.h"

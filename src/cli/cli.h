@@ -139,6 +139,8 @@ int cli_registry(const cli_globals *g, int argc, char **argv);
 int cli_route(const cli_globals *g, int argc, char **argv);
 int cli_market(const cli_globals *g, int argc, char **argv);
 int cli_price(const cli_globals *g, int argc, char **argv);
+int cli_rewards(const cli_globals *g, int argc, char **argv);
+int cli_earnings(const cli_globals *g, int argc, char **argv);
 int cli_workload(const cli_globals *g, int argc, char **argv);
 int cli_cost(const cli_globals *g, int argc, char **argv);
 int cli_plan(const cli_globals *g, int argc, char **argv);

@@ -23,6 +23,8 @@ static const command commands[] = {
     {"route", cli_route, "choose the device(s) a task should run on, and explain why"},
     {"market", cli_market, "the spot market: orders, books, prices, journal (docs/MARKET.md)"},
     {"price", cli_price, "what a device-hour costs in a region; rank regions (docs/PRICING.md)"},
+    {"rewards", cli_rewards, "contributor rewards: record, pay out, balances (docs/REWARDS.md)"},
+    {"earnings", cli_earnings, "a device's monthly earnings from the market's recent prices"},
     {"workload", cli_workload, "check a workload file or generate one from a model preset"},
     {"cost", cli_cost, "the cost matrix of a workload on a fabric (docs/PLANNING.md)"},
     {"plan", cli_plan, "plan a workload on a fabric: HEFT, PEFT, energy, cost, baselines"},
