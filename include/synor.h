@@ -9,9 +9,12 @@
  *   synor/profile.h    the profile catalog
  *   synor/device.h     devices and their backends
  *   synor/registry.h   the device registry and availability schedules
+ *   synor/router.h     the task router over the registry
  *   synor/detect.h     detection of this machine's processors
  *   synor/market.h     the spot market for compute capacity
  *   synor/runtime.h    the task runtime: workers, tasks, data handles
+ *   synor/leasejob.h   the job's side of preemptible capacity: checkpoint,
+ *                      replacement at the current ask, or a graceful end
  *   synor/perfmodel.h  performance models calibrated from real runs
  *   synor/workload.h   workloads: task DAGs with operation shapes and work
  *   synor/decompose.h  LLM inference and training workloads from a model
@@ -48,6 +51,8 @@
 #include "synor/profile.h"
 #include "synor/registry.h"
 #include "synor/report.h"
+#include "synor/rewards.h"
+#include "synor/router.h"
 #include "synor/sim.h"
 #include "synor/runtime.h"
 #include "synor/serve.h"

@@ -125,11 +125,15 @@ static int quote_take(quote *q, const synor_market *m, const synor_fabric *f, co
                     if ((has_buyer && o->owner == buyer) ||
                         (o->expires && (o->expires <= now || o->expires - now < lease_ns)))
                         continue;
-                    int64_t *p = realloc(u->prices, (u->n + (size_t)o->qty) * sizeof *p);
-                    if (o->qty > MAX_UNITS || !p) {
+                    /* the size is checked before realloc (which may move u->prices);
+                     * o points into orders: its qty is read before they are freed */
+                    long long qty = (long long)o->qty;
+                    int64_t *p = o->qty > MAX_UNITS
+                                     ? NULL
+                                     : realloc(u->prices, (u->n + (size_t)o->qty) * sizeof *p);
+                    if (!p) {
                         free(orders);
-                        cli_error("%s: cannot read %lld units of one ask", key,
-                                  (long long)o->qty);
+                        cli_error("%s: cannot read %lld units of one ask", key, qty);
                         return -1;
                     }
                     u->prices = p;
