@@ -5,6 +5,7 @@
  * input with a position inside it; an accepted one writes JSON that reads
  * back to the same bytes, and its text report (narrow and default
  * timeline, against itself as baseline), Chrome events (valid JSON), SVG
+ * (marks - preemptions - in start order, on a device of the trace)
  * and per-device usage are made without error or undefined behaviour
  * (UBSan: the out-of-range double-to-int conversion a task far beyond the
  * makespan caused in the timeline); the same bytes load the same way
@@ -32,6 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (size_t i = 1; i < t->n_tasks; i++)
         FUZZ_CHECK(t->tasks[i - 1].start <= t->tasks[i].start, "tasks not in start order");
+    for (size_t i = 1; i < t->n_marks; i++)
+        FUZZ_CHECK(t->marks[i - 1].start <= t->marks[i].start, "marks not in start order");
+    for (size_t i = 0; i < t->n_marks; i++)
+        FUZZ_CHECK(t->marks[i].device < t->n_devices && t->marks[i].start <= t->marks[i].end,
+                   "a mark with a bad device or times");
     char *j1 = fuzz_check_trace(t);
     synor_trace_destroy(t);
 

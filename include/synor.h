@@ -13,6 +13,8 @@
  *   synor/detect.h     detection of this machine's processors
  *   synor/market.h     the spot market for compute capacity
  *   synor/runtime.h    the task runtime: workers, tasks, data handles
+ *   synor/leasejob.h   the job's side of preemptible capacity: checkpoint,
+ *                      replacement at the current ask, or a graceful end
  *   synor/perfmodel.h  performance models calibrated from real runs
  *   synor/workload.h   workloads: task DAGs with operation shapes and work
  *   synor/decompose.h  LLM inference and training workloads from a model
@@ -38,6 +40,7 @@
 #include "synor/econ.h"
 #include "synor/error.h"
 #include "synor/fabric.h"
+#include "synor/leasejob.h"
 #include "synor/llm.h"
 #include "synor/market.h"
 #include "synor/model.h"

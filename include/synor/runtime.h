@@ -229,6 +229,9 @@ typedef struct synor_runtime_device_info {
     unsigned memory_node;
     uint64_t memory_capacity; /* bytes the runtime may use there; 0 = host */
     int stopped;
+    /* A preemption notice is pending (synor_runtime_preempt): the device
+     * stops at this monotonic time (CLOCK_MONOTONIC, ns); 0 = none. */
+    uint64_t preempt_deadline_ns;
 } synor_runtime_device_info;
 
 unsigned synor_runtime_device_count(const synor_runtime *rt);
@@ -247,6 +250,59 @@ int synor_runtime_device_set_rates(synor_runtime *rt, unsigned i, double watts,
  * device); a task running on it finishes. Device 0 (the host) cannot be
  * stopped. SYNOR_EINVAL for a bad index. */
 int synor_runtime_device_stop(synor_runtime *rt, unsigned device);
+
+/* ---------------------------------------------------- preemption notices
+ * A device whose capacity is leased as interruptible may be preempted
+ * (seed 003 §1.3; synor/market.h, synor/leasejob.h): the job gets a
+ * warning, checkpoints, and the device either stops at the deadline or is
+ * kept because replacement capacity was obtained.
+ *
+ * synor_runtime_preempt(rt, device, warning_ns) arms a notice: device
+ * `device` stops warning_ns from now (monotonic clock) through the device
+ * stop path above - it takes no new task, its queued tasks go to the other
+ * devices that implement their kernels, and a task running on it at the
+ * deadline finishes there (it is not cut; on a real lease the job's
+ * checkpoint is what survives if the provider cuts it). Then the job's
+ * preemption callback is called once, on the calling thread, with the
+ * device and the absolute deadline. The callback checkpoints: it may
+ * submit tasks (typically with .device = the preempted device + 1, so the
+ * state that lives there is saved before the deadline; name their kernel
+ * "checkpoint" so the trace shows them), register and place handles, and
+ * call synor_runtime_preempt_cancel; it must not wait for tasks (wait_all)
+ * or destroy the runtime, and should return promptly - the deadline runs
+ * whatever it does. The trace (cfg.trace) gets the marks "preempted" (the
+ * notice, with the deadline), "device stopped" (at the deadline) or
+ * "replaced" (the notice was cancelled). The host (device 0) cannot be
+ * preempted: its workers are the job's own process.
+ *
+ * Thread safety: these three calls may come from any thread (e.g. the one
+ * reading a market's events), concurrently with submissions and
+ * wait_all. */
+
+/* deadline_ns: CLOCK_MONOTONIC time at which the device stops. */
+typedef void (*synor_preempt_fn)(synor_runtime *rt, unsigned device, uint64_t deadline_ns,
+                                 void *user);
+
+/* Registers the job's preemption callback (NULL: none; the device still
+ * stops at the deadline). Replaces the previous one; user is passed back
+ * untouched. SYNOR_EINVAL for a NULL runtime. */
+int synor_runtime_set_preempt_fn(synor_runtime *rt, synor_preempt_fn fn, void *user);
+
+/* Arms a preemption notice (above): returns 0 once the callback has
+ * returned. SYNOR_EINVAL: a bad index, device 0, or warning_ns above
+ * SYNOR_PREEMPT_MAX_WARNING_NS; SYNOR_ESTATE: the device is already
+ * stopped; SYNOR_EBUSY: a notice for it is already pending (the callback
+ * is not called again); SYNOR_EIO: the deadline thread could not start.
+ * On failure nothing was armed and the callback was not called. */
+#define SYNOR_PREEMPT_MAX_WARNING_NS (86400ull * 1000000000ull) /* one day */
+int synor_runtime_preempt(synor_runtime *rt, unsigned device, uint64_t warning_ns);
+
+/* Withdraws a pending notice - replacement capacity was obtained, so the
+ * device keeps running (on one machine the replacement is the same device
+ * under a new lease). The trace gets a "replaced" mark. SYNOR_EINVAL for a
+ * bad index; SYNOR_ENOENT when no notice is pending (none was armed, or
+ * its deadline has passed and the device has stopped). */
+int synor_runtime_preempt_cancel(synor_runtime *rt, unsigned device);
 
 /* One round of rebalancing now (workers also do it every cfg.rebalance_us):
  * while the most loaded device's queue (expected work per worker; queued

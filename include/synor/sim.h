@@ -75,6 +75,21 @@ typedef struct synor_trace_transfer {
                              (synor_xfer_path_name); NULL in simulated traces */
 } synor_trace_transfer;
 
+/* A mark: something that happened to a device during the run that is not
+ * a task or a transfer - a preemption warning, a checkpoint, a device
+ * leaving or its capacity replaced. An instant when end == start. Names
+ * the simulator and the runtime write: "preempted" (the warning; detail
+ * names the deadline), "checkpoint" (the checkpoint's span), "device
+ * stopped" (the device left at the deadline), "replaced" (replacement
+ * capacity was obtained: the device stays; detail names the price),
+ * "aborted" (a task cut by the device's stop, re-run elsewhere). */
+typedef struct synor_trace_mark {
+    const char *name;
+    size_t device;
+    double start, end;    /* seconds */
+    const char *detail;   /* free text; "" when none */
+} synor_trace_mark;
+
 /* Where a trace's energy or money figures come from. A figure whose basis
  * is NONE was not measured: reports say so instead of printing 0. */
 typedef enum synor_trace_basis {
@@ -103,11 +118,57 @@ typedef struct synor_trace {
     int64_t money_micro;                 /* currency micro-units */
     synor_trace_basis energy_basis, money_basis;
     uint64_t events;                     /* events the simulator processed */
+    size_t n_marks;
+    const synor_trace_mark *marks;       /* in start order; JSON "marks",
+                                            written only when there are some */
 } synor_trace;
 
 /* Runs the workload of c on its fabric following plan p, or the dynamic
  * strategy when p is NULL. */
 int synor_simulate(const synor_cost *c, const synor_plan *p, synor_trace **out);
+
+/* A simulated preemption of a device's interruptible capacity (seed 003
+ * §1.3; the runtime's synor_runtime_preempt, synor/leasejob.h):
+ *   at `at` the device gets the warning (mark "preempted"). The job
+ *     checkpoints on it: as soon as its running task ends (at once when
+ *     idle) the device runs the checkpoint (mark "checkpoint"), taking
+ *     `checkpoint` seconds, or, when that is negative, the bytes of task
+ *     output held in its memory space divided by checkpoint_bw; cut at the
+ *     deadline. Without replacement the tasks queued on it move to the
+ *     other devices at once (dynamic placement: the job knows it is
+ *     leaving) and no new task is placed there.
+ *   at at + warning, the deadline: without replacement the device leaves
+ *     the fabric (mark "device stopped"); a task still running there is
+ *     cut (mark "aborted") and re-runs from the start elsewhere. With
+ *     replacement the device stays (mark "replaced") and from then on
+ *     costs replacement_price per hour (0: its own price).
+ * What the device produced stays readable over its links after it left:
+ * the checkpoint holds it (a simplification: a real job reads it from
+ * where the checkpoint was written). A device that left is paid up to the
+ * deadline and draws no idle power after it.
+ * Requires the dynamic strategy (a plan fixed in advance cannot move a
+ * device's tasks). */
+typedef struct synor_sim_preemption {
+    size_t device;            /* fabric device index */
+    double at;                /* seconds: the warning, >= 0 */
+    double warning;           /* seconds to the deadline, > 0 */
+    double checkpoint;        /* seconds; < 0: bytes held / checkpoint_bw */
+    double checkpoint_bw;     /* bytes per second, > 0 when checkpoint < 0 */
+    int replaced;             /* replacement capacity was obtained */
+    int64_t replacement_price_micro; /* per hour after the deadline; 0 = the device's */
+} synor_sim_preemption;
+
+#define SYNOR_SIM_MAX_PREEMPTIONS 64
+
+/* synor_simulate with preemptions (n may be 0: the same as synor_simulate).
+ * SYNOR_EINVAL naming the preemption and the field for a bad one: a device
+ * out of range, times negative or not finite, a non-positive warning, a
+ * checkpoint by bandwidth without one, a negative price, two preemptions
+ * of one device that overlap or follow one without replacement, more than
+ * SYNOR_SIM_MAX_PREEMPTIONS; SYNOR_ENOTSUP with a plan. Same inputs, the
+ * same trace, byte for byte. */
+int synor_simulate_preempt(const synor_cost *c, const synor_plan *p,
+                           const synor_sim_preemption *pre, size_t n, synor_trace **out);
 void synor_trace_destroy(synor_trace *t);
 
 /* The trace as JSON (format synor-trace/1); free() it. */

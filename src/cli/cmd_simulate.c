@@ -19,7 +19,9 @@ static void help(void)
            "                      [--micro-batches N] [--buffers N]\n"
            "                      [--trace FILE] [--chrome FILE] [--svg FILE] [--width N]\n"
            "                      [--perfmodel FILE | --no-perfmodel] [--cpu-workers N]\n"
-           "                      [--measure-cache FILE]\n\n"
+           "                      [--measure-cache FILE]\n"
+           "                      [--preempt DEVICE@T[:WARNING]]... [--replacement PRICE]\n"
+           "                      [--checkpoint SEC | --checkpoint-gbps X]\n\n"
            "Plans the workload with strategy S (default heft; 'dynamic' places tasks as\n"
            "they become ready), simulates it on the fabric's simulated devices and prints\n"
            "utilization, a timeline, makespan, energy, money and the comparison with the\n"
@@ -52,6 +54,19 @@ static void help(void)
            "  --chrome FILE    write a Chrome trace-event file (open in ui.perfetto.dev)\n"
            "  --svg FILE       write an SVG Gantt chart\n"
            "  --width N        timeline columns, 10 to 400 (default 60)\n"
+           "  --preempt DEVICE@T[:WARNING]  with --strategy dynamic: the fabric device\n"
+           "                   DEVICE is preempted at T seconds with WARNING seconds to\n"
+           "                   its deadline (default 120): it checkpoints, then leaves the\n"
+           "                   fabric at the deadline and its tasks re-run on the others;\n"
+           "                   repeatable (docs/PLANNING.md, \"Simulated preemption\")\n"
+           "  --replacement PRICE  replacement capacity is obtained at PRICE per\n"
+           "                   device-hour (the market's ask, or the job's limit): the\n"
+           "                   device stays and costs PRICE from the deadline on\n"
+           "  --checkpoint SEC the checkpoint takes SEC seconds (0 to 1e9); default: the\n"
+           "                   task output held in the device's memory at --checkpoint-gbps\n"
+           "  --checkpoint-gbps X  checkpoint write bandwidth, GB/s (default 1)\n"
+           "                   The report ends with what the preemption cost: makespan and\n"
+           "                   money against the same run without it.\n"
            "Exit status: 0 success, 1 failure (e.g. out of memory on a device), 2 usage,\n"
            "3 the simulated run misses --deadline (the report is still printed).\n");
 }
@@ -59,6 +74,8 @@ static void help(void)
 /* Plans (or not, for "dynamic") and simulates. */
 static synor_plan_options wopt; /* --weights, --storage-gbps */
 static double plan_setup;       /* of the last plan run() made */
+static const synor_sim_preemption *run_pre; /* --preempt, for the runs that use them */
+static size_t run_npre;
 static size_t plan_copies;
 
 static int run(const synor_cost *c, const char *strategy, double deadline, synor_trace **t,
@@ -79,7 +96,7 @@ static int run(const synor_cost *c, const char *strategy, double deadline, synor
         plan_setup = p->setup;
         plan_copies = p->n_loads;
     }
-    int rc = synor_simulate(c, p, t);
+    int rc = synor_simulate_preempt(c, p, run_pre, run_npre, t);
     if (planned)
         *planned = p ? p->makespan : 0;
     synor_plan_destroy(p);
@@ -115,6 +132,64 @@ static void int8_note(const synor_fabric *f, const char *strategy, char *buf, si
     synor_workload_destroy(w);
 }
 
+/* --preempt DEVICE@T[:WARNING]: the device's name (resolved once the
+ * fabric is loaded), the times. */
+typedef struct pre_opt {
+    char device[64];
+    double at, warning;
+} pre_opt;
+
+static int parse_preempt(const char *v, pre_opt *o)
+{
+    const char *at = strrchr(v, '@');
+    if (!at || at == v || (size_t)(at - v) >= sizeof o->device)
+        return cli_usage_error("simulate", "--preempt '%s': expected DEVICE@T[:WARNING]", v);
+    memcpy(o->device, v, (size_t)(at - v));
+    o->device[at - v] = '\0';
+    char t[64];
+    const char *colon = strchr(at + 1, ':');
+    size_t tl = colon ? (size_t)(colon - at - 1) : strlen(at + 1);
+    if (!tl || tl >= sizeof t)
+        return cli_usage_error("simulate", "--preempt '%s': expected DEVICE@T[:WARNING]", v);
+    memcpy(t, at + 1, tl);
+    t[tl] = '\0';
+    o->warning = 120; /* the market's default warning, as AWS Spot gives */
+    if (cli_parse_double("simulate", "--preempt (time T)", t, 0, 1e9, &o->at) ||
+        (colon && cli_parse_seconds("simulate", "--preempt (WARNING)", colon + 1, &o->warning)))
+        return CLI_USAGE;
+    return CLI_OK;
+}
+
+static void money_str(int64_t micro, char *buf, size_t n)
+{
+    synor_money_format(micro < 0 ? -micro : micro, buf + 1, n - 1);
+    buf[0] = micro < 0 ? '-' : '+';
+}
+
+/* What the preemptions cost, against the same strategy without them (the
+ * report's MARKS say what happened). */
+static void preempt_report(const synor_trace *t, const synor_trace *none)
+{
+    size_t stopped = 0, replaced = 0, warned = 0;
+    for (size_t i = 0; i < t->n_marks; i++) {
+        warned += !strcmp(t->marks[i].name, "preempted");
+        stopped += !strcmp(t->marks[i].name, "device stopped");
+        replaced += !strcmp(t->marks[i].name, "replaced");
+    }
+    printf("\n  PREEMPTION: %zu warned before the run ended, %zu left the fabric, %zu "
+           "replaced\n",
+           warned, stopped, replaced);
+    char a[48], b[48], d[48];
+    double dm = t->makespan - none->makespan;
+    printf("  makespan   %.6f s without preemption, %.6f s with: %+.6f s (%+.2f%%)\n",
+           none->makespan, t->makespan, dm, none->makespan > 0 ? 100 * dm / none->makespan : 0);
+    synor_money_format(none->money_micro, a, sizeof a);
+    synor_money_format(t->money_micro, b, sizeof b);
+    money_str(synor_money_add(t->money_micro, -none->money_micro), d, sizeof d);
+    printf("  money      %s %s without preemption, %s %s with: %s\n", t->currency, a,
+           t->currency, b, d);
+}
+
 /* A missed deadline (the report's Deadline line says it too): the note on
  * stderr, for scripts that read stdout, and CLI_DEADLINE; else CLI_OK. */
 static int deadline_verdict(const synor_trace *t, const char *strategy, double deadline,
@@ -138,8 +213,11 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     cli_local lo = {0};
     const char *strategy = "heft", *baseline = "gpu-only", *trace_out = NULL, *chrome = NULL,
                *svg = NULL;
-    double deadline = 0, planned = 0;
-    int width = 60;
+    double deadline = 0, planned = 0, ckpt_s = -1, ckpt_gbps = 1;
+    int width = 60, have_repl = 0, have_ckpt = 0;
+    int64_t repl_price = 0;
+    pre_opt popt[SYNOR_SIM_MAX_PREEMPTIONS];
+    size_t npre = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = cli_scenario_opt("simulate", &sc, argc, argv, &i);
@@ -166,6 +244,27 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         } else if (!strcmp(a, "--deadline") && i + 1 < argc) {
             if (cli_parse_seconds("simulate", a, argv[++i], &deadline))
                 return CLI_USAGE;
+        } else if (!strcmp(a, "--preempt") && i + 1 < argc) {
+            if (npre == SYNOR_SIM_MAX_PREEMPTIONS)
+                return cli_usage_error("simulate", "more than %d --preempt options",
+                                       SYNOR_SIM_MAX_PREEMPTIONS);
+            if (parse_preempt(argv[++i], &popt[npre++]))
+                return CLI_USAGE;
+        } else if (!strcmp(a, "--replacement") && i + 1 < argc) {
+            if (synor_money_parse(argv[++i], &repl_price) || repl_price <= 0)
+                return cli_usage_error("simulate",
+                                       "--replacement '%s': a price per device-hour above 0 "
+                                       "with at most 6 decimals, e.g. 2.49",
+                                       argv[i]);
+            have_repl = 1;
+        } else if (!strcmp(a, "--checkpoint") && i + 1 < argc) {
+            if (cli_parse_double("simulate", a, argv[++i], 0, 1e9, &ckpt_s))
+                return CLI_USAGE;
+            have_ckpt |= 1;
+        } else if (!strcmp(a, "--checkpoint-gbps") && i + 1 < argc) {
+            if (cli_parse_double("simulate", a, argv[++i], 1e-9, 1e9, &ckpt_gbps))
+                return CLI_USAGE;
+            have_ckpt |= 2;
         } else if (!strcmp(a, "--width") && i + 1 < argc) {
             unsigned long long v;
             if (cli_parse_uint("simulate", a, argv[++i], 10, 400, &v))
@@ -181,6 +280,16 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     if (strcmp(baseline, "none") && strcmp(baseline, "dynamic") &&
         synor_strategy_from_name(baseline, &st))
         return cli_usage_error("simulate", "unknown baseline strategy '%s'", baseline);
+    if (npre && strcmp(strategy, "dynamic"))
+        return cli_usage_error("simulate", "--preempt needs --strategy dynamic (a plan fixed in "
+                                           "advance cannot move a leaving device's tasks), not "
+                                           "'%s'",
+                               strategy);
+    if (!npre && (have_repl || have_ckpt))
+        return cli_usage_error("simulate", "--replacement, --checkpoint and --checkpoint-gbps "
+                                           "need --preempt");
+    if (have_ckpt == 3)
+        return cli_usage_error("simulate", "--checkpoint and --checkpoint-gbps: one or the other");
     sc.micro = (long long)wopt.micro_batches;
     int local = sc.fabric && !strcmp(sc.fabric, "local");
     if (cli_scenario_check("simulate", &sc) || cli_local_check("simulate", &lo, local))
@@ -192,8 +301,9 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     synor_fabric *f = NULL;
     synor_workload *w = NULL;
     synor_cost *c = NULL;
-    synor_trace *t = NULL, *b = NULL;
+    synor_trace *t = NULL, *b = NULL, *none = NULL;
     synor_detection *det = NULL;
+    synor_sim_preemption pre[SYNOR_SIM_MAX_PREEMPTIONS];
     char local_note[1200] = "";
     int ret = CLI_FAIL;
     if (local && cli_local_detect(cat, &lo, &det))
@@ -205,7 +315,30 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     }
     if ((!local && (synor_fabric_open(cat, sc.fabric ? sc.fabric : "seed", &f) ||
                     cli_scenario_load(&sc, f, &w))) ||
-        synor_cost_create(w, f, &c) || run(c, strategy, deadline, &t, &planned)) {
+        synor_cost_create(w, f, &c)) {
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    for (size_t k = 0; k < npre; k++) {
+        long d = synor_fabric_find_device(f, popt[k].device);
+        if (d < 0) {
+            ret = cli_usage_error("simulate", "--preempt: fabric \"%s\" has no device \"%s\"",
+                                  synor_fabric_name(f), popt[k].device);
+            goto out;
+        }
+        pre[k] = (synor_sim_preemption){(size_t)d, popt[k].at, popt[k].warning, ckpt_s,
+                                        ckpt_gbps * 1e9, have_repl, repl_price};
+    }
+    if (npre && run(c, strategy, deadline, &none, NULL)) { /* the cost of preemption: vs this */
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    run_pre = pre;
+    run_npre = npre;
+    int rrc = run(c, strategy, deadline, &t, &planned);
+    run_pre = NULL;
+    run_npre = 0;
+    if (rrc) {
         cli_error("%s", synor_errmsg());
         goto out;
     }
@@ -261,6 +394,14 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         int8_note(f, strategy, note, sizeof note);
         assume[na++] = note;
     }
+    if (npre)
+        assume[na++] = "Preemption (the PREEMPTION lines, the MARKS): at the warning the device "
+                       "finishes its task, then checkpoints the task output in its memory; "
+                       "without replacement its queued tasks move to the other devices at once "
+                       "and it leaves at the deadline (a task still running there re-runs "
+                       "elsewhere), paid only until then; what it produced stays readable (the "
+                       "checkpoint). With --replacement it stays and costs that price from the "
+                       "deadline on.";
     snprintf(fabric_note, sizeof fabric_note, "Fabric: %s", synor_fabric_notes(f));
     if (*synor_fabric_notes(f))
         assume[na++] = fabric_note;
@@ -273,6 +414,8 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     }
     fputs(text, stdout);
     free(text);
+    if (npre)
+        preempt_report(t, none);
     ret = CLI_OK;
     if (deadline > 0)
         ret = deadline_verdict(t, strategy, deadline, planned);
@@ -286,6 +429,7 @@ out:
     synor_detection_destroy(det);
     synor_trace_destroy(t);
     synor_trace_destroy(b);
+    synor_trace_destroy(none);
     synor_cost_destroy(c);
     synor_workload_destroy(w);
     synor_fabric_destroy(f);

@@ -3,7 +3,9 @@
  *
  * Chrome format: complete events ("ph": "X") with microsecond timestamps;
  * process 1 holds one thread per device, process 2 one thread per link;
- * metadata events name them. In the SVG, consecutive tasks of the same
+ * metadata events name them. A trace's marks (preemptions) are instant
+ * events ("ph": "i") on their device's thread, or complete events when
+ * they last (a checkpoint), category "mark". In the SVG, consecutive tasks of the same
  * operation on a device closer than half a pixel are drawn as one bar
  * ("decode_step x80") so a 20,000-task run stays a small file. */
 #include <math.h>
@@ -136,6 +138,34 @@ char *synor_report_chrome(const synor_trace *t)
         synor__jw_str(&w, t->devices[x->from_dev].name);
         synor__jw_key(&w, "to");
         synor__jw_str(&w, t->devices[x->to_dev].name);
+        synor__jw_obj_end(&w);
+        synor__jw_obj_end(&w);
+    }
+    for (size_t k = 0; k < t->n_marks; k++) { /* instants, or spans (a checkpoint) */
+        const synor_trace_mark *m = &t->marks[k];
+        synor__jw_obj_begin(&w);
+        if (m->end > m->start) {
+            span(&w, 1, m->device, m->name, "mark", m->start, m->end);
+        } else {
+            synor__jw_key(&w, "ph");
+            synor__jw_str(&w, "i");
+            synor__jw_key(&w, "s");
+            synor__jw_str(&w, "t");
+            synor__jw_key(&w, "pid");
+            synor__jw_int(&w, 1);
+            synor__jw_key(&w, "tid");
+            synor__jw_uint(&w, m->device);
+            synor__jw_key(&w, "name");
+            synor__jw_str(&w, m->name);
+            synor__jw_key(&w, "cat");
+            synor__jw_str(&w, "mark");
+            synor__jw_key(&w, "ts");
+            synor__jw_num(&w, m->start * 1e6);
+        }
+        synor__jw_key(&w, "args");
+        synor__jw_obj_begin(&w);
+        synor__jw_key(&w, "detail");
+        synor__jw_str(&w, m->detail);
         synor__jw_obj_end(&w);
         synor__jw_obj_end(&w);
     }

@@ -343,6 +343,19 @@ char *synor_report_text(const synor_trace *t, const synor_report_options *o)
     synor__buf_puts(&b, "\n");
     timeline(&b, t, width);
     movement(&b, t);
+    if (t->n_marks) { /* preemptions: warnings, checkpoints, devices leaving or replaced */
+        synor__buf_puts(&b, "\n  MARKS\n");
+        for (size_t k = 0; k < t->n_marks; k++) {
+            const synor_trace_mark *m = &t->marks[k];
+            char ts[32], te[32];
+            fmt_time(m->start, ts, sizeof ts);
+            fmt_time(m->end, te, sizeof te);
+            synor__buf_printf(&b, "  %11s %-15s %-10.10s %s%s%s%s\n", ts, m->name,
+                              t->devices[m->device].name, m->end > m->start ? "until " : "",
+                              m->end > m->start ? te : "", m->end > m->start ? ": " : "",
+                              m->detail);
+        }
+    }
     if (o->n_assumptions) {
         synor__buf_puts(&b, "\n  ASSUMPTIONS\n");
         for (size_t k = 0; k < o->n_assumptions; k++)

@@ -343,6 +343,8 @@ int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_
     out->memory_node = d->node;
     out->memory_capacity = d->node ? rt->nodes[d->node].capacity : 0;
     out->stopped = atomic_load(&((synor__device *)(uintptr_t)d)->stopped);
+    out->preempt_deadline_ns =
+        i < SYNOR__MAX_DEVICES ? atomic_load(&((synor_runtime *)(uintptr_t)rt)->pre_deadline[i]) : 0;
     return 0;
 }
 

@@ -90,6 +90,38 @@ void synor__trace_xfer_rec(synor_runtime *rt, const synor_handle *d, unsigned fr
         pthread_mutex_unlock(&rt->trace_lock);
 }
 
+struct synor__rmark {
+    uint64_t s, e;
+    unsigned device;
+    char name[24];
+    char detail[112];
+};
+
+void synor__trace_mark_rec(synor_runtime *rt, const char *name, unsigned device, uint64_t s,
+                           uint64_t e, const char *detail)
+{
+    if (!rt->cfg.trace)
+        return;
+    pthread_mutex_lock(&rt->trace_lock);
+    if (rt->n_marks == rt->marks_cap) {
+        size_t cap = rt->marks_cap ? rt->marks_cap * 2 : 16;
+        struct synor__rmark *v = synor__realloc(rt->marks, cap * sizeof *v);
+        if (!v) {
+            pthread_mutex_unlock(&rt->trace_lock);
+            return; /* a lost mark; the run goes on */
+        }
+        rt->marks = v;
+        rt->marks_cap = cap;
+    }
+    struct synor__rmark *m = &rt->marks[rt->n_marks++];
+    m->s = s;
+    m->e = e;
+    m->device = device;
+    synor__strlcpy(m->name, name, sizeof m->name);
+    synor__strlcpy(m->detail, detail ? detail : "", sizeof m->detail);
+    pthread_mutex_unlock(&rt->trace_lock);
+}
+
 static void tb_free(synor__tbuf *b)
 {
     if (b) {
@@ -106,6 +138,9 @@ void synor__trace_free(synor_runtime *rt)
     }
     tb_free(rt->ext_trace);
     rt->ext_trace = NULL;
+    synor__free(rt->marks);
+    rt->marks = NULL;
+    rt->n_marks = rt->marks_cap = 0;
 }
 
 /* The first worker of the device whose memory is node k. */
@@ -201,6 +236,9 @@ int synor_runtime_trace(synor_runtime *rt, const char *workload, synor_trace **o
             if (b->v[j].s < t0)
                 t0 = b->v[j].s;
     }
+    for (size_t j = 0; j < rt->n_marks; j++)
+        if (rt->marks[j].s < t0)
+            t0 = rt->marks[j].s;
     if (t0 == UINT64_MAX)
         t0 = rt->t0_ns;
     int rc = 0;
@@ -227,6 +265,14 @@ int synor_runtime_trace(synor_runtime *rt, const char *workload, synor_trace **o
     }
     for (unsigned i = 0; i <= rt->nworkers && rc == 0; i++)
         rc = add_records(rt, tr, i < rt->nworkers ? rt->workers[i].trace : rt->ext_trace, t0, &end);
+    for (size_t j = 0; j < rt->n_marks && rc == 0; j++) {
+        const struct synor__rmark *m = &rt->marks[j];
+        double ms = (double)(m->s - t0) * 1e-9, me = (double)(m->e - t0) * 1e-9;
+        end = me > end ? me : end;
+        if (!synor__trace_add_mark(tr, m->name, rt->devices[m->device].first_worker, ms, me,
+                                   m->detail))
+            rc = SYNOR_ENOMEM;
+    }
     pthread_mutex_unlock(&rt->trace_lock);
     char strat[64];
     snprintf(strat, sizeof strat, "%s%s", policy_name(rt->cfg.policy),

@@ -440,6 +440,7 @@ int synor_runtime_create(const synor_runtime_config *cfg, synor_runtime **out)
     pthread_mutex_init(&rt->err_lock, NULL);
     pthread_mutex_init(&rt->data_lock, NULL);
     pthread_mutex_init(&rt->trace_lock, NULL);
+    synor__preempt_init(rt);
     pthread_mutex_init(&rt->rebalance_lock, NULL);
     pthread_mutex_init(&rt->lib_lock, NULL);
     atomic_init(&rt->nlibs, 0);
@@ -562,6 +563,7 @@ void synor_runtime_destroy(synor_runtime *rt)
             pthread_join(rt->workers[i].thread, NULL);
     }
     synor__prefetch_stop(rt);
+    synor__preempt_fini(rt); /* pending notices are dropped */
     /* Handles still registered: their tasks are finished or were never
      * run; either way all task memory goes with the pools below. */
     while (rt->data_list) {

@@ -304,6 +304,22 @@ struct synor_runtime {
     _Atomic unsigned nlibs;
     synor__lib libs[SYNOR_RUNTIME_MAX_LIBRARIES];
 
+    /* Preemption notices (preempt.c). pre_deadline[d]: the monotonic time
+     * at which device d stops, 0 = no notice pending; written under
+     * pre_lock, read without it. The deadline thread starts with the
+     * first notice. */
+    pthread_mutex_t pre_lock;
+    pthread_cond_t pre_cond; /* on CLOCK_MONOTONIC */
+    synor_preempt_fn pre_fn;
+    void *pre_user;
+    _Atomic uint64_t pre_deadline[SYNOR__MAX_DEVICES];
+    int pre_thread_on, pre_quit;
+    pthread_t pre_thread;
+    /* Marks for the trace (preempted, device stopped, replaced), under
+     * trace_lock. */
+    struct synor__rmark *marks;
+    size_t n_marks, marks_cap;
+
     uint64_t t0_ns;            /* start: trace time origin */
     struct synor__tbuf *ext_trace; /* records of non-worker threads, under trace_lock */
     pthread_mutex_t trace_lock;
@@ -427,8 +443,16 @@ void synor__device_disable(synor__device *d, const char *why);
 void synor__place_drain(synor__worker *w);
 uint64_t synor__task_footprint(const synor__task *t);
 
+/* preempt.c: set up and tear down the notices' state and thread. */
+void synor__preempt_init(synor_runtime *rt);
+void synor__preempt_fini(synor_runtime *rt);
+
 /* rtrace.c */
 uint64_t synor__now_ns(void);
+/* A mark on device `device` (its first worker's row) from s to e
+ * (monotonic ns), when cfg.trace; detail may be NULL. Any thread. */
+void synor__trace_mark_rec(synor_runtime *rt, const char *name, unsigned device, uint64_t s,
+                           uint64_t e, const char *detail);
 void synor__trace_task_rec(synor__worker *w, const synor__task *t, uint64_t s, uint64_t e, int ok);
 void synor__trace_xfer_rec(synor_runtime *rt, const synor_handle *d, unsigned from, unsigned to,
                            uint64_t bytes, uint64_t s, uint64_t e, synor_xfer_path path);

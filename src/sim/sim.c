@@ -340,7 +340,7 @@ static int start_task(sim *s, size_t i, size_t p)
     }
     s->running[p] = (long)i;
     s->tstart[i] = s->now;
-    push(s, s->now + exec_time(s, i, p), EV_TASK_END, i, 0);
+    push(s, s->now + exec_time(s, i, p), EV_TASK_END, i, s->tver ? s->tver[i] : 0);
     return 0;
 }
 
@@ -405,8 +405,13 @@ static void q_push(sim *s, size_t p, size_t i)
 
 static void try_start(sim *s, size_t p)
 {
-    if (s->rc || s->running[p] >= 0)
+    if (s->rc || s->running[p] != -1) /* a task or a checkpoint */
         return;
+    if (s->n_pre && (s->gone[p] || s->ckpt_due[p])) {
+        if (!s->gone[p])
+            synor__sim_checkpoint_start(s, p);
+        return;
+    }
     int has;
     size_t i = q_head(s, p, &has);
     if (!has || s->left[i] || s->edge_wait[i] || !inputs_present(s, i, p))
@@ -446,7 +451,7 @@ static void assign_among(sim *s, size_t i, int mode)
     double best_f = INFINITY;
     for (size_t p = 0; p < s->d; p++) {
         double w = exec_time(s, i, p);
-        if (!isfinite(w))
+        if (!isfinite(w) || (s->n_pre && s->leaving[p]))
             continue;
         if (g != SIZE_MAX && ((s->gdev[g] != SIZE_MAX && s->gdev[g] != p) ||
                               (s->gdev[g] == SIZE_MAX &&
@@ -499,6 +504,19 @@ static void assign_among(sim *s, size_t i, int mode)
     s->ready_seq[i] = s->ready_counter++;
     q_push(s, best, i);
     inputs_present(s, i, best); /* start the transfers now */
+}
+
+void synor__sim_push(sim *s, double t, int type, size_t a) { push(s, t, type, a, 0); }
+void synor__sim_try_start(sim *s, size_t p) { try_start(s, p); }
+
+void synor__sim_replace(sim *s, size_t i)
+{
+    s->dev[i] = -1;
+    assign(s, i);
+    if (s->dev[i] >= 0) {
+        edges_in(s, i);
+        try_start(s, (size_t)s->dev[i]);
+    }
 }
 
 static void task_end(sim *s, size_t i)
@@ -690,6 +708,12 @@ static void teardown(sim *s)
 
 int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **out)
 {
+    return synor_simulate_preempt(c, plan, NULL, 0, out);
+}
+
+int synor_simulate_preempt(const synor_cost *c, const synor_plan *plan,
+                           const synor_sim_preemption *pre, size_t n_pre, synor_trace **out)
+{
     sim s;
     memset(&s, 0, sizeof s);
     s.c = c;
@@ -702,19 +726,30 @@ int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **ou
     s.nd = synor_workload_data_count(s.w);
     if (plan && (plan->n_tasks != s.n || plan->n_devices != s.d))
         return synor__error(SYNOR_EINVAL, "the plan is for another workload or fabric");
+    if (n_pre && plan)
+        return synor__error(SYNOR_ENOTSUP, "preemptions need the dynamic strategy: a plan fixed "
+                                           "in advance cannot move a leaving device's tasks");
     if (!(s.tr = synor__trace_new()))
         return synor__error(SYNOR_ENOMEM, "out of memory");
-    int rc = setup(&s);
+    int rc = synor__sim_preempt_setup(&s, pre, n_pre);
+    if (!rc)
+        rc = setup(&s);
     if (!rc)
         rc = synor__sim_weight_copies(&s);
     for (size_t p = 0; !rc && p < s.d; p++)
         try_start(&s, p);
     while (!rc && !s.rc && s.hn) {
         event e = pop(&s);
+        if ((e.type == EV_PREEMPT || e.type == EV_DEADLINE) && s.n_finished == s.n)
+            continue; /* after the run: nothing to preempt */
+        if (e.type == EV_TASK_END && s.tver && e.ver != s.tver[e.a])
+            continue; /* the end of a run cut by its device's stop */
         s.now = e.t;
         s.events++;
         if (e.type == EV_TASK_END)
             task_end(&s, e.a);
+        else if (e.type >= EV_PREEMPT)
+            synor__sim_preempt_event(&s, e.type, e.a);
         else if (e.type == EV_HOP_READY)
             hop_ready(&s, e.a);
         else if (e.type == EV_WAKE)
@@ -737,11 +772,15 @@ int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **ou
                           "device's tasks against their dependencies)",
                           synor_workload_task(s.w, i)->id);
     }
+    if (!rc && s.n_pre)
+        synor__sim_preempt_finish(&s);
     if (!rc)
         rc = synor__trace_finish(s.tr, s.w, s.fab,
                                  plan ? synor_strategy_name(plan->strategy) : "dynamic", s.now,
-                                 s.busy, s.events);
+                                 s.busy, s.events, s.n_pre ? s.held : NULL,
+                                 s.n_pre ? s.money : NULL);
     teardown(&s);
+    synor__sim_preempt_teardown(&s);
     if (rc) {
         synor_trace_destroy(&s.tr->t);
         return rc;

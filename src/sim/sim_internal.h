@@ -6,7 +6,12 @@
 #include "sim/trace_internal.h"
 #include "synor/sim.h"
 
-enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE, EV_EDGES_IN, EV_WAKE };
+enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE, EV_EDGES_IN, EV_WAKE,
+       /* preempt.c; a = the preemption (EV_CKPT_END: the device) */
+       EV_PREEMPT, EV_DEADLINE, EV_CKPT_END };
+
+/* running[p] while device p runs a checkpoint (preempt.c) */
+#define SIM_CHECKPOINT (-2)
 enum { LOC_ABSENT, LOC_MOVING, LOC_PRESENT };
 
 typedef struct event {
@@ -70,10 +75,34 @@ typedef struct sim {
     channel *ch;         /* 2 per link: a->b, b->a */
     synor__trace *tr;
     int rc;
+    /* preemptions (preempt.c); n_pre = 0 and NULL arrays without any */
+    const synor_sim_preemption *pre;
+    size_t n_pre;
+    uint64_t *tver;         /* per task: version of its end event (a cut run's is stale) */
+    unsigned char *leaving; /* per device: warned without replacement, or gone */
+    unsigned char *gone;    /* per device: left the fabric */
+    size_t *ckpt_due;       /* per device: preemption + 1 whose checkpoint waits */
+    double *ckpt_t0, *held, *since;
+    int64_t *price_now, *money;
 } sim;
 
 /* A plan in load mode: when each task's weights are on its device
  * (s->wready), and the copies in the trace (copies.c). */
 int synor__sim_weight_copies(sim *s);
+
+/* sim.c, for preempt.c */
+void synor__sim_push(sim *s, double t, int type, size_t a);
+void synor__sim_try_start(sim *s, size_t p);
+/* Places ready task i anew (dynamic) and starts what it can. */
+void synor__sim_replace(sim *s, size_t i);
+
+/* preempt.c */
+int synor__sim_preempt_setup(sim *s, const synor_sim_preemption *pre, size_t n);
+void synor__sim_preempt_teardown(sim *s);
+void synor__sim_preempt_event(sim *s, int type, size_t a);
+/* Device p is idle and a checkpoint is due: starts it. */
+void synor__sim_checkpoint_start(sim *s, size_t p);
+/* Money per device and the times held, at the end (makespan). */
+void synor__sim_preempt_finish(sim *s);
 
 #endif

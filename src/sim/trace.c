@@ -76,6 +76,23 @@ synor_trace_transfer *synor__trace_add_transfer(synor__trace *tr)
     return x;
 }
 
+synor_trace_mark *synor__trace_add_mark(synor__trace *tr, const char *name, size_t device,
+                                        double start, double end, const char *detail)
+{
+    if (grow((void **)&tr->mark, &tr->mark_cap, tr->t.n_marks, sizeof *tr->mark))
+        return NULL;
+    tr->t.marks = tr->mark;
+    synor_trace_mark *m = &tr->mark[tr->t.n_marks];
+    memset(m, 0, sizeof *m);
+    if (!(m->name = synor__trace_str(tr, name)) || !(m->detail = synor__trace_str(tr, detail)))
+        return NULL;
+    m->device = device;
+    m->start = start;
+    m->end = end;
+    tr->t.n_marks++;
+    return m;
+}
+
 /* Stable merge sort by start (qsort is not stable, and equal starts must
  * keep their creation order for byte-identical traces). */
 #define DEFINE_SORT(NAME, T)                                                        \
@@ -97,25 +114,29 @@ synor_trace_transfer *synor__trace_add_transfer(synor__trace *tr)
     }
 DEFINE_SORT(sort_tasks, synor_trace_task)
 DEFINE_SORT(sort_xfers, synor_trace_transfer)
+DEFINE_SORT(sort_marks, synor_trace_mark)
 
 int synor__trace_sort(synor__trace *tr)
 {
     size_t n = tr->t.n_tasks > tr->t.n_transfers ? tr->t.n_tasks : tr->t.n_transfers;
-    void *tmp = synor__malloc((n ? n : 1) *
-                              (sizeof(synor_trace_task) > sizeof(synor_trace_transfer)
-                                   ? sizeof(synor_trace_task)
-                                   : sizeof(synor_trace_transfer)));
+    n = n > tr->t.n_marks ? n : tr->t.n_marks;
+    size_t sz = sizeof(synor_trace_task) > sizeof(synor_trace_transfer)
+                    ? sizeof(synor_trace_task)
+                    : sizeof(synor_trace_transfer);
+    sz = sz > sizeof(synor_trace_mark) ? sz : sizeof(synor_trace_mark);
+    void *tmp = synor__malloc((n ? n : 1) * sz);
     if (!tmp)
         return synor__error(SYNOR_ENOMEM, "out of memory");
     sort_tasks(tr->task, tmp, tr->t.n_tasks);
     sort_xfers(tr->xfer, tmp, tr->t.n_transfers);
+    sort_marks(tr->mark, tmp, tr->t.n_marks);
     synor__free(tmp);
     return 0;
 }
 
 int synor__trace_finish(synor__trace *tr, const synor_workload *w, const synor_fabric *fab,
                         const char *strategy, double makespan, const double *busy,
-                        uint64_t events)
+                        uint64_t events, const double *held, const int64_t *money)
 {
     synor_trace *t = &tr->t;
     size_t d = synor_fabric_device_count(fab);
@@ -164,11 +185,12 @@ int synor__trace_finish(synor__trace *tr, const synor_workload *w, const synor_f
         dv->simulated = synor_device_is_simulated(fd->dev);
         dv->idle_watts = synor_device_caps(fd->dev)->idle_watts;
         dv->price_micro = fd->price_micro;
-        double idle = makespan - busy[p];
+        double idle = (held ? held[p] : makespan) - busy[p];
         t->energy_idle += dv->idle_watts * (idle > 0 ? idle : 0);
         if (used[p])
-            t->money_micro = synor_money_add(t->money_micro,
-                                             synor_money_for_seconds(fd->price_micro, makespan));
+            t->money_micro = synor_money_add(
+                t->money_micro,
+                money ? money[p] : synor_money_for_seconds(fd->price_micro, makespan));
     }
     synor__free(used);
     t->energy_basis = SYNOR_BASIS_MODEL;
@@ -188,6 +210,7 @@ void synor_trace_destroy(synor_trace *t)
     synor__free(tr->dev);
     synor__free(tr->task);
     synor__free(tr->xfer);
+    synor__free(tr->mark);
     synor__free(tr);
 }
 
@@ -305,6 +328,26 @@ char *synor_trace_to_json(const synor_trace *t)
         synor__jw_obj_end(&w);
     }
     synor__jw_arr_end(&w);
+    if (t->n_marks) { /* absent otherwise: traces without marks stay as they were */
+        synor__jw_key(&w, "marks");
+        synor__jw_arr_begin(&w);
+        for (size_t i = 0; i < t->n_marks; i++) {
+            const synor_trace_mark *m = &t->marks[i];
+            synor__jw_obj_begin(&w);
+            synor__jw_key(&w, "name");
+            synor__jw_str(&w, m->name);
+            synor__jw_key(&w, "device");
+            synor__jw_uint(&w, m->device);
+            synor__jw_key(&w, "start");
+            synor__jw_num(&w, m->start);
+            synor__jw_key(&w, "end");
+            synor__jw_num(&w, m->end);
+            synor__jw_key(&w, "detail");
+            synor__jw_str(&w, m->detail ? m->detail : "");
+            synor__jw_obj_end(&w);
+        }
+        synor__jw_arr_end(&w);
+    }
     synor__jw_obj_end(&w);
     synor__buf_puts(&b, "\n");
     char *s = synor__buf_take(&b);
@@ -408,7 +451,7 @@ static int read_trace(rd *r, const synor__jval *root)
     static const char *const keys[] = {"format", "workload", "fabric", "strategy", "currency",
                                        "makespan_s", "energy_active_j", "energy_idle_j",
                                        "money_micro", "energy_basis", "money_basis", "devices",
-                                       "tasks", "transfers", NULL};
+                                       "tasks", "transfers", "marks", NULL};
     const char *top = "(top level)";
     synor__jval *fmt, *devs, *tasks, *xfers, *v;
     synor_trace *t = &r->tr->t;
@@ -514,6 +557,25 @@ static int read_trace(rd *r, const synor__jval *root)
         if ((rc = synor__json_member(r->d, o, p, "path", SYNOR__J_STRING, 0, &v)))
             return rc;
         if (v && !(x->path = synor__trace_str(r->tr, v->u.str.s)))
+            return synor__error(SYNOR_ENOMEM, "out of memory");
+    }
+    /* "marks": optional (traces without preemptions have none) */
+    if ((rc = synor__json_member(r->d, root, top, "marks", SYNOR__J_ARRAY, 0, &v)))
+        return rc;
+    for (size_t i = 0; v && i < v->u.arr.n; i++) {
+        const synor__jval *o = v->u.arr.items[i];
+        char p[64];
+        snprintf(p, sizeof p, "marks[%zu]", i);
+        const char *name, *detail;
+        size_t dev;
+        double ms, me;
+        if ((rc = synor__json_expect(r->d, o, p, SYNOR__J_OBJECT)) ||
+            (rc = get_str(r, o, p, "name", &name)) || (rc = get_str(r, o, p, "detail", &detail)) ||
+            (rc = get_idx(r, o, p, "device", t->n_devices, &dev)) ||
+            (rc = get_num(r, o, p, "start", &ms)) || (rc = get_num(r, o, p, "end", &me)) ||
+            (rc = check_times(r, o, p, ms, me)))
+            return rc;
+        if (!synor__trace_add_mark(r->tr, name, dev, ms, me, detail))
             return synor__error(SYNOR_ENOMEM, "out of memory");
     }
     /* sim.h promises start order; a hand-edited file need not keep it */
