@@ -23,22 +23,26 @@
  * tried. Both rules are off with weights, memory or colocation groups.
  *
  * Lower bound of a node (all tasks left start no earlier than the last
- * appended start t): the makespan so far; for each task left, its earliest
- * start (t, its finished inputs, and for a ready task the best device's
- * availability and transfers) plus its longest path to an exit at the
- * fastest devices with free edges; the remaining minimum work plus each
- * device's time busy after t, spread over the devices. With integral costs
- * (all execution and transfer times integers) bounds are rounded up.
+ * appended start t): the makespan so far; for each task left, the least
+ * over devices of its earliest start there (t, its finished inputs'
+ * arrival, for a ready task the device's free time) plus its bottom level
+ * there, bottom levels being computed per device with, for each
+ * successor, the cheapest transfer to its best device; the remaining
+ * minimum work plus each device's time busy after t, spread over the
+ * devices. With integral costs (all execution and transfer times integers)
+ * bounds are rounded up.
  *
  * Search: the incumbent is the caller's schedule (improve's, or the best
- * of HEFT and PEFT). First, for up to half the time limit, iterative
- * deepening on the bound: a depth-first search for a schedule no longer
- * than a target T, starting at the root bound; an exhausted search proves
- * the optimum above T and raises T to the least bound it cut (the proven
- * bound); a schedule within T is optimal. Then depth-first branch and
- * bound against the incumbent, children in order of their bound, for the
- * rest of the time: exhausted, the incumbent is optimal. Otherwise the
- * plan carries the best schedule and the proven bound.
+ * of HEFT and PEFT). First, for up to a quarter of the time limit,
+ * iterative deepening on the bound: a depth-first search for a schedule no
+ * longer than a target T, starting at the root bound; an exhausted search
+ * proves the optimum above T and raises T to the least bound it cut; a
+ * schedule within T is optimal. Then depth-first branch and bound against
+ * the incumbent, children in order of their bound, for the rest of the
+ * time: exhausted, the incumbent is optimal; stopped, the proven bound is
+ * the larger of the deepening's and the least bound of the subtrees left
+ * unexplored (the children of each open level from the one being searched
+ * on, which are sorted by bound).
  *
  * Weights and memory (weights.c) are part of the search: a device is tried
  * for a task only if the task's weights and working memory fit there, and
