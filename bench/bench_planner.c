@@ -354,8 +354,8 @@ static int mode_exact(int reps, uint64_t seed, uint64_t node_limit)
 {
     static const size_t EN[] = {8, 10, 12};
     printf("exact: %d DAGs per (n, devices), devices 2-4, alpha, beta, CCR drawn from the "
-           "quality sets; node limit %llu\n\n",
-           reps, (unsigned long long)(node_limit ? node_limit : 200000000ull));
+           "quality sets; node limit %llu (0: none), time limit %g s\n\n",
+           reps, (unsigned long long)node_limit, SYNOR_EXACT_TIME_LIMIT_DEFAULT);
     printf("| n | DAGs | proven optimal | HEFT gap mean | HEFT gap max | PEFT gap mean | "
            "PEFT gap max | HEFT optimal | PEFT optimal | exact time mean | max | worst gap at "
            "(CCR, alpha, beta, devices) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");

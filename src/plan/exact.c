@@ -37,7 +37,8 @@
  * iterative deepening on the bound: a depth-first search for a schedule no
  * longer than a target T, starting at the root bound; an exhausted search
  * proves the optimum above T and raises T to the least bound it cut; a
- * schedule within T is optimal. Then depth-first branch and bound against
+ * schedule within T is optimal. With real-valued times the target creeps up
+ * by tiny steps, so there only the root bound is tried. Then depth-first branch and bound against
  * the incumbent, children in order of their bound, for the rest of the
  * time: exhausted, the incumbent is optimal; stopped, the proven bound is
  * the larger of the deepening's and the least bound of the subtrees left
@@ -542,6 +543,8 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
                 proven = t > proven ? t : proven;
                 optimal = proven >= b.best - 1e-9 * b.best;
                 b.target = proven;
+                if (!phase && !b.integral)
+                    break; /* real-valued times: deepening creeps; one try at the root bound */
             } else if (phase && b.open > proven) { /* the least bound left unexplored */
                 proven = b.open < b.best ? b.open : b.best;
             }
