@@ -34,9 +34,13 @@
  *             devices (the schedule rebuilt by HEFT's order and insertion)
  *             while the makespan drops; never worse than HEFT or PEFT.
  *             With weights or colocation groups: HEFT's placement.
- *   exact     branch and bound over every order and assignment: the optimal
- *             makespan for DAGs of up to SYNOR_EXACT_MAX_TASKS tasks, the
- *             reference the heuristics are tested against.
+ *   exact     branch and bound over every order and assignment, started
+ *             from improve's schedule (HEFT's or PEFT's with weights or
+ *             groups), within a time limit: the best schedule found, the
+ *             lower bound it proved (synor_plan.bound) and whether it is
+ *             optimal; DAGs of up to SYNOR_EXACT_MAX_TASKS tasks. The
+ *             reference the heuristics are tested against (src/plan/exact.c,
+ *             docs/PLANNING.md).
  *
  * Weights (data no task produces) have a place. Each starts at its home:
  * the host memory of the fabric's first CPU (where it occupies memory from
@@ -90,7 +94,7 @@ extern "C" {
     X(GPU_ONLY, "gpu-only", "baseline: GPUs only (CPUs for what no GPU runs or holds)") \
     X(CPU_ONLY, "cpu-only", "baseline: CPUs only")                         \
     X(SEED, "seed", "baseline: each task on the kind the seed names as optimal") \
-    X(EXACT, "exact", "branch and bound: optimal makespan, small DAGs only") \
+    X(EXACT, "exact", "branch and bound: optimal makespan or a proven bound, time limit") \
     X(PIPELINE, "pipeline", "pipeline: contiguous layer ranges per device by dynamic programming") \
     X(IMPROVE, "improve", "best of HEFT and PEFT, then local search on the critical path")
 
@@ -105,7 +109,10 @@ const char *synor_strategy_name(synor_strategy s);
 const char *synor_strategy_describe(synor_strategy s);
 int synor_strategy_from_name(const char *name, synor_strategy *out);
 
-#define SYNOR_EXACT_MAX_TASKS 15
+/* The exact solver's largest problem (its recursion is one level per
+ * task) and its default time limit, seconds. */
+#define SYNOR_EXACT_MAX_TASKS 1024
+#define SYNOR_EXACT_TIME_LIMIT_DEFAULT 60.0
 
 /* How weights get where the plan puts them (see above). */
 typedef enum synor_weights {
@@ -127,7 +134,10 @@ typedef struct synor_plan_options {
     double deadline;            /* seconds, energy and cost; 0 = none */
     double alpha, beta, gamma;  /* mix: s/s, s/s, s/J (defaults 1, 1, 1e-3) */
     uint64_t exact_node_limit;  /* exact: give up proving optimality after
-                                   this many search nodes (0 = 2e8) */
+                                   this many search nodes (0 = no limit) */
+    double exact_time_limit;    /* exact: seconds of search (monotonic clock)
+                                   before it returns its best schedule and
+                                   bound; <= 0 = SYNOR_EXACT_TIME_LIMIT_DEFAULT */
     synor_weights weights;      /* default SYNOR_WEIGHTS_PRELOAD */
     size_t micro_batches;       /* pipeline: 0 = found from the graph */
     size_t pipeline_buffers;    /* pipeline: micro-batches a stage may run
@@ -203,6 +213,11 @@ typedef struct synor_plan {
     double makespan;            /* planned */
     int optimal;                /* exact: 1 if optimality was proven */
     uint64_t nodes;             /* exact: search nodes visited */
+    double bound;               /* exact: proven lower bound of any
+                                   schedule's makespan, seconds (= makespan
+                                   when optimal); other strategies: 0 */
+    double gap;                 /* exact: (makespan - bound) / bound, 0 when
+                                   optimal (or bound 0); others: 0 */
     synor_weights weights;      /* how the loads below are timed */
     size_t n_loads;
     const synor_plan_load *loads; /* in the order they were planned */

@@ -13,6 +13,7 @@ static void help(void)
     printf("usage: synor plan [--fabric F] (--workload FILE | --preset MODEL [--train]\n"
            "                  [--batch N] [--prompt N] [--new N] [--dtype T])\n"
            "                  [--strategy S | --compare] [--deadline SEC] [--json]\n"
+           "                  [--time-limit SEC]\n"
            "                  [--weights preload|load] [--storage-gbps X]\n"
            "                  [--micro-batches N] [--buffers N]\n"
            "                  [--market DIR --region R [--budget USD] [--buy --owner NAME]]\n"
@@ -38,6 +39,11 @@ static void help(void)
            "Every strategy's plan is checked against the deadline: the summary and the\n"
            "JSON (deadline_s, deadline_met, shortfall_s) say whether it is met and by how\n"
            "much it is missed.\n\n"
+           "--time-limit SEC (seconds, above 0; default 60): how long --strategy exact\n"
+           "searches before it returns its best plan and the lower bound it proved; the\n"
+           "summary says \"(optimal)\" only when optimality is proven, else \"(not proven:\n"
+           "bound X s, gap Y%%)\", the JSON carries optimal, bound_s and gap. --compare\n"
+           "runs exact on workloads of up to 15 tasks, or any size with --time-limit.\n\n"
            "--market DIR prices the fabric's devices from the live order books of the\n"
            "market in DIR (<kind>/<profile>/R for --region R; the market trades whole\n"
            "device-hours): a device past a book's depth cannot be rented and gets no task,\n"
@@ -64,10 +70,15 @@ static void summary(const synor_plan *p, const synor_cost *c)
     char mbuf[32] = "?";
     if (synor__plan_cost_account(p, c, &energy, &money) == 0)
         synor_money_format(money, mbuf, sizeof mbuf);
+    char proof[96] = "";
+    if (p->strategy == SYNOR_STRATEGY_EXACT && p->optimal)
+        snprintf(proof, sizeof proof, " (optimal)");
+    else if (p->strategy == SYNOR_STRATEGY_EXACT)
+        snprintf(proof, sizeof proof, " (not proven: bound %.6f s, gap %.2f%%)", p->bound,
+                 100 * p->gap);
     printf("%-9s planned makespan %.6f s%s, energy %.6g J, money %s %s\n",
            synor_strategy_name(p->strategy), p->makespan,
-           p->strategy == SYNOR_STRATEGY_EXACT ? (p->optimal ? " (optimal)" : " (not proven)") : "",
-           energy, mbuf, synor_fabric_currency(f));
+           proof, energy, mbuf, synor_fabric_currency(f));
     if (p->deadline > 0) {
         if (p->deadline_met)
             printf("  deadline %.6f s met, %.6f s to spare\n", p->deadline,
@@ -192,7 +203,7 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     scenario sc = {0};
     const char *strategy = "heft";
     int json = 0, compare = 0, strategy_given = 0;
-    double deadline = 0;
+    double deadline = 0, time_limit = 0;
     cli_plan_market pm = {0};
     synor_plan_options o;
     synor_plan_options_init(&o);
@@ -223,6 +234,9 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
         } else if (!strcmp(a, "--deadline") && i + 1 < argc) {
             if (cli_parse_seconds("plan", a, argv[++i], &deadline))
                 return CLI_USAGE;
+        } else if (!strcmp(a, "--time-limit") && i + 1 < argc) {
+            if (cli_parse_seconds("plan", a, argv[++i], &time_limit))
+                return CLI_USAGE;
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--compare")) {
@@ -242,6 +256,11 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
         return CLI_USAGE;
     if (compare && strategy_given)
         return cli_usage_error("plan", "--compare plans with every strategy: not with --strategy");
+    if (time_limit > 0 && !compare && o.strategy != SYNOR_STRATEGY_EXACT)
+        return cli_usage_error("plan", "--time-limit limits --strategy exact (or --compare), "
+                                       "not --strategy %s", strategy);
+    if (time_limit > 0)
+        o.exact_time_limit = time_limit;
     if (cli_plan_market_check("plan", &pm))
         return CLI_USAGE;
     if (pm.dir && (compare || json))
@@ -273,7 +292,8 @@ int cli_plan(const cli_globals *g, int argc, char **argv)
     for (int s = first; s <= last; s++) {
         synor_plan *p;
         o.strategy = (synor_strategy)s;
-        if (compare && s == SYNOR_STRATEGY_EXACT && synor_workload_count(w) > SYNOR_EXACT_MAX_TASKS)
+        if (compare && s == SYNOR_STRATEGY_EXACT &&
+            synor_workload_count(w) > (time_limit > 0 ? SYNOR_EXACT_MAX_TASKS : 15))
             continue;
         if (synor_plan_create(c, &o, &p)) {
             if (!compare) {

@@ -94,14 +94,22 @@ static double find_gap(const timeline *t, double ready, double w)
     return cand;
 }
 
+/* Whether slot v comes after [s, e): intervals are kept in order of start,
+ * then end, so that a zero-length one at another's start comes first and
+ * the ends stay in order too (find_gap's binary search needs that). */
+static int after(const slot *v, double s, double e)
+{
+    return v->s > s || (v->s == s && v->e > e);
+}
+
 static int insert(timeline *t, double s, double e)
 {
     size_t bi = t->nb ? t->nb - 1 : 0;
-    if (t->nb && t->b[bi]->v[t->b[bi]->n - 1].s > s) {
-        size_t lo = 0, hi = t->nb; /* first block whose last start is after s */
+    if (t->nb && after(&t->b[bi]->v[t->b[bi]->n - 1], s, e)) {
+        size_t lo = 0, hi = t->nb; /* first block whose last slot is after [s, e) */
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
-            if (t->b[mid]->v[t->b[mid]->n - 1].s <= s)
+            if (!after(&t->b[mid]->v[t->b[mid]->n - 1], s, e))
                 lo = mid + 1;
             else
                 hi = mid;
@@ -126,7 +134,7 @@ static int insert(timeline *t, double s, double e)
             bi = 0;
         } else {
             block *full = t->b[bi];
-            int append = bi == t->nb - 1 && full->v[full->n - 1].s <= s;
+            int append = bi == t->nb - 1 && !after(&full->v[full->n - 1], s, e);
             if (!append) { /* move the upper half */
                 fresh->n = BLOCK / 2;
                 memcpy(fresh->v, full->v + BLOCK / 2, (BLOCK / 2) * sizeof *fresh->v);
@@ -135,13 +143,13 @@ static int insert(timeline *t, double s, double e)
             memmove(&t->b[bi + 2], &t->b[bi + 1], (t->nb - bi - 1) * sizeof *t->b);
             t->b[bi + 1] = fresh;
             t->nb++;
-            if (append || full->v[full->n - 1].s <= s)
+            if (append || !after(&full->v[full->n - 1], s, e))
                 bi++;
         }
     }
     block *k = t->b[bi];
     size_t pos = k->n;
-    while (pos > 0 && k->v[pos - 1].s > s)
+    while (pos > 0 && after(&k->v[pos - 1], s, e))
         pos--;
     memmove(&k->v[pos + 1], &k->v[pos], (k->n - pos) * sizeof *k->v);
     k->v[pos] = (slot){s, e};

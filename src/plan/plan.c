@@ -50,6 +50,7 @@ void synor_plan_options_init(synor_plan_options *o)
     o->alpha = 1;
     o->beta = 1;
     o->gamma = 1e-3;
+    o->exact_time_limit = SYNOR_EXACT_TIME_LIMIT_DEFAULT;
 }
 
 static const char *const W_NAMES[] = {"preload", "load"};
@@ -457,6 +458,37 @@ static int plan_pass(void *ctx, const synor_plan_options *o, synor__sched *out)
     return 0;
 }
 
+/* The exact solver's incumbent: improve's schedule where improve plans
+ * the problem as it is (no weights, memory or groups) and it is shorter
+ * than v's (the better of HEFT's and PEFT's). */
+static int exact_incumbent_improve(const synor_sched_problem *pb, const synor_plan_options *opt,
+                                   variant *v)
+{
+    size_t n = pb->n_tasks;
+    if (pb->n_items || pb->mem || pb->task_mem || (pb->group && pb->n_groups))
+        return 0;
+    size_t *dev = synor__malloc(n * sizeof *dev);
+    double *st = synor__malloc(n * sizeof *st), *ft = synor__malloc(n * sizeof *ft);
+    int rc = !dev || !st || !ft ? synor__error(SYNOR_ENOMEM, "out of memory")
+                                : synor__improve_schedule(pb, opt, dev, st, ft);
+    if (!rc) {
+        double a = 0, b = 0;
+        for (size_t i = 0; i < n; i++) {
+            a = ft[i] > a ? ft[i] : a;
+            b = v->ft[i] > b ? v->ft[i] : b;
+        }
+        if (a < b) {
+            memcpy(v->dev, dev, n * sizeof *dev);
+            memcpy(v->st, st, n * sizeof *st);
+            memcpy(v->ft, ft, n * sizeof *ft);
+        }
+    }
+    synor__free(dev);
+    synor__free(st);
+    synor__free(ft);
+    return rc;
+}
+
 int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,
                         synor__nofit *nf, synor_plan **out)
 {
@@ -503,15 +535,20 @@ int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options 
                 variant_free(&c);
             }
         }
+        if (n && (rc = exact_incumbent_improve(pb, opt, &v)))
+            goto fail;
         if (n == 0) {
             pi->p.optimal = 1;
         } else {
             /* the search works on the mode's clock: untimed in preload */
             v.ws.timed = opt->weights == SYNOR_WEIGHTS_LOAD;
             v.ws.single = 0;
-            if ((rc = synor__exact_schedule(pb, opt, &v.ws, v.dev, v.st, v.ft, &pi->p.optimal,
-                                            &pi->p.nodes)))
+            synor__exact_result r;
+            if ((rc = synor__exact_schedule(pb, opt, &v.ws, v.dev, v.st, v.ft, &r)))
                 goto fail;
+            pi->p.optimal = r.optimal;
+            pi->p.nodes = r.nodes;
+            pi->p.bound = r.bound;
         }
     } else if (opt->strategy == SYNOR_STRATEGY_PIPELINE && pb->n_items && pb->n_groups) {
         rc = synor__error(SYNOR_ENOTSUP, "the pipeline strategy splits layers over devices; this "
@@ -599,6 +636,11 @@ int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options 
         pi->order[i] = keys[i].task;
     synor__free(keys);
     variant_free(&v);
+    if (opt->strategy == SYNOR_STRATEGY_EXACT) {
+        if (pi->p.optimal || pi->p.bound > pi->p.makespan)
+            pi->p.bound = pi->p.makespan;
+        pi->p.gap = pi->p.bound > 0 ? (pi->p.makespan - pi->p.bound) / pi->p.bound : 0;
+    }
     pi->p.strategy = opt->strategy;
     pi->p.deadline = opt->deadline > 0 ? opt->deadline : 0;
     pi->p.deadline_met = !(opt->deadline > 0) || pi->p.makespan <= opt->deadline;

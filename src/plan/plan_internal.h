@@ -112,13 +112,22 @@ int synor__list_schedule_fixed(const synor_sched_problem *pb, const size_t *assi
 int synor__improve_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
                             size_t *dev, double *st, double *ft);
 
-/* Branch and bound; dev/st/ft hold an incumbent on entry (or ft[0] < 0 for
- * none) and the best schedule found on return; ws as for list scheduling:
- * on entry it holds the incumbent's copies (or none), on return the best
- * schedule's. */
+/* What the exact solver proved: optimal (1 when the schedule returned is
+ * proven optimal), the lower bound of every schedule's makespan it proved
+ * (the makespan itself when optimal) and the search nodes visited. */
+typedef struct synor__exact_result {
+    int optimal;
+    double bound;
+    uint64_t nodes;
+} synor__exact_result;
+
+/* Branch and bound within o's time and node limits; dev/st/ft hold an
+ * incumbent on entry (or ft[0] < 0 for none) and the best schedule found
+ * on return; ws as for list scheduling: on entry it holds the incumbent's
+ * copies (or none), on return the best schedule's. */
 int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
                           synor__wstate *ws, size_t *dev, double *st, double *ft,
-                          int *optimal, uint64_t *nodes);
+                          synor__exact_result *res);
 
 /* plan.c: plans a problem (every strategy); on a memory miss fills nf. */
 int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,

@@ -33,6 +33,14 @@ char *synor_plan_to_json(const synor_plan *p, const synor_cost *c)
     synor__jw_bool(&j, 1);
     synor__jw_key(&j, "makespan_s");
     synor__jw_num(&j, p->makespan);
+    if (p->strategy == SYNOR_STRATEGY_EXACT) { /* what the search proved */
+        synor__jw_key(&j, "optimal");
+        synor__jw_bool(&j, p->optimal);
+        synor__jw_key(&j, "bound_s");
+        synor__jw_num(&j, p->bound);
+        synor__jw_key(&j, "gap");
+        synor__jw_num(&j, p->gap);
+    }
     synor__jw_key(&j, "weights");
     synor__jw_str(&j, synor_weights_name(p->weights));
     synor__jw_key(&j, "setup_s");

@@ -109,8 +109,21 @@ check pipe-gpus     [ "$(grep -cE "^  h100\.[0-3] .* 8 tasks" "$tmp/out")" = 4 ]
 check pipe-cpu      grep -qE "^  cpu .* 0 tasks" "$tmp/out"
 # 12 copies: each stage's weights onto its GPU, the 8 micro-batches' inputs onto the first
 check pipe-setup    grep -qE "^weights   preloaded: .* 12 copies .* before the run" "$tmp/out"
-check pipe-exact    [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --strategy exact)" = 1 ]
-check pipe-exact-m  grep -q "the exact solver takes at most 15 tasks, not 32" "$tmp/err"
+# exact beyond 15 tasks, with weights: within its time limit, optimal or a proven bound
+check pipe-exact    [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --strategy exact --time-limit 0.5)" = 0 ]
+check pipe-exact-m  grep -qE "^exact +planned makespan [0-9.]+ s \((optimal|not proven: bound [0-9.]+ s, gap [0-9.]+%)\)," "$tmp/out"
+check pipe-exact-js [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --strategy exact --time-limit 0.5 --json)" = 0 ]
+check pipe-exact-b  grep -q '"bound_s": ' "$tmp/out"
+# --time-limit: seconds above 0, for exact (or --compare) only
+check tl-zero       [ "$(rc "$S" plan "${TOP[@]}" --strategy exact --time-limit 0)" = 2 ]
+check tl-text       [ "$(rc "$S" plan "${TOP[@]}" --strategy exact --time-limit soon)" = 2 ]
+check tl-neg        [ "$(rc "$S" plan "${TOP[@]}" --strategy exact --time-limit -1)" = 2 ]
+check tl-missing    [ "$(rc "$S" plan "${TOP[@]}" --strategy exact --time-limit)" = 2 ]
+check tl-heft       [ "$(rc "$S" plan "${TOP[@]}" --strategy heft --time-limit 5)" = 2 ]
+check tl-heft-m     grep -q "time-limit limits --strategy exact" "$tmp/err"
+check tl-ok         [ "$(rc "$S" plan "${TOP[@]}" --strategy exact --time-limit 5 --json)" = 0 ]
+check tl-ok-js      grep -q '"optimal": true' "$tmp/out"
+check tl-ok-bound   grep -q '"bound_s": 73' "$tmp/out"
 check pipe-load     [ "$(rc "$S" plan --workload "$P" --fabric four-h100 --weights load --json)" = 0 ]
 check pipe-load-js  "$JC" weights load <"$tmp/out"
 check pipe-copies   grep -q '"from": "cpu"' "$tmp/out"
