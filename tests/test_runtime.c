@@ -15,6 +15,7 @@ static synor_runtime *make(unsigned cpu, unsigned gpu, unsigned attempts, int st
     synor_runtime_config_init(&c);
     c.cpu_workers = cpu;
     c.test_gpu_workers = gpu;
+    c.cuda = 0; /* the test GPU only: a real one would shift device numbers */
     c.max_attempts = attempts;
     c.pin_workers = 0;
     synor_runtime *rt = NULL;

@@ -23,6 +23,7 @@ static synor_runtime *make(unsigned cpu, unsigned gpu, uint64_t gpu_mem, int tra
     synor_runtime_config_init(&c);
     c.cpu_workers = cpu;
     c.test_gpu_workers = gpu;
+    c.cuda = 0; /* the test GPU only: a real one would shift device numbers */
     c.test_gpu_memory = gpu_mem;
     c.pin_workers = 0;
     c.trace = trace;
@@ -142,6 +143,7 @@ TEST(inputs_are_prefetched_while_the_task_waits_in_its_queue)
     synor_runtime_config_init(&c);
     c.cpu_workers = 1;
     c.test_gpu_workers = 1;
+    c.cuda = 0; /* the test GPU only: a real one would shift device numbers */
     c.test_gpu_memory = 1 << 20;
     c.pin_workers = 0;
     c.opencl = SYNOR_OPENCL_OFF;
@@ -338,6 +340,7 @@ TEST(rebalancing_moves_queued_work_to_the_idle_device)
     synor_runtime_config_init(&c);
     c.cpu_workers = 1;
     c.test_gpu_workers = 1;
+    c.cuda = 0; /* the test GPU only: a real one would shift device numbers */
     c.pin_workers = 0;
     c.opencl = SYNOR_OPENCL_OFF;
     c.policy = SYNOR_PLACE_LOAD;
