@@ -414,9 +414,70 @@ TEST(bad_placement_hints_are_refused_and_move_nothing)
     synor_runtime_destroy(rt);
 }
 
+/* Rebalancing moves a queued task only if it finishes earlier on the idle
+ * device by that device's own time for it. A GPU with 12 one-millisecond
+ * tasks queued must keep them rather than hand one to a CPU core that needs
+ * 100 ms for it (on an H200 the old rule, which priced the move at the
+ * GPU's time, made every such move the tail of a tiled GEMM). */
+TEST(rebalancing_uses_the_idle_devices_own_time)
+{
+    synor_perfmodel *pm = NULL;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    synor_runtime *rt = make(pm, SYNOR_PLACE_EARLIEST_FINISH);
+    ASSERT(rt);
+    sleeper cal = {.cpu_us = 100, .gpu_us = 100, .gpu_outlier_at = -1};
+    ASSERT_OK(run_tasks(rt, &cal, 4, 1));
+    synor_runtime_destroy(rt);
+    found fc = entry(pm, "cpu");
+    ASSERT_EQ(fc.n, 1);
+    uint64_t fp = fc.e.footprint;
+    synor_perfmodel_destroy(pm);
+
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = 1;
+    c.test_gpu_workers = 1;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.cuda = 0;
+    c.policy = SYNOR_PLACE_EARLIEST_FINISH;
+    c.perfmodel = pm;
+    c.rebalance_us = 0; /* only the explicit rounds below */
+    ASSERT_OK(synor_runtime_create(&c, &rt));
+    synor_runtime_device_info gi;
+    ASSERT_OK(synor_runtime_device_get(rt, 1, &gi));
+    for (int k = 0; k < SYNOR_PERFMODEL_WINDOW; k++) {
+        synor_perfmodel_record(pm, "sleep", fp, "cpu", 0.100);
+        synor_perfmodel_record(pm, "sleep", fp, gi.name, 0.001);
+    }
+    /* Not started: all 12 wait on the GPU (its queue ends at 12 ms, the
+     * CPU would finish one at 100 ms). */
+    sleeper s = {.cpu_us = 100000, .gpu_us = 1000, .gpu_outlier_at = -1};
+    synor_handle *h[12];
+    for (int i = 0; i < 12; i++) {
+        synor_handle_desc d = {.ptr = g_x[i], .dtype = SYNOR_DTYPE_FP32, .ndim = 1,
+                               .shape = {16}};
+        ASSERT_OK(synor_handle_register(rt, &d, &h[i]));
+        synor_task_spec t = {.kernel = &k_both, .priority = SYNOR_PRIORITY_NORMAL, .ndata = 1,
+                             .data = {h[i]}, .mode = {SYNOR_ACCESS_RW}, .user = &s};
+        ASSERT_OK(synor_task_submit(rt, &t));
+    }
+    ASSERT_EQ(synor_runtime_rebalance(rt), 0);
+    ASSERT_OK(synor_runtime_start(rt));
+    ASSERT_OK(synor_runtime_wait_all(rt));
+    ASSERT_EQ(atomic_load(&s.ran_cpu), 0);
+    ASSERT_EQ(atomic_load(&s.ran_gpu), 12);
+    for (int i = 0; i < 12; i++)
+        ASSERT_OK(synor_handle_unregister(h[i]));
+    synor_runtime_destroy(rt);
+    synor_perfmodel_destroy(pm);
+}
+
 TEST_MAIN(earliest_finish_sends_work_to_the_faster_device_despite_an_outlier,
           a_model_saved_by_one_run_places_the_next_from_its_first_task,
           data_placed_on_a_device_is_there_before_its_task,
           data_placed_by_operation_goes_where_the_operation_runs_best,
           bad_placement_hints_are_refused_and_move_nothing,
-          energy_and_money_policies_follow_the_device_rates)
+          energy_and_money_policies_follow_the_device_rates,
+          rebalancing_uses_the_idle_devices_own_time)

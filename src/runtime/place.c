@@ -246,6 +246,27 @@ synor__device *synor__place_choose(synor_runtime *rt, synor__task *t, const syno
     return pick;
 }
 
+/* May a worker of `thief` take t from the queue of `victim`, where the
+ * model placed it? Only if thief's own time for it (plus copying its
+ * inputs) ends before victim's backlog drains; without a model for both,
+ * yes (work stealing as before). */
+int synor__place_steal_helps(synor_runtime *rt, const synor__task *t, synor__device *victim,
+                             synor__device *thief)
+{
+    if (!rt->cfg.perfmodel || rt->cfg.policy == SYNOR_PLACE_LOAD || !t->expect_ns)
+        return 1;
+    double s;
+    unsigned n;
+    if (synor_perfmodel_estimate(rt->cfg.perfmodel, t->kernel->name, synor__task_footprint(t),
+                                 thief->name, &s, &n) != 0)
+        return 1;
+    double mine = s + (double)synor__data_missing_bytes(t, thief->node) /
+                          rt->nodes[thief->node].bandwidth;
+    double theirs = (double)atomic_load_explicit(&victim->queued_ns, memory_order_relaxed) *
+                    1e-9 / (double)victim->nworkers;
+    return mine < theirs;
+}
+
 /* The task left the queue of the device it was placed on. */
 void synor__place_done(synor__device *d, synor__task *t)
 {
@@ -290,20 +311,42 @@ unsigned synor__place_rebalance(synor_runtime *rt)
         synor__task *t = synor__pq_pop_last(&hi->q, lo->impl_bit);
         if (!t)
             break;
-        /* Would the move help? Compare the task's expected finish on both. */
+        /* Would the move help? The task is the last of hi's queue, so it
+         * finishes there when hi's backlog drains (bh); on lo it starts
+         * after lo's backlog and takes lo's own time for it, plus the copy
+         * of its inputs. With a model, lo's time is lo's estimate, not
+         * hi's: a task a GPU runs in a millisecond must not move to a CPU
+         * core that needs a second for it because the GPU's queue is 20 ms
+         * long (seen on an H200: every such move became the run's tail). */
         double cost = 1.0 / (double)hi->nworkers, gain;
-        if (rt->cfg.perfmodel && rt->cfg.policy != SYNOR_PLACE_LOAD && t->expect_ns)
-            cost = (double)t->expect_ns * 1e-9 / (double)hi->nworkers;
-        gain = bh - (bl + cost);
-        synor__place_done(hi, t);
-        synor__device *dst = gain > 0 ? lo : hi;
-        if (dst == lo && rt->cfg.perfmodel && rt->cfg.policy != SYNOR_PLACE_LOAD) {
-            double s;
+        int model = rt->cfg.perfmodel && rt->cfg.policy != SYNOR_PLACE_LOAD;
+        double lo_s = -1;
+        if (model) {
             unsigned n;
             if (synor_perfmodel_estimate(rt->cfg.perfmodel, t->kernel->name,
-                                         synor__task_footprint(t), lo->name, &s, &n) == 0)
-                t->expect_ns = (int64_t)(s * 1e9);
+                                         synor__task_footprint(t), lo->name, &lo_s, &n) != 0)
+                lo_s = -1;
         }
+        if (model && lo_s >= 0)
+            cost = lo_s + (double)synor__data_missing_bytes(t, lo->node) /
+                              rt->nodes[lo->node].bandwidth;
+        else if (model && t->expect_ns)
+            cost = (double)t->expect_ns * 1e-9 / (double)hi->nworkers;
+        gain = bh - (bl + cost);
+        if (gain > 0 && lo_s >= 0 && t->expect_ns &&
+            (rt->cfg.policy == SYNOR_PLACE_ENERGY || rt->cfg.policy == SYNOR_PLACE_MONEY)) {
+            /* Those policies accepted a later finish for a lower cost: a
+             * move must not cost more than staying. */
+            int energy = rt->cfg.policy == SYNOR_PLACE_ENERGY;
+            double rh = energy ? hi->watts : (double)hi->price_micro_hour;
+            double rl = energy ? lo->watts : (double)lo->price_micro_hour;
+            if (lo_s * rl > (double)t->expect_ns * 1e-9 * rh)
+                gain = 0;
+        }
+        synor__place_done(hi, t);
+        synor__device *dst = gain > 0 ? lo : hi;
+        if (dst == lo && lo_s >= 0)
+            t->expect_ns = (int64_t)(lo_s * 1e9);
         if (t->expect_ns)
             atomic_fetch_add_explicit(&dst->queued_ns, t->expect_ns, memory_order_relaxed);
         t->queued_dev = (int)dst->index;

@@ -121,7 +121,17 @@ static synor__task *steal_other_devices(synor__worker *w)
             best = d;
         }
     }
-    return best ? synor__pq_pop(&best->q, bit, (int)w->id, 0, 1) : NULL;
+    if (!best)
+        return NULL;
+    synor__task *t = synor__pq_pop(&best->q, bit, (int)w->id, 0, 1);
+    if (t && !synor__place_steal_helps(rt, t, best, w->dev)) {
+        /* Its own device finishes it sooner: back, and no other-device
+         * steal for a while (the queue would only be churned). */
+        synor__pq_push(&best->q, t);
+        w->no_steal_until_ns = synor__now_ns() + 2000000u;
+        return NULL;
+    }
+    return t;
 }
 
 static synor__task *find_task(synor__worker *w)
@@ -140,7 +150,8 @@ static synor__task *find_task(synor__worker *w)
         return t;
     if ((t = steal_same_device(w)) != NULL)
         return t;
-    if (w->rt->ndevices > 1)
+    if (w->rt->ndevices > 1 &&
+        (!w->no_steal_until_ns || synor__now_ns() >= w->no_steal_until_ns))
         return steal_other_devices(w);
     return NULL;
 }

@@ -228,6 +228,7 @@ typedef struct synor__worker {
     _Atomic uint64_t executed, stolen;
     struct synor__tbuf *trace; /* this worker's trace records (cfg.trace) */
     uint64_t last_end_ns;      /* when its last task ended (cfg.perfmodel) */
+    uint64_t no_steal_until_ns; /* a steal from another device was refused */
     void *queue;       /* opencl: its cl_command_queue */
 } synor__worker;
 
@@ -435,6 +436,8 @@ synor__device *synor__place_for_kernel(synor_runtime *rt, const synor_kernel *k)
 uint32_t synor__kernel_bits(const synor_kernel *k);
 void synor__place_done(synor__device *d, synor__task *t);
 /* One round of rebalancing; returns the tasks moved. */
+int synor__place_steal_helps(synor_runtime *rt, const synor__task *t, synor__device *victim,
+                             synor__device *thief);
 unsigned synor__place_rebalance(synor_runtime *rt);
 /* A device that could not be set up: stopped from the start, with the
  * reason appended to its name ("opencl0 (no context)"). */
