@@ -99,7 +99,9 @@ static void tiled_gemm_case(uint64_t cuda_memory)
     ASSERT_OK(synor_runtime_start(rt));
     _Atomic long *copies = counter("synor_mock_copies"), *errors = counter("synor_mock_errors");
     ASSERT(copies && errors);
-    long copies0 = *copies, errors0 = *errors;
+    _Atomic long *pinned = counter("synor_mock_pinned"), *pins = counter("synor_mock_pins_total");
+    ASSERT(pinned && pins);
+    long copies0 = *copies, errors0 = *errors, pins0 = *pins;
     size_t m = 1000, n = 700, k = 300;
     float *a = malloc(m * k * 4), *b = malloc(k * n * 4), *cm = calloc(m * n, 4),
           *ref = calloc(m * n, 4);
@@ -125,6 +127,9 @@ static void tiled_gemm_case(uint64_t cuda_memory)
     ASSERT(on_gpu > 0);
     ASSERT(*copies > copies0);
     ASSERT_EQ(*errors, errors0); /* the backend never made a call the mock refused */
+    /* A, B and C were page-locked for the copies and unlocked after. */
+    ASSERT_EQ(*pins - pins0, 3);
+    ASSERT_EQ(*pinned, 0);
     if (cuda_memory) {
         /* Placement decided where the tiles above ran (a loaded machine
          * may leave the GPU few of them): eight more GEMMs of their own

@@ -342,6 +342,16 @@ typedef struct synor_handle_desc {
     size_t ld;
 } synor_handle_desc;
 
+/* Page-locks host memory [ptr, ptr + bytes) for the devices whose copies
+ * are faster from such memory (CUDA GPUs), so that their replicas of
+ * data registered there move at the link's speed. Returns 1 if it was
+ * locked (undo with synor_runtime_unpin_host before freeing or reusing the
+ * memory), 0 if nothing was done (no such device, already locked, or the
+ * system refuses: copies then work as before), SYNOR_EINVAL for NULL. */
+int synor_runtime_pin_host(synor_runtime *rt, void *ptr, size_t bytes);
+/* Undoes a synor_runtime_pin_host that returned 1. Accepts NULL. */
+void synor_runtime_unpin_host(synor_runtime *rt, void *ptr);
+
 /* The memory stays the caller's; it must not be touched while tasks that
  * access it are pending. SYNOR_EINVAL for a bad descriptor. */
 int synor_handle_register(synor_runtime *rt, const synor_handle_desc *desc, synor_handle **out);

@@ -40,6 +40,11 @@ int synor__cuda_api_load(synor__cu_api *a, int blas)
         synor__dlsym_into(a->lib, "cuCtxEnablePeerAccess", &a->cuCtxEnablePeerAccess) ||
         synor__dlsym_into(a->lib, "cuMemcpyPeer", &a->cuMemcpyPeer))
         a->cuMemcpyPeer = NULL;
+    /* Page-locking is optional: without it copies go through the driver's
+     * staging buffers. */
+    if (synor__dlsym_into(a->lib, "cuMemHostRegister_v2", &a->cuMemHostRegister) ||
+        synor__dlsym_into(a->lib, "cuMemHostUnregister", &a->cuMemHostUnregister))
+        a->cuMemHostRegister = NULL;
     /* cuBLAS is optional: without it GEMM tasks fail over to other devices. */
     a->blas = NULL;
     if (!blas)

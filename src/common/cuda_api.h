@@ -66,6 +66,9 @@ typedef struct synor__cu_api {
     CUresult (*cuDeviceCanAccessPeer)(int *, CUdevice, CUdevice);
     CUresult (*cuCtxEnablePeerAccess)(CUcontext, unsigned);
     CUresult (*cuMemcpyPeer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t);
+    /* Optional: page-locking host memory the caller owns. */
+    CUresult (*cuMemHostRegister)(void *, size_t, unsigned);
+    CUresult (*cuMemHostUnregister)(void *);
     cublasStatus_t (*cublasCreate)(cublasHandle_t *);
     cublasStatus_t (*cublasDestroy)(cublasHandle_t);
     cublasStatus_t (*cublasSetStream)(cublasHandle_t, CUstream);

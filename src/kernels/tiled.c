@@ -67,6 +67,13 @@ static int check(size_t rows, size_t cols, size_t ld, const char *name, size_t n
     return 0;
 }
 
+/* Bytes from the first element of a rows x cols matrix (leading dimension
+ * ld) to one past its last. */
+static size_t span(size_t rows, size_t cols, size_t ld, size_t es)
+{
+    return rows && cols ? ((cols - 1) * ld + rows) * es : 0;
+}
+
 static int tiled_gemm(synor_runtime *rt, synor_dtype dt, size_t es, size_t m, size_t n, size_t k,
                       double alpha, const void *a, size_t lda, const void *b, size_t ldb,
                       double beta, void *c, size_t ldc, size_t nb)
@@ -82,6 +89,11 @@ static int tiled_gemm(synor_runtime *rt, synor_dtype dt, size_t es, size_t m, si
                    ? synor__error(SYNOR_ENOTSUP, "tiled gemm: k = 0 (scale C with beta yourself)")
                    : 0;
     tiles ta = {0}, tb = {0}, tc = {0};
+    /* Page-locked for the devices that copy faster from it (CUDA); a no-op
+     * elsewhere. */
+    int pa = synor_runtime_pin_host(rt, (void *)(uintptr_t)a, span(m, k, lda, es)) == 1;
+    int pb = synor_runtime_pin_host(rt, (void *)(uintptr_t)b, span(k, n, ldb, es)) == 1;
+    int pc = synor_runtime_pin_host(rt, c, span(m, n, ldc, es)) == 1;
     /* A and B are only read; the const is restored by the R access mode. */
     if ((rc = tiles_make(rt, &ta, (void *)(uintptr_t)a, dt, es, m, k, lda, nb, 0)) < 0 ||
         (rc = tiles_make(rt, &tb, (void *)(uintptr_t)b, dt, es, k, n, ldb, nb, 0)) < 0 ||
@@ -112,6 +124,12 @@ out:
     tiles_free(&ta);
     tiles_free(&tb);
     tiles_free(&tc);
+    if (pa)
+        synor_runtime_unpin_host(rt, (void *)(uintptr_t)a);
+    if (pb)
+        synor_runtime_unpin_host(rt, (void *)(uintptr_t)b);
+    if (pc)
+        synor_runtime_unpin_host(rt, c);
     return rc;
 }
 
@@ -159,8 +177,12 @@ static int tiled_potrf(synor_runtime *rt, synor_dtype dt, size_t es, size_t n, v
     if (n == 0)
         return 0;
     tiles t = {0};
-    if ((rc = tiles_make(rt, &t, a, dt, es, n, n, lda, nb, 1)) < 0)
+    int pinned = synor_runtime_pin_host(rt, a, span(n, n, lda, es)) == 1;
+    if ((rc = tiles_make(rt, &t, a, dt, es, n, n, lda, nb, 1)) < 0) {
+        if (pinned)
+            synor_runtime_unpin_host(rt, a);
         return rc;
+    }
     const synor_access R = SYNOR_ACCESS_R, RW = SYNOR_ACCESS_RW;
     size_t nt = t.nt;
     for (size_t k = 0; k < nt && rc == 0; k++) {
@@ -186,6 +208,8 @@ static int tiled_potrf(synor_runtime *rt, synor_dtype dt, size_t es, size_t n, v
     if (rc == 0)
         rc = wrc;
     tiles_free(&t);
+    if (pinned)
+        synor_runtime_unpin_host(rt, a);
     return rc;
 }
 

@@ -148,7 +148,7 @@ static int cl_peer_copy(synor__node *dst, void *dbuf, synor__node *src, const vo
 }
 
 static const synor__node_ops cl_node_ops = {cl_alloc, cl_free, cl_to_node, cl_to_host,
-                                            cl_can_peer, cl_peer_copy};
+                                            cl_can_peer, cl_peer_copy, NULL, NULL};
 
 /* --------------------------------------------------------------- devices */
 

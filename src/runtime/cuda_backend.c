@@ -143,8 +143,31 @@ static int cu_peer_copy(synor__node *dst, void *dbuf, synor__node *src, const vo
     return 0;
 }
 
+/* Page-locks the caller's host memory (for every context: PORTABLE), so
+ * that copies from and to it run at the link's speed instead of through
+ * the driver's pageable staging. On the H200 of 2026-11-27 pageable tile
+ * copies ran at about 5.7 GB/s. */
+static int cu_pin(synor__node *n, void *ptr, size_t bytes)
+{
+    synor__cu_dev *cd = n->impl;
+    const synor__cu_api *a = cd->api;
+    if (!a->cuMemHostRegister || !ptr || !bytes || a->cuCtxSetCurrent(cd->ctx) != 0)
+        return 0;
+    CUresult e = a->cuMemHostRegister(ptr, bytes, 1u /* CU_MEMHOSTREGISTER_PORTABLE */);
+    /* Already registered (by the caller or an overlapping range), or the
+     * system refuses to lock that much: copies stay pageable. */
+    return e == 0 ? 1 : 0;
+}
+
+static void cu_unpin(synor__node *n, void *ptr)
+{
+    synor__cu_dev *cd = n->impl;
+    if (cd->api->cuMemHostUnregister && cd->api->cuCtxSetCurrent(cd->ctx) == 0)
+        (void)cd->api->cuMemHostUnregister(ptr);
+}
+
 static const synor__node_ops cu_node_ops = {cu_alloc, cu_free, cu_to_node, cu_to_host,
-                                            cu_can_peer, cu_peer_copy};
+                                            cu_can_peer, cu_peer_copy, cu_pin, cu_unpin};
 
 /* --------------------------------------------------------------- devices */
 

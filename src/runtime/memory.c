@@ -114,7 +114,7 @@ static int test_to_host(synor__node *n, const void *buf, const synor_handle *d)
     return 0;
 }
 static const synor__node_ops test_ops = {test_alloc, test_free, test_to_node, test_to_host, NULL,
-                                         NULL};
+                                         NULL, NULL, NULL};
 
 int synor__test_node_init(synor__node *n, uint64_t capacity)
 {
@@ -703,4 +703,31 @@ void synor__data_wait_unpinned(synor_handle *d)
 {
     while (atomic_load_explicit(&d->pins, memory_order_acquire) > 0)
         sched_yield();
+}
+
+/* ------------------------------------------------------- pinned host memory */
+
+/* Page-locking is process-wide for the backends that offer it (CUDA with
+ * the PORTABLE flag): the first node that can do it does it for all. */
+static synor__node *pin_node(synor_runtime *rt)
+{
+    for (unsigned i = 0; i < rt->nnodes; i++)
+        if (rt->nodes[i].ops && rt->nodes[i].ops->pin && rt->nodes[i].ops->unpin)
+            return &rt->nodes[i];
+    return NULL;
+}
+
+int synor_runtime_pin_host(synor_runtime *rt, void *ptr, size_t bytes)
+{
+    if (!rt || !ptr)
+        return synor__error(SYNOR_EINVAL, "pin host memory: NULL argument");
+    synor__node *n = pin_node(rt);
+    return n && bytes ? n->ops->pin(n, ptr, bytes) : 0;
+}
+
+void synor_runtime_unpin_host(synor_runtime *rt, void *ptr)
+{
+    synor__node *n = rt && ptr ? pin_node(rt) : NULL;
+    if (n)
+        n->ops->unpin(n, ptr);
 }

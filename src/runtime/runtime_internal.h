@@ -200,6 +200,11 @@ typedef struct synor__node_ops {
     int (*can_peer)(const synor__node *dst, const synor__node *src);
     int (*peer_copy)(synor__node *dst, void *dbuf, synor__node *src, const void *sbuf,
                      size_t bytes);
+    /* Optional (NULL: none). pin: page-lock host memory [ptr, ptr+bytes)
+     * for faster copies (1 done, 0 not possible, <0 error); unpin undoes
+     * a pin that returned 1. */
+    int (*pin)(synor__node *n, void *ptr, size_t bytes);
+    void (*unpin)(synor__node *n, void *ptr);
 } synor__node_ops;
 
 struct synor__node {

@@ -395,3 +395,53 @@ CUresult cuGetErrorName(CUresult e, const char **s)
                                              : "CUDA_ERROR_UNKNOWN (mock)";
     return CUDA_SUCCESS;
 }
+
+/* Page-locked host ranges: counted, and an unregister must name a pointer
+ * that was registered (as the driver's CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED). */
+_Atomic long synor_mock_pinned, synor_mock_pins_total;
+static struct {
+    void *p;
+    size_t n;
+} pins[64];
+
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags)
+{
+    (void)flags;
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    if (!p || !n)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    pthread_mutex_lock(&lock);
+    int slot = -1;
+    for (int i = 0; i < 64; i++) {
+        if (pins[i].p && (char *)p < (char *)pins[i].p + pins[i].n &&
+            (char *)pins[i].p < (char *)p + n) {
+            pthread_mutex_unlock(&lock);
+            return 712; /* CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED */
+        }
+        if (!pins[i].p && slot < 0)
+            slot = i;
+    }
+    if (slot >= 0) {
+        pins[slot].p = p;
+        pins[slot].n = n;
+        atomic_fetch_add(&synor_mock_pinned, 1);
+        atomic_fetch_add(&synor_mock_pins_total, 1);
+    }
+    pthread_mutex_unlock(&lock);
+    return slot >= 0 ? CUDA_SUCCESS : fail(CUDA_ERROR_OUT_OF_MEMORY);
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < 64; i++)
+        if (pins[i].p == p) {
+            pins[i].p = NULL;
+            atomic_fetch_sub(&synor_mock_pinned, 1);
+            pthread_mutex_unlock(&lock);
+            return CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&lock);
+    return fail(713); /* CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED */
+}
