@@ -249,7 +249,9 @@ TEST(gpu_layers_give_the_cpu_logits)
     }
 }
 
-/* Several sequences in one batch (rows interleaved), on a GPU context. */
+/* Several sequences in one batch (rows interleaved), on a GPU context;
+ * 36 rows: the element-wise work after the GPU's products runs as steps
+ * of its own over the CPU workers (32 rows or more). */
 TEST(gpu_batches_of_several_sequences)
 {
     NEED_GPU();
@@ -267,26 +269,26 @@ TEST(gpu_batches_of_several_sequences)
         TEST_SKIP("no CUDA device");
     }
     int V = synor_llm_hparams_get(m)->vocab_size;
-    synor_llm_ctx_opts oc = {.max_seqs = 3, .max_batch = 32},
-                       og = {.max_seqs = 3, .max_batch = 32, .gpu_layers = SYNOR_LLM_GPU_ALL};
+    synor_llm_ctx_opts oc = {.max_seqs = 3, .max_batch = 64},
+                       og = {.max_seqs = 3, .max_batch = 64, .gpu_layers = SYNOR_LLM_GPU_ALL};
     synor_llm_ctx *cpu, *gpu;
     ASSERT_OK(synor_llm_ctx_create(m, rt, &oc, &cpu));
     ASSERT_OK(synor_llm_ctx_create(m, rt, &og, &gpu));
-    unsigned seqs[18];
-    int32_t toks[18];
-    for (int i = 0; i < 18; i++)
-        seqs[i] = (unsigned)(i % 3), toks[i] = prompt[i];
+    unsigned seqs[36];
+    int32_t toks[36];
+    for (int i = 0; i < 36; i++)
+        seqs[i] = (unsigned)(i % 3), toks[i] = prompt[i % NP];
     for (int round = 0; round < 2; round++) {
-        ASSERT_OK(synor_llm_batch(cpu, 18, toks, seqs, NULL));
-        ASSERT_OK(synor_llm_batch(gpu, 18, toks, seqs, NULL));
-        for (int i = 15; i < 18; i++) {
+        ASSERT_OK(synor_llm_batch(cpu, 36, toks, seqs, NULL));
+        ASSERT_OK(synor_llm_batch(gpu, 36, toks, seqs, NULL));
+        for (int i = 33; i < 36; i++) {
             const float *a = synor_llm_logits(cpu, (size_t)i), *b = synor_llm_logits(gpu, (size_t)i);
             ASSERT(a && b);
             ASSERT(max_diff(a, b, V) <= 1e-4f);
         }
         ASSERT(synor_llm_logits(gpu, 0) == NULL);
     }
-    ASSERT_EQ(synor_llm_seq_len(gpu, 2), 12);
+    ASSERT_EQ(synor_llm_seq_len(gpu, 2), 24);
     synor_llm_ctx_destroy(gpu);
     synor_llm_ctx_destroy(cpu);
     synor_runtime_destroy(rt);
