@@ -8,7 +8,7 @@
  * llama-bench's -ngl; --no-kv skips the KV-memory table.
  *
  *   bench_llm -m MODEL [-p 128] [-n 128] [-t THREADS] [-r 5] [--tokenizer F]
- *             [--gpu-layers N|all] [--gpu N] [--no-kv]
+ *             [--gpu-layers N|all|auto] [--gpu N] [--no-kv]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +64,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tokenizer"))
             tok = v;
         else if (!strcmp(a, "--gpu-layers"))
-            gpu_layers = !strcmp(v, "all") ? SYNOR_LLM_GPU_ALL : atoi(v);
+            gpu_layers = !strcmp(v, "all")    ? SYNOR_LLM_GPU_ALL
+                         : !strcmp(v, "auto") ? SYNOR_LLM_GPU_AUTO
+                                              : atoi(v);
         else if (!strcmp(a, "--gpu"))
             gpu = atoi(v);
         else {
@@ -73,10 +75,11 @@ int main(int argc, char **argv)
         }
         i++;
     }
-    if (!model || pp < 0 || tg < 0 || threads < 1 || reps < 1 || reps > 100 || gpu_layers < 0 ||
+    if (!model || pp < 0 || tg < 0 || threads < 1 || reps < 1 || reps > 100 ||
+        (gpu_layers < 0 && gpu_layers != SYNOR_LLM_GPU_AUTO) ||
         gpu < 0) {
         fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-t THREADS] [-r REPS]\n"
-                        "                 [--gpu-layers N|all] [--gpu N] [--no-kv]\n");
+                        "                 [--gpu-layers N|all|auto] [--gpu N] [--no-kv]\n");
         return 2;
     }
     synor_llm_load_opts lo = {.tokenizer = tok};
@@ -90,7 +93,7 @@ int main(int argc, char **argv)
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)threads;
     cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cuda = gpu_layers > 0;
+    cfg.cuda = gpu_layers != 0;
     synor_runtime *rt;
     synor_llm_ctx *c;
     synor_llm_ctx_opts o = {.max_seqs = 1,

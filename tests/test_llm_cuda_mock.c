@@ -373,9 +373,9 @@ TEST(what_cannot_run_on_a_gpu_says_why)
     /* without GPU layers the CPU path needs no CUDA */
     o.gpu_layers = 0;
     ASSERT_OK(synor_llm_ctx_create(m, rt, &o, &c));
-    synor_llm_gpu_info gi;
-    synor_llm_ctx_gpu(c, &gi);
-    ASSERT_EQ(gi.layers, 0);
+    synor_llm_gpu_info g0;
+    synor_llm_ctx_gpu(c, &g0);
+    ASSERT_EQ(g0.layers, 0);
     synor_llm_ctx_destroy(c);
     synor_runtime_destroy(rt);
     if (!mock_present()) {
@@ -409,9 +409,14 @@ TEST(what_cannot_run_on_a_gpu_says_why)
     ASSERT_CONTAINS(synor_errmsg(), "out of device memory");
     ASSERT_EQ(counter(CU, "synor_mock_allocs"), 0);
     ASSERT_EQ(counter(CU, "synor_mock_host_allocs"), 0);
-    /* two of its layers fit */
-    o.gpu_layers = 2;
+    /* two of its layers fit (16.8 MB each, beside 12.6 MB of activations
+     * for batches of 512 rows): auto takes them, the classifier stays */
+    o.gpu_layers = SYNOR_LLM_GPU_AUTO;
     ASSERT_OK(synor_llm_ctx_create(m, rt, &o, &c));
+    synor_llm_gpu_info gi;
+    synor_llm_ctx_gpu(c, &gi);
+    ASSERT_EQ(gi.layers, 2);
+    ASSERT_EQ(gi.classifier, 0);
     unsigned q = 0;
     int32_t t = 1;
     ASSERT_OK(synor_llm_batch(c, 1, &t, &q, NULL));

@@ -107,7 +107,9 @@ static void one_config(synor_runtime *rt, int shared)
     double lc, lg;
     ASSERT_OK(synor_trainer_grad(cpu, tok, &lc));
     ASSERT_OK(synor_trainer_grad(gpu, tok, &lg));
-    double wg = worst(synor_trainer_grads(gpu), synor_trainer_grads(cpu), P, 1e-4);
+    /* 1e-3: rounding of other summation orders compounds through the
+     * layers of the backward pass; a wrong product is off by far more */
+    double wg = worst(synor_trainer_grads(gpu), synor_trainer_grads(cpu), P, 1e-3);
     fprintf(stderr, "  %s classifier: loss CPU %.7f GPU %.7f; gradients: worst %.3f of the "
                     "tolerance\n",
             shared ? "tied" : "separate", lc, lg, wg);

@@ -94,7 +94,10 @@ typedef struct synor_llm_ctx_opts {
      * first), their weights uploaded once, at creation, dequantized to
      * fp32 and resident in device memory; activations cross to the GPU and
      * back at each product. gpu_layers >= n_layers (SYNOR_LLM_GPU_ALL):
-     * every block and the classifier. 0 (default): CPU only. RMSNorm,
+     * every block and the classifier. SYNOR_LLM_GPU_AUTO: as many of the
+     * last blocks as fit in the GPU's memory (as the runtime counts it,
+     * less a reserve), all and the classifier when they fit; none if none
+     * does. 0 (default): CPU only. RMSNorm,
      * RoPE, attention over the KV cache (host memory) and SwiGLU stay on
      * the CPU workers. The runtime must have been created with cfg.cuda. */
     int gpu_layers;
@@ -102,6 +105,7 @@ typedef struct synor_llm_ctx_opts {
 } synor_llm_ctx_opts;
 
 #define SYNOR_LLM_GPU_ALL 0x7fffffff
+#define SYNOR_LLM_GPU_AUTO (-1)
 
 /* What of a context runs on a GPU (all zero when nothing does). */
 typedef struct synor_llm_gpu_info {

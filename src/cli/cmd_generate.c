@@ -12,7 +12,7 @@ static void help(void)
 {
     printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
-           "                      [--draft MODEL [--speculate K]] [--gpu-layers N|all]\n"
+           "                      [--draft MODEL [--speculate K]] [--gpu-layers N|all|auto]\n"
            "                      [--gpu N] [--quiet]\n\n"
            "Generates text from a Llama-architecture model: a GGUF file (F32, F16, BF16,\n"
            "Q8_0, Q4_0) or a llama2.c checkpoint (versions 0-2, with its tokenizer.bin).\n"
@@ -33,11 +33,13 @@ static void help(void)
            "                     one batch; the output distribution stays the model's (greedy:\n"
            "                     the same tokens). The figures add the acceptance rate.\n"
            "  --speculate K      tokens proposed per check (default 4, 1..32)\n"
-           "  --gpu-layers N|all the matrix products of the last N transformer blocks run on\n"
+           "  --gpu-layers N|all|auto\n"
+           "                     the matrix products of the last N transformer blocks run on\n"
            "                     a CUDA GPU with cuBLAS (as llama.cpp's -ngl), weights resident\n"
            "                     there in fp32; all (or N >= the layers): every block and the\n"
-           "                     classifier. Attention and the KV cache stay on the CPU.\n"
-           "                     Default 0: CPU only (the draft model, if any, stays there)\n"
+           "                     classifier; auto: as many as fit in the GPU's memory. Attention\n"
+           "                     and the KV cache stay on the CPU. Default 0: CPU only (a draft\n"
+           "                     model stays there)\n"
            "  --gpu N            which CUDA GPU (default 0, as synor devices lists them)\n"
            "  --quiet            no figures line\n"
            "Exit status: 0 success, 1 failure (a bad model file), 2 usage error.\n");
@@ -95,6 +97,8 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         else if (!strcmp(a, "--gpu-layers")) {
             if (!strcmp(v, "all"))
                 gpu_layers = SYNOR_LLM_GPU_ALL;
+            else if (!strcmp(v, "auto"))
+                gpu_layers = (unsigned long long)-1; /* SYNOR_LLM_GPU_AUTO */
             else
                 r = cli_parse_uint("generate", a, v, 0, SYNOR_LLM_GPU_ALL, &gpu_layers);
         } else if (!strcmp(a, "--gpu"))
@@ -121,9 +125,10 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     cfg.cpu_workers = (unsigned)threads;
     cfg.opencl = SYNOR_OPENCL_OFF;
     cfg.cuda = gpu_layers > 0; /* the CUDA driver only when a GPU is asked for */
+    int ngl = gpu_layers == (unsigned long long)-1 ? SYNOR_LLM_GPU_AUTO : (int)gpu_layers;
     synor_runtime *rt = NULL;
     synor_llm_ctx *c = NULL, *dc = NULL;
-    synor_llm_ctx_opts co = {.gpu_layers = (int)gpu_layers, .gpu_device = (unsigned)gpu};
+    synor_llm_ctx_opts co = {.gpu_layers = ngl, .gpu_device = (unsigned)gpu};
     int rc = CLI_FAIL;
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_llm_ctx_create(m, rt, &co, &c) || (dm && synor_llm_ctx_create(dm, rt, NULL, &dc))) {

@@ -92,7 +92,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
         o.gpu_layers = opts->gpu_layers;
         o.gpu_device = opts->gpu_device;
     }
-    if (o.gpu_layers < 0)
+    if (o.gpu_layers < 0 && o.gpu_layers != SYNOR_LLM_GPU_AUTO)
         return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: gpu_layers %d is negative",
                             o.gpu_layers);
     if (o.max_seqs > 65536 || o.max_batch > 65536)

@@ -109,7 +109,8 @@ static int upload(llm_gpu *g, const llm_mat *const *mats, int k, float *tmp, CUd
 }
 
 /* The runtime's CUDA device number `which` (among its CUDA devices). */
-static int find_device(synor_llm_ctx *c, unsigned which, synor_device_native *nat)
+static int find_device(synor_llm_ctx *c, unsigned which, synor_device_native *nat,
+                       uint64_t *capacity)
 {
     unsigned seen = 0;
     for (unsigned i = 0; i < synor_runtime_device_count(c->rt); i++) {
@@ -122,6 +123,7 @@ static int find_device(synor_llm_ctx *c, unsigned which, synor_device_native *na
             return synor__error(SYNOR_ENOTSUP,
                                 "synor_llm_ctx_create: CUDA device %s is stopped or has no "
                                 "context", di.name);
+        *capacity = di.memory_capacity;
         return 0;
     }
     return synor__error(SYNOR_ENOTSUP,
@@ -243,17 +245,51 @@ static int open_gpu(synor_llm_ctx *c, llm_gpu *g, const synor_device_native *nat
     return 0;
 }
 
+/* SYNOR_LLM_GPU_AUTO: the last layers whose fp32 weights fit in the
+ * device's memory (as the runtime counts it: all of it, or cuda_memory)
+ * beside the activations and a reserve for the context and cuBLAS (a
+ * tenth, at most 1 GiB); all of them and the classifier if that fits. */
+static int auto_layers(const synor_llm_ctx *c, uint64_t capacity)
+{
+    const synor_llm *m = c->m;
+    int L = m->cfg.n_layers, r, k;
+    uint64_t per_layer = 0, acts = 0, in = 0, out = 0;
+    for (int w = LLM_GPU_QKV; w < LLM_GPU_NMAT; w++) {
+        shape(m, w, &r, &k);
+        per_layer += (uint64_t)r * (uint64_t)k * sizeof(float);
+        in = (uint64_t)k > in ? (uint64_t)k : in;
+        out = (uint64_t)r > out ? (uint64_t)r : out;
+    }
+    shape(m, LLM_GPU_CLS, &r, &k);
+    uint64_t cls = (uint64_t)r * (uint64_t)k * sizeof(float);
+    acts = (uint64_t)c->max_batch * (in + out + (uint64_t)r) * sizeof(float);
+    uint64_t reserve = capacity / 10 < (1ull << 30) ? capacity / 10 : (1ull << 30);
+    if (capacity <= reserve + acts)
+        return 0;
+    uint64_t room = capacity - reserve - acts;
+    if (room >= per_layer * (uint64_t)L + cls)
+        return L; /* and the classifier */
+    uint64_t n = room / per_layer;
+    return n >= (uint64_t)L ? L - 1 : (int)n; /* L - 1: below "all" */
+}
+
 int synor__llm_gpu_open(synor_llm_ctx *c, int layers, unsigned device)
 {
     int L = c->m->cfg.n_layers;
-    if (layers < 0)
+    if (layers < 0 && layers != SYNOR_LLM_GPU_AUTO)
         return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: gpu_layers %d is negative", layers);
     if (layers == 0)
         return 0;
     synor_device_native nat;
-    int e = find_device(c, device, &nat);
+    uint64_t capacity = 0;
+    int e = find_device(c, device, &nat, &capacity);
     if (e)
         return e;
+    if (layers == SYNOR_LLM_GPU_AUTO) {
+        layers = auto_layers(c, capacity);
+        if (layers == 0)
+            return 0; /* nothing fits: the CPU runs it all */
+    }
     llm_gpu *g = synor__calloc(1, sizeof *g);
     if (!g)
         return SYNOR_ENOMEM;
