@@ -12,11 +12,13 @@
 #
 #   bash bench/run_gpu_llm.sh [BUILD_DIR (default build)] [THREADS (default nproc, at most 16)]
 set -u
-cd "$(dirname "$0")/.."
 B=${1:-build}
 T=${2:-$(nproc)}
 ((T > 16)) && T=16
-B=$(cd "$B" 2>/dev/null && pwd) || { echo "run_gpu_llm: no build directory '${1:-build}'" >&2; exit 2; }
+# BUILD_DIR relative to where this is run from, or else to the source tree
+B=$(cd "$B" 2>/dev/null && pwd) || B=$(cd "$(dirname "$0")/../$B" 2>/dev/null && pwd) ||
+  { echo "run_gpu_llm: no build directory '${1:-build}'" >&2; exit 2; }
+cd "$(dirname "$0")/.." || exit 2
 for f in synor bench/bench_llm; do
   [[ -x $B/$f ]] || { echo "run_gpu_llm: $B/$f is missing: build first (cmake --build $B)" >&2; exit 2; }
 done
