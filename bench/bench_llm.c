@@ -3,8 +3,12 @@
  *   pp N: a prompt of N tokens run as one batch (prefill), tokens/s;
  *   tg N: N tokens decoded one per batch after BOS, tokens/s.
  * Median and spread of --reps runs (docs/BENCHMARKS.md, "LLM inference").
+ * --gpu-layers N|all offloads the products of the last N layers (all: and
+ * the classifier) to CUDA GPU --gpu (synor_llm_ctx_opts.gpu_layers), as
+ * llama-bench's -ngl; --no-kv skips the KV-memory table.
  *
  *   bench_llm -m MODEL [-p 128] [-n 128] [-t THREADS] [-r 5] [--tokenizer F]
+ *             [--gpu-layers N|all|auto] [--gpu N] [--no-kv]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +40,13 @@ static void report(const char *what, int n, double *rates, int reps)
 int main(int argc, char **argv)
 {
     const char *model = NULL, *tok = NULL;
-    int pp = 128, tg = 128, threads = 2, reps = 5;
+    int pp = 128, tg = 128, threads = 2, reps = 5, gpu_layers = 0, gpu = 0, kv = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--no-kv")) {
+            kv = 0;
+            continue;
+        }
         if (!v) {
             fprintf(stderr, "bench_llm: %s needs a value\n", a);
             return 2;
@@ -55,14 +63,23 @@ int main(int argc, char **argv)
             reps = atoi(v);
         else if (!strcmp(a, "--tokenizer"))
             tok = v;
+        else if (!strcmp(a, "--gpu-layers"))
+            gpu_layers = !strcmp(v, "all")    ? SYNOR_LLM_GPU_ALL
+                         : !strcmp(v, "auto") ? SYNOR_LLM_GPU_AUTO
+                                              : atoi(v);
+        else if (!strcmp(a, "--gpu"))
+            gpu = atoi(v);
         else {
             fprintf(stderr, "bench_llm: unexpected argument '%s'\n", a);
             return 2;
         }
         i++;
     }
-    if (!model || pp < 0 || tg < 0 || threads < 1 || reps < 1 || reps > 100) {
-        fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-t THREADS] [-r REPS]\n");
+    if (!model || pp < 0 || tg < 0 || threads < 1 || reps < 1 || reps > 100 ||
+        (gpu_layers < 0 && gpu_layers != SYNOR_LLM_GPU_AUTO) ||
+        gpu < 0) {
+        fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-t THREADS] [-r REPS]\n"
+                        "                 [--gpu-layers N|all|auto] [--gpu N] [--no-kv]\n");
         return 2;
     }
     synor_llm_load_opts lo = {.tokenizer = tok};
@@ -76,18 +93,32 @@ int main(int argc, char **argv)
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)threads;
     cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cuda = 0;
+    cfg.cuda = gpu_layers != 0;
     synor_runtime *rt;
     synor_llm_ctx *c;
-    synor_llm_ctx_opts o = {.max_seqs = 1, .max_batch = pp > 0 ? (unsigned)pp : 1};
+    synor_llm_ctx_opts o = {.max_seqs = 1,
+                            .max_batch = pp > 0 ? (unsigned)pp : 1,
+                            .gpu_layers = gpu_layers,
+                            .gpu_device = (unsigned)gpu};
+    double tc = now();
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_llm_ctx_create(m, rt, &o, &c)) {
         fprintf(stderr, "bench_llm: %s\n", synor_errmsg());
         return 1;
     }
+    tc = now() - tc;
     printf("%s: %s %s, dim %d, %d layers, vocab %d; %s kernels, %d workers\n", model,
            synor_llm_format(m), synor_llm_weight_type(m), h->dim, h->n_layers, h->vocab_size,
            synor_llm_isa(), threads);
+    synor_llm_gpu_info gi;
+    synor_llm_ctx_gpu(c, &gi);
+    if (gi.layers)
+        printf("  GPU: %d of %d layers%s on %s (%s), %.1f MiB fp32 weights uploaded; context "
+               "created in %.2f s\n",
+               gi.layers, h->n_layers, gi.classifier ? " and the classifier" : "", gi.device,
+               gi.product, (double)gi.weight_bytes / 1048576, tc);
+    else
+        printf("  CPU only\n");
     int32_t *toks = malloc((size_t)(pp > tg ? pp : tg) * sizeof *toks + 4);
     unsigned seq0 = 0, *seqs = calloc((size_t)(pp > 0 ? pp : 1), sizeof *seqs);
     double *rates = malloc((size_t)reps * sizeof *rates);
@@ -127,14 +158,21 @@ int main(int argc, char **argv)
     }
     if (tg > 0)
         report("tg", tg, rates, reps);
+    if (gi.layers) {
+        synor_llm_ctx_gpu(c, &gi);
+        printf("  GPU traffic: %.1f MiB up, %.1f MiB down, %llu cuBLAS calls\n",
+               (double)gi.bytes_up / 1048576, (double)gi.bytes_down / 1048576,
+               (unsigned long long)gi.products);
+    }
     /* KV memory of one sequence by length: the paged cache's blocks in use
      * against a contiguous cache sized for the model's context. */
     size_t per_pos =
         (size_t)h->n_layers * 2 * (size_t)(h->dim / h->n_heads * h->n_kv_heads) * sizeof(float);
-    printf("  KV cache per sequence (%zu bytes a position; contiguous: %d positions):\n", per_pos,
-           h->seq_len);
+    if (kv)
+        printf("  KV cache per sequence (%zu bytes a position; contiguous: %d positions):\n",
+               per_pos, h->seq_len);
     static const double fractions[] = {0.05, 0.25, 0.5, 1.0};
-    for (size_t f = 0; f < sizeof fractions / sizeof fractions[0]; f++) {
+    for (size_t f = 0; kv && f < sizeof fractions / sizeof fractions[0]; f++) {
         int len = (int)(h->seq_len * fractions[f]);
         if (len < 1 || len > h->seq_len)
             continue;

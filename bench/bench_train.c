@@ -7,7 +7,10 @@
  *   bench_train [--dim 288] [--hidden 768] [--layers 6] [--heads 6]
  *               [--kv-heads 6] [--vocab 512] [--seq 256] [--batch 8]
  *               [--threads 2] [--replicas 0] [--steps 20] [--warmup 3]
- *               [--shared 1]
+ *               [--shared 1] [--cuda 0|1]
+ *
+ * --cuda 1: the products on the first CUDA GPU (synor_trainer_use_cuda);
+ * the JSON line then has "device":"cuda".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +42,7 @@ int main(int argc, char **argv)
                             .vocab_size = 512,
                             .seq_len = 256,
                             .shared_classifier = 1};
-    int batch = 8, threads = 2, replicas = 0, steps = 20, warmup = 3;
+    int batch = 8, threads = 2, replicas = 0, steps = 20, warmup = 3, cuda = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i];
         int v = atoi(argv[i + 1]);
@@ -56,6 +59,7 @@ int main(int argc, char **argv)
                  : !strcmp(a, "--steps")    ? &steps
                  : !strcmp(a, "--warmup")   ? &warmup
                  : !strcmp(a, "--shared")   ? &c.shared_classifier
+                 : !strcmp(a, "--cuda")     ? &cuda
                                             : NULL;
         if (!f || v < 0) {
             fprintf(stderr, "bench_train: bad option %s %s\n", a, argv[i + 1]);
@@ -67,11 +71,12 @@ int main(int argc, char **argv)
     synor_runtime_config_init(&rc);
     rc.cpu_workers = (unsigned)threads;
     rc.opencl = SYNOR_OPENCL_OFF;
-    rc.cuda = 0;
+    rc.cuda = cuda != 0;
     synor_runtime *rt = NULL;
     synor_trainer *t = NULL;
     if (synor_runtime_create(&rc, &rt) || synor_runtime_start(rt) ||
-        synor_trainer_create(rt, &c, batch, replicas, &t)) {
+        synor_trainer_create(rt, &c, batch, replicas, &t) ||
+        (cuda && synor_trainer_use_cuda(t, 0))) {
         fprintf(stderr, "bench_train: %s\n", synor_errmsg());
         return 1;
     }
@@ -97,11 +102,18 @@ int main(int argc, char **argv)
     }
     qsort(dt, (size_t)steps, sizeof *dt, cmp_d);
     double med = dt[steps / 2];
-    printf("{\"peer\":\"synor\",\"threads\":%d,\"replicas\":%d,\"tokens_per_step\":%d,"
+    printf("{\"peer\":\"synor\",\"device\":\"%s\",\"threads\":%d,\"replicas\":%d,\"tokens_per_step\":%d,"
            "\"step_s_median\":%.6f,\"step_s_min\":%.6f,\"step_s_max\":%.6f,"
            "\"tokens_per_s\":%.1f,\"params\":%zu}\n",
-           threads, synor_trainer_replicas(t), batch * c.seq_len, med, dt[0], dt[steps - 1],
+           cuda ? "cuda" : "cpu", threads, synor_trainer_replicas(t), batch * c.seq_len, med, dt[0], dt[steps - 1],
            batch * c.seq_len / med, synor_train_param_count(&c));
+    if (cuda) {
+        synor_train_gpu_stats g;
+        synor_trainer_gpu_stats(t, &g);
+        fprintf(stderr, "bench_train: GPU %s (%s): %llu SGEMM calls, %.1f MiB up, %.1f MiB down\n",
+                g.device, g.product, (unsigned long long)g.products, (double)g.bytes_up / 1048576,
+                (double)g.bytes_down / 1048576);
+    }
     free(tok);
     free(dt);
     synor_trainer_destroy(t);

@@ -343,6 +343,7 @@ TEST(rebalancing_moves_queued_work_to_the_idle_device)
     c.cuda = 0; /* the test GPU only: a real one would shift device numbers */
     c.pin_workers = 0;
     c.opencl = SYNOR_OPENCL_OFF;
+    c.cuda = 0; /* the device numbers below: the CPU and the test GPU only */
     c.policy = SYNOR_PLACE_LOAD;
     c.rebalance_us = 0; /* only the explicit round below */
     synor_runtime *rt = NULL;

@@ -88,10 +88,42 @@ typedef struct synor_llm_ctx_opts {
     /* KV-cache blocks in the pool; 0: enough for max_seqs sequences of the
      * model's full seq_len. */
     unsigned kv_blocks;
+    /* CUDA offload (as llama.cpp's -ngl): the matrix products (Q/K/V,
+     * output, gate/up, down) of the last gpu_layers transformer blocks run
+     * with cuBLAS on the runtime's CUDA GPU number gpu_device (0: the
+     * first), their weights uploaded once, at creation, dequantized to
+     * fp32 and resident in device memory; activations cross to the GPU and
+     * back at each product. gpu_layers >= n_layers (SYNOR_LLM_GPU_ALL):
+     * every block and the classifier. SYNOR_LLM_GPU_AUTO: as many of the
+     * last blocks as fit in the GPU's memory (as the runtime counts it,
+     * less a reserve), all and the classifier when they fit; none if none
+     * does. 0 (default): CPU only. RMSNorm,
+     * RoPE, attention over the KV cache (host memory) and SwiGLU stay on
+     * the CPU workers. The runtime must have been created with cfg.cuda. */
+    int gpu_layers;
+    unsigned gpu_device;
 } synor_llm_ctx_opts;
 
+#define SYNOR_LLM_GPU_ALL 0x7fffffff
+#define SYNOR_LLM_GPU_AUTO (-1)
+
+/* What of a context runs on a GPU (all zero when nothing does). */
+typedef struct synor_llm_gpu_info {
+    int layers;                  /* transformer blocks, the last ones */
+    int classifier;              /* 1: the classifier too */
+    char device[64];             /* the runtime's name ("cuda0") */
+    char product[128];           /* the GPU's ("NVIDIA H200") */
+    uint64_t weight_bytes;       /* fp32 weights resident on it */
+    uint64_t bytes_up, bytes_down; /* activations copied since creation */
+    uint64_t products;           /* cuBLAS calls (GEMM, or GEMV for one row) */
+} synor_llm_gpu_info;
+
+void synor_llm_ctx_gpu(const synor_llm_ctx *c, synor_llm_gpu_info *out);
+
 /* A context on rt (created, and started or not: the engine starts it).
- * opts may be NULL. SYNOR_ENOMEM. */
+ * opts may be NULL. SYNOR_ENOMEM; with gpu_layers: SYNOR_ENOTSUP (no such
+ * CUDA device in rt, no cuBLAS, a driver without stream-ordered copies),
+ * SYNOR_ENOMEM (device memory), SYNOR_EIO (a CUDA error). */
 int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_opts *opts,
                          synor_llm_ctx **out);
 void synor_llm_ctx_destroy(synor_llm_ctx *c); /* accepts NULL */

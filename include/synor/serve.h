@@ -48,6 +48,10 @@ typedef struct synor_server_opts {
     uint64_t cache_bytes;
     const char *cache_file;
     int no_cache;
+    /* The engine's GPU layers (synor_llm_ctx_opts.gpu_layers, gpu_device;
+     * 0: CPU only); the runtime must have CUDA on for them. */
+    int gpu_layers;
+    unsigned gpu_device;
 } synor_server_opts;
 
 /* A server for model m (not owned; it must outlive the server) whose

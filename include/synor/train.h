@@ -132,6 +132,33 @@ int synor_trainer_step(synor_trainer *t, const int32_t *tokens, const synor_trai
  * replicas in rounds of the batch), forward only. */
 int synor_trainer_eval(synor_trainer *t, const int32_t *tokens, int rows, double *loss);
 
+/* ----------------------------------------------------------------- CUDA */
+
+/* Runs the trainer's matrix products - every projection of the forward
+ * pass and both products of each one's backward pass (data and weight
+ * gradients), for every replica - with cuBLAS SGEMM on the runtime's
+ * CUDA GPU number `device` (0: the first; the runtime must have been
+ * created with cfg.cuda). The parameters are resident there in fp32,
+ * uploaded once per step (after the optimizer changed them on the host);
+ * activations cross at each product; weight gradients come back into each
+ * replica's gradients, so the all-reduce, clipping and AdamW run on the
+ * CPU workers as before, as do attention, the norms, SwiGLU and the loss.
+ * The replicas share the GPU one product at a time. Results equal the
+ * CPU's to fp32 rounding (another summation order), so a run on the GPU is
+ * reproducible but not bit-identical to one on the CPU. Call between
+ * steps. SYNOR_ENOTSUP (no such CUDA device, no cuBLAS), SYNOR_ENOMEM
+ * (device memory), SYNOR_ESTATE (already on a GPU). */
+int synor_trainer_use_cuda(synor_trainer *t, unsigned device);
+
+typedef struct synor_train_gpu_stats {
+    char device[64], product[128]; /* "" when the trainer has no GPU */
+    uint64_t products;             /* SGEMM calls */
+    uint64_t bytes_up, bytes_down; /* copies, parameters included */
+    uint64_t param_uploads;
+} synor_train_gpu_stats;
+
+void synor_trainer_gpu_stats(const synor_trainer *t, synor_train_gpu_stats *out);
+
 /* ------------------------------------------------------------- datasets */
 
 /* A corpus as one stream of token ids, split into a training part and a

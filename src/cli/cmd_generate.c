@@ -1,5 +1,6 @@
 /* cmd_generate.c - `synor generate`: text from a model on this machine's
- * CPU workers, streamed to the terminal as it is generated. */
+ * CPU workers (and, with --gpu-layers, a CUDA GPU), streamed to the
+ * terminal as it is generated. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,8 @@ static void help(void)
 {
     printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
-           "                      [--draft MODEL [--speculate K]] [--quiet]\n\n"
+           "                      [--draft MODEL [--speculate K]] [--gpu-layers N|all|auto]\n"
+           "                      [--gpu N] [--quiet]\n\n"
            "Generates text from a Llama-architecture model: a GGUF file (F32, F16, BF16,\n"
            "Q8_0, Q4_0) or a llama2.c checkpoint (versions 0-2, with its tokenizer.bin).\n"
            "The prompt is run as one batch, then one token at a time, each on the runtime's\n"
@@ -31,6 +33,14 @@ static void help(void)
            "                     one batch; the output distribution stays the model's (greedy:\n"
            "                     the same tokens). The figures add the acceptance rate.\n"
            "  --speculate K      tokens proposed per check (default 4, 1..32)\n"
+           "  --gpu-layers N|all|auto\n"
+           "                     the matrix products of the last N transformer blocks run on\n"
+           "                     a CUDA GPU with cuBLAS (as llama.cpp's -ngl), weights resident\n"
+           "                     there in fp32; all (or N >= the layers): every block and the\n"
+           "                     classifier; auto: as many as fit in the GPU's memory. Attention\n"
+           "                     and the KV cache stay on the CPU. Default 0: CPU only (a draft\n"
+           "                     model stays there)\n"
+           "  --gpu N            which CUDA GPU (default 0, as synor devices lists them)\n"
            "  --quiet            no figures line\n"
            "Exit status: 0 success, 1 failure (a bad model file), 2 usage error.\n");
 }
@@ -48,7 +58,8 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
     const char *model = NULL, *prompt = "", *tokenizer = NULL, *draft = NULL;
-    unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4;
+    unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, gpu = 0,
+                       gpu_layers = 0;
     double temp = 0, topp = 0.9;
     int quiet = 0;
     for (int i = 1; i < argc; i++) {
@@ -83,6 +94,15 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             r = cli_parse_double("generate", a, v, 1e-9, 1, &topp);
         else if (!strcmp(a, "--seed"))
             r = cli_parse_uint("generate", a, v, 0, UINT64_MAX, &seed);
+        else if (!strcmp(a, "--gpu-layers")) {
+            if (!strcmp(v, "all"))
+                gpu_layers = SYNOR_LLM_GPU_ALL;
+            else if (!strcmp(v, "auto"))
+                gpu_layers = (unsigned long long)-1; /* SYNOR_LLM_GPU_AUTO */
+            else
+                r = cli_parse_uint("generate", a, v, 0, SYNOR_LLM_GPU_ALL, &gpu_layers);
+        } else if (!strcmp(a, "--gpu"))
+            r = cli_parse_uint("generate", a, v, 0, 64, &gpu);
         else if (!strcmp(a, "--threads"))
             r = cli_parse_uint("generate", a, v, 1, 1024, &threads);
         else
@@ -104,12 +124,14 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)threads;
     cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cuda = 0;
+    cfg.cuda = gpu_layers > 0; /* the CUDA driver only when a GPU is asked for */
+    int ngl = gpu_layers == (unsigned long long)-1 ? SYNOR_LLM_GPU_AUTO : (int)gpu_layers;
     synor_runtime *rt = NULL;
     synor_llm_ctx *c = NULL, *dc = NULL;
+    synor_llm_ctx_opts co = {.gpu_layers = ngl, .gpu_device = (unsigned)gpu};
     int rc = CLI_FAIL;
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
-        synor_llm_ctx_create(m, rt, NULL, &c) || (dm && synor_llm_ctx_create(dm, rt, NULL, &dc))) {
+        synor_llm_ctx_create(m, rt, &co, &c) || (dm && synor_llm_ctx_create(dm, rt, NULL, &dc))) {
         cli_error("%s", synor_errmsg());
         goto out;
     }
@@ -143,6 +165,16 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         goto out;
     }
     putchar('\n');
+    synor_llm_gpu_info gi;
+    synor_llm_ctx_gpu(c, &gi);
+    if (!quiet && gi.layers)
+        fprintf(stderr,
+                "synor: %d of %d layers%s on %s (%s), %.1f MiB of fp32 weights there; %.1f MiB "
+                "of activations up, %.1f MiB down, %llu cuBLAS calls\n",
+                gi.layers, synor_llm_hparams_get(m)->n_layers, gi.classifier ? " and the classifier" : "",
+                gi.device, gi.product, (double)gi.weight_bytes / 1048576,
+                (double)gi.bytes_up / 1048576, (double)gi.bytes_down / 1048576,
+                (unsigned long long)gi.products);
     if (!quiet)
         fprintf(stderr,
                 "synor: %s %s, %s kernels, %u workers: prompt %zu tokens in %.3f s (%.1f "

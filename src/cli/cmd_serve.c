@@ -16,7 +16,7 @@ static void help(void)
     printf("usage: synor serve -m MODEL [--host ADDR] [--port N] [--threads N] [--max-seqs N]\n"
            "                   [--max-queue N] [--ctx N] [--tokenizer FILE] [--model-name NAME]\n"
            "                   [--grace SECONDS] [--cache-mem SIZE] [--cache-file FILE]\n"
-           "                   [--no-cache]\n\n"
+           "                   [--no-cache] [--gpu-layers N|all|auto] [--gpu N]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
            "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
@@ -42,6 +42,9 @@ static void help(void)
            "                      kept and served again; /metrics counts the hits\n"
            "  --cache-file FILE   its disk tier, an SQLite file kept across restarts\n"
            "  --no-cache          no cache\n"
+           "  --gpu-layers N|all|auto  the matrix products of the last N layers on a CUDA\n"
+           "                      GPU (as synor generate; default 0: CPU only)\n"
+           "  --gpu N             which CUDA GPU (default 0)\n"
            "Exit status: 0 stopped by a signal, 1 failure (a bad model file, the address\n"
            "in use, built without libmicrohttpd), 2 usage error.\n");
 }
@@ -50,7 +53,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
     const char *model = NULL, *tokenizer = NULL, *host = "127.0.0.1", *name = NULL;
-    unsigned long long port = 8080, threads = 0, seqs = 16, queue = 64, ctx = 0;
+    unsigned long long port = 8080, threads = 0, seqs = 16, queue = 64, ctx = 0, gpu = 0;
+    int gpu_layers = 0;
     double grace = 30;
     const char *cache_file = NULL;
     uint64_t cache_mem = 0;
@@ -90,6 +94,18 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
             r = cli_parse_seconds("serve", a, v, &grace);
         else if (!strcmp(a, "--cache-file"))
             cache_file = v;
+        else if (!strcmp(a, "--gpu-layers")) {
+            if (!strcmp(v, "all"))
+                gpu_layers = SYNOR_LLM_GPU_ALL;
+            else if (!strcmp(v, "auto"))
+                gpu_layers = SYNOR_LLM_GPU_AUTO;
+            else {
+                unsigned long long x;
+                r = cli_parse_uint("serve", a, v, 0, SYNOR_LLM_GPU_ALL, &x);
+                gpu_layers = (int)x;
+            }
+        } else if (!strcmp(a, "--gpu"))
+            r = cli_parse_uint("serve", a, v, 0, 64, &gpu);
         else if (!strcmp(a, "--cache-mem")) {
             if (synor__parse_size(v, &cache_mem) || cache_mem == 0)
                 return cli_usage_error("serve",
@@ -132,7 +148,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)threads;
     cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cuda = 0;
+    cfg.cuda = gpu_layers != 0;
     synor_server_opts so = {.host = host,
                             .port = (unsigned)port,
                             .model_name = name,
@@ -142,7 +158,9 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .grace_s = grace,
                             .cache_bytes = cache_mem,
                             .cache_file = cache_file,
-                            .no_cache = no_cache};
+                            .no_cache = no_cache,
+                            .gpu_layers = gpu_layers,
+                            .gpu_device = (unsigned)gpu};
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_server_create(m, rt, &so, &srv) || synor_server_start(srv)) {
         cli_error("%s", synor_errmsg());

@@ -40,6 +40,10 @@ static void help(void)
            "  --workers N       CPU workers (default one per core); --replicas N data-\n"
            "                    parallel micro-batches (default one per worker, at most 6)\n"
            "  --seed S          initialisation and data order (default 1)\n"
+           "  --device cpu|cuda cuda: the matrix products (forward and backward) on the first\n"
+           "                    CUDA GPU with cuBLAS, the weights resident there; attention,\n"
+           "                    norms, the loss, all-reduce and AdamW stay on the CPU workers\n"
+           "                    (default cpu). --gpu N: another GPU\n"
            "  --quiet           no progress line\n"
            "  --report          after the run, the runtime's report of it: every task on its\n"
            "                    worker (batch loading, the replicas' forward/backward, the\n"
@@ -175,9 +179,9 @@ typedef struct opts {
     const char *corpus, *out, *tok_path, *trace, *chrome, *svg, *workload;
     synor_train_config cfg;
     unsigned long long vocab, steps, batch, eval_every, eval_rows, ckpt_every, keep, workers,
-        replicas, seed, warmup;
+        replicas, seed, warmup, gpu;
     double lr, min_lr, wd, clip, val_fraction;
-    int resume, quiet, warmup_set, report;
+    int resume, quiet, warmup_set, report, cuda;
 } opts;
 
 static int parse(int argc, char **argv, opts *o)
@@ -268,6 +272,12 @@ static int parse(int argc, char **argv, opts *o)
             r = cli_parse_double("train", a, v, 0.001, 0.5, &o->val_fraction);
         } else if (!strcmp(a, "--seed")) {
             r = cli_parse_uint("train", a, v, 0, UINT64_MAX, &o->seed);
+        } else if (!strcmp(a, "--device")) {
+            if (strcmp(v, "cpu") && strcmp(v, "cuda"))
+                return cli_usage_error("train", "--device %s: cpu or cuda", v);
+            o->cuda = !strcmp(v, "cuda");
+        } else if (!strcmp(a, "--gpu")) {
+            r = cli_parse_uint("train", a, v, 0, 64, &o->gpu);
         } else if (!strcmp(a, "--corpus")) {
             o->corpus = v;
         } else if (!strcmp(a, "--out")) {
@@ -436,11 +446,17 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     synor_runtime_config_init(&rc_cfg);
     rc_cfg.cpu_workers = (unsigned)o.workers;
     rc_cfg.opencl = SYNOR_OPENCL_OFF;
-    rc_cfg.cuda = 0;
+    rc_cfg.cuda = o.cuda;
     rc_cfg.trace = o.report || o.trace || o.chrome || o.svg;
     if ((e = synor_runtime_create(&rc_cfg, &rt)) || (e = synor_runtime_start(rt)) ||
-        (e = synor_trainer_create(rt, &o.cfg, (int)o.batch, (int)o.replicas, &t)))
+        (e = synor_trainer_create(rt, &o.cfg, (int)o.batch, (int)o.replicas, &t)) ||
+        (o.cuda && (e = synor_trainer_use_cuda(t, (unsigned)o.gpu))))
         goto fail;
+    if (o.cuda) {
+        synor_train_gpu_stats gs;
+        synor_trainer_gpu_stats(t, &gs);
+        fprintf(stderr, "synor train: matrix products on %s (%s)\n", gs.device, gs.product);
+    }
     if (o.workload && (e = write_workload(&o, synor_trainer_replicas(t))))
         goto fail;
     double unigram = synor_train_data_unigram(&data, o.cfg.vocab_size);

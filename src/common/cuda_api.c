@@ -45,6 +45,13 @@ int synor__cuda_api_load(synor__cu_api *a, int blas)
     if (synor__dlsym_into(a->lib, "cuMemHostRegister_v2", &a->cuMemHostRegister) ||
         synor__dlsym_into(a->lib, "cuMemHostUnregister", &a->cuMemHostUnregister))
         a->cuMemHostRegister = NULL;
+    /* Stream-ordered copies and pinned memory are optional too: only the
+     * LLM engine's GPU layers need them (and say so without them). */
+    if (synor__dlsym_into(a->lib, "cuMemcpyHtoDAsync_v2", &a->cuMemcpyHtoDAsync) ||
+        synor__dlsym_into(a->lib, "cuMemcpyDtoHAsync_v2", &a->cuMemcpyDtoHAsync) ||
+        synor__dlsym_into(a->lib, "cuMemAllocHost_v2", &a->cuMemAllocHost) ||
+        synor__dlsym_into(a->lib, "cuMemFreeHost", &a->cuMemFreeHost))
+        a->cuMemcpyHtoDAsync = NULL;
     /* cuBLAS is optional: without it GEMM tasks fail over to other devices. */
     a->blas = NULL;
     if (!blas)
@@ -61,6 +68,8 @@ int synor__cuda_api_load(synor__cu_api *a, int blas)
         dlclose(a->blas);
         a->blas = NULL;
     }
+    if (a->blas && synor__dlsym_into(a->blas, "cublasSgemv_v2", &a->cublasSgemv))
+        a->cublasSgemv = NULL;
     return 0;
 }
 

@@ -69,6 +69,12 @@ typedef struct synor__cu_api {
     /* Optional: page-locking host memory the caller owns. */
     CUresult (*cuMemHostRegister)(void *, size_t, unsigned);
     CUresult (*cuMemHostUnregister)(void *);
+    /* Optional (NULL where the driver lacks any of them): copies ordered on
+     * a stream, and page-locked host memory for them to be asynchronous. */
+    CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*cuMemAllocHost)(void **, size_t);
+    CUresult (*cuMemFreeHost)(void *);
     cublasStatus_t (*cublasCreate)(cublasHandle_t *);
     cublasStatus_t (*cublasDestroy)(cublasHandle_t);
     cublasStatus_t (*cublasSetStream)(cublasHandle_t, CUstream);
@@ -78,6 +84,9 @@ typedef struct synor__cu_api {
     cublasStatus_t (*cublasDgemm)(cublasHandle_t, int, int, int, int, int, const double *,
                                   const double *, int, const double *, int, const double *,
                                   double *, int);
+    /* Optional (NULL without it): y = alpha op(A) x + beta y. */
+    cublasStatus_t (*cublasSgemv)(cublasHandle_t, int, int, int, const float *, const float *, int,
+                                  const float *, int, const float *, float *, int);
 } synor__cu_api;
 
 /* Loads libcuda.so.1 (required symbols; 0, or -1 and nothing loaded) and,

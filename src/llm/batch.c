@@ -28,6 +28,7 @@ void synor_llm_ctx_destroy(synor_llm_ctx *c)
 {
     if (!c)
         return;
+    synor__llm_gpu_close(c);
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < LLM_MAX_CHUNKS; i++)
             if (c->bar[s][i])
@@ -81,14 +82,19 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     if (!m || !rt || !out)
         return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: NULL argument");
     const synor_llm_hparams *cfg = &m->cfg;
-    synor_llm_ctx_opts o = {1, 512, 0};
+    synor_llm_ctx_opts o = {1, 512, 0, 0, 0};
     if (opts) {
         if (opts->max_seqs)
             o.max_seqs = opts->max_seqs;
         if (opts->max_batch)
             o.max_batch = opts->max_batch;
         o.kv_blocks = opts->kv_blocks;
+        o.gpu_layers = opts->gpu_layers;
+        o.gpu_device = opts->gpu_device;
     }
+    if (o.gpu_layers < 0 && o.gpu_layers != SYNOR_LLM_GPU_AUTO)
+        return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: gpu_layers %d is negative",
+                            o.gpu_layers);
     if (o.max_seqs > 65536 || o.max_batch > 65536)
         return synor__error(SYNOR_EINVAL,
                             "synor_llm_ctx_create: max_seqs %u or max_batch %u "
@@ -109,7 +115,13 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     c->kv_dim = cfg->dim / cfg->n_heads * cfg->n_kv_heads;
     c->kv_blocks = o.kv_blocks;
     unsigned workers = synor_runtime_worker_count(rt);
-    c->P = workers < 1 ? 1 : workers > LLM_MAX_CHUNKS ? LLM_MAX_CHUNKS : (int)workers;
+    /* Steps split over the host CPU's workers (device 0): a GPU's worker
+     * never runs the engine's tasks. */
+    synor_runtime_device_info host;
+    unsigned cpus = synor_runtime_device_get(rt, 0, &host) == 0 && host.workers ? host.workers
+                                                                                 : workers;
+    c->P = cpus < 1 ? 1 : cpus > LLM_MAX_CHUNKS ? LLM_MAX_CHUNKS : (int)cpus;
+    c->gpu_first = cfg->n_layers;
     c->layer_stride = (size_t)o.kv_blocks * SYNOR_LLM_KV_BLOCK * (size_t)c->kv_dim;
     size_t B = o.max_batch, dim = (size_t)cfg->dim, hid = (size_t)cfg->hidden_dim;
     size_t widest = dim > hid ? dim : hid;
@@ -174,6 +186,11 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
                 return e;
             }
         }
+    int e = synor__llm_gpu_open(c, o.gpu_layers, o.gpu_device);
+    if (e) {
+        synor_llm_ctx_destroy(c);
+        return e;
+    }
     *out = c;
     return 0;
 }

@@ -13,6 +13,11 @@
  * write) and step s + 1's writes wait for all of step s's reads (write
  * after read). No extra join tasks, no thread of the engine's own.
  *
+ * On the layers offloaded to a GPU (gpu.c) each step but attention is one
+ * task: it normalises the batch's rows, has the GPU run the step's
+ * products for all of them, and finishes the step (RoPE and the KV cache;
+ * the residual; SwiGLU) on the host.
+ *
  * Normalisations and activation quantization are not steps of their own:
  * each task of a product redoes them for the rows it reads (a cost of 1/R
  * of the product for R output rows per task), which saves a barrier. */
@@ -107,10 +112,11 @@ static float *kv_at(synor_llm_ctx *c, float *cache, int layer, unsigned seq, int
            ((size_t)block * SYNOR_LLM_KV_BLOCK + (size_t)(pos % SYNOR_LLM_KV_BLOCK)) * kv_dim;
 }
 
-static void rope_rows(synor_llm_ctx *c, float *v, size_t ld, int n, int a, int b)
+/* Rows t0..t1 - 1 of v (row t at v + t * ld), columns a..b - 1. */
+static void rope_rows(synor_llm_ctx *c, float *v, size_t ld, int t0, int t1, int a, int b)
 {
     int hs = c->m->cfg.head_dim;
-    for (int t = 0; t < n; t++) {
+    for (int t = t0; t < t1; t++) {
         const float *cs = c->rope_cos + (size_t)c->pos[t] * (hs / 2);
         const float *sn = c->rope_sin + (size_t)c->pos[t] * (hs / 2);
         float *row = v + (size_t)t * ld;
@@ -144,7 +150,7 @@ static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
             synor__llm_matmul(c->k, mats[m], lo, hi, n, s->xb, (size_t)dim,
                               acts(c, s, n, dim, mats[m]), outs[m], (size_t)lds[m], 0);
             if (m < 2)
-                rope_rows(c, outs[m], (size_t)lds[m], n, lo, hi);
+                rope_rows(c, outs[m], (size_t)lds[m], 0, n, lo, hi);
             if (m > 0)
                 for (int t = 0; t < n; t++)
                     memcpy(kv_at(c, m == 1 ? c->kc : c->vc, l, c->seq[t], c->pos[t]) + lo,
@@ -245,11 +251,131 @@ static void step_classifier(synor_llm_ctx *c, llm_scratch *s, int chunk)
                       acts(c, s, (int)c->nwant, dim, &c->m->cls), c->logits, (size_t)V, 0);
 }
 
+/* ----------------------------------------------------- GPU layers
+ * One task per step (the products of the whole batch at once, gpu.c);
+ * the element-wise parts around them are done here on the host. */
+
+/* Batches of at least this many rows finish a GPU product's element-wise
+ * work (RoPE and the KV cache; SwiGLU) in a step of their own, split over
+ * the CPU workers; smaller ones in the product's task. */
+#define GPU_SPLIT_ROWS 32
+
+/* RoPE on rows t0..t1 - 1 of the stacked Q/K/V product, the keys and
+ * values into the cache, the queries into q. */
+static void qkv_post(synor_llm_ctx *c, int l, int t0, int t1)
+{
+    int dim = c->m->cfg.dim, kvd = c->kv_dim, R = dim + 2 * kvd;
+    float *y = synor__llm_gpu_out(c->gpu);
+    rope_rows(c, y, (size_t)R, t0, t1, 0, dim);
+    rope_rows(c, y + dim, (size_t)R, t0, t1, 0, kvd);
+    for (int t = t0; t < t1; t++) {
+        const float *row = y + (size_t)t * R;
+        memcpy(c->q + (size_t)t * dim, row, (size_t)dim * sizeof(float));
+        memcpy(kv_at(c, c->kc, l, c->seq[t], c->pos[t]), row + dim, (size_t)kvd * sizeof(float));
+        memcpy(kv_at(c, c->vc, l, c->seq[t], c->pos[t]), row + dim + kvd,
+               (size_t)kvd * sizeof(float));
+    }
+}
+
+/* SwiGLU of rows t0..t1 - 1 of the stacked gate/up product into hb. */
+static void swiglu_post(synor_llm_ctx *c, int t0, int t1)
+{
+    int hid = c->m->cfg.hidden_dim;
+    const float *y = synor__llm_gpu_out(c->gpu);
+    for (int t = t0; t < t1; t++) {
+        const float *h1 = y + (size_t)t * 2 * hid, *h3 = h1 + hid;
+        float *o = c->hb + (size_t)t * hid;
+        for (int i = 0; i < hid; i++) {
+            float v = h1[i];
+            v *= 1.0f / (1.0f + expf(-v));
+            o[i] = v * h3[i];
+        }
+    }
+}
+
+static int gstep_qkv(synor_llm_ctx *c, int l)
+{
+    const synor_llm_hparams *cfg = &c->m->cfg;
+    int n = (int)c->n, dim = cfg->dim;
+    float *x = synor__llm_gpu_in(c->gpu), *y = synor__llm_gpu_out(c->gpu);
+    for (int t = 0; t < n; t++)
+        rmsnorm(x + (size_t)t * dim, c->x + (size_t)t * dim, c->m->layers[l].rms_att, dim,
+                cfg->norm_eps);
+    int e = synor__llm_gpu_matmul(c->gpu, LLM_GPU_QKV, l, n, x, y);
+    if (!e && n < GPU_SPLIT_ROWS)
+        qkv_post(c, l, 0, n);
+    return e;
+}
+
+/* x += the product of `which` on in (n x cols). */
+static int gstep_residual(synor_llm_ctx *c, int which, int l, const float *in)
+{
+    int n = (int)c->n, dim = c->m->cfg.dim;
+    float *y = synor__llm_gpu_out(c->gpu);
+    int e = synor__llm_gpu_matmul(c->gpu, which, l, n, in, y);
+    for (size_t i = 0; !e && i < (size_t)n * dim; i++)
+        c->x[i] += y[i];
+    return e;
+}
+
+static int gstep_ffn_up(synor_llm_ctx *c, int l)
+{
+    const synor_llm_hparams *cfg = &c->m->cfg;
+    int n = (int)c->n, dim = cfg->dim;
+    float *x = synor__llm_gpu_in(c->gpu), *y = synor__llm_gpu_out(c->gpu);
+    for (int t = 0; t < n; t++)
+        rmsnorm(x + (size_t)t * dim, c->x + (size_t)t * dim, c->m->layers[l].rms_ffn, dim,
+                cfg->norm_eps);
+    int e = synor__llm_gpu_matmul(c->gpu, LLM_GPU_W13, l, n, x, y);
+    if (!e && n < GPU_SPLIT_ROWS)
+        swiglu_post(c, 0, n);
+    return e;
+}
+
+static int gstep_classifier(synor_llm_ctx *c)
+{
+    const synor_llm_hparams *cfg = &c->m->cfg;
+    int dim = cfg->dim;
+    float *x = synor__llm_gpu_in(c->gpu);
+    for (size_t t = 0; t < c->nwant; t++)
+        rmsnorm(x + t * dim, c->x + (size_t)c->want_rows[t] * dim, c->m->rms_final, dim,
+                cfg->norm_eps);
+    return synor__llm_gpu_matmul(c->gpu, LLM_GPU_CLS, 0, (int)c->nwant, x, c->logits);
+}
+
+static int gpu_step(synor_llm_ctx *c, int step, int l);
+
 typedef struct step_args {
     int step, layer, chunk;
 } step_args;
 
-enum { STEP_QKV, STEP_ATT, STEP_OUT, STEP_FFN_UP, STEP_FFN_DOWN, STEP_CLS };
+enum {
+    STEP_QKV,
+    STEP_ATT,
+    STEP_OUT,
+    STEP_FFN_UP,
+    STEP_FFN_DOWN,
+    STEP_CLS,
+    STEP_QKV_POST, /* after a GPU layer's Q/K/V of a large batch */
+    STEP_SWIGLU,   /* after its gate/up */
+    STEP_GPU = 16
+};
+
+static int gpu_step(synor_llm_ctx *c, int step, int l)
+{
+    switch (step) {
+    case STEP_QKV:
+        return gstep_qkv(c, l);
+    case STEP_OUT:
+        return gstep_residual(c, LLM_GPU_WO, l, c->att);
+    case STEP_FFN_UP:
+        return gstep_ffn_up(c, l);
+    case STEP_FFN_DOWN:
+        return gstep_residual(c, LLM_GPU_W2, l, c->hb);
+    default:
+        return c->nwant ? gstep_classifier(c) : 0;
+    }
+}
 
 static int step_kernel(const synor_task_ctx *t)
 {
@@ -257,7 +383,16 @@ static int step_kernel(const synor_task_ctx *t)
     step_args a;
     memcpy(&a, t->args, sizeof a);
     llm_scratch *s = &c->scratch[t->worker];
+    if (a.step >= STEP_GPU)
+        return gpu_step(c, a.step - STEP_GPU, a.layer);
+    int t0 = (int)((long)c->n * a.chunk / c->P), t1 = (int)((long)c->n * (a.chunk + 1) / c->P);
     switch (a.step) {
+    case STEP_QKV_POST:
+        qkv_post(c, a.layer, t0, t1);
+        break;
+    case STEP_SWIGLU:
+        swiglu_post(c, t0, t1);
+        break;
     case STEP_QKV:
         step_qkv(c, s, a.layer, a.chunk);
         break;
@@ -287,10 +422,16 @@ static const synor_kernel llm_step_kernel = {
     .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING,
 };
 
+/* A step of P tasks; or of one (a GPU step), which still reads every
+ * token of the step before and is read by every task of the next. */
 static int submit_step(synor_llm_ctx *c, int step, int layer)
 {
     int set = c->nsteps % 2;
-    for (int i = 0; i < c->P; i++) {
+    int gpu = step <= STEP_CLS && step != STEP_ATT &&
+              (step == STEP_CLS ? c->gpu_cls : layer >= c->gpu_first);
+    if (gpu)
+        step += STEP_GPU;
+    for (int i = 0; i < (gpu ? 1 : c->P); i++) {
         step_args a = {step, layer, i};
         synor_task_spec t = {.kernel = &llm_step_kernel,
                              .priority = SYNOR_PRIORITY_NORMAL,
@@ -314,14 +455,20 @@ static int submit_step(synor_llm_ctx *c, int step, int layer)
 int synor__llm_run_graph(synor_llm_ctx *c)
 {
     int e = 0;
+    int split = c->n >= GPU_SPLIT_ROWS;
     for (int l = 0; l < c->m->cfg.n_layers && !e; l++) {
+        int gpu = l >= c->gpu_first;
         e = submit_step(c, STEP_QKV, l);
+        if (!e && gpu && split)
+            e = submit_step(c, STEP_QKV_POST, l);
         if (!e)
             e = submit_step(c, STEP_ATT, l);
         if (!e)
             e = submit_step(c, STEP_OUT, l);
         if (!e)
             e = submit_step(c, STEP_FFN_UP, l);
+        if (!e && gpu && split)
+            e = submit_step(c, STEP_SWIGLU, l);
         if (!e)
             e = submit_step(c, STEP_FFN_DOWN, l);
     }

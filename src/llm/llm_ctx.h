@@ -58,10 +58,32 @@ struct synor_llm_ctx {
 
     llm_scratch *scratch; /* per runtime worker */
     unsigned nscratch;
+    /* CUDA offload (gpu.c): layers gpu_first.. (n_layers: none) and the
+     * classifier when gpu_cls run their products on gpu. */
+    struct llm_gpu *gpu;
+    int gpu_first, gpu_cls;
+
     synor_handle *bar[2][LLM_MAX_CHUNKS];
     float bar_mem[2][LLM_MAX_CHUNKS];
     unsigned long nsteps;
 };
+
+/* The products of a layer on the GPU: Q/K/V stacked, output, gate/up
+ * stacked, down; and the classifier. */
+enum { LLM_GPU_QKV, LLM_GPU_WO, LLM_GPU_W13, LLM_GPU_W2, LLM_GPU_NMAT, LLM_GPU_CLS = LLM_GPU_NMAT };
+typedef struct llm_gpu llm_gpu;
+
+/* Uploads the weights of the last `layers` layers (>= n_layers: all and
+ * the classifier) to the runtime's CUDA device number `device`; 0 layers:
+ * nothing. On an error nothing is left open. */
+int synor__llm_gpu_open(synor_llm_ctx *c, int layers, unsigned device);
+void synor__llm_gpu_close(synor_llm_ctx *c);
+/* Host staging buffers (max_batch rows of the widest input, output). */
+float *synor__llm_gpu_in(llm_gpu *g);
+float *synor__llm_gpu_out(llm_gpu *g);
+/* y (n x rows) = x (n x cols) W^T for product `which` of `layer`, on the
+ * GPU; returns when y is on the host. One caller at a time. */
+int synor__llm_gpu_matmul(llm_gpu *g, int which, int layer, int n, const float *x, float *y);
 
 /* Submits the batch's tasks and waits for them. */
 int synor__llm_run_graph(synor_llm_ctx *c);

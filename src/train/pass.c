@@ -1,7 +1,8 @@
 /* pass.c - one replica's forward and backward pass over its rows: the
  * layers of train.h's model, with the activations the backward pass needs
  * kept in train_acts. Single-threaded: matrix products are OpenBLAS calls
- * at one thread (the runtime's setting); replicas run side by side. */
+ * at one thread (the runtime's setting), or cuBLAS calls on the trainer's
+ * GPU (gpu.c); replicas run side by side. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,6 +105,32 @@ static void add(float *y, const float *x, size_t n)
         y[i] += x[i];
 }
 
+/* A matrix product (train_internal.h's synor__train_mm*, in their
+ * argument order) on the host through OpenBLAS, or on the GPU when the
+ * trainer has one (gpu.c). */
+static int mm(const synor_trainer *t, const synor__blas_api *b, int op, float *o, const float *p,
+              const float *q, int n, int in, int out, float beta)
+{
+    if (t->gpu)
+        return synor__train_gpu_mm(t, op, o, p, q, n, in, out, beta);
+    if (op == TRAIN_MM_FWD)
+        synor__train_mm(b, o, p, q, n, in, out);
+    else if (op == TRAIN_MM_BWD_X)
+        synor__train_mm_bwd_x(b, o, p, q, n, in, out, beta);
+    else
+        synor__train_mm_bwd_w(b, o, p, q, n, in, out);
+    return 0;
+}
+
+#define MM(op, ...)                                                                                \
+    do {                                                                                           \
+        int e_ = mm(t, b, op, __VA_ARGS__);                                                        \
+        if (e_) {                                                                                  \
+            snprintf(msg, msgcap, "%s", synor_errmsg());                                           \
+            return e_;                                                                             \
+        }                                                                                          \
+    } while (0)
+
 /* Layer l's part of the kept activations. */
 typedef struct layer_acts {
     float *x, *xn1, *r1, *q, *k, *v, *att, *ao, *xm, *xn2, *r2, *h1, *h3, *hg;
@@ -169,9 +196,9 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
         layer_acts y = layer_of(a, l, rows, T, D, KVD, H, NH);
         synor__train_rmsnorm(y.xn1, y.r1, y.x, W(SYNOR_L2C_RMS_ATT, l), N, D, c->norm_eps);
         CHECK(y.xn1, ND, "layer %d: attention RMSNorm", l);
-        synor__train_mm(b, y.q, y.xn1, W(SYNOR_L2C_WQ, l), N, D, D);
-        synor__train_mm(b, y.k, y.xn1, W(SYNOR_L2C_WK, l), N, D, KVD);
-        synor__train_mm(b, y.v, y.xn1, W(SYNOR_L2C_WV, l), N, D, KVD);
+        MM(TRAIN_MM_FWD, y.q, y.xn1, W(SYNOR_L2C_WQ, l), N, D, D, 0.0f);
+        MM(TRAIN_MM_FWD, y.k, y.xn1, W(SYNOR_L2C_WK, l), N, D, KVD, 0.0f);
+        MM(TRAIN_MM_FWD, y.v, y.xn1, W(SYNOR_L2C_WV, l), N, D, KVD, 0.0f);
         CHECK(y.q, ND, "layer %d: query projection (wq)", l);
         CHECK(y.k, NK, "layer %d: key projection (wk)", l);
         CHECK(y.v, NK, "layer %d: value projection (wv)", l);
@@ -179,23 +206,23 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
         synor__train_rope(y.k, N, T, KVD, hs, t->rope_cos, t->rope_sin, 0);
         synor__train_attention(b, y.ao, y.att, y.q, y.k, y.v, rows, T, NH, NKV, hs);
         CHECK(y.ao, ND, "layer %d: attention (softmax of the scores)", l);
-        synor__train_mm(b, y.xm, y.ao, W(SYNOR_L2C_WO, l), N, D, D);
+        MM(TRAIN_MM_FWD, y.xm, y.ao, W(SYNOR_L2C_WO, l), N, D, D, 0.0f);
         add(y.xm, y.x, ND);
         CHECK(y.xm, ND, "layer %d: attention output projection (wo)", l);
         synor__train_rmsnorm(y.xn2, y.r2, y.xm, W(SYNOR_L2C_RMS_FFN, l), N, D, c->norm_eps);
         CHECK(y.xn2, ND, "layer %d: feed-forward RMSNorm", l);
-        synor__train_mm(b, y.h1, y.xn2, W(SYNOR_L2C_W1, l), N, D, H);
-        synor__train_mm(b, y.h3, y.xn2, W(SYNOR_L2C_W3, l), N, D, H);
+        MM(TRAIN_MM_FWD, y.h1, y.xn2, W(SYNOR_L2C_W1, l), N, D, H, 0.0f);
+        MM(TRAIN_MM_FWD, y.h3, y.xn2, W(SYNOR_L2C_W3, l), N, D, H, 0.0f);
         synor__train_swiglu(y.hg, y.h1, y.h3, NHd);
         CHECK(y.hg, NHd, "layer %d: SwiGLU (w1, w3)", l);
-        synor__train_mm(b, y.xo, y.hg, W(SYNOR_L2C_W2, l), N, H, D);
+        MM(TRAIN_MM_FWD, y.xo, y.hg, W(SYNOR_L2C_W2, l), N, H, D, 0.0f);
         add(y.xo, y.xm, ND);
         CHECK(y.xo, ND, "layer %d: feed-forward down projection (w2)", l);
     }
     synor__train_rmsnorm(a->xnf, a->rf, a->x + (size_t)L * ND, W(SYNOR_L2C_RMS_FINAL, 0), N, D,
                          c->norm_eps);
     CHECK(a->xnf, ND, "final RMSNorm");
-    synor__train_mm(b, a->logits, a->xnf, W(SYNOR_L2C_WCLS, 0), N, D, V);
+    MM(TRAIN_MM_FWD, a->logits, a->xnf, W(SYNOR_L2C_WCLS, 0), N, D, V, 0.0f);
     CHECK(a->logits, (size_t)N * V, "classifier");
     r->loss_sum = synor__train_xent(a->logits, a->tgt, N, V, scale, backward);
     if (check && !isfinite(r->loss_sum)) {
@@ -208,8 +235,8 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
     float *g = r->grad;
     memset(g, 0, t->lay.total * sizeof(float));
     float *dx = a->dx, *dxn = a->dxn;
-    synor__train_mm_bwd_x(b, dxn, a->logits, W(SYNOR_L2C_WCLS, 0), N, D, V, 0.0f);
-    synor__train_mm_bwd_w(b, G(SYNOR_L2C_WCLS, 0), a->logits, a->xnf, N, D, V);
+    MM(TRAIN_MM_BWD_X, dxn, a->logits, W(SYNOR_L2C_WCLS, 0), N, D, V, 0.0f);
+    MM(TRAIN_MM_BWD_W, G(SYNOR_L2C_WCLS, 0), a->logits, a->xnf, N, D, V, 0.0f);
     memset(dx, 0, ND * sizeof(float));
     synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_FINAL, 0), dxn, a->x + (size_t)L * ND, a->rf,
                              W(SYNOR_L2C_RMS_FINAL, 0), N, D);
@@ -217,29 +244,29 @@ int synor__train_pass(const synor_trainer *t, train_replica *r, const int32_t *t
     for (int l = L - 1; l >= 0; l--) {
         layer_acts y = layer_of(a, l, rows, T, D, KVD, H, NH);
         /* x_out = xm + hg w2^T */
-        synor__train_mm_bwd_x(b, a->dhg, dx, W(SYNOR_L2C_W2, l), N, H, D, 0.0f);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W2, l), dx, y.hg, N, H, D);
+        MM(TRAIN_MM_BWD_X, a->dhg, dx, W(SYNOR_L2C_W2, l), N, H, D, 0.0f);
+        MM(TRAIN_MM_BWD_W, G(SYNOR_L2C_W2, l), dx, y.hg, N, H, D, 0.0f);
         synor__train_swiglu_bwd(a->dh1, a->dh3, a->dhg, y.h1, y.h3, NHd);
-        synor__train_mm_bwd_x(b, dxn, a->dh1, W(SYNOR_L2C_W1, l), N, D, H, 0.0f);
-        synor__train_mm_bwd_x(b, dxn, a->dh3, W(SYNOR_L2C_W3, l), N, D, H, 1.0f);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W1, l), a->dh1, y.xn2, N, D, H);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_W3, l), a->dh3, y.xn2, N, D, H);
+        MM(TRAIN_MM_BWD_X, dxn, a->dh1, W(SYNOR_L2C_W1, l), N, D, H, 0.0f);
+        MM(TRAIN_MM_BWD_X, dxn, a->dh3, W(SYNOR_L2C_W3, l), N, D, H, 1.0f);
+        MM(TRAIN_MM_BWD_W, G(SYNOR_L2C_W1, l), a->dh1, y.xn2, N, D, H, 0.0f);
+        MM(TRAIN_MM_BWD_W, G(SYNOR_L2C_W3, l), a->dh3, y.xn2, N, D, H, 0.0f);
         synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_FFN, l), dxn, y.xm, y.r2,
                                  W(SYNOR_L2C_RMS_FFN, l), N, D);
         CHECK(dx, ND, "layer %d: backward of the feed-forward block", l);
         /* xm = x + ao wo^T */
-        synor__train_mm_bwd_x(b, a->dao, dx, W(SYNOR_L2C_WO, l), N, D, D, 0.0f);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WO, l), dx, y.ao, N, D, D);
+        MM(TRAIN_MM_BWD_X, a->dao, dx, W(SYNOR_L2C_WO, l), N, D, D, 0.0f);
+        MM(TRAIN_MM_BWD_W, G(SYNOR_L2C_WO, l), dx, y.ao, N, D, D, 0.0f);
         synor__train_attention_bwd(b, a->dq, a->dk, a->dv, a->dao, y.att, y.q, y.k, y.v, rows, T,
                                    NH, NKV, hs, a->dp);
         synor__train_rope(a->dq, N, T, D, hs, t->rope_cos, t->rope_sin, 1);
         synor__train_rope(a->dk, N, T, KVD, hs, t->rope_cos, t->rope_sin, 1);
-        synor__train_mm_bwd_x(b, dxn, a->dq, W(SYNOR_L2C_WQ, l), N, D, D, 0.0f);
-        synor__train_mm_bwd_x(b, dxn, a->dk, W(SYNOR_L2C_WK, l), N, D, KVD, 1.0f);
-        synor__train_mm_bwd_x(b, dxn, a->dv, W(SYNOR_L2C_WV, l), N, D, KVD, 1.0f);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WQ, l), a->dq, y.xn1, N, D, D);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WK, l), a->dk, y.xn1, N, D, KVD);
-        synor__train_mm_bwd_w(b, G(SYNOR_L2C_WV, l), a->dv, y.xn1, N, D, KVD);
+        MM(TRAIN_MM_BWD_X, dxn, a->dq, W(SYNOR_L2C_WQ, l), N, D, D, 0.0f);
+        MM(TRAIN_MM_BWD_X, dxn, a->dk, W(SYNOR_L2C_WK, l), N, D, KVD, 1.0f);
+        MM(TRAIN_MM_BWD_X, dxn, a->dv, W(SYNOR_L2C_WV, l), N, D, KVD, 1.0f);
+        MM(TRAIN_MM_BWD_W, G(SYNOR_L2C_WQ, l), a->dq, y.xn1, N, D, D, 0.0f);
+        MM(TRAIN_MM_BWD_W, G(SYNOR_L2C_WK, l), a->dk, y.xn1, N, D, KVD, 0.0f);
+        MM(TRAIN_MM_BWD_W, G(SYNOR_L2C_WV, l), a->dv, y.xn1, N, D, KVD, 0.0f);
         synor__train_rmsnorm_bwd(dx, G(SYNOR_L2C_RMS_ATT, l), dxn, y.x, y.r1,
                                  W(SYNOR_L2C_RMS_ATT, l), N, D);
         CHECK(dx, ND, "layer %d: backward of the attention block", l);

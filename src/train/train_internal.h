@@ -58,8 +58,11 @@ typedef struct train_replica {
     synor_handle *tok; /* written by its fwdbwd task */
 } train_replica;
 
+typedef struct train_gpu train_gpu;
+
 struct synor_trainer {
     synor_runtime *rt;
+    train_gpu *gpu; /* the matrix products' GPU (gpu.c), or NULL */
     synor_train_config cfg;
     train_layout lay;
     int kvd, hs;
@@ -155,5 +158,15 @@ void synor__train_mm_bwd_x(const synor__blas_api *b, float *dx, const float *dy,
                            int n, int in, int out, float beta);
 void synor__train_mm_bwd_w(const synor__blas_api *b, float *dw, const float *dy, const float *x,
                            int n, int in, int out);
+
+/* gpu.c: the products above on the trainer's GPU, thread-safe (out, p, q
+ * in the order of synor__train_mm, _bwd_x, _bwd_w; beta for BWD_X). The
+ * weights (q of FWD and BWD_X) are pointers into t->params, read from
+ * their copy on the GPU, uploaded again after params_changed. */
+enum { TRAIN_MM_FWD, TRAIN_MM_BWD_X, TRAIN_MM_BWD_W };
+int synor__train_gpu_mm(const synor_trainer *t, int op, float *out, const float *p,
+                        const float *q, int n, int in, int outw, float beta);
+void synor__train_gpu_params_changed(synor_trainer *t);
+void synor__train_gpu_free(synor_trainer *t);
 
 #endif

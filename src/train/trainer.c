@@ -243,6 +243,7 @@ void synor_trainer_destroy(synor_trainer *t)
         return;
     if (t->rt)
         synor_runtime_wait_all(t->rt);
+    synor__train_gpu_free(t);
     for (int r = 0; r < TRAIN_MAX_REPLICAS; r++) {
         synor_handle_unregister(t->rep[r].tok);
         synor__train_acts_free(&t->rep[r].a);
@@ -325,6 +326,7 @@ int synor__trainer_submit(synor_trainer *t, const int32_t *tokens, synor_handle 
                           int backward, int update)
 {
     t->tokens = tokens;
+    synor__train_gpu_params_changed(t); /* the caller or the last step changed them */
     for (int c = 0; c < TRAIN_CHUNKS; c++)
         t->sumsq[c] = 0;
     for (int r = 0; r < t->nrep; r++) {

@@ -75,5 +75,20 @@ check synth-shape-msg grep -q "dim 30" "$tmp/err"
 check synth-none    [ ! -e "$tmp/y.gguf" ]
 check model-unknown [ "$(rc "$S" model frobnicate)" = 2 ]
 
+# GPU layers: a bad count is a usage error; on the CUDA test doubles (built
+# beside the binary, tests/cuda-mock) every layer on the "GPU" gives the
+# CPU's greedy text, with a line saying what ran there
+check gpu-bad-arg   [ "$(rc "$S" generate -m "$tmp/m.gguf" --gpu-layers x)" = 2 ]
+mock=$(dirname "$S")/tests/cuda-mock
+if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
+  check gpu-gen     [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers all)" = 0 ]
+  check gpu-same    cmp -s "$tmp/out" "$tmp/greedy"
+  check gpu-line    grep -qE "2 of 2 layers and the classifier on cuda0" "$tmp/err"
+  check gpu-some    [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers 1 --quiet)" = 0 ]
+  check gpu-some-same cmp -s "$tmp/out" "$tmp/greedy"
+  check gpu-nodev   [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers 1 --gpu 3)" = 1 ]
+  check gpu-nodev-msg grep -q "has 1 CUDA device" "$tmp/err"
+fi
+
 echo "llm: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -286,6 +286,22 @@ check c-badmem      [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --cache-mem lots >/de
 check no-model      [ "$(rc=0; "$S" serve >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
 check bad-port      [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --port 70000 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 2 ]
 check bad-port-msg  grep -q "70000" "$tmp/err"
+# --gpu-layers: on the CUDA test doubles (tests/cuda-mock beside the
+# binary) the engine's products run through cuBLAS, answers unchanged
+mock=$(dirname "$S")/tests/cuda-mock
+if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
+  if LD_LIBRARY_PATH=$mock start gpu --model-name tiny --no-cache --gpu-layers all; then
+    check gpu-complete [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":16,"temperature":0}')" = 200 ]
+    get choices.0.text >"$tmp/got"; expect "Synor places" 16 >"$tmp/want"
+    check gpu-text     cmp -s "$tmp/got" "$tmp/want"
+    kill -TERM "$pid"; wait "$pid"
+    check gpu-exit     [ $? = 0 ]
+  else
+    check gpu-start false
+    cat "$tmp/gpu.err"
+  fi
+fi
+check gpu-bad-arg   [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --gpu-layers many >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
 check no-file       [ "$(rc=0; "$S" serve -m "$tmp/none.gguf" --port 0 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 1 ]
 check no-file-msg   grep -q "none.gguf" "$tmp/err"
 

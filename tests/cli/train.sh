@@ -77,5 +77,15 @@ printf 'step,loss\n1,4\n2,oops\n' >"$tmp/bad.csv"
 check plot-bad     [ "$(rc "$S" train plot "$tmp/bad.csv")" = 1 ]
 check plot-bad-msg grep -q "bad.csv: line 3" "$tmp/err"
 
+# --device cuda: on the CUDA test doubles (tests/cuda-mock beside the
+# binary) the products run through cuBLAS and the run goes as on the CPU
+check device-bad   [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/d" --device tpu)" = 2 ]
+mock=$(dirname "$S")/tests/cuda-mock
+if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
+  check cuda-train [ "$(LD_LIBRARY_PATH=$mock rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/g" "${small[@]}" --steps 10 --eval-every 5 --ckpt-every 5 --device cuda)" = 0 ]
+  check cuda-line  grep -q "matrix products on cuda0" "$tmp/err"
+  check cuda-files test -s "$tmp/g/model.gguf" -a -e "$tmp/g/ckpt-10.bin"
+fi
+
 echo "train: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,11 +1,13 @@
-/* cublas_mock.c - a test double of cuBLAS (handle, stream, SGEMM, DGEMM),
+/* cublas_mock.c - a test double of cuBLAS (handle, stream, SGEMM, DGEMM,
+ * SGEMV),
  * built as libcublas.so.13 next to the CUDA driver mock (cuda_mock.c) for
- * tests/test_runtime_cuda_mock.c only. GEMM runs through OpenBLAS on the
+ * tests/test_runtime_cuda_mock.c and tests/test_llm_cuda_mock.c only. GEMM runs through OpenBLAS on the
  * mock's host-memory "device" buffers after checking what cuBLAS would:
  * a live handle bound to a stream, a current context, operations N or T,
  * leading dimensions, and that every element of A, B and C lies inside a
  * device allocation. Status codes follow the public cublas_api.h. */
 #include <cblas.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -14,6 +16,8 @@ enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_NOT_INITIALIZED = 1, CUBLAS_STAT
 
 int synor_mock_device_range(unsigned long long p, size_t n);
 int synor_mock_have_context(void);
+
+_Atomic long synor_mock_sgemm_calls, synor_mock_sgemv_calls; /* successful ones */
 
 typedef struct handle {
     int magic;
@@ -83,6 +87,8 @@ int cublasSgemm_v2(handle *h, int ta, int tb, int m, int n, int k, const float *
                    int ldc)
 {
     int s = check(h, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, sizeof(float));
+    if (s == CUBLAS_STATUS_SUCCESS)
+        atomic_fetch_add(&synor_mock_sgemm_calls, 1);
     if (s == CUBLAS_STATUS_SUCCESS && m && n)
         cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
@@ -101,4 +107,27 @@ int cublasDgemm_v2(handle *h, int ta, int tb, int m, int n, int k, const double 
         cblas_dgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
     return s;
+}
+
+/* y = alpha op(A) x + beta y, A m x n column-major (op: N or T), unit or
+ * other increments; x and y must lie in device memory like A. */
+int cublasSgemv_v2(handle *h, int trans, int m, int n, const float *alpha, const float *a, int lda,
+                   const float *x, int incx, const float *beta, float *y, int incy);
+int cublasSgemv_v2(handle *h, int trans, int m, int n, const float *alpha, const float *a, int lda,
+                   const float *x, int incx, const float *beta, float *y, int incy)
+{
+    if (!h || h->magic != 0x5eed || !h->stream || !synor_mock_have_context())
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    if ((trans != 0 && trans != 1) || m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx <= 0 ||
+        incy <= 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    int nx = trans ? m : n, ny = trans ? n : m;
+    if (!inside(a, m, n, lda, sizeof(float)) || !inside(x, 1, nx, incx, sizeof(float)) ||
+        !inside(y, 1, ny, incy, sizeof(float)))
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    atomic_fetch_add(&synor_mock_sgemv_calls, 1);
+    if (m && n)
+        cblas_sgemv(CblasColMajor, trans ? CblasTrans : CblasNoTrans, m, n, *alpha, a, lda, x, incx,
+                    *beta, y, incy);
+    return CUBLAS_STATUS_SUCCESS;
 }

@@ -69,7 +69,7 @@ enum { MEM_HOST = 1, MEM_DEVICE = 2 };
 #define MAX_DEV 4
 
 _Atomic long synor_mock_allocs, synor_mock_copies, synor_mock_launches, synor_mock_errors,
-    synor_mock_peer_copies;
+    synor_mock_peer_copies, synor_mock_host_allocs, synor_mock_async_copies;
 int synor_mock_devices = 1; /* 1..MAX_DEV, read by cuInit */
 
 static int inited, ndev = 1;
@@ -285,6 +285,77 @@ CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
         memcpy(dst + r * c->dstPitch, src + r * c->srcPitch, c->WidthInBytes);
     atomic_fetch_add(&synor_mock_copies, 1);
     return CUDA_SUCCESS;
+}
+
+/* Stream-ordered copies: a current context, a stream (the callers here
+ * always use their own), and the device bytes inside one allocation of
+ * the current context's device. Done at once (the mock has no queue). */
+static CUresult async_copy(void *dst, const void *src, CUdeviceptr dev, size_t n, void *stream)
+{
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    if (!stream || !dst || !src || !n || !synor_mock_device_range(dev, n))
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    memcpy(dst, src, n);
+    atomic_fetch_add(&synor_mock_async_copies, 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *stream)
+{
+    return async_copy((void *)(uintptr_t)dst, src, dst, n, stream);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *stream)
+{
+    return async_copy(dst, (const void *)(uintptr_t)src, src, n, stream);
+}
+
+/* Page-locked host memory: plain heap memory, counted, and a free of a
+ * pointer it did not hand out is refused. */
+#define MAX_HOST 256
+static void *host_allocs[MAX_HOST];
+
+CUresult cuMemAllocHost_v2(void **p, size_t n)
+{
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    if (!p || !n)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < MAX_HOST; i++)
+        if (!host_allocs[i]) {
+            host_allocs[i] = malloc(n);
+            if (host_allocs[i]) {
+                *p = host_allocs[i];
+                e = CUDA_SUCCESS;
+            }
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    if (e == CUDA_SUCCESS)
+        atomic_fetch_add(&synor_mock_host_allocs, 1);
+    return e == CUDA_SUCCESS ? e : fail(e);
+}
+
+CUresult cuMemFreeHost(void *p)
+{
+    if (!have_ctx())
+        return fail(CUDA_ERROR_INVALID_CONTEXT);
+    CUresult e = CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < MAX_HOST; i++)
+        if (p && host_allocs[i] == p) {
+            free(p);
+            host_allocs[i] = NULL;
+            e = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    if (e == CUDA_SUCCESS)
+        atomic_fetch_sub(&synor_mock_host_allocs, 1);
+    return e == CUDA_SUCCESS ? e : fail(e);
 }
 
 CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer)

@@ -1,0 +1,439 @@
+/* test_llm_cuda_mock.c - the inference engine's GPU layers
+ * (synor_llm_ctx_opts.gpu_layers, src/llm/gpu.c) against the test doubles
+ * of the CUDA driver API and cuBLAS (tests/cuda_mock/: host memory, no
+ * GPU), which CTest puts first on LD_LIBRARY_PATH. With the same weights,
+ * a context whose layers run on the "GPU" gives the CPU context's logits
+ * within 1e-4 over a prompt (GEMM) and 16 greedy decode steps (GEMV), all
+ * layers or some; quantized weights (dequantized to fp32 on upload) agree
+ * with the fp64 reference; the mock's counters show the products went
+ * through cuBLAS and every device and pinned allocation is freed; what
+ * cannot be done (no CUDA device, a device that does not exist, weights
+ * that do not fit) fails with a message and leaves nothing allocated. On
+ * a real GPU the same test runs without the mock (bench/run_gpu_llm.sh). */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "llm_ref.h"
+#include "synor/error.h"
+#include "synor/llm.h"
+#include "synor/runtime.h"
+#include "test.h"
+
+static const char text[] =
+    "Once upon a time there was a little girl who loved to play in the park. "
+    "One day she saw a big red ball under a tree. She ran to the ball and "
+    "kicked it high into the sky. The sun was warm and the birds sang.";
+
+static const int32_t prompt[] = {1,   40, 41, 42,  80,  300, 7,   99, 260, 261,
+                                 262, 5,  17, 200, 150, 151, 152, 3,  4,   9};
+#define NP ((int)(sizeof prompt / sizeof prompt[0]))
+#define STEPS 16
+
+static char dir[64];
+
+static void path_of(char *buf, size_t n, const char *leaf)
+{
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/synor-llmcu-XXXXXX");
+        if (!mkdtemp(dir))
+            abort();
+    }
+    snprintf(buf, n, "%s/%s", dir, leaf);
+}
+
+static synor_llm_synth tiny(int layers)
+{
+    synor_llm_synth s = {.cfg = {.dim = 64,
+                                 .hidden_dim = 96,
+                                 .n_layers = layers,
+                                 .n_heads = 4,
+                                 .n_kv_heads = 2,
+                                 .vocab_size = 320,
+                                 .seq_len = 64,
+                                 .shared_classifier = 1},
+                         .seed = 42,
+                         .text = text,
+                         .text_len = sizeof text - 1};
+    return s;
+}
+
+/* SYNOR_LLMCU_REAL=1: run on whatever CUDA driver is installed (a real
+ * GPU) instead of requiring the mock; the mock's counters are then not
+ * checked. */
+static int real_gpu(void)
+{
+    const char *r = getenv("SYNOR_LLMCU_REAL");
+    return r && *r == '1';
+}
+
+static int mock_present(void)
+{
+    const char *p = getenv("LD_LIBRARY_PATH");
+    return p && strstr(p, "cuda-mock");
+}
+
+/* A mock counter (libcuda.so.1 or libcublas.so.13), or NULL on a real
+ * driver. The test holds its own reference so it stays loaded. */
+static long counter(const char *lib, const char *name)
+{
+    if (real_gpu())
+        return -1;
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    _Atomic long *p = h ? dlsym(h, name) : NULL;
+    return p ? atomic_load(p) : -1;
+}
+#define CU "libcuda.so.1"
+#define BLAS "libcublas.so.13"
+
+static synor_runtime *runtime(int cuda)
+{
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = 2;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.cuda = cuda;
+    synor_runtime *rt = NULL;
+    if (synor_runtime_create(&c, &rt) || synor_runtime_start(rt)) {
+        synor_runtime_destroy(rt);
+        return NULL;
+    }
+    return rt;
+}
+
+static int have_cuda(synor_runtime *rt)
+{
+    for (unsigned i = 0; i < synor_runtime_device_count(rt); i++) {
+        synor_runtime_device_info di;
+        if (synor_runtime_device_get(rt, i, &di) == 0 && !strcmp(di.backend, "cuda"))
+            return 1;
+    }
+    return 0;
+}
+
+#define NEED_GPU()                                                                               \
+    do {                                                                                         \
+        if (!real_gpu() && !mock_present())                                                      \
+            TEST_SKIP("run through ctest (LD_LIBRARY_PATH names the CUDA mock), or set "         \
+                      "SYNOR_LLMCU_REAL=1 on a machine with a GPU");                             \
+    } while (0)
+
+static int argmax(const float *v, int n)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[b])
+            b = i;
+    return b;
+}
+
+static float max_diff(const float *a, const float *b, int n)
+{
+    float m = 0;
+    for (int i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]);
+        m = d > m ? d : m;
+    }
+    return m;
+}
+
+/* The prompt as one batch (every row's logits) then STEPS greedy decode
+ * steps on cpu and gpu (the CPU's token fed to both): the largest logit
+ * difference, and whether every step's top token agrees. */
+static int lockstep(synor_llm_ctx *cpu, synor_llm_ctx *gpu, int V, float *worst, int *same)
+{
+    unsigned seqs[NP];
+    uint8_t want[NP];
+    for (int i = 0; i < NP; i++)
+        seqs[i] = 0, want[i] = 1;
+    synor_llm_seq_reset(cpu, 0);
+    synor_llm_seq_reset(gpu, 0);
+    int e = synor_llm_batch(cpu, NP, prompt, seqs, want);
+    if (!e)
+        e = synor_llm_batch(gpu, NP, prompt, seqs, want);
+    if (e)
+        return e;
+    *worst = 0;
+    *same = 1;
+    for (int i = 0; i < NP; i++) {
+        float d = max_diff(synor_llm_logits(cpu, (size_t)i), synor_llm_logits(gpu, (size_t)i), V);
+        *worst = d > *worst ? d : *worst;
+    }
+    int32_t t = (int32_t)argmax(synor_llm_logits(cpu, NP - 1), V);
+    for (int s = 0; s < STEPS; s++) {
+        unsigned q = 0;
+        if ((e = synor_llm_batch(cpu, 1, &t, &q, NULL)) || (e = synor_llm_batch(gpu, 1, &t, &q, NULL)))
+            return e;
+        const float *a = synor_llm_logits(cpu, 0), *b = synor_llm_logits(gpu, 0);
+        float d = max_diff(a, b, V);
+        *worst = d > *worst ? d : *worst;
+        *same &= argmax(a, V) == argmax(b, V);
+        t = (int32_t)argmax(a, V);
+    }
+    return 0;
+}
+
+TEST(gpu_layers_give_the_cpu_logits)
+{
+    NEED_GPU();
+    char p[128];
+    path_of(p, sizeof p, "f32.gguf");
+    synor_llm_synth s = tiny(3);
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_runtime *rt = runtime(1);
+    ASSERT(rt);
+    if (!have_cuda(rt)) {
+        synor_runtime_destroy(rt);
+        synor_llm_destroy(m);
+        TEST_SKIP("no CUDA device (driver, or the mock, not found)");
+    }
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    synor_llm_ctx_opts oc = {.max_batch = 64};
+    synor_llm_ctx *cpu;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &oc, &cpu));
+    long gemm0 = counter(BLAS, "synor_mock_sgemm_calls"),
+         gemv0 = counter(BLAS, "synor_mock_sgemv_calls");
+    /* all layers and the classifier; then the last one; then two of three */
+    static const int layers[] = {SYNOR_LLM_GPU_ALL, 1, 2};
+    for (size_t k = 0; k < sizeof layers / sizeof layers[0]; k++) {
+        synor_llm_ctx_opts og = {.max_batch = 64, .gpu_layers = layers[k]};
+        synor_llm_ctx *gpu;
+        ASSERT_OK(synor_llm_ctx_create(m, rt, &og, &gpu));
+        synor_llm_gpu_info gi;
+        synor_llm_ctx_gpu(gpu, &gi);
+        int want_layers = layers[k] > 3 ? 3 : layers[k];
+        ASSERT_EQ(gi.layers, want_layers);
+        ASSERT_EQ(gi.classifier, layers[k] > 3);
+        ASSERT_STREQ(gi.device, "cuda0");
+        /* per layer: (64 + 2 * 32) x 64 + 64 x 64 + 2 * 96 x 64 + 64 x 96
+         * floats; the classifier 320 x 64 */
+        uint64_t per_layer = (128 * 64 + 64 * 64 + 192 * 64 + 64 * 96) * 4;
+        ASSERT_EQ(gi.weight_bytes, per_layer * (uint64_t)want_layers +
+                                       (gi.classifier ? 320u * 64u * 4u : 0u));
+        float worst;
+        int same;
+        ASSERT_OK(lockstep(cpu, gpu, V, &worst, &same));
+        fprintf(stderr, "  %d GPU layers%s: max |GPU - CPU logit| %.2e over %d prompt rows and %d "
+                        "steps, top-1 %s\n",
+                want_layers, gi.classifier ? " + classifier" : "", worst, NP, STEPS,
+                same ? "identical" : "DIFFERS");
+        ASSERT(worst <= 1e-4f);
+        ASSERT(same);
+        synor_llm_ctx_gpu(gpu, &gi);
+        /* 4 products a layer (+ the classifier) per batch: 1 prompt + 16 steps */
+        ASSERT_EQ(gi.products, (uint64_t)(4 * want_layers + gi.classifier) * (1 + STEPS));
+        ASSERT(gi.bytes_up > 0 && gi.bytes_down > 0);
+        synor_llm_ctx_destroy(gpu);
+    }
+    if (gemm0 >= 0) {
+        /* the prompts went through SGEMM, the decode steps through SGEMV */
+        ASSERT_EQ(counter(BLAS, "synor_mock_sgemm_calls") - gemm0, 4 * 3 + 1 + 4 * 1 + 4 * 2);
+        ASSERT_EQ(counter(BLAS, "synor_mock_sgemv_calls") - gemv0,
+                  (4 * 3 + 1 + 4 * 1 + 4 * 2) * STEPS);
+        ASSERT_EQ(counter(CU, "synor_mock_host_allocs"), 0);
+    }
+    synor_llm_ctx_destroy(cpu);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    if (gemm0 >= 0) {
+        ASSERT_EQ(counter(CU, "synor_mock_allocs"), 0);
+        ASSERT_EQ(counter(CU, "synor_mock_errors"), 0);
+    }
+}
+
+/* Several sequences in one batch (rows interleaved), on a GPU context;
+ * 36 rows: the element-wise work after the GPU's products runs as steps
+ * of its own over the CPU workers (32 rows or more). */
+TEST(gpu_batches_of_several_sequences)
+{
+    NEED_GPU();
+    char p[128];
+    path_of(p, sizeof p, "multi.gguf");
+    synor_llm_synth s = tiny(2);
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F16, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_runtime *rt = runtime(1);
+    ASSERT(rt);
+    if (!have_cuda(rt)) {
+        synor_runtime_destroy(rt);
+        synor_llm_destroy(m);
+        TEST_SKIP("no CUDA device");
+    }
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    synor_llm_ctx_opts oc = {.max_seqs = 3, .max_batch = 64},
+                       og = {.max_seqs = 3, .max_batch = 64, .gpu_layers = SYNOR_LLM_GPU_ALL};
+    synor_llm_ctx *cpu, *gpu;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &oc, &cpu));
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &og, &gpu));
+    unsigned seqs[36];
+    int32_t toks[36];
+    for (int i = 0; i < 36; i++)
+        seqs[i] = (unsigned)(i % 3), toks[i] = prompt[i % NP];
+    for (int round = 0; round < 2; round++) {
+        ASSERT_OK(synor_llm_batch(cpu, 36, toks, seqs, NULL));
+        ASSERT_OK(synor_llm_batch(gpu, 36, toks, seqs, NULL));
+        for (int i = 33; i < 36; i++) {
+            const float *a = synor_llm_logits(cpu, (size_t)i), *b = synor_llm_logits(gpu, (size_t)i);
+            ASSERT(a && b);
+            ASSERT(max_diff(a, b, V) <= 1e-4f);
+        }
+        ASSERT(synor_llm_logits(gpu, 0) == NULL);
+    }
+    ASSERT_EQ(synor_llm_seq_len(gpu, 2), 24);
+    synor_llm_ctx_destroy(gpu);
+    synor_llm_ctx_destroy(cpu);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+}
+
+/* Q8_0 and Q4_0 weights are dequantized on upload and multiply fp32
+ * activations (the CPU multiplies Q8_0-quantized activations): the GPU
+ * path is then the fp64 reference on the same dequantized weights, to
+ * fp32 rounding. */
+TEST(quantized_weights_on_the_gpu_match_the_reference)
+{
+    NEED_GPU();
+    static const synor_ttype types[] = {SYNOR_TTYPE_Q8_0, SYNOR_TTYPE_Q4_0};
+    for (size_t k = 0; k < 2; k++) {
+        char p[128], leaf[32];
+        snprintf(leaf, sizeof leaf, "q-%s.gguf", synor_ttype_name(types[k]));
+        path_of(p, sizeof p, leaf);
+        synor_llm_synth s = tiny(2);
+        ASSERT_OK(synor_llm_synth_gguf(&s, types[k], p));
+        synor_llm *m;
+        ASSERT_OK(synor_llm_load(p, NULL, &m));
+        synor_runtime *rt = runtime(1);
+        ASSERT(rt);
+        if (!have_cuda(rt)) {
+            synor_runtime_destroy(rt);
+            synor_llm_destroy(m);
+            TEST_SKIP("no CUDA device");
+        }
+        int V = synor_llm_hparams_get(m)->vocab_size;
+        synor_llm_ctx_opts og = {.max_batch = 32, .gpu_layers = SYNOR_LLM_GPU_ALL};
+        synor_llm_ctx *gpu;
+        ASSERT_OK(synor_llm_ctx_create(m, rt, &og, &gpu));
+        unsigned seqs[NP];
+        uint8_t want[NP];
+        for (int i = 0; i < NP; i++)
+            seqs[i] = 0, want[i] = 1;
+        ASSERT_OK(synor_llm_batch(gpu, NP, prompt, seqs, want));
+        ref_model r;
+        ASSERT_OK(ref_load(p, &r));
+        double *ref = malloc((size_t)NP * V * sizeof *ref);
+        ref_forward(&r, prompt, NP, ref);
+        double worst = 0, scale = 0;
+        for (int i = 0; i < NP; i++) {
+            const float *l = synor_llm_logits(gpu, (size_t)i);
+            for (int v = 0; v < V; v++) {
+                double d = fabs(l[v] - ref[(size_t)i * V + v]);
+                worst = d > worst ? d : worst;
+                scale = fabs(ref[(size_t)i * V + v]) > scale ? fabs(ref[(size_t)i * V + v]) : scale;
+            }
+        }
+        fprintf(stderr, "  %s on the GPU: max |logit - fp64 reference| %.2e (largest logit %.2f)\n",
+                synor_ttype_name(types[k]), worst, scale);
+        ASSERT(worst <= 1e-4 * (1 + scale));
+        free(ref);
+        ref_free(&r);
+        synor_llm_ctx_destroy(gpu);
+        synor_runtime_destroy(rt);
+        synor_llm_destroy(m);
+    }
+}
+
+TEST(what_cannot_run_on_a_gpu_says_why)
+{
+    char p[128];
+    path_of(p, sizeof p, "err.gguf");
+    synor_llm_synth s = tiny(2);
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_llm_ctx *c = NULL;
+    /* a runtime without CUDA (any machine) */
+    synor_runtime *rt = runtime(0);
+    ASSERT(rt);
+    synor_llm_ctx_opts o = {.gpu_layers = 1};
+    ASSERT_EQ(synor_llm_ctx_create(m, rt, &o, &c), SYNOR_ENOTSUP);
+    ASSERT(c == NULL);
+    ASSERT_CONTAINS(synor_errmsg(), "CUDA device");
+    o.gpu_layers = -2;
+    ASSERT_EQ(synor_llm_ctx_create(m, rt, &o, &c), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "gpu_layers -2");
+    /* without GPU layers the CPU path needs no CUDA */
+    o.gpu_layers = 0;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &o, &c));
+    synor_llm_gpu_info g0;
+    synor_llm_ctx_gpu(c, &g0);
+    ASSERT_EQ(g0.layers, 0);
+    synor_llm_ctx_destroy(c);
+    synor_runtime_destroy(rt);
+    if (!mock_present()) {
+        synor_llm_destroy(m);
+        return;
+    }
+    rt = runtime(1);
+    ASSERT(rt);
+    o.gpu_layers = 1;
+    o.gpu_device = 3; /* the mock has one GPU */
+    ASSERT_EQ(synor_llm_ctx_create(m, rt, &o, &c), SYNOR_ENOTSUP);
+    ASSERT_CONTAINS(synor_errmsg(), "1 CUDA device");
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+
+    /* weights beyond the mock's 64 MiB of device memory: out of memory,
+     * named, and what was uploaded before is freed */
+    path_of(p, sizeof p, "big.gguf");
+    s = tiny(5);
+    s.cfg.dim = 512;
+    s.cfg.hidden_dim = 2048;
+    s.cfg.n_heads = 8;
+    s.cfg.n_kv_heads = 8;
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    rt = runtime(1);
+    ASSERT(rt);
+    o.gpu_device = 0;
+    o.gpu_layers = SYNOR_LLM_GPU_ALL;
+    ASSERT_EQ(synor_llm_ctx_create(m, rt, &o, &c), SYNOR_ENOMEM);
+    ASSERT_CONTAINS(synor_errmsg(), "out of device memory");
+    ASSERT_EQ(counter(CU, "synor_mock_allocs"), 0);
+    ASSERT_EQ(counter(CU, "synor_mock_host_allocs"), 0);
+    /* two of its layers fit (16.8 MB each, beside 12.6 MB of activations
+     * for batches of 512 rows): auto takes them, the classifier stays */
+    o.gpu_layers = SYNOR_LLM_GPU_AUTO;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &o, &c));
+    synor_llm_gpu_info gi;
+    synor_llm_ctx_gpu(c, &gi);
+    ASSERT_EQ(gi.layers, 2);
+    ASSERT_EQ(gi.classifier, 0);
+    unsigned q = 0;
+    int32_t t = 1;
+    ASSERT_OK(synor_llm_batch(c, 1, &t, &q, NULL));
+    synor_llm_ctx_destroy(c);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    ASSERT_EQ(counter(CU, "synor_mock_allocs"), 0);
+}
+
+TEST(cleanup)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (dir[0])
+        ASSERT_EQ(system(cmd), 0);
+}
+
+TEST_MAIN(gpu_layers_give_the_cpu_logits, gpu_batches_of_several_sequences,
+          quantized_weights_on_the_gpu_match_the_reference, what_cannot_run_on_a_gpu_says_why,
+          cleanup)
