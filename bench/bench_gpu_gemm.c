@@ -17,6 +17,9 @@
  * (max of cublas_alone and runtime_cpu), and at least 0.97 of cublas_alone
  * at large N. Results are checked: runtime_mixed's C against cuBLAS's.
  *
+ * SYNOR_CUDA_STAGING=BYTES in the environment: runtime_mixed's copies go
+ * through page-locked staging buffers of BYTES (runtime.h, cuda_staging).
+ *
  * Without a GPU it prints "no CUDA GPU" and exits 77. Under the test double
  * of tests/cuda_mock/ (LD_LIBRARY_PATH) it runs as a smoke test: the "GPU"
  * is host memory and OpenBLAS, so its figures mean nothing. */
@@ -144,6 +147,10 @@ static int run_runtime(const char *label, int cuda, synor_perfmodel *pm, int dbl
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cuda = cuda;
+    /* SYNOR_CUDA_STAGING=BYTES: the runtime's copies through page-locked
+     * staging buffers of that size (synor_runtime_config.cuda_staging) */
+    const char *stg = getenv("SYNOR_CUDA_STAGING");
+    cfg.cuda_staging = stg ? strtoull(stg, NULL, 10) : 0;
     cfg.opencl = SYNOR_OPENCL_OFF;
     cfg.perfmodel = pm;
     synor_runtime *rt = NULL;

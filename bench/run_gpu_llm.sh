@@ -6,7 +6,8 @@
 # cuda_kernels_match_the_cpu); bench_llm at the stories15M and stories110M
 # shapes (generated weights, vocab 32000), F32 and Q8_0, CPU only against
 # every layer on the GPU, prefill (pp) and decode (tg); bench_train one
-# short run on the CPU and with --cuda 1. Each phase runs under `timeout`;
+# short run on the CPU and with --cuda 1; bench_gpu_gemm s 8192 with the
+# runtime's copies pageable and staged (cuda_staging). Each phase runs under `timeout`;
 # a failed phase is reported and the next one runs. About 3 minutes on a
 # 16-core machine with one GPU. A summary of every phase is printed last.
 #
@@ -120,6 +121,13 @@ row() {
   printf '  %-16s %-4s pp %10s   tg %10s\n' "$1" "$2" "${pp:--}" "${tg:--}"
 }
 
+# The runtime's host <-> GPU copies: the driver's pageable copies against
+# page-locked staging (cfg.cuda_staging, 64 MiB buffers), on tiled SGEMM.
+if [[ -x $B/bench/bench_gpu_gemm ]]; then
+  phase gemm_pageable 100 "$B/bench/bench_gpu_gemm" s 8192 2048 2
+  phase gemm_staged 100 env SYNOR_CUDA_STAGING=67108864 "$B/bench/bench_gpu_gemm" s 8192 2048 2
+fi
+
 echo
 echo "=== summary (total $((SECONDS - t_start)) s)"
 printf '  %s\n' "${summary[@]}"
@@ -132,6 +140,13 @@ for m in s15-f32 s15-q8 s110-f32 s110-q8; do
 done
 row "s110-f32 pp512" cpu "$tmp/llm_s110-f32_cpu_pp512.log"
 row "s110-f32 pp512" gpu "$tmp/llm_s110-f32_gpu_pp512.log"
+if [[ -f $tmp/gemm_pageable.log ]]; then
+  echo
+  echo "=== bench_gpu_gemm s 8192 (runtime copies pageable vs staged)"
+  for v in pageable staged; do
+    [[ -f $tmp/gemm_$v.log ]] && grep -E 'cublas_alone|runtime_mixed|check:' "$tmp/gemm_$v.log" | sed "s/^/  $v: /"
+  done
+fi
 if [[ -f $tmp/train_cpu.log ]]; then
   echo
   echo "=== bench_train"

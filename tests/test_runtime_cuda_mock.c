@@ -181,6 +181,77 @@ static void tiled_gemm_case(uint64_t cuda_memory)
 TEST(tiled_sgemm_on_the_cpu_and_the_mock_gpu_matches_blas) { tiled_gemm_case(0); }
 TEST(tiled_sgemm_with_a_small_device_memory_evicts_and_matches) { tiled_gemm_case(1 << 20); }
 
+/* cfg.cuda_staging: every copy goes through the page-locked buffers, in
+ * chunks (1000 bytes here: rows of 400 bytes are split across chunks),
+ * none through cuMemcpy2D; strided tiles come back right. */
+TEST(staged_copies_through_page_locked_buffers)
+{
+    if (!mock_present())
+        TEST_SKIP("run through ctest: LD_LIBRARY_PATH must name the CUDA mock");
+    synor_runtime_config c;
+    synor_runtime_config_init(&c);
+    c.cpu_workers = 1;
+    c.pin_workers = 0;
+    c.opencl = SYNOR_OPENCL_OFF;
+    c.cuda = 1;
+    c.cuda_staging = 1000;
+    synor_runtime *rt = NULL;
+    ASSERT_OK(synor_runtime_create(&c, &rt));
+    unsigned cu = 0;
+    for (unsigned i = 1; i < synor_runtime_device_count(rt) && !cu; i++) {
+        synor_runtime_device_info di;
+        if (synor_runtime_device_get(rt, i, &di) == 0 && !strcmp(di.backend, "cuda"))
+            cu = i;
+    }
+    ASSERT(cu > 0);
+    ASSERT_EQ(*counter("synor_mock_host_allocs"), 2);
+    long copies0 = *counter("synor_mock_copies"), async0 = *counter("synor_mock_async_copies");
+    long errors0 = *counter("synor_mock_errors");
+    enum { T = 100, LD = 103, G = 3 };
+    float *x = malloc((size_t)G * 3 * LD * T * 4);
+    ASSERT(x);
+    for (size_t i = 0; i < (size_t)G * 3 * LD * T; i++)
+        x[i] = (float)(i % 11) - 5.0f;
+    synor_handle *h[G * 3];
+    for (int i = 0; i < G * 3; i++) {
+        synor_handle_desc d = {.ptr = x + (size_t)i * LD * T, .dtype = SYNOR_DTYPE_FP32,
+                               .ndim = 2, .shape = {T, T}, .ld = LD};
+        ASSERT_OK(synor_handle_register(rt, &d, &h[i]));
+    }
+    ASSERT_OK(synor_runtime_start(rt));
+    for (int g = 0; g < G; g++) {
+        synor__gemm_args ga = {0, 0, 1.0, 0.0};
+        synor_task_spec t = {.kernel = &synor__kernel_gemm, .ndata = 3,
+                             .data = {h[3 * g], h[3 * g + 1], h[3 * g + 2]},
+                             .mode = {SYNOR_ACCESS_R, SYNOR_ACCESS_R, SYNOR_ACCESS_W},
+                             .args = &ga, .args_size = sizeof ga, .device = cu + 1};
+        ASSERT_OK(synor_task_submit(rt, &t));
+    }
+    ASSERT_OK(synor_runtime_wait_all(rt));
+    for (int i = 0; i < G * 3; i++)
+        ASSERT_OK(synor_handle_unregister(h[i]));
+    float *want = malloc((size_t)T * T * 4);
+    ASSERT(want);
+    for (int g = 0; g < G; g++) {
+        const float *ga = x + (size_t)3 * g * LD * T, *gb = ga + LD * T;
+        const float *gc = gb + LD * T;
+        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, T, T, 1.0f, ga, LD, gb, LD,
+                    0.0f, want, T);
+        for (int j = 0; j < T; j++)
+            for (int i = 0; i < T; i++)
+                ASSERT(fabsf(gc[(size_t)j * LD + i] - want[(size_t)j * T + i]) < 1e-3f);
+    }
+    /* 2 inputs up, 1 result down a GEMM, each of 40 000 bytes in 1000-byte chunks */
+    ASSERT(*counter("synor_mock_async_copies") - async0 >= (long)G * 3 * 40);
+    ASSERT_EQ(*counter("synor_mock_copies"), copies0);
+    ASSERT_EQ(*counter("synor_mock_errors"), errors0);
+    free(want);
+    free(x);
+    synor_runtime_destroy(rt);
+    ASSERT_EQ(*counter("synor_mock_host_allocs"), 0);
+    ASSERT_EQ(*counter("synor_mock_allocs"), 0);
+}
+
 static synor_handle *vec(synor_runtime *rt, float *p, size_t n)
 {
     synor_handle_desc d = {.ptr = p, .dtype = SYNOR_DTYPE_FP32, .ndim = 1, .shape = {n}};
@@ -303,4 +374,5 @@ TEST(two_gpus_exchange_data_by_the_peer_path)
 
 TEST_MAIN(the_mock_gpu_is_a_runtime_device, tiled_sgemm_on_the_cpu_and_the_mock_gpu_matches_blas,
           tiled_sgemm_with_a_small_device_memory_evicts_and_matches,
+          staged_copies_through_page_locked_buffers,
           element_wise_kernels_on_the_mock_gpu_match_the_cpu, two_gpus_exchange_data_by_the_peer_path)

@@ -123,6 +123,12 @@ typedef struct synor_runtime_config {
      * then skipped. */
     int cuda;
     uint64_t cuda_memory;     /* caps the memory used per CUDA GPU; 0 = all */
+    /* N > 0: copies between host memory and a CUDA GPU go through two
+     * page-locked staging buffers of N bytes per GPU, in chunks, double-
+     * buffered (the host side of one chunk overlaps the DMA of the other)
+     * on the transfer stream. 0 (default): the driver's copies from
+     * pageable memory. Where page-locked memory cannot be had, 0. */
+    uint64_t cuda_staging;
     /* Caps the memory the runtime uses on each OpenCL device (bytes); 0 =
      * the device's global memory size. */
     uint64_t opencl_memory;

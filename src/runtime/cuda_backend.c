@@ -25,6 +25,12 @@ typedef struct synor__cu_dev {
     size_t mem;
     char product[128];
     synor__device *dev;
+    /* cfg.cuda_staging: two page-locked buffers of stage_bytes, one copy
+     * through them at a time */
+    pthread_mutex_t slock;
+    int slock_init;
+    char *stage[2];
+    size_t stage_bytes;
 } synor__cu_dev;
 
 typedef struct synor__cu_state {
@@ -70,6 +76,83 @@ static void cu_free(synor__node *n, void *buf)
         (void)cd->api->cuMemFree((CUdeviceptr)(uintptr_t)buf);
 }
 
+/* A chunk of a staged copy: the host rows it packs, from row r at byte o
+ * of the row, `bytes` in all; on the device it is contiguous at doff. */
+typedef struct stage_chunk {
+    size_t r, o, bytes, doff;
+} stage_chunk;
+
+/* Packs (to the device) or unpacks chunk c between the host's rows (w
+ * bytes each, pitch apart) and buf. */
+static void stage_move(const stage_chunk *c, char *host, size_t w, size_t pitch, char *buf,
+                       int to_dev)
+{
+    size_t r = c->r, o = c->o, done = 0;
+    while (done < c->bytes) {
+        size_t take = w - o < c->bytes - done ? w - o : c->bytes - done;
+        char *hp = host + r * pitch + o;
+        if (to_dev)
+            memcpy(buf + done, hp, take);
+        else
+            memcpy(hp, buf + done, take);
+        done += take;
+        o += take;
+        if (o == w)
+            o = 0, r++;
+    }
+}
+
+/* The next chunk after position (*r, *o) of h rows of w bytes. */
+static stage_chunk stage_next(size_t *r, size_t *o, size_t w, size_t h, size_t cap)
+{
+    stage_chunk c = {*r, *o, 0, *r * w + *o};
+    while (*r < h && c.bytes < cap) {
+        size_t take = w - *o < cap - c.bytes ? w - *o : cap - c.bytes;
+        c.bytes += take;
+        *o += take;
+        if (*o == w)
+            *o = 0, (*r)++;
+    }
+    return c;
+}
+
+/* A copy through the staging buffers (cfg.cuda_staging). To the device:
+ * pack chunk i into buffer i % 2, wait for the stream (chunk i - 1's DMA,
+ * which read the other buffer), enqueue chunk i; so packing overlaps the
+ * previous chunk's DMA. To the host: enqueue chunk i into buffer i % 2,
+ * unpack chunk i - 1 from the other while it runs, wait. */
+static CUresult staged_copy(synor__cu_dev *cd, char *host, size_t w, size_t h, size_t pitch,
+                            CUdeviceptr dev, int to_dev)
+{
+    const synor__cu_api *a = cd->api;
+    size_t r = 0, o = 0;
+    stage_chunk prev = {0, 0, 0, 0};
+    CUresult e = 0;
+    pthread_mutex_lock(&cd->slock);
+    for (int k = 0; !e && r < h; k ^= 1) {
+        stage_chunk c = stage_next(&r, &o, w, h, cd->stage_bytes);
+        if (to_dev) {
+            stage_move(&c, host, w, pitch, cd->stage[k], 1);
+            e = a->cuStreamSynchronize(cd->xstream);
+            if (!e)
+                e = a->cuMemcpyHtoDAsync(dev + c.doff, cd->stage[k], c.bytes, cd->xstream);
+        } else {
+            e = a->cuMemcpyDtoHAsync(cd->stage[k], dev + c.doff, c.bytes, cd->xstream);
+            if (!e && prev.bytes)
+                stage_move(&prev, host, w, pitch, cd->stage[k ^ 1], 0);
+            if (!e)
+                e = a->cuStreamSynchronize(cd->xstream);
+            prev = c;
+            if (!e && r >= h) /* the last chunk */
+                stage_move(&c, host, w, pitch, cd->stage[k], 0);
+        }
+    }
+    if (!e && to_dev)
+        e = a->cuStreamSynchronize(cd->xstream);
+    pthread_mutex_unlock(&cd->slock);
+    return e;
+}
+
 /* One 2-D copy: rows of width bytes, `height` of them, host pitch. */
 static int copy(synor__node *n, const synor_handle *d, void *dev, int to_dev)
 {
@@ -79,6 +162,13 @@ static int copy(synor__node *n, const synor_handle *d, void *dev, int to_dev)
         w = d->desc.shape[0] * es;
         h = d->desc.shape[1];
         pitch = d->desc.ld * es;
+    }
+    if (cd->stage[0] && w) {
+        CUresult e = cd->api->cuCtxSetCurrent(cd->ctx);
+        if (e == 0)
+            e = staged_copy(cd, (char *)d->desc.ptr, w, h, pitch, (CUdeviceptr)(uintptr_t)dev,
+                            to_dev);
+        return e == 0 ? 0 : cu_fail(cd, to_dev ? "staged copy to device" : "staged copy to host", e);
     }
     synor__cu_memcpy2d c;
     memset(&c, 0, sizeof c);
@@ -235,6 +325,20 @@ void synor__cuda_init_device(synor_runtime *rt, unsigned k, synor__device *d, sy
     d->native.cu_device = cd->id;
     d->native.cu_context = cd->ctx;
     d->native.cu_stream = cd->stream;
+    /* Staging buffers where asked for and to be had (else pageable copies). */
+    if (rt->cfg.cuda_staging && a->cuMemAllocHost && a->cuMemcpyHtoDAsync &&
+        pthread_mutex_init(&cd->slock, NULL) == 0) {
+        cd->slock_init = 1;
+        size_t b = (size_t)rt->cfg.cuda_staging;
+        void *p0 = NULL, *p1 = NULL;
+        if (a->cuMemAllocHost(&p0, b) == 0 && a->cuMemAllocHost(&p1, b) == 0) {
+            cd->stage[0] = p0;
+            cd->stage[1] = p1;
+            cd->stage_bytes = b;
+        } else if (p0) {
+            (void)a->cuMemFreeHost(p0);
+        }
+    }
 }
 
 void synor__cuda_destroy(synor_runtime *rt)
@@ -252,6 +356,11 @@ void synor__cuda_destroy(synor_runtime *rt)
             (void)a->cuStreamDestroy(cd->stream);
         if (cd->xstream)
             (void)a->cuStreamDestroy(cd->xstream);
+        for (int k = 0; k < 2; k++)
+            if (cd->stage[k])
+                (void)a->cuMemFreeHost(cd->stage[k]);
+        if (cd->slock_init)
+            pthread_mutex_destroy(&cd->slock);
         (void)a->cuDevicePrimaryCtxRelease(cd->id);
     }
     synor__cuda_api_unload(&st->api);
