@@ -125,6 +125,11 @@ int synor__ns_migrate(synor_netstore *s);
  * inside the caller's write transaction. */
 int synor__ns_quorum(synor_netstore *s, int64_t shard_id, int64_t task_id, int *verdict);
 
+/* dispatch.c: a parsed JSON value written back as compact text (fresh, or
+ * NULL when out of memory); the coordinator stores request fields so. */
+struct synor__jval;
+char *synor__ns_json_text(const struct synor__jval *v);
+
 /* dispatch.c: fails a shard and its job (their live tasks cancelled),
  * inside the caller's write transaction. */
 int synor__ns_fail_job(synor_netstore *s, int64_t shard, int64_t job, const char *why);

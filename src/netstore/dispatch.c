@@ -61,6 +61,16 @@ static void write_value(synor__jw *w, const synor__jval *v)
     }
 }
 
+char *synor__ns_json_text(const synor__jval *v)
+{
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__jw w;
+    synor__jw_init(&w, &b, 0);
+    write_value(&w, v);
+    return synor__buf_take(&b);
+}
+
 /* The job's params with the shard's members over them: a fresh string. */
 static char *merge_params(const char *job, const char *shard)
 {
