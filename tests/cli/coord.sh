@@ -9,6 +9,8 @@
 # metrics, the dashboard and the market answer; after kill -9 and a
 # restart everything acknowledged is there; SIGTERM exits 0; TLS when
 # openssl is present. Skipped (77) in a build without the coordinator.
+# The store is a temporary SQLite file, or the (empty) PostgreSQL database
+# SYNOR_COORD_DB names (tests/cli/netstore_pg.sh sets it).
 # usage: coord.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
 pass=0; fail=0
@@ -19,16 +21,18 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+DB=${SYNOR_COORD_DB:-$tmp/store.db}
+KIND=sqlite; case $DB in postgres*) KIND=postgresql ;; esac
 check() { local name=$1; shift; if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi; }
 command -v curl >/dev/null || { echo "coord: curl not installed; skipped"; exit 77; }
 
 # start NAME ARGS...: a coordinator in the background; $pid, $port, $scheme
 start() {
   local name=$1; shift
-  "$S" coordinator --db "$tmp/store.db" --port 0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  "$S" coordinator --db "$DB" --port 0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pid=$!; pids+=("$pid"); port=
   for _ in $(seq 300); do
-    port=$(sed -n 's|^synor coordinator: listening on https\{0,1\}://127.0.0.1:\([0-9]*\) (store sqlite)$|\1|p' "$tmp/$name.out")
+    port=$(sed -n 's|^synor coordinator: listening on https\{0,1\}://127.0.0.1:\([0-9]*\) (store '$KIND')$|\1|p' "$tmp/$name.out")
     [ -n "$port" ] && return 0
     kill -0 "$pid" 2>/dev/null || return 1
     sleep 0.1
