@@ -340,10 +340,12 @@ static coord_resp task_result(coord_req *r, int64_t task)
                                   elapsed, &v);
     if (e)
         return synor__coord_store_err(e);
-    char f[128];
-    snprintf(f, sizeof f, "\"task\":\"t-%lld\",\"verdict\":\"%s\"", (long long)task,
-             synor_net_verdict_name(v));
-    synor__coord_log(r->c, "result", f);
+    if (!r->c->o.quiet || v == SYNOR_NET_REJECTED) {
+        char f[128];
+        snprintf(f, sizeof f, "\"task\":\"t-%lld\",\"verdict\":\"%s\"", (long long)task,
+                 synor_net_verdict_name(v));
+        synor__coord_log(r->c, "result", f);
+    }
     char *t = synor__malloc(96);
     if (t)
         snprintf(t, 96, "{\"accepted\":true,\"state\":\"%s\"}\n", synor_net_verdict_name(v));

@@ -88,11 +88,23 @@ extern const nsdb_ops *const synor__nsdb_pg;
  * "postgresql"); a fresh string or NULL. */
 char *synor__nsdb_dialect(const char *sql, int pg);
 
+typedef struct ns_op ns_op;
+
 /* The store. Every public call takes mu, so one connection serves the
- * process; several coordinators scale over one PostgreSQL database. */
+ * process's writes (batched by group commit, group.c); token lookups, the
+ * hottest read, use a second connection (rdb, under rmu) so they never wait
+ * behind a commit. Several coordinators scale over one PostgreSQL
+ * database. */
 struct synor_netstore {
     const nsdb_ops *ops;
     nsdb *db;
+    nsdb *rdb;
+    pthread_mutex_t rmu;
+    /* group commit (group.c), under gmu */
+    pthread_mutex_t gmu;
+    pthread_cond_t gcv;
+    ns_op *ghead, *gtail;
+    int gleader;
     int pg;
     pthread_mutex_t mu;
     synor_netstore_opts o;
@@ -116,6 +128,13 @@ int synor__ns_commit(synor_netstore *s);
 void synor__ns_rollback(synor_netstore *s);
 /* Appends an event (inside the caller's transaction). */
 int synor__ns_event(synor_netstore *s, const char *kind, const char *subject, const char *detail);
+
+/* group.c: runs fn(s, arg) in a write transaction shared with other
+ * threads' operations (group commit); returns fn's result (>= 0) once the
+ * transaction is committed, or a negative code: fn failed (its changes
+ * rolled back alone) or the commit did. fn runs with mu held, possibly in
+ * another thread: it must not take mu, begin or commit. */
+int synor__ns_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *arg);
 
 /* migrate.c: brings the schema to the newest version. */
 int synor__ns_migrate(synor_netstore *s);

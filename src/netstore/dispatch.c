@@ -245,24 +245,28 @@ static int claim_tx(synor_netstore *s, const char *owner, int64_t device, synor_
     return 0;
 }
 
+typedef struct claim_args {
+    const char *owner;
+    int64_t device;
+    synor_net_claim *claim;
+    int filled;
+} claim_args;
+
+static int claim_op(synor_netstore *s, void *arg)
+{
+    claim_args *a = arg;
+    int e = claim_tx(s, a->owner, a->device, a->claim);
+    a->filled = e == 0;
+    return e;
+}
+
 int synor_netstore_claim(synor_netstore *s, const char *owner, int64_t device,
                          synor_net_claim *claim)
 {
-    pthread_mutex_lock(&s->mu);
-    int e = synor__ns_begin(s, 1);
-    if (!e)
-        e = claim_tx(s, owner, device, claim);
-    if (e >= 0) {
-        int c = synor__ns_commit(s);
-        if (c) {
-            if (!e)
-                synor_net_claim_free(claim);
-            e = c;
-        }
-    }
-    if (e < 0)
-        synor__ns_rollback(s);
-    pthread_mutex_unlock(&s->mu);
+    claim_args a = {.owner = owner, .device = device, .claim = claim};
+    int e = synor__ns_tx(s, claim_op, &a);
+    if (e < 0 && a.filled)
+        synor_net_claim_free(claim); /* the commit failed */
     return e;
 }
 
@@ -323,6 +327,24 @@ static int result_tx(synor_netstore *s, const char *owner, int64_t task, const c
     return 0;
 }
 
+typedef struct result_args {
+    const char *owner;
+    int64_t task;
+    const char *lease;
+    const void *data;
+    size_t n;
+    const char *sha;
+    int64_t elapsed_ms;
+    synor_net_verdict *verdict;
+} result_args;
+
+static int result_op(synor_netstore *s, void *arg)
+{
+    result_args *a = arg;
+    return result_tx(s, a->owner, a->task, a->lease, a->data, a->n, a->sha, a->elapsed_ms,
+                     a->verdict);
+}
+
 int synor_netstore_result(synor_netstore *s, const char *owner, int64_t task, const char *lease,
                           const void *data, size_t n, const char *sha256, int64_t elapsed_ms,
                           synor_net_verdict *verdict)
@@ -333,16 +355,8 @@ int synor_netstore_result(synor_netstore *s, const char *owner, int64_t task, co
         return synor__error(SYNOR_EINVAL,
                             "header 'X-Synor-SHA256': value '%s': the body's SHA-256 is %s",
                             sha256 ? sha256 : "", sha);
-    pthread_mutex_lock(&s->mu);
-    int e = synor__ns_begin(s, 1);
-    if (!e)
-        e = result_tx(s, owner, task, lease, data, n, sha, elapsed_ms < 0 ? 0 : elapsed_ms, verdict);
-    if (!e)
-        e = synor__ns_commit(s);
-    if (e)
-        synor__ns_rollback(s);
-    pthread_mutex_unlock(&s->mu);
-    return e;
+    result_args a = {owner, task, lease, data, n, sha, elapsed_ms < 0 ? 0 : elapsed_ms, verdict};
+    return synor__ns_tx(s, result_op, &a);
 }
 
 /* Fails a shard and its job: the job's other live tasks are cancelled. */
@@ -392,19 +406,23 @@ static int fail_tx(synor_netstore *s, const char *owner, int64_t task, const cha
     return synor__ns_exec(s, again, pt, 1, NULL, NULL);
 }
 
+typedef struct fail_args {
+    const char *owner;
+    int64_t task;
+    const char *lease, *error;
+} fail_args;
+
+static int fail_op(synor_netstore *s, void *arg)
+{
+    fail_args *a = arg;
+    return fail_tx(s, a->owner, a->task, a->lease, a->error);
+}
+
 int synor_netstore_fail(synor_netstore *s, const char *owner, int64_t task, const char *lease,
                         const char *error)
 {
-    pthread_mutex_lock(&s->mu);
-    int e = synor__ns_begin(s, 1);
-    if (!e)
-        e = fail_tx(s, owner, task, lease, error);
-    if (!e)
-        e = synor__ns_commit(s);
-    if (e)
-        synor__ns_rollback(s);
-    pthread_mutex_unlock(&s->mu);
-    return e;
+    fail_args a = {owner, task, lease, error};
+    return synor__ns_tx(s, fail_op, &a);
 }
 
 static int heartbeat_tx(synor_netstore *s, const char *owner, const int64_t *devices, size_t n,
@@ -450,6 +468,24 @@ static int heartbeat_tx(synor_netstore *s, const char *owner, const int64_t *dev
     return 0;
 }
 
+typedef struct heartbeat_args {
+    const char *owner;
+    const int64_t *devices;
+    size_t n;
+    int accepting;
+    synor__jw *w;
+} heartbeat_args;
+
+static int heartbeat_op(synor_netstore *s, void *arg)
+{
+    heartbeat_args *a = arg;
+    size_t mark = a->w->b->len;
+    int e = heartbeat_tx(s, a->owner, a->devices, a->n, a->accepting, a->w);
+    if (e)
+        a->w->b->len = mark; /* rolled back: no leases to list */
+    return e;
+}
+
 int synor_netstore_heartbeat(synor_netstore *s, const char *owner, const int64_t *devices,
                              size_t n, int accepting, char **leases_json)
 {
@@ -458,15 +494,8 @@ int synor_netstore_heartbeat(synor_netstore *s, const char *owner, const int64_t
     synor__jw w;
     synor__jw_init(&w, &b, 0);
     synor__jw_arr_begin(&w);
-    pthread_mutex_lock(&s->mu);
-    int e = synor__ns_begin(s, 1);
-    if (!e)
-        e = heartbeat_tx(s, owner, devices, n, accepting, &w);
-    if (!e)
-        e = synor__ns_commit(s);
-    if (e)
-        synor__ns_rollback(s);
-    pthread_mutex_unlock(&s->mu);
+    heartbeat_args a = {owner, devices, n, accepting, &w};
+    int e = synor__ns_tx(s, heartbeat_op, &a);
     synor__jw_arr_end(&w);
     if (e) {
         synor__buf_free(&b);

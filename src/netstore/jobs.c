@@ -68,7 +68,8 @@ static int submit_tx(synor_netstore *s, const char *owner, const synor_net_job_s
         spot |= j->shards[i].expect != NULL;
     static const char ins_job[] =
         "INSERT INTO jobs (owner, name, kernel, params, replicas, deadline_at, budget, ref, state,"
-        " spot, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10) RETURNING id";
+        " spot, created_at, shards_left) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10,"
+        " $11) RETURNING id";
     nsparam pj[] = {NS_T(owner),
                     NS_T(j->name ? j->name : ""),
                     NS_T(j->kernel),
@@ -78,9 +79,10 @@ static int submit_tx(synor_netstore *s, const char *owner, const synor_net_job_s
                     NS_I(j->budget),
                     NS_T(j->ref),
                     NS_I(spot),
-                    NS_I(now)};
+                    NS_I(now),
+                    NS_I(j->n_shards)};
     nsres r;
-    int e = synor__ns_exec(s, ins_job, pj, 10, &r, NULL);
+    int e = synor__ns_exec(s, ins_job, pj, 11, &r, NULL);
     if (e)
         return e;
     *job_id = synor__nsres_int(&r, 0, 0);

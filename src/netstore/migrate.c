@@ -55,7 +55,17 @@ static const char v2[] =
     " subject TEXT NOT NULL, detail TEXT NOT NULL);"
     "ALTER TABLE devices ADD COLUMN accepting INTEGER NOT NULL DEFAULT 1;";
 
-static const char *const migrations[] = {v1, v2};
+/* version 3: a job counts its shards still open, so a validated shard
+ * finds out whether it was the last without counting them all; the queue
+ * gets a partial index of its own (only queued tasks: claims scan no
+ * leased or finished entries) */
+static const char v3[] =
+    "CREATE INDEX tasks_queued ON tasks (id) WHERE state = 'queued';"
+    "ALTER TABLE jobs ADD COLUMN shards_left BIGINT NOT NULL DEFAULT 0;"
+    "UPDATE jobs SET shards_left = (SELECT count(*) FROM shards s WHERE s.job_id = jobs.id"
+    " AND s.state = 'queued');";
+
+static const char *const migrations[] = {v1, v2, v3};
 
 static const char get_version[] = "SELECT version FROM schema_version";
 

@@ -203,7 +203,8 @@ int synor__ns_quorum(synor_netstore *s, int64_t shard, int64_t task, int *verdic
                                        " WHERE id = $2";
         static const char own[] = "INSERT INTO blob_owners (sha, owner) VALUES ($1, $2)"
                                   " ON CONFLICT (sha, owner) DO NOTHING";
-        static const char left[] = "SELECT count(*) FROM shards WHERE job_id = $1 AND state = 'queued'";
+        static const char left[] = "UPDATE jobs SET shards_left = shards_left - 1 WHERE id = $1"
+                                   " RETURNING shards_left";
         static const char job_done[] = "UPDATE jobs SET state = 'done' WHERE id = $1"
                                        " AND state IN ('queued', 'running')";
         const char *sha = synor__nsres_text(&d, winner, 1);

@@ -48,9 +48,14 @@ int synor_netstore_open(const synor_netstore_opts *o, synor_netstore **out)
         return e;
     }
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->rmu, NULL);
+    pthread_mutex_init(&s->gmu, NULL);
+    pthread_cond_init(&s->gcv, NULL);
     e = ops->open(o->url, &s->db);
     if (!e)
         e = synor__ns_migrate(s);
+    if (!e)
+        e = ops->open(o->url, &s->rdb);
     if (e) {
         synor_netstore_close(s);
         return e;
@@ -65,8 +70,13 @@ void synor_netstore_close(synor_netstore *s)
         return;
     if (s->db)
         s->ops->close(s->db);
+    if (s->rdb)
+        s->ops->close(s->rdb);
     synor_rewards_policy_destroy(s->own_policy);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->rmu);
+    pthread_mutex_destroy(&s->gmu);
+    pthread_cond_destroy(&s->gcv);
     synor__free(s);
 }
 
@@ -163,9 +173,9 @@ int synor_netstore_token_auth(synor_netstore *s, const char *token, synor_net_pr
     static const char sql[] = "SELECT id, role, owner FROM tokens WHERE hash = $1 AND revoked = 0";
     nsparam p[] = {NS_T(hash)};
     nsres r;
-    pthread_mutex_lock(&s->mu);
-    int e = synor__ns_exec(s, sql, p, 1, &r, NULL);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->rmu);
+    int e = s->ops->exec(s->rdb, sql, p, 1, &r, NULL);
+    pthread_mutex_unlock(&s->rmu);
     if (e)
         return e;
     if (!r.rows) {
