@@ -124,9 +124,9 @@ static coord_resp tokens_post(coord_req *r)
                       tok, role);
     synor__json_escape(&b, owner);
     synor__buf_puts(&b, "}\n");
-    synor__jdoc_free(d);
     char f[160];
     snprintf(f, sizeof f, "\"token\":%lld,\"role\":\"%s\"", (long long)id, role);
+    synor__jdoc_free(d);
     synor__coord_log(r->c, "token-created", f);
     return synor__coord_json(201, synor__buf_take(&b));
 }
