@@ -5,8 +5,11 @@
  * claim, result and ledger, quorum with a cheating replica within the
  * float tolerance, ownership (other consumers, other providers' leases,
  * bad checksums change nothing), lease expiry, budgets, idempotent refs,
- * spot checks, a reopened store keeping everything. */
+ * spot checks, a reopened store keeping everything, and threads claiming
+ * and reporting at once (group commit: a failing operation in a batch
+ * changes nothing and fails alone). */
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,7 +514,83 @@ static void reopen_body(void)
 }
 TEST(reopen_keeps_state) { BOTH(reopen_body); }
 
-TEST_MAIN(schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
+typedef struct worker {
+    synor_netstore *s;
+    char owner[16];
+    int64_t dev;
+    int done, refused, errors;
+} worker;
+
+static void *work(void *arg)
+{
+    extern void synor__ns_sha256_hex(const void *, size_t, char *);
+    worker *w = arg;
+    for (;;) {
+        synor_net_claim c;
+        int e = synor_netstore_claim(w->s, w->owner, w->dev, &c);
+        if (e == 1)
+            break;
+        if (e) {
+            w->errors++;
+            break;
+        }
+        double r = (double)c.task;
+        char rs[65];
+        synor__ns_sha256_hex(&r, 8, rs);
+        synor_net_verdict v;
+        /* a wrong lease, in the same batches as good results */
+        if (synor_netstore_result(w->s, w->owner, c.task, "Lbad", &r, 8, rs, 1, &v) == SYNOR_ESTATE)
+            w->refused++;
+        if (synor_netstore_result(w->s, w->owner, c.task, c.lease, &r, 8, rs, 1, &v) == 0 &&
+            v == SYNOR_NET_VALIDATED)
+            w->done++;
+        else
+            w->errors++;
+        synor_net_claim_free(&c);
+    }
+    return NULL;
+}
+
+static void concurrent_body(void)
+{
+    synor_netstore *s = fresh(NULL);
+    ASSERT(s);
+    char sha[65];
+    enum { W = 8, TASKS = 8 * 40 };
+    /* 40 jobs of 8 shards */
+    for (int k = 0; k < 40; k++)
+        ASSERT(submit(s, "alice", 8, 1, "sum-f32", 1000000, NULL, sha) > 0);
+    worker w[W];
+    pthread_t th[W];
+    for (int i = 0; i < W; i++) {
+        w[i] = (worker){.s = s};
+        snprintf(w[i].owner, sizeof w[i].owner, "p%d", i);
+        w[i].dev = device(s, w[i].owner, "d");
+        ASSERT(w[i].dev > 0);
+    }
+    for (int i = 0; i < W; i++)
+        ASSERT_EQ(pthread_create(&th[i], NULL, work, &w[i]), 0);
+    int n_done = 0, refused = 0, errors = 0;
+    for (int i = 0; i < W; i++) {
+        pthread_join(th[i], NULL);
+        n_done += w[i].done;
+        refused += w[i].refused;
+        errors += w[i].errors;
+    }
+    ASSERT_EQ(errors, 0);
+    ASSERT_EQ(n_done, TASKS);
+    ASSERT_EQ(refused, TASKS);
+    synor_netstore_stats st;
+    ASSERT_OK(synor_netstore_stats_get(s, &st));
+    ASSERT_EQ(st.ledger_entries, TASKS);
+    ASSERT_EQ(st.tasks_valid, TASKS);
+    ASSERT_EQ(st.jobs_done, 40);
+    ASSERT_EQ(st.tasks_queued + st.tasks_leased, 0);
+    done(s);
+}
+TEST(threads_share_commits) { BOTH(concurrent_body); }
+
+TEST_MAIN(threads_share_commits, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
           quorum_outvotes_a_cheat, no_majority_adds_a_replica, leases_expire_and_requeue,
           budget_refs_and_cancel, spot_checks_judge_alone, reopen_keeps_state)
 
