@@ -590,7 +590,21 @@ static void concurrent_body(void)
 }
 TEST(threads_share_commits) { BOTH(concurrent_body); }
 
-TEST_MAIN(threads_share_commits, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
+TEST(availability_hours)
+{
+    extern int synor__ns_available_now(const char *, time_t);
+    time_t h3 = 3 * 3600 + 60, h12 = 12 * 3600, h23 = 23 * 3600 + 59 * 60;
+    ASSERT(synor__ns_available_now("always", h3));
+    ASSERT(synor__ns_available_now("idle", h3));
+    ASSERT(synor__ns_available_now("utc:09-17", h12));
+    ASSERT(!synor__ns_available_now("utc:09-17", h3));
+    ASSERT(!synor__ns_available_now("utc:09-17", 17 * 3600));
+    ASSERT(synor__ns_available_now("utc:22-06", h3));
+    ASSERT(synor__ns_available_now("utc:22-06", h23));
+    ASSERT(!synor__ns_available_now("utc:22-06", h12));
+}
+
+TEST_MAIN(availability_hours, threads_share_commits, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
           quorum_outvotes_a_cheat, no_majority_adds_a_replica, leases_expire_and_requeue,
           budget_refs_and_cancel, spot_checks_judge_alone, reopen_keeps_state)
 

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "common/common.h"
 #include "synor/netstore.h"
@@ -148,6 +149,11 @@ int synor__ns_quorum(synor_netstore *s, int64_t shard_id, int64_t task_id, int *
  * NULL when out of memory); the coordinator stores request fields so. */
 struct synor__jval;
 char *synor__ns_json_text(const struct synor__jval *v);
+
+/* dispatch.c: whether a device with this availability ("always", "idle",
+ * "utc:H1-H2", H2 exclusive, wrapping midnight when H1 > H2) takes work at
+ * unix time now. */
+int synor__ns_available_now(const char *availability, time_t now);
 
 /* dispatch.c: fails a shard and its job (their live tasks cancelled),
  * inside the caller's write transaction. */

@@ -107,6 +107,19 @@ static char *merge_params(const char *job, const char *shard)
     return synor__buf_take(&buf);
 }
 
+int synor__ns_available_now(const char *availability, time_t now)
+{
+    int a, b, n = 0;
+    if (!availability || sscanf(availability, "utc:%d-%d%n", &a, &b, &n) != 2 ||
+        (size_t)n != strlen(availability))
+        return 1; /* "always"; "idle" is the agent's to judge (accepting) */
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    int h = tm.tm_hour;
+    /* "utc:22-06" wraps midnight: 22:00 to 05:59 */
+    return a <= b ? (h >= a && h < b) : (h >= a || h < b);
+}
+
 static uint64_t next_rand(synor_netstore *s)
 {
     s->rng ^= s->rng << 13;
@@ -151,7 +164,8 @@ static int spot_task(synor_netstore *s, const char *owner, int64_t device, const
 
 static int claim_tx(synor_netstore *s, const char *owner, int64_t device, synor_net_claim *c)
 {
-    static const char dev[] = "SELECT accepting FROM devices WHERE id = $1 AND owner = $2";
+    static const char dev[] = "SELECT accepting, availability FROM devices WHERE id = $1"
+                              " AND owner = $2";
     static const char seen[] = "UPDATE devices SET last_seen_ms = $1 WHERE id = $2";
     static const char take[] =
         "UPDATE tasks SET state = 'leased', device_id = $1, provider = $2, lease = $3,"
@@ -175,7 +189,8 @@ static int claim_tx(synor_netstore *s, const char *owner, int64_t device, synor_
         synor__nsres_free(&r);
         return synor__error(SYNOR_ENOENT, "no device dev-%lld", (long long)device);
     }
-    int accepting = synor__nsres_int(&r, 0, 0) != 0;
+    int accepting = synor__nsres_int(&r, 0, 0) != 0 &&
+                    synor__ns_available_now(synor__nsres_text(&r, 0, 1), time(NULL));
     synor__nsres_free(&r);
     int64_t now = synor__ns_now_ms();
     nsparam ps[] = {NS_I(now), NS_I(device)};
