@@ -609,6 +609,9 @@ TEST_MAIN(availability_hours, threads_share_commits, schema_versions, tokens_has
           budget_refs_and_cancel, spot_checks_judge_alone, reopen_keeps_state)
 
 #else
-TEST(built_without_nettle) { TEST_SKIP("built without nettle: no network store"); }
-TEST_MAIN(built_without_nettle)
+int main(void)
+{
+    fprintf(stderr, "  skipped: built without nettle: no network store\n");
+    return 77;
+}
 #endif

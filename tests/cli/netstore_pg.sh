@@ -9,7 +9,7 @@
 S=$1; SRC=$2; JC=$3
 T=$(dirname "$S")/tests/test_netstore
 [ -x "$T" ] || { echo "netstore_pg: $T not built; skipped"; exit 77; }
-"$S" coordinator --help >/dev/null 2>&1 || { echo "netstore_pg: no coordinator; skipped"; exit 77; }
+"$T" >/dev/null 2>&1; [ $? = 77 ] && { echo "netstore_pg: built without the network store; skipped"; exit 77; }
 dir=$(mktemp -d /tmp/synor-pg.XXXXXX)
 trap 'bash "$SRC/scripts/pg_test_server.sh" stop "$dir"' EXIT
 url=$(bash "$SRC/scripts/pg_test_server.sh" start "$dir"); rc=$?
