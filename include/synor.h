@@ -61,5 +61,7 @@
 #include "synor/exec.h"
 #include "synor/whatif.h"
 #include "synor/workload.h"
+#include "synor/netstore.h"
+#include "synor/coord.h"
 
 #endif

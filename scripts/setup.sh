@@ -17,7 +17,9 @@ cd "$(dirname "$0")/.."
 # of the documented training run (docs/TRAINING.md).
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev
-          libsqlite3-dev libmicrohttpd-dev bible-kjv curl)
+          libsqlite3-dev libmicrohttpd-dev bible-kjv curl nettle-dev libpq-dev
+          libcurl4-openssl-dev
+          postgresql)
 # --test-deps (scripts/test.sh): also what only the tests use - PyTorch, the
 # independent reference the trainer's gradients are checked against
 # (tests/test_train_torch.c); never a dependency of the library or the CLI.

@@ -153,6 +153,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv);
 int cli_model(const cli_globals *g, int argc, char **argv);
 int cli_quantize(const cli_globals *g, int argc, char **argv);
 int cli_serve(const cli_globals *g, int argc, char **argv);
+int cli_coordinator(const cli_globals *g, int argc, char **argv);
 int cli_train(const cli_globals *g, int argc, char **argv);
 
 #endif

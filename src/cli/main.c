@@ -38,6 +38,7 @@ static const command commands[] = {
     {"quantize", cli_quantize, "convert a model's weights to F16, BF16, Q8_0 or Q4_0 (GGUF)"},
     {"train", cli_train, "train a Llama-architecture model on a text corpus (docs/TRAINING.md)"},
     {"serve", cli_serve, "serve a model over HTTP with OpenAI's API (docs/LLM.md)"},
+    {"coordinator", cli_coordinator, "run the compute network's coordinator (docs/NETWORK.md)"},
 };
 
 static void usage(FILE *f)

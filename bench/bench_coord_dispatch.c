@@ -1,0 +1,262 @@
+/* bench_coord_dispatch.c - dispatch throughput and latency of the compute
+ * network's coordinator: one coordinator in this process (a fresh SQLite
+ * file, or the PostgreSQL URL given), one consumer job of T trivial tasks,
+ * and N simulated agents as threads speaking the real protocol over HTTP
+ * (libcurl, one keep-alive connection each): GET /v1/tasks/next, then POST
+ * the result with its SHA-256, until the queue is empty. Reports tasks
+ * completed per second and the claim round trip's p50/p99 as the agents
+ * saw it, then checks the job is done and the ledger has T entries.
+ *
+ *   bench_coord_dispatch [AGENTS [TASKS [DB-URL]]]   (defaults 50, 20000)
+ *
+ * With a second URL argument of the form "+N" several coordinators (N, on
+ * PostgreSQL) share the store, the agents spread over them round robin. */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "netstore/db.h"
+#include "synor.h"
+
+typedef struct agent {
+    int idx;
+    unsigned port;
+    char token[80];
+    char device[32];
+    double *lat;
+    size_t n_lat, cap_lat;
+    long done, errors;
+} agent;
+
+typedef struct sink {
+    char buf[4096];
+    size_t len;
+} sink;
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+    sink *s = ud;
+    size_t k = sz * n;
+    if (s->len + k < sizeof s->buf) {
+        memcpy(s->buf + s->len, p, k);
+        s->len += k;
+        s->buf[s->len] = 0;
+    }
+    return k;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* the string value of "key":"..." in json into out */
+static int field(const char *json, const char *key, char *out, size_t n)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    const char *p = strstr(json, pat);
+    if (!p)
+        return -1;
+    p += strlen(pat);
+    const char *q = strchr(p, '"');
+    if (!q || (size_t)(q - p) >= n)
+        return -1;
+    memcpy(out, p, (size_t)(q - p));
+    out[q - p] = 0;
+    return 0;
+}
+
+static void *run_agent(void *arg)
+{
+    agent *a = arg;
+    CURL *h = curl_easy_init();
+    sink s;
+    char url[256], auth[128], hdr[128];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", a->token);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    for (;;) {
+        struct curl_slist *hl = curl_slist_append(NULL, auth);
+        snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/tasks/next?device=%s", a->port, a->device);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+        s.len = 0;
+        s.buf[0] = 0;
+        double t0 = now_s();
+        CURLcode rc = curl_easy_perform(h);
+        double dt = now_s() - t0;
+        long code = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        curl_slist_free_all(hl);
+        if (rc != CURLE_OK || (code != 200 && code != 204)) {
+            a->errors++;
+            if (a->errors > 100)
+                break;
+            continue;
+        }
+        if (code == 204)
+            break;
+        if (a->n_lat == a->cap_lat) {
+            a->cap_lat = a->cap_lat ? 2 * a->cap_lat : 1024;
+            a->lat = realloc(a->lat, a->cap_lat * sizeof *a->lat);
+        }
+        a->lat[a->n_lat++] = dt;
+        char task[32], lease[40];
+        if (field(s.buf, "task", task, sizeof task) || field(s.buf, "lease", lease, sizeof lease)) {
+            a->errors++;
+            continue;
+        }
+        uint64_t result = (uint64_t)a->idx << 32 | (uint64_t)a->done;
+        char sha[65];
+        synor__ns_sha256_hex(&result, sizeof result, sha);
+        snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/tasks/%s/result?lease=%s", a->port, task,
+                 lease);
+        snprintf(hdr, sizeof hdr, "X-Synor-SHA256: %s", sha);
+        hl = curl_slist_append(NULL, auth);
+        hl = curl_slist_append(hl, hdr);
+        hl = curl_slist_append(hl, "Content-Type: application/octet-stream");
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, (const char *)&result);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)sizeof result);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+        s.len = 0;
+        rc = curl_easy_perform(h);
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        curl_slist_free_all(hl);
+        if (rc != CURLE_OK || code != 200)
+            a->errors++;
+        else
+            a->done++;
+    }
+    curl_easy_cleanup(h);
+    return NULL;
+}
+
+static int cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+int main(int argc, char **argv)
+{
+    int n_agents = argc > 1 ? atoi(argv[1]) : 50;
+    long n_tasks = argc > 2 ? atol(argv[2]) : 20000;
+    const char *url = argc > 3 ? argv[3] : NULL;
+    int n_coord = argc > 4 && argv[4][0] == '+' ? atoi(argv[4] + 1) : 1;
+    if (n_agents < 1 || n_agents > 1000 || n_tasks < 1 || n_coord < 1 || n_coord > 8) {
+        fprintf(stderr, "usage: %s [AGENTS [TASKS [DB-URL [+COORDINATORS]]]]\n", argv[0]);
+        return 2;
+    }
+    char path[64] = "";
+    if (!url) {
+        snprintf(path, sizeof path, "/tmp/synor-bench-coord-%d.db", (int)getpid());
+        url = path;
+    }
+    curl_global_init(CURL_GLOBAL_ALL);
+    synor_netstore *st[8] = {0};
+    synor_coord *co[8] = {0};
+    synor_netstore_opts so = {.url = url, .lease_timeout_s = 60};
+    for (int i = 0; i < n_coord; i++) {
+        synor_coord_opts copts = {.port = 0, .quiet = 1, .log_path = "/dev/null"};
+        if (synor_netstore_open(&so, &st[i]) || synor_coord_create(st[i], &copts, &co[i]) ||
+            synor_coord_start(co[i])) {
+            fprintf(stderr, "coordinator: %s\n", synor_errmsg());
+            return 1;
+        }
+    }
+    if (url != path && synor_netstore_wipe(st[0])) {
+        fprintf(stderr, "wipe: %s\n", synor_errmsg());
+        return 1;
+    }
+    /* the job: n_tasks shards of one task, no inputs */
+    synor_net_shard_spec *sh = calloc((size_t)n_tasks, sizeof *sh);
+    synor_net_job_spec j = {.name = "bench", .kernel = "noop", .params_json = "{}", .shards = sh,
+                            .n_shards = (size_t)n_tasks, .replicas = 1,
+                            .budget = (int64_t)n_tasks * 10000};
+    int64_t job, tasks;
+    int existing;
+    double t_sub = now_s();
+    if (synor_netstore_job_submit(st[0], "consumer", &j, &job, &tasks, &existing)) {
+        fprintf(stderr, "submit: %s\n", synor_errmsg());
+        return 1;
+    }
+    t_sub = now_s() - t_sub;
+    agent *ag = calloc((size_t)n_agents, sizeof *ag);
+    pthread_t *th = calloc((size_t)n_agents, sizeof *th);
+    for (int i = 0; i < n_agents; i++) {
+        char owner[32], name[32];
+        snprintf(owner, sizeof owner, "agent%d", i);
+        snprintf(name, sizeof name, "cpu%d", i);
+        int64_t tid, dev;
+        synor_net_device d = {.name = name, .kind = "cpu"};
+        if (synor_netstore_token_create(st[0], SYNOR_NET_PROVIDER, owner, ag[i].token, &tid) ||
+            synor_netstore_device_register(st[0], owner, &d, &dev)) {
+            fprintf(stderr, "setup: %s\n", synor_errmsg());
+            return 1;
+        }
+        ag[i].idx = i;
+        ag[i].port = synor_coord_port(co[i % n_coord]);
+        snprintf(ag[i].device, sizeof ag[i].device, "dev-%lld", (long long)dev);
+    }
+    double t0 = now_s();
+    for (int i = 0; i < n_agents; i++)
+        pthread_create(&th[i], NULL, run_agent, &ag[i]);
+    for (int i = 0; i < n_agents; i++)
+        pthread_join(th[i], NULL);
+    double el = now_s() - t0;
+    size_t n = 0;
+    long done = 0, errors = 0;
+    for (int i = 0; i < n_agents; i++) {
+        n += ag[i].n_lat;
+        done += ag[i].done;
+        errors += ag[i].errors;
+    }
+    double *all = malloc((n ? n : 1) * sizeof *all);
+    size_t k = 0;
+    for (int i = 0; i < n_agents; i++)
+        for (size_t x = 0; x < ag[i].n_lat; x++)
+            all[k++] = ag[i].lat[x];
+    qsort(all, n, sizeof *all, cmp);
+    synor_netstore_stats s;
+    synor_netstore_stats_get(st[0], &s);
+    printf("store %s, %d coordinator%s, %d agents, %ld tasks (submitted in %.2f s)\n",
+           synor_netstore_backend(st[0]), n_coord, n_coord > 1 ? "s" : "", n_agents, n_tasks, t_sub);
+    printf("completed %ld in %.2f s: %.0f tasks/s (claim + result), %ld errors\n", done, el,
+           (double)done / el, errors);
+    if (n)
+        printf("claim round trip: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+               all[n / 2] * 1e3, all[(size_t)((double)n * 0.99)] * 1e3, all[n - 1] * 1e3);
+    int ok = done == n_tasks && s.ledger_entries == n_tasks && s.jobs_done == 1;
+    printf("check: job done %s, ledger entries %lld of %ld: %s\n", s.jobs_done == 1 ? "yes" : "no",
+           (long long)s.ledger_entries, n_tasks, ok ? "ok" : "FAILED");
+    for (int i = 0; i < n_coord; i++) {
+        synor_coord_destroy(co[i]);
+        synor_netstore_close(st[i]);
+    }
+    if (*path) {
+        char p2[80];
+        unlink(path);
+        snprintf(p2, sizeof p2, "%s-wal", path);
+        unlink(p2);
+        snprintf(p2, sizeof p2, "%s-shm", path);
+        unlink(p2);
+    }
+    for (int i = 0; i < n_agents; i++)
+        free(ag[i].lat);
+    free(ag);
+    free(th);
+    free(all);
+    free(sh);
+    curl_global_cleanup();
+    return ok ? 0 : 1;
+}

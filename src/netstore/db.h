@@ -1,0 +1,162 @@
+/* db.h - the netstore's database backends behind one small table of
+ * functions (SQLite, PostgreSQL), and the helpers the store's files share.
+ *
+ * SQL is written once, with $1-style placeholders (SQLite takes them as
+ * named parameters, libpq as positional ones), ON CONFLICT and RETURNING,
+ * which both engines have. The few differences are spelled as macros the
+ * backend substitutes before preparing: %ID% (an auto-increment primary
+ * key), %BLOB% (a byte string column), %SKIP% (the claim's row lock:
+ * "FOR UPDATE SKIP LOCKED" on PostgreSQL, nothing on SQLite, where the
+ * write transaction is the lock) and %LOCK% ("FOR UPDATE": a row read to
+ * decide on, such as a shard's, held until commit; %LOCK_S% locks only
+ * the rows of the table aliased s in a join). Results come back as text cells
+ * (integers as decimal text, blobs as bytes), so callers read both engines
+ * the same way. Never installed. */
+#ifndef SYNOR_NETSTORE_DB_H
+#define SYNOR_NETSTORE_DB_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "common/common.h"
+#include "synor/netstore.h"
+
+/* A statement parameter: an integer, a text (NUL-terminated) or bytes;
+ * kind 'n' is NULL. */
+typedef struct nsparam {
+    char kind; /* 'i', 't', 'b', 'n' */
+    int64_t i;
+    const char *s;
+    const void *b;
+    size_t n;
+} nsparam;
+
+#define NS_I(x) ((nsparam){.kind = 'i', .i = (int64_t)(x)})
+static inline nsparam synor__ns_text(const char *x)
+{
+    return (nsparam){.kind = x ? 't' : 'n', .s = x};
+}
+#define NS_T(x) synor__ns_text(x)
+#define NS_B(p, len) ((nsparam){.kind = 'b', .b = (p), .n = (len)})
+
+/* One result cell: NULL, or len bytes at p (NUL-terminated as well). */
+typedef struct nscell {
+    char *p;
+    size_t len;
+    int null;
+} nscell;
+
+/* A whole result, rows x cols cells. */
+typedef struct nsres {
+    size_t rows, cols;
+    nscell *cells;
+} nsres;
+
+void synor__nsres_free(nsres *r);
+const char *synor__nsres_text(const nsres *r, size_t row, size_t col); /* "" for NULL */
+int64_t synor__nsres_int(const nsres *r, size_t row, size_t col);     /* 0 for NULL */
+int synor__nsres_null(const nsres *r, size_t row, size_t col);
+const nscell *synor__nsres_cell(const nsres *r, size_t row, size_t col);
+
+typedef struct nsdb nsdb;
+
+/* A backend. Every call returns 0 or a negative SYNOR_E* with the message
+ * set; SYNOR_EEXIST when a UNIQUE constraint refused the statement. */
+typedef struct nsdb_ops {
+    const char *name;
+    int (*open)(const char *url, nsdb **out);
+    void (*close)(nsdb *db);
+    /* write: the transaction will write (SQLite: BEGIN IMMEDIATE). */
+    int (*begin)(nsdb *db, int write);
+    int (*commit)(nsdb *db);
+    void (*rollback)(nsdb *db);
+    /* Runs sql (static storage: backends may cache its prepared form by
+     * address) with params; rows into *res when res is not NULL; the
+     * number of rows changed into *changes when not NULL. */
+    int (*exec)(nsdb *db, const char *sql, const nsparam *p, int np, nsres *res,
+                int64_t *changes);
+    /* Runs several statements without parameters (migrations). */
+    int (*script)(nsdb *db, const char *sql);
+} nsdb_ops;
+
+extern const nsdb_ops synor__nsdb_sqlite;
+/* NULL in a build without libpq. */
+extern const nsdb_ops *const synor__nsdb_pg;
+
+/* sql with %ID%, %BLOB%, %SKIP% and %LOCK% replaced for a backend ("sqlite" or
+ * "postgresql"); a fresh string or NULL. */
+char *synor__nsdb_dialect(const char *sql, int pg);
+
+typedef struct ns_op ns_op;
+
+/* The store. Every public call takes mu, so one connection serves the
+ * process's writes (batched by group commit, group.c); token lookups, the
+ * hottest read, use a second connection (rdb, under rmu) so they never wait
+ * behind a commit. Several coordinators scale over one PostgreSQL
+ * database. */
+struct synor_netstore {
+    const nsdb_ops *ops;
+    nsdb *db;
+    nsdb *rdb;
+    pthread_mutex_t rmu;
+    /* group commit (group.c), under gmu */
+    pthread_mutex_t gmu;
+    pthread_cond_t gcv;
+    ns_op *ghead, *gtail;
+    int gleader;
+    int pg;
+    pthread_mutex_t mu;
+    synor_netstore_opts o;
+    const synor_rewards_policy *policy;
+    synor_rewards_policy *own_policy;
+    uint64_t rng; /* spot-check draws, under mu */
+};
+
+/* Monotonic milliseconds (leases, heartbeats). */
+int64_t synor__ns_now_ms(void);
+/* SHA-256 of data as 64 lowercase hex digits. */
+void synor__ns_sha256_hex(const void *data, size_t n, char out[65]);
+/* n random bytes from getrandom as 2n hex digits (+ NUL) into out. */
+int synor__ns_random_hex(size_t n, char *out);
+
+/* Convenience: exec with the store's backend. */
+int synor__ns_exec(synor_netstore *s, const char *sql, const nsparam *p, int np, nsres *res,
+                   int64_t *changes);
+int synor__ns_begin(synor_netstore *s, int write);
+int synor__ns_commit(synor_netstore *s);
+void synor__ns_rollback(synor_netstore *s);
+/* Appends an event (inside the caller's transaction). */
+int synor__ns_event(synor_netstore *s, const char *kind, const char *subject, const char *detail);
+
+/* group.c: runs fn(s, arg) in a write transaction shared with other
+ * threads' operations (group commit); returns fn's result (>= 0) once the
+ * transaction is committed, or a negative code: fn failed (its changes
+ * rolled back alone) or the commit did. fn runs with mu held, possibly in
+ * another thread: it must not take mu, begin or commit. */
+int synor__ns_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *arg);
+
+/* migrate.c: brings the schema to the newest version. */
+int synor__ns_migrate(synor_netstore *s);
+
+/* quorum.c: a task of shard_id finished (state 'done'); decides the shard.
+ * *verdict: 0 pending, 1 this task validated, -1 this task rejected. Runs
+ * inside the caller's write transaction. */
+int synor__ns_quorum(synor_netstore *s, int64_t shard_id, int64_t task_id, int *verdict);
+
+/* dispatch.c: a parsed JSON value written back as compact text (fresh, or
+ * NULL when out of memory); the coordinator stores request fields so. */
+struct synor__jval;
+char *synor__ns_json_text(const struct synor__jval *v);
+
+/* dispatch.c: whether a device with this availability ("always", "idle",
+ * "utc:H1-H2", H2 exclusive, wrapping midnight when H1 > H2) takes work at
+ * unix time now. */
+int synor__ns_available_now(const char *availability, time_t now);
+
+/* dispatch.c: fails a shard and its job (their live tasks cancelled),
+ * inside the caller's write transaction. */
+int synor__ns_fail_job(synor_netstore *s, int64_t shard, int64_t job, const char *why);
+
+#endif

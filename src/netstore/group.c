@@ -1,0 +1,115 @@
+/* group.c - group commit: the store's hot writes (claims, results,
+ * failures, heartbeats) from many threads share one transaction and one
+ * commit, so one fsync (SQLite, synchronous=FULL) or one WAL flush
+ * (PostgreSQL) acknowledges a whole batch.
+ *
+ * A caller queues its operation; the first caller to find no leader becomes
+ * the leader, takes the queue, and runs each operation inside a savepoint
+ * of one write transaction: an operation that fails is rolled back to its
+ * savepoint alone (so it changes nothing, as every store call promises)
+ * while the others stay. Then one COMMIT; every caller of the batch
+ * returns only after it, so nothing is acknowledged before it is durable.
+ * If the commit fails, every operation of the batch fails with its error.
+ * Operations queued while a batch commits form the next batch; a lone
+ * operation runs without a savepoint. Error messages live in per-thread
+ * slots, so the leader copies a failed operation's message into it and its
+ * caller sets it again in its own thread. */
+#include <string.h>
+
+#include "netstore/db.h"
+
+struct ns_op {
+    int (*fn)(synor_netstore *s, void *arg);
+    void *arg;
+    int rc;
+    int done;
+    char msg[512];
+    ns_op *next;
+};
+
+static void run_batch(synor_netstore *s, ns_op *batch)
+{
+    pthread_mutex_lock(&s->mu);
+    int e = synor__ns_begin(s, 1);
+    int single = batch && !batch->next;
+    for (ns_op *o = batch; o; o = o->next) {
+        if (e) {
+            o->rc = e;
+            continue;
+        }
+        if (single) {
+            o->rc = o->fn(s, o->arg);
+            continue;
+        }
+        static const char sp[] = "SAVEPOINT g", back[] = "ROLLBACK TO SAVEPOINT g",
+                          rel[] = "RELEASE SAVEPOINT g";
+        int x = s->ops->exec(s->db, sp, NULL, 0, NULL, NULL);
+        o->rc = x ? x : o->fn(s, o->arg);
+        if (!x && o->rc < 0) {
+            synor__strlcpy(o->msg, synor_errmsg(), sizeof o->msg);
+            x = s->ops->exec(s->db, back, NULL, 0, NULL, NULL);
+        }
+        if (!x)
+            x = s->ops->exec(s->db, rel, NULL, 0, NULL, NULL);
+        if (x) {
+            /* the transaction is unusable: fail the rest of the batch */
+            e = x;
+            if (o->rc >= 0)
+                o->rc = x;
+        }
+        if (o->rc < 0 && !o->msg[0])
+            synor__strlcpy(o->msg, synor_errmsg(), sizeof o->msg);
+    }
+    if (single && batch->rc < 0 && !e)
+        synor__strlcpy(batch->msg, synor_errmsg(), sizeof batch->msg);
+    int any_ok = 0;
+    for (ns_op *o = batch; o; o = o->next)
+        any_ok |= o->rc >= 0;
+    if (!e && (!single || batch->rc >= 0) && any_ok) {
+        e = synor__ns_commit(s);
+    } else if (!e) {
+        synor__ns_rollback(s);
+    }
+    if (e) {
+        synor__ns_rollback(s);
+        for (ns_op *o = batch; o; o = o->next)
+            if (o->rc >= 0 || !o->msg[0]) {
+                o->rc = e;
+                synor__strlcpy(o->msg, synor_errmsg(), sizeof o->msg);
+            }
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+int synor__ns_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *arg)
+{
+    ns_op op = {.fn = fn, .arg = arg};
+    pthread_mutex_lock(&s->gmu);
+    if (s->gtail)
+        s->gtail->next = &op;
+    else
+        s->ghead = &op;
+    s->gtail = &op;
+    while (!op.done) {
+        if (s->gleader) {
+            pthread_cond_wait(&s->gcv, &s->gmu);
+            continue;
+        }
+        s->gleader = 1;
+        ns_op *batch = s->ghead;
+        s->ghead = s->gtail = NULL;
+        pthread_mutex_unlock(&s->gmu);
+        run_batch(s, batch);
+        pthread_mutex_lock(&s->gmu);
+        for (ns_op *o = batch, *next; o; o = next) {
+            next = o->next; /* o belongs to its caller once done */
+            o->done = 1;
+        }
+        s->gleader = 0;
+        pthread_cond_broadcast(&s->gcv);
+    }
+    pthread_mutex_unlock(&s->gmu);
+    if (op.rc < 0)
+        synor__error(op.rc, "%s", op.msg);
+    return op.rc;
+}
