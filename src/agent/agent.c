@@ -596,6 +596,8 @@ static int run_task(synor_agent *a, const synor__jdoc *d, const char *task, cons
               a->cfg.fault_n);
         _exit(137);
     }
+    logf_(a, "task %s: ran in %llu ms, %zu bytes of result", task, (unsigned long long)ms,
+          out_len);
     int acc = 0;
     double wait = 0.5;
     while ((r = upload(a, &p, &acc)) == SYNOR_EIO) {
