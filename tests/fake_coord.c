@@ -9,7 +9,8 @@
  *   --token: the one token it accepts (default syn_test); tokens made with
  *   POST /v1/tokens are accepted too. Device ids are "dev-" + the device's
  *   name, so they survive a restart of the fake. --corrupt-blobs: every blob
- *   served to an agent has its first byte changed (checksum tests). */
+ *   served to an agent has its first byte changed (checksum tests).
+ *   --fail-results N: the first N result uploads are answered 503. */
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
@@ -54,6 +55,7 @@ static struct {
     double heartbeat_s;
     int corrupt;
     int stopping;
+    long fail_results; /* answer 503 to this many result uploads first */
     blob *blobs;
     size_t n_blobs, cap_blobs;
     task *tasks;
@@ -476,6 +478,10 @@ static reply route(struct MHD_Connection *c, const char *m, const char *url, con
         }
         if (strcmp(slash, "/result"))
             return rerr(404, "no such endpoint");
+        if (S.fail_results > 0) {
+            S.fail_results--;
+            return rerr(503, "test: result uploads failing");
+        }
         const char *hs = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Synor-SHA256");
         char sha[65];
         synor_netclient_sha256(body ? body : "", len, sha);
@@ -618,6 +624,8 @@ int main(int argc, char **argv)
             S.token = argv[++i];
         else if (!strcmp(argv[i], "--heartbeat-s") && i + 1 < argc)
             S.heartbeat_s = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--fail-results") && i + 1 < argc)
+            S.fail_results = atol(argv[++i]);
         else if (!strcmp(argv[i], "--corrupt-blobs"))
             S.corrupt = 1;
         else {

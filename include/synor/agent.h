@@ -118,7 +118,9 @@ typedef struct synor_agent_stats {
 } synor_agent_stats;
 
 void synor_agent_stats_get(const synor_agent *a, synor_agent_stats *out);
-/* Device i's id from the coordinator ("dev-12"), or "" before registration. */
+/* Device i's id from the coordinator ("dev-12"), or "" before registration.
+ * Not while run is registering again (call it from run's log callback or
+ * after run returned). */
 const char *synor_agent_device_id(const synor_agent *a, unsigned i);
 
 /* Runs one task's kernel locally, as the agent does (for tests and `synor

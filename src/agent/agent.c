@@ -32,7 +32,8 @@ struct synor_agent {
     synor_agent_config cfg;
     char *url, *token, *cacert, *state_dir, *price;
     int lock_fd;
-    char ids[SYNOR_AGENT_MAX_DEVICES][64];
+    char ids[SYNOR_AGENT_MAX_DEVICES][64]; /* written under ids_mu (re-registration) */
+    pthread_mutex_t ids_mu;
     unsigned next_dev;
     synor_netclient *net;  /* the main thread's */
     synor__agent_exec *exec;
@@ -133,6 +134,7 @@ int synor_agent_create(const synor_agent_config *cfg, synor_agent **out)
         return synor__error(SYNOR_ENOMEM, "agent: out of memory");
     a->cfg = *cfg;
     a->lock_fd = -1;
+    pthread_mutex_init(&a->ids_mu, NULL);
     if (dup_opt(cfg->net.url, &a->url) || dup_opt(cfg->net.token, &a->token) ||
         dup_opt(cfg->net.cacert, &a->cacert) || dup_opt(cfg->state_dir, &a->state_dir) ||
         dup_opt(cfg->price, &a->price)) {
@@ -194,6 +196,7 @@ void synor_agent_destroy(synor_agent *a)
     synor__free(a->cacert);
     synor__free(a->state_dir);
     synor__free(a->price);
+    pthread_mutex_destroy(&a->ids_mu);
     synor__free(a);
 }
 
@@ -309,7 +312,9 @@ static int register_devices(synor_agent *a)
         }
         if (a->ids[i][0] && strcmp(a->ids[i], id->u.str.s))
             logf_(a, "device %s: id %s (was %s before)", dv->name, id->u.str.s, a->ids[i]);
+        pthread_mutex_lock(&a->ids_mu);
         synor__strlcpy(a->ids[i], id->u.str.s, 64);
+        pthread_mutex_unlock(&a->ids_mu);
         logf_(a, "registered %s as %s", dv->name, a->ids[i]);
         synor__jdoc_free(d);
         synor_net_response_free(&ans);
@@ -344,8 +349,10 @@ static void *heartbeat_main(void *arg)
         synor__jw_obj_begin(&w);
         synor__jw_key(&w, "devices");
         synor__jw_arr_begin(&w);
+        pthread_mutex_lock(&a->ids_mu);
         for (unsigned i = 0; i < a->cfg.n_devices; i++)
             synor__jw_str(&w, a->ids[i]);
+        pthread_mutex_unlock(&a->ids_mu);
         synor__jw_arr_end(&w);
         synor__jw_key(&w, "busy");
         synor__jw_bool(&w, atomic_load(&a->busy));
@@ -586,12 +593,21 @@ static int run_task(synor_agent *a, const synor__jdoc *d, const char *task, cons
     p.elapsed_ms = ms;
     p.data = out;
     p.len = out_len;
-    if (a->state_dir && (r = synor__agent_state_save_pending(a->state_dir, &p))) {
-        free(out);
-        report_fail(a, task, lease, synor_errmsg());
-        return 0;
+    /* Kept before the upload when it cost more to compute than the two
+     * synced files cost to write (a crash then loses nothing worth
+     * keeping: the lease lapses and the task runs again); always kept when
+     * the upload gets no answer (below). */
+    int dying = a->cfg.fault == SYNOR_AGENT_FAULT_DIE_AFTER && a->done_here >= a->cfg.fault_n;
+    int saved = 0;
+    if (a->state_dir && (ms >= SYNOR__AGENT_KEEP_MS || dying)) {
+        if ((r = synor__agent_state_save_pending(a->state_dir, &p))) {
+            free(out);
+            report_fail(a, task, lease, synor_errmsg());
+            return 0;
+        }
+        saved = 1;
     }
-    if (a->cfg.fault == SYNOR_AGENT_FAULT_DIE_AFTER && a->done_here >= a->cfg.fault_n) {
+    if (dying) {
         logf_(a, "task %s: --test-fault die-after %u: exiting with 137 before the upload", task,
               a->cfg.fault_n);
         _exit(137);
@@ -603,6 +619,8 @@ static int run_task(synor_agent *a, const synor__jdoc *d, const char *task, cons
     while ((r = upload(a, &p, &acc)) == SYNOR_EIO) {
         /* No answer: kept (in the state directory too); a stop leaves it
          * there for the next start. */
+        if (a->state_dir && !saved)
+            saved = synor__agent_state_save_pending(a->state_dir, &p) == 0;
         if (stopping(a))
             break;
         logf_(a, "task %s: upload: %s; retrying in %.1f s", task, synor_errmsg(), wait);
@@ -614,7 +632,7 @@ static int run_task(synor_agent *a, const synor__jdoc *d, const char *task, cons
         return r == SYNOR_EIO ? 0 : r;
     a->done_here++;
     atomic_fetch_add(acc ? &a->s_done : &a->s_rejected, 1);
-    if (a->state_dir)
+    if (saved)
         synor__agent_state_drop_pending(a->state_dir, task);
     return 0;
 }

@@ -11,6 +11,9 @@
 #include "synor/agent.h"
 
 #define SYNOR__AGENT_MAGIC 0x6167656eu /* "agen" */
+/* A result whose task ran at least this long (ms) is saved in the state
+ * directory before its upload; quicker ones only when the upload fails. */
+#define SYNOR__AGENT_KEEP_MS 100
 
 /* ---- agent_exec.c: tasks run on one runtime, created at first use ---- */
 typedef struct synor__agent_exec synor__agent_exec;

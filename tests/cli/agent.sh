@@ -139,6 +139,17 @@ check corrupt_reason grep -q "checksum mismatch" <(state last_fail)
 check corrupt_summary grep -q "0 done, 1 failed" "$tmp/a6.err"
 kill -TERM $fpid
 
+# ---------------------------------------------------------- uploads failing
+start_fake failing --fail-results 7
+job=$("$S" submit $(net) "$tmp/j1/job.json")
+"$S" agent $(net) --state-dir "$tmp/sd3" --max-tasks 1 --wait 2 2>"$tmp/a9.err"
+check failing_uploads_exit_0 test $? = 0
+check failing_upload_retried grep -q "upload: .*HTTP 503.*retrying" "$tmp/a9.err"
+check failing_upload_finally_accepted grep -q "result accepted" "$tmp/a9.err"
+check failing_upload_one_result test "$(state results)" = 1
+check failing_upload_dropped test -z "$(ls "$tmp/sd3/pending/"*.json 2>/dev/null)"
+kill -TERM $fpid
+
 # ---------------------------------------------------------- coordinator down, then up
 port=$P1
 "$S" agent $(net) --state-dir "$tmp/sd1" --wait 1 2>"$tmp/a7.err" &
