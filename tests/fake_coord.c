@@ -69,6 +69,7 @@ static struct {
     long registrations, heartbeats, hb_not_accepting, claims, results, bad_checksum, bad_lease,
         fails;
     char last_fail[512];
+    char last_availability[64];
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static void *grow(void *p, size_t *cap, size_t n, size_t sz)
@@ -377,9 +378,9 @@ static reply route(struct MHD_Connection *c, const char *m, const char *url, con
         return rfmt(200,
                     "{\"registrations\":%ld,\"heartbeats\":%ld,\"heartbeats_not_accepting\":%ld,"
                     "\"claims\":%ld,\"results\":%ld,\"bad_checksum\":%ld,\"bad_lease\":%ld,"
-                    "\"fails\":%ld,\"last_fail\":\"%s\"}",
+                    "\"fails\":%ld,\"last_fail\":\"%s\",\"last_availability\":\"%s\"}",
                     S.registrations, S.heartbeats, S.hb_not_accepting, S.claims, S.results,
-                    S.bad_checksum, S.bad_lease, S.fails, S.last_fail);
+                    S.bad_checksum, S.bad_lease, S.fails, S.last_fail, S.last_availability);
     if (!authorized(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
         return rerr(401, "missing or unknown token");
     if (!strcmp(m, "POST") && !strcmp(url, "/v1/tokens")) {
@@ -416,6 +417,9 @@ static reply route(struct MHD_Connection *c, const char *m, const char *url, con
                       ? rfmt(201, "{\"id\":\"dev-%s\"}", n->u.str.s)
                       : rerr(400, "field 'name' missing");
         S.registrations += r.status == 201;
+        const synor__jval *av = synor__json_get(synor__jdoc_root(d), "availability");
+        if (av && av->type == SYNOR__J_STRING)
+            synor__strlcpy(S.last_availability, av->u.str.s, sizeof S.last_availability);
         synor__jdoc_free(d);
         return r;
     }

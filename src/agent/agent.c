@@ -250,10 +250,33 @@ static int fatal_status(long s)
 
 /* ------------------------------------------------------------ registration */
 
+/* The schedule as the protocol carries it: "always", "idle" or one window
+ * "utc:S-E". The agent enforces its whole schedule itself; what the
+ * coordinator gets is for routing, so a schedule the protocol cannot say
+ * goes as the closest one that promises no more: several windows as the
+ * first, charging-only as idle. */
+static void protocol_availability(const synor_availability *av, char *buf, size_t n)
+{
+    switch (av->kind) {
+    case SYNOR_AVAIL_UTC_WINDOWS:
+        if (av->n_windows > 0) {
+            snprintf(buf, n, "utc:%u-%u", av->windows[0].start_hour, av->windows[0].end_hour);
+            return;
+        }
+        break;
+    case SYNOR_AVAIL_ALWAYS:
+        break;
+    default: /* idle, charging */
+        snprintf(buf, n, "idle");
+        return;
+    }
+    snprintf(buf, n, "always");
+}
+
 static int register_devices(synor_agent *a)
 {
     char avail[128];
-    synor_availability_format(&a->cfg.availability, avail, sizeof avail);
+    protocol_availability(&a->cfg.availability, avail, sizeof avail);
     double wait = 0.5;
     for (unsigned i = 0; i < a->cfg.n_devices && !stopping(a);) {
         const synor_agent_device *dv = &a->cfg.devices[i];

@@ -112,6 +112,7 @@ wait_exit $apid 30; rc=$?
 check sigterm_exits_0 test $rc = 0
 check outside_hours_logged grep -q "outside the owner's limits" "$tmp/a3.err"
 check outside_hours_no_claim test "$(state claims)" = "$claims"
+check hours_registered test "$(state last_availability)" = "utc:$s-$e"
 check heartbeats_say_not_accepting test "$(state heartbeats_not_accepting)" -gt "$nacc"
 
 # ---------------------------------------------------------- killed mid-task, restarted
@@ -148,6 +149,20 @@ check failing_upload_retried grep -q "upload: .*HTTP 503.*retrying" "$tmp/a9.err
 check failing_upload_finally_accepted grep -q "result accepted" "$tmp/a9.err"
 check failing_upload_one_result test "$(state results)" = 1
 check failing_upload_dropped test -z "$(ls "$tmp/sd3/pending/"*.json 2>/dev/null)"
+kill -TERM $fpid
+
+# ---------------------------------------------------------- SIGTERM during a task
+"$S" submit --make-sgemm-job 1 --dir "$tmp/big" --m 1000 --n 1000 --k 1000 >/dev/null
+start_fake big
+"$S" submit $(net) "$tmp/big/job.json" >/dev/null
+"$S" agent $(net) --wait 2 2>"$tmp/a10.err" &
+apid=$!; pids+=("$apid")
+for _ in $(seq 200); do [ "$(state claims)" = 1 ] && break; sleep 0.02; done
+kill -TERM $apid
+wait_exit $apid 60; rc=$?
+check sigterm_mid_task_exits_0 test $rc = 0
+check sigterm_mid_task_finished test "$(state results)" = 1
+check sigterm_mid_task_summary grep -q "stopped: 1 done" "$tmp/a10.err"
 kill -TERM $fpid
 
 # ---------------------------------------------------------- coordinator down, then up
