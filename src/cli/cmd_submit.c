@@ -31,7 +31,8 @@ static void help(void)
            "  --poll S            with --wait: seconds between progress checks (default 1)\n"
            "  --make-sgemm-job N  write D/job.json and its inputs: N shards of C = A B with\n"
            "                      A M x K (one per shard) and B K x N (shared), f32 values\n"
-           "                      in [-1, 1) from the seed (default 1); defaults M=N=K=64\n"
+           "                      in [-1, 1) from the seed (default 1); defaults M=N=K=64,\n"
+           "                      a budget of 0.1 credit per task (--budget)\n"
            "  --verify-sgemm D RESULT  check a fetched result of such a job against a\n"
            "                      triple loop (|a-b| <= 1e-4 max(1,|a|,|b|)); exit 1 if not\n"
            "Exit status: 0 success, 1 failure, 2 usage error.\n");
@@ -128,8 +129,13 @@ static int make_sgemm(const char *dir, const sgemm_job *j)
                       "  \"params\": {\"m\": %llu, \"n\": %llu, \"k\": %llu},\n"
                       "  \"replicas\": %llu,\n  \"deadline_s\": %.0f,\n",
                       j->shards, j->m, j->n, j->k, j->replicas, j->deadline);
-    if (j->budget)
+    if (j->budget) {
         synor__buf_printf(&jb, "  \"budget\": \"%s\",\n", j->budget);
+    } else { /* 0.1 credit per task, in micro-credits */
+        unsigned long long micro = j->shards * j->replicas * 100000ull;
+        synor__buf_printf(&jb, "  \"budget\": \"%llu.%06llu\",\n", micro / 1000000,
+                          micro % 1000000);
+    }
     synor__buf_printf(&jb, "  \"seed\": %llu,\n  \"shards\": [\n", j->seed);
     for (unsigned long long s = 0; r == CLI_OK && s < j->shards; s++) {
         fill(a, an, j->seed, s + 1);
@@ -328,7 +334,7 @@ static int build_job(synor_netclient *c, const char *job_path, char **body)
     if (!e && dl)
         e = synor__json_number(d, dl, "deadline_s", 1, 1e9, &dls);
     if (!e)
-        e = synor__json_member(d, root, "job", "budget", SYNOR__J_STRING, 0, &budget);
+        e = synor__json_member(d, root, "job", "budget", SYNOR__J_STRING, 1, &budget);
     if (!e)
         e = synor__json_member(d, root, "job", "ref", SYNOR__J_STRING, 0, &ref);
     for (size_t i = 0; !e && i < shards->u.arr.n; i++) {
@@ -407,10 +413,8 @@ static int build_job(synor_netclient *c, const char *job_path, char **body)
         synor__jw_key(&w, "deadline_s");
         synor__jw_num(&w, dls);
     }
-    if (budget) {
-        synor__jw_key(&w, "budget");
-        synor__jw_str(&w, budget->u.str.s);
-    }
+    synor__jw_key(&w, "budget");
+    synor__jw_str(&w, budget->u.str.s);
     /* A ref makes the post safe to retry: the job file's, else one of this
      * submission (the same job submitted twice on purpose is two jobs). */
     char refbuf[80];

@@ -53,6 +53,7 @@ check make_job_writes_inputs test -f "$tmp/j6/a-000005.f32" -a -f "$tmp/j6/b.f32
 check make_job_sizes test "$(stat -c %s "$tmp/j6/a-000000.f32")" = 8000
 "$JC" <"$tmp/j6/job.json" >/dev/null
 check make_job_valid_json test $? = 0
+check make_job_budget test "$("$JC" -g budget <"$tmp/j6/job.json")" = 0.600000
 "$S" submit --make-sgemm-job 1 --dir "$tmp/j1" --m 8 --n 8 --k 8 >/dev/null
 "$S" submit --make-sgemm-job 3 --dir "$tmp/j3" --m 16 --n 16 --k 16 --seed 9 >/dev/null
 
@@ -219,7 +220,7 @@ check agent_wrong_token_says grep -q "HTTP 401" "$tmp/a8.err"
 printf '{"format":"synor-job/1","kernel":"sgemm","shards":[],"x":1}' >"$tmp/bad.json"
 "$S" submit $(net) "$tmp/bad.json" 2>"$tmp/bj.err"; check bad_job_fails test $? = 1
 check bad_job_names_place grep -q 'bad.json:1:54: job: unknown field "x"' "$tmp/bj.err"
-printf '{"format":"synor-job/1","kernel":"sgemm","shards":[{"inputs":["nope.f32"]}]}' >"$tmp/nf.json"
+printf '{"format":"synor-job/1","kernel":"sgemm","budget":"1","shards":[{"inputs":["nope.f32"]}]}' >"$tmp/nf.json"
 "$S" submit $(net) "$tmp/nf.json" 2>"$tmp/nf.err"; check missing_input_fails test $? = 1
 check missing_input_named grep -q "nope.f32" "$tmp/nf.err"
 "$S" fetch $(net) j-99 -o "$tmp/x" 2>"$tmp/404.err"; check fetch_unknown test $? = 1
