@@ -85,13 +85,14 @@ static int fetch_to(const char *cmd, synor_netclient *c, const char *id, const c
     return r;
 }
 
-int net_wait_job(synor_netclient *c, const char *id, double poll_s, const char *out_file)
+int net_wait_job(synor_netclient *c, const char *id, double poll_s, const char *out_file,
+                 const char *cmd)
 {
     char path[300], last[400] = "";
     snprintf(path, sizeof path, "/v1/jobs/%s", id);
     for (;;) {
         synor__jdoc *d = NULL;
-        int r = get_json("submit", c, path, 0, &d);
+        int r = get_json(cmd, c, path, 0, &d);
         if (r != CLI_OK)
             return r;
         const synor__jval *j = synor__jdoc_root(d);
@@ -100,11 +101,11 @@ int net_wait_job(synor_netclient *c, const char *id, double poll_s, const char *
         synor__strlcpy(state, jstr(j, "state", "?"), sizeof state);
         synor__jdoc_free(d);
         if (strcmp(line, last)) {
-            fprintf(stderr, "synor submit: %s\n", line);
+            fprintf(stderr, "synor %s: %s\n", cmd, line);
             memcpy(last, line, sizeof last);
         }
         if (!strcmp(state, "done"))
-            return out_file ? fetch_to("submit", c, id, out_file) : CLI_OK;
+            return out_file ? fetch_to(cmd, c, id, out_file) : CLI_OK;
         if (!strcmp(state, "failed") || !strcmp(state, "cancelled"))
             return CLI_FAIL;
         struct timespec ts = {(time_t)poll_s, (long)((poll_s - (double)(time_t)poll_s) * 1e9)};
@@ -145,10 +146,12 @@ static int parse(const char *cmd, int argc, char **argv, net_opts *no, const cha
 
 static void status_help(void)
 {
-    printf("usage: synor status --coordinator URL --token-file F [JOB] [--json]\n\n"
+    printf("usage: synor status --coordinator URL --token-file F [JOB] [--json]\n"
+           "       synor status --coordinator URL --token-file F JOB --wait [-o FILE]\n\n"
            "Without JOB: this consumer's jobs, one line each; with JOB: its state, tasks done\n"
-           "and failed, cost, and each shard's state. --json prints the coordinator's answer.\n\n"
-           NET_OPTS_HELP);
+           "and failed, cost, and each shard's state. --json prints the coordinator's answer.\n"
+           "--wait follows JOB until it ends (progress on stderr, exit 0 when done, 1 when\n"
+           "failed or cancelled); -o then fetches its result into FILE.\n\n" NET_OPTS_HELP);
 }
 
 int cli_status(const cli_globals *g, int argc, char **argv)
@@ -156,14 +159,32 @@ int cli_status(const cli_globals *g, int argc, char **argv)
     (void)g;
     net_opts no;
     memset(&no, 0, sizeof no);
-    const char *pos[1];
-    int np = 0, json = 0;
-    int r = parse("status", argc, argv, &no, pos, 1, &np, &json, NULL, status_help);
+    const char *pos[1], *out = NULL;
+    int np = 0, json = 0, wait = 0;
+    /* --wait first, the rest through parse */
+    char *rest[64];
+    int nr = 0;
+    for (int i = 0; i < argc && nr < 64; i++) {
+        if (!strcmp(argv[i], "--wait"))
+            wait = 1;
+        else
+            rest[nr++] = argv[i];
+    }
+    int r = parse("status", nr, rest, &no, pos, 1, &np, &json, &out, status_help);
     if (r)
         return r < 0 ? CLI_OK : r;
+    if ((wait || out) && !np)
+        return cli_usage_error("status", "--wait and -o need a JOB");
+    if (out && !wait)
+        return cli_usage_error("status", "-o needs --wait (or use synor fetch)");
     synor_netclient *c = NULL;
     if ((r = net_client("status", &no, &c)) != CLI_OK)
         return r;
+    if (wait) {
+        r = net_wait_job(c, pos[0], 1, out, "status");
+        synor_netclient_destroy(c);
+        return r;
+    }
     char path[300];
     if (np)
         snprintf(path, sizeof path, "/v1/jobs/%s", pos[0]);

@@ -548,7 +548,7 @@ int cli_submit(const cli_globals *g, int argc, char **argv)
                 printf("%s\n", id->u.str.s);
                 fflush(stdout);
                 if (wait)
-                    r = net_wait_job(c, id->u.str.s, poll, out);
+                    r = net_wait_job(c, id->u.str.s, poll, out, "submit");
             }
             synor__jdoc_free(d);
             synor_net_response_free(&ans);

@@ -26,7 +26,8 @@ int net_call(const char *cmd, synor_netclient *c, const synor_net_request *r,
              synor_net_response *ans);
 /* Follows job id until it ends (progress lines on stderr), then fetches
  * its result into out_file (may be NULL). CLI_OK done, CLI_FAIL otherwise. */
-int net_wait_job(synor_netclient *c, const char *id, double poll_s, const char *out_file);
+int net_wait_job(synor_netclient *c, const char *id, double poll_s, const char *out_file,
+                 const char *cmd);
 /* The help lines of the options above. */
 #define NET_OPTS_HELP                                                                       \
     "  --coordinator URL   the coordinator (http://HOST:PORT or https://...)\n"          \

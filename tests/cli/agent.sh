@@ -189,7 +189,9 @@ check reconnected_agent_stops_0 test $rc = 0
 check heartbeat_failure_logged grep -q "heartbeat: .*127.0.0.1" "$tmp/a7.err"
 check heartbeat_recovery_logged grep -q "answers again" "$tmp/a7.err"
 check no_reregistration_needed test "$(state registrations)" = 0
-"$S" status $(net) "$job" >/dev/null
+timeout 60 "$S" status $(net) "$job" --wait -o "$tmp/r3c" 2>"$tmp/sw.err"
+check status_wait_done test $? = 0
+check status_wait_fetched cmp -s "$tmp/r3b" "$tmp/r3c"
 check first_job_also_done test "$("$S" status $(net) "$job" | head -1 | cut -d, -f1)" = "$job: done"
 
 # ---------------------------------------------------------- tokens
