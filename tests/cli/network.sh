@@ -6,8 +6,10 @@
 # completes with right results (checked with a triple loop), the cheating
 # provider earns nothing and its reputation falls below the honest ones',
 # the killed agents' tasks are run by others after their leases lapse, and
-# no task is in the ledger twice. On SQLite, and on PostgreSQL too when
-# SYNOR_TEST_PG_URL is set. Skipped (77) when this synor has no
+# no task is in the ledger twice. On SQLite, and on PostgreSQL: the URL in
+# SYNOR_TEST_PG_URL, else a throwaway cluster started with
+# scripts/pg_test_server.sh (that part skipped, saying why, when
+# PostgreSQL's binaries are absent). Skipped (77) when this synor has no
 # `coordinator` command (built without libmicrohttpd/nettle, or before the
 # coordinator's branch is merged).
 # usage: network.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
@@ -104,8 +106,22 @@ run() {
 }
 
 run "$tmp/net.db" sqlite
-if [ -n "$SYNOR_TEST_PG_URL" ]; then
-  run "$SYNOR_TEST_PG_URL" postgresql
+# PostgreSQL: the URL given, else a throwaway cluster (scripts/pg_test_server.sh)
+pg=${SYNOR_TEST_PG_URL:-}
+pgdir=
+if [ -z "$pg" ] && [ -f "$SRC/scripts/pg_test_server.sh" ]; then
+  pgdir=$(mktemp -d /tmp/synor-pg-XXXXXX)
+  chmod 755 "$pgdir" # the cluster runs as the user postgres
+  pg=$(bash "$SRC/scripts/pg_test_server.sh" start "$pgdir/c" 2>"$tmp/pg.err")
+  rc=$?
+  if [ $rc != 0 ]; then
+    echo "network: no PostgreSQL cluster ($(head -c 200 "$tmp/pg.err")); PostgreSQL part skipped"
+    pg=
+  fi
 fi
+if [ -n "$pg" ]; then
+  run "$pg" postgresql
+fi
+[ -n "$pgdir" ] && bash "$SRC/scripts/pg_test_server.sh" stop "$pgdir/c" && rm -rf "$pgdir"
 echo "network: $pass passed, $fail failed"
 [ $fail = 0 ]
