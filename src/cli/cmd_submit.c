@@ -1,5 +1,5 @@
 /* cmd_submit.c - `synor submit`: a job file (format synor-job/1,
- * docs/NETWORK.md) to a coordinator: its input files uploaded as blobs
+ * docs/JOBS.md) to a coordinator: its input files uploaded as blobs
  * (content addressed: each distinct file once), the job posted, its id
  * printed; --wait follows it to the end. Also makes data-parallel sgemm
  * jobs of any size from a seed (--make-sgemm-job) and checks their results
@@ -24,7 +24,7 @@ static void help(void)
            "       synor submit --verify-sgemm D RESULT\n\n"
            "Uploads the input files a job file names (each distinct file once, checked by\n"
            "SHA-256), posts the job and prints its id. The job file's format is synor-job/1\n"
-           "(docs/NETWORK.md); file names are relative to the job file's folder.\n\n" NET_OPTS_HELP
+           "(docs/JOBS.md); file names are relative to the job file's folder.\n\n" NET_OPTS_HELP
            "  --wait              follow the job until it ends (progress on stderr); exit 0\n"
            "                      when done, 1 when failed or cancelled\n"
            "  -o FILE             with --wait: fetch the result into FILE\n"
