@@ -13,7 +13,8 @@ cd "$(dirname "$0")/.."
 # present; nothing to install for them. clang and its runtime libraries
 # (libFuzzer, the sanitizers) build the fuzzing harnesses in fuzz/.
 # libmicrohttpd: synor serve's HTTP server; the HTTP client of its test: curl.
-# libcurl and nettle (SHA-256): the network client of synor agent and submit.
+# libcurl4-openssl-dev and nettle-dev (SHA-256): the network client of synor
+# agent and submit.
 # bible-kjv (+ its text): the King James Bible, public domain, the corpus
 # of the documented training run (docs/TRAINING.md).
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
