@@ -60,6 +60,8 @@
 #include "synor/train.h"
 #include "synor/exec.h"
 #include "synor/whatif.h"
+#include "synor/netclient.h"
+#include "synor/agent.h"
 #include "synor/workload.h"
 #include "synor/netstore.h"
 #include "synor/coord.h"

@@ -13,13 +13,14 @@ cd "$(dirname "$0")/.."
 # present; nothing to install for them. clang and its runtime libraries
 # (libFuzzer, the sanitizers) build the fuzzing harnesses in fuzz/.
 # libmicrohttpd: synor serve's HTTP server; the HTTP client of its test: curl.
+# libcurl4-openssl-dev and nettle-dev (SHA-256): the network client of synor
+# agent and submit.
 # bible-kjv (+ its text): the King James Bible, public domain, the corpus
 # of the documented training run (docs/TRAINING.md).
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev
-          libsqlite3-dev libmicrohttpd-dev bible-kjv curl nettle-dev libpq-dev
-          libcurl4-openssl-dev
-          postgresql)
+          libsqlite3-dev libmicrohttpd-dev bible-kjv curl
+          nettle-dev libpq-dev libcurl4-openssl-dev postgresql)
 # --test-deps (scripts/test.sh): also what only the tests use - PyTorch, the
 # independent reference the trainer's gradients are checked against
 # (tests/test_train_torch.c); never a dependency of the library or the CLI.

@@ -155,5 +155,11 @@ int cli_quantize(const cli_globals *g, int argc, char **argv);
 int cli_serve(const cli_globals *g, int argc, char **argv);
 int cli_coordinator(const cli_globals *g, int argc, char **argv);
 int cli_train(const cli_globals *g, int argc, char **argv);
+int cli_agent(const cli_globals *g, int argc, char **argv);
+int cli_submit(const cli_globals *g, int argc, char **argv);
+int cli_status(const cli_globals *g, int argc, char **argv);
+int cli_fetch(const cli_globals *g, int argc, char **argv);
+int cli_cancel(const cli_globals *g, int argc, char **argv);
+int cli_token(const cli_globals *g, int argc, char **argv);
 
 #endif

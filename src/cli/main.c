@@ -39,6 +39,12 @@ static const command commands[] = {
     {"train", cli_train, "train a Llama-architecture model on a text corpus (docs/TRAINING.md)"},
     {"serve", cli_serve, "serve a model over HTTP with OpenAI's API (docs/LLM.md)"},
     {"coordinator", cli_coordinator, "run the compute network's coordinator (docs/NETWORK.md)"},
+    {"agent", cli_agent, "offer this machine's devices to a compute network (docs/AGENT.md)"},
+    {"submit", cli_submit, "submit a job to a compute network; make sgemm jobs (docs/JOBS.md)"},
+    {"status", cli_status, "a compute network job's progress, or this consumer's jobs"},
+    {"fetch", cli_fetch, "fetch a compute network job's result"},
+    {"cancel", cli_cancel, "cancel a compute network job"},
+    {"token", cli_token, "the operator's tokens of a coordinator: create, list, revoke"},
 };
 
 static void usage(FILE *f)

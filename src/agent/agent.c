@@ -1,0 +1,765 @@
+/* agent.c - the provider agent's life (synor/agent.h): register, heartbeat
+ * on a thread of its own, claim, download, run, upload.
+ *
+ * Two threads, each with its own connection: the heartbeat thread only
+ * reports (busy, accepting) and counts; the main thread does everything
+ * else in one loop:
+ *
+ *   results from the state directory not yet acknowledged -> upload
+ *   the owner's limits -> accepting or not (not: wait, check again)
+ *   GET /v1/tasks/next (long poll, cancellable by stop)
+ *   inputs (SHA-256 checked) -> run -> result saved -> upload -> dropped
+ *
+ * A result is saved before it is uploaded, so a crash between the two
+ * leaves it for the next start; the upload is idempotent for the
+ * coordinator (same task, lease and bytes). An upload that gets no answer
+ * stays pending and is retried before the next claim. Stop is an atomic
+ * flag (async-signal-safe) that also cancels a long poll in flight. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent_int.h"
+#include "common/common.h"
+#include "synor/netclient.h"
+
+struct synor_agent {
+    synor_agent_config cfg;
+    char *url, *token, *cacert, *state_dir, *price;
+    int lock_fd;
+    char ids[SYNOR_AGENT_MAX_DEVICES][64]; /* written under ids_mu (re-registration) */
+    pthread_mutex_t ids_mu;
+    unsigned next_dev;
+    synor_netclient *net;  /* the main thread's */
+    synor__agent_exec *exec;
+    unsigned workers;
+    uint64_t mem_limit;    /* bytes a task's data may take (mem_share) */
+    atomic_int stop;
+    atomic_int busy, accepting;
+    atomic_int hb_period_ms;
+    pthread_t hb;
+    int hb_started;
+    unsigned done_here;    /* tasks completed by this run (die-after) */
+    /* stats, updated by both threads */
+    atomic_ullong s_done, s_failed, s_rejected, s_reup, s_hb, s_hb_err, s_empty, s_notacc;
+};
+
+void synor_agent_config_init(synor_agent_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->magic = SYNOR__AGENT_MAGIC;
+    synor_netclient_config_init(&cfg->net);
+    cfg->availability.kind = SYNOR_AVAIL_ALWAYS;
+    cfg->cpu_share = 1;
+    cfg->mem_share = 1;
+    cfg->wait_s = 20;
+    cfg->idle_poll_s = 5;
+    cfg->heartbeat_s = 5;
+}
+
+static void logf_(synor_agent *a, const char *fmt, ...) SYNOR__PRINTF(2, 3);
+static void logf_(synor_agent *a, const char *fmt, ...)
+{
+    if (!a->cfg.log)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    a->cfg.log(a->cfg.log_user, line);
+}
+
+static int stopping(synor_agent *a)
+{
+    return atomic_load(&a->stop);
+}
+
+/* Sleeps s seconds in short steps; returns early on stop. */
+static void nap(synor_agent *a, double s)
+{
+    double end = synor_netclient_now() + s;
+    while (!stopping(a)) {
+        double left = end - synor_netclient_now();
+        if (left <= 0)
+            return;
+        struct timespec ts = {0, (long)((left > 0.05 ? 0.05 : left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int dup_opt(const char *s, char **out)
+{
+    *out = NULL;
+    if (!s)
+        return 0;
+    *out = synor__strdup(s);
+    return *out ? 0 : -1;
+}
+
+int synor_agent_create(const synor_agent_config *cfg, synor_agent **out)
+{
+    if (!cfg || !out || cfg->magic != SYNOR__AGENT_MAGIC)
+        return synor__error(SYNOR_EINVAL, "agent: config not initialized "
+                                          "(synor_agent_config_init)");
+    if (!(cfg->cpu_share > 0 && cfg->cpu_share <= 1))
+        return synor__error(SYNOR_EINVAL, "agent: cpu share %g: expected above 0 and at most 1",
+                            cfg->cpu_share);
+    if (!(cfg->mem_share > 0 && cfg->mem_share <= 1))
+        return synor__error(SYNOR_EINVAL, "agent: memory share %g: expected above 0 and at most 1",
+                            cfg->mem_share);
+    if (cfg->n_devices < 1 || cfg->n_devices > SYNOR_AGENT_MAX_DEVICES)
+        return synor__error(SYNOR_EINVAL, "agent: %u devices: expected 1 to %d", cfg->n_devices,
+                            SYNOR_AGENT_MAX_DEVICES);
+    for (unsigned i = 0; i < cfg->n_devices; i++)
+        if (!cfg->devices[i].name[0])
+            return synor__error(SYNOR_EINVAL, "agent: device %u has no name", i);
+    if (cfg->n_models > SYNOR_AGENT_MAX_MODELS)
+        return synor__error(SYNOR_EINVAL, "agent: %u models: at most %d", cfg->n_models,
+                            SYNOR_AGENT_MAX_MODELS);
+    if (!(cfg->wait_s >= 0 && cfg->wait_s <= 300) || !(cfg->idle_poll_s > 0) ||
+        !(cfg->heartbeat_s > 0))
+        return synor__error(SYNOR_EINVAL, "agent: wait_s in [0, 300], idle_poll_s and "
+                                          "heartbeat_s above 0");
+    int r = synor_availability_validate(&cfg->availability);
+    if (r)
+        return r;
+    synor_agent *a = synor__calloc(1, sizeof(*a));
+    if (!a)
+        return synor__error(SYNOR_ENOMEM, "agent: out of memory");
+    a->cfg = *cfg;
+    a->lock_fd = -1;
+    pthread_mutex_init(&a->ids_mu, NULL);
+    if (dup_opt(cfg->net.url, &a->url) || dup_opt(cfg->net.token, &a->token) ||
+        dup_opt(cfg->net.cacert, &a->cacert) || dup_opt(cfg->state_dir, &a->state_dir) ||
+        dup_opt(cfg->price, &a->price)) {
+        synor_agent_destroy(a);
+        return synor__error(SYNOR_ENOMEM, "agent: out of memory");
+    }
+    a->cfg.net.url = a->url;
+    a->cfg.net.token = a->token;
+    a->cfg.net.cacert = a->cacert;
+    a->cfg.state_dir = a->state_dir;
+    a->cfg.price = a->price;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1)
+        cores = 1;
+    a->workers = (unsigned)((double)cores * cfg->cpu_share);
+    if (a->workers < 1)
+        a->workers = 1;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    a->mem_limit = pages > 0 && psz > 0
+                       ? (uint64_t)((double)pages * (double)psz * cfg->mem_share)
+                       : UINT64_MAX;
+    atomic_init(&a->stop, 0);
+    atomic_init(&a->busy, 0);
+    atomic_init(&a->accepting, 1);
+    atomic_init(&a->hb_period_ms, (int)(cfg->heartbeat_s * 1000));
+    if ((r = synor_netclient_create(&a->cfg.net, &a->net)) ||
+        (r = synor__agent_exec_create(a->workers, &a->cfg, &a->exec)) ||
+        (a->state_dir && (r = synor__agent_state_open(a->state_dir, &a->lock_fd))) ||
+        (a->state_dir && (r = synor__agent_state_load_ids(a->state_dir, cfg->n_devices,
+                                                          cfg->devices, a->ids)))) {
+        synor_agent_destroy(a);
+        return r;
+    }
+    *out = a;
+    return 0;
+}
+
+void synor_agent_stop(synor_agent *a)
+{
+    if (!a)
+        return;
+    atomic_store(&a->stop, 1);
+    synor_netclient_cancel(a->net); /* only the long poll is cancellable */
+}
+
+void synor_agent_destroy(synor_agent *a)
+{
+    if (!a)
+        return;
+    synor_netclient_destroy(a->net);
+    synor__agent_exec_destroy(a->exec);
+    if (a->lock_fd >= 0)
+        close(a->lock_fd); /* releases the flock */
+    synor__free(a->url);
+    if (a->token) {
+        memset(a->token, 0, strlen(a->token));
+        synor__free(a->token);
+    }
+    synor__free(a->cacert);
+    synor__free(a->state_dir);
+    synor__free(a->price);
+    pthread_mutex_destroy(&a->ids_mu);
+    synor__free(a);
+}
+
+void synor_agent_stats_get(const synor_agent *a, synor_agent_stats *o)
+{
+    synor_agent *m = (synor_agent *)(uintptr_t)a; /* atomics are read, not changed */
+    memset(o, 0, sizeof(*o));
+    o->tasks_done = atomic_load(&m->s_done);
+    o->tasks_failed = atomic_load(&m->s_failed);
+    o->results_rejected = atomic_load(&m->s_rejected);
+    o->reuploaded = atomic_load(&m->s_reup);
+    o->heartbeats = atomic_load(&m->s_hb);
+    o->heartbeat_errors = atomic_load(&m->s_hb_err);
+    o->claims_empty = atomic_load(&m->s_empty);
+    o->not_accepting = atomic_load(&m->s_notacc);
+    o->workers = a->workers;
+}
+
+const char *synor_agent_device_id(const synor_agent *a, unsigned i)
+{
+    return a && i < a->cfg.n_devices ? a->ids[i] : "";
+}
+
+/* Percent-encodes s (RFC 3986 unreserved characters kept) into b. */
+static void url_escape(synor__buf *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '_' || c == '.' || c == '~') {
+            synor__buf_append(b, (const char *)&c, 1);
+        } else {
+            char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+            synor__buf_append(b, e, 3);
+        }
+    }
+}
+
+/* An answer's JSON root, parsed into *d; SYNOR_EPARSE naming what. */
+static int answer_json(const synor_net_response *a, const char *what, synor__jdoc **d)
+{
+    return synor__json_parse(a->body ? a->body : "", a->len, what, d);
+}
+
+/* A status that means this agent cannot go on (token refused). */
+static int fatal_status(long s)
+{
+    return s == 401 || s == 403;
+}
+
+/* ------------------------------------------------------------ registration */
+
+/* The schedule as the protocol carries it: "always", "idle" or one window
+ * "utc:S-E". The agent enforces its whole schedule itself; what the
+ * coordinator gets is for routing, so a schedule the protocol cannot say
+ * goes as the closest one that promises no more: several windows as the
+ * first, charging-only as idle. */
+static void protocol_availability(const synor_availability *av, char *buf, size_t n)
+{
+    switch (av->kind) {
+    case SYNOR_AVAIL_UTC_WINDOWS:
+        if (av->n_windows > 0) {
+            snprintf(buf, n, "utc:%u-%u", av->windows[0].start_hour, av->windows[0].end_hour);
+            return;
+        }
+        break;
+    case SYNOR_AVAIL_ALWAYS:
+        break;
+    default: /* idle, charging */
+        snprintf(buf, n, "idle");
+        return;
+    }
+    snprintf(buf, n, "always");
+}
+
+static int register_devices(synor_agent *a)
+{
+    char avail[128];
+    protocol_availability(&a->cfg.availability, avail, sizeof avail);
+    double wait = 0.5;
+    for (unsigned i = 0; i < a->cfg.n_devices && !stopping(a);) {
+        const synor_agent_device *dv = &a->cfg.devices[i];
+        synor__buf b;
+        synor__buf_init(&b);
+        synor__jw w;
+        synor__jw_init(&w, &b, 0);
+        synor__jw_obj_begin(&w);
+        synor__jw_key(&w, "name");
+        synor__jw_str(&w, dv->name);
+        synor__jw_key(&w, "kind");
+        synor__jw_str(&w, dv->kind[0] ? dv->kind : "cpu");
+        synor__jw_key(&w, "profile");
+        synor__jw_str(&w, dv->profile);
+        synor__jw_key(&w, "gflops");
+        synor__jw_num(&w, dv->gflops);
+        synor__jw_key(&w, "mem_bytes");
+        synor__jw_uint(&w, dv->mem_bytes);
+        synor__jw_key(&w, "availability");
+        synor__jw_str(&w, avail);
+        if (a->cfg.price) {
+            synor__jw_key(&w, "price");
+            synor__jw_str(&w, a->cfg.price);
+        }
+        synor__jw_obj_end(&w);
+        char *body = synor__buf_take(&b);
+        if (!body)
+            return synor__error(SYNOR_ENOMEM, "agent: out of memory");
+        synor_net_request rq = {.method = "POST", .path = "/v1/devices", .body = body,
+                                .body_len = strlen(body), .idempotent = 1};
+        synor_net_response ans;
+        int r = synor_netclient_request(a->net, &rq, &ans);
+        synor__free(body);
+        if (r == SYNOR_EIO) { /* unreachable: wait, try again */
+            logf_(a, "coordinator unreachable (%s); retrying in %.1f s", synor_errmsg(), wait);
+            nap(a, wait);
+            wait = wait * 2 > 5 ? 5 : wait * 2;
+            continue;
+        }
+        if (r)
+            return r;
+        if ((r = synor_net_response_check(&ans, "POST /v1/devices"))) {
+            synor_net_response_free(&ans);
+            return r; /* 400, 401, 403: nothing to retry */
+        }
+        synor__jdoc *d = NULL;
+        if ((r = answer_json(&ans, "POST /v1/devices", &d))) {
+            synor_net_response_free(&ans);
+            return r;
+        }
+        synor__jval *id = synor__json_get(synor__jdoc_root(d), "id");
+        if (!id || id->type != SYNOR__J_STRING || !id->u.str.len || id->u.str.len >= 64) {
+            synor__jdoc_free(d);
+            synor_net_response_free(&ans);
+            return synor__error(SYNOR_ESCHEMA, "POST /v1/devices: the answer has no \"id\"");
+        }
+        if (a->ids[i][0] && strcmp(a->ids[i], id->u.str.s))
+            logf_(a, "device %s: id %s (was %s before)", dv->name, id->u.str.s, a->ids[i]);
+        pthread_mutex_lock(&a->ids_mu);
+        synor__strlcpy(a->ids[i], id->u.str.s, 64);
+        pthread_mutex_unlock(&a->ids_mu);
+        logf_(a, "registered %s as %s", dv->name, a->ids[i]);
+        synor__jdoc_free(d);
+        synor_net_response_free(&ans);
+        i++;
+    }
+    if (stopping(a))
+        return 0;
+    if (a->state_dir)
+        return synor__agent_state_save_ids(a->state_dir, a->url, a->cfg.n_devices,
+                                           a->cfg.devices, a->ids);
+    return 0;
+}
+
+/* --------------------------------------------------------------- heartbeat */
+
+static void *heartbeat_main(void *arg)
+{
+    synor_agent *a = arg;
+    synor_netclient_config nc = a->cfg.net;
+    nc.retries = 0; /* the next beat is the retry */
+    synor_netclient *net = NULL;
+    if (synor_netclient_create(&nc, &net)) {
+        logf_(a, "heartbeat: %s", synor_errmsg());
+        return NULL;
+    }
+    int failing = 0;
+    while (!stopping(a)) {
+        synor__buf b;
+        synor__buf_init(&b);
+        synor__jw w;
+        synor__jw_init(&w, &b, 0);
+        synor__jw_obj_begin(&w);
+        synor__jw_key(&w, "devices");
+        synor__jw_arr_begin(&w);
+        pthread_mutex_lock(&a->ids_mu);
+        for (unsigned i = 0; i < a->cfg.n_devices; i++)
+            synor__jw_str(&w, a->ids[i]);
+        pthread_mutex_unlock(&a->ids_mu);
+        synor__jw_arr_end(&w);
+        synor__jw_key(&w, "busy");
+        synor__jw_bool(&w, atomic_load(&a->busy));
+        synor__jw_key(&w, "accepting");
+        synor__jw_bool(&w, atomic_load(&a->accepting));
+        synor__jw_obj_end(&w);
+        char *body = synor__buf_take(&b);
+        int ok = 0;
+        if (body) {
+            synor_net_request rq = {.method = "POST", .path = "/v1/heartbeat", .body = body,
+                                    .body_len = strlen(body), .idempotent = 1};
+            synor_net_response ans;
+            if (synor_netclient_request(net, &rq, &ans) == 0) {
+                ok = ans.status == 200;
+                synor__jdoc *d = NULL;
+                if (ok && answer_json(&ans, "heartbeat", &d) == 0) {
+                    synor__jval *p = synor__json_get(synor__jdoc_root(d), "heartbeat_s");
+                    if (p && p->type == SYNOR__J_NUMBER && p->u.n.num >= 0.05 &&
+                        p->u.n.num <= 300)
+                        atomic_store(&a->hb_period_ms, (int)(p->u.n.num * 1000));
+                    synor__jdoc_free(d);
+                }
+                if (!ok && !failing)
+                    logf_(a, "heartbeat: HTTP %ld", ans.status);
+                synor_net_response_free(&ans);
+            } else if (!failing) {
+                logf_(a, "heartbeat: %s", synor_errmsg());
+            }
+            synor__free(body);
+        }
+        if (ok) {
+            atomic_fetch_add(&a->s_hb, 1);
+            if (failing)
+                logf_(a, "heartbeat: the coordinator answers again");
+            failing = 0;
+        } else {
+            atomic_fetch_add(&a->s_hb_err, 1);
+            failing = 1;
+        }
+        nap(a, atomic_load(&a->hb_period_ms) / 1000.0);
+    }
+    synor_netclient_destroy(net);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- results */
+
+/* Uploads one result. 0: answered (acknowledged or refused for good; the
+ * result is done with), SYNOR_EIO: no answer (keep it), other: fatal. */
+static int upload(synor_agent *a, const synor__agent_pending *p, int *accepted)
+{
+    synor__buf path;
+    synor__buf_init(&path);
+    synor__buf_puts(&path, "/v1/tasks/");
+    url_escape(&path, p->task);
+    synor__buf_puts(&path, "/result?lease=");
+    url_escape(&path, p->lease);
+    char *ps = synor__buf_take(&path);
+    if (!ps)
+        return synor__error(SYNOR_ENOMEM, "agent: out of memory");
+    char h1[100], h2[64];
+    snprintf(h1, sizeof h1, "X-Synor-SHA256: %s", p->sha256);
+    snprintf(h2, sizeof h2, "X-Synor-Elapsed-Ms: %llu", (unsigned long long)p->elapsed_ms);
+    const char *hdrs[] = {h1, h2, NULL};
+    synor_net_request rq = {.method = "POST", .path = ps, .body = p->data, .body_len = p->len,
+                            .content_type = "application/octet-stream", .headers = hdrs,
+                            .idempotent = 1};
+    synor_net_response ans;
+    int r = synor_netclient_request(a->net, &rq, &ans);
+    synor__free(ps);
+    *accepted = 0;
+    if (r)
+        return r;
+    if (fatal_status(ans.status)) {
+        r = synor_net_response_check(&ans, "result upload");
+        synor_net_response_free(&ans);
+        return r;
+    }
+    if (ans.status == 200) {
+        const char *state = "?";
+        synor__jdoc *d = NULL;
+        if (answer_json(&ans, "result", &d) == 0) {
+            synor__jval *s = synor__json_get(synor__jdoc_root(d), "state");
+            if (s && s->type == SYNOR__J_STRING)
+                state = s->u.str.s;
+            logf_(a, "task %s: result accepted (%s)", p->task, state);
+            synor__jdoc_free(d);
+        }
+        *accepted = 1;
+    } else {
+        synor_net_response_check(&ans, "result upload");
+        logf_(a, "task %s: result refused: %s", p->task, synor_errmsg());
+    }
+    synor_net_response_free(&ans);
+    return 0;
+}
+
+/* Sends every result of the state directory. 0 when none is left. */
+static int flush_pending(synor_agent *a, int counting)
+{
+    if (!a->state_dir)
+        return 0;
+    synor__agent_pending *list = NULL;
+    size_t n = 0;
+    int r = synor__agent_state_load_pending(a->state_dir, &list, &n);
+    if (r)
+        return r;
+    for (size_t i = 0; i < n && !r; i++) {
+        int acc = 0;
+        r = upload(a, &list[i], &acc);
+        if (r)
+            break;
+        if (counting) {
+            atomic_fetch_add(&a->s_reup, 1);
+            logf_(a, "task %s: result from the state directory uploaded again", list[i].task);
+        }
+        atomic_fetch_add(acc ? &a->s_done : &a->s_rejected, 1);
+        synor__agent_state_drop_pending(a->state_dir, list[i].task);
+    }
+    synor__agent_pending_free_all(list, n);
+    return r;
+}
+
+/* POST /v1/tasks/{task}/fail. Best effort: the lease expires anyway. */
+static void report_fail(synor_agent *a, const char *task, const char *lease, const char *why)
+{
+    synor__buf path, body;
+    synor__buf_init(&path);
+    synor__buf_init(&body);
+    synor__buf_puts(&path, "/v1/tasks/");
+    url_escape(&path, task);
+    synor__buf_puts(&path, "/fail?lease=");
+    url_escape(&path, lease);
+    synor__jw w;
+    synor__jw_init(&w, &body, 0);
+    synor__jw_obj_begin(&w);
+    synor__jw_key(&w, "error");
+    synor__jw_str(&w, why);
+    synor__jw_obj_end(&w);
+    char *ps = synor__buf_take(&path), *bs = synor__buf_take(&body);
+    if (ps && bs) {
+        synor_net_request rq = {.method = "POST", .path = ps, .body = bs, .body_len = strlen(bs),
+                                .idempotent = 1};
+        synor_net_response ans;
+        if (synor_netclient_request(a->net, &rq, &ans) == 0)
+            synor_net_response_free(&ans);
+    }
+    synor__free(ps);
+    synor__free(bs);
+    atomic_fetch_add(&a->s_failed, 1);
+    logf_(a, "task %s: failed: %s", task, why);
+}
+
+/* ------------------------------------------------------------------- tasks */
+
+/* The owner's limits now: 1 if work may be taken. */
+static int within_limits(synor_agent *a)
+{
+    synor_host_state hs;
+    if (a->cfg.availability.kind == SYNOR_AVAIL_ALWAYS)
+        return 1;
+    if (synor_host_state_read(&hs) != 0)
+        return 1; /* unknown state: the schedule cannot be judged; the hours can */
+    return synor_availability_allows(&a->cfg.availability, &hs);
+}
+
+/* Downloads the inputs of task (its "inputs" member) into data/len. */
+static int fetch_inputs(synor_agent *a, const synor__jval *inputs, void **data, size_t *len,
+                        size_t *n)
+{
+    *n = 0;
+    if (!inputs)
+        return 0;
+    if (inputs->type != SYNOR__J_ARRAY || inputs->u.arr.n > 16)
+        return synor__error(SYNOR_ESCHEMA, "task: inputs: expected an array of at most 16");
+    uint64_t total = 0;
+    for (size_t i = 0; i < inputs->u.arr.n; i++) {
+        const synor__jval *it = inputs->u.arr.items[i], *sha = it, *by = NULL;
+        if (it->type == SYNOR__J_OBJECT) {
+            sha = synor__json_get(it, "sha256");
+            by = synor__json_get(it, "bytes");
+        }
+        if (!sha || sha->type != SYNOR__J_STRING)
+            return synor__error(SYNOR_ESCHEMA, "task: inputs[%zu]: no sha256", i);
+        size_t want = SIZE_MAX;
+        if (by && by->type == SYNOR__J_NUMBER && by->u.n.is_int && by->u.n.inum >= 0) {
+            want = (size_t)by->u.n.inum;
+            total += want;
+            if (2 * total > a->mem_limit)
+                return synor__error(SYNOR_ERANGE, "task: inputs of %llu bytes and more: beyond "
+                                                  "the owner's memory share (%llu bytes)",
+                                    (unsigned long long)total,
+                                    (unsigned long long)a->mem_limit);
+        }
+        int r = synor_netclient_blob_get(a->net, sha->u.str.s, want, &data[i], &len[i]);
+        if (r)
+            return r;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* Runs a task that was claimed; its result is uploaded (or kept). */
+static int run_task(synor_agent *a, const synor__jdoc *d, const char *task, const char *lease)
+{
+    const synor__jval *root = synor__jdoc_root(d);
+    const synor__jval *kv = synor__json_get(root, "kernel");
+    const char *kernel = kv && kv->type == SYNOR__J_STRING ? kv->u.str.s : "";
+    void *in[16] = {0};
+    size_t len[16] = {0}, n = 0;
+    logf_(a, "task %s: %s", task, kernel);
+    int r = fetch_inputs(a, synor__json_get(root, "inputs"), in, len, &n);
+    if (r == SYNOR_EIO) {
+        for (size_t i = 0; i < n; i++)
+            free(in[i]);
+        return r; /* unreachable: the lease will lapse and the task go back */
+    }
+    void *out = NULL;
+    size_t out_len = 0;
+    double t0 = synor_netclient_now();
+    if (!r)
+        r = synor__agent_exec_run(a->exec, kernel, d, synor__json_get(root, "params"), n,
+                                  (const void *const *)in, len, &out, &out_len);
+    uint64_t ms = (uint64_t)((synor_netclient_now() - t0) * 1000 + 0.5);
+    for (size_t i = 0; i < n; i++)
+        free(in[i]);
+    if (r) {
+        report_fail(a, task, lease, synor_errmsg());
+        return 0;
+    }
+    if (a->cfg.fault == SYNOR_AGENT_FAULT_WRONG_RESULTS)
+        synor__agent_corrupt(kernel, out, out_len);
+    synor__agent_pending p;
+    memset(&p, 0, sizeof p);
+    synor__strlcpy(p.task, task, sizeof p.task);
+    synor__strlcpy(p.lease, lease, sizeof p.lease);
+    synor_netclient_sha256(out, out_len, p.sha256);
+    p.elapsed_ms = ms;
+    p.data = out;
+    p.len = out_len;
+    /* Kept before the upload when it cost more to compute than the two
+     * synced files cost to write (a crash then loses nothing worth
+     * keeping: the lease lapses and the task runs again); always kept when
+     * the upload gets no answer (below). */
+    int dying = a->cfg.fault == SYNOR_AGENT_FAULT_DIE_AFTER && a->done_here >= a->cfg.fault_n;
+    int saved = 0;
+    if (a->state_dir && (ms >= SYNOR__AGENT_KEEP_MS || dying)) {
+        if ((r = synor__agent_state_save_pending(a->state_dir, &p))) {
+            free(out);
+            report_fail(a, task, lease, synor_errmsg());
+            return 0;
+        }
+        saved = 1;
+    }
+    if (dying) {
+        logf_(a, "task %s: --test-fault die-after %u: exiting with 137 before the upload", task,
+              a->cfg.fault_n);
+        _exit(137);
+    }
+    logf_(a, "task %s: ran in %llu ms, %zu bytes of result", task, (unsigned long long)ms,
+          out_len);
+    int acc = 0;
+    double wait = 0.5;
+    while ((r = upload(a, &p, &acc)) == SYNOR_EIO) {
+        /* No answer: kept (in the state directory too); a stop leaves it
+         * there for the next start. */
+        if (a->state_dir && !saved)
+            saved = synor__agent_state_save_pending(a->state_dir, &p) == 0;
+        if (stopping(a))
+            break;
+        logf_(a, "task %s: upload: %s; retrying in %.1f s", task, synor_errmsg(), wait);
+        nap(a, wait);
+        wait = wait * 2 > 5 ? 5 : wait * 2;
+    }
+    free(out);
+    if (r)
+        return r == SYNOR_EIO ? 0 : r;
+    a->done_here++;
+    atomic_fetch_add(acc ? &a->s_done : &a->s_rejected, 1);
+    if (saved)
+        synor__agent_state_drop_pending(a->state_dir, task);
+    return 0;
+}
+
+/* One round: the owner's limits, a claim (long poll), the task. */
+static int claim_and_run(synor_agent *a)
+{
+    if (!within_limits(a)) {
+        if (atomic_exchange(&a->accepting, 0))
+            logf_(a, "outside the owner's limits: taking no work");
+        atomic_fetch_add(&a->s_notacc, 1);
+        nap(a, a->cfg.idle_poll_s);
+        return 0;
+    }
+    if (!atomic_exchange(&a->accepting, 1))
+        logf_(a, "within the owner's limits again: taking work");
+    unsigned dev = a->next_dev++ % a->cfg.n_devices;
+    synor__buf path;
+    synor__buf_init(&path);
+    synor__buf_puts(&path, "/v1/tasks/next?device=");
+    url_escape(&path, a->ids[dev]);
+    synor__buf_printf(&path, "&wait=%d", (int)a->cfg.wait_s);
+    char *ps = synor__buf_take(&path);
+    if (!ps)
+        return synor__error(SYNOR_ENOMEM, "agent: out of memory");
+    synor_net_request rq = {.method = "GET", .path = ps, .idempotent = 1, .cancellable = 1,
+                            .timeout_s = a->cfg.wait_s + a->cfg.net.timeout_s};
+    synor_net_response ans;
+    int r = synor_netclient_request(a->net, &rq, &ans);
+    synor__free(ps);
+    if (r)
+        return r;
+    if (ans.status == 204) {
+        atomic_fetch_add(&a->s_empty, 1);
+        synor_net_response_free(&ans);
+        return 0;
+    }
+    if (ans.status != 200) {
+        r = synor_net_response_check(&ans, "GET /v1/tasks/next");
+        synor_net_response_free(&ans);
+        return r == SYNOR_EINVAL || r == SYNOR_ENOENT ? r : SYNOR_EIO;
+    }
+    synor__jdoc *d = NULL;
+    r = answer_json(&ans, "GET /v1/tasks/next", &d);
+    synor_net_response_free(&ans);
+    if (r)
+        return SYNOR_EIO; /* a garbled answer: as no answer */
+    const synor__jval *root = synor__jdoc_root(d);
+    const synor__jval *t = synor__json_get(root, "task"), *l = synor__json_get(root, "lease");
+    if (!t || !l || t->type != SYNOR__J_STRING || l->type != SYNOR__J_STRING) {
+        synor__jdoc_free(d);
+        return synor__error(SYNOR_EIO, "GET /v1/tasks/next: no task or lease in the answer");
+    }
+    atomic_store(&a->busy, 1);
+    r = run_task(a, d, t->u.str.s, l->u.str.s);
+    atomic_store(&a->busy, 0);
+    synor__jdoc_free(d);
+    return r;
+}
+
+int synor_agent_run(synor_agent *a)
+{
+    int r = 0;
+    /* Results a previous run left: before anything else. */
+    while (!stopping(a) && (r = flush_pending(a, 1)) == SYNOR_EIO) {
+        logf_(a, "coordinator unreachable (%s); results kept, retrying", synor_errmsg());
+        nap(a, 2);
+    }
+    if (r)
+        return r;
+    if ((r = register_devices(a)) || stopping(a))
+        return r;
+    if (pthread_create(&a->hb, NULL, heartbeat_main, a) != 0)
+        return synor__error(SYNOR_EIO, "agent: cannot start the heartbeat thread");
+    a->hb_started = 1;
+    double backoff = 0.2;
+    while (!stopping(a)) {
+        if (a->cfg.max_tasks && atomic_load(&a->s_done) + atomic_load(&a->s_failed) +
+                                        atomic_load(&a->s_rejected) >=
+                                    a->cfg.max_tasks)
+            break;
+        r = flush_pending(a, 0);
+        if (r == 0)
+            r = claim_and_run(a);
+        if (r == SYNOR_EIO || r == SYNOR_EBUSY) { /* unreachable, or stop */
+            if (r == SYNOR_EIO)
+                logf_(a, "%s; retrying in %.1f s", synor_errmsg(), backoff);
+            nap(a, backoff);
+            backoff = backoff * 2 > 5 ? 5 : backoff * 2;
+            r = 0;
+            continue;
+        }
+        if (r == SYNOR_ENOENT) { /* our device is unknown: register again */
+            logf_(a, "%s; registering again", synor_errmsg());
+            if ((r = register_devices(a)))
+                break;
+            continue;
+        }
+        if (r)
+            break;
+        backoff = 0.2;
+    }
+    atomic_store(&a->stop, 1);
+    pthread_join(a->hb, NULL);
+    a->hb_started = 0;
+    return r;
+}

@@ -1,0 +1,387 @@
+/* agent_exec.c - what a task runs (docs/NETWORK.md, "Task kernels"), on
+ * the runtime: sgemm and spotrf through its tiled BLAS, sum-f32 as one
+ * runtime task per chunk with the partial sums added in chunk order (so
+ * the answer does not depend on the worker count), llm-generate through the
+ * LLM engine on the same runtime.
+ *
+ * Data on the wire is row-major little-endian; the runtime's BLAS is
+ * column-major, so a row-major C = A B is computed as the column-major
+ * C^T = B^T A^T without moving anything, and the Cholesky factor is
+ * transposed on the way out. Hosts are assumed little-endian (x86, ARM). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent_int.h"
+#include "common/common.h"
+#include "synor/llm.h"
+#include "synor/runtime.h"
+
+/* Tile size of the tiled BLAS calls. */
+#define TILE 256
+/* Largest matrix side accepted (the data are bounded by the coordinator's
+ * blob limit anyway). */
+#define MAX_DIM 65536
+
+typedef struct model_slot {
+    const char *name, *path;
+    synor_llm *llm;
+    synor_llm_ctx *ctx;
+} model_slot;
+
+struct synor__agent_exec {
+    unsigned workers;
+    synor_runtime *rt; /* created and started at the first task */
+    unsigned n_models;
+    model_slot models[SYNOR_AGENT_MAX_MODELS];
+};
+
+int synor__agent_exec_create(unsigned workers, const synor_agent_config *cfg,
+                             synor__agent_exec **out)
+{
+    synor__agent_exec *x = synor__calloc(1, sizeof(*x));
+    if (!x)
+        return synor__error(SYNOR_ENOMEM, "agent: out of memory");
+    x->workers = workers;
+    if (cfg) {
+        x->n_models = cfg->n_models;
+        for (unsigned i = 0; i < cfg->n_models; i++) {
+            x->models[i].name = cfg->models[i].name;
+            x->models[i].path = cfg->models[i].path;
+        }
+    }
+    *out = x;
+    return 0;
+}
+
+void synor__agent_exec_destroy(synor__agent_exec *x)
+{
+    if (!x)
+        return;
+    for (unsigned i = 0; i < x->n_models; i++) {
+        synor_llm_ctx_destroy(x->models[i].ctx);
+        synor_llm_destroy(x->models[i].llm);
+    }
+    synor_runtime_destroy(x->rt);
+    synor__free(x);
+}
+
+static int runtime(synor__agent_exec *x)
+{
+    if (x->rt)
+        return 0;
+    synor_runtime_config rc;
+    synor_runtime_config_init(&rc);
+    rc.cpu_workers = x->workers;
+    rc.pin_workers = 0; /* a contributed machine: leave the owner's cores alone */
+    rc.opencl = SYNOR_OPENCL_OFF;
+    int r = synor_runtime_create(&rc, &x->rt);
+    if (r)
+        return r;
+    r = synor_runtime_start(x->rt);
+    if (r) {
+        synor_runtime_destroy(x->rt);
+        x->rt = NULL;
+    }
+    return r;
+}
+
+/* params.key: an integer in [lo, hi], required. */
+static int param_int(const synor__jdoc *d, const synor__jval *params, const char *kernel,
+                     const char *key, int64_t lo, int64_t hi, int64_t *out)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%s: params.%s", kernel, key);
+    synor__jval *v = params ? synor__json_get(params, key) : NULL;
+    if (!v)
+        return synor__error(SYNOR_ESCHEMA, "%s: missing", path);
+    return synor__json_int(d, v, path, lo, hi, out);
+}
+
+static int want_inputs(const char *kernel, size_t n, size_t want)
+{
+    if (n != want)
+        return synor__error(SYNOR_ESCHEMA, "%s: %zu inputs given, %zu expected", kernel, n, want);
+    return 0;
+}
+
+static int want_len(const char *kernel, size_t i, size_t len, size_t want, const char *what)
+{
+    if (len != want)
+        return synor__error(SYNOR_ESCHEMA, "%s: input %zu (%s): %zu bytes, %zu expected", kernel,
+                            i, what, len, want);
+    return 0;
+}
+
+static int run_sgemm(synor__agent_exec *x, const synor__jdoc *d, const synor__jval *p, size_t ni,
+                     const void *const *in, const size_t *len, void **out, size_t *out_len)
+{
+    int64_t m, n, k;
+    int r;
+    if ((r = param_int(d, p, "sgemm", "m", 1, MAX_DIM, &m)) ||
+        (r = param_int(d, p, "sgemm", "n", 1, MAX_DIM, &n)) ||
+        (r = param_int(d, p, "sgemm", "k", 1, MAX_DIM, &k)) || (r = want_inputs("sgemm", ni, 2)) ||
+        (r = want_len("sgemm", 0, len[0], (size_t)(m * k) * 4, "A, m*k f32")) ||
+        (r = want_len("sgemm", 1, len[1], (size_t)(k * n) * 4, "B, k*n f32")))
+        return r;
+    float *c = synor__calloc((size_t)(m * n), sizeof(float));
+    if (!c)
+        return synor__error(SYNOR_ENOMEM, "sgemm: out of memory (%lld x %lld)", (long long)m,
+                            (long long)n);
+    /* Column-major C^T (n x m) = B^T (n x k, ld n) A^T (k x m, ld k). */
+    if ((r = runtime(x)) ||
+        (r = synor_tiled_sgemm(x->rt, (size_t)n, (size_t)m, (size_t)k, 1.0f, in[1], (size_t)n,
+                               in[0], (size_t)k, 0.0f, c, (size_t)n, TILE))) {
+        synor__free(c);
+        return r;
+    }
+    *out = c;
+    *out_len = (size_t)(m * n) * 4;
+    return 0;
+}
+
+static int run_spotrf(synor__agent_exec *x, const synor__jdoc *d, const synor__jval *p,
+                      size_t ni, const void *const *in, const size_t *len, void **out,
+                      size_t *out_len)
+{
+    int64_t n;
+    int r;
+    if ((r = param_int(d, p, "spotrf", "n", 1, MAX_DIM, &n)) ||
+        (r = want_inputs("spotrf", ni, 1)) ||
+        (r = want_len("spotrf", 0, len[0], (size_t)(n * n) * 4, "A, n*n f32")))
+        return r;
+    size_t nn = (size_t)n;
+    float *a = synor__malloc(nn * nn * 4), *l = synor__calloc(nn * nn, 4);
+    if (!a || !l) {
+        synor__free(a);
+        synor__free(l);
+        return synor__error(SYNOR_ENOMEM, "spotrf: out of memory (n %zu)", nn);
+    }
+    memcpy(a, in[0], nn * nn * 4); /* symmetric: row- and column-major agree */
+    if ((r = runtime(x)) || (r = synor_tiled_spotrf(x->rt, nn, a, nn, TILE))) {
+        synor__free(a);
+        synor__free(l);
+        return r;
+    }
+    for (size_t i = 0; i < nn; i++) /* row-major lower L: L(i,j) = a[i + j n] */
+        for (size_t j = 0; j <= i; j++)
+            l[i * nn + j] = a[i + j * nn];
+    synor__free(a);
+    *out = l;
+    *out_len = nn * nn * 4;
+    return 0;
+}
+
+static int sum_chunk(const synor_task_ctx *ctx)
+{
+    const float *v = ctx->buffers[0];
+    size_t n = synor_handle_dim(ctx->data[0], 0);
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i];
+    *(double *)ctx->buffers[1] = s;
+    return 0;
+}
+
+static const synor_kernel sum_kernel = {
+    .name = "agent-sum-f32",
+    .op = SYNOR_OP_SUM,
+    .fn = {[SYNOR_KIND_CPU] = sum_chunk},
+    .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING,
+};
+
+static int run_sum(synor__agent_exec *x, size_t ni, const void *const *in, const size_t *len,
+                   void **out, size_t *out_len)
+{
+    int r;
+    if ((r = want_inputs("sum-f32", ni, 1)))
+        return r;
+    if (len[0] % 4)
+        return synor__error(SYNOR_ESCHEMA, "sum-f32: input 0: %zu bytes, not a whole number of "
+                                           "f32 values",
+                            len[0]);
+    size_t n = len[0] / 4, chunk = (size_t)1 << 16;
+    size_t nc = n ? (n + chunk - 1) / chunk : 0;
+    double *part = synor__calloc(nc ? nc : 1, sizeof(double));
+    synor_handle **h = synor__calloc(nc ? 2 * nc : 1, sizeof(*h));
+    double *res = synor__malloc(sizeof(double));
+    if (!part || !h || !res) {
+        synor__free(part), synor__free(h), synor__free(res);
+        return synor__error(SYNOR_ENOMEM, "sum-f32: out of memory");
+    }
+    r = nc ? runtime(x) : 0;
+    size_t made = 0;
+    float *base; /* only read: the handles are the tasks' R data */
+    memcpy(&base, &in[0], sizeof base);
+    for (size_t c = 0; !r && c < nc; c++) {
+        size_t off = c * chunk, cnt = n - off < chunk ? n - off : chunk;
+        synor_handle_desc dx = {.ptr = base + off, .dtype = SYNOR_DTYPE_FP32,
+                                .ndim = 1, .shape = {cnt}};
+        synor_handle_desc dp = {.ptr = &part[c], .dtype = SYNOR_DTYPE_FP64, .ndim = 1,
+                                .shape = {1}};
+        if ((r = synor_handle_register(x->rt, &dx, &h[2 * c])))
+            break;
+        made = 2 * c + 1;
+        if ((r = synor_handle_register(x->rt, &dp, &h[2 * c + 1])))
+            break;
+        made = 2 * c + 2;
+        synor_task_spec t = {.kernel = &sum_kernel, .priority = SYNOR_PRIORITY_NORMAL, .ndata = 2,
+                             .data = {h[2 * c], h[2 * c + 1]},
+                             .mode = {SYNOR_ACCESS_R, SYNOR_ACCESS_W}};
+        r = synor_task_submit(x->rt, &t);
+    }
+    int rw = made ? synor_runtime_wait_all(x->rt) : 0;
+    for (size_t i = 0; i < made; i++)
+        synor_handle_unregister(h[i]);
+    if (!r)
+        r = rw;
+    double s = 0;
+    for (size_t c = 0; c < nc; c++)
+        s += part[c];
+    synor__free(part);
+    synor__free(h);
+    if (r) {
+        synor__free(res);
+        return r;
+    }
+    memcpy(res, &s, sizeof s);
+    *out = res;
+    *out_len = sizeof(double);
+    return 0;
+}
+
+typedef struct tokens {
+    synor__buf b;
+} tokens;
+
+static int on_token(int32_t tok, const char *text, size_t len, void *user)
+{
+    (void)text, (void)len;
+    tokens *t = user;
+    synor__buf_append(&t->b, (const char *)&tok, sizeof tok);
+    return t->b.failed;
+}
+
+static int run_llm(synor__agent_exec *x, const synor__jdoc *d, const synor__jval *p, size_t ni,
+                   void **out, size_t *out_len)
+{
+    int r;
+    if ((r = want_inputs("llm-generate", ni, 0)))
+        return r;
+    synor__jval *mv = NULL, *pv = NULL, *tv = NULL;
+    if (!p)
+        return synor__error(SYNOR_ESCHEMA, "llm-generate: params: missing");
+    if ((r = synor__json_member(d, p, "llm-generate: params", "model", SYNOR__J_STRING, 1, &mv)) ||
+        (r = synor__json_member(d, p, "llm-generate: params", "prompt", SYNOR__J_STRING, 1, &pv)) ||
+        (r = synor__json_member(d, p, "llm-generate: params", "temperature", SYNOR__J_NUMBER, 0,
+                                &tv)))
+        return r;
+    int64_t n = 32, seed = 1;
+    if (synor__json_get(p, "n") && (r = param_int(d, p, "llm-generate", "n", 1, 4096, &n)))
+        return r;
+    if (synor__json_get(p, "seed") &&
+        (r = param_int(d, p, "llm-generate", "seed", 0, INT64_MAX, &seed)))
+        return r;
+    double temp = 1.0;
+    if (tv && (r = synor__json_number(d, tv, "llm-generate: params.temperature", 0, 10, &temp)))
+        return r;
+    model_slot *m = NULL;
+    for (unsigned i = 0; i < x->n_models; i++)
+        if (!strcmp(x->models[i].name, mv->u.str.s))
+            m = &x->models[i];
+    if (!m)
+        return synor__error(SYNOR_ENOENT, "llm-generate: params.model '%s': not a model this "
+                                          "agent serves (--model NAME=PATH)",
+                            mv->u.str.s);
+    if ((r = runtime(x)))
+        return r;
+    if (!m->llm && (r = synor_llm_load(m->path, NULL, &m->llm)))
+        return r;
+    if (!m->ctx && (r = synor_llm_ctx_create(m->llm, x->rt, NULL, &m->ctx)))
+        return r;
+    synor_sampler s;
+    synor_sampler_init(&s, (float)temp, 0, 1.0f, (uint64_t)seed);
+    tokens t;
+    synor__buf_init(&t.b);
+    r = synor_llm_generate(m->ctx, pv->u.str.s, (int)n, &s, on_token, &t, NULL);
+    if (!r && t.b.failed)
+        r = synor__error(SYNOR_ENOMEM, "llm-generate: out of memory");
+    if (r) {
+        synor__buf_free(&t.b);
+        return r;
+    }
+    *out_len = t.b.len;
+    if (!t.b.len) {
+        synor__buf_free(&t.b);
+        *out = synor__malloc(1);
+        return *out ? 0 : synor__error(SYNOR_ENOMEM, "llm-generate: out of memory");
+    }
+    *out = t.b.data; /* the bytes, as they are */
+    return 0;
+}
+
+int synor__agent_exec_run(synor__agent_exec *x, const char *kernel, const synor__jdoc *d,
+                          const synor__jval *params, size_t n_inputs, const void *const *inputs,
+                          const size_t *len, void **out, size_t *out_len)
+{
+    if (params && params->type != SYNOR__J_OBJECT)
+        return synor__error(SYNOR_ESCHEMA, "%s: params: expected an object", kernel);
+    if (!strcmp(kernel, "sgemm"))
+        return run_sgemm(x, d, params, n_inputs, inputs, len, out, out_len);
+    if (!strcmp(kernel, "spotrf"))
+        return run_spotrf(x, d, params, n_inputs, inputs, len, out, out_len);
+    if (!strcmp(kernel, "sum-f32"))
+        return run_sum(x, n_inputs, inputs, len, out, out_len);
+    if (!strcmp(kernel, "llm-generate"))
+        return run_llm(x, d, params, n_inputs, out, out_len);
+    return synor__error(SYNOR_ENOTSUP, "kernel '%s': not one this agent runs (sgemm, spotrf, "
+                                       "sum-f32, llm-generate)",
+                        kernel);
+}
+
+void synor__agent_corrupt(const char *kernel, void *out, size_t len)
+{
+    unsigned char *p = out;
+    if (!strcmp(kernel, "sum-f32")) {
+        for (size_t i = 0; i + 8 <= len; i += 8) {
+            double v;
+            memcpy(&v, p + i, 8);
+            v += 1.0;
+            memcpy(p + i, &v, 8);
+        }
+    } else if (!strcmp(kernel, "llm-generate")) {
+        for (size_t i = 0; i + 4 <= len; i += 4) {
+            int32_t v;
+            memcpy(&v, p + i, 4);
+            v += 1;
+            memcpy(p + i, &v, 4);
+        }
+    } else {
+        for (size_t i = 0; i + 4 <= len; i += 4) {
+            float v;
+            memcpy(&v, p + i, 4);
+            v = v * 1.5f + 1.0f;
+            memcpy(p + i, &v, 4);
+        }
+    }
+}
+
+int synor_agent_execute(const char *kernel, const char *params_json, size_t n_inputs,
+                        const void *const *inputs, const size_t *len, unsigned workers,
+                        const synor_agent_config *models, void **out, size_t *out_len)
+{
+    if (!kernel || !out || !out_len || (n_inputs && (!inputs || !len)))
+        return synor__error(SYNOR_EINVAL, "agent: execute: bad arguments");
+    synor__jdoc *d = NULL;
+    const char *pj = params_json ? params_json : "{}";
+    int r = synor__json_parse(pj, strlen(pj), "params", &d);
+    if (r)
+        return r;
+    synor__agent_exec *x = NULL;
+    if (!(r = synor__agent_exec_create(workers, models, &x)))
+        r = synor__agent_exec_run(x, kernel, d, synor__jdoc_root(d), n_inputs, inputs, len, out,
+                                  out_len);
+    synor__agent_exec_destroy(x);
+    synor__jdoc_free(d);
+    return r;
+}

@@ -1,0 +1,396 @@
+/* test_agent.c - the provider agent's parts that need no coordinator: its
+ * kernels on the runtime (sgemm against a plain triple loop across tile
+ * edges, spotrf's L L^T against A, sum-f32 independent of the worker
+ * count, llm-generate deterministic for a seed), its refusals, the
+ * wrong-results fault beyond the quorum tolerance, the state directory
+ * (pending results kept, a torn one dropped, one agent per directory), the
+ * network client's checksums, retries and errors, and the config checks.
+ * The agent against a coordinator: tests/cli/agent.sh. Label concurrency
+ * (runtime workers; the client is used from several threads there). */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "agent/agent_int.h"
+#include "common/common.h"
+#include "synor.h"
+#include "test.h"
+
+static char dir[64];
+
+static void tmp_path(char *buf, size_t n, const char *leaf)
+{
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/synor-agent-XXXXXX");
+        if (!mkdtemp(dir))
+            abort();
+    }
+    snprintf(buf, n, "%s/%s", dir, leaf);
+}
+
+static void fill(float *x, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(seed >> 40) / (double)(1 << 24) * 2.0 - 1.0);
+    }
+}
+
+/* C = A B, row-major, with a plain triple loop, compared with the agent's
+ * sgemm (the runtime's tiled BLAS) at sizes that cross tile edges. */
+TEST(sgemm_matches_a_triple_loop)
+{
+    const size_t sizes[][3] = {{1, 1, 1}, {37, 29, 53}, {300, 270, 260}};
+    for (size_t c = 0; c < 3; c++) {
+        size_t m = sizes[c][0], n = sizes[c][1], k = sizes[c][2];
+        float *a = malloc(m * k * 4), *b = malloc(k * n * 4);
+        fill(a, m * k, 1 + c);
+        fill(b, k * n, 100 + c);
+        char params[128];
+        snprintf(params, sizeof params, "{\"m\":%zu,\"n\":%zu,\"k\":%zu}", m, n, k);
+        const void *in[2] = {a, b};
+        size_t len[2] = {m * k * 4, k * n * 4};
+        void *out = NULL;
+        size_t out_len = 0;
+        ASSERT_OK(synor_agent_execute("sgemm", params, 2, in, len, 2, NULL, &out, &out_len));
+        ASSERT_EQ(out_len, m * n * 4);
+        const float *got = out;
+        size_t bad = 0;
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                double s = 0;
+                for (size_t l = 0; l < k; l++)
+                    s += (double)a[i * k + l] * (double)b[l * n + j];
+                double g = got[i * n + j];
+                if (!(fabs(g - s) <= 1e-4 * fmax(1.0, fmax(fabs(g), fabs(s)))))
+                    bad++;
+            }
+        free(a);
+        free(b);
+        free(out);
+        ASSERT_EQ(bad, 0);
+    }
+}
+
+TEST(spotrf_factor_reproduces_a)
+{
+    size_t n = 300;
+    float *m = malloc(n * n * 4), *a = malloc(n * n * 4);
+    fill(m, n * n, 7);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double s = i == j ? (double)n : 0;
+            for (size_t l = 0; l < n; l++)
+                s += (double)m[i * n + l] * m[j * n + l];
+            a[i * n + j] = (float)s;
+        }
+    char params[64];
+    snprintf(params, sizeof params, "{\"n\":%zu}", n);
+    const void *in[1] = {a};
+    size_t len[1] = {n * n * 4};
+    void *out = NULL;
+    size_t out_len = 0;
+    ASSERT_OK(synor_agent_execute("spotrf", params, 1, in, len, 2, NULL, &out, &out_len));
+    ASSERT_EQ(out_len, n * n * 4);
+    const float *l = out;
+    size_t bad = 0, upper = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            if (j > i && l[i * n + j] != 0)
+                upper++;
+            double s = 0;
+            for (size_t t = 0; t <= (i < j ? i : j); t++)
+                s += (double)l[i * n + t] * l[j * n + t];
+            if (!(fabs(s - a[i * n + j]) <= 1e-4 * fmax(1.0, fabs((double)a[i * n + j]))))
+                bad++;
+        }
+    free(m);
+    free(a);
+    free(out);
+    ASSERT_EQ(upper, 0);
+    ASSERT_EQ(bad, 0);
+}
+
+/* The partial sums are added in chunk order: the same bits whatever the
+ * number of workers, and the chunked sum computed here. */
+TEST(sum_f32_does_not_depend_on_the_workers)
+{
+    size_t n = 200001, chunk = 1u << 16;
+    float *x = malloc(n * 4);
+    fill(x, n, 3);
+    double want = 0;
+    for (size_t c = 0; c < n; c += chunk) {
+        double s = 0;
+        for (size_t i = c; i < n && i < c + chunk; i++)
+            s += x[i];
+        want += s;
+    }
+    const void *in[1] = {x};
+    size_t len[1] = {n * 4};
+    for (unsigned w = 1; w <= 2; w++) {
+        void *out = NULL;
+        size_t out_len = 0;
+        ASSERT_OK(synor_agent_execute("sum-f32", NULL, 1, in, len, w, NULL, &out, &out_len));
+        ASSERT_EQ(out_len, 8);
+        double got;
+        memcpy(&got, out, 8);
+        free(out);
+        if (memcmp(&got, &want, 8))
+            TEST__FAIL("workers %u: %.17g, expected %.17g", w, got, want);
+    }
+    /* no data: 0 */
+    void *out = NULL;
+    size_t out_len = 0;
+    size_t zero = 0;
+    ASSERT_OK(synor_agent_execute("sum-f32", "{}", 1, in, &zero, 1, NULL, &out, &out_len));
+    double z;
+    memcpy(&z, out, 8);
+    ASSERT(z == 0);
+    free(out);
+    free(x);
+}
+
+TEST(llm_generate_is_deterministic_for_a_seed)
+{
+    char path[128];
+    tmp_path(path, sizeof path, "tiny.gguf");
+    synor_llm_synth s = {.cfg = {.dim = 64, .hidden_dim = 96, .n_layers = 2, .n_heads = 4,
+                                 .n_kv_heads = 2, .vocab_size = 300, .seq_len = 64,
+                                 .shared_classifier = 1},
+                         .seed = 5};
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, path));
+    synor_agent_config cfg;
+    synor_agent_config_init(&cfg);
+    cfg.n_models = 1;
+    cfg.models[0].name = "tiny";
+    cfg.models[0].path = path;
+    const char *p = "{\"model\":\"tiny\",\"prompt\":\"hello\",\"n\":12,\"seed\":9}";
+    void *o1 = NULL, *o2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    ASSERT_OK(synor_agent_execute("llm-generate", p, 0, NULL, NULL, 1, &cfg, &o1, &n1));
+    ASSERT_OK(synor_agent_execute("llm-generate", p, 0, NULL, NULL, 2, &cfg, &o2, &n2));
+    ASSERT(n1 > 0 && n1 % 4 == 0 && n1 <= 12 * 4);
+    ASSERT_EQ(n1, n2);
+    ASSERT(!memcmp(o1, o2, n1));
+    for (size_t i = 0; i < n1 / 4; i++) {
+        int32_t t;
+        memcpy(&t, (char *)o1 + 4 * i, 4);
+        ASSERT(t >= 0 && t < 300);
+    }
+    free(o1);
+    free(o2);
+    /* a model the agent does not serve */
+    void *o = NULL;
+    size_t n = 0;
+    ASSERT_EQ(synor_agent_execute("llm-generate", "{\"model\":\"big\",\"prompt\":\"x\"}", 0, NULL,
+                                  NULL, 1, &cfg, &o, &n),
+              SYNOR_ENOENT);
+    ASSERT_CONTAINS(synor_errmsg(), "'big'");
+}
+
+TEST(bad_tasks_are_refused_naming_the_field)
+{
+    float a[4] = {0};
+    const void *in[2] = {a, a};
+    size_t len[2] = {16, 12};
+    void *out = NULL;
+    size_t n = 0;
+    ASSERT_EQ(synor_agent_execute("sgemm", "{\"m\":2,\"n\":2,\"k\":2}", 2, in, len, 1, NULL, &out,
+                                  &n),
+              SYNOR_ESCHEMA);
+    ASSERT_CONTAINS(synor_errmsg(), "input 1");
+    ASSERT_EQ(synor_agent_execute("sgemm", "{\"m\":2,\"n\":2}", 2, in, len, 1, NULL, &out, &n),
+              SYNOR_ESCHEMA);
+    ASSERT_CONTAINS(synor_errmsg(), "params.k");
+    ASSERT(synor_agent_execute("sgemm", "{\"m\":0,\"n\":2,\"k\":2}", 2, in, len, 1, NULL, &out,
+                               &n) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "params.m");
+    ASSERT_EQ(synor_agent_execute("sgemm", "{\"m\":2,\"n\":2,\"k\":2}", 1, in, len, 1, NULL, &out,
+                                  &n),
+              SYNOR_ESCHEMA);
+    ASSERT_EQ(synor_agent_execute("fft", "{}", 0, NULL, NULL, 1, NULL, &out, &n), SYNOR_ENOTSUP);
+    ASSERT_CONTAINS(synor_errmsg(), "'fft'");
+    size_t odd = 6;
+    ASSERT_EQ(synor_agent_execute("sum-f32", "{}", 1, in, &odd, 1, NULL, &out, &n),
+              SYNOR_ESCHEMA);
+    /* not positive definite */
+    float neg[4] = {-1, 0, 0, -1};
+    const void *nin[1] = {neg};
+    size_t nlen[1] = {16};
+    ASSERT(synor_agent_execute("spotrf", "{\"n\":2}", 1, nin, nlen, 1, NULL, &out, &n) < 0);
+    ASSERT(out == NULL);
+}
+
+/* The cheating agent's results must fail the quorum comparison everywhere. */
+TEST(wrong_results_are_beyond_the_tolerance)
+{
+    float v[6] = {0, 1, -1, 1e-3f, 1e6f, -2.5f}, w[6];
+    memcpy(w, v, sizeof v);
+    synor__agent_corrupt("sgemm", w, sizeof w);
+    for (int i = 0; i < 6; i++)
+        ASSERT(fabs((double)w[i] - v[i]) > 1e-4 * fmax(1.0, fmax(fabs(v[i]), fabs(w[i]))));
+    double s = 3.0;
+    synor__agent_corrupt("sum-f32", &s, sizeof s);
+    ASSERT(s == 4.0);
+    int32_t t[2] = {5, 0};
+    synor__agent_corrupt("llm-generate", t, sizeof t);
+    ASSERT(t[0] == 6 && t[1] == 1);
+}
+
+TEST(state_dir_keeps_results_until_dropped)
+{
+    if (!synor_netclient_available())
+        TEST_SKIP("built without nettle: no SHA-256 to name and check the files");
+    char sd[128];
+    tmp_path(sd, sizeof sd, "state");
+    int fd = -1, fd2 = -1;
+    ASSERT_OK(synor__agent_state_open(sd, &fd));
+    ASSERT_EQ(synor__agent_state_open(sd, &fd2), SYNOR_EBUSY);
+    ASSERT_CONTAINS(synor_errmsg(), "another agent");
+    synor__agent_pending p;
+    memset(&p, 0, sizeof p);
+    char bytes[] = "result bytes";
+    strcpy(p.task, "t-1/../weird name");
+    strcpy(p.lease, "L-1");
+    p.data = bytes;
+    p.len = sizeof bytes;
+    p.elapsed_ms = 42;
+    synor_netclient_sha256(bytes, sizeof bytes, p.sha256);
+    ASSERT_OK(synor__agent_state_save_pending(sd, &p));
+    strcpy(p.task, "t-2");
+    ASSERT_OK(synor__agent_state_save_pending(sd, &p));
+    synor__agent_pending *list = NULL;
+    size_t n = 0;
+    ASSERT_OK(synor__agent_state_load_pending(sd, &list, &n));
+    ASSERT_EQ(n, 2);
+    int seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ(list[i].len, sizeof bytes);
+        ASSERT(!memcmp(list[i].data, bytes, sizeof bytes));
+        ASSERT_STREQ(list[i].lease, "L-1");
+        ASSERT_EQ(list[i].elapsed_ms, 42);
+        seen |= !strcmp(list[i].task, "t-1/../weird name") ? 1 : !strcmp(list[i].task, "t-2") ? 2 : 0;
+    }
+    ASSERT_EQ(seen, 3);
+    synor__agent_pending_free_all(list, n);
+    /* t-2's bytes torn: dropped at load, never sent */
+    char res[256], h[65];
+    synor_netclient_sha256("t-2", 3, h);
+    snprintf(res, sizeof res, "%s/pending/%.32s.res", sd, h);
+    FILE *f = fopen(res, "r+b");
+    ASSERT(f != NULL);
+    fputc('X', f);
+    fclose(f);
+    ASSERT_OK(synor__agent_state_load_pending(sd, &list, &n));
+    ASSERT_EQ(n, 1);
+    ASSERT_STREQ(list[0].task, "t-1/../weird name");
+    synor__agent_pending_free_all(list, n);
+    ASSERT(access(res, F_OK) != 0);
+    ASSERT_OK(synor__agent_state_drop_pending(sd, "t-1/../weird name"));
+    ASSERT_OK(synor__agent_state_load_pending(sd, &list, &n));
+    ASSERT_EQ(n, 0);
+    synor__agent_pending_free_all(list, n);
+    /* device ids */
+    synor_agent_device devs[2];
+    memset(devs, 0, sizeof devs);
+    strcpy(devs[0].name, "cpu0");
+    strcpy(devs[1].name, "gpu0");
+    char ids[2][64] = {"dev-1", "dev-2"}, back[2][64] = {"", ""};
+    ASSERT_OK(synor__agent_state_save_ids(sd, "http://x", 2, devs, ids));
+    ASSERT_OK(synor__agent_state_load_ids(sd, 2, devs, back));
+    ASSERT_STREQ(back[0], "dev-1");
+    ASSERT_STREQ(back[1], "dev-2");
+    close(fd);
+    ASSERT_OK(synor__agent_state_open(sd, &fd2)); /* free again */
+    close(fd2);
+}
+
+TEST(netclient_checksums_and_errors)
+{
+    char h[65];
+    synor_netclient_sha256("abc", 3, h);
+    if (!synor_netclient_available())
+        TEST_SKIP("built without libcurl and nettle");
+    ASSERT_STREQ(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    ASSERT(synor_netclient_is_sha256(h));
+    h[3] = 'G';
+    ASSERT(!synor_netclient_is_sha256(h));
+    synor_netclient_config cfg;
+    synor_netclient_config_init(&cfg);
+    synor_netclient *c = NULL;
+    cfg.url = "ftp://x";
+    ASSERT_EQ(synor_netclient_create(&cfg, &c), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "ftp://x");
+    /* nothing listens on port 1: refused, retried, then SYNOR_EIO */
+    cfg.url = "http://127.0.0.1:1/";
+    cfg.retries = 2;
+    cfg.backoff_s = 0.01;
+    cfg.backoff_max_s = 0.02;
+    ASSERT_OK(synor_netclient_create(&cfg, &c));
+    synor_net_request r = {.method = "GET", .path = "/health"};
+    synor_net_response a;
+    ASSERT_EQ(synor_netclient_request(c, &r, &a), SYNOR_EIO);
+    ASSERT_CONTAINS(synor_errmsg(), "http://127.0.0.1:1/health");
+    ASSERT_CONTAINS(synor_errmsg(), "3 attempts");
+    /* cancelled: a cancellable request returns at once */
+    synor_netclient_cancel(c);
+    r.cancellable = 1;
+    ASSERT_EQ(synor_netclient_request(c, &r, &a), SYNOR_EBUSY);
+    synor_netclient_uncancel(c);
+    void *data = NULL;
+    size_t n = 0;
+    ASSERT_EQ(synor_netclient_blob_get(c, "nope", SIZE_MAX, &data, &n), SYNOR_EINVAL);
+    synor_netclient_destroy(c);
+    /* an answer's error text */
+    char body[] = "{\"error\":\"field 'x': value 'y': why\"}";
+    synor_net_response e = {.status = 400, .body = body, .len = sizeof body - 1};
+    ASSERT_EQ(synor_net_response_check(&e, "POST /v1/jobs"), SYNOR_EINVAL);
+    ASSERT_STREQ(synor_errmsg(), "POST /v1/jobs: HTTP 400: field 'x': value 'y': why");
+    e.status = 409;
+    ASSERT_EQ(synor_net_response_check(&e, "w"), SYNOR_ESTATE);
+    e.status = 404;
+    ASSERT_EQ(synor_net_response_check(&e, "w"), SYNOR_ENOENT);
+    e.status = 204;
+    ASSERT_OK(synor_net_response_check(&e, "w"));
+}
+
+TEST(agent_config_is_checked)
+{
+    synor_agent_config cfg;
+    synor_agent_config_init(&cfg);
+    cfg.net.url = "http://127.0.0.1:1";
+    synor_agent *a = NULL;
+    ASSERT_EQ(synor_agent_create(&cfg, &a), SYNOR_EINVAL); /* no device */
+    ASSERT_CONTAINS(synor_errmsg(), "devices");
+    cfg.n_devices = 1;
+    strcpy(cfg.devices[0].name, "cpu0");
+    cfg.cpu_share = 0;
+    ASSERT_EQ(synor_agent_create(&cfg, &a), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "cpu share");
+    cfg.cpu_share = 0.5;
+    cfg.mem_share = 1.5;
+    ASSERT_EQ(synor_agent_create(&cfg, &a), SYNOR_EINVAL);
+    cfg.mem_share = 1;
+    if (!synor_netclient_available())
+        TEST_SKIP("built without libcurl and nettle");
+    ASSERT_OK(synor_agent_create(&cfg, &a));
+    synor_agent_stats st;
+    synor_agent_stats_get(a, &st);
+    ASSERT(st.workers >= 1);
+    ASSERT_STREQ(synor_agent_device_id(a, 0), "");
+    synor_agent_destroy(a);
+}
+
+TEST(cleanup)
+{
+    char cmd[128];
+    if (dir[0]) {
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        ASSERT_EQ(system(cmd), 0);
+    }
+}
+
+TEST_MAIN(sgemm_matches_a_triple_loop, spotrf_factor_reproduces_a,
+          sum_f32_does_not_depend_on_the_workers, llm_generate_is_deterministic_for_a_seed,
+          bad_tasks_are_refused_naming_the_field, wrong_results_are_beyond_the_tolerance,
+          state_dir_keeps_results_until_dropped, netclient_checksums_and_errors,
+          agent_config_is_checked, cleanup)
