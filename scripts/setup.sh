@@ -15,9 +15,10 @@ cd "$(dirname "$0")/.."
 # libmicrohttpd: synor serve's HTTP server; the HTTP client of its test: curl.
 # bible-kjv (+ its text): the King James Bible, public domain, the corpus
 # of the documented training run (docs/TRAINING.md).
+# libopenmpi-dev, openmpi-bin: the runtime across MPI ranks (docs/MPI.md).
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev
-          libsqlite3-dev libmicrohttpd-dev bible-kjv curl)
+          libsqlite3-dev libmicrohttpd-dev bible-kjv curl libopenmpi-dev openmpi-bin)
 # --test-deps (scripts/test.sh): also what only the tests use - PyTorch, the
 # independent reference the trainer's gradients are checked against
 # (tests/test_train_torch.c); never a dependency of the library or the CLI.

@@ -1,0 +1,151 @@
+/* cmd_mpi.c - `synor mpi`: a ready task graph run across MPI ranks (one
+ * local runtime per rank; synor/mpi.h, docs/MPI.md), checked on rank 0
+ * against the same computation done serially. Start it with mpirun; alone,
+ * it runs on one rank. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "synor/mpi.h"
+
+static void help(void)
+{
+    printf("usage: mpirun -n N synor mpi data-parallel|pipeline [options]\n"
+           "       synor mpi data-parallel|pipeline [options]      (one rank)\n\n"
+           "Runs a task graph across the MPI ranks: every rank builds the same graph, data\n"
+           "have owner ranks, a task runs on the rank the placement gives, and the data it\n"
+           "needs from other ranks arrive as MPI messages. Rank 0 gathers the results,\n"
+           "prints their checksum and their largest difference from the same computation\n"
+           "done serially (0: bitwise equal; the kernels have a fixed order).\n"
+           "  data-parallel  shards of a batch on their ranks: forward relu(x W), a\n"
+           "                 gradient-like x^T h, a tree all-reduce sum of the shards'\n"
+           "                 gradients, every replica of W updated; --steps steps\n"
+           "  pipeline       stages relu(a W_p) on different ranks, --steps micro-batches\n"
+           "                 flowing from stage 0 to the last\n\n"
+           "  --mpi-placement owner|plan  owner (default): shard s / stage p on rank s mod N;\n"
+           "                   plan: the graph planned on a fabric of N nodes (one CPU each,\n"
+           "                   node i = rank i) and each task run where the plan puts it\n"
+           "  --strategy S     plan: the planner (default heft; pipeline graph: pipeline)\n"
+           "  --parts N        shards / stages (default 4)\n"
+           "  --steps N        steps / micro-batches (default 3 / 8)\n"
+           "  --dim N          features (default 128)\n"
+           "  --rows N         rows per shard / micro-batch (default 64)\n"
+           "  --cpu-workers N  worker threads per rank (default 1)\n"
+           "  --seed N         seed of the input data (default 42)\n"
+           "Exit status: 0 success and results equal to the serial ones, 1 failure or a\n"
+           "difference, 2 usage error.\n");
+}
+
+int cli_mpi(const cli_globals *g, int argc, char **argv)
+{
+    (void)g;
+    synor_mpi_graph_options o;
+    synor_mpi_graph_options_init(&o);
+    const char *graph = NULL, *placement = "owner", *strategy = NULL;
+    unsigned long long parts = 4, steps = 0, dim = 128, rows = 64, workers = 1, seed = 42;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help();
+            return CLI_OK;
+        }
+        const char **sv = !strcmp(a, "--mpi-placement") ? &placement
+                          : !strcmp(a, "--strategy")    ? &strategy
+                                                        : NULL;
+        unsigned long long *nv = !strcmp(a, "--parts")         ? &parts
+                                 : !strcmp(a, "--steps")       ? &steps
+                                 : !strcmp(a, "--dim")         ? &dim
+                                 : !strcmp(a, "--rows")        ? &rows
+                                 : !strcmp(a, "--cpu-workers") ? &workers
+                                 : !strcmp(a, "--seed")        ? &seed
+                                                               : NULL;
+        if (sv || nv) {
+            if (i + 1 >= argc)
+                return cli_usage_error("mpi", "%s needs a value", a);
+            if (sv)
+                *sv = argv[++i];
+            else {
+                unsigned long long lo = nv == &seed || nv == &steps ? 0 : 1;
+                unsigned long long hi = nv == &seed      ? ~0ull
+                                        : nv == &dim     ? 4096
+                                        : nv == &rows    ? 65536
+                                        : nv == &parts   ? 256
+                                        : nv == &workers ? 64
+                                                         : 4096;
+                if (cli_parse_uint("mpi", a, argv[++i], lo, hi, nv) != CLI_OK)
+                    return CLI_USAGE;
+            }
+            continue;
+        }
+        if (a[0] == '-' || graph)
+            return cli_usage_error("mpi", "unexpected argument '%s'", a);
+        graph = a;
+    }
+    if (!graph)
+        return cli_usage_error("mpi", "which graph: data-parallel or pipeline");
+    if (synor_mpi_graph_from_name(graph, &o.graph) < 0 ||
+        synor_mpi_placement_from_name(placement, &o.placement) < 0)
+        return cli_usage_error("mpi", "%s", synor_errmsg());
+    o.strategy = o.graph == SYNOR_MPI_GRAPH_PIPELINE ? SYNOR_STRATEGY_PIPELINE : SYNOR_STRATEGY_HEFT;
+    if (strategy && synor_strategy_from_name(strategy, &o.strategy) < 0)
+        return cli_usage_error("mpi", "%s", synor_errmsg());
+    o.parts = parts, o.steps = steps, o.dim = dim, o.rows = rows, o.seed = seed;
+
+    if (synor_mpi_init(NULL, NULL) < 0) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.cpu_workers = (unsigned)workers;
+    cfg.pin_workers = 0; /* the ranks of one machine would pin to the same cores */
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cuda = 0;
+    synor_runtime *rt = NULL;
+    synor_mpi *m = NULL;
+    synor_mpi_graph_result r;
+    int rc = synor_runtime_create(&cfg, &rt);
+    if (rc == 0)
+        rc = synor_runtime_start(rt);
+    if (rc == 0)
+        rc = synor_mpi_create(rt, &m);
+    if (rc == 0)
+        rc = synor_mpi_graph_run(m, &o, &r);
+    int rank = synor_mpi_world_rank(), size = synor_mpi_world_size();
+    if (rc < 0)
+        cli_error("rank %d of %d: %s", rank, size, synor_errmsg());
+    synor_mpi_stats st = {0};
+    if (m)
+        synor_mpi_get_stats(m, &st);
+    synor_mpi_destroy(m);
+    synor_runtime_destroy(rt);
+    int status = rc < 0 ? CLI_FAIL : CLI_OK;
+    if (rc == 0 && rank == 0) {
+        printf("MPI RUN (a correctness run: %d rank%s of one machine, not a scaling result)\n",
+               size, size == 1 ? "" : "s");
+        printf("  graph %s, placement %s%s%s, %zu %s x %zu %s, dim %zu, rows %zu\n", graph,
+               placement, o.placement == SYNOR_MPI_PLACE_PLAN ? " by " : "",
+               o.placement == SYNOR_MPI_PLACE_PLAN ? synor_strategy_name(o.strategy) : "",
+               o.parts, o.graph == SYNOR_MPI_GRAPH_PIPELINE ? "stages" : "shards",
+               o.steps ? o.steps : (o.graph == SYNOR_MPI_GRAPH_PIPELINE ? 8u : 3u),
+               o.graph == SYNOR_MPI_GRAPH_PIPELINE ? "micro-batches" : "steps", o.dim, o.rows);
+        size_t nsteps = o.steps ? o.steps : (o.graph == SYNOR_MPI_GRAPH_PIPELINE ? 8 : 3);
+        printf("  %zu tasks on %u of %d rank%s in %.6f s (%.3f ms per %s)\n", r.tasks,
+               r.ranks_used, size, size == 1 ? "" : "s", r.seconds,
+               1e3 * r.seconds / (double)nsteps,
+               o.graph == SYNOR_MPI_GRAPH_PIPELINE ? "micro-batch" : "step");
+        printf("  moved between ranks: %llu messages, %llu bytes\n",
+               (unsigned long long)r.messages, (unsigned long long)r.bytes);
+        printf("  rank 0: ran %llu tasks, received %llu messages, %llu cached reads\n",
+               (unsigned long long)st.executed_here, (unsigned long long)st.messages_received,
+               (unsigned long long)st.cache_hits);
+        printf("  checksum %.17g over %zu outputs\n", r.checksum, r.outputs);
+        printf("  max |difference| from the serial computation: %.17g\n", r.max_abs_diff);
+        if (r.max_abs_diff != 0.0) {
+            cli_error("the results differ from the serial computation");
+            status = CLI_FAIL;
+        }
+    }
+    synor_mpi_finalize();
+    return status;
+}
