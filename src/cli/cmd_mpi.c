@@ -123,6 +123,7 @@ int cli_mpi(const cli_globals *g, int argc, char **argv)
     if (rc == 0 && rank == 0) {
         printf("MPI RUN (a correctness run: %d rank%s of one machine, not a scaling result)\n",
                size, size == 1 ? "" : "s");
+        printf("  transport: %s\n", synor_mpi_built() ? "MPI" : "none (built without MPI: one rank)");
         printf("  graph %s, placement %s%s%s, %zu %s x %zu %s, dim %zu, rows %zu\n", graph,
                placement, o.placement == SYNOR_MPI_PLACE_PLAN ? " by " : "",
                o.placement == SYNOR_MPI_PLACE_PLAN ? synor_strategy_name(o.strategy) : "",
@@ -136,7 +137,7 @@ int cli_mpi(const cli_globals *g, int argc, char **argv)
                o.graph == SYNOR_MPI_GRAPH_PIPELINE ? "micro-batch" : "step");
         printf("  moved between ranks: %llu messages, %llu bytes\n",
                (unsigned long long)r.messages, (unsigned long long)r.bytes);
-        printf("  rank 0: ran %llu tasks, received %llu messages, %llu cached reads\n",
+        printf("  rank 0: ran %llu tasks (gathers included), received %llu messages, %llu cached reads\n",
                (unsigned long long)st.executed_here, (unsigned long long)st.messages_received,
                (unsigned long long)st.cache_hits);
         printf("  checksum %.17g over %zu outputs\n", r.checksum, r.outputs);
