@@ -307,10 +307,14 @@ static void *progress_main(void *arg)
                 pthread_cond_wait(&m->wake, &m->lock);
             continue;
         }
-        /* in flight: poll with a growing pause, reset by any progress */
-        if (progressed)
+        /* in flight: poll again at once after progress (a large message
+         * completes in several protocol steps, each needing a test on
+         * both sides), else after a pause growing from 10 us to 500 us */
+        if (progressed) {
             backoff_ns = 0;
-        backoff_ns = backoff_ns ? (backoff_ns * 2 > 1000000 ? 1000000 : backoff_ns * 2) : 20000;
+            continue;
+        }
+        backoff_ns = backoff_ns ? (backoff_ns * 2 > 500000 ? 500000 : backoff_ns * 2) : 10000;
         uint64_t until = mono_ns() + backoff_ns;
         struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ull),
                               .tv_nsec = (long)(until % 1000000000ull)};
