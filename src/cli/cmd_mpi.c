@@ -10,8 +10,9 @@
 
 static void help(void)
 {
-    printf("usage: mpirun -n N synor mpi data-parallel|pipeline [options]\n"
-           "       synor mpi data-parallel|pipeline [options]      (one rank)\n\n"
+    printf("usage: mpirun -n N synor mpi GRAPH [GRAPH] [options]\n"
+           "       synor mpi GRAPH [GRAPH] [options]      (one rank)\n"
+           "GRAPH: data-parallel or pipeline; two graphs run one after the other in one job.\n\n"
            "Runs a task graph across the MPI ranks: every rank builds the same graph, data\n"
            "have owner ranks, a task runs on the rank the placement gives, and the data it\n"
            "needs from other ranks arrive as MPI messages. Rank 0 gathers the results,\n"
@@ -41,7 +42,8 @@ int cli_mpi(const cli_globals *g, int argc, char **argv)
     (void)g;
     synor_mpi_graph_options o;
     synor_mpi_graph_options_init(&o);
-    const char *graph = NULL, *placement = "owner", *strategy = NULL;
+    const char *graphs[2] = {NULL, NULL}, *placement = "owner", *strategy = NULL;
+    int n_graphs = 0;
     unsigned long long parts = 4, steps = 0, dim = 128, rows = 64, workers = 1, seed = 42;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -77,17 +79,21 @@ int cli_mpi(const cli_globals *g, int argc, char **argv)
             }
             continue;
         }
-        if (a[0] == '-' || graph)
+        if (a[0] == '-' || n_graphs == 2)
             return cli_usage_error("mpi", "unexpected argument '%s'", a);
-        graph = a;
+        graphs[n_graphs++] = a;
     }
-    if (!graph)
+    if (!n_graphs)
         return cli_usage_error("mpi", "which graph: data-parallel or pipeline");
-    if (synor_mpi_graph_from_name(graph, &o.graph) < 0 ||
-        synor_mpi_placement_from_name(placement, &o.placement) < 0)
-        return cli_usage_error("mpi", "%s", synor_errmsg());
-    o.strategy = o.graph == SYNOR_MPI_GRAPH_PIPELINE ? SYNOR_STRATEGY_PIPELINE : SYNOR_STRATEGY_HEFT;
-    if (strategy && synor_strategy_from_name(strategy, &o.strategy) < 0)
+    synor_mpi_graph kinds[2];
+    synor_strategy st_given = SYNOR_STRATEGY_HEFT;
+    for (int i = 0; i < n_graphs; i++)
+        if (synor_mpi_graph_from_name(graphs[i], &kinds[i]) < 0)
+            return cli_usage_error("mpi", "%s", synor_errmsg());
+    if (n_graphs == 2 && kinds[0] == kinds[1])
+        return cli_usage_error("mpi", "graph '%s' given twice", graphs[1]);
+    if (synor_mpi_placement_from_name(placement, &o.placement) < 0 ||
+        (strategy && synor_strategy_from_name(strategy, &st_given) < 0))
         return cli_usage_error("mpi", "%s", synor_errmsg());
     o.parts = parts, o.steps = steps, o.dim = dim, o.rows = rows, o.seed = seed;
 
@@ -103,50 +109,59 @@ int cli_mpi(const cli_globals *g, int argc, char **argv)
     cfg.cuda = 0;
     synor_runtime *rt = NULL;
     synor_mpi *m = NULL;
-    synor_mpi_graph_result r;
     int rc = synor_runtime_create(&cfg, &rt);
     if (rc == 0)
         rc = synor_runtime_start(rt);
     if (rc == 0)
         rc = synor_mpi_create(rt, &m);
-    if (rc == 0)
-        rc = synor_mpi_graph_run(m, &o, &r);
     int rank = synor_mpi_world_rank(), size = synor_mpi_world_size();
-    if (rc < 0)
-        cli_error("rank %d of %d: %s", rank, size, synor_errmsg());
-    synor_mpi_stats st = {0};
-    if (m)
-        synor_mpi_get_stats(m, &st);
-    synor_mpi_destroy(m);
-    synor_runtime_destroy(rt);
-    int status = rc < 0 ? CLI_FAIL : CLI_OK;
-    if (rc == 0 && rank == 0) {
+    int status = CLI_OK;
+    for (int gi = 0; gi < n_graphs && rc == 0; gi++) {
+        o.graph = kinds[gi];
+        int pipe = o.graph == SYNOR_MPI_GRAPH_PIPELINE;
+        o.strategy = strategy ? st_given : pipe ? SYNOR_STRATEGY_PIPELINE : SYNOR_STRATEGY_HEFT;
+        synor_mpi_graph_result r;
+        synor_mpi_stats s0, s1;
+        synor_mpi_get_stats(m, &s0);
+        if ((rc = synor_mpi_graph_run(m, &o, &r)) < 0)
+            break;
+        synor_mpi_get_stats(m, &s1);
+        if (rank != 0)
+            continue;
+        size_t nsteps = o.steps ? o.steps : pipe ? 8 : 3;
         printf("MPI RUN (a correctness run: %d rank%s of one machine, not a scaling result)\n",
                size, size == 1 ? "" : "s");
-        printf("  transport: %s\n", synor_mpi_built() ? "MPI" : "none (built without MPI: one rank)");
-        printf("  graph %s, placement %s%s%s, %zu %s x %zu %s, dim %zu, rows %zu\n", graph,
+        printf("  transport: %s\n",
+               synor_mpi_built() ? "MPI" : "none (built without MPI: one rank)");
+        printf("  graph %s, placement %s%s%s, %zu %s x %zu %s, dim %zu, rows %zu\n", graphs[gi],
                placement, o.placement == SYNOR_MPI_PLACE_PLAN ? " by " : "",
                o.placement == SYNOR_MPI_PLACE_PLAN ? synor_strategy_name(o.strategy) : "",
-               o.parts, o.graph == SYNOR_MPI_GRAPH_PIPELINE ? "stages" : "shards",
-               o.steps ? o.steps : (o.graph == SYNOR_MPI_GRAPH_PIPELINE ? 8u : 3u),
-               o.graph == SYNOR_MPI_GRAPH_PIPELINE ? "micro-batches" : "steps", o.dim, o.rows);
-        size_t nsteps = o.steps ? o.steps : (o.graph == SYNOR_MPI_GRAPH_PIPELINE ? 8 : 3);
+               o.parts, pipe ? "stages" : "shards", nsteps, pipe ? "micro-batches" : "steps",
+               o.dim, o.rows);
         printf("  %zu tasks on %u of %d rank%s in %.6f s (%.3f ms per %s)\n", r.tasks,
                r.ranks_used, size, size == 1 ? "" : "s", r.seconds,
-               1e3 * r.seconds / (double)nsteps,
-               o.graph == SYNOR_MPI_GRAPH_PIPELINE ? "micro-batch" : "step");
+               1e3 * r.seconds / (double)nsteps, pipe ? "micro-batch" : "step");
         printf("  moved between ranks: %llu messages, %llu bytes\n",
                (unsigned long long)r.messages, (unsigned long long)r.bytes);
-        printf("  rank 0: ran %llu tasks (gathers included), received %llu messages, %llu cached reads\n",
-               (unsigned long long)st.executed_here, (unsigned long long)st.messages_received,
-               (unsigned long long)st.cache_hits);
+        printf("  rank 0: ran %llu tasks (gathers included), received %llu messages, %llu "
+               "cached reads\n",
+               (unsigned long long)(s1.executed_here - s0.executed_here),
+               (unsigned long long)(s1.messages_received - s0.messages_received),
+               (unsigned long long)(s1.cache_hits - s0.cache_hits));
         printf("  checksum %.17g over %zu outputs\n", r.checksum, r.outputs);
         printf("  max |difference| from the serial computation: %.17g\n", r.max_abs_diff);
+        fflush(stdout);
         if (r.max_abs_diff != 0.0) {
-            cli_error("the results differ from the serial computation");
+            cli_error("%s: the results differ from the serial computation", graphs[gi]);
             status = CLI_FAIL;
         }
     }
+    if (rc < 0) {
+        cli_error("rank %d of %d: %s", rank, size, synor_errmsg());
+        status = CLI_FAIL;
+    }
+    synor_mpi_destroy(m);
+    synor_runtime_destroy(rt);
     synor_mpi_finalize();
     return status;
 }
