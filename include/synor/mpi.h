@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "synor/exec.h"
 #include "synor/plan.h"
 #include "synor/runtime.h"
 
@@ -198,6 +199,25 @@ typedef struct synor_mpi_graph_result {
  * done serially (plain loops, no runtime). */
 int synor_mpi_graph_run(synor_mpi *m, const synor_mpi_graph_options *o,
                         synor_mpi_graph_result *out);
+
+/* ------------------------------------------------------------- workloads
+ * A workload file run for real (synor/exec.h: its kernels, operands and
+ * seeded data) across the ranks: every rank loads the same workload; with
+ * SYNOR_MPI_PLACE_OWNER, external data are owned round robin over the ranks
+ * in data order and a task runs on the owner of its first input; with
+ * SYNOR_MPI_PLACE_PLAN, each task runs on the rank of the node the planner
+ * (o->strategy) puts it on, in the fabric of o (one node per rank). The
+ * results (the data no task consumes) are gathered to rank 0, whose
+ * out->run.checksum is their sum (other ranks' is partial). Only o's
+ * placement, strategy, fabric fields and seed are used. */
+typedef struct synor_mpi_workload_result {
+    synor_exec_result run;
+    unsigned ranks_used;
+    uint64_t messages, bytes; /* all ranks */
+} synor_mpi_workload_result;
+
+int synor_mpi_workload_run(synor_mpi *m, const synor_workload *w,
+                           const synor_mpi_graph_options *o, synor_mpi_workload_result *out);
 
 #ifdef __cplusplus
 }

@@ -135,6 +135,8 @@ int cli_cost_compare(const cli_globals *g, int argc, char **argv);
 
 int cli_devices(const cli_globals *g, int argc, char **argv);
 int cli_mpi(const cli_globals *g, int argc, char **argv);
+/* synor run --mpi (cmd_mpi.c) */
+int cli_run_mpi(int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);
 int cli_route(const cli_globals *g, int argc, char **argv);

@@ -165,3 +165,94 @@ int cli_mpi(const cli_globals *g, int argc, char **argv)
     synor_mpi_finalize();
     return status;
 }
+
+/* `synor run --mpi WORKLOAD.json`: the workload's real run across ranks
+ * (synor_mpi_workload_run). Called by cli_run when --mpi is among its
+ * arguments; only these options apply. */
+int cli_run_mpi(int argc, char **argv)
+{
+    const char *path = NULL, *placement = "owner", *strategy = "heft";
+    unsigned long long workers = 1, seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--mpi"))
+            continue;
+        const char **sv = !strcmp(a, "--mpi-placement")  ? &placement
+                          : !strcmp(a, "--mpi-strategy") ? &strategy
+                                                         : NULL;
+        unsigned long long *nv = !strcmp(a, "--cpu-workers") ? &workers
+                                 : !strcmp(a, "--seed")      ? &seed
+                                                             : NULL;
+        if (sv || nv) {
+            if (i + 1 >= argc)
+                return cli_usage_error("run", "%s needs a value", a);
+            if (sv)
+                *sv = argv[++i];
+            else if (cli_parse_uint("run", a, argv[++i], nv == &seed ? 0 : 1,
+                                    nv == &seed ? ~0ull : 64, nv) != CLI_OK)
+                return CLI_USAGE;
+            continue;
+        }
+        if (a[0] == '-')
+            return cli_usage_error("run", "%s does not apply to --mpi (its options: "
+                                   "--mpi-placement, --mpi-strategy, --cpu-workers, --seed)", a);
+        if (path)
+            return cli_usage_error("run", "one workload file only ('%s' and '%s')", path, a);
+        path = a;
+    }
+    if (!path)
+        return cli_usage_error("run", "--mpi runs a workload file");
+    synor_mpi_graph_options o;
+    synor_mpi_graph_options_init(&o);
+    o.seed = seed;
+    if (synor_mpi_placement_from_name(placement, &o.placement) < 0 ||
+        synor_strategy_from_name(strategy, &o.strategy) < 0)
+        return cli_usage_error("run", "%s", synor_errmsg());
+    synor_workload *w = NULL;
+    if (synor_workload_load_file(path, &w) < 0) {
+        cli_error("%s", synor_errmsg());
+        return CLI_FAIL;
+    }
+    if (synor_mpi_init(NULL, NULL) < 0) {
+        cli_error("%s", synor_errmsg());
+        synor_workload_destroy(w);
+        return CLI_FAIL;
+    }
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.cpu_workers = (unsigned)workers;
+    cfg.pin_workers = 0;
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cuda = 0;
+    synor_runtime *rt = NULL;
+    synor_mpi *m = NULL;
+    synor_mpi_workload_result r;
+    int rc = synor_runtime_create(&cfg, &rt);
+    if (rc == 0)
+        rc = synor_runtime_start(rt);
+    if (rc == 0)
+        rc = synor_mpi_create(rt, &m);
+    if (rc == 0)
+        rc = synor_mpi_workload_run(m, w, &o, &r);
+    int rank = synor_mpi_world_rank(), size = synor_mpi_world_size();
+    if (rc < 0)
+        cli_error("rank %d of %d: %s: %s", rank, size, path, synor_errmsg());
+    synor_mpi_destroy(m);
+    synor_runtime_destroy(rt);
+    if (rc == 0 && rank == 0) {
+        printf("MPI RUN of %s (a correctness run: %d rank%s of one machine, not a scaling "
+               "result)\n",
+               synor_workload_name(w), size, size == 1 ? "" : "s");
+        printf("  placement %s%s%s\n", placement,
+               o.placement == SYNOR_MPI_PLACE_PLAN ? " by " : "",
+               o.placement == SYNOR_MPI_PLACE_PLAN ? synor_strategy_name(o.strategy) : "");
+        printf("  %zu tasks on %u of %d rank%s in %.6f s\n", r.run.tasks, r.ranks_used, size,
+               size == 1 ? "" : "s", r.run.seconds);
+        printf("  moved between ranks: %llu messages, %llu bytes\n",
+               (unsigned long long)r.messages, (unsigned long long)r.bytes);
+        printf("  checksum of the results %.17g\n", r.run.checksum);
+    }
+    synor_workload_destroy(w);
+    synor_mpi_finalize();
+    return rc < 0 ? CLI_FAIL : CLI_OK;
+}

@@ -14,6 +14,7 @@
 
 #include "common/common.h"
 #include "mpi/comm.h"
+#include "mpi/mpi_internal.h"
 #include "synor/fabric.h"
 #include "synor/mpi.h"
 #include "synor/plan.h"
@@ -233,28 +234,6 @@ static void task_reads(const gtask *t, size_t *r, unsigned *n)
  * task on its planned node's rank. */
 static int place_by_plan(const synor_mpi_graph_options *o, int size, graph *g)
 {
-    char fab[4096];
-    size_t len = (size_t)snprintf(fab, sizeof fab,
-                                  "{\"format\": \"synor-fabric/1\", \"name\": \"mpi-%d\", "
-                                  "\"currency\": \"USD\", \"nodes\": [",
-                                  size);
-    for (int i = 0; i < size && len < sizeof fab; i++)
-        len += (size_t)snprintf(fab + len, sizeof fab - len, "%s{\"name\": \"rank%d\"}",
-                                i ? ", " : "", i);
-    if (len < sizeof fab)
-        len += (size_t)snprintf(fab + len, sizeof fab - len, "], \"devices\": [");
-    for (int i = 0; i < size && len < sizeof fab; i++)
-        len += (size_t)snprintf(fab + len, sizeof fab - len,
-                                "%s{\"name\": \"cpu%d\", \"profile\": \"%s\", \"node\": "
-                                "\"rank%d\", \"price_per_hour\": \"1.00\"}",
-                                i ? ", " : "", i, o->cpu_profile, i);
-    if (len < sizeof fab)
-        len += (size_t)snprintf(fab + len, sizeof fab - len,
-                                "], \"network\": {\"bandwidth_gb_s\": %.17g, "
-                                "\"latency_us\": %.17g}}",
-                                o->network_gb_s, o->network_latency_us);
-    if (len >= sizeof fab)
-        return synor__error(SYNOR_ERANGE, "mpi graph: %d ranks: the fabric is too large", size);
     synor_catalog *cat = NULL;
     synor_fabric *f = NULL;
     synor_plan *plan = NULL;
@@ -273,8 +252,8 @@ static int place_by_plan(const synor_mpi_graph_options *o, int size, graph *g)
         rc = synor__error(SYNOR_ENOMEM, "mpi graph: out of memory");
         goto out;
     }
-    if ((rc = synor_catalog_create(&cat)) < 0 || (rc = synor_catalog_load_builtin(cat)) < 0 ||
-        (rc = synor_fabric_load_string(cat, fab, len, "mpi fabric", &f)) < 0)
+    if ((rc = synor__mpi_fabric_create(size, o->cpu_profile, o->network_gb_s,
+                                       o->network_latency_us, &cat, &f)) < 0)
         goto out;
     for (size_t p = 0; p < nd; p++)
         for (size_t q = 0; q < nd; q++) {
