@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# synor mpi: the data-parallel and pipeline graphs on 1, 2 and 4 MPI ranks of
-# this machine (mpirun), each compared with the one-rank run: the same
-# checksum to the last digit (the kernels have a fixed order), no difference
-# from the serial computation, and the messages the bookkeeping implies.
+# synor mpi and synor run --mpi: the data-parallel and pipeline graphs, and
+# two workload files, on 1, 2 and 4 MPI ranks of this machine (mpirun), each
+# compared with the one-rank run: the same checksum to the last digit (the
+# kernels do not depend on the rank count), no difference from the serial
+# computation, and the messages the bookkeeping implies.
 # Without MPI (not built with it, or no mpirun) the one-rank runs are still
 # checked, then the test reports a skip.
 # usage: mpi.sh SYNOR_BIN SOURCE_DIR [JSON_CHECK_BIN]
-S=$1
+S=$1; SRC=$2
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 check() { local name=$1; shift; if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi; }
@@ -37,6 +38,22 @@ check pp1-plan-sum [ "$(field checksum)" = "$pp_sum" ]
 # other sizes give other results (the checksum depends on the data)
 check dp1-other    [ "$(rc "$S" mpi data-parallel --dim 64 --steps 2)" = 0 ]
 check dp1-differs  [ "$(field checksum)" != "$dp_sum" ]
+# workload files (synor run --mpi): one rank gives synor run's checksum
+export XDG_DATA_HOME=$tmp/xdg
+A=$SRC/workloads/attention-block-fp32.json; M=$SRC/workloads/mlp-fp32.json
+"$S" run "$A" --cpu-workers 1 --opencl off --no-perfmodel >"$tmp/plain" 2>&1
+plain_a=$(sed -n 's/.*checksum of the results \([^ ]*\).*/\1/p' "$tmp/plain")
+check wa1          [ "$(rc "$S" run --mpi "$A")" = 0 ]
+check wa1-tasks    grep -q "15 tasks on 1 of 1 rank " "$tmp/out"
+wa_sum=$(field "checksum of the results")
+check wa1-plain    [ "$(printf '%g' "$wa_sum")" = "$plain_a" ]
+check wm1          [ "$(rc "$S" run --mpi "$M")" = 0 ]
+wm_sum=$(field "checksum of the results")
+check wm1-sum      [ -n "$wm_sum" ]
+check w-bad-opt    [ "$(rc "$S" run --mpi "$A" --trace x.json)" = 2 ]
+check w-bad-opt-m  grep -q "does not apply to --mpi" "$tmp/err"
+check w-no-file    [ "$(rc "$S" run --mpi)" = 2 ]
+check w-bad-place  [ "$(rc "$S" run --mpi "$A" --mpi-placement far)" = 2 ]
 # usage errors
 check bad-graph    [ "$(rc "$S" mpi ring)" = 2 ]
 check bad-graph-m  grep -q "unknown graph 'ring'" "$tmp/err"
@@ -101,6 +118,17 @@ check dp2-msgs    grep -q "moved between ranks: 11 messages, 720896 bytes" "$tmp
 check dp2-cached  grep -q "rank 0: ran 31 tasks (gathers included), received 8 messages" "$tmp/dp2-owner"
 check pp2-msgs    grep -q "moved between ranks: 32 messages, 1048576 bytes" "$tmp/pp2-owner"
 check pp4-msgs    grep -q "moved between ranks: 32 messages, 1048576 bytes" "$tmp/pp4-owner"
+# workload files across ranks: the one-rank checksums, to the last digit
+wrun() { local n=$1; shift; rc timeout 120 "${MPIRUN[@]}" -n "$n" "$S" run --mpi "$@"; }
+check wa2          [ "$(wrun 2 "$A")" = 0 ]
+check wa2-ranks    grep -q "15 tasks on 2 of 2 ranks" "$tmp/out"
+check wa2-moved    sh -c '! grep -q "moved between ranks: 0 messages" "$0"' "$tmp/out"
+check wa2-sum      [ "$(field "checksum of the results")" = "$wa_sum" ]
+check wa4-plan     [ "$(wrun 4 "$A" --mpi-placement plan --mpi-strategy peft)" = 0 ]
+check wa4-plan-sum [ "$(field "checksum of the results")" = "$wa_sum" ]
+check wm4          [ "$(wrun 4 "$M")" = 0 ]
+check wm4-ranks    grep -q "16 tasks on 3 of 4 ranks" "$tmp/out"
+check wm4-sum      [ "$(field "checksum of the results")" = "$wm_sum" ]
 # the planned data-parallel run moves data too (HEFT spreads the shards)
 check dp4-plan-moves sh -c '! grep -q "moved between ranks: 0 messages" "$0"' "$tmp/dp4-plan"
 
