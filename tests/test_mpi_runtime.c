@@ -49,6 +49,38 @@ TEST(inserts_run_in_program_order_and_ownership_follows_the_bookkeeping)
     ASSERT_OK(synor_handle_unregister(h));
 }
 
+static int fail_kernel(const synor_task_ctx *c)
+{
+    (void)c;
+    return SYNOR_EIO;
+}
+static const synor_kernel k_fail = {.name = "fails", .op = SYNOR_OP_CUSTOM,
+                                    .fn = {[SYNOR_KIND_CPU] = fail_kernel},
+                                    .flags = SYNOR_KERNEL_FAILS_BEFORE_WRITING};
+
+/* Runs last: a failed task fails the context for good (this rank is out
+ * of step with the others), promptly, naming the task. */
+TEST(a_failed_task_fails_wait_all_and_later_inserts)
+{
+    float v[4] = {0};
+    synor_handle_desc desc = {.ptr = v, .dtype = SYNOR_DTYPE_FP32, .ndim = 1, .shape = {4}};
+    synor_handle *h;
+    synor_mpi_data *d;
+    ASSERT_OK(synor_handle_register(rt, &desc, &h));
+    ASSERT_OK(synor_mpi_data_register(m, h, 0, &d));
+    synor_mpi_task t = {.kernel = &k_fail, .priority = SYNOR_PRIORITY_NORMAL, .ndata = 1,
+                        .data = {d}, .mode = {SYNOR_ACCESS_RW}, .rank = -1, .tag = 77};
+    ASSERT_EQ(synor_mpi_task_insert(m, &t), 0);
+    t.kernel = &k_add1;
+    ASSERT_EQ(synor_mpi_task_insert(m, &t), 0); /* depends on it: cancelled */
+    ASSERT_EQ(synor_mpi_wait_all(m), SYNOR_EIO);
+    ASSERT_CONTAINS(synor_errmsg(), "fails");
+    ASSERT_EQ(synor_mpi_wait_all(m), SYNOR_EIO);
+    ASSERT_EQ(synor_mpi_task_insert(m, &t), SYNOR_EIO);
+    ASSERT_EQ((int)v[0], 0);
+    ASSERT_OK(synor_handle_unregister(h));
+}
+
 TEST(bad_inserts_are_refused)
 {
     float v[4] = {0};
@@ -162,7 +194,7 @@ int main(void)
     static const test_entry tests[] = {
         TEST__E(inserts_run_in_program_order_and_ownership_follows_the_bookkeeping,
                 bad_inserts_are_refused, both_graphs_match_their_serial_reference_bitwise,
-                names_round_trip)};
+                names_round_trip, a_failed_task_fails_wait_all_and_later_inserts)};
     int rc = test__run(tests, sizeof tests / sizeof tests[0]);
     teardown();
     return rc;

@@ -67,6 +67,10 @@ int synor_mpi_built(void);
 int synor_mpi_init(int *argc, char ***argv);
 /* After every synor_mpi_destroy: a barrier, then MPI_Finalize. */
 void synor_mpi_finalize(void);
+/* After a failure on this rank: ends every process of the job (MPI_Abort
+ * with code; without MPI, exit). The other ranks may be waiting for
+ * messages this rank will never send, so finalize would not return. */
+void synor_mpi_abort(int code);
 /* This process's rank and the world's size (0 and 1 before init). */
 int synor_mpi_world_rank(void);
 int synor_mpi_world_size(void);

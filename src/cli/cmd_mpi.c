@@ -162,6 +162,9 @@ int cli_mpi(const cli_globals *g, int argc, char **argv)
     }
     synor_mpi_destroy(m);
     synor_runtime_destroy(rt);
+    /* a failed rank ends the job: the others may wait for its messages */
+    if (rc < 0 && size > 1)
+        synor_mpi_abort(CLI_FAIL);
     synor_mpi_finalize();
     return status;
 }
@@ -253,6 +256,8 @@ int cli_run_mpi(int argc, char **argv)
         printf("  checksum of the results %.17g\n", r.run.checksum);
     }
     synor_workload_destroy(w);
+    if (rc < 0 && size > 1)
+        synor_mpi_abort(CLI_FAIL);
     synor_mpi_finalize();
     return rc < 0 ? CLI_FAIL : CLI_OK;
 }

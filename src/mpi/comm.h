@@ -14,6 +14,8 @@ int synor__comm_built(void);
 int synor__comm_init(int *argc, char ***argv);
 int synor__comm_initialized(void);
 void synor__comm_finalize(void);
+/* Ends every process of the job (MPI_Abort); without MPI, exit(code). */
+void synor__comm_abort(int code);
 int synor__comm_rank(void);
 int synor__comm_size(void);
 int synor__comm_tag_ub(void);

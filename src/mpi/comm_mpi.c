@@ -2,6 +2,7 @@
  * bytes are refused: the counts of MPI-3 calls are ints. */
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <mpi.h>
 
 #include "common/common.h"
@@ -66,6 +67,13 @@ void synor__comm_finalize(void)
     (void)MPI_Barrier(MPI_COMM_WORLD);
     (void)MPI_Finalize();
     g_inited = 0;
+}
+
+void synor__comm_abort(int code)
+{
+    if (g_inited)
+        (void)MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
 }
 
 static int post(int send, void *buf, size_t bytes, int peer, int tag, synor__comm_req **req)

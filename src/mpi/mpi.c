@@ -215,8 +215,10 @@ static void scan_deferred(synor_mpi *m, int from_progress)
         int rc = synor_task_submit(m->rt, &e->spec);
         if (rc < 0)
             set_error(m, rc);
-        if (from_progress)
+        if (from_progress) {
             m->submits++;
+            pthread_cond_broadcast(&m->idle);
+        }
         m->outstanding--;
         synor__free(e);
     }
@@ -299,7 +301,9 @@ static void *progress_main(void *arg)
             scan_deferred(m, 1);
         if (m->outstanding == 0)
             pthread_cond_broadcast(&m->idle);
-        if (m->stop && !m->active && !m->to_post)
+        /* after an error, messages may never complete (a peer's send was
+         * cancelled): stop anyway; the job is ended by synor_mpi_abort */
+        if (m->stop && (m->error || (!m->active && !m->to_post)))
             break;
         if (!m->active) {
             backoff_ns = 0;
@@ -329,6 +333,7 @@ static void *progress_main(void *arg)
 int synor_mpi_built(void) { return synor__comm_built(); }
 int synor_mpi_init(int *argc, char ***argv) { return synor__comm_init(argc, argv); }
 void synor_mpi_finalize(void) { synor__comm_finalize(); }
+void synor_mpi_abort(int code) { synor__comm_abort(code); }
 int synor_mpi_world_rank(void) { return synor__comm_rank(); }
 int synor_mpi_world_size(void) { return synor__comm_size(); }
 int synor_mpi_rank(const synor_mpi *m) { return m->rank; }
@@ -383,7 +388,17 @@ void synor_mpi_destroy(synor_mpi *m)
         pthread_mutex_unlock(&m->lock);
         pthread_join(m->thread, NULL);
     }
-    /* after an error: what never ran */
+    /* after an error: what was never posted, and what never ran (requests
+     * still in flight are left to the MPI library, which the caller ends
+     * with synor_mpi_abort: freeing their buffers could let a late message
+     * land in freed memory) */
+    while (m->to_post) {
+        op *o = m->to_post;
+        m->to_post = o->next;
+        if (o->send)
+            synor__free(o->buf);
+        synor__free(o);
+    }
     while (m->deferred) {
         entry *e = m->deferred;
         m->deferred = e->next;
@@ -581,20 +596,23 @@ int synor_mpi_data_fetch(synor_mpi *m, synor_mpi_data *d, int rank)
 int synor_mpi_wait_all(synor_mpi *m)
 {
     for (;;) {
+        /* the tasks submitted so far, then whatever the progress thread
+         * submits meanwhile (messages arriving release held tasks), until
+         * nothing is held, in flight or newly submitted; a failed task
+         * ends the wait at once (its cancelled sends would never come) */
         pthread_mutex_lock(&m->lock);
-        while (m->outstanding > 0 && !m->error)
-            pthread_cond_wait(&m->idle, &m->lock);
         uint64_t s0 = m->submits;
-        int err = m->error;
         pthread_mutex_unlock(&m->lock);
         int rc = synor_runtime_wait_all(m->rt);
-        if (err)
-            return synor__error(err, "%s", m->errmsg);
-        if (rc < 0)
-            return rc;
         pthread_mutex_lock(&m->lock);
-        int done = m->outstanding == 0 && m->submits == s0;
-        err = m->error;
+        if (rc < 0) {
+            set_error(m, rc);
+            pthread_mutex_unlock(&m->lock);
+            return rc;
+        }
+        while (!m->error && m->outstanding > 0 && m->submits == s0)
+            pthread_cond_wait(&m->idle, &m->lock);
+        int err = m->error, done = m->outstanding == 0 && m->submits == s0;
         pthread_mutex_unlock(&m->lock);
         if (err)
             return synor__error(err, "%s", m->errmsg);
