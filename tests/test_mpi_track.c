@@ -68,7 +68,7 @@ TEST(a_remote_read_is_one_transfer_then_a_cached_copy_until_the_next_write)
     ASSERT(t);
     size_t ids[] = {0, 1};
     synor_access modes[] = {R, W};
-    synor__mpi_xfer x[2];
+    synor__mpi_xfer x[3];
     unsigned nx, hits;
     /* datum 0 (rank 0) read by a task writing datum 1 (rank 1) */
     ASSERT_EQ(synor__mpi_track_task(t, ids, modes, 2, -1, x, &nx, &hits), 1);
@@ -83,6 +83,12 @@ TEST(a_remote_read_is_one_transfer_then_a_cached_copy_until_the_next_write)
     /* read again on rank 1: the cached copy serves it */
     size_t ids2[] = {0, 2};
     ASSERT_EQ(synor__mpi_track_task(t, ids2, modes, 2, -1, x, &nx, &hits), 1);
+    ASSERT_EQ(nx, 0);
+    ASSERT_EQ(hits, 1);
+    /* the same datum twice among a task's inputs: one cached read */
+    size_t twice[] = {0, 0, 2};
+    synor_access rrw[] = {R, R, W};
+    ASSERT_EQ(synor__mpi_track_task(t, twice, rrw, 3, -1, x, &nx, &hits), 1);
     ASSERT_EQ(nx, 0);
     ASSERT_EQ(hits, 1);
     /* rank 0 writes datum 0: rank 1's copy is stale, the next read moves v1 */

@@ -124,6 +124,11 @@ int synor__mpi_track_task(synor__mpi_track *t, const size_t *ids, const synor_ac
         if (!(modes[i] & SYNOR_ACCESS_R))
             continue;
         size_t id = ids[i];
+        int again = 0; /* the same datum read twice: counted once */
+        for (unsigned j = 0; j < i; j++)
+            again |= ids[j] == id && (modes[j] & SYNOR_ACCESS_R);
+        if (again)
+            continue;
         if (synor__mpi_track_valid(t, id, exec)) {
             if (t->d[id].owner != exec)
                 (*hits)++;
