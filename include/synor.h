@@ -13,6 +13,7 @@
  *   synor/detect.h     detection of this machine's processors
  *   synor/market.h     the spot market for compute capacity
  *   synor/runtime.h    the task runtime: workers, tasks, data handles
+ *   synor/mpi.h        the runtime across MPI ranks: data owned by ranks, messages
  *   synor/leasejob.h   the job's side of preemptible capacity: checkpoint,
  *                      replacement at the current ask, or a graceful end
  *   synor/perfmodel.h  performance models calibrated from real runs
@@ -44,6 +45,7 @@
 #include "synor/llm.h"
 #include "synor/market.h"
 #include "synor/model.h"
+#include "synor/mpi.h"
 #include "synor/op.h"
 #include "synor/perfmodel.h"
 #include "synor/plan.h"

@@ -49,6 +49,28 @@ typedef struct synor_exec_result {
 int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t seed,
                         const unsigned *hints, synor_exec_result *out);
 
+/* Hooks that let another layer take over what synor_exec_workload does
+ * with the runtime (the MPI layer: synor/mpi.h runs a workload across
+ * ranks through them). NULL members keep the default. Each returns 0 or a
+ * negative SYNOR_E* code, which ends the run with that error. */
+typedef struct synor_exec_hooks {
+    void *user;
+    /* after datum di's handle is registered (every datum, in data order) */
+    int (*data)(void *user, size_t di, synor_handle *h);
+    /* instead of synor_task_submit, for task ti (its index in w) */
+    int (*submit)(void *user, size_t ti, const synor_task_spec *spec);
+    /* once every task is submitted: datum di is a result (a sink, summed
+     * into the checksum) */
+    int (*result)(void *user, size_t di);
+    /* instead of synor_runtime_wait_all */
+    int (*wait)(void *user);
+} synor_exec_hooks;
+
+/* synor_exec_workload through hooks (NULL: exactly synor_exec_workload). */
+int synor_exec_workload_hooked(synor_runtime *rt, const synor_workload *w, uint64_t seed,
+                               const unsigned *hints, const synor_exec_hooks *hooks,
+                               synor_exec_result *out);
+
 /* What a real run of w records in the performance model for each task
  * (synor/perfmodel.h, synor_runtime_config.perfmodel): kernels[i] the
  * kernel's name, footprints[i] the footprint of its data, for every task i

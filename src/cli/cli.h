@@ -134,6 +134,9 @@ void cli_econ_warn_stale(const synor_econ *e, const char *today, const synor_eco
 int cli_cost_compare(const cli_globals *g, int argc, char **argv);
 
 int cli_devices(const cli_globals *g, int argc, char **argv);
+int cli_mpi(const cli_globals *g, int argc, char **argv);
+/* synor run --mpi (cmd_mpi.c) */
+int cli_run_mpi(int argc, char **argv);
 int cli_profiles(const cli_globals *g, int argc, char **argv);
 int cli_registry(const cli_globals *g, int argc, char **argv);
 int cli_route(const cli_globals *g, int argc, char **argv);

@@ -42,6 +42,9 @@ static void help(void)
            "  --trace FILE     write the trace (synor-trace/1) for 'synor report'\n"
            "  --chrome FILE    write a Chrome trace-event file (open in ui.perfetto.dev)\n"
            "  --svg FILE       write an SVG Gantt chart\n"
+           "  --mpi            run across the MPI ranks (mpirun -n N synor run --mpi W.json;\n"
+           "                   docs/MPI.md); with it only --mpi-placement owner|plan,\n"
+           "                   --mpi-strategy S (plan), --cpu-workers (per rank) and --seed\n"
            "  --width N        timeline columns (default 60)\n"
            "Exit status: 0 success, 1 failure (bad workload, a task failed), 2 usage error.\n");
 }
@@ -71,6 +74,9 @@ int cli_run(const cli_globals *g, int argc, char **argv)
     int no_pm = 0;
     unsigned long long cpu = 0, seed = 1, n = 2048, nb = 512, width = 60, reps = 5;
     int reps_given = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--mpi"))
+            return cli_run_mpi(argc, argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -32,6 +32,7 @@ static const command commands[] = {
     {"whatif", cli_whatif, "what adding or swapping processors would buy this machine"},
     {"report", cli_report, "report of a trace: utilization, timeline, Perfetto, SVG"},
     {"run", cli_run, "run a workload for real on this machine's processors and report"},
+    {"mpi", cli_mpi, "run a task graph across MPI ranks (mpirun; docs/MPI.md)"},
     {"perfmodel", cli_perfmodel, "show the performance model that real runs calibrate"},
     {"generate", cli_generate, "generate text from a GGUF or llama2.c model (docs/LLM.md)"},
     {"model", cli_model, "build a model with generated weights, or describe a model file"},

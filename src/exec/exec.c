@@ -401,6 +401,18 @@ int synor_exec_task_keys(const synor_workload *w, const char **kernels, uint64_t
 int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t seed,
                         const unsigned *hints, synor_exec_result *out)
 {
+    return synor_exec_workload_hooked(rt, w, seed, hints, NULL, out);
+}
+
+static int wait_run(synor_runtime *rt, const synor_exec_hooks *hooks)
+{
+    return hooks && hooks->wait ? hooks->wait(hooks->user) : synor_runtime_wait_all(rt);
+}
+
+int synor_exec_workload_hooked(synor_runtime *rt, const synor_workload *w, uint64_t seed,
+                               const unsigned *hints, const synor_exec_hooks *hooks,
+                               synor_exec_result *out)
+{
     memset(out, 0, sizeof *out);
     int rc = synor_exec_check(w);
     if (rc < 0)
@@ -449,6 +461,8 @@ int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t see
         synor_handle_desc desc = {.ptr = mem[di], .dtype = dt, .ndim = 1, .shape = {n}};
         if ((rc = synor_handle_register(rt, &desc, &h[di])) < 0)
             goto out;
+        if (hooks && hooks->data && (rc = hooks->data(hooks->user, di, h[di])) < 0)
+            goto out;
     }
     /* The kernels' per-device preparation (OpenCL builds, cuBLAS) is not
      * part of the run's time. */
@@ -477,13 +491,20 @@ int synor_exec_workload(synor_runtime *rt, const synor_workload *w, uint64_t see
             s.args = &args;
             s.args_size = args_size;
         }
-        if ((rc = synor_task_submit(rt, &s)) < 0) {
-            (void)synor_runtime_wait_all(rt);
+        rc = hooks && hooks->submit ? hooks->submit(hooks->user, ti, &s)
+                                    : synor_task_submit(rt, &s);
+        if (rc < 0) {
+            (void)wait_run(rt, hooks);
             goto out;
         }
         out->tasks++;
     }
-    rc = synor_runtime_wait_all(rt);
+    for (size_t di = 0; hooks && hooks->result && di < nd; di++)
+        if (sink[di] && (rc = hooks->result(hooks->user, di)) < 0) {
+            (void)wait_run(rt, hooks);
+            goto out;
+        }
+    rc = wait_run(rt, hooks);
     out->seconds = now_s() - t0;
     if (rc == 0)
         for (size_t di = 0; di < nd; di++) {
