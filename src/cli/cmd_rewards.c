@@ -73,7 +73,7 @@ synor_rewards_policy *rcli_policy(const char *file)
 int rcli_fixed(const char *cmd, const char *opt, const char *v, unsigned scale, int64_t min,
                int64_t max, int64_t *out)
 {
-    int64_t x;
+    int64_t x = 0;
     if (synor_rewards_parse_fixed(v, scale, max, opt, &x) != 0)
         return cli_usage_error(cmd, "%s", synor_errmsg());
     if (x < min) {
@@ -231,7 +231,7 @@ static int cmd_record(const cli_globals *g, const char *dir, const char *pfile, 
         return cli_usage_error(cmd, "--tflops-s and --gflops-s: give one (the device's kind "
                                     "decides which)");
     const char *v;
-    int64_t x;
+    int64_t x = 0;
     unsigned long long rep = 50;
     const int64_t Q = SYNOR_REWARDS_MAX_QTY_MILLI;
     if ((tf || gf) && (rc = rcli_fixed(cmd, tf ? "--tflops-s" : "--gflops-s", tf ? tf : gf, 3, 0, Q,
@@ -296,7 +296,7 @@ static int cmd_payout(const char *dir, int argc, char **argv, int from)
     const char *am = rcli_get(o, n, "--amount");
     if (!id || !who || !am)
         return cli_usage_error(cmd, "--id, --contributor and --amount are required");
-    int64_t amount;
+    int64_t amount = 0;
     if ((rc = rcli_fixed(cmd, "--amount", am, 6, 1, SYNOR_REWARDS_MAX_AMOUNT, &amount)))
         return rc;
     if (!dir)
