@@ -88,6 +88,7 @@ static int run(const synor_cost *c, const char *strategy, double deadline, synor
         o.weights = wopt.weights;
         o.micro_batches = wopt.micro_batches;
         o.pipeline_buffers = wopt.pipeline_buffers;
+        o.pipeline_stages = wopt.pipeline_stages;
         o.storage_bw = wopt.storage_bw;
         int rc = synor_strategy_from_name(strategy, &o.strategy);
         o.deadline = deadline;
