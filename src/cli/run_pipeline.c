@@ -324,9 +324,9 @@ int cli_pipe_report(const cli_pipe *P, const synor_trace *t)
            in_stages, outside, seen, n, unmatched);
     if (S == 1)
         printf("  One stage: the planner puts every layer on %s (splitting would be slower on "
-               "these devices); --stages N forces N stages over the %zu devices of the run, "
+               "these devices); --stages N forces N stages over the %zu device%s of the run, "
                "for a demonstration.\n",
-               P->st[0].device, P->n_devices);
+               P->st[0].device, P->n_devices, P->n_devices == 1 ? "" : "s");
     free(ti_of);
     free(real);
     free(plan);
