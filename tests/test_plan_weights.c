@@ -502,7 +502,50 @@ TEST(the_pipeline_strategy_matches_the_best_contiguous_split)
     }
 }
 
+TEST(a_forced_number_of_stages_is_what_the_plan_gets)
+{
+    /* 4 layers of 30 GB on four H100s: two fit one GPU; --stages 1..4 gives
+     * exactly that many stages, each on its own device, layers in order */
+    synor_fabric *f;
+    synor_workload *w;
+    synor_cost *c;
+    ASSERT_OK(synor_fabric_load_builtin(catalog(), "four-h100", &f));
+    ASSERT_OK(pipeline(4, 8, 30000000000ull, &w));
+    ASSERT_OK(synor_cost_create(w, f, &c));
+    synor_sched_problem *pb;
+    ASSERT_OK(synor_sched_problem_from_cost(c, &pb));
+    synor_plan_options o;
+    synor_plan_options_init(&o);
+    o.strategy = SYNOR_STRATEGY_PIPELINE;
+    for (size_t k = 1; k <= 4; k++) {
+        o.pipeline_stages = k;
+        synor_plan *p;
+        ASSERT_OK(synor_plan_create(c, &o, &p));
+        ASSERT_OK(synor_plan_validate(p, pb));
+        ASSERT_EQ(p->n_stages, k);
+        ASSERT_EQ(p->stages[0].first_layer, 0);
+        ASSERT_EQ(p->stages[k - 1].end_layer, 4);
+        for (size_t s = 0; s < k; s++) {
+            ASSERT(p->stages[s].end_layer > p->stages[s].first_layer);
+            if (s)
+                ASSERT_EQ(p->stages[s].first_layer, p->stages[s - 1].end_layer);
+            for (size_t r = 0; r < s; r++)
+                ASSERT(p->stages[r].dev != p->stages[s].dev);
+        }
+        synor_plan_destroy(p);
+    }
+    o.pipeline_stages = 5; /* more than the devices and the layers */
+    synor_plan *p = NULL;
+    ASSERT_EQ(synor_plan_create(c, &o, &p), SYNOR_EINVAL);
+    ASSERT(strstr(synor_errmsg(), "5 pipeline stages") != NULL);
+    synor_sched_problem_free(pb);
+    synor_cost_destroy(c);
+    synor_workload_destroy(w);
+    synor_fabric_destroy(f);
+}
+
 TEST_MAIN(a_model_too_big_for_one_gpu_gets_one_stage_per_gpu,
+          a_forced_number_of_stages_is_what_the_plan_gets,
           the_pipeline_strategy_matches_the_best_contiguous_split,
           load_mode_puts_the_copies_on_the_clock, exact_respects_memory,
           a_plan_that_cannot_fit_names_the_device_the_datum_and_the_shortfall,

@@ -143,6 +143,9 @@ typedef struct synor_plan_options {
     size_t pipeline_buffers;    /* pipeline: micro-batches a stage may run
                                    ahead of the next (bounded buffers
                                    between stages); 0 = unbounded */
+    size_t pipeline_stages;     /* pipeline: exactly this many stages (a
+                                   demonstration over several devices where
+                                   one would do); 0 = the best number */
     double storage_bw;          /* bytes/s for weights in storage; 0 = the default */
 } synor_plan_options;
 

@@ -50,6 +50,29 @@ int synor_whatif_fabric_workers(synor_catalog *cat, const synor_detection *d, un
                                 const synor_whatif_change *changes, size_t n_changes,
                                 synor_fabric **out);
 
+/* A device of a real run: its runtime name (synor_runtime_device_info:
+ * "cpu", "openclK", "cudaK") and product. */
+typedef struct synor_whatif_run_device {
+    const char *name;
+    const char *product;
+    uint64_t memory;      /* bytes the runtime may use there; 0 = the host's */
+} synor_whatif_run_device;
+
+/* A fabric ("run") of a real run's devices, each fabric device named as
+ * the runtime names it (so a plan on it can be followed by that run:
+ * synor run --plan, --strategy pipeline) with a profile
+ * ("local-run-<name>", added to cat) built from the detected device
+ * behind it: the host CPU for "cpu" (the whole CPU: one device however
+ * many workers), the OpenCL device of that product (else the K-th) for
+ * "openclK", the K-th CUDA GPU for "cudaK". A device detection does not
+ * describe (the CUDA test doubles) gets the host CPU's figures with its own
+ * name and memory, its sources saying so: the performance model's times
+ * replace them once real runs recorded some. synor_whatif_calibrate knows
+ * these devices by their runtime names. Fails naming a device of another
+ * name or with no host CPU detected. */
+int synor_whatif_run_fabric(synor_catalog *cat, const synor_detection *d,
+                            const synor_whatif_run_device *devs, size_t n, synor_fabric **out);
+
 /* Where the local devices' task times of a calibrated workload came from,
  * counted per (task, local device). */
 typedef struct synor_whatif_calibration {

@@ -107,6 +107,24 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
                    const scenario *sc, const synor_whatif_change *ch, size_t n,
                    synor_fabric **f, synor_workload **w, char *note, size_t note_size);
 
+/* `synor run W --strategy pipeline` (run_pipeline.c): the pipeline
+ * strategy's plan on this run's devices (synor_whatif_run_fabric,
+ * calibrated on pm, which may be NULL), its device per task into hints
+ * (synor_exec_workload's, one per task), and the PIPELINE section of the
+ * report from the run's trace. */
+typedef struct cli_pipe_opts {
+    size_t micro_batches, buffers, stages; /* 0: the planner's choice */
+    const char *measure_cache;             /* NULL: the default */
+} cli_pipe_opts;
+typedef struct cli_pipe cli_pipe;
+/* CLI_OK or CLI_FAIL (printed). */
+int cli_pipe_plan(synor_runtime *rt, const synor_workload *w, const synor_perfmodel *pm,
+                  const cli_pipe_opts *o, unsigned *hints, cli_pipe **out);
+/* Prints the section; CLI_FAIL when the trace's tasks are not the
+ * workload's (one each). */
+int cli_pipe_report(const cli_pipe *p, const synor_trace *t);
+void cli_pipe_free(cli_pipe *p);
+
 /* `synor plan --market DIR` (plan_market.c): a plan priced by the order
  * book, and with --buy bought on it as one basket. */
 typedef struct cli_plan_market {

@@ -24,7 +24,14 @@ static void help(void)
            "Energy and money are shown only when measured or configured: this machine's\n"
            "power is not read, so a real run reports them as not measured.\n\n"
            "  --strategy S     placement: eft (earliest finish, default), load, energy, money,\n"
-           "                   mix (finish + transfer time, as StarPU's dmda)\n"
+           "                   mix (finish + transfer time, as StarPU's dmda), pipeline\n"
+           "                   (the pipeline strategy's stages on this run's devices, from\n"
+           "                   the performance model; the report gets a PIPELINE section)\n"
+           "  --micro-batches N, --buffers N, --stages N\n"
+           "                   pipeline: micro-batches (default: found in the graph), buffers\n"
+           "                   between stages (planned only), exactly N stages (default: the\n"
+           "                   best number; N > 1 shows a pipeline where one device would do)\n"
+           "  --measure-cache FILE  pipeline: the detection cache (synor devices)\n"
            "  --plan FILE      follow a plan (synor plan --json) made on a fabric whose\n"
            "                   device names are this run's (cpu, opencl0, ...)\n"
            "  --cpu-workers N  CPU worker threads, 1 to 1024 (default: one per core; more\n"
@@ -70,9 +77,10 @@ int cli_run(const cli_globals *g, int argc, char **argv)
     (void)g;
     const char *path = NULL, *tiled = NULL, *strategy = "eft", *opencl = "accelerators",
                *dtype_s = "fp32", *trace_out = NULL, *chrome = NULL, *svg = NULL, *plan = NULL,
-               *pm_path = NULL;
+               *pm_path = NULL, *mcache = NULL;
     int no_pm = 0;
-    unsigned long long cpu = 0, seed = 1, n = 2048, nb = 512, width = 60, reps = 5;
+    unsigned long long cpu = 0, seed = 1, n = 2048, nb = 512, width = 60, reps = 5, micro = 0,
+                       bufs = 0, stages = 0;
     int reps_given = 0;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--mpi"))
@@ -96,6 +104,7 @@ int cli_run(const cli_globals *g, int argc, char **argv)
                           : !strcmp(a, "--svg")      ? &svg
                           : !strcmp(a, "--plan")     ? &plan
                           : !strcmp(a, "--perfmodel") ? &pm_path
+                          : !strcmp(a, "--measure-cache") ? &mcache
                                                      : NULL;
         unsigned long long *nv = !strcmp(a, "--cpu-workers") ? &cpu
                                  : !strcmp(a, "--seed")      ? &seed
@@ -103,6 +112,9 @@ int cli_run(const cli_globals *g, int argc, char **argv)
                                  : !strcmp(a, "--nb")        ? &nb
                                  : !strcmp(a, "--width")     ? &width
                                  : !strcmp(a, "--reps")      ? &reps
+                                 : !strcmp(a, "--micro-batches") ? &micro
+                                 : !strcmp(a, "--buffers")   ? &bufs
+                                 : !strcmp(a, "--stages")    ? &stages
                                                              : NULL;
         if (sv || nv) {
             if (i + 1 >= argc)
@@ -134,11 +146,18 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("run", "--perfmodel and --no-perfmodel exclude each other");
     if (reps_given && !tiled)
         return cli_usage_error("run", "--reps repeats a --tiled run");
+    int pipeline = !strcmp(strategy, "pipeline");
+    if ((micro || bufs || stages || mcache) && !pipeline)
+        return cli_usage_error("run", "--micro-batches, --buffers, --stages and --measure-cache "
+                                      "are options of --strategy pipeline");
+    if (pipeline && (!path || plan))
+        return cli_usage_error("run", "--strategy pipeline plans a workload file (not --tiled, "
+                                      "not with --plan)");
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)cpu;
     cfg.trace = 1;
-    if (!strcmp(strategy, "eft"))
+    if (!strcmp(strategy, "eft") || pipeline) /* pipeline: every task hinted */
         cfg.policy = SYNOR_PLACE_EARLIEST_FINISH;
     else if (!strcmp(strategy, "load"))
         cfg.policy = SYNOR_PLACE_LOAD;
@@ -149,7 +168,8 @@ int cli_run(const cli_globals *g, int argc, char **argv)
     else if (!strcmp(strategy, "mix"))
         cfg.policy = SYNOR_PLACE_MIX;
     else
-        return cli_usage_error("run", "--strategy '%s': eft, load, energy, money or mix", strategy);
+        return cli_usage_error("run", "--strategy '%s': eft, load, energy, money, mix or pipeline",
+                               strategy);
     if (!strcmp(opencl, "off"))
         cfg.opencl = SYNOR_OPENCL_OFF;
     else if (!strcmp(opencl, "accelerators"))
@@ -223,9 +243,22 @@ int cli_run(const cli_globals *g, int argc, char **argv)
     const char *notes[6];
     size_t nn = 0;
     char title[128];
+    cli_pipe *pipel = NULL;
     if (w) {
         synor_exec_result r;
         unsigned *hints = NULL;
+        if (pipeline) {
+            cli_pipe_opts po = {(size_t)micro, (size_t)bufs, (size_t)stages, mcache};
+            hints = calloc(synor_workload_count(w) + 1, sizeof *hints);
+            if (!hints) {
+                cli_error("out of memory");
+                goto out;
+            }
+            if (cli_pipe_plan(rt, w, pm, &po, hints, &pipel) != CLI_OK) {
+                free(hints);
+                goto out;
+            }
+        }
         if (plan) {
             hints = calloc(synor_workload_count(w) + 1, sizeof *hints);
             if (!hints || synor_exec_plan_hints(plan, w, rt, hints) < 0) {
@@ -240,7 +273,8 @@ int cli_run(const cli_globals *g, int argc, char **argv)
             cli_error("%s: %s", path, synor_errmsg());
             goto out;
         }
-        snprintf(title, sizeof title, "REAL RUN: %s", synor_workload_name(w));
+        snprintf(title, sizeof title, "REAL RUN: %s%s", synor_workload_name(w),
+                 pipeline ? " (placed by --strategy pipeline)" : "");
         snprintf(line[0], sizeof line[0],
                  "%zu tasks in %.3f s wall time; data %.1f MiB; checksum of the results %.6g "
                  "(inputs seeded with %llu)",
@@ -304,7 +338,7 @@ int cli_run(const cli_globals *g, int argc, char **argv)
     if (text) {
         fputs(text, stdout);
         free(text);
-        ret = CLI_OK;
+        ret = pipel ? cli_pipe_report(pipel, t) : CLI_OK;
     } else {
         cli_error("%s", synor_errmsg());
     }
@@ -316,6 +350,7 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         ret = CLI_FAIL;
     synor_trace_destroy(t);
 out:
+    cli_pipe_free(pipel);
     synor_runtime_destroy(rt);
     synor_perfmodel_destroy(pm);
     synor_workload_destroy(w);

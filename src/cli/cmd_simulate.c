@@ -16,7 +16,7 @@ static void help(void)
            "                      [--batch N] [--prompt N] [--new N] [--dtype T]]\n"
            "                      [--strategy S] [--baseline S|none] [--deadline SEC]\n"
            "                      [--weights preload|load] [--storage-gbps X]\n"
-           "                      [--micro-batches N] [--buffers N]\n"
+           "                      [--micro-batches N] [--buffers N] [--stages N]\n"
            "                      [--trace FILE] [--chrome FILE] [--svg FILE] [--width N]\n"
            "                      [--perfmodel FILE | --no-perfmodel] [--cpu-workers N]\n"
            "                      [--measure-cache FILE]\n"
@@ -37,8 +37,8 @@ static void help(void)
            "  --preset MODEL   llama-2-7b, llama-2-70b or tiny; inference unless --train\n"
            "  --batch, --prompt, --new  sequences, prompt tokens (training: sequence\n"
            "                   length), generated tokens\n"
-           "  --dtype T        bf16, fp16, int8, fp32, ... (default: the model's)\n"
-           "  --strategy S     heft peft energy cost mix gpu-only cpu-only seed exact\n"
+           "  --dtype T        bf16, fp16, int8, fp32, ... (default: the model's)\n");
+    printf("  --strategy S     heft peft energy cost mix gpu-only cpu-only seed exact\n"
            "                   pipeline, or dynamic (placed as tasks become ready)\n"
            "  --weights M      preload (default: weights copied before the run, not timed)\n"
            "                   or load (copies from host memory or storage are timed)\n"
@@ -46,6 +46,7 @@ static void help(void)
            "                   memory (default 7)\n"
            "  --micro-batches N, --buffers N  the pipeline strategy's micro-batches (default:\n"
            "                   found in the graph) and bound on a stage's lead (default none)\n"
+           "  --stages N       the pipeline strategy: exactly N stages (default: the best)\n"
            "  --baseline S     the strategy compared with (default gpu-only), or none\n"
            "  --deadline SEC   seconds, above 0: energy and cost plan the least energy\n"
            "                   (money) that meets it (synor plan --help); every strategy's\n"
@@ -88,6 +89,7 @@ static int run(const synor_cost *c, const char *strategy, double deadline, synor
         o.weights = wopt.weights;
         o.micro_batches = wopt.micro_batches;
         o.pipeline_buffers = wopt.pipeline_buffers;
+        o.pipeline_stages = wopt.pipeline_stages;
         o.storage_bw = wopt.storage_bw;
         int rc = synor_strategy_from_name(strategy, &o.strategy);
         o.deadline = deadline;

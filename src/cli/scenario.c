@@ -70,16 +70,18 @@ int cli_weights_opt(const char *cmd, synor_plan_options *o, int argc, char **arg
 {
     const char *a = argv[*i];
     if (strcmp(a, "--weights") && strcmp(a, "--storage-gbps") && strcmp(a, "--micro-batches") &&
-        strcmp(a, "--buffers"))
+        strcmp(a, "--buffers") && strcmp(a, "--stages"))
         return 0;
     if (*i + 1 >= argc)
         return cli_usage_error(cmd, "missing value for '%s'", a);
     const char *v = argv[++*i];
-    if (!strcmp(a, "--micro-batches") || !strcmp(a, "--buffers")) {
+    if (!strcmp(a, "--micro-batches") || !strcmp(a, "--buffers") || !strcmp(a, "--stages")) {
         unsigned long long n;
         if (cli_parse_uint(cmd, a, v, 1, 1000000, &n))
             return CLI_USAGE;
-        *(!strcmp(a, "--buffers") ? &o->pipeline_buffers : &o->micro_batches) = (size_t)n;
+        *(!strcmp(a, "--buffers")  ? &o->pipeline_buffers
+          : !strcmp(a, "--stages") ? &o->pipeline_stages
+                                   : &o->micro_batches) = (size_t)n;
         return 1;
     }
     if (!strcmp(a, "--weights")) {

@@ -37,6 +37,7 @@
 typedef struct pair {
     double mx, sum;
     size_t from_b, from_p, from_k; /* the predecessor state's entry */
+    size_t ns;                     /* stages so far */
 } pair;
 
 typedef struct front {
@@ -44,15 +45,16 @@ typedef struct front {
     size_t n, cap;
 } front;
 
-/* Adds (mx, sum) unless dominated; drops what it dominates. */
-static int front_add(front *f, pair x, double M)
+/* Adds (mx, sum) unless dominated; drops what it dominates. by_count: only
+ * pairs with as many stages compare (a forced number of stages). */
+static int front_add(front *f, pair x, double M, int by_count)
 {
     for (size_t k = 0; k < f->n; k++)
-        if (f->v[k].mx <= x.mx && f->v[k].sum <= x.sum)
+        if (f->v[k].mx <= x.mx && f->v[k].sum <= x.sum && (!by_count || f->v[k].ns == x.ns))
             return 0;
     size_t w = 0;
     for (size_t k = 0; k < f->n; k++)
-        if (!(x.mx <= f->v[k].mx && x.sum <= f->v[k].sum))
+        if (!(x.mx <= f->v[k].mx && x.sum <= f->v[k].sum && (!by_count || f->v[k].ns == x.ns)))
             f->v[w++] = f->v[k];
     f->n = w;
     if (f->n == PARETO_CAP) { /* replace the worst by T if x is better */
@@ -95,6 +97,7 @@ typedef struct pipe {
     size_t *mb;      /* per task: its micro-batch */
     size_t *pos;     /* per task: its topological position */
     double M;
+    size_t want;     /* stages the split must have; 0 = any */
 } pipe;
 
 static void pipe_free(pipe *P)
@@ -332,7 +335,7 @@ static int dp_split(const pipe *P, const size_t *perm, synor_plan_stage **st_out
             front *to = &F[b * d + q];
             double t;
             if (stage_ok(P, 0, b, perm[q], &t))
-                rc = front_add(to, (pair){t, t, 0, SIZE_MAX, 0}, P->M);
+                rc = front_add(to, (pair){t, t, 0, SIZE_MAX, 0, 1}, P->M, P->want > 0);
             for (size_t a = 1; !rc && a < b; a++) {
                 if (!stage_ok(P, a, b, perm[q], &t))
                     continue;
@@ -343,7 +346,11 @@ static int dp_split(const pipe *P, const size_t *perm, synor_plan_stage **st_out
                         double mx = fr->v[k].mx;
                         mx = t > mx ? t : mx;
                         mx = c > mx ? c : mx;
-                        rc = front_add(to, (pair){mx, fr->v[k].sum + t + c, a, p, k}, P->M);
+                        if (P->want && fr->v[k].ns >= P->want)
+                            continue;
+                        rc = front_add(to,
+                                       (pair){mx, fr->v[k].sum + t + c, a, p, k, fr->v[k].ns + 1},
+                                       P->M, P->want > 0);
                     }
                 }
             }
@@ -354,6 +361,8 @@ static int dp_split(const pipe *P, const size_t *perm, synor_plan_stage **st_out
         const front *f = &F[G * d + p];
         for (size_t k = 0; k < f->n; k++) {
             double T = f->v[k].sum + (P->M - 1) * f->v[k].mx;
+            if (P->want && f->v[k].ns != P->want)
+                continue;
             if (T < best) {
                 best = T;
                 bp = p;
@@ -423,12 +432,19 @@ static int by_micro_batch(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, size_t *dev_of,
-                          size_t *mb_of, size_t *order, synor_plan_stage **stages,
-                          size_t *n_stages, double *estimate, size_t *m_used)
+int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, size_t stages_wanted,
+                          size_t *dev_of, size_t *mb_of, size_t *order,
+                          synor_plan_stage **stages, size_t *n_stages, double *estimate,
+                          size_t *m_used)
 {
     pipe P;
     int rc = pipe_init(&P, pb, micro_batches);
+    P.want = stages_wanted;
+    if (!rc && stages_wanted && (stages_wanted > P.d || stages_wanted > P.G))
+        rc = synor__error(SYNOR_EINVAL,
+                          "%zu pipeline stages: the workload has %zu layers and the fabric %zu "
+                          "devices (a stage takes one device and at least one layer)",
+                          stages_wanted, P.G, P.d);
     size_t d = P.d;
     size_t *perm = rc ? NULL : synor__malloc(N_ORDERS * (d ? d : 1) * sizeof *perm);
     double *speed = rc ? NULL : synor__calloc(d ? d : 1, sizeof *speed);
@@ -477,9 +493,14 @@ int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, s
         }
     }
     if (!rc && !best_st)
-        rc = synor__error(SYNOR_ENOMEM, "no split of the %zu layers over the devices fits in "
-                                        "their memory",
-                          P.G);
+        rc = stages_wanted ? synor__error(SYNOR_ENOMEM,
+                                          "no split of the %zu layers into %zu stages fits "
+                                          "the devices (each stage's device must run all its "
+                                          "tasks and hold its weights)",
+                                          P.G, stages_wanted)
+                           : synor__error(SYNOR_ENOMEM, "no split of the %zu layers over the "
+                                                        "devices fits in their memory",
+                                          P.G);
     if (!rc) {
         for (size_t i = 0; i < P.n; i++) {
             mb_of[i] = P.mb[i];

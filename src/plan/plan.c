@@ -389,8 +389,8 @@ static int pipeline(const synor_sched_problem *pb, const synor_plan_options *opt
                  ? synor__error(SYNOR_ENOMEM, "out of memory")
                  : 0;
     if (!rc)
-        rc = synor__pipeline_split(pb, opt->micro_batches, dev_of, mb_of, order, &pi->stages,
-                                   &ns, &est, &m);
+        rc = synor__pipeline_split(pb, opt->micro_batches, opt->pipeline_stages, dev_of, mb_of,
+                                   order, &pi->stages, &ns, &est, &m);
     if (!rc)
         rc = synor__problem_topo(pb, topo);
     for (size_t p = 0; !rc && p < d; p++)

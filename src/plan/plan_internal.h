@@ -86,10 +86,12 @@ double synor__ws_setup(const synor__wstate *ws);
  * micro-batch), order (the tasks micro-batch by micro-batch, a
  * topological order), the stages (synor__free them), the estimated
  * makespan of the split and the micro-batches it assumed (micro_batches 0
- * = found from the graph). */
-int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, size_t *dev_of,
-                          size_t *mb_of, size_t *order, synor_plan_stage **stages,
-                          size_t *n_stages, double *estimate, size_t *m_used);
+ * = found from the graph). stages_wanted: exactly that many stages (0 =
+ * the best number). */
+int synor__pipeline_split(const synor_sched_problem *pb, size_t micro_batches, size_t stages_wanted,
+                          size_t *dev_of, size_t *mb_of, size_t *order,
+                          synor_plan_stage **stages, size_t *n_stages, double *estimate,
+                          size_t *m_used);
 
 
 /* The list-scheduling strategies (everything but exact). Fills dev, st, ft

@@ -38,13 +38,18 @@ static double median(double *v, size_t n)
 
 /* The runtime's name of a local fabric device (whose profile is one that
  * synor_whatif_fabric made from detection): "cpu" for the first host CPU,
- * "cudaK" for a CUDA GPU; NULL for any other device (added, swapped, or a
+ * "cudaK" for a CUDA GPU, the name itself for a run fabric's device
+ * ("local-run-opencl0": "opencl0"); NULL for any other device (added, swapped, or a
  * second CPU socket, which the runtime does not model apart). */
 static const char *runtime_name(const synor_fabric_device *fd, char *buf, size_t size)
 {
     const char *id = fd->profile ? fd->profile->id : "";
     unsigned k;
     int used = 0;
+    if (!strncmp(id, "local-run-", 10)) { /* synor_whatif_run_fabric: the runtime's name */
+        snprintf(buf, size, "%s", id + 10);
+        return buf;
+    }
     if (sscanf(id, "local-cpu%u%n", &k, &used) == 1 && (!id[used] || id[used] == '-'))
         return k == 0 ? "cpu" : NULL;
     if (sscanf(id, "local-cuda%u%n", &k, &used) == 1 && !id[used]) {

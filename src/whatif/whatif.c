@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/common.h"
-#include "synor/whatif.h"
+#include "whatif/whatif_internal.h"
 
 int64_t synor_whatif_price(const synor_catalog *cat, const char *profile)
 {
@@ -33,9 +33,8 @@ int64_t synor_whatif_price(const synor_catalog *cat, const char *profile)
     return 0;
 }
 
-/* The detected device as a profile in cat; share > 1: one of that many
- * equal parts of it (a CPU worker: its share of the peak and the power). */
-static int add_profile(synor_catalog *cat, synor_device *dev, const char *id, unsigned share)
+int synor__whatif_add_profile(synor_catalog *cat, synor_device *dev, const char *id,
+                              unsigned share, const synor_whatif_run_device *standin)
 {
     synor_profile p;
     memset(&p, 0, sizeof p);
@@ -43,6 +42,9 @@ static int add_profile(synor_catalog *cat, synor_device *dev, const char *id, un
     char name[320];
     snprintf(name, sizeof name, share > 1 ? "%s, one of %u workers" : "%s",
              synor_device_name(dev), share);
+    if (standin)
+        snprintf(name, sizeof name, "%s (not detected: %s's figures)",
+                 standin->product ? standin->product : standin->name, synor_device_name(dev));
     p.name = name;
     const char *vendor = synor_device_detail_get(dev, "cpu_vendor");
     p.vendor = vendor ? vendor : "detected";
@@ -73,6 +75,14 @@ static int add_profile(synor_catalog *cat, synor_device *dev, const char *id, un
              synor_device_detail_get(dev, "measured_copy_bw_bytes_s")
                  ? "measured (a copy on every core)"
                  : "from the matching profile or derived");
+    if (standin) {
+        if (standin->memory)
+            p.caps.mem_bytes = standin->memory;
+        snprintf(compute, sizeof compute,
+                 "not detected (synor devices does not describe it): the host CPU's figures "
+                 "stand in until the performance model has its times");
+        snprintf(memory, sizeof memory, "the runtime's memory capacity for the device");
+    }
     p.source_compute = compute;
     p.source_memory = memory;
     p.source_power = p.caps.peak_watts > 0 ? "the profile its name matches"
@@ -150,7 +160,7 @@ int synor_whatif_fabric_workers(synor_catalog *cat, const synor_detection *d, un
                  synor_detection_device_id(d, i), share);
         char name[32];
         snprintf(name, sizeof name, is_cpu ? "cpu%zu" : "gpu%zu", is_cpu ? cpu++ : gpu++);
-        if (!synor_catalog_find(cat, id) && (rc = add_profile(cat, dev, id, share)))
+        if (!synor_catalog_find(cat, id) && (rc = synor__whatif_add_profile(cat, dev, id, share, NULL)))
             break;
         const char *swap = NULL;
         for (size_t k = 0; k < n_changes; k++)
