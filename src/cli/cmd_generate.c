@@ -175,7 +175,10 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     } else if (plan) {
         long need = synor_tokenizer_encode(synor_llm_tokenizer(m), prompt, strlen(prompt), 1, 0,
                                            NULL, 0);
-        int rows = need < 1 ? 1 : need > 512 ? 512 : (int)need; /* max_batch's default */
+        /* the prompt's first batch: at most max_batch (default 512) rows
+         * and the model's context */
+        long cap = synor_llm_hparams_get(m)->seq_len < 512 ? synor_llm_hparams_get(m)->seq_len : 512;
+        int rows = need < 1 ? 1 : need > cap ? (int)cap : (int)need;
         synor_llm_split_plan *pl = calloc(1, sizeof *pl);
         if (!pl || synor_llm_plan_split(c, rows, 3, pl)) {
             free(pl);

@@ -92,7 +92,7 @@ char *cli_llm_report(const synor_llm_ctx *c, const synor_runtime *rt, const char
     char *out = NULL;
     if (!dev || !dname || !task || !xf || !ids)
         goto done;
-    static char cpu_product[96];
+    char cpu_product[96] = "";
     synor_runtime_device_info di;
     for (unsigned i = 0; i < synor_runtime_device_count(rt); i++)
         if (!synor_runtime_device_get(rt, i, &di) && !strcmp(di.backend, "host")) {

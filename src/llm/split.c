@@ -138,6 +138,7 @@ static int calib_run(synor_llm_ctx *c, int rows, int k, const int32_t *tok, cons
     c->trace_t0 = synor__llm_now_ns();
     c->tracing = 1; /* the tasks only: the GPU's copies are not waited for apart */
     c->trace_gpu = 0;
+    synor__llm_gpu_trace(c->gpu, 0);
     uint64_t t0 = synor__llm_now_ns();
     int e = synor_llm_batch(c, (size_t)rows, tok, seqs, NULL);
     uint64_t t1 = synor__llm_now_ns();
