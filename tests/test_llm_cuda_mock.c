@@ -426,6 +426,187 @@ TEST(what_cannot_run_on_a_gpu_says_why)
     ASSERT_EQ(counter(CU, "synor_mock_allocs"), 0);
 }
 
+/* A context with every layer on the GPU whose prefill and decode run
+ * different splits: the CPU's logits within 1e-4 whatever the split, and
+ * the products counted show each phase ran its own (the prompt: 4 per
+ * prefill layer, the steps: 4 per decode layer; the classifier with all). */
+TEST(prefill_and_decode_splits_keep_the_logits)
+{
+    NEED_GPU();
+    char p[128];
+    path_of(p, sizeof p, "split.gguf");
+    synor_llm_synth s = tiny(3);
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_runtime *rt = runtime(1);
+    ASSERT(rt);
+    if (!have_cuda(rt)) {
+        synor_runtime_destroy(rt);
+        synor_llm_destroy(m);
+        TEST_SKIP("no CUDA device");
+    }
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    synor_llm_ctx_opts oc = {.max_batch = 64}, og = {.max_batch = 64,
+                                                     .gpu_layers = SYNOR_LLM_GPU_ALL};
+    synor_llm_ctx *cpu, *gpu;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &oc, &cpu));
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &og, &gpu));
+    synor_llm_split sp;
+    synor_llm_ctx_get_split(gpu, &sp);
+    ASSERT_EQ(sp.prefill, 3);
+    ASSERT_EQ(sp.decode, 3);
+    static const synor_llm_split splits[] = {{3, 0}, {0, 3}, {1, 2}, {2, 0}, {0, 0}};
+    for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
+        ASSERT_OK(synor_llm_ctx_set_split(gpu, &splits[k]));
+        synor_llm_gpu_info g0, g1;
+        synor_llm_ctx_gpu(gpu, &g0);
+        float worst;
+        int same;
+        ASSERT_OK(lockstep(cpu, gpu, V, &worst, &same));
+        synor_llm_ctx_gpu(gpu, &g1);
+        int P = splits[k].prefill, D = splits[k].decode;
+        fprintf(stderr, "  split prefill %d / decode %d: max |GPU - CPU logit| %.2e, top-1 %s\n",
+                P, D, worst, same ? "identical" : "DIFFERS");
+        ASSERT(worst <= 1e-4f);
+        ASSERT(same);
+        ASSERT_EQ(g1.products - g0.products,
+                  (uint64_t)(4 * P + (P == 3)) + (uint64_t)(4 * D + (D == 3)) * STEPS);
+    }
+    /* counts beyond what was uploaded, or negative, are refused */
+    ASSERT_EQ(synor_llm_ctx_set_split(gpu, &(synor_llm_split){4, 0}), SYNOR_EINVAL);
+    ASSERT(strstr(synor_errmsg(), "prefill 4"));
+    ASSERT_EQ(synor_llm_ctx_set_split(gpu, &(synor_llm_split){0, -1}), SYNOR_EINVAL);
+    ASSERT(strstr(synor_errmsg(), "decode -1"));
+    ASSERT_EQ(synor_llm_ctx_set_split(cpu, &(synor_llm_split){1, 0}), SYNOR_EINVAL);
+    synor_llm_ctx_destroy(gpu);
+    synor_llm_ctx_destroy(cpu);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    ASSERT_EQ(counter(CU, "synor_mock_allocs") > 0, 0);
+}
+
+/* The planner: every layer timed on both devices for both phases, an
+ * estimate per split whose minimum is the decision, the decision set on
+ * the context (and the logits still the CPU's under it); then the trace of
+ * a prefill and a decode batch: every task, the GPU's products and copies
+ * of exactly the layers the split put there. The decision itself depends
+ * on this machine's speed and is not checked. */
+TEST(the_split_planner_and_the_trace)
+{
+    NEED_GPU();
+    char p[128];
+    path_of(p, sizeof p, "plan.gguf");
+    synor_llm_synth s = tiny(3);
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_runtime *rt = runtime(1);
+    ASSERT(rt);
+    if (!have_cuda(rt)) {
+        synor_runtime_destroy(rt);
+        synor_llm_destroy(m);
+        TEST_SKIP("no CUDA device");
+    }
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    synor_llm_ctx_opts oc = {.max_batch = 64}, og = {.max_batch = 64,
+                                                     .gpu_layers = SYNOR_LLM_GPU_ALL};
+    synor_llm_ctx *cpu, *gpu;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &oc, &cpu));
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &og, &gpu));
+    static synor_llm_split_plan pl;
+    ASSERT_EQ(synor_llm_plan_split(cpu, NP, 1, &pl), SYNOR_EINVAL);
+    ASSERT(strstr(synor_errmsg(), "no layer"));
+    ASSERT_EQ(synor_llm_plan_split(gpu, 0, 1, &pl), SYNOR_EINVAL);
+    ASSERT_EQ(synor_llm_plan_split(gpu, 65, 1, &pl), SYNOR_EINVAL);
+    ASSERT(strstr(synor_errmsg(), "prompt_rows 65"));
+    ASSERT_OK(synor_llm_plan_split(gpu, NP, 2, &pl));
+    ASSERT_EQ(pl.layers, 3);
+    ASSERT_EQ(pl.uploaded, 3);
+    ASSERT_EQ(pl.prompt_rows, NP);
+    for (int ph = 0; ph < 2; ph++) {
+        for (int d = 0; d < 2; d++) {
+            ASSERT(pl.measured_s[ph][d] > 0);
+            ASSERT(pl.cls_s[ph][d] > 0);
+            for (int l = 0; l < 3; l++)
+                ASSERT(pl.layer_s[ph][d][l] > 0);
+        }
+        int k = ph ? pl.split.decode : pl.split.prefill;
+        ASSERT(k >= 0 && k <= 3);
+        for (int j = 0; j <= 3; j++)
+            ASSERT(pl.estimate_s[ph][k] <= pl.estimate_s[ph][j]);
+        /* the estimate of an endpoint is that run's own layers, classifier
+         * and an average of the two runs' rest */
+        double t0 = 0.5 * (pl.rest_s[ph][0] + pl.rest_s[ph][1]) + pl.cls_s[ph][0];
+        for (int l = 0; l < 3; l++)
+            t0 += pl.layer_s[ph][0][l];
+        ASSERT(fabs(pl.estimate_s[ph][0] - t0) < 1e-9);
+    }
+    ASSERT(pl.calibration_s > 0);
+    synor_llm_split sp;
+    synor_llm_ctx_get_split(gpu, &sp);
+    ASSERT_EQ(sp.prefill, pl.split.prefill);
+    ASSERT_EQ(sp.decode, pl.split.decode);
+    ASSERT_EQ(synor_llm_seq_len(gpu, 0), 0); /* the calibration left no cache */
+    float worst;
+    int same;
+    ASSERT_OK(lockstep(cpu, gpu, V, &worst, &same));
+    ASSERT(worst <= 1e-4f);
+    ASSERT(same);
+
+    /* the trace: prefill all on the GPU, decode on the CPU */
+    ASSERT_OK(synor_llm_ctx_set_split(gpu, &(synor_llm_split){3, 0}));
+    ASSERT_OK(synor_llm_ctx_trace(gpu, 1));
+    unsigned seqs[NP] = {0};
+    synor_llm_seq_reset(gpu, 0);
+    ASSERT_OK(synor_llm_batch(gpu, NP, prompt, seqs, NULL));
+    int32_t t = 5;
+    ASSERT_OK(synor_llm_batch(gpu, 1, &t, seqs, NULL));
+    size_t n;
+    const synor_llm_event *ev = synor_llm_ctx_events(gpu, &n);
+    size_t sgemm = 0, sgemv = 0, h2d = 0, d2h = 0, drive = 0, cpu_prefill = 0, cpu_decode = 0;
+    uint64_t up = 0;
+    for (size_t i = 0; i < n; i++) {
+        ASSERT(ev[i].end >= ev[i].start && ev[i].start >= 0);
+        ASSERT(ev[i].layer >= -1 && ev[i].layer < 3);
+        ASSERT_EQ(ev[i].rows, ev[i].prefill ? (unsigned)NP : 1u);
+        if (ev[i].gpu) {
+            ASSERT(ev[i].prefill); /* the decode's split has no GPU layer */
+            sgemm += !strcmp(ev[i].op, "sgemm");
+            sgemv += !strcmp(ev[i].op, "sgemv");
+            h2d += !strcmp(ev[i].op, "h2d");
+            d2h += !strcmp(ev[i].op, "d2h");
+            up += !strcmp(ev[i].op, "h2d") ? ev[i].bytes : 0;
+        } else if (!strcmp(ev[i].op, "gpu_step")) {
+            drive++;
+        } else {
+            cpu_prefill += ev[i].prefill;
+            cpu_decode += !ev[i].prefill;
+        }
+    }
+    /* prefill, no logits but the last row's: 4 products a layer (GEMM) and
+     * the classifier (of one row: GEMV) */
+    ASSERT_EQ(sgemm, 12u);
+    ASSERT_EQ(sgemv, 1u);
+    ASSERT_EQ(h2d, 13u);
+    ASSERT_EQ(d2h, 13u);
+    ASSERT_EQ(drive, 13u);
+    ASSERT(up > 0);
+    /* the CPU: attention (2 workers x 3 layers) in prefill; in decode 5
+     * steps x 3 layers and the classifier, 2 tasks each */
+    ASSERT_EQ(cpu_prefill, 6u);
+    ASSERT_EQ(cpu_decode, (size_t)(5 * 3 + 1) * 2);
+    ASSERT_OK(synor_llm_ctx_trace(gpu, 0));
+    ASSERT_OK(synor_llm_batch(gpu, 1, &t, seqs, NULL));
+    synor_llm_ctx_events(gpu, &n);
+    ASSERT_EQ(n, 0u);
+    synor_llm_ctx_destroy(gpu);
+    synor_llm_ctx_destroy(cpu);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    ASSERT_EQ(counter(CU, "synor_mock_allocs") > 0, 0);
+}
+
 TEST(cleanup)
 {
     char cmd[128];
@@ -436,4 +617,4 @@ TEST(cleanup)
 
 TEST_MAIN(gpu_layers_give_the_cpu_logits, gpu_batches_of_several_sequences,
           quantized_weights_on_the_gpu_match_the_reference, what_cannot_run_on_a_gpu_says_why,
-          cleanup)
+          prefill_and_decode_splits_keep_the_logits, the_split_planner_and_the_trace, cleanup)

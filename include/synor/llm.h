@@ -120,6 +120,77 @@ typedef struct synor_llm_gpu_info {
 
 void synor_llm_ctx_gpu(const synor_llm_ctx *c, synor_llm_gpu_info *out);
 
+/* ------------------------------------------------ prefill / decode split
+ * Of the last layers a context uploaded (synor_llm_gpu_info.layers), how
+ * many run on the GPU can differ between batches of several rows (prefill,
+ * and batches of many sequences) and batches of one row (one-sequence
+ * decode): per-layer round trips make a GPU layer slower than the CPU's for
+ * one row of a small model, faster for a batch. The results do not depend
+ * on the split beyond float rounding (the GPU's products are fp32 on the
+ * same weights). After creation both are every uploaded layer. */
+typedef struct synor_llm_split {
+    int prefill; /* GPU layers (the last ones) for batches of > 1 row */
+    int decode;  /* for batches of one row */
+} synor_llm_split;
+
+/* SYNOR_EINVAL (naming the value) for a count outside 0 .. the layers
+ * uploaded; a count equal to n_layers puts the classifier on the GPU too
+ * when it was uploaded (SYNOR_LLM_GPU_ALL, or AUTO when all fit). */
+int synor_llm_ctx_set_split(synor_llm_ctx *c, const synor_llm_split *s);
+void synor_llm_ctx_get_split(const synor_llm_ctx *c, synor_llm_split *out);
+
+/* The split planner: a short calibration on the context's own devices
+ * (sequence 0 is used and reset) times every layer of a batch of
+ * `prompt_rows` rows and of one row, once with no layer on the GPU and once
+ * with every uploaded one (the best of `reps` runs of each, after one
+ * warm-up), then estimates every split k = 0 .. uploaded layers as the
+ * measured CPU times of the first layers plus the measured GPU times of the
+ * last k (the GPU's include their copies: activations live in host memory,
+ * so a CPU-GPU boundary costs nothing more) plus the classifier and the
+ * rest, and takes the fastest for each phase. Sets the split; leaves
+ * tracing off (synor_llm_ctx_trace). */
+#define SYNOR_LLM_PLAN_MAX_LAYERS 256
+typedef struct synor_llm_split_plan {
+    synor_llm_split split;      /* the decision */
+    int layers, uploaded;       /* the model's layers; those on the GPU */
+    int prompt_rows;
+    /* per layer, seconds: [phase 0 prefill, 1 decode][device 0 CPU, 1 GPU] */
+    double layer_s[2][2][SYNOR_LLM_PLAN_MAX_LAYERS];
+    double cls_s[2][2];         /* the classifier (GPU: 0 when not uploaded) */
+    double rest_s[2][2];        /* the batch's wall time not in a layer */
+    double measured_s[2][2];    /* the batch's wall time, no GPU layer / all */
+    double estimate_s[2][SYNOR_LLM_PLAN_MAX_LAYERS + 1]; /* per k */
+    double calibration_s;       /* the calibration's own wall time */
+} synor_llm_split_plan;
+
+/* SYNOR_EINVAL when no layer is on a GPU or prompt_rows is outside
+ * 1 .. max_batch; the errors of synor_llm_batch. */
+int synor_llm_plan_split(synor_llm_ctx *c, int prompt_rows, int reps, synor_llm_split_plan *out);
+
+/* ----------------------------------------------------- the engine's trace
+ * With tracing on, every task of every batch (and, for a GPU step, its copy
+ * up, its product and its copy down, each timed by waiting for the stream:
+ * a little slower) is recorded, times in seconds since tracing was turned
+ * on (the monotonic clock). */
+typedef struct synor_llm_event {
+    double start, end;
+    const char *op;     /* "qkv", "attention", "out", "ffn_up", "ffn_down",
+                           "classifier", "rope_kv", "swiglu"; on the GPU
+                           "sgemm", "sgemv" and the copies "h2d", "d2h";
+                           "gpu_step": the CPU worker driving a GPU step */
+    int layer;          /* -1: the classifier */
+    int worker;         /* the runtime worker that ran (or drove) it */
+    int gpu;            /* 1: on the GPU (products and copies) */
+    int prefill;        /* 1: in a batch of more than one row */
+    unsigned rows;      /* the batch's rows */
+    uint64_t bytes;     /* copies */
+} synor_llm_event;
+
+/* Turns tracing on (clearing what was recorded) or off. SYNOR_ENOMEM. */
+int synor_llm_ctx_trace(synor_llm_ctx *c, int on);
+/* The events recorded (valid until the next batch or trace call). */
+const synor_llm_event *synor_llm_ctx_events(const synor_llm_ctx *c, size_t *n);
+
 /* A context on rt (created, and started or not: the engine starts it).
  * opts may be NULL. SYNOR_ENOMEM; with gpu_layers: SYNOR_ENOTSUP (no such
  * CUDA device in rt, no cuBLAS, a driver without stream-ordered copies),

@@ -171,6 +171,11 @@ int cli_report(const cli_globals *g, int argc, char **argv);
 int cli_run(const cli_globals *g, int argc, char **argv);
 int cli_perfmodel(const cli_globals *g, int argc, char **argv);
 int cli_generate(const cli_globals *g, int argc, char **argv);
+/* generate_report.c: the split planner's decision; the utilization report
+ * of a traced context (free() it; NULL when nothing was traced). */
+void cli_llm_print_plan(FILE *f, const synor_llm_split_plan *p, const char *gpu);
+char *cli_llm_report(const synor_llm_ctx *c, const synor_runtime *rt, const char *workload,
+                     const char *strategy);
 int cli_model(const cli_globals *g, int argc, char **argv);
 int cli_quantize(const cli_globals *g, int argc, char **argv);
 int cli_serve(const cli_globals *g, int argc, char **argv);

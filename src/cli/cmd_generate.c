@@ -12,8 +12,8 @@ static void help(void)
 {
     printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
-           "                      [--draft MODEL [--speculate K]] [--gpu-layers N|all|auto]\n"
-           "                      [--gpu N] [--quiet]\n\n"
+           "                      [--draft MODEL [--speculate K]] [--gpu-layers N|all|auto|plan]\n"
+           "                      [--gpu N] [--split P,D] [--report] [--quiet]\n\n"
            "Generates text from a Llama-architecture model: a GGUF file (F32, F16, BF16,\n"
            "Q8_0, Q4_0) or a llama2.c checkpoint (versions 0-2, with its tokenizer.bin).\n"
            "The prompt is run as one batch, then one token at a time, each on the runtime's\n"
@@ -40,6 +40,16 @@ static void help(void)
            "                     classifier; auto: as many as fit in the GPU's memory. Attention\n"
            "                     and the KV cache stay on the CPU. Default 0: CPU only (a draft\n"
            "                     model stays there)\n"
+           "  --gpu-layers plan  the split planner: every layer that fits uploaded (as auto),\n"
+           "                     then a short calibration times each layer on the CPU and on\n"
+           "                     the GPU for a batch of the prompt's rows and for one row, and\n"
+           "                     picks for prefill and for decode apart how many of the last\n"
+           "                     layers the GPU runs; prints the decision and its estimate\n"
+           "  --split P,D        of the layers uploaded, P on the GPU for batches of several\n"
+           "                     rows (the prompt), D for one row (decode)\n"
+           "  --report           the utilization report and timeline of the run (every task\n"
+           "                     of the engine on each CPU worker, the GPU's products and\n"
+           "                     copies) on standard error\n"
            "  --gpu N            which CUDA GPU (default 0, as synor devices lists them)\n"
            "  --quiet            no figures line\n"
            "Exit status: 0 success, 1 failure (a bad model file), 2 usage error.\n");
@@ -61,7 +71,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, gpu = 0,
                        gpu_layers = 0;
     double temp = 0, topp = 0.9;
-    int quiet = 0;
+    int quiet = 0, plan = 0, report = 0, split_p = -1, split_d = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = CLI_OK;
@@ -70,6 +80,9 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             return CLI_OK;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+            continue;
+        } else if (!strcmp(a, "--report")) {
+            report = 1;
             continue;
         }
         if (!v)
@@ -97,10 +110,18 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         else if (!strcmp(a, "--gpu-layers")) {
             if (!strcmp(v, "all"))
                 gpu_layers = SYNOR_LLM_GPU_ALL;
-            else if (!strcmp(v, "auto"))
+            else if (!strcmp(v, "auto") || !strcmp(v, "plan")) {
                 gpu_layers = (unsigned long long)-1; /* SYNOR_LLM_GPU_AUTO */
-            else
+                plan = !strcmp(v, "plan");
+            } else {
                 r = cli_parse_uint("generate", a, v, 0, SYNOR_LLM_GPU_ALL, &gpu_layers);
+                plan = 0;
+            }
+        } else if (!strcmp(a, "--split")) {
+            char tail;
+            if (sscanf(v, "%d,%d%c", &split_p, &split_d, &tail) != 2 || split_p < 0 || split_d < 0)
+                return cli_usage_error("generate", "--split '%s': expected P,D (two counts of "
+                                       "layers, e.g. 6,0)", v);
         } else if (!strcmp(a, "--gpu"))
             r = cli_parse_uint("generate", a, v, 0, 64, &gpu);
         else if (!strcmp(a, "--threads"))
@@ -113,6 +134,12 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     }
     if (!model)
         return cli_usage_error("generate", "no model: give -m MODEL");
+    if (split_p >= 0 && (plan || gpu_layers == 0))
+        return cli_usage_error("generate", "--split needs --gpu-layers N, all or auto (plan "
+                               "chooses the split itself)");
+    if (draft && (plan || report))
+        return cli_usage_error("generate", "--gpu-layers plan and --report are not for "
+                               "speculative decoding (--draft)");
     synor_llm_load_opts lo = {.tokenizer = tokenizer};
     synor_llm *m = NULL, *dm = NULL;
     if (synor_llm_load(model, &lo, &m) || (draft && synor_llm_load(draft, NULL, &dm))) {
@@ -132,6 +159,39 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     int rc = CLI_FAIL;
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_llm_ctx_create(m, rt, &co, &c) || (dm && synor_llm_ctx_create(dm, rt, NULL, &dc))) {
+        cli_error("%s", synor_errmsg());
+        goto out;
+    }
+    synor_llm_gpu_info gi;
+    synor_llm_ctx_gpu(c, &gi);
+    if (split_p >= 0 &&
+        synor_llm_ctx_set_split(c, &(synor_llm_split){split_p, split_d})) {
+        cli_error("--split: %s", synor_errmsg());
+        goto out;
+    }
+    if (plan && !gi.layers) {
+        if (!quiet)
+            fprintf(stderr, "synor: split plan: no layer fits on the GPU: all on the CPU\n");
+    } else if (plan) {
+        long need = synor_tokenizer_encode(synor_llm_tokenizer(m), prompt, strlen(prompt), 1, 0,
+                                           NULL, 0);
+        /* the prompt's first batch: at most max_batch (default 512) rows
+         * and the model's context */
+        long cap = synor_llm_hparams_get(m)->seq_len < 512 ? synor_llm_hparams_get(m)->seq_len : 512;
+        int rows = need < 1 ? 1 : need > cap ? (int)cap : (int)need;
+        synor_llm_split_plan *pl = calloc(1, sizeof *pl);
+        if (!pl || synor_llm_plan_split(c, rows, 3, pl)) {
+            free(pl);
+            cli_error("split plan: %s", pl ? synor_errmsg() : "out of memory");
+            goto out;
+        }
+        char gname[200];
+        snprintf(gname, sizeof gname, "%s (%s)", gi.device, gi.product);
+        if (!quiet)
+            cli_llm_print_plan(stderr, pl, gname);
+        free(pl);
+    }
+    if (report && synor_llm_ctx_trace(c, 1)) {
         cli_error("%s", synor_errmsg());
         goto out;
     }
@@ -165,7 +225,6 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         goto out;
     }
     putchar('\n');
-    synor_llm_gpu_info gi;
     synor_llm_ctx_gpu(c, &gi);
     if (!quiet && gi.layers)
         fprintf(stderr,
@@ -183,6 +242,17 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
                 synor_runtime_worker_count(rt), st.prompt_tokens, st.prefill_s,
                 st.prefill_s > 0 ? (double)st.prompt_tokens / st.prefill_s : 0.0, st.generated,
                 st.decode_s, st.decode_s > 0 ? (double)st.decode_steps / st.decode_s : 0.0);
+    if (report) {
+        synor_llm_split sp;
+        synor_llm_ctx_get_split(c, &sp);
+        char strat[160];
+        snprintf(strat, sizeof strat, "prefill %d, decode %d of %d layers on %s", sp.prefill,
+                 sp.decode, synor_llm_hparams_get(m)->n_layers, gi.layers ? gi.device : "a GPU");
+        char *text = cli_llm_report(c, rt, model, strat);
+        if (text)
+            fputs(text, stderr);
+        free(text);
+    }
     rc = CLI_OK;
 out:
     synor_llm_ctx_destroy(dc);

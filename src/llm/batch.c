@@ -45,6 +45,7 @@ void synor_llm_ctx_destroy(synor_llm_ctx *c)
     synor__free(c->vc);
     synor__free(c->free_blocks);
     synor__free(c->rope_cos);
+    synor__free(c->ev);
     synor__free(c->rope_sin);
     synor__free(c->pos);
     synor__free(c->seq);

@@ -262,6 +262,22 @@ static void step_classifier(synor_llm_ctx *c, llm_scratch *s, int chunk)
 
 /* RoPE on rows t0..t1 - 1 of the stacked Q/K/V product, the keys and
  * values into the cache, the queries into q. */
+/* synor__llm_gpu_matmul, and with tracing its copies and product as
+ * events of the GPU (one GPU step runs at a time: gpu_worker is its). */
+static int gpu_mm(synor_llm_ctx *c, int which, int l, int n, const float *x, float *y)
+{
+    int e = synor__llm_gpu_matmul(c->gpu, which, l, n, x, y);
+    if (!e && c->tracing && c->trace_gpu) {
+        uint64_t t[4], up, down;
+        synor__llm_gpu_last(c->gpu, t, &up, &down);
+        int layer = which == LLM_GPU_CLS ? -1 : l;
+        synor__llm_trace_add(c, "h2d", layer, c->gpu_worker, 1, t[0], t[1], up);
+        synor__llm_trace_add(c, n == 1 ? "sgemv" : "sgemm", layer, c->gpu_worker, 1, t[1], t[2], 0);
+        synor__llm_trace_add(c, "d2h", layer, c->gpu_worker, 1, t[2], t[3], down);
+    }
+    return e;
+}
+
 static void qkv_post(synor_llm_ctx *c, int l, int t0, int t1)
 {
     int dim = c->m->cfg.dim, kvd = c->kv_dim, R = dim + 2 * kvd;
@@ -301,7 +317,7 @@ static int gstep_qkv(synor_llm_ctx *c, int l)
     for (int t = 0; t < n; t++)
         rmsnorm(x + (size_t)t * dim, c->x + (size_t)t * dim, c->m->layers[l].rms_att, dim,
                 cfg->norm_eps);
-    int e = synor__llm_gpu_matmul(c->gpu, LLM_GPU_QKV, l, n, x, y);
+    int e = gpu_mm(c, LLM_GPU_QKV, l, n, x, y);
     if (!e && n < GPU_SPLIT_ROWS)
         qkv_post(c, l, 0, n);
     return e;
@@ -312,7 +328,7 @@ static int gstep_residual(synor_llm_ctx *c, int which, int l, const float *in)
 {
     int n = (int)c->n, dim = c->m->cfg.dim;
     float *y = synor__llm_gpu_out(c->gpu);
-    int e = synor__llm_gpu_matmul(c->gpu, which, l, n, in, y);
+    int e = gpu_mm(c, which, l, n, in, y);
     for (size_t i = 0; !e && i < (size_t)n * dim; i++)
         c->x[i] += y[i];
     return e;
@@ -326,7 +342,7 @@ static int gstep_ffn_up(synor_llm_ctx *c, int l)
     for (int t = 0; t < n; t++)
         rmsnorm(x + (size_t)t * dim, c->x + (size_t)t * dim, c->m->layers[l].rms_ffn, dim,
                 cfg->norm_eps);
-    int e = synor__llm_gpu_matmul(c->gpu, LLM_GPU_W13, l, n, x, y);
+    int e = gpu_mm(c, LLM_GPU_W13, l, n, x, y);
     if (!e && n < GPU_SPLIT_ROWS)
         swiglu_post(c, 0, n);
     return e;
@@ -340,7 +356,7 @@ static int gstep_classifier(synor_llm_ctx *c)
     for (size_t t = 0; t < c->nwant; t++)
         rmsnorm(x + t * dim, c->x + (size_t)c->want_rows[t] * dim, c->m->rms_final, dim,
                 cfg->norm_eps);
-    return synor__llm_gpu_matmul(c->gpu, LLM_GPU_CLS, 0, (int)c->nwant, x, c->logits);
+    return gpu_mm(c, LLM_GPU_CLS, 0, (int)c->nwant, x, c->logits);
 }
 
 static int gpu_step(synor_llm_ctx *c, int step, int l);
@@ -377,14 +393,35 @@ static int gpu_step(synor_llm_ctx *c, int step, int l)
     }
 }
 
+static const char *const step_names[] = {"qkv",        "attention", "out",    "ffn_up",
+                                         "ffn_down",   "classifier", "rope_kv", "swiglu"};
+
+static void run_step(synor_llm_ctx *c, llm_scratch *s, step_args a);
+
 static int step_kernel(const synor_task_ctx *t)
 {
     synor_llm_ctx *c = t->user;
     step_args a;
     memcpy(&a, t->args, sizeof a);
-    llm_scratch *s = &c->scratch[t->worker];
-    if (a.step >= STEP_GPU)
-        return gpu_step(c, a.step - STEP_GPU, a.layer);
+    uint64_t t0 = c->tracing ? synor__llm_now_ns() : 0;
+    int e = 0;
+    if (a.step >= STEP_GPU) {
+        c->gpu_worker = (int)t->worker;
+        e = gpu_step(c, a.step - STEP_GPU, a.layer);
+    } else {
+        run_step(c, &c->scratch[t->worker], a);
+    }
+    if (c->tracing && !e) {
+        int st = a.step >= STEP_GPU ? a.step - STEP_GPU : a.step;
+        synor__llm_trace_add(c, a.step >= STEP_GPU ? "gpu_step" : step_names[st],
+                             st == STEP_CLS ? -1 : a.layer, (int)t->worker, 0, t0,
+                             synor__llm_now_ns(), 0);
+    }
+    return e;
+}
+
+static void run_step(synor_llm_ctx *c, llm_scratch *s, step_args a)
+{
     int t0 = (int)((long)c->n * a.chunk / c->P), t1 = (int)((long)c->n * (a.chunk + 1) / c->P);
     switch (a.step) {
     case STEP_QKV_POST:
@@ -412,7 +449,6 @@ static int step_kernel(const synor_task_ctx *t)
         step_classifier(c, s, a.chunk);
         break;
     }
-    return 0;
 }
 
 static const synor_kernel llm_step_kernel = {
@@ -454,7 +490,13 @@ static int submit_step(synor_llm_ctx *c, int step, int layer)
 
 int synor__llm_run_graph(synor_llm_ctx *c)
 {
-    int e = 0;
+    synor__llm_apply_split(c);
+    int L = c->m->cfg.n_layers;
+    /* at most 7 steps a layer and the classifier, P tasks or 1 + 3 GPU
+     * events each */
+    int e = c->tracing ? synor__llm_trace_reserve(c, (size_t)(7 * L + 1) * (size_t)(c->P + 4)) : 0;
+    if (e)
+        return e;
     int split = c->n >= GPU_SPLIT_ROWS;
     for (int l = 0; l < c->m->cfg.n_layers && !e; l++) {
         int gpu = l >= c->gpu_first;

@@ -44,6 +44,9 @@ struct llm_gpu {
     size_t dx_cap, dy_cap; /* floats */
     float *hx, *hy;        /* host staging, B x widest input / output */
     int pinned;
+    int trace;        /* time the copies and the product apart */
+    uint64_t last[4]; /* of the last product (trace) */
+    uint64_t last_up, last_down;
 };
 
 static int cu_err(const llm_gpu *g, const char *what, CUresult e)
@@ -300,6 +303,9 @@ int synor__llm_gpu_open(synor_llm_ctx *c, int layers, unsigned device)
     c->gpu = g;
     c->gpu_first = g->first;
     c->gpu_cls = layers >= L;
+    c->gpu_up = g->nl;
+    c->gpu_cls_up = c->gpu_cls;
+    c->split = (synor_llm_split){g->nl, g->nl};
     float *tmp = NULL;
     e = open_gpu(c, g, &nat, c->gpu_cls, &tmp);
     synor__free(tmp);
@@ -322,6 +328,8 @@ void synor__llm_gpu_close(synor_llm_ctx *c)
     c->gpu = NULL;
     c->gpu_first = c->m->cfg.n_layers;
     c->gpu_cls = 0;
+    c->gpu_up = c->gpu_cls_up = 0;
+    c->split = (synor_llm_split){0, 0};
     const synor__cu_api *a = &g->api;
     CUcontext prev = NULL;
     if (g->loaded && g->ctx && a->cuCtxGetCurrent(&prev) == 0 && a->cuCtxSetCurrent(g->ctx) == 0) {
@@ -384,10 +392,17 @@ int synor__llm_gpu_matmul(llm_gpu *g, int which, int layer, int n, const float *
         return synor__error(SYNOR_EINVAL, "LLM on CUDA: %zu input floats (room for %zu)", in,
                             g->dx_cap);
     const float one = 1.0f, zero = 0.0f;
+    if (g->trace)
+        g->last[0] = synor__llm_now_ns();
     float *dx = (float *)(uintptr_t)g->dx, *dy = (float *)(uintptr_t)g->dy;
     const float *dw = (const float *)(uintptr_t)w;
     if ((e = a->cuMemcpyHtoDAsync(g->dx, x, in * sizeof(float), g->stream)))
         return cu_err(g, "copy to device", e);
+    if (g->trace) {
+        if ((e = a->cuStreamSynchronize(g->stream)))
+            return cu_err(g, "copy to device", e);
+        g->last[1] = synor__llm_now_ns();
+    }
     cublasStatus_t s;
     if (n == 1 && a->cublasSgemv)
         s = a->cublasSgemv(g->blas, OP_T, cols, rows, &one, dw, cols, dx, 1, &zero, dy, 1);
@@ -396,9 +411,19 @@ int synor__llm_gpu_matmul(llm_gpu *g, int which, int layer, int n, const float *
                            rows);
     if (s)
         return blas_err(g, n == 1 && a->cublasSgemv ? "cublasSgemv" : "cublasSgemm", s);
+    if (g->trace) {
+        if ((e = a->cuStreamSynchronize(g->stream)))
+            return cu_err(g, n == 1 ? "cublasSgemv" : "cublasSgemm", e);
+        g->last[2] = synor__llm_now_ns();
+    }
     if ((e = a->cuMemcpyDtoHAsync(y, g->dy, out * sizeof(float), g->stream)) ||
         (e = a->cuStreamSynchronize(g->stream)))
         return cu_err(g, "copy to host", e);
+    if (g->trace) {
+        g->last[3] = synor__llm_now_ns();
+        g->last_up = in * sizeof(float);
+        g->last_down = out * sizeof(float);
+    }
     g->info.bytes_up += in * sizeof(float);
     g->info.bytes_down += out * sizeof(float);
     g->info.products++;
@@ -410,4 +435,13 @@ void synor_llm_ctx_gpu(const synor_llm_ctx *c, synor_llm_gpu_info *out)
     memset(out, 0, sizeof *out);
     if (c && c->gpu)
         *out = c->gpu->info;
+}
+
+void synor__llm_gpu_trace(llm_gpu *g, int on) { g->trace = on; }
+
+void synor__llm_gpu_last(const llm_gpu *g, uint64_t t[4], uint64_t *up, uint64_t *down)
+{
+    memcpy(t, g->last, sizeof g->last);
+    *up = g->last_up;
+    *down = g->last_down;
 }

@@ -3,6 +3,8 @@
 #ifndef SYNOR_LLM_CTX_H
 #define SYNOR_LLM_CTX_H
 
+#include <stdatomic.h>
+
 #include "llm/llm_internal.h"
 
 /* At most this many tasks per step: one writes its own step token and
@@ -62,6 +64,16 @@ struct synor_llm_ctx {
      * classifier when gpu_cls run their products on gpu. */
     struct llm_gpu *gpu;
     int gpu_first, gpu_cls;
+    /* split.c: the layers uploaded (the classifier too when gpu_cls_up),
+     * and of those the GPU layers of batches of > 1 row and of 1 row */
+    int gpu_up, gpu_cls_up;
+    synor_llm_split split;
+    /* the trace (split.c): events [0, nev) of cap, times from trace_t0 */
+    int tracing, trace_gpu, gpu_worker;
+    uint64_t trace_t0;
+    synor_llm_event *ev;
+    size_t ev_cap;
+    _Atomic size_t nev;
 
     synor_handle *bar[2][LLM_MAX_CHUNKS];
     float bar_mem[2][LLM_MAX_CHUNKS];
@@ -84,6 +96,21 @@ float *synor__llm_gpu_out(llm_gpu *g);
 /* y (n x rows) = x (n x cols) W^T for product `which` of `layer`, on the
  * GPU; returns when y is on the host. One caller at a time. */
 int synor__llm_gpu_matmul(llm_gpu *g, int which, int layer, int n, const float *x, float *y);
+
+/* The GPU's times of its last product (tracing only: the copy up, the
+ * product and the copy down each waited for): monotonic ns, start, after
+ * the copy up, after the product, after the copy down; and its bytes. */
+void synor__llm_gpu_trace(llm_gpu *g, int on);
+void synor__llm_gpu_last(const llm_gpu *g, uint64_t t[4], uint64_t *up, uint64_t *down);
+
+/* split.c: the monotonic clock in ns; room for n more events (call
+ * between batches); records an event (any thread). */
+uint64_t synor__llm_now_ns(void);
+int synor__llm_trace_reserve(synor_llm_ctx *c, size_t n);
+void synor__llm_trace_add(synor_llm_ctx *c, const char *op, int layer, int worker, int gpu,
+                          uint64_t t0, uint64_t t1, uint64_t bytes);
+/* Before a batch: the split of its phase into gpu_first / gpu_cls. */
+void synor__llm_apply_split(synor_llm_ctx *c);
 
 /* Submits the batch's tasks and waits for them. */
 int synor__llm_run_graph(synor_llm_ctx *c);

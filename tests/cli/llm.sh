@@ -88,7 +88,29 @@ if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
   check gpu-some-same cmp -s "$tmp/out" "$tmp/greedy"
   check gpu-nodev   [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers 1 --gpu 3)" = 1 ]
   check gpu-nodev-msg grep -q "has 1 CUDA device" "$tmp/err"
+  # the split planner and the report: the same text; the decision, the
+  # per-layer table, the report's processors (workers and the GPU), the
+  # GPU's products and copies
+  check plan        [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers plan --report --threads 2)" = 0 ]
+  check plan-same   cmp -s "$tmp/out" "$tmp/greedy"
+  check plan-prefill grep -qE "^synor: prefill: [0-2] of 2 layers on the GPU.*: estimate [0-9.]+ ms" "$tmp/err"
+  check plan-decode grep -qE "^synor: decode \(1 row\): [0-2] of 2 layers on the GPU" "$tmp/err"
+  check plan-table  grep -qE "^  classifier +[0-9.]+ ms +[0-9.]+ ms" "$tmp/err"
+  check report-head grep -q "GENERATE REPORT" "$tmp/err"
+  check report-cpu  grep -qE "^  cpu/0 " "$tmp/err"
+  check report-gpu  grep -qE "^  cuda0 .*(sgemm|sgemv|\(idle\))" "$tmp/err"
+  check report-time grep -q "TIMELINE" "$tmp/err"
+  # a fixed split: prefill on the GPU, decode on the CPU, the same text;
+  # and the GPU's products show in the report's data movement
+  check split       [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers all --split 2,0 --report)" = 0 ]
+  check split-same  cmp -s "$tmp/out" "$tmp/greedy"
+  check split-copies grep -q "host->gpu (activations)" "$tmp/err"
+  check split-sgemm grep -qE "^  cuda0 .*sgemm" "$tmp/err"
+  check split-big   [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers 1 --split 2,0)" = 1 ]
+  check split-big-msg grep -q "prefill 2: the context has 1 layer on a GPU" "$tmp/err"
 fi
+check split-nogpu   [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --split 1,0)" = 2 ]
+check split-badarg  [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers all --split 1)" = 2 ]
 
 echo "llm: $pass passed, $fail failed"
 [ "$fail" = 0 ]
