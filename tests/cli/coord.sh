@@ -49,7 +49,7 @@ req() {
 }
 get() { "$JC" -g "$1" <"$tmp/body"; }
 
-if ! start main --operator-token-file "$tmp/op.tok" --max-json 4KiB --max-blob 64KiB \
+if ! start main --operator-token-file "$tmp/op.tok" --max-json 4KiB --max-blob 64KiB --lease-timeout 3600 \
      --market "$tmp/market" --log "$tmp/main.log"; then
   if grep -q "built without the compute network" "$tmp/main.err"; then
     echo "coord: built without the coordinator; skipped"; exit 77
