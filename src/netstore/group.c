@@ -113,3 +113,50 @@ int synor__ns_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), voi
         synor__error(op.rc, "%s", op.msg);
     return op.rc;
 }
+
+int synor__ns_tx_many(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *const *args,
+                      size_t n, int *rc, char (*msg)[256])
+{
+    ns_op *ops = synor__calloc(n ? n : 1, sizeof *ops);
+    if (!ops)
+        return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        ops[i].fn = fn;
+        ops[i].arg = args[i];
+        ops[i].next = i + 1 < n ? &ops[i + 1] : NULL;
+    }
+    pthread_mutex_lock(&s->gmu);
+    /* queued together, so one leader takes them all into one batch */
+    if (n) {
+        if (s->gtail)
+            s->gtail->next = &ops[0];
+        else
+            s->ghead = &ops[0];
+        s->gtail = &ops[n - 1];
+    }
+    while (n && !ops[n - 1].done) {
+        if (s->gleader) {
+            pthread_cond_wait(&s->gcv, &s->gmu);
+            continue;
+        }
+        s->gleader = 1;
+        ns_op *batch = s->ghead;
+        s->ghead = s->gtail = NULL;
+        pthread_mutex_unlock(&s->gmu);
+        run_batch(s, batch);
+        pthread_mutex_lock(&s->gmu);
+        for (ns_op *o = batch, *next; o; o = next) {
+            next = o->next;
+            o->done = 1;
+        }
+        s->gleader = 0;
+        pthread_cond_broadcast(&s->gcv);
+    }
+    pthread_mutex_unlock(&s->gmu);
+    for (size_t i = 0; i < n; i++) {
+        rc[i] = ops[i].rc;
+        synor__strlcpy(msg[i], ops[i].rc < 0 ? ops[i].msg : "", sizeof msg[i]);
+    }
+    synor__free(ops);
+    return 0;
+}
