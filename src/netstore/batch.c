@@ -20,8 +20,9 @@ int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, in
     "UPDATE tasks SET state = 'leased', device_id = $1, provider = $2, lease = $3,"              \
     " lease_expires_ms = $4, attempts = attempts + 1 WHERE id IN (SELECT t.id FROM tasks t"      \
     " WHERE t.state = 'queued' AND NOT EXISTS (SELECT 1 FROM tasks u WHERE"                      \
-    " u.shard_id = t.shard_id AND u.provider = $2) AND t.id = (SELECT min(v.id) FROM tasks v"    \
-    " WHERE v.shard_id = t.shard_id AND v.state = 'queued') ORDER BY t.id LIMIT $5 %SKIP%)"
+    " u.shard_id = t.shard_id AND u.provider = $2) AND NOT EXISTS (SELECT 1 FROM tasks v"        \
+    " WHERE v.shard_id = t.shard_id AND v.state = 'queued' AND v.id < t.id)"                    \
+    " ORDER BY t.id LIMIT $5 %SKIP%)"
     /* PostgreSQL: the update and what the agent needs in one round trip */
     static const char take_pg[] =
         "WITH c AS (" PICK " RETURNING id, job_id, shard_id) SELECT c.id, c.job_id, c.shard_id,"

@@ -112,6 +112,9 @@ struct synor_netstore {
     const synor_rewards_policy *policy;
     synor_rewards_policy *own_policy;
     uint64_t rng; /* spot-check draws, under mu */
+    /* under mu: the job counters' changes of the transaction (group.c) */
+    struct ns_jobdelta *jd;
+    size_t njd, capjd;
 };
 
 /* Monotonic milliseconds (leases, heartbeats). */
@@ -143,6 +146,13 @@ int synor__ns_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), voi
  * code when nothing could be queued. */
 int synor__ns_tx_many(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *const *args,
                       size_t n, int *rc, char (*msg)[256]);
+
+/* group.c: a job's cost grows by cost and done shards by done, applied to
+ * its row once per transaction, just before the commit (so a batch of
+ * results updates a job's row once, not once per result, and a second
+ * coordinator waits on it only while committing); the job is marked done
+ * there when its last shard is. Undone with the operation that made it. */
+int synor__ns_job_delta(synor_netstore *s, int64_t job, int64_t cost, int64_t done);
 
 /* migrate.c: brings the schema to the newest version. */
 int synor__ns_migrate(synor_netstore *s);
