@@ -241,6 +241,9 @@ check "cancelled" test "$(req "$ALICE" GET /v1/jobs/$J2)" = 200 -a "$(get state)
 check "nothing to claim" test "$(req "$BOB" GET "/v1/tasks/next?device=$BD")" = 204
 
 # ---- operator views, metrics, dashboard, market
+# both devices seen just now (the sections above take a while under sanitizers)
+req "$MAL" POST /v1/heartbeat -d '{"devices":["'$MD'"]}' >/dev/null
+req "$BOB" POST /v1/heartbeat -d '{"devices":["'$BD'"]}' >/dev/null
 check "metrics" test "$(req "$OP" GET /metrics)" = 200
 check "metrics: valid tasks" grep -qx 'synor_coord_tasks{state="valid"} 5' "$tmp/body"
 check "metrics: devices online" grep -qx 'synor_coord_devices_online 2' "$tmp/body"
