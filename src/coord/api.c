@@ -247,7 +247,8 @@ static coord_resp heartbeat(coord_req *r)
         return synor__coord_store_err(e);
     synor__buf b;
     synor__buf_init(&b);
-    synor__buf_printf(&b, "{\"leases\":%s,\"heartbeat_s\":%g,\"batch\":true}\n", leases, r->c->o.heartbeat_s);
+    synor__buf_printf(&b, "{\"leases\":%s,\"heartbeat_s\":%g,\"batch\":true}\n", leases,
+                      r->c->o.heartbeat_s);
     synor__free(leases);
     return synor__coord_json(200, synor__buf_take(&b));
 }

@@ -13,8 +13,8 @@
  * string, which names the claim. 0 with c[0..*n) filled, 1 when none. The
  * pick takes the lowest queued replica of each shard only, so one claim
  * never gives a provider two replicas of a shard. */
-int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, int64_t now, size_t max,
-                     synor_net_claim *c, size_t *n)
+int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, int64_t now,
+                        size_t max, synor_net_claim *c, size_t *n)
 {
 #define PICK                                                                                     \
     "UPDATE tasks SET state = 'leased', device_id = $1, provider = $2, lease = $3,"              \
