@@ -7,7 +7,12 @@
  * completed per second and the claim round trip's p50/p99 as the agents
  * saw it, then checks the job is done and the ledger has T entries.
  *
- *   bench_coord_dispatch [AGENTS [TASKS [DB-URL]]]   (defaults 50, 20000)
+ *   bench_coord_dispatch [--batch=K] [AGENTS [TASKS [DB-URL [+N]]]]   (defaults 50, 20000)
+ *
+ * --batch=K: each agent claims up to K tasks per request (GET
+ * /v1/tasks/next?max=K) and reports them in one POST /v1/results (the batch
+ * protocol of docs/NETWORK.md); the latency is then that of a claim of K.
+ * DB-URL "-" is the fresh SQLite file (to give +N after it).
  *
  * With a second URL argument of the form "+N" several coordinators (N, on
  * PostgreSQL) share the store, the agents spread over them round robin. */
@@ -30,10 +35,11 @@ typedef struct agent {
     double *lat;
     size_t n_lat, cap_lat;
     long done, errors;
+    int batch;
 } agent;
 
 typedef struct sink {
-    char buf[4096];
+    char buf[1 << 17];
     size_t len;
 } sink;
 
@@ -73,15 +79,110 @@ static int field(const char *json, const char *key, char *out, size_t n)
     return 0;
 }
 
-static void *run_agent(void *arg)
+static void add_lat(agent *a, double dt)
+{
+    if (a->n_lat == a->cap_lat) {
+        a->cap_lat = a->cap_lat ? 2 * a->cap_lat : 1024;
+        a->lat = realloc(a->lat, a->cap_lat * sizeof *a->lat);
+    }
+    a->lat[a->n_lat++] = dt;
+}
+
+/* The batch protocol: claim up to a->batch tasks, report them in one POST. */
+static void *run_agent_batch(void *arg)
 {
     agent *a = arg;
     CURL *h = curl_easy_init();
-    sink s;
+    sink *s = malloc(sizeof *s);
+    size_t cap = 256 + (size_t)a->batch * 200;
+    char *body = malloc(cap);
+    char url[256], auth[128];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", a->token);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    uint64_t *res = malloc((size_t)a->batch * sizeof *res);
+    for (;;) {
+        struct curl_slist *hl = curl_slist_append(NULL, auth);
+        snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/tasks/next?device=%s&max=%d", a->port,
+                 a->device, a->batch);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+        s->len = 0;
+        s->buf[0] = 0;
+        double t0 = now_s();
+        CURLcode rc = curl_easy_perform(h);
+        double dt = now_s() - t0;
+        long code = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        curl_slist_free_all(hl);
+        if (rc != CURLE_OK || (code != 200 && code != 204)) {
+            if (++a->errors > 100)
+                break;
+            continue;
+        }
+        if (code == 204)
+            break;
+        add_lat(a, dt);
+        /* the line, then the bytes */
+        size_t len = (size_t)snprintf(body, cap, "{\"results\":[");
+        int k = 0;
+        for (const char *p = strstr(s->buf, "\"task\":\""); p && k < a->batch;
+             p = strstr(p + 1, "\"task\":\"")) {
+            char task[32], lease[40], sha[65];
+            if (field(p, "task", task, sizeof task) || field(p, "lease", lease, sizeof lease))
+                break;
+            res[k] = (uint64_t)a->idx << 32 | (uint64_t)(a->done + k);
+            synor__ns_sha256_hex(&res[k], sizeof res[k], sha);
+            len += (size_t)snprintf(body + len, cap - len,
+                                    "%s{\"task\":\"%s\",\"lease\":\"%s\",\"sha256\":\"%s\",\"bytes\":8}",
+                                    k ? "," : "", task, lease, sha);
+            k++;
+        }
+        len += (size_t)snprintf(body + len, cap - len, "]}\n");
+        memcpy(body + len, res, (size_t)k * 8);
+        len += (size_t)k * 8;
+        hl = curl_slist_append(NULL, auth);
+        hl = curl_slist_append(hl, "Content-Type: application/octet-stream");
+        snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/results", a->port);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)len);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+        s->len = 0;
+        rc = curl_easy_perform(h);
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        curl_slist_free_all(hl);
+        if (rc != CURLE_OK || code != 200) {
+            a->errors += k;
+            continue;
+        }
+        int ok = 0;
+        for (const char *p = strstr(s->buf, "\"accepted\":true"); p;
+             p = strstr(p + 1, "\"accepted\":true"))
+            ok++;
+        a->done += ok;
+        a->errors += k - ok;
+    }
+    free(res);
+    free(body);
+    free(s);
+    curl_easy_cleanup(h);
+    return NULL;
+}
+
+static void *run_agent(void *arg)
+{
+    agent *a = arg;
+    if (a->batch > 1)
+        return run_agent_batch(arg);
+    CURL *h = curl_easy_init();
+    sink *sp = malloc(sizeof *sp);
     char url[256], auth[128], hdr[128];
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", a->token);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, sp);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     for (;;) {
         struct curl_slist *hl = curl_slist_append(NULL, auth);
@@ -89,8 +190,8 @@ static void *run_agent(void *arg)
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-        s.len = 0;
-        s.buf[0] = 0;
+        sp->len = 0;
+        sp->buf[0] = 0;
         double t0 = now_s();
         CURLcode rc = curl_easy_perform(h);
         double dt = now_s() - t0;
@@ -105,13 +206,9 @@ static void *run_agent(void *arg)
         }
         if (code == 204)
             break;
-        if (a->n_lat == a->cap_lat) {
-            a->cap_lat = a->cap_lat ? 2 * a->cap_lat : 1024;
-            a->lat = realloc(a->lat, a->cap_lat * sizeof *a->lat);
-        }
-        a->lat[a->n_lat++] = dt;
+        add_lat(a, dt);
         char task[32], lease[40];
-        if (field(s.buf, "task", task, sizeof task) || field(s.buf, "lease", lease, sizeof lease)) {
+        if (field(sp->buf, "task", task, sizeof task) || field(sp->buf, "lease", lease, sizeof lease)) {
             a->errors++;
             continue;
         }
@@ -128,7 +225,7 @@ static void *run_agent(void *arg)
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, (const char *)&result);
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)sizeof result);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-        s.len = 0;
+        sp->len = 0;
         rc = curl_easy_perform(h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
         curl_slist_free_all(hl);
@@ -137,6 +234,7 @@ static void *run_agent(void *arg)
         else
             a->done++;
     }
+    free(sp);
     curl_easy_cleanup(h);
     return NULL;
 }
@@ -149,16 +247,23 @@ static int cmp(const void *x, const void *y)
 
 int main(int argc, char **argv)
 {
+    int batch = 1;
+    if (argc > 1 && !strncmp(argv[1], "--batch=", 8)) {
+        batch = atoi(argv[1] + 8);
+        argc--, argv++;
+    }
     int n_agents = argc > 1 ? atoi(argv[1]) : 50;
     long n_tasks = argc > 2 ? atol(argv[2]) : 20000;
     const char *url = argc > 3 ? argv[3] : NULL;
     int n_coord = argc > 4 && argv[4][0] == '+' ? atoi(argv[4] + 1) : 1;
-    if (n_agents < 1 || n_agents > 1000 || n_tasks < 1 || n_coord < 1 || n_coord > 8) {
-        fprintf(stderr, "usage: %s [AGENTS [TASKS [DB-URL [+COORDINATORS]]]]\n", argv[0]);
+    if (n_agents < 1 || n_agents > 1000 || n_tasks < 1 || n_coord < 1 || n_coord > 8 ||
+        batch < 1 || batch > SYNOR_NET_CLAIM_MAX) {
+        fprintf(stderr, "usage: %s [--batch=K] [AGENTS [TASKS [DB-URL|- [+COORDINATORS]]]]\n",
+                argv[0]);
         return 2;
     }
     char path[64] = "";
-    if (!url) {
+    if (!url || !strcmp(url, "-")) {
         snprintf(path, sizeof path, "/tmp/synor-bench-coord-%d.db", (int)getpid());
         url = path;
     }
@@ -205,6 +310,7 @@ int main(int argc, char **argv)
             return 1;
         }
         ag[i].idx = i;
+        ag[i].batch = batch;
         ag[i].port = synor_coord_port(co[i % n_coord]);
         snprintf(ag[i].device, sizeof ag[i].device, "dev-%lld", (long long)dev);
     }
@@ -229,8 +335,9 @@ int main(int argc, char **argv)
     qsort(all, n, sizeof *all, cmp);
     synor_netstore_stats s;
     synor_netstore_stats_get(st[0], &s);
-    printf("store %s, %d coordinator%s, %d agents, %ld tasks (submitted in %.2f s)\n",
-           synor_netstore_backend(st[0]), n_coord, n_coord > 1 ? "s" : "", n_agents, n_tasks, t_sub);
+    printf("store %s, %d coordinator%s, %d agents, %ld tasks (submitted in %.2f s), batch %d\n",
+           synor_netstore_backend(st[0]), n_coord, n_coord > 1 ? "s" : "", n_agents, n_tasks, t_sub,
+           batch);
     printf("completed %ld in %.2f s: %.0f tasks/s (claim + result), %ld errors\n", done, el,
            (double)done / el, errors);
     if (n)

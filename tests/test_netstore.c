@@ -590,6 +590,101 @@ static void concurrent_body(void)
 }
 TEST(threads_share_commits) { BOTH(concurrent_body); }
 
+/* claims of several tasks in one transaction; results of several in one
+ * commit, each item on its own: a refused one changes nothing of the others */
+static void batch_body(void)
+{
+    extern void synor__ns_sha256_hex(const void *, size_t, char *);
+    synor_netstore *s = fresh(NULL);
+    ASSERT(s);
+    char sha[65];
+    int64_t job = submit(s, "alice", 5, 1, "sum-f32", 1000000, NULL, sha);
+    ASSERT(job > 0);
+    int64_t dev = device(s, "bob", "bob-cpu0");
+    ASSERT(dev > 0);
+    synor_net_claim c[8];
+    size_t n = 0;
+    ASSERT_EQ(synor_netstore_claim_many(s, "bob", dev, 0, c, &n), SYNOR_EINVAL);
+    ASSERT_EQ(synor_netstore_claim_many(s, "bob", dev, SYNOR_NET_CLAIM_MAX + 1, c, &n),
+              SYNOR_EINVAL);
+    ASSERT_EQ(synor_netstore_claim_many(s, "mallory", dev, 3, c, &n), SYNOR_ENOENT);
+    ASSERT_EQ(synor_netstore_claim_many(s, "bob", dev, 3, c, &n), 0);
+    ASSERT_EQ(n, 3);
+    size_t more = 0;
+    ASSERT_EQ(synor_netstore_claim_many(s, "bob", dev, 8, c + 3, &more), 0);
+    ASSERT_EQ(more, 2);
+    ASSERT_EQ(synor_netstore_claim_many(s, "bob", dev, 8, c + 5, &more), 1);
+    for (size_t i = 0; i < 5; i++) {
+        ASSERT_EQ(c[i].job, job);
+        ASSERT_STREQ(c[i].kernel, "sum-f32");
+        ASSERT_CONTAINS(c[i].inputs_json, sha);
+        for (size_t k = 0; k < i; k++) {
+            ASSERT(c[i].task != c[k].task);
+            /* the tasks of one claim share its lease; two claims do not */
+            ASSERT_EQ(!strcmp(c[i].lease, c[k].lease), (i < 3) == (k < 3));
+        }
+    }
+    double r[5];
+    char rs[5][65];
+    synor_net_result_item it[6];
+    for (size_t i = 0; i < 5; i++) {
+        r[i] = 20.0 + (double)i;
+        synor__ns_sha256_hex(&r[i], sizeof r[i], rs[i]);
+        it[i] = (synor_net_result_item){.task = c[i].task, .lease = c[i].lease, .data = &r[i],
+                                        .n = sizeof r[i], .sha256 = rs[i], .elapsed_ms = 2};
+    }
+    /* another provider's batch is refused item by item and changes nothing */
+    ASSERT_OK(synor_netstore_results(s, "mallory", it, 2));
+    ASSERT_EQ(it[0].rc, SYNOR_ESTATE);
+    ASSERT_EQ(it[1].rc, SYNOR_ESTATE);
+    synor_netstore_stats st;
+    ASSERT_OK(synor_netstore_stats_get(s, &st));
+    ASSERT_EQ(st.tasks_leased, 5);
+    ASSERT_EQ(st.ledger_entries, 0);
+    /* bob's: a wrong checksum, a wrong lease, a repeat of item 0 */
+    it[1].sha256 = rs[0];
+    it[2].lease = "Lwrong";
+    it[5] = it[0];
+    ASSERT_OK(synor_netstore_results(s, "bob", it, 6));
+    ASSERT_EQ(it[0].rc, 0);
+    ASSERT_EQ(it[0].verdict, SYNOR_NET_VALIDATED);
+    ASSERT_EQ(it[1].rc, SYNOR_EINVAL);
+    ASSERT_CONTAINS(it[1].error, "sha256");
+    ASSERT_EQ(it[2].rc, SYNOR_ESTATE);
+    ASSERT_EQ(it[3].rc, 0);
+    ASSERT_EQ(it[4].rc, 0);
+    ASSERT_EQ(it[5].rc, SYNOR_ESTATE);
+    ASSERT_OK(synor_netstore_stats_get(s, &st));
+    ASSERT_EQ(st.tasks_valid, 3);
+    ASSERT_EQ(st.tasks_leased, 2);
+    ASSERT_EQ(st.ledger_entries, 3);
+    /* the refused ones, sent right, still apply */
+    it[0] = it[1];
+    it[0].sha256 = rs[1];
+    it[1] = it[2];
+    it[1].lease = c[2].lease;
+    ASSERT_OK(synor_netstore_results(s, "bob", it, 2));
+    ASSERT_EQ(it[0].rc, 0);
+    ASSERT_EQ(it[1].rc, 0);
+    ASSERT_EQ(synor_netstore_results(s, "bob", it, SYNOR_NET_RESULTS_MAX + 1), SYNOR_EINVAL);
+    ASSERT_OK(synor_netstore_stats_get(s, &st));
+    ASSERT_EQ(st.tasks_valid, 5);
+    ASSERT_EQ(st.ledger_entries, 5);
+    ASSERT_EQ(st.jobs_done, 1);
+    void *data;
+    ASSERT_OK(synor_netstore_job_result(s, "alice", job, &data, &n));
+    ASSERT_EQ(n, 5 * sizeof(double));
+    double out[5];
+    memcpy(out, data, sizeof out);
+    free(data);
+    for (size_t i = 0; i < 5; i++)
+        ASSERT(out[i] == 20.0 + (double)i);
+    for (size_t i = 0; i < 5; i++)
+        synor_net_claim_free(&c[i]);
+    done(s);
+}
+TEST(batch_claims_and_results) { BOTH(batch_body); }
+
 TEST(availability_hours)
 {
     extern int synor__ns_available_now(const char *, time_t);
@@ -606,7 +701,7 @@ TEST(availability_hours)
 
 TEST_MAIN(availability_hours, threads_share_commits, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
           quorum_outvotes_a_cheat, no_majority_adds_a_replica, leases_expire_and_requeue,
-          budget_refs_and_cancel, spot_checks_judge_alone, reopen_keeps_state)
+          budget_refs_and_cancel, spot_checks_judge_alone, reopen_keeps_state, batch_claims_and_results)
 
 #else
 int main(void)

@@ -39,6 +39,7 @@ extern "C" {
 
 #define SYNOR_AGENT_MAX_DEVICES 16
 #define SYNOR_AGENT_MAX_MODELS 8
+#define SYNOR_AGENT_CLAIM_MAX 256 /* tasks per claim (the protocol's limit) */
 
 /* One device as it is registered (POST /v1/devices). */
 typedef struct synor_agent_device {
@@ -83,6 +84,9 @@ typedef struct synor_agent_config {
                                        accepting; default 5 */
     double heartbeat_s;             /* until the coordinator says; default 5 */
     unsigned max_tasks;             /* run returns after this many; 0 = never */
+    unsigned claim_max;             /* tasks per claim when the coordinator
+                                       offers batches, up to
+                                       SYNOR_AGENT_CLAIM_MAX; 0 or 1: one */
     synor_agent_fault fault;
     unsigned fault_n;
     synor_agent_log_fn log;         /* one line per event; NULL: silent */

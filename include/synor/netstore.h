@@ -186,6 +186,14 @@ typedef struct synor_net_claim {
  * device is not the owner's. Free with synor_net_claim_free. */
 int synor_netstore_claim(synor_netstore *s, const char *owner, int64_t device,
                          synor_net_claim *claim);
+/* The most tasks one claim_many takes, and the most items of one results. */
+#define SYNOR_NET_CLAIM_MAX 256
+#define SYNOR_NET_RESULTS_MAX 256
+/* Leases up to max (1 to SYNOR_NET_CLAIM_MAX) tasks to the owner's device in
+ * one transaction: 0 with claims[0..*n) filled (*n >= 1), 1 when there is
+ * none, errors as synor_netstore_claim. Free each with synor_net_claim_free. */
+int synor_netstore_claim_many(synor_netstore *s, const char *owner, int64_t device, size_t max,
+                              synor_net_claim *claims, size_t *n);
 void synor_net_claim_free(synor_net_claim *c);
 
 typedef enum synor_net_verdict {
@@ -201,6 +209,26 @@ const char *synor_net_verdict_name(synor_net_verdict v); /* "pending-quorum", ..
 int synor_netstore_result(synor_netstore *s, const char *owner, int64_t task, const char *lease,
                           const void *data, size_t n, const char *sha256, int64_t elapsed_ms,
                           synor_net_verdict *verdict);
+/* One item of synor_netstore_results: the inputs of synor_netstore_result,
+ * and its outcome (rc 0 with verdict, or a negative SYNOR_E* with error). */
+typedef struct synor_net_result_item {
+    int64_t task;
+    const char *lease;
+    const void *data;
+    size_t n;
+    const char *sha256;
+    int64_t elapsed_ms;
+    int rc;
+    synor_net_verdict verdict;
+    char error[256];
+} synor_net_result_item;
+/* Several results of one provider (at most SYNOR_NET_RESULTS_MAX), each
+ * checked and applied as synor_netstore_result does, all sharing one commit
+ * (returns after it). Items are independent: one refused (checksum, lease)
+ * changes nothing and the others still apply. Returns 0 when the items were
+ * tried (each one's rc says how it went), SYNOR_EINVAL for too many. */
+int synor_netstore_results(synor_netstore *s, const char *owner, synor_net_result_item *items,
+                           size_t n);
 /* The provider gives a task up (error text kept in the event log): it is
  * queued again, or its shard fails after max_attempts. */
 int synor_netstore_fail(synor_netstore *s, const char *owner, int64_t task, const char *lease,

@@ -42,6 +42,7 @@ struct synor_agent {
     atomic_int stop;
     atomic_int busy, accepting;
     atomic_int hb_period_ms;
+    atomic_int batch;      /* the coordinator offers batches (heartbeat) */
     pthread_t hb;
     int hb_started;
     unsigned done_here;    /* tasks completed by this run (die-after) */
@@ -126,6 +127,9 @@ int synor_agent_create(const synor_agent_config *cfg, synor_agent **out)
         !(cfg->heartbeat_s > 0))
         return synor__error(SYNOR_EINVAL, "agent: wait_s in [0, 300], idle_poll_s and "
                                           "heartbeat_s above 0");
+    if (cfg->claim_max > SYNOR_AGENT_CLAIM_MAX)
+        return synor__error(SYNOR_EINVAL, "agent: claim_max: value %u: 0 to %d", cfg->claim_max,
+                            SYNOR_AGENT_CLAIM_MAX);
     int r = synor_availability_validate(&cfg->availability);
     if (r)
         return r;
@@ -396,6 +400,8 @@ static void *heartbeat_main(void *arg)
                     if (p && p->type == SYNOR__J_NUMBER && p->u.n.num >= 0.05 &&
                         p->u.n.num <= 300)
                         atomic_store(&a->hb_period_ms, (int)(p->u.n.num * 1000));
+                    synor__jval *bt = synor__json_get(synor__jdoc_root(d), "batch");
+                    atomic_store(&a->batch, bt && bt->type == SYNOR__J_BOOL && bt->u.boolean);
                     synor__jdoc_free(d);
                 }
                 if (!ok && !failing)
@@ -579,9 +585,9 @@ static int fetch_inputs(synor_agent *a, const synor__jval *inputs, void **data, 
 }
 
 /* Runs a task that was claimed; its result is uploaded (or kept). */
-static int run_task(synor_agent *a, const synor__jdoc *d, const char *task, const char *lease)
+static int run_task(synor_agent *a, const synor__jdoc *d, const synor__jval *root,
+                    const char *task, const char *lease)
 {
-    const synor__jval *root = synor__jdoc_root(d);
     const synor__jval *kv = synor__json_get(root, "kernel");
     const char *kernel = kv && kv->type == SYNOR__J_STRING ? kv->u.str.s : "";
     void *in[16] = {0};
@@ -678,6 +684,16 @@ static int claim_and_run(synor_agent *a)
     synor__buf_puts(&path, "/v1/tasks/next?device=");
     url_escape(&path, a->ids[dev]);
     synor__buf_printf(&path, "&wait=%d", (int)a->cfg.wait_s);
+    unsigned max = a->cfg.claim_max;
+    if (a->cfg.max_tasks) { /* not past max_tasks */
+        unsigned long long had = atomic_load(&a->s_done) + atomic_load(&a->s_failed) +
+                                 atomic_load(&a->s_rejected);
+        unsigned long long left = had < a->cfg.max_tasks ? a->cfg.max_tasks - had : 1;
+        if (max > left)
+            max = (unsigned)left;
+    }
+    if (max > 1 && atomic_load(&a->batch))
+        synor__buf_printf(&path, "&max=%u", max);
     char *ps = synor__buf_take(&path);
     if (!ps)
         return synor__error(SYNOR_ENOMEM, "agent: out of memory");
@@ -703,14 +719,22 @@ static int claim_and_run(synor_agent *a)
     synor_net_response_free(&ans);
     if (r)
         return SYNOR_EIO; /* a garbled answer: as no answer */
-    const synor__jval *root = synor__jdoc_root(d);
-    const synor__jval *t = synor__json_get(root, "task"), *l = synor__json_get(root, "lease");
-    if (!t || !l || t->type != SYNOR__J_STRING || l->type != SYNOR__J_STRING) {
-        synor__jdoc_free(d);
-        return synor__error(SYNOR_EIO, "GET /v1/tasks/next: no task or lease in the answer");
-    }
+    /* {"tasks":[...]} when a batch was asked for, else one task */
+    const synor__jval *root = synor__jdoc_root(d), *list = synor__json_get(root, "tasks");
+    size_t n = list && list->type == SYNOR__J_ARRAY ? list->u.arr.n : 1;
     atomic_store(&a->busy, 1);
-    r = run_task(a, d, t->u.str.s, l->u.str.s);
+    for (size_t i = 0; i < n && !r; i++) {
+        const synor__jval *one = list && list->type == SYNOR__J_ARRAY ? list->u.arr.items[i] : root;
+        const synor__jval *t = synor__json_get(one, "task"), *l = synor__json_get(one, "lease");
+        if (!t || !l || t->type != SYNOR__J_STRING || l->type != SYNOR__J_STRING) {
+            r = synor__error(SYNOR_EIO, "GET /v1/tasks/next: no task or lease in the answer");
+            break;
+        }
+        /* a stop leaves the rest to lapse back to the queue */
+        if (i && stopping(a))
+            break;
+        r = run_task(a, d, one, t->u.str.s, l->u.str.s);
+    }
     atomic_store(&a->busy, 0);
     synor__jdoc_free(d);
     return r;

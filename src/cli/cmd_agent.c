@@ -18,7 +18,8 @@ static void help(void)
     printf("usage: synor agent --coordinator URL --token-file F [--state-dir D]\n"
            "                   [--availability always|utc:HH-HH|idle] [--cpu-share P]\n"
            "                   [--mem-share P] [--devices cpu|all] [--model NAME=PATH]...\n"
-           "                   [--price CREDITS] [--wait S] [--max-tasks N] [--quiet]\n"
+           "                   [--price CREDITS] [--wait S] [--claim-max N] [--max-tasks N]\n"
+           "                   [--quiet]\n"
            "                   [--test-fault wrong-results|die-after N]\n"
            "       synor agent --coordinator URL --token-file F --earnings\n\n"
            "Offers this machine's devices to a coordinator of the compute network: registers\n"
@@ -38,6 +39,8 @@ static void help(void)
            "  --model NAME=PATH   a model llm-generate tasks may name (GGUF or llama2.c)\n"
            "  --price CREDITS     asking price per device-hour, e.g. 0.010000\n"
            "  --wait S            long poll per claim (default 20)\n"
+           "  --claim-max N       take up to N tasks per claim when the coordinator offers\n"
+           "                      batches (default 1)\n"
            "  --max-tasks N       exit after N tasks (tests, batch contributions)\n"
            "  --quiet             no event lines, only errors and the summary\n"
            "  --earnings          print the provider's balance and ledger, and exit\n"
@@ -201,6 +204,9 @@ int cli_agent(const cli_globals *g, int argc, char **argv)
             cfg.price = v;
         } else if (!strcmp(a, "--wait")) {
             r = cli_parse_double("agent", a, v, 0, 300, &cfg.wait_s);
+        } else if (!strcmp(a, "--claim-max")) {
+            r = cli_parse_uint("agent", a, v, 1, 256, &u);
+            cfg.claim_max = (unsigned)u;
         } else if (!strcmp(a, "--max-tasks")) {
             r = cli_parse_uint("agent", a, v, 1, 1u << 30, &u);
             cfg.max_tasks = (unsigned)u;

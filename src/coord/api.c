@@ -247,20 +247,35 @@ static coord_resp heartbeat(coord_req *r)
         return synor__coord_store_err(e);
     synor__buf b;
     synor__buf_init(&b);
-    synor__buf_printf(&b, "{\"leases\":%s,\"heartbeat_s\":%g}\n", leases, r->c->o.heartbeat_s);
+    synor__buf_printf(&b, "{\"leases\":%s,\"heartbeat_s\":%g,\"batch\":true}\n", leases,
+                      r->c->o.heartbeat_s);
     synor__free(leases);
     return synor__coord_json(200, synor__buf_take(&b));
 }
 
 /* ------------------------------------------------------------- dispatch */
 
+/* One claim as the JSON object an agent gets. */
+static void claim_json(synor__buf *b, const synor_net_claim *cl)
+{
+    synor__buf_printf(b, "{\"task\":\"t-%lld\",\"lease\":\"%s\",\"job\":\"j-%lld\",\"kernel\":",
+                      (long long)cl->task, cl->lease, (long long)cl->job);
+    synor__json_escape(b, cl->kernel);
+    synor__buf_printf(b, ",\"params\":%s,\"inputs\":%s,\"expires_in\":%g}", cl->params_json,
+                      cl->inputs_json, cl->expires_in);
+}
+
 static coord_resp next_task(coord_req *r)
 {
     synor_coord *c = r->c;
     const char *dv = synor__coord_arg(r, "device"), *wt = synor__coord_arg(r, "wait");
-    int64_t dev;
+    const char *mx = synor__coord_arg(r, "max");
+    int64_t dev, max = 1;
     if (synor__coord_parse_id(dv, "dev-", &dev))
         return synor__coord_err(400, "argument 'device': value '%s': expected \"dev-N\"", dv ? dv : "");
+    if (mx && (synor__coord_parse_id(mx, "", &max) || max < 1 || max > SYNOR_NET_CLAIM_MAX))
+        return synor__coord_err(400, "argument 'max': value '%s': 1 to %d tasks", mx,
+                                SYNOR_NET_CLAIM_MAX);
     double wait = 0;
     if (wt) {
         char *end;
@@ -271,33 +286,42 @@ static coord_resp next_task(coord_req *r)
             wait = c->o.max_wait_s;
     }
     uint64_t deadline = synor__coord_now_ns() + (uint64_t)(wait * 1e9);
+    synor_net_claim *cl = synor__calloc((size_t)max, sizeof *cl);
+    if (!cl)
+        return synor__coord_err(500, "out of memory");
     for (;;) {
         uint64_t seen = synor__coord_kicks(c);
         uint64_t t0 = synor__coord_now_ns();
-        synor_net_claim cl;
-        int e = synor_netstore_claim(c->store, r->who.owner, dev, &cl);
-        if (e < 0)
+        size_t n = 0;
+        int e = synor_netstore_claim_many(c->store, r->who.owner, dev, (size_t)max, cl, &n);
+        if (e < 0) {
+            synor__free(cl);
             return synor__coord_store_err(e);
+        }
         uint64_t now = synor__coord_now_ns();
         if (e == 0) {
             synor__coord_observe_dispatch(c, now - t0);
             synor__buf b;
             synor__buf_init(&b);
-            synor__buf_printf(&b,
-                              "{\"task\":\"t-%lld\",\"lease\":\"%s\",\"job\":\"j-%lld\","
-                              "\"kernel\":",
-                              (long long)cl.task, cl.lease, (long long)cl.job);
-            synor__json_escape(&b, cl.kernel);
-            synor__buf_printf(&b, ",\"params\":%s,\"inputs\":%s,\"expires_in\":%g}\n",
-                              cl.params_json, cl.inputs_json, cl.expires_in);
-            synor_net_claim_free(&cl);
+            if (mx)
+                synor__buf_puts(&b, "{\"tasks\":[");
+            for (size_t i = 0; i < n; i++) {
+                if (i)
+                    synor__buf_puts(&b, ",");
+                claim_json(&b, &cl[i]);
+                synor_net_claim_free(&cl[i]);
+            }
+            synor__buf_puts(&b, mx ? "]}\n" : "\n");
+            synor__free(cl);
             return synor__coord_json(200, synor__buf_take(&b));
         }
         pthread_mutex_lock(&c->mu);
         int stopping = c->stopping;
         pthread_mutex_unlock(&c->mu);
-        if (now >= deadline || stopping)
+        if (now >= deadline || stopping) {
+            synor__free(cl);
             return (coord_resp){.status = 204, .type = "application/json"};
+        }
         /* woken by a kick here, or every second (tasks freed by another
          * coordinator on the same database, a replica added by a quorum) */
         uint64_t until = now + 1000000000u < deadline ? now + 1000000000u : deadline;
@@ -463,6 +487,10 @@ coord_resp synor__coord_route(coord_req *r)
     if (!strcmp(u, "/v1/tasks/next")) {
         ROLE(SYNOR_NET_PROVIDER);
         return IS("GET") ? next_task(r) : no_method(r, "GET");
+    }
+    if (!strcmp(u, "/v1/results")) {
+        ROLE(SYNOR_NET_PROVIDER);
+        return IS("POST") ? synor__coord_results(r) : no_method(r, "POST");
     }
     if (!strncmp(u, "/v1/tasks/", 10)) {
         ROLE(SYNOR_NET_PROVIDER);

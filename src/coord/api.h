@@ -16,6 +16,8 @@ int synor__coord_str(const synor__jval *o, const char *key, int required, size_t
 /* Unknown members refused (400 naming the member). */
 int synor__coord_check_keys(const synor__jdoc *d, const synor__jval *o, const char *const *allowed,
                             coord_resp *err);
+/* POST /v1/results: several results in one request (api_batch.c). */
+coord_resp synor__coord_results(coord_req *r);
 /* /v1/jobs and /v1/jobs/... (api_jobs.c). */
 coord_resp synor__coord_jobs(coord_req *r);
 

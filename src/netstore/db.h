@@ -112,6 +112,9 @@ struct synor_netstore {
     const synor_rewards_policy *policy;
     synor_rewards_policy *own_policy;
     uint64_t rng; /* spot-check draws, under mu */
+    /* under mu: the job counters' changes of the transaction (group.c) */
+    struct ns_jobdelta *jd;
+    size_t njd, capjd;
 };
 
 /* Monotonic milliseconds (leases, heartbeats). */
@@ -137,6 +140,20 @@ int synor__ns_event(synor_netstore *s, const char *kind, const char *subject, co
  * another thread: it must not take mu, begin or commit. */
 int synor__ns_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *arg);
 
+/* group.c: n operations fn(s, args[i]) queued together, so they share one
+ * batch and its commit; each one's result into rc[i] (its error message
+ * into msg[i]): a failed one is rolled back alone. Returns 0, or a negative
+ * code when nothing could be queued. */
+int synor__ns_tx_many(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *const *args,
+                      size_t n, int *rc, char (*msg)[256]);
+
+/* group.c: a job's cost grows by cost and done shards by done, applied to
+ * its row once per transaction, just before the commit (so a batch of
+ * results updates a job's row once, not once per result, and a second
+ * coordinator waits on it only while committing); the job is marked done
+ * there when its last shard is. Undone with the operation that made it. */
+int synor__ns_job_delta(synor_netstore *s, int64_t job, int64_t cost, int64_t done);
+
 /* migrate.c: brings the schema to the newest version. */
 int synor__ns_migrate(synor_netstore *s);
 
@@ -154,6 +171,30 @@ char *synor__ns_json_text(const struct synor__jval *v);
  * "utc:H1-H2", H2 exclusive, wrapping midnight when H1 > H2) takes work at
  * unix time now. */
 int synor__ns_available_now(const char *availability, time_t now);
+
+/* dispatch.c: the job's params with the shard's members over them (a
+ * fresh string or NULL). */
+char *synor__ns_merge_params(const char *job, const char *shard);
+
+/* dispatch.c: one result (synor_netstore_result's work) as a group-commit
+ * operation on a result_args. */
+typedef struct result_args {
+    const char *owner;
+    int64_t task;
+    const char *lease;
+    const void *data;
+    size_t n;
+    const char *sha;
+    int64_t elapsed_ms;
+    synor_net_verdict *verdict;
+} result_args;
+int synor__ns_result_op(synor_netstore *s, void *arg);
+
+/* batch.c: leases up to max tasks to the device in a few statements
+ * (inside the caller's transaction, the device checked): 0 with c[0..*n)
+ * filled, sharing one lease; 1 when there is none. */
+int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, int64_t now,
+                        size_t max, synor_net_claim *c, size_t *n);
 
 /* dispatch.c: fails a shard and its job (their live tasks cancelled),
  * inside the caller's write transaction. */

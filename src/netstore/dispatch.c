@@ -72,7 +72,7 @@ char *synor__ns_json_text(const synor__jval *v)
 }
 
 /* The job's params with the shard's members over them: a fresh string. */
-static char *merge_params(const char *job, const char *shard)
+char *synor__ns_merge_params(const char *job, const char *shard)
 {
     synor__jdoc *a = NULL, *b = NULL;
     if (synor__json_parse(job, strlen(job), "job params", &a))
@@ -162,11 +162,12 @@ static int spot_task(synor_netstore *s, const char *owner, int64_t device, const
     return synor__ns_exec(s, bump, b, 1, NULL, NULL);
 }
 
-static int claim_tx(synor_netstore *s, const char *owner, int64_t device, synor_net_claim *c)
+/* Leases one task to the device (checked by the caller): 0 with *c
+ * filled, 1 when there is none. *last_job: the job last marked running in
+ * this transaction (that update is skipped when it repeats). */
+static int take_one(synor_netstore *s, const char *owner, int64_t device, int64_t now,
+                    int64_t *last_job, synor_net_claim *c)
 {
-    static const char dev[] = "SELECT accepting, availability FROM devices WHERE id = $1"
-                              " AND owner = $2";
-    static const char seen[] = "UPDATE devices SET last_seen_ms = $1 WHERE id = $2";
     static const char take[] =
         "UPDATE tasks SET state = 'leased', device_id = $1, provider = $2, lease = $3,"
         " lease_expires_ms = $4, attempts = attempts + 1 WHERE id = (SELECT t.id FROM tasks t"
@@ -180,24 +181,8 @@ static int claim_tx(synor_netstore *s, const char *owner, int64_t device, synor_
         "SELECT i.sha, b.bytes FROM shard_inputs i JOIN blobs b ON b.sha = i.sha"
         " WHERE i.shard_id = $1 ORDER BY i.pos";
     static const char running[] = "UPDATE jobs SET state = 'running' WHERE id = $1 AND state = 'queued'";
-    nsparam pd[] = {NS_I(device), NS_T(owner)};
     nsres r;
-    int e = synor__ns_exec(s, dev, pd, 2, &r, NULL);
-    if (e)
-        return e;
-    if (!r.rows) {
-        synor__nsres_free(&r);
-        return synor__error(SYNOR_ENOENT, "no device dev-%lld", (long long)device);
-    }
-    int accepting = synor__nsres_int(&r, 0, 0) != 0 &&
-                    synor__ns_available_now(synor__nsres_text(&r, 0, 1), time(NULL));
-    synor__nsres_free(&r);
-    int64_t now = synor__ns_now_ms();
-    nsparam ps[] = {NS_I(now), NS_I(device)};
-    if ((e = synor__ns_exec(s, seen, ps, 2, NULL, NULL)))
-        return e;
-    if (!accepting)
-        return 1;
+    int e;
     char lease[34] = "L";
     if ((e = synor__ns_random_hex(16, lease + 1)))
         return e;
@@ -220,15 +205,16 @@ static int claim_tx(synor_netstore *s, const char *owner, int64_t device, synor_
         synor__nsres_free(&r);
     }
     nsparam pj[] = {NS_I(job)};
-    if ((e = synor__ns_exec(s, running, pj, 1, NULL, NULL)))
+    if (job != *last_job && (e = synor__ns_exec(s, running, pj, 1, NULL, NULL)))
         return e;
+    *last_job = job;
     nsparam psh[] = {NS_I(shard)};
     if ((e = synor__ns_exec(s, info, psh, 1, &r, NULL)))
         return e;
     *c = (synor_net_claim){.task = task, .job = job, .expires_in = s->o.lease_timeout_s};
     memcpy(c->lease, lease, sizeof lease);
     synor__strlcpy(c->kernel, synor__nsres_text(&r, 0, 0), sizeof c->kernel);
-    c->params_json = merge_params(synor__nsres_text(&r, 0, 1),
+    c->params_json = synor__ns_merge_params(synor__nsres_text(&r, 0, 1),
                                   synor__nsres_null(&r, 0, 2) ? NULL : synor__nsres_text(&r, 0, 2));
     synor__nsres_free(&r);
     if (!c->params_json)
@@ -260,29 +246,87 @@ static int claim_tx(synor_netstore *s, const char *owner, int64_t device, synor_
     return 0;
 }
 
+/* Up to max tasks for the owner's device into c[0..*n): 0 with *n >= 1, 1
+ * when none (or the device is not accepting work). */
+static int claim_tx(synor_netstore *s, const char *owner, int64_t device, size_t max,
+                    synor_net_claim *c, size_t *n)
+{
+    static const char dev[] = "SELECT accepting, availability FROM devices WHERE id = $1"
+                              " AND owner = $2";
+    static const char seen[] = "UPDATE devices SET last_seen_ms = $1 WHERE id = $2";
+    nsparam pd[] = {NS_I(device), NS_T(owner)};
+    nsres r;
+    *n = 0;
+    int e = synor__ns_exec(s, dev, pd, 2, &r, NULL);
+    if (e)
+        return e;
+    if (!r.rows) {
+        synor__nsres_free(&r);
+        return synor__error(SYNOR_ENOENT, "no device dev-%lld", (long long)device);
+    }
+    int accepting = synor__nsres_int(&r, 0, 0) != 0 &&
+                    synor__ns_available_now(synor__nsres_text(&r, 0, 1), time(NULL));
+    synor__nsres_free(&r);
+    int64_t now = synor__ns_now_ms();
+    nsparam ps[] = {NS_I(now), NS_I(device)};
+    if ((e = synor__ns_exec(s, seen, ps, 2, NULL, NULL)))
+        return e;
+    if (!accepting)
+        return 1;
+    if (max > 1 && !(s->o.spot_rate > 0))
+        return synor__ns_take_many(s, owner, device, now, max, c, n);
+    int64_t last_job = 0;
+    while (*n < max) {
+        e = take_one(s, owner, device, now, &last_job, &c[*n]);
+        if (e < 0) {
+            for (size_t i = 0; i < *n; i++)
+                synor_net_claim_free(&c[i]);
+            *n = 0;
+            return e;
+        }
+        if (e == 1)
+            break;
+        ++*n;
+    }
+    return *n ? 0 : 1;
+}
+
 typedef struct claim_args {
     const char *owner;
     int64_t device;
-    synor_net_claim *claim;
-    int filled;
+    size_t max;
+    synor_net_claim *claims;
+    size_t n;
 } claim_args;
 
 static int claim_op(synor_netstore *s, void *arg)
 {
     claim_args *a = arg;
-    int e = claim_tx(s, a->owner, a->device, a->claim);
-    a->filled = e == 0;
+    return claim_tx(s, a->owner, a->device, a->max, a->claims, &a->n);
+}
+
+int synor_netstore_claim_many(synor_netstore *s, const char *owner, int64_t device, size_t max,
+                              synor_net_claim *claims, size_t *n)
+{
+    if (max < 1 || max > SYNOR_NET_CLAIM_MAX)
+        return synor__error(SYNOR_EINVAL, "argument 'max': value %zu: 1 to %d", max,
+                            SYNOR_NET_CLAIM_MAX);
+    claim_args a = {.owner = owner, .device = device, .max = max, .claims = claims};
+    int e = synor__ns_tx(s, claim_op, &a);
+    if (e < 0) { /* the commit failed after the claims were filled */
+        for (size_t i = 0; i < a.n; i++)
+            synor_net_claim_free(&claims[i]);
+        a.n = 0;
+    }
+    *n = e < 0 ? 0 : a.n;
     return e;
 }
 
 int synor_netstore_claim(synor_netstore *s, const char *owner, int64_t device,
                          synor_net_claim *claim)
 {
-    claim_args a = {.owner = owner, .device = device, .claim = claim};
-    int e = synor__ns_tx(s, claim_op, &a);
-    if (e < 0 && a.filled)
-        synor_net_claim_free(claim); /* the commit failed */
-    return e;
+    size_t n;
+    return synor_netstore_claim_many(s, owner, device, 1, claim, &n);
 }
 
 /* The task's row if owner holds lease on it, unexpired: shard, job. */
@@ -342,18 +386,8 @@ static int result_tx(synor_netstore *s, const char *owner, int64_t task, const c
     return 0;
 }
 
-typedef struct result_args {
-    const char *owner;
-    int64_t task;
-    const char *lease;
-    const void *data;
-    size_t n;
-    const char *sha;
-    int64_t elapsed_ms;
-    synor_net_verdict *verdict;
-} result_args;
 
-static int result_op(synor_netstore *s, void *arg)
+int synor__ns_result_op(synor_netstore *s, void *arg)
 {
     result_args *a = arg;
     return result_tx(s, a->owner, a->task, a->lease, a->data, a->n, a->sha, a->elapsed_ms,
@@ -371,7 +405,7 @@ int synor_netstore_result(synor_netstore *s, const char *owner, int64_t task, co
                             "header 'X-Synor-SHA256': value '%s': the body's SHA-256 is %s",
                             sha256 ? sha256 : "", sha);
     result_args a = {owner, task, lease, data, n, sha, elapsed_ms < 0 ? 0 : elapsed_ms, verdict};
-    return synor__ns_tx(s, result_op, &a);
+    return synor__ns_tx(s, synor__ns_result_op, &a);
 }
 
 /* Fails a shard and its job: the job's other live tasks are cancelled. */

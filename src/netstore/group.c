@@ -14,6 +14,7 @@
  * operation runs without a savepoint. Error messages live in per-thread
  * slots, so the leader copies a failed operation's message into it and its
  * caller sets it again in its own thread. */
+#include <stdio.h>
 #include <string.h>
 
 #include "netstore/db.h"
@@ -27,8 +28,64 @@ struct ns_op {
     ns_op *next;
 };
 
+struct ns_jobdelta {
+    int64_t job, cost, done;
+};
+
+int synor__ns_job_delta(synor_netstore *s, int64_t job, int64_t cost, int64_t done)
+{
+    if (s->njd == s->capjd) {
+        size_t cap = s->capjd ? 2 * s->capjd : 64;
+        struct ns_jobdelta *p = synor__realloc(s->jd, cap * sizeof *p);
+        if (!p)
+            return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+        s->jd = p;
+        s->capjd = cap;
+    }
+    s->jd[s->njd++] = (struct ns_jobdelta){job, cost, done};
+    return 0;
+}
+
+/* Applies the transaction's job counter changes, one UPDATE per job; a
+ * job whose last shard is done is marked done. */
+static int flush_deltas(synor_netstore *s)
+{
+    static const char upd[] = "UPDATE jobs SET cost = cost + $1, shards_left = shards_left - $2"
+                              " WHERE id = $3 RETURNING shards_left";
+    static const char job_done[] = "UPDATE jobs SET state = 'done' WHERE id = $1"
+                                   " AND state IN ('queued', 'running')";
+    int e = 0;
+    for (size_t i = 0; i < s->njd && !e; i++) {
+        int64_t job = s->jd[i].job, cost = 0, done = 0;
+        if (!job)
+            continue;
+        for (size_t k = i; k < s->njd; k++)
+            if (s->jd[k].job == job) {
+                cost += s->jd[k].cost;
+                done += s->jd[k].done;
+                s->jd[k].job = 0;
+            }
+        nsparam p[] = {NS_I(cost), NS_I(done), NS_I(job)};
+        nsres r;
+        if ((e = synor__ns_exec(s, upd, p, 3, &r, NULL)))
+            break;
+        int last = done && r.rows && synor__nsres_int(&r, 0, 0) == 0;
+        synor__nsres_free(&r);
+        if (last) {
+            nsparam pj[] = {NS_I(job)};
+            char subj[32];
+            snprintf(subj, sizeof subj, "j-%lld", (long long)job);
+            if (!(e = synor__ns_exec(s, job_done, pj, 1, NULL, NULL)))
+                e = synor__ns_event(s, "job-done", subj, "");
+        }
+    }
+    s->njd = 0;
+    return e;
+}
+
 static void run_batch(synor_netstore *s, ns_op *batch)
 {
+    s->njd = 0;
     pthread_mutex_lock(&s->mu);
     int e = synor__ns_begin(s, 1);
     int single = batch && !batch->next;
@@ -43,10 +100,12 @@ static void run_batch(synor_netstore *s, ns_op *batch)
         }
         static const char sp[] = "SAVEPOINT g", back[] = "ROLLBACK TO SAVEPOINT g",
                           rel[] = "RELEASE SAVEPOINT g";
+        size_t mark = s->njd;
         int x = s->ops->exec(s->db, sp, NULL, 0, NULL, NULL);
         o->rc = x ? x : o->fn(s, o->arg);
         if (!x && o->rc < 0) {
             synor__strlcpy(o->msg, synor_errmsg(), sizeof o->msg);
+            s->njd = mark; /* its counter changes go with it */
             x = s->ops->exec(s->db, back, NULL, 0, NULL, NULL);
         }
         if (!x)
@@ -66,7 +125,9 @@ static void run_batch(synor_netstore *s, ns_op *batch)
     for (ns_op *o = batch; o; o = o->next)
         any_ok |= o->rc >= 0;
     if (!e && (!single || batch->rc >= 0) && any_ok) {
-        e = synor__ns_commit(s);
+        e = flush_deltas(s);
+        if (!e)
+            e = synor__ns_commit(s);
     } else if (!e) {
         synor__ns_rollback(s);
     }
@@ -112,4 +173,51 @@ int synor__ns_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), voi
     if (op.rc < 0)
         synor__error(op.rc, "%s", op.msg);
     return op.rc;
+}
+
+int synor__ns_tx_many(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *const *args,
+                      size_t n, int *rc, char (*msg)[256])
+{
+    ns_op *ops = synor__calloc(n ? n : 1, sizeof *ops);
+    if (!ops)
+        return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        ops[i].fn = fn;
+        ops[i].arg = args[i];
+        ops[i].next = i + 1 < n ? &ops[i + 1] : NULL;
+    }
+    pthread_mutex_lock(&s->gmu);
+    /* queued together, so one leader takes them all into one batch */
+    if (n) {
+        if (s->gtail)
+            s->gtail->next = &ops[0];
+        else
+            s->ghead = &ops[0];
+        s->gtail = &ops[n - 1];
+    }
+    while (n && !ops[n - 1].done) {
+        if (s->gleader) {
+            pthread_cond_wait(&s->gcv, &s->gmu);
+            continue;
+        }
+        s->gleader = 1;
+        ns_op *batch = s->ghead;
+        s->ghead = s->gtail = NULL;
+        pthread_mutex_unlock(&s->gmu);
+        run_batch(s, batch);
+        pthread_mutex_lock(&s->gmu);
+        for (ns_op *o = batch, *next; o; o = next) {
+            next = o->next;
+            o->done = 1;
+        }
+        s->gleader = 0;
+        pthread_cond_broadcast(&s->gcv);
+    }
+    pthread_mutex_unlock(&s->gmu);
+    for (size_t i = 0; i < n; i++) {
+        rc[i] = ops[i].rc;
+        synor__strlcpy(msg[i], ops[i].rc < 0 ? ops[i].msg : "", sizeof msg[i]);
+    }
+    synor__free(ops);
+    return 0;
 }

@@ -88,7 +88,6 @@ static int credit(synor_netstore *s, int64_t task, int64_t job, int64_t device, 
     static const char pay[] = "INSERT INTO ledger (task_id, job_id, provider, device_id, amount,"
                               " created_at) VALUES ($1, $2, $3, $4, $5, $6)"
                               " ON CONFLICT (task_id) DO NOTHING";
-    static const char cost[] = "UPDATE jobs SET cost = cost + $1 WHERE id = $2";
     nsparam pd[] = {NS_I(device)};
     nsres r;
     int e = synor__ns_exec(s, rep, pd, 1, &r, NULL);
@@ -106,11 +105,8 @@ static int credit(synor_netstore *s, int64_t task, int64_t job, int64_t device, 
     int64_t ch = 0;
     if ((e = synor__ns_exec(s, pay, pp, 6, NULL, &ch)))
         return e;
-    if (ch) {
-        nsparam pc[] = {NS_I(s->o.task_price), NS_I(job)};
-        if ((e = synor__ns_exec(s, cost, pc, 2, NULL, NULL)))
-            return e;
-    }
+    if (ch && (e = synor__ns_job_delta(s, job, s->o.task_price, 0)))
+        return e;
     return adjust(s, device, +1);
 }
 
@@ -203,10 +199,6 @@ int synor__ns_quorum(synor_netstore *s, int64_t shard, int64_t task, int *verdic
                                        " WHERE id = $2";
         static const char own[] = "INSERT INTO blob_owners (sha, owner) VALUES ($1, $2)"
                                   " ON CONFLICT (sha, owner) DO NOTHING";
-        static const char left[] = "UPDATE jobs SET shards_left = shards_left - 1 WHERE id = $1"
-                                   " RETURNING shards_left";
-        static const char job_done[] = "UPDATE jobs SET state = 'done' WHERE id = $1"
-                                       " AND state IN ('queued', 'running')";
         const char *sha = synor__nsres_text(&d, winner, 1);
         for (size_t i = 0; i < n && !e; i++) {
             int64_t t = synor__nsres_int(&d, i, 0), dev = synor__nsres_int(&d, i, 2);
@@ -215,27 +207,16 @@ int synor__ns_quorum(synor_netstore *s, int64_t shard, int64_t task, int *verdic
             if (t == task)
                 *verdict = ok ? 1 : -1;
         }
-        nsparam pv[] = {NS_T(sha), NS_I(shard)}, po[] = {NS_T(sha), NS_T(owner)}, pj[] = {NS_I(job)};
+        nsparam pv[] = {NS_T(sha), NS_I(shard)}, po[] = {NS_T(sha), NS_T(owner)};
         if (!e)
             e = synor__ns_exec(s, rest, ps, 1, NULL, NULL);
         if (!e)
             e = synor__ns_exec(s, ok_shard, pv, 2, NULL, NULL);
         if (!e)
             e = synor__ns_exec(s, own, po, 2, NULL, NULL);
-        nsres l;
+        /* the job's counters move at the commit (group.c): not on its row per result */
         if (!e)
-            e = synor__ns_exec(s, left, pj, 1, &l, NULL);
-        if (!e) {
-            int64_t remaining = synor__nsres_int(&l, 0, 0);
-            synor__nsres_free(&l);
-            if (!remaining) {
-                e = synor__ns_exec(s, job_done, pj, 1, NULL, NULL);
-                char subj[32];
-                snprintf(subj, sizeof subj, "j-%lld", (long long)job);
-                if (!e)
-                    e = synor__ns_event(s, "job-done", subj, "");
-            }
-        }
+            e = synor__ns_job_delta(s, job, 0, 1);
     } else if (!e) {
         static const char live[] = "SELECT count(*) FROM tasks WHERE shard_id = $1"
                                    " AND state IN ('queued', 'leased')";

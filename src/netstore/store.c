@@ -73,6 +73,7 @@ void synor_netstore_close(synor_netstore *s)
     if (s->rdb)
         s->ops->close(s->rdb);
     synor_rewards_policy_destroy(s->own_policy);
+    synor__free(s->jd);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->gmu);

@@ -72,7 +72,7 @@ check "tokens issued" test ${#ALICE} = 68 -a ${#BOB} = 68 -a ${#MAL} = 68
 WRONG=syn_$(printf '0%.0s' $(seq 64))
 endpoints=("GET /v1/tokens" "POST /v1/tokens" "DELETE /v1/tokens/1" "GET /v1/ledger"
   "GET /v1/events" "GET /v1/devices" "POST /v1/devices" "POST /v1/heartbeat"
-  "GET /v1/tasks/next?device=dev-1" "POST /v1/tasks/t-1/result?lease=L" "POST /v1/tasks/t-1/fail?lease=L"
+  "GET /v1/tasks/next?device=dev-1" "GET /v1/tasks/next?device=dev-1&max=2" "POST /v1/results" "POST /v1/tasks/t-1/result?lease=L" "POST /v1/tasks/t-1/fail?lease=L"
   "GET /v1/earnings" "PUT /v1/blobs" "GET /v1/blobs/00" "POST /v1/jobs" "GET /v1/jobs"
   "GET /v1/jobs/j-1" "GET /v1/jobs/j-1/result" "DELETE /v1/jobs/j-1" "GET /metrics"
   "GET /dashboard" "GET /v1/market/book" "POST /v1/market/orders" "GET /v1/nothing")
@@ -88,6 +88,8 @@ check "dashboard: token in the query" test "$(req "" GET "/dashboard?token=$WRON
 check "consumer cannot issue tokens" test "$(req "$ALICE" POST /v1/tokens -d '{"role":"operator","owner":"x"}')" = 403
 check "provider cannot submit jobs" test "$(req "$BOB" GET /v1/jobs)" = 403
 check "consumer cannot take tasks" test "$(req "$ALICE" GET '/v1/tasks/next?device=dev-1')" = 403
+check "consumer cannot take a batch" test "$(req "$ALICE" GET '/v1/tasks/next?device=dev-1&max=4')" = 403
+check "consumer cannot post results" test "$(req "$ALICE" POST /v1/results -d '{}')" = 403
 check "consumer cannot heartbeat" test "$(req "$ALICE" POST /v1/heartbeat -d '{"devices":[]}')" = 403
 check "consumer: no metrics" test "$(req "$ALICE" GET /metrics)" = 403
 check "consumer: no dashboard" test "$(req "" GET "/dashboard?token=$ALICE")" = 403
@@ -184,6 +186,53 @@ check "bob's earnings" test "$(req "$BOB" GET /v1/earnings)" = 200 -a "$(get own
 check "mallory earned nothing" test "$(req "$MAL" GET /v1/earnings)" = 200 -a "$(get balance)" = 0.000000
 check "fail needs the lease" test "$(req "$MAL" POST "/v1/tasks/$T1/fail?lease=$L1" -d '{"error":"x"}')" = 409
 
+# ---- batches: several tasks per claim, several results per request
+check "heartbeat offers batches" test "$(req "$BOB" POST /v1/heartbeat -d '{"devices":["'$BD'"]}')" = 200 -a "$(get batch)" = true
+check "third job" test "$(req "$ALICE" POST /v1/jobs -d '{"kernel":"sum-f32","shards":[{"inputs":["'$SHA'"]},{"inputs":["'$SHA'"]},{"inputs":["'$SHA'"]}],"budget":"1"}')" = 201
+J3=$(get id)
+for m in 0 257 x -1; do check "max=$m: 400" test "$(req "$BOB" GET "/v1/tasks/next?device=$BD&max=$m")" = 400; done
+check "mallory cannot batch-claim bob's device" test "$(req "$MAL" GET "/v1/tasks/next?device=$BD&max=2")" = 404
+check "bob claims two" test "$(req "$BOB" GET "/v1/tasks/next?device=$BD&max=2")" = 200
+TA=$(get tasks.0.task); LA=$(get tasks.0.lease); TB=$(get tasks.1.task); LB=$(get tasks.1.lease)
+check "two tasks, not three" bash -c "! '$JC' -g tasks.2 <'$tmp/body' >/dev/null 2>&1"
+check "batch task input" test "$(get tasks.1.inputs.0.sha256)" = "$SHA" -a "$(get tasks.0.job)" = "$J3"
+check "bob claims the rest" test "$(req "$BOB" GET "/v1/tasks/next?device=$BD&max=5")" = 200
+TC=$(get tasks.0.task); LC=$(get tasks.0.lease)
+check "one left, one given" bash -c "! '$JC' -g tasks.1 <'$tmp/body' >/dev/null 2>&1"
+check "empty batch: 204" test "$(req "$BOB" GET "/v1/tasks/next?device=$BD&max=5")" = 204
+printf 'CC' >"$tmp/ra"; printf 'DDD' >"$tmp/rb"; printf 'E' >"$tmp/rc"
+sha() { sha256sum "$1" | cut -c1-64; }
+it() { printf '{"task":"%s","lease":"%s","sha256":"%s","bytes":%s}' "$1" "$2" "$3" "$4"; }
+# batch FILE LINE PAYLOAD-FILES...: the body
+batch() { local f=$1 line=$2; shift 2; { printf '%s\n' "$line"; cat "$@"; } >"$f"; }
+post() { req "$1" POST /v1/results -H 'Content-Type: application/octet-stream' --data-binary @"$2"; }
+batch "$tmp/b1" '{"results":['"$(it $TA $LA $(sha $tmp/ra) 2),$(it $TB $LB $(sha $tmp/rb) 3)"']}' "$tmp/ra" "$tmp/rb"
+check "mallory's batch of bob's tasks: 200" test "$(post "$MAL" "$tmp/b1")" = 200
+check "each item refused: 409" test "$(get results.0.accepted) $(get results.0.status) $(get results.1.status)" = "false 409 409"
+batch "$tmp/bad" '{"results":['"$(it $TA $LA $(sha $tmp/ra) 2)"']}'
+check "bytes missing: 400" test "$(post "$BOB" "$tmp/bad")" = 400
+batch "$tmp/bad" '{"results":['"$(it $TA $LA $(sha $tmp/ra) 2)"']}' "$tmp/ra" "$tmp/rb"
+check "bytes left over: 400" test "$(post "$BOB" "$tmp/bad")" = 400
+batch "$tmp/bad" '{"results":[{"task":"'$TA'","lease":"'$LA'","sha256":"'$(sha $tmp/ra)'","bytes":2,"x":1}]}' "$tmp/ra"
+check "unknown item field: 400" test "$(post "$BOB" "$tmp/bad")" = 400
+printf '{"results":[]}' >"$tmp/bad"
+check "no line: 400" test "$(post "$BOB" "$tmp/bad")" = 400
+batch "$tmp/bad" '{"results":[]}'
+check "empty batch: 400" test "$(post "$BOB" "$tmp/bad")" = 400
+batch "$tmp/bad" '{"results":['"$(it $TA $LA $(sha $tmp/ra) 2),$(it t-x $LB $(sha $tmp/rb) 3)"']}' "$tmp/ra" "$tmp/rb"
+check "a malformed item refuses the whole batch" test "$(post "$BOB" "$tmp/bad")" = 400
+# a wrong checksum in the middle: that item refused, the others applied
+batch "$tmp/b2" '{"results":['"$(it $TA $LA $(sha $tmp/ra) 2),$(it $TB $LB $(sha $tmp/ra) 3),$(it $TC $LC $(sha $tmp/rc) 1)"']}' "$tmp/ra" "$tmp/rb" "$tmp/rc"
+check "bob's batch: 200" test "$(post "$BOB" "$tmp/b2")" = 200
+check "items judged one by one" test "$(get results.0.accepted) $(get results.1.accepted) $(get results.1.status) $(get results.2.accepted)" = "true false 400 true"
+check "item verdict" test "$(get results.0.state) $(get results.2.task)" = "validated $TC"
+check "job not done yet" test "$(req "$ALICE" GET /v1/jobs/$J3)" = 200 -a "$(get done)" = 2
+batch "$tmp/b3" '{"results":['"$(it $TB $LB $(sha $tmp/rb) 3),$(it $TA $LA $(sha $tmp/ra) 2)"']}' "$tmp/rb" "$tmp/ra"
+check "the refused one again, and a repeat" test "$(post "$BOB" "$tmp/b3")" = 200 -a "$(get results.0.accepted) $(get results.1.status)" = "true 409"
+check "batched job done" test "$(req "$ALICE" GET /v1/jobs/$J3)" = 200 -a "$(get state)" = done
+check "batched result in shard order" test "$(req "$ALICE" GET /v1/jobs/$J3/result)" = 200 -a "$(cat "$tmp/body")" = CCDDDE
+check "mallory still earned nothing" test "$(req "$MAL" GET /v1/earnings)" = 200 -a "$(get balance)" = 0.000000
+
 # ---- cancel
 check "second job" test "$(req "$ALICE" POST /v1/jobs -d '{"kernel":"sum-f32","shards":[{"inputs":["'$SHA'"]}],"budget":"1"}')" = 201
 J2=$(get id)
@@ -192,10 +241,13 @@ check "cancelled" test "$(req "$ALICE" GET /v1/jobs/$J2)" = 200 -a "$(get state)
 check "nothing to claim" test "$(req "$BOB" GET "/v1/tasks/next?device=$BD")" = 204
 
 # ---- operator views, metrics, dashboard, market
+# both devices seen just now (the sections above take a while under sanitizers)
+req "$MAL" POST /v1/heartbeat -d '{"devices":["'$MD'"]}' >/dev/null
+req "$BOB" POST /v1/heartbeat -d '{"devices":["'$BD'"]}' >/dev/null
 check "metrics" test "$(req "$OP" GET /metrics)" = 200
-check "metrics: valid tasks" grep -qx 'synor_coord_tasks{state="valid"} 2' "$tmp/body"
+check "metrics: valid tasks" grep -qx 'synor_coord_tasks{state="valid"} 5' "$tmp/body"
 check "metrics: devices online" grep -qx 'synor_coord_devices_online 2' "$tmp/body"
-check "metrics: dispatch histogram" grep -qx 'synor_coord_dispatch_seconds_count 2' "$tmp/body"
+check "metrics: dispatch histogram" grep -qx 'synor_coord_dispatch_seconds_count 4' "$tmp/body"
 check "metrics: 401s counted" grep -q '^synor_coord_http_responses_total{code="401"} [1-9]' "$tmp/body"
 check "dashboard" test "$(req "" GET "/dashboard?token=$OP")" = 200
 check "dashboard: sections" bash -c "grep -q '<table id=\"devices\">' '$tmp/body' && grep -q '<table id=\"jobs\">' '$tmp/body' && grep -q '<svg id=\"timeline\"' '$tmp/body' && grep -q bob-cpu0 '$tmp/body'"
@@ -222,7 +274,7 @@ check "job kept" test "$(req "$ALICE" GET /v1/jobs/$J)" = 200 -a "$(get state)" 
 check "result kept" test "$(req "$ALICE" GET /v1/jobs/$J/result)" = 200 -a "$(cat "$tmp/body")" = AAAABBBBBB
 check "ledger kept" bash -c "[ \"\$(curl -s -H 'Authorization: Bearer $OP' http://127.0.0.1:$port/v1/ledger | '$JC' -g total)\" != 0.000000 ]"
 req "$OP" GET /v1/ledger >/dev/null
-check "still one entry per task" bash -c "'$JC' -g entries.1 <'$tmp/body' >/dev/null && ! '$JC' -g entries.2 <'$tmp/body' >/dev/null 2>&1"
+check "still one entry per task" bash -c "'$JC' -g entries.4 <'$tmp/body' >/dev/null && ! '$JC' -g entries.5 <'$tmp/body' >/dev/null 2>&1"
 check "revocation kept" test "$(req "$CAROL" GET /v1/jobs)" = 401
 check "market kept" test "$(req "$ALICE" GET '/v1/market/book?resource=gpu/nvidia-h100-sxm/eu-west')" = 200 -a "$(get books.0.best_ask)" = 2.490000
 check "operator token not rewritten" test "$(cat "$tmp/op.tok")" = "$OP"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The compute network end to end (issue 15's bar): a coordinator and 5
 # agents on this machine, a job of about 1,000 tasks (334 sgemm shards x 3
-# replicas), one agent returning wrong results, two agents killed mid-run
+# replicas; two agents claim 4 tasks at a time, the batch protocol), one
+# agent returning wrong results, two agents killed mid-run
 # (one exits 137 in the middle of a task, one is sent SIGKILL): the job
 # completes with right results (checked with a triple loop), the cheating
 # provider earns nothing and its reputation falls below the honest ones',
@@ -56,6 +57,7 @@ run() {
   local ag=()
   for p in p1 p2 p3 p4 p5; do
     local extra=()
+    [ $p = p1 ] || [ $p = p2 ] && extra=(--claim-max 4) # the batch protocol
     [ $p = p3 ] && extra=(--test-fault wrong-results)
     [ $p = p4 ] && extra=(--test-fault die-after 40)
     "$S" agent $U --token-file "$d/$p.tok" --state-dir "$d/s-$p" --wait 2 --cpu-share 50% \
