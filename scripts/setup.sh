@@ -25,8 +25,10 @@ PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
 # --test-deps (scripts/test.sh): also what only the tests use - PyTorch, the
 # independent reference the trainer's gradients are checked against
 # (tests/test_train_torch.c); never a dependency of the library or the CLI.
+# Chromium (headless): renders the coordinator's dashboard in
+# tests/cli/dashboard.sh.
 if [ "${2:-}" = "--test-deps" ] || [ "${1:-}" = "--test-deps" ]; then
-  PACKAGES+=(python3-torch)
+  PACKAGES+=(python3-torch chromium)
 fi
 
 missing=()

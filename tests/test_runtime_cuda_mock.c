@@ -179,6 +179,86 @@ static void tiled_gemm_case(uint64_t cuda_memory)
 }
 
 TEST(tiled_sgemm_on_the_cpu_and_the_mock_gpu_matches_blas) { tiled_gemm_case(0); }
+
+/* Tasks of the trace by op ("gemm", "potrf", ...; NULL = all) that ran on
+ * the GPU, and in all. */
+static void count_on_gpu(synor_runtime *rt, const char *op, size_t *on_gpu, size_t *all)
+{
+    synor_trace *tr = NULL;
+    *on_gpu = *all = 0;
+    if (synor_runtime_trace(rt, "on", &tr) < 0)
+        return;
+    for (size_t i = 0; i < tr->n_tasks; i++) {
+        if (op && strcmp(tr->tasks[i].op, op))
+            continue;
+        (*all)++;
+        *on_gpu += !strcmp(tr->devices[tr->tasks[i].device].name, "cuda0");
+    }
+    synor_trace_destroy(tr);
+}
+
+/* synor_tiled_sgemm_on / spotrf_on (what synor agent runs for a task
+ * claimed for a GPU): GEMM tiles all on the device named, the Cholesky's
+ * CPU-only kernels on the CPU, the results those of BLAS; on the host,
+ * nothing on the GPU; a device that does not exist is refused. */
+TEST(tiled_sgemm_and_spotrf_on_a_device_run_there)
+{
+    if (!mock_present())
+        TEST_SKIP("run through ctest: LD_LIBRARY_PATH must name the CUDA mock");
+    enum { M = 300, N = 200, K = 100, NB = 64, P = 256 };
+    float *a = malloc(M * K * 4), *b = malloc(K * N * 4), *c = calloc(M * N, 4),
+          *ref = calloc(M * N, 4), *s = malloc(P * P * 4), *l = malloc(P * P * 4);
+    ASSERT(a && b && c && ref && s && l);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        a[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+    for (size_t i = 0; i < (size_t)K * N; i++)
+        b[i] = (float)((i * 104729) % 1000) / 1000.0f - 0.5f;
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, M, b, K, 0.0f, ref,
+                M);
+    for (int i = 0; i < P; i++) /* symmetric, diagonally dominant: positive definite */
+        for (int j = 0; j < P; j++)
+            s[i + j * P] = i == j ? (float)P : 1.0f / (float)(1 + (i + j) % 5);
+    for (int dev_is_gpu = 1; dev_is_gpu >= 0; dev_is_gpu--) {
+        unsigned cu;
+        synor_runtime *rt = make(0, &cu);
+        ASSERT(rt && cu);
+        ASSERT_OK(synor_runtime_start(rt));
+        unsigned dev = dev_is_gpu ? cu : 0;
+        ASSERT_OK(synor_tiled_sgemm_on(rt, dev, M, N, K, 1.0f, a, M, b, K, 0.0f, c, M, NB));
+        for (size_t i = 0; i < (size_t)M * N; i++)
+            ASSERT(fabsf(c[i] - ref[i]) < 1e-3f);
+        size_t on_gpu, all;
+        count_on_gpu(rt, NULL, &on_gpu, &all);
+        ASSERT_EQ(all, 5u * 4u * 2u); /* tiles of C x tiles along k */
+        ASSERT_EQ(on_gpu, dev_is_gpu ? all : 0);
+        synor_runtime_destroy(rt);
+
+        rt = make(0, &cu);
+        ASSERT(rt);
+        ASSERT_OK(synor_runtime_start(rt));
+        memcpy(l, s, (size_t)P * P * 4);
+        ASSERT_OK(synor_tiled_spotrf_on(rt, dev, P, l, P, NB));
+        /* L L^T = S on the lower triangle */
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j <= i; j++) {
+                double x = 0;
+                for (int q = 0; q <= j; q++)
+                    x += (double)l[i + q * P] * l[j + q * P];
+                ASSERT(fabs(x - s[i + j * P]) < 1e-2);
+            }
+        size_t g_gpu, g_all, o_gpu, o_all;
+        count_on_gpu(rt, "gemm", &g_gpu, &g_all);
+        count_on_gpu(rt, NULL, &o_gpu, &o_all);
+        ASSERT_EQ(g_all, 4u); /* 4 x 4 tiles: sum over k of C(nt-k-1, 2) = 3 + 1 */
+        ASSERT_EQ(g_gpu, dev_is_gpu ? g_all : 0);
+        ASSERT_EQ(o_gpu, g_gpu); /* potrf, trsm, syrk: on the CPU */
+        ASSERT_EQ(synor_tiled_spotrf_on(rt, 99, P, l, P, NB), SYNOR_EINVAL);
+        ASSERT(strstr(synor_errmsg(), "device 99"));
+        synor_runtime_destroy(rt);
+    }
+    ASSERT_EQ(*counter("synor_mock_allocs"), 0);
+    free(a), free(b), free(c), free(ref), free(s), free(l);
+}
 TEST(tiled_sgemm_with_a_small_device_memory_evicts_and_matches) { tiled_gemm_case(1 << 20); }
 
 /* cfg.cuda_staging: every copy goes through the page-locked buffers, in
@@ -373,6 +453,7 @@ TEST(two_gpus_exchange_data_by_the_peer_path)
 }
 
 TEST_MAIN(the_mock_gpu_is_a_runtime_device, tiled_sgemm_on_the_cpu_and_the_mock_gpu_matches_blas,
+          tiled_sgemm_and_spotrf_on_a_device_run_there,
           tiled_sgemm_with_a_small_device_memory_evicts_and_matches,
           staged_copies_through_page_locked_buffers,
           element_wise_kernels_on_the_mock_gpu_match_the_cpu, two_gpus_exchange_data_by_the_peer_path)

@@ -523,6 +523,20 @@ int synor_tiled_sgemm(synor_runtime *rt, size_t m, size_t n, size_t k, float alp
 int synor_tiled_spotrf(synor_runtime *rt, size_t n, float *a, size_t lda, size_t nb);
 int synor_tiled_dpotrf(synor_runtime *rt, size_t n, double *a, size_t lda, size_t nb);
 
+/* The same on runtime device `device` (synor_runtime_device_get): every
+ * task whose kernel that device implements is placed there
+ * (synor_task_spec.device), the others wherever the runtime decides. GEMM
+ * has CPU, OpenCL and CUDA versions; the Cholesky's tile factorizations,
+ * triangular solves and symmetric updates have a CPU version only, so on
+ * an accelerator only the Cholesky's GEMM updates (most of its flops) run
+ * there. SYNOR_EINVAL (naming the count) for a device that does not exist;
+ * otherwise as above. */
+int synor_tiled_sgemm_on(synor_runtime *rt, unsigned device, size_t m, size_t n, size_t k,
+                         float alpha, const float *a, size_t lda, const float *b, size_t ldb,
+                         float beta, float *c, size_t ldc, size_t nb);
+int synor_tiled_spotrf_on(synor_runtime *rt, unsigned device, size_t n, float *a, size_t lda,
+                          size_t nb);
+
 #ifdef __cplusplus
 }
 #endif

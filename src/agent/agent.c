@@ -585,14 +585,14 @@ static int fetch_inputs(synor_agent *a, const synor__jval *inputs, void **data, 
 }
 
 /* Runs a task that was claimed; its result is uploaded (or kept). */
-static int run_task(synor_agent *a, const synor__jdoc *d, const synor__jval *root,
+static int run_task(synor_agent *a, unsigned dev, const synor__jdoc *d, const synor__jval *root,
                     const char *task, const char *lease)
 {
     const synor__jval *kv = synor__json_get(root, "kernel");
     const char *kernel = kv && kv->type == SYNOR__J_STRING ? kv->u.str.s : "";
     void *in[16] = {0};
     size_t len[16] = {0}, n = 0;
-    logf_(a, "task %s: %s", task, kernel);
+    logf_(a, "task %s: %s for %s", task, kernel, a->cfg.devices[dev].name);
     int r = fetch_inputs(a, synor__json_get(root, "inputs"), in, len, &n);
     if (r == SYNOR_EIO) {
         for (size_t i = 0; i < n; i++)
@@ -602,9 +602,11 @@ static int run_task(synor_agent *a, const synor__jdoc *d, const synor__jval *roo
     void *out = NULL;
     size_t out_len = 0;
     double t0 = synor_netclient_now();
+    char where[64] = "";
     if (!r)
-        r = synor__agent_exec_run(a->exec, kernel, d, synor__json_get(root, "params"), n,
-                                  (const void *const *)in, len, &out, &out_len);
+        r = synor__agent_exec_run(a->exec, &a->cfg.devices[dev], kernel, d,
+                                  synor__json_get(root, "params"), n, (const void *const *)in, len,
+                                  &out, &out_len, where, sizeof where);
     uint64_t ms = (uint64_t)((synor_netclient_now() - t0) * 1000 + 0.5);
     for (size_t i = 0; i < n; i++)
         free(in[i]);
@@ -641,8 +643,8 @@ static int run_task(synor_agent *a, const synor__jdoc *d, const synor__jval *roo
               a->cfg.fault_n);
         _exit(137);
     }
-    logf_(a, "task %s: ran in %llu ms, %zu bytes of result", task, (unsigned long long)ms,
-          out_len);
+    logf_(a, "task %s: ran in %llu ms on %s, %zu bytes of result", task, (unsigned long long)ms,
+          where, out_len);
     int acc = 0;
     double wait = 0.5;
     while ((r = upload(a, &p, &acc)) == SYNOR_EIO) {
@@ -733,7 +735,7 @@ static int claim_and_run(synor_agent *a)
         /* a stop leaves the rest to lapse back to the queue */
         if (i && stopping(a))
             break;
-        r = run_task(a, d, one, t->u.str.s, l->u.str.s);
+        r = run_task(a, dev, d, one, t->u.str.s, l->u.str.s);
     }
     atomic_store(&a->busy, 0);
     synor__jdoc_free(d);

@@ -31,10 +31,21 @@ typedef struct model_slot {
 
 struct synor__agent_exec {
     unsigned workers;
+    int cuda; /* a CUDA GPU is among the devices registered */
     synor_runtime *rt; /* created and started at the first task */
     unsigned n_models;
     model_slot models[SYNOR_AGENT_MAX_MODELS];
 };
+
+/* The CUDA ordinal of a device detection named "local-cudaN", else -1. */
+static int cuda_ordinal(const char *name)
+{
+    unsigned k;
+    int n = 0;
+    if (sscanf(name, "local-cuda%u%n", &k, &n) == 1 && (size_t)n == strlen(name) && k < 4096)
+        return (int)k;
+    return -1;
+}
 
 int synor__agent_exec_create(unsigned workers, const synor_agent_config *cfg,
                              synor__agent_exec **out)
@@ -43,6 +54,12 @@ int synor__agent_exec_create(unsigned workers, const synor_agent_config *cfg,
     if (!x)
         return synor__error(SYNOR_ENOMEM, "agent: out of memory");
     x->workers = workers;
+    x->cuda = 1; /* the runtime's default where no devices are named */
+    if (cfg && cfg->n_devices) {
+        x->cuda = 0;
+        for (unsigned i = 0; i < cfg->n_devices; i++)
+            x->cuda |= cuda_ordinal(cfg->devices[i].name) >= 0;
+    }
     if (cfg) {
         x->n_models = cfg->n_models;
         for (unsigned i = 0; i < cfg->n_models; i++) {
@@ -75,6 +92,8 @@ static int runtime(synor__agent_exec *x)
     rc.cpu_workers = x->workers;
     rc.pin_workers = 0; /* a contributed machine: leave the owner's cores alone */
     rc.opencl = SYNOR_OPENCL_OFF;
+    /* The owner's GPUs only when registered (--devices all). */
+    rc.cuda = x->cuda;
     int r = synor_runtime_create(&rc, &x->rt);
     if (r)
         return r;
@@ -84,6 +103,36 @@ static int runtime(synor__agent_exec *x)
         x->rt = NULL;
     }
     return r;
+}
+
+/* The runtime device a task claimed for dev runs on (*idx), named in
+ * where: a CUDA GPU registered as "local-cudaN" is the runtime's "cudaN";
+ * any other device (the host CPU, or a GPU the runtime has not opened) is
+ * the host, device 0. */
+static int target(synor__agent_exec *x, const synor_agent_device *dev, unsigned *idx,
+                  char *where, size_t wn)
+{
+    int r = runtime(x);
+    if (r)
+        return r;
+    *idx = 0;
+    snprintf(where, wn, "cpu");
+    int k = dev ? cuda_ordinal(dev->name) : -1;
+    if (k < 0)
+        return 0;
+    char want[32];
+    snprintf(want, sizeof want, "cuda%d", k);
+    for (unsigned i = 1; i < synor_runtime_device_count(x->rt); i++) {
+        synor_runtime_device_info di;
+        if (synor_runtime_device_get(x->rt, i, &di) == 0 && !strcmp(di.name, want) &&
+            !di.stopped) {
+            *idx = i;
+            snprintf(where, wn, "%s", want);
+            return 0;
+        }
+    }
+    snprintf(where, wn, "cpu (no runtime device %s)", want);
+    return 0;
 }
 
 /* params.key: an integer in [lo, hi], required. */
@@ -113,8 +162,9 @@ static int want_len(const char *kernel, size_t i, size_t len, size_t want, const
     return 0;
 }
 
-static int run_sgemm(synor__agent_exec *x, const synor__jdoc *d, const synor__jval *p, size_t ni,
-                     const void *const *in, const size_t *len, void **out, size_t *out_len)
+static int run_sgemm(synor__agent_exec *x, unsigned dev, const synor__jdoc *d,
+                     const synor__jval *p, size_t ni, const void *const *in, const size_t *len,
+                     void **out, size_t *out_len)
 {
     int64_t m, n, k;
     int r;
@@ -130,8 +180,8 @@ static int run_sgemm(synor__agent_exec *x, const synor__jdoc *d, const synor__jv
                             (long long)n);
     /* Column-major C^T (n x m) = B^T (n x k, ld n) A^T (k x m, ld k). */
     if ((r = runtime(x)) ||
-        (r = synor_tiled_sgemm(x->rt, (size_t)n, (size_t)m, (size_t)k, 1.0f, in[1], (size_t)n,
-                               in[0], (size_t)k, 0.0f, c, (size_t)n, TILE))) {
+        (r = synor_tiled_sgemm_on(x->rt, dev, (size_t)n, (size_t)m, (size_t)k, 1.0f, in[1],
+                                  (size_t)n, in[0], (size_t)k, 0.0f, c, (size_t)n, TILE))) {
         synor__free(c);
         return r;
     }
@@ -140,9 +190,9 @@ static int run_sgemm(synor__agent_exec *x, const synor__jdoc *d, const synor__jv
     return 0;
 }
 
-static int run_spotrf(synor__agent_exec *x, const synor__jdoc *d, const synor__jval *p,
-                      size_t ni, const void *const *in, const size_t *len, void **out,
-                      size_t *out_len)
+static int run_spotrf(synor__agent_exec *x, unsigned dev, const synor__jdoc *d,
+                      const synor__jval *p, size_t ni, const void *const *in, const size_t *len,
+                      void **out, size_t *out_len)
 {
     int64_t n;
     int r;
@@ -158,7 +208,7 @@ static int run_spotrf(synor__agent_exec *x, const synor__jdoc *d, const synor__j
         return synor__error(SYNOR_ENOMEM, "spotrf: out of memory (n %zu)", nn);
     }
     memcpy(a, in[0], nn * nn * 4); /* symmetric: row- and column-major agree */
-    if ((r = runtime(x)) || (r = synor_tiled_spotrf(x->rt, nn, a, nn, TILE))) {
+    if ((r = runtime(x)) || (r = synor_tiled_spotrf_on(x->rt, dev, nn, a, nn, TILE))) {
         synor__free(a);
         synor__free(l);
         return r;
@@ -320,16 +370,29 @@ static int run_llm(synor__agent_exec *x, const synor__jdoc *d, const synor__jval
     return 0;
 }
 
-int synor__agent_exec_run(synor__agent_exec *x, const char *kernel, const synor__jdoc *d,
-                          const synor__jval *params, size_t n_inputs, const void *const *inputs,
-                          const size_t *len, void **out, size_t *out_len)
+int synor__agent_exec_run(synor__agent_exec *x, const synor_agent_device *dev, const char *kernel,
+                          const synor__jdoc *d, const synor__jval *params, size_t n_inputs,
+                          const void *const *inputs, const size_t *len, void **out,
+                          size_t *out_len, char *where, size_t where_n)
 {
+    int r;
+    unsigned idx;
+    if (where_n)
+        where[0] = 0;
     if (params && params->type != SYNOR__J_OBJECT)
         return synor__error(SYNOR_ESCHEMA, "%s: params: expected an object", kernel);
-    if (!strcmp(kernel, "sgemm"))
-        return run_sgemm(x, d, params, n_inputs, inputs, len, out, out_len);
-    if (!strcmp(kernel, "spotrf"))
-        return run_spotrf(x, d, params, n_inputs, inputs, len, out, out_len);
+    if (!strcmp(kernel, "sgemm") || !strcmp(kernel, "spotrf")) {
+        char w[64];
+        if ((r = target(x, dev, &idx, w, sizeof w)))
+            return r;
+        if (where_n)
+            snprintf(where, where_n, "%s", w);
+        return kernel[1] == 'g' ? run_sgemm(x, idx, d, params, n_inputs, inputs, len, out, out_len)
+                                : run_spotrf(x, idx, d, params, n_inputs, inputs, len, out,
+                                             out_len);
+    }
+    if (where_n)
+        snprintf(where, where_n, "cpu");
     if (!strcmp(kernel, "sum-f32"))
         return run_sum(x, n_inputs, inputs, len, out, out_len);
     if (!strcmp(kernel, "llm-generate"))
@@ -379,8 +442,8 @@ int synor_agent_execute(const char *kernel, const char *params_json, size_t n_in
         return r;
     synor__agent_exec *x = NULL;
     if (!(r = synor__agent_exec_create(workers, models, &x)))
-        r = synor__agent_exec_run(x, kernel, d, synor__jdoc_root(d), n_inputs, inputs, len, out,
-                                  out_len);
+        r = synor__agent_exec_run(x, NULL, kernel, d, synor__jdoc_root(d), n_inputs, inputs, len,
+                                  out, out_len, NULL, 0);
     synor__agent_exec_destroy(x);
     synor__jdoc_free(d);
     return r;

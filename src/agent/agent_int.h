@@ -23,11 +23,16 @@ typedef struct synor__agent_exec synor__agent_exec;
 int synor__agent_exec_create(unsigned workers, const synor_agent_config *cfg,
                              synor__agent_exec **out);
 void synor__agent_exec_destroy(synor__agent_exec *x);
-/* Runs kernel with params (an object of d, or NULL for {}), on inputs. The
- * result is malloc'd into *out. Errors name the kernel and the field. */
-int synor__agent_exec_run(synor__agent_exec *x, const char *kernel, const synor__jdoc *d,
-                          const synor__jval *params, size_t n_inputs, const void *const *inputs,
-                          const size_t *len, void **out, size_t *out_len);
+/* Runs kernel with params (an object of d, or NULL for {}), on inputs, for
+ * the registered device dev (NULL: the runtime places it): sgemm and
+ * spotrf claimed for a CUDA GPU ("local-cudaN") run their tiles on that
+ * GPU (the runtime's "cudaN"), on the host CPU otherwise. The result is
+ * malloc'd into *out; where (where_n bytes, may be 0) names the runtime
+ * device ("cuda0", "cpu"). Errors name the kernel and the field. */
+int synor__agent_exec_run(synor__agent_exec *x, const synor_agent_device *dev, const char *kernel,
+                          const synor__jdoc *d, const synor__jval *params, size_t n_inputs,
+                          const void *const *inputs, const size_t *len, void **out,
+                          size_t *out_len, char *where, size_t where_n);
 /* The wrong-results fault: changes out in place so that it no longer
  * agrees with the right answer within the quorum tolerance. */
 void synor__agent_corrupt(const char *kernel, void *out, size_t len);

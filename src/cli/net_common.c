@@ -2,6 +2,7 @@
  * commands (net_cli.h). */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -30,12 +31,25 @@ int net_opt(const char *cmd, net_opts *o, int argc, char **argv, int *i)
     return 1;
 }
 
+/* An environment variable's value, NULL when unset or empty. */
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? v : NULL;
+}
+
 int net_config(const char *cmd, net_opts *o, int need_token, synor_netclient_config *cfg)
 {
+    /* The options win over the environment. */
     if (!o->url)
-        return cli_usage_error(cmd, "no coordinator: give --coordinator URL");
+        o->url = env("SYNOR_COORDINATOR");
+    if (!o->token_file)
+        o->token_file = env("SYNOR_TOKEN_FILE");
+    if (!o->url)
+        return cli_usage_error(cmd, "no coordinator: give --coordinator URL (or set "
+                                    "SYNOR_COORDINATOR)");
     if (need_token && !o->token_file)
-        return cli_usage_error(cmd, "no token: give --token-file F");
+        return cli_usage_error(cmd, "no token: give --token-file F (or set SYNOR_TOKEN_FILE)");
     synor_netclient_config_init(cfg);
     cfg->url = o->url;
     cfg->cacert = o->cacert;

@@ -74,13 +74,34 @@ static size_t span(size_t rows, size_t cols, size_t ld, size_t es)
     return rows && cols ? ((cols - 1) * ld + rows) * es : 0;
 }
 
-static int tiled_gemm(synor_runtime *rt, synor_dtype dt, size_t es, size_t m, size_t n, size_t k,
-                      double alpha, const void *a, size_t lda, const void *b, size_t ldb,
-                      double beta, void *c, size_t ldc, size_t nb)
+/* The placement hints of a call "on" a device (hint = index + 1, 0 =
+ * anywhere): *all for kernels every device implements (gemm), *cpu for
+ * those with a CPU function only (potrf, trsm, syrk): the hint on the host,
+ * none on an accelerator. */
+static int hints(synor_runtime *rt, unsigned hint, const char *what, unsigned *all, unsigned *cpu)
+{
+    *all = *cpu = 0;
+    if (!hint)
+        return 0;
+    synor_runtime_device_info di;
+    if (synor_runtime_device_get(rt, hint - 1, &di) < 0)
+        return synor__error(SYNOR_EINVAL, "%s: device %u: no such device (%u devices)", what,
+                            hint - 1, synor_runtime_device_count(rt));
+    *all = hint;
+    *cpu = !strcmp(di.backend, "host") ? hint : 0;
+    return 0;
+}
+
+static int tiled_gemm(synor_runtime *rt, unsigned hint, synor_dtype dt, size_t es, size_t m,
+                      size_t n, size_t k, double alpha, const void *a, size_t lda, const void *b,
+                      size_t ldb, double beta, void *c, size_t ldc, size_t nb)
 {
     int rc;
+    unsigned on, cpu_on;
     if (!rt || !a || !b || !c)
         return synor__error(SYNOR_EINVAL, "tiled gemm: NULL argument");
+    if ((rc = hints(rt, hint, "tiled gemm", &on, &cpu_on)) < 0)
+        return rc;
     if ((rc = check(m, k, lda, "A", nb)) < 0 || (rc = check(k, n, ldb, "B", nb)) < 0 ||
         (rc = check(m, n, ldc, "C", nb)) < 0)
         return rc;
@@ -112,6 +133,7 @@ static int tiled_gemm(synor_runtime *rt, synor_dtype dt, size_t es, size_t m, si
                              l == 0 && beta == 0.0 ? SYNOR_ACCESS_W : SYNOR_ACCESS_RW},
                     .args = &ga,
                     .args_size = sizeof ga,
+                    .device = on,
                 };
                 if ((rc = synor_task_submit(rt, &t)) < 0)
                     goto wait;
@@ -137,20 +159,28 @@ int synor_tiled_dgemm(synor_runtime *rt, size_t m, size_t n, size_t k, double al
                       const double *a, size_t lda, const double *b, size_t ldb, double beta,
                       double *c, size_t ldc, size_t nb)
 {
-    return tiled_gemm(rt, SYNOR_DTYPE_FP64, sizeof(double), m, n, k, alpha, a, lda, b, ldb, beta,
-                      c, ldc, nb);
+    return tiled_gemm(rt, 0, SYNOR_DTYPE_FP64, sizeof(double), m, n, k, alpha, a, lda, b, ldb,
+                      beta, c, ldc, nb);
 }
 
 int synor_tiled_sgemm(synor_runtime *rt, size_t m, size_t n, size_t k, float alpha,
                       const float *a, size_t lda, const float *b, size_t ldb, float beta,
                       float *c, size_t ldc, size_t nb)
 {
-    return tiled_gemm(rt, SYNOR_DTYPE_FP32, sizeof(float), m, n, k, alpha, a, lda, b, ldb, beta,
-                      c, ldc, nb);
+    return tiled_gemm(rt, 0, SYNOR_DTYPE_FP32, sizeof(float), m, n, k, alpha, a, lda, b, ldb,
+                      beta, c, ldc, nb);
 }
 
-static int submit(synor_runtime *rt, const synor_kernel *k, synor_priority p, int ti, int tj,
-                  unsigned nd, synor_handle *d0, synor_access m0, synor_handle *d1, synor_access m1,
+int synor_tiled_sgemm_on(synor_runtime *rt, unsigned device, size_t m, size_t n, size_t k,
+                         float alpha, const float *a, size_t lda, const float *b, size_t ldb,
+                         float beta, float *c, size_t ldc, size_t nb)
+{
+    return tiled_gemm(rt, device + 1, SYNOR_DTYPE_FP32, sizeof(float), m, n, k, alpha, a, lda, b,
+                      ldb, beta, c, ldc, nb);
+}
+
+static int submit(synor_runtime *rt, unsigned on, const synor_kernel *k, synor_priority p,
+                  int ti, int tj, unsigned nd, synor_handle *d0, synor_access m0, synor_handle *d1, synor_access m1,
                   synor_handle *d2, synor_access m2, const void *args, size_t asz)
 {
     synor__tile_args ta = {ti, tj};
@@ -162,16 +192,20 @@ static int submit(synor_runtime *rt, const synor_kernel *k, synor_priority p, in
         .mode = {m0, m1, m2},
         .args = args ? args : &ta,
         .args_size = args ? asz : sizeof ta,
+        .device = on,
     };
     return synor_task_submit(rt, &t);
 }
 
-static int tiled_potrf(synor_runtime *rt, synor_dtype dt, size_t es, size_t n, void *a,
-                       size_t lda, size_t nb)
+static int tiled_potrf(synor_runtime *rt, unsigned hint, synor_dtype dt, size_t es, size_t n,
+                       void *a, size_t lda, size_t nb)
 {
     int rc;
+    unsigned on, cpu_on;
     if (!rt || !a)
         return synor__error(SYNOR_EINVAL, "tiled potrf: NULL argument");
+    if ((rc = hints(rt, hint, "tiled potrf", &on, &cpu_on)) < 0)
+        return rc;
     if ((rc = check(n, n, lda, "A", nb)) < 0)
         return rc;
     if (n == 0)
@@ -186,18 +220,18 @@ static int tiled_potrf(synor_runtime *rt, synor_dtype dt, size_t es, size_t n, v
     const synor_access R = SYNOR_ACCESS_R, RW = SYNOR_ACCESS_RW;
     size_t nt = t.nt;
     for (size_t k = 0; k < nt && rc == 0; k++) {
-        rc = submit(rt, &synor__kernel_potrf, SYNOR_PRIORITY_CRITICAL, (int)k, (int)k, 1,
+        rc = submit(rt, cpu_on, &synor__kernel_potrf, SYNOR_PRIORITY_CRITICAL, (int)k, (int)k, 1,
                     TILE(&t, k, k), RW, NULL, 0, NULL, 0, NULL, 0);
         for (size_t i = k + 1; i < nt && rc == 0; i++)
-            rc = submit(rt, &synor__kernel_trsm, SYNOR_PRIORITY_HIGH, (int)i, (int)k, 2,
+            rc = submit(rt, cpu_on, &synor__kernel_trsm, SYNOR_PRIORITY_HIGH, (int)i, (int)k, 2,
                         TILE(&t, k, k), R, TILE(&t, i, k), RW, NULL, 0, NULL, 0);
         for (size_t i = k + 1; i < nt && rc == 0; i++) {
-            rc = submit(rt, &synor__kernel_syrk,
+            rc = submit(rt, cpu_on, &synor__kernel_syrk,
                         i == k + 1 ? SYNOR_PRIORITY_HIGH : SYNOR_PRIORITY_NORMAL, (int)i, (int)i, 2,
                         TILE(&t, i, k), R, TILE(&t, i, i), RW, NULL, 0, NULL, 0);
             for (size_t j = k + 1; j < i && rc == 0; j++) {
                 synor__gemm_args ga = {0, 1, -1.0, 1.0};
-                rc = submit(rt, &synor__kernel_gemm,
+                rc = submit(rt, on, &synor__kernel_gemm,
                             j == k + 1 ? SYNOR_PRIORITY_HIGH : SYNOR_PRIORITY_NORMAL, (int)i,
                             (int)j, 3, TILE(&t, i, k), R, TILE(&t, j, k), R, TILE(&t, i, j), RW,
                             &ga, sizeof ga);
@@ -215,10 +249,16 @@ static int tiled_potrf(synor_runtime *rt, synor_dtype dt, size_t es, size_t n, v
 
 int synor_tiled_spotrf(synor_runtime *rt, size_t n, float *a, size_t lda, size_t nb)
 {
-    return tiled_potrf(rt, SYNOR_DTYPE_FP32, sizeof(float), n, a, lda, nb);
+    return tiled_potrf(rt, 0, SYNOR_DTYPE_FP32, sizeof(float), n, a, lda, nb);
+}
+
+int synor_tiled_spotrf_on(synor_runtime *rt, unsigned device, size_t n, float *a, size_t lda,
+                          size_t nb)
+{
+    return tiled_potrf(rt, device + 1, SYNOR_DTYPE_FP32, sizeof(float), n, a, lda, nb);
 }
 
 int synor_tiled_dpotrf(synor_runtime *rt, size_t n, double *a, size_t lda, size_t nb)
 {
-    return tiled_potrf(rt, SYNOR_DTYPE_FP64, sizeof(double), n, a, lda, nb);
+    return tiled_potrf(rt, 0, SYNOR_DTYPE_FP64, sizeof(double), n, a, lda, nb);
 }

@@ -150,6 +150,33 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice d)
     return CUDA_SUCCESS;
 }
 
+/* What detection (src/detect/nvidia.c) reads besides the name and memory:
+ * a small made-up GPU (4 SMs at 1 GHz, compute capability 8.0, bus ids 0). */
+CUresult cuDriverGetVersion(int *v)
+{
+    if (!v)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    *v = 12000;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int *v, int which, CUdevice d)
+{
+    if (!v || d < 0 || d >= ndev)
+        return fail(CUDA_ERROR_INVALID_VALUE);
+    switch (which) {
+    case 13: *v = 1000000; break;  /* clock rate, kHz */
+    case 16: *v = 4; break;        /* multiprocessors */
+    case 33: *v = d + 1; break;    /* PCI bus */
+    case 36: *v = 1000000; break;  /* memory clock, kHz */
+    case 37: *v = 256; break;      /* memory bus width, bits */
+    case 75: *v = 8; break;        /* compute capability */
+    case 76: *v = 0; break;
+    default: *v = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
 {
     if (d < 0 || d >= ndev)
