@@ -13,7 +13,7 @@ static void help(void)
     printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
            "                      [--draft MODEL [--speculate K]] [--gpu-layers N|all|auto|plan]\n"
-           "                      [--gpu N] [--split P,D] [--report] [--quiet]\n\n"
+           "                      [--gpu N] [--split P,D] [--report [--simulate]] [--quiet]\n\n"
            "Generates text from a Llama-architecture model: a GGUF file (F32, F16, BF16,\n"
            "Q8_0, Q4_0) or a llama2.c checkpoint (versions 0-2, with its tokenizer.bin).\n"
            "The prompt is run as one batch, then one token at a time, each on the runtime's\n"
@@ -50,6 +50,10 @@ static void help(void)
            "  --report           the utilization report and timeline of the run (every task\n"
            "                     of the engine on each CPU worker, the GPU's products and\n"
            "                     copies) on standard error\n"
+           "  --simulate         with --report: the same tasks simulated on this machine's\n"
+           "                     fabric (one device per CPU worker, the GPU), each with the\n"
+           "                     time it measured; that report, then a line comparing the\n"
+           "                     simulated makespan with the real one\n"
            "  --gpu N            which CUDA GPU (default 0, as synor devices lists them)\n"
            "  --quiet            no figures line\n"
            "Exit status: 0 success, 1 failure (a bad model file), 2 usage error.\n");
@@ -71,7 +75,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, gpu = 0,
                        gpu_layers = 0;
     double temp = 0, topp = 0.9;
-    int quiet = 0, plan = 0, report = 0, split_p = -1, split_d = -1;
+    int quiet = 0, plan = 0, report = 0, simulate = 0, split_p = -1, split_d = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = CLI_OK;
@@ -83,6 +87,9 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             continue;
         } else if (!strcmp(a, "--report")) {
             report = 1;
+            continue;
+        } else if (!strcmp(a, "--simulate")) {
+            simulate = 1;
             continue;
         }
         if (!v)
@@ -137,6 +144,8 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     if (split_p >= 0 && (plan || gpu_layers == 0))
         return cli_usage_error("generate", "--split needs --gpu-layers N, all or auto (plan "
                                "chooses the split itself)");
+    if (simulate && !report)
+        return cli_usage_error("generate", "--simulate needs --report");
     if (draft && (plan || report))
         return cli_usage_error("generate", "--gpu-layers plan and --report are not for "
                                "speculative decoding (--draft)");
@@ -252,6 +261,8 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         if (text)
             fputs(text, stderr);
         free(text);
+        if (simulate && cli_llm_simulate(g, c))
+            goto out;
     }
     rc = CLI_OK;
 out:

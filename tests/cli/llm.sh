@@ -30,6 +30,18 @@ cp "$tmp/out" "$tmp/s3"
 check gen-seed      [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 16 --temp 0.9 --seed 3 --quiet)" = 0 ]
 check gen-seed-same cmp -s "$tmp/out" "$tmp/s3"
 
+# the report of a CPU-only run, and the same tasks simulated on the local
+# fabric beside it (detection's measurement cached under $tmp)
+check sim           [ "$(XDG_CACHE_HOME=$tmp/cache rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 8 --threads 2 --report --simulate)" = 0 ]
+check sim-same      [ "$(head -c 12 "$tmp/out")" = "Synor places" ]
+check sim-real      grep -q "GENERATE REPORT (the engine's tasks, real run)" "$tmp/err"
+check sim-head      grep -q "GENERATE REPORT (the same tasks, simulated)" "$tmp/err"
+check sim-workers   grep -qE "^  cpu0\.1 .*simulated" "$tmp/err"
+check sim-time      [ "$(grep -c "TIMELINE" "$tmp/err")" = 2 ]
+check sim-ratio     grep -qE "^synor: simulated makespan [0-9.]+ ms vs real [0-9.]+ ms \(ratio [0-9.]+\)$" "$tmp/err"
+check sim-noreport  [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --simulate)" = 2 ]
+check sim-noreport-msg grep -q "simulate needs --report" "$tmp/err"
+
 # the same weights as a llama2.c checkpoint generate the same text
 check l2c           [ "$(rc "$S" model synth "$tmp/m.bin" --preset tiny --text "$SRC/README.md" --format llama2c)" = 0 ]
 check l2c-tok       [ -s "$tmp/tokenizer.bin" ]
@@ -106,6 +118,12 @@ if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
   check split-same  cmp -s "$tmp/out" "$tmp/greedy"
   check split-copies grep -q "host->gpu (activations)" "$tmp/err"
   check split-sgemm grep -qE "^  cuda0 .*sgemm" "$tmp/err"
+  # the same run simulated: the GPU's products on a GPU device of the
+  # local fabric, the copies as edges
+  check sim-gpu     [ "$(LD_LIBRARY_PATH=$mock XDG_CACHE_HOME=$tmp/cache rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers all --split 2,0 --report --simulate)" = 0 ]
+  check sim-gpu-same cmp -s "$tmp/out" "$tmp/greedy"
+  check sim-gpu-dev grep -qE "^  local-.* simulated .*matmul x[0-9]+" "$tmp/err"
+  check sim-gpu-ratio grep -qE "^synor: simulated makespan [0-9.]+ ms vs real [0-9.]+ ms \(ratio [0-9.]+\)$" "$tmp/err"
   check split-big   [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers 1 --split 2,0)" = 1 ]
   check split-big-msg grep -q "prefill 2: the context has 1 layer on a GPU" "$tmp/err"
 fi
