@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* The newest schema version this library writes. */
-#define SYNOR_NETSTORE_SCHEMA_VERSION 3
+#define SYNOR_NETSTORE_SCHEMA_VERSION 4
 
 typedef struct synor_netstore synor_netstore;
 
@@ -140,6 +140,13 @@ typedef struct synor_net_shard_spec {
     const char *const *inputs; /* SHA-256 hex of stored blobs */
     size_t n_inputs;
     const char *expect;        /* a known answer's SHA-256 (operator spot checks) or NULL */
+    /* staged jobs: the stage (0 first), the stage's kernel (NULL: the
+     * job's) and, per input, -1 for the blob inputs[k] or the index in the
+     * job's shards[] of an earlier stage's shard whose validated result is
+     * input k (from NULL: every input is a blob) */
+    unsigned stage;
+    const char *kernel;
+    const long *from;
 } synor_net_shard_spec;
 
 typedef struct synor_net_job_spec {
@@ -156,7 +163,10 @@ typedef struct synor_net_job_spec {
 /* Queues a job: shards x max(replicas, min_replicas) tasks. Every input
  * must be a blob the owner stored (else SYNOR_ENOENT naming it); a budget
  * below the tasks' price SYNOR_ERANGE. The same ref again returns the
- * first job's id (*existing = 1), changing nothing. */
+ * first job's id (*existing = 1), changing nothing. A staged job's tasks
+ * that read earlier stages' results wait (state 'waiting') until those
+ * are validated, then are queued in the same commit; its result is its
+ * last stage's shards in order. */
 int synor_netstore_job_submit(synor_netstore *s, const char *owner, const synor_net_job_spec *j,
                               int64_t *job_id, int64_t *n_tasks, int *existing);
 /* A job's status (protocol "GET /v1/jobs/{id}"); owner NULL: any job. */

@@ -285,9 +285,72 @@ static int blob_of(synor_netclient *c, blob_cache *bc, const char *path, char sh
     return CLI_OK;
 }
 
-static const char *const job_keys[] = {"format", "name", "kernel", "params", "shards", "replicas",
-                                       "deadline_s", "budget", "ref", "seed", NULL};
+static const char *const job_keys[] = {"format",     "name",   "kernel", "params", "shards", "replicas",
+                                       "deadline_s", "budget", "ref",    "seed",   "stages", NULL};
 static const char *const shard_keys[] = {"inputs", "params", NULL};
+static const char *const stage_keys[] = {"kernel", "params", "shards", NULL};
+
+/* Checks a shards array (where: "shards" or "stages[1].shards"); inputs
+ * are file names, or in a staged job {"from_stage","shard"} objects the
+ * coordinator checks. */
+static int check_shards(synor__jdoc *d, const synor__jval *shards, const char *where, int staged)
+{
+    int e = 0;
+    if (shards->u.arr.n == 0)
+        return synor__json_fail(d, shards, SYNOR_ESCHEMA, where, "empty: at least one shard");
+    for (size_t i = 0; !e && i < shards->u.arr.n; i++) {
+        char p[96];
+        snprintf(p, sizeof p, "%s[%zu]", where, i);
+        const synor__jval *s = shards->u.arr.items[i];
+        synor__jval *in = NULL, *sp = NULL;
+        if ((e = synor__json_expect(d, s, p, SYNOR__J_OBJECT)) ||
+            (e = synor__json_check_keys(d, s, p, shard_keys)) ||
+            (e = synor__json_member(d, s, p, "inputs", SYNOR__J_ARRAY, 0, &in)) ||
+            (e = synor__json_member(d, s, p, "params", SYNOR__J_OBJECT, 0, &sp)))
+            break;
+        for (size_t k = 0; in && k < in->u.arr.n && !e; k++) {
+            char q[128];
+            snprintf(q, sizeof q, "%s.inputs[%zu]", p, k);
+            if (!staged || in->u.arr.items[k]->type != SYNOR__J_OBJECT)
+                e = synor__json_expect(d, in->u.arr.items[k], q, SYNOR__J_STRING);
+        }
+    }
+    return e;
+}
+
+/* Writes a shards array, uploading its input files (once each). */
+static int write_shards(synor_netclient *c, blob_cache *bc, const char *dir,
+                        const synor__jval *shards, synor__jw *w)
+{
+    int r = CLI_OK;
+    synor__jw_arr_begin(w);
+    for (size_t i = 0; r == CLI_OK && i < shards->u.arr.n; i++) {
+        const synor__jval *s = shards->u.arr.items[i];
+        const synor__jval *in = synor__json_get(s, "inputs"), *sp = synor__json_get(s, "params");
+        synor__jw_obj_begin(w);
+        synor__jw_key(w, "inputs");
+        synor__jw_arr_begin(w);
+        for (size_t k = 0; r == CLI_OK && in && k < in->u.arr.n; k++) {
+            if (in->u.arr.items[k]->type == SYNOR__J_OBJECT) { /* an earlier stage's result */
+                jw_value(w, in->u.arr.items[k]);
+                continue;
+            }
+            const char *f = in->u.arr.items[k]->u.str.s;
+            char path[8192], sha[65];
+            snprintf(path, sizeof path, "%s%s", f[0] == '/' ? "" : dir, f);
+            r = blob_of(c, bc, path, sha);
+            synor__jw_str(w, sha);
+        }
+        synor__jw_arr_end(w);
+        if (sp) {
+            synor__jw_key(w, "params");
+            jw_value(w, sp);
+        }
+        synor__jw_obj_end(w);
+    }
+    synor__jw_arr_end(w);
+    return r;
+}
 
 /* The POST /v1/jobs body of the job file, its inputs uploaded. */
 static int build_job(synor_netclient *c, const char *job_path, char **body)
@@ -304,7 +367,7 @@ static int build_job(synor_netclient *c, const char *job_path, char **body)
     synor__free(text);
     const synor__jval *root = synor__jdoc_root(d);
     synor__jval *fmt = NULL, *name = NULL, *kernel = NULL, *params = NULL, *shards = NULL,
-                *repl = NULL, *dl = NULL, *budget = NULL, *ref = NULL;
+                *repl = NULL, *dl = NULL, *budget = NULL, *ref = NULL, *stages = NULL;
     int64_t ri = 1;
     double dls = 0;
     int e = synor__json_expect(d, root, "job", SYNOR__J_OBJECT);
@@ -318,13 +381,36 @@ static int build_job(synor_netclient *c, const char *job_path, char **body)
     if (!e)
         e = synor__json_member(d, root, "job", "name", SYNOR__J_STRING, 0, &name);
     if (!e)
+        e = synor__json_member(d, root, "job", "stages", SYNOR__J_ARRAY, 0, &stages);
+    /* a staged job gives kernel, params and shards per stage */
+    if (!e && stages && (synor__json_get(root, "kernel") || synor__json_get(root, "params") ||
+                         synor__json_get(root, "shards")))
+        e = synor__json_fail(d, stages, SYNOR_ESCHEMA, "stages",
+                             "kernel, params and shards go in each stage, not in the job");
+    if (!e && stages && stages->u.arr.n == 0)
+        e = synor__json_fail(d, stages, SYNOR_ESCHEMA, "stages", "empty: at least one stage");
+    for (size_t t = 0; !e && stages && t < stages->u.arr.n; t++) {
+        char p[48];
+        snprintf(p, sizeof p, "stages[%zu]", t);
+        const synor__jval *st = stages->u.arr.items[t];
+        synor__jval *sk = NULL, *spm = NULL, *ssh = NULL;
+        if (!(e = synor__json_expect(d, st, p, SYNOR__J_OBJECT)) &&
+            !(e = synor__json_check_keys(d, st, p, stage_keys)) &&
+            !(e = synor__json_member(d, st, p, "kernel", SYNOR__J_STRING, 1, &sk)) &&
+            !(e = synor__json_member(d, st, p, "params", SYNOR__J_OBJECT, 0, &spm)) &&
+            !(e = synor__json_member(d, st, p, "shards", SYNOR__J_ARRAY, 1, &ssh))) {
+            snprintf(p, sizeof p, "stages[%zu].shards", t);
+            e = check_shards(d, ssh, p, 1);
+        }
+    }
+    if (!e && !stages)
         e = synor__json_member(d, root, "job", "kernel", SYNOR__J_STRING, 1, &kernel);
-    if (!e)
+    if (!e && !stages)
         e = synor__json_member(d, root, "job", "params", SYNOR__J_OBJECT, 0, &params);
-    if (!e)
+    if (!e && !stages)
         e = synor__json_member(d, root, "job", "shards", SYNOR__J_ARRAY, 1, &shards);
-    if (!e && shards->u.arr.n == 0)
-        e = synor__json_fail(d, shards, SYNOR_ESCHEMA, "shards", "empty: at least one shard");
+    if (!e && !stages)
+        e = check_shards(d, shards, "shards", 0);
     if (!e)
         e = synor__json_member(d, root, "job", "replicas", SYNOR__J_NUMBER, 0, &repl);
     if (!e && repl)
@@ -337,22 +423,6 @@ static int build_job(synor_netclient *c, const char *job_path, char **body)
         e = synor__json_member(d, root, "job", "budget", SYNOR__J_STRING, 1, &budget);
     if (!e)
         e = synor__json_member(d, root, "job", "ref", SYNOR__J_STRING, 0, &ref);
-    for (size_t i = 0; !e && i < shards->u.arr.n; i++) {
-        char p[64];
-        snprintf(p, sizeof p, "shards[%zu]", i);
-        const synor__jval *s = shards->u.arr.items[i];
-        synor__jval *in = NULL, *sp = NULL;
-        if ((e = synor__json_expect(d, s, p, SYNOR__J_OBJECT)) ||
-            (e = synor__json_check_keys(d, s, p, shard_keys)) ||
-            (e = synor__json_member(d, s, p, "inputs", SYNOR__J_ARRAY, 0, &in)) ||
-            (e = synor__json_member(d, s, p, "params", SYNOR__J_OBJECT, 0, &sp)))
-            break;
-        for (size_t k = 0; in && k < in->u.arr.n && !e; k++) {
-            char q[96];
-            snprintf(q, sizeof q, "%s.inputs[%zu]", p, k);
-            e = synor__json_expect(d, in->u.arr.items[k], q, SYNOR__J_STRING);
-        }
-    }
     if (e) {
         cli_error("submit: %s", synor_errmsg());
         synor__jdoc_free(d);
@@ -374,39 +444,37 @@ static int build_job(synor_netclient *c, const char *job_path, char **body)
     synor__jw_obj_begin(&w);
     synor__jw_key(&w, "name");
     synor__jw_str(&w, name ? name->u.str.s : job_path);
-    synor__jw_key(&w, "kernel");
-    synor__jw_str(&w, kernel->u.str.s);
-    synor__jw_key(&w, "params");
-    if (params)
-        jw_value(&w, params);
-    else {
-        synor__jw_obj_begin(&w);
-        synor__jw_obj_end(&w);
-    }
-    synor__jw_key(&w, "shards");
-    synor__jw_arr_begin(&w);
     int r = CLI_OK;
-    for (size_t i = 0; r == CLI_OK && i < shards->u.arr.n; i++) {
-        const synor__jval *s = shards->u.arr.items[i];
-        const synor__jval *in = synor__json_get(s, "inputs"), *sp = synor__json_get(s, "params");
-        synor__jw_obj_begin(&w);
-        synor__jw_key(&w, "inputs");
+    if (stages) {
+        synor__jw_key(&w, "stages");
         synor__jw_arr_begin(&w);
-        for (size_t k = 0; r == CLI_OK && in && k < in->u.arr.n; k++) {
-            const char *f = in->u.arr.items[k]->u.str.s;
-            char path[8192], sha[65];
-            snprintf(path, sizeof path, "%s%s", f[0] == '/' ? "" : dir, f);
-            r = blob_of(c, &bc, path, sha);
-            synor__jw_str(&w, sha);
+        for (size_t t = 0; r == CLI_OK && t < stages->u.arr.n; t++) {
+            const synor__jval *st = stages->u.arr.items[t], *sp = synor__json_get(st, "params");
+            synor__jw_obj_begin(&w);
+            synor__jw_key(&w, "kernel");
+            synor__jw_str(&w, synor__json_get(st, "kernel")->u.str.s);
+            if (sp) {
+                synor__jw_key(&w, "params");
+                jw_value(&w, sp);
+            }
+            synor__jw_key(&w, "shards");
+            r = write_shards(c, &bc, dir, synor__json_get(st, "shards"), &w);
+            synor__jw_obj_end(&w);
         }
         synor__jw_arr_end(&w);
-        if (sp) {
-            synor__jw_key(&w, "params");
-            jw_value(&w, sp);
+    } else {
+        synor__jw_key(&w, "kernel");
+        synor__jw_str(&w, kernel->u.str.s);
+        synor__jw_key(&w, "params");
+        if (params)
+            jw_value(&w, params);
+        else {
+            synor__jw_obj_begin(&w);
+            synor__jw_obj_end(&w);
         }
-        synor__jw_obj_end(&w);
+        synor__jw_key(&w, "shards");
+        r = write_shards(c, &bc, dir, shards, &w);
     }
-    synor__jw_arr_end(&w);
     synor__jw_key(&w, "replicas");
     synor__jw_int(&w, ri);
     if (dl) {

@@ -17,6 +17,169 @@ static int kernel_ok(const char *k)
     return 1;
 }
 
+/* The shards being parsed, of every stage. */
+typedef struct {
+    synor_net_shard_spec *sh;
+    size_t n, cap;
+    const char **inputs;
+    long *from;
+    size_t at;
+    char **owned;       /* params texts to free (shards' and stages') */
+    size_t n_owned;
+    size_t first[65];   /* the index of each stage's first shard; first[stages] = n */
+} shard_build;
+
+static int count_shards(const synor__jval *shards, size_t *n, size_t *inputs)
+{
+    if (!shards || shards->type != SYNOR__J_ARRAY || !shards->u.arr.n)
+        return -1;
+    *n += shards->u.arr.n;
+    for (size_t i = 0; i < shards->u.arr.n; i++) {
+        const synor__jval *s = shards->u.arr.items[i], *in;
+        if (s->type == SYNOR__J_OBJECT && (in = synor__json_get(s, "inputs")) &&
+            in->type == SYNOR__J_ARRAY)
+            *inputs += in->u.arr.n;
+    }
+    return 0;
+}
+
+/* One input of a staged shard: {"from_stage": s, "shard": i}, s earlier. */
+static int parse_from(const synor__jdoc *d, const synor__jval *x, const char *where, size_t i,
+                      size_t k, unsigned stage, const shard_build *b, long *out, coord_resp *err)
+{
+    static const char *const fkeys[] = {"from_stage", "shard", NULL};
+    const synor__jval *fs = synor__json_get(x, "from_stage"), *fi = synor__json_get(x, "shard");
+    int64_t st, ix;
+    if (synor__coord_check_keys(d, x, fkeys, err))
+        return -1;
+    if (!stage || !fs || !fi || synor__json_int(d, fs, "from_stage", 0, stage - 1, &st)) {
+        *err = synor__coord_err(400, "field '%s[%zu].inputs[%zu].from_stage': %s", where, i, k,
+                                stage ? (fs && fi ? synor_errmsg() : "from_stage and shard required")
+                                      : "the first stage reads blobs only");
+        return -1;
+    }
+    size_t n = b->first[st + 1] - b->first[st];
+    if (synor__json_int(d, fi, "shard", 0, (int64_t)n - 1, &ix)) {
+        *err = synor__coord_err(400, "field '%s[%zu].inputs[%zu].shard': %s", where, i, k,
+                                synor_errmsg());
+        return -1;
+    }
+    *out = (long)(b->first[st] + (size_t)ix);
+    return 0;
+}
+
+/* Appends the shards of one stage (or of a job without stages). */
+static int parse_shards(coord_req *r, const synor__jdoc *d, const synor__jval *shards,
+                        const char *where, unsigned stage, const char *kernel,
+                        const char *stage_params, shard_build *b, coord_resp *err)
+{
+    static const char *const skeys[] = {"inputs", "params", "expect", NULL};
+    for (size_t i = 0; i < shards->u.arr.n; i++) {
+        const synor__jval *s = shards->u.arr.items[i];
+        synor_net_shard_spec *sh = &b->sh[b->n];
+        if (s->type != SYNOR__J_OBJECT) {
+            *err = synor__coord_err(400, "field '%s[%zu]': expected an object", where, i);
+            return -1;
+        }
+        if (synor__coord_check_keys(d, s, skeys, err))
+            return -1;
+        const synor__jval *in = synor__json_get(s, "inputs"), *p = synor__json_get(s, "params");
+        if (in && in->type != SYNOR__J_ARRAY) {
+            *err = synor__coord_err(400, "field '%s[%zu].inputs': expected an array", where, i);
+            return -1;
+        }
+        sh->inputs = b->inputs + b->at;
+        sh->from = b->from + b->at;
+        sh->stage = stage;
+        sh->kernel = kernel;
+        sh->params_json = stage_params;
+        for (size_t k = 0; in && k < in->u.arr.n; k++) {
+            const synor__jval *x = in->u.arr.items[k];
+            b->from[b->at] = -1;
+            if (x->type == SYNOR__J_STRING) {
+                b->inputs[b->at] = x->u.str.s;
+            } else if (x->type == SYNOR__J_OBJECT && kernel) {
+                if (parse_from(d, x, where, i, k, stage, b, &b->from[b->at], err))
+                    return -1;
+            } else {
+                *err = synor__coord_err(400, "field '%s[%zu].inputs[%zu]': expected a SHA-256 "
+                                             "string%s",
+                                        where, i, k, kernel ? " or {\"from_stage\",\"shard\"}" : "");
+                return -1;
+            }
+            b->at++;
+            sh->n_inputs++;
+        }
+        if (p) {
+            if (p->type != SYNOR__J_OBJECT) {
+                *err = synor__coord_err(400, "field '%s[%zu].params': expected an object", where, i);
+                return -1;
+            }
+            if (!(b->owned[b->n_owned] = synor__ns_json_text(p))) {
+                *err = synor__coord_err(500, "out of memory");
+                return -1;
+            }
+            sh->params_json = b->owned[b->n_owned++];
+        }
+        const char *expect = NULL;
+        if (synor__coord_str(s, "expect", 0, 64, &expect, err))
+            return -1;
+        if (expect && (r->who.role != SYNOR_NET_OPERATOR || kernel)) {
+            *err = synor__coord_err(kernel ? 400 : 403,
+                                    "field '%s[%zu].expect': %s", where, i,
+                                    kernel ? "not in a staged job"
+                                           : "only the operator submits known-answer (spot-check) shards");
+            return -1;
+        }
+        sh->expect = expect;
+        b->n++;
+    }
+    return 0;
+}
+
+/* "stages": [{"kernel", "params", "shards"}...] into b; *kernel: the last
+ * stage's (the job's kernel as listed). */
+static int parse_stages(coord_req *r, const synor__jdoc *d, const synor__jval *stages,
+                        shard_build *b, const char **kernel, coord_resp *err)
+{
+    static const char *const tkeys[] = {"kernel", "params", "shards", NULL};
+    for (size_t t = 0; t < stages->u.arr.n; t++) {
+        const synor__jval *st = stages->u.arr.items[t], *p;
+        char where[48];
+        snprintf(where, sizeof where, "stages[%zu].shards", t);
+        b->first[t] = b->n;
+        if (st->type != SYNOR__J_OBJECT) {
+            *err = synor__coord_err(400, "field 'stages[%zu]': expected an object", t);
+            return -1;
+        }
+        if (synor__coord_check_keys(d, st, tkeys, err) ||
+            synor__coord_str(st, "kernel", 1, 31, kernel, err))
+            return -1;
+        if (!kernel_ok(*kernel)) {
+            *err = synor__coord_err(400, "field 'stages[%zu].kernel': value '%s': letters, digits, "
+                                         "- and _", t, *kernel);
+            return -1;
+        }
+        const char *params = "{}";
+        if ((p = synor__json_get(st, "params"))) {
+            if (p->type != SYNOR__J_OBJECT) {
+                *err = synor__coord_err(400, "field 'stages[%zu].params': expected an object", t);
+                return -1;
+            }
+            if (!(params = b->owned[b->n_owned] = synor__ns_json_text(p))) {
+                *err = synor__coord_err(500, "out of memory");
+                return -1;
+            }
+            b->n_owned++;
+        }
+        if (parse_shards(r, d, synor__json_get(st, "shards"), where, (unsigned)t, *kernel, params,
+                         b, err))
+            return -1;
+        b->first[t + 1] = b->n;
+    }
+    return 0;
+}
+
 static coord_resp submit(coord_req *r)
 {
     synor__jdoc *d;
@@ -25,20 +188,23 @@ static coord_resp submit(coord_req *r)
         return err;
     const synor__jval *o = synor__jdoc_root(d);
     static const char *const keys[] = {"name",       "kernel", "params", "shards", "replicas",
-                                       "deadline_s", "budget", "ref",    NULL};
+                                       "deadline_s", "budget", "ref",    "stages", NULL};
     synor_net_job_spec j = {.replicas = 1};
     const char *budget = NULL;
     char *params = NULL;
-    synor_net_shard_spec *sh = NULL;
-    const char **inputs = NULL;
-    char **sparams = NULL;
-    size_t n_inputs = 0;
+    shard_build b = {0};
+    const synor__jval *stages = synor__json_get(o, "stages");
     int bad = synor__coord_check_keys(d, o, keys, &err) ||
               synor__coord_str(o, "name", 0, 256, &j.name, &err) ||
-              synor__coord_str(o, "kernel", 1, 31, &j.kernel, &err) ||
+              synor__coord_str(o, "kernel", !stages, 31, &j.kernel, &err) ||
               synor__coord_str(o, "budget", 1, 32, &budget, &err) ||
               synor__coord_str(o, "ref", 0, 128, &j.ref, &err);
-    if (!bad && !kernel_ok(j.kernel)) {
+    if (!bad && stages && (j.kernel || synor__json_get(o, "shards") || synor__json_get(o, "params"))) {
+        err = synor__coord_err(400, "field 'stages': a staged job gives kernel, params and shards "
+                                    "per stage, not for the job");
+        bad = 1;
+    }
+    if (!bad && j.kernel && !kernel_ok(j.kernel)) {
         err = synor__coord_err(400, "field 'kernel': value '%s': letters, digits, - and _", j.kernel);
         bad = 1;
     }
@@ -70,93 +236,52 @@ static coord_resp submit(coord_req *r)
         }
     }
     j.params_json = params ? params : "{}";
-    const synor__jval *shards = bad ? NULL : synor__json_get(o, "shards");
-    if (!bad && (!shards || shards->type != SYNOR__J_ARRAY || !shards->u.arr.n ||
-                 shards->u.arr.n > 100000)) {
+    /* count the shards and inputs of every stage, then parse them */
+    size_t n_inputs = 0, n_stages = 0;
+    if (!bad && stages) {
+        n_stages = stages->type == SYNOR__J_ARRAY ? stages->u.arr.n : 0;
+        if (!n_stages || n_stages > 64) {
+            err = synor__coord_err(400, "field 'stages': expected an array of 1 to 64 stages");
+            bad = 1;
+        }
+        for (size_t t = 0; !bad && t < n_stages; t++) {
+            const synor__jval *st = stages->u.arr.items[t];
+            if (st->type != SYNOR__J_OBJECT ||
+                count_shards(synor__json_get(st, "shards"), &b.cap, &n_inputs)) {
+                err = synor__coord_err(400, "field 'stages[%zu].shards': expected an array of "
+                                            "at least one shard", t);
+                bad = 1;
+            }
+        }
+    } else if (!bad && count_shards(synor__json_get(o, "shards"), &b.cap, &n_inputs)) {
         err = synor__coord_err(400, "field 'shards': expected an array of 1 to 100000 shards");
         bad = 1;
     }
+    if (!bad && b.cap > 100000) {
+        err = synor__coord_err(400, "field '%s': %zu shards (1 to 100000)",
+                               stages ? "stages" : "shards", b.cap);
+        bad = 1;
+    }
     if (!bad) {
-        for (size_t i = 0; i < shards->u.arr.n; i++) {
-            const synor__jval *s = shards->u.arr.items[i], *in;
-            if (s->type == SYNOR__J_OBJECT && (in = synor__json_get(s, "inputs")) &&
-                in->type == SYNOR__J_ARRAY)
-                n_inputs += in->u.arr.n;
-        }
-        sh = synor__calloc(shards->u.arr.n, sizeof *sh);
-        inputs = synor__calloc(n_inputs ? n_inputs : 1, sizeof *inputs);
-        sparams = synor__calloc(shards->u.arr.n, sizeof *sparams);
-        if (!sh || !inputs || !sparams) {
+        b.sh = synor__calloc(b.cap, sizeof *b.sh);
+        b.inputs = synor__calloc(n_inputs ? n_inputs : 1, sizeof *b.inputs);
+        b.from = synor__calloc(n_inputs ? n_inputs : 1, sizeof *b.from);
+        b.owned = synor__calloc(b.cap + n_stages, sizeof *b.owned);
+        if (!b.sh || !b.inputs || !b.from || !b.owned) {
             err = synor__coord_err(500, "out of memory");
             bad = 1;
         }
     }
-    size_t at = 0;
-    for (size_t i = 0; !bad && i < shards->u.arr.n; i++) {
-        const synor__jval *s = shards->u.arr.items[i];
-        static const char *const skeys[] = {"inputs", "params", "expect", NULL};
-        if (s->type != SYNOR__J_OBJECT) {
-            err = synor__coord_err(400, "field 'shards[%zu]': expected an object", i);
-            bad = 1;
-            break;
-        }
-        if (synor__coord_check_keys(d, s, skeys, &err)) {
-            bad = 1;
-            break;
-        }
-        const synor__jval *in = synor__json_get(s, "inputs"), *p = synor__json_get(s, "params");
-        if (in && in->type != SYNOR__J_ARRAY) {
-            err = synor__coord_err(400, "field 'shards[%zu].inputs': expected an array", i);
-            bad = 1;
-            break;
-        }
-        sh[i].inputs = inputs + at;
-        for (size_t k = 0; in && k < in->u.arr.n; k++) {
-            const synor__jval *x = in->u.arr.items[k];
-            if (x->type != SYNOR__J_STRING) {
-                err = synor__coord_err(400, "field 'shards[%zu].inputs[%zu]': expected a SHA-256 string",
-                                       i, k);
-                bad = 1;
-                break;
-            }
-            inputs[at++] = x->u.str.s;
-            sh[i].n_inputs++;
-        }
-        if (bad)
-            break;
-        if (p) {
-            if (p->type != SYNOR__J_OBJECT) {
-                err = synor__coord_err(400, "field 'shards[%zu].params': expected an object", i);
-                bad = 1;
-                break;
-            }
-            if (!(sparams[i] = synor__ns_json_text(p))) {
-                err = synor__coord_err(500, "out of memory");
-                bad = 1;
-                break;
-            }
-            sh[i].params_json = sparams[i];
-        }
-        const char *expect = NULL;
-        if (synor__coord_str(s, "expect", 0, 64, &expect, &err)) {
-            bad = 1;
-            break;
-        }
-        if (expect && r->who.role != SYNOR_NET_OPERATOR) {
-            err = synor__coord_err(403, "field 'shards[%zu].expect': only the operator submits "
-                                        "known-answer (spot-check) shards",
-                                   i);
-            bad = 1;
-            break;
-        }
-        sh[i].expect = expect;
-    }
+    if (!bad)
+        bad = stages ? parse_stages(r, d, stages, &b, &j.kernel, &err)
+                     : parse_shards(r, d, synor__json_get(o, "shards"), "shards", 0, NULL, NULL,
+                                    &b, &err);
     coord_resp x;
     if (bad) {
         x = err;
     } else {
-        j.shards = sh;
-        j.n_shards = shards->u.arr.n;
+        j.shards = b.sh;
+        j.n_shards = b.n;
         int64_t id, tasks;
         int existing;
         int e = synor_netstore_job_submit(r->c->store, r->who.owner, &j, &id, &tasks, &existing);
@@ -177,11 +302,12 @@ static coord_resp submit(coord_req *r)
             }
         }
     }
-    for (size_t i = 0; sparams && shards && i < shards->u.arr.n; i++)
-        synor__free(sparams[i]);
-    synor__free(sparams);
-    synor__free(sh);
-    synor__free(inputs);
+    for (size_t i = 0; i < b.n_owned; i++)
+        synor__free(b.owned[i]);
+    synor__free(b.owned);
+    synor__free(b.sh);
+    synor__free(b.inputs);
+    synor__free(b.from);
     synor__free(params);
     synor__jdoc_free(d);
     return x;

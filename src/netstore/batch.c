@@ -26,12 +26,12 @@ int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, in
     /* PostgreSQL: the update and what the agent needs in one round trip */
     static const char take_pg[] =
         "WITH c AS (" PICK " RETURNING id, job_id, shard_id) SELECT c.id, c.job_id, c.shard_id,"
-        " j.kernel, j.params, s.params FROM c JOIN shards s ON s.id = c.shard_id"
+        " COALESCE(s.kernel, j.kernel), j.params, s.params FROM c JOIN shards s ON s.id = c.shard_id"
         " JOIN jobs j ON j.id = c.job_id ORDER BY c.id";
     static const char take_lite[] = PICK;
 #undef PICK
     static const char info[] =
-        "SELECT t.id, t.job_id, t.shard_id, j.kernel, j.params, s.params FROM tasks t"
+        "SELECT t.id, t.job_id, t.shard_id, COALESCE(s.kernel, j.kernel), j.params, s.params FROM tasks t"
         " JOIN shards s ON s.id = t.shard_id JOIN jobs j ON j.id = t.job_id"
         " WHERE t.provider = $1 AND t.state = 'leased' AND t.lease = $2 ORDER BY t.id";
     static const char inputs[] =

@@ -175,7 +175,7 @@ static int take_one(synor_netstore *s, const char *owner, int64_t device, int64_
         " u.shard_id = t.shard_id AND u.provider = $2) ORDER BY t.id LIMIT 1 %SKIP%)"
         " RETURNING id, job_id, shard_id";
     static const char info[] =
-        "SELECT j.kernel, j.params, s.params FROM shards s JOIN jobs j ON j.id = s.job_id"
+        "SELECT COALESCE(s.kernel, j.kernel), j.params, s.params FROM shards s JOIN jobs j ON j.id = s.job_id"
         " WHERE s.id = $1";
     static const char inputs[] =
         "SELECT i.sha, b.bytes FROM shard_inputs i JOIN blobs b ON b.sha = i.sha"
@@ -415,7 +415,7 @@ int synor__ns_fail_job(synor_netstore *s, int64_t shard, int64_t job, const char
     static const char jb[] = "UPDATE jobs SET state = 'failed' WHERE id = $1"
                              " AND state IN ('queued', 'running')";
     static const char tk[] = "UPDATE tasks SET state = 'cancelled', lease = NULL WHERE job_id = $1"
-                             " AND state IN ('queued', 'leased')";
+                             " AND state IN ('queued', 'leased', 'waiting')";
     nsparam ps[] = {NS_I(shard)}, pj[] = {NS_I(job)};
     int e = synor__ns_exec(s, sh, ps, 1, NULL, NULL);
     if (!e)

@@ -49,6 +49,8 @@ static int submit_tx(synor_netstore *s, const char *owner, const synor_net_job_s
     static const char has[] = "SELECT 1 FROM blob_owners WHERE sha = $1 AND owner = $2";
     for (size_t i = 0; i < j->n_shards; i++)
         for (size_t k = 0; k < j->shards[i].n_inputs; k++) {
+            if (j->shards[i].from && j->shards[i].from[k] >= 0)
+                continue;
             nsparam p[] = {NS_T(j->shards[i].inputs[k]), NS_T(owner)};
             nsres r;
             int e = synor__ns_exec(s, has, p, 2, &r, NULL);
@@ -88,32 +90,42 @@ static int submit_tx(synor_netstore *s, const char *owner, const synor_net_job_s
     *job_id = synor__nsres_int(&r, 0, 0);
     synor__nsres_free(&r);
     static const char ins_shard[] =
-        "INSERT INTO shards (job_id, idx, params, state, expect, tasks) VALUES ($1, $2, $3,"
-        " 'queued', $4, $5) RETURNING id";
-    static const char ins_input[] = "INSERT INTO shard_inputs (shard_id, pos, sha) VALUES ($1, $2, $3)";
-    static const char ins_task[] = "INSERT INTO tasks (job_id, shard_id, state) VALUES ($1, $2, 'queued')";
-    for (size_t i = 0; i < j->n_shards; i++) {
+        "INSERT INTO shards (job_id, idx, params, state, expect, tasks, stage, kernel) VALUES ($1,"
+        " $2, $3, 'queued', $4, $5, $6, $7) RETURNING id";
+    static const char ins_input[] =
+        "INSERT INTO shard_inputs (shard_id, pos, sha, from_shard) VALUES ($1, $2, $3, $4)";
+    static const char ins_task[] = "INSERT INTO tasks (job_id, shard_id, state) VALUES ($1, $2, $3)";
+    /* the shards' ids, for the inputs that name an earlier shard */
+    int64_t *ids = synor__calloc(j->n_shards, sizeof *ids);
+    if (!ids)
+        return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+    for (size_t i = 0; i < j->n_shards && !e; i++) {
         const synor_net_shard_spec *sh = &j->shards[i];
         /* a known answer needs no quorum: one replica */
         unsigned reps = sh->expect ? 1 : replicas;
-        nsparam ps[] = {NS_I(*job_id), NS_I(i), NS_T(sh->params_json), NS_T(sh->expect),
-                        NS_I(reps)};
-        if ((e = synor__ns_exec(s, ins_shard, ps, 5, &r, NULL)))
-            return e;
-        int64_t shard = synor__nsres_int(&r, 0, 0);
+        nsparam ps[] = {NS_I(*job_id), NS_I(i),          NS_T(sh->params_json), NS_T(sh->expect),
+                        NS_I(reps),    NS_I(sh->stage), NS_T(sh->kernel)};
+        if ((e = synor__ns_exec(s, ins_shard, ps, 7, &r, NULL)))
+            break;
+        int64_t shard = ids[i] = synor__nsres_int(&r, 0, 0);
         synor__nsres_free(&r);
-        for (size_t k = 0; k < sh->n_inputs; k++) {
-            nsparam pi[] = {NS_I(shard), NS_I(k), NS_T(sh->inputs[k])};
-            if ((e = synor__ns_exec(s, ins_input, pi, 3, NULL, NULL)))
-                return e;
+        int waits = 0;
+        for (size_t k = 0; k < sh->n_inputs && !e; k++) {
+            int from = sh->from && sh->from[k] >= 0;
+            nsparam pi[] = {NS_I(shard), NS_I(k), NS_T(from ? "" : sh->inputs[k]),
+                            from ? NS_I(ids[sh->from[k]]) : NS_T(NULL)};
+            waits |= from;
+            e = synor__ns_exec(s, ins_input, pi, 4, NULL, NULL);
         }
-        for (unsigned k = 0; k < reps; k++) {
-            nsparam pt[] = {NS_I(*job_id), NS_I(shard)};
-            if ((e = synor__ns_exec(s, ins_task, pt, 2, NULL, NULL)))
-                return e;
+        for (unsigned k = 0; k < reps && !e; k++) {
+            nsparam pt[] = {NS_I(*job_id), NS_I(shard), NS_T(waits ? "waiting" : "queued")};
+            e = synor__ns_exec(s, ins_task, pt, 3, NULL, NULL);
             ++*n_tasks;
         }
     }
+    synor__free(ids);
+    if (e)
+        return e;
     char subj[32], det[160];
     snprintf(subj, sizeof subj, "j-%lld", (long long)*job_id);
     snprintf(det, sizeof det, "owner %s, %zu shards, %lld tasks", owner, j->n_shards,
@@ -134,12 +146,26 @@ int synor_netstore_job_submit(synor_netstore *s, const char *owner, const synor_
     if (j->replicas < 1 || j->replicas > 5)
         return synor__error(SYNOR_EINVAL, "field 'replicas': value '%u': 1 to 5", j->replicas);
     for (size_t i = 0; i < j->n_shards; i++) {
-        for (size_t k = 0; k < j->shards[i].n_inputs; k++)
-            if (!valid_sha(j->shards[i].inputs[k]))
+        const synor_net_shard_spec *sh = &j->shards[i];
+        if (i && sh->stage < j->shards[i - 1].stage)
+            return synor__error(SYNOR_EINVAL, "field 'shards[%zu]': stage %u after stage %u (in "
+                                "stage order)", i, sh->stage, j->shards[i - 1].stage);
+        if (sh->kernel && (!*sh->kernel || strlen(sh->kernel) > 31))
+            return synor__error(SYNOR_EINVAL, "field 'shards[%zu].kernel': value '%s': 1 to 31 "
+                                "characters", i, sh->kernel);
+        if (sh->stage && sh->expect)
+            return synor__error(SYNOR_EINVAL, "field 'shards[%zu].expect': not in a staged job", i);
+        for (size_t k = 0; k < sh->n_inputs; k++) {
+            long f = sh->from ? sh->from[k] : -1;
+            if (f >= 0 && ((size_t)f >= i || j->shards[f].stage >= sh->stage))
+                return synor__error(SYNOR_EINVAL, "field 'shards[%zu].inputs[%zu]': shard %ld is "
+                                    "not of an earlier stage", i, k, f);
+            if (f < 0 && !valid_sha(sh->inputs[k]))
                 return synor__error(SYNOR_EINVAL,
                                     "field 'shards[%zu].inputs[%zu]': value '%s': not a SHA-256 "
                                     "(64 lowercase hex digits)",
                                     i, k, j->shards[i].inputs[k] ? j->shards[i].inputs[k] : "");
+        }
         if (j->shards[i].expect && !valid_sha(j->shards[i].expect))
             return synor__error(SYNOR_EINVAL, "field 'shards[%zu].expect': not a SHA-256", i);
     }
@@ -200,7 +226,8 @@ int synor_netstore_job_json(synor_netstore *s, const char *owner, int64_t job_id
 {
     static const char get[] = "SELECT " JOB_COLS " FROM jobs WHERE id = $1";
     static const char counts[] = "SELECT state, count(*) FROM tasks WHERE job_id = $1 GROUP BY state";
-    static const char shards[] = "SELECT idx, state, result_sha FROM shards WHERE job_id = $1 ORDER BY idx";
+    static const char shards[] = "SELECT idx, state, result_sha, stage FROM shards WHERE job_id = $1"
+                                 " ORDER BY idx";
     nsparam p[] = {NS_I(job_id)};
     nsres j = {0}, c = {0}, sh = {0};
     pthread_mutex_lock(&s->mu);
@@ -220,7 +247,7 @@ int synor_netstore_job_json(synor_netstore *s, const char *owner, int64_t job_id
         synor__nsres_free(&c);
         return e;
     }
-    int64_t total = 0, done = 0, failed = 0;
+    int64_t total = 0, done = 0, failed = 0, waiting = 0;
     for (size_t i = 0; i < c.rows; i++) {
         const char *st = synor__nsres_text(&c, i, 0);
         int64_t n = synor__nsres_int(&c, i, 1);
@@ -230,6 +257,8 @@ int synor_netstore_job_json(synor_netstore *s, const char *owner, int64_t job_id
             done += n;
         else if (!strcmp(st, "invalid") || !strcmp(st, "failed"))
             failed += n;
+        else if (!strcmp(st, "waiting"))
+            waiting += n;
     }
     synor__buf b;
     synor__buf_init(&b);
@@ -243,6 +272,8 @@ int synor_netstore_job_json(synor_netstore *s, const char *owner, int64_t job_id
     synor__jw_int(&w, done);
     synor__jw_key(&w, "failed");
     synor__jw_int(&w, failed);
+    synor__jw_key(&w, "waiting"); /* tasks of later stages whose inputs are not validated yet */
+    synor__jw_int(&w, waiting);
     synor__jw_key(&w, "shards");
     synor__jw_arr_begin(&w);
     for (size_t i = 0; i < sh.rows; i++) {
@@ -256,6 +287,10 @@ int synor_netstore_job_json(synor_netstore *s, const char *owner, int64_t job_id
             synor__jw_null(&w);
         else
             synor__jw_str(&w, synor__nsres_text(&sh, i, 2));
+        if (synor__nsres_int(&sh, i, 3)) { /* staged jobs only: stage 0 is not shown */
+            synor__jw_key(&w, "stage");
+            synor__jw_int(&w, synor__nsres_int(&sh, i, 3));
+        }
         synor__jw_obj_end(&w);
     }
     synor__jw_arr_end(&w);
@@ -302,7 +337,8 @@ int synor_netstore_job_result(synor_netstore *s, const char *owner, int64_t job_
 {
     static const char get[] = "SELECT owner, state FROM jobs WHERE id = $1";
     static const char parts[] = "SELECT b.data FROM shards s JOIN blobs b ON b.sha = s.result_sha"
-                                " WHERE s.job_id = $1 ORDER BY s.idx";
+                                " WHERE s.job_id = $1 AND s.stage = (SELECT max(stage) FROM shards"
+                                " WHERE job_id = $1) ORDER BY s.idx";
     nsparam p[] = {NS_I(job_id)};
     nsres j = {0}, r = {0};
     pthread_mutex_lock(&s->mu);
@@ -345,7 +381,7 @@ int synor_netstore_job_cancel(synor_netstore *s, const char *owner, int64_t job_
     static const char get[] = "SELECT owner, state FROM jobs WHERE id = $1 %LOCK%";
     static const char upd[] = "UPDATE jobs SET state = 'cancelled' WHERE id = $1";
     static const char tasks[] = "UPDATE tasks SET state = 'cancelled', lease = NULL WHERE job_id = $1"
-                                " AND state IN ('queued', 'leased')";
+                                " AND state IN ('queued', 'leased', 'waiting')";
     static const char shards[] = "UPDATE shards SET state = 'cancelled' WHERE job_id = $1"
                                  " AND state = 'queued'";
     nsparam p[] = {NS_I(job_id)};

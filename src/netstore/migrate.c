@@ -65,7 +65,16 @@ static const char v3[] =
     "UPDATE jobs SET shards_left = (SELECT count(*) FROM shards s WHERE s.job_id = jobs.id"
     " AND s.state = 'queued');";
 
-static const char *const migrations[] = {v1, v2, v3};
+/* version 4: staged (model-parallel) jobs. A shard has a stage and its
+ * own kernel (NULL: the job's); an input may be another shard's result
+ * (from_shard; sha '' until that shard is validated) */
+static const char v4[] =
+    "ALTER TABLE shards ADD COLUMN stage INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE shards ADD COLUMN kernel TEXT;"
+    "ALTER TABLE shard_inputs ADD COLUMN from_shard BIGINT;"
+    "CREATE INDEX shard_inputs_from ON shard_inputs (from_shard) WHERE from_shard IS NOT NULL;";
+
+static const char *const migrations[] = {v1, v2, v3, v4};
 
 static const char get_version[] = "SELECT version FROM schema_version";
 

@@ -125,7 +125,7 @@ static int reject(synor_netstore *s, int64_t task, int64_t device, int penalty)
 int synor__ns_quorum(synor_netstore *s, int64_t shard, int64_t task, int *verdict)
 {
     static const char get[] =
-        "SELECT s.expect, s.tasks, s.state, j.replicas, j.kernel, j.owner, j.id"
+        "SELECT s.expect, s.tasks, s.state, j.replicas, COALESCE(s.kernel, j.kernel), j.owner, j.id"
         " FROM shards s JOIN jobs j ON j.id = s.job_id WHERE s.id = $1 %LOCK_S%";
     static const char done[] = "SELECT id, result_sha, device_id, provider FROM tasks"
                                " WHERE shard_id = $1 AND state = 'done' ORDER BY id";
@@ -197,6 +197,11 @@ int synor__ns_quorum(synor_netstore *s, int64_t shard, int64_t task, int *verdic
                                    " WHERE shard_id = $1 AND state IN ('queued', 'leased')";
         static const char ok_shard[] = "UPDATE shards SET state = 'validated', result_sha = $1"
                                        " WHERE id = $2";
+        static const char feed[] = "UPDATE shard_inputs SET sha = $1 WHERE from_shard = $2";
+        static const char wake[] =
+            "UPDATE tasks SET state = 'queued' WHERE state = 'waiting' AND shard_id IN"
+            " (SELECT shard_id FROM shard_inputs WHERE from_shard = $1) AND NOT EXISTS"
+            " (SELECT 1 FROM shard_inputs i WHERE i.shard_id = tasks.shard_id AND i.sha = '')";
         static const char own[] = "INSERT INTO blob_owners (sha, owner) VALUES ($1, $2)"
                                   " ON CONFLICT (sha, owner) DO NOTHING";
         const char *sha = synor__nsres_text(&d, winner, 1);
@@ -214,6 +219,12 @@ int synor__ns_quorum(synor_netstore *s, int64_t shard, int64_t task, int *verdic
             e = synor__ns_exec(s, ok_shard, pv, 2, NULL, NULL);
         if (!e)
             e = synor__ns_exec(s, own, po, 2, NULL, NULL);
+        /* later stages' inputs: this result; their tasks with every input
+         * known are queued, in this same commit */
+        if (!e)
+            e = synor__ns_exec(s, feed, pv, 2, NULL, NULL);
+        if (!e)
+            e = synor__ns_exec(s, wake, ps, 1, NULL, NULL);
         /* the job's counters move at the commit (group.c): not on its row per result */
         if (!e)
             e = synor__ns_job_delta(s, job, 0, 1);
