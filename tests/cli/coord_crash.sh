@@ -75,7 +75,14 @@ consistent() {
   # read would look lost
   local acked=() f t body missing=0
   for f in "$tmp"/ack.*; do [ -e "$f" ] && mapfile -t -O "${#acked[@]}" acked <"$f"; done
-  body=$(curl -s --max-time 10 -H "Authorization: Bearer $OP" $U/v1/ledger) || return 1
+  # a sanitized coordinator on a loaded machine can be slow to answer right
+  # after a restart: a few tries, and say which way it failed
+  local try rc=0
+  for try in 1 2 3 4; do
+    body=$(curl -s --max-time 20 -H "Authorization: Bearer $OP" $U/v1/ledger) && { rc=0; break; }
+    rc=$?; sleep 0.5
+  done
+  [ "$rc" = 0 ] || { echo "ledger not readable (curl exit $rc)"; return 1; }
   [[ $body == *'"entries":'* ]] || { echo "no ledger: $body"; return 1; }
   local -A seen=()
   while [[ $body =~ \"task\":\"(t-[0-9]+)\" ]]; do
