@@ -5,7 +5,12 @@
 S=$1; SRC=$2
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-check() { local name=$1; shift; if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name"; fi; }
+check() {
+    local name=$1; shift
+    if "$@"; then pass=$((pass+1)); else
+        fail=$((fail+1)); echo "FAIL $name"; [ -s "$tmp/err" ] && tail -n 3 "$tmp/err" | sed 's/^/    stderr: /'
+    fi
+}
 rc() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
 
 # a model with generated weights and a vocabulary trained on the README
@@ -124,6 +129,10 @@ if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
   check sim-gpu-same cmp -s "$tmp/out" "$tmp/greedy"
   check sim-gpu-dev grep -qE "^  local-.* simulated .*matmul x[0-9]+" "$tmp/err"
   check sim-gpu-ratio grep -qE "^synor: simulated makespan [0-9.]+ ms vs real [0-9.]+ ms \(ratio [0-9.]+\)$" "$tmp/err"
+  # one CPU worker (a loaded machine can leave a second one without a
+  # task): the CPU's own profile stands for it
+  check sim-one     [ "$(LD_LIBRARY_PATH=$mock XDG_CACHE_HOME=$tmp/cache rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers all --split 2,0 --report --simulate --threads 1)" = 0 ]
+  check sim-one-ratio grep -qE "^synor: simulated makespan [0-9.]+ ms vs real [0-9.]+ ms \(ratio [0-9.]+\)$" "$tmp/err"
   check split-big   [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers 1 --split 2,0)" = 1 ]
   check split-big-msg grep -q "prefill 2: the context has 1 layer on a GPU" "$tmp/err"
 fi
