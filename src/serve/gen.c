@@ -405,6 +405,32 @@ static int answer_cached(synor_server *s, struct MHD_Connection *c, const synor_
     return r;
 }
 
+/* Names g (PREFIX-N), seeds its sampler (without a seed, each request
+ * draws its own stream of numbers), and queues it with the scheduler,
+ * linked into the live list: 0 or the scheduler's code. */
+static int submit_gen(synor_server *s, serve_gen *g, const synor__serve_req *q, const char *prefix,
+                      synor_llm_request *rq)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t seq = ++s->next_seq;
+    snprintf(g->name, sizeof g->name, "%s-%llu", prefix, (unsigned long long)seq);
+    uint64_t seed = q->has_seed ? q->seed : synor__serve_now_ns() ^ (seq * 0x9E3779B97F4A7C15ull);
+    synor_sampler_init(&rq->sampler, (float)q->temperature, (int)q->top_k,
+                       q->temperature > 0 ? (float)q->top_p : 1.0f, seed);
+    g->t_submit = synor__serve_now_ns();
+    int e = s->stopping ? SYNOR_ESTATE : synor_llm_sched_submit(s->sched, rq, &g->id);
+    if (!e) {
+        g->next_live = s->live;
+        if (s->live)
+            s->live->prev_live = g;
+        s->live = g;
+        s->kicks++;
+        pthread_cond_signal(&s->wake);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return e;
+}
+
 int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, const char *body,
                           size_t len)
 {
@@ -499,25 +525,7 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
         synor__serve_req_free(&q);
         return synor__serve_error(s, c, 500, "out of memory");
     }
-    pthread_mutex_lock(&s->mu);
-    uint64_t seq = ++s->next_seq;
-    snprintf(g->name, sizeof g->name, "%s-%llu", chat ? "chatcmpl" : "cmpl",
-             (unsigned long long)seq);
-    /* without a seed, each request draws its own stream of numbers */
-    uint64_t seed = q.has_seed ? q.seed : synor__serve_now_ns() ^ (seq * 0x9E3779B97F4A7C15ull);
-    synor_sampler_init(&rq.sampler, (float)q.temperature, (int)q.top_k,
-                       q.temperature > 0 ? (float)q.top_p : 1.0f, seed);
-    g->t_submit = synor__serve_now_ns();
-    int e = s->stopping ? SYNOR_ESTATE : synor_llm_sched_submit(s->sched, &rq, &g->id);
-    if (!e) {
-        g->next_live = s->live;
-        if (s->live)
-            s->live->prev_live = g;
-        s->live = g;
-        s->kicks++;
-        pthread_cond_signal(&s->wake);
-    }
-    pthread_mutex_unlock(&s->mu);
+    int e = submit_gen(s, g, &q, chat ? "chatcmpl" : "cmpl", &rq);
     synor__free(ids);
     int stream = q.stream;
     if (e || stream)
@@ -612,23 +620,7 @@ int synor__serve_generate_predicted(synor_server *s, const synor__serve_req *q, 
                             .on_done = on_done,
                             .user = g};
     rq.max_new = (int)(q->max_tokens < (long)s->ctx_len - n ? q->max_tokens : (long)s->ctx_len - n);
-    pthread_mutex_lock(&s->mu);
-    uint64_t seq = ++s->next_seq;
-    snprintf(g->name, sizeof g->name, "predicted-%llu", (unsigned long long)seq);
-    uint64_t seed = q->has_seed ? q->seed : synor__serve_now_ns() ^ (seq * 0x9E3779B97F4A7C15ull);
-    synor_sampler_init(&rq.sampler, (float)q->temperature, (int)q->top_k,
-                       q->temperature > 0 ? (float)q->top_p : 1.0f, seed);
-    g->t_submit = synor__serve_now_ns();
-    int e = s->stopping ? SYNOR_ESTATE : synor_llm_sched_submit(s->sched, &rq, &g->id);
-    if (!e) {
-        g->next_live = s->live;
-        if (s->live)
-            s->live->prev_live = g;
-        s->live = g;
-        s->kicks++;
-        pthread_cond_signal(&s->wake);
-    }
-    pthread_mutex_unlock(&s->mu);
+    int e = submit_gen(s, g, q, "predicted", &rq);
     synor__free(ids);
     if (e) {
         g->bg_ekey = NULL; /* the caller keeps it on failure */
