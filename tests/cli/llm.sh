@@ -128,6 +128,7 @@ if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
   check sim-gpu     [ "$(LD_LIBRARY_PATH=$mock XDG_CACHE_HOME=$tmp/cache rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers all --split 2,0 --report --simulate)" = 0 ]
   check sim-gpu-same cmp -s "$tmp/out" "$tmp/greedy"
   check sim-gpu-dev grep -qE "^  local-.* simulated .*matmul x[0-9]+" "$tmp/err"
+  check sim-gpu-gaps grep -qE "barrier task on the first worker: [0-9.]+ us within a batch" "$tmp/err"
   check sim-gpu-ratio grep -qE "^synor: simulated makespan [0-9.]+ ms vs real [0-9.]+ ms \(ratio [0-9.]+\)$" "$tmp/err"
   # one CPU worker (a loaded machine can leave a second one without a
   # task): the CPU's own profile stands for it
