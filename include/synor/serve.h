@@ -68,6 +68,7 @@ typedef struct synor_server_opts {
      * 0: CPU only); the runtime must have CUDA on for them. */
     int gpu_layers;
     unsigned gpu_device;
+    unsigned gpu_backend; /* synor_llm_ctx_opts.gpu_backend */
 } synor_server_opts;
 
 /* A server for model m (not owned; it must outlive the server) whose

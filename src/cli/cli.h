@@ -32,6 +32,11 @@ int cli_parse_uint(const char *cmd, const char *opt, const char *v, unsigned lon
                    unsigned long long max, unsigned long long *out);
 int cli_parse_double(const char *cmd, const char *opt, const char *v, double min, double max,
                      double *out);
+/* A GPU for the LLM's layers: "N" or "cudaN" (the runtime's CUDA device N;
+ * *backend SYNOR_LLM_GPU_CUDA) or "openclN" (its OpenCL device N;
+ * SYNOR_LLM_GPU_OPENCL); otherwise a usage error as above. */
+int cli_parse_gpu(const char *cmd, const char *opt, const char *v, unsigned *device,
+                  unsigned *backend);
 /* A deadline or other duration: a decimal number of seconds above 0 and at
  * most 1e9; otherwise a usage error as above. */
 int cli_parse_seconds(const char *cmd, const char *opt, const char *v, double *out);

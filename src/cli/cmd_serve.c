@@ -17,7 +17,7 @@ static void help(void)
            "                   [--max-queue N] [--ctx N] [--tokenizer FILE] [--model-name NAME]\n"
            "                   [--grace SECONDS] [--cache-mem SIZE] [--cache-file FILE]\n"
            "                   [--no-cache] [--semantic-threshold T] [--semantic-entries N]\n"
-           "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N]\n\n"
+           "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
            "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
@@ -55,7 +55,7 @@ static void help(void)
            "                      (at most 16; default 0: off)\n"
            "  --gpu-layers N|all|auto  the matrix products of the last N layers on a CUDA\n"
            "                      GPU (as synor generate; default 0: CPU only)\n"
-           "  --gpu N             which CUDA GPU (default 0)\n"
+           "  --gpu N|openclN     which GPU: CUDA device N (default 0) or OpenCL device N\n"
            "Exit status: 0 stopped by a signal, 1 failure (a bad model file, the address\n"
            "in use, built without libmicrohttpd), 2 usage error.\n");
 }
@@ -64,7 +64,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
     const char *model = NULL, *tokenizer = NULL, *host = "127.0.0.1", *name = NULL;
-    unsigned long long port = 8080, threads = 0, seqs = 16, queue = 64, ctx = 0, gpu = 0;
+    unsigned long long port = 8080, threads = 0, seqs = 16, queue = 64, ctx = 0;
+    unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA;
     int gpu_layers = 0;
     double grace = 30, sem_threshold = 0;
     unsigned long long sem_entries = 0, predict = 0;
@@ -126,7 +127,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                 gpu_layers = (int)x;
             }
         } else if (!strcmp(a, "--gpu"))
-            r = cli_parse_uint("serve", a, v, 0, 64, &gpu);
+            r = cli_parse_gpu("serve", a, v, &gpu, &gpu_backend);
         else if (!strcmp(a, "--cache-mem")) {
             if (synor__parse_size(v, &cache_mem) || cache_mem == 0)
                 return cli_usage_error("serve",
@@ -173,8 +174,9 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)threads;
-    cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cuda = gpu_layers != 0;
+    cfg.opencl = gpu_layers && gpu_backend == SYNOR_LLM_GPU_OPENCL ? SYNOR_OPENCL_ALL
+                                                                   : SYNOR_OPENCL_OFF;
+    cfg.cuda = gpu_layers != 0 && gpu_backend == SYNOR_LLM_GPU_CUDA;
     synor_server_opts so = {.host = host,
                             .port = (unsigned)port,
                             .model_name = name,
@@ -189,7 +191,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .semantic_entries = (unsigned)sem_entries,
                             .predict = (unsigned)predict,
                             .gpu_layers = gpu_layers,
-                            .gpu_device = (unsigned)gpu};
+                            .gpu_device = gpu,
+                            .gpu_backend = gpu_backend};
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_server_create(m, rt, &so, &srv) || synor_server_start(srv)) {
         cli_error("%s", synor_errmsg());

@@ -291,7 +291,8 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
                              .kv_blocks = o.max_seqs *
                                           ((ctx + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK),
                              .gpu_layers = o.gpu_layers,
-                             .gpu_device = o.gpu_device};
+                             .gpu_device = o.gpu_device,
+                             .gpu_backend = o.gpu_backend};
     synor_llm_sched_opts so = {.max_queue = o.max_queue};
     if (!e)
         e = synor_llm_ctx_create(m, rt, &co, &s->ctx);
