@@ -369,6 +369,84 @@ TEST(kernels_agree_with_portable)
                 g->dot_q8g(qg, s64, xq, xs, N / 64 * 64, 64), 1e-5);
 }
 
+/* The packed weights of batches (pack.c): the portable product on a
+ * packed group and this CPU's (where it has one) against the file
+ * layout's dot products, for Q8_0 and Q4_0, 1..11 activation rows; and
+ * synor__llm_matmul over a row range that cuts groups (rows around the
+ * whole groups go the file's way) against the same range unpacked. */
+TEST(packed_products_agree)
+{
+    enum { R = 29, C = 96, NB = C / 32, TMAX = 11 };
+    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    static float w[R * C], x[TMAX * C];
+    uint64_t st = 11;
+    for (int i = 0; i < R * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+    }
+    for (int i = 0; i < TMAX * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
+    }
+    static int8_t q[TMAX * C];
+    static uint8_t u[TMAX * C];
+    static float d[TMAX * NB], c8[TMAX * NB];
+    llm_qrow qx[TMAX];
+    for (int t = 0; t < TMAX; t++) {
+        g->quantize_row(x + t * C, q + t * C, d + t * NB, C, 32);
+        synor__llm_block_c8(q + t * C, d + t * NB, NB, c8 + t * NB);
+        for (int i = 0; i < C; i++)
+            u[t * C + i] = (uint8_t)(q[t * C + i] ^ 0x80);
+        qx[t] = (llm_qrow){.q = q + t * C, .d = d + t * NB, .u = u + t * C, .c8 = c8 + t * NB};
+    }
+    for (int q4 = 0; q4 < 2; q4++) {
+        synor_ttype ty = q4 ? SYNOR_TTYPE_Q4_0 : SYNOR_TTYPE_Q8_0;
+        size_t rb = (size_t)NB * (q4 ? 18 : 34);
+        static uint8_t data[R * C * 2];
+        for (int r = 0; r < R; r++)
+            ASSERT_OK(synor_ttype_quantize(ty, w + r * C, data + r * rb, C));
+        llm_mat m = {.type = ty, .rows = R, .cols = C, .data = data, .row_bytes = rb};
+        ASSERT(synor__llm_packable(&m));
+        uint8_t *pk = malloc(synor__llm_pack_size(&m));
+        ASSERT(pk);
+        synor__llm_pack(&m, pk);
+        ASSERT(m.pack == pk);
+        size_t gb = synor__llm_pack_size(&m) / (R / 8);
+        for (int T = 1; T <= TMAX; T++)
+            for (int grp = 0; grp < R / 8; grp++) {
+                float yr[TMAX * 8], yk[TMAX * 8];
+                for (int i = 0; i < T * 8; i++)
+                    yr[i] = yk[i] = 0.5f;
+                synor__llm_tile_p_ref(pk + grp * gb, qx, T, NB, q4, yr, 8, 1);
+                if (k->tile_p)
+                    k->tile_p(pk + grp * gb, qx, T, NB, q4, yk, 8, 1);
+                for (int t = 0; t < T; t++)
+                    for (int j = 0; j < 8; j++) {
+                        const uint8_t *row = data + (size_t)(grp * 8 + j) * rb;
+                        float want = q4 ? g->dot_q4_0(row, qx[t].q, qx[t].d, qx[t].c8, NB)
+                                        : g->dot_q8_0(row, qx[t].q, qx[t].d, NB);
+                        float tol = 1e-4f * (1 + fabsf(want));
+                        ASSERT(fabsf(yr[t * 8 + j] - (0.5f + want)) <= tol);
+                        if (k->tile_p)
+                            ASSERT(fabsf(yk[t * 8 + j] - (0.5f + want)) <= tol);
+                    }
+            }
+        /* rows 3..26 of 29: a partial group on each side of two whole ones */
+        static float yp[TMAX * R], yu[TMAX * R];
+        llm_mat plain = m;
+        plain.pack = NULL;
+        for (int T = 1; T <= TMAX; T += 5) {
+            synor__llm_matmul(k, &m, 3, 27, T, NULL, 0, qx, yp, R, 0);
+            synor__llm_matmul(k, &plain, 3, 27, T, NULL, 0, qx, yu, R, 0);
+            for (int t = 0; t < T; t++)
+                for (int r = 3; r < 27; r++)
+                    ASSERT(fabsf(yp[t * R + r] - yu[t * R + r]) <=
+                           1e-4f * (1 + fabsf(yu[t * R + r])));
+        }
+        free(pk);
+    }
+}
+
 TEST(sampler)
 {
     float l[5] = {0.5f, 2.0f, 1.0f, 2.0f, -1.0f};
@@ -476,7 +554,8 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(f32_matches_reference, quantized_close_to_reference, batches_agree_with_single_tokens,
-          llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
-          context_length_is_enforced, kernels_agree_with_portable, sampler,
-          missing_or_misshapen_tensor_is_named, embeddings, cleanup)
+TEST_MAIN(f32_matches_reference, packed_products_agree, quantized_close_to_reference,
+          batches_agree_with_single_tokens, llama2c_checkpoint_same_as_gguf,
+          kv_pool_exhaustion_changes_nothing, context_length_is_enforced,
+          kernels_agree_with_portable, sampler, missing_or_misshapen_tensor_is_named, embeddings,
+          cleanup)

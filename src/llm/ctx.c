@@ -80,7 +80,8 @@ static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, c
             synor__llm_block_c8(s->qrows[t].q, s->qrows[t].d, cols / blk, c8);
             s->qrows[t].c8 = c8;
         }
-    if (blk == SYNOR_QK && n >= 4 && c->k->tile_q && !s->qrows[0].u)
+    int tiles = (n >= 4 && c->k->tile_q) || (n >= LLM_PACK_MIN_ROWS && m->pack && c->k->tile_p);
+    if (blk == SYNOR_QK && tiles && !s->qrows[0].u)
         for (int t = 0; t < n; t++) {
             uint8_t *u = s->u + (size_t)t * cols;
             for (int i = 0; i < cols; i++)

@@ -221,10 +221,29 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
                     accumulate ? 1.0f : 0.0f, y + r0, (blasint)ldy);
         return;
     }
+    int q4 = w->type == SYNOR_TTYPE_Q4_0;
+    /* Several rows and packed weights (pack.c): the whole groups of 8 in
+     * [r0, r1) in one pass over each group for all the rows; the rows
+     * around them as below. */
+    if (w->pack && k->tile_p && n >= LLM_PACK_MIN_ROWS) {
+        int g0 = (r0 + 7) / 8, g1 = r1 / 8, nb = w->cols / SYNOR_QK;
+        if (g1 > w->rows / 8)
+            g1 = w->rows / 8;
+        if (g0 < g1) {
+            size_t gb = (size_t)nb * (q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8);
+            for (int g = g0; g < g1; g++)
+                k->tile_p(w->pack + (size_t)g * gb, qx, n, nb, q4, y + (size_t)g * 8, ldy,
+                          accumulate);
+            if (r0 < g0 * 8)
+                synor__llm_matmul(k, w, r0, g0 * 8, n, x, ldx, qx, y, ldy, accumulate);
+            if (g1 * 8 < r1)
+                synor__llm_matmul(k, w, g1 * 8, r1, n, x, ldx, qx, y, ldy, accumulate);
+            return;
+        }
+    }
     /* Tiles of 4 weight rows x up to 4 activation rows where the CPU has
      * them: each weight block is loaded (and a Q4_0 block unpacked) once
      * for 4 activation rows, each activation block once for 4 weight rows. */
-    int q4 = w->type == SYNOR_TTYPE_Q4_0;
     if (k->tile_q && n >= 4 && (q4 || w->type == SYNOR_TTYPE_Q8_0)) {
         int nb = w->cols / SYNOR_QK;
         for (; r0 + 4 <= r1; r0 += 4)

@@ -21,7 +21,18 @@ typedef struct llm_mat {
     size_t row_bytes;
     const float *gscale;
     int group;
+    /* Q8_0 / Q4_0: rows [0, rows / 8 * 8) repacked for batches (pack.c),
+     * or NULL */
+    const uint8_t *pack;
 } llm_mat;
+
+/* Bytes of a packed block of 8 rows (pack.c has the layout). */
+#define LLM_PACK_BLOCK_Q8 (32 + 32 + 8 * 32)
+#define LLM_PACK_BLOCK_Q4 (32 + 32 + 4 * 32)
+/* Batches of at least this many rows use the packed weights: one row's
+ * product streams the weights from memory, and the file's layout is
+ * smaller (measured: no faster packed on 110M-shaped Q8_0). */
+#define LLM_PACK_MIN_ROWS 2
 
 /* Activations quantized for Q8_0 / Q4_0 / Q8G weights: per row, cols int8
  * values and cols / block fp32 scales (block 32, or the Q8G group). */
@@ -59,6 +70,11 @@ typedef struct llm_kernels {
                    size_t ldy, int acc);
     void (*tile_f32)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n, float *y,
                      size_t ldy, int acc);
+    /* A packed group of 8 weight rows (pack.c) times T activation rows
+     * (any T >= 1; qx[t].u, and qx[t].c8 for Q4_0), y[t * ldy + j] (+)=
+     * row j's dot; NULL where the table has none (then nothing is packed). */
+    void (*tile_p)(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
+                   size_t ldy, int acc);
 } llm_kernels;
 
 const llm_kernels *synor__llm_kernels(void);
@@ -79,6 +95,17 @@ int synor__llm_act_block(const llm_mat *w);
 void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, int n,
                        const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
                        int accumulate);
+
+/* pack.c: whether w can be packed, its packed size, packing it into out
+ * (sets w->pack); the model's products packed when the kernels have
+ * tile_p and SYNOR_LLM_PACK is not "0" (out of memory: left unpacked);
+ * the portable product on a packed group. */
+int synor__llm_packable(const llm_mat *w);
+size_t synor__llm_pack_size(const llm_mat *w);
+void synor__llm_pack(llm_mat *w, uint8_t *out);
+void synor__llm_pack_model(synor_llm *m);
+void synor__llm_tile_p_ref(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
+                           size_t ldy, int acc);
 
 /* Row `row` of an embedding matrix as floats. */
 void synor__llm_mat_row(const llm_mat *w, int row, float *out);
@@ -102,6 +129,8 @@ struct synor_llm {
     struct synor_gguf *gguf;
     struct synor_l2c *l2c;
     float *owned;
+    uint8_t *packed; /* the packed products (pack.c), or NULL */
+    size_t packed_bytes;
 };
 
 /* The distribution s draws from for these logits (temperature, top-k,
