@@ -447,6 +447,40 @@ TEST(packed_products_agree)
     }
 }
 
+/* The F32 batch tile (where the CPU has it) against the portable dot
+ * products: 1..13 activation rows, lengths with and without a tail. */
+TEST(f32_batch_tile_agrees)
+{
+    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    if (!k->tile_f32w) {
+        fprintf(stderr, "  skipped: the %s kernels have no F32 batch tile\n", k->isa);
+        return;
+    }
+    enum { N = 100, TMAX = 13 };
+    static float w[4 * N], x[TMAX * N], y[TMAX * 4];
+    uint64_t st = 5;
+    for (int i = 0; i < 4 * N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+    }
+    for (int i = 0; i < TMAX * N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
+    }
+    for (int n = 96; n <= N; n += 4)
+        for (int T = 1; T <= TMAX; T++)
+            for (int acc = 0; acc < 2; acc++) {
+                for (int i = 0; i < TMAX * 4; i++)
+                    y[i] = 0.25f;
+                k->tile_f32w(w, N, x, N, T, n, y, 4, acc);
+                for (int t = 0; t < T; t++)
+                    for (int r = 0; r < 4; r++) {
+                        float want = g->dot_f32(w + r * N, x + t * N, n) + (acc ? 0.25f : 0);
+                        ASSERT(fabsf(y[t * 4 + r] - want) <= 1e-4f * (1 + fabsf(want)));
+                    }
+            }
+}
+
 TEST(sampler)
 {
     float l[5] = {0.5f, 2.0f, 1.0f, 2.0f, -1.0f};
@@ -554,8 +588,8 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(f32_matches_reference, packed_products_agree, quantized_close_to_reference,
-          batches_agree_with_single_tokens, llama2c_checkpoint_same_as_gguf,
+TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
+          quantized_close_to_reference, batches_agree_with_single_tokens, llama2c_checkpoint_same_as_gguf,
           kv_pool_exhaustion_changes_nothing, context_length_is_enforced,
           kernels_agree_with_portable, sampler, missing_or_misshapen_tensor_is_named, embeddings,
           cleanup)

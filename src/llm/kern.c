@@ -214,6 +214,20 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
     /* F32 weights and several rows: OpenBLAS's SGEMM (Y = X W^T), which
      * blocks for the caches and the registers as no dot loop can. */
     const synor__blas_api *blas;
+    if (w->type == SYNOR_TTYPE_F32 && n >= LLM_F32W_MIN_ROWS && k->tile_f32w &&
+        (n < LLM_F32_BLAS_ROWS || !synor__blas())) {
+        const float *wf = (const float *)(const void *)w->data;
+        size_t ws = w->row_bytes / sizeof(float);
+        for (; r0 + 4 <= r1; r0 += 4)
+            k->tile_f32w(wf + (size_t)r0 * ws, ws, x, ldx, n, w->cols, y + r0, ldy, accumulate);
+        for (; r0 < r1; r0++)
+            for (int t = 0; t < n; t++) {
+                float v = k->dot_f32(wf + (size_t)r0 * ws, x + (size_t)t * ldx, w->cols);
+                float *o = y + (size_t)t * ldy + r0;
+                *o = accumulate ? *o + v : v;
+            }
+        return;
+    }
     if (w->type == SYNOR_TTYPE_F32 && n >= 16 && (blas = synor__blas()) != NULL) {
         const float *wr = (const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes);
         blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, w->cols, 1.0f, x,

@@ -442,6 +442,70 @@ T5 static void a5_tile_f32_4x1(const float *w, size_t ws, const float *x, int n,
         y[r] = acc ? y[r] + v[r] : v[r];
 }
 
+/* 4 rows of F32 weights times T activation rows in registers (4T
+ * accumulators): per 16 elements 4 + T loads for 4T multiply-adds, where
+ * the 4x1 tile above makes 5 loads for 4. For batches, whose products are
+ * bound by the multiply-adds rather than by the weights streaming in. */
+T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, size_t ws,
+                                                                 const float *x, size_t ldx,
+                                                                 const int T, int n, float *y,
+                                                                 size_t ldy, int acc)
+{
+    __m512 s[4][6];
+    for (int r = 0; r < 4; r++)
+        for (int t = 0; t < T; t++)
+            s[r][t] = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 wv[4];
+        for (int r = 0; r < 4; r++)
+            wv[r] = _mm512_loadu_ps(w + (size_t)r * ws + i);
+        for (int t = 0; t < T; t++) {
+            __m512 xv = _mm512_loadu_ps(x + (size_t)t * ldx + i);
+            for (int r = 0; r < 4; r++)
+                s[r][t] = _mm512_fmadd_ps(wv[r], xv, s[r][t]);
+        }
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 wv[4];
+        for (int r = 0; r < 4; r++)
+            wv[r] = _mm512_maskz_loadu_ps(m, w + (size_t)r * ws + i);
+        for (int t = 0; t < T; t++) {
+            __m512 xv = _mm512_maskz_loadu_ps(m, x + (size_t)t * ldx + i);
+            for (int r = 0; r < 4; r++)
+                s[r][t] = _mm512_fmadd_ps(wv[r], xv, s[r][t]);
+        }
+    }
+    for (int t = 0; t < T; t++)
+        for (int r = 0; r < 4; r++) {
+            float v = _mm512_reduce_add_ps(s[r][t]), *o = y + (size_t)t * ldy + r;
+            *o = acc ? *o + v : v;
+        }
+}
+
+#define A5_F32W(NAME, T)                                                                        \
+    T5 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
+                                                  size_t ldx, int n, float *y, size_t ldy,      \
+                                                  int acc)                                      \
+    {                                                                                           \
+        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc);                                           \
+    }
+A5_F32W(a5_f32_4x6, 6)
+A5_F32W(a5_f32_4x4, 4)
+
+T5 static void a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                            float *y, size_t ldy, int acc)
+{
+    int t = 0;
+    for (; t + 6 <= T; t += 6)
+        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc);
+    for (; t + 4 <= T; t += 4)
+        a5_f32_4x4(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc);
+    for (; t < T; t++)
+        a5_tile_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc);
+}
+
 T5 static void a5_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                            float *y, size_t ldy, int acc)
 {
@@ -553,6 +617,7 @@ const llm_kernels synor__llm_kernels_avx512 = {
     .tile_q = a5_tile_q,
     .tile_f32 = a5_tile_f32,
     .tile_p = a5_tile_p,
+    .tile_f32w = a5_tile_f32w,
 };
 #else
 typedef int synor__llm_kern_x86_empty;

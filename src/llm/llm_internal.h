@@ -75,7 +75,18 @@ typedef struct llm_kernels {
      * row j's dot; NULL where the table has none (then nothing is packed). */
     void (*tile_p)(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
                    size_t ldy, int acc);
+    /* As tile_f32 for any T >= 1, with the activation rows in registers
+     * several at a time: batches of LLM_F32W_MIN_ROWS.. rows; NULL: none. */
+    void (*tile_f32w)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                      float *y, size_t ldy, int acc);
 } llm_kernels;
+
+/* F32 batches of [LLM_F32W_MIN_ROWS, LLM_F32_BLAS_ROWS) rows use tile_f32w
+ * where the table has it; from LLM_F32_BLAS_ROWS rows OpenBLAS's SGEMM
+ * (where it is loaded), whose packing of the weights pays off only for
+ * that many rows. */
+#define LLM_F32W_MIN_ROWS 6
+#define LLM_F32_BLAS_ROWS 64
 
 const llm_kernels *synor__llm_kernels(void);
 /* The portable kernels (also the reference the vectorized ones are tested
