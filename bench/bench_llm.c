@@ -80,7 +80,8 @@ int main(int argc, char **argv)
         }
         i++;
     }
-    if (!model || pp < 0 || tg < 0 || bd < 1 || bd > 4096 || threads < 1 || reps < 1 || reps > 100 ||
+    if (!model || pp < 0 || tg < 0 || bd < 1 || bd > 4096 || threads < 1 || reps < 1 ||
+        reps > 100 ||
         (gpu_layers < 0 && gpu_layers != SYNOR_LLM_GPU_AUTO) ||
         gpu < 0) {
         fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-b B] [-t THREADS] [-r REPS]\n"

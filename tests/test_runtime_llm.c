@@ -589,7 +589,7 @@ TEST(cleanup)
 }
 
 TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
-          quantized_close_to_reference, batches_agree_with_single_tokens, llama2c_checkpoint_same_as_gguf,
-          kv_pool_exhaustion_changes_nothing, context_length_is_enforced,
-          kernels_agree_with_portable, sampler, missing_or_misshapen_tensor_is_named, embeddings,
-          cleanup)
+          quantized_close_to_reference, batches_agree_with_single_tokens,
+          llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
+          context_length_is_enforced, kernels_agree_with_portable, sampler,
+          missing_or_misshapen_tensor_is_named, embeddings, cleanup)
