@@ -481,6 +481,46 @@ TEST(f32_batch_tile_agrees)
             }
 }
 
+/* The attention kernels (where the CPU has them) against the portable
+ * loops: heads of 16, 64 and 20 floats (no vector path), 1..16 positions
+ * a stride apart. */
+TEST(attention_kernels_agree)
+{
+    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    if (!k->att_scores || !k->att_mix) {
+        fprintf(stderr, "  skipped: the %s kernels have no attention kernels\n", k->isa);
+        return;
+    }
+    enum { HS = 64, KS = 72, NPOS = 16 };
+    static float q[HS], kv[NPOS * KS], a[NPOS], s1[NPOS], o1[HS], o2[HS];
+    uint64_t st = 9;
+    for (int i = 0; i < NPOS * KS; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        kv[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+        if (i < HS)
+            q[i] = kv[i] * 0.3f;
+        if (i < NPOS)
+            a[i] = (float)((int)(st >> 20) % 1000) / 1000.0f;
+    }
+    static const int heads[] = {16, 64, 20};
+    for (int h = 0; h < 3; h++)
+        for (int np = 1; np <= NPOS; np++) {
+            int hs = heads[h];
+            k->att_scores(q, kv, KS, np, hs, 0.125f, s1);
+            for (int p = 0; p < np; p++) {
+                float want = g->dot_f32(q, kv + p * KS, hs) * 0.125f;
+                ASSERT(fabsf(s1[p] - want) <= 1e-5f * (1 + fabsf(want)));
+            }
+            for (int i = 0; i < hs; i++)
+                o1[i] = o2[i] = 0.5f;
+            k->att_mix(a, kv, KS, np, hs, o1);
+            for (int p = 0; p < np; p++)
+                g->axpy(a[p], kv + p * KS, o2, hs);
+            for (int i = 0; i < hs; i++)
+                ASSERT(fabsf(o1[i] - o2[i]) <= 1e-5f * (1 + fabsf(o2[i])));
+        }
+}
+
 TEST(sampler)
 {
     float l[5] = {0.5f, 2.0f, 1.0f, 2.0f, -1.0f};
@@ -589,7 +629,7 @@ TEST(cleanup)
 }
 
 TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
-          quantized_close_to_reference, batches_agree_with_single_tokens,
+          attention_kernels_agree, quantized_close_to_reference, batches_agree_with_single_tokens,
           llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
           context_length_is_enforced, kernels_agree_with_portable, sampler,
           missing_or_misshapen_tensor_is_named, embeddings, cleanup)

@@ -604,6 +604,47 @@ T5 static void a5_tile_p(const uint8_t *pk, const llm_qrow *qx, int T, int nb, i
         (q4 ? a5_p1_q4 : a5_p1_q8)(pk, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
 }
 
+/* Attention of one head over positions whose vectors are ks floats apart
+ * (a KV block): whole vectors in registers, no call per position. Heads of
+ * a multiple of 16 floats; others through the portable loops. */
+T5 static void a5_att_scores(const float *q, const float *k, size_t ks, int np, int hs,
+                             float scale, float *out)
+{
+    if (hs % 16) {
+        for (int p = 0; p < np; p++)
+            out[p] = a5_dot_f32(q, k + (size_t)p * ks, hs) * scale;
+        return;
+    }
+    for (int p = 0; p < np; p++) {
+        const float *kp = k + (size_t)p * ks;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+        int i = 0;
+        for (; i + 32 <= hs; i += 32) {
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(kp + i), a0);
+            a1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 16), _mm512_loadu_ps(kp + i + 16), a1);
+        }
+        if (i < hs)
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(kp + i), a0);
+        out[p] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) * scale;
+    }
+}
+
+T5 static void a5_att_mix(const float *a, const float *v, size_t vs, int np, int hs, float *o)
+{
+    if (hs % 16) {
+        for (int p = 0; p < np; p++)
+            a2_axpy(a[p], v + (size_t)p * vs, o, hs);
+        return;
+    }
+    for (int i = 0; i < hs; i += 16) {
+        __m512 acc = _mm512_loadu_ps(o + i);
+        for (int p = 0; p < np; p++)
+            acc = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_loadu_ps(v + (size_t)p * vs + i),
+                                  acc);
+        _mm512_storeu_ps(o + i, acc);
+    }
+}
+
 const llm_kernels synor__llm_kernels_avx512 = {
     .isa = "avx512",
     .dot_f32 = a5_dot_f32,
@@ -618,6 +659,8 @@ const llm_kernels synor__llm_kernels_avx512 = {
     .tile_f32 = a5_tile_f32,
     .tile_p = a5_tile_p,
     .tile_f32w = a5_tile_f32w,
+    .att_scores = a5_att_scores,
+    .att_mix = a5_att_mix,
 };
 #else
 typedef int synor__llm_kern_x86_empty;

@@ -79,6 +79,12 @@ typedef struct llm_kernels {
      * several at a time: batches of LLM_F32W_MIN_ROWS.. rows; NULL: none. */
     void (*tile_f32w)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                       float *y, size_t ldy, int acc);
+    /* Attention over np cached positions of one head (hs floats, position
+     * p at k + p * ks): out[p] = scale * q . k_p; and o += sum_p a[p] v_p.
+     * NULL: the loops of dot_f32 and axpy (ctx.c). */
+    void (*att_scores)(const float *q, const float *k, size_t ks, int np, int hs, float scale,
+                       float *out);
+    void (*att_mix)(const float *a, const float *v, size_t vs, int np, int hs, float *o);
 } llm_kernels;
 
 /* F32 batches of [LLM_F32W_MIN_ROWS, LLM_F32_BLAS_ROWS) rows use tile_f32w
