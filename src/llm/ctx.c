@@ -80,7 +80,8 @@ static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, c
             synor__llm_block_c8(s->qrows[t].q, s->qrows[t].d, cols / blk, c8);
             s->qrows[t].c8 = c8;
         }
-    int tiles = (n >= 4 && c->k->tile_q) || (n >= LLM_PACK_MIN_ROWS && m->pack && c->k->tile_p);
+    const uint8_t *pk = __atomic_load_n(&m->pack, __ATOMIC_ACQUIRE);
+    int tiles = (n >= 4 && c->k->tile_q) || (n >= LLM_PACK_MIN_ROWS && c->k->tile_p && pk);
     if (blk == SYNOR_QK && tiles && !s->qrows[0].u)
         for (int t = 0; t < n; t++) {
             uint8_t *u = s->u + (size_t)t * cols;

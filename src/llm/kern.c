@@ -239,15 +239,15 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
     /* Several rows and packed weights (pack.c): the whole groups of 8 in
      * [r0, r1) in one pass over each group for all the rows; the rows
      * around them as below. */
-    if (w->pack && k->tile_p && n >= LLM_PACK_MIN_ROWS) {
+    const uint8_t *pk = __atomic_load_n(&w->pack, __ATOMIC_ACQUIRE);
+    if (pk && k->tile_p && n >= LLM_PACK_MIN_ROWS && qx && qx[0].u) {
         int g0 = (r0 + 7) / 8, g1 = r1 / 8, nb = w->cols / SYNOR_QK;
         if (g1 > w->rows / 8)
             g1 = w->rows / 8;
         if (g0 < g1) {
             size_t gb = (size_t)nb * (q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8);
             for (int g = g0; g < g1; g++)
-                k->tile_p(w->pack + (size_t)g * gb, qx, n, nb, q4, y + (size_t)g * 8, ldy,
-                          accumulate);
+                k->tile_p(pk + (size_t)g * gb, qx, n, nb, q4, y + (size_t)g * 8, ldy, accumulate);
             if (r0 < g0 * 8)
                 synor__llm_matmul(k, w, r0, g0 * 8, n, x, ldx, qx, y, ldy, accumulate);
             if (g1 * 8 < r1)

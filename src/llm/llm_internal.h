@@ -114,9 +114,10 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
                        int accumulate);
 
 /* pack.c: whether w can be packed, its packed size, packing it into out
- * (sets w->pack); the model's products packed when the kernels have
- * tile_p and SYNOR_LLM_PACK is not "0" (out of memory: left unpacked);
- * the portable product on a packed group. */
+ * (sets w->pack, with release); the model's products packed, once, when
+ * the kernels have tile_p and SYNOR_LLM_PACK is not "0" (out of memory:
+ * left unpacked; called by synor_llm_ctx_create for contexts of batches,
+ * any thread); the portable product on a packed group. */
 int synor__llm_packable(const llm_mat *w);
 size_t synor__llm_pack_size(const llm_mat *w);
 void synor__llm_pack(llm_mat *w, uint8_t *out);

@@ -359,7 +359,6 @@ int synor_llm_load(const char *path, const synor_llm_load_opts *opts, synor_llm 
                 : load_l2c(m, path, opts ? opts->tokenizer : NULL);
     if (!e) {
         m->wtype = weight_type(m);
-        synor__llm_pack_model(m);
         *out = m;
         return 0;
     }

@@ -25,6 +25,7 @@
  *         16 + 4k.. (as unsigned q + 8; the product subtracts the
  *         activations' c8 for the + 8).
  * Rows past the last whole group stay on the file's layout. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,7 +88,11 @@ void synor__llm_pack(llm_mat *w, uint8_t *out)
             memcpy(o + 32, corr, sizeof corr);
         }
     }
-    w->pack = out;
+    /* published with release: a context may be running batches on the
+     * model while another context's creation packs it (kern.c reads it
+     * with acquire, and uses it only when the activations were prepared
+     * for it) */
+    __atomic_store_n(&w->pack, (const uint8_t *)out, __ATOMIC_RELEASE);
 }
 
 /* Value i (0..31) of row j of a packed block, as the product reads it
@@ -135,10 +140,12 @@ static llm_mat *mat_at(synor_llm *m, int i)
     return ls[i % 7];
 }
 
-void synor__llm_pack_model(synor_llm *m)
+static pthread_mutex_t pack_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void pack_model(synor_llm *m)
 {
     const char *env = getenv("SYNOR_LLM_PACK");
-    if ((env && !strcmp(env, "0")) || !synor__llm_kernels()->tile_p)
+    if (m->packed || (env && !strcmp(env, "0")) || !synor__llm_kernels()->tile_p)
         return;
     int nm = 7 * m->cfg.n_layers + 1;
     size_t total = 0;
@@ -158,4 +165,11 @@ void synor__llm_pack_model(synor_llm *m)
     }
     m->packed = mem;
     m->packed_bytes = total;
+}
+
+void synor__llm_pack_model(synor_llm *m)
+{
+    pthread_mutex_lock(&pack_mu);
+    pack_model(m);
+    pthread_mutex_unlock(&pack_mu);
 }
