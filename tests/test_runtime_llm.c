@@ -3,6 +3,7 @@
  * llama2.c checkpoint, quantized models, batches of several sequences, the
  * paged KV cache's pool, sampling, and models missing a tensor. Runs under
  * ThreadSanitizer too: a batch is tasks on several workers. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -521,6 +522,73 @@ TEST(attention_kernels_agree)
         }
 }
 
+/* A context of one-row batches decodes on one thread while another
+ * thread creates a context of batches on the same model, which packs its
+ * products (pack.c): the first context's logits are those of a run with
+ * nothing beside it, and the second's batch agrees with one-row steps.
+ * (Under ThreadSanitizer: the packing's publication is checked too.) */
+typedef struct decode_job {
+    synor_llm_ctx *c;
+    int V;
+    float *out; /* NP x V */
+    int err;
+} decode_job;
+
+static void *decode_alone(void *arg)
+{
+    decode_job *j = arg;
+    unsigned seq = 0;
+    for (int i = 0; i < NP && !j->err; i++) {
+        j->err = synor_llm_batch(j->c, 1, &prompt[i], &seq, NULL);
+        if (!j->err)
+            memcpy(j->out + (size_t)i * j->V, synor_llm_logits(j->c, 0),
+                   (size_t)j->V * sizeof(float));
+    }
+    return NULL;
+}
+
+TEST(packing_while_another_context_runs)
+{
+    char p[128];
+    path_of(p, sizeof p, "pack-race.gguf");
+    synor_llm_synth s = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    synor_runtime *rt1 = runtime(2), *rt2 = runtime(2);
+    ASSERT(rt1 && rt2);
+    synor_llm_ctx_opts one = {.max_seqs = 1, .max_batch = 1};
+    synor_llm_ctx_opts many = {.max_seqs = 1, .max_batch = 32};
+    synor_llm_ctx *c1, *c2;
+    ASSERT_OK(synor_llm_ctx_create(m, rt1, &one, &c1));
+    float *alone = malloc((size_t)NP * V * sizeof(float));
+    float *beside = malloc((size_t)NP * V * sizeof(float));
+    float *batch = malloc((size_t)NP * V * sizeof(float));
+    decode_job j = {c1, V, alone, 0};
+    decode_alone(&j);
+    ASSERT_OK(j.err);
+    synor_llm_seq_reset(c1, 0);
+    j.out = beside;
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, NULL, decode_alone, &j), 0);
+    ASSERT_OK(synor_llm_ctx_create(m, rt2, &many, &c2));
+    ASSERT_OK(run_batch(c2, 0, V, batch));
+    pthread_join(th, NULL);
+    ASSERT_OK(j.err);
+    ASSERT(memcmp(alone, beside, (size_t)NP * V * sizeof(float)) == 0);
+    for (size_t i = 0; i < (size_t)NP * V; i++)
+        ASSERT(fabsf(batch[i] - alone[i]) <= 1e-4f * (1 + fabsf(alone[i])));
+    free(alone);
+    free(beside);
+    free(batch);
+    synor_llm_ctx_destroy(c1);
+    synor_llm_ctx_destroy(c2);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt1);
+    synor_runtime_destroy(rt2);
+}
+
 TEST(sampler)
 {
     float l[5] = {0.5f, 2.0f, 1.0f, 2.0f, -1.0f};
@@ -629,7 +697,8 @@ TEST(cleanup)
 }
 
 TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
-          attention_kernels_agree, quantized_close_to_reference, batches_agree_with_single_tokens,
+          attention_kernels_agree, packing_while_another_context_runs,
+          quantized_close_to_reference, batches_agree_with_single_tokens,
           llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
           context_length_is_enforced, kernels_agree_with_portable, sampler,
           missing_or_misshapen_tensor_is_named, embeddings, cleanup)
