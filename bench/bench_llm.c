@@ -1,13 +1,16 @@
 /* bench_llm.c - the inference engine's speed on a model, measured as
  * llama.cpp's llama-bench measures it, so the two print comparable rows:
  *   pp N: a prompt of N tokens run as one batch (prefill), tokens/s;
- *   tg N: N tokens decoded one per batch after BOS, tokens/s.
+ *   tg N: N tokens decoded one per batch after BOS, tokens/s;
+ *   bd B: (-b B > 1) B sequences decoding N tokens each, one batch of B rows
+ *         a step (a serving step of B streams), aggregate tokens/s - the
+ *         engine's own side of continuous batching, without the server.
  * Median and spread of --reps runs (docs/BENCHMARKS.md, "LLM inference").
  * --gpu-layers N|all offloads the products of the last N layers (all: and
  * the classifier) to CUDA GPU --gpu (synor_llm_ctx_opts.gpu_layers), as
  * llama-bench's -ngl; --no-kv skips the KV-memory table.
  *
- *   bench_llm -m MODEL [-p 128] [-n 128] [-t THREADS] [-r 5] [--tokenizer F]
+ *   bench_llm -m MODEL [-p 128] [-n 128] [-b B] [-t THREADS] [-r 5] [--tokenizer F]
  *             [--gpu-layers N|all|auto] [--gpu N] [--no-kv]
  */
 #include <stdio.h>
@@ -40,7 +43,8 @@ static void report(const char *what, int n, double *rates, int reps)
 int main(int argc, char **argv)
 {
     const char *model = NULL, *tok = NULL;
-    int pp = 128, tg = 128, threads = 2, reps = 5, gpu_layers = 0, gpu = 0, kv = 1, ocl = 0;
+    int pp = 128, tg = 128, bd = 1, threads = 2, reps = 5, gpu_layers = 0, gpu = 0, kv = 1,
+        ocl = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-kv")) {
@@ -57,6 +61,8 @@ int main(int argc, char **argv)
             pp = atoi(v);
         else if (!strcmp(a, "-n"))
             tg = atoi(v);
+        else if (!strcmp(a, "-b"))
+            bd = atoi(v);
         else if (!strcmp(a, "-t"))
             threads = atoi(v);
         else if (!strcmp(a, "-r"))
@@ -77,10 +83,11 @@ int main(int argc, char **argv)
         }
         i++;
     }
-    if (!model || pp < 0 || tg < 0 || threads < 1 || reps < 1 || reps > 100 ||
+    if (!model || pp < 0 || tg < 0 || bd < 1 || bd > 4096 || threads < 1 || reps < 1 ||
+        reps > 100 ||
         (gpu_layers < 0 && gpu_layers != SYNOR_LLM_GPU_AUTO) ||
         gpu < 0) {
-        fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-t THREADS] [-r REPS]\n"
+        fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-b B] [-t THREADS] [-r REPS]\n"
                         "                 [--gpu-layers N|all|auto] [--gpu N|openclN] [--no-kv]\n");
         return 2;
     }
@@ -98,8 +105,8 @@ int main(int argc, char **argv)
     cfg.cuda = gpu_layers != 0 && !ocl;
     synor_runtime *rt;
     synor_llm_ctx *c;
-    synor_llm_ctx_opts o = {.max_seqs = 1,
-                            .max_batch = pp > 0 ? (unsigned)pp : 1,
+    synor_llm_ctx_opts o = {.max_seqs = (unsigned)bd,
+                            .max_batch = (unsigned)(pp > bd ? pp : bd),
                             .gpu_layers = gpu_layers,
                             .gpu_device = (unsigned)gpu,
                             .gpu_backend = ocl ? SYNOR_LLM_GPU_OPENCL : SYNOR_LLM_GPU_CUDA};
@@ -123,7 +130,7 @@ int main(int argc, char **argv)
     else
         printf("  CPU only\n");
     int32_t *toks = malloc((size_t)(pp > tg ? pp : tg) * sizeof *toks + 4);
-    unsigned seq0 = 0, *seqs = calloc((size_t)(pp > 0 ? pp : 1), sizeof *seqs);
+    unsigned seq0 = 0, *seqs = calloc((size_t)(pp > bd ? pp : bd), sizeof *seqs);
     double *rates = malloc((size_t)reps * sizeof *rates);
     for (int i = 0; i < (pp > tg ? pp : tg); i++)
         toks[i] = (int32_t)(1 + (i * 7919) % (h->vocab_size - 1));
@@ -161,6 +168,42 @@ int main(int argc, char **argv)
     }
     if (tg > 0)
         report("tg", tg, rates, reps);
+    if (bd > 1 && tg > 0 && tg >= h->seq_len) {
+        fprintf(stderr, "bench_llm: -n %d does not fit the context (%d)\n", tg, h->seq_len);
+        return 1;
+    }
+    int32_t *bt = malloc((size_t)bd * sizeof *bt);
+    unsigned *bs = malloc((size_t)bd * sizeof *bs);
+    for (int r = -1; bd > 1 && tg > 0 && r < reps; r++) {
+        for (int j = 0; j < bd; j++) {
+            synor_llm_seq_reset(c, (unsigned)j);
+            bs[j] = (unsigned)j;
+            bt[j] = (int32_t)(1 + (j * 7919) % (h->vocab_size - 1));
+        }
+        double t0 = now();
+        for (int i = 0; i < tg; i++) {
+            if (synor_llm_batch(c, (size_t)bd, bt, bs, NULL)) {
+                fprintf(stderr, "bench_llm: %s\n", synor_errmsg());
+                return 1;
+            }
+            for (int j = 0; j < bd; j++) {
+                const float *l = synor_llm_logits(c, (size_t)j);
+                int32_t best = 0;
+                for (int v = 1; v < h->vocab_size; v++)
+                    if (l[v] > l[best])
+                        best = v;
+                bt[j] = best;
+            }
+        }
+        if (r >= 0)
+            rates[r] = (double)bd * tg / (now() - t0);
+    }
+    if (bd > 1 && tg > 0)
+        report("bd", bd, rates, reps);
+    for (int j = 0; j < bd; j++)
+        synor_llm_seq_reset(c, (unsigned)j);
+    free(bt);
+    free(bs);
     if (gi.layers) {
         synor_llm_ctx_gpu(c, &gi);
         printf("  GPU traffic: %.1f MiB up, %.1f MiB down, %llu cuBLAS calls\n",

@@ -14,7 +14,11 @@
  * from the seed, so two runs with the same seed send the same requests.
  * Greedy (temperature 0), so sequential and concurrent runs generate the
  * same tokens. HTTP/1.0 with Connection: close: the stream is plain bytes
- * until the server closes it. */
+ * until the server closes it.
+ *
+ * Starvation: the largest TPOT and end-to-end time (request sent to its
+ * last token) beside their medians, and the fewest tokens a request got
+ * (a request that never finishes counts as failed). */
 #include <arpa/inet.h>
 #include <math.h>
 #include <netdb.h>
@@ -212,6 +216,13 @@ int main(int argc, char **argv)
     double rate = 0;
     const char *prompts = "README.md";
     uint64_t seed = 1;
+    static const char usage[] =
+        "usage: bench_serve --port P [--host ADDR] [--requests N] [--concurrency C]\n"
+        "                   [--rate R] [--max-tokens T] [--prompts FILE] [--seed S]\n";
+    if (argc % 2 == 0) {
+        fputs(usage, stderr);
+        return 2;
+    }
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
         if (!strcmp(a, "--host"))
@@ -231,7 +242,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed"))
             seed = strtoull(v, NULL, 10);
         else {
-            fprintf(stderr, "bench_serve: unknown option %s\n", a);
+            fprintf(stderr, "bench_serve: unknown option %s\n%s", a, usage);
             return 2;
         }
     }
@@ -265,7 +276,9 @@ int main(int argc, char **argv)
     long tokens = 0, failed = 0;
     size_t nitl = 0;
     double *ttft = calloc((size_t)nreq, sizeof *ttft), *tpot = calloc((size_t)nreq, sizeof *tpot);
-    size_t ntpot = 0, nttft = 0;
+    double *e2e = calloc((size_t)nreq, sizeof *e2e);
+    size_t ntpot = 0, nttft = 0, ne2e = 0;
+    long fewest = -1;
     for (int i = 0; i < nreq; i++)
         nitl += r[i].n_itl;
     double *itl = calloc(nitl + 1, sizeof *itl);
@@ -281,6 +294,9 @@ int main(int argc, char **argv)
         if (r[i].last > end)
             end = r[i].last;
         ttft[nttft++] = r[i].first - r[i].sent;
+        e2e[ne2e++] = r[i].last - r[i].sent;
+        if (fewest < 0 || r[i].completion_tokens < fewest)
+            fewest = r[i].completion_tokens;
         if (r[i].events > 1)
             tpot[ntpot++] = (r[i].last - r[i].first) / (double)(r[i].events - 1);
         memcpy(itl + nitl, r[i].itl, r[i].n_itl * sizeof *itl);
@@ -293,6 +309,8 @@ int main(int argc, char **argv)
            nreq, failed, conc, rate, max_tokens, wall, tokens, wall > 0 ? (double)tokens / wall : 0,
            pct(ttft, nttft, 0.5) * 1e3, pct(ttft, nttft, 0.99) * 1e3, pct(tpot, ntpot, 0.5) * 1e3,
            pct(tpot, ntpot, 0.99) * 1e3, pct(itl, nitl, 0.5) * 1e3, pct(itl, nitl, 0.99) * 1e3);
+    printf("starvation: TPOT max %.2f ms, E2E p50 %.3f s max %.3f s, fewest tokens %ld\n",
+           pct(tpot, ntpot, 1.0) * 1e3, pct(e2e, ne2e, 0.5), pct(e2e, ne2e, 1.0), fewest);
     for (int i = 0; i < nreq; i++) {
         free(r[i].body);
         free(r[i].itl);
@@ -301,6 +319,7 @@ int main(int argc, char **argv)
     free(th);
     free(ttft);
     free(tpot);
+    free(e2e);
     free(itl);
     free(text);
     return failed ? 1 : 0;

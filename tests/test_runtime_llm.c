@@ -3,6 +3,7 @@
  * llama2.c checkpoint, quantized models, batches of several sequences, the
  * paged KV cache's pool, sampling, and models missing a tensor. Runs under
  * ThreadSanitizer too: a batch is tasks on several workers. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -369,6 +370,225 @@ TEST(kernels_agree_with_portable)
                 g->dot_q8g(qg, s64, xq, xs, N / 64 * 64, 64), 1e-5);
 }
 
+/* The packed weights of batches (pack.c): the portable product on a
+ * packed group and this CPU's (where it has one) against the file
+ * layout's dot products, for Q8_0 and Q4_0, 1..11 activation rows; and
+ * synor__llm_matmul over a row range that cuts groups (rows around the
+ * whole groups go the file's way) against the same range unpacked. */
+TEST(packed_products_agree)
+{
+    enum { R = 29, C = 96, NB = C / 32, TMAX = 11 };
+    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    static float w[R * C], x[TMAX * C];
+    uint64_t st = 11;
+    for (int i = 0; i < R * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+    }
+    for (int i = 0; i < TMAX * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
+    }
+    static int8_t q[TMAX * C];
+    static uint8_t u[TMAX * C];
+    static float d[TMAX * NB], c8[TMAX * NB];
+    llm_qrow qx[TMAX];
+    for (int t = 0; t < TMAX; t++) {
+        g->quantize_row(x + t * C, q + t * C, d + t * NB, C, 32);
+        synor__llm_block_c8(q + t * C, d + t * NB, NB, c8 + t * NB);
+        for (int i = 0; i < C; i++)
+            u[t * C + i] = (uint8_t)(q[t * C + i] ^ 0x80);
+        qx[t] = (llm_qrow){.q = q + t * C, .d = d + t * NB, .u = u + t * C, .c8 = c8 + t * NB};
+    }
+    for (int q4 = 0; q4 < 2; q4++) {
+        synor_ttype ty = q4 ? SYNOR_TTYPE_Q4_0 : SYNOR_TTYPE_Q8_0;
+        size_t rb = (size_t)NB * (q4 ? 18 : 34);
+        static uint8_t data[R * C * 2];
+        for (int r = 0; r < R; r++)
+            ASSERT_OK(synor_ttype_quantize(ty, w + r * C, data + r * rb, C));
+        llm_mat m = {.type = ty, .rows = R, .cols = C, .data = data, .row_bytes = rb};
+        ASSERT(synor__llm_packable(&m));
+        uint8_t *pk = malloc(synor__llm_pack_size(&m));
+        ASSERT(pk);
+        synor__llm_pack(&m, pk);
+        ASSERT(m.pack == pk);
+        size_t gb = synor__llm_pack_size(&m) / (R / 8);
+        for (int T = 1; T <= TMAX; T++)
+            for (int grp = 0; grp < R / 8; grp++) {
+                float yr[TMAX * 8], yk[TMAX * 8];
+                for (int i = 0; i < T * 8; i++)
+                    yr[i] = yk[i] = 0.5f;
+                synor__llm_tile_p_ref(pk + grp * gb, qx, T, NB, q4, yr, 8, 1);
+                if (k->tile_p)
+                    k->tile_p(pk + grp * gb, qx, T, NB, q4, yk, 8, 1);
+                for (int t = 0; t < T; t++)
+                    for (int j = 0; j < 8; j++) {
+                        const uint8_t *row = data + (size_t)(grp * 8 + j) * rb;
+                        float want = q4 ? g->dot_q4_0(row, qx[t].q, qx[t].d, qx[t].c8, NB)
+                                        : g->dot_q8_0(row, qx[t].q, qx[t].d, NB);
+                        float tol = 1e-4f * (1 + fabsf(want));
+                        ASSERT(fabsf(yr[t * 8 + j] - (0.5f + want)) <= tol);
+                        if (k->tile_p)
+                            ASSERT(fabsf(yk[t * 8 + j] - (0.5f + want)) <= tol);
+                    }
+            }
+        /* rows 3..26 of 29: a partial group on each side of two whole ones */
+        static float yp[TMAX * R], yu[TMAX * R];
+        llm_mat plain = m;
+        plain.pack = NULL;
+        for (int T = 1; T <= TMAX; T += 5) {
+            synor__llm_matmul(k, &m, 3, 27, T, NULL, 0, qx, yp, R, 0);
+            synor__llm_matmul(k, &plain, 3, 27, T, NULL, 0, qx, yu, R, 0);
+            for (int t = 0; t < T; t++)
+                for (int r = 3; r < 27; r++)
+                    ASSERT(fabsf(yp[t * R + r] - yu[t * R + r]) <=
+                           1e-4f * (1 + fabsf(yu[t * R + r])));
+        }
+        free(pk);
+    }
+}
+
+/* The F32 batch tile (where the CPU has it) against the portable dot
+ * products: 1..13 activation rows, lengths with and without a tail. */
+TEST(f32_batch_tile_agrees)
+{
+    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    if (!k->tile_f32w) {
+        fprintf(stderr, "  skipped: the %s kernels have no F32 batch tile\n", k->isa);
+        return;
+    }
+    enum { N = 100, TMAX = 13 };
+    static float w[4 * N], x[TMAX * N], y[TMAX * 4];
+    uint64_t st = 5;
+    for (int i = 0; i < 4 * N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+    }
+    for (int i = 0; i < TMAX * N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
+    }
+    for (int n = 96; n <= N; n += 4)
+        for (int T = 1; T <= TMAX; T++)
+            for (int acc = 0; acc < 2; acc++) {
+                for (int i = 0; i < TMAX * 4; i++)
+                    y[i] = 0.25f;
+                k->tile_f32w(w, N, x, N, T, n, y, 4, acc);
+                for (int t = 0; t < T; t++)
+                    for (int r = 0; r < 4; r++) {
+                        float want = g->dot_f32(w + r * N, x + t * N, n) + (acc ? 0.25f : 0);
+                        ASSERT(fabsf(y[t * 4 + r] - want) <= 1e-4f * (1 + fabsf(want)));
+                    }
+            }
+}
+
+/* The attention kernels (where the CPU has them) against the portable
+ * loops: heads of 16, 64 and 20 floats (no vector path), 1..16 positions
+ * a stride apart. */
+TEST(attention_kernels_agree)
+{
+    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    if (!k->att_scores || !k->att_mix) {
+        fprintf(stderr, "  skipped: the %s kernels have no attention kernels\n", k->isa);
+        return;
+    }
+    enum { HS = 64, KS = 72, NPOS = 16 };
+    static float q[HS], kv[NPOS * KS], a[NPOS], s1[NPOS], o1[HS], o2[HS];
+    uint64_t st = 9;
+    for (int i = 0; i < NPOS * KS; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        kv[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+        if (i < HS)
+            q[i] = kv[i] * 0.3f;
+        if (i < NPOS)
+            a[i] = (float)((int)(st >> 20) % 1000) / 1000.0f;
+    }
+    static const int heads[] = {16, 64, 20};
+    for (int h = 0; h < 3; h++)
+        for (int np = 1; np <= NPOS; np++) {
+            int hs = heads[h];
+            k->att_scores(q, kv, KS, np, hs, 0.125f, s1);
+            for (int p = 0; p < np; p++) {
+                float want = g->dot_f32(q, kv + p * KS, hs) * 0.125f;
+                ASSERT(fabsf(s1[p] - want) <= 1e-5f * (1 + fabsf(want)));
+            }
+            for (int i = 0; i < hs; i++)
+                o1[i] = o2[i] = 0.5f;
+            k->att_mix(a, kv, KS, np, hs, o1);
+            for (int p = 0; p < np; p++)
+                g->axpy(a[p], kv + p * KS, o2, hs);
+            for (int i = 0; i < hs; i++)
+                ASSERT(fabsf(o1[i] - o2[i]) <= 1e-5f * (1 + fabsf(o2[i])));
+        }
+}
+
+/* A context of one-row batches decodes on one thread while another
+ * thread creates a context of batches on the same model, which packs its
+ * products (pack.c): the first context's logits are those of a run with
+ * nothing beside it, and the second's batch agrees with one-row steps.
+ * (Under ThreadSanitizer: the packing's publication is checked too.) */
+typedef struct decode_job {
+    synor_llm_ctx *c;
+    int V;
+    float *out; /* NP x V */
+    int err;
+} decode_job;
+
+static void *decode_alone(void *arg)
+{
+    decode_job *j = arg;
+    unsigned seq = 0;
+    for (int i = 0; i < NP && !j->err; i++) {
+        j->err = synor_llm_batch(j->c, 1, &prompt[i], &seq, NULL);
+        if (!j->err)
+            memcpy(j->out + (size_t)i * j->V, synor_llm_logits(j->c, 0),
+                   (size_t)j->V * sizeof(float));
+    }
+    return NULL;
+}
+
+TEST(packing_while_another_context_runs)
+{
+    char p[128];
+    path_of(p, sizeof p, "pack-race.gguf");
+    synor_llm_synth s = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    synor_runtime *rt1 = runtime(2), *rt2 = runtime(2);
+    ASSERT(rt1 && rt2);
+    synor_llm_ctx_opts one = {.max_seqs = 1, .max_batch = 1};
+    synor_llm_ctx_opts many = {.max_seqs = 1, .max_batch = 32};
+    synor_llm_ctx *c1, *c2;
+    ASSERT_OK(synor_llm_ctx_create(m, rt1, &one, &c1));
+    float *alone = malloc((size_t)NP * V * sizeof(float));
+    float *beside = malloc((size_t)NP * V * sizeof(float));
+    float *batch = malloc((size_t)NP * V * sizeof(float));
+    decode_job j = {c1, V, alone, 0};
+    decode_alone(&j);
+    ASSERT_OK(j.err);
+    synor_llm_seq_reset(c1, 0);
+    j.out = beside;
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, NULL, decode_alone, &j), 0);
+    ASSERT_OK(synor_llm_ctx_create(m, rt2, &many, &c2));
+    ASSERT_OK(run_batch(c2, 0, V, batch));
+    pthread_join(th, NULL);
+    ASSERT_OK(j.err);
+    ASSERT(memcmp(alone, beside, (size_t)NP * V * sizeof(float)) == 0);
+    for (size_t i = 0; i < (size_t)NP * V; i++)
+        ASSERT(fabsf(batch[i] - alone[i]) <= 1e-4f * (1 + fabsf(alone[i])));
+    free(alone);
+    free(beside);
+    free(batch);
+    synor_llm_ctx_destroy(c1);
+    synor_llm_ctx_destroy(c2);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt1);
+    synor_runtime_destroy(rt2);
+}
+
 TEST(sampler)
 {
     float l[5] = {0.5f, 2.0f, 1.0f, 2.0f, -1.0f};
@@ -476,7 +696,9 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(f32_matches_reference, quantized_close_to_reference, batches_agree_with_single_tokens,
+TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
+          attention_kernels_agree, packing_while_another_context_runs,
+          quantized_close_to_reference, batches_agree_with_single_tokens,
           llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
           context_length_is_enforced, kernels_agree_with_portable, sampler,
           missing_or_misshapen_tensor_is_named, embeddings, cleanup)

@@ -174,6 +174,11 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
                             "sequences, %u KV blocks, batches of %u",
                             o.max_seqs, o.kv_blocks, o.max_batch);
     }
+    /* Contexts that run batches have the model's Q8_0/Q4_0 products
+     * packed for them (once per model; pack.c) - not a model only
+     * inspected, or only run one row at a time. */
+    if (o.max_batch >= LLM_PACK_MIN_ROWS)
+        synor__llm_pack_model(m);
     for (unsigned i = 0; i < o.kv_blocks; i++)
         c->free_blocks[i] = (int)(o.kv_blocks - 1 - i);
     c->nfree = o.kv_blocks;

@@ -80,7 +80,9 @@ static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, c
             synor__llm_block_c8(s->qrows[t].q, s->qrows[t].d, cols / blk, c8);
             s->qrows[t].c8 = c8;
         }
-    if (blk == SYNOR_QK && n >= 4 && c->k->tile_q && !s->qrows[0].u)
+    const uint8_t *pk = __atomic_load_n(&m->pack, __ATOMIC_ACQUIRE);
+    int tiles = (n >= 4 && c->k->tile_q) || (n >= LLM_PACK_MIN_ROWS && c->k->tile_p && pk);
+    if (blk == SYNOR_QK && tiles && !s->qrows[0].u)
         for (int t = 0; t < n; t++) {
             uint8_t *u = s->u + (size_t)t * cols;
             for (int i = 0; i < cols; i++)
@@ -175,11 +177,18 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         int npos = c->pos[t] + 1;
         float *sc = s->scores;
         float mx = -INFINITY;
-        for (int p = 0; p < npos; p++) {
-            const float *k = kv_at(c, c->kc, l, c->seq[t], p) + kvo;
-            sc[p] = c->k->dot_f32(q, k, hs) * scale;
-            mx = sc[p] > mx ? sc[p] : mx;
+        /* a KV block at a time: its positions are kv_dim floats apart */
+        for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
+            int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
+            const float *k = kv_at(c, c->kc, l, c->seq[t], p0) + kvo;
+            if (c->k->att_scores)
+                c->k->att_scores(q, k, (size_t)c->kv_dim, np, hs, scale, sc + p0);
+            else
+                for (int p = 0; p < np; p++)
+                    sc[p0 + p] = c->k->dot_f32(q, k + (size_t)p * c->kv_dim, hs) * scale;
         }
+        for (int p = 0; p < npos; p++)
+            mx = sc[p] > mx ? sc[p] : mx;
         float sum = 0;
         for (int p = 0; p < npos; p++) {
             sc[p] = expf(sc[p] - mx);
@@ -187,9 +196,16 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         }
         float *o = c->att + (size_t)t * cfg->dim + (size_t)h * hs;
         memset(o, 0, (size_t)hs * sizeof(float));
-        for (int p = 0; p < npos; p++) {
-            const float *v = kv_at(c, c->vc, l, c->seq[t], p) + kvo;
-            c->k->axpy(sc[p] / sum, v, o, hs);
+        for (int p = 0; p < npos; p++)
+            sc[p] /= sum; /* as run.c: a division, not a reciprocal */
+        for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
+            int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
+            const float *v = kv_at(c, c->vc, l, c->seq[t], p0) + kvo;
+            if (c->k->att_mix)
+                c->k->att_mix(sc + p0, v, (size_t)c->kv_dim, np, hs, o);
+            else
+                for (int p = 0; p < np; p++)
+                    c->k->axpy(sc[p0 + p], v + (size_t)p * c->kv_dim, o, hs);
         }
     }
 }

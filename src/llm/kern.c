@@ -214,6 +214,20 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
     /* F32 weights and several rows: OpenBLAS's SGEMM (Y = X W^T), which
      * blocks for the caches and the registers as no dot loop can. */
     const synor__blas_api *blas;
+    if (w->type == SYNOR_TTYPE_F32 && n >= LLM_F32W_MIN_ROWS && k->tile_f32w &&
+        (n < LLM_F32_BLAS_ROWS || !synor__blas())) {
+        const float *wf = (const float *)(const void *)w->data;
+        size_t ws = w->row_bytes / sizeof(float);
+        for (; r0 + 4 <= r1; r0 += 4)
+            k->tile_f32w(wf + (size_t)r0 * ws, ws, x, ldx, n, w->cols, y + r0, ldy, accumulate);
+        for (; r0 < r1; r0++)
+            for (int t = 0; t < n; t++) {
+                float v = k->dot_f32(wf + (size_t)r0 * ws, x + (size_t)t * ldx, w->cols);
+                float *o = y + (size_t)t * ldy + r0;
+                *o = accumulate ? *o + v : v;
+            }
+        return;
+    }
     if (w->type == SYNOR_TTYPE_F32 && n >= 16 && (blas = synor__blas()) != NULL) {
         const float *wr = (const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes);
         blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, w->cols, 1.0f, x,
@@ -221,10 +235,29 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
                     accumulate ? 1.0f : 0.0f, y + r0, (blasint)ldy);
         return;
     }
+    int q4 = w->type == SYNOR_TTYPE_Q4_0;
+    /* Several rows and packed weights (pack.c): the whole groups of 8 in
+     * [r0, r1) in one pass over each group for all the rows; the rows
+     * around them as below. */
+    const uint8_t *pk = __atomic_load_n(&w->pack, __ATOMIC_ACQUIRE);
+    if (pk && k->tile_p && n >= LLM_PACK_MIN_ROWS && qx && qx[0].u) {
+        int g0 = (r0 + 7) / 8, g1 = r1 / 8, nb = w->cols / SYNOR_QK;
+        if (g1 > w->rows / 8)
+            g1 = w->rows / 8;
+        if (g0 < g1) {
+            size_t gb = (size_t)nb * (q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8);
+            for (int g = g0; g < g1; g++)
+                k->tile_p(pk + (size_t)g * gb, qx, n, nb, q4, y + (size_t)g * 8, ldy, accumulate);
+            if (r0 < g0 * 8)
+                synor__llm_matmul(k, w, r0, g0 * 8, n, x, ldx, qx, y, ldy, accumulate);
+            if (g1 * 8 < r1)
+                synor__llm_matmul(k, w, g1 * 8, r1, n, x, ldx, qx, y, ldy, accumulate);
+            return;
+        }
+    }
     /* Tiles of 4 weight rows x up to 4 activation rows where the CPU has
      * them: each weight block is loaded (and a Q4_0 block unpacked) once
      * for 4 activation rows, each activation block once for 4 weight rows. */
-    int q4 = w->type == SYNOR_TTYPE_Q4_0;
     if (k->tile_q && n >= 4 && (q4 || w->type == SYNOR_TTYPE_Q8_0)) {
         int nb = w->cols / SYNOR_QK;
         for (; r0 + 4 <= r1; r0 += 4)

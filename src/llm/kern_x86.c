@@ -442,11 +442,207 @@ T5 static void a5_tile_f32_4x1(const float *w, size_t ws, const float *x, int n,
         y[r] = acc ? y[r] + v[r] : v[r];
 }
 
+/* 4 rows of F32 weights times T activation rows in registers (4T
+ * accumulators): per 16 elements 4 + T loads for 4T multiply-adds, where
+ * the 4x1 tile above makes 5 loads for 4. For batches, whose products are
+ * bound by the multiply-adds rather than by the weights streaming in. */
+T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, size_t ws,
+                                                                 const float *x, size_t ldx,
+                                                                 const int T, int n, float *y,
+                                                                 size_t ldy, int acc)
+{
+    __m512 s[4][6];
+    for (int r = 0; r < 4; r++)
+        for (int t = 0; t < T; t++)
+            s[r][t] = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 wv[4];
+        for (int r = 0; r < 4; r++)
+            wv[r] = _mm512_loadu_ps(w + (size_t)r * ws + i);
+        for (int t = 0; t < T; t++) {
+            __m512 xv = _mm512_loadu_ps(x + (size_t)t * ldx + i);
+            for (int r = 0; r < 4; r++)
+                s[r][t] = _mm512_fmadd_ps(wv[r], xv, s[r][t]);
+        }
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 wv[4];
+        for (int r = 0; r < 4; r++)
+            wv[r] = _mm512_maskz_loadu_ps(m, w + (size_t)r * ws + i);
+        for (int t = 0; t < T; t++) {
+            __m512 xv = _mm512_maskz_loadu_ps(m, x + (size_t)t * ldx + i);
+            for (int r = 0; r < 4; r++)
+                s[r][t] = _mm512_fmadd_ps(wv[r], xv, s[r][t]);
+        }
+    }
+    for (int t = 0; t < T; t++)
+        for (int r = 0; r < 4; r++) {
+            float v = _mm512_reduce_add_ps(s[r][t]), *o = y + (size_t)t * ldy + r;
+            *o = acc ? *o + v : v;
+        }
+}
+
+#define A5_F32W(NAME, T)                                                                        \
+    T5 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
+                                                  size_t ldx, int n, float *y, size_t ldy,      \
+                                                  int acc)                                      \
+    {                                                                                           \
+        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc);                                           \
+    }
+A5_F32W(a5_f32_4x6, 6)
+A5_F32W(a5_f32_4x4, 4)
+
+T5 static void a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                            float *y, size_t ldy, int acc)
+{
+    int t = 0;
+    for (; t + 6 <= T; t += 6)
+        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc);
+    for (; t + 4 <= T; t += 4)
+        a5_f32_4x4(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc);
+    for (; t < T; t++)
+        a5_tile_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc);
+}
+
 T5 static void a5_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                            float *y, size_t ldy, int acc)
 {
     for (int t = 0; t < T; t++)
         a5_tile_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc);
+}
+
+/* A packed group of 8 weight rows (pack.c) times T activation rows (T
+ * a constant where it is inlined, so the 2T accumulators are registers):
+ * per block and 4 bytes of it, one weight load and per activation row a
+ * broadcast and one vpdpbusd for all 8 weight rows; per block and row one
+ * conversion and one multiply-add (Q4_0: and the c8 term). */
+T5 static inline __attribute__((always_inline)) void a5_pgroup(const uint8_t *pk,
+                                                                const llm_qrow *qx, const int T,
+                                                                int nb, const int q4, float *y,
+                                                                size_t ldy, int acc)
+{
+    __m256 f[8];
+    __m256i a[8];
+    const uint8_t *u[8];
+    for (int t = 0; t < T; t++) {
+        f[t] = _mm256_setzero_ps();
+        u[t] = qx[t].u;
+    }
+    const size_t bb = q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8;
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int b = 0; b < nb; b++, pk += bb) {
+        /* the weights stream from memory once per batch: ask for the
+         * block 4 ahead (the pass for the next 8 activation rows finds the
+         * group in L1/L2) */
+        for (size_t l = 0; l < bb; l += 64)
+            _mm_prefetch((const char *)pk + 4 * bb + l, _MM_HINT_T0);
+        __m256 dw = _mm256_loadu_ps((const float *)(const void *)pk);
+        __m256i corr = _mm256_loadu_si256((const __m256i *)(const void *)(pk + 32));
+        for (int t = 0; t < T; t++)
+            a[t] = corr;
+        const uint8_t *v = pk + 64;
+        if (q4) {
+            for (int k = 0; k < 4; k++) {
+                __m256i raw = _mm256_loadu_si256((const __m256i *)(const void *)(v + k * 32));
+                __m256i lo = _mm256_and_si256(raw, m4);
+                __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+                for (int t = 0; t < T; t++) {
+                    int32_t x0, x1;
+                    memcpy(&x0, u[t] + b * SYNOR_QK + 4 * k, 4);
+                    memcpy(&x1, u[t] + b * SYNOR_QK + 16 + 4 * k, 4);
+                    a[t] = _mm256_dpbusd_epi32(a[t], _mm256_set1_epi32(x0), lo);
+                    a[t] = _mm256_dpbusd_epi32(a[t], _mm256_set1_epi32(x1), hi);
+                }
+            }
+        } else {
+            for (int k = 0; k < 8; k++) {
+                __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)(v + k * 32));
+                for (int t = 0; t < T; t++) {
+                    int32_t x0;
+                    memcpy(&x0, u[t] + b * SYNOR_QK + 4 * k, 4);
+                    a[t] = _mm256_dpbusd_epi32(a[t], _mm256_set1_epi32(x0), wv);
+                }
+            }
+        }
+        for (int t = 0; t < T; t++) {
+            __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(qx[t].d[b]));
+            f[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a[t]), sc, f[t]);
+            if (q4)
+                f[t] = _mm256_fnmadd_ps(dw, _mm256_set1_ps(qx[t].c8[b]), f[t]);
+        }
+    }
+    for (int t = 0; t < T; t++) {
+        float *o = y + (size_t)t * ldy;
+        _mm256_storeu_ps(o, acc ? _mm256_add_ps(_mm256_loadu_ps(o), f[t]) : f[t]);
+    }
+}
+
+#define A5_PGROUP(NAME, T, Q4)                                                                   \
+    T5 __attribute__((noinline)) static void NAME(const uint8_t *pk, const llm_qrow *qx, int nb, \
+                                                  float *y, size_t ldy, int acc)                 \
+    {                                                                                            \
+        a5_pgroup(pk, qx, T, nb, Q4, y, ldy, acc);                                               \
+    }
+A5_PGROUP(a5_p8_q8, 8, 0)
+A5_PGROUP(a5_p4_q8, 4, 0)
+A5_PGROUP(a5_p1_q8, 1, 0)
+A5_PGROUP(a5_p8_q4, 8, 1)
+A5_PGROUP(a5_p4_q4, 4, 1)
+A5_PGROUP(a5_p1_q4, 1, 1)
+
+T5 static void a5_tile_p(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
+                         size_t ldy, int acc)
+{
+    int t = 0;
+    for (; t + 8 <= T; t += 8)
+        (q4 ? a5_p8_q4 : a5_p8_q8)(pk, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
+    for (; t + 4 <= T; t += 4)
+        (q4 ? a5_p4_q4 : a5_p4_q8)(pk, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
+    for (; t < T; t++)
+        (q4 ? a5_p1_q4 : a5_p1_q8)(pk, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
+}
+
+/* Attention of one head over positions whose vectors are ks floats apart
+ * (a KV block): whole vectors in registers, no call per position. Heads of
+ * a multiple of 16 floats; others through the portable loops. */
+T5 static void a5_att_scores(const float *q, const float *k, size_t ks, int np, int hs,
+                             float scale, float *out)
+{
+    if (hs % 16) {
+        for (int p = 0; p < np; p++)
+            out[p] = a5_dot_f32(q, k + (size_t)p * ks, hs) * scale;
+        return;
+    }
+    for (int p = 0; p < np; p++) {
+        const float *kp = k + (size_t)p * ks;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+        int i = 0;
+        for (; i + 32 <= hs; i += 32) {
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(kp + i), a0);
+            a1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 16), _mm512_loadu_ps(kp + i + 16), a1);
+        }
+        if (i < hs)
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(kp + i), a0);
+        out[p] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) * scale;
+    }
+}
+
+T5 static void a5_att_mix(const float *a, const float *v, size_t vs, int np, int hs, float *o)
+{
+    if (hs % 16) {
+        for (int p = 0; p < np; p++)
+            a2_axpy(a[p], v + (size_t)p * vs, o, hs);
+        return;
+    }
+    for (int i = 0; i < hs; i += 16) {
+        __m512 acc = _mm512_loadu_ps(o + i);
+        for (int p = 0; p < np; p++)
+            acc = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_loadu_ps(v + (size_t)p * vs + i),
+                                  acc);
+        _mm512_storeu_ps(o + i, acc);
+    }
 }
 
 const llm_kernels synor__llm_kernels_avx512 = {
@@ -461,6 +657,10 @@ const llm_kernels synor__llm_kernels_avx512 = {
     .axpy = a2_axpy,
     .tile_q = a5_tile_q,
     .tile_f32 = a5_tile_f32,
+    .tile_p = a5_tile_p,
+    .tile_f32w = a5_tile_f32w,
+    .att_scores = a5_att_scores,
+    .att_mix = a5_att_mix,
 };
 #else
 typedef int synor__llm_kern_x86_empty;

@@ -21,7 +21,18 @@ typedef struct llm_mat {
     size_t row_bytes;
     const float *gscale;
     int group;
+    /* Q8_0 / Q4_0: rows [0, rows / 8 * 8) repacked for batches (pack.c),
+     * or NULL */
+    const uint8_t *pack;
 } llm_mat;
+
+/* Bytes of a packed block of 8 rows (pack.c has the layout). */
+#define LLM_PACK_BLOCK_Q8 (32 + 32 + 8 * 32)
+#define LLM_PACK_BLOCK_Q4 (32 + 32 + 4 * 32)
+/* Batches of at least this many rows use the packed weights: one row's
+ * product streams the weights from memory, and the file's layout is
+ * smaller (measured: no faster packed on 110M-shaped Q8_0). */
+#define LLM_PACK_MIN_ROWS 2
 
 /* Activations quantized for Q8_0 / Q4_0 / Q8G weights: per row, cols int8
  * values and cols / block fp32 scales (block 32, or the Q8G group). */
@@ -59,7 +70,29 @@ typedef struct llm_kernels {
                    size_t ldy, int acc);
     void (*tile_f32)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n, float *y,
                      size_t ldy, int acc);
+    /* A packed group of 8 weight rows (pack.c) times T activation rows
+     * (any T >= 1; qx[t].u, and qx[t].c8 for Q4_0), y[t * ldy + j] (+)=
+     * row j's dot; NULL where the table has none (then nothing is packed). */
+    void (*tile_p)(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
+                   size_t ldy, int acc);
+    /* As tile_f32 for any T >= 1, with the activation rows in registers
+     * several at a time: batches of LLM_F32W_MIN_ROWS.. rows; NULL: none. */
+    void (*tile_f32w)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                      float *y, size_t ldy, int acc);
+    /* Attention over np cached positions of one head (hs floats, position
+     * p at k + p * ks): out[p] = scale * q . k_p; and o += sum_p a[p] v_p.
+     * NULL: the loops of dot_f32 and axpy (ctx.c). */
+    void (*att_scores)(const float *q, const float *k, size_t ks, int np, int hs, float scale,
+                       float *out);
+    void (*att_mix)(const float *a, const float *v, size_t vs, int np, int hs, float *o);
 } llm_kernels;
+
+/* F32 batches of [LLM_F32W_MIN_ROWS, LLM_F32_BLAS_ROWS) rows use tile_f32w
+ * where the table has it; from LLM_F32_BLAS_ROWS rows OpenBLAS's SGEMM
+ * (where it is loaded), whose packing of the weights pays off only for
+ * that many rows. */
+#define LLM_F32W_MIN_ROWS 6
+#define LLM_F32_BLAS_ROWS 64
 
 const llm_kernels *synor__llm_kernels(void);
 /* The portable kernels (also the reference the vectorized ones are tested
@@ -79,6 +112,18 @@ int synor__llm_act_block(const llm_mat *w);
 void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, int n,
                        const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
                        int accumulate);
+
+/* pack.c: whether w can be packed, its packed size, packing it into out
+ * (sets w->pack, with release); the model's products packed, once, when
+ * the kernels have tile_p and SYNOR_LLM_PACK is not "0" (out of memory:
+ * left unpacked; called by synor_llm_ctx_create for contexts of batches,
+ * any thread); the portable product on a packed group. */
+int synor__llm_packable(const llm_mat *w);
+size_t synor__llm_pack_size(const llm_mat *w);
+void synor__llm_pack(llm_mat *w, uint8_t *out);
+void synor__llm_pack_model(synor_llm *m);
+void synor__llm_tile_p_ref(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
+                           size_t ldy, int acc);
 
 /* Row `row` of an embedding matrix as floats. */
 void synor__llm_mat_row(const llm_mat *w, int row, float *out);
@@ -102,6 +147,8 @@ struct synor_llm {
     struct synor_gguf *gguf;
     struct synor_l2c *l2c;
     float *owned;
+    uint8_t *packed; /* the packed products (pack.c), or NULL */
+    size_t packed_bytes;
 };
 
 /* The distribution s draws from for these logits (temperature, top-k,

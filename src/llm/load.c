@@ -236,17 +236,20 @@ static int l2c_mat(synor_llm *m, synor_l2c_weight w, int l, int rows, int cols, 
         return e;
     const synor_l2c_config *lc = synor_l2c_config_get(m->l2c);
     if (t.f32) {
-        *out = (llm_mat){SYNOR_TTYPE_F32,
-                         rows,
-                         cols,
-                         (const uint8_t *)t.f32,
-                         (size_t)cols * sizeof(float),
-                         NULL,
-                         0};
+        *out = (llm_mat){.type = SYNOR_TTYPE_F32,
+                         .rows = rows,
+                         .cols = cols,
+                         .data = (const uint8_t *)t.f32,
+                         .row_bytes = (size_t)cols * sizeof(float)};
         m->weight_bytes += t.n * sizeof(float);
     } else {
-        *out = (llm_mat){LLM_TTYPE_Q8G, rows, cols,          (const uint8_t *)t.q,
-                         (size_t)cols,  t.s,  lc->group_size};
+        *out = (llm_mat){.type = LLM_TTYPE_Q8G,
+                         .rows = rows,
+                         .cols = cols,
+                         .data = (const uint8_t *)t.q,
+                         .row_bytes = (size_t)cols,
+                         .gscale = t.s,
+                         .group = lc->group_size};
         m->weight_bytes += t.n + t.n / (uint64_t)lc->group_size * sizeof(float);
     }
     return 0;
@@ -372,6 +375,7 @@ void synor_llm_destroy(synor_llm *m)
     synor_l2c_close(m->l2c);
     synor__free(m->layers);
     synor__free(m->owned);
+    synor__free(m->packed);
     synor__free(m);
 }
 

@@ -1,0 +1,175 @@
+/* pack.c - Q8_0 and Q4_0 weights repacked for batches, and the portable
+ * product on them (the reference the vectorized one is tested against).
+ *
+ * A batch's product on the file's layout makes a dot product per (weight
+ * row, activation row, block): 32 multiply-adds in one instruction, then a
+ * horizontal conversion and two float operations to scale the block - four
+ * instructions of overhead per instruction of work, which leaves a batch of
+ * 16 rows compute-bound far below what the integer units can do. Repacked,
+ * 8 weight rows are interleaved 4 bytes at a time, so one vpdpbusd of a
+ * block's 4 bytes of an activation row (broadcast) against 32 bytes of
+ * weights sums 4 products into each of 8 lanes, one lane per weight row:
+ * after 8 of them each lane holds its row's whole block, and one
+ * conversion and one multiply-add scale the block for all 8 rows.
+ *
+ * A group of 8 rows is nb blocks of LLM_PACK_BLOCK_Q8 (Q4_0:
+ * LLM_PACK_BLOCK_Q4) bytes:
+ *   8 fp32: each row's block scale d;
+ *   8 int32: -128 * (the sum of the row's 32 values as the product reads
+ *            them: Q8_0 q, Q4_0 q + 8), which takes back the + 128 the
+ *            activations carry (qx[t].u);
+ *   Q8_0: 8 chunks of 32 bytes, chunk k holding values 4k..4k+3 of rows
+ *         0..7 (row j at bytes 4j..4j+3);
+ *   Q4_0: 4 chunks of 32 bytes of the file's nibble bytes 4k..4k+3 of
+ *         rows 0..7: the low nibbles are values 4k..4k+3, the high ones
+ *         16 + 4k.. (as unsigned q + 8; the product subtracts the
+ *         activations' c8 for the + 8).
+ * Rows past the last whole group stay on the file's layout. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "llm/llm_internal.h"
+#include "synor/model.h"
+
+static size_t group_bytes(const llm_mat *w)
+{
+    int nb = w->cols / SYNOR_QK;
+    return (size_t)nb * (w->type == SYNOR_TTYPE_Q4_0 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8);
+}
+
+int synor__llm_packable(const llm_mat *w)
+{
+    return (w->type == SYNOR_TTYPE_Q8_0 || w->type == SYNOR_TTYPE_Q4_0) && w->rows >= 8 &&
+           w->cols % SYNOR_QK == 0;
+}
+
+size_t synor__llm_pack_size(const llm_mat *w)
+{
+    return synor__llm_packable(w) ? (size_t)(w->rows / 8) * group_bytes(w) : 0;
+}
+
+static float f16_at(const uint8_t *p)
+{
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return synor_f16_to_f32(h);
+}
+
+void synor__llm_pack(llm_mat *w, uint8_t *out)
+{
+    int q4 = w->type == SYNOR_TTYPE_Q4_0, nb = w->cols / SYNOR_QK;
+    size_t in_block = q4 ? 18 : 34, gb = group_bytes(w);
+    for (int g = 0; g < w->rows / 8; g++) {
+        uint8_t *o = out + (size_t)g * gb;
+        for (int b = 0; b < nb; b++, o += q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8) {
+            float d[8];
+            int32_t corr[8];
+            for (int j = 0; j < 8; j++) {
+                const uint8_t *src =
+                    w->data + (size_t)(g * 8 + j) * w->row_bytes + (size_t)b * in_block;
+                d[j] = f16_at(src);
+                int sum = 0;
+                if (q4) {
+                    for (int i = 0; i < 16; i++)
+                        sum += (src[2 + i] & 0x0F) + (src[2 + i] >> 4);
+                    for (int k = 0; k < 4; k++)
+                        memcpy(o + 64 + k * 32 + j * 4, src + 2 + 4 * k, 4);
+                } else {
+                    for (int i = 0; i < SYNOR_QK; i++)
+                        sum += (int8_t)src[2 + i];
+                    for (int k = 0; k < 8; k++)
+                        memcpy(o + 64 + k * 32 + j * 4, src + 2 + 4 * k, 4);
+                }
+                corr[j] = -128 * sum;
+            }
+            memcpy(o, d, sizeof d);
+            memcpy(o + 32, corr, sizeof corr);
+        }
+    }
+    /* published with release: a context may be running batches on the
+     * model while another context's creation packs it (kern.c reads it
+     * with acquire, and uses it only when the activations were prepared
+     * for it) */
+    __atomic_store_n(&w->pack, (const uint8_t *)out, __ATOMIC_RELEASE);
+}
+
+/* Value i (0..31) of row j of a packed block, as the product reads it
+ * (Q8_0: q; Q4_0: q + 8). */
+static int packed_value(const uint8_t *blk, int q4, int j, int i)
+{
+    if (!q4)
+        return (int8_t)blk[64 + (i / 4) * 32 + j * 4 + i % 4];
+    int lo = i < 16, k = (i % 16) / 4;
+    uint8_t byte = blk[64 + k * 32 + j * 4 + i % 4];
+    return lo ? byte & 0x0F : byte >> 4;
+}
+
+void synor__llm_tile_p_ref(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
+                           size_t ldy, int acc)
+{
+    size_t bb = q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8;
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < 8; j++) {
+            float s = 0;
+            for (int b = 0; b < nb; b++) {
+                const uint8_t *blk = pk + (size_t)b * bb;
+                float d;
+                int32_t corr;
+                memcpy(&d, blk + 4 * j, 4);
+                memcpy(&corr, blk + 32 + 4 * j, 4);
+                int32_t sum = corr;
+                for (int i = 0; i < SYNOR_QK; i++)
+                    sum += (qx[t].q[b * SYNOR_QK + i] + 128) * packed_value(blk, q4, j, i);
+                s += (float)sum * d * qx[t].d[b];
+                if (q4)
+                    s -= d * qx[t].c8[b];
+            }
+            float *o = y + (size_t)t * ldy + j;
+            *o = acc ? *o + s : s;
+        }
+}
+
+static llm_mat *mat_at(synor_llm *m, int i)
+{
+    if (i == 7 * m->cfg.n_layers)
+        return &m->cls;
+    llm_layer *L = &m->layers[i / 7];
+    llm_mat *ls[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
+    return ls[i % 7];
+}
+
+static pthread_mutex_t pack_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void pack_model(synor_llm *m)
+{
+    const char *env = getenv("SYNOR_LLM_PACK");
+    if (m->packed || (env && !strcmp(env, "0")) || !synor__llm_kernels()->tile_p)
+        return;
+    int nm = 7 * m->cfg.n_layers + 1;
+    size_t total = 0;
+    for (int i = 0; i < nm; i++)
+        total += (synor__llm_pack_size(mat_at(m, i)) + 63) / 64 * 64;
+    uint8_t *mem = total ? synor__malloc(total) : NULL;
+    if (!mem) /* the file's layout still works: batches are slower */
+        return;
+    size_t off = 0;
+    for (int i = 0; i < nm; i++) {
+        llm_mat *w = mat_at(m, i);
+        size_t sz = synor__llm_pack_size(w);
+        if (!sz)
+            continue;
+        synor__llm_pack(w, mem + off);
+        off += (sz + 63) / 64 * 64;
+    }
+    m->packed = mem;
+    m->packed_bytes = total;
+}
+
+void synor__llm_pack_model(synor_llm *m)
+{
+    pthread_mutex_lock(&pack_mu);
+    pack_model(m);
+    pthread_mutex_unlock(&pack_mu);
+}
