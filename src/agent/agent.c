@@ -28,27 +28,9 @@
 #include "common/common.h"
 #include "synor/netclient.h"
 
-struct synor_agent {
-    synor_agent_config cfg;
-    char *url, *token, *cacert, *state_dir, *price;
-    int lock_fd;
-    char ids[SYNOR_AGENT_MAX_DEVICES][64]; /* written under ids_mu (re-registration) */
-    pthread_mutex_t ids_mu;
-    unsigned next_dev;
-    synor_netclient *net;  /* the main thread's */
-    synor__agent_exec *exec;
-    unsigned workers;
-    uint64_t mem_limit;    /* bytes a task's data may take (mem_share) */
-    atomic_int stop;
-    atomic_int busy, accepting;
-    atomic_int hb_period_ms;
-    atomic_int batch;      /* the coordinator offers batches (heartbeat) */
-    pthread_t hb;
-    int hb_started;
-    unsigned done_here;    /* tasks completed by this run (die-after) */
-    /* stats, updated by both threads */
-    atomic_ullong s_done, s_failed, s_rejected, s_reup, s_hb, s_hb_err, s_empty, s_notacc;
-};
+#define logf_ synor__agent_logf
+#define url_escape synor__agent_url_escape
+
 
 void synor_agent_config_init(synor_agent_config *cfg)
 {
@@ -63,8 +45,7 @@ void synor_agent_config_init(synor_agent_config *cfg)
     cfg->heartbeat_s = 5;
 }
 
-static void logf_(synor_agent *a, const char *fmt, ...) SYNOR__PRINTF(2, 3);
-static void logf_(synor_agent *a, const char *fmt, ...)
+void synor__agent_logf(synor_agent *a, const char *fmt, ...)
 {
     if (!a->cfg.log)
         return;
@@ -161,6 +142,7 @@ int synor_agent_create(const synor_agent_config *cfg, synor_agent **out)
                        ? (uint64_t)((double)pages * (double)psz * cfg->mem_share)
                        : UINT64_MAX;
     atomic_init(&a->stop, 0);
+    atomic_init(&a->reclaim, 0);
     atomic_init(&a->busy, 0);
     atomic_init(&a->accepting, 1);
     atomic_init(&a->hb_period_ms, (int)(cfg->heartbeat_s * 1000));
@@ -182,6 +164,14 @@ void synor_agent_stop(synor_agent *a)
         return;
     atomic_store(&a->stop, 1);
     synor_netclient_cancel(a->net); /* only the long poll is cancellable */
+}
+
+void synor_agent_reclaim(synor_agent *a)
+{
+    if (!a)
+        return;
+    atomic_store(&a->reclaim, 1);
+    synor_agent_stop(a);
 }
 
 void synor_agent_destroy(synor_agent *a)
@@ -216,6 +206,8 @@ void synor_agent_stats_get(const synor_agent *a, synor_agent_stats *o)
     o->heartbeat_errors = atomic_load(&m->s_hb_err);
     o->claims_empty = atomic_load(&m->s_empty);
     o->not_accepting = atomic_load(&m->s_notacc);
+    o->released = atomic_load(&m->s_released);
+    o->resumed = atomic_load(&m->s_resumed);
     o->workers = a->workers;
 }
 
@@ -224,8 +216,7 @@ const char *synor_agent_device_id(const synor_agent *a, unsigned i)
     return a && i < a->cfg.n_devices ? a->ids[i] : "";
 }
 
-/* Percent-encodes s (RFC 3986 unreserved characters kept) into b. */
-static void url_escape(synor__buf *b, const char *s)
+void synor__agent_url_escape(synor__buf *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     for (; *s; s++) {
@@ -599,17 +590,47 @@ static int run_task(synor_agent *a, unsigned dev, const synor__jdoc *d, const sy
             free(in[i]);
         return r; /* unreachable: the lease will lapse and the task go back */
     }
-    void *out = NULL;
-    size_t out_len = 0;
+    void *out = NULL, *ckin = NULL;
+    size_t out_len = 0, cklen = 0;
+    if (!r)
+        synor__agent_fetch_checkpoint(a, task, root, &ckin, &cklen);
+    synor__agent_ckpt ck = {.in = ckin, .in_len = cklen, .stop = synor__agent_safe_point,
+                            .user = a};
     double t0 = synor_netclient_now();
     char where[64] = "";
     if (!r)
-        r = synor__agent_exec_run(a->exec, &a->cfg.devices[dev], kernel, d,
-                                  synor__json_get(root, "params"), n, (const void *const *)in, len,
-                                  &out, &out_len, where, sizeof where);
+        r = synor__agent_exec_run_ck(a->exec, &a->cfg.devices[dev], kernel, d,
+                                     synor__json_get(root, "params"), n, (const void *const *)in,
+                                     len, &out, &out_len, where, sizeof where, &ck);
     uint64_t ms = (uint64_t)((synor_netclient_now() - t0) * 1000 + 0.5);
     for (size_t i = 0; i < n; i++)
         free(in[i]);
+    free(ckin);
+    const char *unit = !strcmp(kernel, "sgemm") ? "row blocks" : "chunk groups";
+    if (ck.ignored[0])
+        logf_(a, "task %s: checkpoint ignored (%s); started over", task, ck.ignored);
+    if (ck.resumed) {
+        atomic_fetch_add(&a->s_resumed, 1);
+        logf_(a, "task %s: resumed from a checkpoint: %u of %u %s were done", task, ck.resumed,
+              ck.total, unit);
+    }
+    if (r == SYNOR__AGENT_STOPPED) { /* preempted: give it back with its checkpoint */
+        logf_(a, "task %s: stopped at a safe point (%u of %u %s done) in %llu ms: %s", task,
+              ck.done, ck.total, unit, (unsigned long long)ms,
+              atomic_load(&a->reclaim) ? "the owner reclaims the machine"
+                                       : "outside the owner's limits");
+        double wait = 0.5;
+        for (int k = 0; k < 5 && (r = synor__agent_release(a, task, lease, ck.out,
+                                                           ck.out_len)) == SYNOR_EIO;
+             k++) {
+            logf_(a, "task %s: release: %s; retrying in %.1f s", task, synor_errmsg(), wait);
+            struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+            nanosleep(&ts, NULL); /* not nap: a reclaim is a stop */
+            wait *= 2;
+        }
+        free(ck.out);
+        return r == SYNOR_EIO ? 0 : r; /* no answer: the lease lapses */
+    }
     if (r) {
         report_fail(a, task, lease, synor_errmsg());
         return 0;
@@ -732,10 +753,19 @@ static int claim_and_run(synor_agent *a)
             r = synor__error(SYNOR_EIO, "GET /v1/tasks/next: no task or lease in the answer");
             break;
         }
-        /* a stop leaves the rest to lapse back to the queue */
-        if (i && stopping(a))
-            break;
+        /* a stop, a reclaim or the limits closing: the rest go back */
+        if (i && (stopping(a) || a->limits_closed)) {
+            int e = synor__agent_release(a, t->u.str.s, l->u.str.s, NULL, 0);
+            if (e && e != SYNOR_EIO)
+                r = e;
+            continue;
+        }
         r = run_task(a, dev, d, one, t->u.str.s, l->u.str.s);
+    }
+    if (a->limits_closed) {
+        a->limits_closed = 0;
+        atomic_store(&a->accepting, 0);
+        logf_(a, "outside the owner's limits: taking no work");
     }
     atomic_store(&a->busy, 0);
     synor__jdoc_free(d);
