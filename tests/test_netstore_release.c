@@ -150,6 +150,17 @@ static void release_body(void)
     ASSERT_CONTAINS(c2.checkpoint_json, "\"bytes\":26");
     ASSERT(readable(s, "p2", cks));
     ASSERT(!readable(s, "p1", cks));
+    /* the checkpoint's own bytes, and no other blob for holding one */
+    synor_net_principal p2 = {.role = SYNOR_NET_PROVIDER};
+    synor__strlcpy(p2.owner, "p2", sizeof p2.owner);
+    void *got = NULL;
+    size_t got_n = 0;
+    ASSERT_OK(synor_netstore_blob_get(s, &p2, cks, &got, &got_n));
+    ASSERT(got_n == sizeof ck && !memcmp(got, ck, sizeof ck));
+    free(got);
+    char other[65];
+    ASSERT_OK(synor_netstore_blob_put(s, "alice", "private", 7, other));
+    ASSERT(!readable(s, "p2", other));
     /* the old lease is dead */
     double r = 10;
     char rs[65];

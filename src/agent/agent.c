@@ -787,6 +787,12 @@ int synor_agent_run(synor_agent *a)
     if (pthread_create(&a->hb, NULL, heartbeat_main, a) != 0)
         return synor__error(SYNOR_EIO, "agent: cannot start the heartbeat thread");
     a->hb_started = 1;
+    /* Batches are asked for once a heartbeat said the coordinator has
+     * them: the first claim waits for its answer (5 s at most). */
+    for (int i = 0; a->cfg.claim_max > 1 && i < 500 && !stopping(a) &&
+                    !atomic_load(&a->s_hb) && !atomic_load(&a->s_hb_err);
+         i++)
+        nap(a, 0.01);
     double backoff = 0.2;
     while (!stopping(a)) {
         if (a->cfg.max_tasks && atomic_load(&a->s_done) + atomic_load(&a->s_failed) +
