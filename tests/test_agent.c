@@ -8,6 +8,7 @@
  * The agent against a coordinator: tests/cli/agent.sh. Label concurrency
  * (runtime workers; the client is used from several threads there). */
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent_int.h"
@@ -487,6 +488,40 @@ TEST(checkpoints_resume_bit_for_bit)
     synor__agent_exec_destroy(x);
 }
 
+/* The safe-point question: going on within the owner's hours, stopping
+ * once they are over (judged at most once a second) or on a reclaim. */
+TEST(safe_points_follow_the_owner)
+{
+    if (!synor_netclient_available())
+        TEST_SKIP("built without libcurl and nettle");
+    synor_agent_config cfg;
+    synor_agent_config_init(&cfg);
+    cfg.net.url = "http://127.0.0.1:1";
+    cfg.n_devices = 1;
+    strcpy(cfg.devices[0].name, "cpu0");
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    unsigned h = (unsigned)tm.tm_hour, later = (h + 2) % 24, after = (h + 3) % 24;
+    if (!after)
+        after = 24;
+    char spec[32];
+    snprintf(spec, sizeof spec, "utc:%u-%u", later, after); /* not now */
+    ASSERT_OK(synor_availability_parse(spec, &cfg.availability));
+    synor_agent *a = NULL;
+    ASSERT_OK(synor_agent_create(&cfg, &a));
+    ASSERT_EQ(synor__agent_safe_point(a), 1);
+    ASSERT_EQ(a->limits_closed, 1);
+    synor_agent_destroy(a);
+    cfg.availability.kind = SYNOR_AVAIL_ALWAYS;
+    ASSERT_OK(synor_agent_create(&cfg, &a));
+    ASSERT_EQ(synor__agent_safe_point(a), 0);
+    synor_agent_reclaim(a);
+    ASSERT_EQ(synor__agent_safe_point(a), 1);
+    ASSERT_EQ(a->limits_closed, 0);
+    synor_agent_destroy(a);
+}
+
 TEST(cleanup)
 {
     char cmd[128];
@@ -500,4 +535,5 @@ TEST_MAIN(sgemm_matches_a_triple_loop, spotrf_factor_reproduces_a,
           sum_f32_does_not_depend_on_the_workers, llm_generate_is_deterministic_for_a_seed,
           bad_tasks_are_refused_naming_the_field, wrong_results_are_beyond_the_tolerance,
           state_dir_keeps_results_until_dropped, netclient_checksums_and_errors,
-          agent_config_is_checked, checkpoints_resume_bit_for_bit, cleanup)
+          agent_config_is_checked, checkpoints_resume_bit_for_bit,
+          safe_points_follow_the_owner, cleanup)
