@@ -30,6 +30,7 @@
 
 #define logf_ synor__agent_logf
 #define url_escape synor__agent_url_escape
+#define nap synor__agent_nap
 
 
 void synor_agent_config_init(synor_agent_config *cfg)
@@ -62,8 +63,7 @@ static int stopping(synor_agent *a)
     return atomic_load(&a->stop);
 }
 
-/* Sleeps s seconds in short steps; returns early on stop. */
-static void nap(synor_agent *a, double s)
+void synor__agent_nap(synor_agent *a, double s)
 {
     double end = synor_netclient_now() + s;
     while (!stopping(a)) {
@@ -420,9 +420,7 @@ static void *heartbeat_main(void *arg)
 
 /* ---------------------------------------------------------------- results */
 
-/* Uploads one result. 0: answered (acknowledged or refused for good; the
- * result is done with), SYNOR_EIO: no answer (keep it), other: fatal. */
-static int upload(synor_agent *a, const synor__agent_pending *p, int *accepted)
+int synor__agent_upload(synor_agent *a, const synor__agent_pending *p, int *accepted)
 {
     synor__buf path;
     synor__buf_init(&path);
@@ -482,7 +480,7 @@ static int flush_pending(synor_agent *a, int counting)
         return r;
     for (size_t i = 0; i < n && !r; i++) {
         int acc = 0;
-        r = upload(a, &list[i], &acc);
+        r = synor__agent_upload(a, &list[i], &acc);
         if (r)
             break;
         if (counting) {
@@ -577,8 +575,9 @@ static int fetch_inputs(synor_agent *a, const synor__jval *inputs, void **data, 
 
 /* Runs a task that was claimed; its result is uploaded (or kept). */
 static int run_task(synor_agent *a, unsigned dev, const synor__jdoc *d, const synor__jval *root,
-                    const char *task, const char *lease)
+                    const char *task, const char *lease, synor__agent_held *held, int *have)
 {
+    *have = 0;
     const synor__jval *kv = synor__json_get(root, "kernel");
     const char *kernel = kv && kv->type == SYNOR__J_STRING ? kv->u.str.s : "";
     void *in[16] = {0};
@@ -666,26 +665,10 @@ static int run_task(synor_agent *a, unsigned dev, const synor__jdoc *d, const sy
     }
     logf_(a, "task %s: ran in %llu ms on %s, %zu bytes of result", task, (unsigned long long)ms,
           where, out_len);
-    int acc = 0;
-    double wait = 0.5;
-    while ((r = upload(a, &p, &acc)) == SYNOR_EIO) {
-        /* No answer: kept (in the state directory too); a stop leaves it
-         * there for the next start. */
-        if (a->state_dir && !saved)
-            saved = synor__agent_state_save_pending(a->state_dir, &p) == 0;
-        if (stopping(a))
-            break;
-        logf_(a, "task %s: upload: %s; retrying in %.1f s", task, synor_errmsg(), wait);
-        nap(a, wait);
-        wait = wait * 2 > 5 ? 5 : wait * 2;
-    }
-    free(out);
-    if (r)
-        return r == SYNOR_EIO ? 0 : r;
     a->done_here++;
-    atomic_fetch_add(acc ? &a->s_done : &a->s_rejected, 1);
-    if (saved)
-        synor__agent_state_drop_pending(a->state_dir, task);
+    held->p = p; /* uploaded by the caller (agent_batch.c), out with it */
+    held->saved = saved;
+    *have = 1;
     return 0;
 }
 
@@ -746,6 +729,16 @@ static int claim_and_run(synor_agent *a)
     const synor__jval *root = synor__jdoc_root(d), *list = synor__json_get(root, "tasks");
     size_t n = list && list->type == SYNOR__J_ARRAY ? list->u.arr.n : 1;
     atomic_store(&a->busy, 1);
+    /* finished results wait here to go up together when batches are
+     * offered (agent_batch.c says when) */
+    synor__agent_held *held = synor__calloc(n, sizeof *held);
+    size_t nh = 0;
+    if (!held) {
+        synor__jdoc_free(d);
+        atomic_store(&a->busy, 0);
+        return synor__error(SYNOR_ENOMEM, "agent: out of memory");
+    }
+    double first = 0;
     for (size_t i = 0; i < n && !r; i++) {
         const synor__jval *one = list && list->type == SYNOR__J_ARRAY ? list->u.arr.items[i] : root;
         const synor__jval *t = synor__json_get(one, "task"), *l = synor__json_get(one, "lease");
@@ -760,8 +753,23 @@ static int claim_and_run(synor_agent *a)
                 r = e;
             continue;
         }
-        r = run_task(a, dev, d, one, t->u.str.s, l->u.str.s);
+        int have = 0;
+        r = run_task(a, dev, d, one, t->u.str.s, l->u.str.s, &held[nh], &have);
+        if (have && !nh++)
+            first = synor_netclient_now();
+        if (nh && synor__agent_flush_due(a, held, nh, first, i + 1 == n)) {
+            int e = synor__agent_upload_held(a, held, nh);
+            nh = 0;
+            if (e && !r)
+                r = e;
+        }
     }
+    if (nh) { /* left by a stop or an error */
+        int e = synor__agent_upload_held(a, held, nh);
+        if (e && !r)
+            r = e;
+    }
+    synor__free(held);
     if (a->limits_closed) {
         a->limits_closed = 0;
         atomic_store(&a->accepting, 0);

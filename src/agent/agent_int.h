@@ -20,6 +20,14 @@
  * directory before its upload; quicker ones only when the upload fails. */
 #define SYNOR__AGENT_KEEP_MS 100
 
+/* A result (agent_state.c keeps them in the state directory). */
+typedef struct synor__agent_pending {
+    char task[128], lease[256], sha256[65];
+    uint64_t elapsed_ms;
+    void *data; /* malloc'd */
+    size_t len;
+} synor__agent_pending;
+
 /* A task's checkpoint (preemption): where it resumes, how it is asked to
  * stop, and what stopping leaves. sgemm checkpoints its finished row blocks,
  * sum-f32 its running sum after whole groups of chunks; the other kernels
@@ -73,6 +81,32 @@ void synor__agent_logf(synor_agent *a, const char *fmt, ...) SYNOR__PRINTF(2, 3)
 /* Percent-encodes s (RFC 3986 unreserved characters kept) into b. */
 void synor__agent_url_escape(synor__buf *b, const char *s);
 
+/* Sleeps s seconds in short steps; returns early on stop. */
+void synor__agent_nap(synor_agent *a, double s);
+/* Uploads one result (POST /v1/tasks/{task}/result). 0: answered
+ * (acknowledged or refused for good; the result is done with), SYNOR_EIO:
+ * no answer (keep it), other: fatal. */
+int synor__agent_upload(synor_agent *a, const synor__agent_pending *p, int *accepted);
+
+/* ---- agent_batch.c: results going up ---- */
+/* A finished result not yet acknowledged; saved: it is in the state
+ * directory (to be dropped once answered). */
+typedef struct synor__agent_held {
+    synor__agent_pending p;
+    int saved;
+} synor__agent_held;
+/* Whether the n results held (the first finished at first) should go up
+ * now: always without batches, else when the claim's last task is done
+ * (last), when they reach 1 MiB or 64 results, when the first waited a
+ * second, or when a task took a second (the next may too). */
+int synor__agent_flush_due(synor_agent *a, const synor__agent_held *h, size_t n, double first,
+                           int last);
+/* Uploads the results held: one POST /v1/results for several when the
+ * coordinator offers batches (each item acknowledged or refused on its
+ * own), else one request each; no answer: saved in the state directory and
+ * retried until answered or stopped. Frees their data. 0 or fatal. */
+int synor__agent_upload_held(synor_agent *a, synor__agent_held *h, size_t n);
+
 /* ---- agent_preempt.c: preemption ---- */
 /* The running task's safe-point question (synor__agent_ckpt.stop; user is
  * the agent): nonzero when the owner reclaimed the machine, the
@@ -120,12 +154,6 @@ int synor__agent_exec_run_ck(synor__agent_exec *x, const synor_agent_device *dev
 void synor__agent_corrupt(const char *kernel, void *out, size_t len);
 
 /* ---- agent_state.c: the state directory ---- */
-typedef struct synor__agent_pending {
-    char task[128], lease[256], sha256[65];
-    uint64_t elapsed_ms;
-    void *data; /* malloc'd */
-    size_t len;
-} synor__agent_pending;
 
 /* Creates dir (0700) if missing and takes its lock (fd in *lock_fd). */
 int synor__agent_state_open(const char *dir, int *lock_fd);

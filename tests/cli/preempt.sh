@@ -14,6 +14,9 @@
 #   checkpoint-ignored); the next agent starts over, same bits.
 # - With --claim-max 4, a reclaim releases the tasks claimed but not
 #   started too (3 released); another agent finishes the job.
+# - Results in batches (not preemption, but the same agents): 8 quick tasks
+#   claimed at once (--claim-max 8) go up through POST /v1/results, each
+#   acknowledged ("in a batch of N"), none left in the state directory.
 # - `synor agent --state-dir D --reclaim` sends SIGUSR1 to the agent of D:
 #   it exits 0 (here between tasks: nothing to release).
 # The store is SQLite, or the database SYNOR_COORD_DB names.
@@ -105,6 +108,17 @@ agent p3 p3c.log --max-tasks 3 --claim-max 4
 check "batch: p3 finishes, resuming 1" grep -q "3 done, .* 1 resumed" p3c.log
 curl -s -H "Authorization: Bearer $ME" "$SYNOR_COORDINATOR/v1/jobs/$j4/result" -o c4.bin
 check "batch: result right" "$S" submit --verify-sgemm b c4.bin
+
+# results in batches: 8 quick tasks claimed at once go up in POST /v1/results
+"$S" submit --make-sgemm-job 8 --dir c --m 32 --k 32 --n 32 --seed 6 >/dev/null
+j5=$(SYNOR_TOKEN_FILE=me.tok "$S" submit c/job.json 2>>sub.err)
+agent p2 p2e.log --max-tasks 8 --claim-max 8 --state-dir p2s
+check "batch upload: 8 done" grep -q "stopped: 8 done, 0 failed, 0 refused" p2e.log
+check "batch upload: in batches" grep -q "result accepted (validated, in a batch of [2-8])" p2e.log
+check "batch upload: POST /v1/results" grep -q '"path":"/v1/results","status":200' coord.log
+check "batch upload: nothing left in the state directory" test -z "$(ls p2s/pending)"
+curl -s -H "Authorization: Bearer $ME" "$SYNOR_COORDINATOR/v1/jobs/$j5/result" -o c5.bin
+check "batch upload: result right" "$S" submit --verify-sgemm c c5.bin
 
 # --reclaim: SIGUSR1 to the agent of a state directory
 "$S" agent --token-file p2.tok --state-dir p2s --wait 1 2>p2d.log &
