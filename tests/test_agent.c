@@ -510,15 +510,15 @@ TEST(safe_points_follow_the_owner)
     ASSERT_OK(synor_availability_parse(spec, &cfg.availability));
     synor_agent *a = NULL;
     ASSERT_OK(synor_agent_create(&cfg, &a));
-    ASSERT_EQ(synor__agent_safe_point(a), 1);
-    ASSERT_EQ(a->limits_closed, 1);
+    ASSERT_EQ(synor__agent_safe_point(&a->loops[0]), 1);
+    ASSERT_EQ(a->loops[0].limits_closed, 1);
     synor_agent_destroy(a);
     cfg.availability.kind = SYNOR_AVAIL_ALWAYS;
     ASSERT_OK(synor_agent_create(&cfg, &a));
-    ASSERT_EQ(synor__agent_safe_point(a), 0);
+    ASSERT_EQ(synor__agent_safe_point(&a->loops[0]), 0);
     synor_agent_reclaim(a);
-    ASSERT_EQ(synor__agent_safe_point(a), 1);
-    ASSERT_EQ(a->limits_closed, 0);
+    ASSERT_EQ(synor__agent_safe_point(&a->loops[0]), 1);
+    ASSERT_EQ(a->loops[0].limits_closed, 0);
     synor_agent_destroy(a);
 }
 

@@ -50,11 +50,12 @@ static void answered(synor_agent *a, synor__agent_held *h, int accepted)
     h->saved = 0;
 }
 
-static int upload_one(synor_agent *a, synor__agent_held *h)
+static int upload_one(synor__agent_loop *L, synor__agent_held *h)
 {
+    synor_agent *a = L->a;
     int acc = 0, r;
     double wait = 0.5;
-    while ((r = synor__agent_upload(a, &h->p, &acc)) == SYNOR_EIO) {
+    while ((r = synor__agent_upload(L, &h->p, &acc)) == SYNOR_EIO) {
         /* No answer: kept (in the state directory too); a stop leaves it
          * there for the next start. */
         keep(a, h, 1);
@@ -135,8 +136,9 @@ static int read_answer(synor_agent *a, synor__agent_held *h, size_t n,
     return 0;
 }
 
-static int upload_batch(synor_agent *a, synor__agent_held *h, size_t n)
+static int upload_batch(synor__agent_loop *L, synor__agent_held *h, size_t n)
 {
+    synor_agent *a = L->a;
     size_t len = 0;
     char *body = batch_body(h, n, &len);
     if (!body)
@@ -147,7 +149,7 @@ static int upload_batch(synor_agent *a, synor__agent_held *h, size_t n)
     synor_net_response ans;
     int r;
     double wait = 0.5;
-    while ((r = synor_netclient_request(a->net, &rq, &ans)) == SYNOR_EIO) {
+    while ((r = synor_netclient_request(L->net, &rq, &ans)) == SYNOR_EIO) {
         keep(a, h, n);
         if (atomic_load(&a->stop))
             break;
@@ -172,18 +174,18 @@ static int upload_batch(synor_agent *a, synor__agent_held *h, size_t n)
     }
     synor_net_response_free(&ans);
     for (size_t i = 0; !done && i < n && !r; i++)
-        r = upload_one(a, &h[i]);
+        r = upload_one(L, &h[i]);
     return r;
 }
 
-int synor__agent_upload_held(synor_agent *a, synor__agent_held *h, size_t n)
+int synor__agent_upload_held(synor__agent_loop *L, synor__agent_held *h, size_t n)
 {
     int r = 0;
-    if (n > 1 && batching(a))
-        r = upload_batch(a, h, n);
+    if (n > 1 && batching(L->a))
+        r = upload_batch(L, h, n);
     else
         for (size_t i = 0; i < n && !r; i++)
-            r = upload_one(a, &h[i]);
+            r = upload_one(L, &h[i]);
     for (size_t i = 0; i < n; i++) {
         free(h[i].p.data);
         h[i].p.data = NULL;

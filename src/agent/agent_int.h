@@ -49,28 +49,44 @@ typedef struct synor__agent_ckpt {
 typedef struct synor__agent_exec synor__agent_exec;
 
 /* ---- agent.c: the agent (its threads: see agent.c) ---- */
+/* A device's claim loop: it claims for that device only, on a connection
+ * and a runtime of its own, so the devices work at the same time. */
+typedef struct synor__agent_loop {
+    synor_agent *a;
+    unsigned dev;
+    synor_netclient *net;
+    synor__agent_exec *exec;
+    int limits_closed; /* its task was released because the limits closed */
+    double limits_at;  /* when the limits were last judged in its task */
+    pthread_t th;
+    int rc;
+} synor__agent_loop;
+
 struct synor_agent {
     synor_agent_config cfg;
     char *url, *token, *cacert, *state_dir, *price;
     int lock_fd;
     char ids[SYNOR_AGENT_MAX_DEVICES][64]; /* written under ids_mu (re-registration) */
     pthread_mutex_t ids_mu;
-    unsigned next_dev;
+    pthread_mutex_t reg_mu; /* one registration at a time (the loops') */
     synor_netclient *net;  /* the main thread's */
     synor__agent_exec *exec;
     unsigned workers;
     uint64_t mem_limit;    /* bytes a task's data may take (mem_share) */
+    atomic_ullong mem_used; /* of mem_limit, by the tasks running now */
     atomic_int stop;
     atomic_int busy, accepting;
     atomic_int hb_period_ms;
     atomic_int batch;      /* the coordinator offers batches (heartbeat) */
     atomic_int reclaim;    /* the owner reclaims the machine: release, return */
-    int limits_closed;     /* a task was released because the limits closed */
-    unsigned safe_points;  /* of this run's tasks (the reclaim-after fault) */
-    double limits_at;      /* when the limits were last judged in a task */
+    atomic_uint safe_points; /* of this run's tasks (the reclaim-after fault) */
     pthread_t hb;
     int hb_started;
-    unsigned done_here;    /* tasks completed by this run (die-after) */
+    atomic_uint done_here;   /* tasks completed by this run (die-after) */
+    atomic_ullong reserved;  /* tasks claimed or being claimed (max_tasks) */
+    /* one claim loop per device; loop 0 runs on run's thread with net and
+     * exec above, the others on threads of their own */
+    synor__agent_loop loops[SYNOR_AGENT_MAX_DEVICES];
     /* stats, updated by both threads */
     atomic_ullong s_done, s_failed, s_rejected, s_reup, s_hb, s_hb_err, s_empty, s_notacc;
     atomic_ullong s_released, s_resumed;
@@ -86,15 +102,27 @@ void synor__agent_nap(synor_agent *a, double s);
 /* Uploads one result (POST /v1/tasks/{task}/result). 0: answered
  * (acknowledged or refused for good; the result is done with), SYNOR_EIO:
  * no answer (keep it), other: fatal. */
-int synor__agent_upload(synor_agent *a, const synor__agent_pending *p, int *accepted);
+int synor__agent_upload(synor__agent_loop *L, const synor__agent_pending *p, int *accepted);
 
-/* ---- agent_batch.c: results going up ---- */
 /* A finished result not yet acknowledged; saved: it is in the state
  * directory (to be dropped once answered). */
 typedef struct synor__agent_held {
     synor__agent_pending p;
     int saved;
 } synor__agent_held;
+
+/* ---- agent_task.c: one claimed task ---- */
+/* The owner's limits now: 1 if work may be taken. */
+int synor__agent_within_limits(synor_agent *a);
+/* Runs the claimed task root (of the claim's document d) on L's device:
+ * 0 with *have and *held (its result, to be uploaded) when it ran, 0
+ * without when it failed (reported) or was preempted (released),
+ * SYNOR_EIO when the coordinator cannot be reached. */
+int synor__agent_run_task(synor__agent_loop *L, const synor__jdoc *d, const synor__jval *root,
+                          const char *task, const char *lease, synor__agent_held *held,
+                          int *have);
+
+/* ---- agent_batch.c: results going up ---- */
 /* Whether the n results held (the first finished at first) should go up
  * now: always without batches, else when the claim's last task is done
  * (last), when they reach 1 MiB or 64 results, when the first waited a
@@ -105,11 +133,11 @@ int synor__agent_flush_due(synor_agent *a, const synor__agent_held *h, size_t n,
  * coordinator offers batches (each item acknowledged or refused on its
  * own), else one request each; no answer: saved in the state directory and
  * retried until answered or stopped. Frees their data. 0 or fatal. */
-int synor__agent_upload_held(synor_agent *a, synor__agent_held *h, size_t n);
+int synor__agent_upload_held(synor__agent_loop *L, synor__agent_held *h, size_t n);
 
 /* ---- agent_preempt.c: preemption ---- */
 /* The running task's safe-point question (synor__agent_ckpt.stop; user is
- * the agent): nonzero when the owner reclaimed the machine, the
+ * its loop): nonzero when the owner reclaimed the machine, the
  * reclaim-after fault fires, or the owner's limits closed (judged at most
  * once a second; an idle-only machine counts as in use when the CPU time
  * of other processes is above 10%; sets limits_closed). */
@@ -117,13 +145,13 @@ int synor__agent_safe_point(void *user);
 /* POST /v1/tasks/{task}/release with the checkpoint (n bytes, may be 0).
  * 0: answered (released, or refused for good: the lease is gone anyway),
  * SYNOR_EIO: no answer. */
-int synor__agent_release(synor_agent *a, const char *task, const char *lease, const void *ck,
-                         size_t n);
+int synor__agent_release(synor__agent_loop *L, const char *task, const char *lease,
+                         const void *ck, size_t n);
 /* The checkpoint a claim carries (its "checkpoint" member), downloaded
  * and checked against its SHA-256 into *data (NULL when none, or when it
  * cannot be had: then the task starts over, and the line says why). */
-void synor__agent_fetch_checkpoint(synor_agent *a, const char *task, const synor__jval *claim,
-                                   void **data, size_t *len);
+void synor__agent_fetch_checkpoint(synor__agent_loop *L, const char *task,
+                                   const synor__jval *claim, void **data, size_t *len);
 
 /* workers: runtime CPU workers (0 = one per core). cfg gives the models
  * (may be NULL). Nothing is started yet. */

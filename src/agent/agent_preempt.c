@@ -81,30 +81,32 @@ static int limits_allow(synor_agent *a)
 
 int synor__agent_safe_point(void *user)
 {
-    synor_agent *a = user;
+    synor__agent_loop *L = user;
+    synor_agent *a = L->a;
     if (atomic_load(&a->reclaim))
         return 1;
     if ((a->cfg.fault == SYNOR_AGENT_FAULT_RECLAIM_AFTER ||
          a->cfg.fault == SYNOR_AGENT_FAULT_RECLAIM_BAD_CHECKPOINT) &&
-        ++a->safe_points >= a->cfg.fault_n) {
+        atomic_fetch_add(&a->safe_points, 1) + 1 >= a->cfg.fault_n) {
         synor__agent_logf(a, "--test-fault reclaim-after %u: the owner reclaims the machine",
                           a->cfg.fault_n);
         synor_agent_reclaim(a);
         return 1;
     }
     double now = synor_netclient_now();
-    if (now - a->limits_at < 1.0)
+    if (now - L->limits_at < 1.0)
         return 0;
-    a->limits_at = now;
+    L->limits_at = now;
     if (limits_allow(a))
         return 0;
-    a->limits_closed = 1;
+    L->limits_closed = 1;
     return 1;
 }
 
-int synor__agent_release(synor_agent *a, const char *task, const char *lease, const void *ck,
-                         size_t n)
+int synor__agent_release(synor__agent_loop *L, const char *task, const char *lease,
+                         const void *ck, size_t n)
 {
+    synor_agent *a = L->a;
     synor__buf path;
     synor__buf_init(&path);
     synor__buf_puts(&path, "/v1/tasks/");
@@ -126,7 +128,7 @@ int synor__agent_release(synor_agent *a, const char *task, const char *lease, co
                             .content_type = "application/octet-stream",
                             .headers = n ? hdrs : NULL, .idempotent = 1};
     synor_net_response ans;
-    int r = synor_netclient_request(a->net, &rq, &ans);
+    int r = synor_netclient_request(L->net, &rq, &ans);
     synor__free(ps);
     if (r)
         return r;
@@ -150,9 +152,10 @@ int synor__agent_release(synor_agent *a, const char *task, const char *lease, co
     return 0;
 }
 
-void synor__agent_fetch_checkpoint(synor_agent *a, const char *task, const synor__jval *claim,
-                                   void **data, size_t *len)
+void synor__agent_fetch_checkpoint(synor__agent_loop *L, const char *task,
+                                   const synor__jval *claim, void **data, size_t *len)
 {
+    synor_agent *a = L->a;
     *data = NULL;
     *len = 0;
     const synor__jval *c = synor__json_get(claim, "checkpoint");
@@ -166,7 +169,7 @@ void synor__agent_fetch_checkpoint(synor_agent *a, const char *task, const synor
                           task);
         return;
     }
-    if (synor_netclient_blob_get(a->net, sha->u.str.s, (size_t)by->u.n.inum, data, len)) {
+    if (synor_netclient_blob_get(L->net, sha->u.str.s, (size_t)by->u.n.inum, data, len)) {
         synor__agent_logf(a, "task %s: checkpoint ignored (%s); starting over", task,
                           synor_errmsg());
         free(*data);
