@@ -125,7 +125,8 @@ static void memory_take(synor_agent *a, uint64_t need)
 }
 
 int synor__agent_run_task(synor__agent_loop *L, const synor__jdoc *d, const synor__jval *root,
-                    const char *task, const char *lease, synor__agent_held *held, int *have)
+                          const char *task, const char *lease, synor__agent_held *held,
+                          int *have)
 {
     synor_agent *a = L->a;
     unsigned dev = L->dev;
@@ -166,19 +167,20 @@ int synor__agent_run_task(synor__agent_loop *L, const synor__jdoc *d, const syno
         synor__agent_logf(a, "task %s: checkpoint ignored (%s); started over", task, ck.ignored);
     if (ck.resumed) {
         atomic_fetch_add(&a->s_resumed, 1);
-        synor__agent_logf(a, "task %s: resumed from a checkpoint: %u of %u %s were done", task, ck.resumed,
-              ck.total, unit);
+        synor__agent_logf(a, "task %s: resumed from a checkpoint: %u of %u %s were done", task,
+                          ck.resumed, ck.total, unit);
     }
     if (r == SYNOR__AGENT_STOPPED) { /* preempted: give it back with its checkpoint */
-        synor__agent_logf(a, "task %s: stopped at a safe point (%u of %u %s done) in %llu ms: %s", task,
-              ck.done, ck.total, unit, (unsigned long long)ms,
-              atomic_load(&a->reclaim) ? "the owner reclaims the machine"
-                                       : "outside the owner's limits");
+        synor__agent_logf(a, "task %s: stopped at a safe point (%u of %u %s done) in %llu ms: %s",
+                          task, ck.done, ck.total, unit, (unsigned long long)ms,
+                          atomic_load(&a->reclaim) ? "the owner reclaims the machine"
+                                                   : "outside the owner's limits");
         double wait = 0.5;
         for (int k = 0; k < 5 && (r = synor__agent_release(L, task, lease, ck.out,
                                                            ck.out_len)) == SYNOR_EIO;
              k++) {
-            synor__agent_logf(a, "task %s: release: %s; retrying in %.1f s", task, synor_errmsg(), wait);
+            synor__agent_logf(a, "task %s: release: %s; retrying in %.1f s", task, synor_errmsg(),
+                              wait);
             struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
             nanosleep(&ts, NULL); /* not nap: a reclaim is a stop */
             wait *= 2;
@@ -216,12 +218,13 @@ int synor__agent_run_task(synor__agent_loop *L, const synor__jdoc *d, const syno
         saved = 1;
     }
     if (dying) {
-        synor__agent_logf(a, "task %s: --test-fault die-after %u: exiting with 137 before the upload", task,
-              a->cfg.fault_n);
+        synor__agent_logf(a, "task %s: --test-fault die-after %u: exiting with 137 before the "
+                             "upload",
+                          task, a->cfg.fault_n);
         _exit(137);
     }
-    synor__agent_logf(a, "task %s: ran in %llu ms on %s, %zu bytes of result", task, (unsigned long long)ms,
-          where, out_len);
+    synor__agent_logf(a, "task %s: ran in %llu ms on %s, %zu bytes of result", task,
+                      (unsigned long long)ms, where, out_len);
     atomic_fetch_add(&a->done_here, 1);
     held->p = p; /* uploaded by the caller (agent_batch.c), out with it */
     held->saved = saved;
