@@ -414,7 +414,7 @@ static int run_ck(synor__agent_exec *x, const char *kernel, const char *params, 
     return r;
 }
 
-/* Preemption: sgemm stopped after 1 and 2 of its 3 row blocks, sum-f32
+/* Preemption: sgemm stopped after 1 and 2 of its 3 row strips, sum-f32
  * after 2 of its 5 chunk groups, resumed from the checkpoint: the same
  * bits as a run never stopped; checkpoints that do not fit (cut short,
  * another kernel's, other dimensions) are ignored, saying why, and the
@@ -422,14 +422,14 @@ static int run_ck(synor__agent_exec *x, const char *kernel, const char *params, 
 TEST(checkpoints_resume_bit_for_bit)
 {
     synor__agent_exec *x = NULL;
-    ASSERT_OK(synor__agent_exec_create(2, NULL, &x));
-    size_t m = 600, n = 70, k = 90;
+    ASSERT_OK(synor__agent_exec_create(1, NULL, &x)); /* 1 worker: a block per strip */
+    size_t m = 600, n = 600, k = 90;
     float *a = malloc(m * k * 4), *b = malloc(k * n * 4);
     fill(a, m * k, 7);
     fill(b, k * n, 8);
     const void *in[2] = {a, b};
     size_t len[2] = {m * k * 4, k * n * 4};
-    const char *pm = "{\"m\":600,\"n\":70,\"k\":90}";
+    const char *pm = "{\"m\":600,\"n\":600,\"k\":90}";
     void *ref = NULL, *ck1 = NULL, *out = NULL;
     size_t ref_len = 0, ck1_len = 0, out_len = 0;
     synor__agent_ckpt ck;
@@ -441,7 +441,11 @@ TEST(checkpoints_resume_bit_for_bit)
                   SYNOR__AGENT_STOPPED);
         ASSERT_EQ(ck.done, at);
         ASSERT(ck1_len > at * 256 * n * 4);
-        ASSERT_EQ(run_ck(x, "sgemm", pm, 2, in, len, 0, ck1, ck1_len, &out, &out_len, &ck), 0);
+        /* resumed by an executor of another block height */
+        synor__agent_exec *x2 = NULL;
+        ASSERT_OK(synor__agent_exec_create(8, NULL, &x2));
+        ASSERT_EQ(run_ck(x2, "sgemm", pm, 2, in, len, 0, ck1, ck1_len, &out, &out_len, &ck), 0);
+        synor__agent_exec_destroy(x2);
         ASSERT_EQ(ck.resumed, at);
         ASSERT_STREQ(ck.ignored, "");
         ASSERT_EQ(out_len, ref_len);
@@ -457,7 +461,7 @@ TEST(checkpoints_resume_bit_for_bit)
     ASSERT_CONTAINS(ck.ignored, "size");
     ASSERT(!memcmp(out, ref, ref_len));
     free(out);
-    const char *pm2 = "{\"m\":600,\"n\":70,\"k\":89}";
+    const char *pm2 = "{\"m\":600,\"n\":600,\"k\":89}";
     size_t len2[2] = {m * 89 * 4, 89 * n * 4};
     ASSERT_EQ(run_ck(x, "sgemm", pm2, 2, in, len2, 0, ck1, ck1_len, &out, &out_len, &ck), 0);
     ASSERT_CONTAINS(ck.ignored, "dimensions");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent_int.h"
 #include "common/common.h"
@@ -237,12 +238,17 @@ static int ck_stop(synor__agent_ckpt *ck)
     return ck && ck->stop && ck->stop(ck->user);
 }
 
-/* Rows of C per block: a multiple of the tile (so the blocks' tiles are
- * the whole product's: the same bits, interrupted or not), 8 blocks at
- * most. */
-static size_t sgemm_block_rows(size_t m)
+/* Strips of C (TILE rows each) per block: whole strips, so the blocks'
+ * tiles are the whole product's (the same bits, interrupted or not, and
+ * whatever the block height); 8 blocks at most, and blocks wide enough to
+ * keep the workers busy (2 tiles each), so a safe point costs little. */
+static size_t sgemm_block_strips(const synor__agent_exec *x, size_t m, size_t n)
 {
-    return TILE * ((m + 8 * TILE - 1) / (8 * TILE));
+    size_t strips = (m + TILE - 1) / TILE, ctiles = (n + TILE - 1) / TILE;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t w = x->workers ? x->workers : (size_t)(cores > 0 ? cores : 1);
+    size_t a = (strips + 7) / 8, b = (2 * w + ctiles - 1) / ctiles;
+    return a > b ? a : b;
 }
 
 static int run_sgemm(synor__agent_exec *x, unsigned dev, const synor__jdoc *d,
@@ -262,31 +268,34 @@ static int run_sgemm(synor__agent_exec *x, unsigned dev, const synor__jdoc *d,
         return synor__error(SYNOR_ENOMEM, "sgemm: out of memory (%lld x %lld)", (long long)m,
                             (long long)n);
     /* Column-major C^T (n x m) = B^T (n x k, ld n) A^T (k x m, ld k), by
-     * blocks of rows of C (columns of C^T); a checkpoint is the finished
-     * blocks' rows. */
-    size_t rows = sgemm_block_rows((size_t)m), nb = ((size_t)m + rows - 1) / rows;
-    uint64_t dim[4] = {(uint64_t)m, (uint64_t)n, (uint64_t)k, rows};
+     * blocks of whole strips of rows of C (columns of C^T); a checkpoint is
+     * the finished strips' rows, which any block height resumes from. */
+    size_t strips = ((size_t)m + TILE - 1) / TILE;
+    size_t per = sgemm_block_strips(x, (size_t)m, (size_t)n);
+    uint64_t dim[4] = {(uint64_t)m, (uint64_t)n, (uint64_t)k, TILE};
     const void *saved = NULL;
-    /* a checkpoint is taken before the last block only: whole blocks */
-    size_t b0 = (size_t)ck_parse(ck, "sgemm", dim, nb - 1, rows * (size_t)n * 4, 0, &saved);
-    if (b0)
+    /* a checkpoint is taken before the last strip only: whole strips */
+    size_t s0 = (size_t)ck_parse(ck, "sgemm", dim, strips - 1, (size_t)TILE * (size_t)n * 4, 0,
+                                 &saved);
+    if (s0)
         memcpy(c, saved, ck->in_len - CK_HDR);
     if (ck)
-        ck->total = (unsigned)nb;
+        ck->total = (unsigned)strips;
     const float *A = in[0];
-    for (size_t b = b0; b < nb; b++) {
-        size_t r0 = b * rows, rn = r0 + rows < (size_t)m ? rows : (size_t)m - r0;
+    for (size_t s = s0; s < strips; s += per) {
+        size_t r0 = s * TILE, r1 = (s + per) * TILE < (size_t)m ? (s + per) * TILE : (size_t)m;
         if ((r = runtime(x)) ||
-            (r = synor_tiled_sgemm_on(x->rt, dev, (size_t)n, rn, (size_t)k, 1.0f, in[1],
+            (r = synor_tiled_sgemm_on(x->rt, dev, (size_t)n, r1 - r0, (size_t)k, 1.0f, in[1],
                                       (size_t)n, A + r0 * (size_t)k, (size_t)k, 0.0f,
                                       c + r0 * (size_t)n, (size_t)n, TILE))) {
             synor__free(c);
             return r;
         }
+        size_t done = s + per < strips ? s + per : strips;
         if (ck)
-            ck->done = (unsigned)(b + 1);
-        if (b + 1 < nb && ck_stop(ck)) {
-            r = ck_pack(ck, "sgemm", dim, b + 1, c, (r0 + rn) * (size_t)n * 4);
+            ck->done = (unsigned)done;
+        if (done < strips && ck_stop(ck)) {
+            r = ck_pack(ck, "sgemm", dim, done, c, r1 * (size_t)n * 4);
             synor__free(c);
             return r ? r : SYNOR__AGENT_STOPPED;
         }

@@ -162,7 +162,7 @@ int synor__agent_run_task(synor__agent_loop *L, const synor__jdoc *d, const syno
         free(in[i]);
     free(ckin);
     atomic_fetch_sub(&a->mem_used, mem); /* the result is out of the count */
-    const char *unit = !strcmp(kernel, "sgemm") ? "row blocks" : "chunk groups";
+    const char *unit = !strcmp(kernel, "sgemm") ? "row strips" : "chunk groups";
     if (ck.ignored[0])
         synor__agent_logf(a, "task %s: checkpoint ignored (%s); started over", task, ck.ignored);
     if (ck.resumed) {

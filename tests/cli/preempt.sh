@@ -3,10 +3,11 @@
 # "Preemption"): a real coordinator with a 60 s lease timeout (so nothing
 # here can come back by expiry) and real agents.
 # - Agent p1 is reclaimed at its 2nd safe point (--test-fault reclaim-after
-#   2) in a 1024 x 256 x 256 sgemm task (4 row blocks): it releases the task
-#   with a checkpoint of 2 blocks and exits 0; the task is queued again at
-#   once; agent p2 resumes it from the checkpoint ("resumed ... 2 of 4 row
-#   blocks"), the job is done and its result is bit for bit the result of
+#   2) in a 1024 x 256 x 512 sgemm task (4 row strips; one worker, so a
+#   safe point after each): it releases the task with a checkpoint of 2
+#   strips and exits 0; the task is queued again at once; agent p2 (other
+#   block heights) resumes it from the checkpoint ("resumed ... 2 of 4 row
+#   strips"), the job is done and its result is bit for bit the result of
 #   the same job run uninterrupted by p3; the ledger pays p2 alone, once;
 #   p1 earns nothing and keeps its reputation; the events say
 #   task-released.
@@ -51,16 +52,17 @@ op() { curl -s -H "Authorization: Bearer $OP" "$SYNOR_COORDINATOR$1"; }
 # agent OWNER LOG ARGS...: runs an agent to its end (60 s at most)
 agent() { local o=$1 l=$2; shift 2; timeout 60 "$S" agent --token-file $o.tok --wait 1 "$@" 2>"$l"; }
 
-"$S" submit --make-sgemm-job 1 --dir a --m 1024 --k 256 --n 256 --seed 3 >/dev/null
+"$S" submit --make-sgemm-job 1 --dir a --m 1024 --k 256 --n 512 --seed 3 >/dev/null
 j1=$(SYNOR_TOKEN_FILE=me.tok "$S" submit a/job.json 2>sub.err)
 check "job submitted" test "$j1" = j-1
 
-# p1 is reclaimed after 2 of the 4 row blocks
+# p1 (one worker: a safe point after each of the 4 row strips, whatever the
+# machine) is reclaimed after 2 of them
 t0=$(date +%s)
-agent p1 p1.log --state-dir p1s --test-fault reclaim-after 2
+agent p1 p1.log --state-dir p1s --cpu-share 0.0001 --test-fault reclaim-after 2
 check "reclaimed agent exits 0" test $? = 0
-check "p1 stopped at a safe point" grep -q "stopped at a safe point (2 of 4 row blocks done).*reclaims" p1.log
-check "p1 released with a stored checkpoint" grep -q "t-1: released (checkpoint of $((64 + 2 * 256 * 256 * 4)) bytes: stored)" p1.log
+check "p1 stopped at a safe point" grep -q "stopped at a safe point (2 of 4 row strips done).*reclaims" p1.log
+check "p1 released with a stored checkpoint" grep -q "t-1: released (checkpoint of $((64 + 2 * 256 * 512 * 4)) bytes: stored)" p1.log
 check "p1 summary: 1 released" grep -q "0 done, .* 1 released, 0 resumed" p1.log
 check "task-released event" grep -q '"kind":"task-released","subject":"t-1"' <<<"$(op /v1/events)"
 check "job not done yet" grep -q '"done":0' <<<"$(job j-1)"
@@ -68,7 +70,7 @@ check "job not done yet" grep -q '"done":0' <<<"$(job j-1)"
 # p2 resumes it: the task came back at once, not after the 60 s lease timeout
 agent p2 p2.log --max-tasks 1
 check "p2 exits 0" test $? = 0
-check "p2 resumed from the checkpoint" grep -q "t-1: resumed from a checkpoint: 2 of 4 row blocks were done" p2.log
+check "p2 resumed from the checkpoint" grep -q "t-1: resumed from a checkpoint: 2 of 4 row strips were done" p2.log
 check "p2 summary: 1 done, 1 resumed" grep -q "1 done, .* 0 released, 1 resumed" p2.log
 check "back well before the lease timeout" test $(( $(date +%s) - t0 )) -lt 45
 check "job done" grep -q '"state":"done"' <<<"$(job j-1)"
@@ -91,7 +93,7 @@ check "p1 reputation kept (50)" grep -q '"owner":"p1"[^}]*"reputation":50\|"repu
 
 # a checkpoint with a wrong SHA-256 is ignored: the next agent starts over
 j3=$(SYNOR_TOKEN_FILE=me.tok "$S" submit a/job.json 2>>sub.err)
-agent p1 p1b.log --state-dir p1s --test-fault reclaim-bad-checkpoint 1
+agent p1 p1b.log --state-dir p1s --cpu-share 0.0001 --test-fault reclaim-bad-checkpoint 1
 check "bad checkpoint: answered ignored" grep -q "released (checkpoint of .* bytes: ignored)" p1b.log
 check "checkpoint-ignored event" grep -q '"kind":"checkpoint-ignored"' <<<"$(op /v1/events)"
 agent p2 p2b.log --max-tasks 1
@@ -100,9 +102,9 @@ curl -s -H "Authorization: Bearer $ME" "$SYNOR_COORDINATOR/v1/jobs/$j3/result" -
 check "bad checkpoint: same bits" cmp -s c1.bin c3.bin
 
 # a batch claim: the tasks not started are released with the running one
-"$S" submit --make-sgemm-job 3 --dir b --m 600 --k 64 --n 64 --seed 4 >/dev/null
+"$S" submit --make-sgemm-job 3 --dir b --m 600 --k 64 --n 512 --seed 4 >/dev/null
 j4=$(SYNOR_TOKEN_FILE=me.tok "$S" submit b/job.json 2>>sub.err)
-agent p1 p1c.log --claim-max 4 --test-fault reclaim-after 1
+agent p1 p1c.log --claim-max 4 --cpu-share 0.0001 --test-fault reclaim-after 1
 check "batch: 3 released" grep -q "0 done, .* 3 released" p1c.log
 agent p3 p3c.log --max-tasks 3 --claim-max 4
 check "batch: p3 finishes, resuming 1" grep -q "3 done, .* 1 resumed" p3c.log
