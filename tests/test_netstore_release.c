@@ -7,7 +7,7 @@
  * a checkpoint whose checksum is wrong is ignored (the task keeps the one
  * it had, or starts over) and logged; releases do not use up the task's
  * attempts, a failure drops the checkpoint; the finisher alone is paid,
- * once. End to end with agents: tests/cli/preempt.sh. */
+ * once. End to end with agents: tests/cli/net_preempt.sh. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

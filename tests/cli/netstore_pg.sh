@@ -4,7 +4,7 @@
 # runs every case on SQLite and then on the database SYNOR_TEST_PG_URL
 # names) and the coordinator's HTTP test (coord.sh with its store there),
 # the staged jobs' (stages.sh), the release store test
-# (test_netstore_release) and preemption with agents (preempt.sh), then
+# (test_netstore_release) and preemption with agents (net_preempt.sh), then
 # stops and deletes the cluster.
 # Skipped (77) without PostgreSQL's binaries or the coordinator.
 # usage: netstore_pg.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
@@ -39,5 +39,5 @@ SYNOR_COORD_DB=$base/synor_coord bash "$SRC/tests/cli/coord.sh" "$S" "$SRC" "$JC
 echo "netstore_pg: staged jobs on $base/synor_stages"
 SYNOR_COORD_DB=$base/synor_stages bash "$SRC/tests/cli/stages.sh" "$S" "$SRC" "$JC" || fail=1
 echo "netstore_pg: preemption on $base/synor_preempt"
-SYNOR_COORD_DB=$base/synor_preempt bash "$SRC/tests/cli/preempt.sh" "$S" "$SRC" "$JC" || fail=1
+SYNOR_COORD_DB=$base/synor_preempt bash "$SRC/tests/cli/net_preempt.sh" "$S" "$SRC" "$JC" || fail=1
 exit $fail
