@@ -10,7 +10,9 @@
  *   POST /v1/tokens are accepted too. Device ids are "dev-" + the device's
  *   name, so they survive a restart of the fake. --corrupt-blobs: every blob
  *   served to an agent has its first byte changed (checksum tests).
- *   --fail-results N: the first N result uploads are answered 503. */
+ *   --fail-results N: the first N result uploads are answered 503.
+ *   POST /v1/tasks/{task}/release queues the task again with its checkpoint
+ *   (kept when its X-Synor-SHA256 matches), handed out with the next claim. */
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,6 +42,7 @@ typedef struct task {
     char (*inputs)[65];
     size_t n_inputs;
     int result;            /* blob index or -1 */
+    int checkpoint;        /* blob index of a released task's checkpoint, or -1 */
 } task;
 
 typedef struct job {
@@ -67,7 +70,7 @@ static struct {
     int n_tokens;
     /* what the tests read */
     long registrations, heartbeats, hb_not_accepting, claims, results, bad_checksum, bad_lease,
-        fails;
+        fails, releases, checkpoints;
     char last_fail[512];
     char last_availability[64];
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
@@ -307,6 +310,7 @@ static reply post_job(const char *body, size_t len)
             t->job = (int)S.n_jobs;
             t->shard = (int)s;
             t->result = -1;
+            t->checkpoint = -1;
             t->params = value_text(sp ? sp : synor__json_get(root, "params"));
             t->n_inputs = in && in->type == SYNOR__J_ARRAY ? in->u.arr.n : 0;
             t->inputs = calloc(t->n_inputs ? t->n_inputs : 1, 65);
@@ -360,7 +364,11 @@ static reply next_task(double wait)
         synor__buf_printf(&b, "%s{\"sha256\":\"%s\",\"bytes\":%zu}", k ? "," : "", t->inputs[k],
                           bi >= 0 ? S.blobs[bi].len : (size_t)0);
     }
-    synor__buf_puts(&b, "],\"expires_in\":30}");
+    synor__buf_puts(&b, "],\"expires_in\":30");
+    if (t->checkpoint >= 0)
+        synor__buf_printf(&b, ",\"checkpoint\":{\"sha256\":\"%s\",\"bytes\":%zu}",
+                          S.blobs[t->checkpoint].sha, S.blobs[t->checkpoint].len);
+    synor__buf_puts(&b, "}");
     return rjson(200, synor__buf_take(&b));
 }
 
@@ -378,9 +386,11 @@ static reply route(struct MHD_Connection *c, const char *m, const char *url, con
         return rfmt(200,
                     "{\"registrations\":%ld,\"heartbeats\":%ld,\"heartbeats_not_accepting\":%ld,"
                     "\"claims\":%ld,\"results\":%ld,\"bad_checksum\":%ld,\"bad_lease\":%ld,"
-                    "\"fails\":%ld,\"last_fail\":\"%s\",\"last_availability\":\"%s\"}",
+                    "\"fails\":%ld,\"releases\":%ld,\"checkpoints\":%ld,"
+                    "\"last_fail\":\"%s\",\"last_availability\":\"%s\"}",
                     S.registrations, S.heartbeats, S.hb_not_accepting, S.claims, S.results,
-                    S.bad_checksum, S.bad_lease, S.fails, S.last_fail, S.last_availability);
+                    S.bad_checksum, S.bad_lease, S.fails, S.releases, S.checkpoints, S.last_fail,
+                    S.last_availability);
     if (!authorized(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
         return rerr(401, "missing or unknown token");
     if (!strcmp(m, "POST") && !strcmp(url, "/v1/tokens")) {
@@ -479,6 +489,21 @@ static reply route(struct MHD_Connection *c, const char *m, const char *url, con
             }
             t->state = 3;
             return rjson(200, strdup("{}"));
+        }
+        if (!strcmp(slash, "/release")) { /* queued again, with its checkpoint */
+            S.releases++;
+            const char *hs = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Synor-SHA256");
+            char sha[65];
+            synor_netclient_sha256(body ? body : "", len, sha);
+            int kept = len && hs && !strcmp(hs, sha);
+            if (kept) {
+                t->checkpoint = add_blob(body, len, sha);
+                S.checkpoints++;
+            }
+            t->state = 0;
+            pthread_cond_broadcast(&S.cv);
+            return rfmt(200, "{\"released\":true,\"checkpoint\":\"%s\"}",
+                        !len ? "none" : kept ? "stored" : "ignored");
         }
         if (strcmp(slash, "/result"))
             return rerr(404, "no such endpoint");

@@ -8,6 +8,7 @@
  * The agent against a coordinator: tests/cli/agent.sh. Label concurrency
  * (runtime workers; the client is used from several threads there). */
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent_int.h"
@@ -380,6 +381,151 @@ TEST(agent_config_is_checked)
     synor_agent_destroy(a);
 }
 
+/* Stops a task at its n-th safe point. */
+typedef struct stopper {
+    unsigned n, seen;
+} stopper;
+
+static int stop_at(void *user)
+{
+    stopper *s = user;
+    return ++s->seen >= s->n;
+}
+
+/* Runs kernel on the executor: stopped at safe point stop (0: never), or
+ * resumed from ck_in; *out is the result or the checkpoint. */
+static int run_ck(synor__agent_exec *x, const char *kernel, const char *params, size_t ni,
+                  const void *const *in, const size_t *len, unsigned stop, const void *ck_in,
+                  size_t ck_len, void **out, size_t *out_len, synor__agent_ckpt *ck)
+{
+    synor__jdoc *d = NULL;
+    if (synor__json_parse(params, strlen(params), "params", &d))
+        return -1;
+    stopper st = {stop, 0};
+    *ck = (synor__agent_ckpt){.in = ck_in, .in_len = ck_len, .stop = stop ? stop_at : NULL,
+                              .user = &st};
+    int r = synor__agent_exec_run_ck(x, NULL, kernel, d, synor__jdoc_root(d), ni, in, len, out,
+                                     out_len, NULL, 0, ck);
+    if (r == SYNOR__AGENT_STOPPED) {
+        *out = ck->out;
+        *out_len = ck->out_len;
+    }
+    synor__jdoc_free(d);
+    return r;
+}
+
+/* Preemption: sgemm stopped after 1 and 2 of its 3 row strips, sum-f32
+ * after 2 of its 5 chunk groups, resumed from the checkpoint: the same
+ * bits as a run never stopped; checkpoints that do not fit (cut short,
+ * another kernel's, other dimensions) are ignored, saying why, and the
+ * task starts over. */
+TEST(checkpoints_resume_bit_for_bit)
+{
+    synor__agent_exec *x = NULL;
+    ASSERT_OK(synor__agent_exec_create(1, NULL, &x)); /* 1 worker: a block per strip */
+    size_t m = 600, n = 600, k = 90;
+    float *a = malloc(m * k * 4), *b = malloc(k * n * 4);
+    fill(a, m * k, 7);
+    fill(b, k * n, 8);
+    const void *in[2] = {a, b};
+    size_t len[2] = {m * k * 4, k * n * 4};
+    const char *pm = "{\"m\":600,\"n\":600,\"k\":90}";
+    void *ref = NULL, *ck1 = NULL, *out = NULL;
+    size_t ref_len = 0, ck1_len = 0, out_len = 0;
+    synor__agent_ckpt ck;
+    ASSERT_EQ(run_ck(x, "sgemm", pm, 2, in, len, 0, NULL, 0, &ref, &ref_len, &ck), 0);
+    ASSERT_EQ(ck.total, 3);
+    ASSERT_EQ(ref_len, m * n * 4);
+    for (unsigned at = 1; at <= 2; at++) {
+        ASSERT_EQ(run_ck(x, "sgemm", pm, 2, in, len, at, NULL, 0, &ck1, &ck1_len, &ck),
+                  SYNOR__AGENT_STOPPED);
+        ASSERT_EQ(ck.done, at);
+        ASSERT(ck1_len > at * 256 * n * 4);
+        /* resumed by an executor of another block height */
+        synor__agent_exec *x2 = NULL;
+        ASSERT_OK(synor__agent_exec_create(8, NULL, &x2));
+        ASSERT_EQ(run_ck(x2, "sgemm", pm, 2, in, len, 0, ck1, ck1_len, &out, &out_len, &ck), 0);
+        synor__agent_exec_destroy(x2);
+        ASSERT_EQ(ck.resumed, at);
+        ASSERT_STREQ(ck.ignored, "");
+        ASSERT_EQ(out_len, ref_len);
+        ASSERT(!memcmp(out, ref, ref_len));
+        free(out);
+        if (at == 2)
+            break;
+        free(ck1);
+    }
+    /* cut short, and for other dimensions: ignored, the same answer */
+    ASSERT_EQ(run_ck(x, "sgemm", pm, 2, in, len, 0, ck1, ck1_len - 4, &out, &out_len, &ck), 0);
+    ASSERT_EQ(ck.resumed, 0);
+    ASSERT_CONTAINS(ck.ignored, "size");
+    ASSERT(!memcmp(out, ref, ref_len));
+    free(out);
+    const char *pm2 = "{\"m\":600,\"n\":600,\"k\":89}";
+    size_t len2[2] = {m * 89 * 4, 89 * n * 4};
+    ASSERT_EQ(run_ck(x, "sgemm", pm2, 2, in, len2, 0, ck1, ck1_len, &out, &out_len, &ck), 0);
+    ASSERT_CONTAINS(ck.ignored, "dimensions");
+    free(out);
+    /* sum-f32: 10 chunks in 5 groups of 2 */
+    size_t nx = 9 * 65536 + 5;
+    float *v = malloc(nx * 4);
+    fill(v, nx, 9);
+    const void *vin[1] = {v};
+    size_t vlen[1] = {nx * 4};
+    void *sref = NULL, *sck = NULL;
+    size_t sref_len = 0, sck_len = 0;
+    ASSERT_EQ(run_ck(x, "sum-f32", "{}", 1, vin, vlen, 0, NULL, 0, &sref, &sref_len, &ck), 0);
+    ASSERT_EQ(ck.total, 5);
+    ASSERT_EQ(run_ck(x, "sum-f32", "{}", 1, vin, vlen, 2, NULL, 0, &sck, &sck_len, &ck),
+              SYNOR__AGENT_STOPPED);
+    ASSERT_EQ(run_ck(x, "sum-f32", "{}", 1, vin, vlen, 0, sck, sck_len, &out, &out_len, &ck), 0);
+    ASSERT_EQ(ck.resumed, 2);
+    ASSERT_EQ(out_len, 8);
+    ASSERT(!memcmp(out, sref, 8));
+    free(out);
+    /* another kernel's checkpoint */
+    ASSERT_EQ(run_ck(x, "sgemm", pm, 2, in, len, 0, sck, sck_len, &out, &out_len, &ck), 0);
+    ASSERT_CONTAINS(ck.ignored, "another kernel");
+    ASSERT(!memcmp(out, ref, ref_len));
+    free(out);
+    free(sref), free(sck), free(v), free(ref), free(ck1), free(a), free(b);
+    synor__agent_exec_destroy(x);
+}
+
+/* The safe-point question: going on within the owner's hours, stopping
+ * once they are over (judged at most once a second) or on a reclaim. */
+TEST(safe_points_follow_the_owner)
+{
+    if (!synor_netclient_available())
+        TEST_SKIP("built without libcurl and nettle");
+    synor_agent_config cfg;
+    synor_agent_config_init(&cfg);
+    cfg.net.url = "http://127.0.0.1:1";
+    cfg.n_devices = 1;
+    strcpy(cfg.devices[0].name, "cpu0");
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    unsigned h = (unsigned)tm.tm_hour, later = (h + 2) % 24, after = (h + 3) % 24;
+    if (!after)
+        after = 24;
+    char spec[32];
+    snprintf(spec, sizeof spec, "utc:%u-%u", later, after); /* not now */
+    ASSERT_OK(synor_availability_parse(spec, &cfg.availability));
+    synor_agent *a = NULL;
+    ASSERT_OK(synor_agent_create(&cfg, &a));
+    ASSERT_EQ(synor__agent_safe_point(&a->loops[0]), 1);
+    ASSERT_EQ(a->loops[0].limits_closed, 1);
+    synor_agent_destroy(a);
+    cfg.availability.kind = SYNOR_AVAIL_ALWAYS;
+    ASSERT_OK(synor_agent_create(&cfg, &a));
+    ASSERT_EQ(synor__agent_safe_point(&a->loops[0]), 0);
+    synor_agent_reclaim(a);
+    ASSERT_EQ(synor__agent_safe_point(&a->loops[0]), 1);
+    ASSERT_EQ(a->loops[0].limits_closed, 0);
+    synor_agent_destroy(a);
+}
+
 TEST(cleanup)
 {
     char cmd[128];
@@ -393,4 +539,5 @@ TEST_MAIN(sgemm_matches_a_triple_loop, spotrf_factor_reproduces_a,
           sum_f32_does_not_depend_on_the_workers, llm_generate_is_deterministic_for_a_seed,
           bad_tasks_are_refused_naming_the_field, wrong_results_are_beyond_the_tolerance,
           state_dir_keeps_results_until_dropped, netclient_checksums_and_errors,
-          agent_config_is_checked, cleanup)
+          agent_config_is_checked, checkpoints_resume_bit_for_bit,
+          safe_points_follow_the_owner, cleanup)

@@ -60,7 +60,14 @@ typedef enum synor_agent_fault {
     /* After fault_n tasks completed, the next one is run and its result
      * stored in the state directory, then the process exits with status
      * 137 (as if killed) before uploading it. */
-    SYNOR_AGENT_FAULT_DIE_AFTER
+    SYNOR_AGENT_FAULT_DIE_AFTER,
+    /* At the fault_n-th safe point of a task (a finished sgemm row block
+     * or sum-f32 chunk group), the agent reclaims itself as on
+     * synor_agent_reclaim: a deterministic preemption. */
+    SYNOR_AGENT_FAULT_RECLAIM_AFTER,
+    /* As RECLAIM_AFTER, and the checkpoint is sent with a wrong SHA-256
+     * (the coordinator must ignore it). */
+    SYNOR_AGENT_FAULT_RECLAIM_BAD_CHECKPOINT
 } synor_agent_fault;
 
 typedef void (*synor_agent_log_fn)(void *user, const char *line);
@@ -107,6 +114,14 @@ int synor_agent_create(const synor_agent_config *cfg, synor_agent **out);
 int synor_agent_run(synor_agent *a);
 /* Asks run to return after the task in progress. Async-signal-safe. */
 void synor_agent_stop(synor_agent *a);
+/* The owner reclaims the machine (preemption; `synor agent` on SIGUSR1):
+ * the task running stops at its next safe point, its checkpoint (sgemm's
+ * finished row blocks, sum-f32's running sum; other kernels run to their
+ * end) is sent with POST /v1/tasks/{task}/release, the tasks claimed but
+ * not started are released too, and run returns 0. Async-signal-safe.
+ * The owner's limits closing mid-task (hours over, an idle-only machine
+ * in use) release the task the same way, and the agent waits. */
+void synor_agent_reclaim(synor_agent *a);
 void synor_agent_destroy(synor_agent *a); /* accepts NULL */
 
 typedef struct synor_agent_stats {
@@ -118,6 +133,8 @@ typedef struct synor_agent_stats {
     uint64_t heartbeat_errors;  /* no answer or an error status */
     uint64_t claims_empty;      /* long polls that ended with nothing */
     uint64_t not_accepting;     /* claim rounds skipped by the owner's limits */
+    uint64_t released;          /* tasks given back (reclaim, limits, stop) */
+    uint64_t resumed;           /* tasks resumed from another's checkpoint */
     unsigned workers;           /* runtime CPU workers (from cpu_share) */
 } synor_agent_stats;
 

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* The newest schema version this library writes. */
-#define SYNOR_NETSTORE_SCHEMA_VERSION 4
+#define SYNOR_NETSTORE_SCHEMA_VERSION 5
 
 typedef struct synor_netstore synor_netstore;
 
@@ -189,6 +189,9 @@ typedef struct synor_net_claim {
     char *params_json;  /* the job's params merged with the shard's: {"job":{},"shard":{}} */
     char *inputs_json;  /* [{"sha256","bytes"}] */
     double expires_in;
+    /* The checkpoint a provider left when it released the task
+     * (synor_netstore_release): {"sha256","bytes"}, or NULL for none. */
+    char *checkpoint_json;
 } synor_net_claim;
 
 /* Leases the next task to the owner's device: 0 with *claim filled, 1 when
@@ -243,6 +246,18 @@ int synor_netstore_results(synor_netstore *s, const char *owner, synor_net_resul
  * queued again, or its shard fails after max_attempts. */
 int synor_netstore_fail(synor_netstore *s, const char *owner, int64_t task, const char *lease,
                         const char *error);
+/* The provider holding lease gives the task back because its owner
+ * reclaimed the machine (preemption): the task is queued again at once,
+ * with no reputation lost and nothing paid to this provider, and does not
+ * count as a failed attempt. ckpt (n bytes, may be NULL/0) is the work
+ * done so far, sha256 its SHA-256 hex: stored as a blob and handed to the
+ * next claimant (synor_net_claim.checkpoint_json), who may read it. A
+ * checkpoint whose bytes do not match sha256 is ignored (an event
+ * "checkpoint-ignored" is logged; the task keeps the checkpoint it had, if
+ * any) and *stored is 0; 1 when it was stored. A lease that is not the
+ * owner's, expired or ended: SYNOR_ESTATE, nothing changes. */
+int synor_netstore_release(synor_netstore *s, const char *owner, int64_t task, const char *lease,
+                           const void *ckpt, size_t n, const char *sha256, int *stored);
 /* Expires leases whose holder stopped heartbeating and jobs past their
  * deadline; the number of leases expired into *n (may be NULL). */
 int synor_netstore_reap(synor_netstore *s, int *n);

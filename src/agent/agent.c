@@ -1,20 +1,25 @@
 /* agent.c - the provider agent's life (synor/agent.h): register, heartbeat
- * on a thread of its own, claim, download, run, upload.
+ * on a thread of its own, and one claim loop per registered device.
  *
- * Two threads, each with its own connection: the heartbeat thread only
- * reports (busy, accepting) and counts; the main thread does everything
- * else in one loop:
+ * Threads, each with its own connection: the heartbeat thread only reports
+ * (busy, accepting) and counts; each device's loop (device 0's on run's
+ * thread, the others' on threads of their own, each with a runtime of its
+ * own sharing the owner's CPU share) does:
  *
  *   results from the state directory not yet acknowledged -> upload
  *   the owner's limits -> accepting or not (not: wait, check again)
- *   GET /v1/tasks/next (long poll, cancellable by stop)
- *   inputs (SHA-256 checked) -> run -> result saved -> upload -> dropped
+ *   GET /v1/tasks/next for its device (long poll, cancellable by stop)
+ *   per task (agent_task.c): memory share, inputs (SHA-256 checked), run
+ *   (stopped at a safe point and released on a preemption,
+ *   agent_preempt.c) -> result saved if costly -> upload, several in one
+ *   request when batches are offered (agent_batch.c) -> dropped
  *
- * A result is saved before it is uploaded, so a crash between the two
- * leaves it for the next start; the upload is idempotent for the
- * coordinator (same task, lease and bytes). An upload that gets no answer
- * stays pending and is retried before the next claim. Stop is an atomic
- * flag (async-signal-safe) that also cancels a long poll in flight. */
+ * A result is saved before it is uploaded when it took long to compute,
+ * so a crash between the two leaves it for the next start; the upload is
+ * idempotent for the coordinator (same task, lease and bytes). An upload
+ * that gets no answer is saved and retried. Stop and reclaim are atomic
+ * flags (async-signal-safe) that also cancel the long polls in flight.
+ * max_tasks is shared by the loops through a reservation counter. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -28,27 +33,10 @@
 #include "common/common.h"
 #include "synor/netclient.h"
 
-struct synor_agent {
-    synor_agent_config cfg;
-    char *url, *token, *cacert, *state_dir, *price;
-    int lock_fd;
-    char ids[SYNOR_AGENT_MAX_DEVICES][64]; /* written under ids_mu (re-registration) */
-    pthread_mutex_t ids_mu;
-    unsigned next_dev;
-    synor_netclient *net;  /* the main thread's */
-    synor__agent_exec *exec;
-    unsigned workers;
-    uint64_t mem_limit;    /* bytes a task's data may take (mem_share) */
-    atomic_int stop;
-    atomic_int busy, accepting;
-    atomic_int hb_period_ms;
-    atomic_int batch;      /* the coordinator offers batches (heartbeat) */
-    pthread_t hb;
-    int hb_started;
-    unsigned done_here;    /* tasks completed by this run (die-after) */
-    /* stats, updated by both threads */
-    atomic_ullong s_done, s_failed, s_rejected, s_reup, s_hb, s_hb_err, s_empty, s_notacc;
-};
+#define logf_ synor__agent_logf
+#define url_escape synor__agent_url_escape
+#define nap synor__agent_nap
+
 
 void synor_agent_config_init(synor_agent_config *cfg)
 {
@@ -63,8 +51,7 @@ void synor_agent_config_init(synor_agent_config *cfg)
     cfg->heartbeat_s = 5;
 }
 
-static void logf_(synor_agent *a, const char *fmt, ...) SYNOR__PRINTF(2, 3);
-static void logf_(synor_agent *a, const char *fmt, ...)
+void synor__agent_logf(synor_agent *a, const char *fmt, ...)
 {
     if (!a->cfg.log)
         return;
@@ -81,8 +68,7 @@ static int stopping(synor_agent *a)
     return atomic_load(&a->stop);
 }
 
-/* Sleeps s seconds in short steps; returns early on stop. */
-static void nap(synor_agent *a, double s)
+void synor__agent_nap(synor_agent *a, double s)
 {
     double end = synor_netclient_now() + s;
     while (!stopping(a)) {
@@ -139,6 +125,7 @@ int synor_agent_create(const synor_agent_config *cfg, synor_agent **out)
     a->cfg = *cfg;
     a->lock_fd = -1;
     pthread_mutex_init(&a->ids_mu, NULL);
+    pthread_mutex_init(&a->reg_mu, NULL);
     if (dup_opt(cfg->net.url, &a->url) || dup_opt(cfg->net.token, &a->token) ||
         dup_opt(cfg->net.cacert, &a->cacert) || dup_opt(cfg->state_dir, &a->state_dir) ||
         dup_opt(cfg->price, &a->price)) {
@@ -161,6 +148,7 @@ int synor_agent_create(const synor_agent_config *cfg, synor_agent **out)
                        ? (uint64_t)((double)pages * (double)psz * cfg->mem_share)
                        : UINT64_MAX;
     atomic_init(&a->stop, 0);
+    atomic_init(&a->reclaim, 0);
     atomic_init(&a->busy, 0);
     atomic_init(&a->accepting, 1);
     atomic_init(&a->hb_period_ms, (int)(cfg->heartbeat_s * 1000));
@@ -172,6 +160,7 @@ int synor_agent_create(const synor_agent_config *cfg, synor_agent **out)
         synor_agent_destroy(a);
         return r;
     }
+    a->loops[0] = (synor__agent_loop){.a = a, .dev = 0, .net = a->net, .exec = a->exec};
     *out = a;
     return 0;
 }
@@ -182,12 +171,27 @@ void synor_agent_stop(synor_agent *a)
         return;
     atomic_store(&a->stop, 1);
     synor_netclient_cancel(a->net); /* only the long poll is cancellable */
+    for (unsigned i = 1; i < SYNOR_AGENT_MAX_DEVICES; i++)
+        if (a->loops[i].net)
+            synor_netclient_cancel(a->loops[i].net);
+}
+
+void synor_agent_reclaim(synor_agent *a)
+{
+    if (!a)
+        return;
+    atomic_store(&a->reclaim, 1);
+    synor_agent_stop(a);
 }
 
 void synor_agent_destroy(synor_agent *a)
 {
     if (!a)
         return;
+    for (unsigned i = 1; i < SYNOR_AGENT_MAX_DEVICES; i++) {
+        synor_netclient_destroy(a->loops[i].net);
+        synor__agent_exec_destroy(a->loops[i].exec);
+    }
     synor_netclient_destroy(a->net);
     synor__agent_exec_destroy(a->exec);
     if (a->lock_fd >= 0)
@@ -201,6 +205,7 @@ void synor_agent_destroy(synor_agent *a)
     synor__free(a->state_dir);
     synor__free(a->price);
     pthread_mutex_destroy(&a->ids_mu);
+    pthread_mutex_destroy(&a->reg_mu);
     synor__free(a);
 }
 
@@ -216,6 +221,8 @@ void synor_agent_stats_get(const synor_agent *a, synor_agent_stats *o)
     o->heartbeat_errors = atomic_load(&m->s_hb_err);
     o->claims_empty = atomic_load(&m->s_empty);
     o->not_accepting = atomic_load(&m->s_notacc);
+    o->released = atomic_load(&m->s_released);
+    o->resumed = atomic_load(&m->s_resumed);
     o->workers = a->workers;
 }
 
@@ -224,8 +231,7 @@ const char *synor_agent_device_id(const synor_agent *a, unsigned i)
     return a && i < a->cfg.n_devices ? a->ids[i] : "";
 }
 
-/* Percent-encodes s (RFC 3986 unreserved characters kept) into b. */
-static void url_escape(synor__buf *b, const char *s)
+void synor__agent_url_escape(synor__buf *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     for (; *s; s++) {
@@ -277,7 +283,7 @@ static void protocol_availability(const synor_availability *av, char *buf, size_
     snprintf(buf, n, "always");
 }
 
-static int register_devices(synor_agent *a)
+static int register_devices(synor_agent *a, synor_netclient *net)
 {
     char avail[128];
     protocol_availability(&a->cfg.availability, avail, sizeof avail);
@@ -312,7 +318,7 @@ static int register_devices(synor_agent *a)
         synor_net_request rq = {.method = "POST", .path = "/v1/devices", .body = body,
                                 .body_len = strlen(body), .idempotent = 1};
         synor_net_response ans;
-        int r = synor_netclient_request(a->net, &rq, &ans);
+        int r = synor_netclient_request(net, &rq, &ans);
         synor__free(body);
         if (r == SYNOR_EIO) { /* unreachable: wait, try again */
             logf_(a, "coordinator unreachable (%s); retrying in %.1f s", synor_errmsg(), wait);
@@ -429,10 +435,9 @@ static void *heartbeat_main(void *arg)
 
 /* ---------------------------------------------------------------- results */
 
-/* Uploads one result. 0: answered (acknowledged or refused for good; the
- * result is done with), SYNOR_EIO: no answer (keep it), other: fatal. */
-static int upload(synor_agent *a, const synor__agent_pending *p, int *accepted)
+int synor__agent_upload(synor__agent_loop *L, const synor__agent_pending *p, int *accepted)
 {
+    synor_agent *a = L->a;
     synor__buf path;
     synor__buf_init(&path);
     synor__buf_puts(&path, "/v1/tasks/");
@@ -450,7 +455,7 @@ static int upload(synor_agent *a, const synor__agent_pending *p, int *accepted)
                             .content_type = "application/octet-stream", .headers = hdrs,
                             .idempotent = 1};
     synor_net_response ans;
-    int r = synor_netclient_request(a->net, &rq, &ans);
+    int r = synor_netclient_request(L->net, &rq, &ans);
     synor__free(ps);
     *accepted = 0;
     if (r)
@@ -480,8 +485,9 @@ static int upload(synor_agent *a, const synor__agent_pending *p, int *accepted)
 }
 
 /* Sends every result of the state directory. 0 when none is left. */
-static int flush_pending(synor_agent *a, int counting)
+static int flush_pending(synor__agent_loop *L, int counting)
 {
+    synor_agent *a = L->a;
     if (!a->state_dir)
         return 0;
     synor__agent_pending *list = NULL;
@@ -491,11 +497,12 @@ static int flush_pending(synor_agent *a, int counting)
         return r;
     for (size_t i = 0; i < n && !r; i++) {
         int acc = 0;
-        r = upload(a, &list[i], &acc);
+        r = synor__agent_upload(L, &list[i], &acc);
         if (r)
             break;
         if (counting) {
             atomic_fetch_add(&a->s_reup, 1);
+            atomic_fetch_add(&a->reserved, 1); /* counts towards max_tasks */
             logf_(a, "task %s: result from the state directory uploaded again", list[i].task);
         }
         atomic_fetch_add(acc ? &a->s_done : &a->s_rejected, 1);
@@ -505,173 +512,83 @@ static int flush_pending(synor_agent *a, int counting)
     return r;
 }
 
-/* POST /v1/tasks/{task}/fail. Best effort: the lease expires anyway. */
-static void report_fail(synor_agent *a, const char *task, const char *lease, const char *why)
+/* Takes up to want tasks from what max_tasks leaves (all of want without
+ * max_tasks); 0 when nothing is left. */
+static unsigned reserve(synor_agent *a, unsigned want)
 {
-    synor__buf path, body;
-    synor__buf_init(&path);
-    synor__buf_init(&body);
-    synor__buf_puts(&path, "/v1/tasks/");
-    url_escape(&path, task);
-    synor__buf_puts(&path, "/fail?lease=");
-    url_escape(&path, lease);
-    synor__jw w;
-    synor__jw_init(&w, &body, 0);
-    synor__jw_obj_begin(&w);
-    synor__jw_key(&w, "error");
-    synor__jw_str(&w, why);
-    synor__jw_obj_end(&w);
-    char *ps = synor__buf_take(&path), *bs = synor__buf_take(&body);
-    if (ps && bs) {
-        synor_net_request rq = {.method = "POST", .path = ps, .body = bs, .body_len = strlen(bs),
-                                .idempotent = 1};
-        synor_net_response ans;
-        if (synor_netclient_request(a->net, &rq, &ans) == 0)
-            synor_net_response_free(&ans);
-    }
-    synor__free(ps);
-    synor__free(bs);
-    atomic_fetch_add(&a->s_failed, 1);
-    logf_(a, "task %s: failed: %s", task, why);
-}
-
-/* ------------------------------------------------------------------- tasks */
-
-/* The owner's limits now: 1 if work may be taken. */
-static int within_limits(synor_agent *a)
-{
-    synor_host_state hs;
-    if (a->cfg.availability.kind == SYNOR_AVAIL_ALWAYS)
-        return 1;
-    if (synor_host_state_read(&hs) != 0)
-        return 1; /* unknown state: the schedule cannot be judged; the hours can */
-    return synor_availability_allows(&a->cfg.availability, &hs);
-}
-
-/* Downloads the inputs of task (its "inputs" member) into data/len. */
-static int fetch_inputs(synor_agent *a, const synor__jval *inputs, void **data, size_t *len,
-                        size_t *n)
-{
-    *n = 0;
-    if (!inputs)
-        return 0;
-    if (inputs->type != SYNOR__J_ARRAY || inputs->u.arr.n > 16)
-        return synor__error(SYNOR_ESCHEMA, "task: inputs: expected an array of at most 16");
-    uint64_t total = 0;
-    for (size_t i = 0; i < inputs->u.arr.n; i++) {
-        const synor__jval *it = inputs->u.arr.items[i], *sha = it, *by = NULL;
-        if (it->type == SYNOR__J_OBJECT) {
-            sha = synor__json_get(it, "sha256");
-            by = synor__json_get(it, "bytes");
-        }
-        if (!sha || sha->type != SYNOR__J_STRING)
-            return synor__error(SYNOR_ESCHEMA, "task: inputs[%zu]: no sha256", i);
-        size_t want = SIZE_MAX;
-        if (by && by->type == SYNOR__J_NUMBER && by->u.n.is_int && by->u.n.inum >= 0) {
-            want = (size_t)by->u.n.inum;
-            total += want;
-            if (2 * total > a->mem_limit)
-                return synor__error(SYNOR_ERANGE, "task: inputs of %llu bytes and more: beyond "
-                                                  "the owner's memory share (%llu bytes)",
-                                    (unsigned long long)total,
-                                    (unsigned long long)a->mem_limit);
-        }
-        int r = synor_netclient_blob_get(a->net, sha->u.str.s, want, &data[i], &len[i]);
-        if (r)
-            return r;
-        (*n)++;
-    }
-    return 0;
-}
-
-/* Runs a task that was claimed; its result is uploaded (or kept). */
-static int run_task(synor_agent *a, unsigned dev, const synor__jdoc *d, const synor__jval *root,
-                    const char *task, const char *lease)
-{
-    const synor__jval *kv = synor__json_get(root, "kernel");
-    const char *kernel = kv && kv->type == SYNOR__J_STRING ? kv->u.str.s : "";
-    void *in[16] = {0};
-    size_t len[16] = {0}, n = 0;
-    logf_(a, "task %s: %s for %s", task, kernel, a->cfg.devices[dev].name);
-    int r = fetch_inputs(a, synor__json_get(root, "inputs"), in, len, &n);
-    if (r == SYNOR_EIO) {
-        for (size_t i = 0; i < n; i++)
-            free(in[i]);
-        return r; /* unreachable: the lease will lapse and the task go back */
-    }
-    void *out = NULL;
-    size_t out_len = 0;
-    double t0 = synor_netclient_now();
-    char where[64] = "";
-    if (!r)
-        r = synor__agent_exec_run(a->exec, &a->cfg.devices[dev], kernel, d,
-                                  synor__json_get(root, "params"), n, (const void *const *)in, len,
-                                  &out, &out_len, where, sizeof where);
-    uint64_t ms = (uint64_t)((synor_netclient_now() - t0) * 1000 + 0.5);
-    for (size_t i = 0; i < n; i++)
-        free(in[i]);
-    if (r) {
-        report_fail(a, task, lease, synor_errmsg());
-        return 0;
-    }
-    if (a->cfg.fault == SYNOR_AGENT_FAULT_WRONG_RESULTS)
-        synor__agent_corrupt(kernel, out, out_len);
-    synor__agent_pending p;
-    memset(&p, 0, sizeof p);
-    synor__strlcpy(p.task, task, sizeof p.task);
-    synor__strlcpy(p.lease, lease, sizeof p.lease);
-    synor_netclient_sha256(out, out_len, p.sha256);
-    p.elapsed_ms = ms;
-    p.data = out;
-    p.len = out_len;
-    /* Kept before the upload when it cost more to compute than the two
-     * synced files cost to write (a crash then loses nothing worth
-     * keeping: the lease lapses and the task runs again); always kept when
-     * the upload gets no answer (below). */
-    int dying = a->cfg.fault == SYNOR_AGENT_FAULT_DIE_AFTER && a->done_here >= a->cfg.fault_n;
-    int saved = 0;
-    if (a->state_dir && (ms >= SYNOR__AGENT_KEEP_MS || dying)) {
-        if ((r = synor__agent_state_save_pending(a->state_dir, &p))) {
-            free(out);
-            report_fail(a, task, lease, synor_errmsg());
+    if (!a->cfg.max_tasks)
+        return want;
+    unsigned long long cur = atomic_load(&a->reserved), k;
+    do {
+        if (cur >= a->cfg.max_tasks)
             return 0;
-        }
-        saved = 1;
-    }
-    if (dying) {
-        logf_(a, "task %s: --test-fault die-after %u: exiting with 137 before the upload", task,
-              a->cfg.fault_n);
-        _exit(137);
-    }
-    logf_(a, "task %s: ran in %llu ms on %s, %zu bytes of result", task, (unsigned long long)ms,
-          where, out_len);
-    int acc = 0;
-    double wait = 0.5;
-    while ((r = upload(a, &p, &acc)) == SYNOR_EIO) {
-        /* No answer: kept (in the state directory too); a stop leaves it
-         * there for the next start. */
-        if (a->state_dir && !saved)
-            saved = synor__agent_state_save_pending(a->state_dir, &p) == 0;
-        if (stopping(a))
-            break;
-        logf_(a, "task %s: upload: %s; retrying in %.1f s", task, synor_errmsg(), wait);
-        nap(a, wait);
-        wait = wait * 2 > 5 ? 5 : wait * 2;
-    }
-    free(out);
-    if (r)
-        return r == SYNOR_EIO ? 0 : r;
-    a->done_here++;
-    atomic_fetch_add(acc ? &a->s_done : &a->s_rejected, 1);
-    if (saved)
-        synor__agent_state_drop_pending(a->state_dir, task);
-    return 0;
+        k = a->cfg.max_tasks - cur < want ? a->cfg.max_tasks - cur : want;
+    } while (!atomic_compare_exchange_weak(&a->reserved, &cur, cur + k));
+    return (unsigned)k;
 }
 
-/* One round: the owner's limits, a claim (long poll), the task. */
-static int claim_and_run(synor_agent *a)
+static void unreserve(synor_agent *a, unsigned k)
 {
-    if (!within_limits(a)) {
+    if (a->cfg.max_tasks && k)
+        atomic_fetch_sub(&a->reserved, k);
+}
+
+/* Runs the n tasks of one claim (d), one after the other; their results
+ * go up as agent_batch.c says, the tasks not started go back on a stop. */
+static int run_claim(synor__agent_loop *L, synor__jdoc *d)
+{
+    synor_agent *a = L->a;
+    /* {"tasks":[...]} when a batch was asked for, else one task */
+    const synor__jval *root = synor__jdoc_root(d), *list = synor__json_get(root, "tasks");
+    size_t n = list && list->type == SYNOR__J_ARRAY ? list->u.arr.n : 1;
+    /* finished results wait here to go up together when batches are
+     * offered (agent_batch.c says when) */
+    synor__agent_held *held = synor__calloc(n ? n : 1, sizeof *held);
+    if (!held)
+        return synor__error(SYNOR_ENOMEM, "agent: out of memory");
+    size_t nh = 0;
+    double first = 0;
+    int r = 0;
+    for (size_t i = 0; i < n && !r; i++) {
+        const synor__jval *one = list && list->type == SYNOR__J_ARRAY ? list->u.arr.items[i] : root;
+        const synor__jval *t = synor__json_get(one, "task"), *l = synor__json_get(one, "lease");
+        if (!t || !l || t->type != SYNOR__J_STRING || l->type != SYNOR__J_STRING) {
+            r = synor__error(SYNOR_EIO, "GET /v1/tasks/next: no task or lease in the answer");
+            break;
+        }
+        /* a stop, a reclaim or the limits closing: the rest go back */
+        if (i && (stopping(a) || L->limits_closed)) {
+            int e = synor__agent_release(L, t->u.str.s, l->u.str.s, NULL, 0);
+            if (e && e != SYNOR_EIO)
+                r = e;
+            continue;
+        }
+        int have = 0;
+        r = synor__agent_run_task(L, d, one, t->u.str.s, l->u.str.s, &held[nh], &have);
+        if (have && !nh++)
+            first = synor_netclient_now();
+        if (nh && synor__agent_flush_due(a, held, nh, first, i + 1 == n)) {
+            int e = synor__agent_upload_held(L, held, nh);
+            nh = 0;
+            if (e && !r)
+                r = e;
+        }
+    }
+    if (nh) { /* left by a stop or an error */
+        int e = synor__agent_upload_held(L, held, nh);
+        if (e && !r)
+            r = e;
+    }
+    synor__free(held);
+    return r;
+}
+
+/* One round of a device's loop: the owner's limits, a claim (long poll)
+ * for its device, the tasks. */
+static int claim_and_run(synor__agent_loop *L)
+{
+    synor_agent *a = L->a;
+    if (!synor__agent_within_limits(a)) {
         if (atomic_exchange(&a->accepting, 0))
             logf_(a, "outside the owner's limits: taking no work");
         atomic_fetch_add(&a->s_notacc, 1);
@@ -680,38 +597,44 @@ static int claim_and_run(synor_agent *a)
     }
     if (!atomic_exchange(&a->accepting, 1))
         logf_(a, "within the owner's limits again: taking work");
-    unsigned dev = a->next_dev++ % a->cfg.n_devices;
+    unsigned max = reserve(a, a->cfg.claim_max > 1 ? a->cfg.claim_max : 1);
+    if (!max)
+        return 0; /* max_tasks reached: the loop ends */
+    char id[64];
+    pthread_mutex_lock(&a->ids_mu);
+    memcpy(id, a->ids[L->dev], sizeof id);
+    pthread_mutex_unlock(&a->ids_mu);
     synor__buf path;
     synor__buf_init(&path);
     synor__buf_puts(&path, "/v1/tasks/next?device=");
-    url_escape(&path, a->ids[dev]);
+    url_escape(&path, id);
     synor__buf_printf(&path, "&wait=%d", (int)a->cfg.wait_s);
-    unsigned max = a->cfg.claim_max;
-    if (a->cfg.max_tasks) { /* not past max_tasks */
-        unsigned long long had = atomic_load(&a->s_done) + atomic_load(&a->s_failed) +
-                                 atomic_load(&a->s_rejected);
-        unsigned long long left = had < a->cfg.max_tasks ? a->cfg.max_tasks - had : 1;
-        if (max > left)
-            max = (unsigned)left;
-    }
     if (max > 1 && atomic_load(&a->batch))
         synor__buf_printf(&path, "&max=%u", max);
+    else
+        unreserve(a, max - 1), max = 1;
     char *ps = synor__buf_take(&path);
-    if (!ps)
+    if (!ps) {
+        unreserve(a, max);
         return synor__error(SYNOR_ENOMEM, "agent: out of memory");
+    }
     synor_net_request rq = {.method = "GET", .path = ps, .idempotent = 1, .cancellable = 1,
                             .timeout_s = a->cfg.wait_s + a->cfg.net.timeout_s};
     synor_net_response ans;
-    int r = synor_netclient_request(a->net, &rq, &ans);
+    int r = synor_netclient_request(L->net, &rq, &ans);
     synor__free(ps);
-    if (r)
+    if (r) {
+        unreserve(a, max);
         return r;
+    }
     if (ans.status == 204) {
+        unreserve(a, max);
         atomic_fetch_add(&a->s_empty, 1);
         synor_net_response_free(&ans);
         return 0;
     }
     if (ans.status != 200) {
+        unreserve(a, max);
         r = synor_net_response_check(&ans, "GET /v1/tasks/next");
         synor_net_response_free(&ans);
         return r == SYNOR_EINVAL || r == SYNOR_ENOENT ? r : SYNOR_EIO;
@@ -719,53 +642,38 @@ static int claim_and_run(synor_agent *a)
     synor__jdoc *d = NULL;
     r = answer_json(&ans, "GET /v1/tasks/next", &d);
     synor_net_response_free(&ans);
-    if (r)
+    if (r) {
+        unreserve(a, max);
         return SYNOR_EIO; /* a garbled answer: as no answer */
-    /* {"tasks":[...]} when a batch was asked for, else one task */
-    const synor__jval *root = synor__jdoc_root(d), *list = synor__json_get(root, "tasks");
-    size_t n = list && list->type == SYNOR__J_ARRAY ? list->u.arr.n : 1;
-    atomic_store(&a->busy, 1);
-    for (size_t i = 0; i < n && !r; i++) {
-        const synor__jval *one = list && list->type == SYNOR__J_ARRAY ? list->u.arr.items[i] : root;
-        const synor__jval *t = synor__json_get(one, "task"), *l = synor__json_get(one, "lease");
-        if (!t || !l || t->type != SYNOR__J_STRING || l->type != SYNOR__J_STRING) {
-            r = synor__error(SYNOR_EIO, "GET /v1/tasks/next: no task or lease in the answer");
-            break;
-        }
-        /* a stop leaves the rest to lapse back to the queue */
-        if (i && stopping(a))
-            break;
-        r = run_task(a, dev, d, one, t->u.str.s, l->u.str.s);
     }
-    atomic_store(&a->busy, 0);
+    const synor__jval *list = synor__json_get(synor__jdoc_root(d), "tasks");
+    size_t n = list && list->type == SYNOR__J_ARRAY ? list->u.arr.n : 1;
+    unreserve(a, n < max ? max - (unsigned)n : 0);
+    atomic_fetch_add(&a->busy, 1);
+    r = run_claim(L, d);
+    atomic_fetch_sub(&a->busy, 1);
+    if (L->limits_closed) {
+        L->limits_closed = 0;
+        atomic_store(&a->accepting, 0);
+        logf_(a, "outside the owner's limits: taking no work");
+    }
     synor__jdoc_free(d);
     return r;
 }
 
-int synor_agent_run(synor_agent *a)
+/* A device's loop, until a stop, max_tasks or a fatal error. */
+static int loop_run(synor__agent_loop *L)
 {
-    int r = 0;
-    /* Results a previous run left: before anything else. */
-    while (!stopping(a) && (r = flush_pending(a, 1)) == SYNOR_EIO) {
-        logf_(a, "coordinator unreachable (%s); results kept, retrying", synor_errmsg());
-        nap(a, 2);
-    }
-    if (r)
-        return r;
-    if ((r = register_devices(a)) || stopping(a))
-        return r;
-    if (pthread_create(&a->hb, NULL, heartbeat_main, a) != 0)
-        return synor__error(SYNOR_EIO, "agent: cannot start the heartbeat thread");
-    a->hb_started = 1;
+    synor_agent *a = L->a;
     double backoff = 0.2;
+    int r = 0;
     while (!stopping(a)) {
-        if (a->cfg.max_tasks && atomic_load(&a->s_done) + atomic_load(&a->s_failed) +
-                                        atomic_load(&a->s_rejected) >=
-                                    a->cfg.max_tasks)
+        if (a->cfg.max_tasks && atomic_load(&a->reserved) >= a->cfg.max_tasks)
             break;
-        r = flush_pending(a, 0);
+        /* results an upload left (one loop: others may be uploading theirs) */
+        r = a->cfg.n_devices == 1 ? flush_pending(L, 0) : 0;
         if (r == 0)
-            r = claim_and_run(a);
+            r = claim_and_run(L);
         if (r == SYNOR_EIO || r == SYNOR_EBUSY) { /* unreachable, or stop */
             if (r == SYNOR_EIO)
                 logf_(a, "%s; retrying in %.1f s", synor_errmsg(), backoff);
@@ -776,13 +684,104 @@ int synor_agent_run(synor_agent *a)
         }
         if (r == SYNOR_ENOENT) { /* our device is unknown: register again */
             logf_(a, "%s; registering again", synor_errmsg());
-            if ((r = register_devices(a)))
+            pthread_mutex_lock(&a->reg_mu);
+            r = register_devices(a, L->net);
+            pthread_mutex_unlock(&a->reg_mu);
+            if (r)
                 break;
             continue;
         }
         if (r)
             break;
         backoff = 0.2;
+    }
+    return r;
+}
+
+static void *loop_main(void *arg)
+{
+    synor__agent_loop *L = arg;
+    L->rc = loop_run(L);
+    if (L->rc) /* a fatal error ends every loop */
+        synor_agent_stop(L->a);
+    return NULL;
+}
+
+/* The loops of devices 1.. (device 0's is run's thread, on the agent's
+ * connection): a connection and a runtime each. The CPU workers are
+ * shared: one for each GPU's loop (it feeds the GPU and runs what has no
+ * GPU version), the rest for the CPU's. */
+static int make_loops(synor_agent *a)
+{
+    unsigned n = a->cfg.n_devices, gpus = 0;
+    for (unsigned i = 0; i < n; i++)
+        gpus += strcmp(a->cfg.devices[i].kind, "cpu") != 0;
+    unsigned cpus = n - gpus ? n - gpus : 1;
+    unsigned cpu_workers = a->workers > gpus ? (a->workers - gpus) / cpus : 1;
+    if (!cpu_workers)
+        cpu_workers = 1;
+    for (unsigned i = 0; i < n; i++) {
+        synor__agent_loop *L = &a->loops[i];
+        synor_agent_config one = a->cfg;
+        one.n_devices = 1;
+        one.devices[0] = a->cfg.devices[i];
+        unsigned w = strcmp(a->cfg.devices[i].kind, "cpu") ? 1 : cpu_workers;
+        synor__agent_exec *x = NULL;
+        int r = synor__agent_exec_create(w, &one, &x);
+        if (!r && i && (r = synor_netclient_create(&a->cfg.net, &L->net)))
+            synor__agent_exec_destroy(x);
+        if (r)
+            return r;
+        L->a = a;
+        L->dev = i;
+        if (i) {
+            L->exec = x;
+        } else { /* device 0 keeps the agent's connection */
+            synor__agent_exec_destroy(a->exec);
+            a->exec = L->exec = x;
+        }
+    }
+    return 0;
+}
+
+int synor_agent_run(synor_agent *a)
+{
+    int r = 0;
+    /* Results a previous run left: before anything else. */
+    while (!stopping(a) && (r = flush_pending(&a->loops[0], 1)) == SYNOR_EIO) {
+        logf_(a, "coordinator unreachable (%s); results kept, retrying", synor_errmsg());
+        nap(a, 2);
+    }
+    if (r)
+        return r;
+    if ((r = register_devices(a, a->net)) || stopping(a))
+        return r;
+    if (a->cfg.n_devices > 1 && (r = make_loops(a)))
+        return r;
+    if (pthread_create(&a->hb, NULL, heartbeat_main, a) != 0)
+        return synor__error(SYNOR_EIO, "agent: cannot start the heartbeat thread");
+    a->hb_started = 1;
+    /* Batches are asked for once a heartbeat said the coordinator has
+     * them: the first claim waits for its answer (5 s at most). */
+    for (int i = 0; a->cfg.claim_max > 1 && i < 500 && !stopping(a) &&
+                    !atomic_load(&a->s_hb) && !atomic_load(&a->s_hb_err);
+         i++)
+        nap(a, 0.01);
+    /* one loop per device, at the same time */
+    unsigned started = 1;
+    for (; started < a->cfg.n_devices; started++)
+        if (pthread_create(&a->loops[started].th, NULL, loop_main, &a->loops[started]) != 0) {
+            logf_(a, "cannot start the loop of %s: its device stays idle",
+                  a->cfg.devices[started].name);
+            break;
+        }
+    r = loop_run(&a->loops[0]);
+    if (r)
+        synor_agent_stop(a);
+    for (unsigned i = 1; i < started; i++) {
+        pthread_join(a->loops[i].th, NULL);
+        if (!r)
+            r = a->loops[i].rc;
     }
     atomic_store(&a->stop, 1);
     pthread_join(a->hb, NULL);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent_int.h"
 #include "common/common.h"
@@ -162,9 +163,97 @@ static int want_len(const char *kernel, size_t i, size_t len, size_t want, const
     return 0;
 }
 
+/* ---- checkpoints: a header, then the kernel's state ----
+ * "SYCK", u32 version 1, kernel name (16 bytes, NUL padded), four u64
+ * dimensions that must match the task's, u64 units done; little-endian. */
+#define CK_HDR 64
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static int ck_pack(synor__agent_ckpt *ck, const char *kernel, const uint64_t dim[4],
+                   uint64_t done, const void *payload, size_t plen)
+{
+    unsigned char *o = synor__calloc(1, CK_HDR + plen);
+    if (!o)
+        return synor__error(SYNOR_ENOMEM, "%s: checkpoint: out of memory", kernel);
+    memcpy(o, "SYCK", 4);
+    o[4] = 1;
+    snprintf((char *)o + 8, 16, "%s", kernel);
+    for (int i = 0; i < 4; i++)
+        put64(o + 24 + 8 * i, dim[i]);
+    put64(o + 56, done);
+    if (plen)
+        memcpy(o + CK_HDR, payload, plen);
+    ck->out = o;
+    ck->out_len = CK_HDR + plen;
+    return 0;
+}
+
+/* The units done by ck->in and its payload if it is a checkpoint of this
+ * kernel with these dimensions and payload size (per_unit bytes a unit, or
+ * fixed when per_unit is 0); 0 otherwise, saying why in ck->ignored. */
+static uint64_t ck_parse(synor__agent_ckpt *ck, const char *kernel, const uint64_t dim[4],
+                         uint64_t units, size_t per_unit, size_t fixed, const void **payload)
+{
+    const unsigned char *p = ck ? ck->in : NULL;
+    if (!p)
+        return 0;
+    const char *why = NULL;
+    char name[17] = "";
+    if (ck->in_len >= CK_HDR)
+        memcpy(name, p + 8, 16);
+    if (ck->in_len < CK_HDR || memcmp(p, "SYCK", 4) || p[4] != 1)
+        why = "not a checkpoint of this agent's format";
+    else if (strcmp(name, kernel))
+        why = "a checkpoint of another kernel";
+    for (int i = 0; !why && i < 4; i++)
+        if (get64(p + 24 + 8 * i) != dim[i])
+            why = "a checkpoint of other dimensions";
+    uint64_t done = why ? 0 : get64(p + 56);
+    if (!why && (done > units || ck->in_len != CK_HDR + (per_unit ? done * per_unit : fixed)))
+        why = "its size does not match its progress";
+    if (why) {
+        snprintf(ck->ignored, sizeof ck->ignored, "%s (%zu bytes)", why, ck->in_len);
+        return 0;
+    }
+    *payload = p + CK_HDR;
+    ck->resumed = (unsigned)done;
+    return done;
+}
+
+static int ck_stop(synor__agent_ckpt *ck)
+{
+    return ck && ck->stop && ck->stop(ck->user);
+}
+
+/* Strips of C (TILE rows each) per block: whole strips, so the blocks'
+ * tiles are the whole product's (the same bits, interrupted or not, and
+ * whatever the block height); 8 blocks at most, and blocks wide enough to
+ * keep the workers busy (2 tiles each), so a safe point costs little. */
+static size_t sgemm_block_strips(const synor__agent_exec *x, size_t m, size_t n)
+{
+    size_t strips = (m + TILE - 1) / TILE, ctiles = (n + TILE - 1) / TILE;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t w = x->workers ? x->workers : (size_t)(cores > 0 ? cores : 1);
+    size_t a = (strips + 7) / 8, b = (2 * w + ctiles - 1) / ctiles;
+    return a > b ? a : b;
+}
+
 static int run_sgemm(synor__agent_exec *x, unsigned dev, const synor__jdoc *d,
                      const synor__jval *p, size_t ni, const void *const *in, const size_t *len,
-                     void **out, size_t *out_len)
+                     void **out, size_t *out_len, synor__agent_ckpt *ck)
 {
     int64_t m, n, k;
     int r;
@@ -178,12 +267,38 @@ static int run_sgemm(synor__agent_exec *x, unsigned dev, const synor__jdoc *d,
     if (!c)
         return synor__error(SYNOR_ENOMEM, "sgemm: out of memory (%lld x %lld)", (long long)m,
                             (long long)n);
-    /* Column-major C^T (n x m) = B^T (n x k, ld n) A^T (k x m, ld k). */
-    if ((r = runtime(x)) ||
-        (r = synor_tiled_sgemm_on(x->rt, dev, (size_t)n, (size_t)m, (size_t)k, 1.0f, in[1],
-                                  (size_t)n, in[0], (size_t)k, 0.0f, c, (size_t)n, TILE))) {
-        synor__free(c);
-        return r;
+    /* Column-major C^T (n x m) = B^T (n x k, ld n) A^T (k x m, ld k), by
+     * blocks of whole strips of rows of C (columns of C^T); a checkpoint is
+     * the finished strips' rows, which any block height resumes from. */
+    size_t strips = ((size_t)m + TILE - 1) / TILE;
+    size_t per = sgemm_block_strips(x, (size_t)m, (size_t)n);
+    uint64_t dim[4] = {(uint64_t)m, (uint64_t)n, (uint64_t)k, TILE};
+    const void *saved = NULL;
+    /* a checkpoint is taken before the last strip only: whole strips */
+    size_t s0 = (size_t)ck_parse(ck, "sgemm", dim, strips - 1, (size_t)TILE * (size_t)n * 4, 0,
+                                 &saved);
+    if (s0)
+        memcpy(c, saved, ck->in_len - CK_HDR);
+    if (ck)
+        ck->total = (unsigned)strips;
+    const float *A = in[0];
+    for (size_t s = s0; s < strips; s += per) {
+        size_t r0 = s * TILE, r1 = (s + per) * TILE < (size_t)m ? (s + per) * TILE : (size_t)m;
+        if ((r = runtime(x)) ||
+            (r = synor_tiled_sgemm_on(x->rt, dev, (size_t)n, r1 - r0, (size_t)k, 1.0f, in[1],
+                                      (size_t)n, A + r0 * (size_t)k, (size_t)k, 0.0f,
+                                      c + r0 * (size_t)n, (size_t)n, TILE))) {
+            synor__free(c);
+            return r;
+        }
+        size_t done = s + per < strips ? s + per : strips;
+        if (ck)
+            ck->done = (unsigned)done;
+        if (done < strips && ck_stop(ck)) {
+            r = ck_pack(ck, "sgemm", dim, done, c, r1 * (size_t)n * 4);
+            synor__free(c);
+            return r ? r : SYNOR__AGENT_STOPPED;
+        }
     }
     *out = c;
     *out_len = (size_t)(m * n) * 4;
@@ -241,7 +356,7 @@ static const synor_kernel sum_kernel = {
 };
 
 static int run_sum(synor__agent_exec *x, size_t ni, const void *const *in, const size_t *len,
-                   void **out, size_t *out_len)
+                   void **out, size_t *out_len, synor__agent_ckpt *ck)
 {
     int r;
     if ((r = want_inputs("sum-f32", ni, 1)))
@@ -259,35 +374,54 @@ static int run_sum(synor__agent_exec *x, size_t ni, const void *const *in, const
         synor__free(part), synor__free(h), synor__free(res);
         return synor__error(SYNOR_ENOMEM, "sum-f32: out of memory");
     }
+    /* Chunks run in groups (8 at most): a checkpoint is the running sum
+     * after whole groups, which goes on adding in chunk order. */
+    size_t gc = nc ? (nc + 7) / 8 : 1, ng = (nc + gc - 1) / gc;
+    uint64_t dim[4] = {(uint64_t)n, (uint64_t)chunk, (uint64_t)gc, 0};
+    const void *saved = NULL;
+    size_t g0 = (size_t)ck_parse(ck, "sum-f32", dim, ng ? ng - 1 : 0, 0, sizeof(double), &saved);
+    double s = 0;
+    if (g0)
+        memcpy(&s, saved, sizeof s);
+    if (ck)
+        ck->total = (unsigned)ng;
     r = nc ? runtime(x) : 0;
-    size_t made = 0;
     float *base; /* only read: the handles are the tasks' R data */
     memcpy(&base, &in[0], sizeof base);
-    for (size_t c = 0; !r && c < nc; c++) {
-        size_t off = c * chunk, cnt = n - off < chunk ? n - off : chunk;
-        synor_handle_desc dx = {.ptr = base + off, .dtype = SYNOR_DTYPE_FP32,
-                                .ndim = 1, .shape = {cnt}};
-        synor_handle_desc dp = {.ptr = &part[c], .dtype = SYNOR_DTYPE_FP64, .ndim = 1,
-                                .shape = {1}};
-        if ((r = synor_handle_register(x->rt, &dx, &h[2 * c])))
-            break;
-        made = 2 * c + 1;
-        if ((r = synor_handle_register(x->rt, &dp, &h[2 * c + 1])))
-            break;
-        made = 2 * c + 2;
-        synor_task_spec t = {.kernel = &sum_kernel, .priority = SYNOR_PRIORITY_NORMAL, .ndata = 2,
-                             .data = {h[2 * c], h[2 * c + 1]},
-                             .mode = {SYNOR_ACCESS_R, SYNOR_ACCESS_W}};
-        r = synor_task_submit(x->rt, &t);
+    for (size_t g = g0; !r && g < ng; g++) {
+        size_t c0 = g * gc, c1 = c0 + gc < nc ? c0 + gc : nc, made = 0;
+        for (size_t c = c0; !r && c < c1; c++) {
+            size_t off = c * chunk, cnt = n - off < chunk ? n - off : chunk;
+            synor_handle_desc dx = {.ptr = base + off, .dtype = SYNOR_DTYPE_FP32,
+                                    .ndim = 1, .shape = {cnt}};
+            synor_handle_desc dp = {.ptr = &part[c], .dtype = SYNOR_DTYPE_FP64, .ndim = 1,
+                                    .shape = {1}};
+            if ((r = synor_handle_register(x->rt, &dx, &h[2 * c])))
+                break;
+            made++;
+            if ((r = synor_handle_register(x->rt, &dp, &h[2 * c + 1])))
+                break;
+            made++;
+            synor_task_spec t = {.kernel = &sum_kernel, .priority = SYNOR_PRIORITY_NORMAL,
+                                 .ndata = 2, .data = {h[2 * c], h[2 * c + 1]},
+                                 .mode = {SYNOR_ACCESS_R, SYNOR_ACCESS_W}};
+            r = synor_task_submit(x->rt, &t);
+        }
+        int rw = made ? synor_runtime_wait_all(x->rt) : 0;
+        for (size_t i = 0; i < made; i++)
+            synor_handle_unregister(h[2 * c0 + i]);
+        if (!r)
+            r = rw;
+        for (size_t c = c0; !r && c < c1; c++)
+            s += part[c];
+        if (!r && ck)
+            ck->done = (unsigned)(g + 1);
+        if (!r && g + 1 < ng && ck_stop(ck)) {
+            r = ck_pack(ck, "sum-f32", dim, g + 1, &s, sizeof s);
+            if (!r)
+                r = SYNOR__AGENT_STOPPED;
+        }
     }
-    int rw = made ? synor_runtime_wait_all(x->rt) : 0;
-    for (size_t i = 0; i < made; i++)
-        synor_handle_unregister(h[i]);
-    if (!r)
-        r = rw;
-    double s = 0;
-    for (size_t c = 0; c < nc; c++)
-        s += part[c];
     synor__free(part);
     synor__free(h);
     if (r) {
@@ -375,6 +509,16 @@ int synor__agent_exec_run(synor__agent_exec *x, const synor_agent_device *dev, c
                           const void *const *inputs, const size_t *len, void **out,
                           size_t *out_len, char *where, size_t where_n)
 {
+    return synor__agent_exec_run_ck(x, dev, kernel, d, params, n_inputs, inputs, len, out,
+                                    out_len, where, where_n, NULL);
+}
+
+int synor__agent_exec_run_ck(synor__agent_exec *x, const synor_agent_device *dev,
+                             const char *kernel, const synor__jdoc *d, const synor__jval *params,
+                             size_t n_inputs, const void *const *inputs, const size_t *len,
+                             void **out, size_t *out_len, char *where, size_t where_n,
+                             synor__agent_ckpt *ck)
+{
     int r;
     unsigned idx;
     if (where_n)
@@ -387,14 +531,15 @@ int synor__agent_exec_run(synor__agent_exec *x, const synor_agent_device *dev, c
             return r;
         if (where_n)
             snprintf(where, where_n, "%s", w);
-        return kernel[1] == 'g' ? run_sgemm(x, idx, d, params, n_inputs, inputs, len, out, out_len)
+        return kernel[1] == 'g' ? run_sgemm(x, idx, d, params, n_inputs, inputs, len, out, out_len,
+                                            ck)
                                 : run_spotrf(x, idx, d, params, n_inputs, inputs, len, out,
                                              out_len);
     }
     if (where_n)
         snprintf(where, where_n, "cpu");
     if (!strcmp(kernel, "sum-f32"))
-        return run_sum(x, n_inputs, inputs, len, out, out_len);
+        return run_sum(x, n_inputs, inputs, len, out, out_len, ck);
     if (!strcmp(kernel, "llm-generate"))
         return run_llm(x, d, params, n_inputs, out, out_len);
     return synor__error(SYNOR_ENOTSUP, "kernel '%s': not one this agent runs (sgemm, spotrf, "

@@ -44,6 +44,12 @@ int synor__agent_state_open(const char *dir, int *lock_fd)
             return synor__error(SYNOR_EBUSY, "--state-dir %s: another agent is using it", dir);
         return synor__error(SYNOR_EIO, "%s: flock: %s", path, strerror(e));
     }
+    /* the pid, for `synor agent --reclaim` */
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        /* only --reclaim needs it: the agent runs without */
+    }
     *lock_fd = fd;
     return 0;
 }

@@ -1,11 +1,15 @@
 /* cmd_agent.c - `synor agent`: this machine as a provider of the compute
  * network (docs/AGENT.md), until SIGINT or SIGTERM; `--earnings` prints
  * what the provider earned. */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/net_cli.h"
@@ -20,13 +24,17 @@ static void help(void)
            "                   [--mem-share P] [--devices cpu|all] [--model NAME=PATH]...\n"
            "                   [--price CREDITS] [--wait S] [--claim-max N] [--max-tasks N]\n"
            "                   [--quiet]\n"
-           "                   [--test-fault wrong-results|die-after N]\n"
-           "       synor agent --coordinator URL --token-file F --earnings\n\n"
+           "                   [--test-fault wrong-results|die-after N|reclaim-after N]\n"
+           "       synor agent --coordinator URL --token-file F --earnings\n"
+           "       synor agent --state-dir D --reclaim\n\n"
            "Offers this machine's devices to a coordinator of the compute network: registers\n"
            "them, heartbeats, takes tasks (sgemm, spotrf, sum-f32, llm-generate), runs them\n"
            "with the runtime and uploads the results with their SHA-256, within the owner's\n"
            "limits (docs/AGENT.md). SIGINT or SIGTERM: the task running is finished and\n"
-           "uploaded, then it exits 0 with a summary line on stderr.\n\n" NET_OPTS_HELP
+           "uploaded, then it exits 0 with a summary line on stderr. SIGUSR1 (or --reclaim):\n"
+           "the owner takes the machine back: the task running stops at a safe point and is\n"
+           "released to the coordinator with a checkpoint another agent resumes from, then\n"
+           "it exits 0.\n\n" NET_OPTS_HELP
            "  --state-dir D       keeps the devices' ids and results not yet acknowledged\n"
            "                      (uploaded again at the next start); one agent per D\n"
            "  --availability A    always (default), utc:S-E[,S-E] (UTC hours), idle (only\n"
@@ -44,9 +52,12 @@ static void help(void)
            "  --max-tasks N       exit after N tasks (tests, batch contributions)\n"
            "  --quiet             no event lines, only errors and the summary\n"
            "  --earnings          print the provider's balance and ledger, and exit\n"
+           "  --reclaim           send SIGUSR1 to the agent running with --state-dir D\n"
            "  --test-fault F      FOR TESTS ONLY: wrong-results corrupts every result (a\n"
            "                      cheating provider); die-after N exits with 137 in the\n"
-           "                      task after the N-th, its result saved but not uploaded\n"
+           "                      task after the N-th, its result saved but not uploaded;\n"
+           "                      reclaim-after N reclaims at a task's N-th safe point;\n"
+           "                      reclaim-bad-checkpoint N too, with a wrong SHA-256\n"
            "Exit status: 0 stopped, 1 failure (the token refused, built without libcurl),\n"
            "2 usage error.\n");
 }
@@ -55,8 +66,39 @@ static synor_agent *volatile the_agent;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    synor_agent_stop(the_agent);
+    if (sig == SIGUSR1)
+        synor_agent_reclaim(the_agent); /* the owner takes the machine back */
+    else
+        synor_agent_stop(the_agent);
+}
+
+/* --reclaim: SIGUSR1 to the agent holding --state-dir D (its pid is in
+ * D/lock, which it keeps locked while it runs). */
+static int reclaim(const char *dir)
+{
+    if (!dir)
+        return cli_usage_error("agent", "--reclaim needs --state-dir D (the agent's)");
+    char path[4096], buf[32] = "";
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cli_error("agent: --reclaim: %s: %s", path, strerror(errno));
+        return CLI_FAIL;
+    }
+    int held = flock(fd, LOCK_SH | LOCK_NB) != 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+    if (!held || pid <= 0) {
+        cli_error("agent: --reclaim: no agent is running with --state-dir %s", dir);
+        return CLI_FAIL;
+    }
+    if (kill((pid_t)pid, SIGUSR1)) {
+        cli_error("agent: --reclaim: pid %ld: %s", pid, strerror(errno));
+        return CLI_FAIL;
+    }
+    printf("synor agent: reclaim sent to pid %ld\n", pid);
+    return CLI_OK;
 }
 
 static void log_line(void *user, const char *line)
@@ -150,7 +192,7 @@ int cli_agent(const cli_globals *g, int argc, char **argv)
     synor_agent_config_init(&cfg);
     net_opts no;
     memset(&no, 0, sizeof no);
-    int all = 0, quiet = 0, want_earnings = 0;
+    int all = 0, quiet = 0, want_earnings = 0, want_reclaim = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = net_opt("agent", &no, argc, argv, &i);
@@ -168,6 +210,10 @@ int cli_agent(const cli_globals *g, int argc, char **argv)
         }
         if (!strcmp(a, "--earnings")) {
             want_earnings = 1;
+            continue;
+        }
+        if (!strcmp(a, "--reclaim")) {
+            want_reclaim = 1;
             continue;
         }
         if (!v)
@@ -221,9 +267,19 @@ int cli_agent(const cli_globals *g, int argc, char **argv)
                 cfg.fault = SYNOR_AGENT_FAULT_DIE_AFTER;
                 cfg.fault_n = (unsigned)u;
                 i++;
+            } else if (!strcmp(v, "reclaim-after") || !strcmp(v, "reclaim-bad-checkpoint")) {
+                if (i + 2 >= argc)
+                    return cli_usage_error("agent", "--test-fault %s needs N", v);
+                r = cli_parse_uint("agent", "--test-fault reclaim-after", argv[i + 2], 1,
+                                   1u << 30, &u);
+                cfg.fault = v[8] == 'a' ? SYNOR_AGENT_FAULT_RECLAIM_AFTER
+                                        : SYNOR_AGENT_FAULT_RECLAIM_BAD_CHECKPOINT;
+                cfg.fault_n = (unsigned)u;
+                i++;
             } else {
-                return cli_usage_error("agent", "--test-fault '%s': expected wrong-results or "
-                                                "die-after N",
+                return cli_usage_error("agent", "--test-fault '%s': expected wrong-results, "
+                                                "die-after N, reclaim-after N or "
+                                                "reclaim-bad-checkpoint N",
                                        v);
             }
         } else {
@@ -235,6 +291,8 @@ int cli_agent(const cli_globals *g, int argc, char **argv)
     }
     if (want_earnings)
         return earnings(&no);
+    if (want_reclaim)
+        return reclaim(cfg.state_dir);
     int r = net_config("agent", &no, 1, &cfg.net);
     if (r != CLI_OK)
         return r;
@@ -261,6 +319,7 @@ int cli_agent(const cli_globals *g, int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     synor_agent_stats st;
     synor_agent_stats_get(ag, &st);
@@ -273,11 +332,13 @@ int cli_agent(const cli_globals *g, int argc, char **argv)
     synor_agent_stats_get(ag, &st);
     fprintf(stderr,
             "synor agent: stopped: %llu done, %llu failed, %llu refused, %llu uploaded again, "
-            "%llu heartbeats (%llu failed), %llu rounds outside the owner's limits\n",
+            "%llu heartbeats (%llu failed), %llu rounds outside the owner's limits, "
+            "%llu released, %llu resumed\n",
             (unsigned long long)st.tasks_done, (unsigned long long)st.tasks_failed,
             (unsigned long long)st.results_rejected, (unsigned long long)st.reuploaded,
             (unsigned long long)st.heartbeats, (unsigned long long)st.heartbeat_errors,
-            (unsigned long long)st.not_accepting);
+            (unsigned long long)st.not_accepting, (unsigned long long)st.released,
+            (unsigned long long)st.resumed);
     the_agent = NULL;
     synor_agent_destroy(ag);
     return rc ? CLI_FAIL : CLI_OK;

@@ -261,8 +261,11 @@ static void claim_json(synor__buf *b, const synor_net_claim *cl)
     synor__buf_printf(b, "{\"task\":\"t-%lld\",\"lease\":\"%s\",\"job\":\"j-%lld\",\"kernel\":",
                       (long long)cl->task, cl->lease, (long long)cl->job);
     synor__json_escape(b, cl->kernel);
-    synor__buf_printf(b, ",\"params\":%s,\"inputs\":%s,\"expires_in\":%g}", cl->params_json,
+    synor__buf_printf(b, ",\"params\":%s,\"inputs\":%s,\"expires_in\":%g", cl->params_json,
                       cl->inputs_json, cl->expires_in);
+    if (cl->checkpoint_json)
+        synor__buf_printf(b, ",\"checkpoint\":%s", cl->checkpoint_json);
+    synor__buf_puts(b, "}");
 }
 
 static coord_resp next_task(coord_req *r)
@@ -400,6 +403,36 @@ static coord_resp task_fail(coord_req *r, int64_t task)
     return synor__coord_json(200, synor__strdup("{\"ok\":true}\n"));
 }
 
+/* POST /v1/tasks/{task}/release?lease=L: the provider's owner reclaimed the
+ * machine; the body is the checkpoint (may be empty), X-Synor-SHA256 its
+ * SHA-256. The task is queued again at once. */
+static coord_resp task_release(coord_req *r, int64_t task)
+{
+    const char *lease = synor__coord_arg(r, "lease");
+    const char *sha = synor__coord_header(r, "X-Synor-SHA256");
+    if (!lease)
+        return synor__coord_err(400, "argument 'lease': missing");
+    if (r->len && !sha)
+        return synor__coord_err(400, "header 'X-Synor-SHA256': missing (a checkpoint of %zu "
+                                     "bytes)",
+                                r->len);
+    int stored = 0;
+    int e = synor_netstore_release(r->c->store, r->who.owner, task, lease, r->body, r->len, sha,
+                                   &stored);
+    if (e)
+        return synor__coord_store_err(e);
+    const char *ck = !r->len ? "none" : stored ? "stored" : "ignored";
+    char f[160];
+    snprintf(f, sizeof f, "\"task\":\"t-%lld\",\"checkpoint\":\"%s\",\"bytes\":%zu",
+             (long long)task, ck, r->len);
+    synor__coord_log(r->c, "task-released", f);
+    synor__coord_kick(r->c);
+    char *t = synor__malloc(96);
+    if (t)
+        snprintf(t, 96, "{\"released\":true,\"checkpoint\":\"%s\"}\n", ck);
+    return synor__coord_json(200, t);
+}
+
 /* ----------------------------------------------------------------- blobs */
 
 static coord_resp blob_put(coord_req *r)
@@ -496,11 +529,14 @@ coord_resp synor__coord_route(coord_req *r)
         ROLE(SYNOR_NET_PROVIDER);
         int64_t task;
         const char *verb;
-        if (!task_id_of(u + 10, &task, &verb) || (strcmp(verb, "result") && strcmp(verb, "fail")))
+        if (!task_id_of(u + 10, &task, &verb) ||
+            (strcmp(verb, "result") && strcmp(verb, "fail") && strcmp(verb, "release")))
             return synor__coord_err(404, "no such path: %s", u);
         if (!IS("POST"))
             return no_method(r, "POST");
-        return verb[0] == 'r' ? task_result(r, task) : task_fail(r, task);
+        return !strcmp(verb, "result")    ? task_result(r, task)
+               : !strcmp(verb, "release") ? task_release(r, task)
+                                          : task_fail(r, task);
     }
     if (!strcmp(u, "/v1/earnings")) {
         ROLE(SYNOR_NET_PROVIDER);

@@ -177,7 +177,8 @@ static int queue(synor_coord *c, struct MHD_Connection *conn, coord_resp *r)
 static size_t body_limit(synor_coord *c, const char *method, const char *url)
 {
     if ((!strcmp(method, "PUT") && !strcmp(url, "/v1/blobs")) ||
-        (!strcmp(method, "POST") && !strncmp(url, "/v1/tasks/", 10) && strstr(url, "/result")) ||
+        (!strcmp(method, "POST") && !strncmp(url, "/v1/tasks/", 10) &&
+         (strstr(url, "/result") || strstr(url, "/release"))) ||
         (!strcmp(method, "POST") && !strcmp(url, "/v1/results")))
         return c->o.max_blob;
     return c->o.max_json;

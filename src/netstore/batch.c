@@ -25,14 +25,16 @@ int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, in
     " ORDER BY t.id LIMIT $5 %SKIP%)"
     /* PostgreSQL: the update and what the agent needs in one round trip */
     static const char take_pg[] =
-        "WITH c AS (" PICK " RETURNING id, job_id, shard_id) SELECT c.id, c.job_id, c.shard_id,"
-        " COALESCE(s.kernel, j.kernel), j.params, s.params FROM c JOIN shards s ON s.id = c.shard_id"
-        " JOIN jobs j ON j.id = c.job_id ORDER BY c.id";
+        "WITH c AS (" PICK " RETURNING id, job_id, shard_id, checkpoint_sha) SELECT c.id, c.job_id,"
+        " c.shard_id, COALESCE(s.kernel, j.kernel), j.params, s.params, c.checkpoint_sha, b.bytes"
+        " FROM c JOIN shards s ON s.id = c.shard_id JOIN jobs j ON j.id = c.job_id"
+        " LEFT JOIN blobs b ON b.sha = c.checkpoint_sha ORDER BY c.id";
     static const char take_lite[] = PICK;
 #undef PICK
     static const char info[] =
-        "SELECT t.id, t.job_id, t.shard_id, COALESCE(s.kernel, j.kernel), j.params, s.params FROM tasks t"
-        " JOIN shards s ON s.id = t.shard_id JOIN jobs j ON j.id = t.job_id"
+        "SELECT t.id, t.job_id, t.shard_id, COALESCE(s.kernel, j.kernel), j.params, s.params,"
+        " t.checkpoint_sha, b.bytes FROM tasks t JOIN shards s ON s.id = t.shard_id"
+        " JOIN jobs j ON j.id = t.job_id LEFT JOIN blobs b ON b.sha = t.checkpoint_sha"
         " WHERE t.provider = $1 AND t.state = 'leased' AND t.lease = $2 ORDER BY t.id";
     static const char inputs[] =
         "SELECT t.id, i.sha, b.bytes FROM tasks t JOIN shard_inputs i ON i.shard_id = t.shard_id"
@@ -89,8 +91,9 @@ int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, in
         }
         synor__jw_arr_end(&w);
         ci->inputs_json = synor__buf_take(&b);
+        int ck = synor__ns_checkpoint_json(&r, i, 6, &ci->checkpoint_json);
         *n = i + 1;
-        if (!ci->params_json || !ci->inputs_json) {
+        if (!ci->params_json || !ci->inputs_json || ck) {
             e = synor__error(SYNOR_ENOMEM, "netstore: task t-%lld: out of memory",
                              (long long)ci->task);
             break;

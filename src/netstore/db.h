@@ -196,6 +196,15 @@ int synor__ns_result_op(synor_netstore *s, void *arg);
 int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, int64_t now,
                         size_t max, synor_net_claim *c, size_t *n);
 
+/* dispatch.c: the task's row if owner holds lease on it, unexpired (its
+ * shard, job and attempts); SYNOR_ESTATE otherwise. */
+int synor__ns_check_lease(synor_netstore *s, const char *owner, int64_t task, const char *lease,
+                          int64_t *shard, int64_t *job, int64_t *attempts);
+/* release.c: {"sha256","bytes"} from the row's columns col (the
+ * checkpoint's sha, NULL for none) and col + 1 (its bytes) into *out
+ * (NULL when none); SYNOR_ENOMEM. */
+int synor__ns_checkpoint_json(const nsres *r, size_t row, size_t col, char **out);
+
 /* dispatch.c: fails a shard and its job (their live tasks cancelled),
  * inside the caller's write transaction. */
 int synor__ns_fail_job(synor_netstore *s, int64_t shard, int64_t job, const char *why);

@@ -29,7 +29,8 @@ void synor_net_claim_free(synor_net_claim *c)
         return;
     synor__free(c->params_json);
     synor__free(c->inputs_json);
-    c->params_json = c->inputs_json = NULL;
+    synor__free(c->checkpoint_json);
+    c->params_json = c->inputs_json = c->checkpoint_json = NULL;
 }
 
 static void write_value(synor__jw *w, const synor__jval *v)
@@ -175,8 +176,9 @@ static int take_one(synor_netstore *s, const char *owner, int64_t device, int64_
         " u.shard_id = t.shard_id AND u.provider = $2) ORDER BY t.id LIMIT 1 %SKIP%)"
         " RETURNING id, job_id, shard_id";
     static const char info[] =
-        "SELECT COALESCE(s.kernel, j.kernel), j.params, s.params FROM shards s JOIN jobs j ON j.id = s.job_id"
-        " WHERE s.id = $1";
+        "SELECT COALESCE(s.kernel, j.kernel), j.params, s.params, t.checkpoint_sha, b.bytes"
+        " FROM tasks t JOIN shards s ON s.id = t.shard_id JOIN jobs j ON j.id = s.job_id"
+        " LEFT JOIN blobs b ON b.sha = t.checkpoint_sha WHERE t.id = $1";
     static const char inputs[] =
         "SELECT i.sha, b.bytes FROM shard_inputs i JOIN blobs b ON b.sha = i.sha"
         " WHERE i.shard_id = $1 ORDER BY i.pos";
@@ -208,16 +210,17 @@ static int take_one(synor_netstore *s, const char *owner, int64_t device, int64_
     if (job != *last_job && (e = synor__ns_exec(s, running, pj, 1, NULL, NULL)))
         return e;
     *last_job = job;
-    nsparam psh[] = {NS_I(shard)};
-    if ((e = synor__ns_exec(s, info, psh, 1, &r, NULL)))
+    nsparam psh[] = {NS_I(shard)}, ptk[] = {NS_I(task)};
+    if ((e = synor__ns_exec(s, info, ptk, 1, &r, NULL)))
         return e;
     *c = (synor_net_claim){.task = task, .job = job, .expires_in = s->o.lease_timeout_s};
     memcpy(c->lease, lease, sizeof lease);
     synor__strlcpy(c->kernel, synor__nsres_text(&r, 0, 0), sizeof c->kernel);
     c->params_json = synor__ns_merge_params(synor__nsres_text(&r, 0, 1),
                                   synor__nsres_null(&r, 0, 2) ? NULL : synor__nsres_text(&r, 0, 2));
+    int ck = synor__ns_checkpoint_json(&r, 0, 3, &c->checkpoint_json);
     synor__nsres_free(&r);
-    if (!c->params_json)
+    if (!c->params_json || ck)
         return synor__error(SYNOR_ENOMEM, "netstore: task t-%lld: its params could not be merged",
                             (long long)task);
     if ((e = synor__ns_exec(s, inputs, psh, 1, &r, NULL))) {
@@ -330,7 +333,7 @@ int synor_netstore_claim(synor_netstore *s, const char *owner, int64_t device,
 }
 
 /* The task's row if owner holds lease on it, unexpired: shard, job. */
-static int check_lease(synor_netstore *s, const char *owner, int64_t task, const char *lease,
+int synor__ns_check_lease(synor_netstore *s, const char *owner, int64_t task, const char *lease,
                        int64_t *shard, int64_t *job, int64_t *attempts)
 {
     static const char get[] = "SELECT state, provider, lease, lease_expires_ms, shard_id, job_id,"
@@ -366,7 +369,7 @@ static int result_tx(synor_netstore *s, const char *owner, int64_t task, const c
                      synor_net_verdict *verdict)
 {
     int64_t shard, job, attempts;
-    int e = check_lease(s, owner, task, lease, &shard, &job, &attempts);
+    int e = synor__ns_check_lease(s, owner, task, lease, &shard, &job, &attempts);
     if (e)
         return e;
     static const char put[] = "INSERT INTO blobs (sha, bytes, data) VALUES ($1, $2, $3) "
@@ -433,7 +436,7 @@ static int fail_tx(synor_netstore *s, const char *owner, int64_t task, const cha
                    const char *error)
 {
     int64_t shard, job, attempts;
-    int e = check_lease(s, owner, task, lease, &shard, &job, &attempts);
+    int e = synor__ns_check_lease(s, owner, task, lease, &shard, &job, &attempts);
     if (e)
         return e;
     char subj[32], det[600];
@@ -450,8 +453,9 @@ static int fail_tx(synor_netstore *s, const char *owner, int64_t task, const cha
                  (long long)attempts, error ? error : "");
         return synor__ns_fail_job(s, shard, job, det);
     }
+    /* a failure may come from the checkpoint: the next attempt starts over */
     static const char again[] = "UPDATE tasks SET state = 'queued', lease = NULL, provider = NULL,"
-                                " device_id = NULL WHERE id = $1";
+                                " device_id = NULL, checkpoint_sha = NULL WHERE id = $1";
     return synor__ns_exec(s, again, pt, 1, NULL, NULL);
 }
 

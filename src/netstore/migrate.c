@@ -74,7 +74,15 @@ static const char v4[] =
     "ALTER TABLE shard_inputs ADD COLUMN from_shard BIGINT;"
     "CREATE INDEX shard_inputs_from ON shard_inputs (from_shard) WHERE from_shard IS NOT NULL;";
 
-static const char *const migrations[] = {v1, v2, v3, v4};
+/* version 5: preemption. A provider that reclaims its machine releases a
+ * leased task with a checkpoint (a blob, its SHA-256 here); the next
+ * claimant resumes from it. releases counts declared releases. */
+static const char v5[] =
+    "ALTER TABLE tasks ADD COLUMN checkpoint_sha TEXT;"
+    "ALTER TABLE tasks ADD COLUMN releases INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX tasks_checkpoint ON tasks (checkpoint_sha) WHERE checkpoint_sha IS NOT NULL;";
+
+static const char *const migrations[] = {v1, v2, v3, v4, v5};
 
 static const char get_version[] = "SELECT version FROM schema_version";
 

@@ -413,9 +413,10 @@ int synor_netstore_blob_get(synor_netstore *s, const synor_net_principal *who, c
         "SELECT data FROM blobs WHERE sha = $1 AND EXISTS (SELECT 1 FROM blob_owners o"
         " WHERE o.sha = $1 AND o.owner = $2)";
     static const char provider[] =
-        "SELECT data FROM blobs WHERE sha = $1 AND EXISTS (SELECT 1 FROM tasks t"
+        "SELECT data FROM blobs WHERE sha = $1 AND (EXISTS (SELECT 1 FROM tasks t"
         " JOIN shard_inputs i ON i.shard_id = t.shard_id WHERE i.sha = $1 AND t.provider = $2"
-        " AND t.state = 'leased')";
+        " AND t.state = 'leased') OR EXISTS (SELECT 1 FROM tasks c WHERE c.checkpoint_sha = $1"
+        " AND c.provider = $2 AND c.state = 'leased'))";
     const char *sql = who->role == SYNOR_NET_OPERATOR   ? any
                       : who->role == SYNOR_NET_CONSUMER ? consumer
                                                         : provider;

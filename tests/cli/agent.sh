@@ -7,7 +7,9 @@
 # claims outside the owner's hours while heartbeats go on; an agent killed
 # mid-task whose saved result is uploaded again by the next start; the
 # coordinator killed and restarted while an agent runs (it reconnects and
-# takes the new job); SIGTERM; tokens; usage errors. Skipped (77) without
+# takes the new job); a task released by a reclaimed agent with its
+# checkpoint and resumed by the next (the fake keeps it); SIGTERM; tokens;
+# usage errors. Skipped (77) without
 # the fake (a build without libmicrohttpd or libcurl).
 # usage: agent.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -99,6 +101,19 @@ check cheat_warned grep -q "for tests only" "$tmp/a2.err"
 "$S" submit --verify-sgemm "$tmp/j3" "$tmp/r3" >"$tmp/v3.out"
 check cheat_results_wrong test $? = 1
 check cheat_all_shards_wrong grep -q "3 of 3 shards wrong" "$tmp/v3.out"
+
+# ---------------------------------------------------------- preemption (the release)
+"$S" submit --make-sgemm-job 1 --dir "$tmp/jp" --m 600 --n 512 --k 16 --seed 5 >/dev/null
+job=$("$S" submit $(net) "$tmp/jp/job.json")
+"$S" agent $(net) --wait 1 --cpu-share 0.0001 --test-fault reclaim-after 1 2>"$tmp/ap1.err"
+check reclaim_exits_0 test $? = 0
+check fake_saw_release test "$(state releases)" = 1
+check fake_kept_checkpoint test "$(state checkpoints)" = 1
+"$S" agent $(net) --max-tasks 1 --wait 1 2>"$tmp/ap2.err"
+check resumed_on_the_fake grep -q "resumed from a checkpoint: 1 of 3 row strips were done" "$tmp/ap2.err"
+"$S" fetch $(net) "$job" -o "$tmp/rp" 2>/dev/null
+"$S" submit --verify-sgemm "$tmp/jp" "$tmp/rp" >/dev/null
+check resumed_result_right test $? = 0
 
 # ---------------------------------------------------------- outside the owner's hours
 h=$((10#$(date -u +%H)))

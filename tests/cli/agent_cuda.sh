@@ -5,7 +5,9 @@
 # claimed for local-cuda0 runs its tiles on the runtime's cuda0 (sgemm
 # wholly, spotrf's GEMM updates), one claimed for local-cpu0 on the CPU;
 # the results are right either way (sgemm checked by synor submit
-# --verify-sgemm, the Cholesky factor by L L^T = A on sampled entries).
+# --verify-sgemm, the Cholesky factor by L L^T = A on sampled entries);
+# the devices work at the same time (a claim loop each: a task of one
+# started while another device's ran).
 # Skipped (77) without the coordinator, curl or the mock.
 # usage: agent_cuda.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -40,9 +42,10 @@ U="--coordinator http://127.0.0.1:$port"
 # sgemm: 4 shards of 300 x 300 x 300 (2 x 2 x 2 tiles of 256)
 "$S" submit --make-sgemm-job 4 --dir "$tmp/sg" --m 300 --n 300 --k 300 --seed 7 >/dev/null || exit 1
 # spotrf: 4 shards of a 600 x 600 symmetric positive definite matrix (3 x 3
-# tiles: one GEMM update). The agent claims for its devices in turn (2 or 3
-# of them: local-opencl0 too where PoCL is installed), so 4 tasks of each
-# kernel in a row give every device one of each.
+# tiles: one GEMM update). The agent claims for its devices at the same
+# time (2 or 3 of them: local-opencl0 too where PoCL is installed), one
+# task each, so 4 tasks of each kernel in a row give every device one of
+# each.
 mkdir -p "$tmp/po"
 python3 - "$tmp/po" <<'EOF'
 import array, json, sys
@@ -74,6 +77,11 @@ check "claimed for the CPU: ran on the CPU" bash -c "! grep 'local-cpu0' '$tmp/r
 check "an sgemm on the GPU" grep -qx 'sgemm local-cuda0 cuda0' "$tmp/ran"
 check "a spotrf on the GPU" grep -qx 'spotrf local-cuda0 cuda0' "$tmp/ran"
 check "an sgemm on the CPU" grep -qx 'sgemm local-cpu0 cpu' "$tmp/ran"
+# one claim loop per device: a task of one device started while another's ran
+check "the devices' tasks overlapped" awk '
+  / task t-[0-9]+: [a-z0-9-]+ for local-/ { open++; if (open > 1) both = 1 }
+  / task t-[0-9]+: (ran in|failed)/ { open-- }
+  END { exit !both }' "$tmp/a.err"
 
 "$S" status $U --token-file "$tmp/carol.tok" "$J1" --wait -o "$tmp/sg.bin" >/dev/null 2>"$tmp/s1.err"
 check "sgemm job done" test $? = 0

@@ -3,7 +3,9 @@
 # (scripts/pg_test_server.sh), runs the store's tests (test_netstore, which
 # runs every case on SQLite and then on the database SYNOR_TEST_PG_URL
 # names) and the coordinator's HTTP test (coord.sh with its store there),
-# and the staged jobs' (stages.sh), then stops and deletes the cluster.
+# the staged jobs' (stages.sh), the release store test
+# (test_netstore_release) and preemption with agents (net_preempt.sh), then
+# stops and deletes the cluster.
 # Skipped (77) without PostgreSQL's binaries or the coordinator.
 # usage: netstore_pg.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -17,7 +19,7 @@ url=$(bash "$SRC/scripts/pg_test_server.sh" start "$dir"); rc=$?
 [ $rc = 0 ] || { echo "netstore_pg: the cluster did not start"; exit 1; }
 base=${url%/postgres}
 psql_ok=1
-for db in synor_store synor_coord synor_stages; do
+for db in synor_store synor_coord synor_stages synor_preempt; do
   # createdb over the same binaries' client
   if [ "$(id -u)" = 0 ]; then
     runuser -u postgres -- /usr/lib/postgresql/15/bin/createdb -h 127.0.0.1 -p "${base##*:}" -U postgres "$db" || psql_ok=0
@@ -29,9 +31,13 @@ done
 fail=0
 echo "netstore_pg: store tests on $base/synor_store"
 SYNOR_TEST_PG_URL=$base/synor_store "$T" || fail=1
+echo "netstore_pg: release tests on $base/synor_store"
+SYNOR_TEST_PG_URL=$base/synor_store "$T"_release || fail=1
 grep -q "SYNOR_COORD_DB" "$SRC/tests/cli/coord.sh" || { echo "netstore_pg: coord.sh takes no database"; exit 1; }
 echo "netstore_pg: coordinator test on $base/synor_coord"
 SYNOR_COORD_DB=$base/synor_coord bash "$SRC/tests/cli/coord.sh" "$S" "$SRC" "$JC" || fail=1
 echo "netstore_pg: staged jobs on $base/synor_stages"
 SYNOR_COORD_DB=$base/synor_stages bash "$SRC/tests/cli/stages.sh" "$S" "$SRC" "$JC" || fail=1
+echo "netstore_pg: preemption on $base/synor_preempt"
+SYNOR_COORD_DB=$base/synor_preempt bash "$SRC/tests/cli/net_preempt.sh" "$S" "$SRC" "$JC" || fail=1
 exit $fail
