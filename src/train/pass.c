@@ -106,11 +106,14 @@ static void add(float *y, const float *x, size_t n)
 }
 
 /* A matrix product (train_internal.h's synor__train_mm*, in their
- * argument order) on the host through OpenBLAS, or on the GPU when the
- * trainer has one (gpu.c). */
-static int mm(const synor_trainer *t, const synor__blas_api *b, int op, float *o, const float *p,
-              const float *q, int n, int in, int out, float beta)
+ * argument order) on the host through OpenBLAS, on the OpenCL device when
+ * the replica's products run there (ocl.c), or on the GPU when the trainer
+ * has one (gpu.c). */
+static int mm(const synor_trainer *t, const train_replica *r, const synor__blas_api *b, int op,
+              float *o, const float *p, const float *q, int n, int in, int out, float beta)
 {
+    if (r->ocl)
+        return synor__train_ocl_mm(t, op, o, p, q, n, in, out, beta);
     if (t->gpu)
         return synor__train_gpu_mm(t, op, o, p, q, n, in, out, beta);
     if (op == TRAIN_MM_FWD)
@@ -124,7 +127,7 @@ static int mm(const synor_trainer *t, const synor__blas_api *b, int op, float *o
 
 #define MM(op, ...)                                                                                \
     do {                                                                                           \
-        int e_ = mm(t, b, op, __VA_ARGS__);                                                        \
+        int e_ = mm(t, r, b, op, __VA_ARGS__);                                                        \
         if (e_) {                                                                                  \
             snprintf(msg, msgcap, "%s", synor_errmsg());                                           \
             return e_;                                                                             \
