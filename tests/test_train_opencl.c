@@ -81,9 +81,9 @@ static void fill_tokens(int32_t *tok, size_t n, uint64_t s)
 
 /* cpu: 3 replicas on the CPU; dev: 3 replicas, the last `on_dev` (0:
  * all) with their products on the OpenCL device. */
-static void against_cpu(synor_runtime *rt, int shared, int on_dev)
+static void against_cpu(synor_runtime *rt, synor_train_config cfg, int on_dev)
 {
-    synor_train_config cfg = small(shared);
+    int shared = cfg.shared_classifier, W = cfg.seq_len + 1, L = cfg.n_layers;
     synor_trainer *cpu, *dev;
     ASSERT_OK(synor_trainer_create(rt, &cfg, BATCH, 3, &cpu));
     ASSERT_OK(synor_trainer_create(rt, &cfg, BATCH, 3, &dev));
@@ -98,7 +98,7 @@ static void against_cpu(synor_runtime *rt, int shared, int on_dev)
     synor_trainer_init_params(dev, 7);
     size_t P = synor_train_param_count(&cfg);
     int32_t tok[BATCH * 17];
-    fill_tokens(tok, BATCH * 17, 99);
+    fill_tokens(tok, (size_t)BATCH * W, 99);
     double lc, ld;
     ASSERT_OK(synor_trainer_grad(cpu, tok, &lc));
     ASSERT_OK(synor_trainer_grad(dev, tok, &ld));
@@ -117,7 +117,7 @@ static void against_cpu(synor_runtime *rt, int shared, int on_dev)
     o.warmup = 0;
     for (int k = 0; k < 4; k++) {
         synor_train_step_info ic, id;
-        fill_tokens(tok, BATCH * 17, 1000 + (uint64_t)k);
+        fill_tokens(tok, (size_t)BATCH * W, 1000 + (uint64_t)k);
         ASSERT_OK(synor_trainer_step(cpu, tok, &o, &ic));
         ASSERT_OK(synor_trainer_step(dev, tok, &o, &id));
         fprintf(stderr, "    step %d: loss CPU %.6f with OpenCL %.6f\n", k, ic.loss, id.loss);
@@ -133,7 +133,7 @@ static void against_cpu(synor_runtime *rt, int shared, int on_dev)
     ASSERT(st.product[0]);
     /* 5 passes with backward of each device replica: 7 L + 1 forward and
      * 2 (7 L + 1) backward products; the parameters uploaded once per step */
-    ASSERT_EQ(st.products, (uint64_t)5 * ndev * 3 * (7 * 2 + 1));
+    ASSERT_EQ(st.products, (uint64_t)5 * ndev * 3 * (7 * L + 1));
     ASSERT_EQ(st.param_uploads, 5);
     /* evaluation (forward only) runs there too */
     double ec, ed;
@@ -155,8 +155,19 @@ TEST(opencl_replicas_give_the_cpu_loss_and_gradients)
         synor_runtime_destroy(rt);
         TEST_SKIP("no OpenCL device (PoCL's CPU device counts: install pocl-opencl-icd)");
     }
-    against_cpu(rt, 1, 0); /* all on the device */
-    against_cpu(rt, 0, 0);
+    against_cpu(rt, small(1), 0); /* all on the device */
+    against_cpu(rt, small(0), 0);
+    /* sizes that are no multiple of the kernel's blocks (64 rows, 8
+     * columns): 14 positions per replica, widths 24, 12 and 36 */
+    synor_train_config odd = {.dim = 24,
+                              .hidden_dim = 36,
+                              .n_layers = 1,
+                              .n_heads = 4,
+                              .n_kv_heads = 2,
+                              .vocab_size = 64,
+                              .seq_len = 7,
+                              .shared_classifier = 0};
+    against_cpu(rt, odd, 0);
     synor_runtime_destroy(rt);
 }
 
@@ -168,8 +179,8 @@ TEST(cpu_and_opencl_replicas_together_follow_the_cpu)
         synor_runtime_destroy(rt);
         TEST_SKIP("no OpenCL device (PoCL's CPU device counts: install pocl-opencl-icd)");
     }
-    against_cpu(rt, 1, 1); /* two on the CPU workers, one on the device */
-    against_cpu(rt, 0, 2);
+    against_cpu(rt, small(1), 1); /* two on the CPU workers, one on the device */
+    against_cpu(rt, small(0), 2);
     synor_runtime_destroy(rt);
 }
 

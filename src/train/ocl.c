@@ -14,11 +14,15 @@
  * CPU workers, which is what makes a batch data parallel over the CPU and
  * the device at once.
  *
- * The kernel is column-major with transposes (so the calls are gpu.c's
- * cuBLAS calls, with the same operands): a work-group of 16 x 16 work-items
- * computes a 16 x 16 block of C, stepping through K a 16-wide panel of
- * op(A) and op(B) at a time, staged in local memory. Operands are offsets
- * into buffers (a weight is a range of the parameters' buffer). */
+ * The kernel is column-major (the calls are gpu.c's cuBLAS calls, with
+ * the same operands): work-item (i, jb) computes C[i, 8 jb .. 8 jb + 7],
+ * reading op(A)[i, k] (A not transposed: consecutive work-items read
+ * consecutive floats, which a GPU coalesces and PoCL's CPU device turns
+ * into vector loads across its work-items) and broadcasting op(B)[k, j]
+ * to eight accumulators. The forward product needs W^T untransposed, so
+ * each weight is transposed once per step on the device (into a second
+ * parameter buffer) before its first forward product. Operands are
+ * offsets into buffers (a weight is a range of the parameters' buffer). */
 #include <stdio.h>
 #include <string.h>
 
@@ -35,11 +39,13 @@ struct train_ocl {
     cl_device_id id;
     cl_command_queue q;
     cl_program prog;
-    cl_kernel k;
+    cl_kernel k, kt; /* the product; the transposition */
     pthread_mutex_t lock;
-    cl_mem params;
+    cl_mem params, params_t; /* the parameters; transposed weights at the same offsets */
     size_t nparams;
     int stale;
+    size_t *tdone; /* offsets of the weights transposed since the upload */
+    size_t ntdone, tcap;
     cl_mem buf[3]; /* a, b: operands; c: the result */
     size_t cap[3]; /* floats */
     float *host;   /* a result to add on the host */
@@ -47,29 +53,45 @@ struct train_ocl {
     synor_train_gpu_stats st;
 };
 
+/* C (M x N, ld ldc) = A (M x K, ld lda) op(B); op(B)[k, j] is B[j + k ldb]
+ * when tb, else B[k + j ldb]. Rows and columns past the edge are clamped
+ * for reading (no branch in the loop) and not stored. */
 static const char mm_source[] =
-    "#define TS 16\n"
-    "__kernel __attribute__((reqd_work_group_size(TS, TS, 1)))\n"
-    "void train_mm(int M, int N, int K, __global const float *A, long ao, int lda, int ta,\n"
-    "              __global const float *B, long bo, int ldb, int tb, __global float *C, int ldc)\n"
+    "#define JB 8\n"
+    "__kernel void train_mm(int M, int N, int K, __global const float *A, long ao, int lda,\n"
+    "                       __global const float *B, long bo, int ldb, int tb,\n"
+    "                       __global float *C, int ldc)\n"
     "{\n"
-    "    int li = get_local_id(0), lj = get_local_id(1);\n"
-    "    int i = get_group_id(0) * TS + li, j = get_group_id(1) * TS + lj;\n"
-    "    __local float as[TS][TS + 1], bs[TS][TS + 1];\n"
-    "    A += ao;\n"
-    "    B += bo;\n"
-    "    float acc = 0.0f;\n"
-    "    for (int k0 = 0; k0 < K; k0 += TS) {\n"
-    "        int ka = k0 + lj, kb = k0 + li;\n"
-    "        as[lj][li] = (i < M && ka < K) ? (ta ? A[ka + (long)i * lda] : A[i + (long)ka * lda]) : 0.0f;\n"
-    "        bs[lj][li] = (kb < K && j < N) ? (tb ? B[j + (long)kb * ldb] : B[kb + (long)j * ldb]) : 0.0f;\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "        for (int k = 0; k < TS; k++)\n"
-    "            acc += as[k][li] * bs[lj][k];\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    int i = get_global_id(0), j0 = get_global_id(1) * JB;\n"
+    "    int ir = min(i, M - 1);\n"
+    "    __global const float *a = A + ao + ir;\n"
+    "    long bj[JB];\n"
+    "    long bk = tb ? ldb : 1;\n"
+    "    for (int u = 0; u < JB; u++) {\n"
+    "        long j = min(j0 + u, N - 1);\n"
+    "        bj[u] = bo + (tb ? j : j * ldb);\n"
     "    }\n"
-    "    if (i < M && j < N)\n"
-    "        C[i + (long)j * ldc] = acc;\n"
+    "    float acc[JB];\n"
+    "    for (int u = 0; u < JB; u++)\n"
+    "        acc[u] = 0.0f;\n"
+    "    for (int k = 0; k < K; k++) {\n"
+    "        float x = a[(long)k * lda];\n"
+    "        long o = (long)k * bk;\n"
+    "        for (int u = 0; u < JB; u++)\n"
+    "            acc[u] += x * B[bj[u] + o];\n"
+    "    }\n"
+    "    if (i < M)\n"
+    "        for (int u = 0; u < JB && j0 + u < N; u++)\n"
+    "            C[i + (long)(j0 + u) * ldc] = acc[u];\n"
+    "}\n"
+    "/* dst[o + i + k rows] = src[o + i cols + k]: a rows x cols row-major\n"
+    " * matrix to column-major */\n"
+    "__kernel void train_tr(__global const float *src, __global float *dst, long o, int rows,\n"
+    "                       int cols)\n"
+    "{\n"
+    "    int i = get_global_id(0), k = get_global_id(1);\n"
+    "    if (i < rows && k < cols)\n"
+    "        dst[o + i + (long)k * rows] = src[o + (long)i * cols + k];\n"
     "}\n";
 
 static int cl_err(const train_ocl *g, const char *what, cl_int e)
@@ -119,22 +141,57 @@ static int down(train_ocl *g, float *h, cl_mem d, size_t n)
     return e != CL_SUCCESS ? cl_err(g, "copy to host", e) : 0;
 }
 
-#define ARG(i, v) (e == CL_SUCCESS ? (e = clSetKernelArg(g->k, (i), sizeof(v), &(v))) : e)
+#define ARG(kn, i, v) (e == CL_SUCCESS ? (e = clSetKernelArg((kn), (i), sizeof(v), &(v))) : e)
 
-/* C (m x n, ld ldc) = op(A) op(B), column-major; ao, bo: offsets in floats. */
-static int gemm(train_ocl *g, cl_int ta, cl_int tb, cl_int m, cl_int n, cl_int k, cl_mem A,
-                cl_long ao, cl_int lda, cl_mem B, cl_long bo, cl_int ldb, cl_mem C, cl_int ldc)
+/* C (m x n, ld ldc) = A op(B), column-major, A not transposed; ao, bo:
+ * offsets in floats. */
+static int gemm(train_ocl *g, cl_int tb, cl_int m, cl_int n, cl_int k, cl_mem A, cl_long ao,
+                cl_int lda, cl_mem B, cl_long bo, cl_int ldb, cl_mem C, cl_int ldc)
 {
     cl_int e = CL_SUCCESS;
-    ARG(0, m), ARG(1, n), ARG(2, k), ARG(3, A), ARG(4, ao), ARG(5, lda), ARG(6, ta);
-    ARG(7, B), ARG(8, bo), ARG(9, ldb), ARG(10, tb), ARG(11, C), ARG(12, ldc);
+    cl_kernel kn = g->k;
+    ARG(kn, 0, m), ARG(kn, 1, n), ARG(kn, 2, k), ARG(kn, 3, A), ARG(kn, 4, ao), ARG(kn, 5, lda);
+    ARG(kn, 6, B), ARG(kn, 7, bo), ARG(kn, 8, ldb), ARG(kn, 9, tb), ARG(kn, 10, C);
+    ARG(kn, 11, ldc);
     if (e != CL_SUCCESS)
         return cl_err(g, "clSetKernelArg", e);
-    size_t global[2] = {((size_t)m + 15) / 16 * 16, ((size_t)n + 15) / 16 * 16};
-    size_t local[2] = {16, 16};
+    size_t global[2] = {((size_t)m + 63) / 64 * 64, ((size_t)n + 7) / 8};
+    size_t local[2] = {64, 1};
     e = clEnqueueNDRangeKernel(g->q, g->k, 2, NULL, global, local, 0, NULL, NULL);
     g->st.products++;
     return e != CL_SUCCESS ? cl_err(g, "the SGEMM kernel", e) : 0;
+}
+
+/* The weight at offset w (rows x cols, row-major) transposed into
+ * params_t, once after each upload. */
+static int transposed(train_ocl *g, size_t w, cl_int rows, cl_int cols)
+{
+    for (size_t i = 0; i < g->ntdone; i++)
+        if (g->tdone[i] == w)
+            return 0;
+    if (g->ntdone == g->tcap) {
+        size_t cap = g->tcap ? 2 * g->tcap : 64;
+        size_t *p = synor__realloc(g->tdone, cap * sizeof *p);
+        if (!p)
+            return synor__error(SYNOR_ENOMEM, "trainer on OpenCL device %s: out of memory",
+                                g->device);
+        g->tdone = p;
+        g->tcap = cap;
+    }
+    cl_int e = CL_SUCCESS;
+    cl_long o = (cl_long)w;
+    cl_kernel kn = g->kt;
+    ARG(kn, 0, g->params), ARG(kn, 1, g->params_t), ARG(kn, 2, o), ARG(kn, 3, rows);
+    ARG(kn, 4, cols);
+    if (e != CL_SUCCESS)
+        return cl_err(g, "clSetKernelArg", e);
+    size_t global[2] = {((size_t)rows + 15) / 16 * 16, ((size_t)cols + 15) / 16 * 16};
+    size_t local[2] = {16, 16};
+    e = clEnqueueNDRangeKernel(g->q, kn, 2, NULL, global, local, 0, NULL, NULL);
+    if (e != CL_SUCCESS)
+        return cl_err(g, "the transposition kernel", e);
+    g->tdone[g->ntdone++] = w;
+    return 0;
 }
 
 /* Room for n floats in g->host. */
@@ -161,22 +218,23 @@ int synor__train_ocl_mm(const synor_trainer *t, int op, float *out, const float 
         e = up(g, g->params, t->params, g->nparams);
         g->st.param_uploads++;
         g->stale = e != 0;
+        g->ntdone = 0;
     }
     size_t rn = (size_t)n, ri = (size_t)in, ro = (size_t)outw;
     if (!e && op == TRAIN_MM_FWD) {
         /* out = y (n x outw); p = x (n x in); q = W (a pointer into params) */
-        cl_long w = (cl_long)(q - t->params);
-        if (!(e = ensure(g, 0, rn * ri)) && !(e = ensure(g, 2, rn * ro)) &&
-            !(e = up(g, g->buf[0], p, rn * ri)) &&
-            !(e = gemm(g, OP_T, OP_N, outw, n, in, g->params, w, in, g->buf[0], 0, in, g->buf[2],
-                       outw)))
+        size_t w = (size_t)(q - t->params);
+        if (!(e = transposed(g, w, outw, in)) && !(e = ensure(g, 0, rn * ri)) &&
+            !(e = ensure(g, 2, rn * ro)) && !(e = up(g, g->buf[0], p, rn * ri)) &&
+            !(e = gemm(g, OP_N, outw, n, in, g->params_t, (cl_long)w, outw, g->buf[0], 0, in,
+                       g->buf[2], outw)))
             e = down(g, out, g->buf[2], rn * ro);
     } else if (!e && op == TRAIN_MM_BWD_X) {
         /* out = dx (n x in) (+)= p = dy (n x outw) times q = W */
         cl_long w = (cl_long)(q - t->params);
         if (!(e = ensure(g, 0, rn * ro)) && !(e = ensure(g, 2, rn * ri)) &&
             !(e = up(g, g->buf[0], p, rn * ro)) &&
-            !(e = gemm(g, OP_N, OP_N, in, n, outw, g->params, w, in, g->buf[0], 0, outw, g->buf[2],
+            !(e = gemm(g, OP_N, in, n, outw, g->params, w, in, g->buf[0], 0, outw, g->buf[2],
                        in))) {
             if (beta == 0.0f) {
                 e = down(g, out, g->buf[2], rn * ri);
@@ -190,7 +248,7 @@ int synor__train_ocl_mm(const synor_trainer *t, int op, float *out, const float 
         if (!(e = ensure(g, 0, rn * ro)) && !(e = ensure(g, 1, rn * ri)) &&
             !(e = ensure(g, 2, ro * ri)) && !(e = up(g, g->buf[0], p, rn * ro)) &&
             !(e = up(g, g->buf[1], q, rn * ri)) &&
-            !(e = gemm(g, OP_N, OP_T, in, outw, n, g->buf[1], 0, in, g->buf[0], 0, outw, g->buf[2],
+            !(e = gemm(g, OP_T, in, outw, n, g->buf[1], 0, in, g->buf[0], 0, outw, g->buf[2],
                        in)) &&
             !(e = host_room(g, ro * ri)) && !(e = down(g, g->host, g->buf[2], ro * ri)))
             for (size_t i = 0; i < ro * ri; i++)
@@ -226,8 +284,13 @@ void synor__train_ocl_free(synor_trainer *t)
             clReleaseMemObject(g->buf[i]);
     if (g->params)
         clReleaseMemObject(g->params);
+    if (g->params_t)
+        clReleaseMemObject(g->params_t);
     if (g->k)
         clReleaseKernel(g->k);
+    if (g->kt)
+        clReleaseKernel(g->kt);
+    synor__free(g->tdone);
     if (g->prog)
         clReleaseProgram(g->prog);
     if (g->q)
@@ -260,14 +323,18 @@ static int open_device(synor_trainer *t, train_ocl *g)
                             g->device, g->product, synor__cl_error_name(e), (int)e, log);
     }
     g->k = clCreateKernel(g->prog, "train_mm", &e);
+    if (e == CL_SUCCESS)
+        g->kt = clCreateKernel(g->prog, "train_tr", &e);
     if (e != CL_SUCCESS) {
-        g->k = NULL;
+        g->kt = NULL;
         return cl_err(g, "clCreateKernel", e);
     }
     g->nparams = t->lay.total;
-    g->params = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, g->nparams * sizeof(float), NULL, &e);
+    g->params = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, g->nparams * sizeof(float), NULL, &e);
+    if (e == CL_SUCCESS)
+        g->params_t =
+            clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, g->nparams * sizeof(float), NULL, &e);
     if (e != CL_SUCCESS) {
-        g->params = NULL;
         return e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_RESOURCES
                    ? synor__error(SYNOR_ENOMEM,
                                   "trainer on OpenCL device %s (%s): %zu parameters: out of "
