@@ -7,7 +7,8 @@
  *   bench_train [--dim 288] [--hidden 768] [--layers 6] [--heads 6]
  *               [--kv-heads 6] [--vocab 512] [--seq 256] [--batch 8]
  *               [--threads 2] [--replicas 0] [--steps 20] [--warmup 3]
- *               [--shared 1] [--cuda 0|1] [--opencl 0|1|2] [--balance 0|1]
+ *               [--shared 1] [--cuda 0|1] [--opencl 0|1|2] [--cl-device K]
+ *               [--balance 0|1]
  *
  * --cuda 1: the products on the first CUDA GPU (synor_trainer_use_cuda);
  * the JSON line then has "device":"cuda". --opencl 1: every replica's
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
                             .seq_len = 256,
                             .shared_classifier = 1};
     int batch = 8, threads = 2, replicas = 0, steps = 20, warmup = 3, cuda = 0, opencl = 0,
-        balance = 0;
+        balance = 0, cl_device = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i];
         int v = atoi(argv[i + 1]);
@@ -70,6 +71,7 @@ int main(int argc, char **argv)
                  : !strcmp(a, "--cuda")     ? &cuda
                  : !strcmp(a, "--opencl")   ? &opencl
                  : !strcmp(a, "--balance")  ? &balance
+                 : !strcmp(a, "--cl-device") ? &cl_device
                                             : NULL;
         if (!f || v < 0) {
             fprintf(stderr, "bench_train: bad option %s %s\n", a, argv[i + 1]);
@@ -87,7 +89,7 @@ int main(int argc, char **argv)
     if (synor_runtime_create(&rc, &rt) || synor_runtime_start(rt) ||
         synor_trainer_create(rt, &c, batch, replicas, &t) ||
         (cuda && synor_trainer_use_cuda(t, 0)) ||
-        (opencl && synor_trainer_use_opencl(t, 0, opencl == 2 ? 1 : 0))) {
+        (opencl && synor_trainer_use_opencl(t, (unsigned)cl_device, opencl == 2 ? 1 : 0))) {
         fprintf(stderr, "bench_train: %s\n", synor_errmsg());
         return 1;
     }

@@ -2,7 +2,8 @@
  * layers of train.h's model, with the activations the backward pass needs
  * kept in train_acts. Single-threaded: matrix products are OpenBLAS calls
  * at one thread (the runtime's setting), or cuBLAS calls on the trainer's
- * GPU (gpu.c); replicas run side by side. */
+ * GPU (gpu.c), or kernels on its OpenCL device for the replicas that use
+ * it (ocl.c); replicas run side by side. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
