@@ -40,7 +40,7 @@ static void report(const char *what, int n, double *rates, int reps)
 int main(int argc, char **argv)
 {
     const char *model = NULL, *tok = NULL;
-    int pp = 128, tg = 128, threads = 2, reps = 5, gpu_layers = 0, gpu = 0, kv = 1;
+    int pp = 128, tg = 128, threads = 2, reps = 5, gpu_layers = 0, gpu = 0, kv = 1, ocl = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-kv")) {
@@ -67,8 +67,10 @@ int main(int argc, char **argv)
             gpu_layers = !strcmp(v, "all")    ? SYNOR_LLM_GPU_ALL
                          : !strcmp(v, "auto") ? SYNOR_LLM_GPU_AUTO
                                               : atoi(v);
-        else if (!strcmp(a, "--gpu"))
-            gpu = atoi(v);
+        else if (!strcmp(a, "--gpu")) { /* N, cudaN or openclN */
+            ocl = !strncmp(v, "opencl", 6);
+            gpu = atoi(v + (ocl ? 6 : !strncmp(v, "cuda", 4) ? 4 : 0));
+        }
         else {
             fprintf(stderr, "bench_llm: unexpected argument '%s'\n", a);
             return 2;
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
         (gpu_layers < 0 && gpu_layers != SYNOR_LLM_GPU_AUTO) ||
         gpu < 0) {
         fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-t THREADS] [-r REPS]\n"
-                        "                 [--gpu-layers N|all|auto] [--gpu N] [--no-kv]\n");
+                        "                 [--gpu-layers N|all|auto] [--gpu N|openclN] [--no-kv]\n");
         return 2;
     }
     synor_llm_load_opts lo = {.tokenizer = tok};
@@ -92,14 +94,15 @@ int main(int argc, char **argv)
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)threads;
-    cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cuda = gpu_layers != 0;
+    cfg.opencl = gpu_layers && ocl ? SYNOR_OPENCL_ALL : SYNOR_OPENCL_OFF;
+    cfg.cuda = gpu_layers != 0 && !ocl;
     synor_runtime *rt;
     synor_llm_ctx *c;
     synor_llm_ctx_opts o = {.max_seqs = 1,
                             .max_batch = pp > 0 ? (unsigned)pp : 1,
                             .gpu_layers = gpu_layers,
-                            .gpu_device = (unsigned)gpu};
+                            .gpu_device = (unsigned)gpu,
+                            .gpu_backend = ocl ? SYNOR_LLM_GPU_OPENCL : SYNOR_LLM_GPU_CUDA};
     double tc = now();
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_llm_ctx_create(m, rt, &o, &c)) {

@@ -90,6 +90,12 @@ TEST(disk_tier_survives_reopen_and_promotes)
     ASSERT_OK(put_str(c, "prompt-2", "answer two"));
     synor_cache_close(c);
     ASSERT_OK(synor_cache_open(&o, &c));
+    /* has: both tiers, no hit or miss counted, nothing promoted */
+    ASSERT_EQ(synor_cache_has(c, "prompt-1", 8), 1);
+    ASSERT_EQ(synor_cache_has(c, "prompt-3", 8), 0);
+    synor_cache_stats hs;
+    synor_cache_stats_get(c, &hs);
+    ASSERT(hs.hits[0] == 0 && hs.hits[1] == 0 && hs.misses == 0 && hs.mem_entries == 0);
     char buf[64];
     int tier = -1;
     ASSERT_OK(get_str(c, "prompt-2", buf, sizeof buf, &tier));

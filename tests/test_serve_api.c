@@ -48,7 +48,9 @@ TEST(completion_defaults_and_fields)
     ASSERT_EQ(r.max_tokens, 3);
     ASSERT(r.temperature == 0 && r.top_p == 0.5 && r.top_k == 7 && r.stream);
     ASSERT(r.has_seed && r.seed == 9);
+    ASSERT_STREQ(r.user, "x");
     synor__serve_req_free(&r);
+    ASSERT(r.user == NULL);
 }
 
 TEST(chat_template)
@@ -77,6 +79,10 @@ TEST(errors_name_position_field_and_value)
     ASSERT_CONTAINS(synor_errmsg(), "temperature: value -1 is below the minimum 0");
     ASSERT(parse("{\"prompt\":\"x\",\"top_p\":0}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "top_p: value 0 is below the minimum");
+    ASSERT(parse("{\"prompt\":\"x\",\"user\":\"\"}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "user: expected 1 to 256 bytes without NUL, found 0 bytes");
+    ASSERT(parse("{\"prompt\":\"x\",\"user\":7}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "user");
     ASSERT(parse("{\"prompt\":\"x\",\"seed\":-2}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "seed: value -2 is outside");
     ASSERT(parse("{\"prompt\":5}", 0, &r) < 0);

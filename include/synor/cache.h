@@ -56,6 +56,10 @@ void synor_cache_close(synor_cache *c); /* accepts NULL */
  * *len and the tier it came from. SYNOR_ENOENT on a miss. */
 int synor_cache_get(synor_cache *c, const void *key, size_t klen, char **val, size_t *len,
                     int *tier);
+/* Whether key has a value, in either tier, without counting a hit or a
+ * miss or touching the LRU order (1 or 0; 0 also when the disk cannot be
+ * read). */
+int synor_cache_has(synor_cache *c, const void *key, size_t klen);
 /* Stores (replaces) the value under key in memory and on disk. An entry
  * larger than the memory budget goes to disk only. */
 int synor_cache_put(synor_cache *c, const void *key, size_t klen, const void *val, size_t len);

@@ -102,7 +102,15 @@ typedef struct synor_llm_ctx_opts {
      * the CPU workers. The runtime must have been created with cfg.cuda. */
     int gpu_layers;
     unsigned gpu_device;
+    /* SYNOR_LLM_GPU_CUDA (0): gpu_device is the runtime's CUDA device
+     * number, the products run with cuBLAS; SYNOR_LLM_GPU_OPENCL: its
+     * OpenCL device number (PoCL's CPU device counts when the runtime was
+     * created with SYNOR_OPENCL_ALL), the products run with the engine's
+     * own OpenCL kernel, the rest as above. */
+    unsigned gpu_backend;
 } synor_llm_ctx_opts;
+
+enum { SYNOR_LLM_GPU_CUDA = 0, SYNOR_LLM_GPU_OPENCL = 1 };
 
 #define SYNOR_LLM_GPU_ALL 0x7fffffff
 #define SYNOR_LLM_GPU_AUTO (-1)

@@ -48,10 +48,27 @@ typedef struct synor_server_opts {
     uint64_t cache_bytes;
     const char *cache_file;
     int no_cache;
+    /* The semantic cache (synor_semcache): semantic_threshold in (0, 1]
+     * turns it on (0: off). A whole (not streamed) answer is kept under the
+     * embedding of its prompt (synor_llm_embed, computed by the engine
+     * thread on a context of its own); a later request whose prompt's
+     * embedding is at least that similar is answered with it, the answer
+     * carrying "synor_cache": {"tier": "semantic", "similarity": S}.
+     * semantic_entries: at most that many (0: 10000; the oldest go). */
+    float semantic_threshold;
+    unsigned semantic_entries;
+    /* Request-level speculation (synor_predictor): predict > 0 turns it on.
+     * After each cacheable request (greedy or seeded, not streamed) of a
+     * request naming a "user", the predictor's up to predict most likely
+     * next requests of that user, with probability at least 1/4, are
+     * generated while no request waits, into the exact-match cache, so the
+     * user's next request is a hit. Needs the exact-match cache. */
+    unsigned predict;
     /* The engine's GPU layers (synor_llm_ctx_opts.gpu_layers, gpu_device;
      * 0: CPU only); the runtime must have CUDA on for them. */
     int gpu_layers;
     unsigned gpu_device;
+    unsigned gpu_backend; /* synor_llm_ctx_opts.gpu_backend */
 } synor_server_opts;
 
 /* A server for model m (not owned; it must outlive the server) whose

@@ -275,6 +275,23 @@ int synor_cache_get(synor_cache *c, const void *key, size_t klen, char **val, si
     return 0;
 }
 
+int synor_cache_has(synor_cache *c, const void *key, size_t klen)
+{
+    uint64_t h = hash_of(key, klen);
+    pthread_mutex_lock(&c->mu);
+    int found = *slot_of(c, h, key, klen) != NULL;
+    pthread_mutex_unlock(&c->mu);
+    if (found || !c->db)
+        return found;
+    pthread_mutex_lock(&c->dbmu);
+    sqlite3_bind_blob(c->get, 1, key, (int)klen, SQLITE_STATIC);
+    found = sqlite3_step(c->get) == SQLITE_ROW;
+    sqlite3_reset(c->get);
+    sqlite3_clear_bindings(c->get);
+    pthread_mutex_unlock(&c->dbmu);
+    return found;
+}
+
 int synor_cache_put(synor_cache *c, const void *key, size_t klen, const void *val, size_t len)
 {
     if (klen > INT32_MAX || len > INT32_MAX)

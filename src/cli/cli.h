@@ -32,6 +32,11 @@ int cli_parse_uint(const char *cmd, const char *opt, const char *v, unsigned lon
                    unsigned long long max, unsigned long long *out);
 int cli_parse_double(const char *cmd, const char *opt, const char *v, double min, double max,
                      double *out);
+/* A GPU for the LLM's layers: "N" or "cudaN" (the runtime's CUDA device N;
+ * *backend SYNOR_LLM_GPU_CUDA) or "openclN" (its OpenCL device N;
+ * SYNOR_LLM_GPU_OPENCL); otherwise a usage error as above. */
+int cli_parse_gpu(const char *cmd, const char *opt, const char *v, unsigned *device,
+                  unsigned *backend);
 /* A deadline or other duration: a decimal number of seconds above 0 and at
  * most 1e9; otherwise a usage error as above. */
 int cli_parse_seconds(const char *cmd, const char *opt, const char *v, double *out);
@@ -195,10 +200,10 @@ int cli_token(const cli_globals *g, int argc, char **argv);
 /* synor train's devices (train_device.c): --device cpu | cuda |
  * opencl[:K] | cpu,opencl[:K], and --balance. */
 typedef struct cli_train_device {
-    int cuda;         /* every replica's products on the CUDA GPU (--gpu N) */
-    int opencl;       /* 1: every replica on the OpenCL device; 2: the last one, the others on the CPU */
+    int cuda;          /* every replica's products on the CUDA GPU (--gpu N) */
+    int opencl;        /* 1: every replica's on OpenCL device K; 2: the last one's */
     unsigned cl_index; /* K */
-    int balance;      /* split the batch by measured speed */
+    int balance;       /* split the batch by measured speed */
 } cli_train_device;
 /* CLI_OK, or a usage error naming v. */
 int cli_train_device_parse(const char *v, cli_train_device *d);

@@ -13,7 +13,7 @@ static void help(void)
     printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
            "                      [--draft MODEL [--speculate K]] [--gpu-layers N|all|auto|plan]\n"
-           "                      [--gpu N] [--split P,D] [--report [--simulate]] [--quiet]\n\n"
+           "                      [--gpu N|openclN] [--split P,D] [--report [--simulate]] [--quiet]\n\n"
            "Generates text from a Llama-architecture model: a GGUF file (F32, F16, BF16,\n"
            "Q8_0, Q4_0) or a llama2.c checkpoint (versions 0-2, with its tokenizer.bin).\n"
            "The prompt is run as one batch, then one token at a time, each on the runtime's\n"
@@ -54,7 +54,9 @@ static void help(void)
            "                     fabric (one device per CPU worker, the GPU), each with the\n"
            "                     time it measured; that report, then a line comparing the\n"
            "                     simulated makespan with the real one\n"
-           "  --gpu N            which CUDA GPU (default 0, as synor devices lists them)\n"
+           "  --gpu N|cudaN|openclN  which GPU: CUDA device N (default 0, as synor devices\n"
+           "                     lists them), or OpenCL device N (the engine's own kernel;\n"
+           "                     PoCL's CPU device counts)\n"
            "  --quiet            no figures line\n"
            "Exit status: 0 success, 1 failure (a bad model file), 2 usage error.\n");
 }
@@ -72,7 +74,8 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
     const char *model = NULL, *prompt = "", *tokenizer = NULL, *draft = NULL;
-    unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, gpu = 0,
+    unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA;
+    unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4,
                        gpu_layers = 0;
     double temp = 0, topp = 0.9;
     int quiet = 0, plan = 0, report = 0, simulate = 0, split_p = -1, split_d = -1;
@@ -130,7 +133,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
                 return cli_usage_error("generate", "--split '%s': expected P,D (two counts of "
                                        "layers, e.g. 6,0)", v);
         } else if (!strcmp(a, "--gpu"))
-            r = cli_parse_uint("generate", a, v, 0, 64, &gpu);
+            r = cli_parse_gpu("generate", a, v, &gpu, &gpu_backend);
         else if (!strcmp(a, "--threads"))
             r = cli_parse_uint("generate", a, v, 1, 1024, &threads);
         else
@@ -159,12 +162,15 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)threads;
-    cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cuda = gpu_layers > 0; /* the CUDA driver only when a GPU is asked for */
+    /* a GPU's backend only when layers are asked of it (PoCL's CPU device
+     * counts as an OpenCL one: the user named it) */
+    int want = gpu_layers > 0;
+    cfg.opencl = want && gpu_backend == SYNOR_LLM_GPU_OPENCL ? SYNOR_OPENCL_ALL : SYNOR_OPENCL_OFF;
+    cfg.cuda = want && gpu_backend == SYNOR_LLM_GPU_CUDA;
     int ngl = gpu_layers == (unsigned long long)-1 ? SYNOR_LLM_GPU_AUTO : (int)gpu_layers;
     synor_runtime *rt = NULL;
     synor_llm_ctx *c = NULL, *dc = NULL;
-    synor_llm_ctx_opts co = {.gpu_layers = ngl, .gpu_device = (unsigned)gpu};
+    synor_llm_ctx_opts co = {.gpu_layers = ngl, .gpu_device = gpu, .gpu_backend = gpu_backend};
     int rc = CLI_FAIL;
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_llm_ctx_create(m, rt, &co, &c) || (dm && synor_llm_ctx_create(dm, rt, NULL, &dc))) {
@@ -238,11 +244,12 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     if (!quiet && gi.layers)
         fprintf(stderr,
                 "synor: %d of %d layers%s on %s (%s), %.1f MiB of fp32 weights there; %.1f MiB "
-                "of activations up, %.1f MiB down, %llu cuBLAS calls\n",
+                "of activations up, %.1f MiB down, %llu %s calls\n",
                 gi.layers, synor_llm_hparams_get(m)->n_layers, gi.classifier ? " and the classifier" : "",
                 gi.device, gi.product, (double)gi.weight_bytes / 1048576,
                 (double)gi.bytes_up / 1048576, (double)gi.bytes_down / 1048576,
-                (unsigned long long)gi.products);
+                (unsigned long long)gi.products,
+                gpu_backend == SYNOR_LLM_GPU_OPENCL ? "OpenCL kernel" : "cuBLAS");
     if (!quiet)
         fprintf(stderr,
                 "synor: %s %s, %s kernels, %u workers: prompt %zu tokens in %.3f s (%.1f "

@@ -16,7 +16,8 @@ static void help(void)
     printf("usage: synor serve -m MODEL [--host ADDR] [--port N] [--threads N] [--max-seqs N]\n"
            "                   [--max-queue N] [--ctx N] [--tokenizer FILE] [--model-name NAME]\n"
            "                   [--grace SECONDS] [--cache-mem SIZE] [--cache-file FILE]\n"
-           "                   [--no-cache] [--gpu-layers N|all|auto] [--gpu N]\n\n"
+           "                   [--no-cache] [--semantic-threshold T] [--semantic-entries N]\n"
+           "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
            "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
@@ -41,10 +42,20 @@ static void help(void)
            "                      answers of greedy or seeded requests (not streamed) are\n"
            "                      kept and served again; /metrics counts the hits\n"
            "  --cache-file FILE   its disk tier, an SQLite file kept across restarts\n"
-           "  --no-cache          no cache\n"
+           "  --no-cache          no cache (and no --predict)\n"
+           "  --semantic-threshold T  the semantic cache, on at a cosine similarity T in\n"
+           "                      (0, 1] (e.g. 0.95): a whole (not streamed) answer is served\n"
+           "                      again to a prompt whose embedding (the model's own hidden\n"
+           "                      states) is that similar; the answer carries\n"
+           "                      \"synor_cache\": {\"cache\": \"semantic\", \"similarity\": S}\n"
+           "  --semantic-entries N  at most N answers in it (default 10000; oldest go)\n"
+           "  --predict N         request-level speculation: after a cacheable request of a\n"
+           "                      \"user\", generate that user's N most likely next requests\n"
+           "                      (probability >= 1/4) while idle, into the exact-match cache\n"
+           "                      (at most 16; default 0: off)\n"
            "  --gpu-layers N|all|auto  the matrix products of the last N layers on a CUDA\n"
            "                      GPU (as synor generate; default 0: CPU only)\n"
-           "  --gpu N             which CUDA GPU (default 0)\n"
+           "  --gpu N|openclN     which GPU: CUDA device N (default 0) or OpenCL device N\n"
            "Exit status: 0 stopped by a signal, 1 failure (a bad model file, the address\n"
            "in use, built without libmicrohttpd), 2 usage error.\n");
 }
@@ -53,9 +64,11 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
     const char *model = NULL, *tokenizer = NULL, *host = "127.0.0.1", *name = NULL;
-    unsigned long long port = 8080, threads = 0, seqs = 16, queue = 64, ctx = 0, gpu = 0;
+    unsigned long long port = 8080, threads = 0, seqs = 16, queue = 64, ctx = 0;
+    unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA;
     int gpu_layers = 0;
-    double grace = 30;
+    double grace = 30, sem_threshold = 0;
+    unsigned long long sem_entries = 0, predict = 0;
     const char *cache_file = NULL;
     uint64_t cache_mem = 0;
     int no_cache = 0;
@@ -94,6 +107,15 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
             r = cli_parse_seconds("serve", a, v, &grace);
         else if (!strcmp(a, "--cache-file"))
             cache_file = v;
+        else if (!strcmp(a, "--semantic-threshold")) {
+            r = cli_parse_double("serve", a, v, 0, 1, &sem_threshold);
+            if (r == CLI_OK && !(sem_threshold > 0))
+                return cli_usage_error("serve", "--semantic-threshold '%s': a cosine similarity "
+                                                "above 0 and at most 1", v);
+        } else if (!strcmp(a, "--semantic-entries"))
+            r = cli_parse_uint("serve", a, v, 1, 1u << 24, &sem_entries);
+        else if (!strcmp(a, "--predict"))
+            r = cli_parse_uint("serve", a, v, 1, 16, &predict);
         else if (!strcmp(a, "--gpu-layers")) {
             if (!strcmp(v, "all"))
                 gpu_layers = SYNOR_LLM_GPU_ALL;
@@ -105,7 +127,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                 gpu_layers = (int)x;
             }
         } else if (!strcmp(a, "--gpu"))
-            r = cli_parse_uint("serve", a, v, 0, 64, &gpu);
+            r = cli_parse_gpu("serve", a, v, &gpu, &gpu_backend);
         else if (!strcmp(a, "--cache-mem")) {
             if (synor__parse_size(v, &cache_mem) || cache_mem == 0)
                 return cli_usage_error("serve",
@@ -120,6 +142,11 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     }
     if (!model)
         return cli_usage_error("serve", "no model: give -m MODEL");
+    if (predict && no_cache)
+        return cli_usage_error("serve", "--predict keeps its answers in the exact-match cache: "
+                                        "it cannot go with --no-cache");
+    if (sem_entries && !(sem_threshold > 0))
+        return cli_usage_error("serve", "--semantic-entries needs --semantic-threshold");
     if (name && !*name)
         return cli_usage_error("serve", "--model-name is empty");
     if (!name) {
@@ -147,8 +174,9 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = (unsigned)threads;
-    cfg.opencl = SYNOR_OPENCL_OFF;
-    cfg.cuda = gpu_layers != 0;
+    cfg.opencl = gpu_layers && gpu_backend == SYNOR_LLM_GPU_OPENCL ? SYNOR_OPENCL_ALL
+                                                                   : SYNOR_OPENCL_OFF;
+    cfg.cuda = gpu_layers != 0 && gpu_backend == SYNOR_LLM_GPU_CUDA;
     synor_server_opts so = {.host = host,
                             .port = (unsigned)port,
                             .model_name = name,
@@ -159,8 +187,12 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .cache_bytes = cache_mem,
                             .cache_file = cache_file,
                             .no_cache = no_cache,
+                            .semantic_threshold = (float)sem_threshold,
+                            .semantic_entries = (unsigned)sem_entries,
+                            .predict = (unsigned)predict,
                             .gpu_layers = gpu_layers,
-                            .gpu_device = (unsigned)gpu};
+                            .gpu_device = gpu,
+                            .gpu_backend = gpu_backend};
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_server_create(m, rt, &so, &srv) || synor_server_start(srv)) {
         cli_error("%s", synor_errmsg());

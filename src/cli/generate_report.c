@@ -106,7 +106,10 @@ char *cli_llm_report(const synor_llm_ctx *c, const synor_runtime *rt, const char
     }
     if (gi.layers)
         dev[ncpu] = (synor_trace_device){
-            .name = gi.device, .product = gi.product, .kind = "gpu", .backend = "CUDA"};
+            .name = gi.device,
+            .product = gi.product,
+            .kind = "gpu",
+            .backend = !strncmp(gi.device, "opencl", 6) ? "OpenCL" : "CUDA"};
     size_t nt = 0, nx = 0;
     double makespan = 0, t0 = n ? ev[0].start : 0;
     for (size_t i = 0; i < n; i++)

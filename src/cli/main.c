@@ -117,6 +117,31 @@ int cli_parse_uint(const char *cmd, const char *opt, const char *v, unsigned lon
     return CLI_OK;
 }
 
+int cli_parse_gpu(const char *cmd, const char *opt, const char *v, unsigned *device,
+                  unsigned *backend)
+{
+    unsigned long long n = 0;
+    const char *num = v;
+    *backend = 0; /* SYNOR_LLM_GPU_CUDA */
+    if (v && !strncmp(v, "opencl", 6)) {
+        num = v + 6;
+        *backend = 1; /* SYNOR_LLM_GPU_OPENCL */
+    } else if (v && !strncmp(v, "cuda", 4)) {
+        num = v + 4;
+    }
+    char *end = NULL;
+    errno = 0;
+    if (num && *num >= '0' && *num <= '9')
+        n = strtoull(num, &end, 10);
+    if (!num || !end || *end || errno || n > 64)
+        return cli_usage_error(cmd, "%s: '%s' is not a GPU: N or cudaN (a CUDA device, as synor "
+                                    "devices lists them) or openclN (an OpenCL device), N in "
+                                    "0..64",
+                               opt, v ? v : "");
+    *device = (unsigned)n;
+    return CLI_OK;
+}
+
 /* The whole of v is a finite decimal number in [min, max]. */
 static int decimal(const char *v, double min, double max, double *out)
 {

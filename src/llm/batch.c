@@ -83,7 +83,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     if (!m || !rt || !out)
         return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: NULL argument");
     const synor_llm_hparams *cfg = &m->cfg;
-    synor_llm_ctx_opts o = {1, 512, 0, 0, 0};
+    synor_llm_ctx_opts o = {1, 512, 0, 0, 0, SYNOR_LLM_GPU_CUDA};
     if (opts) {
         if (opts->max_seqs)
             o.max_seqs = opts->max_seqs;
@@ -92,6 +92,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
         o.kv_blocks = opts->kv_blocks;
         o.gpu_layers = opts->gpu_layers;
         o.gpu_device = opts->gpu_device;
+        o.gpu_backend = opts->gpu_backend;
     }
     if (o.gpu_layers < 0 && o.gpu_layers != SYNOR_LLM_GPU_AUTO)
         return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: gpu_layers %d is negative",
@@ -187,7 +188,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
                 return e;
             }
         }
-    int e = synor__llm_gpu_open(c, o.gpu_layers, o.gpu_device);
+    int e = synor__llm_gpu_open(c, o.gpu_layers, o.gpu_device, o.gpu_backend);
     if (e) {
         synor_llm_ctx_destroy(c);
         return e;

@@ -17,7 +17,12 @@
  * column-major view sees as their transpose (cols x rows, ld cols); n
  * activation rows of cols floats are a cols x n column-major matrix. So
  * Y (n x rows, row-major) = X W^T is, column-major, Y^T = op_T(W^T) X^T:
- * SGEMM(T, N, m = rows, n, k = cols, W, cols, X, cols, Y, rows). */
+ * SGEMM(T, N, m = rows, n, k = cols, W, cols, X, cols, Y, rows).
+ *
+ * With the OpenCL backend (synor_llm_ctx_opts.gpu_backend) the same
+ * products run on an OpenCL device through ocl.c; this file keeps what
+ * both share: the choice of layers, the staging buffers, the counters and
+ * the trace. */
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +34,7 @@
 enum { OP_N = 0, OP_T = 1 };
 
 struct llm_gpu {
+    llm_ocl *ocl; /* the OpenCL backend; NULL: CUDA */
     synor__cu_api api;
     int loaded;
     synor_llm_gpu_info info;
@@ -276,16 +282,42 @@ static int auto_layers(const synor_llm_ctx *c, uint64_t capacity)
     return n >= (uint64_t)L ? L - 1 : (int)n; /* L - 1: below "all" */
 }
 
-int synor__llm_gpu_open(synor_llm_ctx *c, int layers, unsigned device)
+/* The OpenCL backend's staging (host memory) and device (ocl.c). */
+static int open_ocl(synor_llm_ctx *c, llm_gpu *g, const synor_device_native *nat)
+{
+    size_t B = c->max_batch, in = 0, outw = 0;
+    for (int w = LLM_GPU_QKV; w <= LLM_GPU_CLS; w++) {
+        shape(c->m, w, &g->shape[w][0], &g->shape[w][1]);
+        in = (size_t)g->shape[w][1] > in ? (size_t)g->shape[w][1] : in;
+        if (w != LLM_GPU_CLS)
+            outw = (size_t)g->shape[w][0] > outw ? (size_t)g->shape[w][0] : outw;
+    }
+    g->hx = synor__malloc(B * in * sizeof(float));
+    g->hy = synor__malloc(B * outw * sizeof(float));
+    if (!g->hx || !g->hy)
+        return synor__error(SYNOR_ENOMEM, "synor_llm_ctx_create: out of memory");
+    g->info.layers = g->nl;
+    g->info.classifier = c->gpu_cls;
+    return synor__llm_ocl_open(c, nat, g->nl, g->first, (const int(*)[2])g->shape, &g->info,
+                               &g->ocl);
+}
+
+int synor__llm_gpu_open(synor_llm_ctx *c, int layers, unsigned device, unsigned backend)
 {
     int L = c->m->cfg.n_layers;
     if (layers < 0 && layers != SYNOR_LLM_GPU_AUTO)
         return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: gpu_layers %d is negative", layers);
+    if (backend > SYNOR_LLM_GPU_OPENCL)
+        return synor__error(SYNOR_EINVAL,
+                            "synor_llm_ctx_create: gpu_backend %u: SYNOR_LLM_GPU_CUDA or _OPENCL",
+                            backend);
     if (layers == 0)
         return 0;
     synor_device_native nat;
     uint64_t capacity = 0;
-    int e = find_device(c, device, &nat, &capacity);
+    int ocl = backend == SYNOR_LLM_GPU_OPENCL;
+    int e = ocl ? synor__llm_ocl_find(c, device, &nat, &capacity)
+                : find_device(c, device, &nat, &capacity);
     if (e)
         return e;
     if (layers == SYNOR_LLM_GPU_AUTO) {
@@ -296,7 +328,8 @@ int synor__llm_gpu_open(synor_llm_ctx *c, int layers, unsigned device)
     llm_gpu *g = synor__calloc(1, sizeof *g);
     if (!g)
         return SYNOR_ENOMEM;
-    snprintf(g->info.device, sizeof g->info.device, "%s", nat.name ? nat.name : "cuda");
+    snprintf(g->info.device, sizeof g->info.device, "%s",
+             nat.name ? nat.name : ocl ? "opencl" : "cuda");
     snprintf(g->info.product, sizeof g->info.product, "%s", nat.product ? nat.product : "");
     g->nl = layers >= L ? L : layers;
     g->first = L - g->nl;
@@ -307,10 +340,14 @@ int synor__llm_gpu_open(synor_llm_ctx *c, int layers, unsigned device)
     c->gpu_cls_up = c->gpu_cls;
     c->split = (synor_llm_split){g->nl, g->nl};
     float *tmp = NULL;
-    e = open_gpu(c, g, &nat, c->gpu_cls, &tmp);
-    synor__free(tmp);
-    if (g->have_prev)
-        (void)g->api.cuCtxSetCurrent(g->prev);
+    if (ocl) {
+        e = open_ocl(c, g, &nat);
+    } else {
+        e = open_gpu(c, g, &nat, c->gpu_cls, &tmp);
+        synor__free(tmp);
+        if (g->have_prev)
+            (void)g->api.cuCtxSetCurrent(g->prev);
+    }
     if (e) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", synor_errmsg());
@@ -330,6 +367,14 @@ void synor__llm_gpu_close(synor_llm_ctx *c)
     c->gpu_cls = 0;
     c->gpu_up = c->gpu_cls_up = 0;
     c->split = (synor_llm_split){0, 0};
+    if (!g->loaded) { /* OpenCL, or CUDA that never loaded */
+        synor__llm_ocl_close(g->ocl);
+        synor__free(g->hx);
+        synor__free(g->hy);
+        synor__free(g->w);
+        synor__free(g);
+        return;
+    }
     const synor__cu_api *a = &g->api;
     CUcontext prev = NULL;
     if (g->loaded && g->ctx && a->cuCtxGetCurrent(&prev) == 0 && a->cuCtxSetCurrent(g->ctx) == 0) {
@@ -371,6 +416,21 @@ float *synor__llm_gpu_out(llm_gpu *g) { return g->hy; }
 
 int synor__llm_gpu_matmul(llm_gpu *g, int which, int layer, int n, const float *x, float *y)
 {
+    if (g->ocl) {
+        int rc = synor__llm_ocl_matmul(g->ocl, which, layer, n, x, y, g->trace ? g->last : NULL);
+        if (rc)
+            return rc;
+        size_t in = (size_t)n * (size_t)g->shape[which][1] * sizeof(float),
+               out = (size_t)n * (size_t)g->shape[which][0] * sizeof(float);
+        if (g->trace) {
+            g->last_up = in;
+            g->last_down = out;
+        }
+        g->info.bytes_up += in;
+        g->info.bytes_down += out;
+        g->info.products++;
+        return 0;
+    }
     const synor__cu_api *a = &g->api;
     int rows = g->shape[which][0], cols = g->shape[which][1];
     CUdeviceptr w = which == LLM_GPU_CLS ? g->cls

@@ -88,7 +88,7 @@ typedef struct llm_gpu llm_gpu;
 /* Uploads the weights of the last `layers` layers (>= n_layers: all and
  * the classifier) to the runtime's CUDA device number `device`; 0 layers:
  * nothing. On an error nothing is left open. */
-int synor__llm_gpu_open(synor_llm_ctx *c, int layers, unsigned device);
+int synor__llm_gpu_open(synor_llm_ctx *c, int layers, unsigned device, unsigned backend);
 void synor__llm_gpu_close(synor_llm_ctx *c);
 /* Host staging buffers (max_batch rows of the widest input, output). */
 float *synor__llm_gpu_in(llm_gpu *g);
@@ -96,6 +96,22 @@ float *synor__llm_gpu_out(llm_gpu *g);
 /* y (n x rows) = x (n x cols) W^T for product `which` of `layer`, on the
  * GPU; returns when y is on the host. One caller at a time. */
 int synor__llm_gpu_matmul(llm_gpu *g, int which, int layer, int n, const float *x, float *y);
+
+/* ocl.c: the same products on an OpenCL device (gpu.c forwards to them
+ * when the context's backend is SYNOR_LLM_GPU_OPENCL). find: the runtime's
+ * OpenCL device number `which`; open: uploads the layers first ..
+ * first + nl - 1 (and the classifier when info->classifier), shapes as
+ * gpu.c's; matmul: as synor__llm_gpu_matmul, with last (NULL: untimed)
+ * the four times of a traced product. */
+typedef struct llm_ocl llm_ocl;
+struct synor_device_native;
+int synor__llm_ocl_find(synor_llm_ctx *c, unsigned which, struct synor_device_native *nat,
+                        uint64_t *capacity);
+int synor__llm_ocl_open(synor_llm_ctx *c, const struct synor_device_native *nat, int nl, int first,
+                        const int shape[][2], synor_llm_gpu_info *info, llm_ocl **out);
+void synor__llm_ocl_close(llm_ocl *o);
+int synor__llm_ocl_matmul(llm_ocl *o, int which, int layer, int n, const float *x, float *y,
+                          uint64_t *last);
 
 /* The GPU's times of its last product (tracing only: the copy up, the
  * product and the copy down each waited for): monotonic ns, start, after

@@ -192,6 +192,15 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
         out->seed = (uint64_t)i64;
         out->has_seed = 1;
     }
+    if (!e && (v = opt(root, "user"))) {
+        e = synor__json_expect(d, v, "user", SYNOR__J_STRING);
+        if (!e && (v->u.str.len == 0 || v->u.str.len > 256 || strlen(v->u.str.s) != v->u.str.len))
+            e = synor__json_fail(d, v, SYNOR_ESCHEMA, "user",
+                                 "expected 1 to 256 bytes without NUL, found %zu bytes",
+                                 v->u.str.len);
+        if (!e && !(out->user = synor__strdup(v->u.str.s)))
+            e = synor__error(SYNOR_ENOMEM, "out of memory reading the request");
+    }
     if (!e && (v = opt(root, "stream"))) {
         e = synor__json_expect(d, v, "stream", SYNOR__J_BOOL);
         out->stream = !e && v->u.boolean;
@@ -218,7 +227,8 @@ void synor__serve_req_free(synor__serve_req *r)
 {
     synor__free(r->prompt);
     synor__free(r->model);
-    r->prompt = r->model = NULL;
+    synor__free(r->user);
+    r->prompt = r->model = r->user = NULL;
 }
 
 /* Length of the well-formed UTF-8 character at p (Unicode table 3-7), or

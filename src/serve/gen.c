@@ -38,6 +38,15 @@ struct serve_gen {
     size_t out_off;
     int done, reason, cancelled, ended;
     serve_gen *prev_live, *next_live; /* under s->mu */
+    /* a generation nobody waits for (a prediction, under bg_key): its
+     * answer goes into the exact-match cache under bg_ekey, or (a sample)
+     * is kept by the prediction */
+    int background;
+    char *bg_key, *bg_ekey;
+    size_t bg_klen, bg_elen;
+    /* an answer from a cache: "memory", "disk" (exact) or "semantic" */
+    const char *tier;
+    float similarity;
 };
 
 static void gen_unref(serve_gen *g)
@@ -52,6 +61,8 @@ static void gen_unref(serve_gen *g)
     synor__buf_free(&g->text);
     synor__buf_free(&g->held);
     synor__buf_free(&g->out);
+    synor__free(g->bg_key);
+    synor__free(g->bg_ekey);
     synor__free(g);
 }
 
@@ -92,7 +103,9 @@ static int on_token(uint64_t id, int32_t token, void *user)
         n = (long)sizeof piece;
     g->prev = token;
     uint64_t now = synor__serve_now_ns();
-    if (g->t_last)
+    if (g->background) /* not a request: no latency figures */
+        ;
+    else if (g->t_last)
         synor__serve_hist_add(&s->tpot, now - g->t_last);
     else
         synor__serve_hist_add(&s->ttft, now - g->t_submit);
@@ -131,12 +144,24 @@ static void on_done(uint64_t id, int reason, void *user)
     g->prev_live = g->next_live = NULL;
     pthread_mutex_unlock(&s->mu);
     const char *fr = synor__serve_finish_reason(reason);
-    atomic_fetch_add(&s->finished[!strcmp(fr, "stop") ? 0 : !strcmp(fr, "length") ? 1 : 2], 1);
+    if (!g->background)
+        atomic_fetch_add(&s->finished[!strcmp(fr, "stop") ? 0 : !strcmp(fr, "length") ? 1 : 2], 1);
     pthread_mutex_lock(&g->mu);
     g->done = 1;
     g->reason = reason;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->mu);
+    if (g->background) {
+        size_t vlen = 0;
+        char *v = synor__serve_gen_value(g, &vlen);
+        int stored = 0;
+        if (v && g->bg_ekey) {
+            stored = synor_cache_put(s->cache, g->bg_ekey, g->bg_elen, v, vlen) == 0;
+            synor__free(v);
+            v = NULL;
+        }
+        synor__serve_predicted_ready(s, g->bg_key, g->bg_klen, v, vlen, stored);
+    }
     gen_unref(g);
 }
 
@@ -238,6 +263,13 @@ static int answer_whole(serve_gen *g, struct MHD_Connection *c)
     synor__buf_puts(&b, g->chat ? "}" : ",\"logprobs\":null");
     synor__buf_printf(&b, ",\"finish_reason\":\"%s\"}]", synor__serve_finish_reason(g->reason));
     append_usage(g, &b);
+    if (g->tier && !strcmp(g->tier, "predicted"))
+        synor__buf_puts(&b, ",\"synor_cache\":{\"cache\":\"predicted\"}");
+    else if (g->tier && !strcmp(g->tier, "semantic"))
+        synor__buf_printf(&b, ",\"synor_cache\":{\"cache\":\"semantic\",\"similarity\":%.4f}",
+                          (double)g->similarity);
+    else if (g->tier)
+        synor__buf_printf(&b, ",\"synor_cache\":{\"cache\":\"exact\",\"tier\":\"%s\"}", g->tier);
     synor__buf_puts(&b, "}\n");
     int r;
     if (b.failed)
@@ -302,7 +334,7 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_p
 /* The exact-match cache holds a whole answer as: the finish reason (one
  * byte), the completion tokens (8 bytes), the text. Only answers that are
  * determined by the request are kept and served: greedy, or seeded. */
-static char *cache_key(synor_server *s, const synor__serve_req *q, size_t *klen)
+char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t *klen)
 {
     if (!s->cache || q->stream || !(q->temperature == 0 || q->has_seed))
         return NULL;
@@ -316,28 +348,40 @@ static char *cache_key(synor_server *s, const synor__serve_req *q, size_t *klen)
     return k;
 }
 
-static void cache_store(synor_server *s, const char *key, size_t klen, serve_gen *g)
+char *synor__serve_gen_value(serve_gen *g, size_t *len)
 {
     pthread_mutex_lock(&g->mu);
     int keep = g->done && (g->reason == SYNOR_LLM_DONE_LENGTH || g->reason == SYNOR_LLM_DONE_EOS);
     size_t n = g->text.len;
-    char *v = keep ? synor__malloc(9 + n) : NULL;
+    char *v = keep && !g->text.failed ? synor__malloc(9 + n) : NULL;
     if (v) {
         uint64_t gen = g->generated;
         v[0] = (char)g->reason;
         memcpy(v + 1, &gen, 8);
         if (n)
             memcpy(v + 9, g->text.data, n);
+        *len = 9 + n;
     }
     pthread_mutex_unlock(&g->mu);
-    if (v)
-        synor_cache_put(s->cache, key, klen, v, 9 + n); /* a failed put only costs a hit */
+    return v;
+}
+
+static void cache_store(synor_server *s, const char *key, size_t klen, const float *emb,
+                        serve_gen *g)
+{
+    size_t n = 0;
+    char *v = synor__serve_gen_value(g, &n);
+    if (v && key)
+        synor_cache_put(s->cache, key, klen, v, n); /* a failed put only costs a hit */
+    if (v && emb)
+        synor_semcache_add(s->sem, emb, v, n);
     synor__free(v);
 }
 
 /* Answers from a cached value, as answer_whole answers a generation. */
 static int answer_cached(synor_server *s, struct MHD_Connection *c, const synor__serve_req *q,
-                         size_t n_prompt, int32_t last, const char *v, size_t len)
+                         size_t n_prompt, int32_t last, const char *v, size_t len,
+                         const char *tier, float similarity)
 {
     serve_gen *g = gen_new(s, q, n_prompt, last);
     if (!g)
@@ -348,6 +392,8 @@ static int answer_cached(synor_server *s, struct MHD_Connection *c, const synor_
     uint64_t gen;
     memcpy(&gen, v + 1, 8);
     g->generated = (size_t)gen;
+    g->tier = tier;
+    g->similarity = similarity;
     synor__buf_append(&g->text, v + 9, len - 9);
     pthread_mutex_lock(&s->mu);
     uint64_t seq = ++s->next_seq;
@@ -357,6 +403,32 @@ static int answer_cached(synor_server *s, struct MHD_Connection *c, const synor_
     int r = answer_whole(g, c);
     gen_unref(g);
     return r;
+}
+
+/* Names g (PREFIX-N), seeds its sampler (without a seed, each request
+ * draws its own stream of numbers), and queues it with the scheduler,
+ * linked into the live list: 0 or the scheduler's code. */
+static int submit_gen(synor_server *s, serve_gen *g, const synor__serve_req *q, const char *prefix,
+                      synor_llm_request *rq)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t seq = ++s->next_seq;
+    snprintf(g->name, sizeof g->name, "%s-%llu", prefix, (unsigned long long)seq);
+    uint64_t seed = q->has_seed ? q->seed : synor__serve_now_ns() ^ (seq * 0x9E3779B97F4A7C15ull);
+    synor_sampler_init(&rq->sampler, (float)q->temperature, (int)q->top_k,
+                       q->temperature > 0 ? (float)q->top_p : 1.0f, seed);
+    g->t_submit = synor__serve_now_ns();
+    int e = s->stopping ? SYNOR_ESTATE : synor_llm_sched_submit(s->sched, rq, &g->id);
+    if (!e) {
+        g->next_live = s->live;
+        if (s->live)
+            s->live->prev_live = g;
+        s->live = g;
+        s->kicks++;
+        pthread_cond_signal(&s->wake);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return e;
 }
 
 int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, const char *body,
@@ -380,18 +452,65 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
         synor__serve_req_free(&q);
         return r;
     }
-    size_t klen = 0;
-    char *key = cache_key(s, &q, &klen);
+    size_t klen = 0, pklen = 0;
+    char *key = synor__serve_cache_key(s, &q, &klen);
+    char *pkey = s->pred && !q.stream ? synor__serve_pred_key(s, &q, &pklen) : NULL;
     if (key) {
         char *v;
         size_t vlen;
-        if (synor_cache_get(s->cache, key, klen, &v, &vlen, NULL) == 0 && vlen >= 9) {
-            r = answer_cached(s, c, &q, n, ids[n - 1], v, vlen);
+        int tier;
+        if (synor_cache_get(s->cache, key, klen, &v, &vlen, &tier) == 0 && vlen >= 9) {
+            if (pkey)
+                synor__serve_predicted_hit(s, pkey, pklen);
+            r = answer_cached(s, c, &q, n, ids[n - 1], v, vlen,
+                              tier == SYNOR_CACHE_DISK ? "disk" : "memory", 0);
             free(v);
+            synor__serve_predict_after(s, &q);
+            synor__free(pkey);
             synor__free(key);
             synor__free(ids);
             synor__serve_req_free(&q);
             return r;
+        }
+    } else if (pkey) { /* a sample: one generated ahead on a prediction? */
+        char *v;
+        size_t vlen;
+        if (synor__serve_predicted_take(s, pkey, pklen, &v, &vlen) == 0) {
+            r = answer_cached(s, c, &q, n, ids[n - 1], v, vlen, "predicted", 0);
+            synor__free(v);
+            synor__serve_predict_after(s, &q);
+            synor__free(pkey);
+            synor__free(ids);
+            synor__serve_req_free(&q);
+            return r;
+        }
+    }
+    synor__free(pkey);
+    /* the semantic cache: whole answers (not streamed) to similar prompts */
+    float *emb = NULL;
+    if (s->sem && !q.stream) {
+        const synor_llm_hparams *h = synor_llm_hparams_get(s->m);
+        emb = synor__malloc((size_t)h->dim * sizeof *emb);
+        if (emb && synor__serve_embed(s, q.prompt, emb) != 0) {
+            synor__free(emb); /* the engine said why on standard error */
+            emb = NULL;
+        }
+        float sim = -1;
+        char *v;
+        size_t vlen;
+        if (emb) {
+            atomic_fetch_add(&s->sem_lookups, 1);
+            if (synor_semcache_lookup(s->sem, emb, &sim, &v, &vlen) == 0 && vlen >= 9) {
+                atomic_fetch_add(&s->sem_hits, 1);
+                r = answer_cached(s, c, &q, n, ids[n - 1], v, vlen, "semantic", sim);
+                free(v);
+                synor__serve_predict_after(s, &q);
+                synor__free(emb);
+                synor__free(key);
+                synor__free(ids);
+                synor__serve_req_free(&q);
+                return r;
+            }
         }
     }
     synor_llm_request rq = {.prompt = ids, .n_prompt = n, .on_token = on_token, .on_done = on_done};
@@ -400,34 +519,19 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     serve_gen *g = gen_new(s, &q, n, ids[n - 1]);
     rq.user = g;
     if (!g) {
+        synor__free(emb);
         synor__free(key);
         synor__free(ids);
         synor__serve_req_free(&q);
         return synor__serve_error(s, c, 500, "out of memory");
     }
-    pthread_mutex_lock(&s->mu);
-    uint64_t seq = ++s->next_seq;
-    snprintf(g->name, sizeof g->name, "%s-%llu", chat ? "chatcmpl" : "cmpl",
-             (unsigned long long)seq);
-    /* without a seed, each request draws its own stream of numbers */
-    uint64_t seed = q.has_seed ? q.seed : synor__serve_now_ns() ^ (seq * 0x9E3779B97F4A7C15ull);
-    synor_sampler_init(&rq.sampler, (float)q.temperature, (int)q.top_k,
-                       q.temperature > 0 ? (float)q.top_p : 1.0f, seed);
-    g->t_submit = synor__serve_now_ns();
-    int e = s->stopping ? SYNOR_ESTATE : synor_llm_sched_submit(s->sched, &rq, &g->id);
-    if (!e) {
-        g->next_live = s->live;
-        if (s->live)
-            s->live->prev_live = g;
-        s->live = g;
-        s->kicks++;
-        pthread_cond_signal(&s->wake);
-    }
-    pthread_mutex_unlock(&s->mu);
+    int e = submit_gen(s, g, &q, chat ? "chatcmpl" : "cmpl", &rq);
     synor__free(ids);
     int stream = q.stream;
-    synor__serve_req_free(&q);
+    if (e || stream)
+        synor__serve_req_free(&q);
     if (e) {
+        synor__free(emb);
         synor__free(key);
         char msg[512];
         synor__strlcpy(msg, synor_errmsg(), sizeof msg);
@@ -461,8 +565,11 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     atomic_fetch_add(&s->prompt_tokens, n);
     if (!stream) {
         r = answer_whole(g, c);
-        if (key)
-            cache_store(s, key, klen, g);
+        if (key || emb)
+            cache_store(s, key, klen, emb, g);
+        synor__serve_predict_after(s, &q); /* the user has the answer: what next? */
+        synor__serve_req_free(&q);
+        synor__free(emb);
         synor__free(key);
         gen_unref(g);
         return r;
@@ -480,4 +587,44 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     r = MHD_queue_response(c, 200, rsp);
     MHD_destroy_response(rsp);
     return r;
+}
+
+int synor__serve_generate_predicted(synor_server *s, const synor__serve_req *q, const char *key,
+                                    size_t klen, char *ekey, size_t elen)
+{
+    const synor_tokenizer *tok = synor_llm_tokenizer(s->m);
+    size_t len = strlen(q->prompt);
+    long n = synor_tokenizer_encode(tok, q->prompt, len, 1, 0, NULL, 0);
+    if (n < 1 || n >= (long)s->ctx_len)
+        return SYNOR_ERANGE;
+    int32_t *ids = synor__malloc((size_t)n * sizeof *ids);
+    char *k = synor__malloc(klen);
+    serve_gen *g = ids && k ? gen_new(s, q, (size_t)n, 0) : NULL;
+    if (!g) {
+        synor__free(ids);
+        synor__free(k);
+        return SYNOR_ENOMEM;
+    }
+    memcpy(k, key, klen);
+    synor_tokenizer_encode(tok, q->prompt, len, 1, 0, ids, (size_t)n);
+    g->refs = 1; /* the engine's only */
+    g->background = 1;
+    g->bg_key = k;
+    g->bg_klen = klen;
+    g->bg_ekey = ekey;
+    g->bg_elen = elen;
+    g->prev = ids[n - 1];
+    synor_llm_request rq = {.prompt = ids,
+                            .n_prompt = (size_t)n,
+                            .on_token = on_token,
+                            .on_done = on_done,
+                            .user = g};
+    rq.max_new = (int)(q->max_tokens < (long)s->ctx_len - n ? q->max_tokens : (long)s->ctx_len - n);
+    int e = submit_gen(s, g, q, "predicted", &rq);
+    synor__free(ids);
+    if (e) {
+        g->bg_ekey = NULL; /* the caller keeps it on failure */
+        gen_unref(g);
+    }
+    return e;
 }

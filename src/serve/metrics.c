@@ -100,6 +100,22 @@ char *synor__serve_metrics(synor_server *s)
            "Cacheable requests (greedy or seeded, not streamed) not in the cache.", cs.misses);
     metric(&b, "synor_cache_entries", "gauge", "Entries in the cache's memory tier.",
            cs.mem_entries);
+    metric(&b, "synor_semantic_lookups_total", "counter",
+           "Requests looked up in the semantic cache (0 when it is off).",
+           atomic_load(&s->sem_lookups));
+    metric(&b, "synor_semantic_hits_total", "counter",
+           "Whole answers served from the semantic cache (a similar prompt's answer).",
+           atomic_load(&s->sem_hits));
+    metric(&b, "synor_semantic_entries", "gauge", "Entries in the semantic cache.",
+           s->sem ? (uint64_t)synor_semcache_count(s->sem) : 0);
+    metric(&b, "synor_predicted_started_total", "counter",
+           "Requests predicted from a user's history and generated while idle.",
+           atomic_load(&s->pred_started));
+    metric(&b, "synor_predicted_ready_total", "counter",
+           "Predicted answers stored in the exact-match cache.", atomic_load(&s->pred_ready));
+    metric(&b, "synor_predicted_hits_total", "counter",
+           "Requests answered from an answer generated on a prediction.",
+           atomic_load(&s->pred_hits));
     head(&b, "synor_requests_finished_total", "counter",
          "Generation requests finished, by finish_reason.");
     static const char *const why[3] = {"stop", "length", "cancelled"};

@@ -20,6 +20,7 @@ typedef struct synor__serve_req {
     long top_k;
     uint64_t seed;
     int has_seed;
+    char *user; /* OpenAI's "user" field (at most 256 bytes), or NULL */
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and

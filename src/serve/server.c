@@ -201,6 +201,7 @@ static void *engine(void *arg)
     while (!s->quit) {
         uint64_t seen = s->kicks;
         pthread_mutex_unlock(&s->mu);
+        synor__serve_embed_run(s); /* between steps: the context is free */
         int n = synor_llm_sched_step(s->sched);
         if (n < 0)
             fprintf(stderr, "synor serve: a batch failed (its requests were cancelled): %s\n",
@@ -210,7 +211,7 @@ static void *engine(void *arg)
         pthread_mutex_lock(&s->mu);
         synor__serve_rate_add(s, st.generated_tokens - s->rate_seen);
         s->rate_seen = st.generated_tokens;
-        if (n <= 0 && s->kicks == seen && !s->quit)
+        if (n <= 0 && s->kicks == seen && !s->quit && !s->embeds)
             pthread_cond_wait(&s->wake, &s->mu);
     }
     pthread_mutex_unlock(&s->mu);
@@ -241,6 +242,19 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
         o.max_connections = 256;
     if (!(o.grace_s > 0))
         o.grace_s = 30;
+    if (!(o.semantic_threshold >= 0 && o.semantic_threshold <= 1))
+        return synor__error(SYNOR_EINVAL,
+                            "synor_server_create: semantic threshold %g: 0 (off) or a cosine "
+                            "similarity above 0 and at most 1",
+                            (double)o.semantic_threshold);
+    if (!o.semantic_entries)
+        o.semantic_entries = 10000;
+    if (o.predict > 16)
+        return synor__error(SYNOR_EINVAL, "synor_server_create: predict %u: at most 16", o.predict);
+    if (o.predict && o.no_cache)
+        return synor__error(SYNOR_EINVAL,
+                            "synor_server_create: predicting requests needs the exact-match "
+                            "cache (predicted answers are kept there)");
     const synor_llm_hparams *h = synor_llm_hparams_get(m);
     unsigned ctx = o.ctx && o.ctx < (unsigned)h->seq_len ? o.ctx : (unsigned)h->seq_len;
     if (ctx < 2)
@@ -261,13 +275,15 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
     s->o.host = s->host;
     s->o.model_name = s->model_name;
     int e = s->host && s->model_name ? 0 : SYNOR_ENOMEM;
-    int mu = 0, wake = 0, idle = 0;
+    int mu = 0, wake = 0, idle = 0, embedded = 0;
     if (!e)
         e = (mu = !pthread_mutex_init(&s->mu, NULL)) ? 0 : SYNOR_ENOMEM;
     if (!e)
         e = (wake = !pthread_cond_init(&s->wake, NULL)) ? 0 : SYNOR_ENOMEM;
     if (!e)
         e = (idle = !pthread_cond_init(&s->idle, NULL)) ? 0 : SYNOR_ENOMEM;
+    if (!e)
+        e = (embedded = !pthread_cond_init(&s->embedded, NULL)) ? 0 : SYNOR_ENOMEM;
     if (e)
         synor__error(e, "synor_server_create: out of memory");
     /* KV blocks for max_seqs requests of ctx positions each */
@@ -275,7 +291,8 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
                              .kv_blocks = o.max_seqs *
                                           ((ctx + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK),
                              .gpu_layers = o.gpu_layers,
-                             .gpu_device = o.gpu_device};
+                             .gpu_device = o.gpu_device,
+                             .gpu_backend = o.gpu_backend};
     synor_llm_sched_opts so = {.max_queue = o.max_queue};
     if (!e)
         e = synor_llm_ctx_create(m, rt, &co, &s->ctx);
@@ -287,12 +304,29 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
         if (e)
             synor_llm_sched_destroy(s->sched);
     }
+    int base_ok = !e; /* the context, scheduler and cache exist */
+    if (!e && o.semantic_threshold > 0) { /* a context of one sequence for the embeddings */
+        synor_llm_ctx_opts eo = {.max_seqs = 1,
+                                 .kv_blocks = (ctx + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK};
+        e = synor_llm_ctx_create(m, rt, &eo, &s->ectx);
+        if (!e)
+            e = synor_semcache_create(h->dim, o.semantic_threshold, o.semantic_entries, &s->sem);
+    }
+    if (!e && o.predict)
+        e = synor_predictor_create(4096, &s->pred);
+    if (e && base_ok) {
+        synor__serve_semantic_free(s);
+        synor_cache_close(s->cache);
+        synor_llm_sched_destroy(s->sched);
+    }
     if (!e) {
         unsigned used;
         synor_llm_kv_usage(s->ctx, &used, &s->kv_total);
     }
     if (e) {
         synor_llm_ctx_destroy(s->ctx);
+        if (embedded)
+            pthread_cond_destroy(&s->embedded);
         if (idle)
             pthread_cond_destroy(&s->idle);
         if (wake)
@@ -401,9 +435,11 @@ void synor_server_destroy(synor_server *s)
     if (!s)
         return;
     synor_server_stop(s);
-    synor_llm_sched_destroy(s->sched);
+    synor_llm_sched_destroy(s->sched); /* predictions still queued end here */
+    synor__serve_semantic_free(s);
     synor_cache_close(s->cache);
     synor_llm_ctx_destroy(s->ctx);
+    pthread_cond_destroy(&s->embedded);
     pthread_cond_destroy(&s->idle);
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->mu);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "serve/serve_api.h"
 #include "synor/serve.h"
 
 struct MHD_Daemon;
@@ -33,6 +34,26 @@ extern const int synor__serve_codes[SERVE_NCODES];
 
 typedef struct serve_gen serve_gen;
 
+/* An embedding asked of the engine thread (semantic.c). */
+typedef struct serve_embed {
+    const char *text;
+    float *out;
+    int rc, done;
+    struct serve_embed *next;
+} serve_embed;
+
+/* A request the server generated on a prediction, not yet asked for
+ * (semantic.c): under its prediction key; a sample's answer is kept in
+ * val, a determined request's is in the exact-match cache. */
+typedef struct serve_predicted {
+    char *key;
+    size_t klen;
+    int ready; /* generated */
+    char *val; /* a sample's answer (the exact-match cache's value format) */
+    size_t vlen;
+    struct serve_predicted *next;
+} serve_predicted;
+
 struct synor_server {
     synor_llm *m;
     synor_runtime *rt;
@@ -43,6 +64,13 @@ struct synor_server {
     synor_llm_ctx *ctx;
     synor_llm_sched *sched;
     synor_cache *cache; /* NULL when off */
+    synor_semcache *sem;   /* NULL when off */
+    synor_llm_ctx *ectx;   /* the semantic cache's embeddings: the engine thread's */
+    serve_embed *embeds;   /* under mu: waiting for the engine thread */
+    pthread_cond_t embedded; /* an embedding is done */
+    synor_predictor *pred; /* NULL when off */
+    serve_predicted *predicted; /* under mu */
+    unsigned n_predicted;       /* under mu: the list's length */
     struct MHD_Daemon *d;
     unsigned port;
     time_t created;
@@ -64,6 +92,7 @@ struct synor_server {
     /* metrics */
     _Atomic uint64_t requests, prompt_tokens, gen_tokens, finished[3];
     _Atomic uint64_t codes[SERVE_NCODES + 1];
+    _Atomic uint64_t sem_lookups, sem_hits, pred_started, pred_ready, pred_hits;
     serve_hist tpot, ttft;
 };
 
@@ -87,6 +116,45 @@ int synor__serve_error(synor_server *s, struct MHD_Connection *c, int status, co
 /* Queues text (copied) with status and content type. */
 int synor__serve_text(synor_server *s, struct MHD_Connection *c, int status, const char *type,
                       const char *text, size_t len);
+/* The embedding of text (dim floats into out), computed by the engine
+ * thread between steps; blocks until it is. */
+int synor__serve_embed(synor_server *s, const char *text, float *out);
+/* The engine thread: computes the embeddings asked for (mu not held). */
+void synor__serve_embed_run(synor_server *s);
+/* After a whole-answer request naming a user: teaches the predictor and
+ * starts the likely next requests' generations (mu not held). */
+void synor__serve_predict_after(synor_server *s, const synor__serve_req *q);
+/* A request's prediction key (a fresh buffer; NULL when out of memory). */
+char *synor__serve_pred_key(synor_server *s, const synor__serve_req *q, size_t *klen);
+/* A determined request answered from the exact-match cache: if its answer
+ * was generated on a prediction, counts the hit and forgets it. */
+void synor__serve_predicted_hit(synor_server *s, const char *key, size_t klen);
+/* A sampled request: the sample generated for it on a prediction (val
+ * taken by the caller, freed with synor__free), served once; SYNOR_ENOENT
+ * when there is none ready. */
+int synor__serve_predicted_take(synor_server *s, const char *key, size_t klen, char **val,
+                                size_t *len);
+/* A predicted generation ended: stored 1 when its answer went into the
+ * exact-match cache, val (taken) a sample's answer to keep; neither: it did
+ * not finish normally, and is forgotten. */
+void synor__serve_predicted_ready(synor_server *s, const char *key, size_t klen, char *val,
+                                  size_t vlen, int stored);
+/* The exact-match cache's value of a finished generation (a fresh buffer;
+ * NULL when it did not finish normally): the finish reason (one byte), the
+ * completion tokens (8 bytes), the text. */
+char *synor__serve_gen_value(serve_gen *g, size_t *len);
+/* Submits a generation nobody waits for, of a predicted request: key is
+ * its prediction key (not taken: the prediction's), ekey its exact-match
+ * cache key for a determined request (taken on success) or NULL. 0 or a
+ * negative code. */
+int synor__serve_generate_predicted(synor_server *s, const synor__serve_req *q, const char *key,
+                                    size_t klen, char *ekey, size_t elen);
+/* The exact-match cache key of a request (a fresh buffer), or NULL when
+ * it is not cacheable. */
+char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t *klen);
+/* Frees the semantic cache's and the predictor's state. */
+void synor__serve_semantic_free(synor_server *s);
+
 /* Cancels every generation still live (stop's grace ran out). mu held. */
 void synor__serve_cancel_all(synor_server *s);
 

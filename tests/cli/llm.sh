@@ -128,6 +128,7 @@ if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
   check sim-gpu     [ "$(LD_LIBRARY_PATH=$mock XDG_CACHE_HOME=$tmp/cache rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers all --split 2,0 --report --simulate)" = 0 ]
   check sim-gpu-same cmp -s "$tmp/out" "$tmp/greedy"
   check sim-gpu-dev grep -qE "^  local-.* simulated .*matmul x[0-9]+" "$tmp/err"
+  check sim-gpu-gaps grep -qE "barrier task on the first worker: [0-9.]+ us within a batch" "$tmp/err"
   check sim-gpu-ratio grep -qE "^synor: simulated makespan [0-9.]+ ms vs real [0-9.]+ ms \(ratio [0-9.]+\)$" "$tmp/err"
   # one CPU worker (a loaded machine can leave a second one without a
   # task): the CPU's own profile stands for it
@@ -136,6 +137,20 @@ if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
   check split-big   [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers 1 --split 2,0)" = 1 ]
   check split-big-msg grep -q "prefill 2: the context has 1 layer on a GPU" "$tmp/err"
 fi
+# OpenCL layers (PoCL's CPU device where no GPU has OpenCL): the same
+# greedy text; skipped where no OpenCL device exists
+if [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers all --gpu opencl0)" = 0 ]; then
+  check ocl-same    cmp -s "$tmp/out" "$tmp/greedy"
+  check ocl-figures grep -qE "2 of 2 layers and the classifier on opencl0 .* OpenCL kernel calls" "$tmp/err"
+  check ocl-report  [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers all --gpu opencl0 --report)" = 0 ]
+  check ocl-report-dev grep -qE "^  opencl0 .*OpenCL, real" "$tmp/err"
+elif grep -q "OpenCL device" "$tmp/err"; then
+  echo "llm: no OpenCL device here ($(tail -1 "$tmp/err")): OpenCL layers skipped"
+else
+  check ocl-run false
+fi
+check gpu-badname   [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers all --gpu vulkan0)" = 2 ]
+check gpu-badname-msg grep -q "openclN" "$tmp/err"
 check split-nogpu   [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --split 1,0)" = 2 ]
 check split-badarg  [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers all --split 1)" = 2 ]
 

@@ -282,6 +282,76 @@ check c-disk-noreq  [ "$(val synor_requests_total)" = 0 ]
 kill -TERM "$pid"; wait "$pid"
 check c-badmem      [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --cache-mem lots >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
 
+# the semantic cache: a paraphrase gets the first prompt's answer with its
+# similarity (the tiny model puts these two at about 0.98 and the third
+# prompt at about 0.56: far from the threshold either way)
+check s-start       start sem --no-cache --semantic-threshold 0.95
+check s-first       [ "$(req POST /v1/completions '{"prompt":"Synor places tasks on devices","max_tokens":8,"temperature":0}')" = 200 ]
+get choices.0.text >"$tmp/s1"
+check s-first-fresh [ -z "$(get synor_cache.cache 2>/dev/null)" ]
+check s-para        [ "$(req POST /v1/completions '{"prompt":"Synor places tasks on the devices","max_tokens":8,"temperature":0}')" = 200 ]
+get choices.0.text >"$tmp/s2"
+check s-para-same   cmp -s "$tmp/s1" "$tmp/s2"
+check s-para-tier   [ "$(get synor_cache.cache)" = semantic ]
+check s-para-sim    awk -v x="$(get synor_cache.similarity)" 'BEGIN { exit !(x >= 0.95 && x <= 1) }'
+check s-other       [ "$(req POST /v1/completions '{"prompt":"The coordinator","max_tokens":8,"temperature":0}')" = 200 ]
+check s-other-fresh [ -z "$(get synor_cache.cache 2>/dev/null)" ]
+check s-stream      [ "$(req POST /v1/completions '{"prompt":"Synor places tasks on devices","max_tokens":8,"stream":true}')" = 200 ]
+check s-stream-gen  grep -q '^data: \[DONE\]' "$tmp/body"
+req GET /metrics >/dev/null
+check s-lookups     [ "$(val synor_semantic_lookups_total)" = 3 ]
+check s-hits        [ "$(val synor_semantic_hits_total)" = 1 ]
+check s-entries     [ "$(val synor_semantic_entries)" = 2 ]
+kill -TERM "$pid"; wait "$pid"
+check s-exit        [ $? = 0 ]
+
+# request-level speculation: a user asks A then B, twice; the second B is
+# a sample generated ahead while the server was idle (served once); with a
+# memory tier too small for two answers, a determined B is generated ahead
+# into the exact-match cache
+wait_metric() { # NAME VALUE: until /metrics shows it (10 s at most)
+  for _ in $(seq 100); do
+    req GET /metrics >/dev/null; [ "$(val "$1")" = "$2" ] && return 0; sleep 0.1
+  done; return 1
+}
+check p-start       start pred --predict 2 --cache-mem 150B
+A='{"prompt":"Alpha asks first","max_tokens":8,"temperature":0.8,"user":"ann"}'
+B='{"prompt":"Beta follows","max_tokens":8,"temperature":0.8,"user":"ann"}'
+check p-a1          [ "$(req POST /v1/completions "$A")" = 200 ]
+check p-b1          [ "$(req POST /v1/completions "$B")" = 200 ]
+check p-b1-fresh    [ -z "$(get synor_cache.cache 2>/dev/null)" ]
+check p-a2          [ "$(req POST /v1/completions "$A")" = 200 ]
+check p-ready       wait_metric synor_predicted_ready_total 1
+check p-b2          [ "$(req POST /v1/completions "$B")" = 200 ]
+check p-b2-tier     [ "$(get synor_cache.cache)" = predicted ]
+check p-b2-len      [ "$(get usage.completion_tokens)" = 8 ]
+check p-hits        wait_metric synor_predicted_hits_total 1
+C='{"prompt":"Gamma one","max_tokens":8,"temperature":0,"user":"bob"}'
+D='{"prompt":"Delta two","max_tokens":8,"temperature":0,"user":"bob"}'
+check p-c1          [ "$(req POST /v1/completions "$C")" = 200 ]
+check p-d1          [ "$(req POST /v1/completions "$D")" = 200 ]
+get choices.0.text >"$tmp/d1"
+check p-c2          [ "$(req POST /v1/completions "$C")" = 200 ]
+check p-d-ahead     wait_metric synor_predicted_ready_total 3
+check p-d2          [ "$(req POST /v1/completions "$D")" = 200 ]
+get choices.0.text >"$tmp/d2"
+check p-d2-same     cmp -s "$tmp/d1" "$tmp/d2"
+check p-d2-tier     [ "$(get synor_cache.cache)" = exact ]
+check p-hits2       wait_metric synor_predicted_hits_total 2
+check p-baduser     [ "$(req POST /v1/completions '{"prompt":"x","user":""}')" = 400 ]
+check p-baduser-msg msg_has "user"
+kill -TERM "$pid"; wait "$pid"
+check p-exit        [ $? = 0 ]
+bad() { local rc=0; "$S" serve -m "$tmp/m.gguf" "$@" >/dev/null 2>"$tmp/err" || rc=$?; [ $rc = 2 ]; }
+check s-bad-zero    bad --semantic-threshold 0
+check s-bad-big     bad --semantic-threshold 1.5
+check s-bad-nan     bad --semantic-threshold nan
+check s-bad-msg     grep -q "semantic-threshold" "$tmp/err"
+check s-bad-entries bad --semantic-entries 10
+check p-bad-many    bad --predict 17
+check p-bad-nocache bad --predict 2 --no-cache
+check p-bad-msg     grep -q "no-cache" "$tmp/err"
+
 # usage errors
 check no-model      [ "$(rc=0; "$S" serve >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
 check bad-port      [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --port 70000 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 2 ]
