@@ -7,10 +7,13 @@
  * per device replica and pass); any split of the batch over the replicas
  * gives the same gradient; the measured split is a valid one; misuse and
  * an absent device are named. Runs on PoCL's CPU device in CI; skips
- * saying so where there is no OpenCL device. */
+ * saying so where there is no OpenCL device. SYNOR_TRAINOCL_DEVICE=K runs
+ * it on the runtime's OpenCL device K instead of the first (on a machine
+ * with an OpenCL GPU beside PoCL). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "synor/error.h"
@@ -34,13 +37,23 @@ static synor_runtime *runtime(int opencl)
     return rt;
 }
 
+/* The OpenCL device the test uses: SYNOR_TRAINOCL_DEVICE, else 0. */
+static unsigned cl_dev(void)
+{
+    const char *v = getenv("SYNOR_TRAINOCL_DEVICE");
+    return v && *v ? (unsigned)strtoul(v, NULL, 10) : 0;
+}
+
 static int have_opencl(synor_runtime *rt)
 {
+    unsigned seen = 0;
     for (unsigned i = 0; i < synor_runtime_device_count(rt); i++) {
         synor_runtime_device_info di;
         if (synor_runtime_device_get(rt, i, &di) == 0 && !strcmp(di.backend, "opencl") &&
-            !di.stopped)
+            !di.stopped && seen++ == cl_dev()) {
+            fprintf(stderr, "  on %s (%s)\n", di.name, di.product);
             return 1;
+        }
     }
     return 0;
 }
@@ -87,8 +100,8 @@ static void against_cpu(synor_runtime *rt, synor_train_config cfg, int on_dev)
     synor_trainer *cpu, *dev;
     ASSERT_OK(synor_trainer_create(rt, &cfg, BATCH, 3, &cpu));
     ASSERT_OK(synor_trainer_create(rt, &cfg, BATCH, 3, &dev));
-    ASSERT_OK(synor_trainer_use_opencl(dev, 0, on_dev));
-    ASSERT_EQ(synor_trainer_use_opencl(dev, 0, on_dev), SYNOR_ESTATE);
+    ASSERT_OK(synor_trainer_use_opencl(dev, cl_dev(), on_dev));
+    ASSERT_EQ(synor_trainer_use_opencl(dev, cl_dev(), on_dev), SYNOR_ESTATE);
     ASSERT_EQ(synor_trainer_use_cuda(dev, 0), SYNOR_ESTATE);
     int ndev = on_dev ? on_dev : 3;
     for (int r = 0; r < 3; r++)
@@ -129,7 +142,9 @@ static void against_cpu(synor_runtime *rt, synor_train_config cfg, int on_dev)
     ASSERT(worst(synor_trainer_params(dev), synor_trainer_params(cpu), P, 1e-2) <= 1.0);
     synor_train_gpu_stats st;
     synor_trainer_gpu_stats(dev, &st);
-    ASSERT_STREQ(st.device, "opencl0");
+    char name[32];
+    snprintf(name, sizeof name, "opencl%u", cl_dev());
+    ASSERT_STREQ(st.device, name);
     ASSERT(st.product[0]);
     /* 5 passes with backward of each device replica: 7 L + 1 forward and
      * 2 (7 L + 1) backward products; the parameters uploaded once per step */
@@ -197,7 +212,7 @@ TEST(rows_split_over_the_replicas_at_will)
     ASSERT_OK(synor_trainer_create(rt, &cfg, BATCH, 3, &a));
     ASSERT_OK(synor_trainer_create(rt, &cfg, BATCH, 3, &b));
     if (ocl)
-        ASSERT_OK(synor_trainer_use_opencl(b, 0, 1));
+        ASSERT_OK(synor_trainer_use_opencl(b, cl_dev(), 1));
     synor_trainer_init_params(a, 3);
     synor_trainer_init_params(b, 3);
     int rows[3];
