@@ -48,7 +48,8 @@ static void help(void)
            "                    counts); cpu,opencl[:K]: the last replica there, the others on\n"
            "                    the CPU workers, one batch over both (heterogeneous data\n"
            "                    parallel). --balance: split the batch by the replicas'\n"
-           "                    measured speed (printed) instead of evenly\n"
+           "                    measured speed (printed) instead of evenly; --rows A,B,..:\n"
+           "                    the batch's rows per replica, as given\n"
            "  --quiet           no progress line\n"
            "  --report          after the run, the runtime's report of it: every task on its\n"
            "                    worker (batch loading, the replicas' forward/backward, the\n"
@@ -284,6 +285,8 @@ static int parse(int argc, char **argv, opts *o)
             r = cli_parse_uint("train", a, v, 0, UINT64_MAX, &o->seed);
         } else if (!strcmp(a, "--device")) {
             r = cli_train_device_parse(v, &o->dev);
+        } else if (!strcmp(a, "--rows")) {
+            r = cli_train_rows_parse(v, &o->dev);
         } else if (!strcmp(a, "--gpu")) {
             r = cli_parse_uint("train", a, v, 0, 64, &o->gpu);
         } else if (!strcmp(a, "--corpus")) {

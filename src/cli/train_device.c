@@ -10,10 +10,34 @@
 #include "cli/cli.h"
 #include "common/common.h"
 
+int cli_train_rows_parse(const char *v, cli_train_device *d)
+{
+    const char *p = v;
+    d->nrows = 0;
+    while (*p) {
+        char part[16];
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof part || d->nrows == 8)
+            return cli_usage_error("train", "--rows %s: 1 to 6 counts of rows, comma-separated", v);
+        memcpy(part, p, n);
+        part[n] = 0;
+        unsigned long long x;
+        int r = cli_parse_uint("train", "--rows", part, 1, 1u << 20, &x);
+        if (r != CLI_OK)
+            return r;
+        d->rows[d->nrows++] = (int)x;
+        p += n;
+        if (*p == ',' && !*++p)
+            return cli_usage_error("train", "--rows %s: a trailing comma", v);
+    }
+    return d->nrows ? CLI_OK : cli_usage_error("train", "--rows: empty");
+}
+
 int cli_train_device_parse(const char *v, cli_train_device *d)
 {
-    int bal = d->balance;
-    *d = (cli_train_device){.balance = bal};
+    cli_train_device keep = *d;
+    *d = (cli_train_device){.balance = keep.balance, .nrows = keep.nrows};
+    memcpy(d->rows, keep.rows, sizeof d->rows);
     if (!strcmp(v, "cpu"))
         return CLI_OK;
     if (!strcmp(v, "cuda")) {
@@ -63,6 +87,15 @@ int cli_train_device_setup(const cli_train_device *d, unsigned gpu, synor_traine
         else
             fprintf(stderr, "synor train: matrix products on %s (%s)\n", gs.device, gs.product);
     }
+    if (d->nrows) {
+        if (d->balance)
+            return synor__error(SYNOR_EINVAL, "--rows and --balance: one or the other");
+        if (d->nrows != n)
+            return synor__error(SYNOR_EINVAL, "--rows gives %d counts for %d replicas", d->nrows,
+                                n);
+        if ((e = synor_trainer_set_rows(t, d->rows)))
+            return e;
+    }
     if (!d->balance || n < 2)
         return 0;
     const synor_train_config *c = synor_trainer_config(t);
@@ -83,6 +116,9 @@ int cli_train_device_setup(const cli_train_device *d, unsigned gpu, synor_traine
         fprintf(stderr, "%s replica %d (%s) %d rows at %.1f ms/row", r ? "," : "", r,
                 synor_trainer_replica_on_device(t, r) ? "device" : "cpu", rows[r],
                 spr[r] * 1e3);
-    fprintf(stderr, "\n");
+    fprintf(stderr, "; --rows ");
+    for (int r = 0; r < n; r++)
+        fprintf(stderr, "%s%d", r ? "," : "", rows[r]);
+    fprintf(stderr, " repeats it\n");
     return 0;
 }

@@ -3,7 +3,8 @@
 # products on an OpenCL device, alone or beside CPU replicas): the run
 # completes with its files, says where the products ran, and its loss curve
 # is the CPU-only run's within 1e-4 (relative) at every step; --balance
-# prints a split of the whole batch; bad devices are named. PoCL's CPU
+# prints a split of the whole batch, which --rows repeats bit for bit; bad
+# devices and splits are named. PoCL's CPU
 # device is enough; without any OpenCL device the test is skipped.
 # usage: train_opencl.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2
@@ -42,6 +43,13 @@ check mixed-model  test -s "$tmp/m/model.bin"
 check balance      [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/b" "${small[@]}" --steps 3 --device cpu,opencl --balance)" = 0 ]
 rows=$(grep -o "[0-9]* rows at" "$tmp/err" | awk '{ s += $1; n++ } END { print n ":" s }')
 check balance-rows [ "$rows" = "3:6" ]
+# the split it printed, given back with --rows: the same run, bit for bit
+split=$(grep -o -- "--rows [0-9,]* repeats it" "$tmp/err" | cut -d' ' -f2)
+check rows         [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/b2" "${small[@]}" --steps 3 --device cpu,opencl --rows "$split")" = 0 ]
+check rows-same    cmp -s <(cut -d, -f1-3 "$tmp/b/log.csv") <(cut -d, -f1-3 "$tmp/b2/log.csv")
+check rows-count   [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/x" "${small[@]}" --rows 3,3)" = 1 ]
+check rows-msg     grep -q -- "--rows gives 2 counts for 3 replicas" "$tmp/err"
+check rows-bad     [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/x" --rows 3,,3)" = 2 ]
 check bad-device   [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/x" --device opencl:two)" = 2 ]
 check bad-msg      grep -q "opencl:K" "$tmp/err"
 check no-device    [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/x" "${small[@]}" --device opencl:9)" = 1 ]
