@@ -204,7 +204,7 @@ typedef struct cli_train_device {
     int opencl;        /* 1: every replica's on OpenCL device K; 2: the last one's */
     unsigned cl_index; /* K */
     int balance;       /* split the batch by measured speed */
-    int rows[8], nrows; /* --rows: the split given */
+    int rows[8], nrows; /* --rows: the split given (at most 6) */
 } cli_train_device;
 /* CLI_OK, or a usage error naming v. */
 int cli_train_device_parse(const char *v, cli_train_device *d);

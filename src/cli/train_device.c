@@ -17,7 +17,7 @@ int cli_train_rows_parse(const char *v, cli_train_device *d)
     while (*p) {
         char part[16];
         size_t n = strcspn(p, ",");
-        if (n == 0 || n >= sizeof part || d->nrows == 8)
+        if (n == 0 || n >= sizeof part || d->nrows == 6)
             return cli_usage_error("train", "--rows %s: 1 to 6 counts of rows, comma-separated", v);
         memcpy(part, p, n);
         part[n] = 0;
