@@ -136,12 +136,14 @@ int main(int argc, char **argv)
     printf("{\"peer\":\"synor\",\"device\":\"%s\",\"threads\":%d,\"replicas\":%d,\"tokens_per_step\":%d,"
            "\"step_s_median\":%.6f,\"step_s_min\":%.6f,\"step_s_max\":%.6f,"
            "\"tokens_per_s\":%.1f,\"params\":%zu}\n",
-           cuda ? "cuda" : opencl == 1 ? "opencl" : opencl ? "cpu+opencl" : "cpu", threads, synor_trainer_replicas(t), batch * c.seq_len, med, dt[0], dt[steps - 1],
+           cuda ? "cuda" : opencl == 1 ? "opencl" : opencl ? "cpu+opencl" : "cpu", threads,
+           synor_trainer_replicas(t), batch * c.seq_len, med, dt[0], dt[steps - 1],
            batch * c.seq_len / med, synor_train_param_count(&c));
     if (cuda || opencl) {
         synor_train_gpu_stats g;
         synor_trainer_gpu_stats(t, &g);
-        fprintf(stderr, "bench_train: device %s (%s): %llu SGEMM calls, %.1f MiB up, %.1f MiB down\n",
+        fprintf(stderr,
+                "bench_train: device %s (%s): %llu SGEMM calls, %.1f MiB up, %.1f MiB down\n",
                 g.device, g.product, (unsigned long long)g.products, (double)g.bytes_up / 1048576,
                 (double)g.bytes_down / 1048576);
     }

@@ -19,10 +19,11 @@
  * rows 8 ib and columns 8 jb, reading op(A)[8 ib .. 8 ib + 7, k] as one
  * float8 (A not transposed: contiguous) and broadcasting op(B)[k, j] to
  * eight float8 accumulators. On PoCL's CPU device that is a vector FMA
- * per load (6x the GFLOP/s of a local-memory tiled kernel there). The forward product needs W^T untransposed, so
- * each weight is transposed once per step on the device (into a second
- * parameter buffer) before its first forward product. Operands are
- * offsets into buffers (a weight is a range of the parameters' buffer). */
+ * per load (6x the GFLOP/s of a local-memory tiled kernel there). The
+ * forward product needs W^T untransposed, so each weight is transposed
+ * once per step on the device (into a second parameter buffer) before its
+ * first forward product. Operands are offsets into buffers (a weight is a
+ * range of the parameters' buffer). */
 #include <stdio.h>
 #include <string.h>
 
@@ -248,7 +249,8 @@ int synor__train_ocl_mm(const synor_trainer *t, int op, float *out, const float 
                        in))) {
             if (beta == 0.0f) {
                 e = down(g, out, g->buf[2], rn * ri);
-            } else if (!(e = host_room(g, rn * ri)) && !(e = down(g, g->host, g->buf[2], rn * ri))) {
+            } else if (!(e = host_room(g, rn * ri)) &&
+                       !(e = down(g, g->host, g->buf[2], rn * ri))) {
                 for (size_t i = 0; i < rn * ri; i++)
                     out[i] = beta * out[i] + g->host[i];
             }

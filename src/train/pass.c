@@ -128,7 +128,7 @@ static int mm(const synor_trainer *t, const train_replica *r, const synor__blas_
 
 #define MM(op, ...)                                                                                \
     do {                                                                                           \
-        int e_ = mm(t, r, b, op, __VA_ARGS__);                                                        \
+        int e_ = mm(t, r, b, op, __VA_ARGS__);                                                     \
         if (e_) {                                                                                  \
             snprintf(msg, msgcap, "%s", synor_errmsg());                                           \
             return e_;                                                                             \
