@@ -7,10 +7,18 @@
  *   bench_train [--dim 288] [--hidden 768] [--layers 6] [--heads 6]
  *               [--kv-heads 6] [--vocab 512] [--seq 256] [--batch 8]
  *               [--threads 2] [--replicas 0] [--steps 20] [--warmup 3]
- *               [--shared 1] [--cuda 0|1]
+ *               [--shared 1] [--cuda 0|1] [--opencl 0|1|2] [--cl-device K]
+ *               [--balance 0|1]
  *
  * --cuda 1: the products on the first CUDA GPU (synor_trainer_use_cuda);
- * the JSON line then has "device":"cuda".
+ * the JSON line then has "device":"cuda". --opencl 1: every replica's
+ * products on the first OpenCL device, CPU devices such as PoCL's included
+ * (synor_trainer_use_opencl; "device":"opencl"); --opencl 2: the last
+ * replica's there, the others on the CPU workers ("device":"cpu+opencl").
+ * The runtime then has the device's worker beside --threads CPU workers,
+ * so --replicas 0 means threads + 1. --balance 1: the batch split by the
+ * replicas' measured speed (synor_trainer_balance, before the warm-up);
+ * the split is printed on stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +50,8 @@ int main(int argc, char **argv)
                             .vocab_size = 512,
                             .seq_len = 256,
                             .shared_classifier = 1};
-    int batch = 8, threads = 2, replicas = 0, steps = 20, warmup = 3, cuda = 0;
+    int batch = 8, threads = 2, replicas = 0, steps = 20, warmup = 3, cuda = 0, opencl = 0,
+        balance = 0, cl_device = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i];
         int v = atoi(argv[i + 1]);
@@ -60,6 +69,9 @@ int main(int argc, char **argv)
                  : !strcmp(a, "--warmup")   ? &warmup
                  : !strcmp(a, "--shared")   ? &c.shared_classifier
                  : !strcmp(a, "--cuda")     ? &cuda
+                 : !strcmp(a, "--opencl")   ? &opencl
+                 : !strcmp(a, "--balance")  ? &balance
+                 : !strcmp(a, "--cl-device") ? &cl_device
                                             : NULL;
         if (!f || v < 0) {
             fprintf(stderr, "bench_train: bad option %s %s\n", a, argv[i + 1]);
@@ -70,13 +82,14 @@ int main(int argc, char **argv)
     synor_runtime_config rc;
     synor_runtime_config_init(&rc);
     rc.cpu_workers = (unsigned)threads;
-    rc.opencl = SYNOR_OPENCL_OFF;
+    rc.opencl = opencl ? SYNOR_OPENCL_ALL : SYNOR_OPENCL_OFF;
     rc.cuda = cuda != 0;
     synor_runtime *rt = NULL;
     synor_trainer *t = NULL;
     if (synor_runtime_create(&rc, &rt) || synor_runtime_start(rt) ||
         synor_trainer_create(rt, &c, batch, replicas, &t) ||
-        (cuda && synor_trainer_use_cuda(t, 0))) {
+        (cuda && synor_trainer_use_cuda(t, 0)) ||
+        (opencl && synor_trainer_use_opencl(t, (unsigned)cl_device, opencl == 2 ? 1 : 0))) {
         fprintf(stderr, "bench_train: %s\n", synor_errmsg());
         return 1;
     }
@@ -87,6 +100,24 @@ int main(int argc, char **argv)
     uint64_t s = 42;
     synor_train_adamw o;
     synor_train_adamw_init(&o, steps + warmup);
+    if (balance) {
+        for (size_t i = 0; i < (size_t)batch * W; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            tok[i] = (int32_t)((s >> 33) % (uint64_t)c.vocab_size);
+        }
+        int rows[8];
+        double spr[8];
+        if (synor_trainer_balance(t, tok, 2, spr)) {
+            fprintf(stderr, "bench_train: %s\n", synor_errmsg());
+            return 1;
+        }
+        synor_trainer_get_rows(t, rows);
+        fprintf(stderr, "bench_train: split");
+        for (int r = 0; r < synor_trainer_replicas(t); r++)
+            fprintf(stderr, " %d%s (%.2f ms/row)", rows[r],
+                    synor_trainer_replica_on_device(t, r) ? "@dev" : "@cpu", spr[r] * 1e3);
+        fprintf(stderr, "\n");
+    }
     for (int k = 0; k < warmup + steps; k++) {
         for (size_t i = 0; i < (size_t)batch * W; i++) {
             s = s * 6364136223846793005ull + 1442695040888963407ull;
@@ -105,12 +136,14 @@ int main(int argc, char **argv)
     printf("{\"peer\":\"synor\",\"device\":\"%s\",\"threads\":%d,\"replicas\":%d,\"tokens_per_step\":%d,"
            "\"step_s_median\":%.6f,\"step_s_min\":%.6f,\"step_s_max\":%.6f,"
            "\"tokens_per_s\":%.1f,\"params\":%zu}\n",
-           cuda ? "cuda" : "cpu", threads, synor_trainer_replicas(t), batch * c.seq_len, med, dt[0], dt[steps - 1],
+           cuda ? "cuda" : opencl == 1 ? "opencl" : opencl ? "cpu+opencl" : "cpu", threads,
+           synor_trainer_replicas(t), batch * c.seq_len, med, dt[0], dt[steps - 1],
            batch * c.seq_len / med, synor_train_param_count(&c));
-    if (cuda) {
+    if (cuda || opencl) {
         synor_train_gpu_stats g;
         synor_trainer_gpu_stats(t, &g);
-        fprintf(stderr, "bench_train: GPU %s (%s): %llu SGEMM calls, %.1f MiB up, %.1f MiB down\n",
+        fprintf(stderr,
+                "bench_train: device %s (%s): %llu SGEMM calls, %.1f MiB up, %.1f MiB down\n",
                 g.device, g.product, (unsigned long long)g.products, (double)g.bytes_up / 1048576,
                 (double)g.bytes_down / 1048576);
     }

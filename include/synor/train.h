@@ -151,13 +151,59 @@ int synor_trainer_eval(synor_trainer *t, const int32_t *tokens, int rows, double
 int synor_trainer_use_cuda(synor_trainer *t, unsigned device);
 
 typedef struct synor_train_gpu_stats {
-    char device[64], product[128]; /* "" when the trainer has no GPU */
+    char device[64], product[128]; /* "" when the trainer has no GPU or OpenCL device */
     uint64_t products;             /* SGEMM calls */
     uint64_t bytes_up, bytes_down; /* copies, parameters included */
     uint64_t param_uploads;
 } synor_train_gpu_stats;
 
 void synor_trainer_gpu_stats(const synor_trainer *t, synor_train_gpu_stats *out);
+
+/* --------------------------------------------------------------- OpenCL */
+
+/* Runs the matrix products of the trainer's last `replicas` replicas (0:
+ * all of them) on the runtime's OpenCL device number `device` (0: the
+ * first; the runtime needs cfg.opencl, SYNOR_OPENCL_ALL for a CPU device
+ * such as PoCL's), as synor_trainer_use_cuda does on a CUDA GPU: every
+ * projection of the forward pass and both products of its backward pass,
+ * with the trainer's own SGEMM kernel; the parameters resident on the
+ * device in fp32, uploaded once per step; activations crossing at each
+ * product; weight gradients added into the replica's host gradients. The
+ * other replicas keep their products on the CPU workers (OpenBLAS): one
+ * batch, data parallel over the CPU and the device at once, the
+ * all-reduce summing every replica's gradients in replica order. The
+ * device's replicas share it, one product at a time. Results equal the
+ * CPU's to fp32 rounding. Call between steps, at most once, not with
+ * synor_trainer_use_cuda. SYNOR_ENOTSUP (no such OpenCL device, or built
+ * without OpenCL), SYNOR_EINVAL (replicas above the trainer's), SYNOR_EIO
+ * (the kernel does not build, naming the device), SYNOR_ENOMEM, SYNOR_ESTATE
+ * (already on a device). synor_trainer_gpu_stats reports it ("opencl0"). */
+int synor_trainer_use_opencl(synor_trainer *t, unsigned device, int replicas);
+
+/* Whether replica r's products run on an accelerator (CUDA or OpenCL). */
+int synor_trainer_replica_on_device(const synor_trainer *t, int r);
+
+/* The batch's rows per replica: rows[r] for replica r (each at least 1,
+ * summing to the batch). By default they are split evenly. The gradient
+ * is the same for any split (to fp32 rounding: the loss is always scaled
+ * by the whole batch), but a run is bit-for-bit reproducible only with
+ * the same split. Call between steps. SYNOR_EINVAL naming the bad count,
+ * SYNOR_ENOMEM (activations). */
+int synor_trainer_set_rows(synor_trainer *t, const int *rows);
+/* The current split (synor_trainer_replicas entries). */
+void synor_trainer_get_rows(const synor_trainer *t, int *rows);
+
+/* Splits the batch by the replicas' measured speed: `rounds` gradient
+ * computations (no update) on tokens (a batch), each timing every
+ * replica's pass (forward and backward, while the others run beside it)
+ * and giving replica r rows in proportion to the rows per second it
+ * achieved (at least 1 each; the largest remainders get the rounding).
+ * The first round also warms up (kernels built, buffers allocated) and is
+ * not used. The split then stays until changed (synor_trainer_set_rows).
+ * seconds_per_row, if not NULL, gets each replica's last measured time per
+ * row. Parameters and optimizer state are untouched. */
+int synor_trainer_balance(synor_trainer *t, const int32_t *tokens, int rounds,
+                          double *seconds_per_row);
 
 /* ------------------------------------------------------------- datasets */
 

@@ -197,4 +197,23 @@ int cli_fetch(const cli_globals *g, int argc, char **argv);
 int cli_cancel(const cli_globals *g, int argc, char **argv);
 int cli_token(const cli_globals *g, int argc, char **argv);
 
+/* synor train's devices (train_device.c): --device cpu | cuda |
+ * opencl[:K] | cpu,opencl[:K], and --balance. */
+typedef struct cli_train_device {
+    int cuda;          /* every replica's products on the CUDA GPU (--gpu N) */
+    int opencl;        /* 1: every replica's on OpenCL device K; 2: the last one's */
+    unsigned cl_index; /* K */
+    int balance;       /* split the batch by measured speed */
+    int rows[8], nrows; /* --rows: the split given (at most 6) */
+} cli_train_device;
+/* CLI_OK, or a usage error naming v. */
+int cli_train_device_parse(const char *v, cli_train_device *d);
+/* --rows A,B,...: the batch's rows per replica. CLI_OK or a usage error. */
+int cli_train_rows_parse(const char *v, cli_train_device *d);
+/* After synor_trainer_create: moves the replicas' products where d says,
+ * prints where on stderr, and with balance measures and sets the split on
+ * the first batch of data (seed). 0 or the error (synor_errmsg set). */
+int cli_train_device_setup(const cli_train_device *d, unsigned gpu, synor_trainer *t,
+                           const synor_train_data *data, uint64_t seed);
+
 #endif

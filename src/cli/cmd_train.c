@@ -44,6 +44,12 @@ static void help(void)
            "                    CUDA GPU with cuBLAS, the weights resident there; attention,\n"
            "                    norms, the loss, all-reduce and AdamW stay on the CPU workers\n"
            "                    (default cpu). --gpu N: another GPU\n"
+           "  --device opencl[:K]  the same on OpenCL device K (default 0; PoCL's CPU device\n"
+           "                    counts); cpu,opencl[:K]: the last replica there, the others on\n"
+           "                    the CPU workers, one batch over both (heterogeneous data\n"
+           "                    parallel). --balance: split the batch by the replicas'\n"
+           "                    measured speed (printed) instead of evenly; --rows A,B,..:\n"
+           "                    the batch's rows per replica, as given\n"
            "  --quiet           no progress line\n"
            "  --report          after the run, the runtime's report of it: every task on its\n"
            "                    worker (batch loading, the replicas' forward/backward, the\n"
@@ -181,7 +187,8 @@ typedef struct opts {
     unsigned long long vocab, steps, batch, eval_every, eval_rows, ckpt_every, keep, workers,
         replicas, seed, warmup, gpu;
     double lr, min_lr, wd, clip, val_fraction;
-    int resume, quiet, warmup_set, report, cuda;
+    int resume, quiet, warmup_set, report;
+    cli_train_device dev;
 } opts;
 
 static int parse(int argc, char **argv, opts *o)
@@ -222,6 +229,10 @@ static int parse(int argc, char **argv, opts *o)
         }
         if (!strcmp(a, "--report")) {
             o->report = 1;
+            continue;
+        }
+        if (!strcmp(a, "--balance")) {
+            o->dev.balance = 1;
             continue;
         }
         if (a[0] != '-' || !a[1])
@@ -273,9 +284,9 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--seed")) {
             r = cli_parse_uint("train", a, v, 0, UINT64_MAX, &o->seed);
         } else if (!strcmp(a, "--device")) {
-            if (strcmp(v, "cpu") && strcmp(v, "cuda"))
-                return cli_usage_error("train", "--device %s: cpu or cuda", v);
-            o->cuda = !strcmp(v, "cuda");
+            r = cli_train_device_parse(v, &o->dev);
+        } else if (!strcmp(a, "--rows")) {
+            r = cli_train_rows_parse(v, &o->dev);
         } else if (!strcmp(a, "--gpu")) {
             r = cli_parse_uint("train", a, v, 0, 64, &o->gpu);
         } else if (!strcmp(a, "--corpus")) {
@@ -445,18 +456,13 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     synor_runtime_config rc_cfg;
     synor_runtime_config_init(&rc_cfg);
     rc_cfg.cpu_workers = (unsigned)o.workers;
-    rc_cfg.opencl = SYNOR_OPENCL_OFF;
-    rc_cfg.cuda = o.cuda;
+    rc_cfg.opencl = o.dev.opencl ? SYNOR_OPENCL_ALL : SYNOR_OPENCL_OFF;
+    rc_cfg.cuda = o.dev.cuda;
     rc_cfg.trace = o.report || o.trace || o.chrome || o.svg;
     if ((e = synor_runtime_create(&rc_cfg, &rt)) || (e = synor_runtime_start(rt)) ||
         (e = synor_trainer_create(rt, &o.cfg, (int)o.batch, (int)o.replicas, &t)) ||
-        (o.cuda && (e = synor_trainer_use_cuda(t, (unsigned)o.gpu))))
+        (e = cli_train_device_setup(&o.dev, (unsigned)o.gpu, t, &data, o.seed)))
         goto fail;
-    if (o.cuda) {
-        synor_train_gpu_stats gs;
-        synor_trainer_gpu_stats(t, &gs);
-        fprintf(stderr, "synor train: matrix products on %s (%s)\n", gs.device, gs.product);
-    }
     if (o.workload && (e = write_workload(&o, synor_trainer_replicas(t))))
         goto fail;
     double unigram = synor_train_data_unigram(&data, o.cfg.vocab_size);

@@ -244,6 +244,9 @@ int synor_trainer_use_cuda(synor_trainer *t, unsigned device)
         return synor__error(SYNOR_EINVAL, "synor_trainer_use_cuda: NULL trainer");
     if (t->gpu)
         return synor__error(SYNOR_ESTATE, "synor_trainer_use_cuda: already on %s", t->gpu->device);
+    if (t->ocl)
+        return synor__error(SYNOR_ESTATE, "synor_trainer_use_cuda: the trainer's replicas use an "
+                                          "OpenCL device");
     unsigned seen = 0;
     synor_device_native nat;
     int found = 0;
@@ -292,5 +295,7 @@ void synor_trainer_gpu_stats(const synor_trainer *t, synor_train_gpu_stats *out)
         snprintf(out->device, sizeof out->device, "%s", t->gpu->device);
         snprintf(out->product, sizeof out->product, "%s", t->gpu->product);
         pthread_mutex_unlock(&t->gpu->lock);
+    } else if (t && t->ocl) {
+        synor__train_ocl_stats(t, out);
     }
 }

@@ -2,7 +2,8 @@
  * layers of train.h's model, with the activations the backward pass needs
  * kept in train_acts. Single-threaded: matrix products are OpenBLAS calls
  * at one thread (the runtime's setting), or cuBLAS calls on the trainer's
- * GPU (gpu.c); replicas run side by side. */
+ * GPU (gpu.c), or kernels on its OpenCL device for the replicas that use
+ * it (ocl.c); replicas run side by side. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,11 +107,14 @@ static void add(float *y, const float *x, size_t n)
 }
 
 /* A matrix product (train_internal.h's synor__train_mm*, in their
- * argument order) on the host through OpenBLAS, or on the GPU when the
- * trainer has one (gpu.c). */
-static int mm(const synor_trainer *t, const synor__blas_api *b, int op, float *o, const float *p,
-              const float *q, int n, int in, int out, float beta)
+ * argument order) on the host through OpenBLAS, on the OpenCL device when
+ * the replica's products run there (ocl.c), or on the GPU when the trainer
+ * has one (gpu.c). */
+static int mm(const synor_trainer *t, const train_replica *r, const synor__blas_api *b, int op,
+              float *o, const float *p, const float *q, int n, int in, int out, float beta)
 {
+    if (r->ocl)
+        return synor__train_ocl_mm(t, op, o, p, q, n, in, out, beta);
     if (t->gpu)
         return synor__train_gpu_mm(t, op, o, p, q, n, in, out, beta);
     if (op == TRAIN_MM_FWD)
@@ -124,7 +128,7 @@ static int mm(const synor_trainer *t, const synor__blas_api *b, int op, float *o
 
 #define MM(op, ...)                                                                                \
     do {                                                                                           \
-        int e_ = mm(t, b, op, __VA_ARGS__);                                                        \
+        int e_ = mm(t, r, b, op, __VA_ARGS__);                                                     \
         if (e_) {                                                                                  \
             snprintf(msg, msgcap, "%s", synor_errmsg());                                           \
             return e_;                                                                             \

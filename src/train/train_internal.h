@@ -56,13 +56,17 @@ typedef struct train_replica {
     double loss_sum;   /* of its rows' cross-entropies */
     int row0, nrows;   /* its rows of the batch */
     synor_handle *tok; /* written by its fwdbwd task */
+    int ocl;           /* 1: its products run on the trainer's OpenCL device */
+    double pass_s;     /* the wall time of its last pass (synor_trainer_balance) */
 } train_replica;
 
 typedef struct train_gpu train_gpu;
+typedef struct train_ocl train_ocl;
 
 struct synor_trainer {
     synor_runtime *rt;
     train_gpu *gpu; /* the matrix products' GPU (gpu.c), or NULL */
+    train_ocl *ocl; /* the OpenCL device of the replicas with .ocl (ocl.c), or NULL */
     synor_train_config cfg;
     train_layout lay;
     int kvd, hs;
@@ -168,5 +172,13 @@ int synor__train_gpu_mm(const synor_trainer *t, int op, float *out, const float 
                         const float *q, int n, int in, int outw, float beta);
 void synor__train_gpu_params_changed(synor_trainer *t);
 void synor__train_gpu_free(synor_trainer *t);
+
+/* ocl.c (ocl_none.c without OpenCL): the same products on the trainer's
+ * OpenCL device, for the replicas that have .ocl set. */
+int synor__train_ocl_mm(const synor_trainer *t, int op, float *out, const float *p,
+                        const float *q, int n, int in, int outw, float beta);
+void synor__train_ocl_params_changed(synor_trainer *t);
+void synor__train_ocl_free(synor_trainer *t);
+void synor__train_ocl_stats(const synor_trainer *t, synor_train_gpu_stats *out);
 
 #endif

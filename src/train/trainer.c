@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "train/train_internal.h"
 
@@ -32,18 +33,28 @@ static int failed(synor_trainer *t)
     return e;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int k_pass(const synor_task_ctx *ctx)
 {
     synor_trainer *t = ctx->user;
     const pass_args *a = ctx->args;
     train_replica *r = &t->rep[a->rep];
     r->loss_sum = 0; /* a replica without rows in this round adds nothing */
+    r->pass_s = 0;
     if (failed(t) || !r->nrows)
         return 0;
     char msg[256];
     float scale = 1.0f / ((float)t->batch * (float)t->cfg.seq_len);
     const int32_t *tok = t->tokens + (size_t)r->row0 * (t->cfg.seq_len + 1);
+    double t0 = mono_s();
     int e = synor__train_pass(t, r, tok, r->nrows, scale, a->backward, 0, msg, sizeof msg);
+    r->pass_s = mono_s() - t0;
     if (e) {
         char m2[400];
         snprintf(m2, sizeof m2, "replica %d: %s", a->rep, msg);
@@ -244,6 +255,7 @@ void synor_trainer_destroy(synor_trainer *t)
     if (t->rt)
         synor_runtime_wait_all(t->rt);
     synor__train_gpu_free(t);
+    synor__train_ocl_free(t);
     for (int r = 0; r < TRAIN_MAX_REPLICAS; r++) {
         synor_handle_unregister(t->rep[r].tok);
         synor__train_acts_free(&t->rep[r].a);
@@ -327,6 +339,7 @@ int synor__trainer_submit(synor_trainer *t, const int32_t *tokens, synor_handle 
 {
     t->tokens = tokens;
     synor__train_gpu_params_changed(t); /* the caller or the last step changed them */
+    synor__train_ocl_params_changed(t);
     for (int c = 0; c < TRAIN_CHUNKS; c++)
         t->sumsq[c] = 0;
     for (int r = 0; r < t->nrep; r++) {
