@@ -39,7 +39,11 @@ check sim-cache-op grep -q '"train_fwdbwd per GFLOP"' "$pm"
 check pred         [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/b" "${small[@]}" --batch 6 --replicas 1 --report --simulate --perfmodel "$pm")" = 0 ]
 check pred-ratio   grep -qE "^synor train: simulated iteration [0-9.]+ ms vs real [0-9.]+ ms \(ratio [0-9.]+; real: mean of [0-9]+ steps; simulated: predicted from the calibration cache\)$" "$tmp/out"
 check pred-src     grep -q "train_fwdbwd per GFLOP: .* from the calibration cache .*pm.json, recorded before this run" "$tmp/out"
-check pred-one     sh -c "! grep -qE '^  cpu0\.1 .*train_fwdbwd' '$tmp/out'"
+check pred-spread  grep -q "train_fwdbwd spread per GFLOP: .* Not used: one replica\." "$tmp/out"
+# one worker: the fabric is the CPU's own profile, the replicas take turns
+check one-worker   [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/w" "${small[@]}" --batch 4 --replicas 2 --workers 1 --report --simulate --perfmodel "$pm")" = 0 ]
+check one-worker-r grep -qE "^synor train: simulated iteration [0-9.]+ ms vs real [0-9.]+ ms" "$tmp/out"
+check one-worker-d sh -c "! grep -qE '^  cpu0\.1 ' '$tmp/out'"
 # the default cache is the performance model's file in the XDG data directory
 check pm-default   [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/c" "${small[@]}" --batch 4 --steps 12 --report --simulate)" = 0 ]
 check pm-default-f test -s "$XDG_DATA_HOME/synor/perfmodel.json"
@@ -49,6 +53,7 @@ check few          [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/f" 
 check few-msg      grep -q "no two consecutive training steps" "$tmp/err"
 
 # bad combinations
+check help         sh -c "'$S' train --help | grep -q -- '--simulate        with --report'"
 check no-report    [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/x" --simulate)" = 2 ]
 check no-report-msg grep -q "simulate needs --report" "$tmp/err"
 check cuda         [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/x" --report --simulate --device cuda)" = 2 ]
