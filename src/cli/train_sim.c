@@ -9,8 +9,10 @@
  * parameters, batch loading per million tokens - and two constants are
  * measured: the runtime's dispatch per task (from when a task could start
  * to its start) and the step barrier (the trainer waits for every task of
- * a step, then submits the next). The rates live in the
- * calibration cache, the performance model file that real runs record
+ * a step, then submits the next); so is the spread of the replicas'
+ * passes (a step waits for the slowest: the simulated passes take the
+ * expected order statistics of a normal of that spread). The rates live in
+ * the calibration cache, the performance model file that real runs record
  * into (synor perfmodel lists them: "train_fwdbwd per GFLOP", ...), keyed
  * by the model's shape, so a run of another batch or replica count is
  * predicted from the rates an earlier run measured. What the simulation of
