@@ -519,7 +519,9 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     ro.progress = on_progress;
     ro.progress_ctx = &pg;
     signal(SIGINT, on_sigint);
+    cli_train_sim_mark(sim, 0);
     e = synor_train_run(t, &data, &ro);
+    cli_train_sim_mark(sim, 1);
     signal(SIGINT, SIG_DFL);
     if (e < 0)
         goto fail;

@@ -31,6 +31,7 @@
  * them. */
 #include <math.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,16 +47,17 @@
 /* Steps simulated at most (the periods are all alike after the first). */
 #define SIM_STEPS_MAX 100
 
-enum { K_PASS, K_REDUCE, K_ADAMW, K_LOAD, K_BARRIER, K_DISPATCH, K_SPREAD, NK };
+enum { K_PASS, K_REDUCE, K_ADAMW, K_LOAD, K_BARRIER, K_DISPATCH, K_SPREAD, K_CPUS, NK };
 
 static const char *const k_op[NK] = {"train_fwdbwd per GFLOP",    "train_allreduce per MB",
                                      "train_adamw per Mparam",    "train_load_batch per Mtoken",
                                      "train (step barrier)",      "train (dispatch)",
-                                     "train_fwdbwd spread per GFLOP"};
+                                     "train_fwdbwd spread per GFLOP",
+                                     "train (CPUs obtained)"};
 static const char *const k_task[NK] = {"train_fwdbwd",     "train_allreduce",    "train_adamw",
-                                       "train_load_batch", "train_step_barrier", "", ""};
+                                       "train_load_batch", "train_step_barrier", "", "", ""};
 static const char *const k_unit[NK] = {"s/GFLOP", "s/MB", "s/Mparam", "s/Mtoken",
-                                       "s",       "s",    "s/GFLOP"};
+                                       "s",       "s",    "s/GFLOP",  "CPUs"};
 
 /* The expected order statistics of R draws of a standard normal (R = 1..6,
  * the trainer's replicas at most): the replicas' passes of a step take
@@ -85,7 +87,26 @@ struct cli_train_sim {
     synor_train_config cfg;
     uint64_t fp;
     rate r[NK];
+    double cpu[2]; /* the process's CPU seconds when the run started, ended */
+    int marked;    /* bit 0: started, bit 1: ended */
 };
+
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u))
+        return NAN;
+    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec * 1e-6 +
+           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec * 1e-6;
+}
+
+void cli_train_sim_mark(cli_train_sim *s, int end)
+{
+    if (!s)
+        return;
+    s->cpu[end ? 1 : 0] = cpu_seconds();
+    s->marked |= end ? 2 : 1;
+}
 
 static uint64_t shape_fp(const synor_train_config *c)
 {
@@ -225,12 +246,21 @@ typedef struct recorder {
     synor_perfmodel *pm;
     uint64_t fp;
     const double *units;
+    double share; /* the CPU a busy task got: rates are recorded per CPU second */
 } recorder;
+
+/* Rates of work are per CPU second (x the share the run's tasks got), so
+ * a run on a loaded machine records what a CPU of its own would take. */
+static int per_cpu(int k)
+{
+    return k < K_BARRIER || k == K_SPREAD;
+}
 
 static void rec(const recorder *r, int k, double secs)
 {
     if (r && r->pm)
-        synor_perfmodel_record(r->pm, k_op[k], r->fp, "cpu", secs / r->units[k]);
+        synor_perfmodel_record(r->pm, k_op[k], r->fp, "cpu",
+                               secs / r->units[k] * (per_cpu(k) ? r->share : 1));
 }
 
 /* A task's dispatch: from when it could start (its inputs ready at `ready`,
@@ -475,6 +505,11 @@ static void fmt_rate(char *buf, size_t n, int k, const rate *r, const char *path
                  "not a prediction)",
                  r->fit_n);
         src = tmp;
+    } else if (r->fit == r->fit && k == K_CPUS) {
+        snprintf(tmp, sizeof tmp,
+                 "this run: the process's CPU time (getrusage) over its tasks' time, x its "
+                 "busy workers (the cache had none for this shape: a fit, not a prediction)");
+        src = tmp;
     } else if (r->fit == r->fit && k == K_DISPATCH) {
         snprintf(tmp, sizeof tmp,
                  "this run's %zu all-reduce and AdamW tasks (the mean from when each could "
@@ -518,8 +553,19 @@ int cli_train_sim_finish(cli_train_sim *s, const cli_globals *g, const synor_tra
                         1,
                         1,
                         gf};
+    /* the CPU the run's tasks got: the process's CPU time over the tasks'
+     * (wall) time, at most 1; the process's CPUs' worth = that x its busy
+     * workers */
+    double busy = 0;
+    for (size_t i = 0; i < real->n_tasks; i++)
+        busy += real->tasks[i].end - real->tasks[i].start;
+    double share = 1;
+    if (s->marked == 3 && busy > 0 && s->cpu[1] - s->cpu[0] > 0)
+        share = (s->cpu[1] - s->cpu[0]) / busy;
+    share = share > 1 ? 1 : share < 0.01 ? 0.01 : share;
+    int k_run = replicas < (int)workers ? replicas : (int)workers;
     steps rs;
-    recorder re = {s->pm, s->fp, units};
+    recorder re = {s->pm, s->fp, units, share};
     if (scan(real, replicas, &re, &rs))
         return CLI_FAIL;
     double real_gap;
@@ -534,9 +580,13 @@ int cli_train_sim_finish(cli_train_sim *s, const cli_globals *g, const synor_tra
     }
     /* this run's rates (scan recorded them into the cache per task): means */
     for (int k = 0; k < NK; k++) {
-        s->r[k].fit = rs.cnt[k] ? rs.sum[k] / (double)rs.cnt[k] / units[k] : NAN;
+        s->r[k].fit =
+            rs.cnt[k] ? rs.sum[k] / (double)rs.cnt[k] / units[k] * (per_cpu(k) ? share : 1) : NAN;
         s->r[k].fit_n = rs.cnt[k];
     }
+    s->r[K_CPUS].fit = share * k_run;
+    s->r[K_CPUS].fit_n = 1;
+    synor_perfmodel_record(s->pm, k_op[K_CPUS], s->fp, "cpu", share * k_run);
     /* the barrier: the gap between steps less the next pass's dispatch */
     double run_dsp = or_else(s->r[K_DISPATCH].fit, 0);
     for (size_t i = 1; i < rs.n; i++)
@@ -549,16 +599,23 @@ int cli_train_sim_finish(cli_train_sim *s, const cli_globals *g, const synor_tra
     double tk[NK];
     for (int k = 0; k < NK; k++)
         s->r[k].used = or_else(s->r[k].prior, or_else(s->r[k].fit, 0));
+    /* the CPU a task of this configuration gets: the CPUs' worth shared by
+     * the workers busy at once (the passes: the replicas; the chunks: 4) */
+    double cpus = s->r[K_CPUS].used > 0 ? s->r[K_CPUS].used : 1;
+    int w = (int)workers, kc = CHUNKS < w ? CHUNKS : w;
+    double sh_pass = cpus / k_run > 1 ? 1 : cpus / k_run, sh_chunk = cpus / kc > 1 ? 1 : cpus / kc;
+    double sh[NK] = {sh_pass, sh_chunk, sh_chunk, sh_pass, 1, 1, sh_pass, 1};
     double dsp = s->r[K_DISPATCH].used;
     for (int k = 0; k < NK; k++)
-        tk[k] = s->r[k].used * units[k] + (k < K_BARRIER ? dsp : 0);
-    tk[K_SPREAD] = replicas > 1 && replicas <= 6 ? s->r[K_SPREAD].used * units[K_SPREAD] : 0;
+        tk[k] = s->r[k].used * units[k] / sh[k] + (k < K_BARRIER ? dsp : 0);
+    tk[K_SPREAD] = replicas > 1 && replicas <= 6 ? s->r[K_SPREAD].used * units[K_SPREAD] / sh_pass
+                                                 : 0;
     /* replica r: its rows (the trainer's split), and its place among the step's passes */
     double pt[6] = {0};
     for (int r = 0; r < replicas && r < 6; r++) {
         int rows_r = (int)((long)batch * (r + 1) / replicas) - (int)((long)batch * r / replicas);
         double z = replicas > 1 ? z_order[replicas][r] : 0;
-        pt[r] = s->r[K_PASS].used * pass_gflop(c, rows_r) + dsp + tk[K_SPREAD] * z;
+        pt[r] = s->r[K_PASS].used * pass_gflop(c, rows_r) / sh_pass + dsp + tk[K_SPREAD] * z;
         pt[r] = pt[r] > dsp ? pt[r] : dsp;
     }
     if (s->path[0] && synor_perfmodel_save(s->pm, s->path))

@@ -28,7 +28,8 @@ check sim-period   grep -qE "^  iteration \(period\) +[0-9.]+ ms +[0-9.]+ ms +[0
 check sim-ratio    grep -qE "^synor train: simulated iteration [0-9.]+ ms vs real [0-9.]+ ms \(ratio [0-9.]+; real: mean of [0-9]+ steps; simulated: fitted to this run\)$" "$tmp/a.out"
 # every rate in ASSUMPTIONS with its source
 for op in "train_fwdbwd per GFLOP" "train_allreduce per MB" "train_adamw per Mparam" \
-          "train_load_batch per Mtoken" "train (step barrier)" "(dispatch)"; do
+          "train_load_batch per Mtoken" "train (step barrier)" "train (dispatch)" \
+          "train_fwdbwd spread per GFLOP" "train (CPUs obtained)"; do
   check "sim-assume-$op" grep -qF -- "$op: " "$tmp/a.out"
 done
 check sim-fit-src  grep -q "this run's own [0-9]* tasks (the cache had none for this shape" "$tmp/a.out"
