@@ -190,6 +190,21 @@ int cli_quantize(const cli_globals *g, int argc, char **argv);
 int cli_serve(const cli_globals *g, int argc, char **argv);
 int cli_coordinator(const cli_globals *g, int argc, char **argv);
 int cli_train(const cli_globals *g, int argc, char **argv);
+/* `synor train --report --simulate` (train_sim.c): the run's training
+ * iteration simulated on the local fabric calibrated from the calibration
+ * cache (the performance model file at path; NULL: the default), beside the
+ * real run. begin reads the cache's rates for cfg's shape before the run;
+ * mark brackets the run; finish measures the
+ * real trace, records its rates, saves the cache, and prints the simulated
+ * report and the comparison (CLI_OK or CLI_FAIL, printed). */
+typedef struct cli_train_sim cli_train_sim;
+int cli_train_sim_begin(const char *path, const synor_train_config *cfg, cli_train_sim **out);
+/* The process's CPU time when the run starts (end 0) and ends (1): the CPU
+ * share its tasks got. s may be NULL (a no-op). */
+void cli_train_sim_mark(cli_train_sim *s, int end);
+int cli_train_sim_finish(cli_train_sim *s, const cli_globals *g, const synor_trace *real,
+                         int batch, int replicas, unsigned workers);
+void cli_train_sim_destroy(cli_train_sim *s);
 int cli_agent(const cli_globals *g, int argc, char **argv);
 int cli_submit(const cli_globals *g, int argc, char **argv);
 int cli_status(const cli_globals *g, int argc, char **argv);

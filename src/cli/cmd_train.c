@@ -56,6 +56,11 @@ static void help(void)
            "                    all-reduce, AdamW, checkpoints), utilization and timeline\n"
            "  --trace FILE --chrome FILE --svg FILE\n"
            "                    the run's trace (synor report), Chrome trace, SVG Gantt chart\n"
+           "  --simulate        with --report: the run's training iteration simulated on this\n"
+           "                    machine's fabric calibrated from the calibration cache (the\n"
+           "                    performance model file), beside the real run, and the ratio\n"
+           "                    simulated/real; the run's rates are recorded there (CPU only)\n"
+           "  --perfmodel FILE  --simulate's cache (default: synor run's performance model)\n"
            "  --workload FILE   one iteration of this configuration as a workload (data\n"
            "                    parallel over the replicas, fp32) for synor simulate, e.g.\n"
            "                    --fabric local: the prediction beside the real step time\n"
@@ -182,12 +187,12 @@ static FILE *open_log(const char *path, long upto)
 }
 
 typedef struct opts {
-    const char *corpus, *out, *tok_path, *trace, *chrome, *svg, *workload;
+    const char *corpus, *out, *tok_path, *trace, *chrome, *svg, *workload, *perfmodel;
     synor_train_config cfg;
     unsigned long long vocab, steps, batch, eval_every, eval_rows, ckpt_every, keep, workers,
         replicas, seed, warmup, gpu;
     double lr, min_lr, wd, clip, val_fraction;
-    int resume, quiet, warmup_set, report;
+    int resume, quiet, warmup_set, report, simulate;
     cli_train_device dev;
 } opts;
 
@@ -233,6 +238,10 @@ static int parse(int argc, char **argv, opts *o)
         }
         if (!strcmp(a, "--balance")) {
             o->dev.balance = 1;
+            continue;
+        }
+        if (!strcmp(a, "--simulate")) {
+            o->simulate = 1;
             continue;
         }
         if (a[0] != '-' || !a[1])
@@ -303,6 +312,8 @@ static int parse(int argc, char **argv, opts *o)
             o->svg = v;
         } else if (!strcmp(a, "--workload")) {
             o->workload = v;
+        } else if (!strcmp(a, "--perfmodel")) {
+            o->perfmodel = v;
         } else {
             return cli_usage_error("train", "unknown option '%s'", a);
         }
@@ -313,12 +324,20 @@ static int parse(int argc, char **argv, opts *o)
         return cli_usage_error("train", "--corpus FILE and --out DIR are required");
     if (o->replicas > 6)
         return cli_usage_error("train", "--replicas %llu: at most 6", o->replicas);
+    if (o->simulate && !o->report)
+        return cli_usage_error("train", "--simulate needs --report (it prints beside it)");
+    if (o->simulate && (o->dev.cuda || o->dev.opencl))
+        return cli_usage_error("train", "--simulate: CPU workers only (not --device cuda or "
+                                        "opencl)");
+    if (o->perfmodel && !o->simulate)
+        return cli_usage_error("train", "--perfmodel is an option of --simulate");
     return CLI_OK;
 }
 
 /* The runtime's report of the run (every task of every step), and the
  * trace files asked for. */
-static int report(const opts *o, synor_runtime *rt)
+static int report(const cli_globals *g, const opts *o, synor_runtime *rt, synor_trainer *t,
+                  cli_train_sim *sim)
 {
     synor_trace *tr = NULL;
     if (synor_runtime_trace(rt, "synor train", &tr) < 0) {
@@ -343,6 +362,10 @@ static int report(const opts *o, synor_runtime *rt)
             cli_error("%s", synor_errmsg());
             rc = CLI_FAIL;
         }
+        if (sim && cli_train_sim_finish(sim, g, tr, synor_trainer_batch(t),
+                                        synor_trainer_replicas(t),
+                                        (unsigned)synor_runtime_worker_count(rt)))
+            rc = CLI_FAIL;
     }
     if (o->trace && cli_write_text(o->trace, synor_trace_to_json(tr)))
         rc = CLI_FAIL;
@@ -401,7 +424,6 @@ static int tokenizer(const opts *o, const char *text, size_t len, const char *to
 
 int cli_train(const cli_globals *g, int argc, char **argv)
 {
-    (void)g;
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         help();
         return CLI_OK;
@@ -446,6 +468,7 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     synor_runtime *rt = NULL;
     synor_trainer *t = NULL;
     synor_train_data data = {0};
+    cli_train_sim *sim = NULL;
     FILE *log = NULL;
     int rc = CLI_FAIL, e;
     if ((e = tokenizer(&o, text, len, tok_out, resume_vocab, &tok)))
@@ -459,6 +482,8 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     rc_cfg.opencl = o.dev.opencl ? SYNOR_OPENCL_ALL : SYNOR_OPENCL_OFF;
     rc_cfg.cuda = o.dev.cuda;
     rc_cfg.trace = o.report || o.trace || o.chrome || o.svg;
+    if (o.simulate && cli_train_sim_begin(o.perfmodel, &o.cfg, &sim))
+        goto out;
     if ((e = synor_runtime_create(&rc_cfg, &rt)) || (e = synor_runtime_start(rt)) ||
         (e = synor_trainer_create(rt, &o.cfg, (int)o.batch, (int)o.replicas, &t)) ||
         (e = cli_train_device_setup(&o.dev, (unsigned)o.gpu, t, &data, o.seed)))
@@ -501,7 +526,9 @@ int cli_train(const cli_globals *g, int argc, char **argv)
     ro.progress = on_progress;
     ro.progress_ctx = &pg;
     signal(SIGINT, on_sigint);
+    cli_train_sim_mark(sim, 0);
     e = synor_train_run(t, &data, &ro);
+    cli_train_sim_mark(sim, 1);
     signal(SIGINT, SIG_DFL);
     if (e < 0)
         goto fail;
@@ -534,7 +561,7 @@ int cli_train(const cli_globals *g, int argc, char **argv)
            "baseline %.4f (%.1f); model: %s and %s; loss curve: %s\n",
            synor_trainer_step_count(t), pg.val_loss, exp(pg.val_loss), unigram, exp(unigram), path,
            gguf, svg_path);
-    rc = rc_cfg.trace ? report(&o, rt) : CLI_OK;
+    rc = rc_cfg.trace ? report(g, &o, rt, t, sim) : CLI_OK;
     goto out;
 fail:
     cli_error("%s", synor_errmsg());
@@ -543,6 +570,7 @@ out:
         fclose(log);
     synor_trainer_destroy(t);
     synor_runtime_destroy(rt);
+    cli_train_sim_destroy(sim);
     synor_train_data_free(&data);
     synor_tokenizer_destroy(tok);
     synor__free(text);
