@@ -220,7 +220,10 @@ static void job_obj(synor__jw *w, const nsres *r, size_t i)
     synor__jw_str(w, synor__nsres_text(r, i, 8));
 }
 
-#define JOB_COLS "id, name, kernel, state, replicas, cost, budget, created_at, owner"
+/* cost: the job's own plus its striped counters' (schema v6, PostgreSQL) */
+#define JOB_COLS                                                                                 \
+    "id, name, kernel, state, replicas, cost + COALESCE((SELECT sum(c.cost) FROM job_counts c"   \
+    " WHERE c.job_id = jobs.id), 0), budget, created_at, owner"
 
 int synor_netstore_job_json(synor_netstore *s, const char *owner, int64_t job_id, char **json)
 {

@@ -74,7 +74,19 @@ static const char v4[] =
     "ALTER TABLE shard_inputs ADD COLUMN from_shard BIGINT;"
     "CREATE INDEX shard_inputs_from ON shard_inputs (from_shard) WHERE from_shard IS NOT NULL;";
 
-static const char *const migrations[] = {v1, v2, v3, v4};
+/* version 5: another branch's (a placeholder here, replaced at its merge) */
+static const char v5[] = "SELECT 1";
+
+/* version 6: a job's counters striped over rows of their own, so results
+ * committing in parallel (PostgreSQL's pooled connections, several
+ * coordinators) do not all wait on the job's row: each connection adds to
+ * its slot; cost and shards left are the job's columns plus the slots'
+ * sums (pool.c) */
+static const char v6[] =
+    "CREATE TABLE job_counts (job_id BIGINT NOT NULL, slot INTEGER NOT NULL,"
+    " cost BIGINT NOT NULL DEFAULT 0, done BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (job_id, slot));";
+
+static const char *const migrations[] = {v1, v2, v3, v4, v5, v6};
 
 static const char get_version[] = "SELECT version FROM schema_version";
 
