@@ -5,6 +5,8 @@
 # acknowledged (200) is in the ledger, no task is in it twice, and at the
 # end the job is done with exactly one ledger entry per task and the
 # ledger's total equal to the entries' sum.
+# SYNOR_COORD_DB: the store (a fresh PostgreSQL database: netstore_pg.sh);
+# default a SQLite file of its own.
 # Skipped (77) without the coordinator or curl.
 # usage: coord_crash.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -24,7 +26,7 @@ command -v curl >/dev/null || { echo "coord_crash: curl not installed; skipped";
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 U=http://127.0.0.1:$port
 start() {
-  "$S" coordinator --db "$tmp/store.db" --port "$port" --operator-token-file "$tmp/op.tok" \
+  "$S" coordinator --db "${SYNOR_COORD_DB:-$tmp/store.db}" --port "$port" --operator-token-file "$tmp/op.tok" \
     --quiet --lease-timeout 2 --log "$tmp/log" >"$tmp/out" 2>>"$tmp/err" &
   pid=$!
   for _ in $(seq 750); do

@@ -3,7 +3,8 @@
 # (scripts/pg_test_server.sh), runs the store's tests (test_netstore, which
 # runs every case on SQLite and then on the database SYNOR_TEST_PG_URL
 # names) and the coordinator's HTTP test (coord.sh with its store there),
-# and the staged jobs' (stages.sh), then stops and deletes the cluster.
+# the staged jobs' (stages.sh) and the crash test (coord_crash.sh, 8
+# kills: KILLS=N changes it), then stops and deletes the cluster.
 # Skipped (77) without PostgreSQL's binaries or the coordinator.
 # usage: netstore_pg.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -17,7 +18,7 @@ url=$(bash "$SRC/scripts/pg_test_server.sh" start "$dir"); rc=$?
 [ $rc = 0 ] || { echo "netstore_pg: the cluster did not start"; exit 1; }
 base=${url%/postgres}
 psql_ok=1
-for db in synor_store synor_coord synor_stages; do
+for db in synor_store synor_coord synor_stages synor_crash; do
   # createdb over the same binaries' client
   if [ "$(id -u)" = 0 ]; then
     runuser -u postgres -- /usr/lib/postgresql/15/bin/createdb -h 127.0.0.1 -p "${base##*:}" -U postgres "$db" || psql_ok=0
@@ -34,4 +35,6 @@ echo "netstore_pg: coordinator test on $base/synor_coord"
 SYNOR_COORD_DB=$base/synor_coord bash "$SRC/tests/cli/coord.sh" "$S" "$SRC" "$JC" || fail=1
 echo "netstore_pg: staged jobs on $base/synor_stages"
 SYNOR_COORD_DB=$base/synor_stages bash "$SRC/tests/cli/stages.sh" "$S" "$SRC" "$JC" || fail=1
+echo "netstore_pg: crash test on $base/synor_crash"
+SYNOR_COORD_DB=$base/synor_crash KILLS=${KILLS:-8} bash "$SRC/tests/cli/coord_crash.sh" "$S" "$SRC" "$JC" || fail=1
 exit $fail
