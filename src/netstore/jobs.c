@@ -191,6 +191,12 @@ int synor_netstore_job_submit(synor_netstore *s, const char *owner, const synor_
         synor__ns_rollback(s);
         *n_tasks = 0;
     }
+    /* PostgreSQL: a big job changes the queue's statistics at once; the
+     * planner, told the table is small, looks up a shard's tasks by state
+     * (thousands of index entries) instead of by shard. Analyzed now, not
+     * at autovacuum's next turn. A failure costs only speed. */
+    if (!e && s->pg && !*existing && *n_tasks >= 256)
+        (void)s->ops->script(s->db, "ANALYZE tasks, shards, shard_inputs");
     pthread_mutex_unlock(&s->mu);
     return e;
 }
