@@ -111,9 +111,9 @@ static int pg_open(const char *url, nsdb **out)
 static int pg_begin(nsdb *db, int write)
 {
     (void)write;
-    if (db->begin_pending || PQtransactionStatus(db->c) != PQTRANS_IDLE)
-        return synor__error(SYNOR_ESTATE, "netstore (postgresql): a transaction is open already");
-    db->begin_pending = 1;
+    /* inside a transaction already, BEGIN would only warn: nothing to send */
+    if (!db->begin_pending && PQtransactionStatus(db->c) == PQTRANS_IDLE)
+        db->begin_pending = 1;
     return 0;
 }
 static int pg_commit(nsdb *db)

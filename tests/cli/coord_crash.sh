@@ -6,7 +6,7 @@
 # end the job is done with exactly one ledger entry per task and the
 # ledger's total equal to the entries' sum.
 # SYNOR_COORD_DB: the store (a fresh PostgreSQL database: netstore_pg.sh);
-# default a SQLite file of its own.
+# default a SQLite file of its own. SYNOR_COORD_ARGS: more coordinator options.
 # Skipped (77) without the coordinator or curl.
 # usage: coord_crash.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -27,7 +27,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 U=http://127.0.0.1:$port
 start() {
   "$S" coordinator --db "${SYNOR_COORD_DB:-$tmp/store.db}" --port "$port" --operator-token-file "$tmp/op.tok" \
-    --quiet --lease-timeout 2 --log "$tmp/log" >"$tmp/out" 2>>"$tmp/err" &
+    --quiet --lease-timeout 2 --log "$tmp/log" ${SYNOR_COORD_ARGS:-} >"$tmp/out" 2>>"$tmp/err" &
   pid=$!
   for _ in $(seq 750); do
     [[ -s $tmp/out && $(<"$tmp/out") == *listening* ]] && return 0

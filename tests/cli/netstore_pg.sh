@@ -4,7 +4,8 @@
 # runs every case on SQLite and then on the database SYNOR_TEST_PG_URL
 # names) and the coordinator's HTTP test (coord.sh with its store there),
 # the staged jobs' (stages.sh) and the crash test (coord_crash.sh, 8
-# kills: KILLS=N changes it), then stops and deletes the cluster.
+# kills: KILLS=N changes it; a pool of 2 connections), then stops and
+# deletes the cluster.
 # Skipped (77) without PostgreSQL's binaries or the coordinator.
 # usage: netstore_pg.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -36,5 +37,6 @@ SYNOR_COORD_DB=$base/synor_coord bash "$SRC/tests/cli/coord.sh" "$S" "$SRC" "$JC
 echo "netstore_pg: staged jobs on $base/synor_stages"
 SYNOR_COORD_DB=$base/synor_stages bash "$SRC/tests/cli/stages.sh" "$S" "$SRC" "$JC" || fail=1
 echo "netstore_pg: crash test on $base/synor_crash"
-SYNOR_COORD_DB=$base/synor_crash KILLS=${KILLS:-8} bash "$SRC/tests/cli/coord_crash.sh" "$S" "$SRC" "$JC" || fail=1
+# two pooled connections for three agents: requests wait for a free one
+SYNOR_COORD_DB=$base/synor_crash SYNOR_COORD_ARGS="--db-pool 2" KILLS=${KILLS:-8} bash "$SRC/tests/cli/coord_crash.sh" "$S" "$SRC" "$JC" || fail=1
 exit $fail
