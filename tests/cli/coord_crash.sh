@@ -6,7 +6,8 @@
 # end the job is done with exactly one ledger entry per task and the
 # ledger's total equal to the entries' sum.
 # SYNOR_COORD_DB: the store (a fresh PostgreSQL database: netstore_pg.sh);
-# default a SQLite file of its own. SYNOR_COORD_ARGS: more coordinator options.
+# default a SQLite file of its own. SYNOR_COORD_ARGS: more coordinator options;
+# GAP_MS: the shortest load between two kills (50 ms).
 # Skipped (77) without the coordinator or curl.
 # usage: coord_crash.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -98,8 +99,11 @@ consistent() {
 }
 KILLS=${KILLS:-20}
 for k in $(seq "$KILLS"); do
-  # 50 to 249 ms of load between kills (a few claims and uploads each)
-  sleep "$(printf '0.%03d' $((RANDOM % 200 + 50)))"
+  # 50 to 249 ms of load between kills (a few claims and uploads each);
+  # GAP_MS moves the start (netstore_pg.sh: a restart on PostgreSQL
+  # reconnects its pool first, slow under sanitizers)
+  gap=$((RANDOM % 200 + ${GAP_MS:-50}))
+  sleep "$((gap / 1000)).$(printf '%03d' $((gap % 1000)))"
   kill -KILL "$pid"; wait "$pid" 2>/dev/null
   check "restart $k" start
   check "after kill $k: nothing acknowledged lost, nothing paid twice" consistent

@@ -38,5 +38,5 @@ echo "netstore_pg: staged jobs on $base/synor_stages"
 SYNOR_COORD_DB=$base/synor_stages bash "$SRC/tests/cli/stages.sh" "$S" "$SRC" "$JC" || fail=1
 echo "netstore_pg: crash test on $base/synor_crash"
 # two pooled connections for three agents: requests wait for a free one
-SYNOR_COORD_DB=$base/synor_crash SYNOR_COORD_ARGS="--db-pool 2" KILLS=${KILLS:-8} bash "$SRC/tests/cli/coord_crash.sh" "$S" "$SRC" "$JC" || fail=1
+SYNOR_COORD_DB=$base/synor_crash SYNOR_COORD_ARGS="--db-pool 2" GAP_MS=400 KILLS=${KILLS:-8} bash "$SRC/tests/cli/coord_crash.sh" "$S" "$SRC" "$JC" || fail=1
 exit $fail
