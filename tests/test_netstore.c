@@ -553,7 +553,9 @@ static void *work(void *arg)
 
 static void concurrent_body(void)
 {
-    synor_netstore *s = fresh(NULL);
+    /* PostgreSQL: 3 pooled connections for 8 threads, so they wait for one */
+    synor_netstore_opts o = {.pool = 3};
+    synor_netstore *s = fresh(&o);
     ASSERT(s);
     char sha[65];
     enum { W = 8, TASKS = 8 * 40 };
@@ -586,6 +588,23 @@ static void concurrent_body(void)
     ASSERT_EQ(st.tasks_valid, TASKS);
     ASSERT_EQ(st.jobs_done, 40);
     ASSERT_EQ(st.tasks_queued + st.tasks_leased, 0);
+    /* each job finished once (PostgreSQL: checked after each commit, by
+     * whichever result committed last) and charged 8 tasks (its row's cost
+     * plus its counter slots') */
+    char *ev = NULL;
+    ASSERT_OK(synor_netstore_events_json(s, 1000, &ev));
+    int finished = 0;
+    for (const char *q = ev; (q = strstr(q, "\"job-done\"")); q++)
+        finished++;
+    free(ev);
+    ASSERT_EQ(finished, 40);
+    char *js = NULL;
+    ASSERT_OK(synor_netstore_jobs_json(s, NULL, &js));
+    int charged = 0;
+    for (const char *q = js; (q = strstr(q, "\"cost\":\"0.080000\"")); q++)
+        charged++;
+    free(js);
+    ASSERT_EQ(charged, 40);
     done(s);
 }
 TEST(threads_share_commits) { BOTH(concurrent_body); }

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* The newest schema version this library writes. */
-#define SYNOR_NETSTORE_SCHEMA_VERSION 5
+#define SYNOR_NETSTORE_SCHEMA_VERSION 6
 
 typedef struct synor_netstore synor_netstore;
 
@@ -60,6 +60,9 @@ typedef struct synor_netstore_opts {
     unsigned max_attempts;    /* a task failed this often fails its shard; 0: 5 */
     double spot_rate;         /* share of claims given a known-answer task (0..1) */
     const synor_rewards_policy *policy; /* NULL: the built-in policy */
+    /* PostgreSQL: connections for claims, results, failures and heartbeats
+     * running in parallel, opened as needed; 0: 16 */
+    unsigned pool;
 } synor_netstore_opts;
 
 int synor_netstore_open(const synor_netstore_opts *o, synor_netstore **out);
@@ -273,6 +276,7 @@ typedef struct synor_netstore_stats {
     int64_t devices, devices_online;
     int64_t tasks_queued, tasks_leased, tasks_done, tasks_valid, tasks_invalid, tasks_failed,
         tasks_cancelled;
+    int64_t tasks_waiting; /* staged: their inputs not all validated yet */
     int64_t jobs_active, jobs_done;
     int64_t ledger_entries, ledger_total;
 } synor_netstore_stats;

@@ -23,7 +23,7 @@ static void help(void)
            "                         [--lease-timeout S] [--task-price CREDITS] [--replicas N]\n"
            "                         [--spot-rate R] [--max-wait S] [--max-json SIZE]\n"
            "                         [--max-blob SIZE] [--market DIR] [--log FILE] [--quiet]\n"
-           "                         [--metrics-open]\n\n"
+           "                         [--metrics-open] [--db-pool N]\n\n"
            "Runs the compute network's coordinator: the HTTP/JSON API of docs/NETWORK.md\n"
            "for operators, consumers and providers, over a store in SQLite (a file path)\n"
            "or PostgreSQL (a postgresql:// URL; several coordinators may share one).\n"
@@ -47,6 +47,8 @@ static void help(void)
            "  --log FILE               JSON-lines log (default: stderr)\n"
            "  --quiet                  no line per request (events only)\n"
            "  --metrics-open           /metrics without a token from loopback\n"
+           "  --db-pool N              PostgreSQL: connections for claims and results running\n"
+           "                           in parallel (16)\n"
            "Exit status: 0 stopped by a signal, 1 failure, 2 usage error.\n");
 }
 
@@ -75,7 +77,7 @@ int cli_coordinator(const cli_globals *g, int argc, char **argv)
     (void)g;
     const char *db = NULL, *host = "127.0.0.1", *tokfile = NULL, *cert = NULL, *key = NULL,
                *market = NULL, *log = NULL, *price = NULL;
-    unsigned long long port = 8420, replicas = 1;
+    unsigned long long port = 8420, replicas = 1, pool = 0;
     double lease = 15, spot = 0, wait = 30;
     uint64_t max_json = 1u << 20, max_blob = 16u << 20;
     int quiet = 0, metrics_open = 0;
@@ -114,6 +116,8 @@ int cli_coordinator(const cli_globals *g, int argc, char **argv)
             price = v;
         else if (!strcmp(a, "--replicas"))
             r = cli_parse_uint("coordinator", a, v, 1, 5, &replicas);
+        else if (!strcmp(a, "--db-pool"))
+            r = cli_parse_uint("coordinator", a, v, 1, 1024, &pool);
         else if (!strcmp(a, "--spot-rate"))
             r = cli_parse_double("coordinator", a, v, 0, 1, &spot);
         else if (!strcmp(a, "--max-wait"))
@@ -157,7 +161,8 @@ int cli_coordinator(const cli_globals *g, int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     synor_netstore_opts so = {.url = db, .lease_timeout_s = lease, .task_price = task_price,
-                              .min_replicas = (unsigned)replicas, .spot_rate = spot};
+                              .min_replicas = (unsigned)replicas, .spot_rate = spot,
+                              .pool = (unsigned)pool};
     synor_netstore *store = NULL;
     synor_coord *c = NULL;
     int rc = CLI_FAIL;

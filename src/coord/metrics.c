@@ -71,7 +71,7 @@ char *synor__coord_metrics(synor_coord *c)
     } states[] = {{"queued", st.tasks_queued}, {"leased", st.tasks_leased},
                   {"done", st.tasks_done},     {"valid", st.tasks_valid},
                   {"invalid", st.tasks_invalid}, {"failed", st.tasks_failed},
-                  {"cancelled", st.tasks_cancelled}};
+                  {"cancelled", st.tasks_cancelled}, {"waiting", st.tasks_waiting}};
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(states); i++)
         synor__buf_printf(&b, "synor_coord_tasks{state=\"%s\"} %lld\n", states[i].name,
                           (long long)states[i].v);

@@ -12,7 +12,10 @@
  * is (the claim of several tasks; spot checks off): they share one lease
  * string, which names the claim. 0 with c[0..*n) filled, 1 when none. The
  * pick takes the lowest queued replica of each shard only, so one claim
- * never gives a provider two replicas of a shard. */
+ * never gives a provider two replicas of a shard. Both conditions are
+ * one NOT EXISTS over the shard's tasks, so PostgreSQL looks them up by
+ * shard (tasks_shard) even with statistics older than the job: with two,
+ * it scanned all of the provider's or all queued tasks per candidate. */
 int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, int64_t now,
                         size_t max, synor_net_claim *c, size_t *n)
 {
@@ -20,15 +23,19 @@ int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, in
     "UPDATE tasks SET state = 'leased', device_id = $1, provider = $2, lease = $3,"              \
     " lease_expires_ms = $4, attempts = attempts + 1 WHERE id IN (SELECT t.id FROM tasks t"      \
     " WHERE t.state = 'queued' AND NOT EXISTS (SELECT 1 FROM tasks u WHERE"                      \
-    " u.shard_id = t.shard_id AND u.provider = $2) AND NOT EXISTS (SELECT 1 FROM tasks v"        \
-    " WHERE v.shard_id = t.shard_id AND v.state = 'queued' AND v.id < t.id)"                    \
+    " u.shard_id = t.shard_id AND (u.provider = $2 OR (u.state = 'queued' AND u.id < t.id)))"    \
     " ORDER BY t.id LIMIT $5 %SKIP%)"
-    /* PostgreSQL: the update and what the agent needs in one round trip */
+    /* PostgreSQL: the lease, the jobs marked running and what the agent
+     * needs (a row per input, or one with NULL input columns; the
+     * checkpoint in columns 8 and 9 of each) in one statement */
     static const char take_pg[] =
-        "WITH c AS (" PICK " RETURNING id, job_id, shard_id, checkpoint_sha) SELECT c.id, c.job_id,"
-        " c.shard_id, COALESCE(s.kernel, j.kernel), j.params, s.params, c.checkpoint_sha, b.bytes"
-        " FROM c JOIN shards s ON s.id = c.shard_id JOIN jobs j ON j.id = c.job_id"
-        " LEFT JOIN blobs b ON b.sha = c.checkpoint_sha ORDER BY c.id";
+        "WITH c AS (" PICK " RETURNING id, job_id, shard_id, checkpoint_sha), r AS (UPDATE jobs"
+        " SET state = 'running' WHERE state = 'queued' AND id IN (SELECT job_id FROM c))"
+        " SELECT c.id, c.job_id, c.shard_id, COALESCE(s.kernel, j.kernel), j.params, s.params,"
+        " i.sha, b.bytes, c.checkpoint_sha, cb.bytes FROM c JOIN shards s ON s.id = c.shard_id"
+        " JOIN jobs j ON j.id = c.job_id"
+        " LEFT JOIN (shard_inputs i JOIN blobs b ON b.sha = i.sha) ON i.shard_id = c.shard_id"
+        " LEFT JOIN blobs cb ON cb.sha = c.checkpoint_sha ORDER BY c.id, i.pos";
     static const char take_lite[] = PICK;
 #undef PICK
     static const char info[] =
@@ -60,38 +67,48 @@ int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, in
         synor__nsres_free(&r);
         return 1;
     }
-    if ((e = synor__ns_exec(s, running, pl, 2, NULL, NULL)) ||
-        (e = synor__ns_exec(s, inputs, pl, 2, &in, NULL))) {
+    if (s->pg) {
+        in = (nsres){0}; /* the inputs came with r: columns 6 and 7 */
+    } else if ((e = synor__ns_exec(s, running, pl, 2, NULL, NULL)) ||
+               (e = synor__ns_exec(s, inputs, pl, 2, &in, NULL))) {
         synor__nsres_free(&r);
         return e;
     }
-    size_t k = 0; /* the next row of in */
-    for (size_t i = 0; i < r.rows && i < max; i++) {
+    size_t k = 0; /* the next row of in (SQLite) */
+    for (size_t row = 0, i = 0; row < r.rows && i < max; i++) {
         synor_net_claim *ci = &c[i];
-        *ci = (synor_net_claim){.task = synor__nsres_int(&r, i, 0),
-                                .job = synor__nsres_int(&r, i, 1),
+        size_t first = row; /* the task's first row: its checkpoint's columns */
+        *ci = (synor_net_claim){.task = synor__nsres_int(&r, row, 0),
+                                .job = synor__nsres_int(&r, row, 1),
                                 .expires_in = s->o.lease_timeout_s};
         memcpy(ci->lease, lease, sizeof lease);
-        synor__strlcpy(ci->kernel, synor__nsres_text(&r, i, 3), sizeof ci->kernel);
-        ci->params_json = synor__ns_merge_params(synor__nsres_text(&r, i, 4),
-                                       synor__nsres_null(&r, i, 5) ? NULL
-                                                                   : synor__nsres_text(&r, i, 5));
+        synor__strlcpy(ci->kernel, synor__nsres_text(&r, row, 3), sizeof ci->kernel);
+        ci->params_json = synor__ns_merge_params(synor__nsres_text(&r, row, 4),
+                                       synor__nsres_null(&r, row, 5) ? NULL
+                                                                     : synor__nsres_text(&r, row, 5));
         synor__buf b;
         synor__buf_init(&b);
         synor__jw w;
         synor__jw_init(&w, &b, 0);
         synor__jw_arr_begin(&w);
-        for (; k < in.rows && synor__nsres_int(&in, k, 0) == ci->task; k++) {
+        /* (table, row, column) of each input: in's rows, or r's own */
+        const nsres *t = s->pg ? &r : &in;
+        size_t *at = s->pg ? &row : &k, col = s->pg ? 6 : 1;
+        if (s->pg && synor__nsres_null(&r, row, 6))
+            row++; /* a task without inputs */
+        for (; *at < t->rows && synor__nsres_int(t, *at, 0) == ci->task; ++*at) {
             synor__jw_obj_begin(&w);
             synor__jw_key(&w, "sha256");
-            synor__jw_str(&w, synor__nsres_text(&in, k, 1));
+            synor__jw_str(&w, synor__nsres_text(t, *at, col));
             synor__jw_key(&w, "bytes");
-            synor__jw_int(&w, synor__nsres_int(&in, k, 2));
+            synor__jw_int(&w, synor__nsres_int(t, *at, col + 1));
             synor__jw_obj_end(&w);
         }
         synor__jw_arr_end(&w);
+        if (!s->pg)
+            row++;
         ci->inputs_json = synor__buf_take(&b);
-        int ck = synor__ns_checkpoint_json(&r, i, 6, &ci->checkpoint_json);
+        int ck = synor__ns_checkpoint_json(&r, first, s->pg ? 8 : 6, &ci->checkpoint_json);
         *n = i + 1;
         if (!ci->params_json || !ci->inputs_json || ck) {
             e = synor__error(SYNOR_ENOMEM, "netstore: task t-%lld: out of memory",
@@ -145,7 +162,39 @@ int synor_netstore_results(synor_netstore *s, const char *owner, synor_net_resul
         args[m] = &a[m];
         slot[m++] = i;
     }
-    int e = m ? synor__ns_tx_many(s, synor__ns_result_op, args, m, rc, msg) : 0;
+    int e = 0;
+    size_t left = m; /* items for the C path, in args[0..left) */
+    if (s->npool && m) {
+        /* PostgreSQL: one call of synor_results; what it left, below */
+        int *redo = synor__calloc(m, sizeof *redo);
+        size_t *back = synor__calloc(m, sizeof *back);
+        if (redo && back && !synor__ns_results_pg(s, owner, a, m, rc, msg, redo)) {
+            left = 0;
+            for (size_t k = 0; k < m; k++)
+                if (redo[k]) {
+                    args[left] = &a[k];
+                    back[left++] = k;
+                }
+            if (left) {
+                int *rc2 = synor__calloc(left, sizeof *rc2);
+                char(*msg2)[256] = synor__calloc(left, sizeof *msg2);
+                e = rc2 && msg2 ? synor__ns_tx_many(s, synor__ns_result_op, args, left, rc2, msg2)
+                                : synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+                for (size_t k = 0; k < left && !e; k++) {
+                    rc[back[k]] = rc2[k];
+                    memcpy(msg[back[k]], msg2[k], sizeof msg2[k]);
+                }
+                synor__free(rc2), synor__free(msg2);
+                left = 0;
+            }
+        } else {
+            for (size_t k = 0; k < m; k++)
+                args[k] = &a[k];
+        }
+        synor__free(redo), synor__free(back);
+    }
+    if (left)
+        e = synor__ns_tx_many(s, synor__ns_result_op, args, left, rc, msg);
     for (size_t k = 0; k < m; k++) {
         synor_net_result_item *it = &items[slot[k]];
         it->rc = rc[k] < 0 ? rc[k] : 0;

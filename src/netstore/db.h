@@ -79,6 +79,8 @@ typedef struct nsdb_ops {
                 int64_t *changes);
     /* Runs several statements without parameters (migrations). */
     int (*script)(nsdb *db, const char *sql);
+    /* Whether the connection still works (NULL: always). */
+    int (*alive)(nsdb *db);
 } nsdb_ops;
 
 extern const nsdb_ops synor__nsdb_sqlite;
@@ -91,10 +93,29 @@ char *synor__nsdb_dialect(const char *sql, int pg);
 
 typedef struct ns_op ns_op;
 
+/* A transaction's job counter changes (group.c), applied at its commit. */
+struct ns_jobdelta {
+    int64_t job, cost, done;
+};
+typedef struct ns_deltas {
+    struct ns_jobdelta *v;
+    size_t n, cap;
+} ns_deltas;
+
+/* A pooled connection (PostgreSQL) and its transaction's counters. */
+typedef struct ns_conn {
+    nsdb *db;
+    ns_deltas jd;
+} ns_conn;
+
 /* The store. Every public call takes mu, so one connection serves the
  * process's writes (batched by group commit, group.c); token lookups, the
  * hottest read, use a second connection (rdb, under rmu) so they never wait
- * behind a commit. Several coordinators scale over one PostgreSQL
+ * behind a commit. On PostgreSQL the hot operations (claims, results,
+ * failures, heartbeats) instead each take a connection of a small pool
+ * (pool.c) and run their own transaction, in parallel: PostgreSQL
+ * group-commits its WAL itself, and they lock only the rows they touch, as
+ * several coordinators' do. Several coordinators scale over one PostgreSQL
  * database. */
 struct synor_netstore {
     const nsdb_ops *ops;
@@ -113,9 +134,43 @@ struct synor_netstore {
     synor_rewards_policy *own_policy;
     uint64_t rng; /* spot-check draws, under mu */
     /* under mu: the job counters' changes of the transaction (group.c) */
-    struct ns_jobdelta *jd;
-    size_t njd, capjd;
+    ns_deltas jd;
+    /* PostgreSQL's connection pool (pool.c): npool slots, nopen opened,
+     * the free ones' indexes in pfree[0..nfree), all under pmu; pmu also
+     * guards rng outside mu */
+    ns_conn *pool;
+    size_t npool, nopen, nfree;
+    size_t *pfree;
+    char *url;
+    int64_t slot_base; /* this store's first job_counts slot */
+    pthread_mutex_t pmu;
+    pthread_cond_t pcv;
 };
+
+/* The connection the calling thread's transaction uses: a pooled one while
+ * it runs a pooled operation, else db. */
+nsdb *synor__ns_db(synor_netstore *s);
+/* The job counter changes of the calling thread's transaction. */
+ns_deltas *synor__ns_deltas(synor_netstore *s);
+/* pool.c: runs fn(s, arg) in a transaction of its own on a pooled
+ * connection (retried when PostgreSQL reports a deadlock or a
+ * serialization failure); as synor__ns_tx. */
+int synor__ns_pool_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *arg);
+/* pool.c: takes a pooled connection and binds it to the calling thread
+ * (synor__ns_exec and the others use it) until synor__ns_pool_put. */
+int synor__ns_pool_get(synor_netstore *s);
+void synor__ns_pool_put(synor_netstore *s);
+/* pool.c: closes the pool's connections. */
+void synor__ns_pool_close(synor_netstore *s);
+/* group.c: applies the deltas (one UPDATE per job), inside the caller's
+ * transaction; empties them. */
+int synor__ns_flush_deltas(synor_netstore *s, ns_deltas *d);
+/* pool.c: the deltas into the pooled connection's slots (job_counts);
+ * after the commit, synor__ns_pool_done marks the jobs finished by it. */
+int synor__ns_pool_flush(synor_netstore *s, ns_deltas *d);
+void synor__ns_pool_done(synor_netstore *s, ns_deltas *d);
+/* A random 64-bit number (spot-check draws). */
+uint64_t synor__ns_rand(synor_netstore *s);
 
 /* Monotonic milliseconds (leases, heartbeats). */
 int64_t synor__ns_now_ms(void);
@@ -189,6 +244,15 @@ typedef struct result_args {
     synor_net_verdict *verdict;
 } result_args;
 int synor__ns_result_op(synor_netstore *s, void *arg);
+
+/* results_pg.c: creates (or replaces) the server-side functions. */
+int synor__ns_pg_functions(synor_netstore *s);
+/* results_pg.c: the m results a[] in one call of synor_results on a pooled
+ * connection, its own transaction: rc[k] and msg[k] each item's outcome,
+ * its verdict set; redo[k] set for the items it left untouched for the C
+ * path (synor__ns_result_op). A negative code: nothing was done. */
+int synor__ns_results_pg(synor_netstore *s, const char *owner, result_args *a, size_t m,
+                         int *rc, char (*msg)[256], int *redo);
 
 /* batch.c: leases up to max tasks to the device in a few statements
  * (inside the caller's transaction, the device checked): 0 with c[0..*n)

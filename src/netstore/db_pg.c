@@ -1,7 +1,9 @@
-/* db_pg.c - the netstore's PostgreSQL backend (libpq): one connection per
- * store, statements prepared once by the address of their SQL, parameters
- * sent as text (bytes in binary), results read as text (bytea unescaped).
- * Commits wait for the WAL flush (synchronous_commit on, the default). */
+/* db_pg.c - the netstore's PostgreSQL backend (libpq): a connection,
+ * statements prepared once by the address of their SQL, parameters sent
+ * as text (bytes in binary), results read as text (bytea unescaped).
+ * Commits wait for the WAL flush (synchronous_commit on, the default).
+ * BEGIN is not sent on its own: it goes with the transaction's first
+ * statement in one pipeline (libpq's pipeline mode), one round trip. */
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@ struct nsdb {
     PGconn *c;
     stmt_slot cache[STMT_CACHE];
     int n_prepared;
+    int begin_pending; /* BEGIN asked for, to be sent with the next statement */
 };
 
 static int fail_res(nsdb *db, PGresult *r, const char *what)
@@ -45,6 +48,19 @@ static int pg_script(nsdb *db, const char *sql)
     char *sub = synor__nsdb_dialect(sql, 1);
     if (!sub)
         return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+    if (db->begin_pending) {
+        db->begin_pending = 0;
+        size_t n = strlen(sub);
+        char *b = synor__malloc(n + 8);
+        if (!b) {
+            synor__free(sub);
+            return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+        }
+        memcpy(b, "BEGIN; ", 7);
+        memcpy(b + 7, sub, n + 1);
+        synor__free(sub);
+        sub = b;
+    }
     PGresult *r = PQexec(db->c, sub);
     synor__free(sub);
     ExecStatusType st = PQresultStatus(r);
@@ -95,11 +111,23 @@ static int pg_open(const char *url, nsdb **out)
 static int pg_begin(nsdb *db, int write)
 {
     (void)write;
-    return pg_script(db, "BEGIN");
+    /* inside a transaction already, BEGIN would only warn: nothing to send */
+    if (!db->begin_pending && PQtransactionStatus(db->c) == PQTRANS_IDLE)
+        db->begin_pending = 1;
+    return 0;
 }
-static int pg_commit(nsdb *db) { return pg_script(db, "COMMIT"); }
+static int pg_commit(nsdb *db)
+{
+    if (db->begin_pending) { /* nothing was run */
+        db->begin_pending = 0;
+        return 0;
+    }
+    return pg_script(db, "COMMIT");
+}
+static int pg_alive(nsdb *db) { return PQstatus(db->c) == CONNECTION_OK; }
 static void pg_rollback(nsdb *db)
 {
+    db->begin_pending = 0;
     if (PQtransactionStatus(db->c) != PQTRANS_IDLE) {
         PGresult *r = PQexec(db->c, "ROLLBACK");
         PQclear(r);
@@ -134,6 +162,49 @@ static int prepare(nsdb *db, const char *sql, int np, const char **name)
     return synor__error(SYNOR_ENOMEM, "netstore: statement cache full");
 }
 
+/* BEGIN and the prepared statement name in one pipeline: *out gets the
+ * statement's result (an error result when it failed). */
+static int pipelined(nsdb *db, const char *name, int np, const char *const *vals,
+                     const int *lens, const int *fmts, PGresult **out)
+{
+    PGconn *c = db->c;
+    *out = NULL;
+    if (!PQenterPipelineMode(c))
+        return fail_res(db, NULL, "pipeline");
+    int ok = PQsendQueryParams(c, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) &&
+             PQsendQueryPrepared(c, name, np, vals, lens, fmts, 0) && PQpipelineSync(c);
+    /* the results: BEGIN's, NULL, the statement's, NULL, the sync */
+    int e = ok ? 0 : fail_res(db, NULL, "pipeline");
+    int item = 0;
+    for (int guard = 0; ok && guard < 16; guard++) {
+        PGresult *r = PQgetResult(c);
+        if (!r) {
+            item++;
+            continue;
+        }
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            break;
+        }
+        if (item == 0 && st != PGRES_COMMAND_OK && !e)
+            e = fail_res(db, r, "begin");
+        if (item == 1 && !*out) {
+            *out = r;
+            continue;
+        }
+        PQclear(r);
+    }
+    if (!PQexitPipelineMode(c) && !e)
+        e = fail_res(db, NULL, "pipeline");
+    if (e || !*out) {
+        PQclear(*out);
+        *out = NULL;
+        return e ? e : synor__error(SYNOR_EIO, "netstore (postgresql): pipeline: no result");
+    }
+    return 0;
+}
+
 static int pg_exec(nsdb *db, const char *sql, const nsparam *p, int np, nsres *res,
                    int64_t *changes)
 {
@@ -163,7 +234,14 @@ static int pg_exec(nsdb *db, const char *sql, const nsparam *p, int np, nsres *r
         default: vals[i] = NULL; break;
         }
     }
-    PGresult *r = PQexecPrepared(db->c, name, np, vals, lens, fmts, 0);
+    PGresult *r;
+    if (db->begin_pending) {
+        db->begin_pending = 0;
+        if ((e = pipelined(db, name, np, vals, lens, fmts, &r)))
+            return e;
+    } else {
+        r = PQexecPrepared(db->c, name, np, vals, lens, fmts, 0);
+    }
     ExecStatusType st = PQresultStatus(r);
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
         e = fail_res(db, r, "exec");
@@ -228,5 +306,6 @@ static const nsdb_ops pg_ops = {
     .rollback = pg_rollback,
     .exec = pg_exec,
     .script = pg_script,
+    .alive = pg_alive,
 };
 const nsdb_ops *const synor__nsdb_pg = &pg_ops;

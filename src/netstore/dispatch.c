@@ -121,14 +121,6 @@ int synor__ns_available_now(const char *availability, time_t now)
     return a <= b ? (h >= a && h < b) : (h >= a || h < b);
 }
 
-static uint64_t next_rand(synor_netstore *s)
-{
-    s->rng ^= s->rng << 13;
-    s->rng ^= s->rng >> 7;
-    s->rng ^= s->rng << 17;
-    return s->rng;
-}
-
 /* A known-answer task of a spot-check job for this provider, leased to it
  * at once; *task 0 when there is none it has not done. */
 static int spot_task(synor_netstore *s, const char *owner, int64_t device, const char *lease,
@@ -190,7 +182,7 @@ static int take_one(synor_netstore *s, const char *owner, int64_t device, int64_
         return e;
     int64_t expires = now + (int64_t)(s->o.lease_timeout_s * 1000);
     int64_t task = 0, job = 0, shard = 0;
-    if (s->o.spot_rate > 0 && (double)(next_rand(s) >> 11) / 9007199254740992.0 < s->o.spot_rate &&
+    if (s->o.spot_rate > 0 && (double)(synor__ns_rand(s) >> 11) / 9007199254740992.0 < s->o.spot_rate &&
         (e = spot_task(s, owner, device, lease, expires, &task, &job, &shard)))
         return e;
     if (!task) {
@@ -254,13 +246,14 @@ static int take_one(synor_netstore *s, const char *owner, int64_t device, int64_
 static int claim_tx(synor_netstore *s, const char *owner, int64_t device, size_t max,
                     synor_net_claim *c, size_t *n)
 {
-    static const char dev[] = "SELECT accepting, availability FROM devices WHERE id = $1"
-                              " AND owner = $2";
-    static const char seen[] = "UPDATE devices SET last_seen_ms = $1 WHERE id = $2";
-    nsparam pd[] = {NS_I(device), NS_T(owner)};
+    /* the device seen now, and whether it takes work: one statement */
+    static const char dev[] = "UPDATE devices SET last_seen_ms = $1 WHERE id = $2 AND owner = $3"
+                              " RETURNING accepting, availability";
+    int64_t now = synor__ns_now_ms();
+    nsparam pd[] = {NS_I(now), NS_I(device), NS_T(owner)};
     nsres r;
     *n = 0;
-    int e = synor__ns_exec(s, dev, pd, 2, &r, NULL);
+    int e = synor__ns_exec(s, dev, pd, 3, &r, NULL);
     if (e)
         return e;
     if (!r.rows) {
@@ -270,13 +263,11 @@ static int claim_tx(synor_netstore *s, const char *owner, int64_t device, size_t
     int accepting = synor__nsres_int(&r, 0, 0) != 0 &&
                     synor__ns_available_now(synor__nsres_text(&r, 0, 1), time(NULL));
     synor__nsres_free(&r);
-    int64_t now = synor__ns_now_ms();
-    nsparam ps[] = {NS_I(now), NS_I(device)};
-    if ((e = synor__ns_exec(s, seen, ps, 2, NULL, NULL)))
-        return e;
     if (!accepting)
         return 1;
-    if (max > 1 && !(s->o.spot_rate > 0))
+    /* PostgreSQL: one task too is one statement there (the same pick:
+     * the lowest queued task of a shard the provider has no replica of) */
+    if ((max > 1 || s->pg) && !(s->o.spot_rate > 0))
         return synor__ns_take_many(s, owner, device, now, max, c, n);
     int64_t last_job = 0;
     while (*n < max) {
@@ -408,6 +399,16 @@ int synor_netstore_result(synor_netstore *s, const char *owner, int64_t task, co
                             "header 'X-Synor-SHA256': value '%s': the body's SHA-256 is %s",
                             sha256 ? sha256 : "", sha);
     result_args a = {owner, task, lease, data, n, sha, elapsed_ms < 0 ? 0 : elapsed_ms, verdict};
+    if (s->npool) {
+        /* PostgreSQL: one statement, unless it leaves the item to the C path */
+        int rc = 0, redo = 0;
+        char msg[1][256];
+        if (!synor__ns_results_pg(s, owner, &a, 1, &rc, msg, &redo) && !redo) {
+            if (rc < 0)
+                synor__error(rc, "%s", msg[0]);
+            return rc;
+        }
+    }
     return synor__ns_tx(s, synor__ns_result_op, &a);
 }
 
@@ -581,6 +582,16 @@ static int reap_tx(synor_netstore *s, int *n)
     }
     if (n)
         *n = (int)ch;
+    /* PostgreSQL: a job whose last results committed but whose check after
+     * the commit was lost (a crash in between, pool.c) is marked done here */
+    static const char finished[] =
+        "WITH d AS (UPDATE jobs SET state = 'done' WHERE state IN ('queued', 'running') AND"
+        " shards_left <= (SELECT COALESCE(sum(c.done), 0) FROM job_counts c WHERE"
+        " c.job_id = jobs.id) RETURNING id) INSERT INTO events (at, kind, subject, detail)"
+        " SELECT $1, 'job-done', 'j-' || id, '' FROM d";
+    nsparam pf[] = {NS_I(time(NULL))};
+    if (!e && s->pg)
+        e = synor__ns_exec(s, finished, pf, 1, NULL, NULL);
     nsres r;
     nsparam q[] = {NS_I(time(NULL))};
     if (!e)

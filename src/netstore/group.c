@@ -28,42 +28,42 @@ struct ns_op {
     ns_op *next;
 };
 
-struct ns_jobdelta {
-    int64_t job, cost, done;
-};
 
 int synor__ns_job_delta(synor_netstore *s, int64_t job, int64_t cost, int64_t done)
 {
-    if (s->njd == s->capjd) {
-        size_t cap = s->capjd ? 2 * s->capjd : 64;
-        struct ns_jobdelta *p = synor__realloc(s->jd, cap * sizeof *p);
+    ns_deltas *d = synor__ns_deltas(s);
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 64;
+        struct ns_jobdelta *p = synor__realloc(d->v, cap * sizeof *p);
         if (!p)
             return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
-        s->jd = p;
-        s->capjd = cap;
+        d->v = p;
+        d->cap = cap;
     }
-    s->jd[s->njd++] = (struct ns_jobdelta){job, cost, done};
+    d->v[d->n++] = (struct ns_jobdelta){job, cost, done};
     return 0;
 }
 
 /* Applies the transaction's job counter changes, one UPDATE per job; a
  * job whose last shard is done is marked done. */
-static int flush_deltas(synor_netstore *s)
+int synor__ns_flush_deltas(synor_netstore *s, ns_deltas *d)
 {
     static const char upd[] = "UPDATE jobs SET cost = cost + $1, shards_left = shards_left - $2"
                               " WHERE id = $3 RETURNING shards_left";
     static const char job_done[] = "UPDATE jobs SET state = 'done' WHERE id = $1"
                                    " AND state IN ('queued', 'running')";
+    if (s->npool)
+        return synor__ns_pool_flush(s, d);
     int e = 0;
-    for (size_t i = 0; i < s->njd && !e; i++) {
-        int64_t job = s->jd[i].job, cost = 0, done = 0;
+    for (size_t i = 0; i < d->n && !e; i++) {
+        int64_t job = d->v[i].job, cost = 0, done = 0;
         if (!job)
             continue;
-        for (size_t k = i; k < s->njd; k++)
-            if (s->jd[k].job == job) {
-                cost += s->jd[k].cost;
-                done += s->jd[k].done;
-                s->jd[k].job = 0;
+        for (size_t k = i; k < d->n; k++)
+            if (d->v[k].job == job) {
+                cost += d->v[k].cost;
+                done += d->v[k].done;
+                d->v[k].job = 0;
             }
         nsparam p[] = {NS_I(cost), NS_I(done), NS_I(job)};
         nsres r;
@@ -79,14 +79,15 @@ static int flush_deltas(synor_netstore *s)
                 e = synor__ns_event(s, "job-done", subj, "");
         }
     }
-    s->njd = 0;
+    d->n = 0;
     return e;
 }
 
-static void run_batch(synor_netstore *s, ns_op *batch)
+/* Runs the batch in one transaction on the calling thread's connection. */
+static void run_ops(synor_netstore *s, ns_op *batch)
 {
-    s->njd = 0;
-    pthread_mutex_lock(&s->mu);
+    ns_deltas *d = synor__ns_deltas(s);
+    d->n = 0;
     int e = synor__ns_begin(s, 1);
     int single = batch && !batch->next;
     for (ns_op *o = batch; o; o = o->next) {
@@ -100,16 +101,16 @@ static void run_batch(synor_netstore *s, ns_op *batch)
         }
         static const char sp[] = "SAVEPOINT g", back[] = "ROLLBACK TO SAVEPOINT g",
                           rel[] = "RELEASE SAVEPOINT g";
-        size_t mark = s->njd;
-        int x = s->ops->exec(s->db, sp, NULL, 0, NULL, NULL);
+        size_t mark = d->n;
+        int x = synor__ns_exec(s, sp, NULL, 0, NULL, NULL);
         o->rc = x ? x : o->fn(s, o->arg);
         if (!x && o->rc < 0) {
             synor__strlcpy(o->msg, synor_errmsg(), sizeof o->msg);
-            s->njd = mark; /* its counter changes go with it */
-            x = s->ops->exec(s->db, back, NULL, 0, NULL, NULL);
+            d->n = mark; /* its counter changes go with it */
+            x = synor__ns_exec(s, back, NULL, 0, NULL, NULL);
         }
         if (!x)
-            x = s->ops->exec(s->db, rel, NULL, 0, NULL, NULL);
+            x = synor__ns_exec(s, rel, NULL, 0, NULL, NULL);
         if (x) {
             /* the transaction is unusable: fail the rest of the batch */
             e = x;
@@ -125,25 +126,64 @@ static void run_batch(synor_netstore *s, ns_op *batch)
     for (ns_op *o = batch; o; o = o->next)
         any_ok |= o->rc >= 0;
     if (!e && (!single || batch->rc >= 0) && any_ok) {
-        e = flush_deltas(s);
+        e = synor__ns_flush_deltas(s, d);
         if (!e)
             e = synor__ns_commit(s);
     } else if (!e) {
         synor__ns_rollback(s);
+        d->n = 0;
     }
     if (e) {
         synor__ns_rollback(s);
+        d->n = 0;
         for (ns_op *o = batch; o; o = o->next)
             if (o->rc >= 0 || !o->msg[0]) {
                 o->rc = e;
                 synor__strlcpy(o->msg, synor_errmsg(), sizeof o->msg);
             }
     }
+}
+
+static void run_batch(synor_netstore *s, ns_op *batch)
+{
+    if (s->npool) {
+        /* PostgreSQL: a pooled connection of its own, no mu */
+        int e = synor__ns_pool_get(s);
+        if (e) {
+            for (ns_op *o = batch; o; o = o->next) {
+                o->rc = e;
+                synor__strlcpy(o->msg, synor_errmsg(), sizeof o->msg);
+            }
+            return;
+        }
+        run_ops(s, batch);
+        synor__ns_pool_done(s, synor__ns_deltas(s));
+        synor__ns_pool_put(s);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    run_ops(s, batch);
     pthread_mutex_unlock(&s->mu);
+}
+
+int synor__ns_pool_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *arg)
+{
+    for (int attempt = 1;; attempt++) {
+        ns_op op = {.fn = fn, .arg = arg};
+        run_batch(s, &op);
+        /* a deadlock or serialization failure rolled it back whole: again */
+        if (op.rc == SYNOR_EBUSY && attempt < 5)
+            continue;
+        if (op.rc < 0)
+            synor__error(op.rc, "%s", op.msg);
+        return op.rc;
+    }
 }
 
 int synor__ns_tx(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg), void *arg)
 {
+    if (s->npool)
+        return synor__ns_pool_tx(s, fn, arg);
     ns_op op = {.fn = fn, .arg = arg};
     pthread_mutex_lock(&s->gmu);
     if (s->gtail)
@@ -186,6 +226,12 @@ int synor__ns_tx_many(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg)
         ops[i].arg = args[i];
         ops[i].next = i + 1 < n ? &ops[i + 1] : NULL;
     }
+    if (s->npool) {
+        /* PostgreSQL: one transaction of their own on a pooled connection */
+        if (n)
+            run_batch(s, &ops[0]);
+        goto out;
+    }
     pthread_mutex_lock(&s->gmu);
     /* queued together, so one leader takes them all into one batch */
     if (n) {
@@ -214,6 +260,7 @@ int synor__ns_tx_many(synor_netstore *s, int (*fn)(synor_netstore *s, void *arg)
         pthread_cond_broadcast(&s->gcv);
     }
     pthread_mutex_unlock(&s->gmu);
+out:
     for (size_t i = 0; i < n; i++) {
         rc[i] = ops[i].rc;
         synor__strlcpy(msg[i], ops[i].rc < 0 ? ops[i].msg : "", sizeof msg[i]);

@@ -191,6 +191,12 @@ int synor_netstore_job_submit(synor_netstore *s, const char *owner, const synor_
         synor__ns_rollback(s);
         *n_tasks = 0;
     }
+    /* PostgreSQL: a big job changes the queue's statistics at once; the
+     * planner, told the table is small, looks up a shard's tasks by state
+     * (thousands of index entries) instead of by shard. Analyzed now, not
+     * at autovacuum's next turn. A failure costs only speed. */
+    if (!e && s->pg && !*existing && *n_tasks >= 256)
+        (void)s->ops->script(s->db, "ANALYZE tasks, shards, shard_inputs");
     pthread_mutex_unlock(&s->mu);
     return e;
 }
@@ -220,7 +226,10 @@ static void job_obj(synor__jw *w, const nsres *r, size_t i)
     synor__jw_str(w, synor__nsres_text(r, i, 8));
 }
 
-#define JOB_COLS "id, name, kernel, state, replicas, cost, budget, created_at, owner"
+/* cost: the job's own plus its striped counters' (schema v6, PostgreSQL) */
+#define JOB_COLS                                                                                 \
+    "id, name, kernel, state, replicas, cost + COALESCE((SELECT sum(c.cost) FROM job_counts c"   \
+    " WHERE c.job_id = jobs.id), 0), budget, created_at, owner"
 
 int synor_netstore_job_json(synor_netstore *s, const char *owner, int64_t job_id, char **json)
 {

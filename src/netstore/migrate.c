@@ -82,7 +82,16 @@ static const char v5[] =
     "ALTER TABLE tasks ADD COLUMN releases INTEGER NOT NULL DEFAULT 0;"
     "CREATE INDEX tasks_checkpoint ON tasks (checkpoint_sha) WHERE checkpoint_sha IS NOT NULL;";
 
-static const char *const migrations[] = {v1, v2, v3, v4, v5};
+/* version 6: a job's counters striped over rows of their own, so results
+ * committing in parallel (PostgreSQL's pooled connections, several
+ * coordinators) do not all wait on the job's row: each connection adds to
+ * its slot; cost and shards left are the job's columns plus the slots'
+ * sums (pool.c) */
+static const char v6[] =
+    "CREATE TABLE job_counts (job_id BIGINT NOT NULL, slot INTEGER NOT NULL,"
+    " cost BIGINT NOT NULL DEFAULT 0, done BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (job_id, slot));";
+
+static const char *const migrations[] = {v1, v2, v3, v4, v5, v6};
 
 static const char get_version[] = "SELECT version FROM schema_version";
 

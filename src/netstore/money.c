@@ -110,6 +110,7 @@ int synor_netstore_stats_get(synor_netstore *s, synor_netstore_stats *out)
                             : !strcmp(st, "invalid")   ? &out->tasks_invalid
                             : !strcmp(st, "failed")    ? &out->tasks_failed
                             : !strcmp(st, "cancelled") ? &out->tasks_cancelled
+                            : !strcmp(st, "waiting")   ? &out->tasks_waiting
                                                        : NULL;
             if (slot)
                 *slot = n;

@@ -51,9 +51,31 @@ int synor_netstore_open(const synor_netstore_opts *o, synor_netstore **out)
     pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->gmu, NULL);
     pthread_cond_init(&s->gcv, NULL);
+    pthread_mutex_init(&s->pmu, NULL);
+    pthread_cond_init(&s->pcv, NULL);
+    if (pg) {
+        /* PostgreSQL: the pool of connections for the hot operations */
+        size_t np = o->pool ? (o->pool < 1024 ? o->pool : 1024) : 16;
+        s->pool = synor__calloc(np, sizeof *s->pool);
+        s->pfree = synor__calloc(np, sizeof *s->pfree);
+        s->url = synor__strdup(o->url);
+        if (!s->pool || !s->pfree || !s->url) {
+            synor_netstore_close(s);
+            return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+        }
+        for (size_t i = 0; i < np; i++)
+            s->pfree[i] = np - 1 - i;
+        s->npool = s->nfree = np;
+        /* another coordinator's slots are elsewhere (most likely) */
+        char hex[9];
+        if (!synor__ns_random_hex(4, hex))
+            s->slot_base = (int64_t)(strtoull(hex, NULL, 16) % 1000000) * 1024;
+    }
     e = ops->open(o->url, &s->db);
     if (!e)
         e = synor__ns_migrate(s);
+    if (!e && pg)
+        e = synor__ns_pg_functions(s);
     if (!e)
         e = ops->open(o->url, &s->rdb);
     if (e) {
@@ -73,8 +95,12 @@ void synor_netstore_close(synor_netstore *s)
     if (s->rdb)
         s->ops->close(s->rdb);
     synor_rewards_policy_destroy(s->own_policy);
-    synor__free(s->jd);
+    synor__free(s->jd.v);
+    synor__ns_pool_close(s);
+    synor__free(s->url);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->pmu);
+    pthread_cond_destroy(&s->pcv);
     pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->gmu);
     pthread_cond_destroy(&s->gcv);
@@ -86,7 +112,7 @@ const char *synor_netstore_backend(const synor_netstore *s) { return s->ops->nam
 int synor_netstore_wipe(synor_netstore *s)
 {
     pthread_mutex_lock(&s->mu);
-    int e = s->ops->script(s->db, "DELETE FROM ledger; DELETE FROM tasks; DELETE FROM shard_inputs;"
+    int e = s->ops->script(s->db, "DELETE FROM ledger; DELETE FROM job_counts; DELETE FROM tasks; DELETE FROM shard_inputs;"
                                   " DELETE FROM shards; DELETE FROM jobs; DELETE FROM blob_owners;"
                                   " DELETE FROM blobs; DELETE FROM devices; DELETE FROM tokens;"
                                   " DELETE FROM events;");

@@ -119,15 +119,40 @@ int synor__ns_random_hex(size_t n, char *out)
     return 0;
 }
 
+/* The pooled connection bound to this thread (pool.c), and its store. */
+_Thread_local synor_netstore *synor__ns_tls_store;
+_Thread_local ns_conn *synor__ns_tls_conn;
+
+nsdb *synor__ns_db(synor_netstore *s)
+{
+    return synor__ns_tls_store == s ? synor__ns_tls_conn->db : s->db;
+}
+
+ns_deltas *synor__ns_deltas(synor_netstore *s)
+{
+    return synor__ns_tls_store == s ? &synor__ns_tls_conn->jd : &s->jd;
+}
+
+uint64_t synor__ns_rand(synor_netstore *s)
+{
+    pthread_mutex_lock(&s->pmu);
+    s->rng ^= s->rng << 13;
+    s->rng ^= s->rng >> 7;
+    s->rng ^= s->rng << 17;
+    uint64_t r = s->rng;
+    pthread_mutex_unlock(&s->pmu);
+    return r;
+}
+
 int synor__ns_exec(synor_netstore *s, const char *sql, const nsparam *p, int np, nsres *res,
                    int64_t *changes)
 {
-    return s->ops->exec(s->db, sql, p, np, res, changes);
+    return s->ops->exec(synor__ns_db(s), sql, p, np, res, changes);
 }
 
-int synor__ns_begin(synor_netstore *s, int write) { return s->ops->begin(s->db, write); }
-int synor__ns_commit(synor_netstore *s) { return s->ops->commit(s->db); }
-void synor__ns_rollback(synor_netstore *s) { s->ops->rollback(s->db); }
+int synor__ns_begin(synor_netstore *s, int write) { return s->ops->begin(synor__ns_db(s), write); }
+int synor__ns_commit(synor_netstore *s) { return s->ops->commit(synor__ns_db(s)); }
+void synor__ns_rollback(synor_netstore *s) { s->ops->rollback(synor__ns_db(s)); }
 
 int synor__ns_event(synor_netstore *s, const char *kind, const char *subject, const char *detail)
 {

@@ -5,6 +5,9 @@
 # acknowledged (200) is in the ledger, no task is in it twice, and at the
 # end the job is done with exactly one ledger entry per task and the
 # ledger's total equal to the entries' sum.
+# SYNOR_COORD_DB: the store (a fresh PostgreSQL database: netstore_pg.sh);
+# default a SQLite file of its own. SYNOR_COORD_ARGS: more coordinator options;
+# GAP_MS: the shortest load between two kills (50 ms).
 # Skipped (77) without the coordinator or curl.
 # usage: coord_crash.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -24,8 +27,8 @@ command -v curl >/dev/null || { echo "coord_crash: curl not installed; skipped";
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 U=http://127.0.0.1:$port
 start() {
-  "$S" coordinator --db "$tmp/store.db" --port "$port" --operator-token-file "$tmp/op.tok" \
-    --quiet --lease-timeout 2 --log "$tmp/log" >"$tmp/out" 2>>"$tmp/err" &
+  "$S" coordinator --db "${SYNOR_COORD_DB:-$tmp/store.db}" --port "$port" --operator-token-file "$tmp/op.tok" \
+    --quiet --lease-timeout 2 --log "$tmp/log" ${SYNOR_COORD_ARGS:-} >"$tmp/out" 2>>"$tmp/err" &
   pid=$!
   for _ in $(seq 750); do
     [[ -s $tmp/out && $(<"$tmp/out") == *listening* ]] && return 0
@@ -96,8 +99,11 @@ consistent() {
 }
 KILLS=${KILLS:-20}
 for k in $(seq "$KILLS"); do
-  # 50 to 249 ms of load between kills (a few claims and uploads each)
-  sleep "$(printf '0.%03d' $((RANDOM % 200 + 50)))"
+  # 50 to 249 ms of load between kills (a few claims and uploads each);
+  # GAP_MS moves the start (netstore_pg.sh: a restart on PostgreSQL
+  # reconnects its pool first, slow under sanitizers)
+  gap=$((RANDOM % 200 + ${GAP_MS:-50}))
+  sleep "$((gap / 1000)).$(printf '%03d' $((gap % 1000)))"
   kill -KILL "$pid"; wait "$pid" 2>/dev/null
   check "restart $k" start
   check "after kill $k: nothing acknowledged lost, nothing paid twice" consistent

@@ -4,8 +4,9 @@
 # runs every case on SQLite and then on the database SYNOR_TEST_PG_URL
 # names) and the coordinator's HTTP test (coord.sh with its store there),
 # the staged jobs' (stages.sh), the release store test
-# (test_netstore_release) and preemption with agents (net_preempt.sh), then
-# stops and deletes the cluster.
+# (test_netstore_release), preemption with agents (net_preempt.sh) and the
+# crash test (coord_crash.sh, 8 kills: KILLS=N changes it; a pool of 2
+# connections), then stops and deletes the cluster.
 # Skipped (77) without PostgreSQL's binaries or the coordinator.
 # usage: netstore_pg.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$1; SRC=$2; JC=$3
@@ -19,7 +20,7 @@ url=$(bash "$SRC/scripts/pg_test_server.sh" start "$dir"); rc=$?
 [ $rc = 0 ] || { echo "netstore_pg: the cluster did not start"; exit 1; }
 base=${url%/postgres}
 psql_ok=1
-for db in synor_store synor_coord synor_stages synor_preempt; do
+for db in synor_store synor_coord synor_stages synor_preempt synor_crash; do
   # createdb over the same binaries' client
   if [ "$(id -u)" = 0 ]; then
     runuser -u postgres -- /usr/lib/postgresql/15/bin/createdb -h 127.0.0.1 -p "${base##*:}" -U postgres "$db" || psql_ok=0
@@ -40,4 +41,7 @@ echo "netstore_pg: staged jobs on $base/synor_stages"
 SYNOR_COORD_DB=$base/synor_stages bash "$SRC/tests/cli/stages.sh" "$S" "$SRC" "$JC" || fail=1
 echo "netstore_pg: preemption on $base/synor_preempt"
 SYNOR_COORD_DB=$base/synor_preempt bash "$SRC/tests/cli/net_preempt.sh" "$S" "$SRC" "$JC" || fail=1
+echo "netstore_pg: crash test on $base/synor_crash"
+# two pooled connections for three agents: requests wait for a free one
+SYNOR_COORD_DB=$base/synor_crash SYNOR_COORD_ARGS="--db-pool 2" GAP_MS=400 KILLS=${KILLS:-8} bash "$SRC/tests/cli/coord_crash.sh" "$S" "$SRC" "$JC" || fail=1
 exit $fail

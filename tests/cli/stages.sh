@@ -57,6 +57,8 @@ check "submitted" test "$id" = j-1
 st=$(curl -s -H "Authorization: Bearer $ME" "$SYNOR_COORDINATOR/v1/jobs/j-1")
 check "12 tasks, 6 waiting before any agent" grep -q '"tasks":12,.*"waiting":6' <<<"$st"
 check "stage 1 shards listed with their stage" test "$(grep -o '"stage":1' <<<"$st" | wc -l)" = 3
+check "metrics: 6 tasks waiting" grep -qx 'synor_coord_tasks{state="waiting"} 6' \
+  <<<"$(curl -s -H "Authorization: Bearer $(cat op.tok)" "$SYNOR_COORDINATOR/metrics")"
 
 # the agents
 for p in p1 p2; do "$S" agent --token-file $p.tok --quiet 2>$p.log & done
@@ -65,6 +67,8 @@ check "job done" test $? = 0
 check "result: 3 shards of 4 x 7 f32" test "$(stat -c %s z.bin 2>/dev/null)" = $((NS * M * P * 4))
 st=$(curl -s -H "Authorization: Bearer $ME" "$SYNOR_COORDINATOR/v1/jobs/j-1")
 check "no task waiting at the end" grep -q '"waiting":0' <<<"$st"
+check "metrics: none waiting at the end" grep -qx 'synor_coord_tasks{state="waiting"} 0' \
+  <<<"$(curl -s -H "Authorization: Bearer $(cat op.tok)" "$SYNOR_COORDINATOR/metrics")"
 check "every shard validated" test "$(grep -o '"state":"validated"' <<<"$st" | wc -l)" = 6
 
 # Z_i = (X_i W1) W2 here, in double precision, within the quorum's tolerance

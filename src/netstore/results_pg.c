@@ -1,0 +1,290 @@
+/* results_pg.c - PostgreSQL: a batch of results in one statement, a call
+ * of the server-side function synor_results (PL/pgSQL, created at open),
+ * run as a transaction of its own on a pooled connection: one round trip
+ * and one WAL flush for the whole batch, where the statements of
+ * dispatch.c and quorum.c take about 17 round trips per result.
+ *
+ * The function does what result_tx and synor__ns_quorum do, item by item,
+ * each in a subtransaction (a refused item changes nothing): the lease
+ * check, the blob, the task done, and the quorum when the results agree
+ * byte for byte — the validated replicas paid once (the ledger's UNIQUE
+ * task), reputations moved, the others rejected, the shard validated, its
+ * results fed to later stages and their tasks queued. What it does not
+ * decide it leaves untouched and answers "redo" (code 9): spot-check
+ * shards, float kernels whose results differ in their bytes (the tolerance
+ * is the C code's), a shard with no majority and no replica left (another
+ * replica or failure), and any error; those items then take the C path
+ * (synor__ns_result_op) in a transaction of their own, so every rule stays
+ * written once in C and the function is a shortcut of its common case.
+ * The payment for a reputation comes from the rewards policy in C: the
+ * caller passes the 101 amounts (reputation 0..100). The job counters go
+ * to the connection's slots (job_counts) and the jobs finished are checked
+ * after the commit (pool.c). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "netstore/db.h"
+
+extern _Thread_local synor_netstore *synor__ns_tls_store;
+extern _Thread_local ns_conn *synor__ns_tls_conn;
+
+__extension__ typedef __int128 ns_i128;
+
+/* The function, in pieces (C99 promises literals of 4,095 characters);
+ * CREATE OR REPLACE under an advisory lock, so coordinators opening at once
+ * do not collide. */
+static const char *const results_fn[] = {
+    "SELECT pg_advisory_xact_lock(5172014);"
+    "CREATE OR REPLACE FUNCTION synor_results(p_owner text, p_tasks bigint[], p_leases text[],"
+    " p_shas text[], p_lens bigint[], p_data bytea, p_elapsed bigint[], p_now_ms bigint,"
+    " p_unix bigint, p_price bigint, p_pay bigint[], p_slot integer)"
+    " RETURNS TABLE (o_task bigint, o_rc integer, o_verdict integer, o_job bigint)"
+    " LANGUAGE plpgsql AS $f$\n"
+    "DECLARE\n"
+    "  v_n integer := coalesce(array_length(p_tasks, 1), 0);\n"
+    "  v_off bigint := 0;\n"
+    "  v_t record; v_s record; v_d record;\n"
+    "  v_win text; v_rep integer; v_ins bigint; v_cost bigint; v_done bigint; v_job bigint;\n"
+    "  v_jobs bigint[] := '{}'; v_costs bigint[] := '{}'; v_dones bigint[] := '{}';\n"
+    "  v_j integer;\n"
+    "BEGIN\n"
+    "  FOR k IN 1 .. v_n LOOP\n"
+    "    o_task := p_tasks[k]; o_rc := 0; o_verdict := 0; o_job := 0;\n"
+    "    v_cost := 0; v_done := 0; v_job := 0;\n"
+    "    BEGIN\n"
+    "      SELECT state, provider, lease, lease_expires_ms, shard_id, job_id INTO v_t\n"
+    "        FROM tasks WHERE id = p_tasks[k] FOR UPDATE;\n"
+    "      IF NOT FOUND OR v_t.provider IS DISTINCT FROM p_owner THEN\n"
+    "        o_rc := 1;\n"
+    "      ELSIF v_t.state <> 'leased' OR p_leases[k] IS NULL\n"
+    "            OR coalesce(v_t.lease, '') <> p_leases[k] THEN\n"
+    "        o_rc := 2;\n"
+    "      ELSIF v_t.lease_expires_ms < p_now_ms THEN\n"
+    "        o_rc := 3;\n"
+    "      ELSE\n"
+    "        INSERT INTO blobs (sha, bytes, data) VALUES (p_shas[k], p_lens[k],\n"
+    "          substring(p_data FROM (v_off + 1)::integer FOR p_lens[k]::integer)) ON CONFLICT (sha) DO NOTHING;\n"
+    "        UPDATE tasks SET state = 'done', result_sha = p_shas[k], elapsed_ms = p_elapsed[k],\n"
+    "          finished_at = p_unix, lease = NULL WHERE id = p_tasks[k];\n"
+    "        SELECT s.expect, s.tasks, s.state, j.replicas, COALESCE(s.kernel, j.kernel) AS kernel,\n"
+    "          j.owner, j.id AS job INTO v_s FROM shards s JOIN jobs j ON j.id = s.job_id\n"
+    "          WHERE s.id = v_t.shard_id FOR UPDATE OF s;\n"
+    "        IF NOT FOUND OR v_s.expect IS NOT NULL THEN\n"
+    "          RAISE EXCEPTION USING ERRCODE = 'SY001';\n"
+    "        END IF;\n"
+    "        IF v_s.state = 'queued' THEN\n"
+    "          IF v_s.kernel IN ('sgemm', 'spotrf') AND (SELECT count(DISTINCT result_sha)\n"
+    "              FROM tasks WHERE shard_id = v_t.shard_id AND state = 'done') > 1 THEN\n"
+    "            RAISE EXCEPTION USING ERRCODE = 'SY001';\n"
+    "          END IF;\n"
+    "          SELECT result_sha INTO v_win FROM tasks WHERE shard_id = v_t.shard_id\n"
+    "            AND state = 'done' GROUP BY result_sha HAVING count(*) >= v_s.replicas / 2 + 1\n"
+    "            LIMIT 1;\n"
+    "          IF v_win IS NULL THEN\n"
+    "            IF NOT EXISTS (SELECT 1 FROM tasks WHERE shard_id = v_t.shard_id\n"
+    "                           AND state IN ('queued', 'leased')) THEN\n"
+    "              RAISE EXCEPTION USING ERRCODE = 'SY001';\n"
+    "            END IF;\n"
+    "          ELSE\n"
+    "            FOR v_d IN SELECT id, result_sha, device_id, provider FROM tasks\n"
+    "                WHERE shard_id = v_t.shard_id AND state = 'done' ORDER BY id LOOP\n"
+    "              IF v_d.result_sha = v_win THEN\n"
+    "                v_rep := NULL;\n",
+    "                SELECT reputation INTO v_rep FROM devices WHERE id = v_d.device_id;\n"
+    "                UPDATE tasks SET state = 'valid' WHERE id = v_d.id;\n"
+    "                INSERT INTO ledger (task_id, job_id, provider, device_id, amount, created_at)\n"
+    "                  VALUES (v_d.id, v_s.job, v_d.provider, v_d.device_id,\n"
+    "                          p_pay[coalesce(v_rep, 0) + 1], p_unix)\n"
+    "                  ON CONFLICT (task_id) DO NOTHING;\n"
+    "                GET DIAGNOSTICS v_ins = ROW_COUNT;\n"
+    "                IF v_ins > 0 THEN v_cost := v_cost + p_price; END IF;\n"
+    "                UPDATE devices SET reputation = CASE WHEN reputation + 1 > 100 THEN 100\n"
+    "                  WHEN reputation + 1 < 0 THEN 0 ELSE reputation + 1 END\n"
+    "                  WHERE id = v_d.device_id;\n"
+    "                IF v_d.id = p_tasks[k] THEN o_verdict := 1; END IF;\n"
+    "              ELSE\n"
+    "                UPDATE tasks SET state = 'invalid' WHERE id = v_d.id;\n"
+    "                INSERT INTO events (at, kind, subject, detail) VALUES (p_unix,\n"
+    "                  'result-invalid', 't-' || v_d.id, 'disagrees with the accepted result');\n"
+    "                UPDATE devices SET reputation = CASE WHEN reputation - 5 > 100 THEN 100\n"
+    "                  WHEN reputation - 5 < 0 THEN 0 ELSE reputation - 5 END\n"
+    "                  WHERE id = v_d.device_id;\n"
+    "                IF v_d.id = p_tasks[k] THEN o_verdict := -1; END IF;\n"
+    "              END IF;\n"
+    "            END LOOP;\n"
+    "            UPDATE tasks SET state = 'cancelled', lease = NULL WHERE shard_id = v_t.shard_id\n"
+    "              AND state IN ('queued', 'leased');\n"
+    "            UPDATE shards SET state = 'validated', result_sha = v_win WHERE id = v_t.shard_id;\n"
+    "            INSERT INTO blob_owners (sha, owner) VALUES (v_win, v_s.owner)\n"
+    "              ON CONFLICT (sha, owner) DO NOTHING;\n"
+    "            UPDATE shard_inputs SET sha = v_win WHERE from_shard = v_t.shard_id;\n"
+    "            UPDATE tasks SET state = 'queued' WHERE state = 'waiting' AND shard_id IN\n"
+    "              (SELECT shard_id FROM shard_inputs WHERE from_shard = v_t.shard_id) AND NOT EXISTS\n"
+    "              (SELECT 1 FROM shard_inputs i WHERE i.shard_id = tasks.shard_id AND i.sha = '');\n"
+    "            v_done := 1;\n"
+    "          END IF;\n"
+    "        END IF;\n"
+    "        v_job := v_s.job;\n"
+    "      END IF;\n"
+    "    EXCEPTION WHEN OTHERS THEN\n"
+    "      o_rc := 9; o_verdict := 0; v_cost := 0; v_done := 0; v_job := 0;\n"
+    "    END;\n"
+    "    v_off := v_off + p_lens[k];\n"
+    "    IF v_job <> 0 AND (v_cost <> 0 OR v_done <> 0) THEN\n"
+    "      v_j := array_position(v_jobs, v_job);\n"
+    "      IF v_j IS NULL THEN\n"
+    "        v_jobs := v_jobs || v_job; v_costs := v_costs || v_cost; v_dones := v_dones || v_done;\n"
+    "      ELSE\n"
+    "        v_costs[v_j] := v_costs[v_j] + v_cost; v_dones[v_j] := v_dones[v_j] + v_done;\n"
+    "      END IF;\n"
+    "    END IF;\n"
+    "    RETURN NEXT;\n"
+    "  END LOOP;\n"
+    "  FOR v_j IN 1 .. coalesce(array_length(v_jobs, 1), 0) LOOP\n"
+    "    INSERT INTO job_counts (job_id, slot, cost, done)\n"
+    "      VALUES (v_jobs[v_j], p_slot, v_costs[v_j], v_dones[v_j])\n",
+    "      ON CONFLICT (job_id, slot) DO UPDATE SET cost = job_counts.cost + excluded.cost,\n"
+    "      done = job_counts.done + excluded.done;\n"
+    "    IF v_dones[v_j] > 0 THEN\n"
+    "      o_task := 0; o_rc := 0; o_verdict := 0; o_job := v_jobs[v_j]; RETURN NEXT;\n"
+    "    END IF;\n"
+    "  END LOOP;\n"
+    "END\n"
+    "$f$;",
+    NULL};
+
+int synor__ns_pg_functions(synor_netstore *s)
+{
+    synor__buf b;
+    synor__buf_init(&b);
+    for (size_t i = 0; results_fn[i]; i++)
+        synor__buf_puts(&b, results_fn[i]);
+    char *sql = synor__buf_take(&b);
+    if (!sql)
+        return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+    int e = s->ops->script(s->db, sql);
+    synor__free(sql);
+    return e;
+}
+
+/* A PostgreSQL array literal element: NULL, or a quoted string. */
+static void quoted(synor__buf *b, const char *v)
+{
+    if (!v) {
+        synor__buf_puts(b, "NULL");
+        return;
+    }
+    synor__buf_append(b, "\"", 1);
+    for (; *v; v++) {
+        if (*v == '"' || *v == '\\')
+            synor__buf_append(b, "\\", 1);
+        synor__buf_append(b, v, 1);
+    }
+    synor__buf_append(b, "\"", 1);
+}
+
+int synor__ns_results_pg(synor_netstore *s, const char *owner, result_args *a, size_t m,
+                         int *rc, char (*msg)[256], int *redo)
+{
+    static const char call[] =
+        "SELECT o_task, o_rc, o_verdict, o_job FROM synor_results($1, $2, $3, $4, $5, $6, $7,"
+        " $8, $9, $10, $11, $12)";
+    synor__buf tk, ls, sh, ln, el, pay, data;
+    synor__buf *all[] = {&tk, &ls, &sh, &ln, &el, &pay, &data};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        synor__buf_init(all[i]);
+    char num[32];
+    for (size_t k = 0; k < m; k++) {
+        const char *sep = k ? "," : "{";
+        synor__buf_puts(&tk, sep), synor__buf_puts(&ls, sep), synor__buf_puts(&sh, sep);
+        synor__buf_puts(&ln, sep), synor__buf_puts(&el, sep);
+        snprintf(num, sizeof num, "%lld", (long long)a[k].task);
+        synor__buf_puts(&tk, num);
+        quoted(&ls, a[k].lease);
+        quoted(&sh, a[k].sha);
+        snprintf(num, sizeof num, "%zu", a[k].n);
+        synor__buf_puts(&ln, num);
+        snprintf(num, sizeof num, "%lld", (long long)a[k].elapsed_ms);
+        synor__buf_puts(&el, num);
+        synor__buf_append(&data, a[k].data, a[k].n);
+    }
+    synor__buf_puts(&tk, "}"), synor__buf_puts(&ls, "}"), synor__buf_puts(&sh, "}");
+    synor__buf_puts(&ln, "}"), synor__buf_puts(&el, "}");
+    for (uint32_t r = 0; r <= 100; r++) {
+        uint32_t bp = synor_rewards_reputation_bp(s->policy, r);
+        snprintf(num, sizeof num, "%s%lld", r ? "," : "{",
+                 (long long)((ns_i128)s->o.task_price * bp / 20000));
+        synor__buf_puts(&pay, num);
+    }
+    synor__buf_puts(&pay, "}");
+    /* the literals as strings (NULL when an append failed) */
+    char *txt[6];
+    int e = data.failed ? synor__error(SYNOR_ENOMEM, "netstore: out of memory") : 0;
+    for (size_t i = 0; i < 6; i++)
+        if (!(txt[i] = synor__buf_take(all[i])) && !e)
+            e = synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+    if (!e)
+        e = synor__ns_pool_get(s);
+    if (e) {
+        for (size_t i = 0; i < 6; i++)
+            synor__free(txt[i]);
+        synor__buf_free(&data);
+        return e;
+    }
+    int64_t slot = s->slot_base + (int64_t)(synor__ns_tls_conn - s->pool);
+    nsparam p[] = {NS_T(owner),
+                   NS_T(txt[0]),
+                   NS_T(txt[1]),
+                   NS_T(txt[2]),
+                   NS_T(txt[3]),
+                   NS_B(data.data ? (const void *)data.data : "", data.len),
+                   NS_T(txt[4]),
+                   NS_I(synor__ns_now_ms()),
+                   NS_I(time(NULL)),
+                   NS_I(s->o.task_price),
+                   NS_T(txt[5]),
+                   NS_I(slot)};
+    nsres r;
+    /* no BEGIN: the statement is its own transaction */
+    e = synor__ns_exec(s, call, p, 12, &r, NULL);
+    for (size_t i = 0; i < 6; i++)
+        synor__free(txt[i]);
+    synor__buf_free(&data);
+    if (!e && r.rows < m) {
+        synor__nsres_free(&r);
+        e = synor__error(SYNOR_EIO, "netstore: synor_results answered too few rows");
+    }
+    if (e) {
+        synor__ns_pool_put(s);
+        return e;
+    }
+    ns_deltas *d = synor__ns_deltas(s);
+    d->n = 0;
+    for (size_t k = 0; k < m; k++) {
+        int code = (int)synor__nsres_int(&r, k, 1), v = (int)synor__nsres_int(&r, k, 2);
+        long long t = (long long)a[k].task;
+        const char *lease = a[k].lease ? a[k].lease : "";
+        redo[k] = code == 9;
+        rc[k] = code ? SYNOR_ESTATE : 0;
+        msg[k][0] = 0;
+        if (code == 1)
+            snprintf(msg[k], sizeof msg[k], "task t-%lld is not leased to you", t);
+        else if (code == 2)
+            snprintf(msg[k], sizeof msg[k], "task t-%lld: lease '%s' is not the task's live lease",
+                     t, lease);
+        else if (code == 3)
+            snprintf(msg[k], sizeof msg[k], "task t-%lld: lease %s expired", t, lease);
+        if (!code)
+            *a[k].verdict = v > 0 ? SYNOR_NET_VALIDATED : v < 0 ? SYNOR_NET_REJECTED
+                                                                : SYNOR_NET_PENDING;
+    }
+    /* the jobs that had shards validated: finished? (after the commit) */
+    for (size_t i = m; i < r.rows && !e; i++)
+        if (synor__nsres_int(&r, i, 3))
+            e = synor__ns_job_delta(s, synor__nsres_int(&r, i, 3), 0, 1);
+    synor__nsres_free(&r);
+    synor__ns_pool_done(s, d);
+    synor__ns_pool_put(s);
+    return 0;
+}
