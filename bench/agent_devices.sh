@@ -22,7 +22,7 @@ for devs in cpu all; do
   t0=$(date +%s.%N)
   "$S" agent --token-file p.tok --devices $devs --wait 1 --max-tasks "$N" 2>a-$devs.log
   t1=$(date +%s.%N)
-  echo "--devices $devs: $N tasks of $M^3 in $(echo "$t1 - $t0" | bc) s"
+  echo "--devices $devs: $N tasks of $M^3 in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s"
   sed -n 's/.*task t-[0-9]*: sgemm for \(.*\)$/\1/p' a-$devs.log | sort | uniq -c | sed 's/^/   /'
   awk '/ task t-[0-9]+: [a-z0-9-]+ for local-/ { o++; if (o > 1) b = 1 } / task t-[0-9]+: (ran in|failed)/ { o-- }
        END { print "   devices overlapped: " (b ? "yes" : "no") }' a-$devs.log
