@@ -172,6 +172,74 @@ TEST(gpu_trainer_gives_the_cpu_loss_and_gradients)
     }
 }
 
+/* One batch over the CPU workers and the GPU at once: 3 replicas, the
+ * last one's products on the GPU, the others' on OpenBLAS; the loss, the
+ * gradients and two AdamW steps follow the CPU-only trainer's, and only
+ * that replica's products went through cuBLAS. */
+TEST(cpu_and_gpu_replicas_together_follow_the_cpu)
+{
+    if (!real_gpu() && !mock_present())
+        TEST_SKIP("run through ctest (LD_LIBRARY_PATH names the CUDA mock), or set "
+                  "SYNOR_TRAINCU_REAL=1 on a machine with a GPU");
+    synor_runtime *rt = runtime(1);
+    ASSERT(rt);
+    if (!have_cuda(rt)) {
+        synor_runtime_destroy(rt);
+        TEST_SKIP("no CUDA device");
+    }
+    synor_train_config cfg = {.dim = 32,
+                              .hidden_dim = 48,
+                              .n_layers = 2,
+                              .n_heads = 4,
+                              .n_kv_heads = 2,
+                              .vocab_size = 64,
+                              .seq_len = 16,
+                              .shared_classifier = 1};
+    synor_trainer *cpu, *mix;
+    ASSERT_OK(synor_trainer_create(rt, &cfg, 6, 3, &cpu));
+    ASSERT_OK(synor_trainer_create(rt, &cfg, 6, 3, &mix));
+    ASSERT_EQ(synor_trainer_use_cuda_replicas(mix, 0, 4), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "replicas is 4");
+    ASSERT_OK(synor_trainer_use_cuda_replicas(mix, 0, 1));
+    ASSERT(!synor_trainer_replica_on_device(mix, 0) && !synor_trainer_replica_on_device(mix, 1));
+    ASSERT(synor_trainer_replica_on_device(mix, 2));
+    synor_trainer_init_params(cpu, 7);
+    synor_trainer_init_params(mix, 7);
+    size_t P = synor_train_param_count(&cfg);
+    int32_t tok[6 * 17];
+    uint64_t s = 5;
+    for (int i = 0; i < 6 * 17; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        tok[i] = (int32_t)((s >> 33) % 64);
+    }
+    double lc, lm;
+    ASSERT_OK(synor_trainer_grad(cpu, tok, &lc));
+    ASSERT_OK(synor_trainer_grad(mix, tok, &lm));
+    double wg = worst(synor_trainer_grads(mix), synor_trainer_grads(cpu), P, 1e-3);
+    fprintf(stderr, "  2 CPU + 1 GPU replicas: loss CPU %.7f mixed %.7f; gradients: worst %.3f "
+                    "of the tolerance\n",
+            lc, lm, wg);
+    ASSERT(fabs(lc - lm) <= 1e-5 * fabs(lc));
+    ASSERT(wg <= 1.0);
+    synor_train_adamw o;
+    synor_train_adamw_init(&o, 10);
+    o.warmup = 0;
+    for (int k = 0; k < 2; k++) {
+        synor_train_step_info ic, im;
+        ASSERT_OK(synor_trainer_step(cpu, tok, &o, &ic));
+        ASSERT_OK(synor_trainer_step(mix, tok, &o, &im));
+        ASSERT(fabs(ic.loss - im.loss) <= 1e-5 * fabs(ic.loss));
+    }
+    synor_train_gpu_stats st;
+    synor_trainer_gpu_stats(mix, &st);
+    ASSERT_STREQ(st.device, "cuda0");
+    /* 3 passes of the one GPU replica: 7 L + 1 forward, 2 (7 L + 1) backward */
+    ASSERT_EQ(st.products, (uint64_t)3 * 3 * (7 * 2 + 1));
+    synor_trainer_destroy(mix);
+    synor_trainer_destroy(cpu);
+    synor_runtime_destroy(rt);
+}
+
 TEST(no_cuda_device_is_named)
 {
     synor_runtime *rt = runtime(0);
@@ -197,4 +265,5 @@ TEST(no_cuda_device_is_named)
     synor_runtime_destroy(rt);
 }
 
-TEST_MAIN(gpu_trainer_gives_the_cpu_loss_and_gradients, no_cuda_device_is_named)
+TEST_MAIN(gpu_trainer_gives_the_cpu_loss_and_gradients, cpu_and_gpu_replicas_together_follow_the_cpu,
+          no_cuda_device_is_named)

@@ -149,6 +149,12 @@ int synor_trainer_eval(synor_trainer *t, const int32_t *tokens, int rows, double
  * steps. SYNOR_ENOTSUP (no such CUDA device, no cuBLAS), SYNOR_ENOMEM
  * (device memory), SYNOR_ESTATE (already on a GPU). */
 int synor_trainer_use_cuda(synor_trainer *t, unsigned device);
+/* As synor_trainer_use_cuda for the last `replicas` replicas only (0: all
+ * of them); the others keep their products on the CPU workers: one batch,
+ * data parallel over the CPU and the GPU at once, as
+ * synor_trainer_use_opencl does with an OpenCL device. SYNOR_EINVAL
+ * (replicas above the trainer's), and the errors above. */
+int synor_trainer_use_cuda_replicas(synor_trainer *t, unsigned device, int replicas);
 
 typedef struct synor_train_gpu_stats {
     char device[64], product[128]; /* "" when the trainer has no GPU or OpenCL device */

@@ -215,7 +215,7 @@ int cli_token(const cli_globals *g, int argc, char **argv);
 /* synor train's devices (train_device.c): --device cpu | cuda |
  * opencl[:K] | cpu,opencl[:K], and --balance. */
 typedef struct cli_train_device {
-    int cuda;          /* every replica's products on the CUDA GPU (--gpu N) */
+    int cuda;          /* 1: every replica's products on the CUDA GPU (--gpu N); 2: the last one's */
     int opencl;        /* 1: every replica's on OpenCL device K; 2: the last one's */
     unsigned cl_index; /* K */
     int balance;       /* split the batch by measured speed */

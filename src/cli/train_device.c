@@ -40,8 +40,8 @@ int cli_train_device_parse(const char *v, cli_train_device *d)
     memcpy(d->rows, keep.rows, sizeof d->rows);
     if (!strcmp(v, "cpu"))
         return CLI_OK;
-    if (!strcmp(v, "cuda")) {
-        d->cuda = 1;
+    if (!strcmp(v, "cuda") || !strcmp(v, "cpu,cuda")) {
+        d->cuda = v[0] == 'c' && v[1] == 'p' ? 2 : 1;
         return CLI_OK;
     }
     const char *cl = v;
@@ -51,7 +51,8 @@ int cli_train_device_parse(const char *v, cli_train_device *d)
         d->opencl = 2;
     }
     if (strncmp(cl, "opencl", 6) || (cl[6] && cl[6] != ':'))
-        return cli_usage_error("train", "--device %s: cpu, cuda, opencl[:K] or cpu,opencl[:K]",
+        return cli_usage_error("train",
+                               "--device %s: cpu, cuda, cpu,cuda, opencl[:K] or cpu,opencl[:K]",
                                v);
     if (cl[6] == ':') {
         unsigned long long k;
@@ -67,19 +68,19 @@ int cli_train_device_setup(const cli_train_device *d, unsigned gpu, synor_traine
                            const synor_train_data *data, uint64_t seed)
 {
     int n = synor_trainer_replicas(t), e;
-    if (d->opencl == 2 && n < 2)
-        return synor__error(SYNOR_EINVAL, "--device cpu,opencl needs 2 replicas or more (one on "
-                                          "the OpenCL device, the others on the CPU); there is "
+    if ((d->opencl == 2 || d->cuda == 2) && n < 2)
+        return synor__error(SYNOR_EINVAL, "--device cpu,%s needs 2 replicas or more (one on "
+                                          "the device, the others on the CPU); there is "
                                           "%d (--replicas, --batch)",
-                            n);
-    if (d->cuda && (e = synor_trainer_use_cuda(t, gpu)))
+                            d->cuda ? "cuda" : "opencl", n);
+    if (d->cuda && (e = synor_trainer_use_cuda_replicas(t, gpu, d->cuda == 2 ? 1 : 0)))
         return e;
     if (d->opencl && (e = synor_trainer_use_opencl(t, d->cl_index, d->opencl == 2 ? 1 : 0)))
         return e;
     if (d->cuda || d->opencl) {
         synor_train_gpu_stats gs;
         synor_trainer_gpu_stats(t, &gs);
-        if (d->opencl == 2)
+        if (d->opencl == 2 || d->cuda == 2)
             fprintf(stderr,
                     "synor train: replica %d's matrix products on %s (%s), replicas 0-%d's on "
                     "the CPU workers\n",

@@ -172,6 +172,8 @@ void synor__train_gpu_free(synor_trainer *t)
     if (!g)
         return;
     t->gpu = NULL;
+    for (int r = 0; r < t->nrep; r++)
+        t->rep[r].cuda = 0;
     const synor__cu_api *a = &g->api;
     CUcontext prev = NULL;
     if (g->loaded && g->ctx && a->cuCtxGetCurrent(&prev) == 0 && a->cuCtxSetCurrent(g->ctx) == 0) {
@@ -240,8 +242,18 @@ static int open_gpu(synor_trainer *t, train_gpu *g, void *cu_context)
 
 int synor_trainer_use_cuda(synor_trainer *t, unsigned device)
 {
+    return synor_trainer_use_cuda_replicas(t, device, 0);
+}
+
+int synor_trainer_use_cuda_replicas(synor_trainer *t, unsigned device, int replicas)
+{
     if (!t)
         return synor__error(SYNOR_EINVAL, "synor_trainer_use_cuda: NULL trainer");
+    if (replicas < 0 || replicas > t->nrep)
+        return synor__error(SYNOR_EINVAL,
+                            "synor_trainer_use_cuda: replicas is %d (0 = all, at most the "
+                            "trainer's %d)",
+                            replicas, t->nrep);
     if (t->gpu)
         return synor__error(SYNOR_ESTATE, "synor_trainer_use_cuda: already on %s", t->gpu->device);
     if (t->ocl)
@@ -283,6 +295,8 @@ int synor_trainer_use_cuda(synor_trainer *t, unsigned device)
         synor__train_gpu_free(t);
         return synor__error(e, "%s", msg);
     }
+    for (int r = replicas == 0 ? 0 : t->nrep - replicas; r < t->nrep; r++)
+        t->rep[r].cuda = 1;
     return 0;
 }
 

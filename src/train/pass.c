@@ -108,14 +108,14 @@ static void add(float *y, const float *x, size_t n)
 
 /* A matrix product (train_internal.h's synor__train_mm*, in their
  * argument order) on the host through OpenBLAS, on the OpenCL device when
- * the replica's products run there (ocl.c), or on the GPU when the trainer
- * has one (gpu.c). */
+ * the replica's products run there (ocl.c), or on the CUDA GPU when they
+ * run there (gpu.c). */
 static int mm(const synor_trainer *t, const train_replica *r, const synor__blas_api *b, int op,
               float *o, const float *p, const float *q, int n, int in, int out, float beta)
 {
     if (r->ocl)
         return synor__train_ocl_mm(t, op, o, p, q, n, in, out, beta);
-    if (t->gpu)
+    if (r->cuda)
         return synor__train_gpu_mm(t, op, o, p, q, n, in, out, beta);
     if (op == TRAIN_MM_FWD)
         synor__train_mm(b, o, p, q, n, in, out);

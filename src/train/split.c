@@ -14,7 +14,7 @@ int synor_trainer_replica_on_device(const synor_trainer *t, int r)
 {
     if (!t || r < 0 || r >= t->nrep)
         return 0;
-    return t->rep[r].ocl || t->gpu != NULL;
+    return t->rep[r].ocl || t->rep[r].cuda;
 }
 
 void synor_trainer_get_rows(const synor_trainer *t, int *rows)

@@ -57,6 +57,7 @@ typedef struct train_replica {
     int row0, nrows;   /* its rows of the batch */
     synor_handle *tok; /* written by its fwdbwd task */
     int ocl;           /* 1: its products run on the trainer's OpenCL device */
+    int cuda;          /* 1: its products run on the trainer's CUDA GPU */
     double pass_s;     /* the wall time of its last pass (synor_trainer_balance) */
 } train_replica;
 

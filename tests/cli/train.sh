@@ -85,7 +85,12 @@ if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
   check cuda-train [ "$(LD_LIBRARY_PATH=$mock rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/g" "${small[@]}" --steps 10 --eval-every 5 --ckpt-every 5 --device cuda)" = 0 ]
   check cuda-line  grep -q "matrix products on cuda0" "$tmp/err"
   check cuda-files test -s "$tmp/g/model.gguf" -a -e "$tmp/g/ckpt-10.bin"
+  # the CPU workers and the GPU in one batch: the last replica on cuda0
+  check mix-train  [ "$(LD_LIBRARY_PATH=$mock rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/m" "${small[@]}" --steps 4 --eval-every 2 --ckpt-every 2 --replicas 2 --device cpu,cuda)" = 0 ]
+  check mix-line   grep -q "replica 1's matrix products on cuda0 .*replicas 0-0's on the CPU workers" "$tmp/err"
 fi
+check mix-bad      [ "$(rc "$S" train --corpus "$tmp/corpus.txt" --out "$tmp/m2" --device cpu,gpu)" = 2 ]
+check mix-bad-msg  grep -q "cpu,cuda" "$tmp/err"
 
 echo "train: $pass passed, $fail failed"
 [ "$fail" = 0 ]
