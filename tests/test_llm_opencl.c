@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "llm_lockstep.h"
 #include "llm_ref.h"
 #include "synor/error.h"
 #include "synor/llm.h"
@@ -88,59 +89,10 @@ static int have_opencl(synor_runtime *rt)
     return 0;
 }
 
-static int argmax(const float *v, int n)
+/* The prompt, then STEPS greedy steps, on both (llm_lockstep.h). */
+static int lockstep(synor_llm_ctx *ref, synor_llm_ctx *dev, int V, float *worst, int *same)
 {
-    int b = 0;
-    for (int i = 1; i < n; i++)
-        if (v[i] > v[b])
-            b = i;
-    return b;
-}
-
-static float max_diff(const float *a, const float *b, int n)
-{
-    float m = 0;
-    for (int i = 0; i < n; i++) {
-        float d = fabsf(a[i] - b[i]);
-        m = d > m ? d : m;
-    }
-    return m;
-}
-
-/* The prompt as one batch (every row's logits), then STEPS greedy steps on
- * both (the CPU's token fed to both): the largest logit difference and
- * whether every step's top token agrees. */
-static int lockstep(synor_llm_ctx *cpu, synor_llm_ctx *dev, int V, float *worst, int *same)
-{
-    unsigned seqs[NP];
-    uint8_t want[NP];
-    for (int i = 0; i < NP; i++)
-        seqs[i] = 0, want[i] = 1;
-    synor_llm_seq_reset(cpu, 0);
-    synor_llm_seq_reset(dev, 0);
-    int e = synor_llm_batch(cpu, NP, prompt, seqs, want);
-    if (!e)
-        e = synor_llm_batch(dev, NP, prompt, seqs, want);
-    if (e)
-        return e;
-    *worst = 0;
-    *same = 1;
-    for (int i = 0; i < NP; i++) {
-        float d = max_diff(synor_llm_logits(cpu, (size_t)i), synor_llm_logits(dev, (size_t)i), V);
-        *worst = d > *worst ? d : *worst;
-    }
-    int32_t t = (int32_t)argmax(synor_llm_logits(cpu, NP - 1), V);
-    for (int s = 0; s < STEPS; s++) {
-        unsigned q = 0;
-        if ((e = synor_llm_batch(cpu, 1, &t, &q, NULL)) || (e = synor_llm_batch(dev, 1, &t, &q, NULL)))
-            return e;
-        const float *a = synor_llm_logits(cpu, 0), *b = synor_llm_logits(dev, 0);
-        float d = max_diff(a, b, V);
-        *worst = d > *worst ? d : *worst;
-        *same &= argmax(a, V) == argmax(b, V);
-        t = (int32_t)argmax(a, V);
-    }
-    return 0;
+    return llm_lockstep(ref, dev, prompt, NP, STEPS, V, worst, same);
 }
 
 #define NEED_OPENCL(rt, m)                                                                       \
