@@ -91,7 +91,8 @@ static void real_ops(const synor_workload *w, const synor_trace *t, op_sum *o)
     }
 }
 
-/* ops (may be NULL): the simulated busy time per operation, less the
+/* heft: 0 the dynamic strategy, 1 HEFT's plan, 2 the runtime's own rules
+ * (synor_simulate_runtime). ops (may be NULL): the simulated busy time per operation, less the
  * dispatch time the calibration added to each task (the real trace's task
  * times are the kernels' alone). */
 static int simulate(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
@@ -110,10 +111,10 @@ static int simulate(const synor_fabric *f, const synor_workload *w, const synor_
         *dispatch = per_task;
     if (!rc)
         rc = synor_cost_create(cw, f, &c);
-    if (!rc && heft)
+    if (!rc && heft == 1)
         rc = synor_plan_create(c, NULL, &p);
     if (!rc)
-        rc = synor_simulate(c, p, &t);
+        rc = heft == 2 ? synor_simulate_runtime(c, &t) : synor_simulate(c, p, &t);
     if (!rc) {
         *makespan = t->makespan;
         for (size_t i = 0; ops && i < t->n_tasks; i++) {
@@ -151,7 +152,7 @@ static int start(synor_perfmodel *pm, unsigned workers, synor_runtime **rt,
 }
 
 typedef struct sims {
-    double dynamic, heft, roofline, dispatch;
+    double dynamic, heft, rtrules, roofline, dispatch;
 } sims;
 
 /* Calibrated with dynamic placement (its busy time per operation into
@@ -162,6 +163,8 @@ static int simulate_all(const synor_fabric *f, const synor_workload *w, const sy
     int rc = simulate(f, w, pm, 0, &out->dynamic, ops, &out->dispatch, kernels, fps);
     if (!rc)
         rc = simulate(f, w, pm, 1, &out->heft, NULL, NULL, kernels, fps);
+    if (!rc)
+        rc = simulate(f, w, pm, 2, &out->rtrules, NULL, NULL, kernels, fps);
     if (!rc)
         rc = simulate(f, w, NULL, 0, &out->roofline, NULL, NULL, kernels, fps);
     return rc;
@@ -174,11 +177,12 @@ static void print_line(const char *name, unsigned workers, int runs, double *rea
     qsort(real, (size_t)runs, sizeof *real, cmp);
     double med = runs % 2 ? real[runs / 2] : (real[runs / 2 - 1] + real[runs / 2]) / 2;
     printf("workload=%s workers=%u runs=%d real_ms=%.3f real_min_ms=%.3f real_max_ms=%.3f "
-           "sim_dynamic_ms=%.3f sim_heft_ms=%.3f roofline_ms=%.3f ratio_dynamic=%.4f "
-           "ratio_heft=%.4f ratio_roofline=%.4f dispatch_us=%.2f",
+           "sim_dynamic_ms=%.3f sim_heft_ms=%.3f sim_runtime_ms=%.3f roofline_ms=%.3f "
+           "ratio_dynamic=%.4f ratio_heft=%.4f ratio_runtime=%.4f ratio_roofline=%.4f "
+           "dispatch_us=%.2f",
            name, workers, runs, med * 1e3, real[0] * 1e3, real[runs - 1] * 1e3, s->dynamic * 1e3,
-           s->heft * 1e3, s->roofline * 1e3, s->dynamic / med, s->heft / med, s->roofline / med,
-           s->dispatch * 1e6);
+           s->heft * 1e3, s->rtrules * 1e3, s->roofline * 1e3, s->dynamic / med, s->heft / med,
+           s->rtrules / med, s->roofline / med, s->dispatch * 1e6);
     if (after_openblas >= 0)
         printf(" after_openblas_ms=%.3f", after_openblas * 1e3);
     printf("\n");

@@ -47,16 +47,14 @@ for line in open(sys.argv[1]):
     elif 'op' in kv:
         ops.setdefault((cur, kv['op']), []).append(kv)
 med = lambda l, k: statistics.median(float(x[k]) for x in l)
-print('| workload | workers | real ms | sim (dynamic) ms | ratio | sim (HEFT) ms | ratio | roofline ms | ratio | dispatch us | as run --tiled ms |')
-print('|---|---|---|---|---|---|---|---|---|---|---|')
+print('| workload | workers | real ms | sim (dynamic) ms | ratio | sim (HEFT) ms | ratio | sim (runtime rules) ms | ratio | roofline ms | ratio | dispatch us | as run --tiled ms |')
+print('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
 for w, l in rows.items():
+    tail = f"{med(l,'after_openblas_ms'):.3f} |" if 'after_openblas_ms' in l[0] else " |"
     print(f"| {w} | {l[0]['workers']} | {med(l,'real_ms'):.3f} | {med(l,'sim_dynamic_ms'):.3f} | "
           f"{med(l,'ratio_dynamic'):.3f} | {med(l,'sim_heft_ms'):.3f} | {med(l,'ratio_heft'):.3f} | "
-          f"{med(l,'roofline_ms'):.3f} | {med(l,'ratio_roofline'):.3f} | {med(l,'dispatch_us'):.1f} | "
-          f"{med(l,'after_openblas_ms'):.3f} |" if 'after_openblas_ms' in l[0] else
-          f"| {w} | {l[0]['workers']} | {med(l,'real_ms'):.3f} | {med(l,'sim_dynamic_ms'):.3f} | "
-          f"{med(l,'ratio_dynamic'):.3f} | {med(l,'sim_heft_ms'):.3f} | {med(l,'ratio_heft'):.3f} | "
-          f"{med(l,'roofline_ms'):.3f} | {med(l,'ratio_roofline'):.3f} | {med(l,'dispatch_us'):.1f} | |")
+          f"{med(l,'sim_runtime_ms'):.3f} | {med(l,'ratio_runtime'):.3f} | "
+          f"{med(l,'roofline_ms'):.3f} | {med(l,'ratio_roofline'):.3f} | {med(l,'dispatch_us'):.1f} | " + tail)
 print()
 print('| workload | operation | real kernel busy ms per run | simulated (less dispatch) ms | ratio |')
 print('|---|---|---|---|---|')

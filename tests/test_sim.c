@@ -261,6 +261,84 @@ TEST(a_chain_by_hand)
     teardown(&x);
 }
 
+/* synor_simulate_runtime follows the runtime's own rules: a Normal task
+ * released by a device's task stays on that device (newest first), ahead
+ * of older ready tasks in the queue; a High one goes to the queue and is
+ * taken first; an idle device of the same group steals the oldest. */
+static const char *const RT_FABRIC1 =
+    "{\"format\": \"synor-fabric/1\", \"name\": \"one\", \"nodes\": [{\"name\": \"host\"}],\n"
+    " \"devices\": [{\"name\": \"c0\", \"profile\": \"amd-epyc-9654\"}]}";
+static const char *const RT_FABRIC2 =
+    "{\"format\": \"synor-fabric/1\", \"name\": \"two\", \"nodes\": [{\"name\": \"host\"}],\n"
+    " \"devices\": [{\"name\": \"c\", \"profile\": \"amd-epyc-9654\", \"count\": 2}]}";
+
+static const char *order_of(const synor_trace *t, char *buf, size_t n)
+{
+    buf[0] = 0;
+    for (size_t k = 0; k < t->n_tasks; k++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, n - len, "%s%s@%zu", k ? " " : "", t->tasks[k].id, t->tasks[k].device);
+    }
+    return buf;
+}
+
+TEST(the_runtime_rules_keep_released_tasks_on_their_worker)
+{
+    fixture x;
+    const char *wl =
+        "{\"format\": \"synor-workload/1\", \"tasks\": [\n"
+        " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, "
+        "\"produces\": [{\"name\": \"x\", \"bytes\": 1000}]},\n"
+        " {\"id\": \"b\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}},\n"
+        " {\"id\": \"c\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, "
+        "\"consumes\": [{\"name\": \"x\"}]}]}";
+    ASSERT_OK(setup(&x, RT_FABRIC1, wl));
+    char buf[256];
+    synor_trace *t;
+    ASSERT_OK(synor_simulate(x.c, NULL, &t)); /* the list scheduler: readiness order */
+    ASSERT_STREQ(order_of(t, buf, sizeof buf), "a@0 b@0 c@0");
+    synor_trace_destroy(t);
+    ASSERT_OK(synor_simulate_runtime(x.c, &t)); /* c stays on a's worker, ahead of b */
+    ASSERT_STREQ(order_of(t, buf, sizeof buf), "a@0 c@0 b@0");
+    ASSERT_STREQ(t->strategy, "runtime");
+    ASSERT(!check_trace(t, x.c));
+    synor_trace_destroy(t);
+    teardown(&x);
+    /* a High task released by a goes to the queue and is taken first */
+    const char *wl2 =
+        "{\"format\": \"synor-workload/1\", \"tasks\": [\n"
+        " {\"id\": \"a\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, "
+        "\"produces\": [{\"name\": \"x\", \"bytes\": 1000}]},\n"
+        " {\"id\": \"b\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}},\n"
+        " {\"id\": \"n\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, "
+        "\"consumes\": [{\"name\": \"x\"}]},\n"
+        " {\"id\": \"h\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, \"priority\": \"high\", "
+        "\"consumes\": [{\"name\": \"x\"}]}]}";
+    ASSERT_OK(setup(&x, RT_FABRIC1, wl2));
+    ASSERT_OK(synor_simulate_runtime(x.c, &t));
+    ASSERT_STREQ(order_of(t, buf, sizeof buf), "a@0 h@0 n@0 b@0");
+    synor_trace_destroy(t);
+    teardown(&x);
+    /* two workers: r releases four; its worker runs the newest first, the
+     * other steals the oldest */
+    const char *wl3 =
+        "{\"format\": \"synor-workload/1\", \"tasks\": [\n"
+        " {\"id\": \"r\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, "
+        "\"produces\": [{\"name\": \"x\", \"bytes\": 1000}]},\n"
+        " {\"id\": \"t1\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, \"consumes\": [{\"name\": \"x\"}]},\n"
+        " {\"id\": \"t2\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, \"consumes\": [{\"name\": \"x\"}]},\n"
+        " {\"id\": \"t3\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, \"consumes\": [{\"name\": \"x\"}]},\n"
+        " {\"id\": \"t4\", \"op\": \"relu\", \"dims\": {\"elements\": 1000000}, \"consumes\": [{\"name\": \"x\"}]}]}";
+    ASSERT_OK(setup(&x, RT_FABRIC2, wl3));
+    ASSERT_OK(synor_simulate_runtime(x.c, &t));
+    ASSERT_STREQ(order_of(t, buf, sizeof buf), "r@0 t4@0 t1@1 t3@0 t2@1");
+    ASSERT(!check_trace(t, x.c));
+    double one = synor_cost_time(x.c, 1, 0);
+    ASSERT_NEAR(t->makespan, synor_cost_time(x.c, 0, 0) + 2 * one, 1e-12);
+    synor_trace_destroy(t);
+    teardown(&x);
+}
+
 TEST(out_of_memory_names_task_device_and_sizes)
 {
     fixture x;
@@ -519,7 +597,9 @@ TEST(cleanup)
     cat = NULL;
 }
 
-TEST_MAIN(transfers_share_a_link, link_sharing_matches_a_fluid_model, a_chain_by_hand, out_of_memory_names_task_device_and_sizes,
+TEST_MAIN(transfers_share_a_link, link_sharing_matches_a_fluid_model, a_chain_by_hand,
+          the_runtime_rules_keep_released_tasks_on_their_worker,
+          out_of_memory_names_task_device_and_sizes,
           every_strategy_valid_and_deterministic, training_on_two_nodes,
           trace_round_trip_and_bad_traces, trace_loading_validates_every_field,
           allocation_failures_are_clean, cleanup)

@@ -127,6 +127,18 @@ typedef struct synor_trace {
  * strategy when p is NULL. */
 int synor_simulate(const synor_cost *c, const synor_plan *p, synor_trace **out);
 
+/* The dynamic strategy as the task runtime itself places (synor/runtime.h):
+ * the fabric's devices that share a profile and a node are the workers of
+ * one runtime device, with one ready queue by (priority, readiness) and a
+ * deque each; a Normal task released by a device's task stays on that
+ * device's deque, any other goes to the queue of the device that runs it
+ * fastest; an idle device takes the queue's head above Normal, then its
+ * own newest task, then the queue's head, then steals the oldest task of
+ * its group's fullest deque (src/sim/rtrule.c). For predicting a real run
+ * of the runtime on the local fabric (one device per CPU worker); the
+ * trace's strategy is "runtime". Same inputs, the same trace. */
+int synor_simulate_runtime(const synor_cost *c, synor_trace **out);
+
 /* A simulated preemption of a device's interruptible capacity (seed 003
  * §1.3; the runtime's synor_runtime_preempt, synor/leasejob.h):
  *   at `at` the device gets the warning (mark "preempted"). The job

@@ -39,7 +39,8 @@ static void help(void)
            "                   length), generated tokens\n"
            "  --dtype T        bf16, fp16, int8, fp32, ... (default: the model's)\n");
     printf("  --strategy S     heft peft energy cost mix gpu-only cpu-only seed exact\n"
-           "                   pipeline, or dynamic (placed as tasks become ready)\n"
+           "                   pipeline, or dynamic (placed as tasks become ready), or\n"
+           "                   runtime (as synor run's runtime places them: docs/PLANNING.md)\n"
            "  --weights M      preload (default: weights copied before the run, not timed)\n"
            "                   or load (copies from host memory or storage are timed)\n"
            "  --storage-gbps X storage read bandwidth for weights that do not fit in host\n"
@@ -83,6 +84,11 @@ static int run(const synor_cost *c, const char *strategy, double deadline, synor
                double *planned)
 {
     synor_plan *p = NULL;
+    if (!strcmp(strategy, "runtime")) { /* the runtime's own rules, no plan */
+        if (planned)
+            *planned = 0;
+        return synor_simulate_runtime(c, t);
+    }
     if (strcmp(strategy, "dynamic") != 0) {
         synor_plan_options o;
         synor_plan_options_init(&o);
@@ -277,9 +283,10 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         }
     }
     synor_strategy st;
-    if (strcmp(strategy, "dynamic") && synor_strategy_from_name(strategy, &st))
+    if (strcmp(strategy, "dynamic") && strcmp(strategy, "runtime") &&
+        synor_strategy_from_name(strategy, &st))
         return cli_usage_error("simulate", "unknown strategy '%s'", strategy);
-    if (strcmp(baseline, "none") && strcmp(baseline, "dynamic") &&
+    if (strcmp(baseline, "none") && strcmp(baseline, "dynamic") && strcmp(baseline, "runtime") &&
         synor_strategy_from_name(baseline, &st))
         return cli_usage_error("simulate", "unknown baseline strategy '%s'", baseline);
     if (npre && strcmp(strategy, "dynamic"))
@@ -359,7 +366,7 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
         assume[na++] = "Every device is simulated from its profile (synor profiles ID shows the "
                        "figures and their sources); time per task is a roofline: launch latency + "
                        "max(FLOPs / (peak x efficiency), bytes / memory bandwidth).";
-    if (!strcmp(strategy, "dynamic"))
+    if (!strcmp(strategy, "dynamic") || !strcmp(strategy, "runtime"))
         snprintf(weights, sizeof weights,
                  "Weights are resident before the run on each device that uses them (loading "
                  "is not timed) and count against its memory; activations and KV-cache entries "

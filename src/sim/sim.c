@@ -407,6 +407,8 @@ static void try_start(sim *s, size_t p)
 {
     if (s->rc || s->running[p] != -1) /* a task or a checkpoint */
         return;
+    if (s->rt)
+        synor__sim_rt_take(s, p);
     if (s->n_pre && (s->gone[p] || s->ckpt_due[p])) {
         if (!s->gone[p])
             synor__sim_checkpoint_start(s, p);
@@ -507,6 +509,14 @@ static void assign_among(sim *s, size_t i, int mode)
 }
 
 void synor__sim_push(sim *s, double t, int type, size_t a) { push(s, t, type, a, 0); }
+
+int synor__sim_rt_queue(sim *s, size_t p, size_t i)
+{
+    q_push(s, p, i);
+    edges_in(s, i);
+    inputs_present(s, i, p);
+    return 0;
+}
 void synor__sim_try_start(sim *s, size_t p) { try_start(s, p); }
 
 void synor__sim_replace(sim *s, size_t i)
@@ -550,7 +560,9 @@ static void task_end(sim *s, size_t i)
     for (size_t e = s->succ_off[i]; e < s->succ_off[i + 1]; e++) {
         size_t j = s->succ[e];
         if (--s->left[j] == 0) {
-            if (!s->plan)
+            if (s->rt)
+                synor__sim_rt_ready(s, j, p);
+            else if (!s->plan)
                 assign(s, j);
             if (s->dev[j] >= 0) {
                 edges_in(s, j);
@@ -559,7 +571,7 @@ static void task_end(sim *s, size_t i)
         }
     }
     for (size_t q = 0; q < s->d; q++)
-        if (q == p || space_of(s, q) == sp)
+        if (s->rt || q == p || space_of(s, q) == sp) /* rt: any group's queue may have grown */
             try_start(s, q);
 }
 
@@ -662,7 +674,9 @@ static int setup(sim *s)
         }
         for (size_t k = 0; k < n; k++) {
             size_t i = synor_workload_order(s->w)[k];
-            if (!s->left[i])
+            if (!s->left[i] && s->rt)
+                synor__sim_rt_ready(s, i, SIZE_MAX);
+            else if (!s->left[i])
                 assign(s, i);
         }
     }
@@ -706,13 +720,27 @@ static void teardown(sim *s)
     synor__free(s->flows);
 }
 
+static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_preemption *pre,
+               size_t n_pre, int rt, synor_trace **out);
+
 int synor_simulate(const synor_cost *c, const synor_plan *plan, synor_trace **out)
 {
-    return synor_simulate_preempt(c, plan, NULL, 0, out);
+    return run(c, plan, NULL, 0, 0, out);
+}
+
+int synor_simulate_runtime(const synor_cost *c, synor_trace **out)
+{
+    return run(c, NULL, NULL, 0, 1, out);
 }
 
 int synor_simulate_preempt(const synor_cost *c, const synor_plan *plan,
                            const synor_sim_preemption *pre, size_t n_pre, synor_trace **out)
+{
+    return run(c, plan, pre, n_pre, 0, out);
+}
+
+static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_preemption *pre,
+               size_t n_pre, int rt, synor_trace **out)
 {
     sim s;
     memset(&s, 0, sizeof s);
@@ -732,6 +760,8 @@ int synor_simulate_preempt(const synor_cost *c, const synor_plan *plan,
     if (!(s.tr = synor__trace_new()))
         return synor__error(SYNOR_ENOMEM, "out of memory");
     int rc = synor__sim_preempt_setup(&s, pre, n_pre);
+    if (!rc && rt)
+        rc = synor__sim_rt_setup(&s);
     if (!rc)
         rc = setup(&s);
     if (!rc)
@@ -776,10 +806,14 @@ int synor_simulate_preempt(const synor_cost *c, const synor_plan *plan,
         synor__sim_preempt_finish(&s);
     if (!rc)
         rc = synor__trace_finish(s.tr, s.w, s.fab,
-                                 plan ? synor_strategy_name(plan->strategy) : "dynamic", s.now,
+                                 plan ? synor_strategy_name(plan->strategy)
+                                 : rt ? "runtime"
+                                      : "dynamic",
+                                 s.now,
                                  s.busy, s.events, s.n_pre ? s.held : NULL,
                                  s.n_pre ? s.money : NULL);
     teardown(&s);
+    synor__sim_rt_teardown(&s);
     synor__sim_preempt_teardown(&s);
     if (rc) {
         synor_trace_destroy(&s.tr->t);

@@ -84,7 +84,11 @@ typedef struct sim {
     size_t *ckpt_due;       /* per device: preemption + 1 whose checkpoint waits */
     double *ckpt_t0, *held, *since;
     int64_t *price_now, *money;
+    /* the runtime's own placement rules (rtrule.c); NULL otherwise */
+    struct sim_rt *rt;
 } sim;
+
+typedef struct sim_rt sim_rt;
 
 /* A plan in load mode: when each task's weights are on its device
  * (s->wready), and the copies in the trace (copies.c). */
@@ -95,6 +99,17 @@ void synor__sim_push(sim *s, double t, int type, size_t a);
 void synor__sim_try_start(sim *s, size_t p);
 /* Places ready task i anew (dynamic) and starts what it can. */
 void synor__sim_replace(sim *s, size_t i);
+
+/* rtrule.c: groups and queues; ready task i, released by the end of a
+ * task of device `from` (SIZE_MAX: ready at the start); device p idle:
+ * takes its next task by the runtime's rules (1 when it did). */
+int synor__sim_rt_setup(sim *s);
+void synor__sim_rt_teardown(sim *s);
+void synor__sim_rt_ready(sim *s, size_t i, size_t from);
+int synor__sim_rt_take(sim *s, size_t p);
+/* sim.c, for rtrule.c: task i onto device p's queue, its inputs asked
+ * for; 0. */
+int synor__sim_rt_queue(sim *s, size_t p, size_t i);
 
 /* preempt.c */
 int synor__sim_preempt_setup(sim *s, const synor_sim_preemption *pre, size_t n);

@@ -36,6 +36,10 @@ check report-base   [ "$(rc "$S" report "$tmp/t.json" --baseline "$tmp/t.json")"
 check report-1x     grep -q "Speedup over the baseline: 1.00x" "$tmp/out"
 check dynamic       [ "$(rc "$S" simulate --preset tiny --strategy dynamic --baseline none)" = 0 ]
 check dynamic-name  grep -q "Strategy: dynamic" "$tmp/out"
+# the runtime's own placement rules (synor_simulate_runtime)
+check runtime       [ "$(rc "$S" simulate --preset tiny --strategy runtime --baseline dynamic)" = 0 ]
+check runtime-name  grep -q "Strategy: runtime" "$tmp/out"
+check runtime-pre   [ "$(rc "$S" simulate --preset tiny --strategy runtime --preempt cpu0@0.001 --baseline none)" = 2 ]
 check workload-file [ "$(rc "$S" simulate --workload "$SRC/workloads/pipeline.json" --fabric seed)" = 0 ]
 check training      [ "$(rc "$S" simulate --preset tiny --train --prompt 64 --fabric two-node-h100 --strategy heft)" = 0 ]
 # a literature problem (explicit costs): the simulation follows the plan to
