@@ -2,13 +2,15 @@
  * engine's device tests: a CPU context against one whose layers run on a
  * GPU or an OpenCL device): a prompt as one batch, every row's logits
  * compared, then greedy decode steps with the first context's token fed to
- * both. Header-only, for tests. */
+ * both; and a batch's logits against the fp64 reference (llm_ref.h).
+ * Header-only, for tests. */
 #ifndef SYNOR_TESTS_LLM_LOCKSTEP_H
 #define SYNOR_TESTS_LLM_LOCKSTEP_H
 
 #include <math.h>
 #include <stdint.h>
 
+#include "llm_ref.h"
 #include "synor/llm.h"
 
 static int argmax(const float *v, int n)
@@ -67,6 +69,35 @@ static int llm_lockstep(synor_llm_ctx *ref, synor_llm_ctx *dev, const int32_t *p
         t = (int32_t)argmax(a, V);
     }
     return 0;
+}
+
+/* The largest |logit - reference| over the np prompt rows of a batch just
+ * run on c (every row's logits asked for), against the fp64 reference of
+ * the model file `path` over the same tokens; *scale gets the largest
+ * reference logit. -1 when the file cannot be read or out of memory. */
+static double ref_worst_logit(const synor_llm_ctx *c, const char *path, const int32_t *tokens,
+                              int np, int V, double *scale)
+{
+    ref_model r;
+    double *ref = malloc((size_t)np * (size_t)V * sizeof *ref);
+    if (!ref || ref_load(path, &r)) {
+        free(ref);
+        return -1;
+    }
+    ref_forward(&r, tokens, np, ref);
+    double worst = 0;
+    *scale = 0;
+    for (int i = 0; i < np; i++) {
+        const float *l = synor_llm_logits(c, (size_t)i);
+        for (int v = 0; v < V; v++) {
+            double x = ref[(size_t)i * V + v], d = fabs(l[v] - x);
+            worst = d > worst ? d : worst;
+            *scale = fabs(x) > *scale ? fabs(x) : *scale;
+        }
+    }
+    free(ref);
+    ref_free(&r);
+    return worst;
 }
 
 #endif

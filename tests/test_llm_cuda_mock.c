@@ -279,24 +279,11 @@ TEST(quantized_weights_on_the_gpu_match_the_reference)
         for (int i = 0; i < NP; i++)
             seqs[i] = 0, want[i] = 1;
         ASSERT_OK(synor_llm_batch(gpu, NP, prompt, seqs, want));
-        ref_model r;
-        ASSERT_OK(ref_load(p, &r));
-        double *ref = malloc((size_t)NP * V * sizeof *ref);
-        ref_forward(&r, prompt, NP, ref);
-        double worst = 0, scale = 0;
-        for (int i = 0; i < NP; i++) {
-            const float *l = synor_llm_logits(gpu, (size_t)i);
-            for (int v = 0; v < V; v++) {
-                double d = fabs(l[v] - ref[(size_t)i * V + v]);
-                worst = d > worst ? d : worst;
-                scale = fabs(ref[(size_t)i * V + v]) > scale ? fabs(ref[(size_t)i * V + v]) : scale;
-            }
-        }
+        double scale, worst = ref_worst_logit(gpu, p, prompt, NP, V, &scale);
+        ASSERT(worst >= 0);
         fprintf(stderr, "  %s on the GPU: max |logit - fp64 reference| %.2e (largest logit %.2f)\n",
                 synor_ttype_name(types[k]), worst, scale);
         ASSERT(worst <= 1e-4 * (1 + scale));
-        free(ref);
-        ref_free(&r);
         synor_llm_ctx_destroy(gpu);
         synor_runtime_destroy(rt);
         synor_llm_destroy(m);

@@ -79,6 +79,15 @@ static double worst(const float *a, const float *b, size_t n, double tol)
     return w; /* <= 1: within tolerance */
 }
 
+/* n tokens below 64 from a fixed generator (seed s). */
+static void random_tokens(int32_t *tok, int n, uint64_t s)
+{
+    for (int i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        tok[i] = (int32_t)((s >> 33) % 64);
+    }
+}
+
 static void one_config(synor_runtime *rt, int shared)
 {
     synor_train_config cfg = {.dim = 32,
@@ -99,11 +108,7 @@ static void one_config(synor_runtime *rt, int shared)
     synor_trainer_init_params(gpu, 7);
     size_t P = synor_train_param_count(&cfg);
     int32_t tok[4 * 17];
-    uint64_t s = 99;
-    for (int i = 0; i < 4 * 17; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        tok[i] = (int32_t)((s >> 33) % 64);
-    }
+    random_tokens(tok, 4 * 17, 99);
     double lc, lg;
     ASSERT_OK(synor_trainer_grad(cpu, tok, &lc));
     ASSERT_OK(synor_trainer_grad(gpu, tok, &lg));
@@ -207,11 +212,7 @@ TEST(cpu_and_gpu_replicas_together_follow_the_cpu)
     synor_trainer_init_params(mix, 7);
     size_t P = synor_train_param_count(&cfg);
     int32_t tok[6 * 17];
-    uint64_t s = 5;
-    for (int i = 0; i < 6 * 17; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        tok[i] = (int32_t)((s >> 33) % 64);
-    }
+    random_tokens(tok, 6 * 17, 5);
     double lc, lm;
     ASSERT_OK(synor_trainer_grad(cpu, tok, &lc));
     ASSERT_OK(synor_trainer_grad(mix, tok, &lm));
