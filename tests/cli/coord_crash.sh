@@ -97,6 +97,14 @@ consistent() {
   for t in "${acked[@]}"; do [ -n "${seen[$t]}" ] || missing=$((missing+1)); done
   [ "$missing" = 0 ] || { echo "$missing acknowledged results lost"; return 1; }
 }
+# the kills begin once a result has been acknowledged, so there is always
+# acknowledged work for them to lose (a sanitized coordinator on PostgreSQL
+# on a loaded machine can take seconds to answer its first uploads; with the
+# kills started at once, every one could land before any upload finished)
+for _ in $(seq 600); do
+  [ -n "$(cat "$tmp"/ack.* 2>/dev/null | head -n 1)" ] && break
+  sleep 0.1
+done
 KILLS=${KILLS:-20}
 for k in $(seq "$KILLS"); do
   # 50 to 249 ms of load between kills (a few claims and uploads each);
