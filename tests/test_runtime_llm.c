@@ -482,6 +482,46 @@ TEST(f32_batch_tile_agrees)
             }
 }
 
+/* synor__llm_matmul on F32 weights for batches of every size the engine
+ * uses (a decode row, serving steps, prefills longer than one block of
+ * LLM_F32W_BLOCK rows) over a row range not a multiple of 4, with and
+ * without accumulating, against the portable dot products. */
+TEST(f32_batches_of_any_size_agree)
+{
+    enum { R = 23, C = 72, TMAX = 2 * LLM_F32W_BLOCK + 9 };
+    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    static float w[R * C], x[TMAX * C], y[TMAX * R];
+    uint64_t st = 17;
+    for (int i = 0; i < R * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+    }
+    for (int i = 0; i < TMAX * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
+    }
+    llm_mat m = {.type = SYNOR_TTYPE_F32, .rows = R, .cols = C, .data = (const uint8_t *)w,
+                 .row_bytes = C * sizeof(float)};
+    const int sizes[] = {1, 5, LLM_F32W_MIN_ROWS, 16, LLM_F32W_BLOCK, LLM_F32W_BLOCK + 1, TMAX};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (int acc = 0; acc < 2; acc++) {
+            int T = sizes[s];
+            for (int i = 0; i < TMAX * R; i++)
+                y[i] = 0.25f;
+            synor__llm_matmul(k, &m, 2, 21, T, x, C, NULL, y, R, acc);
+            for (int t = 0; t < T; t++)
+                for (int r = 0; r < R; r++) {
+                    float got = y[t * R + r];
+                    if (r < 2 || r >= 21) { /* outside the range: untouched */
+                        ASSERT(got == 0.25f);
+                        continue;
+                    }
+                    float want = g->dot_f32(w + r * C, x + t * C, C) + (acc ? 0.25f : 0);
+                    ASSERT(fabsf(got - want) <= 1e-4f * (1 + fabsf(want)));
+                }
+        }
+}
+
 /* The attention kernels (where the CPU has them) against the portable
  * loops: heads of 16, 64 and 20 floats (no vector path), 1..16 positions
  * a stride apart. */
@@ -697,7 +737,7 @@ TEST(cleanup)
 }
 
 TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
-          attention_kernels_agree, packing_while_another_context_runs,
+          f32_batches_of_any_size_agree, attention_kernels_agree, packing_while_another_context_runs,
           quantized_close_to_reference, batches_agree_with_single_tokens,
           llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
           context_length_is_enforced, kernels_agree_with_portable, sampler,

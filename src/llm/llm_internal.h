@@ -87,12 +87,14 @@ typedef struct llm_kernels {
     void (*att_mix)(const float *a, const float *v, size_t vs, int np, int hs, float *o);
 } llm_kernels;
 
-/* F32 batches of [LLM_F32W_MIN_ROWS, LLM_F32_BLAS_ROWS) rows use tile_f32w
- * where the table has it; from LLM_F32_BLAS_ROWS rows OpenBLAS's SGEMM
- * (where it is loaded), whose packing of the weights pays off only for
- * that many rows. */
+/* F32 batches of LLM_F32W_MIN_ROWS rows or more use tile_f32w where the
+ * table has it, over blocks of at most LLM_F32W_BLOCK activation rows
+ * (96 rows of dim 768: 288 KiB, in L2); elsewhere OpenBLAS's SGEMM from 16
+ * rows (where it is loaded). */
 #define LLM_F32W_MIN_ROWS 6
-#define LLM_F32_BLAS_ROWS 64
+#ifndef LLM_F32W_BLOCK
+#define LLM_F32W_BLOCK 128
+#endif
 
 const llm_kernels *synor__llm_kernels(void);
 /* The portable kernels (also the reference the vectorized ones are tested
