@@ -237,6 +237,37 @@ TEST(sampled_follows_the_target)
     synor_runtime_destroy(rt);
 }
 
+/* An F32 model as its own draft, sampled: a row's logits do not depend on
+ * the batch it is checked in (the F32 products of 1..63 rows are bitwise
+ * the one-row products), so p = q and every proposal is accepted. */
+TEST(sampled_self_draft_accepts_all)
+{
+    char t[128];
+    model("self.gguf", 9, SYNOR_TTYPE_F32, t, sizeof t);
+    synor_runtime *rt = runtime();
+    ASSERT(rt != NULL);
+    synor_llm *tm, *dm;
+    synor_llm_ctx *tc, *dc;
+    ASSERT_OK(synor_llm_load(t, NULL, &tm));
+    ASSERT_OK(synor_llm_load(t, NULL, &dm));
+    ASSERT_OK(synor_llm_ctx_create(tm, rt, NULL, &tc));
+    ASSERT_OK(synor_llm_ctx_create(dm, rt, NULL, &dc));
+    for (int k = 1; k <= 6; k++) {
+        synor_sampler s;
+        synor_sampler_init(&s, 0.9f, 0, 0.95f, (uint64_t)k);
+        toks got = {0};
+        synor_llm_spec_stats st;
+        ASSERT_OK(synor_llm_generate_speculative(tc, dc, "the sun", 40, k, &s, collect, &got, &st));
+        ASSERT(st.proposed > 0);
+        ASSERT_EQ(st.accepted, st.proposed);
+    }
+    synor_llm_ctx_destroy(tc);
+    synor_llm_ctx_destroy(dc);
+    synor_llm_destroy(tm);
+    synor_llm_destroy(dm);
+    synor_runtime_destroy(rt);
+}
+
 TEST(vocabularies_must_match)
 {
     char t[128], small[128];
@@ -283,4 +314,5 @@ TEST(cleanup)
 }
 
 TEST_MAIN(greedy_is_the_targets_greedy, acceptance_rule_draws_from_the_target,
-          sampled_follows_the_target, vocabularies_must_match, cleanup)
+          sampled_follows_the_target, sampled_self_draft_accepts_all, vocabularies_must_match,
+          cleanup)

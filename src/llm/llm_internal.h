@@ -90,8 +90,9 @@ typedef struct llm_kernels {
 /* F32 batches of [LLM_F32W_MIN_ROWS, LLM_F32_BLAS_ROWS) rows use tile_f32w
  * where the table has it; from LLM_F32_BLAS_ROWS rows OpenBLAS's SGEMM
  * (where it is loaded), whose packing of the weights pays off only for
- * that many rows. */
-#define LLM_F32W_MIN_ROWS 6
+ * that many rows. From 2 rows: a speculative check of k + 1 rows reads
+ * each weight once from L1 for all of them (the 4x1 tile: once per row). */
+#define LLM_F32W_MIN_ROWS 2
 #define LLM_F32_BLAS_ROWS 64
 
 const llm_kernels *synor__llm_kernels(void);
