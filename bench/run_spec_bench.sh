@@ -21,7 +21,9 @@
 # them): alone = generated / (prefill + decode seconds). Every speculative
 # run's text is compared with the target's own (greedy: identical, or the
 # script fails). Also printed per configuration: the draft's time a step
-# and the check's time (k + 1 rows), against the target's decode step.
+# and the check's time (k + 1 rows), against the target's decode step, and
+# each round's speed-up against the alone run of that round (runs next to
+# each other in time: on a loaded machine the steadier figure).
 # --dir DIR keeps the models in DIR (made once, reused); default a
 # temporary directory. --nice N: the runs under nice -n N (default 0).
 # The load average is printed before and after.
@@ -94,17 +96,19 @@ done
 med() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 alone=$(cut -d' ' -f1 "$tmp/alone" | med)
 step=$(cut -d' ' -f2 "$tmp/alone" | med)
-printf '\n| draft | k | acceptance | tokens/s (median; rounds) | alone (median; rounds) | speed-up | draft step / target step | check / target step |\n'
-printf '|---|---|---|---|---|---|---|---|\n'
+printf '\n| draft | k | acceptance | tokens/s (median; rounds) | alone (median; rounds) | speed-up | per round | draft step / target step | check / target step |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
 for d in $drafts; do
   for k in $ks; do
     f=$tmp/$d-k$k
     rate=$(cut -d' ' -f1 "$f" | med)
     acc=$(awk '{a += $2; p += $3} END {printf "%.2f (%d/%d)", a / p, a, p}' "$f")
     dms=$(cut -d' ' -f4 "$f" | med) cms=$(cut -d' ' -f5 "$f" | med)
-    printf '| %s | %s | %s | %s; %s | %s; %s | %s | %s | %s |\n' "$d" "$k" "$acc" "$rate" \
+    # each round's speed-up against the alone run of the same round
+    per=$(paste -d' ' "$f" "$tmp/alone" | awk '{printf "%s%.2f", NR > 1 ? " " : "", $1 / $6}')
+    printf '| %s | %s | %s | %s; %s | %s; %s | %s | %s | %s | %s |\n' "$d" "$k" "$acc" "$rate" \
       "$(cut -d' ' -f1 "$f" | paste -sd' ')" "$alone" "$(cut -d' ' -f1 "$tmp/alone" | paste -sd' ')" \
-      "$(awk -v a="$rate" -v b="$alone" 'BEGIN {printf "%.2f", a / b}')" \
+      "$(awk -v a="$rate" -v b="$alone" 'BEGIN {printf "%.2f", a / b}')" "$per" \
       "$(awk -v a="$dms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')" \
       "$(awk -v a="$cms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')"
   done
