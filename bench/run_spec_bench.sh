@@ -93,6 +93,9 @@ for r in $(seq "$runs"); do
   done
   echo "round $r done (load $(cut -d' ' -f1 /proc/loadavg))"
 done
+# the raw figures stay beside the models (DIR/spec-runs/CONFIG: one line a round)
+mkdir -p "$dir/spec-runs"
+for f in "$tmp"/alone "$tmp"/*-k*; do case $f in *.out | *.err) ;; *) cp "$f" "$dir/spec-runs/" ;; esac; done
 med() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 alone=$(cut -d' ' -f1 "$tmp/alone" | med)
 step=$(cut -d' ' -f2 "$tmp/alone" | med)
@@ -105,7 +108,7 @@ for d in $drafts; do
     acc=$(awk '{a += $2; p += $3} END {printf "%.2f (%d/%d)", a / p, a, p}' "$f")
     dms=$(cut -d' ' -f4 "$f" | med) cms=$(cut -d' ' -f5 "$f" | med)
     # each round's speed-up against the alone run of the same round
-    per=$(paste -d' ' "$f" "$tmp/alone" | awk '{printf "%s%.2f", NR > 1 ? " " : "", $1 / $6}')
+    per=$(paste -d' ' "$f" "$tmp/alone" | awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / $6}')
     printf '| %s | %s | %s | %s; %s | %s; %s | %s | %s | %s | %s |\n' "$d" "$k" "$acc" "$rate" \
       "$(cut -d' ' -f1 "$f" | paste -sd' ')" "$alone" "$(cut -d' ' -f1 "$tmp/alone" | paste -sd' ')" \
       "$(awk -v a="$rate" -v b="$alone" 'BEGIN {printf "%.2f", a / b}')" "$per" \
