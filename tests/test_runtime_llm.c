@@ -479,6 +479,14 @@ TEST(f32_batch_tile_agrees)
                         float want = g->dot_f32(w + r * N, x + t * N, n) + (acc ? 0.25f : 0);
                         ASSERT(fabsf(y[t * 4 + r] - want) <= 1e-4f * (1 + fabsf(want)));
                     }
+                /* and bitwise what each row gets alone (the one-row tile):
+                 * a batch (a speculative check) changes no row's result */
+                if (k->tile_f32)
+                    for (int t = 0; t < T; t++) {
+                        float one[4] = {0.25f, 0.25f, 0.25f, 0.25f};
+                        k->tile_f32(w, N, x + t * N, N, 1, n, one, 4, acc);
+                        ASSERT(memcmp(one, y + t * 4, sizeof one) == 0);
+                    }
             }
 }
 

@@ -276,13 +276,17 @@ typedef struct synor_llm_spec_stats {
     size_t accepted;  /* of them accepted: acceptance rate = accepted / proposed */
     size_t generated; /* tokens emitted */
     double seconds;   /* monotonic wall time, prompt included */
+    size_t draft_steps;    /* draft batches run (a check's proposals: one each) */
+    double draft_seconds;  /* of `seconds`: the draft's batches (and sampling) */
+    double check_seconds;  /* of `seconds`: the target's checks (and sampling) */
 } synor_llm_spec_stats;
 
 /* Generation as synor_llm_generate, with a draft model (a smaller model or
  * the same one quantized, with the same vocabulary) proposing k tokens
  * that the target checks in one batch of k + 1 rows. The standard
  * acceptance rule keeps the output distribution exactly the target's; at
- * temperature 0 the tokens are the target's greedy tokens. Sequence 0 of
+ * temperature 0 the tokens are the target's greedy tokens (then a proposal
+ * is accepted iff it is the target's argmax, and no distribution is built). Sequence 0 of
  * both contexts is used (reset first). SYNOR_EINVAL for vocabularies that
  * differ or k outside 1..32. */
 int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, const char *prompt,

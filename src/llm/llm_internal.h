@@ -89,9 +89,11 @@ typedef struct llm_kernels {
 
 /* F32 batches of LLM_F32W_MIN_ROWS rows or more use tile_f32w where the
  * table has it, over blocks of at most LLM_F32W_BLOCK activation rows
- * (96 rows of dim 768: 288 KiB, in L2); elsewhere OpenBLAS's SGEMM from 16
- * rows (where it is loaded). */
-#define LLM_F32W_MIN_ROWS 6
+ * (128 rows of dim 768: 384 KiB, in L2); elsewhere OpenBLAS's SGEMM from 16
+ * rows (where it is loaded). From 2 rows: a speculative check of k + 1
+ * rows reads each weight once from L1 for all of them (the 4x1 tile: once
+ * per row). */
+#define LLM_F32W_MIN_ROWS 2
 #ifndef LLM_F32W_BLOCK
 #define LLM_F32W_BLOCK 128
 #endif
