@@ -409,6 +409,26 @@ static int needs_ws(const synor_sched_problem *pb)
     return pb->n_items || pb->mem || pb->task_mem;
 }
 
+/* The allocation-first search for the rest of the time (exact_comm.c):
+ * its schedule when shorter, and what it proved. */
+static int comm_phase(bb *b, const size_t *topo, double *proven, int *optimal)
+{
+    synor__exact_comm_in in = {b->pb, topo, b->symmetry ? b->cls : NULL, b->bl, b->minw,
+                               b->integral, b->t_end,
+                               b->limit > b->nodes ? b->limit - b->nodes : 0, b->best};
+    synor__exact_comm_out out;
+    int rc = synor__exact_comm(&in, b->bdev, b->bst, b->bft, &out);
+    if (rc)
+        return rc;
+    b->nodes += out.nodes;
+    b->best = out.best;
+    if (out.exhausted)
+        *optimal = 1;
+    else if (out.bound > *proven)
+        *proven = out.bound;
+    return 0;
+}
+
 int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
                           synor__wstate *ws, size_t *dev, double *st, double *ft,
                           synor__exact_result *res)
@@ -530,6 +550,11 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
             b.t_end.tv_nsec -= 1000000000L;
         }
         b.aborted = 0;
+        if (phase && !b.ws && !b.gdev) { /* devices first, then order (exact_comm.c) */
+            if ((rc = comm_phase(&b, topo, &proven, &optimal)))
+                goto out;
+            break;
+        }
         b.target = phase ? INFINITY : proven;
         while (!optimal && !b.aborted && b.nodes < b.limit) {
             b.next_target = INFINITY;
