@@ -539,9 +539,12 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
     double root = n ? lower_bound(&b, 0, 0) : 0, proven = root;
     int optimal = b.best <= root + 1e-9 * (root > 1 ? root : 1);
     /* iterative deepening on the bound for up to a quarter of the time,
-     * then branch and bound against the incumbent for the rest */
+     * then branch and bound against the incumbent for the rest; with
+     * communication (and no weights, memory or groups) a twentieth, then
+     * the allocation-first search */
+    int comm = !b.nocomm && !b.ws && !b.gdev;
     for (int phase = 0; phase < 2 && !optimal && b.aborted != 2; phase++) {
-        double share = phase ? tl : tl / 4;
+        double share = phase ? tl : tl / (comm ? 20 : 4);
         b.t_end = t0;
         b.t_end.tv_sec += (time_t)share;
         b.t_end.tv_nsec += (long)((share - floor(share)) * 1e9);
@@ -550,7 +553,7 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
             b.t_end.tv_nsec -= 1000000000L;
         }
         b.aborted = 0;
-        if (phase && !b.ws && !b.gdev) { /* devices first, then order (exact_comm.c) */
+        if (phase && comm) { /* devices first, then order (exact_comm.c) */
             if ((rc = comm_phase(&b, topo, &proven, &optimal)))
                 goto out;
             break;
