@@ -80,6 +80,7 @@ typedef struct as {
     double *om_r, *om_p, *om_q, *om_fill;
     double *fw, *fq, *ur, *uw, *uq; /* fork/join scratch */
     double *bl2;             /* [i * d + p]: bottom levels with the fork rule */
+    double *bld;             /* the same with the allocation so far */
     /* ordering */
     size_t *left;
     unsigned char *done;
@@ -91,6 +92,7 @@ typedef struct as {
     size_t *bdev;
     double *bst, *bft;
     uint64_t nodes, leaves;
+    struct timespec t_end;
     int aborted;
 } as;
 
@@ -110,7 +112,7 @@ static int tick(as *a)
 {
     if (a->aborted)
         return 1;
-    if (a->nodes >= a->in->node_limit || ((++a->nodes & 1023) == 0 && past(&a->in->t_end)))
+    if (a->nodes >= a->in->node_limit || ((++a->nodes & 1023) == 0 && past(&a->t_end)))
         a->aborted = 1;
     return a->aborted;
 }
@@ -402,45 +404,81 @@ static void order(as *a, size_t depth, double cur, double last, size_t prev)
 
 /* ---------------------------------------------------------- allocation */
 
-/* The tails of the allocated tasks (the first k in topological order),
- * then the bound of the allocation. */
-static double alloc_bound(as *a, size_t k)
+/* The earliest start of task i on device p (allocated there, or if it
+ * were): per predecessor allocated elsewhere, its head, time and
+ * transfer; those allocated on p one at a time; per predecessor left, the
+ * least over its devices of its head, time and transfer. */
+static double head_on(as *a, size_t i, size_t p)
 {
     const synor_sched_problem *pb = a->pb;
-    const size_t *topo = a->aord;
+    size_t d = a->d, nl = 0;
+    double h = 0;
+    for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
+        size_t j = pb->pred[e];
+        double r;
+        if (a->dev[j] == p) { /* these run one at a time */
+            a->fw[nl] = a->head[j];
+            a->fq[nl++] = a->w[j];
+            continue;
+        }
+        if (a->dev[j] != SIZE_MAX) {
+            r = a->head[j] + a->w[j] + synor__edge_comm(pb, e, a->dev[j], p);
+        } else {
+            r = INFINITY;
+            for (size_t u = 0; u < d; u++) {
+                double v = a->uhead[j * d + u] + pb->exec[j * d + u] +
+                           synor__edge_comm(pb, e, u, p);
+                if (v < r)
+                    r = v;
+            }
+        }
+        if (r > h)
+            h = r;
+    }
+    if (nl) {
+        double t = serial(a->fw, a->fq, nl);
+        h = t > h ? t : h;
+    }
+    return h;
+}
+
+/* The bound of a partial allocation (any set of tasks): heads forward and
+ * tails backward in topological order (allocated tasks on their device,
+ * tasks left per device), then the tasks left, one machine per device
+ * and the work left. */
+static double alloc_bound(as *a)
+{
+    const synor_sched_problem *pb = a->pb;
+    const size_t *topo = a->in->topo;
     const double *bl = a->bl2;
+    double *bld = a->bld;
     size_t n = a->n, d = a->d;
     double lb = 0;
-    for (size_t x = k; x-- > 0;) {
-        size_t j = topo[x];
-        a->tail[j] = fork_rule(a, j, a->dev[j], bl);
-    }
-    /* the tasks left: heads per device, then head + bottom level */
-    for (size_t x = k; x < n; x++) {
+    for (size_t x = 0; x < n; x++) {
         size_t i = topo[x];
+        if (a->dev[i] != SIZE_MAX) {
+            a->head[i] = head_on(a, i, a->dev[i]);
+            continue;
+        }
+        for (size_t q = 0; q < d; q++)
+            a->uhead[i * d + q] = isfinite(pb->exec[i * d + q]) ? head_on(a, i, q) : INFINITY;
+    }
+    for (size_t x = n; x-- > 0;) {
+        size_t j = topo[x];
+        if (a->dev[j] != SIZE_MAX) {
+            a->tail[j] = fork_rule(a, j, a->dev[j], bld);
+            continue;
+        }
         double m = INFINITY;
-        for (size_t q = 0; q < d; q++) {
-            double h = 0;
-            for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
-                size_t j = pb->pred[e];
-                double r;
-                if (a->dev[j] != SIZE_MAX) {
-                    r = a->head[j] + a->w[j] + synor__edge_comm(pb, e, a->dev[j], q);
-                } else {
-                    r = INFINITY;
-                    for (size_t u = 0; u < d; u++) {
-                        double v = a->uhead[j * d + u] + pb->exec[j * d + u] +
-                                   synor__edge_comm(pb, e, u, q);
-                        if (v < r)
-                            r = v;
-                    }
-                }
-                if (r > h)
-                    h = r;
+        for (size_t u = 0; u < d; u++) {
+            double w = pb->exec[j * d + u], v = INFINITY;
+            if (isfinite(w)) {
+                v = w + fork_rule(a, j, u, bld);
+                v = v > bl[j * d + u] ? v : bl[j * d + u];
             }
-            a->uhead[i * d + q] = h;
-            if (isfinite(bl[i * d + q]) && h + bl[i * d + q] < m)
-                m = h + bl[i * d + q];
+            bld[j * d + u] = v;
+            if (a->uhead[j * d + u] + v < m)
+                m = a->uhead[j * d + u] + v;
         }
         if (m > lb)
             lb = m;
@@ -448,8 +486,7 @@ static double alloc_bound(as *a, size_t k)
     /* per device, one machine */
     for (size_t p = 0; p < d; p++) {
         size_t c = 0;
-        for (size_t x = 0; x < k; x++) {
-            size_t i = topo[x];
+        for (size_t i = 0; i < n; i++) {
             if (a->dev[i] != p)
                 continue;
             a->om_r[c] = a->head[i];
@@ -492,27 +529,8 @@ static double alloc_bound(as *a, size_t k)
 
 static void assign(as *a, size_t i, size_t p)
 {
-    const synor_sched_problem *pb = a->pb;
-    double h = 0;
-    size_t nl = 0;
-    for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
-        size_t j = pb->pred[e];
-        if (a->dev[j] == p) { /* these run one at a time */
-            a->fw[nl] = a->head[j];
-            a->fq[nl++] = a->w[j];
-            continue;
-        }
-        double r = a->head[j] + a->w[j] + synor__edge_comm(pb, e, a->dev[j], p);
-        if (r > h)
-            h = r;
-    }
-    if (nl) {
-        double t = serial(a->fw, a->fq, nl);
-        h = t > h ? t : h;
-    }
     a->dev[i] = p;
-    a->w[i] = pb->exec[i * a->d + p];
-    a->head[i] = h;
+    a->w[i] = a->pb->exec[i * a->d + p];
     a->load[p] += a->w[i];
     a->used[p]++;
     a->minw_left -= a->in->minw[i];
@@ -544,7 +562,7 @@ static void allocate(as *a, size_t k, double lb)
     if (tick(a))
         return;
     if (k == a->n) { /* the order on the devices; tails of this allocation */
-        if (pruned(a, alloc_bound(a, k)))
+        if (pruned(a, alloc_bound(a)))
             return;
         a->leaves++;
         memset(a->done, 0, a->n);
@@ -561,7 +579,7 @@ static void allocate(as *a, size_t k, double lb)
         if (!isfinite(a->pb->exec[i * a->d + p]) || symmetric(a, p))
             continue;
         assign(a, i, p);
-        double key = alloc_bound(a, k + 1);
+        double key = alloc_bound(a);
         unassign(a, i);
         if (key < lb)
             key = lb; /* the parent's bound holds for its subtrees */
@@ -588,30 +606,30 @@ static void allocate(as *a, size_t k, double lb)
     }
 }
 
-/* The allocation order: a topological order that takes next the ready
- * task with the costliest edges from the tasks already taken (their
- * transfers bound the allocation soonest), then the longest bottom level.
- * Uses a->left and a->done as scratch. */
-static void alloc_order(as *a)
+/* The allocation order: next, the task with the costliest edges to the
+ * tasks already taken, either way (their transfers bound the allocation
+ * soonest), then the longest bottom level. Uses a->done and a->est as
+ * scratch. */
+static void alloc_order(as *a, int topological)
 {
     const synor_sched_problem *pb = a->pb;
     size_t n = a->n, d = a->d;
     double *score = a->est;
     for (size_t i = 0; i < n; i++) {
-        a->left[i] = pb->pred_off[i + 1] - pb->pred_off[i];
         a->done[i] = 0;
         score[i] = 0;
+        a->left[i] = pb->pred_off[i + 1] - pb->pred_off[i];
     }
     for (size_t k = 0; k < n; k++) {
         size_t pick = SIZE_MAX;
         double pb_best = -1, ps_best = -1;
         for (size_t i = 0; i < n; i++) {
-            if (a->done[i] || a->left[i])
+            if (a->done[i] || (topological && a->left[i]))
                 continue;
             double blm = INFINITY;
             for (size_t q = 0; q < d; q++)
-                if (a->in->bl[i * d + q] < blm)
-                    blm = a->in->bl[i * d + q];
+                if (a->bl2[i * d + q] < blm)
+                    blm = a->bl2[i * d + q];
             if (score[i] > ps_best || (score[i] == ps_best && blm > pb_best)) {
                 pick = i;
                 ps_best = score[i];
@@ -621,11 +639,13 @@ static void alloc_order(as *a)
         a->aord[k] = pick;
         a->done[pick] = 1;
         for (size_t x = a->succ_off[pick]; x < a->succ_off[pick + 1]; x++) {
-            size_t j = a->succ[x];
-            a->left[j]--;
-            score[j] += d > 1 ? synor__edge_comm(pb, a->succ_e[x], 0, 1) : 0;
+            score[a->succ[x]] += d > 1 ? synor__edge_comm(pb, a->succ_e[x], 0, 1) : 0;
+            a->left[a->succ[x]]--;
         }
+        for (size_t e = pb->pred_off[pick]; e < pb->pred_off[pick + 1]; e++)
+            score[pb->pred[e]] += d > 1 ? synor__edge_comm(pb, e, 0, 1) : 0;
     }
+    memset(a->done, 0, n);
 }
 
 int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, double *ft,
@@ -666,6 +686,7 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
     a.uw = synor__malloc(N * sizeof *a.uw);
     a.uq = synor__malloc(N * sizeof *a.uq);
     a.bl2 = synor__malloc((n * d + 1) * sizeof *a.bl2);
+    a.bld = synor__malloc((n * d + 1) * sizeof *a.bld);
     a.left = synor__calloc(N, sizeof *a.left);
     a.done = synor__calloc(N, 1);
     a.st = synor__calloc(N, sizeof *a.st);
@@ -679,7 +700,7 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
     a.bft = synor__malloc(N * sizeof *a.bft);
     if (!a.pos || !a.succ_off || !a.succ || !a.succ_e || !a.dev || !a.aord || !a.used || !a.head ||
         !a.tail || !a.w || !a.uhead || !a.load || !a.om_idx || !a.om_r || !a.om_p || !a.om_q ||
-        !a.om_fill || !a.fw || !a.fq || !a.ur || !a.uw || !a.uq || !a.bl2 || !a.left || !a.done || !a.st || !a.ft || !a.avail || !a.est || !a.oc ||
+        !a.om_fill || !a.fw || !a.fq || !a.ur || !a.uw || !a.uq || !a.bl2 || !a.bld || !a.left || !a.done || !a.st || !a.ft || !a.avail || !a.est || !a.oc ||
         !a.ac || !a.bdev || !a.bst || !a.bft) {
         rc = synor__error(SYNOR_ENOMEM, "out of memory");
         goto out;
@@ -696,7 +717,6 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
             a.succ[x] = i;
             a.succ_e[x] = e;
         }
-    alloc_order(&a);
     for (size_t i = 0; i < n; i++) {
         a.dev[i] = SIZE_MAX;
         a.minw_left += in->minw[i];
@@ -710,27 +730,50 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
             a.bl2[i * d + p] = v > in->bl[i * d + p] ? v : in->bl[i * d + p];
         }
     }
+    /* two orders in turn: the costliest edges first (strong when
+     * transfers dominate) for a quarter of the time, then topological,
+     * from the best schedule found */
     memcpy(a.bdev, dev, n * sizeof *dev);
     memcpy(a.bst, st, n * sizeof *st);
     memcpy(a.bft, ft, n * sizeof *ft);
-    double root = n ? alloc_bound(&a, 0) : 0;
-    if (!pruned(&a, root))
+    double root = n ? alloc_bound(&a) : 0, proven = root;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double left = (double)(in->t_end.tv_sec - now.tv_sec) +
+                  1e-9 * (double)(in->t_end.tv_nsec - now.tv_nsec);
+    for (int pass = 0; pass < 2 && !pruned(&a, root); pass++) {
+        a.t_end = in->t_end;
+        if (!pass && left > 0) {
+            double q = left / 4;
+            a.t_end = now;
+            a.t_end.tv_sec += (time_t)q;
+            a.t_end.tv_nsec += (long)((q - floor(q)) * 1e9);
+            if (a.t_end.tv_nsec >= 1000000000L) {
+                a.t_end.tv_sec++;
+                a.t_end.tv_nsec -= 1000000000L;
+            }
+        }
+        alloc_order(&a, pass);
+        a.aborted = 0;
+        a.open = INFINITY;
         allocate(&a, 0, root);
-    if (a.aborted && !isfinite(a.open))
-        a.open = root; /* stopped before the root was expanded */
+        if (!a.aborted)
+            break;
+        if (!isfinite(a.open))
+            a.open = root; /* stopped before the root was expanded */
+        if (a.open > proven)
+            proven = a.open;
+        if (getenv("SYNOR_EXACT_DEBUG"))
+            fprintf(stderr, "comm pass %d: open %.4f best %.4f nodes %llu\n", pass, a.open,
+                    a.best, (unsigned long long)a.nodes);
+    }
     memcpy(dev, a.bdev, n * sizeof *dev);
     memcpy(st, a.bst, n * sizeof *st);
     memcpy(ft, a.bft, n * sizeof *ft);
-    if (getenv("SYNOR_EXACT_DEBUG"))
-        fprintf(stderr, "comm: n %zu root %.4f best %.4f open %.4f nodes %llu leaves %llu aborted %d\n",
-                n, root, a.best, a.open, (unsigned long long)a.nodes, (unsigned long long)a.leaves,
-                a.aborted);
     out->best = a.best;
     out->nodes = a.nodes;
     out->exhausted = !a.aborted;
-    out->bound = a.aborted ? (a.open < a.best ? a.open : a.best) : a.best;
-    if (out->bound < root)
-        out->bound = root < a.best ? root : a.best;
+    out->bound = a.aborted ? (proven < a.best ? proven : a.best) : a.best;
 out:
     synor__free(a.pos);
     synor__free(a.succ_off);
@@ -755,6 +798,7 @@ out:
     synor__free(a.uw);
     synor__free(a.uq);
     synor__free(a.bl2);
+    synor__free(a.bld);
     synor__free(a.left);
     synor__free(a.done);
     synor__free(a.st);
