@@ -1,50 +1,58 @@
 /* exact_comm.c - the exact planner's allocation-first search: devices
  * first, then the order on them (the allocation-ordering split of Orr and
  * Sinnen's optimal scheduling with communication delays). Used by exact.c
- * after its bound-deepening phase on problems without weights, memory or
- * colocation groups.
+ * after its bound-deepening phase on problems with communication and
+ * without weights, memory or colocation groups.
  *
  * Why: exact.c's append search bounds a partial schedule by paths and by
  * the work left spread over the devices, and neither knows that spreading
  * work costs transfers; with costly communication its bound stays far
- * below the optimum. Once every task has a device, the transfers are known:
- * an edge between two devices costs its transfer, an edge on one device
- * costs nothing, and the tasks of one device run one at a time.
+ * below the optimum. Once tasks have devices, the transfers are known: an
+ * edge between two devices costs its transfer, an edge on one device costs
+ * nothing, and the tasks of one device run one at a time.
  *
- * Allocation: tasks in topological order, each on each device it can run
- * on (interchangeable devices, as exact.c defines them, once while
- * unused). The bound of a partial allocation (the tasks allocated are a
- * prefix of the topological order, so their predecessors are allocated):
- *  - heads: an allocated task starts no earlier than each predecessor's
- *    head, time and transfer between their devices; a task left, per
- *    device it might take, the same with the cheapest device for each
- *    predecessor left;
- *  - tails: from an allocated task's end to the makespan, at least, per
- *    successor, the transfer to its device and its time and tail there
- *    (for a successor left, the cheapest device, with exact.c's bottom
- *    levels);
- *  - per device, its allocated tasks on one machine with these heads and
- *    tails: for any subset, the least head plus the sum of times plus the
- *    least tail (subsets: tasks with head at least a threshold, taken by
- *    tail, largest first);
- *  - the tasks left: their least head plus bottom level; their least work
- *    poured onto the devices on top of each device's load.
- * Children are tried in order of their bound; a bound at or above the
- * incumbent prunes.
+ * Allocation: one task at a time, each on each device it can run on
+ * (interchangeable devices, as exact.c defines them, once while unused).
+ * The bound of a partial allocation, in topological order:
+ *  - heads, forward: an allocated task starts no earlier than, per
+ *    predecessor on another device, its head, time and transfer; its
+ *    predecessors on the same device run one at a time before it (the
+ *    join rule); per predecessor not allocated, the cheapest of its
+ *    devices. A task left has a head per device, the same way;
+ *  - tails, backward (from a task's end to the makespan): per successor on
+ *    another device, the transfer and its time and tail there; successors
+ *    on the same device run one at a time after it, by Jackson's rule on
+ *    their tails (the fork rule); a successor left goes on the same device
+ *    when every other device costs more than a threshold, and the least
+ *    over thresholds counts. A task left has a bottom level per device;
+ *  - the tasks left: the least over devices of head plus bottom level;
+ *  - per device, its tasks on one machine with these heads and tails: for
+ *    any subset, the least head plus the sum of times plus the least tail
+ *    (subsets: heads at least a threshold, taken by tail, largest first);
+ *  - the least work left poured onto the devices on top of their loads.
+ * A child's bound is at least its parent's; children are tried in order of
+ * their bound; a bound at or above the incumbent prunes.
+ *
+ * Two allocation orders in turn, the second from the best schedule the
+ * first found: for a quarter of the time, next the task with the costliest
+ * edges to the tasks already allocated, either way (with costly transfers
+ * the bound then rises at once); then a topological order, next the ready
+ * task with the costliest edges from its predecessors (heads then depend
+ * only on allocated tasks; better with cheap transfers).
  *
  * Ordering (a complete allocation): exact.c's append search with the
  * devices fixed: ready tasks appended at the later of their device
  * becoming free and their inputs arriving, starts never decreasing, one
  * order among equal starts. Its bound: each task left starts no earlier
- * than the last start, its device's free time and its predecessors'
- * (earliest) ends plus transfers; then the largest of these heads plus
- * time plus tail, and per device the one-machine bound of its tasks left.
+ * than the last start, its device's free time, its predecessors' (earliest)
+ * ends plus transfers, and its local predecessors one at a time; then the
+ * largest head plus time plus tail, and per device the one-machine bound of
+ * its tasks left.
  *
- * Stopped by a limit, the bound proved is the least bound of the subtrees
- * left (children are sorted by bound, so the child being searched at each
- * open level bounds those after it). */
+ * Stopped by a limit, the bound proved is the larger over the two orders
+ * of the least bound of the subtrees left (children are sorted by bound,
+ * so the child being searched at each open level bounds those after it). */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +67,7 @@ typedef struct ord_cand {
 } ord_cand;
 
 typedef struct alloc_cand {
-    double key;
+    double key, raw; /* raw: the child's own bound, which breaks ties */
     size_t dev;
 } alloc_cand;
 
@@ -91,7 +99,7 @@ typedef struct as {
     double best, open;
     size_t *bdev;
     double *bst, *bft;
-    uint64_t nodes, leaves;
+    uint64_t nodes;
     struct timespec t_end;
     int aborted;
 } as;
@@ -564,7 +572,6 @@ static void allocate(as *a, size_t k, double lb)
     if (k == a->n) { /* the order on the devices; tails of this allocation */
         if (pruned(a, alloc_bound(a)))
             return;
-        a->leaves++;
         memset(a->done, 0, a->n);
         for (size_t p = 0; p < a->d; p++)
             a->avail[p] = 0;
@@ -579,18 +586,17 @@ static void allocate(as *a, size_t k, double lb)
         if (!isfinite(a->pb->exec[i * a->d + p]) || symmetric(a, p))
             continue;
         assign(a, i, p);
-        double key = alloc_bound(a);
+        double raw = alloc_bound(a), key = raw < lb ? lb : raw; /* the parent's bound
+                                                                   holds for its subtrees */
         unassign(a, i);
-        if (key < lb)
-            key = lb; /* the parent's bound holds for its subtrees */
         if (pruned(a, key))
             continue;
         size_t y = nc++;
-        while (y > 0 && cs[y - 1].key > key) {
+        while (y > 0 && (cs[y - 1].key > key || (cs[y - 1].key == key && cs[y - 1].raw > raw))) {
             cs[y] = cs[y - 1];
             y--;
         }
-        cs[y] = (alloc_cand){key, p};
+        cs[y] = (alloc_cand){key, raw, p};
     }
     for (size_t c = 0; c < nc; c++) {
         if (pruned(a, cs[c].key))
@@ -763,9 +769,6 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
             a.open = root; /* stopped before the root was expanded */
         if (a.open > proven)
             proven = a.open;
-        if (getenv("SYNOR_EXACT_DEBUG"))
-            fprintf(stderr, "comm pass %d: open %.4f best %.4f nodes %llu\n", pass, a.open,
-                    a.best, (unsigned long long)a.nodes);
     }
     memcpy(dev, a.bdev, n * sizeof *dev);
     memcpy(st, a.bst, n * sizeof *st);
