@@ -34,11 +34,12 @@
  * their bound; a bound at or above the incumbent prunes.
  *
  * Two allocation orders in turn, the second from the best schedule the
- * first found: for a quarter of the time, next the task with the costliest
- * edges to the tasks already allocated, either way (with costly transfers
- * the bound then rises at once); then a topological order, next the ready
- * task with the costliest edges from its predecessors (heads then depend
- * only on allocated tasks; better with cheap transfers).
+ * first found: for a quarter of the time (at most 500,000 nodes), next
+ * the task with the costliest edges to the tasks already allocated,
+ * either way (with costly transfers the bound then rises at once); then a
+ * topological order, next the ready task with the costliest edges from
+ * its predecessors (heads then depend only on allocated tasks; better
+ * with cheap transfers).
  *
  * Ordering (a complete allocation): exact.c's append search with the
  * devices fixed: ready tasks appended at the later of their device
@@ -60,6 +61,7 @@
 #include "plan/plan_internal.h"
 
 #define EPS 1e-12
+#define FIRST_NODES 500000u
 
 typedef struct ord_cand {
     double key, s;
@@ -99,7 +101,7 @@ typedef struct as {
     double best, open;
     size_t *bdev;
     double *bst, *bft;
-    uint64_t nodes;
+    uint64_t nodes, limit;   /* limit: this pass's */
     struct timespec t_end;
     int aborted;
 } as;
@@ -120,7 +122,7 @@ static int tick(as *a)
 {
     if (a->aborted)
         return 1;
-    if (a->nodes >= a->in->node_limit || ((++a->nodes & 1023) == 0 && past(&a->t_end)))
+    if (a->nodes >= a->limit || ((++a->nodes & 1023) == 0 && past(&a->t_end)))
         a->aborted = 1;
     return a->aborted;
 }
@@ -737,7 +739,8 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
         }
     }
     /* two orders in turn: the costliest edges first (strong when
-     * transfers dominate) for a quarter of the time, then topological,
+     * transfers dominate) for a quarter of the time or 500,000 nodes,
+     * then topological,
      * from the best schedule found */
     memcpy(a.bdev, dev, n * sizeof *dev);
     memcpy(a.bst, st, n * sizeof *st);
@@ -759,6 +762,11 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
                 a.t_end.tv_nsec -= 1000000000L;
             }
         }
+        /* the first order: at most 500,000 nodes too (the time share alone
+         * would starve the second order of a long limit) */
+        a.limit = in->node_limit;
+        if (!pass && in->node_limit > FIRST_NODES && a.nodes < in->node_limit - FIRST_NODES)
+            a.limit = a.nodes + FIRST_NODES;
         alloc_order(&a, pass);
         a.aborted = 0;
         a.open = INFINITY;
