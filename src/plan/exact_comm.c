@@ -78,7 +78,7 @@ typedef struct as {
     const synor_sched_problem *pb;
     size_t n, d;
     size_t *pos;             /* task -> position in in->topo */
-    size_t *aord;            /* the allocation order (topological) */
+    size_t *aord;            /* the allocation order */
     size_t *succ_off, *succ, *succ_e; /* successors and their edge in pred[] */
     size_t *dev;             /* SIZE_MAX: not allocated */
     size_t *used;            /* tasks per device */
@@ -132,12 +132,6 @@ static int pruned(const as *a, double lb)
     return lb >= a->best - EPS - 1e-9 * a->best;
 }
 
-static int by_q_desc(const void *x, const void *y, const double *q)
-{
-    double a = q[*(const size_t *)x], b = q[*(const size_t *)y];
-    return a > b ? -1 : a < b;
-}
-
 /* One machine, tasks k with head r, time p and tail q: for every subset,
  * the least head + the sum of times + the least tail, over the subsets of
  * tasks with head at least a threshold taken in order of tail. */
@@ -150,7 +144,7 @@ static double one_machine(as *a, size_t k)
     /* insertion sort by tail, largest first (k is small) */
     for (size_t x = 1; x < k; x++) {
         size_t v = ix[x], y = x;
-        while (y > 0 && by_q_desc(&ix[y - 1], &v, a->om_q) > 0) {
+        while (y > 0 && a->om_q[ix[y - 1]] < a->om_q[v]) {
             ix[y] = ix[y - 1];
             y--;
         }
@@ -656,6 +650,55 @@ static void alloc_order(as *a, int topological)
     memset(a->done, 0, n);
 }
 
+/* Points a's arrays into one block at base (zeroed), or with base NULL
+ * only counts; the bytes the block takes. m: the edges. */
+static size_t carve(as *a, char *base, size_t m)
+{
+    size_t n = a->n, d = a->d, N = n + 1, off = 0;
+#define TAKE(ptr, count)                                                            \
+    do {                                                                            \
+        (ptr) = base ? (void *)(base + off) : NULL;                                 \
+        off += ((count) * sizeof *(ptr) + 15) & ~(size_t)15;                        \
+    } while (0)
+    TAKE(a->pos, N);
+    TAKE(a->aord, N);
+    TAKE(a->succ_off, n + 2);
+    TAKE(a->succ, m + 1);
+    TAKE(a->succ_e, m + 1);
+    TAKE(a->dev, N);
+    TAKE(a->used, d + 1);
+    TAKE(a->head, N);
+    TAKE(a->tail, N);
+    TAKE(a->w, N);
+    TAKE(a->uhead, n * d + 1);
+    TAKE(a->load, d + 1);
+    TAKE(a->om_idx, N);
+    TAKE(a->om_r, N);
+    TAKE(a->om_p, N);
+    TAKE(a->om_q, N);
+    TAKE(a->om_fill, d + 1);
+    TAKE(a->fw, 2 * N);
+    TAKE(a->fq, 2 * N);
+    TAKE(a->ur, N);
+    TAKE(a->uw, N);
+    TAKE(a->uq, N);
+    TAKE(a->bl2, n * d + 1);
+    TAKE(a->bld, n * d + 1);
+    TAKE(a->left, N);
+    TAKE(a->st, N);
+    TAKE(a->ft, N);
+    TAKE(a->avail, d + 1);
+    TAKE(a->est, N);
+    TAKE(a->oc, n * n + 1);
+    TAKE(a->ac, n * d + 1);
+    TAKE(a->bdev, N);
+    TAKE(a->bst, N);
+    TAKE(a->bft, N);
+    TAKE(a->done, N);
+#undef TAKE
+    return off;
+}
+
 int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, double *ft,
                       synor__exact_comm_out *out)
 {
@@ -669,50 +712,10 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
     a.d = d;
     a.best = in->best;
     a.open = INFINITY;
-    int rc = 0;
-    size_t N = n + 1;
-    a.pos = synor__malloc(N * sizeof *a.pos);
-    a.succ_off = synor__calloc(n + 2, sizeof *a.succ_off);
-    a.succ = synor__malloc((m + 1) * sizeof *a.succ);
-    a.succ_e = synor__malloc((m + 1) * sizeof *a.succ_e);
-    a.dev = synor__malloc(N * sizeof *a.dev);
-    a.aord = synor__malloc(N * sizeof *a.aord);
-    a.used = synor__calloc(d + 1, sizeof *a.used);
-    a.head = synor__calloc(N, sizeof *a.head);
-    a.tail = synor__calloc(N, sizeof *a.tail);
-    a.w = synor__calloc(N, sizeof *a.w);
-    a.uhead = synor__calloc(n * d + 1, sizeof *a.uhead);
-    a.load = synor__calloc(d + 1, sizeof *a.load);
-    a.om_idx = synor__malloc(N * sizeof *a.om_idx);
-    a.om_r = synor__malloc(N * sizeof *a.om_r);
-    a.om_p = synor__malloc(N * sizeof *a.om_p);
-    a.om_q = synor__malloc(N * sizeof *a.om_q);
-    a.om_fill = synor__malloc((d + 1) * sizeof *a.om_fill);
-    a.fw = synor__malloc(2 * N * sizeof *a.fw);
-    a.fq = synor__malloc(2 * N * sizeof *a.fq);
-    a.ur = synor__malloc(N * sizeof *a.ur);
-    a.uw = synor__malloc(N * sizeof *a.uw);
-    a.uq = synor__malloc(N * sizeof *a.uq);
-    a.bl2 = synor__malloc((n * d + 1) * sizeof *a.bl2);
-    a.bld = synor__malloc((n * d + 1) * sizeof *a.bld);
-    a.left = synor__calloc(N, sizeof *a.left);
-    a.done = synor__calloc(N, 1);
-    a.st = synor__calloc(N, sizeof *a.st);
-    a.ft = synor__calloc(N, sizeof *a.ft);
-    a.avail = synor__calloc(d + 1, sizeof *a.avail);
-    a.est = synor__calloc(N, sizeof *a.est);
-    a.oc = synor__malloc((n * n + 1) * sizeof *a.oc);
-    a.ac = synor__malloc((n * d + 1) * sizeof *a.ac);
-    a.bdev = synor__malloc(N * sizeof *a.bdev);
-    a.bst = synor__malloc(N * sizeof *a.bst);
-    a.bft = synor__malloc(N * sizeof *a.bft);
-    if (!a.pos || !a.succ_off || !a.succ || !a.succ_e || !a.dev || !a.aord || !a.used || !a.head ||
-        !a.tail || !a.w || !a.uhead || !a.load || !a.om_idx || !a.om_r || !a.om_p || !a.om_q ||
-        !a.om_fill || !a.fw || !a.fq || !a.ur || !a.uw || !a.uq || !a.bl2 || !a.bld || !a.left || !a.done || !a.st || !a.ft || !a.avail || !a.est || !a.oc ||
-        !a.ac || !a.bdev || !a.bst || !a.bft) {
-        rc = synor__error(SYNOR_ENOMEM, "out of memory");
-        goto out;
-    }
+    char *arena = synor__calloc(1, carve(&a, NULL, m));
+    if (!arena)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    carve(&a, arena, m);
     for (size_t k = 0; k < n; k++)
         a.pos[in->topo[k]] = k;
     for (size_t e = 0; e < m; e++)
@@ -785,41 +788,6 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
     out->nodes = a.nodes;
     out->exhausted = !a.aborted;
     out->bound = a.aborted ? (proven < a.best ? proven : a.best) : a.best;
-out:
-    synor__free(a.pos);
-    synor__free(a.succ_off);
-    synor__free(a.succ);
-    synor__free(a.succ_e);
-    synor__free(a.dev);
-    synor__free(a.aord);
-    synor__free(a.used);
-    synor__free(a.head);
-    synor__free(a.tail);
-    synor__free(a.w);
-    synor__free(a.uhead);
-    synor__free(a.load);
-    synor__free(a.om_idx);
-    synor__free(a.om_r);
-    synor__free(a.om_p);
-    synor__free(a.om_q);
-    synor__free(a.om_fill);
-    synor__free(a.fw);
-    synor__free(a.fq);
-    synor__free(a.ur);
-    synor__free(a.uw);
-    synor__free(a.uq);
-    synor__free(a.bl2);
-    synor__free(a.bld);
-    synor__free(a.left);
-    synor__free(a.done);
-    synor__free(a.st);
-    synor__free(a.ft);
-    synor__free(a.avail);
-    synor__free(a.est);
-    synor__free(a.oc);
-    synor__free(a.ac);
-    synor__free(a.bdev);
-    synor__free(a.bst);
-    synor__free(a.bft);
-    return rc;
+    synor__free(arena);
+    return 0;
 }
