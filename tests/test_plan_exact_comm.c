@@ -8,7 +8,7 @@
  * optimal within a node budget ten times smaller than what the append
  * search alone (exact.c before this search, 1e74cb9) spent without a
  * proof: 2,000,000 nodes, bound 29.29 against the optimum 41.02; this
- * search proves it in about 7,300 (nodes do not depend on the machine's
+ * search proves it in about 800 (nodes do not depend on the machine's
  * speed). */
 #include "synor.h"
 #include "plan/plan_internal.h"
@@ -243,7 +243,8 @@ TEST(a_stopped_search_proves_only_true_bounds)
             stopped += !x.out.exhausted;
         }
     }
-    ASSERT(stopped >= 24); /* the limits bite */
+    fprintf(stderr, "  %d of 96 searches stopped by their node limit\n", stopped);
+    ASSERT(stopped >= 16); /* the limits bite */
 }
 
 /* Through the planner, with a node budget: 20 tasks on 3 heterogeneous

@@ -632,9 +632,10 @@ static void alloc_order(as *a, int topological)
             for (size_t q = 0; q < d; q++)
                 if (a->bl2[i * d + q] < blm)
                     blm = a->bl2[i * d + q];
-            if (score[i] > ps_best || (score[i] == ps_best && blm > pb_best)) {
+            double sc = score[i] + (topological ? 0 : a->in->minw[i]);
+            if (sc > ps_best || (sc == ps_best && blm > pb_best)) {
                 pick = i;
-                ps_best = score[i];
+                ps_best = sc;
                 pb_best = blm;
             }
         }
