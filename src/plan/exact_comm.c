@@ -35,11 +35,11 @@
  *
  * Two allocation orders in turn, the second from the best schedule the
  * first found: for a quarter of the time (at most 500,000 nodes), next
- * the task with the costliest edges to the tasks already allocated,
- * either way (with costly transfers the bound then rises at once); then a
- * topological order, next the ready task with the costliest edges from
- * its predecessors (heads then depend only on allocated tasks; better
- * with cheap transfers).
+ * the task with the largest sum of its least time and its edges' costs to
+ * the tasks already allocated, either way (with costly transfers the bound
+ * then rises at once; with cheap ones big tasks go first, as in packing);
+ * then a topological order, next the ready task with the costliest edges
+ * from its predecessors (heads then depend only on allocated tasks).
  *
  * Ordering (a complete allocation): exact.c's append search with the
  * devices fixed: ready tasks appended at the later of their device
@@ -608,9 +608,10 @@ static void allocate(as *a, size_t k, double lb)
     }
 }
 
-/* The allocation order: next, the task with the costliest edges to the
- * tasks already taken, either way (their transfers bound the allocation
- * soonest), then the longest bottom level. Uses a->done and a->est as
+/* The allocation order, topological or not: next, the task with the
+ * costliest edges to the tasks already taken, either way (their transfers
+ * bound the allocation soonest), not topological plus its least time (big
+ * tasks first), then the longest bottom level. Uses a->done and a->est as
  * scratch. */
 static void alloc_order(as *a, int topological)
 {
