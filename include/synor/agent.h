@@ -67,7 +67,12 @@ typedef enum synor_agent_fault {
     SYNOR_AGENT_FAULT_RECLAIM_AFTER,
     /* As RECLAIM_AFTER, and the checkpoint is sent with a wrong SHA-256
      * (the coordinator must ignore it). */
-    SYNOR_AGENT_FAULT_RECLAIM_BAD_CHECKPOINT
+    SYNOR_AGENT_FAULT_RECLAIM_BAD_CHECKPOINT,
+    /* At the fault_n-th safe point the process stops itself (SIGSTOP, after
+     * a log line); once continued (SIGCONT) that safe point judges the
+     * owner's limits at once: a test changes the machine's state in
+     * between (tests/cli/net_idle.sh) without racing the task. */
+    SYNOR_AGENT_FAULT_PAUSE_AT
 } synor_agent_fault;
 
 typedef void (*synor_agent_log_fn)(void *user, const char *line);
@@ -79,6 +84,10 @@ typedef struct synor_agent_config {
     synor_availability availability; /* default always */
     double cpu_share;               /* (0, 1]; default 1 */
     double mem_share;               /* (0, 1]; default 1 */
+    double idle_threshold;          /* availability idle: the machine is in
+                                       use while other processes take more
+                                       than this share of all its CPU time
+                                       (over 100 ms); (0, 1]; default 0.10 */
     unsigned n_devices;             /* at least 1 */
     synor_agent_device devices[SYNOR_AGENT_MAX_DEVICES];
     unsigned n_models;              /* llm-generate's models: name -> file */
