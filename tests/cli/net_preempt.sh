@@ -27,6 +27,7 @@
 # Skipped (77) without the coordinator, the agent or curl.
 # usage: net_preempt.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRC=$(cd "$2" && pwd)
 pass=0; fail=0
 tmp=$(mktemp -d)
 cleanup() {
@@ -129,7 +130,7 @@ check "batch upload: result right" "$S" submit --verify-sgemm c c5.bin
 # 5 of its 40 tokens); p2 resumes from the token ids and the sampler's
 # state (the KV cache rebuilt): the same tokens as the same job run
 # uninterrupted by p3; the ledger pays p2 alone for the task
-"$S" model synth m.gguf --preset tiny --text "$2/README.md" >/dev/null
+"$S" model synth m.gguf --preset tiny --text "$SRC/README.md" >/dev/null
 mkdir -p l
 printf '{"format":"synor-job/1","kernel":"llm-generate","params":{"model":"tiny","prompt":"the compute network","n":40,"seed":7,"temperature":0.8},"shards":[{"inputs":[]}],"budget":"0.100000"}\n' >l/job.json
 jl=$(SYNOR_TOKEN_FILE=me.tok "$S" submit l/job.json 2>>sub.err)
