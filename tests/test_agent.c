@@ -1,7 +1,9 @@
 /* test_agent.c - the provider agent's parts that need no coordinator: its
  * kernels on the runtime (sgemm against a plain triple loop across tile
  * edges, spotrf's L L^T against A, sum-f32 independent of the worker
- * count, llm-generate deterministic for a seed), its refusals, the
+ * count, llm-generate deterministic for a seed), its checkpoints (sgemm,
+ * sum-f32, spotrf and llm-generate stopped at safe points and resumed bit
+ * for bit on another worker count; ill-fitting ones ignored), its refusals, the
  * wrong-results fault beyond the quorum tolerance, the state directory
  * (pending results kept, a torn one dropped, one agent per directory), the
  * network client's checksums, retries and errors, and the config checks.
