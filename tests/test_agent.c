@@ -373,6 +373,11 @@ TEST(agent_config_is_checked)
     cfg.mem_share = 1.5;
     ASSERT_EQ(synor_agent_create(&cfg, &a), SYNOR_EINVAL);
     cfg.mem_share = 1;
+    ASSERT(cfg.idle_threshold == 0.10);
+    cfg.idle_threshold = 0;
+    ASSERT_EQ(synor_agent_create(&cfg, &a), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "idle threshold 0");
+    cfg.idle_threshold = 0.9;
     if (!synor_netclient_available())
         TEST_SKIP("built without libcurl and nettle");
     ASSERT_OK(synor_agent_create(&cfg, &a));
