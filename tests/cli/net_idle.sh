@@ -31,7 +31,7 @@ burners=()
 cleanup() {
   local p
   for p in "${burners[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  for p in $(jobs -p); do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+  for p in $(jobs -p); do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
