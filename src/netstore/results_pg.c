@@ -40,6 +40,9 @@ __extension__ typedef __int128 ns_i128;
  * do not collide. */
 static const char *const results_fn[] = {
     "SELECT pg_advisory_xact_lock(5172014);"
+    /* schema v6's one-owner form: its coordinators refuse a v7 database */
+    "DROP FUNCTION IF EXISTS synor_results(text, bigint[], text[], text[], bigint[], bytea,"
+    " bigint[], bigint, bigint, bigint, bigint[], integer);"
     "CREATE OR REPLACE FUNCTION synor_results2(p_owners text[], p_tasks bigint[], p_leases text[],"
     " p_shas text[], p_lens bigint[], p_offs bigint[], p_data bytea, p_elapsed bigint[],"
     " p_now_ms bigint, p_unix bigint, p_price bigint, p_pay bigint[], p_slot integer)"
