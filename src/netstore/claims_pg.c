@@ -134,9 +134,9 @@ static void run_claims(synor_netstore *s, ns_creq *batch)
     gmtime_r(&unix_now, &tm);
     nsres r = {0};
     if (!e && !(e = synor__ns_pool_get(s))) {
-        nsparam p[] = {NS_T(txt[0]), NS_T(txt[1]), NS_T(txt[2]),
-                       NS_T(txt[3]), NS_I(now),    NS_I(now + (int64_t)(s->o.lease_timeout_s * 1000)),
-                       NS_I(tm.tm_hour)};
+        int64_t expires = now + (int64_t)(s->o.lease_timeout_s * 1000);
+        nsparam p[] = {NS_T(txt[0]), NS_T(txt[1]), NS_T(txt[2]),      NS_T(txt[3]),
+                       NS_I(now),    NS_I(expires), NS_I(tm.tm_hour)};
         /* no BEGIN: the statement is its own transaction */
         e = synor__ns_exec(s, call, p, 7, &r, NULL);
         synor__ns_pool_put(s);
