@@ -121,9 +121,32 @@ static void schema_body(void)
     free(ev);
     if (!on_pg) {
         synor_netstore_close(s);
-        /* a database newer than this build is refused, untouched */
+        /* a v6 database (tasks_state, no tasks_leased) is brought to v7 */
         sqlite3 *h;
         ASSERT_EQ(sqlite3_open(dbpath, &h), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(h,
+                               "DROP INDEX tasks_leased; CREATE INDEX tasks_state ON tasks (state, id);"
+                               " UPDATE schema_version SET version = 6",
+                               0, 0, 0),
+                  SQLITE_OK);
+        sqlite3_close(h);
+        synor_netstore_opts o6 = {.url = dbpath};
+        synor_netstore *u = NULL;
+        ASSERT_OK(synor_netstore_open(&o6, &u));
+        ASSERT_OK(synor_netstore_schema_version(u, &v));
+        ASSERT_EQ(v, 7);
+        synor_netstore_close(u);
+        ASSERT_EQ(sqlite3_open(dbpath, &h), SQLITE_OK);
+        sqlite3_stmt *st;
+        ASSERT_EQ(sqlite3_prepare_v2(h,
+                                     "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master"
+                                     " WHERE type = 'index' AND name IN ('tasks_state', 'tasks_leased'))",
+                                     -1, &st, NULL),
+                  SQLITE_OK);
+        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+        ASSERT_STREQ((const char *)sqlite3_column_text(st, 0), "tasks_leased");
+        sqlite3_finalize(st);
+        /* a database newer than this build is refused, untouched */
         ASSERT_EQ(sqlite3_exec(h, "UPDATE schema_version SET version = 99", 0, 0, 0), SQLITE_OK);
         sqlite3_close(h);
         synor_netstore_opts o = {.url = dbpath};

@@ -8,6 +8,60 @@
 #include "json/json.h"
 #include "netstore/db.h"
 
+/* The claims of one lease from a claim's rows into c[0..*n) (at most
+ * max): PostgreSQL's rows of r (in NULL) carry a task's inputs and
+ * checkpoint, its columns from off on; SQLite's (off 0) have the inputs in
+ * in. On an error the claims filled so far stay for the caller to free. */
+int synor__ns_claims_fill(synor_netstore *s, const nsres *r, const nsres *in, size_t off,
+                          const char *lease, size_t max, synor_net_claim *c, size_t *n)
+{
+    int pg = in == NULL, e = 0;
+    *n = 0;
+    size_t k = 0; /* the next row of in (SQLite) */
+    for (size_t row = 0, i = 0; row < r->rows && i < max; i++) {
+        synor_net_claim *ci = &c[i];
+        size_t first = row; /* the task's first row: its checkpoint's columns */
+        *ci = (synor_net_claim){.task = synor__nsres_int(r, row, off + 0),
+                                .job = synor__nsres_int(r, row, off + 1),
+                                .expires_in = s->o.lease_timeout_s};
+        synor__strlcpy(ci->lease, lease, sizeof ci->lease);
+        synor__strlcpy(ci->kernel, synor__nsres_text(r, row, off + 3), sizeof ci->kernel);
+        ci->params_json = synor__ns_merge_params(
+            synor__nsres_text(r, row, off + 4),
+            synor__nsres_null(r, row, off + 5) ? NULL : synor__nsres_text(r, row, off + 5));
+        synor__buf b;
+        synor__buf_init(&b);
+        synor__jw w;
+        synor__jw_init(&w, &b, 0);
+        synor__jw_arr_begin(&w);
+        /* (table, row, column) of each input: in's rows, or r's own */
+        const nsres *t = pg ? r : in;
+        size_t *at = pg ? &row : &k, col = pg ? off + 6 : 1;
+        if (pg && synor__nsres_null(r, row, off + 6))
+            row++; /* a task without inputs */
+        for (; *at < t->rows && synor__nsres_int(t, *at, pg ? off : 0) == ci->task; ++*at) {
+            synor__jw_obj_begin(&w);
+            synor__jw_key(&w, "sha256");
+            synor__jw_str(&w, synor__nsres_text(t, *at, col));
+            synor__jw_key(&w, "bytes");
+            synor__jw_int(&w, synor__nsres_int(t, *at, col + 1));
+            synor__jw_obj_end(&w);
+        }
+        synor__jw_arr_end(&w);
+        if (!pg)
+            row++;
+        ci->inputs_json = synor__buf_take(&b);
+        int ck = synor__ns_checkpoint_json(r, first, pg ? off + 8 : 6, &ci->checkpoint_json);
+        *n = i + 1;
+        if (!ci->params_json || !ci->inputs_json || ck) {
+            e = synor__error(SYNOR_ENOMEM, "netstore: task t-%lld: out of memory",
+                             (long long)ci->task);
+            break;
+        }
+    }
+    return e;
+}
+
 /* Leases up to max tasks to the device in a few statements whatever max
  * is (the claim of several tasks; spot checks off): they share one lease
  * string, which names the claim. 0 with c[0..*n) filled, 1 when none. The
@@ -74,48 +128,7 @@ int synor__ns_take_many(synor_netstore *s, const char *owner, int64_t device, in
         synor__nsres_free(&r);
         return e;
     }
-    size_t k = 0; /* the next row of in (SQLite) */
-    for (size_t row = 0, i = 0; row < r.rows && i < max; i++) {
-        synor_net_claim *ci = &c[i];
-        size_t first = row; /* the task's first row: its checkpoint's columns */
-        *ci = (synor_net_claim){.task = synor__nsres_int(&r, row, 0),
-                                .job = synor__nsres_int(&r, row, 1),
-                                .expires_in = s->o.lease_timeout_s};
-        memcpy(ci->lease, lease, sizeof lease);
-        synor__strlcpy(ci->kernel, synor__nsres_text(&r, row, 3), sizeof ci->kernel);
-        ci->params_json = synor__ns_merge_params(synor__nsres_text(&r, row, 4),
-                                       synor__nsres_null(&r, row, 5) ? NULL
-                                                                     : synor__nsres_text(&r, row, 5));
-        synor__buf b;
-        synor__buf_init(&b);
-        synor__jw w;
-        synor__jw_init(&w, &b, 0);
-        synor__jw_arr_begin(&w);
-        /* (table, row, column) of each input: in's rows, or r's own */
-        const nsres *t = s->pg ? &r : &in;
-        size_t *at = s->pg ? &row : &k, col = s->pg ? 6 : 1;
-        if (s->pg && synor__nsres_null(&r, row, 6))
-            row++; /* a task without inputs */
-        for (; *at < t->rows && synor__nsres_int(t, *at, 0) == ci->task; ++*at) {
-            synor__jw_obj_begin(&w);
-            synor__jw_key(&w, "sha256");
-            synor__jw_str(&w, synor__nsres_text(t, *at, col));
-            synor__jw_key(&w, "bytes");
-            synor__jw_int(&w, synor__nsres_int(t, *at, col + 1));
-            synor__jw_obj_end(&w);
-        }
-        synor__jw_arr_end(&w);
-        if (!s->pg)
-            row++;
-        ci->inputs_json = synor__buf_take(&b);
-        int ck = synor__ns_checkpoint_json(&r, first, s->pg ? 8 : 6, &ci->checkpoint_json);
-        *n = i + 1;
-        if (!ci->params_json || !ci->inputs_json || ck) {
-            e = synor__error(SYNOR_ENOMEM, "netstore: task t-%lld: out of memory",
-                             (long long)ci->task);
-            break;
-        }
-    }
+    e = synor__ns_claims_fill(s, &r, s->pg ? NULL : &in, 0, lease, max, c, n);
     synor__nsres_free(&r);
     synor__nsres_free(&in);
     if (e) {

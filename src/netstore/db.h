@@ -102,6 +102,25 @@ typedef struct ns_deltas {
     size_t n, cap;
 } ns_deltas;
 
+/* A request to a combiner (combine.c): the first member of a caller's
+ * request; weight its size (tasks, items); rc and msg its outcome. */
+typedef struct ns_creq {
+    struct ns_creq *next;
+    size_t weight;
+    int done, rc;
+    char msg[256];
+} ns_creq;
+
+/* A combiner (PostgreSQL): concurrent requests of one kind queue, and a
+ * caller that finds fewer than NS_COMBINE_LEADERS batches running takes
+ * the queue's head (up to a weight cap) and runs it as one statement, one
+ * transaction and one WAL flush for all of them (docs/NETWORK.md). */
+typedef struct ns_comb {
+    ns_creq *head, *tail;
+    int leaders;
+} ns_comb;
+#define NS_COMBINE_LEADERS 2
+
 /* A pooled connection (PostgreSQL) and its transaction's counters. */
 typedef struct ns_conn {
     nsdb *db;
@@ -145,7 +164,33 @@ struct synor_netstore {
     int64_t slot_base; /* this store's first job_counts slot */
     pthread_mutex_t pmu;
     pthread_cond_t pcv;
+    /* the combiners of claims and of results (combine.c), under cmu */
+    pthread_mutex_t cmu;
+    pthread_cond_t ccv;
+    ns_comb cclaims, cresults;
 };
+
+/* combine.c: queues r on c and returns once it is done (r->rc set), run
+ * by this caller or another: run(s, batch, arg) takes a list of requests
+ * whose weights add up to at most cap (or one heavier request) and sets
+ * each one's rc (its msg for a failure). */
+void synor__ns_combine(synor_netstore *s, ns_comb *c, ns_creq *r, size_t cap,
+                       void (*run)(synor_netstore *s, ns_creq *batch));
+/* results_pg.c: an element of a PostgreSQL array literal: NULL, or v
+ * quoted. */
+void synor__ns_pg_quoted(synor__buf *b, const char *v);
+/* claims_pg.c: creates (or replaces) synor_claims. */
+int synor__ns_pg_claims_fn(synor_netstore *s);
+/* claims_pg.c: up to max tasks for the owner's device, combined with
+ * other callers' claims into one call of synor_claims: as
+ * synor_netstore_claim_many (0, 1 when none, or an error), or 2 when
+ * the combined call failed as a whole (the caller then takes the path of
+ * a transaction of its own). */
+int synor__ns_claim_pg(synor_netstore *s, const char *owner, int64_t device, size_t max,
+                       synor_net_claim *c, size_t *n);
+/* batch.c: the claims of one lease from a claim's rows (see there). */
+int synor__ns_claims_fill(synor_netstore *s, const nsres *r, const nsres *in, size_t off,
+                          const char *lease, size_t max, synor_net_claim *c, size_t *n);
 
 /* The connection the calling thread's transaction uses: a pooled one while
  * it runs a pooled operation, else db. */

@@ -305,6 +305,12 @@ int synor_netstore_claim_many(synor_netstore *s, const char *owner, int64_t devi
     if (max < 1 || max > SYNOR_NET_CLAIM_MAX)
         return synor__error(SYNOR_EINVAL, "argument 'max': value %zu: 1 to %d", max,
                             SYNOR_NET_CLAIM_MAX);
+    if (s->npool && !(s->o.spot_rate > 0)) {
+        /* PostgreSQL: combined with other claims into one statement */
+        int e = synor__ns_claim_pg(s, owner, device, max, claims, n);
+        if (e != 2)
+            return e;
+    }
     claim_args a = {.owner = owner, .device = device, .max = max, .claims = claims};
     int e = synor__ns_tx(s, claim_op, &a);
     if (e < 0) { /* the commit failed after the claims were filled */

@@ -91,7 +91,16 @@ static const char v6[] =
     "CREATE TABLE job_counts (job_id BIGINT NOT NULL, slot INTEGER NOT NULL,"
     " cost BIGINT NOT NULL DEFAULT 0, done BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (job_id, slot));";
 
-static const char *const migrations[] = {v1, v2, v3, v4, v5, v6};
+/* version 7: fewer index entries per task. Every change of a task's state
+ * writes a new row version with an entry in each of its indexes; the
+ * lookups by state are the queue's (tasks_queued) and the reaper's, which
+ * gets a partial index of the leased tasks only, so tasks_state (every
+ * version of every task) goes. */
+static const char v7[] =
+    "CREATE INDEX tasks_leased ON tasks (lease_expires_ms) WHERE state = 'leased';"
+    "DROP INDEX tasks_state;";
+
+static const char *const migrations[] = {v1, v2, v3, v4, v5, v6, v7};
 
 static const char get_version[] = "SELECT version FROM schema_version";
 

@@ -71,11 +71,14 @@ static int agree(synor_netstore *s, const char *kernel, const char *a, const cha
     return 0;
 }
 
+/* A device's reputation moves by delta within 0..100 (not written when it
+ * is at the bound already: a write fewer, and no row lock). */
 static int adjust(synor_netstore *s, int64_t device, int delta)
 {
     static const char sql[] =
         "UPDATE devices SET reputation = CASE WHEN reputation + $1 > 100 THEN 100"
-        " WHEN reputation + $1 < 0 THEN 0 ELSE reputation + $1 END WHERE id = $2";
+        " WHEN reputation + $1 < 0 THEN 0 ELSE reputation + $1 END WHERE id = $2"
+        " AND NOT ((reputation >= 100 AND $1 >= 0) OR (reputation <= 0 AND $1 <= 0))";
     nsparam p[] = {NS_I(delta), NS_I(device)};
     return synor__ns_exec(s, sql, p, 2, NULL, NULL);
 }

@@ -4,6 +4,10 @@
  * and one WAL flush for the whole batch, where the statements of
  * dispatch.c and quorum.c take about 17 round trips per result.
  *
+ * Concurrent callers' results (single or batches) are combined (combine.c)
+ * into one call, each item with its owner; the items run in the order of
+ * their tasks' devices, so two calls lock devices' rows in one order.
+ *
  * The function does what result_tx and synor__ns_quorum do, item by item,
  * each in a subtransaction (a refused item changes nothing): the lease
  * check, the blob, the task done, and the quorum when the results agree
@@ -36,26 +40,29 @@ __extension__ typedef __int128 ns_i128;
  * do not collide. */
 static const char *const results_fn[] = {
     "SELECT pg_advisory_xact_lock(5172014);"
-    "CREATE OR REPLACE FUNCTION synor_results(p_owner text, p_tasks bigint[], p_leases text[],"
-    " p_shas text[], p_lens bigint[], p_data bytea, p_elapsed bigint[], p_now_ms bigint,"
-    " p_unix bigint, p_price bigint, p_pay bigint[], p_slot integer)"
-    " RETURNS TABLE (o_task bigint, o_rc integer, o_verdict integer, o_job bigint)"
+    /* schema v6's one-owner form: its coordinators refuse a v7 database */
+    "DROP FUNCTION IF EXISTS synor_results(text, bigint[], text[], text[], bigint[], bytea,"
+    " bigint[], bigint, bigint, bigint, bigint[], integer);"
+    "CREATE OR REPLACE FUNCTION synor_results2(p_owners text[], p_tasks bigint[], p_leases text[],"
+    " p_shas text[], p_lens bigint[], p_offs bigint[], p_data bytea, p_elapsed bigint[],"
+    " p_now_ms bigint, p_unix bigint, p_price bigint, p_pay bigint[], p_slot integer)"
+    " RETURNS TABLE (o_k integer, o_task bigint, o_rc integer, o_verdict integer, o_job bigint)"
     " LANGUAGE plpgsql AS $f$\n"
     "DECLARE\n"
-    "  v_n integer := coalesce(array_length(p_tasks, 1), 0);\n"
-    "  v_off bigint := 0;\n"
+    "  k integer; v_one boolean;\n"
     "  v_t record; v_s record; v_d record;\n"
     "  v_win text; v_rep integer; v_ins bigint; v_cost bigint; v_done bigint; v_job bigint;\n"
     "  v_jobs bigint[] := '{}'; v_costs bigint[] := '{}'; v_dones bigint[] := '{}';\n"
     "  v_j integer;\n"
     "BEGIN\n"
-    "  FOR k IN 1 .. v_n LOOP\n"
-    "    o_task := p_tasks[k]; o_rc := 0; o_verdict := 0; o_job := 0;\n"
+    "  FOR k IN SELECT u.i FROM unnest(p_tasks) WITH ORDINALITY AS u(id, i)\n"
+    "      LEFT JOIN tasks t ON t.id = u.id ORDER BY t.device_id, u.i LOOP\n"
+    "    o_k := k; o_task := p_tasks[k]; o_rc := 0; o_verdict := 0; o_job := 0;\n"
     "    v_cost := 0; v_done := 0; v_job := 0;\n"
     "    BEGIN\n"
     "      SELECT state, provider, lease, lease_expires_ms, shard_id, job_id INTO v_t\n"
     "        FROM tasks WHERE id = p_tasks[k] FOR UPDATE;\n"
-    "      IF NOT FOUND OR v_t.provider IS DISTINCT FROM p_owner THEN\n"
+    "      IF NOT FOUND OR v_t.provider IS DISTINCT FROM p_owners[k] THEN\n"
     "        o_rc := 1;\n"
     "      ELSIF v_t.state <> 'leased' OR p_leases[k] IS NULL\n"
     "            OR coalesce(v_t.lease, '') <> p_leases[k] THEN\n"
@@ -64,16 +71,22 @@ static const char *const results_fn[] = {
     "        o_rc := 3;\n"
     "      ELSE\n"
     "        INSERT INTO blobs (sha, bytes, data) VALUES (p_shas[k], p_lens[k],\n"
-    "          substring(p_data FROM (v_off + 1)::integer FOR p_lens[k]::integer)) ON CONFLICT (sha) DO NOTHING;\n"
-    "        UPDATE tasks SET state = 'done', result_sha = p_shas[k], elapsed_ms = p_elapsed[k],\n"
-    "          finished_at = p_unix, lease = NULL WHERE id = p_tasks[k];\n"
+    "          substring(p_data FROM (p_offs[k] + 1)::integer FOR p_lens[k]::integer)) ON CONFLICT (sha) DO NOTHING;\n"
     "        SELECT s.expect, s.tasks, s.state, j.replicas, COALESCE(s.kernel, j.kernel) AS kernel,\n"
     "          j.owner, j.id AS job INTO v_s FROM shards s JOIN jobs j ON j.id = s.job_id\n"
     "          WHERE s.id = v_t.shard_id FOR UPDATE OF s;\n"
     "        IF NOT FOUND OR v_s.expect IS NOT NULL THEN\n"
     "          RAISE EXCEPTION USING ERRCODE = 'SY001';\n"
     "        END IF;\n"
-    "        IF v_s.state = 'queued' THEN\n"
+    /* one replica: its result is the majority, the task valid at once (one
+     * row version and its index entries fewer than done, then valid) */
+    "        v_one := v_s.replicas = 1 AND v_s.state = 'queued';\n"
+    "        UPDATE tasks SET state = CASE WHEN v_one THEN 'valid' ELSE 'done' END,\n"
+    "          result_sha = p_shas[k], elapsed_ms = p_elapsed[k],\n"
+    "          finished_at = p_unix, lease = NULL WHERE id = p_tasks[k];\n"
+    "        IF v_one THEN\n"
+    "          v_win := p_shas[k];\n"
+    "        ELSIF v_s.state = 'queued' THEN\n"
     "          IF v_s.kernel IN ('sgemm', 'spotrf') AND (SELECT count(DISTINCT result_sha)\n"
     "              FROM tasks WHERE shard_id = v_t.shard_id AND state = 'done') > 1 THEN\n"
     "            RAISE EXCEPTION USING ERRCODE = 'SY001';\n"
@@ -81,6 +94,8 @@ static const char *const results_fn[] = {
     "          SELECT result_sha INTO v_win FROM tasks WHERE shard_id = v_t.shard_id\n"
     "            AND state = 'done' GROUP BY result_sha HAVING count(*) >= v_s.replicas / 2 + 1\n"
     "            LIMIT 1;\n"
+    "        END IF;\n"
+    "        IF v_s.state = 'queued' THEN\n"
     "          IF v_win IS NULL THEN\n"
     "            IF NOT EXISTS (SELECT 1 FROM tasks WHERE shard_id = v_t.shard_id\n"
     "                           AND state IN ('queued', 'leased')) THEN\n"
@@ -88,11 +103,14 @@ static const char *const results_fn[] = {
     "            END IF;\n"
     "          ELSE\n"
     "            FOR v_d IN SELECT id, result_sha, device_id, provider FROM tasks\n"
-    "                WHERE shard_id = v_t.shard_id AND state = 'done' ORDER BY id LOOP\n"
+    "                WHERE shard_id = v_t.shard_id AND (state = 'done'\n"
+    "                OR (v_one AND id = p_tasks[k])) ORDER BY id LOOP\n"
     "              IF v_d.result_sha = v_win THEN\n"
     "                v_rep := NULL;\n",
     "                SELECT reputation INTO v_rep FROM devices WHERE id = v_d.device_id;\n"
-    "                UPDATE tasks SET state = 'valid' WHERE id = v_d.id;\n"
+    "                IF NOT v_one OR v_d.id <> p_tasks[k] THEN\n"
+    "                  UPDATE tasks SET state = 'valid' WHERE id = v_d.id;\n"
+    "                END IF;\n"
     "                INSERT INTO ledger (task_id, job_id, provider, device_id, amount, created_at)\n"
     "                  VALUES (v_d.id, v_s.job, v_d.provider, v_d.device_id,\n"
     "                          p_pay[coalesce(v_rep, 0) + 1], p_unix)\n"
@@ -101,7 +119,7 @@ static const char *const results_fn[] = {
     "                IF v_ins > 0 THEN v_cost := v_cost + p_price; END IF;\n"
     "                UPDATE devices SET reputation = CASE WHEN reputation + 1 > 100 THEN 100\n"
     "                  WHEN reputation + 1 < 0 THEN 0 ELSE reputation + 1 END\n"
-    "                  WHERE id = v_d.device_id;\n"
+    "                  WHERE id = v_d.device_id AND reputation < 100;\n"
     "                IF v_d.id = p_tasks[k] THEN o_verdict := 1; END IF;\n"
     "              ELSE\n"
     "                UPDATE tasks SET state = 'invalid' WHERE id = v_d.id;\n"
@@ -130,7 +148,6 @@ static const char *const results_fn[] = {
     "    EXCEPTION WHEN OTHERS THEN\n"
     "      o_rc := 9; o_verdict := 0; v_cost := 0; v_done := 0; v_job := 0;\n"
     "    END;\n"
-    "    v_off := v_off + p_lens[k];\n"
     "    IF v_job <> 0 AND (v_cost <> 0 OR v_done <> 0) THEN\n"
     "      v_j := array_position(v_jobs, v_job);\n"
     "      IF v_j IS NULL THEN\n"
@@ -147,7 +164,7 @@ static const char *const results_fn[] = {
     "      ON CONFLICT (job_id, slot) DO UPDATE SET cost = job_counts.cost + excluded.cost,\n"
     "      done = job_counts.done + excluded.done;\n"
     "    IF v_dones[v_j] > 0 THEN\n"
-    "      o_task := 0; o_rc := 0; o_verdict := 0; o_job := v_jobs[v_j]; RETURN NEXT;\n"
+    "      o_k := 0; o_task := 0; o_rc := 0; o_verdict := 0; o_job := v_jobs[v_j]; RETURN NEXT;\n"
     "    END IF;\n"
     "  END LOOP;\n"
     "END\n"
@@ -169,7 +186,7 @@ int synor__ns_pg_functions(synor_netstore *s)
 }
 
 /* A PostgreSQL array literal element: NULL, or a quoted string. */
-static void quoted(synor__buf *b, const char *v)
+void synor__ns_pg_quoted(synor__buf *b, const char *v)
 {
     if (!v) {
         synor__buf_puts(b, "NULL");
@@ -184,33 +201,57 @@ static void quoted(synor__buf *b, const char *v)
     synor__buf_append(b, "\"", 1);
 }
 
-int synor__ns_results_pg(synor_netstore *s, const char *owner, result_args *a, size_t m,
-                         int *rc, char (*msg)[256], int *redo)
+typedef struct results_req {
+    ns_creq base; /* rc: 0, or negative when nothing was done */
+    const char *owner;
+    result_args *a;
+    size_t m;
+    int *rc;
+    char (*msg)[256];
+    int *redo;
+} results_req;
+
+/* The most items one combined call takes (each is a subtransaction:
+ * PostgreSQL keeps 64 per transaction in shared memory); one request of
+ * more goes alone. */
+#define RESULTS_CAP 48
+
+/* The items of the batch's requests in one call of synor_results2 on a
+ * pooled connection, its own transaction. */
+static void run_results(synor_netstore *s, ns_creq *batch)
 {
     static const char call[] =
-        "SELECT o_task, o_rc, o_verdict, o_job FROM synor_results($1, $2, $3, $4, $5, $6, $7,"
-        " $8, $9, $10, $11, $12)";
-    synor__buf tk, ls, sh, ln, el, pay, data;
-    synor__buf *all[] = {&tk, &ls, &sh, &ln, &el, &pay, &data};
+        "SELECT o_k, o_task, o_rc, o_verdict, o_job FROM synor_results2($1, $2, $3, $4, $5, $6,"
+        " $7, $8, $9, $10, $11, $12, $13)";
+    synor__buf ow, tk, ls, sh, ln, of, el, pay, data;
+    synor__buf *all[] = {&ow, &tk, &ls, &sh, &ln, &of, &el, &pay, &data};
+    enum { NTXT = 8 };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         synor__buf_init(all[i]);
     char num[32];
-    for (size_t k = 0; k < m; k++) {
-        const char *sep = k ? "," : "{";
-        synor__buf_puts(&tk, sep), synor__buf_puts(&ls, sep), synor__buf_puts(&sh, sep);
-        synor__buf_puts(&ln, sep), synor__buf_puts(&el, sep);
-        snprintf(num, sizeof num, "%lld", (long long)a[k].task);
-        synor__buf_puts(&tk, num);
-        quoted(&ls, a[k].lease);
-        quoted(&sh, a[k].sha);
-        snprintf(num, sizeof num, "%zu", a[k].n);
-        synor__buf_puts(&ln, num);
-        snprintf(num, sizeof num, "%lld", (long long)a[k].elapsed_ms);
-        synor__buf_puts(&el, num);
-        synor__buf_append(&data, a[k].data, a[k].n);
+    size_t total = 0;
+    for (ns_creq *o = batch; o; o = o->next) {
+        results_req *q = (results_req *)o;
+        for (size_t k = 0; k < q->m; k++, total++) {
+            const char *sep = total ? "," : "{";
+            for (size_t i = 0; i < 7; i++)
+                synor__buf_puts(all[i], sep);
+            synor__ns_pg_quoted(&ow, q->owner);
+            snprintf(num, sizeof num, "%lld", (long long)q->a[k].task);
+            synor__buf_puts(&tk, num);
+            synor__ns_pg_quoted(&ls, q->a[k].lease);
+            synor__ns_pg_quoted(&sh, q->a[k].sha);
+            snprintf(num, sizeof num, "%zu", q->a[k].n);
+            synor__buf_puts(&ln, num);
+            snprintf(num, sizeof num, "%zu", data.len);
+            synor__buf_puts(&of, num);
+            snprintf(num, sizeof num, "%lld", (long long)q->a[k].elapsed_ms);
+            synor__buf_puts(&el, num);
+            synor__buf_append(&data, q->a[k].data, q->a[k].n);
+        }
     }
-    synor__buf_puts(&tk, "}"), synor__buf_puts(&ls, "}"), synor__buf_puts(&sh, "}");
-    synor__buf_puts(&ln, "}"), synor__buf_puts(&el, "}");
+    for (size_t i = 0; i < 7; i++)
+        synor__buf_puts(all[i], total ? "}" : "{}");
     for (uint32_t r = 0; r <= 100; r++) {
         uint32_t bp = synor_rewards_reputation_bp(s->policy, r);
         snprintf(num, sizeof num, "%s%lld", r ? "," : "{",
@@ -219,72 +260,108 @@ int synor__ns_results_pg(synor_netstore *s, const char *owner, result_args *a, s
     }
     synor__buf_puts(&pay, "}");
     /* the literals as strings (NULL when an append failed) */
-    char *txt[6];
+    char *txt[NTXT];
     int e = data.failed ? synor__error(SYNOR_ENOMEM, "netstore: out of memory") : 0;
-    for (size_t i = 0; i < 6; i++)
+    for (size_t i = 0; i < NTXT; i++)
         if (!(txt[i] = synor__buf_take(all[i])) && !e)
             e = synor__error(SYNOR_ENOMEM, "netstore: out of memory");
     if (!e)
         e = synor__ns_pool_get(s);
-    if (e) {
-        for (size_t i = 0; i < 6; i++)
-            synor__free(txt[i]);
-        synor__buf_free(&data);
-        return e;
+    nsres r = {0};
+    if (!e) {
+        int64_t slot = s->slot_base + (int64_t)(synor__ns_tls_conn - s->pool);
+        nsparam p[] = {NS_T(txt[0]),
+                       NS_T(txt[1]),
+                       NS_T(txt[2]),
+                       NS_T(txt[3]),
+                       NS_T(txt[4]),
+                       NS_T(txt[5]),
+                       NS_B(data.data ? (const void *)data.data : "", data.len),
+                       NS_T(txt[6]),
+                       NS_I(synor__ns_now_ms()),
+                       NS_I(time(NULL)),
+                       NS_I(s->o.task_price),
+                       NS_T(txt[7]),
+                       NS_I(slot)};
+        /* no BEGIN: the statement is its own transaction */
+        e = synor__ns_exec(s, call, p, 13, &r, NULL);
+        if (!e && r.rows < total) {
+            synor__nsres_free(&r);
+            e = synor__error(SYNOR_EIO, "netstore: synor_results2 answered too few rows");
+        }
+        if (!e) {
+            /* the jobs that had shards validated: finished? (after the commit) */
+            ns_deltas *d = synor__ns_deltas(s);
+            d->n = 0;
+            for (size_t i = 0; i < r.rows && !e; i++)
+                if (!synor__nsres_int(&r, i, 0) && synor__nsres_int(&r, i, 4))
+                    e = synor__ns_job_delta(s, synor__nsres_int(&r, i, 4), 0, 1);
+            synor__ns_pool_done(s, d);
+            e = 0; /* the commit happened: a failed check is the reaper's */
+        }
+        synor__ns_pool_put(s);
     }
-    int64_t slot = s->slot_base + (int64_t)(synor__ns_tls_conn - s->pool);
-    nsparam p[] = {NS_T(owner),
-                   NS_T(txt[0]),
-                   NS_T(txt[1]),
-                   NS_T(txt[2]),
-                   NS_T(txt[3]),
-                   NS_B(data.data ? (const void *)data.data : "", data.len),
-                   NS_T(txt[4]),
-                   NS_I(synor__ns_now_ms()),
-                   NS_I(time(NULL)),
-                   NS_I(s->o.task_price),
-                   NS_T(txt[5]),
-                   NS_I(slot)};
-    nsres r;
-    /* no BEGIN: the statement is its own transaction */
-    e = synor__ns_exec(s, call, p, 12, &r, NULL);
-    for (size_t i = 0; i < 6; i++)
+    for (size_t i = 0; i < NTXT; i++)
         synor__free(txt[i]);
     synor__buf_free(&data);
-    if (!e && r.rows < m) {
-        synor__nsres_free(&r);
-        e = synor__error(SYNOR_EIO, "netstore: synor_results answered too few rows");
+    /* each item's row: the one whose o_k is its place in the call */
+    int *at = e ? NULL : synor__calloc(total ? total : 1, sizeof *at);
+    if (!e && !at)
+        e = synor__error(SYNOR_ENOMEM, "netstore: out of memory");
+    for (size_t i = 0; i < total && at; i++)
+        at[i] = -1;
+    for (size_t i = 0; i < r.rows && at; i++) {
+        int64_t k = synor__nsres_int(&r, i, 0);
+        if (k >= 1 && (size_t)k <= total)
+            at[k - 1] = (int)i;
     }
-    if (e) {
-        synor__ns_pool_put(s);
-        return e;
+    size_t base = 0;
+    for (ns_creq *o = batch; o; o = o->next) {
+        results_req *q = (results_req *)o;
+        o->rc = e;
+        if (e) {
+            synor__strlcpy(o->msg, synor_errmsg(), sizeof o->msg);
+            continue;
+        }
+        for (size_t k = 0; k < q->m; k++) {
+            int row = at[base + k];
+            int code = row < 0 ? 9 : (int)synor__nsres_int(&r, (size_t)row, 2);
+            int v = row < 0 ? 0 : (int)synor__nsres_int(&r, (size_t)row, 3);
+            long long t = (long long)q->a[k].task;
+            const char *lease = q->a[k].lease ? q->a[k].lease : "";
+            q->redo[k] = code == 9;
+            q->rc[k] = code ? SYNOR_ESTATE : 0;
+            q->msg[k][0] = 0;
+            if (code == 1)
+                snprintf(q->msg[k], sizeof q->msg[k], "task t-%lld is not leased to you", t);
+            else if (code == 2)
+                snprintf(q->msg[k], sizeof q->msg[k],
+                         "task t-%lld: lease '%s' is not the task's live lease", t, lease);
+            else if (code == 3)
+                snprintf(q->msg[k], sizeof q->msg[k], "task t-%lld: lease %s expired", t, lease);
+            if (!code)
+                *q->a[k].verdict = v > 0   ? SYNOR_NET_VALIDATED
+                                   : v < 0 ? SYNOR_NET_REJECTED
+                                           : SYNOR_NET_PENDING;
+        }
+        base += q->m;
     }
-    ns_deltas *d = synor__ns_deltas(s);
-    d->n = 0;
-    for (size_t k = 0; k < m; k++) {
-        int code = (int)synor__nsres_int(&r, k, 1), v = (int)synor__nsres_int(&r, k, 2);
-        long long t = (long long)a[k].task;
-        const char *lease = a[k].lease ? a[k].lease : "";
-        redo[k] = code == 9;
-        rc[k] = code ? SYNOR_ESTATE : 0;
-        msg[k][0] = 0;
-        if (code == 1)
-            snprintf(msg[k], sizeof msg[k], "task t-%lld is not leased to you", t);
-        else if (code == 2)
-            snprintf(msg[k], sizeof msg[k], "task t-%lld: lease '%s' is not the task's live lease",
-                     t, lease);
-        else if (code == 3)
-            snprintf(msg[k], sizeof msg[k], "task t-%lld: lease %s expired", t, lease);
-        if (!code)
-            *a[k].verdict = v > 0 ? SYNOR_NET_VALIDATED : v < 0 ? SYNOR_NET_REJECTED
-                                                                : SYNOR_NET_PENDING;
-    }
-    /* the jobs that had shards validated: finished? (after the commit) */
-    for (size_t i = m; i < r.rows && !e; i++)
-        if (synor__nsres_int(&r, i, 3))
-            e = synor__ns_job_delta(s, synor__nsres_int(&r, i, 3), 0, 1);
+    synor__free(at);
     synor__nsres_free(&r);
-    synor__ns_pool_done(s, d);
-    synor__ns_pool_put(s);
+}
+
+int synor__ns_results_pg(synor_netstore *s, const char *owner, result_args *a, size_t m,
+                         int *rc, char (*msg)[256], int *redo)
+{
+    results_req q = {.base = {.weight = m},
+                     .owner = owner,
+                     .a = a,
+                     .m = m,
+                     .rc = rc,
+                     .msg = msg,
+                     .redo = redo};
+    synor__ns_combine(s, &s->cresults, &q.base, RESULTS_CAP, run_results);
+    if (q.base.rc < 0)
+        return synor__error(q.base.rc, "%s", q.base.msg);
     return 0;
 }

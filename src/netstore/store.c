@@ -53,6 +53,8 @@ int synor_netstore_open(const synor_netstore_opts *o, synor_netstore **out)
     pthread_cond_init(&s->gcv, NULL);
     pthread_mutex_init(&s->pmu, NULL);
     pthread_cond_init(&s->pcv, NULL);
+    pthread_mutex_init(&s->cmu, NULL);
+    pthread_cond_init(&s->ccv, NULL);
     if (pg) {
         /* PostgreSQL: the pool of connections for the hot operations */
         size_t np = o->pool ? (o->pool < 1024 ? o->pool : 1024) : 16;
@@ -76,6 +78,8 @@ int synor_netstore_open(const synor_netstore_opts *o, synor_netstore **out)
         e = synor__ns_migrate(s);
     if (!e && pg)
         e = synor__ns_pg_functions(s);
+    if (!e && pg)
+        e = synor__ns_pg_claims_fn(s);
     if (!e)
         e = ops->open(o->url, &s->rdb);
     if (e) {
@@ -101,6 +105,8 @@ void synor_netstore_close(synor_netstore *s)
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->pmu);
     pthread_cond_destroy(&s->pcv);
+    pthread_mutex_destroy(&s->cmu);
+    pthread_cond_destroy(&s->ccv);
     pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->gmu);
     pthread_cond_destroy(&s->gcv);
