@@ -4,6 +4,8 @@
 #ifndef SYNOR_PLAN_INTERNAL_H
 #define SYNOR_PLAN_INTERNAL_H
 
+#include <time.h>
+
 #include "synor/plan.h"
 
 struct synor__jw;
@@ -130,6 +132,19 @@ typedef struct synor__exact_result {
 int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
                           synor__wstate *ws, size_t *dev, double *st, double *ft,
                           synor__exact_result *res);
+
+/* exact_ilp.c (GLPK; without it: never applies): whether the problem is
+ * P|prec|Cmax - identical devices, no communication, integral times, no
+ * weights, memory or groups. */
+int synor__exact_ilp_applies(const synor_sched_problem *pb);
+
+/* For such a problem, decides makespans ceil(*bound), ..., *best - 1 in
+ * turn with a time-indexed integer program until t_end (monotonic): each
+ * infeasible one raises *bound; the first feasible one is the optimum, and
+ * its schedule replaces dev/st/ft and *best. Does nothing for other
+ * problems or too large programs. 0 or SYNOR_ENOMEM. */
+int synor__exact_ilp(const synor_sched_problem *pb, const struct timespec *t_end, size_t *dev,
+                     double *st, double *ft, double *best, double *bound);
 
 /* plan.c: plans a problem (every strategy); on a memory miss fills nf. */
 int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,
