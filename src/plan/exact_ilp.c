@@ -25,6 +25,7 @@
  * solution is not turned into a schedule and only the bound below C
  * stands. Programs above ILP_MAX_COLS columns or ILP_MAX_NZ entries are not
  * tried. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #define ILP_MAX_COLS 300000
 #define ILP_MAX_NZ 3000000
 #define ILP_MAX_TIME 1e6
+#define ILP_RANDOM_TRIES 4096
 
 typedef struct ilp {
     size_t n, m;          /* tasks, devices */
@@ -50,6 +52,14 @@ typedef struct ilp {
     size_t nz, cap_nz, rows, cap_rows;
     size_t *base;         /* per task: its first column - 1 */
     size_t cols;
+    /* the heuristic (list scheduling by the relaxation's starts) */
+    const synor_sched_problem *pb;
+    double *est, *hfin;
+    size_t *use;          /* tasks running at each time below h */
+    long h;               /* the incumbent's makespan - 1 */
+    long *hs;             /* its starts */
+    long *bs, bms;        /* the shortest schedule it found, its makespan */
+    int found;            /* a schedule within c */
 } ilp;
 
 static int grow(ilp *g, size_t nz, size_t rows)
@@ -246,6 +256,90 @@ static int realize(const ilp *g, const synor_sched_problem *pb, const long *s, s
     return rc;
 }
 
+static double seconds_to(const struct timespec *t_end)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double left = (double)(t_end->tv_sec - now.tv_sec) +
+                  1e-9 * (double)(t_end->tv_nsec - now.tv_nsec);
+    return left > 1e6 ? 1e6 : left;
+}
+
+/* The serial schedule generation scheme with priority est (the
+ * relaxation's starts, or random ones; ties: the longer tail): each ready
+ * task, least est first, at the earliest time from its inputs' arrival at
+ * which fewer than m tasks run throughout its length (gaps are filled).
+ * Records a schedule within g->c (g->found, starts in g->hs) and the
+ * shortest one seen within g->h (g->bs, g->bms). */
+static void heuristic(ilp *g)
+{
+    const synor_sched_problem *pb = g->pb;
+    size_t n = g->n;
+    memset(g->use, 0, (size_t)g->h * sizeof *g->use);
+    for (size_t j = 0; j < n; j++)
+        g->hfin[j] = -1; /* not placed */
+    long ms = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t pick = SIZE_MAX;
+        long r = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (g->hfin[j] >= 0)
+                continue;
+            int ready = 1;
+            for (size_t e = pb->pred_off[j]; e < pb->pred_off[j + 1] && ready; e++)
+                ready = g->hfin[pb->pred[e]] >= 0;
+            if (ready && (pick == SIZE_MAX || g->est[j] < g->est[pick] - 1e-9 ||
+                          (g->est[j] < g->est[pick] + 1e-9 && g->tail[j] > g->tail[pick])))
+                pick = j;
+        }
+        if (pick == SIZE_MAX)
+            return; /* a cycle: cannot happen after the topological sort */
+        for (size_t e = pb->pred_off[pick]; e < pb->pred_off[pick + 1]; e++)
+            r = (long)g->hfin[pb->pred[e]] > r ? (long)g->hfin[pb->pred[e]] : r;
+        long p = g->p[pick];
+        while (p) { /* the first gap of length p from r */
+            if (r + p > g->h)
+                return; /* no shorter than the incumbent */
+            long t = r;
+            while (t < r + p && g->use[t] < g->m)
+                t++;
+            if (t == r + p)
+                break;
+            r = t + 1; /* full at t: after it */
+        }
+        for (long t = r; t < r + p; t++)
+            g->use[t]++;
+        g->hs[pick] = r;
+        g->hfin[pick] = (double)(r + p);
+        ms = r + p > ms ? r + p : ms;
+    }
+    if (ms < g->bms) {
+        g->bms = ms;
+        memcpy(g->bs, g->hs, n * sizeof *g->bs);
+    }
+    if (ms <= g->c)
+        g->found = 1;
+}
+
+/* At each node with a relaxation solved: the heuristic on its starts; a
+ * schedule within c, found by it or by GLPK, ends the search. */
+static void callback(glp_tree *tree, void *info)
+{
+    ilp *g = info;
+    int why = glp_ios_reason(tree);
+    if (why == GLP_IHEUR) {
+        glp_prob *lp = glp_ios_get_prob(tree);
+        for (size_t j = 0; j < g->n; j++) {
+            g->est[j] = (double)g->es[j];
+            for (long t = g->es[j]; t < g->c - g->tail[j]; t++)
+                g->est[j] += 1 - glp_get_col_prim(lp, (int)(g->base[j] + (size_t)(t - g->es[j]) + 1));
+        }
+        heuristic(g);
+    }
+    if (why == GLP_IBINGO || g->found)
+        glp_ios_terminate(tree);
+}
+
 /* Solves the program for makespan g->c within t_end: 1 feasible (s holds
  * the starts), 0 infeasible, 2 stopped (time, size, or GLPK gave up), -1
  * out of memory. */
@@ -259,35 +353,53 @@ static int decide(ilp *g, const synor_sched_problem *pb, const struct timespec *
                        (double)g->n * (double)g->c > 5e7
                    ? 2
                    : -1;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double left = (double)(t_end->tv_sec - now.tv_sec) + 1e-9 * (double)(t_end->tv_nsec - now.tv_nsec);
+    double left = seconds_to(t_end);
     if (left < 0.001)
         return 2;
     int res = 2;
     if (g->cols) {
         glp_prob *lp = glp_create_prob();
+        glp_set_obj_dir(lp, GLP_MIN);
         glp_add_cols(lp, (int)g->cols);
-        for (size_t c = 1; c <= g->cols; c++)
-            glp_set_col_kind(lp, (int)c, GLP_BV);
+        for (size_t j = 0; j < g->n; j++) /* guide: the longest tails start first */
+            for (long t = g->es[j]; t < g->c - g->tail[j]; t++) {
+                int c = (int)(g->base[j] + (size_t)(t - g->es[j]) + 1);
+                glp_set_col_kind(lp, c, GLP_BV);
+                glp_set_obj_coef(lp, c, -(double)(1 + g->tail[j]));
+            }
         if (g->rows) {
             glp_add_rows(lp, (int)g->rows);
             for (size_t r = 1; r <= g->rows; r++)
                 glp_set_row_bnds(lp, (int)r, GLP_UP, 0, g->rhs[r]);
             glp_load_matrix(lp, (int)g->nz, g->ia, g->ja, g->ar);
         }
-        glp_iocp parm;
-        glp_init_iocp(&parm);
-        parm.msg_lev = GLP_MSG_OFF;
-        parm.presolve = GLP_ON;
-        parm.tm_lim = left > 1e6 ? 1000000000 : (int)(left * 1000);
-        int rc = glp_intopt(lp, &parm);
-        int st = rc ? 0 : glp_mip_status(lp);
-        if (rc == GLP_ENOPFS || (!rc && st == GLP_NOFEAS))
-            res = 0;
-        else if (!rc && (st == GLP_OPT || st == GLP_FEAS))
-            res = 1;
-        for (size_t j = 0; res == 1 && j < g->n; j++) {
+        glp_smcp sm;
+        glp_init_smcp(&sm);
+        sm.msg_lev = GLP_MSG_OFF;
+        sm.presolve = GLP_ON;
+        sm.tm_lim = (int)(left * 1000);
+        int rc = glp_simplex(lp, &sm), st = rc ? 0 : glp_get_status(lp);
+        if (rc == GLP_ENOPFS || (!rc && (st == GLP_NOFEAS || st == GLP_INFEAS)))
+            res = 0; /* not even the relaxation */
+        else if (!rc && st == GLP_OPT && (left = seconds_to(t_end)) >= 0.001) {
+            glp_iocp parm;
+            glp_init_iocp(&parm);
+            parm.msg_lev = GLP_MSG_OFF;
+            parm.cb_func = callback;
+            parm.cb_info = g;
+            parm.bt_tech = GLP_BT_DFS; /* dive for a schedule */
+            parm.tm_lim = (int)(left * 1000);
+            g->found = 0;
+            rc = glp_intopt(lp, &parm);
+            st = glp_mip_status(lp);
+            if (g->found) /* the heuristic's schedule */
+                memcpy(s, g->hs, g->n * sizeof *s);
+            if (g->found || st == GLP_OPT || st == GLP_FEAS)
+                res = 1;
+            else if (!rc && st == GLP_NOFEAS)
+                res = 0;
+        }
+        for (size_t j = 0; res == 1 && !g->found && j < g->n; j++) {
             long ls = g->c - g->tail[j];
             s[j] = ls;
             for (long t = g->es[j]; t < ls; t++)
@@ -347,12 +459,20 @@ int synor__exact_ilp(const synor_sched_problem *pb, const struct timespec *t_end
     g.tail = synor__calloc(n, sizeof *g.tail);
     g.topo_pos = synor__calloc(n, sizeof *g.topo_pos);
     g.base = synor__calloc(n, sizeof *g.base);
+    g.pb = pb;
+    g.est = synor__calloc(n, sizeof *g.est);
+    g.hfin = synor__calloc(n, sizeof *g.hfin);
+    g.h = (long)*best - 1;
+    g.use = synor__calloc((size_t)(g.h > 0 ? g.h : 1), sizeof *g.use);
+    g.hs = synor__calloc(n, sizeof *g.hs);
+    g.bs = synor__calloc(n, sizeof *g.bs);
+    g.bms = LONG_MAX;
     size_t *topo = synor__calloc(n, sizeof *topo), *ndev = synor__calloc(n, sizeof *ndev);
     long *s = synor__calloc(n, sizeof *s);
     double *nst = synor__calloc(n, sizeof *nst), *nft = synor__calloc(n, sizeof *nft);
     int rc = 0;
-    if (!g.p || !g.es || !g.tail || !g.topo_pos || !g.base || !topo || !ndev || !s || !nst ||
-        !nft) {
+    if (!g.p || !g.es || !g.tail || !g.topo_pos || !g.base || !g.est || !g.hfin || !g.use ||
+        !g.hs || !g.bs || !topo || !ndev || !s || !nst || !nft) {
         rc = synor__error(SYNOR_ENOMEM, "out of memory");
         goto out;
     }
@@ -377,7 +497,31 @@ int synor__exact_ilp(const synor_sched_problem *pb, const struct timespec *t_end
                 g.tail[i] = g.tail[j]; /* plus p_i when i's turn comes */
         }
     }
-    for (long c = (long)ceil(*bound - 1e-9); c < (long)*best; c++) {
+    /* first, for up to a third of the time and ILP_RANDOM_TRIES tries, the
+     * heuristic with random priorities (the tail, stretched by up to 30%; a
+     * fixed seed): a schedule at the bound is optimal without the program */
+    g.c = (long)ceil(*bound - 1e-9);
+    double third = seconds_to(t_end) / 3;
+    struct timespec t_rand;
+    clock_gettime(CLOCK_MONOTONIC, &t_rand);
+    t_rand.tv_sec += (time_t)third;
+    t_rand.tv_nsec += (long)((third - floor(third)) * 1e9);
+    if (t_rand.tv_nsec >= 1000000000L) {
+        t_rand.tv_sec++;
+        t_rand.tv_nsec -= 1000000000L;
+    }
+    unsigned long long rng = 0x9e3779b97f4a7c15ull;
+    for (unsigned k = 0; k < ILP_RANDOM_TRIES && !g.found && (k & 63 || seconds_to(&t_rand) > 0);
+         k++) {
+        double amp = 0.3 * (double)(k % 8) / 7;
+        for (size_t j = 0; j < n; j++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            double u = (double)(rng >> 11) / 9007199254740992.0;
+            g.est[j] = -(double)g.tail[j] * (1 + amp * u);
+        }
+        heuristic(&g);
+    }
+    for (long c = g.found ? g.c + 1 : (long)ceil(*bound - 1e-9); c < (long)*best; c++) {
         g.c = c;
         int r = decide(&g, pb, t_end, s);
         if (r < 0) {
@@ -407,12 +551,31 @@ int synor__exact_ilp(const synor_sched_problem *pb, const struct timespec *t_end
         }
         break;
     }
+    if (!rc && g.bms < (long)*best) { /* the heuristic's best: shorter (optimal at the bound) */
+        int z = realize(&g, pb, g.bs, ndev, nst, nft);
+        double ms = 0;
+        for (size_t j = 0; j < n; j++)
+            ms = nft[j] > ms ? nft[j] : ms;
+        if (z < 0)
+            rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        else if (!z && ms < *best) {
+            memcpy(dev, ndev, n * sizeof *dev);
+            memcpy(st, nst, n * sizeof *st);
+            memcpy(ft, nft, n * sizeof *ft);
+            *best = ms;
+        }
+    }
 out:
     synor__free(g.p);
     synor__free(g.es);
     synor__free(g.tail);
     synor__free(g.topo_pos);
     synor__free(g.base);
+    synor__free(g.est);
+    synor__free(g.hfin);
+    synor__free(g.use);
+    synor__free(g.hs);
+    synor__free(g.bs);
     synor__free(g.ia);
     synor__free(g.ja);
     synor__free(g.ar);
