@@ -3,8 +3,8 @@
  * identical processors whose optimum (14) lies above both the critical
  * path and the load bound (13), a search stopped after one node proves the
  * optimum with the program and returns a valid schedule shorter than
- * improve's (16); without GLPK the same stopped search proves only a bound
- * below 14 (and the test says it is skipped). The random problems of
+ * improve's (16); without GLPK (the heuristic step alone) the same stopped
+ * search proves only a bound below 14 (and the test says it is skipped). The random problems of
  * test_plan_exact.c (kind 1) check the program's schedules against a
  * reference search under node limits. */
 #include "synor.h"

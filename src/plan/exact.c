@@ -46,10 +46,10 @@
  * on, which are sorted by bound).
  *
  * For P|prec|Cmax with integral times (identical devices, no
- * communication: the STG sets), a time-indexed integer program (GLPK,
- * exact_ilp.c) runs between the deepening and the branch and bound, until
- * three quarters of the time: it asks for each makespan from the proven
- * bound upwards whether a schedule exists.
+ * communication: the STG sets), exact_ilp.c runs between the deepening and
+ * the branch and bound, until three quarters of the time: a heuristic, then
+ * (with GLPK) a time-indexed integer program that asks for each makespan
+ * from the proven bound upwards whether a schedule exists.
  *
  * Weights and memory (weights.c) are part of the search: a device is tried
  * for a task only if the task's weights and working memory fit there, and

@@ -1,8 +1,16 @@
-/* exact_ilp.c - the exact planner's last step for P|prec|Cmax (identical
- * devices, no communication, integral times: the STG sets): a time-indexed
- * integer program solved by GLPK, asked makespan by makespan from the
- * proven bound upwards, so the first feasible makespan is the optimum and
- * each infeasible one raises the bound.
+/* exact_ilp.c - the exact planner's step for P|prec|Cmax (identical
+ * devices, no communication, integral times: the STG sets), between its
+ * deepening and its branch and bound.
+ *
+ * First a heuristic, the serial schedule generation scheme: each ready
+ * task by priority at the earliest time from its inputs at which fewer
+ * than m tasks run throughout its length (gaps are filled), with random
+ * priorities (the bottom level stretched by up to 30%, a fixed seed); a
+ * schedule at the proven bound is optimal. Then (with GLPK only) a
+ * time-indexed integer program, asked makespan by makespan from the proven
+ * bound upwards, so the first feasible makespan is the optimum and each
+ * infeasible one raises the bound; at every node of GLPK's search the
+ * heuristic runs again with the relaxation's start times as priorities.
  *
  * The program for a trial makespan C (the "step" form of the time-indexed
  * formulation): y[j][t] = 1 when task j has started by time t, for t in
@@ -36,6 +44,7 @@
 
 #if SYNOR_HAVE_GLPK
 #include <glpk.h>
+#endif
 
 #define ILP_MAX_COLS 300000
 #define ILP_MAX_NZ 3000000
@@ -62,6 +71,7 @@ typedef struct ilp {
     int found;            /* a schedule within c */
 } ilp;
 
+#if SYNOR_HAVE_GLPK /* the program */
 static int grow(ilp *g, size_t nz, size_t rows)
 {
     if (g->nz + nz + 1 > g->cap_nz) {
@@ -184,6 +194,8 @@ static int build(ilp *g, const synor_sched_problem *pb)
     }
     return g->nz > ILP_MAX_NZ ? -1 : 0;
 }
+
+#endif
 
 typedef struct okey {
     long s;
@@ -321,6 +333,7 @@ static void heuristic(ilp *g)
         g->found = 1;
 }
 
+#if SYNOR_HAVE_GLPK
 /* At each node with a relaxation solved: the heuristic on its starts; a
  * schedule within c, found by it or by GLPK, ends the search. */
 static void callback(glp_tree *tree, void *info)
@@ -416,6 +429,13 @@ static int decide(ilp *g, const synor_sched_problem *pb, const struct timespec *
     }
     return res;
 }
+#else /* without GLPK: the heuristic alone, no program */
+static int decide(ilp *g, const synor_sched_problem *pb, const struct timespec *t_end, long *s)
+{
+    (void)g, (void)pb, (void)t_end, (void)s;
+    return 2;
+}
+#endif
 
 /* Whether the problem is P|prec|Cmax with integer times (see the top). */
 static int applies(const synor_sched_problem *pb)
@@ -587,20 +607,3 @@ out:
     synor__free(nft);
     return rc;
 }
-
-#else /* without GLPK: never applies */
-
-int synor__exact_ilp_applies(const synor_sched_problem *pb)
-{
-    (void)pb;
-    return 0;
-}
-
-int synor__exact_ilp(const synor_sched_problem *pb, const struct timespec *t_end, size_t *dev,
-                     double *st, double *ft, double *best, double *bound)
-{
-    (void)pb, (void)t_end, (void)dev, (void)st, (void)ft, (void)best, (void)bound;
-    return 0;
-}
-
-#endif
