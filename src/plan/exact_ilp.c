@@ -541,7 +541,11 @@ int synor__exact_ilp(const synor_sched_problem *pb, const struct timespec *t_end
         }
         heuristic(&g);
     }
-    for (long c = g.found ? g.c + 1 : (long)ceil(*bound - 1e-9); c < (long)*best; c++) {
+#if SYNOR_HAVE_GLPK
+    /* GLPK's state (per thread) is freed after if this call made it */
+    int own_env = !g.found && glp_init_env() == 0;
+#endif
+    for (long c = (long)ceil(*bound - 1e-9); !g.found && c < (long)*best; c++) {
         g.c = c;
         int r = decide(&g, pb, t_end, s);
         if (r < 0) {
@@ -571,6 +575,10 @@ int synor__exact_ilp(const synor_sched_problem *pb, const struct timespec *t_end
         }
         break;
     }
+#if SYNOR_HAVE_GLPK
+    if (own_env)
+        glp_free_env();
+#endif
     if (!rc && g.bms < (long)*best) { /* the heuristic's best: shorter (optimal at the bound) */
         int z = realize(&g, pb, g.bs, ndev, nst, nft);
         double ms = 0;
