@@ -30,7 +30,7 @@
  * dummy exit), predecessors with smaller ids; lines from '#' on are
  * comments. Every plan is checked with synor_plan_validate. --threads T
  * plans T problems at once (for a many-core machine; timings are per
- * problem). */
+ * problem). --verbose 1 prints one line per problem on stderr. */
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -48,11 +48,13 @@ typedef struct job {
     double upper;            /* stg: the best known makespan when the optimum
                                 is open (a 4th field), else 0 */
     double ms[4], bound, secs; /* heft, peft, improve, exact */
+    double ccr, alpha, beta; /* exact30: the generator's parameters */
     int optimal;
 } job;
 
 static double time_limit = 0;
 static const char *only;
+static int verbose = 0;
 static job *jobs;
 static size_t n_jobs;
 static atomic_size_t next_job;
@@ -81,6 +83,10 @@ static void run_one(job *j)
             j->bound = p->bound;
             j->optimal = p->optimal;
             j->secs = dt;
+            if (verbose)
+                fprintf(stderr, "%s n %zu d %zu ccr %g alpha %g beta %g: heft %.4f improve %.4f exact %.4f bound %.4f%s "
+                        "%.3f s\n", j->name ? j->name : "random", j->n, j->d, j->ccr, j->alpha, j->beta, j->ms[0],
+                        j->ms[2], p->makespan, p->bound, p->optimal ? " (optimal)" : "", dt);
             if (p->bound > p->makespan * (1 + 1e-9) || p->makespan > j->ms[0] * (1 + 1e-9)) {
                 fprintf(stderr, "bench_exact: exact's bound %.9g or makespan %.9g wrong\n",
                         p->bound, p->makespan);
@@ -131,6 +137,9 @@ static int mode_exact30(int reps, uint64_t seed, int threads)
                 jobs[k].pb = g[k].pb;
                 jobs[k].n = EN[a];
                 jobs[k].d = ED[c];
+                jobs[k].ccr = ccr;
+                jobs[k].alpha = al;
+                jobs[k].beta = be;
             }
     double t0 = now_s();
     run_all(threads);
@@ -469,6 +478,8 @@ int main(int argc, char **argv)
             opt = v;
         else if (!strcmp(k, "--only"))
             only = v;
+        else if (!strcmp(k, "--verbose"))
+            verbose = (int)strtol(v, &end, 10);
         else {
             fprintf(stderr, "unknown option %s\n", k);
             return 2;

@@ -5,7 +5,14 @@
  * uncalibrated (the roofline on the measured peak), side by side.
  *
  *   bench_sim_fidelity [--runs R] [--warm W] [--workers N] [--measure-cache F]
+ *                      [--spin-us U] [--opencl]
  *                      [--tiled gemm|cholesky:N:NB]... WORKLOAD.json...
+ *
+ * --opencl: the runtime also opens every OpenCL device (PoCL included) and
+ * places tasks between it and the CPU workers by its model; the fabric is
+ * then the run's (synor_whatif_run_fabric: the CPU as its workers, each
+ * OpenCL device by its runtime name). --spin-us: the workers' polling
+ * before they sleep (synor_runtime_config.spin_us).
  *
  * Per workload, in one process: a runtime with a fresh performance model;
  * W warm-up runs (they calibrate the model: 3 samples per entry); R timed
@@ -97,7 +104,7 @@ static void real_ops(const synor_workload *w, const synor_trace *t, op_sum *o)
  * times are the kernels' alone). */
 static int simulate(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
                     int heft, double *makespan, op_sum *ops, double *dispatch,
-                    const char *const *kernels, const uint64_t *fps)
+                    double *offcpu, const char *const *kernels, const uint64_t *fps)
 {
     synor_workload *cw = NULL;
     synor_cost *c = NULL;
@@ -115,6 +122,11 @@ static int simulate(const synor_fabric *f, const synor_workload *w, const synor_
         rc = synor_plan_create(c, NULL, &p);
     if (!rc)
         rc = heft == 2 ? synor_simulate_runtime(c, &t) : synor_simulate(c, p, &t);
+    if (!rc && offcpu) {
+        *offcpu = 0;
+        for (size_t i = 0; i < t->n_tasks; i++)
+            *offcpu += !strncmp(t->devices[t->tasks[i].device].name, "opencl", 6);
+    }
     if (!rc) {
         *makespan = t->makespan;
         for (size_t i = 0; ops && i < t->n_tasks; i++) {
@@ -133,16 +145,22 @@ static int simulate(const synor_fabric *f, const synor_workload *w, const synor_
     return rc;
 }
 
-/* A runtime on the CPU workers, OpenCL off, recording into pm and a trace. */
+static unsigned g_spin_us; /* --spin-us: the workers' polling before they sleep; 0 = default */
+static int g_opencl;       /* --opencl: every OpenCL device (PoCL) beside the CPU workers */
+
+/* A runtime on the CPU workers (and with --opencl every OpenCL device,
+ * PoCL included), recording into pm and a trace. */
 static int start(synor_perfmodel *pm, unsigned workers, synor_runtime **rt,
                  synor_runtime_device_info *cpu)
 {
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
-    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.opencl = g_opencl ? SYNOR_OPENCL_ALL : SYNOR_OPENCL_OFF;
     cfg.cpu_workers = workers;
     cfg.perfmodel = pm;
     cfg.trace = 1;
+    if (g_spin_us)
+        cfg.spin_us = g_spin_us;
     int rc = synor_runtime_create(&cfg, rt);
     if (!rc)
         rc = synor_runtime_start(*rt);
@@ -151,8 +169,30 @@ static int start(synor_perfmodel *pm, unsigned workers, synor_runtime **rt,
     return rc;
 }
 
+/* The local fabric of the run: the CPU as its workers, and with --opencl
+ * each of the runtime's OpenCL devices by its runtime name, so the
+ * calibration finds the model's entries for both. */
+static int run_fabric(synor_catalog *cat, const synor_detection *det, synor_runtime *rt,
+                      unsigned cpu_workers, synor_fabric **f)
+{
+    if (!g_opencl)
+        return synor_whatif_fabric_workers(cat, det, cpu_workers, NULL, 0, f);
+    unsigned nd = synor_runtime_device_count(rt);
+    synor_whatif_run_device rd[16];
+    synor_runtime_device_info info[16];
+    if (nd > 16)
+        nd = 16;
+    for (unsigned i = 0; i < nd; i++) {
+        synor_runtime_device_get(rt, i, &info[i]);
+        rd[i] = (synor_whatif_run_device){info[i].name, info[i].product, info[i].memory_capacity,
+                                          i == 0 ? cpu_workers : 0};
+    }
+    return synor_whatif_run_fabric(cat, det, rd, nd, f);
+}
+
 typedef struct sims {
     double dynamic, heft, rtrules, roofline, dispatch;
+    double offcpu; /* --opencl: tasks the dynamic simulation put on an OpenCL device */
 } sims;
 
 /* Calibrated with dynamic placement (its busy time per operation into
@@ -160,19 +200,29 @@ typedef struct sims {
 static int simulate_all(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
                         const char *const *kernels, const uint64_t *fps, sims *out, op_sum *ops)
 {
-    int rc = simulate(f, w, pm, 0, &out->dynamic, ops, &out->dispatch, kernels, fps);
+    int rc = simulate(f, w, pm, 0, &out->dynamic, ops, &out->dispatch, &out->offcpu, kernels, fps);
     if (!rc)
-        rc = simulate(f, w, pm, 1, &out->heft, NULL, NULL, kernels, fps);
+        rc = simulate(f, w, pm, 1, &out->heft, NULL, NULL, NULL, kernels, fps);
     if (!rc)
-        rc = simulate(f, w, pm, 2, &out->rtrules, NULL, NULL, kernels, fps);
+        rc = simulate(f, w, pm, 2, &out->rtrules, NULL, NULL, NULL, kernels, fps);
     if (!rc)
-        rc = simulate(f, w, NULL, 0, &out->roofline, NULL, NULL, kernels, fps);
+        rc = simulate(f, w, NULL, 0, &out->roofline, NULL, NULL, NULL, kernels, fps);
     return rc;
 }
 
-/* The workload's line (sorts real); after_openblas < 0: none. */
+/* Tasks a real trace ran on OpenCL devices. */
+static double opencl_tasks(const synor_trace *t)
+{
+    double n = 0;
+    for (size_t i = 0; t && i < t->n_tasks; i++)
+        n += !strcmp(t->devices[t->tasks[i].device].backend, "OpenCL");
+    return n;
+}
+
+/* The workload's line (sorts real); after_openblas < 0: none; real_off:
+ * tasks per timed run on OpenCL devices (printed with --opencl). */
 static void print_line(const char *name, unsigned workers, int runs, double *real, const sims *s,
-                       double after_openblas)
+                       double after_openblas, double real_off)
 {
     qsort(real, (size_t)runs, sizeof *real, cmp);
     double med = runs % 2 ? real[runs / 2] : (real[runs / 2 - 1] + real[runs / 2]) / 2;
@@ -185,6 +235,8 @@ static void print_line(const char *name, unsigned workers, int runs, double *rea
            s->rtrules / med, s->roofline / med, s->dispatch * 1e6);
     if (after_openblas >= 0)
         printf(" after_openblas_ms=%.3f", after_openblas * 1e3);
+    if (g_opencl)
+        printf(" real_opencl_tasks=%.1f sim_opencl_tasks=%.0f", real_off, s->offcpu);
     printf("\n");
 }
 
@@ -225,10 +277,10 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     }
     if (!rc)
         rc = synor_runtime_trace(rt, "all", &t1);
+    if (!rc)
+        rc = run_fabric(cat, det, rt, cpu.workers, &f);
     synor_runtime_destroy(rt);
     rt = NULL;
-    if (!rc)
-        rc = synor_whatif_fabric_workers(cat, det, cpu.workers, NULL, 0, &f);
     op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
     sims sm = {0};
     if (!rc)
@@ -236,7 +288,8 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     if (rc) {
         fprintf(stderr, "%s: %s\n", path, synor_errmsg());
     } else {
-        print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, -1);
+        print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, -1,
+                   (opencl_tasks(t1) - opencl_tasks(t0)) / runs);
         real_ops(w, t0, &ops_before);
         real_ops(w, t1, &ops_all);
         print_ops(&ops_sim, &ops_before, &ops_all, runs);
@@ -318,37 +371,42 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
     for (int k = 0; !rc && k < 3 + runs; k++) {
         if (k == 3)
             rc = synor_runtime_trace(rt, "warm", &t0);
+        /* the input is restored before the clock starts: the runtime's
+         * call alone is timed, as the simulated graph has no copy */
+        if (algo == SYNOR_TILED_CHOLESKY)
+            memcpy(c, b, nn * sizeof *c);
         double t = now_s();
         if (!rc && algo == SYNOR_TILED_GEMM)
             rc = synor_tiled_sgemm(rt, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n, nb);
-        else if (!rc) {
-            memcpy(c, b, nn * sizeof *c);
+        else if (!rc)
             rc = synor_tiled_spotrf(rt, n, c, n, nb);
-        }
         if (k >= 3)
             real[k - 3] = now_s() - t;
     }
     if (!rc)
         rc = synor_runtime_trace(rt, "all", &t1);
+    /* Simulated on the model as the timed runs left it: the comparison
+     * call below alternates with OpenBLAS on all cores, whose threads may
+     * still spin while the workers run, so its samples stay out. */
+    if (!rc)
+        rc = run_fabric(cat, det, rt, cpu.workers, &f);
+    op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
+    sims sm = {0};
+    if (!rc)
+        rc = simulate_all(f, w, pm, kernels, fps, &sm, &ops_sim);
     synor_tiled_result r = {0};
-    /* the same as `synor run --tiled` times it, for comparison (after the
-     * traces: its samples are not in the figures above) */
+    /* the same as `synor run --tiled` times it, for comparison */
     if (!rc)
         rc = synor_exec_tiled(rt, algo, n, nb, SYNOR_DTYPE_FP32, 1, (unsigned)runs, &r);
     free(a);
     free(b);
     free(c);
     synor_runtime_destroy(rt);
-    if (!rc)
-        rc = synor_whatif_fabric_workers(cat, det, cpu.workers, NULL, 0, &f);
-    op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
-    sims sm = {0};
-    if (!rc)
-        rc = simulate_all(f, w, pm, kernels, fps, &sm, &ops_sim);
     if (rc) {
         fprintf(stderr, "%s: %s\n", spec, rc == SYNOR_ENOMEM ? "out of memory" : synor_errmsg());
     } else {
-        print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, r.seconds);
+        print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, r.seconds,
+                   (opencl_tasks(t1) - opencl_tasks(t0)) / runs);
         kernel_ops(t0, &ops_before);
         kernel_ops(t1, &ops_all);
         print_ops(&ops_sim, &ops_before, &ops_all, runs);
@@ -378,11 +436,15 @@ int main(int argc, char **argv)
             workers = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--measure-cache") && i + 1 < argc)
             cache = argv[++i];
+        else if (!strcmp(argv[i], "--opencl"))
+            g_opencl = 1;
+        else if (!strcmp(argv[i], "--spin-us") && i + 1 < argc)
+            g_spin_us = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tiled") && i + 1 < argc)
             files++, i++;
         else if (argv[i][0] == '-') {
             fprintf(stderr,
-                    "usage: %s [--runs R] [--warm W] [--workers N] [--measure-cache F] "
+                    "usage: %s [--runs R] [--warm W] [--workers N] [--measure-cache F] [--spin-us U] [--opencl] "
                     "WORKLOAD.json...\n",
                     argv[0]);
             return 2;
@@ -399,7 +461,10 @@ int main(int argc, char **argv)
     synor_catalog *cat;
     synor_detection *det;
     if (synor_catalog_create(&cat) || synor_catalog_load_builtin(cat) ||
-        synor_detect_run_cached(cat, SYNOR_DETECT_HOST | SYNOR_DETECT_MEASURE, cache, &det)) {
+        synor_detect_run_cached(cat,
+                                SYNOR_DETECT_HOST | SYNOR_DETECT_MEASURE |
+                                    (g_opencl ? SYNOR_DETECT_OPENCL : 0),
+                                cache, &det)) {
         fprintf(stderr, "%s\n", synor_errmsg());
         return 1;
     }
@@ -410,7 +475,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (argv[i][0] == '-') {
-            i++;
+            i += strcmp(argv[i], "--opencl") != 0; /* the others take a value */
             continue;
         }
         rc |= one(cat, det, argv[i], workers, warm, runs) != 0;

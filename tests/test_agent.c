@@ -1,7 +1,9 @@
 /* test_agent.c - the provider agent's parts that need no coordinator: its
  * kernels on the runtime (sgemm against a plain triple loop across tile
  * edges, spotrf's L L^T against A, sum-f32 independent of the worker
- * count, llm-generate deterministic for a seed), its refusals, the
+ * count, llm-generate deterministic for a seed), its checkpoints (sgemm,
+ * sum-f32, spotrf and llm-generate stopped at safe points and resumed bit
+ * for bit on another worker count; ill-fitting ones ignored), its refusals, the
  * wrong-results fault beyond the quorum tolerance, the state directory
  * (pending results kept, a torn one dropped, one agent per directory), the
  * network client's checksums, retries and errors, and the config checks.
@@ -371,6 +373,11 @@ TEST(agent_config_is_checked)
     cfg.mem_share = 1.5;
     ASSERT_EQ(synor_agent_create(&cfg, &a), SYNOR_EINVAL);
     cfg.mem_share = 1;
+    ASSERT(cfg.idle_threshold == 0.10);
+    cfg.idle_threshold = 0;
+    ASSERT_EQ(synor_agent_create(&cfg, &a), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "idle threshold 0");
+    cfg.idle_threshold = 0.9;
     if (!synor_netclient_available())
         TEST_SKIP("built without libcurl and nettle");
     ASSERT_OK(synor_agent_create(&cfg, &a));
@@ -492,6 +499,170 @@ TEST(checkpoints_resume_bit_for_bit)
     synor__agent_exec_destroy(x);
 }
 
+/* spotrf stopped after 1 and 2 of its 3 panels, resumed by an executor of
+ * another worker count from the partially factored matrix: the same bits
+ * as a run never stopped. */
+TEST(spotrf_checkpoints_resume_bit_for_bit)
+{
+    size_t n = 600;
+    float *a = malloc(n * n * 4);
+    fill(a, n * n, 11);
+    for (size_t i = 0; i < n; i++) /* symmetric, diagonally dominant */
+        for (size_t j = 0; j <= i; j++)
+            a[i * n + j] = a[j * n + i] = i == j ? (float)n : a[i * n + j];
+    const void *in[1] = {a};
+    size_t len[1] = {n * n * 4};
+    const char *pm = "{\"n\":600}";
+    synor__agent_exec *x = NULL, *x2 = NULL;
+    ASSERT_OK(synor__agent_exec_create(2, NULL, &x));
+    ASSERT_OK(synor__agent_exec_create(1, NULL, &x2));
+    void *ref = NULL, *ck1 = NULL, *out = NULL;
+    size_t ref_len = 0, ck1_len = 0, out_len = 0;
+    synor__agent_ckpt ck;
+    ASSERT_EQ(run_ck(x, "spotrf", pm, 1, in, len, 0, NULL, 0, &ref, &ref_len, &ck), 0);
+    ASSERT_EQ(ck.total, 3);
+    for (unsigned at = 1; at <= 2; at++) {
+        ASSERT_EQ(run_ck(x, "spotrf", pm, 1, in, len, at, NULL, 0, &ck1, &ck1_len, &ck),
+                  SYNOR__AGENT_STOPPED);
+        ASSERT_EQ(ck.done, at);
+        ASSERT_EQ(ck1_len, 64 + n * n * 4);
+        ASSERT_EQ(run_ck(x2, "spotrf", pm, 1, in, len, 0, ck1, ck1_len, &out, &out_len, &ck), 0);
+        ASSERT_EQ(ck.resumed, at);
+        ASSERT_STREQ(ck.ignored, "");
+        ASSERT_EQ(out_len, ref_len);
+        ASSERT(!memcmp(out, ref, ref_len));
+        free(out);
+        free(ck1);
+    }
+    free(ref), free(a);
+    synor__agent_exec_destroy(x);
+    synor__agent_exec_destroy(x2);
+}
+
+static void llm_models(synor_agent_config *cfg, const char *path)
+{
+    synor_agent_config_init(cfg);
+    cfg->n_models = 1;
+    cfg->models[0].name = "tiny";
+    cfg->models[0].path = path;
+}
+
+/* llm-generate stopped at safe points (after 1 and 3 segments of 5 of its
+ * 40 tokens) and resumed on an executor of another worker count from the
+ * token ids and the sampler's state: the same tokens as a run never
+ * stopped, greedy and seeded, F32 and Q8_0 weights. Checkpoints that do
+ * not fit (another model under the same name, another prompt, fewer
+ * tokens asked, progress past the end) are ignored, saying why, and the
+ * task starts over. */
+TEST(llm_generate_checkpoints_resume_bit_for_bit)
+{
+    char path[128], path2[128];
+    const char *pm[2] = {
+        "{\"model\":\"tiny\",\"prompt\":\"hello world\",\"n\":40,\"seed\":9,\"temperature\":0}",
+        "{\"model\":\"tiny\",\"prompt\":\"hello world\",\"n\":40,\"seed\":9,\"temperature\":0.9}"};
+    for (int q = 0; q < 2; q++) {
+        tmp_path(path, sizeof path, q ? "ck8.gguf" : "ck32.gguf");
+        synor_llm_synth s = {.cfg = {.dim = 64, .hidden_dim = 96, .n_layers = 2, .n_heads = 4,
+                                     .n_kv_heads = 2, .vocab_size = 300, .seq_len = 96,
+                                     .shared_classifier = 1},
+                             .seed = 5};
+        ASSERT_OK(synor_llm_synth_gguf(&s, q ? SYNOR_TTYPE_Q8_0 : SYNOR_TTYPE_F32, path));
+        synor_agent_config cfg;
+        llm_models(&cfg, path);
+        synor__agent_exec *x = NULL, *x2 = NULL;
+        ASSERT_OK(synor__agent_exec_create(2, &cfg, &x));
+        ASSERT_OK(synor__agent_exec_create(1, &cfg, &x2));
+        for (int t = 0; t < 2; t++) {
+            void *ref = NULL, *ck1 = NULL, *out = NULL;
+            size_t ref_len = 0, ck1_len = 0, out_len = 0;
+            synor__agent_ckpt ck;
+            ASSERT_EQ(run_ck(x, "llm-generate", pm[t], 0, NULL, NULL, 0, NULL, 0, &ref, &ref_len,
+                             &ck),
+                      0);
+            ASSERT_EQ(ck.total, 40);
+            ASSERT_EQ(ref_len, 40 * 4); /* no end of text before 40 tokens */
+            for (unsigned at = 1; at <= 3; at += 2) {
+                ASSERT_EQ(run_ck(x, "llm-generate", pm[t], 0, NULL, NULL, at, NULL, 0, &ck1,
+                                 &ck1_len, &ck),
+                          SYNOR__AGENT_STOPPED);
+                ASSERT_EQ(ck.done, 5 * at);
+                ASSERT_EQ((ck1_len - 64 - 72) % 4, 0);
+                ASSERT_EQ(run_ck(x2, "llm-generate", pm[t], 0, NULL, NULL, 0, ck1, ck1_len, &out,
+                                 &out_len, &ck),
+                          0);
+                ASSERT_STREQ(ck.ignored, "");
+                ASSERT_EQ(ck.resumed, 5 * at);
+                ASSERT_EQ(out_len, ref_len);
+                if (memcmp(out, ref, ref_len))
+                    TEST__FAIL("%s, temperature %s, stopped after %u tokens: other tokens",
+                               q ? "Q8_0" : "F32", t ? "0.9" : "0", 5 * at);
+                free(out);
+                if (at == 3)
+                    break;
+                free(ck1);
+            }
+            if (q == 1 && t == 1) {
+                /* checkpoints that do not fit: ignored, the same tokens */
+                unsigned char *bad = malloc(ck1_len);
+                memcpy(bad, ck1, ck1_len);
+                int32_t v;
+                memcpy(&v, bad + 64 + 72 + 4, 4); /* the prompt's second token */
+                v = (v + 1) % 300;
+                memcpy(bad + 64 + 72 + 4, &v, 4);
+                ASSERT_EQ(run_ck(x2, "llm-generate", pm[t], 0, NULL, NULL, 0, bad, ck1_len, &out,
+                                 &out_len, &ck),
+                          0);
+                ASSERT_CONTAINS(ck.ignored, "another prompt");
+                ASSERT_EQ(ck.resumed, 0);
+                ASSERT(out_len == ref_len && !memcmp(out, ref, ref_len));
+                free(out);
+                memcpy(bad, ck1, ck1_len);
+                bad[56] = 40; /* 40 tokens done of 40: past the last safe point */
+                ASSERT_EQ(run_ck(x2, "llm-generate", pm[t], 0, NULL, NULL, 0, bad, ck1_len, &out,
+                                 &out_len, &ck),
+                          0);
+                ASSERT_CONTAINS(ck.ignored, "progress");
+                ASSERT(out_len == ref_len && !memcmp(out, ref, ref_len));
+                free(out);
+                free(bad);
+                const char *fewer = "{\"model\":\"tiny\",\"prompt\":\"hello world\",\"n\":20,"
+                                    "\"seed\":9,\"temperature\":0.9}";
+                ASSERT_EQ(run_ck(x2, "llm-generate", fewer, 0, NULL, NULL, 0, ck1, ck1_len, &out,
+                                 &out_len, &ck),
+                          0);
+                ASSERT_CONTAINS(ck.ignored, "dimensions");
+                void *fresh = NULL;
+                size_t fresh_len = 0;
+                ASSERT_EQ(run_ck(x, "llm-generate", fewer, 0, NULL, NULL, 0, NULL, 0, &fresh,
+                                 &fresh_len, &ck),
+                          0);
+                ASSERT(out_len == fresh_len && !memcmp(out, fresh, out_len));
+                free(fresh);
+                free(out);
+                /* another model file under the name (the same shape) */
+                tmp_path(path2, sizeof path2, "ck8b.gguf");
+                s.seed = 6;
+                ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, path2));
+                synor_agent_config cfg2;
+                llm_models(&cfg2, path2);
+                synor__agent_exec *x3 = NULL;
+                ASSERT_OK(synor__agent_exec_create(1, &cfg2, &x3));
+                ASSERT_EQ(run_ck(x3, "llm-generate", pm[t], 0, NULL, NULL, 0, ck1, ck1_len, &out,
+                                 &out_len, &ck),
+                          0);
+                ASSERT_CONTAINS(ck.ignored, "another model");
+                ASSERT_EQ(ck.resumed, 0);
+                free(out);
+                synor__agent_exec_destroy(x3);
+            }
+            free(ck1);
+            free(ref);
+        }
+        synor__agent_exec_destroy(x);
+        synor__agent_exec_destroy(x2);
+    }
+}
+
 /* The safe-point question: going on within the owner's hours, stopping
  * once they are over (judged at most once a second) or on a reclaim. */
 TEST(safe_points_follow_the_owner)
@@ -540,4 +711,5 @@ TEST_MAIN(sgemm_matches_a_triple_loop, spotrf_factor_reproduces_a,
           bad_tasks_are_refused_naming_the_field, wrong_results_are_beyond_the_tolerance,
           state_dir_keeps_results_until_dropped, netclient_checksums_and_errors,
           agent_config_is_checked, checkpoints_resume_bit_for_bit,
+          spotrf_checkpoints_resume_bit_for_bit, llm_generate_checkpoints_resume_bit_for_bit,
           safe_points_follow_the_owner, cleanup)

@@ -164,6 +164,54 @@ TEST(calibration_prefers_the_model_then_fits_the_roofline)
     synor_catalog_destroy(cat);
 }
 
+/* A run fabric with the CPU as its workers (synor_whatif_run_device
+ * .workers): one device per worker with its share of the CPU, and the
+ * calibration finds the runtime's "cpu" entries for every one of them. */
+TEST(a_run_fabric_can_have_the_cpu_as_its_workers)
+{
+    synor_detection *det;
+    synor_catalog *cat;
+    catalog(&cat, &det);
+    synor_whatif_run_device rd[1] = {{"cpu", NULL, 0, 2}};
+    synor_fabric *f, *whole;
+    ASSERT_OK(synor_whatif_run_fabric(cat, det, rd, 1, &f));
+    rd[0].workers = 0;
+    ASSERT_OK(synor_whatif_run_fabric(cat, det, rd, 1, &whole));
+    ASSERT_EQ(synor_fabric_device_count(f), 2);
+    ASSERT_EQ(synor_fabric_device_count(whole), 1);
+    ASSERT_STREQ(synor_fabric_device_at(f, 0)->profile->id, "local-run-cpu-w2");
+    ASSERT_STREQ(synor_fabric_device_at(whole, 0)->profile->id, "local-run-cpu");
+    double all = synor_device_caps(synor_fabric_device_at(whole, 0)->dev)->peak[SYNOR_DTYPE_FP32].dense;
+    for (size_t d = 0; d < 2; d++)
+        ASSERT_NEAR(synor_device_caps(synor_fabric_device_at(f, d)->dev)->peak[SYNOR_DTYPE_FP32].dense,
+                    all / 2, 1e-9 * all);
+    synor_workload *w, *cw;
+    ASSERT_OK(synor_workload_load_file(MLP, &w));
+    size_t n = synor_workload_count(w);
+    const char **kernel = calloc(n, sizeof *kernel);
+    uint64_t *fp = calloc(n, sizeof *fp);
+    ASSERT_OK(synor_exec_task_keys(w, kernel, fp));
+    synor_perfmodel *pm;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    for (int s = 0; s < 3; s++)
+        synor_perfmodel_record(pm, kernel[0], fp[0], "cpu", 0.125);
+    synor_whatif_calibration ci;
+    ASSERT_OK(synor_whatif_calibrate(f, w, pm, &cw, &ci));
+    ASSERT_EQ(ci.local_devices, 2);
+    ASSERT_EQ(synor_workload_task(cw, 0)->n_exec, 2);
+    ASSERT_NEAR(synor_workload_task(cw, 0)->exec_s[0], 0.125, 1e-12);
+    ASSERT_NEAR(synor_workload_task(cw, 0)->exec_s[1], 0.125, 1e-12);
+    synor_workload_destroy(cw);
+    synor_perfmodel_destroy(pm);
+    free(kernel);
+    free(fp);
+    synor_workload_destroy(w);
+    synor_fabric_destroy(whole);
+    synor_fabric_destroy(f);
+    synor_detection_destroy(det);
+    synor_catalog_destroy(cat);
+}
+
 typedef struct count_q {
     const char *op;
     uint64_t fp;
@@ -292,6 +340,6 @@ TEST(a_calibrated_simulation_predicts_a_real_run)
     synor_catalog_destroy(cat);
 }
 
-TEST_MAIN(task_keys_are_what_a_real_run_records, tiled_graphs_are_what_the_runtime_runs,
-          calibration_prefers_the_model_then_fits_the_roofline,
+TEST_MAIN(task_keys_are_what_a_real_run_records, a_run_fabric_can_have_the_cpu_as_its_workers,
+          tiled_graphs_are_what_the_runtime_runs, calibration_prefers_the_model_then_fits_the_roofline,
           a_calibrated_simulation_predicts_a_real_run)

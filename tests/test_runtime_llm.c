@@ -479,7 +479,55 @@ TEST(f32_batch_tile_agrees)
                         float want = g->dot_f32(w + r * N, x + t * N, n) + (acc ? 0.25f : 0);
                         ASSERT(fabsf(y[t * 4 + r] - want) <= 1e-4f * (1 + fabsf(want)));
                     }
+                /* and bitwise what each row gets alone (the one-row tile):
+                 * a batch (a speculative check) changes no row's result */
+                if (k->tile_f32)
+                    for (int t = 0; t < T; t++) {
+                        float one[4] = {0.25f, 0.25f, 0.25f, 0.25f};
+                        k->tile_f32(w, N, x + t * N, N, 1, n, one, 4, acc);
+                        ASSERT(memcmp(one, y + t * 4, sizeof one) == 0);
+                    }
             }
+}
+
+/* synor__llm_matmul on F32 weights for batches of every size the engine
+ * uses (a decode row, serving steps, prefills longer than one block of
+ * LLM_F32W_BLOCK rows) over a row range not a multiple of 4, with and
+ * without accumulating, against the portable dot products. */
+TEST(f32_batches_of_any_size_agree)
+{
+    enum { R = 23, C = 72, TMAX = 2 * LLM_F32W_BLOCK + 9 };
+    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    static float w[R * C], x[TMAX * C], y[TMAX * R];
+    uint64_t st = 17;
+    for (int i = 0; i < R * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+    }
+    for (int i = 0; i < TMAX * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
+    }
+    llm_mat m = {.type = SYNOR_TTYPE_F32, .rows = R, .cols = C, .data = (const uint8_t *)w,
+                 .row_bytes = C * sizeof(float)};
+    const int sizes[] = {1, 5, LLM_F32W_MIN_ROWS, 16, LLM_F32W_BLOCK, LLM_F32W_BLOCK + 1, TMAX};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (int acc = 0; acc < 2; acc++) {
+            int T = sizes[s];
+            for (int i = 0; i < TMAX * R; i++)
+                y[i] = 0.25f;
+            synor__llm_matmul(k, &m, 2, 21, T, x, C, NULL, y, R, acc);
+            for (int t = 0; t < T; t++)
+                for (int r = 0; r < R; r++) {
+                    float got = y[t * R + r];
+                    if (r < 2 || r >= 21) { /* outside the range: untouched */
+                        ASSERT(got == 0.25f);
+                        continue;
+                    }
+                    float want = g->dot_f32(w + r * C, x + t * C, C) + (acc ? 0.25f : 0);
+                    ASSERT(fabsf(got - want) <= 1e-4f * (1 + fabsf(want)));
+                }
+        }
 }
 
 /* The attention kernels (where the CPU has them) against the portable
@@ -688,6 +736,98 @@ TEST(embeddings)
     synor_runtime_destroy(rt);
 }
 
+typedef struct gen_log {
+    int n, stop_at;
+    int32_t toks[64];
+    synor_sampler *s, saved;
+} gen_log;
+
+static int log_token(int32_t tok, const char *t, size_t len, void *user)
+{
+    (void)t, (void)len;
+    gen_log *g = user;
+    g->toks[g->n++] = tok;
+    if (g->n != g->stop_at)
+        return 0;
+    g->saved = *g->s; /* the sampler as it is after this draw */
+    return 1;
+}
+
+/* Generation by segments of 6 (batches of at most 4 rows: a segment is two
+ * batches), stopped after 2 segments and resumed on another context from
+ * the ids and the sampler: the next token and the logits it was drawn
+ * from are bit for bit those of the run not stopped (whose cache of the
+ * segments was made by decode steps first, then rebuilt), greedy and
+ * seeded. */
+TEST(resumed_generation_rebuilds_the_same_cache)
+{
+    char p[128];
+    path_of(p, sizeof p, "resume.gguf");
+    synor_llm_synth sy = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&sy, SYNOR_TTYPE_Q8_0, p));
+    synor_llm *m;
+    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    synor_runtime *rt = runtime(2);
+    ASSERT(rt);
+    synor_llm_ctx_opts o = {.max_batch = 4};
+    synor_llm_ctx *c, *c2;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &o, &c));
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &o, &c2));
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    float *want = malloc((size_t)V * sizeof(float));
+    for (int t = 0; t < 2; t++) {
+        float temp = t ? 0.8f : 0.0f;
+        synor_sampler s;
+        gen_log u = {.stop_at = -1, .s = &s};
+        synor_sampler_init(&s, temp, 0, 1.0f, 3);
+        ASSERT_OK(synor_llm_generate_ids(c, prompt, NP, 0, 13, 6, &s, log_token, &u, NULL));
+        ASSERT_EQ(u.n, 13);
+        ASSERT(synor_llm_logits(c, 1)); /* the last batch: the segment's 2 rows */
+        memcpy(want, synor_llm_logits(c, 1), (size_t)V * sizeof(float));
+        gen_log r = {.stop_at = 12, .s = &s};
+        synor_sampler_init(&s, temp, 0, 1.0f, 3);
+        ASSERT_OK(synor_llm_generate_ids(c, prompt, NP, 0, 13, 6, &s, log_token, &r, NULL));
+        ASSERT_EQ(r.n, 12);
+        ASSERT(!memcmp(r.toks, u.toks, 12 * sizeof(int32_t)));
+        int32_t ids[NP + 12];
+        memcpy(ids, prompt, sizeof prompt);
+        memcpy(ids + NP, r.toks, sizeof r.toks[0] * 12);
+        gen_log r2 = {.stop_at = -1, .s = &r.saved};
+        ASSERT_OK(synor_llm_generate_ids(c2, ids, NP, 12, 13, 6, &r.saved, log_token, &r2, NULL));
+        ASSERT_EQ(r2.n, 1);
+        ASSERT_EQ(r2.toks[0], u.toks[12]);
+        ASSERT(!memcmp(synor_llm_logits(c2, 1), want, (size_t)V * sizeof(float)));
+        ASSERT_EQ(synor_llm_seq_len(c2, 0), NP + 12);
+    }
+    /* where the stopped run would have ended anyway: nothing more */
+    synor_sampler s;
+    synor_sampler_init(&s, 0, 0, 1.0f, 3);
+    int32_t ids[NP + 12];
+    memcpy(ids, prompt, sizeof prompt);
+    for (int i = 0; i < 12; i++)
+        ids[NP + i] = 5;
+    gen_log z = {.stop_at = -1, .s = &s};
+    ASSERT_OK(synor_llm_generate_ids(c2, ids, NP, 12, 12, 6, &s, log_token, &z, NULL));
+    ASSERT_EQ(z.n, 0);
+    /* refusals: not a whole number of segments, no segments, beyond n_new */
+    ASSERT_EQ(synor_llm_generate_ids(c2, ids, NP, 5, 13, 6, &s, log_token, &z, NULL),
+              SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "segments of 6");
+    ASSERT_EQ(synor_llm_generate_ids(c2, ids, NP, 6, 13, 0, &s, log_token, &z, NULL),
+              SYNOR_EINVAL);
+    ASSERT_EQ(synor_llm_generate_ids(c2, ids, NP, 12, 6, 6, &s, log_token, &z, NULL),
+              SYNOR_EINVAL);
+    ids[NP] = V;
+    ASSERT_EQ(synor_llm_generate_ids(c2, ids, NP, 6, 13, 6, &s, log_token, &z, NULL),
+              SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "vocabulary");
+    free(want);
+    synor_llm_ctx_destroy(c);
+    synor_llm_ctx_destroy(c2);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt);
+}
+
 TEST(cleanup)
 {
     char cmd[128];
@@ -697,8 +837,9 @@ TEST(cleanup)
 }
 
 TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
-          attention_kernels_agree, packing_while_another_context_runs,
+          f32_batches_of_any_size_agree, attention_kernels_agree, packing_while_another_context_runs,
           quantized_close_to_reference, batches_agree_with_single_tokens,
           llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
           context_length_is_enforced, kernels_agree_with_portable, sampler,
-          missing_or_misshapen_tensor_is_named, embeddings, cleanup)
+          missing_or_misshapen_tensor_is_named, embeddings,
+          resumed_generation_rebuilds_the_same_cache, cleanup)

@@ -61,13 +61,19 @@ typedef enum synor_agent_fault {
      * stored in the state directory, then the process exits with status
      * 137 (as if killed) before uploading it. */
     SYNOR_AGENT_FAULT_DIE_AFTER,
-    /* At the fault_n-th safe point of a task (a finished sgemm row block
-     * or sum-f32 chunk group), the agent reclaims itself as on
+    /* At the fault_n-th safe point of a task (a finished sgemm row block,
+     * sum-f32 chunk group, spotrf panel group or llm-generate segment), the
+     * agent reclaims itself as on
      * synor_agent_reclaim: a deterministic preemption. */
     SYNOR_AGENT_FAULT_RECLAIM_AFTER,
     /* As RECLAIM_AFTER, and the checkpoint is sent with a wrong SHA-256
      * (the coordinator must ignore it). */
-    SYNOR_AGENT_FAULT_RECLAIM_BAD_CHECKPOINT
+    SYNOR_AGENT_FAULT_RECLAIM_BAD_CHECKPOINT,
+    /* At the fault_n-th safe point the process stops itself (SIGSTOP, after
+     * a log line); once continued (SIGCONT) that safe point judges the
+     * owner's limits at once: a test changes the machine's state in
+     * between (tests/cli/net_idle.sh) without racing the task. */
+    SYNOR_AGENT_FAULT_PAUSE_AT
 } synor_agent_fault;
 
 typedef void (*synor_agent_log_fn)(void *user, const char *line);
@@ -79,6 +85,10 @@ typedef struct synor_agent_config {
     synor_availability availability; /* default always */
     double cpu_share;               /* (0, 1]; default 1 */
     double mem_share;               /* (0, 1]; default 1 */
+    double idle_threshold;          /* availability idle: the machine is in
+                                       use while other processes take more
+                                       than this share of all its CPU time
+                                       (over 100 ms); (0, 1]; default 0.10 */
     unsigned n_devices;             /* at least 1 */
     synor_agent_device devices[SYNOR_AGENT_MAX_DEVICES];
     unsigned n_models;              /* llm-generate's models: name -> file */
@@ -116,8 +126,9 @@ int synor_agent_run(synor_agent *a);
 void synor_agent_stop(synor_agent *a);
 /* The owner reclaims the machine (preemption; `synor agent` on SIGUSR1):
  * the task running stops at its next safe point, its checkpoint (sgemm's
- * finished row blocks, sum-f32's running sum; other kernels run to their
- * end) is sent with POST /v1/tasks/{task}/release, the tasks claimed but
+ * finished row blocks, sum-f32's running sum, spotrf's partially factored
+ * matrix, llm-generate's token ids and sampler state; docs/AGENT.md,
+ * "Preemption") is sent with POST /v1/tasks/{task}/release, the tasks claimed but
  * not started are released too, and run returns 0. Async-signal-safe.
  * The owner's limits closing mid-task (hours over, an idle-only machine
  * in use) release the task the same way, and the agent waits. */

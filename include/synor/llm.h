@@ -238,6 +238,11 @@ int synor_llm_embed(synor_llm_ctx *c, unsigned seq, const char *text, float *out
 
 /* ------------------------------------------------------------- sampling */
 
+/* Plain data: state is the whole of the random generator (xorshift64*),
+ * advanced by exactly one step per draw and by nothing else, so a copy of
+ * the struct taken after a draw and restored later continues the same
+ * draws (how llm-generate's checkpoints resume a seeded sampling,
+ * synor_llm_generate_ids). */
 typedef struct synor_sampler {
     float temperature; /* 0: greedy (argmax, the lowest id on ties) */
     int top_k;         /* 0: off */
@@ -268,6 +273,28 @@ typedef struct synor_llm_gen_stats {
 int synor_llm_generate(synor_llm_ctx *c, const char *prompt, int n_new, synor_sampler *s,
                        synor_llm_on_token on_token, void *user, synor_llm_gen_stats *stats);
 
+/* Generation from token ids that can stop and resume with the same tokens
+ * as a run not stopped. ids[0 .. n_prompt) is the prompt as encoded (BOS
+ * first), ids[n_prompt .. n_prompt + n_done) the tokens a stopped run had
+ * generated, s the sampler as it was after the last of them; n_new counts
+ * every token to generate, those done included. Every `segment` generated
+ * tokens the run rebuilds the segment's cache as one batch (generate.c says
+ * why), so stopping it (on_token returning non-zero) right after a
+ * segment's last token and calling again with the ids so far, n_done their
+ * count and the sampler as it then was makes the tokens an uninterrupted
+ * run makes, bit for bit, whatever the context's workers; the KV cache is
+ * rebuilt from the ids (the prompt and each segment as the batches the
+ * uninterrupted run made), not shipped. on_token sees the new tokens only.
+ * segment 0: no segments (n_done must be 0; synor_llm_generate on ids).
+ * Runs on sequence 0 (reset first); a call whose n_done is where the run
+ * would have stopped by itself (n_new, or the context full) generates
+ * nothing. SYNOR_EINVAL (n_done not a whole number of segments within
+ * n_new, a token outside the vocabulary), SYNOR_ERANGE, or the errors of
+ * synor_llm_batch. */
+int synor_llm_generate_ids(synor_llm_ctx *c, const int32_t *ids, size_t n_prompt, size_t n_done,
+                           int n_new, int segment, synor_sampler *s, synor_llm_on_token on_token,
+                           void *user, synor_llm_gen_stats *stats);
+
 /* ------------------------------------------------ speculative decoding */
 
 typedef struct synor_llm_spec_stats {
@@ -276,13 +303,17 @@ typedef struct synor_llm_spec_stats {
     size_t accepted;  /* of them accepted: acceptance rate = accepted / proposed */
     size_t generated; /* tokens emitted */
     double seconds;   /* monotonic wall time, prompt included */
+    size_t draft_steps;    /* draft batches run (a check's proposals: one each) */
+    double draft_seconds;  /* of `seconds`: the draft's batches (and sampling) */
+    double check_seconds;  /* of `seconds`: the target's checks (and sampling) */
 } synor_llm_spec_stats;
 
 /* Generation as synor_llm_generate, with a draft model (a smaller model or
  * the same one quantized, with the same vocabulary) proposing k tokens
  * that the target checks in one batch of k + 1 rows. The standard
  * acceptance rule keeps the output distribution exactly the target's; at
- * temperature 0 the tokens are the target's greedy tokens. Sequence 0 of
+ * temperature 0 the tokens are the target's greedy tokens (then a proposal
+ * is accepted iff it is the target's argmax, and no distribution is built). Sequence 0 of
  * both contexts is used (reset first). SYNOR_EINVAL for vocabularies that
  * differ or k outside 1..32. */
 int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, const char *prompt,

@@ -536,6 +536,15 @@ int synor_tiled_sgemm_on(synor_runtime *rt, unsigned device, size_t m, size_t n,
                          float beta, float *c, size_t ldc, size_t nb);
 int synor_tiled_spotrf_on(synor_runtime *rt, unsigned device, size_t n, float *a, size_t lda,
                           size_t nb);
+/* Panels k0 .. k1 - 1 (of ceil(n / nb)) of synor_tiled_spotrf_on, k0
+ * being the first not yet done: panel k factors diagonal tile k, solves the
+ * tiles below it and updates the trailing matrix. Running panels 0 .. p,
+ * then p .. the end (a task that stopped there and resumed from the
+ * partially factored matrix) makes the same bits as one call: every tile
+ * gets the same updates in the same order. Nothing happens when k0 >= k1 or
+ * past the last panel; otherwise as synor_tiled_spotrf_on. */
+int synor_tiled_spotrf_panels_on(synor_runtime *rt, unsigned device, size_t n, float *a,
+                                 size_t lda, size_t nb, size_t k0, size_t k1);
 
 #ifdef __cplusplus
 }

@@ -56,6 +56,11 @@ typedef struct synor_whatif_run_device {
     const char *name;
     const char *product;
     uint64_t memory;      /* bytes the runtime may use there; 0 = the host's */
+    unsigned workers;     /* "cpu" only: > 1 = that many fabric devices, one
+                             per runtime worker, each with its share of the
+                             CPU (profile "local-run-cpu-wN"), as a dynamic
+                             run uses them; 0 or 1 = one device for the whole
+                             CPU (the pipeline's stage) */
 } synor_whatif_run_device;
 
 /* A fabric ("run") of a real run's devices, each fabric device named as
@@ -63,7 +68,7 @@ typedef struct synor_whatif_run_device {
  * synor run --plan, --strategy pipeline) with a profile
  * ("local-run-<name>", added to cat) built from the detected device
  * behind it: the host CPU for "cpu" (the whole CPU: one device however
- * many workers), the OpenCL device of that product (else the K-th) for
+ * many workers, unless .workers says otherwise), the OpenCL device of that product (else the K-th) for
  * "openclK", the K-th CUDA GPU for "cudaK". A device detection does not
  * describe (the CUDA test doubles) gets the host CPU's figures with its own
  * name and memory, its sources saying so: the performance model's times

@@ -45,6 +45,7 @@ void synor_agent_config_init(synor_agent_config *cfg)
     synor_netclient_config_init(&cfg->net);
     cfg->availability.kind = SYNOR_AVAIL_ALWAYS;
     cfg->cpu_share = 1;
+    cfg->idle_threshold = 0.10;
     cfg->mem_share = 1;
     cfg->wait_s = 20;
     cfg->idle_poll_s = 5;
@@ -97,6 +98,10 @@ int synor_agent_create(const synor_agent_config *cfg, synor_agent **out)
     if (!(cfg->cpu_share > 0 && cfg->cpu_share <= 1))
         return synor__error(SYNOR_EINVAL, "agent: cpu share %g: expected above 0 and at most 1",
                             cfg->cpu_share);
+    if (!(cfg->idle_threshold > 0 && cfg->idle_threshold <= 1))
+        return synor__error(SYNOR_EINVAL,
+                            "agent: idle threshold %g: expected above 0 and at most 1",
+                            cfg->idle_threshold);
     if (!(cfg->mem_share > 0 && cfg->mem_share <= 1))
         return synor__error(SYNOR_EINVAL, "agent: memory share %g: expected above 0 and at most 1",
                             cfg->mem_share);

@@ -28,6 +28,7 @@ typedef struct model_slot {
     const char *name, *path;
     synor_llm *llm;
     synor_llm_ctx *ctx;
+    char digest[65]; /* model_digest, "" until needed */
 } model_slot;
 
 struct synor__agent_exec {
@@ -202,8 +203,8 @@ static int ck_pack(synor__agent_ckpt *ck, const char *kernel, const uint64_t dim
 }
 
 /* The units done by ck->in and its payload if it is a checkpoint of this
- * kernel with these dimensions and payload size (per_unit bytes a unit, or
- * fixed when per_unit is 0); 0 otherwise, saying why in ck->ignored. */
+ * kernel with these dimensions and payload size (fixed bytes, and per_unit
+ * bytes a unit done); 0 otherwise, saying why in ck->ignored. */
 static uint64_t ck_parse(synor__agent_ckpt *ck, const char *kernel, const uint64_t dim[4],
                          uint64_t units, size_t per_unit, size_t fixed, const void **payload)
 {
@@ -222,7 +223,7 @@ static uint64_t ck_parse(synor__agent_ckpt *ck, const char *kernel, const uint64
         if (get64(p + 24 + 8 * i) != dim[i])
             why = "a checkpoint of other dimensions";
     uint64_t done = why ? 0 : get64(p + 56);
-    if (!why && (done > units || ck->in_len != CK_HDR + (per_unit ? done * per_unit : fixed)))
+    if (!why && (done > units || ck->in_len != CK_HDR + fixed + done * per_unit))
         why = "its size does not match its progress";
     if (why) {
         snprintf(ck->ignored, sizeof ck->ignored, "%s (%zu bytes)", why, ck->in_len);
@@ -305,9 +306,12 @@ static int run_sgemm(synor__agent_exec *x, unsigned dev, const synor__jdoc *d,
     return 0;
 }
 
+/* Panels of the Cholesky per safe point: 8 safe points at most. */
+static size_t spotrf_block_panels(size_t panels) { return (panels + 7) / 8; }
+
 static int run_spotrf(synor__agent_exec *x, unsigned dev, const synor__jdoc *d,
                       const synor__jval *p, size_t ni, const void *const *in, const size_t *len,
-                      void **out, size_t *out_len)
+                      void **out, size_t *out_len, synor__agent_ckpt *ck)
 {
     int64_t n;
     int r;
@@ -322,11 +326,33 @@ static int run_spotrf(synor__agent_exec *x, unsigned dev, const synor__jdoc *d,
         synor__free(l);
         return synor__error(SYNOR_ENOMEM, "spotrf: out of memory (n %zu)", nn);
     }
-    memcpy(a, in[0], nn * nn * 4); /* symmetric: row- and column-major agree */
-    if ((r = runtime(x)) || (r = synor_tiled_spotrf_on(x->rt, dev, nn, a, nn, TILE))) {
-        synor__free(a);
-        synor__free(l);
-        return r;
+    /* By panels (synor_tiled_spotrf_panels_on): a checkpoint is the
+     * partially factored matrix after whole panels, which the remaining
+     * panels finish with the same operations in the same order. */
+    size_t panels = (nn + TILE - 1) / TILE, per = spotrf_block_panels(panels);
+    uint64_t dim[4] = {(uint64_t)n, TILE, 0, 0};
+    const void *saved = NULL;
+    size_t k0 = (size_t)ck_parse(ck, "spotrf", dim, panels - 1, 0, nn * nn * 4, &saved);
+    /* symmetric: row- and column-major agree */
+    memcpy(a, k0 ? saved : in[0], nn * nn * 4);
+    if (ck)
+        ck->total = (unsigned)panels;
+    for (size_t k = k0; k < panels; k += per) {
+        size_t done = k + per < panels ? k + per : panels;
+        if ((r = runtime(x)) ||
+            (r = synor_tiled_spotrf_panels_on(x->rt, dev, nn, a, nn, TILE, k, done))) {
+            synor__free(a);
+            synor__free(l);
+            return r;
+        }
+        if (ck)
+            ck->done = (unsigned)done;
+        if (done < panels && ck_stop(ck)) {
+            r = ck_pack(ck, "spotrf", dim, done, a, nn * nn * 4);
+            synor__free(a);
+            synor__free(l);
+            return r ? r : SYNOR__AGENT_STOPPED;
+        }
     }
     for (size_t i = 0; i < nn; i++) /* row-major lower L: L(i,j) = a[i + j n] */
         for (size_t j = 0; j <= i; j++)
@@ -434,8 +460,54 @@ static int run_sum(synor__agent_exec *x, size_t ni, const void *const *in, const
     return 0;
 }
 
+/* A model's digest for llm-generate's checkpoints: SHA-256 (hex) of the
+ * file's size and of 64 slices of 4 KiB spread evenly over it, first and
+ * last included - cheap on a file of gigabytes, and another model (other
+ * weights, another quantization) differs in nearly every slice. */
+static int model_digest(model_slot *m)
+{
+    if (m->digest[0])
+        return 0;
+    enum { SLICES = 64, SLICE = 4096 };
+    FILE *f = fopen(m->path, "rb");
+    if (!f)
+        return synor__error(SYNOR_EIO, "llm-generate: %s: cannot open", m->path);
+    unsigned char *buf = synor__calloc(1, 8 + (size_t)SLICES * SLICE);
+    long size = -1;
+    if (buf && fseek(f, 0, SEEK_END) == 0)
+        size = ftell(f);
+    size_t got = 8;
+    for (int i = 0; buf && size >= 0 && i < SLICES; i++) {
+        long off = size > SLICE ? (long)((double)(size - SLICE) * i / (SLICES - 1)) : 0;
+        if (fseek(f, off, SEEK_SET) == 0)
+            got += fread(buf + got, 1, SLICE, f);
+    }
+    fclose(f);
+    if (!buf || size < 0) {
+        synor__free(buf);
+        return synor__error(buf ? SYNOR_EIO : SYNOR_ENOMEM, "llm-generate: %s: cannot read",
+                            m->path);
+    }
+    put64(buf, (uint64_t)size);
+    synor_netclient_sha256(buf, got, m->digest);
+    synor__free(buf);
+    return 0;
+}
+
+/* Generated tokens per llm-generate safe point: 8 safe points at most, and
+ * segments of 4 tokens at least. Part of what the result is (the engine
+ * rebuilds each segment's cache as one batch), so it depends on n alone. */
+static int llm_segment(int64_t n)
+{
+    int64_t q = (n + 7) / 8;
+    return q > 4 ? (int)q : 4;
+}
+
 typedef struct tokens {
     synor__buf b;
+    size_t count, segment, n;
+    synor__agent_ckpt *ck;
+    int stopped;
 } tokens;
 
 static int on_token(int32_t tok, const char *text, size_t len, void *user)
@@ -443,11 +515,57 @@ static int on_token(int32_t tok, const char *text, size_t len, void *user)
     (void)text, (void)len;
     tokens *t = user;
     synor__buf_append(&t->b, (const char *)&tok, sizeof tok);
-    return t->b.failed;
+    if (t->b.failed)
+        return 1;
+    t->count++;
+    if (t->ck)
+        t->ck->done = (unsigned)t->count;
+    /* a safe point: a segment's end, before the last token */
+    if (t->count % t->segment == 0 && t->count < t->n && ck_stop(t->ck))
+        t->stopped = 1;
+    return t->stopped;
+}
+
+/* The llm-generate checkpoint in ck->in, if it is one of this task on this
+ * model (dims: n, prompt tokens, segment, vocabulary; payload: the model
+ * digest in hex, the sampler's state, the prompt's and the generated
+ * tokens' ids, int32): the tokens done (their ids into *gen, the state
+ * into *state); 0 otherwise, saying why in ck->ignored. */
+static size_t llm_resume(synor__agent_ckpt *ck, const uint64_t dim[4], const model_slot *m,
+                         const int32_t *prompt, size_t np, const synor_tokenizer *tok,
+                         const unsigned char **gen, uint64_t *state)
+{
+    const void *saved = NULL;
+    size_t done = (size_t)ck_parse(ck, "llm-generate", dim, dim[0] - 1, 4, 72 + 4 * np, &saved);
+    if (!done)
+        return 0;
+    const unsigned char *p = saved;
+    const char *why = NULL;
+    if (done % dim[2])
+        why = "not at a segment's end";
+    else if (memcmp(p, m->digest, 64))
+        why = "a checkpoint of another model";
+    else if (memcmp(p + 72, prompt, 4 * np)) /* little-endian hosts (above) */
+        why = "a checkpoint of another prompt";
+    for (size_t i = 0; !why && i < done; i++) {
+        int32_t v;
+        memcpy(&v, p + 72 + 4 * (np + i), 4);
+        if (v < 0 || (uint64_t)v >= dim[3] || v == synor_tokenizer_eos(tok) ||
+            v == synor_tokenizer_bos(tok))
+            why = "a token outside what generation makes";
+    }
+    if (why) {
+        snprintf(ck->ignored, sizeof ck->ignored, "%s (%zu bytes)", why, ck->in_len);
+        ck->resumed = 0;
+        return 0;
+    }
+    *state = get64(p + 64);
+    *gen = p + 72 + 4 * np;
+    return done;
 }
 
 static int run_llm(synor__agent_exec *x, const synor__jdoc *d, const synor__jval *p, size_t ni,
-                   void **out, size_t *out_len)
+                   void **out, size_t *out_len, synor__agent_ckpt *ck)
 {
     int r;
     if ((r = want_inputs("llm-generate", ni, 0)))
@@ -483,13 +601,56 @@ static int run_llm(synor__agent_exec *x, const synor__jdoc *d, const synor__jval
         return r;
     if (!m->ctx && (r = synor_llm_ctx_create(m->llm, x->rt, NULL, &m->ctx)))
         return r;
+    if (ck && ck->in && (r = model_digest(m)))
+        return r;
+    const synor_tokenizer *tok = synor_llm_tokenizer(m->llm);
+    const char *prompt = pv->u.str.s;
+    long np = synor_tokenizer_encode(tok, prompt, strlen(prompt), 1, 0, NULL, 0);
+    if (np < 0)
+        return (int)np;
+    int32_t *ids = synor__malloc(((size_t)np + (size_t)n) * sizeof *ids);
+    if (!ids)
+        return synor__error(SYNOR_ENOMEM, "llm-generate: out of memory");
+    synor_tokenizer_encode(tok, prompt, strlen(prompt), 1, 0, ids, (size_t)np);
+    int segment = llm_segment(n);
+    uint64_t dim[4] = {(uint64_t)n, (uint64_t)np, (uint64_t)segment,
+                       (uint64_t)synor_llm_hparams_get(m->llm)->vocab_size};
     synor_sampler s;
     synor_sampler_init(&s, (float)temp, 0, 1.0f, (uint64_t)seed);
-    tokens t;
+    tokens t = {.segment = (size_t)segment, .n = (size_t)n, .ck = ck};
     synor__buf_init(&t.b);
-    r = synor_llm_generate(m->ctx, pv->u.str.s, (int)n, &s, on_token, &t, NULL);
+    const unsigned char *gen = NULL;
+    size_t done = llm_resume(ck, dim, m, ids, (size_t)np, tok, &gen, &s.state);
+    if (done) {
+        memcpy(ids + np, gen, 4 * done);
+        synor__buf_append(&t.b, (const char *)gen, 4 * done);
+        t.count = done;
+    }
+    if (ck)
+        ck->total = (unsigned)n;
+    r = synor_llm_generate_ids(m->ctx, ids, (size_t)np, done, (int)n, segment, &s, on_token, &t,
+                               NULL);
     if (!r && t.b.failed)
         r = synor__error(SYNOR_ENOMEM, "llm-generate: out of memory");
+    if (!r && t.stopped) {
+        /* the checkpoint: digest, the sampler after the last token, ids */
+        size_t len = 72 + 4 * ((size_t)np + t.count);
+        unsigned char *pl = synor__malloc(len);
+        if (!pl || (r = model_digest(m))) {
+            synor__free(pl);
+            synor__buf_free(&t.b);
+            synor__free(ids);
+            return r ? r : synor__error(SYNOR_ENOMEM, "llm-generate: out of memory");
+        }
+        memcpy(pl, m->digest, 64);
+        put64(pl + 64, s.state);
+        memcpy(pl + 72, ids, 4 * (size_t)np);
+        memcpy(pl + 72 + 4 * (size_t)np, t.b.data, 4 * t.count);
+        r = ck_pack(ck, "llm-generate", dim, t.count, pl, len);
+        synor__free(pl);
+        r = r ? r : SYNOR__AGENT_STOPPED;
+    }
+    synor__free(ids);
     if (r) {
         synor__buf_free(&t.b);
         return r;
@@ -534,14 +695,14 @@ int synor__agent_exec_run_ck(synor__agent_exec *x, const synor_agent_device *dev
         return kernel[1] == 'g' ? run_sgemm(x, idx, d, params, n_inputs, inputs, len, out, out_len,
                                             ck)
                                 : run_spotrf(x, idx, d, params, n_inputs, inputs, len, out,
-                                             out_len);
+                                             out_len, ck);
     }
     if (where_n)
         snprintf(where, where_n, "cpu");
     if (!strcmp(kernel, "sum-f32"))
         return run_sum(x, n_inputs, inputs, len, out, out_len, ck);
     if (!strcmp(kernel, "llm-generate"))
-        return run_llm(x, d, params, n_inputs, out, out_len);
+        return run_llm(x, d, params, n_inputs, out, out_len, ck);
     return synor__error(SYNOR_ENOTSUP, "kernel '%s': not one this agent runs (sgemm, spotrf, "
                                        "sum-f32, llm-generate)",
                         kernel);

@@ -140,8 +140,12 @@ int synor__agent_upload_held(synor__agent_loop *L, synor__agent_held *h, size_t 
  * its loop): nonzero when the owner reclaimed the machine, the
  * reclaim-after fault fires, or the owner's limits closed (judged at most
  * once a second; an idle-only machine counts as in use when the CPU time
- * of other processes is above 10%; sets limits_closed). */
+ * of other processes is above cfg.idle_threshold; sets limits_closed). */
 int synor__agent_safe_point(void *user);
+/* 1 when the processes other than this one used at most
+ * cfg.idle_threshold of the machine's CPU time over about 100 ms (from
+ * /proc/stat); 1 too when it cannot be told. */
+int synor__agent_others_idle(const synor_agent *a);
 /* POST /v1/tasks/{task}/release with the checkpoint (n bytes, may be 0).
  * 0: answered (released, or refused for good: the lease is gone anyway),
  * SYNOR_EIO: no answer. */

@@ -8,9 +8,11 @@
  * agent --reclaim` in the CLI), the reclaim-after test fault, and the
  * owner's limits closing while a task runs (the hours are over, an
  * idle-only machine is being used). The limits are judged at safe points,
- * at most once a second; "idle" then counts the CPU time of the other
- * processes only (the machine's busy time from /proc/stat less this
- * process's), since the agent's own work keeps the machine busy. */
+ * at most once a second, and before each claim; "idle" counts the CPU
+ * time of the other processes only (the machine's busy time from
+ * /proc/stat less this process's), since the agent's own work keeps the
+ * machine busy, against the owner's threshold (--idle-threshold). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +51,7 @@ static double self_ticks(void)
     return s * (double)sysconf(_SC_CLK_TCK);
 }
 
-/* 1 when the other processes used less than 10% of the CPUs over about
- * 100 ms; 1 too when it cannot be told. */
-static int others_idle(void)
+int synor__agent_others_idle(const synor_agent *a)
 {
     unsigned long long b0, t0, b1, t1;
     double s0 = self_ticks();
@@ -63,7 +63,7 @@ static int others_idle(void)
     if (proc_stat(&b1, &t1) || t1 <= t0)
         return 1;
     double others = (double)(b1 - b0) - (s1 - s0);
-    return others < 0.1 * (double)(t1 - t0);
+    return others <= a->cfg.idle_threshold * (double)(t1 - t0);
 }
 
 /* The owner's limits during a task: 1 while they allow it to go on. */
@@ -75,7 +75,7 @@ static int limits_allow(synor_agent *a)
     if (synor_host_state_read(&hs) != 0)
         return 1;
     if (a->cfg.availability.kind == SYNOR_AVAIL_IDLE_ONLY)
-        hs.host_idle = others_idle();
+        hs.host_idle = synor__agent_others_idle(a);
     return synor_availability_allows(&a->cfg.availability, &hs);
 }
 
@@ -93,8 +93,16 @@ int synor__agent_safe_point(void *user)
         synor_agent_reclaim(a);
         return 1;
     }
+    int paused = 0;
+    if (a->cfg.fault == SYNOR_AGENT_FAULT_PAUSE_AT &&
+        atomic_fetch_add(&a->safe_points, 1) + 1 == a->cfg.fault_n) {
+        synor__agent_logf(a, "--test-fault pause-at %u: stopping at a safe point (SIGSTOP)",
+                          a->cfg.fault_n);
+        raise(SIGSTOP);
+        paused = 1;
+    }
     double now = synor_netclient_now();
-    if (now - L->limits_at < 1.0)
+    if (!paused && now - L->limits_at < 1.0)
         return 0;
     L->limits_at = now;
     if (limits_allow(a))

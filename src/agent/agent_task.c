@@ -53,6 +53,8 @@ int synor__agent_within_limits(synor_agent *a)
         return 1;
     if (synor_host_state_read(&hs) != 0)
         return 1; /* unknown state: the schedule cannot be judged; the hours can */
+    if (a->cfg.availability.kind == SYNOR_AVAIL_IDLE_ONLY)
+        hs.host_idle = synor__agent_others_idle(a);
     return synor_availability_allows(&a->cfg.availability, &hs);
 }
 
@@ -162,7 +164,10 @@ int synor__agent_run_task(synor__agent_loop *L, const synor__jdoc *d, const syno
         free(in[i]);
     free(ckin);
     atomic_fetch_sub(&a->mem_used, mem); /* the result is out of the count */
-    const char *unit = !strcmp(kernel, "sgemm") ? "row strips" : "chunk groups";
+    const char *unit = !strcmp(kernel, "sgemm")          ? "row strips"
+                       : !strcmp(kernel, "spotrf")       ? "panels"
+                       : !strcmp(kernel, "llm-generate") ? "tokens"
+                                                         : "chunk groups";
     if (ck.ignored[0])
         synor__agent_logf(a, "task %s: checkpoint ignored (%s); started over", task, ck.ignored);
     if (ck.resumed) {

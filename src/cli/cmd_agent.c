@@ -20,8 +20,9 @@
 static void help(void)
 {
     printf("usage: synor agent --coordinator URL --token-file F [--state-dir D]\n"
-           "                   [--availability always|utc:HH-HH|idle] [--cpu-share P]\n"
-           "                   [--mem-share P] [--devices cpu|all] [--model NAME=PATH]...\n"
+           "                   [--availability always|utc:HH-HH|idle] [--idle-threshold P]\n"
+           "                   [--cpu-share P] [--mem-share P] [--devices cpu|all]\n"
+           "                   [--model NAME=PATH]...\n"
            "                   [--price CREDITS] [--wait S] [--claim-max N] [--max-tasks N]\n"
            "                   [--quiet]\n"
            "                   [--test-fault wrong-results|die-after N|reclaim-after N]\n"
@@ -39,6 +40,8 @@ static void help(void)
            "                      (uploaded again at the next start); one agent per D\n"
            "  --availability A    always (default), utc:S-E[,S-E] (UTC hours), idle (only\n"
            "                      while the machine is otherwise idle), charging:MIN\n"
+           "  --idle-threshold P  with idle: the machine is in use while other processes\n"
+           "                      take more than this share of its CPU time (default 10%%)\n"
            "  --cpu-share P       share of the cores the runtime may use: 0.5 or 50%%\n"
            "                      (default all; at least one worker)\n"
            "  --mem-share P       share of the memory offered and usable by one task\n"
@@ -57,7 +60,9 @@ static void help(void)
            "                      cheating provider); die-after N exits with 137 in the\n"
            "                      task after the N-th, its result saved but not uploaded;\n"
            "                      reclaim-after N reclaims at a task's N-th safe point;\n"
-           "                      reclaim-bad-checkpoint N too, with a wrong SHA-256\n"
+           "                      reclaim-bad-checkpoint N too, with a wrong SHA-256;\n"
+           "                      pause-at N stops the process (SIGSTOP) at the N-th\n"
+           "                      safe point, which judges the limits once continued\n"
            "Exit status: 0 stopped, 1 failure (the token refused, built without libcurl),\n"
            "2 usage error.\n");
 }
@@ -229,6 +234,8 @@ int cli_agent(const cli_globals *g, int argc, char **argv)
             r = parse_share(a, v, &cfg.cpu_share);
         } else if (!strcmp(a, "--mem-share")) {
             r = parse_share(a, v, &cfg.mem_share);
+        } else if (!strcmp(a, "--idle-threshold")) {
+            r = parse_share(a, v, &cfg.idle_threshold);
         } else if (!strcmp(a, "--devices")) {
             if (strcmp(v, "cpu") && strcmp(v, "all"))
                 return cli_usage_error("agent", "--devices '%s': expected cpu or all", v);
@@ -267,19 +274,21 @@ int cli_agent(const cli_globals *g, int argc, char **argv)
                 cfg.fault = SYNOR_AGENT_FAULT_DIE_AFTER;
                 cfg.fault_n = (unsigned)u;
                 i++;
-            } else if (!strcmp(v, "reclaim-after") || !strcmp(v, "reclaim-bad-checkpoint")) {
+            } else if (!strcmp(v, "reclaim-after") || !strcmp(v, "reclaim-bad-checkpoint") ||
+                       !strcmp(v, "pause-at")) {
                 if (i + 2 >= argc)
                     return cli_usage_error("agent", "--test-fault %s needs N", v);
                 r = cli_parse_uint("agent", "--test-fault reclaim-after", argv[i + 2], 1,
                                    1u << 30, &u);
-                cfg.fault = v[8] == 'a' ? SYNOR_AGENT_FAULT_RECLAIM_AFTER
-                                        : SYNOR_AGENT_FAULT_RECLAIM_BAD_CHECKPOINT;
+                cfg.fault = v[0] == 'p'    ? SYNOR_AGENT_FAULT_PAUSE_AT
+                            : v[8] == 'a' ? SYNOR_AGENT_FAULT_RECLAIM_AFTER
+                                          : SYNOR_AGENT_FAULT_RECLAIM_BAD_CHECKPOINT;
                 cfg.fault_n = (unsigned)u;
                 i++;
             } else {
                 return cli_usage_error("agent", "--test-fault '%s': expected wrong-results, "
-                                                "die-after N, reclaim-after N or "
-                                                "reclaim-bad-checkpoint N",
+                                                "die-after N, reclaim-after N, "
+                                                "reclaim-bad-checkpoint N or pause-at N",
                                        v);
             }
         } else {

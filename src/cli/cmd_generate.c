@@ -225,11 +225,14 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         if (!quiet)
             fprintf(stderr,
                     "synor: speculative, draft %s %s, %llu proposed per check: %zu tokens in "
-                    "%.3f s (%.1f tokens/s), %zu checks, acceptance %.2f (%zu of %zu)\n",
+                    "%.3f s (%.1f tokens/s), %zu checks, acceptance %.2f (%zu of %zu); draft "
+                    "%.2f ms a step, check %.2f ms\n",
                     synor_llm_format(dm), synor_llm_weight_type(dm), spec, sp.generated, sp.seconds,
                     sp.seconds > 0 ? (double)sp.generated / sp.seconds : 0.0, sp.steps,
                     sp.proposed ? (double)sp.accepted / (double)sp.proposed : 0.0, sp.accepted,
-                    sp.proposed);
+                    sp.proposed,
+                    sp.draft_steps ? 1e3 * sp.draft_seconds / (double)sp.draft_steps : 0.0,
+                    sp.steps ? 1e3 * sp.check_seconds / (double)sp.steps : 0.0);
         rc = CLI_OK;
         goto out;
     }

@@ -197,8 +197,12 @@ static int submit(synor_runtime *rt, unsigned on, const synor_kernel *k, synor_p
     return synor_task_submit(rt, &t);
 }
 
+/* Panels k0 .. k1 - 1 of the factorization (all: 0 .. SIZE_MAX). Each tile
+ * gets its updates in the order of k whether the panels run in one graph
+ * or in several (a tile's writers follow their submission order), so the
+ * bits do not depend on where the graph was cut. */
 static int tiled_potrf(synor_runtime *rt, unsigned hint, synor_dtype dt, size_t es, size_t n,
-                       void *a, size_t lda, size_t nb)
+                       void *a, size_t lda, size_t nb, size_t k0, size_t k1)
 {
     int rc;
     unsigned on, cpu_on;
@@ -210,6 +214,8 @@ static int tiled_potrf(synor_runtime *rt, unsigned hint, synor_dtype dt, size_t 
         return rc;
     if (n == 0)
         return 0;
+    if (k0 >= k1 || k0 >= (n + nb - 1) / nb)
+        return 0;
     tiles t = {0};
     int pinned = synor_runtime_pin_host(rt, a, span(n, n, lda, es)) == 1;
     if ((rc = tiles_make(rt, &t, a, dt, es, n, n, lda, nb, 1)) < 0) {
@@ -218,8 +224,8 @@ static int tiled_potrf(synor_runtime *rt, unsigned hint, synor_dtype dt, size_t 
         return rc;
     }
     const synor_access R = SYNOR_ACCESS_R, RW = SYNOR_ACCESS_RW;
-    size_t nt = t.nt;
-    for (size_t k = 0; k < nt && rc == 0; k++) {
+    size_t nt = t.nt, kend = nt < k1 ? nt : k1;
+    for (size_t k = k0; k < kend && rc == 0; k++) {
         rc = submit(rt, cpu_on, &synor__kernel_potrf, SYNOR_PRIORITY_CRITICAL, (int)k, (int)k, 1,
                     TILE(&t, k, k), RW, NULL, 0, NULL, 0, NULL, 0);
         for (size_t i = k + 1; i < nt && rc == 0; i++)
@@ -249,16 +255,23 @@ static int tiled_potrf(synor_runtime *rt, unsigned hint, synor_dtype dt, size_t 
 
 int synor_tiled_spotrf(synor_runtime *rt, size_t n, float *a, size_t lda, size_t nb)
 {
-    return tiled_potrf(rt, 0, SYNOR_DTYPE_FP32, sizeof(float), n, a, lda, nb);
+    return tiled_potrf(rt, 0, SYNOR_DTYPE_FP32, sizeof(float), n, a, lda, nb, 0, SIZE_MAX);
 }
 
 int synor_tiled_spotrf_on(synor_runtime *rt, unsigned device, size_t n, float *a, size_t lda,
                           size_t nb)
 {
-    return tiled_potrf(rt, device + 1, SYNOR_DTYPE_FP32, sizeof(float), n, a, lda, nb);
+    return tiled_potrf(rt, device + 1, SYNOR_DTYPE_FP32, sizeof(float), n, a, lda, nb, 0,
+                       SIZE_MAX);
+}
+
+int synor_tiled_spotrf_panels_on(synor_runtime *rt, unsigned device, size_t n, float *a,
+                                 size_t lda, size_t nb, size_t k0, size_t k1)
+{
+    return tiled_potrf(rt, device + 1, SYNOR_DTYPE_FP32, sizeof(float), n, a, lda, nb, k0, k1);
 }
 
 int synor_tiled_dpotrf(synor_runtime *rt, size_t n, double *a, size_t lda, size_t nb)
 {
-    return tiled_potrf(rt, 0, SYNOR_DTYPE_FP64, sizeof(double), n, a, lda, nb);
+    return tiled_potrf(rt, 0, SYNOR_DTYPE_FP64, sizeof(double), n, a, lda, nb, 0, SIZE_MAX);
 }

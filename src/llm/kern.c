@@ -211,23 +211,34 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
                        const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
                        int accumulate)
 {
-    /* F32 weights and several rows: OpenBLAS's SGEMM (Y = X W^T), which
-     * blocks for the caches and the registers as no dot loop can. */
+    /* F32 weights and several rows, where the table has the register tile
+     * (AVX-512): 4 weight rows at a time against the activation rows,
+     * these taken LLM_F32W_BLOCK at a time so that they stay in L2 while
+     * every weight row passes. On the development VM it beats Debian's
+     * OpenBLAS (whose dynamic arch runs its Haswell kernel on that CPU) by
+     * 10-32% on prefill (docs/BENCHMARKS.md). */
     const synor__blas_api *blas;
-    if (w->type == SYNOR_TTYPE_F32 && n >= LLM_F32W_MIN_ROWS && k->tile_f32w &&
-        (n < LLM_F32_BLAS_ROWS || !synor__blas())) {
+    if (w->type == SYNOR_TTYPE_F32 && n >= LLM_F32W_MIN_ROWS && k->tile_f32w) {
         const float *wf = (const float *)(const void *)w->data;
         size_t ws = w->row_bytes / sizeof(float);
-        for (; r0 + 4 <= r1; r0 += 4)
-            k->tile_f32w(wf + (size_t)r0 * ws, ws, x, ldx, n, w->cols, y + r0, ldy, accumulate);
-        for (; r0 < r1; r0++)
-            for (int t = 0; t < n; t++) {
-                float v = k->dot_f32(wf + (size_t)r0 * ws, x + (size_t)t * ldx, w->cols);
-                float *o = y + (size_t)t * ldy + r0;
-                *o = accumulate ? *o + v : v;
-            }
+        for (int t0 = 0; t0 < n; t0 += LLM_F32W_BLOCK) {
+            int tn = n - t0 < LLM_F32W_BLOCK ? n - t0 : LLM_F32W_BLOCK, r = r0;
+            const float *xt = x + (size_t)t0 * ldx;
+            float *yt = y + (size_t)t0 * ldy;
+            for (; r + 4 <= r1; r += 4)
+                k->tile_f32w(wf + (size_t)r * ws, ws, xt, ldx, tn, w->cols, yt + r, ldy,
+                             accumulate);
+            for (; r < r1; r++)
+                for (int t = 0; t < tn; t++) {
+                    float v = k->dot_f32(wf + (size_t)r * ws, xt + (size_t)t * ldx, w->cols);
+                    float *o = yt + (size_t)t * ldy + r;
+                    *o = accumulate ? *o + v : v;
+                }
+        }
         return;
     }
+    /* Otherwise OpenBLAS's SGEMM (Y = X W^T), which blocks for the caches
+     * and the registers as no dot loop can. */
     if (w->type == SYNOR_TTYPE_F32 && n >= 16 && (blas = synor__blas()) != NULL) {
         const float *wr = (const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes);
         blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, w->cols, 1.0f, x,

@@ -492,18 +492,43 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, 
         a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc);                                           \
     }
 A5_F32W(a5_f32_4x6, 6)
+A5_F32W(a5_f32_4x5, 5)
 A5_F32W(a5_f32_4x4, 4)
+A5_F32W(a5_f32_4x3, 3)
+A5_F32W(a5_f32_4x2, 2)
 
+/* Groups of 6 rows, then one tile of the 1..5 left: every weight row is
+ * read from L1 at most once per group (a check of speculative decoding's
+ * k + 1 = 2..6 rows is one pass). Each (weight row, activation row) sum is
+ * made in the order of the 4x1 tile, so a row's result is bitwise the one
+ * it gets alone, whatever the batch. */
 T5 static void a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                             float *y, size_t ldy, int acc)
 {
     int t = 0;
     for (; t + 6 <= T; t += 6)
         a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc);
-    for (; t + 4 <= T; t += 4)
-        a5_f32_4x4(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc);
-    for (; t < T; t++)
-        a5_tile_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc);
+    const float *xt = x + (size_t)t * ldx;
+    float *yt = y + (size_t)t * ldy;
+    switch (T - t) {
+    case 5:
+        a5_f32_4x5(w, ws, xt, ldx, n, yt, ldy, acc);
+        break;
+    case 4:
+        a5_f32_4x4(w, ws, xt, ldx, n, yt, ldy, acc);
+        break;
+    case 3:
+        a5_f32_4x3(w, ws, xt, ldx, n, yt, ldy, acc);
+        break;
+    case 2:
+        a5_f32_4x2(w, ws, xt, ldx, n, yt, ldy, acc);
+        break;
+    case 1:
+        a5_tile_f32_4x1(w, ws, xt, n, yt, acc);
+        break;
+    default:
+        break;
+    }
 }
 
 T5 static void a5_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,

@@ -87,12 +87,16 @@ typedef struct llm_kernels {
     void (*att_mix)(const float *a, const float *v, size_t vs, int np, int hs, float *o);
 } llm_kernels;
 
-/* F32 batches of [LLM_F32W_MIN_ROWS, LLM_F32_BLAS_ROWS) rows use tile_f32w
- * where the table has it; from LLM_F32_BLAS_ROWS rows OpenBLAS's SGEMM
- * (where it is loaded), whose packing of the weights pays off only for
- * that many rows. */
-#define LLM_F32W_MIN_ROWS 6
-#define LLM_F32_BLAS_ROWS 64
+/* F32 batches of LLM_F32W_MIN_ROWS rows or more use tile_f32w where the
+ * table has it, over blocks of at most LLM_F32W_BLOCK activation rows
+ * (128 rows of dim 768: 384 KiB, in L2); elsewhere OpenBLAS's SGEMM from 16
+ * rows (where it is loaded). From 2 rows: a speculative check of k + 1
+ * rows reads each weight once from L1 for all of them (the 4x1 tile: once
+ * per row). */
+#define LLM_F32W_MIN_ROWS 2
+#ifndef LLM_F32W_BLOCK
+#define LLM_F32W_BLOCK 128
+#endif
 
 const llm_kernels *synor__llm_kernels(void);
 /* The portable kernels (also the reference the vectorized ones are tested

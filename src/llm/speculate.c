@@ -10,7 +10,15 @@
  * tokens.
  *
  * Both caches always hold every emitted token but the last (`last`, not
- * yet fed); after a check, each is truncated back to what was accepted. */
+ * yet fed); after a check, each is truncated back to what was accepted -
+ * except after a check that accepted all k: then the draft lacks its last
+ * proposal, which it takes with `last` in the next round's first batch
+ * (two rows for the cost of about one: a step saved per such round).
+ *
+ * The cost model (BENCHMARKS.md, "Speculative decoding"): a round costs k
+ * draft steps and one check of k + 1 rows, and emits (1 - a^(k+1)) / (1 - a)
+ * tokens on average at acceptance a; a check costs about one target step
+ * only while its rows' products stay bound by streaming the weights. */
 #include <string.h>
 #include <time.h>
 
@@ -22,6 +30,16 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The first largest logit, as the greedy sampler picks it. */
+static int32_t argmax(const float *l, int n)
+{
+    int32_t best = 0;
+    for (int i = 1; i < n; i++)
+        if (l[i] > l[best])
+            best = i;
+    return best;
 }
 
 int32_t synor__llm_accept(synor_sampler *s, const float *p, const float *q, int32_t d, int n,
@@ -103,6 +121,12 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
     int32_t props[33], rows[33];
     char text[256];
     int done = 0;
+    /* After a check that accepted every proposal the draft's cache lacks
+     * the last one (it was proposed, never fed): it goes in with `last` as
+     * the next round's first draft batch of two rows, not as a step of
+     * its own. -1: none pending. */
+    int32_t pending = -1;
+    int greedy = s->temperature == 0;
     /* The draft draws from a stream of its own, so its proposals are
      * independent of the acceptance draws. */
     synor_sampler ds = *s;
@@ -114,16 +138,28 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
             kk = limit - base - 2;
         if (kk < 1)
             break;
-        /* draft: k proposals */
+        /* draft: kk proposals */
+        double t1 = now_s();
         int32_t t = last;
         for (int i = 0; i < kk && !e; i++) {
-            e = synor_llm_batch(draft, 1, &t, seqs, NULL);
+            int32_t two[2] = {pending, t};
+            int first = i == 0 && pending >= 0;
+            e = synor_llm_batch(draft, first ? 2 : 1, first ? two : &t, seqs, NULL);
             if (e)
                 break;
-            e = synor__sampler_probs(s, synor_llm_logits(draft, 0), V, q + (size_t)i * V);
+            const float *dl = synor_llm_logits(draft, first ? 1 : 0);
+            st.draft_steps++;
+            if (greedy) {
+                t = props[i] = argmax(dl, V);
+                continue;
+            }
+            e = synor__sampler_probs(s, dl, V, q + (size_t)i * V);
             if (!e)
                 t = props[i] = synor__sampler_draw(&ds, q + (size_t)i * V, V);
         }
+        pending = -1;
+        double t2 = now_s();
+        st.draft_seconds += t2 - t1;
         if (e)
             break;
         /* target: last and the proposals in one batch, every row's logits */
@@ -132,8 +168,9 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
         uint8_t want[33];
         memset(want, 1, sizeof want);
         e = synor_llm_batch(target, (size_t)kk + 1, rows, seqs, want);
-        for (int i = 0; i <= kk && !e; i++)
+        for (int i = 0; i <= kk && !e && !greedy; i++)
             e = synor__sampler_probs(s, synor_llm_logits(target, (size_t)i), V, p + (size_t)i * V);
+        st.check_seconds += now_s() - t2;
         if (e)
             break;
         st.steps++;
@@ -143,22 +180,29 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
         int nemit = 0;
         for (; a < kk; a++) {
             int ok;
-            int32_t x =
-                synor__llm_accept(s, p + (size_t)a * V, q + (size_t)a * V, props[a], V, tmp, &ok);
+            int32_t x;
+            if (greedy) { /* p and q one-hot: accepted iff the argmaxes agree */
+                x = argmax(synor_llm_logits(target, (size_t)a), V);
+                ok = x == props[a];
+            } else {
+                x = synor__llm_accept(s, p + (size_t)a * V, q + (size_t)a * V, props[a], V, tmp,
+                                      &ok);
+            }
             emit[nemit++] = x;
             if (!ok)
                 break;
         }
         st.accepted += (size_t)a;
         if (a == kk)
-            emit[nemit++] = synor__sampler_draw(s, p + (size_t)kk * V, V);
+            emit[nemit++] = greedy ? argmax(synor_llm_logits(target, (size_t)kk), V)
+                                   : synor__sampler_draw(s, p + (size_t)kk * V, V);
         /* caches back to: everything up to the last emitted token */
         synor_llm_seq_truncate(target, 0, base + 1 + a);
         int dlen = synor_llm_seq_len(draft, 0);
         if (dlen > base + 1 + a)
             synor_llm_seq_truncate(draft, 0, base + 1 + a);
         else if (dlen < base + 1 + a) /* all accepted: the draft lacks the last proposal */
-            e = synor_llm_batch(draft, 1, &props[kk - 1], seqs, NULL);
+            pending = props[kk - 1];
         for (int i = 0; i < nemit && !done; i++) {
             int32_t x = emit[i];
             if (x == synor_tokenizer_eos(tok) || x == synor_tokenizer_bos(tok)) {

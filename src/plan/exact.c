@@ -45,6 +45,13 @@
  * unexplored (the children of each open level from the one being searched
  * on, which are sorted by bound).
  *
+ * With communication (and no weights, memory or colocation groups) the
+ * deepening gets a twentieth of the time and the allocation-first search
+ * of exact_comm.c (devices first, then the order on them, with bounds
+ * that charge the transfers an allocation implies) the rest, instead of
+ * the branch and bound above: its bound is far stronger when transfers
+ * are costly.
+ *
  * For P|prec|Cmax with integral times (identical devices, no
  * communication: the STG sets), exact_ilp.c runs between the deepening and
  * the branch and bound, until three quarters of the time: a heuristic, then
@@ -415,6 +422,26 @@ static int needs_ws(const synor_sched_problem *pb)
     return pb->n_items || pb->mem || pb->task_mem;
 }
 
+/* The allocation-first search for the rest of the time (exact_comm.c):
+ * its schedule when shorter, and what it proved. */
+static int comm_phase(bb *b, const size_t *topo, double *proven, int *optimal)
+{
+    synor__exact_comm_in in = {b->pb, topo, b->symmetry ? b->cls : NULL, b->bl, b->minw,
+                               b->integral, b->t_end,
+                               b->limit > b->nodes ? b->limit - b->nodes : 0, b->best};
+    synor__exact_comm_out out;
+    int rc = synor__exact_comm(&in, b->bdev, b->bst, b->bft, &out);
+    if (rc)
+        return rc;
+    b->nodes += out.nodes;
+    b->best = out.best;
+    if (out.exhausted)
+        *optimal = 1;
+    else if (out.bound > *proven)
+        *proven = out.bound;
+    return 0;
+}
+
 int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_options *o,
                           synor__wstate *ws, size_t *dev, double *st, double *ft,
                           synor__exact_result *res)
@@ -525,9 +552,12 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
     double root = n ? lower_bound(&b, 0, 0) : 0, proven = root;
     int optimal = b.best <= root + 1e-9 * (root > 1 ? root : 1);
     /* iterative deepening on the bound for up to a quarter of the time,
-     * then branch and bound against the incumbent for the rest; for
-     * P|prec|Cmax with integral times (exact_ilp.c), the integer program
-     * between them, up to three quarters of the time */
+     * then branch and bound against the incumbent for the rest; with
+     * communication (and no weights, memory or groups) a twentieth, then
+     * the allocation-first search; for P|prec|Cmax with integral times
+     * (exact_ilp.c), between them the heuristic and the integer program,
+     * up to three quarters of the time */
+    int comm = !b.nocomm && !b.ws && !b.gdev;
     int ilp = !optimal && synor__exact_ilp_applies(pb);
     for (int phase = 0; phase < 2 && !optimal && b.aborted != 2; phase++) {
         if (phase && ilp) {
@@ -544,7 +574,7 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
             if ((optimal = proven >= b.best - 1e-9 * b.best))
                 break;
         }
-        double share = phase ? tl : tl / 4;
+        double share = phase ? tl : tl / (comm ? 20 : 4);
         b.t_end = t0;
         b.t_end.tv_sec += (time_t)share;
         b.t_end.tv_nsec += (long)((share - floor(share)) * 1e9);
@@ -553,6 +583,11 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
             b.t_end.tv_nsec -= 1000000000L;
         }
         b.aborted = 0;
+        if (phase && comm) { /* devices first, then order (exact_comm.c) */
+            if ((rc = comm_phase(&b, topo, &proven, &optimal)))
+                goto out;
+            break;
+        }
         b.target = phase ? INFINITY : proven;
         while (!optimal && !b.aborted && b.nodes < b.limit) {
             b.next_target = INFINITY;

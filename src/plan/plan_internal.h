@@ -146,6 +146,33 @@ int synor__exact_ilp_applies(const synor_sched_problem *pb);
 int synor__exact_ilp(const synor_sched_problem *pb, const struct timespec *t_end, size_t *dev,
                      double *st, double *ft, double *best, double *bound);
 
+/* exact_comm.c: the allocation-first search (devices, then the order on
+ * them) for problems without weights, memory or groups. in: the problem,
+ * a topological order, exact.c's bottom levels [task * d + dev] and least
+ * times per task, the first device interchangeable with each (or NULL),
+ * whether all times are integers, the deadline and node budget, and the
+ * incumbent's makespan (dev/st/ft hold it). On return dev/st/ft hold the
+ * best schedule; out says whether the search was exhausted (then it is
+ * optimal) and the bound proved. */
+typedef struct synor__exact_comm_in {
+    const synor_sched_problem *pb;
+    const size_t *topo, *cls;
+    const double *bl, *minw;
+    int integral;
+    struct timespec t_end;
+    uint64_t node_limit;
+    double best;
+} synor__exact_comm_in;
+
+typedef struct synor__exact_comm_out {
+    double best, bound;
+    uint64_t nodes;
+    int exhausted;
+} synor__exact_comm_out;
+
+int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, double *ft,
+                      synor__exact_comm_out *out);
+
 /* plan.c: plans a problem (every strategy); on a memory miss fills nf. */
 int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,
                         synor__nofit *nf, synor_plan **out);

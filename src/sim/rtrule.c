@@ -57,42 +57,18 @@ static int vec_push(vec *q, size_t x)
     return 0;
 }
 
-static int before(const sim *s, size_t a, size_t b)
-{
-    int pa = synor_workload_task(s->w, a)->priority, pb = synor_workload_task(s->w, b)->priority;
-    return pa < pb || (pa == pb && s->ready_seq[a] < s->ready_seq[b]);
-}
-
 static int heap_push(sim *s, vec *h, size_t x)
 {
     int e = vec_push(h, x);
-    if (e)
-        return e;
-    for (size_t k = h->n - 1; k && before(s, h->v[k], h->v[(k - 1) / 2]); k = (k - 1) / 2) {
-        size_t t = h->v[k];
-        h->v[k] = h->v[(k - 1) / 2];
-        h->v[(k - 1) / 2] = t;
-    }
-    return 0;
+    if (!e)
+        synor__sim_heap_up(s, h->v, h->n - 1);
+    return e;
 }
 
 static void heap_pop(sim *s, vec *h)
 {
-    size_t *v = h->v, n = --h->n;
-    v[0] = v[n];
-    for (size_t k = 0;;) {
-        size_t l = 2 * k + 1, b = k;
-        if (l < n && before(s, v[l], v[b]))
-            b = l;
-        if (l + 1 < n && before(s, v[l + 1], v[b]))
-            b = l + 1;
-        if (b == k)
-            break;
-        size_t t = v[k];
-        v[k] = v[b];
-        v[b] = t;
-        k = b;
-    }
+    h->v[0] = h->v[--h->n];
+    synor__sim_heap_down(s, h->v, h->n);
 }
 
 static int runs_on(const sim *s, size_t i, size_t p)

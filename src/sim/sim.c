@@ -344,13 +344,7 @@ static int start_task(sim *s, size_t i, size_t p)
     return 0;
 }
 
-/* Dynamic queues: a heap on (priority, readiness order). */
-static int q_before(const sim *s, size_t a, size_t b)
-{
-    int pa = synor_workload_task(s->w, a)->priority, pb = synor_workload_task(s->w, b)->priority;
-    return pa < pb || (pa == pb && s->ready_seq[a] < s->ready_seq[b]);
-}
-
+/* Dynamic queues: heaps on (priority, readiness order), readyq.c. */
 static size_t q_head(const sim *s, size_t p, int *has)
 {
     size_t n = s->qn[p] - s->qhead[p];
@@ -366,19 +360,7 @@ static void q_pop(sim *s, size_t p)
     }
     size_t *h = s->queue[p], n = --s->qn[p];
     h[0] = h[n];
-    for (size_t k = 0;;) {
-        size_t l = 2 * k + 1, b = k;
-        if (l < n && q_before(s, h[l], h[b]))
-            b = l;
-        if (l + 1 < n && q_before(s, h[l + 1], h[b]))
-            b = l + 1;
-        if (b == k)
-            break;
-        size_t t = h[k];
-        h[k] = h[b];
-        h[b] = t;
-        k = b;
-    }
+    synor__sim_heap_down(s, h, n);
 }
 
 static void q_push(sim *s, size_t p, size_t i)
@@ -395,12 +377,8 @@ static void q_push(sim *s, size_t p, size_t i)
     }
     size_t *h = s->queue[p], k = s->qn[p]++;
     h[k] = i;
-    while (!s->plan && k && q_before(s, h[k], h[(k - 1) / 2])) {
-        size_t t = h[k];
-        h[k] = h[(k - 1) / 2];
-        h[(k - 1) / 2] = t;
-        k = (k - 1) / 2;
-    }
+    if (!s->plan)
+        synor__sim_heap_up(s, h, k);
 }
 
 static void try_start(sim *s, size_t p)

@@ -111,6 +111,13 @@ int synor__sim_rt_take(sim *s, size_t p);
  * for; 0. */
 int synor__sim_rt_queue(sim *s, size_t p, size_t i);
 
+/* sim.c: ready queues as binary heaps of task indexes h[0 .. n) on
+ * (priority, readiness order), the order the runtime takes them in:
+ * after h[k] was appended, restores the heap; after h[0] was replaced
+ * by the last of n + 1, restores the n left. */
+void synor__sim_heap_up(const sim *s, size_t *h, size_t k);
+void synor__sim_heap_down(const sim *s, size_t *h, size_t n);
+
 /* preempt.c */
 int synor__sim_preempt_setup(sim *s, const synor_sim_preemption *pre, size_t n);
 void synor__sim_preempt_teardown(sim *s);

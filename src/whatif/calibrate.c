@@ -47,6 +47,8 @@ static const char *runtime_name(const synor_fabric_device *fd, char *buf, size_t
     unsigned k;
     int used = 0;
     if (!strncmp(id, "local-run-", 10)) { /* synor_whatif_run_fabric: the runtime's name */
+        if (sscanf(id + 10, "cpu-w%u%n", &k, &used) == 1 && !id[10 + used])
+            return "cpu"; /* one of the CPU's workers */
         snprintf(buf, size, "%s", id + 10);
         return buf;
     }

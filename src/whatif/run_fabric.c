@@ -76,15 +76,20 @@ int synor_whatif_run_fabric(synor_catalog *cat, const synor_detection *d,
                               name, devs[i].product ? devs[i].product : "", b_name);
             break;
         }
+        /* the CPU as its workers: one device each, with its share */
+        unsigned share = !strcmp(b_name, "host") && devs[i].workers > 1 ? devs[i].workers : 1;
         char id[96];
-        snprintf(id, sizeof id, "local-run-%s", name);
+        if (share > 1)
+            snprintf(id, sizeof id, "local-run-%s-w%u", name, share);
+        else
+            snprintf(id, sizeof id, "local-run-%s", name);
         if (!synor_catalog_find(cat, id) &&
-            (rc = synor__whatif_add_profile(cat, dev, id, 1, standin)))
+            (rc = synor__whatif_add_profile(cat, dev, id, share, standin)))
             break;
         synor__buf_printf(&b,
                           "%s\n {\"name\": \"%s\", \"profile\": \"%s\", \"node\": \"host\", "
-                          "\"count\": 1, \"price_per_hour\": \"0\"}",
-                          i ? "," : "", name, id);
+                          "\"count\": %u, \"price_per_hour\": \"0\"}",
+                          i ? "," : "", name, id, share);
     }
     synor__buf_puts(&b, "]}");
     if (!rc && b.failed)

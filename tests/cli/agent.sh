@@ -230,6 +230,8 @@ check agent_wrong_token_says grep -q "HTTP 401" "$tmp/a8.err"
 "$S" agent --token-file "$tmp/tok" 2>/dev/null; check agent_no_coordinator test $? = 2
 "$S" agent $(net) --cpu-share 0 2>/dev/null; check cpu_share_zero test $? = 2
 "$S" agent $(net) --cpu-share 150% 2>/dev/null; check cpu_share_over test $? = 2
+"$S" agent $(net) --idle-threshold 0 2>/dev/null; check idle_threshold_zero test $? = 2
+"$S" agent $(net) --idle-threshold 101% 2>/dev/null; check idle_threshold_over test $? = 2
 "$S" agent $(net) --availability utc:25-3 2>/dev/null; check bad_hours test $? = 2
 "$S" agent $(net) --test-fault bogus 2>/dev/null; check bad_fault test $? = 2
 "$S" agent $(net) --model nameonly 2>/dev/null; check bad_model test $? = 2

@@ -69,7 +69,17 @@ done
 # speculative decoding: greedy output is the model's own, whatever the draft
 check spec          [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --draft "$tmp/q8_0.gguf" --speculate 3)" = 0 ]
 check spec-same     cmp -s "$tmp/out" "$tmp/greedy"
-check spec-figures  grep -qE "acceptance [0-9.]+ \([0-9]+ of [0-9]+\)" "$tmp/err"
+check spec-figures  grep -qE "acceptance [0-9.]+ \([0-9]+ of [0-9]+\); draft [0-9.]+ ms a step, check [0-9.]+ ms" "$tmp/err"
+# the model as its own draft, every round fully accepted (the draft's last proposal folded into the
+# next round's first batch): still the model's own text, every proposal accepted
+check spec-self     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --draft "$tmp/m.gguf" --speculate 5)" = 0 ]
+check spec-self-same cmp -s "$tmp/out" "$tmp/greedy"
+check spec-self-all grep -qE "acceptance 1.00 \(([0-9]+) of \1\)" "$tmp/err"
+# sampled: the seed replays the same text
+check spec-temp     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --temp 0.8 --seed 3 --draft "$tmp/q8_0.gguf")" = 0 ]
+cp "$tmp/out" "$tmp/spec-temp"
+check spec-temp-seed [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --temp 0.8 --seed 3 --draft "$tmp/q8_0.gguf")" = 0 ]
+check spec-temp-same cmp -s "$tmp/out" "$tmp/spec-temp"
 check spec-badk     [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft "$tmp/q8_0.gguf" --speculate 0)" = 2 ]
 check spec-nodraft  [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft "$tmp/none.gguf")" = 1 ]
 check q-smaller     [ "$(stat -c %s "$tmp/q4_0.gguf")" -lt "$(stat -c %s "$tmp/q8_0.gguf")" ]

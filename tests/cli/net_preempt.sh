@@ -18,12 +18,16 @@
 # - Results in batches (not preemption, but the same agents): 8 quick tasks
 #   claimed at once (--claim-max 8) go up through POST /v1/results, each
 #   acknowledged ("in a batch of N"), none left in the state directory.
+# - llm-generate reclaimed after 10 of its 40 tokens resumes on another
+#   agent from the token ids and the sampler's state: the same tokens as
+#   uninterrupted; the ledger pays only the agent that finished.
 # - `synor agent --state-dir D --reclaim` sends SIGUSR1 to the agent of D:
 #   it exits 0 (here between tasks: nothing to release).
 # The store is SQLite, or the database SYNOR_COORD_DB names.
 # Skipped (77) without the coordinator, the agent or curl.
 # usage: net_preempt.sh SYNOR_BIN SOURCE_DIR JSON_CHECK_BIN
 S=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRC=$(cd "$2" && pwd)
 pass=0; fail=0
 tmp=$(mktemp -d)
 cleanup() {
@@ -121,6 +125,31 @@ check "batch upload: POST /v1/results" grep -q '"path":"/v1/results","status":20
 check "batch upload: nothing left in the state directory" test -z "$(ls p2s/pending)"
 curl -s -H "Authorization: Bearer $ME" "$SYNOR_COORDINATOR/v1/jobs/$j5/result" -o c5.bin
 check "batch upload: result right" "$S" submit --verify-sgemm c c5.bin
+
+# llm-generate: p1 is reclaimed at its 2nd safe point (after 2 segments of
+# 5 of its 40 tokens); p2 resumes from the token ids and the sampler's
+# state (the KV cache rebuilt): the same tokens as the same job run
+# uninterrupted by p3; the ledger pays p2 alone for the task
+"$S" model synth m.gguf --preset tiny --text "$SRC/README.md" >/dev/null
+mkdir -p l
+printf '{"format":"synor-job/1","kernel":"llm-generate","params":{"model":"tiny","prompt":"the compute network","n":40,"seed":7,"temperature":0.8},"shards":[{"inputs":[]}],"budget":"0.100000"}\n' >l/job.json
+jl=$(SYNOR_TOKEN_FILE=me.tok "$S" submit l/job.json 2>>sub.err)
+agent p1 p1l.log --state-dir p1s --cpu-share 0.0001 --model tiny=m.gguf --test-fault reclaim-after 2
+tl=$(sed -n 's/.*task \(t-[0-9]*\): llm-generate for.*/\1/p' p1l.log | head -1)
+check "llm: a task" test -n "$tl"
+check "llm: p1 stopped after 10 of 40 tokens" grep -q "$tl: stopped at a safe point (10 of 40 tokens done).*reclaims" p1l.log
+check "llm: released with a stored checkpoint" grep -q "$tl: released (checkpoint of [0-9]* bytes: stored)" p1l.log
+agent p2 p2l.log --max-tasks 1 --model tiny=m.gguf
+check "llm: p2 resumed 10 of 40 tokens" grep -q "$tl: resumed from a checkpoint: 10 of 40 tokens were done" p2l.log
+curl -s -H "Authorization: Bearer $ME" "$SYNOR_COORDINATOR/v1/jobs/$jl/result" -o l1.bin
+check "llm: 40 tokens" test "$(stat -c %s l1.bin 2>/dev/null)" = 160
+jl2=$(SYNOR_TOKEN_FILE=me.tok "$S" submit l/job.json 2>>sub.err)
+agent p3 p3l.log --max-tasks 1 --model tiny=m.gguf
+curl -s -H "Authorization: Bearer $ME" "$SYNOR_COORDINATOR/v1/jobs/$jl2/result" -o l2.bin
+check "llm: resumed tokens bit for bit the uninterrupted ones" cmp -s l1.bin l2.bin
+ledger=$(op /v1/ledger)
+check "llm: one ledger entry for the task" test "$(grep -o "\"task\":\"$tl\"" <<<"$ledger" | wc -l)" = 1
+check "llm: paid to p2" grep -q "\"task\":\"$tl\"[^}]*\"provider\":\"p2\"\|\"provider\":\"p2\"[^}]*\"task\":\"$tl\"" <<<"$ledger"
 
 # --reclaim: SIGUSR1 to the agent of a state directory
 "$S" agent --token-file p2.tok --state-dir p2s --wait 1 2>p2d.log &

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# run_spec_bench.sh - issue 12's speculative-decoding bar: tokens/s of a
+# target alone against the same target with a draft (synor generate
+# --draft), greedy, with the acceptance rate and k of each row; medians of
+# --runs rounds, each round running every configuration once (interleaved).
+#
+#   bash bench/run_spec_bench.sh [--bin DIR] [--preset stories15m|stories110m]
+#        [--target-type f32|f16|q8_0] [--drafts "q8_0 q4_0"] [--k "2 3 4"]
+#        [--tokens N] [--runs N] [--threads N] [--prompt TEXT] [--dir DIR]
+#        [--nice N]
+#
+# The pair: the preset's shape (default stories110m) with generated weights
+# (synor model synth --unshared --seed 7 --text README.md; an untied
+# classifier, so greedy text does not repeat one token), the target in
+# --target-type (default f32), each draft the same weights quantized
+# (synor quantize). Generated weights give an unrelated or a truncated
+# model an acceptance near 0, so "the same model, quantized" is the only
+# high-acceptance draft they offer (docs/BENCHMARKS.md).
+#
+# Rates are end to end (the prompt included, as `generate --draft` reports
+# them): alone = generated / (prefill + decode seconds). Every speculative
+# run's text is compared with the target's own (greedy: identical, or the
+# script fails). Also printed per configuration: the draft's time a step
+# and the check's time (k + 1 rows), against the target's decode step, and
+# each round's speed-up against the alone run of that round (runs next to
+# each other in time: on a loaded machine the steadier figure).
+# --dir DIR keeps the models in DIR (made once, reused); default a
+# temporary directory. --nice N: the runs under nice -n N (default 0).
+# The load average is printed before and after.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin= preset=stories110m ttype=f32 drafts="q8_0" ks="2 3 4" ntok=200 runs=3 threads=2
+prompt="Once upon a time" dir= niceness=0
+usage="usage: $0 [--bin DIR] [--preset P] [--target-type T] [--drafts \"T ...\"] [--k \"K ...\"]
+       [--tokens N] [--runs N] [--threads N] [--prompt TEXT] [--dir DIR] [--nice N]"
+while (($#)); do
+  case $1 in
+    --bin) bin=$2; shift 2 ;;
+    --preset) preset=$2; shift 2 ;;
+    --target-type) ttype=$2; shift 2 ;;
+    --drafts) drafts=$2; shift 2 ;;
+    --k) ks=$2; shift 2 ;;
+    --tokens) ntok=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --prompt) prompt=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --nice) niceness=$2; shift 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$bin" ]; then
+  cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DSYNOR_BUILD_TESTS=OFF >/dev/null
+  cmake --build build-bench -j"$(nproc)" --target synor >/dev/null
+  bin=build-bench
+fi
+S=$bin/synor
+[ -x "$S" ] || { echo "$0: $S: no such executable" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+[ -n "$dir" ] || dir=$tmp
+mkdir -p "$dir"
+T=$dir/$preset-$ttype.gguf
+if [ ! -s "$T" ]; then
+  "$S" model synth "$dir/$preset-f32.gguf" --preset "$preset" --unshared --seed 7 \
+    --text README.md >/dev/null
+  [ "$ttype" = f32 ] || "$S" quantize "$dir/$preset-f32.gguf" "$T" --type "$ttype" >/dev/null
+fi
+for d in $drafts; do
+  [ -s "$dir/$preset-$d.gguf" ] ||
+    "$S" quantize "$dir/$preset-f32.gguf" "$dir/$preset-$d.gguf" --type "$d" >/dev/null
+done
+gen() { nice -n "$niceness" "$S" generate -m "$T" -p "$prompt" -n "$ntok" --threads "$threads" "$@"; }
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "target $preset $ttype, $ntok tokens greedy after \"$prompt\", $threads threads, $runs rounds"
+# one configuration's run: name; appends "rate accepted proposed draft_ms check_ms" (or
+# "rate step_ms" alone) to $tmp/NAME
+for r in $(seq "$runs"); do
+  gen >"$tmp/alone.out" 2>"$tmp/alone.err"
+  # prompt P tokens in A s (...), generated G tokens in D s (R tokens/s decoding)
+  sed -n 's/.*prompt [0-9]* tokens in \([0-9.]*\) s.*generated \([0-9]*\) tokens in \([0-9.]*\) s.*/\1 \2 \3/p' \
+    "$tmp/alone.err" | awk '{printf "%.2f %.2f\n", $2 / ($1 + $3), 1e3 * $3 / $2}' >>"$tmp/alone"
+  for d in $drafts; do
+    for k in $ks; do
+      n=$d-k$k
+      gen --draft "$dir/$preset-$d.gguf" --speculate "$k" >"$tmp/$n.out" 2>"$tmp/$n.err"
+      cmp -s "$tmp/alone.out" "$tmp/$n.out" ||
+        { echo "$0: $n: the text differs from the target's own" >&2; exit 1; }
+      sed -n 's/.*(\([0-9.]*\) tokens\/s), [0-9]* checks, acceptance [0-9.]* (\([0-9]*\) of \([0-9]*\)); draft \([0-9.]*\) ms a step, check \([0-9.]*\) ms.*/\1 \2 \3 \4 \5/p' \
+        "$tmp/$n.err" >>"$tmp/$n"
+    done
+  done
+  echo "round $r done (load $(cut -d' ' -f1 /proc/loadavg))"
+done
+# the raw figures stay beside the models (DIR/spec-runs/CONFIG: one line a round)
+mkdir -p "$dir/spec-runs"
+for f in "$tmp"/alone "$tmp"/*-k*; do case $f in *.out | *.err) ;; *) cp "$f" "$dir/spec-runs/" ;; esac; done
+med() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+alone=$(cut -d' ' -f1 "$tmp/alone" | med)
+step=$(cut -d' ' -f2 "$tmp/alone" | med)
+printf '\n| draft | k | acceptance | tokens/s (median; rounds) | alone (median; rounds) | speed-up | per round | draft step / target step | check / target step |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
+for d in $drafts; do
+  for k in $ks; do
+    f=$tmp/$d-k$k
+    rate=$(cut -d' ' -f1 "$f" | med)
+    acc=$(awk '{a += $2; p += $3} END {printf "%.2f (%d/%d)", a / p, a, p}' "$f")
+    dms=$(cut -d' ' -f4 "$f" | med) cms=$(cut -d' ' -f5 "$f" | med)
+    # each round's speed-up against the alone run of the same round
+    per=$(paste -d' ' "$f" "$tmp/alone" | awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / $6}')
+    printf '| %s | %s | %s | %s; %s | %s; %s | %s | %s | %s | %s |\n' "$d" "$k" "$acc" "$rate" \
+      "$(cut -d' ' -f1 "$f" | paste -sd' ')" "$alone" "$(cut -d' ' -f1 "$tmp/alone" | paste -sd' ')" \
+      "$(awk -v a="$rate" -v b="$alone" 'BEGIN {printf "%.2f", a / b}')" "$per" \
+      "$(awk -v a="$dms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')" \
+      "$(awk -v a="$cms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')"
+  done
+done
+echo
+echo "target step (alone, median) $step ms; load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,795 @@
+/* exact_comm.c - the exact planner's allocation-first search: devices
+ * first, then the order on them (the allocation-ordering split of Orr and
+ * Sinnen's optimal scheduling with communication delays). Used by exact.c
+ * after its bound-deepening phase on problems with communication and
+ * without weights, memory or colocation groups.
+ *
+ * Why: exact.c's append search bounds a partial schedule by paths and by
+ * the work left spread over the devices, and neither knows that spreading
+ * work costs transfers; with costly communication its bound stays far
+ * below the optimum. Once tasks have devices, the transfers are known: an
+ * edge between two devices costs its transfer, an edge on one device costs
+ * nothing, and the tasks of one device run one at a time.
+ *
+ * Allocation: one task at a time, each on each device it can run on
+ * (interchangeable devices, as exact.c defines them, once while unused).
+ * The bound of a partial allocation, in topological order:
+ *  - heads, forward: an allocated task starts no earlier than, per
+ *    predecessor on another device, its head, time and transfer; its
+ *    predecessors on the same device run one at a time before it (the
+ *    join rule); per predecessor not allocated, the cheapest of its
+ *    devices. A task left has a head per device, the same way;
+ *  - tails, backward (from a task's end to the makespan): per successor on
+ *    another device, the transfer and its time and tail there; successors
+ *    on the same device run one at a time after it, by Jackson's rule on
+ *    their tails (the fork rule); a successor left goes on the same device
+ *    when every other device costs more than a threshold, and the least
+ *    over thresholds counts. A task left has a bottom level per device;
+ *  - the tasks left: the least over devices of head plus bottom level;
+ *  - per device, its tasks on one machine with these heads and tails: for
+ *    any subset, the least head plus the sum of times plus the least tail
+ *    (subsets: heads at least a threshold, taken by tail, largest first);
+ *  - the least work left poured onto the devices on top of their loads.
+ * A child's bound is at least its parent's; children are tried in order of
+ * their bound; a bound at or above the incumbent prunes.
+ *
+ * Two allocation orders in turn, the second from the best schedule the
+ * first found: for a quarter of the time (at most 500,000 nodes), next
+ * the task with the largest sum of its least time and its edges' costs to
+ * the tasks already allocated, either way (with costly transfers the bound
+ * then rises at once; with cheap ones big tasks go first, as in packing);
+ * then a topological order, next the ready task with the costliest edges
+ * from its predecessors (heads then depend only on allocated tasks).
+ *
+ * Ordering (a complete allocation): exact.c's append search with the
+ * devices fixed: ready tasks appended at the later of their device
+ * becoming free and their inputs arriving, starts never decreasing, one
+ * order among equal starts. Its bound: each task left starts no earlier
+ * than the last start, its device's free time, its predecessors' (earliest)
+ * ends plus transfers, and its local predecessors one at a time; then the
+ * largest head plus time plus tail, and per device the one-machine bound of
+ * its tasks left.
+ *
+ * Stopped by a limit, the bound proved is the larger over the two orders
+ * of the least bound of the subtrees left (children are sorted by bound,
+ * so the child being searched at each open level bounds those after it). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "plan/plan_internal.h"
+
+#define EPS 1e-12
+#define FIRST_NODES 500000u
+
+typedef struct ord_cand {
+    double key, s;
+    size_t task;
+} ord_cand;
+
+typedef struct alloc_cand {
+    double key, raw; /* raw: the child's own bound, which breaks ties */
+    size_t dev;
+} alloc_cand;
+
+typedef struct as {
+    const synor__exact_comm_in *in;
+    const synor_sched_problem *pb;
+    size_t n, d;
+    size_t *pos;             /* task -> position in in->topo */
+    size_t *aord;            /* the allocation order */
+    size_t *succ_off, *succ, *succ_e; /* successors and their edge in pred[] */
+    size_t *dev;             /* SIZE_MAX: not allocated */
+    size_t *used;            /* tasks per device */
+    double *head, *tail, *w; /* allocated tasks */
+    double *uhead;           /* [i * d + q]: tasks left */
+    double *load;            /* per device */
+    double minw_left;
+    size_t *om_idx;          /* one-machine scratch */
+    double *om_r, *om_p, *om_q, *om_fill;
+    double *fw, *fq, *ur, *uw, *uq; /* fork/join scratch */
+    double *bl2;             /* [i * d + p]: bottom levels with the fork rule */
+    double *bld;             /* the same with the allocation so far */
+    /* ordering */
+    size_t *left;
+    unsigned char *done;
+    double *st, *ft, *avail, *est;
+    ord_cand *oc;            /* n levels of n */
+    alloc_cand *ac;          /* n levels of d */
+    /* the outcome */
+    double best, open;
+    size_t *bdev;
+    double *bst, *bft;
+    uint64_t nodes, limit;   /* limit: this pass's */
+    struct timespec t_end;
+    int aborted;
+} as;
+
+static double rnd(const as *a, double v)
+{
+    return a->in->integral ? ceil(v - 1e-9) : v;
+}
+
+static int past(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+static int tick(as *a)
+{
+    if (a->aborted)
+        return 1;
+    if (a->nodes >= a->limit || ((++a->nodes & 1023) == 0 && past(&a->t_end)))
+        a->aborted = 1;
+    return a->aborted;
+}
+
+static int pruned(const as *a, double lb)
+{
+    return lb >= a->best - EPS - 1e-9 * a->best;
+}
+
+/* One machine, tasks k with head r, time p and tail q: for every subset,
+ * the least head + the sum of times + the least tail, over the subsets of
+ * tasks with head at least a threshold taken in order of tail. */
+static double one_machine(as *a, size_t k)
+{
+    double lb = 0;
+    size_t *ix = a->om_idx;
+    for (size_t x = 0; x < k; x++)
+        ix[x] = x;
+    /* insertion sort by tail, largest first (k is small) */
+    for (size_t x = 1; x < k; x++) {
+        size_t v = ix[x], y = x;
+        while (y > 0 && a->om_q[ix[y - 1]] < a->om_q[v]) {
+            ix[y] = ix[y - 1];
+            y--;
+        }
+        ix[y] = v;
+    }
+    for (size_t t = 0; t < k; t++) {
+        double r = a->om_r[t], sum = 0;
+        for (size_t x = 0; x < k; x++) {
+            size_t i = ix[x];
+            if (a->om_r[i] < r)
+                continue;
+            sum += a->om_p[i];
+            if (r + sum + a->om_q[i] > lb)
+                lb = r + sum + a->om_q[i];
+        }
+    }
+    return lb;
+}
+
+/* Jackson's rule: jobs (w, q) on one machine from time 0, each followed by
+ * its tail q; the least makespan is the largest prefix of times plus the
+ * tail where the jobs go by tail, largest first. Sorts the jobs. */
+static double jackson(double *w, double *q, size_t k)
+{
+    for (size_t x = 1; x < k; x++) {
+        double vw = w[x], vq = q[x];
+        size_t y = x;
+        while (y > 0 && q[y - 1] < vq) {
+            w[y] = w[y - 1];
+            q[y] = q[y - 1];
+            y--;
+        }
+        w[y] = vw;
+        q[y] = vq;
+    }
+    double sum = 0, m = 0;
+    for (size_t x = 0; x < k; x++) {
+        sum += w[x];
+        if (sum + q[x] > m)
+            m = sum + q[x];
+    }
+    return m;
+}
+
+/* From the end of task j on device p to the makespan, at least (the fork
+ * rule): each successor on another device takes its transfer and its
+ * bottom level there; those on p run one at a time after j (Jackson's
+ * rule on their times and tails). Successors allocated are where they
+ * are; for one left, with bl its bottom levels, the cheapest other device
+ * or p: for the least threshold T, every successor that would cost more
+ * than T elsewhere is on p. */
+static double fork_rule(as *a, size_t j, size_t p, const double *bl)
+{
+    const synor_sched_problem *pb = a->pb;
+    size_t d = a->d, nf = 0, nu = 0;
+    double fixed = 0;
+    for (size_t y = a->succ_off[j]; y < a->succ_off[j + 1]; y++) {
+        size_t i = a->succ[y], e = a->succ_e[y];
+        if (a->dev[i] != SIZE_MAX) {
+            if (a->dev[i] == p) {
+                a->fw[nf] = a->w[i];
+                a->fq[nf++] = a->tail[i];
+            } else {
+                double v = synor__edge_comm(pb, e, p, a->dev[i]) + a->w[i] + a->tail[i];
+                fixed = v > fixed ? v : fixed;
+            }
+            continue;
+        }
+        double r = INFINITY, w = pb->exec[i * d + p];
+        for (size_t q = 0; q < d; q++) {
+            double v = q == p ? INFINITY : synor__edge_comm(pb, e, p, q) + bl[i * d + q];
+            r = v < r ? v : r;
+        }
+        if (!isfinite(w)) {
+            fixed = r > fixed ? r : fixed;
+            continue;
+        }
+        /* by r, largest first */
+        size_t x = nu++;
+        while (x > 0 && a->ur[x - 1] < r) {
+            a->ur[x] = a->ur[x - 1];
+            a->uw[x] = a->uw[x - 1];
+            a->uq[x] = a->uq[x - 1];
+            x--;
+        }
+        a->ur[x] = r;
+        a->uw[x] = w;
+        a->uq[x] = bl[i * d + p] - w;
+    }
+    double best = INFINITY;
+    for (size_t t = 0; t <= nu; t++) { /* the first t of them on p */
+        double T = t < nu ? a->ur[t] : 0;
+        if (T < fixed)
+            T = fixed;
+        if (T >= best)
+            continue;
+        size_t k = nf;
+        double *w = a->fw + a->n, *q = a->fq + a->n; /* copies: jackson sorts */
+        memcpy(w, a->fw, nf * sizeof *w);
+        memcpy(q, a->fq, nf * sizeof *q);
+        for (size_t x = 0; x < t; x++) {
+            w[k] = a->uw[x];
+            q[k++] = a->uq[x];
+        }
+        double v = jackson(w, q, k);
+        if (v < T)
+            v = T;
+        if (v < best)
+            best = v;
+    }
+    return best;
+}
+
+/* Local predecessors one at a time: from their heads (r) and times (w),
+ * the earliest all are done on one machine. Sorts them. */
+static double serial(double *r, double *w, size_t k)
+{
+    for (size_t x = 1; x < k; x++) {
+        double vr = r[x], vw = w[x];
+        size_t y = x;
+        while (y > 0 && r[y - 1] > vr) {
+            r[y] = r[y - 1];
+            w[y] = w[y - 1];
+            y--;
+        }
+        r[y] = vr;
+        w[y] = vw;
+    }
+    double t = 0;
+    for (size_t x = 0; x < k; x++)
+        t = (t > r[x] ? t : r[x]) + w[x];
+    return t;
+}
+
+/* ------------------------------------------------------------ ordering */
+
+static double ord_bound(as *a, double cur, double last)
+{
+    const synor_sched_problem *pb = a->pb;
+    size_t n = a->n, d = a->d;
+    double lb = cur;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = a->in->topo[k];
+        if (a->done[i])
+            continue;
+        size_t p = a->dev[i];
+        double h = last > a->avail[p] ? last : a->avail[p];
+        size_t nl = 0;
+        for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
+            size_t j = pb->pred[e];
+            if (!a->done[j] && a->dev[j] == p) { /* these run one at a time */
+                a->fw[nl] = a->est[j];
+                a->fq[nl++] = a->w[j];
+                continue;
+            }
+            double r = (a->done[j] ? a->ft[j] : a->est[j] + a->w[j]) +
+                       synor__edge_comm(pb, e, a->dev[j], p);
+            if (r > h)
+                h = r;
+        }
+        if (nl) {
+            double t = serial(a->fw, a->fq, nl);
+            h = t > h ? t : h;
+        }
+        a->est[i] = h;
+        if (h + a->w[i] + a->tail[i] > lb)
+            lb = h + a->w[i] + a->tail[i];
+    }
+    for (size_t p = 0; p < d; p++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!a->done[i] && a->dev[i] == p) {
+                a->om_r[k] = a->est[i];
+                a->om_p[k] = a->w[i];
+                a->om_q[k++] = a->tail[i];
+            }
+        if (k > 1) {
+            double v = one_machine(a, k);
+            if (v > lb)
+                lb = v;
+        }
+    }
+    return rnd(a, lb);
+}
+
+static void record(as *a, double cur)
+{
+    a->best = cur;
+    memcpy(a->bdev, a->dev, a->n * sizeof *a->dev);
+    memcpy(a->bst, a->st, a->n * sizeof *a->st);
+    memcpy(a->bft, a->ft, a->n * sizeof *a->ft);
+}
+
+static void order(as *a, size_t depth, double cur, double last, size_t prev)
+{
+    if (tick(a))
+        return;
+    if (depth == a->n) {
+        if (cur < a->best - EPS)
+            record(a, cur);
+        return;
+    }
+    double lb = ord_bound(a, cur, last);
+    if (pruned(a, lb))
+        return;
+    const synor_sched_problem *pb = a->pb;
+    ord_cand *cs = a->oc + depth * a->n;
+    size_t nc = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->done[i] || a->left[i])
+            continue;
+        size_t p = a->dev[i];
+        double s = a->avail[p];
+        for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
+            size_t j = pb->pred[e];
+            double r = a->ft[j] + synor__edge_comm(pb, e, a->dev[j], p);
+            if (r > s)
+                s = r;
+        }
+        if (s < last - EPS)
+            continue; /* not in start order */
+        if (prev != SIZE_MAX && fabs(s - last) <= EPS && a->w[i] > 0 &&
+            a->ft[prev] > a->st[prev] && a->pos[i] < a->pos[prev])
+            continue; /* the same start: topological order covers it */
+        double key = rnd(a, s + a->w[i] + a->tail[i]);
+        if (key < lb)
+            key = lb; /* the parent's bound holds for its subtrees */
+        if (pruned(a, key))
+            continue;
+        size_t y = nc++;
+        while (y > 0 && (cs[y - 1].key > key || (cs[y - 1].key == key && cs[y - 1].s > s))) {
+            cs[y] = cs[y - 1];
+            y--;
+        }
+        cs[y] = (ord_cand){key, s, i};
+    }
+    for (size_t k = 0; k < nc; k++) {
+        ord_cand c = cs[k];
+        if (pruned(a, c.key))
+            break;
+        size_t i = c.task, p = a->dev[i];
+        double old = a->avail[p], f = c.s + a->w[i];
+        a->done[i] = 1;
+        a->st[i] = c.s;
+        a->ft[i] = f;
+        a->avail[p] = f;
+        for (size_t x = a->succ_off[i]; x < a->succ_off[i + 1]; x++)
+            a->left[a->succ[x]]--;
+        order(a, depth + 1, f > cur ? f : cur, c.s, i);
+        for (size_t x = a->succ_off[i]; x < a->succ_off[i + 1]; x++)
+            a->left[a->succ[x]]++;
+        a->avail[p] = old;
+        a->done[i] = 0;
+        if (a->aborted) {
+            if (c.key < a->open)
+                a->open = c.key;
+            break;
+        }
+    }
+}
+
+/* ---------------------------------------------------------- allocation */
+
+/* The earliest start of task i on device p (allocated there, or if it
+ * were): per predecessor allocated elsewhere, its head, time and
+ * transfer; those allocated on p one at a time; per predecessor left, the
+ * least over its devices of its head, time and transfer. */
+static double head_on(as *a, size_t i, size_t p)
+{
+    const synor_sched_problem *pb = a->pb;
+    size_t d = a->d, nl = 0;
+    double h = 0;
+    for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
+        size_t j = pb->pred[e];
+        double r;
+        if (a->dev[j] == p) { /* these run one at a time */
+            a->fw[nl] = a->head[j];
+            a->fq[nl++] = a->w[j];
+            continue;
+        }
+        if (a->dev[j] != SIZE_MAX) {
+            r = a->head[j] + a->w[j] + synor__edge_comm(pb, e, a->dev[j], p);
+        } else {
+            r = INFINITY;
+            for (size_t u = 0; u < d; u++) {
+                double v = a->uhead[j * d + u] + pb->exec[j * d + u] +
+                           synor__edge_comm(pb, e, u, p);
+                if (v < r)
+                    r = v;
+            }
+        }
+        if (r > h)
+            h = r;
+    }
+    if (nl) {
+        double t = serial(a->fw, a->fq, nl);
+        h = t > h ? t : h;
+    }
+    return h;
+}
+
+/* The bound of a partial allocation (any set of tasks): heads forward and
+ * tails backward in topological order (allocated tasks on their device,
+ * tasks left per device), then the tasks left, one machine per device
+ * and the work left. */
+static double alloc_bound(as *a)
+{
+    const synor_sched_problem *pb = a->pb;
+    const size_t *topo = a->in->topo;
+    const double *bl = a->bl2;
+    double *bld = a->bld;
+    size_t n = a->n, d = a->d;
+    double lb = 0;
+    for (size_t x = 0; x < n; x++) {
+        size_t i = topo[x];
+        if (a->dev[i] != SIZE_MAX) {
+            a->head[i] = head_on(a, i, a->dev[i]);
+            continue;
+        }
+        for (size_t q = 0; q < d; q++)
+            a->uhead[i * d + q] = isfinite(pb->exec[i * d + q]) ? head_on(a, i, q) : INFINITY;
+    }
+    for (size_t x = n; x-- > 0;) {
+        size_t j = topo[x];
+        if (a->dev[j] != SIZE_MAX) {
+            a->tail[j] = fork_rule(a, j, a->dev[j], bld);
+            continue;
+        }
+        double m = INFINITY;
+        for (size_t u = 0; u < d; u++) {
+            double w = pb->exec[j * d + u], v = INFINITY;
+            if (isfinite(w)) {
+                v = w + fork_rule(a, j, u, bld);
+                v = v > bl[j * d + u] ? v : bl[j * d + u];
+            }
+            bld[j * d + u] = v;
+            if (a->uhead[j * d + u] + v < m)
+                m = a->uhead[j * d + u] + v;
+        }
+        if (m > lb)
+            lb = m;
+    }
+    /* per device, one machine */
+    for (size_t p = 0; p < d; p++) {
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (a->dev[i] != p)
+                continue;
+            a->om_r[c] = a->head[i];
+            a->om_p[c] = a->w[i];
+            a->om_q[c++] = a->tail[i];
+        }
+        double v = one_machine(a, c);
+        if (v > lb)
+            lb = v;
+    }
+    /* the least work left poured on top of the loads */
+    if (a->minw_left > 0) {
+        double *f = a->om_fill;
+        memcpy(f, a->load, d * sizeof *f);
+        for (size_t x = 1; x < d; x++) { /* ascending */
+            double v = f[x];
+            size_t y = x;
+            while (y > 0 && f[y - 1] > v) {
+                f[y] = f[y - 1];
+                y--;
+            }
+            f[y] = v;
+        }
+        double rest = a->minw_left, level = f[0];
+        size_t x = 1;
+        for (;; x++) { /* raise the x lowest to the next load */
+            double next = x < d ? f[x] : INFINITY, need = (next - level) * (double)x;
+            if (need >= rest) {
+                level += rest / (double)x;
+                break;
+            }
+            rest -= need;
+            level = next;
+        }
+        if (level > lb)
+            lb = level;
+    }
+    return rnd(a, lb);
+}
+
+static void assign(as *a, size_t i, size_t p)
+{
+    a->dev[i] = p;
+    a->w[i] = a->pb->exec[i * a->d + p];
+    a->load[p] += a->w[i];
+    a->used[p]++;
+    a->minw_left -= a->in->minw[i];
+}
+
+static void unassign(as *a, size_t i)
+{
+    size_t p = a->dev[i];
+    a->load[p] -= a->w[i];
+    a->used[p]--;
+    a->minw_left += a->in->minw[i];
+    a->dev[i] = SIZE_MAX;
+}
+
+/* Whether device p repeats an interchangeable device, both unused. */
+static int symmetric(const as *a, size_t p)
+{
+    const size_t *cls = a->in->cls;
+    if (!cls || cls[p] == p || a->used[p])
+        return 0;
+    for (size_t q = cls[p]; q < p; q++)
+        if (cls[q] == cls[p] && !a->used[q])
+            return 1;
+    return 0;
+}
+
+static void allocate(as *a, size_t k, double lb)
+{
+    if (tick(a))
+        return;
+    if (k == a->n) { /* the order on the devices; tails of this allocation */
+        if (pruned(a, alloc_bound(a)))
+            return;
+        memset(a->done, 0, a->n);
+        for (size_t p = 0; p < a->d; p++)
+            a->avail[p] = 0;
+        for (size_t i = 0; i < a->n; i++)
+            a->left[i] = a->pb->pred_off[i + 1] - a->pb->pred_off[i];
+        order(a, 0, 0, 0, SIZE_MAX);
+        return;
+    }
+    size_t i = a->aord[k], nc = 0;
+    alloc_cand *cs = a->ac + k * a->d;
+    for (size_t p = 0; p < a->d; p++) {
+        if (!isfinite(a->pb->exec[i * a->d + p]) || symmetric(a, p))
+            continue;
+        assign(a, i, p);
+        double raw = alloc_bound(a), key = raw < lb ? lb : raw; /* the parent's bound
+                                                                   holds for its subtrees */
+        unassign(a, i);
+        if (pruned(a, key))
+            continue;
+        size_t y = nc++;
+        while (y > 0 && (cs[y - 1].key > key || (cs[y - 1].key == key && cs[y - 1].raw > raw))) {
+            cs[y] = cs[y - 1];
+            y--;
+        }
+        cs[y] = (alloc_cand){key, raw, p};
+    }
+    for (size_t c = 0; c < nc; c++) {
+        if (pruned(a, cs[c].key))
+            break;
+        assign(a, i, cs[c].dev);
+        allocate(a, k + 1, cs[c].key);
+        unassign(a, i);
+        if (a->aborted) {
+            if (cs[c].key < a->open)
+                a->open = cs[c].key;
+            break;
+        }
+    }
+}
+
+/* The allocation order, topological or not: next, the task with the
+ * costliest edges to the tasks already taken, either way (their transfers
+ * bound the allocation soonest), not topological plus its least time (big
+ * tasks first), then the longest bottom level. Uses a->done and a->est as
+ * scratch. */
+static void alloc_order(as *a, int topological)
+{
+    const synor_sched_problem *pb = a->pb;
+    size_t n = a->n, d = a->d;
+    double *score = a->est;
+    for (size_t i = 0; i < n; i++) {
+        a->done[i] = 0;
+        score[i] = 0;
+        a->left[i] = pb->pred_off[i + 1] - pb->pred_off[i];
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t pick = SIZE_MAX;
+        double pb_best = -1, ps_best = -1;
+        for (size_t i = 0; i < n; i++) {
+            if (a->done[i] || (topological && a->left[i]))
+                continue;
+            double blm = INFINITY;
+            for (size_t q = 0; q < d; q++)
+                if (a->bl2[i * d + q] < blm)
+                    blm = a->bl2[i * d + q];
+            double sc = score[i] + (topological ? 0 : a->in->minw[i]);
+            if (sc > ps_best || (sc == ps_best && blm > pb_best)) {
+                pick = i;
+                ps_best = sc;
+                pb_best = blm;
+            }
+        }
+        a->aord[k] = pick;
+        a->done[pick] = 1;
+        for (size_t x = a->succ_off[pick]; x < a->succ_off[pick + 1]; x++) {
+            score[a->succ[x]] += d > 1 ? synor__edge_comm(pb, a->succ_e[x], 0, 1) : 0;
+            a->left[a->succ[x]]--;
+        }
+        for (size_t e = pb->pred_off[pick]; e < pb->pred_off[pick + 1]; e++)
+            score[pb->pred[e]] += d > 1 ? synor__edge_comm(pb, e, 0, 1) : 0;
+    }
+    memset(a->done, 0, n);
+}
+
+/* Points a's arrays into one block at base (zeroed), or with base NULL
+ * only counts; the bytes the block takes. m: the edges. */
+static size_t carve(as *a, char *base, size_t m)
+{
+    size_t n = a->n, d = a->d, N = n + 1, off = 0;
+#define TAKE(ptr, count)                                                            \
+    do {                                                                            \
+        (ptr) = base ? (void *)(base + off) : NULL;                                 \
+        off += ((count) * sizeof *(ptr) + 15) & ~(size_t)15;                        \
+    } while (0)
+    TAKE(a->pos, N);
+    TAKE(a->aord, N);
+    TAKE(a->succ_off, n + 2);
+    TAKE(a->succ, m + 1);
+    TAKE(a->succ_e, m + 1);
+    TAKE(a->dev, N);
+    TAKE(a->used, d + 1);
+    TAKE(a->head, N);
+    TAKE(a->tail, N);
+    TAKE(a->w, N);
+    TAKE(a->uhead, n * d + 1);
+    TAKE(a->load, d + 1);
+    TAKE(a->om_idx, N);
+    TAKE(a->om_r, N);
+    TAKE(a->om_p, N);
+    TAKE(a->om_q, N);
+    TAKE(a->om_fill, d + 1);
+    TAKE(a->fw, 2 * N);
+    TAKE(a->fq, 2 * N);
+    TAKE(a->ur, N);
+    TAKE(a->uw, N);
+    TAKE(a->uq, N);
+    TAKE(a->bl2, n * d + 1);
+    TAKE(a->bld, n * d + 1);
+    TAKE(a->left, N);
+    TAKE(a->st, N);
+    TAKE(a->ft, N);
+    TAKE(a->avail, d + 1);
+    TAKE(a->est, N);
+    TAKE(a->oc, n * n + 1);
+    TAKE(a->ac, n * d + 1);
+    TAKE(a->bdev, N);
+    TAKE(a->bst, N);
+    TAKE(a->bft, N);
+    TAKE(a->done, N);
+#undef TAKE
+    return off;
+}
+
+int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, double *ft,
+                      synor__exact_comm_out *out)
+{
+    const synor_sched_problem *pb = in->pb;
+    size_t n = pb->n_tasks, d = pb->n_devices, m = pb->pred_off[n];
+    as a;
+    memset(&a, 0, sizeof a);
+    a.in = in;
+    a.pb = pb;
+    a.n = n;
+    a.d = d;
+    a.best = in->best;
+    a.open = INFINITY;
+    char *arena = synor__calloc(1, carve(&a, NULL, m));
+    if (!arena)
+        return synor__error(SYNOR_ENOMEM, "out of memory");
+    carve(&a, arena, m);
+    for (size_t k = 0; k < n; k++)
+        a.pos[in->topo[k]] = k;
+    for (size_t e = 0; e < m; e++)
+        a.succ_off[pb->pred[e] + 2]++;
+    for (size_t i = 0; i < n; i++)
+        a.succ_off[i + 2] += a.succ_off[i + 1];
+    for (size_t i = 0; i < n; i++)
+        for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
+            size_t x = a.succ_off[pb->pred[e] + 1]++;
+            a.succ[x] = i;
+            a.succ_e[x] = e;
+        }
+    for (size_t i = 0; i < n; i++) {
+        a.dev[i] = SIZE_MAX;
+        a.minw_left += in->minw[i];
+    }
+    /* bottom levels with the fork rule, never below exact.c's */
+    for (size_t k = n; k-- > 0;) {
+        size_t i = in->topo[k];
+        for (size_t p = 0; p < d; p++) {
+            double w = pb->exec[i * d + p], v = isfinite(w) ? w + fork_rule(&a, i, p, a.bl2)
+                                                            : INFINITY;
+            a.bl2[i * d + p] = v > in->bl[i * d + p] ? v : in->bl[i * d + p];
+        }
+    }
+    /* two orders in turn: the costliest edges first (strong when
+     * transfers dominate) for a quarter of the time or 500,000 nodes,
+     * then topological,
+     * from the best schedule found */
+    memcpy(a.bdev, dev, n * sizeof *dev);
+    memcpy(a.bst, st, n * sizeof *st);
+    memcpy(a.bft, ft, n * sizeof *ft);
+    double root = n ? alloc_bound(&a) : 0, proven = root;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double left = (double)(in->t_end.tv_sec - now.tv_sec) +
+                  1e-9 * (double)(in->t_end.tv_nsec - now.tv_nsec);
+    for (int pass = 0; pass < 2 && !pruned(&a, root); pass++) {
+        a.t_end = in->t_end;
+        if (!pass && left > 0) {
+            double q = left / 4;
+            a.t_end = now;
+            a.t_end.tv_sec += (time_t)q;
+            a.t_end.tv_nsec += (long)((q - floor(q)) * 1e9);
+            if (a.t_end.tv_nsec >= 1000000000L) {
+                a.t_end.tv_sec++;
+                a.t_end.tv_nsec -= 1000000000L;
+            }
+        }
+        /* the first order: at most 500,000 nodes too (the time share alone
+         * would starve the second order of a long limit) */
+        a.limit = in->node_limit;
+        if (!pass && in->node_limit > FIRST_NODES && a.nodes < in->node_limit - FIRST_NODES)
+            a.limit = a.nodes + FIRST_NODES;
+        alloc_order(&a, pass);
+        a.aborted = 0;
+        a.open = INFINITY;
+        allocate(&a, 0, root);
+        if (!a.aborted)
+            break;
+        if (!isfinite(a.open))
+            a.open = root; /* stopped before the root was expanded */
+        if (a.open > proven)
+            proven = a.open;
+    }
+    memcpy(dev, a.bdev, n * sizeof *dev);
+    memcpy(st, a.bst, n * sizeof *st);
+    memcpy(ft, a.bft, n * sizeof *ft);
+    out->best = a.best;
+    out->nodes = a.nodes;
+    out->exhausted = !a.aborted;
+    out->bound = a.aborted ? (proven < a.best ? proven : a.best) : a.best;
+    synor__free(arena);
+    return 0;
+}
