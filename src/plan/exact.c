@@ -52,6 +52,12 @@
  * the branch and bound above: its bound is far stronger when transfers
  * are costly.
  *
+ * For P|prec|Cmax with integral times (identical devices, no
+ * communication: the STG sets), exact_ilp.c runs between the deepening and
+ * the branch and bound, until three quarters of the time: a heuristic, then
+ * (with GLPK) a time-indexed integer program that asks for each makespan
+ * from the proven bound upwards whether a schedule exists.
+ *
  * Weights and memory (weights.c) are part of the search: a device is tried
  * for a task only if the task's weights and working memory fit there, and
  * the weights it lacks are copied when the task is appended (undone on the
@@ -548,9 +554,26 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
     /* iterative deepening on the bound for up to a quarter of the time,
      * then branch and bound against the incumbent for the rest; with
      * communication (and no weights, memory or groups) a twentieth, then
-     * the allocation-first search */
+     * the allocation-first search; for P|prec|Cmax with integral times
+     * (exact_ilp.c), between them the heuristic and the integer program,
+     * up to three quarters of the time */
     int comm = !b.nocomm && !b.ws && !b.gdev;
+    int ilp = !optimal && synor__exact_ilp_applies(pb);
     for (int phase = 0; phase < 2 && !optimal && b.aborted != 2; phase++) {
+        if (phase && ilp) {
+            double until = 0.75 * tl;
+            struct timespec t_ilp = t0;
+            t_ilp.tv_sec += (time_t)until;
+            t_ilp.tv_nsec += (long)((until - floor(until)) * 1e9);
+            if (t_ilp.tv_nsec >= 1000000000L) {
+                t_ilp.tv_sec++;
+                t_ilp.tv_nsec -= 1000000000L;
+            }
+            if ((rc = synor__exact_ilp(pb, &t_ilp, b.bdev, b.bst, b.bft, &b.best, &proven)))
+                goto out;
+            if ((optimal = proven >= b.best - 1e-9 * b.best))
+                break;
+        }
         double share = phase ? tl : tl / (comm ? 20 : 4);
         b.t_end = t0;
         b.t_end.tv_sec += (time_t)share;

@@ -133,6 +133,19 @@ int synor__exact_schedule(const synor_sched_problem *pb, const synor_plan_option
                           synor__wstate *ws, size_t *dev, double *st, double *ft,
                           synor__exact_result *res);
 
+/* exact_ilp.c: whether the problem is P|prec|Cmax - identical devices, no
+ * communication, integral times, no weights, memory or groups. */
+int synor__exact_ilp_applies(const synor_sched_problem *pb);
+
+/* For such a problem, until t_end (monotonic): a heuristic, then (with
+ * GLPK) decides makespans ceil(*bound), ..., *best - 1 in turn with a
+ * time-indexed integer program: each infeasible one raises *bound; the
+ * first feasible one is the optimum. A shorter schedule found replaces
+ * dev/st/ft and *best (optimal when *best reaches *bound). Does nothing for
+ * other problems. 0 or SYNOR_ENOMEM. */
+int synor__exact_ilp(const synor_sched_problem *pb, const struct timespec *t_end, size_t *dev,
+                     double *st, double *ft, double *best, double *bound);
+
 /* exact_comm.c: the allocation-first search (devices, then the order on
  * them) for problems without weights, memory or groups. in: the problem,
  * a topological order, exact.c's bottom levels [task * d + dev] and least
