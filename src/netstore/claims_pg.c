@@ -75,16 +75,7 @@ static const char *const claims_fn[] = {
 
 int synor__ns_pg_claims_fn(synor_netstore *s)
 {
-    synor__buf b;
-    synor__buf_init(&b);
-    for (size_t i = 0; claims_fn[i]; i++)
-        synor__buf_puts(&b, claims_fn[i]);
-    char *sql = synor__buf_take(&b);
-    if (!sql)
-        return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
-    int e = s->ops->script(s->db, sql);
-    synor__free(sql);
-    return e;
+    return synor__ns_pg_script(s, claims_fn);
 }
 
 typedef struct claim_req {

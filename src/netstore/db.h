@@ -176,6 +176,9 @@ struct synor_netstore {
  * each one's rc (its msg for a failure). */
 void synor__ns_combine(synor_netstore *s, ns_comb *c, ns_creq *r, size_t cap,
                        void (*run)(synor_netstore *s, ns_creq *batch));
+/* results_pg.c: runs the SQL script made of parts (NULL-terminated)
+ * joined, as one script (a server-side function's definition). */
+int synor__ns_pg_script(synor_netstore *s, const char *const *parts);
 /* results_pg.c: an element of a PostgreSQL array literal: NULL, or v
  * quoted. */
 void synor__ns_pg_quoted(synor__buf *b, const char *v);

@@ -171,18 +171,23 @@ static const char *const results_fn[] = {
     "$f$;",
     NULL};
 
-int synor__ns_pg_functions(synor_netstore *s)
+int synor__ns_pg_script(synor_netstore *s, const char *const *parts)
 {
     synor__buf b;
     synor__buf_init(&b);
-    for (size_t i = 0; results_fn[i]; i++)
-        synor__buf_puts(&b, results_fn[i]);
+    for (size_t i = 0; parts[i]; i++)
+        synor__buf_puts(&b, parts[i]);
     char *sql = synor__buf_take(&b);
     if (!sql)
         return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
     int e = s->ops->script(s->db, sql);
     synor__free(sql);
     return e;
+}
+
+int synor__ns_pg_functions(synor_netstore *s)
+{
+    return synor__ns_pg_script(s, results_fn);
 }
 
 /* A PostgreSQL array literal element: NULL, or a quoted string. */
