@@ -473,7 +473,7 @@ TEST(f32_batch_tile_agrees)
             for (int acc = 0; acc < 2; acc++) {
                 for (int i = 0; i < TMAX * 4; i++)
                     y[i] = 0.25f;
-                k->tile_f32w(w, N, x, N, T, n, y, 4, acc);
+                k->tile_f32w(w, N, x, N, T, n, y, 4, acc, NULL);
                 for (int t = 0; t < T; t++)
                     for (int r = 0; r < 4; r++) {
                         float want = g->dot_f32(w + r * N, x + t * N, n) + (acc ? 0.25f : 0);

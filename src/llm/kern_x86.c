@@ -449,7 +449,8 @@ T5 static void a5_tile_f32_4x1(const float *w, size_t ws, const float *x, int n,
 T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, size_t ws,
                                                                  const float *x, size_t ldx,
                                                                  const int T, int n, float *y,
-                                                                 size_t ldy, int acc)
+                                                                 size_t ldy, int acc,
+                                                                 const float *pf)
 {
     __m512 s[4][6];
     for (int r = 0; r < 4; r++)
@@ -458,6 +459,9 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, 
     int i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512 wv[4];
+        if (pf)
+            for (int r = 0; r < 4; r++)
+                _mm_prefetch((const char *)(pf + (size_t)r * ws + i), _MM_HINT_T1);
         for (int r = 0; r < 4; r++)
             wv[r] = _mm512_loadu_ps(w + (size_t)r * ws + i);
         for (int t = 0; t < T; t++) {
@@ -487,9 +491,9 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, 
 #define A5_F32W(NAME, T)                                                                        \
     T5 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
                                                   size_t ldx, int n, float *y, size_t ldy,      \
-                                                  int acc)                                      \
+                                                  int acc, const float *pf)                     \
     {                                                                                           \
-        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc);                                           \
+        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, pf);                                       \
     }
 A5_F32W(a5_f32_4x6, 6)
 A5_F32W(a5_f32_4x5, 5)
@@ -503,25 +507,29 @@ A5_F32W(a5_f32_4x2, 2)
  * made in the order of the 4x1 tile, so a row's result is bitwise the one
  * it gets alone, whatever the batch. */
 T5 static void a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
-                            float *y, size_t ldy, int acc)
+                            float *y, size_t ldy, int acc, const float *next)
 {
     int t = 0;
-    for (; t + 6 <= T; t += 6)
-        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc);
+    /* The first pass also asks for the next 4 weight rows (into L2), so
+     * that they stream in while this group's passes compute: a batch of
+     * 16 rows is 3 passes per group, and without it the first pass of
+     * every group waited on memory. */
+    for (; t + 6 <= T; t += 6, next = NULL)
+        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next);
     const float *xt = x + (size_t)t * ldx;
     float *yt = y + (size_t)t * ldy;
     switch (T - t) {
     case 5:
-        a5_f32_4x5(w, ws, xt, ldx, n, yt, ldy, acc);
+        a5_f32_4x5(w, ws, xt, ldx, n, yt, ldy, acc, next);
         break;
     case 4:
-        a5_f32_4x4(w, ws, xt, ldx, n, yt, ldy, acc);
+        a5_f32_4x4(w, ws, xt, ldx, n, yt, ldy, acc, next);
         break;
     case 3:
-        a5_f32_4x3(w, ws, xt, ldx, n, yt, ldy, acc);
+        a5_f32_4x3(w, ws, xt, ldx, n, yt, ldy, acc, next);
         break;
     case 2:
-        a5_f32_4x2(w, ws, xt, ldx, n, yt, ldy, acc);
+        a5_f32_4x2(w, ws, xt, ldx, n, yt, ldy, acc, next);
         break;
     case 1:
         a5_tile_f32_4x1(w, ws, xt, n, yt, acc);

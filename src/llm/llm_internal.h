@@ -78,7 +78,7 @@ typedef struct llm_kernels {
     /* As tile_f32 for any T >= 1, with the activation rows in registers
      * several at a time: batches of LLM_F32W_MIN_ROWS.. rows; NULL: none. */
     void (*tile_f32w)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
-                      float *y, size_t ldy, int acc);
+                      float *y, size_t ldy, int acc, const float *next);
     /* Attention over np cached positions of one head (hs floats, position
      * p at k + p * ks): out[p] = scale * q . k_p; and o += sum_p a[p] v_p.
      * NULL: the loops of dot_f32 and axpy (ctx.c). */
