@@ -8,10 +8,11 @@
  * Median and spread of --reps runs (docs/BENCHMARKS.md, "LLM inference").
  * --gpu-layers N|all offloads the products of the last N layers (all: and
  * the classifier) to CUDA GPU --gpu (synor_llm_ctx_opts.gpu_layers), as
- * llama-bench's -ngl; --no-kv skips the KV-memory table.
+ * llama-bench's -ngl; --no-kv skips the KV-memory table; --no-pack keeps
+ * quantized weights in the file's layout for batches (A/B of the packing).
  *
  *   bench_llm -m MODEL [-p 128] [-n 128] [-b B] [-t THREADS] [-r 5] [--tokenizer F]
- *             [--gpu-layers N|all|auto] [--gpu N] [--no-kv]
+ *             [--gpu-layers N|all|auto] [--gpu N] [--no-kv] [--no-pack]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,11 +45,15 @@ int main(int argc, char **argv)
 {
     const char *model = NULL, *tok = NULL;
     int pp = 128, tg = 128, bd = 1, threads = 2, reps = 5, gpu_layers = 0, gpu = 0, kv = 1,
-        ocl = 0;
+        ocl = 0, no_pack = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-kv")) {
             kv = 0;
+            continue;
+        }
+        if (!strcmp(a, "--no-pack")) {
+            no_pack = 1;
             continue;
         }
         if (!v) {
@@ -88,10 +93,10 @@ int main(int argc, char **argv)
         (gpu_layers < 0 && gpu_layers != SYNOR_LLM_GPU_AUTO) ||
         gpu < 0) {
         fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-b B] [-t THREADS] [-r REPS]\n"
-                        "                 [--gpu-layers N|all|auto] [--gpu N|openclN] [--no-kv]\n");
+                        "                 [--gpu-layers N|all|auto] [--gpu N|openclN] [--no-kv] [--no-pack]\n");
         return 2;
     }
-    synor_llm_load_opts lo = {.tokenizer = tok};
+    synor_llm_load_opts lo = {.tokenizer = tok, .no_pack = no_pack};
     synor_llm *m;
     if (synor_llm_load(model, &lo, &m)) {
         fprintf(stderr, "bench_llm: %s\n", synor_errmsg());

@@ -637,6 +637,44 @@ TEST(packing_while_another_context_runs)
     synor_runtime_destroy(rt2);
 }
 
+/* synor_llm_load_opts.no_pack: a context of batches leaves the products
+ * in the file's layout (nothing packed, where this CPU would pack), and
+ * its batch agrees with the packed model's. */
+TEST(no_pack_keeps_the_file_layout)
+{
+    char p[128];
+    path_of(p, sizeof p, "no-pack.gguf");
+    synor_llm_synth s = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
+    synor_llm_load_opts plain = {.no_pack = 1};
+    synor_llm *m0, *m1;
+    ASSERT_OK(synor_llm_load(p, &plain, &m0));
+    ASSERT_OK(synor_llm_load(p, NULL, &m1));
+    int V = synor_llm_hparams_get(m0)->vocab_size;
+    synor_runtime *rt = runtime(2);
+    ASSERT(rt);
+    synor_llm_ctx_opts many = {.max_seqs = 1, .max_batch = 32};
+    synor_llm_ctx *c0, *c1;
+    ASSERT_OK(synor_llm_ctx_create(m0, rt, &many, &c0));
+    ASSERT_OK(synor_llm_ctx_create(m1, rt, &many, &c1));
+    ASSERT(m0->packed == NULL && m0->layers[0].wq.pack == NULL);
+    if (synor__llm_kernels()->tile_p)
+        ASSERT(m1->packed != NULL && m1->layers[0].wq.pack != NULL);
+    float *a = malloc((size_t)NP * V * sizeof(float)), *b = malloc((size_t)NP * V * sizeof(float));
+    ASSERT(a && b);
+    ASSERT_OK(run_batch(c0, 0, V, a));
+    ASSERT_OK(run_batch(c1, 0, V, b));
+    for (size_t i = 0; i < (size_t)NP * V; i++)
+        ASSERT(fabsf(a[i] - b[i]) <= 1e-4f * (1 + fabsf(b[i])));
+    free(a);
+    free(b);
+    synor_llm_ctx_destroy(c0);
+    synor_llm_ctx_destroy(c1);
+    synor_llm_destroy(m0);
+    synor_llm_destroy(m1);
+    synor_runtime_destroy(rt);
+}
+
 TEST(sampler)
 {
     float l[5] = {0.5f, 2.0f, 1.0f, 2.0f, -1.0f};
@@ -838,6 +876,7 @@ TEST(cleanup)
 
 TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
           f32_batches_of_any_size_agree, attention_kernels_agree, packing_while_another_context_runs,
+          no_pack_keeps_the_file_layout,
           quantized_close_to_reference, batches_agree_with_single_tokens,
           llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,
           context_length_is_enforced, kernels_agree_with_portable, sampler,

@@ -55,6 +55,11 @@ typedef struct synor_llm_load_opts {
      * checkpoint's folder. Ignored for GGUF (its metadata has the
      * vocabulary). */
     const char *tokenizer;
+    /* 1: batches keep Q8_0/Q4_0 weights in the file's layout (no repacked
+     * copy: less memory, slower batches; for A/B measurements); 0: the
+     * products are repacked for batches when a context of batches is made
+     * and the CPU has the tiles for it. */
+    int no_pack;
 } synor_llm_load_opts;
 
 /* Loads a GGUF file (general.architecture "llama") or a llama2.c

@@ -119,7 +119,7 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
 
 /* pack.c: whether w can be packed, its packed size, packing it into out
  * (sets w->pack, with release); the model's products packed, once, when
- * the kernels have tile_p and SYNOR_LLM_PACK is not "0" (out of memory:
+ * the kernels have tile_p and the model was not loaded with no_pack (out of memory:
  * left unpacked; called by synor_llm_ctx_create for contexts of batches,
  * any thread); the portable product on a packed group. */
 int synor__llm_packable(const llm_mat *w);
@@ -152,6 +152,7 @@ struct synor_llm {
     struct synor_l2c *l2c;
     float *owned;
     uint8_t *packed; /* the packed products (pack.c), or NULL */
+    int no_pack;     /* synor_llm_load_opts.no_pack */
     size_t packed_bytes;
 };
 

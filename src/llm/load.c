@@ -359,6 +359,7 @@ int synor_llm_load(const char *path, const synor_llm_load_opts *opts, synor_llm 
                 : load_l2c(m, path, opts ? opts->tokenizer : NULL);
     if (!e) {
         m->wtype = weight_type(m);
+        m->no_pack = opts && opts->no_pack;
         *out = m;
         return 0;
     }

@@ -144,8 +144,7 @@ static pthread_mutex_t pack_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void pack_model(synor_llm *m)
 {
-    const char *env = getenv("SYNOR_LLM_PACK");
-    if (m->packed || (env && !strcmp(env, "0")) || !synor__llm_kernels()->tile_p)
+    if (m->packed || m->no_pack || !synor__llm_kernels()->tile_p)
         return;
     int nm = 7 * m->cfg.n_layers + 1;
     size_t total = 0;
