@@ -30,6 +30,11 @@ void *synor__malloc(size_t n);
 void *synor__calloc(size_t count, size_t size);
 void *synor__realloc(void *p, size_t n);
 void synor__free(void *p);
+/* synor__malloc on a 64-byte boundary (a cache line; an AVX-512 vector):
+ * for buffers that vector kernels stream, where a load split over two
+ * lines costs two. Freed with synor__free. */
+#define SYNOR_CACHE_LINE 64
+void *synor__malloc_aligned(size_t n);
 /* Asks the kernel to back n bytes at p with memory now, in one call, for a
  * block the caller is about to write whole: on a virtual machine one page
  * fault can cost microseconds, and a 100,000-task plan touches 10^5 pages.

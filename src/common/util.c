@@ -51,6 +51,15 @@ void *synor__realloc(void *p, size_t n)
     return realloc(p, n ? n : 1);
 }
 
+void *synor__malloc_aligned(size_t n)
+{
+    if (alloc_should_fail())
+        return NULL;
+    /* aligned_alloc wants a multiple of the alignment */
+    size_t r = n ? (n + SYNOR_CACHE_LINE - 1) / SYNOR_CACHE_LINE * SYNOR_CACHE_LINE : SYNOR_CACHE_LINE;
+    return r < n ? NULL : aligned_alloc(SYNOR_CACHE_LINE, r);
+}
+
 void synor__free(void *p) { free(p); }
 
 void *synor__malloc_whole(size_t n)

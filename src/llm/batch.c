@@ -130,8 +130,8 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     size_t rope = (size_t)cfg->seq_len * (size_t)(cfg->head_dim / 2);
 
     int bad = 0;
-    c->kc = synor__malloc(c->layer_stride * (size_t)cfg->n_layers * sizeof(float));
-    c->vc = synor__malloc(c->layer_stride * (size_t)cfg->n_layers * sizeof(float));
+    c->kc = synor__malloc_aligned(c->layer_stride * (size_t)cfg->n_layers * sizeof(float));
+    c->vc = synor__malloc_aligned(c->layer_stride * (size_t)cfg->n_layers * sizeof(float));
     c->free_blocks = synor__malloc((size_t)o.kv_blocks * sizeof(int));
     c->seqs = synor__calloc(o.max_seqs, sizeof *c->seqs);
     c->rope_cos = synor__malloc(rope * sizeof(float) + 1);
@@ -140,13 +140,13 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     c->seq = synor__malloc(B * sizeof(unsigned));
     c->want_rows = synor__malloc(B * sizeof(int));
     c->logit_row = synor__malloc(B * sizeof(long));
-    c->x = synor__malloc(B * dim * sizeof(float));
-    c->q = synor__malloc(B * dim * sizeof(float));
-    c->kbuf = synor__malloc(B * (size_t)c->kv_dim * sizeof(float));
-    c->vbuf = synor__malloc(B * (size_t)c->kv_dim * sizeof(float));
-    c->att = synor__malloc(B * dim * sizeof(float));
-    c->hb = synor__malloc(B * hid * sizeof(float));
-    c->hb2 = synor__malloc(B * hid * sizeof(float));
+    c->x = synor__malloc_aligned(B * dim * sizeof(float));
+    c->q = synor__malloc_aligned(B * dim * sizeof(float));
+    c->kbuf = synor__malloc_aligned(B * (size_t)c->kv_dim * sizeof(float));
+    c->vbuf = synor__malloc_aligned(B * (size_t)c->kv_dim * sizeof(float));
+    c->att = synor__malloc_aligned(B * dim * sizeof(float));
+    c->hb = synor__malloc_aligned(B * hid * sizeof(float));
+    c->hb2 = synor__malloc_aligned(B * hid * sizeof(float));
     c->nscratch = workers ? workers : 1;
     c->scratch = synor__calloc(c->nscratch, sizeof *c->scratch);
     bad |= !c->kc || !c->vc || !c->free_blocks || !c->seqs || !c->rope_cos || !c->rope_sin ||
@@ -154,11 +154,11 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
            !c->vbuf || !c->att || !c->hb || !c->hb2 || !c->scratch;
     for (unsigned i = 0; !bad && i < c->nscratch; i++) {
         llm_scratch *s = &c->scratch[i];
-        s->xb = synor__malloc(B * widest * sizeof(float));
-        s->q = synor__malloc(B * widest);
+        s->xb = synor__malloc_aligned(B * widest * sizeof(float));
+        s->q = synor__malloc_aligned(B * widest);
         s->d = synor__malloc(B * widest * sizeof(float)); /* block >= 1 */
         s->c8 = synor__malloc(B * widest / SYNOR_QK * sizeof(float) + sizeof(float));
-        s->u = synor__malloc(B * widest);
+        s->u = synor__malloc_aligned(B * widest);
         s->qrows = synor__malloc(B * sizeof *s->qrows);
         s->scores = synor__malloc((size_t)cfg->seq_len * sizeof(float));
         bad |= !s->xb || !s->q || !s->d || !s->c8 || !s->u || !s->qrows || !s->scores;
