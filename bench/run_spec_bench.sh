@@ -5,9 +5,9 @@
 # --runs rounds, each round running every configuration once (interleaved).
 #
 #   bash bench/run_spec_bench.sh [--bin DIR] [--preset stories15m|stories110m]
-#        [--target-type f32|f16|q8_0] [--drafts "q8_0 q4_0"] [--k "2 3 4"]
-#        [--tokens N] [--runs N] [--threads N] [--prompt TEXT] [--dir DIR]
-#        [--nice N]
+#        [--target-type f32|f16|q8_0] [--drafts "q8_0 q4_0 lookup q4_0+lookup skip6"]
+#        [--k "2 3 4"] [--lookup N] [--seed S] [--tokens N] [--runs N]
+#        [--threads N] [--prompt TEXT] [--dir DIR] [--nice N]
 #
 # The pair: the preset's shape (default stories110m) with generated weights
 # (synor model synth --unshared --seed 7 --text README.md; an untied
@@ -15,7 +15,12 @@
 # --target-type (default f32), each draft the same weights quantized
 # (synor quantize). Generated weights give an unrelated or a truncated
 # model an acceptance near 0, so "the same model, quantized" is the only
-# high-acceptance draft they offer (docs/BENCHMARKS.md).
+# high-acceptance model draft they offer (docs/BENCHMARKS.md). Other
+# drafts: "lookup" (generate --lookup N, no draft model: n-grams of the
+# context propose what followed them), "T+lookup" (the lookup, and the
+# type-T copy for the rounds it has no match), "skipL" (the target's first
+# L layers with its final norm and classifier, Q8_0: synth --layers L with
+# the same seed). --seed S: the weights' seed (default 7).
 #
 # Rates are end to end (the prompt included, as `generate --draft` reports
 # them): alone = generated / (prefill + decode seconds). Every speculative
@@ -30,9 +35,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin= preset=stories110m ttype=f32 drafts="q8_0" ks="2 3 4" ntok=200 runs=3 threads=2
-prompt="Once upon a time" dir= niceness=0
+prompt="Once upon a time" dir= niceness=0 lookup=3 seed=7
 usage="usage: $0 [--bin DIR] [--preset P] [--target-type T] [--drafts \"T ...\"] [--k \"K ...\"]
-       [--tokens N] [--runs N] [--threads N] [--prompt TEXT] [--dir DIR] [--nice N]"
+       [--lookup N] [--seed S] [--tokens N] [--runs N] [--threads N] [--prompt TEXT] [--dir DIR]
+       [--nice N]"
 while (($#)); do
   case $1 in
     --bin) bin=$2; shift 2 ;;
@@ -40,6 +46,8 @@ while (($#)); do
     --target-type) ttype=$2; shift 2 ;;
     --drafts) drafts=$2; shift 2 ;;
     --k) ks=$2; shift 2 ;;
+    --lookup) lookup=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
     --tokens) ntok=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
@@ -60,20 +68,34 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -n "$dir" ] || dir=$tmp
 mkdir -p "$dir"
-T=$dir/$preset-$ttype.gguf
+P=$preset-s$seed
+T=$dir/$P-$ttype.gguf
 if [ ! -s "$T" ]; then
-  "$S" model synth "$dir/$preset-f32.gguf" --preset "$preset" --unshared --seed 7 \
+  "$S" model synth "$dir/$P-f32.gguf" --preset "$preset" --unshared --seed "$seed" \
     --text README.md >/dev/null
-  [ "$ttype" = f32 ] || "$S" quantize "$dir/$preset-f32.gguf" "$T" --type "$ttype" >/dev/null
+  [ "$ttype" = f32 ] || "$S" quantize "$dir/$P-f32.gguf" "$T" --type "$ttype" >/dev/null
 fi
+# a configuration's generate options: the draft model (if any) and the lookup (if any)
+dopts() {
+  case $1 in
+    lookup) echo "--lookup $lookup" ;;
+    *+lookup) echo "--draft $dir/$P-${1%+lookup}.gguf --lookup $lookup" ;;
+    *) echo "--draft $dir/$P-$1.gguf" ;;
+  esac
+}
 for d in $drafts; do
-  [ -s "$dir/$preset-$d.gguf" ] ||
-    "$S" quantize "$dir/$preset-f32.gguf" "$dir/$preset-$d.gguf" --type "$d" >/dev/null
+  m=${d%+lookup}
+  [ "$m" != lookup ] && [ ! -s "$dir/$P-$m.gguf" ] || continue
+  case $m in
+    skip*) "$S" model synth "$dir/$P-$m.gguf" --preset "$preset" --unshared --seed "$seed" \
+             --text README.md --layers "${m#skip}" --type q8_0 >/dev/null ;;
+    *) "$S" quantize "$dir/$P-f32.gguf" "$dir/$P-$m.gguf" --type "$m" >/dev/null ;;
+  esac
 done
 gen() { nice -n "$niceness" "$S" generate -m "$T" -p "$prompt" -n "$ntok" --threads "$threads" "$@"; }
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "target $preset $ttype, $ntok tokens greedy after \"$prompt\", $threads threads, $runs rounds"
+echo "target $preset $ttype (seed $seed), $ntok tokens greedy after \"$prompt\", $threads threads, $runs rounds"
 # one configuration's run: name; appends "rate accepted proposed draft_ms check_ms" (or
 # "rate step_ms" alone) to $tmp/NAME
 for r in $(seq "$runs"); do
@@ -84,11 +106,15 @@ for r in $(seq "$runs"); do
   for d in $drafts; do
     for k in $ks; do
       n=$d-k$k
-      gen --draft "$dir/$preset-$d.gguf" --speculate "$k" >"$tmp/$n.out" 2>"$tmp/$n.err"
+      # shellcheck disable=SC2046
+      gen $(dopts "$d") --speculate "$k" >"$tmp/$n.out" 2>"$tmp/$n.err"
       cmp -s "$tmp/alone.out" "$tmp/$n.out" ||
         { echo "$0: $n: the text differs from the target's own" >&2; exit 1; }
       sed -n 's/.*(\([0-9.]*\) tokens\/s), [0-9]* checks, acceptance [0-9.]* (\([0-9]*\) of \([0-9]*\)); draft \([0-9.]*\) ms a step, check \([0-9.]*\) ms.*/\1 \2 \3 \4 \5/p' \
-        "$tmp/$n.err" >>"$tmp/$n"
+        "$tmp/$n.err" | tr '\n' ' ' >>"$tmp/$n"
+      # the lookup's checks and acceptance (or 0s)
+      l=$(sed -n 's/.*lookup draft (n-gram [0-9]*): \([0-9]*\) of [0-9]* checks, acceptance [0-9.]* (\([0-9]*\) of \([0-9]*\)).*/\1 \2 \3/p' "$tmp/$n.err")
+      echo "${l:-0 0 0}" >>"$tmp/$n"
     done
   done
   echo "round $r done (load $(cut -d' ' -f1 /proc/loadavg))"
@@ -99,21 +125,22 @@ for f in "$tmp"/alone "$tmp"/*-k*; do case $f in *.out | *.err) ;; *) cp "$f" "$
 med() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 alone=$(cut -d' ' -f1 "$tmp/alone" | med)
 step=$(cut -d' ' -f2 "$tmp/alone" | med)
-printf '\n| draft | k | acceptance | tokens/s (median; rounds) | alone (median; rounds) | speed-up | per round | draft step / target step | check / target step |\n'
-printf '|---|---|---|---|---|---|---|---|---|\n'
+printf '\n| draft | k | acceptance | tokens/s (median; rounds) | alone (median; rounds) | speed-up | per round | draft step / target step | check / target step | lookup: checks, acceptance |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|\n'
 for d in $drafts; do
   for k in $ks; do
     f=$tmp/$d-k$k
     rate=$(cut -d' ' -f1 "$f" | med)
-    acc=$(awk '{a += $2; p += $3} END {printf "%.2f (%d/%d)", a / p, a, p}' "$f")
+    acc=$(awk '{a += $2; p += $3} END {if (p) printf "%.2f (%d/%d)", a / p, a, p; else print "- (0/0)"}' "$f")
     dms=$(cut -d' ' -f4 "$f" | med) cms=$(cut -d' ' -f5 "$f" | med)
     # each round's speed-up against the alone run of the same round
-    per=$(paste -d' ' "$f" "$tmp/alone" | awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / $6}')
-    printf '| %s | %s | %s | %s; %s | %s; %s | %s | %s | %s | %s |\n' "$d" "$k" "$acc" "$rate" \
+    per=$(paste -d' ' "$f" "$tmp/alone" | awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / $(NF - 1)}')
+    lk=$(awk '{c += $6; a += $7; p += $8; n += 1} END {if (p) printf "%d a run, %.2f (%d/%d)", c / n, a / p, a, p; else print "-"}' "$f")
+    printf '| %s | %s | %s | %s; %s | %s; %s | %s | %s | %s | %s | %s |\n' "$d" "$k" "$acc" "$rate" \
       "$(cut -d' ' -f1 "$f" | paste -sd' ')" "$alone" "$(cut -d' ' -f1 "$tmp/alone" | paste -sd' ')" \
       "$(awk -v a="$rate" -v b="$alone" 'BEGIN {printf "%.2f", a / b}')" "$per" \
       "$(awk -v a="$dms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')" \
-      "$(awk -v a="$cms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')"
+      "$(awk -v a="$cms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')" "$lk"
   done
 done
 echo

@@ -59,37 +59,49 @@ static int collect(int32_t token, const char *txt, size_t len, void *user)
     return 0;
 }
 
-/* The target's greedy tokens alone, then with a draft; returns the
- * acceptance rate, or -1 if the tokens differ. */
-static double greedy_pair(const char *tp, const char *dp, int k)
+/* The target's greedy tokens alone, then with a draft (dp NULL: none) and
+ * the lookup draft of n-grams up to `lookup` (0: off); returns the
+ * acceptance rate, or -1 if the tokens differ. *lookup_checks (if not
+ * NULL): the checks of the lookup's proposals. */
+static double greedy_pair_lookup(const char *tp, const char *dp, int k, int lookup,
+                                 const char *prompt, size_t *lookup_checks)
 {
     synor_runtime *rt = runtime();
-    synor_llm *tm, *dm;
-    synor_llm_ctx *tc, *dc;
-    if (!rt || synor_llm_load(tp, NULL, &tm) || synor_llm_load(dp, NULL, &dm) ||
-        synor_llm_ctx_create(tm, rt, NULL, &tc) || synor_llm_ctx_create(dm, rt, NULL, &dc))
+    synor_llm *tm, *dm = NULL;
+    synor_llm_ctx *tc, *dc = NULL;
+    if (!rt || synor_llm_load(tp, NULL, &tm) || (dp && synor_llm_load(dp, NULL, &dm)) ||
+        synor_llm_ctx_create(tm, rt, NULL, &tc) || (dp && synor_llm_ctx_create(dm, rt, NULL, &dc)))
         return -2;
     synor_sampler s;
     toks want = {0}, got = {0};
     synor_sampler_init(&s, 0, 0, 1, 1);
-    if (synor_llm_generate(tc, "the sun", 60, &s, collect, &want, NULL))
+    if (synor_llm_generate(tc, prompt, 60, &s, collect, &want, NULL))
         return -2;
     synor_llm_spec_stats st;
     synor_sampler_init(&s, 0, 0, 1, 1);
-    if (synor_llm_generate_speculative(tc, dc, "the sun", 60, k, &s, collect, &got, &st))
+    synor_llm_spec_opts o = {.k = k, .lookup = lookup};
+    if (synor_llm_generate_spec(tc, dc, prompt, 60, &o, &s, collect, &got, &st))
         return -2;
     double rate = st.proposed ? (double)st.accepted / (double)st.proposed : 0;
     int same = got.n == want.n && memcmp(got.t, want.t, (size_t)got.n * sizeof(int32_t)) == 0;
     if (!same)
         fprintf(stderr, "  %d tokens vs %d alone\n", got.n, want.n);
-    fprintf(stderr, "  k=%d: %zu checks, acceptance %.2f, %zu tokens\n", k, st.steps, rate,
-            st.generated);
+    fprintf(stderr,
+            "  k=%d lookup %d: %zu checks (%zu of the lookup's), acceptance %.2f, %zu tokens\n", k,
+            lookup, st.steps, st.lookup_checks, rate, st.generated);
+    if (lookup_checks)
+        *lookup_checks = st.lookup_checks;
     synor_llm_ctx_destroy(tc);
     synor_llm_ctx_destroy(dc);
     synor_llm_destroy(tm);
     synor_llm_destroy(dm);
     synor_runtime_destroy(rt);
     return same && st.generated == (size_t)want.n ? rate : -1;
+}
+
+static double greedy_pair(const char *tp, const char *dp, int k)
+{
+    return greedy_pair_lookup(tp, dp, k, 0, "the sun", NULL);
 }
 
 TEST(greedy_is_the_targets_greedy)
@@ -104,6 +116,51 @@ TEST(greedy_is_the_targets_greedy)
     ASSERT(greedy_pair(t, q4, 3) >= 0.5);
     ASSERT(greedy_pair(t, t, 8) >= 0.99);  /* itself: all accepted */
     ASSERT(greedy_pair(t, other, 4) >= 0); /* unrelated draft: still the same tokens */
+}
+
+/* The lookup draft proposes what followed the latest earlier occurrence of
+ * the context's last n tokens, n from the longest down to 2. */
+TEST(lookup_proposes_what_followed)
+{
+    int32_t props[8];
+    const int32_t a[] = {1, 2, 3, 9, 8, 1, 2, 3};
+    ASSERT_EQ(synor__llm_lookup(a, 7, 3, 4, props), 4);
+    ASSERT(props[0] == 9 && props[1] == 8 && props[2] == 1 && props[3] == 2);
+    ASSERT_EQ(synor__llm_lookup(a, 7, 3, 2, props), 2); /* at most k */
+    /* the latest match; past the context's end, the stretch repeats */
+    const int32_t b[] = {5, 6, 7, 5, 6, 8, 5, 6};
+    ASSERT_EQ(synor__llm_lookup(b, 7, 2, 5, props), 5);
+    ASSERT(props[0] == 8 && props[1] == 5 && props[2] == 6 && props[3] == 8 && props[4] == 5);
+    /* no 3-gram match: the 2-gram's; no match at all: nothing */
+    const int32_t c[] = {4, 5, 6, 1, 5, 6};
+    ASSERT_EQ(synor__llm_lookup(c, 5, 3, 4, props), 4);
+    ASSERT(props[0] == 1 && props[1] == 5 && props[2] == 6 && props[3] == 1);
+    const int32_t d[] = {4, 5, 6, 1, 2, 3};
+    ASSERT_EQ(synor__llm_lookup(d, 5, 3, 4, props), 0);
+    ASSERT_EQ(synor__llm_lookup(d, 0, 2, 4, props), 0); /* one token: no n-gram */
+    const int32_t e[] = {7, 7, 7};                      /* overlapping with itself */
+    ASSERT_EQ(synor__llm_lookup(e, 2, 2, 4, props), 4);
+    ASSERT(props[0] == 7 && props[1] == 7 && props[2] == 7 && props[3] == 7);
+}
+
+/* Greedy with the lookup draft, alone or before a draft model: the
+ * target's own tokens, and the lookup's proposals were checked. */
+TEST(greedy_lookup_is_the_targets_greedy)
+{
+    char t[128], q4[128], other[128];
+    model("tl.gguf", 3, SYNOR_TTYPE_F32, t, sizeof t);
+    model("q4l.gguf", 3, SYNOR_TTYPE_Q4_0, q4, sizeof q4);
+    model("otherl.gguf", 77, SYNOR_TTYPE_F32, other, sizeof other);
+    const char *rep = "the sun rose over the hill and the sun rose over the hill and the sun";
+    for (int look = 2; look <= 4; look++) {
+        size_t lc = 0;
+        ASSERT(greedy_pair_lookup(t, NULL, 4, look, rep, &lc) >= 0);
+        ASSERT(lc > 0);
+        ASSERT(greedy_pair_lookup(t, q4, 3, look, rep, &lc) >= 0);
+        ASSERT(lc > 0);
+        ASSERT(greedy_pair_lookup(t, other, 2, look, "the sun", NULL) >= 0);
+    }
+    ASSERT(greedy_pair_lookup(t, NULL, 1, 3, "the sun", NULL) >= 0);
 }
 
 /* The rule's output follows p whatever q proposes. */
@@ -166,26 +223,67 @@ static int follows(const int *count, const float *p, int V, int n)
     return 1;
 }
 
+/* A prompt "A B W A B" (A B two words in a row of the text, W a word of
+ * it) whose lookup proposal (what followed A B: W's first token) the
+ * target gives a probability between 0.1 and 0.9 after it, sampled at
+ * temperature 0.7, top-k 6. */
+static int lookup_prompt(synor_llm_ctx *c, const synor_llm *m, char *out, size_t n)
+{
+    enum { V = 300 };
+    static float p[V];
+    synor_sampler s;
+    synor_sampler_init(&s, 0.7f, 6, 1, 1);
+    const synor_tokenizer *tok = synor_llm_tokenizer(m);
+    for (const char *a = text; *a; a += strcspn(a, " ") + (a[strcspn(a, " ")] == ' ')) {
+        const char *b = a + strcspn(a, " ");
+        if (!*b)
+            break;
+        int ab = (int)(b + 1 + strcspn(b + 1, " ") - a);
+        for (const char *w = text; *w; w += strcspn(w, " ") + (w[strcspn(w, " ")] == ' ')) {
+            snprintf(out, n, "%.*s %.*s %.*s", ab, a, (int)strcspn(w, " "), w, ab, a);
+            int32_t ids[64], props[4];
+            long k = synor_tokenizer_encode(tok, out, strlen(out), 1, 0, ids, 64);
+            if (k < 2 || k > 64 || synor__llm_lookup(ids, (int)k - 1, 2, 1, props) != 1 ||
+                target_probs(c, m, &s, out, NULL, 0, p))
+                continue;
+            if (p[props[0]] > 0.1f && p[props[0]] < 0.9f)
+                return 0;
+        }
+    }
+    return -1;
+}
+
 /* Sampled (temperature 0.7, top-k 6) with a Q4_0 draft whose q differs
  * from p: the first token follows the target's distribution, and so does
  * the second given the most frequent first (a row further into the check
  * and, after an accepted first, the draft's cache as the rule left it). */
-TEST(sampled_follows_the_target)
+static void sampled_follows(const char *q4, int lookup, const char *prompt)
 {
     enum { V = 300, RUNS = 1200 };
-    char t[128], q4[128];
+    char t[128];
     model("ts.gguf", 5, SYNOR_TTYPE_F32, t, sizeof t);
-    model("q4s.gguf", 5, SYNOR_TTYPE_Q4_0, q4, sizeof q4);
     synor_runtime *rt = runtime();
     ASSERT(rt != NULL);
-    synor_llm *tm, *dm;
-    synor_llm_ctx *tc, *dc;
+    synor_llm *tm, *dm = NULL;
+    synor_llm_ctx *tc, *dc = NULL;
     ASSERT_OK(synor_llm_load(t, NULL, &tm));
-    ASSERT_OK(synor_llm_load(q4, NULL, &dm));
+    if (q4)
+        ASSERT_OK(synor_llm_load(q4, NULL, &dm));
     ASSERT_OK(synor_llm_ctx_create(tm, rt, NULL, &tc));
-    ASSERT_OK(synor_llm_ctx_create(dm, rt, NULL, &dc));
+    if (q4)
+        ASSERT_OK(synor_llm_ctx_create(dm, rt, NULL, &dc));
+    synor_llm_spec_opts o = {.k = 3, .lookup = lookup};
+    size_t lookup_proposed = 0;
+    char pbuf[128];
+    if (lookup) { /* a prompt whose lookup proposal the target neither rules out nor is sure of */
+        ASSERT_OK(lookup_prompt(tc, tm, pbuf, sizeof pbuf));
+        prompt = pbuf;
+        fprintf(stderr, "  prompt \"%s\"\n", prompt);
+    }
     static float p1[V], p2[V];
     static int first[V], second[V];
+    memset(first, 0, sizeof first);
+    memset(second, 0, sizeof second);
     static int32_t tokens[RUNS][2];
     int ntok[RUNS];
     size_t proposed = 0, accepted = 0;
@@ -194,7 +292,8 @@ TEST(sampled_follows_the_target)
         synor_sampler_init(&s, 0.7f, 6, 1, (uint64_t)r + 1);
         toks got = {0};
         synor_llm_spec_stats st;
-        ASSERT_OK(synor_llm_generate_speculative(tc, dc, "the sun", 2, 3, &s, collect, &got, &st));
+        ASSERT_OK(synor_llm_generate_spec(tc, dc, prompt, 2, &o, &s, collect, &got, &st));
+        lookup_proposed += st.lookup_proposed;
         ntok[r] = got.n;
         tokens[r][0] = got.n > 0 ? got.t[0] : -1;
         tokens[r][1] = got.n > 1 ? got.t[1] : -1;
@@ -204,8 +303,9 @@ TEST(sampled_follows_the_target)
     fprintf(stderr, "  acceptance %.2f (%zu of %zu)\n", (double)accepted / (double)proposed,
             accepted, proposed);
     ASSERT(accepted > 0 && accepted < proposed); /* the draft is neither ignored nor exact */
+    ASSERT(lookup ? lookup_proposed == proposed : lookup_proposed == 0);
     synor_sampler_init(&s, 0.7f, 6, 1, 1);
-    ASSERT_OK(target_probs(tc, tm, &s, "the sun", NULL, 0, p1));
+    ASSERT_OK(target_probs(tc, tm, &s, prompt, NULL, 0, p1));
     const synor_tokenizer *tok = synor_llm_tokenizer(tm);
     int32_t eos = synor_tokenizer_eos(tok), bos = synor_tokenizer_bos(tok);
     /* an end token stops the text: counted as itself where it has mass */
@@ -221,7 +321,7 @@ TEST(sampled_follows_the_target)
         if (first[i] > first[mode])
             mode = i;
     ASSERT(mode != eos && mode != bos && first[mode] >= RUNS / 6);
-    ASSERT_OK(target_probs(tc, tm, &s, "the sun", &mode, 1, p2));
+    ASSERT_OK(target_probs(tc, tm, &s, prompt, &mode, 1, p2));
     int n2 = 0;
     for (int r = 0; r < RUNS; r++)
         if (tokens[r][0] == mode) {
@@ -235,6 +335,21 @@ TEST(sampled_follows_the_target)
     synor_llm_destroy(tm);
     synor_llm_destroy(dm);
     synor_runtime_destroy(rt);
+}
+
+TEST(sampled_follows_the_target)
+{
+    char q4[128];
+    model("q4s.gguf", 5, SYNOR_TTYPE_Q4_0, q4, sizeof q4);
+    sampled_follows(q4, 0, "the sun");
+}
+
+/* The same with the lookup draft alone, on a prompt "A B W A B"
+ * (lookup_prompt): every proposal is the lookup's (one-hot q), and the
+ * first two tokens still follow the target's distribution. */
+TEST(sampled_lookup_follows_the_target)
+{
+    sampled_follows(NULL, 2, NULL);
 }
 
 /* An F32 model as its own draft, sampled: a row's logits do not depend on
@@ -298,6 +413,14 @@ TEST(vocabularies_must_match)
     ASSERT_CONTAINS(synor_errmsg(), "vocabulary");
     ASSERT_EQ(synor_llm_generate_speculative(tc, tc, "x", 4, 0, &sm, NULL, NULL, NULL),
               SYNOR_EINVAL);
+    synor_llm_spec_opts o = {.k = 4, .lookup = 0};
+    ASSERT_EQ(synor_llm_generate_spec(tc, NULL, "x", 4, &o, &sm, NULL, NULL, NULL), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "lookup");
+    o.lookup = 1;
+    ASSERT_EQ(synor_llm_generate_spec(tc, NULL, "x", 4, &o, &sm, NULL, NULL, NULL), SYNOR_EINVAL);
+    o.lookup = 2;
+    ASSERT_EQ(synor_llm_generate_spec(tc, dc, "x", 4, &o, &sm, NULL, NULL, NULL), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "vocabulary");
     synor_llm_ctx_destroy(tc);
     synor_llm_ctx_destroy(dc);
     synor_llm_destroy(tm);
@@ -313,6 +436,7 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(greedy_is_the_targets_greedy, acceptance_rule_draws_from_the_target,
-          sampled_follows_the_target, sampled_self_draft_accepts_all, vocabularies_must_match,
+TEST_MAIN(greedy_is_the_targets_greedy, lookup_proposes_what_followed,
+          greedy_lookup_is_the_targets_greedy, acceptance_rule_draws_from_the_target,
+          sampled_follows_the_target, sampled_lookup_follows_the_target, sampled_self_draft_accepts_all, vocabularies_must_match,
           cleanup)

@@ -311,6 +311,9 @@ typedef struct synor_llm_spec_stats {
     size_t draft_steps;    /* draft batches run (a check's proposals: one each) */
     double draft_seconds;  /* of `seconds`: the draft's batches (and sampling) */
     double check_seconds;  /* of `seconds`: the target's checks (and sampling) */
+    size_t lookup_checks;   /* of `steps`: checks of the lookup draft's proposals */
+    size_t lookup_proposed; /* of `proposed`: the lookup draft's */
+    size_t lookup_accepted; /* of `accepted`: the lookup draft's */
 } synor_llm_spec_stats;
 
 /* Generation as synor_llm_generate, with a draft model (a smaller model or
@@ -324,6 +327,27 @@ typedef struct synor_llm_spec_stats {
 int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, const char *prompt,
                                    int n_new, int k, synor_sampler *s, synor_llm_on_token on_token,
                                    void *user, synor_llm_spec_stats *stats);
+
+/* The draft of synor_llm_generate_spec. k: tokens proposed per check
+ * (1..32). lookup: 0, or the longest n-gram (2..16) of the lookup draft
+ * (prompt lookup; Saxena 2023, LLMA: Yang et al. 2023): before each round
+ * the context's last n tokens (n = lookup down to 2) are looked for earlier
+ * in the context (prompt and generated text); at the latest match, up to k
+ * of the tokens that followed are the proposals, at no model's cost. A
+ * round with no match uses the draft model, or, without one, is a plain
+ * target step. The proposals are checked as a draft model's are (one-hot
+ * draft probabilities: sampled text keeps the target's distribution). */
+typedef struct synor_llm_spec_opts {
+    int k;
+    int lookup;
+} synor_llm_spec_opts;
+
+/* synor_llm_generate_speculative with the lookup draft: draft may be NULL
+ * when o->lookup is on. SYNOR_EINVAL also for a lookup outside 0, 2..16,
+ * or neither a draft model nor the lookup. */
+int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const char *prompt,
+                            int n_new, const synor_llm_spec_opts *o, synor_sampler *s,
+                            synor_llm_on_token on_token, void *user, synor_llm_spec_stats *stats);
 
 /* ----------------------------------------------- continuous batching */
 

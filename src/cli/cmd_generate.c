@@ -12,7 +12,8 @@ static void help(void)
 {
     printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
-           "                      [--draft MODEL [--speculate K]] [--gpu-layers N|all|auto|plan]\n"
+           "                      [--draft MODEL] [--lookup N] [--speculate K]\n"
+           "                      [--gpu-layers N|all|auto|plan]\n"
            "                      [--gpu N|openclN] [--split P,D] [--report [--simulate]] [--quiet]\n\n"
            "Generates text from a Llama-architecture model: a GGUF file (F32, F16, BF16,\n"
            "Q8_0, Q4_0) or a llama2.c checkpoint (versions 0-2, with its tokenizer.bin).\n"
@@ -32,6 +33,10 @@ static void help(void)
            "                     or this one quantized) proposes tokens the model checks in\n"
            "                     one batch; the output distribution stays the model's (greedy:\n"
            "                     the same tokens). The figures add the acceptance rate.\n"
+           "  --lookup N         speculative decoding with the lookup draft: the context's\n"
+           "                     last N tokens (N down to 2; N 2..16) found earlier in the\n"
+           "                     context propose what followed them there, at no model's\n"
+           "                     cost; with --draft, the model drafts the rounds it misses\n"
            "  --speculate K      tokens proposed per check (default 4, 1..32)\n"
            "  --gpu-layers N|all|auto\n"
            "                     the matrix products of the last N transformer blocks run on\n"
@@ -75,7 +80,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     (void)g;
     const char *model = NULL, *prompt = "", *tokenizer = NULL, *draft = NULL;
     unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA;
-    unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4,
+    unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, lookup = 0,
                        gpu_layers = 0;
     double temp = 0, topp = 0.9;
     int quiet = 0, plan = 0, report = 0, simulate = 0, split_p = -1, split_d = -1;
@@ -105,6 +110,8 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             tokenizer = v;
         else if (!strcmp(a, "--draft"))
             draft = v;
+        else if (!strcmp(a, "--lookup"))
+            r = cli_parse_uint("generate", a, v, 2, 16, &lookup);
         else if (!strcmp(a, "--speculate"))
             r = cli_parse_uint("generate", a, v, 1, 32, &spec);
         else if (!strcmp(a, "-n"))
@@ -149,9 +156,9 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
                                "chooses the split itself)");
     if (simulate && !report)
         return cli_usage_error("generate", "--simulate needs --report");
-    if (draft && (plan || report))
+    if ((draft || lookup) && (plan || report))
         return cli_usage_error("generate", "--gpu-layers plan and --report are not for "
-                               "speculative decoding (--draft)");
+                               "speculative decoding (--draft, --lookup)");
     synor_llm_load_opts lo = {.tokenizer = tokenizer};
     synor_llm *m = NULL, *dm = NULL;
     if (synor_llm_load(model, &lo, &m) || (draft && synor_llm_load(draft, NULL, &dm))) {
@@ -213,10 +220,10 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     synor_sampler s;
     synor_sampler_init(&s, (float)temp, (int)topk, temp > 0 ? (float)topp : 1.0f, seed);
     fputs(prompt, stdout);
-    if (dc) {
+    if (dc || lookup) {
         synor_llm_spec_stats sp;
-        if (synor_llm_generate_speculative(c, dc, prompt, (int)n, (int)spec, &s, print_token, NULL,
-                                           &sp)) {
+        synor_llm_spec_opts so = {.k = (int)spec, .lookup = (int)lookup};
+        if (synor_llm_generate_spec(c, dc, prompt, (int)n, &so, &s, print_token, NULL, &sp)) {
             putchar('\n');
             cli_error("%s", synor_errmsg());
             goto out;
@@ -224,15 +231,24 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         putchar('\n');
         if (!quiet)
             fprintf(stderr,
-                    "synor: speculative, draft %s %s, %llu proposed per check: %zu tokens in "
+                    "synor: speculative, draft %s %s%s, %llu proposed per check: %zu tokens in "
                     "%.3f s (%.1f tokens/s), %zu checks, acceptance %.2f (%zu of %zu); draft "
                     "%.2f ms a step, check %.2f ms\n",
-                    synor_llm_format(dm), synor_llm_weight_type(dm), spec, sp.generated, sp.seconds,
+                    dm ? synor_llm_format(dm) : "lookup", dm ? synor_llm_weight_type(dm) : "only",
+                    dm && lookup ? " + lookup" : "", spec, sp.generated, sp.seconds,
                     sp.seconds > 0 ? (double)sp.generated / sp.seconds : 0.0, sp.steps,
                     sp.proposed ? (double)sp.accepted / (double)sp.proposed : 0.0, sp.accepted,
                     sp.proposed,
                     sp.draft_steps ? 1e3 * sp.draft_seconds / (double)sp.draft_steps : 0.0,
                     sp.steps ? 1e3 * sp.check_seconds / (double)sp.steps : 0.0);
+        if (!quiet && lookup)
+            fprintf(stderr,
+                    "synor: lookup draft (n-gram %llu): %zu of %zu checks, acceptance %.2f (%zu "
+                    "of %zu)\n",
+                    lookup, sp.lookup_checks, sp.steps,
+                    sp.lookup_proposed ? (double)sp.lookup_accepted / (double)sp.lookup_proposed
+                                       : 0.0,
+                    sp.lookup_accepted, sp.lookup_proposed);
         rc = CLI_OK;
         goto out;
     }

@@ -166,6 +166,11 @@ int32_t synor__sampler_draw(synor_sampler *s, const float *probs, int n);
 /* The acceptance rule of speculative decoding for proposal d: returns d
  * (*accepted = 1) with probability min(1, p[d] / q[d]), else a draw from
  * max(0, p - q) renormalised (*accepted = 0). tmp: n floats of room. */
+/* speculate.c's lookup draft: k proposals for the context hist[0..cur] from
+ * the latest earlier occurrence of its last n tokens (n = ngram down to 2),
+ * a stretch running into the context's end repeating; returns k, or 0
+ * without a match. */
+int synor__llm_lookup(const int32_t *hist, int cur, int ngram, int k, int32_t *props);
 int32_t synor__llm_accept(synor_sampler *s, const float *p, const float *q, int32_t d, int n,
                           float *tmp, int *accepted);
 

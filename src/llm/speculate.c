@@ -65,14 +65,65 @@ int32_t synor__llm_accept(synor_sampler *s, const float *p, const float *q, int3
     return synor__sampler_draw(s, mass > 0 ? tmp : p, n);
 }
 
+/* The lookup draft (prompt lookup, LLMA): the latest earlier place where
+ * the context's last n tokens (n = ngram down to 2) occur, and the k
+ * tokens that followed them there (the context extended by the proposals
+ * themselves where it ends), as the proposals. hist[0..cur] is the
+ * context, hist[cur] its last token. Returns the count proposed (k, or 0
+ * without a match). */
+int synor__llm_lookup(const int32_t *hist, int cur, int ngram, int k, int32_t *props)
+{
+    for (int n = ngram; n >= 2; n--) {
+        if (cur + 1 < n + 1)
+            continue;
+        const int32_t *tail = hist + cur - n + 1;
+        for (int j = cur - 1; j >= n - 1; j--) {
+            if (hist[j] != tail[n - 1] || memcmp(hist + j - n + 1, tail, (size_t)n * sizeof *hist))
+                continue;
+            /* past the context's end, the proposals themselves: a
+             * repeating stretch of period cur - j goes on repeating */
+            for (int m = 0; m < k; m++)
+                props[m] = j + 1 + m <= cur ? hist[j + 1 + m] : props[j + m - cur];
+            return k;
+        }
+    }
+    return 0;
+}
+
 int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, const char *prompt,
                                    int n_new, int k, synor_sampler *s, synor_llm_on_token on_token,
                                    void *user, synor_llm_spec_stats *stats)
 {
+    synor_llm_spec_opts o = {.k = k, .lookup = 0};
+    return synor_llm_generate_spec(target, draft, prompt, n_new, &o, s, on_token, user, stats);
+}
+
+/* Runs the draft model over what it lacks (hist[from..to]: the tokens the
+ * target took since, and `last`), in batches of at most max_batch rows;
+ * its logits are then those of hist[to]'s row. */
+static int draft_catch_up(synor_llm_ctx *draft, const int32_t *hist, int from, int to,
+                          const unsigned *seqs, const float **logits)
+{
+    int e = 0;
+    size_t rows = 1;
+    for (int off = from; off <= to && !e; off += (int)rows) {
+        rows = (size_t)(to - off + 1) < draft->max_batch ? (size_t)(to - off + 1)
+                                                        : draft->max_batch;
+        e = synor_llm_batch(draft, rows, hist + off, seqs, NULL);
+    }
+    if (!e)
+        *logits = synor_llm_logits(draft, rows - 1);
+    return e;
+}
+
+int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const char *prompt,
+                            int n_new, const synor_llm_spec_opts *o, synor_sampler *s,
+                            synor_llm_on_token on_token, void *user, synor_llm_spec_stats *stats)
+{
     const synor_llm_hparams *h = &target->m->cfg;
-    int V = h->vocab_size;
-    if (draft->m->cfg.vocab_size != V ||
-        synor_tokenizer_size(draft->m->tok) != synor_tokenizer_size(target->m->tok))
+    int V = h->vocab_size, k = o->k, look = o->lookup;
+    if (draft && (draft->m->cfg.vocab_size != V ||
+                  synor_tokenizer_size(draft->m->tok) != synor_tokenizer_size(target->m->tok)))
         return synor__error(SYNOR_EINVAL,
                             "speculative decoding: the draft's vocabulary (%d) is "
                             "not the target's (%d)",
@@ -82,50 +133,51 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
                             "speculative decoding: k = %d (1..32, and at most the "
                             "target's batch - 1)",
                             k);
+    if (look < 0 || look > 16 || look == 1 || (!draft && !look))
+        return synor__error(SYNOR_EINVAL,
+                            "speculative decoding: lookup n-gram %d (0: off, or 2..16; "
+                            "without a draft model it must be on)",
+                            look);
     const synor_tokenizer *tok = target->m->tok;
     size_t plen = prompt ? strlen(prompt) : 0;
     long np = synor_tokenizer_encode(tok, prompt ? prompt : "", plen, 1, 0, NULL, 0);
     if (np < 0)
         return (int)np;
-    int limit = h->seq_len < draft->m->cfg.seq_len ? h->seq_len : draft->m->cfg.seq_len;
+    int limit = h->seq_len;
+    if (draft && draft->m->cfg.seq_len < limit)
+        limit = draft->m->cfg.seq_len;
     if (np + k + 1 >= limit)
         return synor__error(SYNOR_ERANGE,
                             "speculative decoding: a prompt of %ld tokens leaves "
                             "no room in a context of %d",
                             np, limit);
-    int32_t *ids = synor__malloc(((size_t)np + 40) * sizeof *ids);
+    /* hist: every token of the sequence (the prompt, then what was emitted);
+     * hist[target's cache length] is `last`, the one not yet fed */
+    int32_t *hist = synor__malloc(((size_t)limit + 40) * sizeof *hist);
     float *p = synor__malloc((size_t)V * (size_t)(k + 1) * sizeof *p);
     float *q = synor__malloc((size_t)V * (size_t)k * sizeof *q);
     float *tmp = synor__malloc((size_t)V * sizeof *tmp);
-    unsigned *seqs = synor__calloc((size_t)np + 40, sizeof *seqs);
-    int e = ids && p && q && tmp && seqs ? 0 : SYNOR_ENOMEM;
+    unsigned *seqs = synor__calloc((size_t)limit + 40, sizeof *seqs);
+    int e = hist && p && q && tmp && seqs ? 0 : SYNOR_ENOMEM;
     synor_llm_spec_stats st = {0};
     double t0 = now_s();
     if (!e) {
-        synor_tokenizer_encode(tok, prompt ? prompt : "", plen, 1, 0, ids, (size_t)np);
+        synor_tokenizer_encode(tok, prompt ? prompt : "", plen, 1, 0, hist, (size_t)np);
         synor_llm_seq_reset(target, 0);
-        synor_llm_seq_reset(draft, 0);
-        /* Both caches take the prompt but its last token, which is `last`. */
+        if (draft)
+            synor_llm_seq_reset(draft, 0);
+        /* The target's cache takes the prompt but its last token, which is
+         * `last`; the draft catches up in its first round. */
         for (long off = 0; off + 1 < np && !e; off += target->max_batch) {
             size_t n = (size_t)(np - 1 - off) < target->max_batch ? (size_t)(np - 1 - off)
                                                                   : target->max_batch;
-            e = synor_llm_batch(target, n, ids + off, seqs, NULL);
-        }
-        for (long off = 0; off + 1 < np && !e; off += draft->max_batch) {
-            size_t n = (size_t)(np - 1 - off) < draft->max_batch ? (size_t)(np - 1 - off)
-                                                                 : draft->max_batch;
-            e = synor_llm_batch(draft, n, ids + off, seqs, NULL);
+            e = synor_llm_batch(target, n, hist + off, seqs, NULL);
         }
     }
-    int32_t last = e ? 0 : ids[np - 1], prev = np > 1 ? ids[np - 2] : last;
+    int32_t last = e ? 0 : hist[np - 1], prev = np > 1 ? hist[np - 2] : last;
     int32_t props[33], rows[33];
     char text[256];
     int done = 0;
-    /* After a check that accepted every proposal the draft's cache lacks
-     * the last one (it was proposed, never fed): it goes in with `last` as
-     * the next round's first draft batch of two rows, not as a step of
-     * its own. -1: none pending. */
-    int32_t pending = -1;
     int greedy = s->temperature == 0;
     /* The draft draws from a stream of its own, so its proposals are
      * independent of the acceptance draws. */
@@ -138,26 +190,37 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
             kk = limit - base - 2;
         if (kk < 1)
             break;
-        /* draft: kk proposals */
         double t1 = now_s();
-        int32_t t = last;
-        for (int i = 0; i < kk && !e; i++) {
-            int32_t two[2] = {pending, t};
-            int first = i == 0 && pending >= 0;
-            e = synor_llm_batch(draft, first ? 2 : 1, first ? two : &t, seqs, NULL);
-            if (e)
-                break;
-            const float *dl = synor_llm_logits(draft, first ? 1 : 0);
-            st.draft_steps++;
-            if (greedy) {
-                t = props[i] = argmax(dl, V);
-                continue;
+        int nl = look ? synor__llm_lookup(hist, base, look, kk, props) : 0;
+        if (nl > 0) { /* the lookup's proposals: q one-hot */
+            kk = nl;
+            st.lookup_checks++;
+            for (int i = 0; i < kk && !greedy; i++) {
+                memset(q + (size_t)i * V, 0, (size_t)V * sizeof *q);
+                q[(size_t)i * V + props[i]] = 1.0f;
             }
-            e = synor__sampler_probs(s, dl, V, q + (size_t)i * V);
-            if (!e)
-                t = props[i] = synor__sampler_draw(&ds, q + (size_t)i * V, V);
+        } else if (draft) { /* the draft model: kk proposals */
+            int32_t t = last;
+            for (int i = 0; i < kk && !e; i++) {
+                const float *dl = NULL;
+                if (i == 0)
+                    e = draft_catch_up(draft, hist, synor_llm_seq_len(draft, 0), base, seqs, &dl);
+                else if (!(e = synor_llm_batch(draft, 1, &t, seqs, NULL)))
+                    dl = synor_llm_logits(draft, 0);
+                if (e)
+                    break;
+                st.draft_steps++;
+                if (greedy) {
+                    t = props[i] = argmax(dl, V);
+                    continue;
+                }
+                e = synor__sampler_probs(s, dl, V, q + (size_t)i * V);
+                if (!e)
+                    t = props[i] = synor__sampler_draw(&ds, q + (size_t)i * V, V);
+            }
+        } else { /* nothing to propose: one target step */
+            kk = 0;
         }
-        pending = -1;
         double t2 = now_s();
         st.draft_seconds += t2 - t1;
         if (e)
@@ -193,16 +256,20 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
                 break;
         }
         st.accepted += (size_t)a;
+        if (nl > 0) {
+            st.lookup_proposed += (size_t)kk;
+            st.lookup_accepted += (size_t)a;
+        }
         if (a == kk)
             emit[nemit++] = greedy ? argmax(synor_llm_logits(target, (size_t)kk), V)
                                    : synor__sampler_draw(s, p + (size_t)kk * V, V);
-        /* caches back to: everything up to the last emitted token */
+        /* caches back to: everything up to the last emitted token; the
+         * draft's may lack some (the lookup's rounds, a fully accepted
+         * round's last proposal): its next round feeds them */
         synor_llm_seq_truncate(target, 0, base + 1 + a);
-        int dlen = synor_llm_seq_len(draft, 0);
-        if (dlen > base + 1 + a)
+        if (draft && synor_llm_seq_len(draft, 0) > base + 1 + a)
             synor_llm_seq_truncate(draft, 0, base + 1 + a);
-        else if (dlen < base + 1 + a) /* all accepted: the draft lacks the last proposal */
-            pending = props[kk - 1];
+        memcpy(hist + base + 1, emit, (size_t)nemit * sizeof *hist);
         for (int i = 0; i < nemit && !done; i++) {
             int32_t x = emit[i];
             if (x == synor_tokenizer_eos(tok) || x == synor_tokenizer_bos(tok)) {
@@ -226,7 +293,7 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
     st.seconds = now_s() - t0;
     if (stats)
         *stats = st;
-    synor__free(ids);
+    synor__free(hist);
     synor__free(p);
     synor__free(q);
     synor__free(tmp);

@@ -82,6 +82,16 @@ check spec-temp-seed [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --t
 check spec-temp-same cmp -s "$tmp/out" "$tmp/spec-temp"
 check spec-badk     [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft "$tmp/q8_0.gguf" --speculate 0)" = 2 ]
 check spec-nodraft  [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft "$tmp/none.gguf")" = 1 ]
+# the lookup draft (n-grams of the context), alone and before a draft model: the model's own text
+check spec-lookup   [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --lookup 3 --speculate 4)" = 0 ]
+check spec-lookup-same cmp -s "$tmp/out" "$tmp/greedy"
+check spec-lookup-only grep -q "draft lookup only, 4 proposed per check" "$tmp/err"
+check spec-lookup-figures grep -qE "lookup draft \(n-gram 3\): [0-9]+ of [0-9]+ checks, acceptance [0-9.]+" "$tmp/err"
+check spec-lookup-q4 [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --lookup 2 --draft "$tmp/q4_0.gguf" --speculate 3)" = 0 ]
+check spec-lookup-q4-same cmp -s "$tmp/out" "$tmp/greedy"
+check spec-lookup-q4-figures grep -q "draft gguf v3 Q4_0 + lookup" "$tmp/err"
+check spec-lookup-temp [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --temp 0.8 --seed 3 --lookup 2)" = 0 ]
+check spec-badlookup [ "$(rc "$S" generate -m "$tmp/m.gguf" --lookup 1)" = 2 ]
 check q-smaller     [ "$(stat -c %s "$tmp/q4_0.gguf")" -lt "$(stat -c %s "$tmp/q8_0.gguf")" ]
 
 # bad input: a clear message, a failure status, nothing written
