@@ -210,12 +210,13 @@ static int simulate_all(const synor_fabric *f, const synor_workload *w, const sy
     return rc;
 }
 
-/* Tasks a real trace ran on OpenCL devices. */
+/* Tasks a real trace ran on OpenCL devices (the runtime's backend name,
+ * synor_runtime_device_info.backend: "opencl"). */
 static double opencl_tasks(const synor_trace *t)
 {
     double n = 0;
     for (size_t i = 0; t && i < t->n_tasks; i++)
-        n += !strcmp(t->devices[t->tasks[i].device].backend, "OpenCL");
+        n += !strcmp(t->devices[t->tasks[i].device].backend, "opencl");
     return n;
 }
 
