@@ -131,10 +131,12 @@ static double lookup(const pm_table *t, const char *op, const char *device, uint
 /* A copy of w whose task i has the cost row rows[i * nd .. + nd) in the
  * fabric's device order (a task that had a row of its own keeps it). */
 static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd,
-                          synor_workload **out)
+                          const double host[3], synor_workload **out)
 {
     synor_workload *c = NULL;
     int rc = synor_workload_create(synor_workload_name(w), &c);
+    if (!rc)
+        rc = synor_workload_set_host(c, host[0], host[1], host[2]);
     for (size_t di = 0; !rc && di < synor_workload_data_count(w); di++) {
         const synor_data *d = synor_workload_data(w, di);
         size_t idx;
@@ -177,6 +179,21 @@ static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd
     }
     *out = c;
     return 0;
+}
+
+/* The handles a real run registers for w's data: one per datum, but a
+ * later version of a tile ("X[i,j]#k", k >= 1, as synor_exec_tiled_workload
+ * names them) is the same handle as its version 0. */
+static size_t handles_of(const synor_workload *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < synor_workload_data_count(w); i++) {
+        const char *h = strrchr(synor_workload_data(w, i)->name, '#');
+        char *end = NULL;
+        unsigned long k = h && h[1] >= '0' && h[1] <= '9' ? strtoul(h + 1, &end, 10) : 0;
+        n += !(k > 0 && end && !*end);
+    }
+    return n;
 }
 
 static int calibrate(const synor_fabric *f, const synor_workload *w, const char *const *keys_k,
@@ -288,7 +305,24 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
             }
         }
     }
-    rc = copy_with_rows(w, rows, nd, out);
+    /* The host's side of the call: the mean submission, registration and
+     * unregistration of the data's handles, and the wait's wake-up. */
+    if (st.local_devices && tab.n) {
+        double sub = lookup(&tab, SYNOR_PERFMODEL_SUBMIT, SYNOR_PERFMODEL_HOST, 0);
+        double reg = lookup(&tab, SYNOR_PERFMODEL_REGISTER, SYNOR_PERFMODEL_HOST, 0);
+        double unreg = lookup(&tab, SYNOR_PERFMODEL_UNREGISTER, SYNOR_PERFMODEL_HOST, 0);
+        double wait = lookup(&tab, SYNOR_PERFMODEL_WAIT, SYNOR_PERFMODEL_HOST, 0);
+        /* a library call (keyed: synor_exec_tiled_workload's graphs)
+         * registers and unregisters its handles inside the call; a whole
+         * workload's time (synor_exec_workload) starts after registering
+         * and stops at wait_all's return */
+        st.handles = keys_k ? handles_of(w) : 0;
+        st.host_before_s = isnan(reg) ? 0 : reg * (double)st.handles;
+        st.host_per_task_s = isnan(sub) ? 0 : sub;
+        st.host_after_s = (isnan(wait) ? 0 : wait) + (isnan(unreg) ? 0 : unreg * (double)st.handles);
+    }
+    const double host[3] = {st.host_before_s, st.host_per_task_s, st.host_after_s};
+    rc = copy_with_rows(w, rows, nd, host, out);
 out:
     synor_cost_destroy(roof);
     synor__free(kernel);
