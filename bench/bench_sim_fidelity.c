@@ -23,7 +23,11 @@
  * worker, dynamic placement (as the runtime places) and HEFT's plan
  * (each task's time: its kernel's median plus the runtime's mean dispatch
  * time, both from the model);
- * "roofline" the same without the model. Per operation: the real kernels'
+ * "roofline" the same without the model. The calibration also charges
+ * the host's side of the call (synor_workload_set_host: submissions,
+ * handles, the wait), printed as host_before_us, host_submit_us (per
+ * task) and host_after_us; sim_nohost_ms / ratio_nohost is the dynamic
+ * simulation of the same model without it. Per operation: the real kernels'
  * mean busy time per run against the simulation's. One line per figure,
  * key=value, for bench/run_sim_fidelity.sh.
  *

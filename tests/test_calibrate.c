@@ -381,6 +381,9 @@ TEST(the_host_side_is_learned_and_charged)
         synor_perfmodel_record(pm, SYNOR_PERFMODEL_SUBMIT, 0, SYNOR_PERFMODEL_HOST, 1e-3);
         synor_perfmodel_record(pm, SYNOR_PERFMODEL_WAIT, 0, SYNOR_PERFMODEL_HOST, 5e-3);
     }
+    /* one stalled wake-up: once per call, the wait is charged at its
+     * median, so it does not move (its mean would be 0.25 s) */
+    synor_perfmodel_record(pm, SYNOR_PERFMODEL_WAIT, 0, SYNOR_PERFMODEL_HOST, 1.0);
     tiled_makespan(f, w, k, fp, pm, &ci, &m);
     ASSERT_EQ(ci.handles, 27);
     ASSERT_NEAR(ci.host_before_s, 27 * 1e-4, 1e-12);

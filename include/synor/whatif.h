@@ -119,7 +119,8 @@ typedef struct synor_whatif_calibration {
  * task once it can, over every task recorded), as a real run pays it.
  * The host's side of the call is charged too (synor_workload_set_host,
  * on the copy): the model's host entries (synor/perfmodel.h, device
- * "host") give the mean submission and the wait's wake-up, as the time
+ * "host") give the mean submission and the wait's median wake-up (once per
+ * call: the median call has a typical one), as the time
  * synor_exec_workload reports has them (from the first submission to
  * wait_all's return); none when the fabric has no local device or the
  * model no such entry.

@@ -66,7 +66,7 @@ static const char *runtime_name(const synor_fabric_device *fd, char *buf, size_t
 typedef struct pm_row {
     const char *op, *device;
     uint64_t fp;
-    double mean;
+    double mean, median; /* of the window */
 } pm_row;
 
 typedef struct pm_table {
@@ -107,7 +107,7 @@ static int collect(const synor_perfmodel_entry *e, void *user)
         t->failed = 1;
         return 1;
     }
-    t->v[t->n++] = (pm_row){op, dev, e->footprint, e->window_mean};
+    t->v[t->n++] = (pm_row){op, dev, e->footprint, e->window_mean, e->estimate};
     return 0;
 }
 
@@ -123,9 +123,17 @@ static void table_free(pm_table *t)
 /* The window mean of (op, device, fp); NAN when the model has none. */
 static double lookup(const pm_table *t, const char *op, const char *device, uint64_t fp)
 {
-    pm_row key = {op, device, fp, 0};
+    pm_row key = {op, device, fp, 0, 0};
     const pm_row *r = t->n ? bsearch(&key, t->v, t->n, sizeof *t->v, cmp_row) : NULL;
     return r ? r->mean : NAN;
+}
+
+/* The window median of (op, device, fp); NAN when the model has none. */
+static double lookup_median(const pm_table *t, const char *op, const char *device, uint64_t fp)
+{
+    pm_row key = {op, device, fp, 0, 0};
+    const pm_row *r = t->n ? bsearch(&key, t->v, t->n, sizeof *t->v, cmp_row) : NULL;
+    return r ? r->median : NAN;
 }
 
 /* A copy of w whose task i has the cost row rows[i * nd .. + nd) in the
@@ -306,12 +314,16 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
         }
     }
     /* The host's side of the call: the mean submission, registration and
-     * unregistration of the data's handles, and the wait's wake-up. */
+     * unregistration of the data's handles (many per call: their sum is
+     * about the count x the mean, as for kernels), and the wait's wake-up,
+     * once per call: its median (the median call has a typical one; a
+     * stalled wake-up, a few ms on a busy machine, would otherwise be
+     * charged to every call). */
     if (st.local_devices && tab.n) {
         double sub = lookup(&tab, SYNOR_PERFMODEL_SUBMIT, SYNOR_PERFMODEL_HOST, 0);
         double reg = lookup(&tab, SYNOR_PERFMODEL_REGISTER, SYNOR_PERFMODEL_HOST, 0);
         double unreg = lookup(&tab, SYNOR_PERFMODEL_UNREGISTER, SYNOR_PERFMODEL_HOST, 0);
-        double wait = lookup(&tab, SYNOR_PERFMODEL_WAIT, SYNOR_PERFMODEL_HOST, 0);
+        double wait = lookup_median(&tab, SYNOR_PERFMODEL_WAIT, SYNOR_PERFMODEL_HOST, 0);
         /* a library call (keyed: synor_exec_tiled_workload's graphs)
          * registers and unregisters its handles inside the call; a whole
          * workload's time (synor_exec_workload) starts after registering
