@@ -23,7 +23,11 @@
  * worker, dynamic placement (as the runtime places) and HEFT's plan
  * (each task's time: its kernel's median plus the runtime's mean dispatch
  * time, both from the model);
- * "roofline" the same without the model. Per operation: the real kernels'
+ * "roofline" the same without the model. The calibration also charges
+ * the host's side of the call (synor_workload_set_host: submissions,
+ * handles, the wait), printed as host_before_us, host_submit_us (per
+ * task) and host_after_us; sim_nohost_ms / ratio_nohost is the dynamic
+ * simulation of the same model without it. Per operation: the real kernels'
  * mean busy time per run against the simulation's. One line per figure,
  * key=value, for bench/run_sim_fidelity.sh.
  *
@@ -98,13 +102,28 @@ static void real_ops(const synor_workload *w, const synor_trace *t, op_sum *o)
     }
 }
 
+/* with_host 0: the host side the calibration charged taken out again
+ * (synor_workload_set_host), as before it was modelled. */
+static int simulate2(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
+                     int heft, int with_host, double *makespan, op_sum *ops, double *dispatch,
+                     double *host, double *offcpu, const char *const *kernels,
+                     const uint64_t *fps);
+
 /* heft: 0 the dynamic strategy, 1 HEFT's plan, 2 the runtime's own rules
  * (synor_simulate_runtime). ops (may be NULL): the simulated busy time per operation, less the
  * dispatch time the calibration added to each task (the real trace's task
  * times are the kernels' alone). */
 static int simulate(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
-                    int heft, double *makespan, op_sum *ops, double *dispatch,
+                    int heft, double *makespan, op_sum *ops, double *dispatch, double *host,
                     double *offcpu, const char *const *kernels, const uint64_t *fps)
+{
+    return simulate2(f, w, pm, heft, 1, makespan, ops, dispatch, host, offcpu, kernels, fps);
+}
+
+static int simulate2(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
+                     int heft, int with_host, double *makespan, op_sum *ops, double *dispatch,
+                     double *host, double *offcpu, const char *const *kernels,
+                     const uint64_t *fps)
 {
     synor_workload *cw = NULL;
     synor_cost *c = NULL;
@@ -116,6 +135,13 @@ static int simulate(const synor_fabric *f, const synor_workload *w, const synor_
     double per_task = rc == 0 && ci.dispatch_s == ci.dispatch_s ? ci.dispatch_s : 0;
     if (dispatch)
         *dispatch = per_task;
+    if (host && !rc) {
+        host[0] = ci.host_before_s;
+        host[1] = ci.host_per_task_s;
+        host[2] = ci.host_after_s;
+    }
+    if (!rc && !with_host)
+        rc = synor_workload_set_host(cw, 0, 0, 0);
     if (!rc)
         rc = synor_cost_create(cw, f, &c);
     if (!rc && heft == 1)
@@ -192,6 +218,8 @@ static int run_fabric(synor_catalog *cat, const synor_detection *det, synor_runt
 
 typedef struct sims {
     double dynamic, heft, rtrules, roofline, dispatch;
+    double nohost; /* dynamic, without the host side (as before it was modelled) */
+    double host[3]; /* the host side charged: before, per task, after */
     double offcpu; /* --opencl: tasks the dynamic simulation put on an OpenCL device */
 } sims;
 
@@ -200,22 +228,26 @@ typedef struct sims {
 static int simulate_all(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
                         const char *const *kernels, const uint64_t *fps, sims *out, op_sum *ops)
 {
-    int rc = simulate(f, w, pm, 0, &out->dynamic, ops, &out->dispatch, &out->offcpu, kernels, fps);
+    int rc = simulate(f, w, pm, 0, &out->dynamic, ops, &out->dispatch, out->host, &out->offcpu,
+                      kernels, fps);
     if (!rc)
-        rc = simulate(f, w, pm, 1, &out->heft, NULL, NULL, NULL, kernels, fps);
+        rc = simulate(f, w, pm, 1, &out->heft, NULL, NULL, NULL, NULL, kernels, fps);
     if (!rc)
-        rc = simulate(f, w, pm, 2, &out->rtrules, NULL, NULL, NULL, kernels, fps);
+        rc = simulate(f, w, pm, 2, &out->rtrules, NULL, NULL, NULL, NULL, kernels, fps);
     if (!rc)
-        rc = simulate(f, w, NULL, 0, &out->roofline, NULL, NULL, NULL, kernels, fps);
+        rc = simulate(f, w, NULL, 0, &out->roofline, NULL, NULL, NULL, NULL, kernels, fps);
+    if (!rc)
+        rc = simulate2(f, w, pm, 0, 0, &out->nohost, NULL, NULL, NULL, NULL, kernels, fps);
     return rc;
 }
 
-/* Tasks a real trace ran on OpenCL devices. */
+/* Tasks a real trace ran on OpenCL devices (the runtime's backend name,
+ * synor_runtime_device_info.backend: "opencl"). */
 static double opencl_tasks(const synor_trace *t)
 {
     double n = 0;
     for (size_t i = 0; t && i < t->n_tasks; i++)
-        n += !strcmp(t->devices[t->tasks[i].device].backend, "OpenCL");
+        n += !strcmp(t->devices[t->tasks[i].device].backend, "opencl");
     return n;
 }
 
@@ -229,10 +261,12 @@ static void print_line(const char *name, unsigned workers, int runs, double *rea
     printf("workload=%s workers=%u runs=%d real_ms=%.3f real_min_ms=%.3f real_max_ms=%.3f "
            "sim_dynamic_ms=%.3f sim_heft_ms=%.3f sim_runtime_ms=%.3f roofline_ms=%.3f "
            "ratio_dynamic=%.4f ratio_heft=%.4f ratio_runtime=%.4f ratio_roofline=%.4f "
-           "dispatch_us=%.2f",
+           "dispatch_us=%.2f host_before_us=%.2f host_submit_us=%.3f host_after_us=%.2f "
+           "sim_nohost_ms=%.3f ratio_nohost=%.4f",
            name, workers, runs, med * 1e3, real[0] * 1e3, real[runs - 1] * 1e3, s->dynamic * 1e3,
            s->heft * 1e3, s->rtrules * 1e3, s->roofline * 1e3, s->dynamic / med, s->heft / med,
-           s->rtrules / med, s->roofline / med, s->dispatch * 1e6);
+           s->rtrules / med, s->roofline / med, s->dispatch * 1e6, s->host[0] * 1e6,
+           s->host[1] * 1e6, s->host[2] * 1e6, s->nohost * 1e3, s->nohost / med);
     if (after_openblas >= 0)
         printf(" after_openblas_ms=%.3f", after_openblas * 1e3);
     if (g_opencl)

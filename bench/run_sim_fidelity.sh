@@ -17,12 +17,19 @@
 # runs, real makespan against the plan's on the calibrated run fabric.
 # --fifo: every process under `chrt -f 10` (SCHED_FIFO: other tenants'
 # ordinary processes cannot take the workers' cores mid-run; root only).
+# --rows "ARGS": only these rows, as bench_sim_fidelity takes them (e.g.
+# "--tiled gemm:1024:256 workloads/mlp-fp32.json"), to keep a locked run
+# short. --measure-cache F: the detection's measured peak and bandwidth
+# from F (measured once and written there when absent).
 #
 #   bash bench/run_sim_fidelity.sh [--procs P] [--runs R] [--workers N] [--build DIR]
-#                                  [--opencl] [--fifo]
+#                                  [--opencl] [--fifo] [--rows "ARGS"] [--measure-cache F]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-procs=3 runs=11 workers=0 build=build-bench opencl= fifo=()
+procs=3 runs=11 workers=0 build=build-bench opencl= fifo=() cache=()
+rows=(workloads/mlp-fp32.json workloads/attention-block-fp32.json
+      --tiled gemm:1024:256 --tiled gemm:2048:256 --tiled gemm:3072:256
+      --tiled cholesky:1024:256 --tiled cholesky:2048:256 --tiled cholesky:3072:256)
 while (($#)); do
   case $1 in
     --opencl) opencl=--opencl; shift ;;
@@ -31,7 +38,9 @@ while (($#)); do
     --runs) runs=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
-    *) echo "usage: $0 [--procs P] [--runs R] [--workers N] [--build DIR] [--opencl] [--fifo]" >&2; exit 2 ;;
+    --rows) read -ra rows <<<"$2"; shift 2 ;;
+    --measure-cache) cache=(--measure-cache "$2"); shift 2 ;;
+    *) echo "usage: $0 [--procs P] [--runs R] [--workers N] [--build DIR] [--opencl] [--fifo] [--rows \"ARGS\"] [--measure-cache F]" >&2; exit 2 ;;
   esac
 done
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSYNOR_BUILD_TESTS=OFF >/dev/null
@@ -40,10 +49,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for ((p = 0; p < procs; p++)); do
   "${fifo[@]}" "$build/bench/bench_sim_fidelity" --runs "$runs" --workers "$workers" $opencl \
-    workloads/mlp-fp32.json workloads/attention-block-fp32.json \
-    --tiled gemm:1024:256 --tiled gemm:2048:256 --tiled gemm:3072:256 \
-    --tiled cholesky:1024:256 --tiled cholesky:2048:256 --tiled cholesky:3072:256 |
-    tee -a "$out"
+    "${cache[@]}" "${rows[@]}" | tee -a "$out"
 done
 echo
 echo "== median over $procs processes =="
@@ -61,10 +67,13 @@ for line in open(sys.argv[1]):
 med = lambda l, k: statistics.median(float(x[k]) for x in l)
 ocl = any('real_opencl_tasks' in l[0] for l in rows.values())
 print('| workload | workers | real ms | sim (dynamic) ms | ratio | sim (HEFT) ms | ratio | sim (runtime rules) ms | ratio | roofline ms | ratio | dispatch us | as run --tiled ms |'
+      + ' host before / per task / after us | ratio without the host |'
       + (' OpenCL tasks per run, real | simulated |' if ocl else ''))
-print('|---|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|' if ocl else ''))
+print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|' if ocl else ''))
 for w, l in rows.items():
     tail = f"{med(l,'after_openblas_ms'):.3f} |" if 'after_openblas_ms' in l[0] else " |"
+    tail += (f" {med(l,'host_before_us'):.1f} / {med(l,'host_submit_us'):.2f} / {med(l,'host_after_us'):.1f} |"
+             f" {med(l,'ratio_nohost'):.3f} |")
     if 'real_opencl_tasks' in l[0]:
         tail += f" {med(l,'real_opencl_tasks'):.1f} | {med(l,'sim_opencl_tasks'):.0f} |"
     print(f"| {w} | {l[0]['workers']} | {med(l,'real_ms'):.3f} | {med(l,'sim_dynamic_ms'):.3f} | "

@@ -339,6 +339,96 @@ TEST(the_runtime_rules_keep_released_tasks_on_their_worker)
     teardown(&x);
 }
 
+/* The host's side (synor_workload_set_host): four independent tasks of 1 s
+ * on two devices, submitted one every 0.5 s after 1 s of registering, and
+ * 2 s after the last: released at 1.5, 2, 2.5, 3, so done at 4; the run at
+ * 6 (2 without the host), under each strategy that places dynamically. */
+static synor_workload *host_workload(double before, double per_task, double after)
+{
+    synor_workload *w;
+    if (synor_workload_create("host", &w))
+        return NULL;
+    static const double row[2] = {1, 1};
+    for (int i = 0; i < 4; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "t%d", i);
+        synor_task_desc d = {.id = id, .exec_s = row, .n_exec = 2};
+        size_t idx;
+        if (synor_workload_add_task(w, &d, &idx)) {
+            synor_workload_destroy(w);
+            return NULL;
+        }
+    }
+    if (synor_workload_set_host(w, before, per_task, after) || synor_workload_finish(w)) {
+        synor_workload_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+TEST(the_host_submits_one_task_after_another)
+{
+    synor_fabric *f;
+    ASSERT_OK(synor_fabric_load_string(catalog(), RT_FABRIC2, strlen(RT_FABRIC2), "two.json", &f));
+    for (int host = 0; host < 2; host++) {
+        synor_workload *w = host ? host_workload(1, 0.5, 2) : host_workload(0, 0, 0);
+        ASSERT(w);
+        double b, p, a;
+        synor_workload_host(w, &b, &p, &a);
+        ASSERT(host ? b == 1 && p == 0.5 && a == 2 : b == 0 && p == 0 && a == 0);
+        synor_cost *c;
+        ASSERT_OK(synor_cost_create(w, f, &c));
+        for (int rt = 0; rt < 2; rt++) {
+            synor_trace *t;
+            ASSERT_OK(rt ? synor_simulate_runtime(c, &t) : synor_simulate(c, NULL, &t));
+            ASSERT_NEAR(t->makespan, host ? 6 : 2, 1e-12);
+            for (size_t k = 0; k < t->n_tasks; k++) {
+                long i = synor_workload_find_task(w, t->tasks[k].id);
+                ASSERT_NEAR(t->tasks[k].start, host ? 1.5 + 0.5 * (double)i : (double)(i / 2),
+                            1e-12);
+            }
+            synor_trace_destroy(t);
+        }
+        /* a plan: no task before its submission either */
+        synor_plan *pl;
+        synor_trace *t;
+        ASSERT_OK(synor_plan_create(c, NULL, &pl));
+        ASSERT_OK(synor_simulate(c, pl, &t));
+        for (size_t k = 0; host && k < t->n_tasks; k++) {
+            long i = synor_workload_find_task(w, t->tasks[k].id);
+            ASSERT(t->tasks[k].start >= 1.5 + 0.5 * (double)i - 1e-12);
+        }
+        ASSERT(t->makespan >= (host ? 6 : 2) - 1e-12);
+        synor_trace_destroy(t);
+        synor_plan_destroy(pl);
+        synor_cost_destroy(c);
+        synor_workload_destroy(w);
+    }
+    /* bad figures, and after finish */
+    synor_workload *w;
+    ASSERT_OK(synor_workload_create("bad", &w));
+    ASSERT_EQ(synor_workload_set_host(w, -1, 0, 0), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "before_s");
+    ASSERT_EQ(synor_workload_set_host(w, 0, NAN, 0), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "per_task_s");
+    ASSERT_EQ(synor_workload_set_host(w, 0, 0, INFINITY), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "after_s");
+    synor_workload_destroy(w);
+    /* after finish too: the simulator reads them when it runs */
+    w = host_workload(0, 0, 0);
+    ASSERT(w);
+    ASSERT_OK(synor_workload_set_host(w, 0, 0, 3));
+    synor_cost *c;
+    synor_trace *t;
+    ASSERT_OK(synor_cost_create(w, f, &c));
+    ASSERT_OK(synor_simulate(c, NULL, &t));
+    ASSERT_NEAR(t->makespan, 2 + 3, 1e-12);
+    synor_trace_destroy(t);
+    synor_cost_destroy(c);
+    synor_workload_destroy(w);
+    synor_fabric_destroy(f);
+}
+
 TEST(out_of_memory_names_task_device_and_sizes)
 {
     fixture x;
@@ -599,7 +689,7 @@ TEST(cleanup)
 
 TEST_MAIN(transfers_share_a_link, link_sharing_matches_a_fluid_model, a_chain_by_hand,
           the_runtime_rules_keep_released_tasks_on_their_worker,
-          out_of_memory_names_task_device_and_sizes,
+          the_host_submits_one_task_after_another, out_of_memory_names_task_device_and_sizes,
           every_strategy_valid_and_deterministic, training_on_two_nodes,
           trace_round_trip_and_bad_traces, trace_loading_validates_every_field,
           allocation_failures_are_clean, cleanup)

@@ -54,6 +54,22 @@ extern "C" {
  * (synor_perfmodel_foreach) is the per-task overhead a simulation of this
  * machine adds (synor_whatif_calibrate). No kernel has this name. */
 #define SYNOR_PERFMODEL_DISPATCH "(dispatch)"
+/* The submitting thread's own work, per call (issue 11, the fidelity of a
+ * simulated run): entries of device SYNOR_PERFMODEL_HOST at footprint 0,
+ * recorded by the runtime on the thread that makes the call -
+ *   SYNOR_PERFMODEL_SUBMIT: one synor_task_submit, entry to return;
+ *   SYNOR_PERFMODEL_REGISTER, _UNREGISTER: one synor_handle_register,
+ *     one synor_handle_unregister of a handle no task still uses;
+ *   SYNOR_PERFMODEL_WAIT: synor_runtime_wait_all, from the moment the last
+ *     outstanding task finished to its return (waking the waiter), when it
+ *     had to wait.
+ * Their means are what synor_whatif_calibrate charges a simulated run for
+ * the host side (synor_workload_set_host). No kernel has these names. */
+#define SYNOR_PERFMODEL_HOST "host"
+#define SYNOR_PERFMODEL_SUBMIT "(submit)"
+#define SYNOR_PERFMODEL_REGISTER "(register)"
+#define SYNOR_PERFMODEL_UNREGISTER "(unregister)"
+#define SYNOR_PERFMODEL_WAIT "(wait)"
 /* The file format tag. */
 #define SYNOR_PERFMODEL_FORMAT "synor-perfmodel/1"
 

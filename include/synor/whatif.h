@@ -91,6 +91,12 @@ typedef struct synor_whatif_calibration {
     double dispatch_s;        /* the runtime's mean dispatch time per task on
                                  the first local device that has one; NAN:
                                  none */
+    /* The host side charged (synor_workload_set_host; 0 where the model
+     * has no such entry): registering `handles` handles before the first
+     * submission (keyed only), each submission, and after the last task
+     * the wait's wake-up plus unregistering them. */
+    size_t handles;
+    double host_before_s, host_per_task_s, host_after_s;
 } synor_whatif_calibration;
 
 /* The local fabric made to predict this machine (issue 11, "a simulator
@@ -111,6 +117,13 @@ typedef struct synor_whatif_calibration {
  * To each of the first three the device's mean dispatch time is added (the
  * model's SYNOR_PERFMODEL_DISPATCH entry: what the runtime takes to start a
  * task once it can, over every task recorded), as a real run pays it.
+ * The host's side of the call is charged too (synor_workload_set_host,
+ * on the copy): the model's host entries (synor/perfmodel.h, device
+ * "host") give the mean submission and the wait's median wake-up (once per
+ * call: the median call has a typical one), as the time
+ * synor_exec_workload reports has them (from the first submission to
+ * wait_all's return); none when the fabric has no local device or the
+ * model no such entry.
  * Other devices (added or swapped in) keep their roofline. A task with a
  * cost row of its own keeps it. pm may be NULL (then every local time is a
  * roofline); a workload that cannot run for real has no estimates. info
@@ -120,7 +133,11 @@ int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
                            synor_whatif_calibration *info);
 
 /* As synor_whatif_calibrate, with each task's kernel and footprint given
- * (e.g. synor_exec_tiled_workload's) instead of synor_exec_task_keys's. */
+ * (e.g. synor_exec_tiled_workload's) instead of synor_exec_task_keys's,
+ * for a library call (synor_tiled_sgemm) that registers its handles
+ * itself: the host side also has the mean registration of a handle before
+ * the first submission and its unregistration after the wait, one handle
+ * per datum (a tile's later versions "X#k", k >= 1, share version 0's). */
 int synor_whatif_calibrate_keyed(const synor_fabric *f, const synor_workload *w,
                                  const char *const *kernels, const uint64_t *footprints,
                                  const synor_perfmodel *pm, synor_workload **out,

@@ -149,6 +149,26 @@ int synor_workload_add_data(synor_workload *w, const char *name, uint64_t bytes,
 int synor_workload_add_task(synor_workload *w, const synor_task_desc *t, size_t *index);
 int synor_workload_finish(synor_workload *w);
 
+/* The submitting thread's own work around the tasks, as a real run of the
+ * task runtime has it (issue 11; synor_whatif_calibrate sets it from the
+ * performance model's host entries, synor/perfmodel.h): before_s before
+ * the first task is submitted (registering data), per_task_s per
+ * submission - the tasks are submitted one after another in index order,
+ * so task i exists from before_s + (i + 1) * per_task_s and cannot start
+ * earlier, while the devices already run the tasks submitted before it -
+ * and after_s from the end of the last task to the end of the run
+ * (waking the waiting thread, unregistering). The simulator charges them
+ * (synor/sim.h); planners ignore them. All 0 by default. Each must be
+ * finite and >= 0 (SYNOR_EINVAL naming it). May be set after finish (a
+ * cost model made from the workload sees the change: nothing is derived
+ * from them). No JSON form: it describes a run of this machine, not the
+ * workload. */
+int synor_workload_set_host(synor_workload *w, double before_s, double per_task_s,
+                            double after_s);
+/* The three figures (any pointer may be NULL). */
+void synor_workload_host(const synor_workload *w, double *before_s, double *per_task_s,
+                         double *after_s);
+
 /* The number of colocation groups (after finish). */
 size_t synor_workload_group_count(const synor_workload *w);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "runtime/runtime_internal.h"
+#include "synor/perfmodel.h"
 
 int synor_handle_register(synor_runtime *rt, const synor_handle_desc *desc, synor_handle **out)
 {
@@ -34,6 +35,7 @@ int synor_handle_register(synor_runtime *rt, const synor_handle_desc *desc, syno
             return synor__error(SYNOR_EINVAL, "synor_handle_register: shape overflows size_t");
         n *= desc->shape[i];
     }
+    uint64_t t0 = rt->cfg.perfmodel ? synor__now_ns() : 0;
     synor_handle *d = synor__calloc(1, sizeof *d);
     if (!d)
         return synor__error(SYNOR_ENOMEM, "synor_handle_register: out of memory");
@@ -67,6 +69,9 @@ int synor_handle_register(synor_runtime *rt, const synor_handle_desc *desc, syno
     rt->data_list = d;
     pthread_mutex_unlock(&rt->data_lock);
     *out = d;
+    if (t0) /* the host side of a call (synor/perfmodel.h) */
+        synor_perfmodel_record(rt->cfg.perfmodel, SYNOR_PERFMODEL_REGISTER, 0, SYNOR_PERFMODEL_HOST,
+                               (double)(synor__now_ns() - t0) * 1e-9);
     return 0;
 }
 
@@ -140,6 +145,8 @@ int synor_handle_unregister(synor_handle *d)
         atomic_fetch_sub_explicit(&rt->waiters, 1, memory_order_relaxed);
         pthread_mutex_unlock(&rt->wait_lock);
     }
+    /* Timed from here: waiting for the handle's tasks is not its cost. */
+    uint64_t t0 = rt->cfg.perfmodel ? synor__now_ns() : 0;
     pthread_mutex_lock(&d->lock);
     if (d->last_writer)
         synor__task_unref(rt, d->last_writer);
@@ -167,6 +174,9 @@ int synor_handle_unregister(synor_handle *d)
     pthread_mutex_destroy(&d->lock);
     pthread_mutex_destroy(&d->coh);
     synor__free(d);
+    if (t0)
+        synor_perfmodel_record(rt->cfg.perfmodel, SYNOR_PERFMODEL_UNREGISTER, 0,
+                               SYNOR_PERFMODEL_HOST, (double)(synor__now_ns() - t0) * 1e-9);
     return rc;
 }
 

@@ -31,6 +31,7 @@
 
 #include "common/blas_api.h"
 #include "runtime/runtime_internal.h"
+#include "synor/perfmodel.h"
 
 #define CONFIG_MAGIC 0x5e7c0a7u
 
@@ -505,8 +506,10 @@ int synor_runtime_start(synor_runtime *rt)
 
 void synor__runtime_task_done(synor_runtime *rt)
 {
-    if (atomic_fetch_sub_explicit(&rt->outstanding, 1, memory_order_seq_cst) == 1 &&
-        atomic_load_explicit(&rt->waiters, memory_order_seq_cst) > 0) {
+    int64_t left = atomic_fetch_sub_explicit(&rt->outstanding, 1, memory_order_seq_cst) - 1;
+    if (left == 0 && rt->cfg.perfmodel) /* the start of SYNOR_PERFMODEL_WAIT */
+        atomic_store_explicit(&rt->drained_ns, synor__now_ns(), memory_order_relaxed);
+    if (left == 0 && atomic_load_explicit(&rt->waiters, memory_order_seq_cst) > 0) {
         pthread_mutex_lock(&rt->wait_lock);
         pthread_cond_broadcast(&rt->wait_cond);
         pthread_mutex_unlock(&rt->wait_lock);
@@ -525,8 +528,11 @@ int synor_runtime_wait_all(synor_runtime *rt)
         return synor__error(SYNOR_ESTATE, "synor_runtime_wait_all: called from a kernel (deadlock)");
     pthread_mutex_lock(&rt->wait_lock);
     atomic_fetch_add_explicit(&rt->waiters, 1, memory_order_seq_cst);
-    while (atomic_load_explicit(&rt->outstanding, memory_order_seq_cst) != 0)
+    int waited = 0;
+    while (atomic_load_explicit(&rt->outstanding, memory_order_seq_cst) != 0) {
+        waited = 1;
         pthread_cond_wait(&rt->wait_cond, &rt->wait_lock);
+    }
     atomic_fetch_sub_explicit(&rt->waiters, 1, memory_order_relaxed);
     pthread_mutex_unlock(&rt->wait_lock);
 
@@ -555,6 +561,13 @@ int synor_runtime_wait_all(synor_runtime *rt)
     rt->err_code = 0;
     rt->err_msg[0] = 0;
     pthread_mutex_unlock(&rt->err_lock);
+    /* The host side of a call (synor/perfmodel.h): the last task's end to
+     * this return, when this call waited for it. */
+    uint64_t drained = atomic_load_explicit(&rt->drained_ns, memory_order_relaxed);
+    uint64_t now = rt->cfg.perfmodel && waited ? synor__now_ns() : 0;
+    if (now && drained && now >= drained)
+        synor_perfmodel_record(rt->cfg.perfmodel, SYNOR_PERFMODEL_WAIT, 0, SYNOR_PERFMODEL_HOST,
+                               (double)(now - drained) * 1e-9);
     if (!code)
         return 0;
     synor__data_forget_failures(rt);

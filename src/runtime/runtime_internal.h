@@ -262,6 +262,7 @@ struct synor_runtime {
 
     _Alignas(SYNOR__CACHELINE) _Atomic int64_t outstanding; /* submitted, unfinished */
     _Alignas(SYNOR__CACHELINE) _Atomic int waiters;
+    _Atomic uint64_t drained_ns; /* with a perfmodel: when outstanding last hit 0 */
     pthread_mutex_t wait_lock;
     pthread_cond_t wait_cond;
 

@@ -428,6 +428,7 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
     int lib = k->library ? synor__library_slot(rt, k->library) : -1;
     if (k->library && lib < 0)
         return lib;
+    uint64_t submit_ns = rt->cfg.perfmodel ? synor__now_ns() : 0;
     synor__worker *w = synor__current_worker(rt);
     synor__task *t = task_alloc(rt, w);
     if (!t)
@@ -471,6 +472,11 @@ int synor_task_submit(synor_runtime *rt, const synor_task_spec *task)
         atomic_store_explicit(&t->pred_failed, 1, memory_order_relaxed);
     if (atomic_fetch_sub_explicit(&t->npending, 1, memory_order_acq_rel) == 1)
         synor__task_place(rt, w, t, NULL);
+    /* The submitting thread's time (a task submitted from a kernel is
+     * the worker's, already in that kernel's time). */
+    if (submit_ns && !w)
+        synor_perfmodel_record(rt->cfg.perfmodel, SYNOR_PERFMODEL_SUBMIT, 0, SYNOR_PERFMODEL_HOST,
+                               (double)(synor__now_ns() - submit_ns) * 1e-9);
     if (enomem)
         return synor__error(SYNOR_ENOMEM,
                             "synor_task_submit: kernel '%s': out of memory recording a dependency; "

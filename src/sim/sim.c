@@ -507,6 +507,30 @@ void synor__sim_replace(sim *s, size_t i)
     }
 }
 
+/* Task j has its inputs and has been submitted: released by a task of
+ * device `from` (SIZE_MAX: by the host's submission). */
+static void became_ready(sim *s, size_t j, size_t from)
+{
+    if (s->rt)
+        synor__sim_rt_ready(s, j, from);
+    else if (!s->plan)
+        assign(s, j);
+    if (s->dev[j] >= 0) {
+        edges_in(s, j);
+        try_start(s, (size_t)s->dev[j]);
+    }
+}
+
+/* The host has submitted task i (synor_workload_set_host). */
+static void released(sim *s, size_t i)
+{
+    if (--s->left[i])
+        return;
+    became_ready(s, i, SIZE_MAX);
+    for (size_t q = 0; s->rt && q < s->d; q++) /* the group queues may have grown */
+        try_start(s, q);
+}
+
 static void task_end(sim *s, size_t i)
 {
     size_t p = (size_t)s->dev[i];
@@ -537,16 +561,8 @@ static void task_end(sim *s, size_t i)
     }
     for (size_t e = s->succ_off[i]; e < s->succ_off[i + 1]; e++) {
         size_t j = s->succ[e];
-        if (--s->left[j] == 0) {
-            if (s->rt)
-                synor__sim_rt_ready(s, j, p);
-            else if (!s->plan)
-                assign(s, j);
-            if (s->dev[j] >= 0) {
-                edges_in(s, j);
-                try_start(s, (size_t)s->dev[j]);
-            }
-        }
+        if (--s->left[j] == 0)
+            became_ready(s, j, p);
     }
     for (size_t q = 0; q < s->d; q++)
         if (s->rt || q == p || space_of(s, q) == sp) /* rt: any group's queue may have grown */
@@ -605,6 +621,14 @@ static int setup(sim *s)
             s->succ_off[t->deps[k] + 1]++;
         for (size_t k = 0; k < t->n_consumes; k++)
             s->cons_off[t->consumes[k] + 1]++;
+    }
+    /* The host submits the tasks one after another (synor_workload_set_host):
+     * each waits for its submission as for one more dependency. */
+    double before, per_task;
+    synor_workload_host(s->w, &before, &per_task, NULL);
+    for (size_t i = 0; (before > 0 || per_task > 0) && i < n; i++) {
+        s->left[i]++;
+        push(s, before + (double)(i + 1) * per_task, EV_RELEASE, i, 0);
     }
     for (size_t i = 0; i < n; i++)
         s->succ_off[i + 1] += s->succ_off[i];
@@ -762,6 +786,8 @@ static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_pree
             hop_ready(&s, e.a);
         else if (e.type == EV_WAKE)
             try_start(&s, e.a);
+        else if (e.type == EV_RELEASE)
+            released(&s, e.a);
         else if (e.type == EV_EDGES_IN) {
             s.edge_wait[e.a] = 0;
             try_start(&s, (size_t)s.dev[e.a]);
@@ -780,6 +806,11 @@ static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_pree
                           "device's tasks against their dependencies)",
                           synor_workload_task(s.w, i)->id);
     }
+    /* the host's work after the last task (synor_workload_set_host) */
+    double after;
+    synor_workload_host(s.w, NULL, NULL, &after);
+    if (!rc && s.n)
+        s.now += after;
     if (!rc && s.n_pre)
         synor__sim_preempt_finish(&s);
     if (!rc)

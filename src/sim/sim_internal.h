@@ -7,6 +7,7 @@
 #include "synor/sim.h"
 
 enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE, EV_EDGES_IN, EV_WAKE,
+       EV_RELEASE, /* a = the task the host has just submitted (synor_workload_set_host) */
        /* preempt.c; a = the preemption (EV_CKPT_END: the device) */
        EV_PREEMPT, EV_DEADLINE, EV_CKPT_END };
 

@@ -66,7 +66,7 @@ static const char *runtime_name(const synor_fabric_device *fd, char *buf, size_t
 typedef struct pm_row {
     const char *op, *device;
     uint64_t fp;
-    double mean;
+    double mean, median; /* of the window */
 } pm_row;
 
 typedef struct pm_table {
@@ -107,7 +107,7 @@ static int collect(const synor_perfmodel_entry *e, void *user)
         t->failed = 1;
         return 1;
     }
-    t->v[t->n++] = (pm_row){op, dev, e->footprint, e->window_mean};
+    t->v[t->n++] = (pm_row){op, dev, e->footprint, e->window_mean, e->estimate};
     return 0;
 }
 
@@ -123,18 +123,28 @@ static void table_free(pm_table *t)
 /* The window mean of (op, device, fp); NAN when the model has none. */
 static double lookup(const pm_table *t, const char *op, const char *device, uint64_t fp)
 {
-    pm_row key = {op, device, fp, 0};
+    pm_row key = {op, device, fp, 0, 0};
     const pm_row *r = t->n ? bsearch(&key, t->v, t->n, sizeof *t->v, cmp_row) : NULL;
     return r ? r->mean : NAN;
+}
+
+/* The window median of (op, device, fp); NAN when the model has none. */
+static double lookup_median(const pm_table *t, const char *op, const char *device, uint64_t fp)
+{
+    pm_row key = {op, device, fp, 0, 0};
+    const pm_row *r = t->n ? bsearch(&key, t->v, t->n, sizeof *t->v, cmp_row) : NULL;
+    return r ? r->median : NAN;
 }
 
 /* A copy of w whose task i has the cost row rows[i * nd .. + nd) in the
  * fabric's device order (a task that had a row of its own keeps it). */
 static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd,
-                          synor_workload **out)
+                          const double host[3], synor_workload **out)
 {
     synor_workload *c = NULL;
     int rc = synor_workload_create(synor_workload_name(w), &c);
+    if (!rc)
+        rc = synor_workload_set_host(c, host[0], host[1], host[2]);
     for (size_t di = 0; !rc && di < synor_workload_data_count(w); di++) {
         const synor_data *d = synor_workload_data(w, di);
         size_t idx;
@@ -177,6 +187,21 @@ static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd
     }
     *out = c;
     return 0;
+}
+
+/* The handles a real run registers for w's data: one per datum, but a
+ * later version of a tile ("X[i,j]#k", k >= 1, as synor_exec_tiled_workload
+ * names them) is the same handle as its version 0. */
+static size_t handles_of(const synor_workload *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < synor_workload_data_count(w); i++) {
+        const char *h = strrchr(synor_workload_data(w, i)->name, '#');
+        char *end = NULL;
+        unsigned long k = h && h[1] >= '0' && h[1] <= '9' ? strtoul(h + 1, &end, 10) : 0;
+        n += !(k > 0 && end && !*end);
+    }
+    return n;
 }
 
 static int calibrate(const synor_fabric *f, const synor_workload *w, const char *const *keys_k,
@@ -288,7 +313,28 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
             }
         }
     }
-    rc = copy_with_rows(w, rows, nd, out);
+    /* The host's side of the call: the mean submission, registration and
+     * unregistration of the data's handles (many per call: their sum is
+     * about the count x the mean, as for kernels), and the wait's wake-up,
+     * once per call: its median (the median call has a typical one; a
+     * stalled wake-up, a few ms on a busy machine, would otherwise be
+     * charged to every call). */
+    if (st.local_devices && tab.n) {
+        double sub = lookup(&tab, SYNOR_PERFMODEL_SUBMIT, SYNOR_PERFMODEL_HOST, 0);
+        double reg = lookup(&tab, SYNOR_PERFMODEL_REGISTER, SYNOR_PERFMODEL_HOST, 0);
+        double unreg = lookup(&tab, SYNOR_PERFMODEL_UNREGISTER, SYNOR_PERFMODEL_HOST, 0);
+        double wait = lookup_median(&tab, SYNOR_PERFMODEL_WAIT, SYNOR_PERFMODEL_HOST, 0);
+        /* a library call (keyed: synor_exec_tiled_workload's graphs)
+         * registers and unregisters its handles inside the call; a whole
+         * workload's time (synor_exec_workload) starts after registering
+         * and stops at wait_all's return */
+        st.handles = keys_k ? handles_of(w) : 0;
+        st.host_before_s = isnan(reg) ? 0 : reg * (double)st.handles;
+        st.host_per_task_s = isnan(sub) ? 0 : sub;
+        st.host_after_s = (isnan(wait) ? 0 : wait) + (isnan(unreg) ? 0 : unreg * (double)st.handles);
+    }
+    const double host[3] = {st.host_before_s, st.host_per_task_s, st.host_after_s};
+    rc = copy_with_rows(w, rows, nd, host, out);
 out:
     synor_cost_destroy(roof);
     synor__free(kernel);

@@ -617,6 +617,34 @@ static int number_groups(synor_workload *w)
 
 size_t synor_workload_group_count(const synor_workload *w) { return w->n_groups; }
 
+int synor_workload_set_host(synor_workload *w, double before_s, double per_task_s,
+                            double after_s)
+{
+    if (!w)
+        return synor__error(SYNOR_EINVAL, "synor_workload_set_host: workload is NULL");
+    const double v[3] = {before_s, per_task_s, after_s};
+    static const char *const name[3] = {"before_s", "per_task_s", "after_s"};
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(v[k]) || v[k] < 0)
+            return synor__error(SYNOR_EINVAL, "workload \"%s\": host %s = %g (finite, >= 0)",
+                                w->name, name[k], v[k]);
+    w->host_before = before_s;
+    w->host_per_task = per_task_s;
+    w->host_after = after_s;
+    return 0;
+}
+
+void synor_workload_host(const synor_workload *w, double *before_s, double *per_task_s,
+                         double *after_s)
+{
+    if (before_s)
+        *before_s = w ? w->host_before : 0;
+    if (per_task_s)
+        *per_task_s = w ? w->host_per_task : 0;
+    if (after_s)
+        *after_s = w ? w->host_after : 0;
+}
+
 int synor_workload_finish(synor_workload *w)
 {
     int rc;

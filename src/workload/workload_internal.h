@@ -41,6 +41,7 @@ struct synor_workload {
     size_t *order;        /* topological order (after finish) */
     size_t n_groups;      /* colocation groups (after finish) */
     int finished;
+    double host_before, host_per_task, host_after; /* synor_workload_set_host */
     long deps_task;       /* after a failed finish: the task whose deps are wrong
                              (on the cycle, two comm_s for one edge), or -1 */
     synor__names task_names, data_names;
