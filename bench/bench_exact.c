@@ -127,6 +127,11 @@ static int mode_exact30(int reps, uint64_t seed, int threads)
 {
     static const size_t EN[] = {20, 25, 30}, ED[] = {3, 4};
     n_jobs = 3 * 2 * (size_t)reps;
+    if (pick >= 0 && (size_t)pick >= n_jobs) {
+        fprintf(stderr, "bench_exact: --job %ld: there are %zu DAGs (0 to %zu)\n", pick, n_jobs,
+                n_jobs - 1);
+        return 2;
+    }
     jobs = xcalloc(n_jobs, sizeof *jobs);
     dag *g = xcalloc(n_jobs, sizeof *g);
     size_t k = 0;
@@ -145,11 +150,6 @@ static int mode_exact30(int reps, uint64_t seed, int threads)
                 jobs[k].beta = be;
             }
     if (pick >= 0) {
-        if ((size_t)pick >= n_jobs) {
-            fprintf(stderr, "bench_exact: --job %ld: there are %zu DAGs (0 to %zu)\n", pick, n_jobs,
-                    n_jobs - 1);
-            return 2;
-        }
         job *j = &jobs[pick];
         run_one(j);
         printf("exact30 job %ld (seed %llu, reps %d): n %zu devices %zu CCR %g alpha %g beta %g: "
