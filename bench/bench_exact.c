@@ -2,7 +2,7 @@
  * against published optima (issue 11, item 5). Results and commands:
  * docs/BENCHMARKS.md, "Exact planner and the STG set".
  *
- *   bench_exact exact30 [--reps R] [--seed S] [--time-limit SEC] [--threads T]
+ *   bench_exact exact30 [--reps R] [--seed S] [--time-limit SEC] [--threads T] [--job K]
  *   bench_exact stg     --dir DIR --opt FILE [--time-limit SEC] [--threads T] [--only STR]
  *
  * exact30: random heterogeneous DAGs from bench_planner's generator
@@ -12,7 +12,9 @@
  * tests use their own LCG). Each is planned by exact within the time limit
  * (default 60 s): how many are proven optimal, the time to prove (median,
  * max), the gap (makespan - bound) / bound of the rest, and HEFT's and
- * improve's excess over exact's makespan.
+ * improve's excess over exact's makespan. --job K plans only the K-th DAG
+ * (0 to 6R - 1, in the table's order: R per row) and prints one line for
+ * it (a short run for each graph).
  *
  * stg: the Standard Task Graph set (Kasahara lab, Waseda University):
  * DIR holds the .stg files, FILE lists the published optima, one
@@ -55,6 +57,7 @@ typedef struct job {
 static double time_limit = 0;
 static const char *only;
 static int verbose = 0;
+static long pick = -1; /* exact30 --job */
 static job *jobs;
 static size_t n_jobs;
 static atomic_size_t next_job;
@@ -124,6 +127,11 @@ static int mode_exact30(int reps, uint64_t seed, int threads)
 {
     static const size_t EN[] = {20, 25, 30}, ED[] = {3, 4};
     n_jobs = 3 * 2 * (size_t)reps;
+    if (pick >= 0 && (size_t)pick >= n_jobs) {
+        fprintf(stderr, "bench_exact: --job %ld: there are %zu DAGs (0 to %zu)\n", pick, n_jobs,
+                n_jobs - 1);
+        return 2;
+    }
     jobs = xcalloc(n_jobs, sizeof *jobs);
     dag *g = xcalloc(n_jobs, sizeof *g);
     size_t k = 0;
@@ -141,6 +149,19 @@ static int mode_exact30(int reps, uint64_t seed, int threads)
                 jobs[k].alpha = al;
                 jobs[k].beta = be;
             }
+    if (pick >= 0) {
+        job *j = &jobs[pick];
+        run_one(j);
+        printf("exact30 job %ld (seed %llu, reps %d): n %zu devices %zu CCR %g alpha %g beta %g: "
+               "HEFT %.4f improve %.4f exact %.4f bound %.4f%s in %.3f s\n",
+               pick, (unsigned long long)seed, reps, j->n, j->d, j->ccr, j->alpha, j->beta,
+               j->ms[0], j->ms[2], j->ms[3], j->bound, j->optimal ? " (optimal)" : "", j->secs);
+        for (k = 0; k < n_jobs; k++)
+            dag_free(&g[k]);
+        free(g);
+        free(jobs);
+        return 0;
+    }
     double t0 = now_s();
     run_all(threads);
     printf("exact30: %d DAGs per (n, devices), alpha, beta, CCR drawn from the quality sets, "
@@ -449,7 +470,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "exact30") && strcmp(argv[1], "stg"))) {
         fprintf(stderr, "usage: %s exact30 [--reps R] [--seed S] [--time-limit SEC] "
-                        "[--threads T]\n       %s stg --dir DIR --opt FILE [--time-limit SEC] "
+                        "[--threads T] [--job K]\n       %s stg --dir DIR --opt FILE [--time-limit SEC] "
                         "[--threads T] [--only STR]\n",
                 argv[0], argv[0]);
         return 2;
@@ -478,6 +499,8 @@ int main(int argc, char **argv)
             opt = v;
         else if (!strcmp(k, "--only"))
             only = v;
+        else if (!strcmp(k, "--job"))
+            pick = strtol(v, &end, 10);
         else if (!strcmp(k, "--verbose"))
             verbose = (int)strtol(v, &end, 10);
         else {

@@ -9,7 +9,8 @@
  * search alone (exact.c before this search, 1e74cb9) spent without a
  * proof: 2,000,000 nodes, bound 29.29 against the optimum 41.02; this
  * search proves it in about 800 (nodes do not depend on the machine's
- * speed). */
+ * speed). Probes below the incumbent, with tiny budgets: exhausted, the
+ * reference's optimum; stopped, a bound never above it. */
 #include "synor.h"
 #include "plan/plan_internal.h"
 #include "test.h"
@@ -72,6 +73,8 @@ typedef struct run {
 /* From HEFT's schedule, with each task's own time as its bottom levels
  * (weaker than exact.c's, still bounds) and, for kind 1, the devices
  * interchangeable. */
+static uint64_t first_nodes, probe_nodes; /* 0: the search's defaults */
+
 static int comm_search(const synor_sched_problem *pb, int kind, uint64_t limit, run *x)
 {
     size_t n = pb->n_tasks, d = pb->n_devices, topo[MAXN], cls[MAXD];
@@ -95,7 +98,7 @@ static int comm_search(const synor_sched_problem *pb, int kind, uint64_t limit, 
     for (size_t q = 0; q < d; q++)
         cls[q] = 0;
     synor__exact_comm_in in = {pb, topo, kind == 1 ? cls : NULL, bl, minw, kind == 2, {0, 0},
-                               limit, h->makespan};
+                               limit, h->makespan, first_nodes, probe_nodes};
     clock_gettime(CLOCK_MONOTONIC, &in.t_end);
     in.t_end.tv_sec += 600;
     synor_plan_destroy(h);
@@ -198,5 +201,43 @@ TEST(proves_what_the_append_search_did_not)
     synor_plan_destroy(x);
 }
 
+/* The probes below the incumbent (after a first order cut to 8 nodes,
+ * budgets from 4 nodes): exhausted, the optimum is the reference's;
+ * stopped anywhere, the bound proved never exceeds it (a target exhausted
+ * without a schedule below it is a bound). */
+TEST(probes_prove_only_true_bounds)
+{
+    rng_state = 4242;
+    first_nodes = 8;
+    probe_nodes = 4;
+    int stopped = 0, raised = 0;
+    for (int k = 0; k < 60; k++) {
+        int kind = k % 3;
+        size_t n = 8 + (size_t)(rnd() * 2), d = 2 + (size_t)(rnd() * 2);
+        rp r;
+        gen(&r, n, d, 0.2 + 0.3 * rnd(), kind, k % 2 ? 5 : 0.5);
+        run x;
+        ASSERT_EQ(comm_search(&r.pb, kind, UINT64_MAX, &x), 0);
+        double opt = reference(&r.pb, x.out.best * 2);
+        ASSERT(x.out.exhausted);
+        ASSERT(valid(&r.pb, &x));
+        ASSERT_NEAR(x.out.best, opt, 1e-9);
+        for (uint64_t limit = 15; limit <= 960; limit *= 4) {
+            ASSERT_EQ(comm_search(&r.pb, kind, limit, &x), 0);
+            ASSERT(valid(&r.pb, &x));
+            ASSERT(x.out.bound <= opt * (1 + 1e-9));
+            ASSERT(x.out.best >= opt * (1 - 1e-9));
+            if (x.out.exhausted)
+                ASSERT_NEAR(x.out.best, opt, 1e-9);
+            stopped += !x.out.exhausted;
+            raised += !x.out.exhausted && x.out.bound > opt * 0.9;
+        }
+    }
+    first_nodes = probe_nodes = 0;
+    fprintf(stderr, "  %d of 240 searches stopped, %d of them with a bound within 10%%\n",
+            stopped, raised);
+    ASSERT(stopped >= 10); /* the limits bite inside the probes */
+}
+
 TEST_MAIN(equals_the_reference_search, a_stopped_search_proves_only_true_bounds,
-          proves_what_the_append_search_did_not)
+          proves_what_the_append_search_did_not, probes_prove_only_true_bounds)

@@ -428,7 +428,7 @@ static int comm_phase(bb *b, const size_t *topo, double *proven, int *optimal)
 {
     synor__exact_comm_in in = {b->pb, topo, b->symmetry ? b->cls : NULL, b->bl, b->minw,
                                b->integral, b->t_end,
-                               b->limit > b->nodes ? b->limit - b->nodes : 0, b->best};
+                               b->limit > b->nodes ? b->limit - b->nodes : 0, b->best, 0, 0};
     synor__exact_comm_out out;
     int rc = synor__exact_comm(&in, b->bdev, b->bst, b->bft, &out);
     if (rc)

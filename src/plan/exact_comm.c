@@ -38,8 +38,10 @@
  * the task with the largest sum of its least time and its edges' costs to
  * the tasks already allocated, either way (with costly transfers the bound
  * then rises at once; with cheap ones big tasks go first, as in packing);
- * then a topological order, next the ready task with the costliest edges
- * from its predecessors (heads then depend only on allocated tasks).
+ * then probes in that order (below: targets between the bound and the
+ * incumbent, bisected; for half the time left), then a topological order,
+ * next the ready task with the costliest edges from its predecessors
+ * (heads then depend only on allocated tasks).
  *
  * Ordering (a complete allocation): exact.c's append search with the
  * devices fixed: ready tasks appended at the later of their device
@@ -50,9 +52,10 @@
  * largest head plus time plus tail, and per device the one-machine bound of
  * its tasks left.
  *
- * Stopped by a limit, the bound proved is the larger over the two orders
- * of the least bound of the subtrees left (children are sorted by bound,
- * so the child being searched at each open level bounds those after it). */
+ * Stopped by a limit, the bound proved is the largest of the probes'
+ * targets exhausted and, over the two orders, the least bound of the
+ * subtrees left (children are sorted by bound, so the child being
+ * searched at each open level bounds those after it). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +65,7 @@
 
 #define EPS 1e-12
 #define FIRST_NODES 500000u
+#define PROBE_NODES 200000u
 
 typedef struct ord_cand {
     double key, s;
@@ -118,6 +122,18 @@ static int past(const struct timespec *t)
     return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
 }
 
+/* t = now + secs (secs > 0). */
+static void after(struct timespec *t, double secs)
+{
+    clock_gettime(CLOCK_MONOTONIC, t);
+    t->tv_sec += (time_t)secs;
+    t->tv_nsec += (long)((secs - floor(secs)) * 1e9);
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
 static int tick(as *a)
 {
     if (a->aborted)
@@ -162,31 +178,6 @@ static double one_machine(as *a, size_t k)
         }
     }
     return lb;
-}
-
-/* Jackson's rule: jobs (w, q) on one machine from time 0, each followed by
- * its tail q; the least makespan is the largest prefix of times plus the
- * tail where the jobs go by tail, largest first. Sorts the jobs. */
-static double jackson(double *w, double *q, size_t k)
-{
-    for (size_t x = 1; x < k; x++) {
-        double vw = w[x], vq = q[x];
-        size_t y = x;
-        while (y > 0 && q[y - 1] < vq) {
-            w[y] = w[y - 1];
-            q[y] = q[y - 1];
-            y--;
-        }
-        w[y] = vw;
-        q[y] = vq;
-    }
-    double sum = 0, m = 0;
-    for (size_t x = 0; x < k; x++) {
-        sum += w[x];
-        if (sum + q[x] > m)
-            m = sum + q[x];
-    }
-    return m;
 }
 
 /* From the end of task j on device p to the makespan, at least (the fork
@@ -249,34 +240,13 @@ static double fork_rule(as *a, size_t j, size_t p, const double *bl)
             w[k] = a->uw[x];
             q[k++] = a->uq[x];
         }
-        double v = jackson(w, q, k);
+        double v = synor__jackson(w, q, k);
         if (v < T)
             v = T;
         if (v < best)
             best = v;
     }
     return best;
-}
-
-/* Local predecessors one at a time: from their heads (r) and times (w),
- * the earliest all are done on one machine. Sorts them. */
-static double serial(double *r, double *w, size_t k)
-{
-    for (size_t x = 1; x < k; x++) {
-        double vr = r[x], vw = w[x];
-        size_t y = x;
-        while (y > 0 && r[y - 1] > vr) {
-            r[y] = r[y - 1];
-            w[y] = w[y - 1];
-            y--;
-        }
-        r[y] = vr;
-        w[y] = vw;
-    }
-    double t = 0;
-    for (size_t x = 0; x < k; x++)
-        t = (t > r[x] ? t : r[x]) + w[x];
-    return t;
 }
 
 /* ------------------------------------------------------------ ordering */
@@ -306,7 +276,7 @@ static double ord_bound(as *a, double cur, double last)
                 h = r;
         }
         if (nl) {
-            double t = serial(a->fw, a->fq, nl);
+            double t = synor__serial(a->fw, a->fq, nl);
             h = t > h ? t : h;
         }
         a->est[i] = h;
@@ -440,7 +410,7 @@ static double head_on(as *a, size_t i, size_t p)
             h = r;
     }
     if (nl) {
-        double t = serial(a->fw, a->fq, nl);
+        double t = synor__serial(a->fw, a->fq, nl);
         h = t > h ? t : h;
     }
     return h;
@@ -608,6 +578,48 @@ static void allocate(as *a, size_t k, double lb)
     }
 }
 
+/* Probes (in the first order): the search as if a target t below the
+ * incumbent were the incumbent, within a budget. A schedule below t is
+ * found (t near the optimum prunes hard: found sooner), or none exists
+ * (the bound proved rises to t), or the budget ends (later targets stay
+ * below t, the budget doubles). t bisects the bound and the least of the
+ * incumbent and the stopped targets; within 0.5%, t is the incumbent (the
+ * plain search). Until t_end; 1 when the incumbent is proved optimal. */
+static int probe(as *a, double root, double *proven, const struct timespec *t_end)
+{
+    double top = a->best;
+    uint64_t budget = a->in->probe_nodes ? a->in->probe_nodes : PROBE_NODES;
+    for (;;) {
+        double lo = *proven, hi = a->best, t = rnd(a, (lo + top) / 2);
+        if (top - lo <= 0.005 * hi || t > hi)
+            t = hi;
+        if (t <= lo || past(t_end) || budget > a->in->node_limit - a->nodes)
+            return 0;
+        a->best = t;
+        a->aborted = 0;
+        a->open = INFINITY;
+        a->limit = a->nodes + budget;
+        allocate(a, 0, root);
+        if (a->best < t) { /* found */
+            if (!a->aborted)
+                return 1;
+            top = a->best;
+            continue;
+        }
+        a->best = hi;
+        if (a->aborted) {
+            top = t;
+            budget *= 2;
+            if (a->open < t && a->open > *proven) /* the least bound left open */
+                *proven = a->open;
+        } else if (t == hi) {
+            return 1; /* nothing shorter than the incumbent */
+        } else if (t - EPS - 1e-9 * t > *proven) {
+            *proven = t - EPS - 1e-9 * t; /* nothing shorter than t */
+        }
+    }
+}
+
 /* The allocation order, topological or not: next, the task with the
  * costliest edges to the tasks already taken, either way (their transfers
  * bound the allocation soonest), not topological plus its least time (big
@@ -751,27 +763,30 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
     memcpy(a.bst, st, n * sizeof *st);
     memcpy(a.bft, ft, n * sizeof *ft);
     double root = n ? alloc_bound(&a) : 0, proven = root;
-    struct timespec now;
+    struct timespec now, pe;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double left = (double)(in->t_end.tv_sec - now.tv_sec) +
                   1e-9 * (double)(in->t_end.tv_nsec - now.tv_nsec);
     for (int pass = 0; pass < 2 && !pruned(&a, root); pass++) {
         a.t_end = in->t_end;
-        if (!pass && left > 0) {
-            double q = left / 4;
-            a.t_end = now;
-            a.t_end.tv_sec += (time_t)q;
-            a.t_end.tv_nsec += (long)((q - floor(q)) * 1e9);
-            if (a.t_end.tv_nsec >= 1000000000L) {
-                a.t_end.tv_sec++;
-                a.t_end.tv_nsec -= 1000000000L;
+        if (!pass && left > 0)
+            after(&a.t_end, left / 4);
+        if (pass) { /* probes, in the first order, for half the time left */
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            left = (double)(in->t_end.tv_sec - now.tv_sec) +
+                   1e-9 * (double)(in->t_end.tv_nsec - now.tv_nsec);
+            after(&pe, left > 0 ? left / 2 : 0);
+            if (probe(&a, root, &proven, &pe)) {
+                a.aborted = 0;
+                break;
             }
         }
         /* the first order: at most 500,000 nodes too (the time share alone
          * would starve the second order of a long limit) */
+        uint64_t first = in->first_nodes ? in->first_nodes : FIRST_NODES;
         a.limit = in->node_limit;
-        if (!pass && in->node_limit > FIRST_NODES && a.nodes < in->node_limit - FIRST_NODES)
-            a.limit = a.nodes + FIRST_NODES;
+        if (!pass && in->node_limit > first && a.nodes < in->node_limit - first)
+            a.limit = a.nodes + first;
         alloc_order(&a, pass);
         a.aborted = 0;
         a.open = INFINITY;

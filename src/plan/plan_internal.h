@@ -162,6 +162,9 @@ typedef struct synor__exact_comm_in {
     struct timespec t_end;
     uint64_t node_limit;
     double best;
+    uint64_t first_nodes, probe_nodes; /* the first order's node cap and the
+                                          probes' first budget; 0: 500,000
+                                          and 200,000 (tests set small ones) */
 } synor__exact_comm_in;
 
 typedef struct synor__exact_comm_out {
@@ -172,6 +175,14 @@ typedef struct synor__exact_comm_out {
 
 int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, double *ft,
                       synor__exact_comm_out *out);
+
+/* exact_bound.c, for exact_comm.c. Jackson's rule: jobs (w, q) on one
+ * machine from time 0, each followed by its tail q: the least makespan
+ * (the jobs by tail, largest first). Sorts them. */
+double synor__jackson(double *w, double *q, size_t k);
+/* Jobs with heads r and times w one at a time: the earliest all are done
+ * (by head). Sorts them. */
+double synor__serial(double *r, double *w, size_t k);
 
 /* plan.c: plans a problem (every strategy); on a memory miss fills nf. */
 int synor__plan_problem(const synor_sched_problem *pb, const synor_plan_options *opt,
