@@ -14,9 +14,11 @@
 # Each line: build, configuration, tasks/s, claim p50/p99, the 1-minute load
 # average before and after, and the bench's own check (ok). With -t, each
 # PostgreSQL line also gives the CPU time per task (user + system, from
-# /proc): of the bench process (its coordinators and agents, the job's
-# submission included) and of the cluster's server processes (the live ones
-# and, through the postmaster's children's times, those that exited).
+# /proc) of the bench process (its coordinators and agents) and of the
+# cluster's server processes (the live ones and, through the postmaster's
+# children's times, those that exited): "dispatch" from the agents' start
+# to their end (the bench measures it when SYNOR_BENCH_PG_PID names the
+# postmaster), "run" for the whole process, the job's submission included.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 reps=3
@@ -76,7 +78,9 @@ for cfg in $configs; do
       fi
       l1=$(cut -d' ' -f1 /proc/loadavg)
       [ "$cpu" = 1 ] && [ "$store" = pg ] && p1=$(pg_ticks)
+      [ "$cpu" = 1 ] && [ "$store" = pg ] && export SYNOR_BENCH_PG_PID=$(head -1 "$dir/data/postmaster.pid")
       out=$( (nice -n 19 "$b" "${args[@]}" 2>&1; times) )
+      unset SYNOR_BENCH_PG_PID
       l2=$(cut -d' ' -f1 /proc/loadavg)
       bt=$(echo "$out" | tail -1)
       out=$(echo "$out" | sed '$d')
@@ -86,8 +90,10 @@ for cfg in $configs; do
         p2=$(pg_ticks)
         extra=$(echo "$bt" | awk -v p="$((p2 - p1))" -v hz="$hz" -v n="$tasks" '
           function s(x) { split(x, a, /[ms]/); return a[1] * 60 + a[2] }
-          {printf " | cpu/task: bench %.3f ms, postgres %.3f ms", (s($1) + s($2)) * 1000 / n,
+          {printf " | cpu/task run: bench %.3f ms, postgres %.3f ms", (s($1) + s($2)) * 1000 / n,
              p * 1000 / hz / n}')
+        d=$(echo "$out" | sed -n 's/dispatch cpu per task: bench \([0-9.]*\) ms, postgres \([0-9.]*\) ms/\1 \2/p')
+        [ -n "$d" ] && extra=" | cpu/task dispatch: bench ${d% *} ms, postgres ${d#* } ms$extra"
       fi
       tps=$(echo "$out" | sed -n 's/.*: \([0-9]*\) tasks\/s.*/\1/p')
       lat=$(echo "$out" | sed -n 's/claim round trip: \(p50 [0-9.]* ms, p99 [0-9.]* ms\).*/\1/p')
