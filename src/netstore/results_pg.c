@@ -9,15 +9,16 @@
  * their tasks' devices, so two calls lock devices' rows in one order.
  *
  * First, set-based: the items whose shard has a single replica (no spot
- * check, still queued, no other result waiting in it) and whose lease
- * holds are done together, one statement per step for all of them: their
- * tasks and shards locked (in task order), the devices locked in id order,
- * the blobs stored, the tasks made valid, the ledger written (each
- * device's n-th item paid at its reputation before the call plus n - 1,
- * as one by one), the reputations raised, the shards validated and fed to
- * later stages. That is the dispatch's common case and about 14 statements
- * per call instead of about 13 per item. If any step fails, the whole pass
- * is undone (one subtransaction) and its items go the second way.
+ * check, still queued, no other replica of it queued, leased or done) and
+ * whose lease holds are done together, one statement per step for all of
+ * them: the tasks made valid (the lease rechecked on the row written), the
+ * shards validated (all of them, or the pass is undone), the devices
+ * locked in id order, the blobs stored, the ledger written (each device's
+ * n-th item paid at its reputation before the call plus n - 1, as one by
+ * one), the reputations raised, later stages fed. That is the dispatch's
+ * common case, and about ten statements per call instead of about 13 per
+ * item. If any step fails, the whole pass is undone (one subtransaction)
+ * and its items go the second way.
  *
  * Then the rest, item by item as result_tx and synor__ns_quorum do it,
  * each in a subtransaction (a refused item changes nothing): the lease
