@@ -5,9 +5,10 @@
  * claim, result and ledger, quorum with a cheating replica within the
  * float tolerance, ownership (other consumers, other providers' leases,
  * bad checksums change nothing), lease expiry, budgets, idempotent refs,
- * spot checks, a reopened store keeping everything, and threads claiming
+ * spot checks, a reopened store keeping everything, threads claiming
  * and reporting at once (group commit: a failing operation in a batch
- * changes nothing and fails alone). */
+ * changes nothing and fails alone), and a batch of results paid as one by
+ * one (PostgreSQL's set-based pass against SQLite's amounts). */
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
