@@ -15,7 +15,14 @@
  * DB-URL "-" is the fresh SQLite file (to give +N after it).
  *
  * With a second URL argument of the form "+N" several coordinators (N, on
- * PostgreSQL) share the store, the agents spread over them round robin. */
+ * PostgreSQL) share the store, the agents spread over them round robin.
+ *
+ * With SYNOR_BENCH_PG_PID set to the PostgreSQL postmaster's pid (a cluster
+ * on this machine), it also prints the CPU time (user + system, from /proc)
+ * per task of the dispatch alone, from the agents' start to their end: of
+ * this process (coordinators and agents) and of the cluster (the
+ * postmaster, its live children, and through its children's times those
+ * that exited). The job's submission is not counted. */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +33,41 @@
 
 #include "netstore/db.h"
 #include "synor.h"
+
+/* CPU ticks of a process: its own (and with kids, its reaped children's). */
+static long long proc_ticks(long pid, int kids)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *q = strrchr(buf, ')');
+    unsigned long long v[15] = {0};
+    /* after ") ": state, then fields 4..; utime is field 14 */
+    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+                     &v[0], &v[1], &v[2], &v[3]) != 4)
+        return 0;
+    return (long long)(v[0] + v[1] + (kids ? v[2] + v[3] : 0));
+}
+
+/* The cluster's CPU ticks so far (SYNOR_BENCH_PG_PID). */
+static long long pg_ticks(long pm)
+{
+    long long t = proc_ticks(pm, 1);
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%ld/task/%ld/children", pm, pm);
+    FILE *f = fopen(p, "r");
+    long kid;
+    while (f && fscanf(f, "%ld", &kid) == 1)
+        t += proc_ticks(kid, 0);
+    if (f)
+        fclose(f);
+    return t;
+}
 
 typedef struct agent {
     int idx;
@@ -314,12 +356,16 @@ int main(int argc, char **argv)
         ag[i].port = synor_coord_port(co[i % n_coord]);
         snprintf(ag[i].device, sizeof ag[i].device, "dev-%lld", (long long)dev);
     }
+    const char *pm_env = getenv("SYNOR_BENCH_PG_PID");
+    long pm = pm_env ? atol(pm_env) : 0;
+    long long me0 = proc_ticks((long)getpid(), 0), pg0 = pm ? pg_ticks(pm) : 0;
     double t0 = now_s();
     for (int i = 0; i < n_agents; i++)
         pthread_create(&th[i], NULL, run_agent, &ag[i]);
     for (int i = 0; i < n_agents; i++)
         pthread_join(th[i], NULL);
     double el = now_s() - t0;
+    long long me1 = proc_ticks((long)getpid(), 0), pg1 = pm ? pg_ticks(pm) : 0;
     size_t n = 0;
     long done = 0, errors = 0;
     for (int i = 0; i < n_agents; i++) {
@@ -343,6 +389,11 @@ int main(int argc, char **argv)
     if (n)
         printf("claim round trip: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
                all[n / 2] * 1e3, all[(size_t)((double)n * 0.99)] * 1e3, all[n - 1] * 1e3);
+    if (pm) {
+        double hz = (double)sysconf(_SC_CLK_TCK), per = 1e3 / hz / (double)(done ? done : 1);
+        printf("dispatch cpu per task: bench %.3f ms, postgres %.3f ms\n", (double)(me1 - me0) * per,
+               (double)(pg1 - pg0) * per);
+    }
     int ok = done == n_tasks && s.ledger_entries == n_tasks && s.jobs_done == 1;
     printf("check: job done %s, ledger entries %lld of %ld: %s\n", s.jobs_done == 1 ? "yes" : "no",
            (long long)s.ledger_entries, n_tasks, ok ? "ok" : "FAILED");

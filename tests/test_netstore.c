@@ -5,9 +5,10 @@
  * claim, result and ledger, quorum with a cheating replica within the
  * float tolerance, ownership (other consumers, other providers' leases,
  * bad checksums change nothing), lease expiry, budgets, idempotent refs,
- * spot checks, a reopened store keeping everything, and threads claiming
+ * spot checks, a reopened store keeping everything, threads claiming
  * and reporting at once (group commit: a failing operation in a batch
- * changes nothing and fails alone). */
+ * changes nothing and fails alone), and a batch of results paid as one by
+ * one (PostgreSQL's set-based pass against SQLite's amounts). */
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -727,6 +728,86 @@ static void batch_body(void)
 }
 TEST(batch_claims_and_results) { BOTH(batch_body); }
 
+/* One device's results in one call, with a refused item and a repeat among
+ * them: each validated replica is paid at the reputation it had when its
+ * turn came (one point more per replica before it, in the batch's order),
+ * and the device ends that many points up. PostgreSQL's set-based pass
+ * (results_pg.c) must pay exactly what SQLite's item-by-item path pays: the
+ * amounts of the SQLite run are kept and compared. */
+static char paid_sqlite[512];
+static void batch_pay_body(void)
+{
+    extern void synor__ns_sha256_hex(const void *, size_t, char *);
+    synor_netstore *s = fresh(NULL);
+    ASSERT(s);
+    char sha[65];
+    int64_t job = submit(s, "alice", 8, 1, "sum-f32", 100000000, NULL, sha);
+    ASSERT(job > 0);
+    int64_t dev = device(s, "bob", "bob-cpu0");
+    ASSERT(dev > 0);
+    int rep0 = -1, rep1 = -1;
+    ASSERT_OK(synor_netstore_device_reputation(s, dev, &rep0));
+    synor_net_claim c[8];
+    size_t n = 0;
+    ASSERT_EQ(synor_netstore_claim_many(s, "bob", dev, 8, c, &n), 0);
+    ASSERT_EQ(n, 8);
+    double r[8];
+    char rs[8][65];
+    synor_net_result_item it[9];
+    for (size_t i = 0; i < 8; i++) {
+        r[i] = 3.0 * (double)i;
+        synor__ns_sha256_hex(&r[i], sizeof r[i], rs[i]);
+        it[i] = (synor_net_result_item){.task = c[i].task, .lease = c[i].lease, .data = &r[i],
+                                        .n = sizeof r[i], .sha256 = rs[i], .elapsed_ms = 1};
+    }
+    it[8] = it[6];      /* a repeat: refused, the first one counts */
+    it[3].lease = "Lx"; /* refused, the others go on */
+    ASSERT_OK(synor_netstore_results(s, "bob", it, 9));
+    for (size_t i = 0; i < 8; i++) {
+        ASSERT_EQ(it[i].rc, i == 3 ? SYNOR_ESTATE : 0);
+        if (i != 3)
+            ASSERT_EQ(it[i].verdict, SYNOR_NET_VALIDATED);
+    }
+    ASSERT_EQ(it[8].rc, SYNOR_ESTATE);
+    ASSERT_OK(synor_netstore_device_reputation(s, dev, &rep1));
+    ASSERT_EQ(rep1, rep0 + 7 > 100 ? 100 : rep0 + 7);
+    /* the amounts, in the ledger's order: never falling (reputation rises) */
+    char *json = NULL;
+    ASSERT_OK(synor_netstore_earnings_json(s, "bob", &json));
+    char amounts[512] = "";
+    double last = 0;
+    size_t count = 0;
+    for (const char *p = json; (p = strstr(p, "\"amount\":\"")); count++) {
+        p += 10; /* a decimal string: "0.004500" */
+        double a = strtod(p, NULL);
+        ASSERT(a > 0 && a >= last);
+        last = a;
+        char one[32];
+        snprintf(one, sizeof one, "%.*s,", (int)strcspn(p, "\""), p);
+        strncat(amounts, one, sizeof amounts - strlen(amounts) - 1);
+    }
+    free(json);
+    ASSERT_EQ(count, 7);
+    if (!on_pg)
+        snprintf(paid_sqlite, sizeof paid_sqlite, "%s", amounts);
+    else
+        ASSERT_STREQ(amounts, paid_sqlite);
+    /* the refused item, sent right, finishes the job */
+    it[0] = it[3];
+    it[0].lease = c[3].lease;
+    ASSERT_OK(synor_netstore_results(s, "bob", it, 1));
+    ASSERT_EQ(it[0].rc, 0);
+    synor_netstore_stats st;
+    ASSERT_OK(synor_netstore_stats_get(s, &st));
+    ASSERT_EQ(st.tasks_valid, 8);
+    ASSERT_EQ(st.ledger_entries, 8);
+    ASSERT_EQ(st.jobs_done, 1);
+    for (size_t i = 0; i < 8; i++)
+        synor_net_claim_free(&c[i]);
+    done(s);
+}
+TEST(batch_pays_by_reputation) { BOTH(batch_pay_body); }
+
 TEST(availability_hours)
 {
     extern int synor__ns_available_now(const char *, time_t);
@@ -741,7 +822,7 @@ TEST(availability_hours)
     ASSERT(!synor__ns_available_now("utc:22-06", h12));
 }
 
-TEST_MAIN(availability_hours, threads_share_commits, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
+TEST_MAIN(availability_hours, batch_pays_by_reputation, threads_share_commits, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
           quorum_outvotes_a_cheat, no_majority_adds_a_replica, leases_expire_and_requeue,
           budget_refs_and_cancel, spot_checks_judge_alone, reopen_keeps_state, batch_claims_and_results)
 
