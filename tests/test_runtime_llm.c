@@ -432,6 +432,17 @@ TEST(packed_products_agree)
                             ASSERT(fabsf(yk[t * 8 + j] - (0.5f + want)) <= tol);
                     }
             }
+        /* two groups at once: bitwise the two groups one at a time */
+        if (k->tile_p2)
+            for (int T = 1; T <= TMAX; T++) {
+                float y1[TMAX * 16], y2[TMAX * 16];
+                for (int i = 0; i < T * 16; i++)
+                    y1[i] = y2[i] = 0.25f * (float)(i % 7);
+                k->tile_p(pk, qx, T, NB, q4, y1, 16, 1);
+                k->tile_p(pk + gb, qx, T, NB, q4, y1 + 8, 16, 1);
+                k->tile_p2(pk, gb, qx, T, NB, q4, y2, 16, 1);
+                ASSERT(memcmp(y1, y2, (size_t)T * 16 * sizeof(float)) == 0);
+            }
         /* rows 3..26 of 29: a partial group on each side of two whole ones */
         static float yp[TMAX * R], yu[TMAX * R];
         llm_mat plain = m;

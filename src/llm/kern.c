@@ -257,7 +257,12 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
             g1 = w->rows / 8;
         if (g0 < g1) {
             size_t gb = (size_t)nb * (q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8);
-            for (int g = g0; g < g1; g++)
+            int g = g0;
+            if (k->tile_p2)
+                for (; g + 2 <= g1; g += 2)
+                    k->tile_p2(pk + (size_t)g * gb, gb, qx, n, nb, q4, y + (size_t)g * 8, ldy,
+                               accumulate);
+            for (; g < g1; g++)
                 k->tile_p(pk + (size_t)g * gb, qx, n, nb, q4, y + (size_t)g * 8, ldy, accumulate);
             if (r0 < g0 * 8)
                 synor__llm_matmul(k, w, r0, g0 * 8, n, x, ldx, qx, y, ldy, accumulate);

@@ -75,6 +75,11 @@ typedef struct llm_kernels {
      * row j's dot; NULL where the table has none (then nothing is packed). */
     void (*tile_p)(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
                    size_t ldy, int acc);
+    /* tile_p on two consecutive groups (the second gb bytes after pk):
+     * 16 rows, y[t * ldy + j] for j < 16, each bitwise what tile_p gives;
+     * NULL: none. */
+    void (*tile_p2)(const uint8_t *pk, size_t gb, const llm_qrow *qx, int T, int nb, int q4,
+                    float *y, size_t ldy, int acc);
     /* As tile_f32 for any T >= 1, with the activation rows in registers
      * several at a time: batches of LLM_F32W_MIN_ROWS.. rows; NULL: none. */
     void (*tile_f32w)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
