@@ -546,102 +546,28 @@ T5 static void a5_tile_f32(const float *w, size_t ws, const float *x, size_t ldx
         a5_tile_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc);
 }
 
-/* A packed group of 8 weight rows (pack.c) times T activation rows (T
- * a constant where it is inlined, so the 2T accumulators are registers):
- * per block and 4 bytes of it, one weight load and per activation row a
- * broadcast and one vpdpbusd for all 8 weight rows; per block and row one
- * conversion and one multiply-add (Q4_0: and the c8 term). */
-T5 static inline __attribute__((always_inline)) void a5_pgroup(const uint8_t *pk,
-                                                                const llm_qrow *qx, const int T,
-                                                                int nb, const int q4, float *y,
-                                                                size_t ldy, int acc)
-{
-    __m256 f[8];
-    __m256i a[8];
-    const uint8_t *u[8];
-    for (int t = 0; t < T; t++) {
-        f[t] = _mm256_setzero_ps();
-        u[t] = qx[t].u;
-    }
-    const size_t bb = q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8;
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    for (int b = 0; b < nb; b++, pk += bb) {
-        /* the weights stream from memory once per batch: ask for the
-         * block 4 ahead (the pass for the next 8 activation rows finds the
-         * group in L1/L2) */
-        for (size_t l = 0; l < bb; l += 64)
-            _mm_prefetch((const char *)pk + 4 * bb + l, _MM_HINT_T0);
-        __m256 dw = _mm256_loadu_ps((const float *)(const void *)pk);
-        __m256i corr = _mm256_loadu_si256((const __m256i *)(const void *)(pk + 32));
-        for (int t = 0; t < T; t++)
-            a[t] = corr;
-        const uint8_t *v = pk + 64;
-        if (q4) {
-            for (int k = 0; k < 4; k++) {
-                __m256i raw = _mm256_loadu_si256((const __m256i *)(const void *)(v + k * 32));
-                __m256i lo = _mm256_and_si256(raw, m4);
-                __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-                for (int t = 0; t < T; t++) {
-                    int32_t x0, x1;
-                    memcpy(&x0, u[t] + b * SYNOR_QK + 4 * k, 4);
-                    memcpy(&x1, u[t] + b * SYNOR_QK + 16 + 4 * k, 4);
-                    a[t] = _mm256_dpbusd_epi32(a[t], _mm256_set1_epi32(x0), lo);
-                    a[t] = _mm256_dpbusd_epi32(a[t], _mm256_set1_epi32(x1), hi);
-                }
-            }
-        } else {
-            for (int k = 0; k < 8; k++) {
-                __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)(v + k * 32));
-                for (int t = 0; t < T; t++) {
-                    int32_t x0;
-                    memcpy(&x0, u[t] + b * SYNOR_QK + 4 * k, 4);
-                    a[t] = _mm256_dpbusd_epi32(a[t], _mm256_set1_epi32(x0), wv);
-                }
-            }
-        }
-        for (int t = 0; t < T; t++) {
-            __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(qx[t].d[b]));
-            f[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a[t]), sc, f[t]);
-            if (q4)
-                f[t] = _mm256_fnmadd_ps(dw, _mm256_set1_ps(qx[t].c8[b]), f[t]);
-        }
-    }
-    for (int t = 0; t < T; t++) {
-        float *o = y + (size_t)t * ldy;
-        _mm256_storeu_ps(o, acc ? _mm256_add_ps(_mm256_loadu_ps(o), f[t]) : f[t]);
-    }
-}
-
-#define A5_PGROUP(NAME, T, Q4)                                                                   \
-    T5 __attribute__((noinline)) static void NAME(const uint8_t *pk, const llm_qrow *qx, int nb, \
-                                                  float *y, size_t ldy, int acc)                 \
-    {                                                                                            \
-        a5_pgroup(pk, qx, T, nb, Q4, y, ldy, acc);                                               \
-    }
-A5_PGROUP(a5_p8_q8, 8, 0)
-A5_PGROUP(a5_p4_q8, 4, 0)
-A5_PGROUP(a5_p1_q8, 1, 0)
-A5_PGROUP(a5_p8_q4, 8, 1)
-A5_PGROUP(a5_p4_q4, 4, 1)
-A5_PGROUP(a5_p1_q4, 1, 1)
-
-/* Two packed groups (16 weight rows; the second gb bytes after the first)
- * in 512-bit registers: what a5_pgroup does for 8 rows, lane for lane,
- * with one vpdpbusd for 16 rows where it takes two (so each row's sum is
- * bitwise the one a5_pgroup makes). A CPU with a full 512-bit datapath
- * runs it at twice the rate. */
+/* One packed group of 8 weight rows (pack.c), or two adjacent ones (the
+ * second gb bytes after the first: 16 rows), times T activation rows (T a
+ * constant where it is inlined, so the 2T accumulators are registers):
+ * per block and 4 bytes of it, one weight load per group and per
+ * activation row a broadcast and one 512-bit vpdpbusd for all the rows;
+ * per block and row one conversion and one multiply-add (Q4_0: and the c8
+ * term). A row's lane does the same operations whether its group runs
+ * alone or paired, so its sum is bitwise the same; a CPU with a full
+ * 512-bit datapath runs a pair at the cost of one group. */
 static inline __attribute__((always_inline)) T5 __m512i a5_pair_i(const uint8_t *a,
                                                                   const uint8_t *b)
 {
-    return _mm512_inserti64x4(
-        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)a)),
-        _mm256_loadu_si256((const __m256i *)(const void *)b), 1);
+    __m512i lo = _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)a));
+    return b ? _mm512_inserti64x4(lo, _mm256_loadu_si256((const __m256i *)(const void *)b), 1)
+             : lo;
 }
 
-T5 static inline __attribute__((always_inline)) void a5_pgroup2(const uint8_t *pk, size_t gb,
-                                                                 const llm_qrow *qx, const int T,
-                                                                 int nb, const int q4, float *y,
-                                                                 size_t ldy, int acc)
+T5 static inline __attribute__((always_inline)) void a5_pgroup(const uint8_t *pk, size_t gb,
+                                                                const int two,
+                                                                const llm_qrow *qx, const int T,
+                                                                int nb, const int q4, float *y,
+                                                                size_t ldy, int acc)
 {
     __m512 f[8];
     __m512i a[8];
@@ -652,20 +578,24 @@ T5 static inline __attribute__((always_inline)) void a5_pgroup2(const uint8_t *p
     }
     const size_t bb = q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8;
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const uint8_t *pk1 = pk + gb;
-    for (int b = 0; b < nb; b++, pk += bb, pk1 += bb) {
+    const uint8_t *pk1 = two ? pk + gb : NULL;
+    for (int b = 0; b < nb; b++, pk += bb, pk1 = two ? pk1 + bb : NULL) {
+        /* the weights stream from memory once per batch: ask for the
+         * block 4 ahead (the pass for the next 8 activation rows finds the
+         * group in L1/L2) */
         for (size_t l = 0; l < bb; l += 64) {
             _mm_prefetch((const char *)pk + 4 * bb + l, _MM_HINT_T0);
-            _mm_prefetch((const char *)pk1 + 4 * bb + l, _MM_HINT_T0);
+            if (two)
+                _mm_prefetch((const char *)pk1 + 4 * bb + l, _MM_HINT_T0);
         }
         __m512 dw = _mm512_castsi512_ps(a5_pair_i(pk, pk1));
-        __m512i corr = a5_pair_i(pk + 32, pk1 + 32);
+        __m512i corr = a5_pair_i(pk + 32, two ? pk1 + 32 : NULL);
         for (int t = 0; t < T; t++)
             a[t] = corr;
-        const uint8_t *v = pk + 64, *v1 = pk1 + 64;
+        const uint8_t *v = pk + 64, *v1 = two ? pk1 + 64 : NULL;
         if (q4) {
             for (int k = 0; k < 4; k++) {
-                __m512i raw = a5_pair_i(v + k * 32, v1 + k * 32);
+                __m512i raw = a5_pair_i(v + k * 32, two ? v1 + k * 32 : NULL);
                 __m512i lo = _mm512_and_si512(raw, m4);
                 __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
                 for (int t = 0; t < T; t++) {
@@ -678,7 +608,7 @@ T5 static inline __attribute__((always_inline)) void a5_pgroup2(const uint8_t *p
             }
         } else {
             for (int k = 0; k < 8; k++) {
-                __m512i wv = a5_pair_i(v + k * 32, v1 + k * 32);
+                __m512i wv = a5_pair_i(v + k * 32, two ? v1 + k * 32 : NULL);
                 for (int t = 0; t < T; t++) {
                     int32_t x0;
                     memcpy(&x0, u[t] + b * SYNOR_QK + 4 * k, 4);
@@ -693,48 +623,62 @@ T5 static inline __attribute__((always_inline)) void a5_pgroup2(const uint8_t *p
                 f[t] = _mm512_fnmadd_ps(dw, _mm512_set1_ps(qx[t].c8[b]), f[t]);
         }
     }
+    const __mmask16 m = two ? 0xFFFF : 0x00FF;
     for (int t = 0; t < T; t++) {
         float *o = y + (size_t)t * ldy;
-        _mm512_storeu_ps(o, acc ? _mm512_add_ps(_mm512_loadu_ps(o), f[t]) : f[t]);
+        __m512 r = acc ? _mm512_add_ps(_mm512_maskz_loadu_ps(m, o), f[t]) : f[t];
+        _mm512_mask_storeu_ps(o, m, r);
     }
 }
 
-#define A5_PGROUP2(NAME, T, Q4)                                                                  \
+#define A5_PGROUP(NAME, TWO, T, Q4)                                                              \
     T5 __attribute__((noinline)) static void NAME(const uint8_t *pk, size_t gb,                 \
                                                   const llm_qrow *qx, int nb, float *y,         \
                                                   size_t ldy, int acc)                          \
     {                                                                                            \
-        a5_pgroup2(pk, gb, qx, T, nb, Q4, y, ldy, acc);                                          \
+        a5_pgroup(pk, gb, TWO, qx, T, nb, Q4, y, ldy, acc);                                      \
     }
-A5_PGROUP2(a5_p28_q8, 8, 0)
-A5_PGROUP2(a5_p24_q8, 4, 0)
-A5_PGROUP2(a5_p21_q8, 1, 0)
-A5_PGROUP2(a5_p28_q4, 8, 1)
-A5_PGROUP2(a5_p24_q4, 4, 1)
-A5_PGROUP2(a5_p21_q4, 1, 1)
+A5_PGROUP(a5_p8_q8, 0, 8, 0)
+A5_PGROUP(a5_p4_q8, 0, 4, 0)
+A5_PGROUP(a5_p1_q8, 0, 1, 0)
+A5_PGROUP(a5_p8_q4, 0, 8, 1)
+A5_PGROUP(a5_p4_q4, 0, 4, 1)
+A5_PGROUP(a5_p1_q4, 0, 1, 1)
+A5_PGROUP(a5_p28_q8, 1, 8, 0)
+A5_PGROUP(a5_p24_q8, 1, 4, 0)
+A5_PGROUP(a5_p21_q8, 1, 1, 0)
+A5_PGROUP(a5_p28_q4, 1, 8, 1)
+A5_PGROUP(a5_p24_q4, 1, 4, 1)
+A5_PGROUP(a5_p21_q4, 1, 1, 1)
+
+/* T activation rows against one group (two: 0) or two adjacent ones. */
+T5 static void a5_tile_pn(const uint8_t *pk, size_t gb, int two, const llm_qrow *qx, int T,
+                          int nb, int q4, float *y, size_t ldy, int acc)
+{
+    typedef void (*fn)(const uint8_t *, size_t, const llm_qrow *, int, float *, size_t, int);
+    static const fn by[2][2][3] = {{{a5_p8_q8, a5_p4_q8, a5_p1_q8}, {a5_p8_q4, a5_p4_q4, a5_p1_q4}},
+                                   {{a5_p28_q8, a5_p24_q8, a5_p21_q8},
+                                    {a5_p28_q4, a5_p24_q4, a5_p21_q4}}};
+    const fn *f = by[two != 0][q4 != 0];
+    int t = 0;
+    for (; t + 8 <= T; t += 8)
+        f[0](pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
+    for (; t + 4 <= T; t += 4)
+        f[1](pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
+    for (; t < T; t++)
+        f[2](pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
+}
 
 T5 static void a5_tile_p2(const uint8_t *pk, size_t gb, const llm_qrow *qx, int T, int nb,
                           int q4, float *y, size_t ldy, int acc)
 {
-    int t = 0;
-    for (; t + 8 <= T; t += 8)
-        (q4 ? a5_p28_q4 : a5_p28_q8)(pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
-    for (; t + 4 <= T; t += 4)
-        (q4 ? a5_p24_q4 : a5_p24_q8)(pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
-    for (; t < T; t++)
-        (q4 ? a5_p21_q4 : a5_p21_q8)(pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
+    a5_tile_pn(pk, gb, 1, qx, T, nb, q4, y, ldy, acc);
 }
 
 T5 static void a5_tile_p(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
                          size_t ldy, int acc)
 {
-    int t = 0;
-    for (; t + 8 <= T; t += 8)
-        (q4 ? a5_p8_q4 : a5_p8_q8)(pk, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
-    for (; t + 4 <= T; t += 4)
-        (q4 ? a5_p4_q4 : a5_p4_q8)(pk, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
-    for (; t < T; t++)
-        (q4 ? a5_p1_q4 : a5_p1_q8)(pk, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
+    a5_tile_pn(pk, 0, 0, qx, T, nb, q4, y, ldy, acc);
 }
 
 /* Attention of one head over positions whose vectors are ks floats apart
