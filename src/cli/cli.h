@@ -182,9 +182,10 @@ void cli_llm_print_plan(FILE *f, const synor_llm_split_plan *p, const char *gpu)
 char *cli_llm_report(const synor_llm_ctx *c, const synor_runtime *rt, const char *workload,
                      const char *strategy);
 /* generate_sim.c: the traced run's tasks simulated on the local fabric
- * (generate --report --simulate): its report and the line comparing the
- * makespans, on stderr. CLI_OK or CLI_FAIL (printed). */
-int cli_llm_simulate(const cli_globals *g, const synor_llm_ctx *c);
+ * (generate --report --simulate), with one device per CPU worker the run
+ * had (cpu_workers, or more if its events name more): its report and the
+ * line comparing the makespans, on stderr. CLI_OK or CLI_FAIL (printed). */
+int cli_llm_simulate(const cli_globals *g, const synor_llm_ctx *c, unsigned cpu_workers);
 int cli_model(const cli_globals *g, int argc, char **argv);
 int cli_quantize(const cli_globals *g, int argc, char **argv);
 int cli_serve(const cli_globals *g, int argc, char **argv);

@@ -287,7 +287,9 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         if (text)
             fputs(text, stderr);
         free(text);
-        if (simulate && cli_llm_simulate(g, c))
+        synor_runtime_device_info host;
+        unsigned cpus = synor_runtime_device_get(rt, 0, &host) == 0 ? host.workers : 1;
+        if (simulate && cli_llm_simulate(g, c, cpus))
             goto out;
     }
     rc = CLI_OK;

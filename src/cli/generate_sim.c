@@ -346,7 +346,7 @@ done:
     return b.rc ? CLI_FAIL : CLI_OK;
 }
 
-int cli_llm_simulate(const cli_globals *g, const synor_llm_ctx *c)
+int cli_llm_simulate(const cli_globals *g, const synor_llm_ctx *c, unsigned cpu_workers)
 {
     size_t n;
     const synor_llm_event *ev = synor_llm_ctx_events(c, &n);
@@ -365,7 +365,9 @@ int cli_llm_simulate(const cli_globals *g, const synor_llm_ctx *c)
         cli_error("--simulate: the run recorded no tasks");
         return CLI_FAIL;
     }
-    size_t ncpu = (size_t)maxw + 1;
+    /* every worker the run had, even one that ran nothing (a busy machine
+     * can leave a worker without a task in a short run) */
+    size_t ncpu = (size_t)maxw + 1 > cpu_workers ? (size_t)maxw + 1 : cpu_workers;
     synor_catalog *cat = cli_load_catalog(g);
     synor_detection *det = NULL;
     synor_fabric *f = NULL;
