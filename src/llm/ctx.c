@@ -136,29 +136,34 @@ static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
     const synor_llm_hparams *cfg = &c->m->cfg;
     const llm_layer *L = &c->m->layers[l];
     int n = (int)c->n, dim = cfg->dim, kvd = c->kv_dim;
-    int a, b;
-    chunk_range(dim + 2 * kvd, c->P, chunk, &a, &b);
-    if (a >= b)
-        return;
-    norm_rows(c, s, c->x, (size_t)dim, L->rms_att, NULL, n, dim);
     const llm_mat *mats[3] = {&L->wq, &L->wk, &L->wv};
     float *outs[3] = {c->q, c->kbuf, c->vbuf};
     int lds[3] = {dim, kvd, kvd};
-    int base = 0;
+    /* Each matrix is split over the chunks on its own, so that every
+     * chunk copies its share of the new K and V rows into the cache (split
+     * over Q, K and V end to end, the last chunk had all of V's copies and
+     * the others waited for it: measured, one chunk 2x the other at 16
+     * rows). Ranges are whole units of chunk_range, so packed groups stay
+     * whole. */
+    int lo[3], hi[3], any = 0;
     for (int m = 0; m < 3; m++) {
-        int R = mats[m]->rows;
-        int lo = a > base ? a - base : 0, hi = b - base < R ? b - base : R;
-        if (lo < hi) {
-            synor__llm_matmul(c->k, mats[m], lo, hi, n, s->xb, (size_t)dim,
-                              acts(c, s, n, dim, mats[m]), outs[m], (size_t)lds[m], 0);
-            if (m < 2)
-                rope_rows(c, outs[m], (size_t)lds[m], 0, n, lo, hi);
-            if (m > 0)
-                for (int t = 0; t < n; t++)
-                    memcpy(kv_at(c, m == 1 ? c->kc : c->vc, l, c->seq[t], c->pos[t]) + lo,
-                           outs[m] + (size_t)t * kvd + lo, (size_t)(hi - lo) * sizeof(float));
-        }
-        base += R;
+        chunk_range(mats[m]->rows, c->P, chunk, &lo[m], &hi[m]);
+        any |= lo[m] < hi[m];
+    }
+    if (!any)
+        return;
+    norm_rows(c, s, c->x, (size_t)dim, L->rms_att, NULL, n, dim);
+    for (int m = 0; m < 3; m++) {
+        if (lo[m] >= hi[m])
+            continue;
+        synor__llm_matmul(c->k, mats[m], lo[m], hi[m], n, s->xb, (size_t)dim,
+                          acts(c, s, n, dim, mats[m]), outs[m], (size_t)lds[m], 0);
+        if (m < 2)
+            rope_rows(c, outs[m], (size_t)lds[m], 0, n, lo[m], hi[m]);
+        if (m > 0)
+            for (int t = 0; t < n; t++)
+                memcpy(kv_at(c, m == 1 ? c->kc : c->vc, l, c->seq[t], c->pos[t]) + lo[m],
+                       outs[m] + (size_t)t * kvd + lo[m], (size_t)(hi[m] - lo[m]) * sizeof(float));
     }
 }
 
