@@ -50,6 +50,18 @@ static synor_llm_synth tiny(void)
     return s;
 }
 
+/* The tiny model written as a GGUF file of type t under the test's folder
+ * (leaf) and loaded with lo (may be NULL). */
+static int tiny_model(const char *leaf, synor_ttype t, const synor_llm_load_opts *lo,
+                      synor_llm **m)
+{
+    char p[128];
+    path_of(p, sizeof p, leaf);
+    synor_llm_synth s = tiny();
+    int e = synor_llm_synth_gguf(&s, t, p);
+    return e ? e : synor_llm_load(p, lo, m);
+}
+
 static synor_runtime *runtime(unsigned workers) { return llm_test_runtime(workers); }
 
 static const int32_t prompt[] = {1,   40, 41, 42,  80,  300, 7,   99, 260, 261,
@@ -175,12 +187,8 @@ TEST(quantized_close_to_reference)
  * two sequences run in one interleaved batch and each on its own. */
 TEST(batches_agree_with_single_tokens)
 {
-    char p[128];
-    path_of(p, sizeof p, "batch.gguf");
-    synor_llm_synth s = tiny();
-    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
     synor_llm *m;
-    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    ASSERT_OK(tiny_model("batch.gguf", SYNOR_TTYPE_Q8_0, NULL, &m));
     synor_runtime *rt = runtime(3);
     ASSERT(rt);
     synor_llm_ctx_opts o = {.max_seqs = 2, .max_batch = 64};
@@ -266,12 +274,8 @@ TEST(llama2c_checkpoint_same_as_gguf)
 
 TEST(kv_pool_exhaustion_changes_nothing)
 {
-    char p[128];
-    path_of(p, sizeof p, "kv.gguf");
-    synor_llm_synth s = tiny();
-    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
     synor_llm *m;
-    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    ASSERT_OK(tiny_model("kv.gguf", SYNOR_TTYPE_F32, NULL, &m));
     synor_runtime *rt = runtime(2);
     synor_llm_ctx_opts o = {.max_seqs = 2, .max_batch = 64, .kv_blocks = 2};
     synor_llm_ctx *c;
@@ -608,12 +612,8 @@ static void *decode_alone(void *arg)
 
 TEST(packing_while_another_context_runs)
 {
-    char p[128];
-    path_of(p, sizeof p, "pack-race.gguf");
-    synor_llm_synth s = tiny();
-    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
     synor_llm *m;
-    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    ASSERT_OK(tiny_model("pack-race.gguf", SYNOR_TTYPE_Q8_0, NULL, &m));
     int V = synor_llm_hparams_get(m)->vocab_size;
     synor_runtime *rt1 = runtime(2), *rt2 = runtime(2);
     ASSERT(rt1 && rt2);
@@ -759,12 +759,8 @@ TEST(missing_or_misshapen_tensor_is_named)
 
 TEST(embeddings)
 {
-    char p[128];
-    path_of(p, sizeof p, "embed.gguf");
-    synor_llm_synth s = tiny();
-    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
     synor_llm *m;
-    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    ASSERT_OK(tiny_model("embed.gguf", SYNOR_TTYPE_Q8_0, NULL, &m));
     synor_runtime *rt = runtime(2);
     synor_llm_ctx_opts o = {.max_seqs = 1, .max_batch = 8}; /* texts span batches */
     synor_llm_ctx *c;
@@ -810,12 +806,8 @@ static int log_token(int32_t tok, const char *t, size_t len, void *user)
  * seeded. */
 TEST(resumed_generation_rebuilds_the_same_cache)
 {
-    char p[128];
-    path_of(p, sizeof p, "resume.gguf");
-    synor_llm_synth sy = tiny();
-    ASSERT_OK(synor_llm_synth_gguf(&sy, SYNOR_TTYPE_Q8_0, p));
     synor_llm *m;
-    ASSERT_OK(synor_llm_load(p, NULL, &m));
+    ASSERT_OK(tiny_model("resume.gguf", SYNOR_TTYPE_Q8_0, NULL, &m));
     synor_runtime *rt = runtime(2);
     ASSERT(rt);
     synor_llm_ctx_opts o = {.max_batch = 4};
