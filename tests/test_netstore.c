@@ -383,7 +383,9 @@ TEST(no_majority_adds_a_replica) { BOTH(disagree_body); }
 
 static void lease_body(void)
 {
-    synor_netstore_opts o = {.lease_timeout_s = 0.2};
+    /* long enough that a loaded machine (CI runs the sanitizer builds side by side) cannot let p2's
+       lease lapse between its claim and its result below; it failed once at 0.2 s under load 13 */
+    synor_netstore_opts o = {.lease_timeout_s = 1.5};
     synor_netstore *s = fresh(&o);
     ASSERT(s);
     char sha[65];
@@ -393,7 +395,7 @@ static void lease_body(void)
     synor_net_claim c, c2;
     ASSERT_EQ(synor_netstore_claim(s, "p1", d1, &c), 0);
     ASSERT_EQ(synor_netstore_claim(s, "p2", d2, &c2), 1);
-    usleep(400000);
+    usleep(1700000);
     int n = 0;
     ASSERT_OK(synor_netstore_reap(s, &n));
     ASSERT_EQ(n, 1);
