@@ -585,6 +585,52 @@ TEST(attention_kernels_agree)
         }
 }
 
+/* The vectorized softmax and SwiGLU against the portable loops (expf):
+ * within 1e-6 relative on values from the tiny to the saturating, every
+ * length around the vector width, exp's range ends (0, inf) kept, and an
+ * element's result the same wherever it sits in the row. */
+TEST(elementwise_kernels_agree)
+{
+    const llm_kernels *k = synor__llm_kernels();
+    if (!k->softmax || !k->swiglu) {
+        fprintf(stderr, "  skipped: the %s kernels have no element-wise kernels\n", k->isa);
+        return;
+    }
+    enum { N = 70 };
+    static float x[N], a[N], b[N], h3[N];
+    uint64_t st = 5;
+    for (int i = 0; i < N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(st >> 40) % 20001 - 10000) / 500.0f; /* -20 .. 20 */
+        h3[i] = (float)((int)(st >> 20) % 2001 - 1000) / 300.0f;
+    }
+    x[3] = 95.0f;   /* e^-95 underflows in SiLU's denominator: silu(x) = x */
+    x[4] = -95.0f;  /* e^95 overflows: silu = -0 */
+    x[5] = 0.0f;
+    for (int n = 1; n <= N; n++) {
+        memcpy(a, x, sizeof x);
+        memcpy(b, x, sizeof x);
+        k->softmax(a, n);
+        synor__llm_softmax(b, n);
+        for (int i = 0; i < n; i++)
+            ASSERT(fabsf(a[i] - b[i]) <= 1e-6f * fabsf(b[i]) + 1e-30f);
+        memcpy(a, x, sizeof x);
+        memcpy(b, x, sizeof x);
+        k->swiglu(a, h3, n);
+        synor__llm_swiglu(b, h3, n);
+        for (int i = 0; i < n; i++)
+            ASSERT(fabsf(a[i] - b[i]) <= 1e-6f * fabsf(b[i]) + 1e-30f);
+    }
+    /* element-wise: the same value at another place gives the same bits */
+    memcpy(a, x, sizeof x);
+    k->swiglu(a, h3, N);
+    for (int i = 0; i < N; i++) {
+        float one = x[i];
+        k->swiglu(&one, &h3[i], 1);
+        ASSERT(memcmp(&one, &a[i], sizeof one) == 0);
+    }
+}
+
 /* A context of one-row batches decodes on one thread while another
  * thread creates a context of batches on the same model, which packs its
  * products (pack.c): the first context's logits are those of a run with
@@ -877,7 +923,7 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
+TEST_MAIN(f32_matches_reference, packed_products_agree, elementwise_kernels_agree, f32_batch_tile_agrees,
           f32_batches_of_any_size_agree, attention_kernels_agree, packing_while_another_context_runs,
           no_pack_keeps_the_file_layout,
           quantized_close_to_reference, batches_agree_with_single_tokens,

@@ -123,6 +123,30 @@ static void gen_axpy(float a, const float *x, float *y, int n)
         y[i] += a * x[i];
 }
 
+/* run.c's softmax: the max taken out, expf, a sequential sum, a division
+ * (not a reciprocal). */
+void synor__llm_softmax(float *x, int n)
+{
+    float mx = -INFINITY, sum = 0;
+    for (int i = 0; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    for (int i = 0; i < n; i++) {
+        x[i] = expf(x[i] - mx);
+        sum += x[i];
+    }
+    for (int i = 0; i < n; i++)
+        x[i] /= sum;
+}
+
+void synor__llm_swiglu(float *h1, const float *h3, int n)
+{
+    for (int i = 0; i < n; i++) {
+        float v = h1[i];
+        v *= 1.0f / (1.0f + expf(-v));
+        h1[i] = v * h3[i];
+    }
+}
+
 const llm_kernels synor__llm_kernels_generic = {
     .isa = "generic",
     .dot_f32 = gen_dot_f32,

@@ -90,7 +90,18 @@ typedef struct llm_kernels {
     void (*att_scores)(const float *q, const float *k, size_t ks, int np, int hs, float scale,
                        float *out);
     void (*att_mix)(const float *a, const float *v, size_t vs, int np, int hs, float *o);
+    /* Element-wise steps, NULL: the portable loops (synor__llm_softmax,
+     * synor__llm_swiglu). softmax: x[i] = exp(x[i] - max) / sum over the
+     * n values; swiglu: h1[i] = silu(h1[i]) * h3[i]. Each element's result
+     * depends only on its own values (and, for softmax, the row's max and
+     * sum), never on its place in a batch or chunk. */
+    void (*softmax)(float *x, int n);
+    void (*swiglu)(float *h1, const float *h3, int n);
 } llm_kernels;
+
+/* The portable element-wise steps (run.c's loops: expf, a division). */
+void synor__llm_softmax(float *x, int n);
+void synor__llm_swiglu(float *h1, const float *h3, int n);
 
 /* F32 batches of LLM_F32W_MIN_ROWS rows or more use tile_f32w where the
  * table has it, over blocks of at most LLM_F32W_BLOCK activation rows
