@@ -29,10 +29,20 @@ typedef struct llm_mat {
 /* Bytes of a packed block of 8 rows (pack.c has the layout). */
 #define LLM_PACK_BLOCK_Q8 (32 + 32 + 8 * 32)
 #define LLM_PACK_BLOCK_Q4 (32 + 32 + 4 * 32)
-/* Batches of at least this many rows use the packed weights: one row's
- * product streams the weights from memory, and the file's layout is
- * smaller (measured: no faster packed on 110M-shaped Q8_0). */
+/* Q8_0 batches of at least this many rows use the packed weights: one
+ * row's product streams the weights from memory, and the file's layout is
+ * smaller (measured: one row 30% slower packed on 110M-shaped Q8_0). Q4_0
+ * products use them from one row (LLM_PACK_MIN_ROWS_Q4): the file's layout
+ * costs a nibble unpacking, a horizontal sum and scalar work per row and
+ * block, and one row's decode step ran 1.3x (110M) to 2x (15M) faster
+ * packed. */
 #define LLM_PACK_MIN_ROWS 2
+#define LLM_PACK_MIN_ROWS_Q4 1
+/* The rows from which w's products take its packed weights. */
+static inline int synor__llm_pack_min_rows(const llm_mat *w)
+{
+    return w->type == SYNOR_TTYPE_Q4_0 ? LLM_PACK_MIN_ROWS_Q4 : LLM_PACK_MIN_ROWS;
+}
 
 /* Activations quantized for Q8_0 / Q4_0 / Q8G weights: per row, cols int8
  * values and cols / block fp32 scales (block 32, or the Q8G group). */
@@ -142,6 +152,8 @@ int synor__llm_packable(const llm_mat *w);
 size_t synor__llm_pack_size(const llm_mat *w);
 void synor__llm_pack(llm_mat *w, uint8_t *out);
 void synor__llm_pack_model(synor_llm *m);
+/* Whether any of m's products is Q4_0. */
+int synor__llm_model_has_q4(const synor_llm *m);
 void synor__llm_tile_p_ref(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
                            size_t ldy, int acc);
 

@@ -140,6 +140,18 @@ static llm_mat *mat_at(synor_llm *m, int i)
     return ls[i % 7];
 }
 
+int synor__llm_model_has_q4(const synor_llm *m)
+{
+    int q4 = m->cls.type == SYNOR_TTYPE_Q4_0;
+    for (int l = 0; l < m->cfg.n_layers && !q4; l++) {
+        const llm_layer *L = &m->layers[l];
+        const llm_mat *ls[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
+        for (int i = 0; i < 7; i++)
+            q4 |= ls[i]->type == SYNOR_TTYPE_Q4_0;
+    }
+    return q4;
+}
+
 static pthread_mutex_t pack_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void pack_model(synor_llm *m)
