@@ -417,6 +417,10 @@ TEST(packed_products_agree)
         synor__llm_pack(&m, pk);
         ASSERT(m.pack == pk);
         size_t gb = synor__llm_pack_size(&m) / (R / 8);
+        /* Q4_0 packed as small as the file's rows: 18 bytes a row and
+         * block (16 of values, 2 of fp16 scale), the scales padded to 64 */
+        if (q4)
+            ASSERT_EQ(gb, (size_t)(NB * 16 + 63) / 64 * 64 + (size_t)NB * 8 * 16);
         for (int T = 1; T <= TMAX; T++)
             for (int grp = 0; grp < R / 8; grp++) {
                 float yr[TMAX * 8], yk[TMAX * 8];

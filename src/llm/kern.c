@@ -280,7 +280,7 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
         if (g1 > w->rows / 8)
             g1 = w->rows / 8;
         if (g0 < g1) {
-            size_t gb = (size_t)nb * (q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8);
+            size_t gb = synor__llm_pack_group_bytes(q4, nb);
             int g = g0;
             if (k->tile_p2)
                 for (; g + 2 <= g1; g += 2)

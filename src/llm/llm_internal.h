@@ -26,9 +26,20 @@ typedef struct llm_mat {
     const uint8_t *pack;
 } llm_mat;
 
-/* Bytes of a packed block of 8 rows (pack.c has the layout). */
+/* Bytes of a packed Q8_0 block of 8 rows, of a packed Q4_0 block's
+ * values, and of a Q4_0 group's scales (pack.c has the layouts). */
 #define LLM_PACK_BLOCK_Q8 (32 + 32 + 8 * 32)
-#define LLM_PACK_BLOCK_Q4 (32 + 32 + 4 * 32)
+#define LLM_PACK_BLOCK_Q4 (4 * 32)
+static inline size_t synor__llm_pack_scales_q4(int nb)
+{
+    return ((size_t)nb * 16 + 63) / 64 * 64;
+}
+/* Bytes of a packed group of 8 rows of nb blocks. */
+static inline size_t synor__llm_pack_group_bytes(int q4, int nb)
+{
+    return q4 ? synor__llm_pack_scales_q4(nb) + (size_t)nb * LLM_PACK_BLOCK_Q4
+              : (size_t)nb * LLM_PACK_BLOCK_Q8;
+}
 /* Q8_0 batches of at least this many rows use the packed weights: one
  * row's product streams the weights from memory, and the file's layout is
  * smaller (measured: one row 30% slower packed on 110M-shaped Q8_0). Q4_0
