@@ -142,6 +142,9 @@ extern const llm_kernels synor__llm_kernels_generic;
 #if defined(__x86_64__)
 extern const llm_kernels synor__llm_kernels_avx2;
 extern const llm_kernels synor__llm_kernels_avx512;
+/* kern_x86_ew.c: AVX-512 softmax and SwiGLU (the avx512 table's) */
+void synor__llm_a5_softmax(float *x, int n);
+void synor__llm_a5_swiglu(float *h1, const float *h3, int n);
 #endif
 
 /* Block size the activations are quantized to for a weight type: 32 for
