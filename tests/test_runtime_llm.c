@@ -417,6 +417,10 @@ TEST(packed_products_agree)
         synor__llm_pack(&m, pk);
         ASSERT(m.pack == pk);
         size_t gb = synor__llm_pack_size(&m) / (R / 8);
+        /* Q4_0 packed as small as the file's rows: 18 bytes a row and
+         * block (16 of values, 2 of fp16 scale), the scales padded to 64 */
+        if (q4)
+            ASSERT_EQ(gb, (size_t)(NB * 16 + 63) / 64 * 64 + (size_t)NB * 8 * 16);
         for (int T = 1; T <= TMAX; T++)
             for (int grp = 0; grp < R / 8; grp++) {
                 float yr[TMAX * 8], yk[TMAX * 8];
@@ -583,6 +587,52 @@ TEST(attention_kernels_agree)
             for (int i = 0; i < hs; i++)
                 ASSERT(fabsf(o1[i] - o2[i]) <= 1e-5f * (1 + fabsf(o2[i])));
         }
+}
+
+/* The vectorized softmax and SwiGLU against the portable loops (expf):
+ * within 1e-6 relative on values from the tiny to the saturating, every
+ * length around the vector width, exp's range ends (0, inf) kept, and an
+ * element's result the same wherever it sits in the row. */
+TEST(elementwise_kernels_agree)
+{
+    const llm_kernels *k = synor__llm_kernels();
+    if (!k->softmax || !k->swiglu) {
+        fprintf(stderr, "  skipped: the %s kernels have no element-wise kernels\n", k->isa);
+        return;
+    }
+    enum { N = 70 };
+    static float x[N], a[N], b[N], h3[N];
+    uint64_t st = 5;
+    for (int i = 0; i < N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(st >> 40) % 20001 - 10000) / 500.0f; /* -20 .. 20 */
+        h3[i] = (float)((int)(st >> 20) % 2001 - 1000) / 300.0f;
+    }
+    x[3] = 95.0f;   /* e^-95 underflows in SiLU's denominator: silu(x) = x */
+    x[4] = -95.0f;  /* e^95 overflows: silu = -0 */
+    x[5] = 0.0f;
+    for (int n = 1; n <= N; n++) {
+        memcpy(a, x, sizeof x);
+        memcpy(b, x, sizeof x);
+        k->softmax(a, n);
+        synor__llm_softmax(b, n);
+        for (int i = 0; i < n; i++)
+            ASSERT(fabsf(a[i] - b[i]) <= 1e-6f * fabsf(b[i]) + 1e-30f);
+        memcpy(a, x, sizeof x);
+        memcpy(b, x, sizeof x);
+        k->swiglu(a, h3, n);
+        synor__llm_swiglu(b, h3, n);
+        for (int i = 0; i < n; i++)
+            ASSERT(fabsf(a[i] - b[i]) <= 1e-6f * fabsf(b[i]) + 1e-30f);
+    }
+    /* element-wise: the same value at another place gives the same bits */
+    memcpy(a, x, sizeof x);
+    k->swiglu(a, h3, N);
+    for (int i = 0; i < N; i++) {
+        float one = x[i];
+        k->swiglu(&one, &h3[i], 1);
+        ASSERT(memcmp(&one, &a[i], sizeof one) == 0);
+    }
 }
 
 /* A context of one-row batches decodes on one thread while another
@@ -877,7 +927,7 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(f32_matches_reference, packed_products_agree, f32_batch_tile_agrees,
+TEST_MAIN(f32_matches_reference, packed_products_agree, elementwise_kernels_agree, f32_batch_tile_agrees,
           f32_batches_of_any_size_agree, attention_kernels_agree, packing_while_another_context_runs,
           no_pack_keeps_the_file_layout,
           quantized_close_to_reference, batches_agree_with_single_tokens,

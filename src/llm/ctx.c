@@ -42,11 +42,20 @@ static void rmsnorm(float *o, const float *x, const float *w, int n, float eps)
         o[i] = (x[i] * scale) * w[i];
 }
 
-/* The scratch's xb holds rows of x normalised by w (copied when w is
- * NULL); acts() quantizes them for a matrix's block when it needs it. */
+/* The scratch's src: rows of x normalised by w into xb, or x itself when
+ * w and rows are NULL; acts() quantizes them for a matrix's block when it
+ * needs it. */
 static void norm_rows(synor_llm_ctx *c, llm_scratch *s, const float *x, size_t ldx, const float *w,
                       const int *rows, int n, int cols)
 {
+    s->qblock = 0;
+    if (!w && !rows) {
+        s->src = x;
+        s->ld = ldx;
+        return;
+    }
+    s->src = s->xb;
+    s->ld = (size_t)cols;
     for (int t = 0; t < n; t++) {
         int r = rows ? rows[t] : t;
         if (w)
@@ -54,7 +63,6 @@ static void norm_rows(synor_llm_ctx *c, llm_scratch *s, const float *x, size_t l
         else
             memcpy(s->xb + (size_t)t * cols, x + (size_t)r * ldx, (size_t)cols * sizeof(float));
     }
-    s->qblock = 0;
 }
 
 static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, const llm_mat *m)
@@ -66,7 +74,7 @@ static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, c
         for (int t = 0; t < n; t++) {
             int8_t *q = s->q + (size_t)t * cols;
             float *d = s->d + (size_t)t * (cols / blk);
-            c->k->quantize_row(s->xb + (size_t)t * cols, q, d, cols, blk);
+            c->k->quantize_row(s->src + (size_t)t * s->ld, q, d, cols, blk);
             s->qrows[t] = (llm_qrow){.q = q, .d = d};
         }
         s->qblock = blk;
@@ -81,7 +89,8 @@ static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, c
             s->qrows[t].c8 = c8;
         }
     const uint8_t *pk = __atomic_load_n(&m->pack, __ATOMIC_ACQUIRE);
-    int tiles = (n >= 4 && c->k->tile_q) || (n >= LLM_PACK_MIN_ROWS && c->k->tile_p && pk);
+    int tiles = (n >= 4 && c->k->tile_q) ||
+                (n >= synor__llm_pack_min_rows(m) && c->k->tile_p && pk);
     if (blk == SYNOR_QK && tiles && !s->qrows[0].u)
         for (int t = 0; t < n; t++) {
             uint8_t *u = s->u + (size_t)t * cols;
@@ -131,6 +140,14 @@ static void rope_rows(synor_llm_ctx *c, float *v, size_t ld, int t0, int t1, int
     }
 }
 
+static void swiglu(const synor_llm_ctx *c, float *h1, const float *h3, int n)
+{
+    if (c->k->swiglu)
+        c->k->swiglu(h1, h3, n);
+    else
+        synor__llm_swiglu(h1, h3, n);
+}
+
 static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
 {
     const synor_llm_hparams *cfg = &c->m->cfg;
@@ -156,7 +173,7 @@ static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
     for (int m = 0; m < 3; m++) {
         if (lo[m] >= hi[m])
             continue;
-        synor__llm_matmul(c->k, mats[m], lo[m], hi[m], n, s->xb, (size_t)dim,
+        synor__llm_matmul(c->k, mats[m], lo[m], hi[m], n, s->src, s->ld,
                           acts(c, s, n, dim, mats[m]), outs[m], (size_t)lds[m], 0);
         if (m < 2)
             rope_rows(c, outs[m], (size_t)lds[m], 0, n, lo[m], hi[m]);
@@ -167,13 +184,38 @@ static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
     }
 }
 
+/* Where chunk j of P starts among the n * H (row, head) items of
+ * attention, split by work: an item of row t costs its pos[t] + 1 cached
+ * positions and a fixed ATT_ITEM_COST (a prompt's last rows read many
+ * times the positions of its first: split by count, the chunk with the
+ * last rows had three quarters of a prefill's attention). */
+#define ATT_ITEM_COST 8
+static long att_bound(const synor_llm_ctx *c, int j)
+{
+    int n = (int)c->n, H = c->m->cfg.n_heads;
+    if (j <= 0)
+        return 0;
+    if (j >= c->P)
+        return (long)n * H;
+    long long total = 0;
+    for (int t = 0; t < n; t++)
+        total += (long long)H * (c->pos[t] + 1 + ATT_ITEM_COST);
+    long long target = total * j / c->P, acc = 0;
+    for (int t = 0; t < n; t++) {
+        long long per = c->pos[t] + 1 + ATT_ITEM_COST;
+        if (acc + per * H >= target)
+            return (long)t * H + (long)((target - acc + per - 1) / per);
+        acc += per * H;
+    }
+    return (long)n * H;
+}
+
 static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
 {
     const synor_llm_hparams *cfg = &c->m->cfg;
-    int n = (int)c->n, hs = cfg->head_dim, H = cfg->n_heads;
+    int hs = cfg->head_dim, H = cfg->n_heads;
     int group = cfg->n_heads / cfg->n_kv_heads;
-    long total = (long)n * H;
-    long a = total * chunk / c->P, b = total * (chunk + 1) / c->P;
+    long a = att_bound(c, chunk), b = att_bound(c, chunk + 1);
     float scale = 1.0f / sqrtf((float)hs);
     for (long i = a; i < b; i++) {
         int t = (int)(i / H), h = (int)(i % H);
@@ -181,7 +223,6 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         int kvo = (h / group) * hs;
         int npos = c->pos[t] + 1;
         float *sc = s->scores;
-        float mx = -INFINITY;
         /* a KV block at a time: its positions are kv_dim floats apart */
         for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
             int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
@@ -192,17 +233,12 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
                 for (int p = 0; p < np; p++)
                     sc[p0 + p] = c->k->dot_f32(q, k + (size_t)p * c->kv_dim, hs) * scale;
         }
-        for (int p = 0; p < npos; p++)
-            mx = sc[p] > mx ? sc[p] : mx;
-        float sum = 0;
-        for (int p = 0; p < npos; p++) {
-            sc[p] = expf(sc[p] - mx);
-            sum += sc[p];
-        }
+        if (c->k->softmax)
+            c->k->softmax(sc, npos);
+        else
+            synor__llm_softmax(sc, npos);
         float *o = c->att + (size_t)t * cfg->dim + (size_t)h * hs;
         memset(o, 0, (size_t)hs * sizeof(float));
-        for (int p = 0; p < npos; p++)
-            sc[p] /= sum; /* as run.c: a division, not a reciprocal */
         for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
             int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
             const float *v = kv_at(c, c->vc, l, c->seq[t], p0) + kvo;
@@ -223,7 +259,7 @@ static void step_out(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
     if (a >= b)
         return;
     norm_rows(c, s, c->att, (size_t)dim, NULL, NULL, n, dim);
-    synor__llm_matmul(c->k, &L->wo, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->wo), c->x,
+    synor__llm_matmul(c->k, &L->wo, a, b, n, s->src, s->ld, acts(c, s, n, dim, &L->wo), c->x,
                       (size_t)dim, 1);
 }
 
@@ -235,18 +271,12 @@ static void step_ffn_up(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
     if (a >= b)
         return;
     norm_rows(c, s, c->x, (size_t)dim, L->rms_ffn, NULL, n, dim);
-    synor__llm_matmul(c->k, &L->w1, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->w1), c->hb,
+    synor__llm_matmul(c->k, &L->w1, a, b, n, s->src, s->ld, acts(c, s, n, dim, &L->w1), c->hb,
                       (size_t)hid, 0);
-    synor__llm_matmul(c->k, &L->w3, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->w3), c->hb2,
+    synor__llm_matmul(c->k, &L->w3, a, b, n, s->src, s->ld, acts(c, s, n, dim, &L->w3), c->hb2,
                       (size_t)hid, 0);
-    for (int t = 0; t < n; t++) {
-        float *h1 = c->hb + (size_t)t * hid, *h3 = c->hb2 + (size_t)t * hid;
-        for (int i = a; i < b; i++) {
-            float v = h1[i];
-            v *= 1.0f / (1.0f + expf(-v));
-            h1[i] = v * h3[i];
-        }
-    }
+    for (int t = 0; t < n; t++)
+        swiglu(c, c->hb + (size_t)t * hid + a, c->hb2 + (size_t)t * hid + a, b - a);
 }
 
 static void step_ffn_down(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
@@ -257,7 +287,7 @@ static void step_ffn_down(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
     if (a >= b)
         return;
     norm_rows(c, s, c->hb, (size_t)hid, NULL, NULL, n, hid);
-    synor__llm_matmul(c->k, &L->w2, a, b, n, s->xb, (size_t)hid, acts(c, s, n, hid, &L->w2), c->x,
+    synor__llm_matmul(c->k, &L->w2, a, b, n, s->src, s->ld, acts(c, s, n, hid, &L->w2), c->x,
                       (size_t)dim, 1);
 }
 
@@ -268,7 +298,7 @@ static void step_classifier(synor_llm_ctx *c, llm_scratch *s, int chunk)
     if (a >= b || c->nwant == 0)
         return;
     norm_rows(c, s, c->x, (size_t)dim, c->m->rms_final, c->want_rows, (int)c->nwant, dim);
-    synor__llm_matmul(c->k, &c->m->cls, a, b, (int)c->nwant, s->xb, (size_t)dim,
+    synor__llm_matmul(c->k, &c->m->cls, a, b, (int)c->nwant, s->src, s->ld,
                       acts(c, s, (int)c->nwant, dim, &c->m->cls), c->logits, (size_t)V, 0);
 }
 
@@ -320,13 +350,10 @@ static void swiglu_post(synor_llm_ctx *c, int t0, int t1)
     int hid = c->m->cfg.hidden_dim;
     const float *y = synor__llm_gpu_out(c->gpu);
     for (int t = t0; t < t1; t++) {
-        const float *h1 = y + (size_t)t * 2 * hid, *h3 = h1 + hid;
+        const float *h1 = y + (size_t)t * 2 * hid;
         float *o = c->hb + (size_t)t * hid;
-        for (int i = 0; i < hid; i++) {
-            float v = h1[i];
-            v *= 1.0f / (1.0f + expf(-v));
-            o[i] = v * h3[i];
-        }
+        memcpy(o, h1, (size_t)hid * sizeof(float));
+        swiglu(c, o, h1 + hid, hid);
     }
 }
 

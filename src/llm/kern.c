@@ -123,6 +123,30 @@ static void gen_axpy(float a, const float *x, float *y, int n)
         y[i] += a * x[i];
 }
 
+/* run.c's softmax: the max taken out, expf, a sequential sum, a division
+ * (not a reciprocal). */
+void synor__llm_softmax(float *x, int n)
+{
+    float mx = -INFINITY, sum = 0;
+    for (int i = 0; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    for (int i = 0; i < n; i++) {
+        x[i] = expf(x[i] - mx);
+        sum += x[i];
+    }
+    for (int i = 0; i < n; i++)
+        x[i] /= sum;
+}
+
+void synor__llm_swiglu(float *h1, const float *h3, int n)
+{
+    for (int i = 0; i < n; i++) {
+        float v = h1[i];
+        v *= 1.0f / (1.0f + expf(-v));
+        h1[i] = v * h3[i];
+    }
+}
+
 const llm_kernels synor__llm_kernels_generic = {
     .isa = "generic",
     .dot_f32 = gen_dot_f32,
@@ -251,12 +275,12 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
      * [r0, r1) in one pass over each group for all the rows; the rows
      * around them as below. */
     const uint8_t *pk = __atomic_load_n(&w->pack, __ATOMIC_ACQUIRE);
-    if (pk && k->tile_p && n >= LLM_PACK_MIN_ROWS && qx && qx[0].u) {
+    if (pk && k->tile_p && n >= synor__llm_pack_min_rows(w) && qx && qx[0].u) {
         int g0 = (r0 + 7) / 8, g1 = r1 / 8, nb = w->cols / SYNOR_QK;
         if (g1 > w->rows / 8)
             g1 = w->rows / 8;
         if (g0 < g1) {
-            size_t gb = (size_t)nb * (q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8);
+            size_t gb = synor__llm_pack_group_bytes(q4, nb);
             int g = g0;
             if (k->tile_p2)
                 for (; g + 2 <= g1; g += 2)

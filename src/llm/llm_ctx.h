@@ -14,6 +14,10 @@
 /* A worker's scratch: normalised rows and their quantization. */
 typedef struct llm_scratch {
     float *xb;
+    /* the rows the products read: xb, or (not normalised) the rows
+     * themselves, ld floats apart */
+    const float *src;
+    size_t ld;
     int8_t *q;
     float *d;
     float *c8;

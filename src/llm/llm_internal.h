@@ -26,13 +26,34 @@ typedef struct llm_mat {
     const uint8_t *pack;
 } llm_mat;
 
-/* Bytes of a packed block of 8 rows (pack.c has the layout). */
+/* Bytes of a packed Q8_0 block of 8 rows, of a packed Q4_0 block's
+ * values, and of a Q4_0 group's scales (pack.c has the layouts). */
 #define LLM_PACK_BLOCK_Q8 (32 + 32 + 8 * 32)
-#define LLM_PACK_BLOCK_Q4 (32 + 32 + 4 * 32)
-/* Batches of at least this many rows use the packed weights: one row's
- * product streams the weights from memory, and the file's layout is
- * smaller (measured: no faster packed on 110M-shaped Q8_0). */
+#define LLM_PACK_BLOCK_Q4 (4 * 32)
+static inline size_t synor__llm_pack_scales_q4(int nb)
+{
+    return ((size_t)nb * 16 + 63) / 64 * 64;
+}
+/* Bytes of a packed group of 8 rows of nb blocks. */
+static inline size_t synor__llm_pack_group_bytes(int q4, int nb)
+{
+    return q4 ? synor__llm_pack_scales_q4(nb) + (size_t)nb * LLM_PACK_BLOCK_Q4
+              : (size_t)nb * LLM_PACK_BLOCK_Q8;
+}
+/* Q8_0 batches of at least this many rows use the packed weights: one
+ * row's product streams the weights from memory, and the file's layout is
+ * smaller (measured: one row 30% slower packed on 110M-shaped Q8_0). Q4_0
+ * products use them from one row (LLM_PACK_MIN_ROWS_Q4): the file's layout
+ * costs a nibble unpacking, a horizontal sum and scalar work per row and
+ * block, and one row's decode step ran 1.3x (110M) to 2x (15M) faster
+ * packed. */
 #define LLM_PACK_MIN_ROWS 2
+#define LLM_PACK_MIN_ROWS_Q4 1
+/* The rows from which w's products take its packed weights. */
+static inline int synor__llm_pack_min_rows(const llm_mat *w)
+{
+    return w->type == SYNOR_TTYPE_Q4_0 ? LLM_PACK_MIN_ROWS_Q4 : LLM_PACK_MIN_ROWS;
+}
 
 /* Activations quantized for Q8_0 / Q4_0 / Q8G weights: per row, cols int8
  * values and cols / block fp32 scales (block 32, or the Q8G group). */
@@ -90,7 +111,18 @@ typedef struct llm_kernels {
     void (*att_scores)(const float *q, const float *k, size_t ks, int np, int hs, float scale,
                        float *out);
     void (*att_mix)(const float *a, const float *v, size_t vs, int np, int hs, float *o);
+    /* Element-wise steps, NULL: the portable loops (synor__llm_softmax,
+     * synor__llm_swiglu). softmax: x[i] = exp(x[i] - max) / sum over the
+     * n values; swiglu: h1[i] = silu(h1[i]) * h3[i]. Each element's result
+     * depends only on its own values (and, for softmax, the row's max and
+     * sum), never on its place in a batch or chunk. */
+    void (*softmax)(float *x, int n);
+    void (*swiglu)(float *h1, const float *h3, int n);
 } llm_kernels;
+
+/* The portable element-wise steps (run.c's loops: expf, a division). */
+void synor__llm_softmax(float *x, int n);
+void synor__llm_swiglu(float *h1, const float *h3, int n);
 
 /* F32 batches of LLM_F32W_MIN_ROWS rows or more use tile_f32w where the
  * table has it, over blocks of at most LLM_F32W_BLOCK activation rows
@@ -110,6 +142,9 @@ extern const llm_kernels synor__llm_kernels_generic;
 #if defined(__x86_64__)
 extern const llm_kernels synor__llm_kernels_avx2;
 extern const llm_kernels synor__llm_kernels_avx512;
+/* kern_x86_ew.c: AVX-512 softmax and SwiGLU (the avx512 table's) */
+void synor__llm_a5_softmax(float *x, int n);
+void synor__llm_a5_swiglu(float *h1, const float *h3, int n);
 #endif
 
 /* Block size the activations are quantized to for a weight type: 32 for
@@ -131,6 +166,8 @@ int synor__llm_packable(const llm_mat *w);
 size_t synor__llm_pack_size(const llm_mat *w);
 void synor__llm_pack(llm_mat *w, uint8_t *out);
 void synor__llm_pack_model(synor_llm *m);
+/* Whether any of m's products is Q4_0. */
+int synor__llm_model_has_q4(const synor_llm *m);
 void synor__llm_tile_p_ref(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
                            size_t ldy, int acc);
 

@@ -12,18 +12,22 @@
  * after 8 of them each lane holds its row's whole block, and one
  * conversion and one multiply-add scale the block for all 8 rows.
  *
- * A group of 8 rows is nb blocks of LLM_PACK_BLOCK_Q8 (Q4_0:
- * LLM_PACK_BLOCK_Q4) bytes:
+ * A Q8_0 group of 8 rows is nb blocks of LLM_PACK_BLOCK_Q8 bytes:
  *   8 fp32: each row's block scale d;
- *   8 int32: -128 * (the sum of the row's 32 values as the product reads
- *            them: Q8_0 q, Q4_0 q + 8), which takes back the + 128 the
- *            activations carry (qx[t].u);
- *   Q8_0: 8 chunks of 32 bytes, chunk k holding values 4k..4k+3 of rows
- *         0..7 (row j at bytes 4j..4j+3);
- *   Q4_0: 4 chunks of 32 bytes of the file's nibble bytes 4k..4k+3 of
- *         rows 0..7: the low nibbles are values 4k..4k+3, the high ones
- *         16 + 4k.. (as unsigned q + 8; the product subtracts the
- *         activations' c8 for the + 8).
+ *   8 int32: -128 * (the sum of the row's 32 values), which takes back
+ *            the + 128 the activations carry (qx[t].u: vpdpbusd multiplies
+ *            unsigned by signed bytes, and q may be negative);
+ *   8 chunks of 32 bytes, chunk k holding values 4k..4k+3 of rows 0..7
+ *   (row j at bytes 4j..4j+3).
+ * A Q4_0 group is as small as the file's rows (18 bytes a row and block):
+ *   the scales: per block the 8 rows' fp16 d (16 bytes), nb of them,
+ *   padded to a multiple of 64 bytes (synor__llm_pack_scales_q4);
+ *   then nb blocks of LLM_PACK_BLOCK_Q4 bytes: 4 chunks of 32 bytes of
+ *   the file's nibble bytes 4k..4k+3 of rows 0..7: the low nibbles are
+ *   values 4k..4k+3, the high ones 16 + 4k.. (as unsigned q + 8, which
+ *   vpdpbusd takes as its unsigned operand against the signed activations
+ *   q as they are: no correction term; the product subtracts the
+ *   activations' c8 for the + 8). Whole chunks never cross a cache line.
  * Rows past the last whole group stay on the file's layout. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,8 +39,7 @@
 
 static size_t group_bytes(const llm_mat *w)
 {
-    int nb = w->cols / SYNOR_QK;
-    return (size_t)nb * (w->type == SYNOR_TTYPE_Q4_0 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8);
+    return synor__llm_pack_group_bytes(w->type == SYNOR_TTYPE_Q4_0, w->cols / SYNOR_QK);
 }
 
 int synor__llm_packable(const llm_mat *w)
@@ -61,8 +64,11 @@ void synor__llm_pack(llm_mat *w, uint8_t *out)
 {
     int q4 = w->type == SYNOR_TTYPE_Q4_0, nb = w->cols / SYNOR_QK;
     size_t in_block = q4 ? 18 : 34, gb = group_bytes(w);
+    size_t sb = q4 ? synor__llm_pack_scales_q4(nb) : 0;
     for (int g = 0; g < w->rows / 8; g++) {
-        uint8_t *o = out + (size_t)g * gb;
+        uint8_t *o = out + (size_t)g * gb + sb;
+        if (q4)
+            memset(out + (size_t)g * gb, 0, sb); /* the padding too */
         for (int b = 0; b < nb; b++, o += q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8) {
             float d[8];
             int32_t corr[8];
@@ -72,10 +78,9 @@ void synor__llm_pack(llm_mat *w, uint8_t *out)
                 d[j] = f16_at(src);
                 int sum = 0;
                 if (q4) {
-                    for (int i = 0; i < 16; i++)
-                        sum += (src[2 + i] & 0x0F) + (src[2 + i] >> 4);
+                    memcpy(out + (size_t)g * gb + (size_t)b * 16 + 2 * j, src, 2);
                     for (int k = 0; k < 4; k++)
-                        memcpy(o + 64 + k * 32 + j * 4, src + 2 + 4 * k, 4);
+                        memcpy(o + k * 32 + j * 4, src + 2 + 4 * k, 4);
                 } else {
                     for (int i = 0; i < SYNOR_QK; i++)
                         sum += (int8_t)src[2 + i];
@@ -84,8 +89,10 @@ void synor__llm_pack(llm_mat *w, uint8_t *out)
                 }
                 corr[j] = -128 * sum;
             }
-            memcpy(o, d, sizeof d);
-            memcpy(o + 32, corr, sizeof corr);
+            if (!q4) {
+                memcpy(o, d, sizeof d);
+                memcpy(o + 32, corr, sizeof corr);
+            }
         }
     }
     /* published with release: a context may be running batches on the
@@ -95,33 +102,41 @@ void synor__llm_pack(llm_mat *w, uint8_t *out)
     __atomic_store_n(&w->pack, (const uint8_t *)out, __ATOMIC_RELEASE);
 }
 
-/* Value i (0..31) of row j of a packed block, as the product reads it
- * (Q8_0: q; Q4_0: q + 8). */
-static int packed_value(const uint8_t *blk, int q4, int j, int i)
+/* Value i (0..31) of row j of a packed block's values, as the product
+ * reads it (Q8_0: q; Q4_0: q + 8). */
+static int packed_value(const uint8_t *v, int q4, int j, int i)
 {
     if (!q4)
-        return (int8_t)blk[64 + (i / 4) * 32 + j * 4 + i % 4];
+        return (int8_t)v[(i / 4) * 32 + j * 4 + i % 4];
     int lo = i < 16, k = (i % 16) / 4;
-    uint8_t byte = blk[64 + k * 32 + j * 4 + i % 4];
+    uint8_t byte = v[k * 32 + j * 4 + i % 4];
     return lo ? byte & 0x0F : byte >> 4;
 }
 
 void synor__llm_tile_p_ref(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
                            size_t ldy, int acc)
 {
-    size_t bb = q4 ? LLM_PACK_BLOCK_Q4 : LLM_PACK_BLOCK_Q8;
+    size_t sb = q4 ? synor__llm_pack_scales_q4(nb) : 0;
     for (int t = 0; t < T; t++)
         for (int j = 0; j < 8; j++) {
             float s = 0;
             for (int b = 0; b < nb; b++) {
-                const uint8_t *blk = pk + (size_t)b * bb;
                 float d;
-                int32_t corr;
-                memcpy(&d, blk + 4 * j, 4);
-                memcpy(&corr, blk + 32 + 4 * j, 4);
-                int32_t sum = corr;
-                for (int i = 0; i < SYNOR_QK; i++)
-                    sum += (qx[t].q[b * SYNOR_QK + i] + 128) * packed_value(blk, q4, j, i);
+                int32_t sum = 0;
+                const uint8_t *v;
+                if (q4) {
+                    d = f16_at(pk + (size_t)b * 16 + 2 * j);
+                    v = pk + sb + (size_t)b * LLM_PACK_BLOCK_Q4;
+                    for (int i = 0; i < SYNOR_QK; i++)
+                        sum += qx[t].q[b * SYNOR_QK + i] * packed_value(v, 1, j, i);
+                } else {
+                    const uint8_t *blk = pk + (size_t)b * LLM_PACK_BLOCK_Q8;
+                    memcpy(&d, blk + 4 * j, 4);
+                    memcpy(&sum, blk + 32 + 4 * j, 4);
+                    v = blk + 64;
+                    for (int i = 0; i < SYNOR_QK; i++)
+                        sum += (qx[t].q[b * SYNOR_QK + i] + 128) * packed_value(v, 0, j, i);
+                }
                 s += (float)sum * d * qx[t].d[b];
                 if (q4)
                     s -= d * qx[t].c8[b];
@@ -138,6 +153,18 @@ static llm_mat *mat_at(synor_llm *m, int i)
     llm_layer *L = &m->layers[i / 7];
     llm_mat *ls[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
     return ls[i % 7];
+}
+
+int synor__llm_model_has_q4(const synor_llm *m)
+{
+    int q4 = m->cls.type == SYNOR_TTYPE_Q4_0;
+    for (int l = 0; l < m->cfg.n_layers && !q4; l++) {
+        const llm_layer *L = &m->layers[l];
+        const llm_mat *ls[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
+        for (int i = 0; i < 7; i++)
+            q4 |= ls[i]->type == SYNOR_TTYPE_Q4_0;
+    }
+    return q4;
 }
 
 static pthread_mutex_t pack_mu = PTHREAD_MUTEX_INITIALIZER;
