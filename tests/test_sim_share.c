@@ -9,6 +9,8 @@
  * OpenCL CPU device (PoCL), the run fabric declares it shared with the
  * factors given (skipped, with a message, elsewhere). */
 #include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "common/common.h"
 #include "synor.h"
@@ -172,5 +174,92 @@ TEST(setter_checks_arguments)
     fx_close(&x);
 }
 
+/* This machine's first OpenCL CPU device (PoCL): its runtime name and
+ * product; 0 when there is none. */
+static int pocl_device(char *name, char *product)
+{
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.opencl = SYNOR_OPENCL_ALL;
+    cfg.cpu_workers = 1;
+    synor_runtime *rt = NULL;
+    int found = 0;
+    if (synor_runtime_create(&cfg, &rt))
+        return 0;
+    synor_runtime_device_info info;
+    for (unsigned i = 1; !found && i < synor_runtime_device_count(rt); i++)
+        if (!synor_runtime_device_get(rt, i, &info) && !strcmp(info.backend, "opencl") &&
+            info.kind == SYNOR_KIND_CPU) {
+            snprintf(name, 64, "%s", info.name);
+            snprintf(product, 96, "%s", info.product);
+            found = 1;
+        }
+    synor_runtime_destroy(rt);
+    return found;
+}
+
+/* The run fabric declares an OpenCL CPU device shared with the factors
+ * given (and refuses them for the CPU); the measurement reads a cache of
+ * this machine's identity instead of measuring. Needs PoCL. */
+TEST(run_fabric_declares_an_opencl_cpu_device_shared)
+{
+    char name[64], product[96];
+    if (!pocl_device(name, product))
+        TEST_SKIP("no OpenCL CPU device (PoCL) on this machine");
+    synor_catalog *c = NULL;
+    synor_detection *det = NULL;
+    ASSERT_OK(synor_catalog_create(&c));
+    ASSERT_OK(synor_catalog_load_builtin(c));
+    ASSERT_OK(synor_detect_run(c, SYNOR_DETECT_HOST | SYNOR_DETECT_OPENCL, &det));
+    synor_whatif_run_device rd[2] = {{"cpu", NULL, 0, 2, 0, 0}, {name, product, 0, 0, 1.5, 2.5}};
+    synor_fabric *f = NULL;
+    ASSERT_OK(synor_whatif_run_fabric(c, det, rd, 2, &f));
+    ASSERT_EQ(synor_fabric_device_count(f), 3);
+    for (size_t k = 0; k < 3; k++) {
+        const synor_fabric_device *fd = synor_fabric_device_at(f, k);
+        int ocl = !strcmp(fd->name, name);
+        ASSERT(fd->share_cpu_slowdown == (ocl ? 1.5 : 0));
+        ASSERT(fd->share_slowdown == (ocl ? 2.5 : 0));
+    }
+    synor_fabric_destroy(f);
+    rd[0].share_cpu_slowdown = rd[0].share_slowdown = 2;
+    ASSERT_EQ(synor_whatif_run_fabric(c, det, rd, 2, &f), SYNOR_EINVAL);
+    ASSERT(strstr(synor_errmsg(), "only an OpenCL CPU device"));
+
+    /* a cache of this identity is read, not measured */
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cpu_workers = 2;
+    synor_runtime *rt = NULL;
+    ASSERT_OK(synor_runtime_create(&cfg, &rt));
+    synor_runtime_device_info cpu;
+    ASSERT_OK(synor_runtime_device_get(rt, 0, &cpu));
+    synor_runtime_destroy(rt);
+    char path[] = "/tmp/synor-share-XXXXXX";
+    int fdno = mkstemp(path);
+    ASSERT(fdno >= 0);
+    FILE *fp = fdopen(fdno, "w");
+    ASSERT(fp);
+    fprintf(fp,
+            "{\"format\": \"synor-host-sharing/1\", \"cpu\": \"%s\", \"device\": \"%s\", "
+            "\"workers\": 2, \"n\": 1024, \"nb\": 256, \"cpu_alone_s\": 0.001, "
+            "\"cpu_with_device_s\": 0.00125, \"device_alone_s\": 0.01, "
+            "\"device_with_cpu_s\": 0.035, \"cpu_slowdown\": 1.25, \"slowdown\": 3.5}\n",
+            cpu.product, product);
+    fclose(fp);
+    synor_whatif_sharing sh;
+    int rc = synor_whatif_measure_sharing(2, 1024, 256, 1, path, &sh);
+    remove(path);
+    ASSERT_OK(rc);
+    ASSERT(sh.from_cache);
+    ASSERT(sh.cpu_slowdown == 1.25 && sh.slowdown == 3.5 && sh.device_with_cpu_s == 0.035);
+    ASSERT(!strcmp(sh.device, product));
+    ASSERT_EQ(synor_whatif_measure_sharing(2, 100, 256, 1, NULL, &sh), SYNOR_EINVAL);
+    synor_detection_destroy(det);
+    synor_catalog_destroy(c);
+}
+
 TEST_MAIN(shared_device_slows_cpu_workers_as_stated, shared_device_slowdown_follows_busy_workers,
-          not_shared_is_unaffected, deterministic, setter_checks_arguments)
+          not_shared_is_unaffected, deterministic, setter_checks_arguments,
+          run_fabric_declares_an_opencl_cpu_device_shared)
