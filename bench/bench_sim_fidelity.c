@@ -112,6 +112,7 @@ static void real_ops(const synor_workload *w, const synor_trace *t, op_sum *o)
 
 /* with_host 0: the host side the calibration charged taken out again
  * (synor_workload_set_host), as before it was modelled. */
+static double g_opencl_task_s; /* the last simulation's OpenCL task time, mean */
 static int simulate2(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
                      int heft, int with_host, double *makespan, op_sum *ops, double *dispatch,
                      double *host, double *offcpu, const char *const *kernels,
@@ -156,7 +157,14 @@ static int simulate2(const synor_fabric *f, const synor_workload *w, const synor
         rc = synor_plan_create(c, NULL, &p);
     if (!rc)
         rc = heft == 2 ? synor_simulate_runtime(c, &t) : synor_simulate(c, p, &t);
-    if (!rc && offcpu) {
+    if (!rc && offcpu) { /* and the OpenCL device's mean task time, calibrated */
+        double sum = 0;
+        size_t k = 0;
+        for (size_t d = 0; d < synor_fabric_device_count(f); d++)
+            if (!strncmp(synor_fabric_device_at(f, d)->name, "opencl", 6))
+                for (size_t i = 0; i < synor_workload_count(cw); i++, k++)
+                    sum += synor_cost_time(c, i, d);
+        g_opencl_task_s = k ? sum / (double)k : 0;
         *offcpu = 0;
         for (size_t i = 0; i < t->n_tasks; i++)
             *offcpu += !strncmp(t->devices[t->tasks[i].device].name, "opencl", 6);
@@ -236,6 +244,7 @@ typedef struct sims {
     double host[3]; /* the host side charged: before, per task, after */
     double offcpu; /* --opencl: tasks the dynamic simulation put on an OpenCL device */
     double noshare, noshare_off; /* --opencl: dynamic on the fabric without sharing */
+    double opencl_task; /* --opencl: the calibrated OpenCL task time, mean over tasks */
 } sims;
 
 /* Calibrated with dynamic placement (its busy time per operation into
@@ -245,6 +254,7 @@ static int simulate_all(const synor_fabric *f, const synor_workload *w, const sy
 {
     int rc = simulate(f, w, pm, 0, &out->dynamic, ops, &out->dispatch, out->host, &out->offcpu,
                       kernels, fps);
+    out->opencl_task = g_opencl_task_s;
     if (!rc)
         rc = simulate(f, w, pm, 1, &out->heft, NULL, NULL, NULL, NULL, kernels, fps);
     if (!rc)
@@ -286,8 +296,9 @@ static void print_line(const char *name, unsigned workers, int runs, double *rea
         printf(" after_openblas_ms=%.3f", after_openblas * 1e3);
     if (g_opencl)
         printf(" real_opencl_tasks=%.1f sim_opencl_tasks=%.0f sim_noshare_ms=%.3f "
-               "ratio_noshare=%.4f sim_noshare_opencl_tasks=%.0f",
-               real_off, s->offcpu, s->noshare * 1e3, s->noshare / med, s->noshare_off);
+               "ratio_noshare=%.4f sim_noshare_opencl_tasks=%.0f sim_opencl_task_ms=%.3f",
+               real_off, s->offcpu, s->noshare * 1e3, s->noshare / med, s->noshare_off,
+               s->opencl_task * 1e3);
     printf("\n");
 }
 
