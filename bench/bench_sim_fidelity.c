@@ -232,7 +232,9 @@ static int run_fabric(synor_catalog *cat, const synor_detection *det, synor_runt
         if (share && g_share.cpu_slowdown > 0 && !strcmp(info[i].backend, "opencl") &&
             info[i].kind == SYNOR_KIND_CPU) {
             rd[i].share_cpu_slowdown = g_share.cpu_slowdown;
-            rd[i].share_slowdown = g_share.slowdown;
+            /* its recorded times were taken beside busy workers: they
+             * hold its own slowdown already; the workers' is charged */
+            rd[i].share_slowdown = 1;
         }
     }
     return synor_whatif_run_fabric(cat, det, rd, nd, f);

@@ -64,7 +64,10 @@ typedef struct synor_whatif_run_device {
     /* "openclK" of an OpenCL CPU device (PoCL) only: > 0 declares that it
      * shares the host's cores with these factors
      * (synor_fabric_set_host_sharing; measured by
-     * synor_whatif_measure_sharing); 0 = a device of its own. */
+     * synor_whatif_measure_sharing); 0 = a device of its own. For a fabric
+     * calibrated on a performance model (synor_whatif_calibrate), pass
+     * share_slowdown 1: the device's recorded times were taken beside busy
+     * workers and hold its own slowdown already. */
     double share_cpu_slowdown, share_slowdown;
 } synor_whatif_run_device;
 

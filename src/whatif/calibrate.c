@@ -242,11 +242,6 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
             continue;
         st.local_devices++;
         double m = lookup(&tab, SYNOR_PERFMODEL_DISPATCH, rt_name[d], 0);
-        /* a device on the host's cores waits for one behind the CPU
-         * workers: its long dispatches are the contention the simulator
-         * charges (synor_fabric_set_host_sharing), so its typical one */
-        if (synor_fabric_device_at(f, d)->share_cpu_slowdown > 0)
-            m = lookup_median(&tab, SYNOR_PERFMODEL_DISPATCH, rt_name[d], 0);
         dispatch[d] = isnan(m) ? 0 : m;
         if (isnan(st.dispatch_s) && !isnan(m))
             st.dispatch_s = m;
@@ -305,11 +300,7 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
                 continue;
             /* measured kernel times, and what the runtime adds to each */
             if (!isnan(meas[ti * nd + d])) {
-                /* a device on the host's cores recorded its times beside
-                 * busy CPU workers: the simulator slows it by as much */
-                const synor_fabric_device *fd = synor_fabric_device_at(f, d);
-                double own = fd->share_cpu_slowdown > 0 ? fd->share_slowdown : 1;
-                *row = meas[ti * nd + d] / own + dispatch[d];
+                *row = meas[ti * nd + d] + dispatch[d];
                 st.from_model++;
             } else if (!isnan(kfactor)) {
                 *row = r * kfactor + dispatch[d];
