@@ -90,13 +90,16 @@ static double speed(const sim *s, size_t p)
     const synor_fabric_device *fd = synor_fabric_device_at(s->fab, p);
     double slow = 1;
     if (h->role[p] == 1) {
-        for (size_t q = 0; q < s->d; q++)
-            if (h->role[q] == 2 && busy(s, q) && synor_fabric_device_at(s->fab, q)->node == fd->node)
-                slow *= synor_fabric_device_at(s->fab, q)->share_cpu_slowdown;
+        for (size_t q = 0; q < s->d; q++) {
+            const synor_fabric_device *fq = synor_fabric_device_at(s->fab, q);
+            if (h->role[q] == 2 && busy(s, q) && fq->node == fd->node)
+                slow *= fq->share_cpu_slowdown;
+        }
     } else if (h->role[p] == 2 && h->node_cpus[p]) {
         size_t b = 0;
         for (size_t q = 0; q < s->d; q++)
-            b += h->role[q] == 1 && busy(s, q) && synor_fabric_device_at(s->fab, q)->node == fd->node;
+            b += h->role[q] == 1 && busy(s, q) &&
+                 synor_fabric_device_at(s->fab, q)->node == fd->node;
         slow = 1 + (fd->share_slowdown - 1) * (double)b / (double)h->node_cpus[p];
     }
     return 1 / slow;

@@ -128,7 +128,8 @@ static int cache_read(const char *path, const synor_whatif_sharing *want, synor_
     synor__jval *r = synor__jdoc_root(d), *v;
     synor_whatif_sharing s = *want;
     rc = -1;
-#define NUM(k, f) ((v = synor__json_get(r, k)) && v->type == SYNOR__J_NUMBER && ((f) = v->u.n.num, 1))
+#define NUM(k, f)                                                                        \
+    ((v = synor__json_get(r, k)) && v->type == SYNOR__J_NUMBER && ((f) = v->u.n.num, 1))
 #define STR(k) ((v = synor__json_get(r, k)) && v->type == SYNOR__J_STRING ? v->u.str.s : "")
     double workers = 0, n = 0, nb = 0;
     if (!strcmp(STR("format"), "synor-host-sharing/1") && !strcmp(STR("cpu"), want->cpu) &&
