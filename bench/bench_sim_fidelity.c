@@ -37,7 +37,15 @@
  * synor_exec_tiled_workload's. Per kernel: busy time per timed call
  * against the simulation. after_openblas_ms is the median synor_exec_tiled
  * reports (`synor run --tiled`: each call after an OpenBLAS call on all
- * cores), for comparison. */
+ * cores), for comparison.
+ *
+ * With --opencl, an OpenCL CPU device (PoCL) runs on the CPU workers'
+ * cores: the shared-core factors are measured first
+ * (synor_whatif_measure_sharing, cached in --sharing-cache F) and the run
+ * fabric declares the device shared (synor_fabric_set_host_sharing);
+ * sim_noshare_ms / ratio_noshare (sim_noshare_opencl_tasks) is the dynamic
+ * simulation of the same model on the fabric without it (as before it was
+ * modelled). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +112,7 @@ static void real_ops(const synor_workload *w, const synor_trace *t, op_sum *o)
 
 /* with_host 0: the host side the calibration charged taken out again
  * (synor_workload_set_host), as before it was modelled. */
+static double g_opencl_task_s; /* the last simulation's OpenCL task time, mean */
 static int simulate2(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
                      int heft, int with_host, double *makespan, op_sum *ops, double *dispatch,
                      double *host, double *offcpu, const char *const *kernels,
@@ -148,7 +157,14 @@ static int simulate2(const synor_fabric *f, const synor_workload *w, const synor
         rc = synor_plan_create(c, NULL, &p);
     if (!rc)
         rc = heft == 2 ? synor_simulate_runtime(c, &t) : synor_simulate(c, p, &t);
-    if (!rc && offcpu) {
+    if (!rc && offcpu) { /* and the OpenCL device's mean task time, calibrated */
+        double sum = 0;
+        size_t k = 0;
+        for (size_t d = 0; d < synor_fabric_device_count(f); d++)
+            if (!strncmp(synor_fabric_device_at(f, d)->name, "opencl", 6))
+                for (size_t i = 0; i < synor_workload_count(cw); i++, k++)
+                    sum += synor_cost_time(c, i, d);
+        g_opencl_task_s = k ? sum / (double)k : 0;
         *offcpu = 0;
         for (size_t i = 0; i < t->n_tasks; i++)
             *offcpu += !strncmp(t->devices[t->tasks[i].device].name, "opencl", 6);
@@ -173,6 +189,7 @@ static int simulate2(const synor_fabric *f, const synor_workload *w, const synor
 
 static unsigned g_spin_us; /* --spin-us: the workers' polling before they sleep; 0 = default */
 static int g_opencl;       /* --opencl: every OpenCL device (PoCL) beside the CPU workers */
+static synor_whatif_sharing g_share; /* --opencl: the measured shared-core factors (0: none) */
 
 /* A runtime on the CPU workers (and with --opencl every OpenCL device,
  * PoCL included), recording into pm and a trace. */
@@ -199,7 +216,7 @@ static int start(synor_perfmodel *pm, unsigned workers, synor_runtime **rt,
  * each of the runtime's OpenCL devices by its runtime name, so the
  * calibration finds the model's entries for both. */
 static int run_fabric(synor_catalog *cat, const synor_detection *det, synor_runtime *rt,
-                      unsigned cpu_workers, synor_fabric **f)
+                      unsigned cpu_workers, int share, synor_fabric **f)
 {
     if (!g_opencl)
         return synor_whatif_fabric_workers(cat, det, cpu_workers, NULL, 0, f);
@@ -211,7 +228,14 @@ static int run_fabric(synor_catalog *cat, const synor_detection *det, synor_runt
     for (unsigned i = 0; i < nd; i++) {
         synor_runtime_device_get(rt, i, &info[i]);
         rd[i] = (synor_whatif_run_device){info[i].name, info[i].product, info[i].memory_capacity,
-                                          i == 0 ? cpu_workers : 0};
+                                          i == 0 ? cpu_workers : 0, 0, 0};
+        if (share && g_share.cpu_slowdown > 0 && !strcmp(info[i].backend, "opencl") &&
+            info[i].kind == SYNOR_KIND_CPU) {
+            rd[i].share_cpu_slowdown = g_share.cpu_slowdown;
+            /* its recorded times were taken beside busy workers: they
+             * hold its own slowdown already; the workers' is charged */
+            rd[i].share_slowdown = 1;
+        }
     }
     return synor_whatif_run_fabric(cat, det, rd, nd, f);
 }
@@ -221,6 +245,8 @@ typedef struct sims {
     double nohost; /* dynamic, without the host side (as before it was modelled) */
     double host[3]; /* the host side charged: before, per task, after */
     double offcpu; /* --opencl: tasks the dynamic simulation put on an OpenCL device */
+    double noshare, noshare_off; /* --opencl: dynamic on the fabric without sharing */
+    double opencl_task; /* --opencl: the calibrated OpenCL task time, mean over tasks */
 } sims;
 
 /* Calibrated with dynamic placement (its busy time per operation into
@@ -230,6 +256,7 @@ static int simulate_all(const synor_fabric *f, const synor_workload *w, const sy
 {
     int rc = simulate(f, w, pm, 0, &out->dynamic, ops, &out->dispatch, out->host, &out->offcpu,
                       kernels, fps);
+    out->opencl_task = g_opencl_task_s;
     if (!rc)
         rc = simulate(f, w, pm, 1, &out->heft, NULL, NULL, NULL, NULL, kernels, fps);
     if (!rc)
@@ -270,7 +297,10 @@ static void print_line(const char *name, unsigned workers, int runs, double *rea
     if (after_openblas >= 0)
         printf(" after_openblas_ms=%.3f", after_openblas * 1e3);
     if (g_opencl)
-        printf(" real_opencl_tasks=%.1f sim_opencl_tasks=%.0f", real_off, s->offcpu);
+        printf(" real_opencl_tasks=%.1f sim_opencl_tasks=%.0f sim_noshare_ms=%.3f "
+               "ratio_noshare=%.4f sim_noshare_opencl_tasks=%.0f sim_opencl_task_ms=%.3f",
+               real_off, s->offcpu, s->noshare * 1e3, s->noshare / med, s->noshare_off,
+               s->opencl_task * 1e3);
     printf("\n");
 }
 
@@ -292,7 +322,7 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     synor_perfmodel *pm = NULL;
     synor_runtime *rt = NULL;
     synor_trace *t0 = NULL, *t1 = NULL;
-    synor_fabric *f = NULL;
+    synor_fabric *f = NULL, *f0 = NULL;
     double *real = calloc((size_t)runs, sizeof *real);
     int rc = synor_workload_load_file(path, &w);
     if (!rc)
@@ -312,13 +342,17 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     if (!rc)
         rc = synor_runtime_trace(rt, "all", &t1);
     if (!rc)
-        rc = run_fabric(cat, det, rt, cpu.workers, &f);
+        rc = run_fabric(cat, det, rt, cpu.workers, 1, &f);
+    if (!rc && g_opencl)
+        rc = run_fabric(cat, det, rt, cpu.workers, 0, &f0);
     synor_runtime_destroy(rt);
     rt = NULL;
     op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
     sims sm = {0};
     if (!rc)
         rc = simulate_all(f, w, pm, NULL, NULL, &sm, &ops_sim);
+    if (!rc && f0)
+        rc = simulate(f0, w, pm, 0, &sm.noshare, NULL, NULL, NULL, &sm.noshare_off, NULL, NULL);
     if (rc) {
         fprintf(stderr, "%s: %s\n", path, synor_errmsg());
     } else {
@@ -330,6 +364,7 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     }
     free(real);
     synor_fabric_destroy(f);
+    synor_fabric_destroy(f0);
     synor_trace_destroy(t0);
     synor_trace_destroy(t1);
     synor_perfmodel_destroy(pm);
@@ -376,7 +411,7 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
     uint64_t *fps = NULL;
     synor_perfmodel *pm = NULL;
     synor_runtime *rt = NULL;
-    synor_fabric *f = NULL;
+    synor_fabric *f = NULL, *f0 = NULL;
     synor_trace *t0 = NULL, *t1 = NULL;
     int rc = synor_exec_tiled_workload(algo, n, nb, SYNOR_DTYPE_FP32, &w, &kernels, &fps);
     if (!rc)
@@ -423,11 +458,15 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
      * call below alternates with OpenBLAS on all cores, whose threads may
      * still spin while the workers run, so its samples stay out. */
     if (!rc)
-        rc = run_fabric(cat, det, rt, cpu.workers, &f);
+        rc = run_fabric(cat, det, rt, cpu.workers, 1, &f);
+    if (!rc && g_opencl)
+        rc = run_fabric(cat, det, rt, cpu.workers, 0, &f0);
     op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
     sims sm = {0};
     if (!rc)
         rc = simulate_all(f, w, pm, kernels, fps, &sm, &ops_sim);
+    if (!rc && f0)
+        rc = simulate(f0, w, pm, 0, &sm.noshare, NULL, NULL, NULL, &sm.noshare_off, kernels, fps);
     synor_tiled_result r = {0};
     /* the same as `synor run --tiled` times it, for comparison */
     if (!rc)
@@ -446,6 +485,7 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
         print_ops(&ops_sim, &ops_before, &ops_all, runs);
     }
     synor_fabric_destroy(f);
+    synor_fabric_destroy(f0);
     synor_trace_destroy(t0);
     synor_trace_destroy(t1);
     synor_perfmodel_destroy(pm);
@@ -460,7 +500,7 @@ int main(int argc, char **argv)
 {
     int runs = 11, warm = 3, files = 0;
     unsigned workers = 0;
-    const char *cache = NULL;
+    const char *cache = NULL, *share_cache = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc)
             runs = atoi(argv[++i]);
@@ -470,6 +510,8 @@ int main(int argc, char **argv)
             workers = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--measure-cache") && i + 1 < argc)
             cache = argv[++i];
+        else if (!strcmp(argv[i], "--sharing-cache") && i + 1 < argc)
+            share_cache = argv[++i];
         else if (!strcmp(argv[i], "--opencl"))
             g_opencl = 1;
         else if (!strcmp(argv[i], "--spin-us") && i + 1 < argc)
@@ -479,7 +521,7 @@ int main(int argc, char **argv)
         else if (argv[i][0] == '-') {
             fprintf(stderr,
                     "usage: %s [--runs R] [--warm W] [--workers N] [--measure-cache F] [--spin-us U] [--opencl] "
-                    "WORKLOAD.json...\n",
+                    "[--sharing-cache F] WORKLOAD.json...\n",
                     argv[0]);
             return 2;
         } else
@@ -503,6 +545,22 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = 0;
+    if (g_opencl) { /* before any workload's runtime: it runs both sides */
+        int src = synor_whatif_measure_sharing(workers, 1024, 256, 7, share_cache, &g_share);
+        if (src == SYNOR_ENODEV)
+            printf("sharing: none (%s)\n", synor_errmsg());
+        else if (src) {
+            fprintf(stderr, "%s\n", synor_errmsg());
+            return 1;
+        } else
+            printf("sharing: device=\"%s\" cpu_alone_ms=%.3f cpu_with_device_ms=%.3f "
+                   "cpu_slowdown=%.3f device_alone_ms=%.3f device_with_cpu_ms=%.3f "
+                   "slowdown=%.3f%s\n",
+                   g_share.device, g_share.cpu_alone_s * 1e3, g_share.cpu_with_device_s * 1e3,
+                   g_share.cpu_slowdown, g_share.device_alone_s * 1e3,
+                   g_share.device_with_cpu_s * 1e3, g_share.slowdown,
+                   g_share.from_cache ? " (cached)" : "");
+    }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tiled")) {
             rc |= one_tiled(cat, det, argv[++i], workers, runs) != 0;

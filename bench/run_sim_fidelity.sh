@@ -20,13 +20,18 @@
 # --rows "ARGS": only these rows, as bench_sim_fidelity takes them (e.g.
 # "--tiled gemm:1024:256 workloads/mlp-fp32.json"), to keep a locked run
 # short. --measure-cache F: the detection's measured peak and bandwidth
-# from F (measured once and written there when absent).
+# from F (measured once and written there when absent). With --opencl, an
+# OpenCL CPU device (PoCL) shares the CPU workers' cores: the shared-core
+# factors are measured first (bench_shared_cores' measurement) and the
+# summary adds the simulation without them (the paired "before"):
+# --sharing-cache F caches them (default: none, measured per process).
 #
 #   bash bench/run_sim_fidelity.sh [--procs P] [--runs R] [--workers N] [--build DIR]
 #                                  [--opencl] [--fifo] [--rows "ARGS"] [--measure-cache F]
+#                                  [--sharing-cache F]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-procs=3 runs=11 workers=0 build=build-bench opencl= fifo=() cache=()
+procs=3 runs=11 workers=0 build=build-bench opencl= fifo=() cache=() scache=()
 rows=(workloads/mlp-fp32.json workloads/attention-block-fp32.json
       --tiled gemm:1024:256 --tiled gemm:2048:256 --tiled gemm:3072:256
       --tiled cholesky:1024:256 --tiled cholesky:2048:256 --tiled cholesky:3072:256)
@@ -40,7 +45,8 @@ while (($#)); do
     --build) build=$2; shift 2 ;;
     --rows) read -ra rows <<<"$2"; shift 2 ;;
     --measure-cache) cache=(--measure-cache "$2"); shift 2 ;;
-    *) echo "usage: $0 [--procs P] [--runs R] [--workers N] [--build DIR] [--opencl] [--fifo] [--rows \"ARGS\"] [--measure-cache F]" >&2; exit 2 ;;
+    --sharing-cache) scache=(--sharing-cache "$2"); shift 2 ;;
+    *) echo "usage: $0 [--procs P] [--runs R] [--workers N] [--build DIR] [--opencl] [--fifo] [--rows \"ARGS\"] [--measure-cache F] [--sharing-cache F]" >&2; exit 2 ;;
   esac
 done
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSYNOR_BUILD_TESTS=OFF >/dev/null
@@ -49,7 +55,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for ((p = 0; p < procs; p++)); do
   "${fifo[@]}" "$build/bench/bench_sim_fidelity" --runs "$runs" --workers "$workers" $opencl \
-    "${cache[@]}" "${rows[@]}" | tee -a "$out"
+    "${cache[@]}" ${opencl:+"${scache[@]}"} "${rows[@]}" | tee -a "$out"
 done
 echo
 echo "== median over $procs processes =="
@@ -68,14 +74,17 @@ med = lambda l, k: statistics.median(float(x[k]) for x in l)
 ocl = any('real_opencl_tasks' in l[0] for l in rows.values())
 print('| workload | workers | real ms | sim (dynamic) ms | ratio | sim (HEFT) ms | ratio | sim (runtime rules) ms | ratio | roofline ms | ratio | dispatch us | as run --tiled ms |'
       + ' host before / per task / after us | ratio without the host |'
-      + (' OpenCL tasks per run, real | simulated |' if ocl else ''))
-print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|' if ocl else ''))
+      + (' OpenCL tasks per run, real | simulated | sim without sharing ms | ratio | its OpenCL tasks |' if ocl else ''))
+print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|---|---|---|' if ocl else ''))
 for w, l in rows.items():
     tail = f"{med(l,'after_openblas_ms'):.3f} |" if 'after_openblas_ms' in l[0] else " |"
     tail += (f" {med(l,'host_before_us'):.1f} / {med(l,'host_submit_us'):.2f} / {med(l,'host_after_us'):.1f} |"
              f" {med(l,'ratio_nohost'):.3f} |")
     if 'real_opencl_tasks' in l[0]:
         tail += f" {med(l,'real_opencl_tasks'):.1f} | {med(l,'sim_opencl_tasks'):.0f} |"
+        if 'ratio_noshare' in l[0]:
+            tail += (f" {med(l,'sim_noshare_ms'):.3f} | {med(l,'ratio_noshare'):.3f} |"
+                     f" {med(l,'sim_noshare_opencl_tasks'):.0f} |")
     print(f"| {w} | {l[0]['workers']} | {med(l,'real_ms'):.3f} | {med(l,'sim_dynamic_ms'):.3f} | "
           f"{med(l,'ratio_dynamic'):.3f} | {med(l,'sim_heft_ms'):.3f} | {med(l,'ratio_heft'):.3f} | "
           f"{med(l,'sim_runtime_ms'):.3f} | {med(l,'ratio_runtime'):.3f} | "

@@ -186,7 +186,7 @@ TEST(a_run_fabric_can_have_the_cpu_as_its_workers)
     synor_detection *det;
     synor_catalog *cat;
     catalog(&cat, &det);
-    synor_whatif_run_device rd[1] = {{"cpu", NULL, 0, 2}};
+    synor_whatif_run_device rd[1] = {{"cpu", NULL, 0, 2, 0, 0}};
     synor_fabric *f, *whole;
     ASSERT_OK(synor_whatif_run_fabric(cat, det, rd, 1, &f));
     rd[0].workers = 0;

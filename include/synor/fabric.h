@@ -63,6 +63,10 @@ typedef struct synor_fabric_device {
     size_t node;
     size_t space;         /* memory space index */
     int64_t price_micro;  /* per device-hour, micro-units of currency */
+    /* > 0: the device runs on its node's host cores (an OpenCL CPU device
+     * such as PoCL: synor_fabric_set_host_sharing); 0: a device of its own. */
+    double share_cpu_slowdown;  /* the node's CPU devices' time factor while it runs */
+    double share_slowdown;      /* its own time factor with every CPU device busy */
 } synor_fabric_device;
 
 #define SYNOR_PATH_MAX_HOPS 4
@@ -100,6 +104,18 @@ const synor_fabric_device *synor_fabric_device_at(const synor_fabric *f, size_t 
  * quoted from elsewhere, e.g. the market's order book (`synor plan
  * --market`). SYNOR_EINVAL for a bad index or a negative price. */
 int synor_fabric_set_price(synor_fabric *f, size_t i, int64_t price_micro);
+/* Declares that device i shares its node's host cores (an OpenCL CPU
+ * device such as PoCL runs its kernels on the cores of the runtime's CPU
+ * workers). The simulator then charges the contention (docs/PLANNING.md,
+ * "Devices that share the host's cores"): while device i runs a task,
+ * every CPU device of its node that is not itself shared runs at
+ * 1 / cpu_slowdown of its speed; device i runs at
+ * 1 / (1 + (slowdown - 1) x b / c) of its own, b of the node's c such CPU
+ * devices being busy. Both factors >= 1 (1 and 1: no contention); 0 and 0
+ * undo it. SYNOR_EINVAL for a bad index or a factor that is not finite
+ * or below 1. */
+int synor_fabric_set_host_sharing(synor_fabric *f, size_t i, double cpu_slowdown,
+                                  double slowdown);
 /* Index of a device by name, or -1. */
 long synor_fabric_find_device(const synor_fabric *f, const char *name);
 size_t synor_fabric_space_count(const synor_fabric *f);

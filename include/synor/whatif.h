@@ -61,6 +61,14 @@ typedef struct synor_whatif_run_device {
                              CPU (profile "local-run-cpu-wN"), as a dynamic
                              run uses them; 0 or 1 = one device for the whole
                              CPU (the pipeline's stage) */
+    /* "openclK" of an OpenCL CPU device (PoCL) only: > 0 declares that it
+     * shares the host's cores with these factors
+     * (synor_fabric_set_host_sharing; measured by
+     * synor_whatif_measure_sharing); 0 = a device of its own. For a fabric
+     * calibrated on a performance model (synor_whatif_calibrate), pass
+     * share_slowdown 1: the device's recorded times were taken beside busy
+     * workers and hold its own slowdown already. */
+    double share_cpu_slowdown, share_slowdown;
 } synor_whatif_run_device;
 
 /* A fabric ("run") of a real run's devices, each fabric device named as
@@ -77,6 +85,31 @@ typedef struct synor_whatif_run_device {
  * name or with no host CPU detected. */
 int synor_whatif_run_fabric(synor_catalog *cat, const synor_detection *d,
                             const synor_whatif_run_device *devs, size_t n, synor_fabric **out);
+
+/* How an OpenCL CPU device and the CPU workers slow each other here,
+ * measured (synor_whatif_measure_sharing). Times are per nb x nb x nb
+ * tile product, medians over the rounds. */
+typedef struct synor_whatif_sharing {
+    char cpu[96], device[96]; /* the products */
+    unsigned workers;         /* the CPU workers measured */
+    size_t n, nb;
+    double cpu_alone_s, cpu_with_device_s;    /* a CPU worker's tile: alone, device busy */
+    double device_alone_s, device_with_cpu_s; /* the device's tile: alone, every worker busy */
+    double cpu_slowdown, slowdown;            /* the ratios (>= 1): synor_fabric_set_host_sharing */
+    int from_cache;
+} synor_whatif_sharing;
+
+/* Measures the shared-core factors of the first OpenCL CPU device (PoCL)
+ * against cpu_workers CPU workers (0: one per core): rounds (1-64) of a
+ * tiled SGEMM n x n, tiles of nb, on the workers alone, one of 2nb x 2nb
+ * on the device alone, and both at once (src/whatif/sharing.c). With
+ * cache_path, a cache there (format synor-host-sharing/1) for the same
+ * CPU, device, workers, n and nb is read instead (from_cache), and a
+ * measurement is written there. Takes about rounds x 0.3 s on 2 cores at n
+ * 1024, nb 256. SYNOR_ENODEV (a message) when no OpenCL CPU device exists;
+ * SYNOR_EINVAL for bad sizes. */
+int synor_whatif_measure_sharing(unsigned cpu_workers, size_t n, size_t nb, unsigned rounds,
+                                 const char *cache_path, synor_whatif_sharing *out);
 
 /* Where the local devices' task times of a calibrated workload came from,
  * counted per (task, local device). */

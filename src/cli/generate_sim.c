@@ -131,7 +131,7 @@ static int local_fabric(synor_catalog *cat, synor_detection *det, size_t ncpu,
             found = 1;
     }
     if (!rc && gi->layers && !found) { /* not detected: a profile from the run */
-        synor_whatif_run_device rd = {gi->device, gi->product, 0, 0};
+        synor_whatif_run_device rd = {gi->device, gi->product, 0, 0, 0, 0};
         synor_fabric *tmp = NULL;
         rc = synor_whatif_run_fabric(cat, det, &rd, 1, &tmp);
         synor_fabric_destroy(tmp);

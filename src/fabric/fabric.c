@@ -62,6 +62,24 @@ int synor_fabric_set_price(synor_fabric *f, size_t i, int64_t price_micro)
     return 0;
 }
 
+int synor_fabric_set_host_sharing(synor_fabric *f, size_t i, double cpu_slowdown,
+                                  double slowdown)
+{
+    if (!f || i >= f->n_devs)
+        return synor__error(SYNOR_EINVAL, "synor_fabric_set_host_sharing: no device %zu (the "
+                                          "fabric has %zu)",
+                            i, f ? f->n_devs : 0);
+    int off = cpu_slowdown == 0 && slowdown == 0;
+    if (!off && (!isfinite(cpu_slowdown) || !isfinite(slowdown) || cpu_slowdown < 1 ||
+                 slowdown < 1))
+        return synor__error(SYNOR_EINVAL, "synor_fabric_set_host_sharing: device \"%s\": "
+                                          "slowdowns %g and %g (each must be >= 1, or both 0)",
+                            f->devs[i].name, cpu_slowdown, slowdown);
+    f->devs[i].share_cpu_slowdown = cpu_slowdown;
+    f->devs[i].share_slowdown = slowdown;
+    return 0;
+}
+
 /* Items of the name index: device i is 2i, node i is 2i + 1 (one namespace:
  * a link endpoint names either). */
 static const char *item_name(const void *owner, uint32_t item)

@@ -229,6 +229,7 @@ static void deadline(sim *s, size_t k)
         s->busy[p] += s->now - s->tstart[i];
         s->tver[i]++;
         s->running[p] = -1;
+        synor__sim_share_changed(s);
         snprintf(detail, sizeof detail, "task \"%s\" cut at the deadline; it runs again elsewhere",
                  t->id);
         mark(s, "aborted", p, s->tstart[i], s->now, detail);

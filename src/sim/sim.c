@@ -340,7 +340,10 @@ static int start_task(sim *s, size_t i, size_t p)
     }
     s->running[p] = (long)i;
     s->tstart[i] = s->now;
-    push(s, s->now + exec_time(s, i, p), EV_TASK_END, i, s->tver ? s->tver[i] : 0);
+    if (s->share)
+        synor__sim_share_start(s, i, exec_time(s, i, p));
+    else
+        push(s, s->now + exec_time(s, i, p), EV_TASK_END, i, s->tver ? s->tver[i] : 0);
     return 0;
 }
 
@@ -488,6 +491,8 @@ static void assign_among(sim *s, size_t i, int mode)
 
 void synor__sim_push(sim *s, double t, int type, size_t a) { push(s, t, type, a, 0); }
 
+void synor__sim_push_end(sim *s, double t, size_t i) { push(s, t, EV_TASK_END, i, s->tver[i]); }
+
 int synor__sim_rt_queue(sim *s, size_t p, size_t i)
 {
     q_push(s, p, i);
@@ -540,6 +545,7 @@ static void task_end(sim *s, size_t i)
     s->running[p] = -1;
     s->tend[i] = s->now;
     s->busy[p] += s->now - s->tstart[i];
+    synor__sim_share_changed(s);
     synor_trace_task *k = synor__trace_add_task(s->tr);
     if (!k) {
         s->rc = synor__error(SYNOR_ENOMEM, "out of memory");
@@ -762,6 +768,8 @@ static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_pree
     if (!(s.tr = synor__trace_new()))
         return synor__error(SYNOR_ENOMEM, "out of memory");
     int rc = synor__sim_preempt_setup(&s, pre, n_pre);
+    if (!rc)
+        rc = synor__sim_share_setup(&s);
     if (!rc && rt)
         rc = synor__sim_rt_setup(&s);
     if (!rc)
@@ -823,6 +831,7 @@ static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_pree
                                  s.n_pre ? s.money : NULL);
     teardown(&s);
     synor__sim_rt_teardown(&s);
+    synor__sim_share_teardown(&s);
     synor__sim_preempt_teardown(&s);
     if (rc) {
         synor_trace_destroy(&s.tr->t);

@@ -87,9 +87,24 @@ typedef struct sim {
     int64_t *price_now, *money;
     /* the runtime's own placement rules (rtrule.c); NULL otherwise */
     struct sim_rt *rt;
+    /* devices that share the host's cores (share.c); NULL without any */
+    struct sim_share *share;
 } sim;
 
 typedef struct sim_rt sim_rt;
+typedef struct sim_share sim_share;
+
+/* share.c: setup (s->share stays NULL when no device of the fabric shares
+ * the host's cores; after the preemptions' setup), teardown (before
+ * theirs); task i starts with `work` seconds at full speed on its device
+ * (s->running set); a device's task ended or was cut (no-op without
+ * sharing). */
+int synor__sim_share_setup(sim *s);
+void synor__sim_share_teardown(sim *s);
+void synor__sim_share_start(sim *s, size_t i, double work);
+void synor__sim_share_changed(sim *s);
+/* sim.c, for share.c: task i's end at t, with its current version. */
+void synor__sim_push_end(sim *s, double t, size_t i);
 
 /* A plan in load mode: when each task's weights are on its device
  * (s->wready), and the copies in the trace (copies.c). */

@@ -64,6 +64,14 @@ int synor_whatif_run_fabric(synor_catalog *cat, const synor_detection *d,
             break;
         }
         dev = detected(d, b_name, k, devs[i].product);
+        if (devs[i].share_cpu_slowdown > 0 &&
+            (strcmp(b_name, "opencl") != 0 || !dev || synor_device_kind(dev) != SYNOR_KIND_CPU)) {
+            rc = synor__error(SYNOR_EINVAL,
+                              "run device '%s': only an OpenCL CPU device shares the host's "
+                              "cores (share_cpu_slowdown %g)",
+                              name, devs[i].share_cpu_slowdown);
+            break;
+        }
         const synor_whatif_run_device *standin = NULL;
         if (!dev && strcmp(b_name, "host") != 0) { /* e.g. the CUDA test doubles */
             dev = detected(d, "host", 0, NULL);
@@ -97,5 +105,18 @@ int synor_whatif_run_fabric(synor_catalog *cat, const synor_detection *d,
     if (!rc)
         rc = synor_fabric_load_string(cat, b.data, b.len, "run", out);
     synor__buf_free(&b);
+    /* an OpenCL CPU device runs on the CPU workers' cores */
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!(devs[i].share_cpu_slowdown > 0))
+            continue;
+        for (size_t k = 0; k < synor_fabric_device_count(*out); k++)
+            if (!strcmp(synor_fabric_device_at(*out, k)->name, devs[i].name))
+                rc = synor_fabric_set_host_sharing(*out, k, devs[i].share_cpu_slowdown,
+                                                   devs[i].share_slowdown);
+    }
+    if (rc) {
+        synor_fabric_destroy(*out);
+        *out = NULL;
+    }
     return rc;
 }
