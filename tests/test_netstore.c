@@ -745,7 +745,8 @@ TEST(batch_claims_and_results) { BOTH(batch_body); }
  * No provider gets two replicas of a shard, no task goes twice, and once
  * every provider has claimed until there is nothing for it, nothing is
  * left queued. */
-enum { CL_P = 6, CL_JOBS = 2, CL_SHARDS = 16, CL_REPL = 3, CL_TASKS = CL_JOBS * CL_SHARDS * CL_REPL };
+enum { CL_P = 6, CL_JOBS = 2, CL_SHARDS = 16, CL_REPL = 3 };
+enum { CL_TASKS = CL_JOBS * CL_SHARDS * CL_REPL };
 
 typedef struct claimer {
     synor_netstore *s;
@@ -803,9 +804,9 @@ static void claims_body(void)
         sh[i] = (synor_net_shard_spec){.params_json = prm[i], .inputs = in, .n_inputs = 1};
     }
     for (int j = 0; j < CL_JOBS; j++) {
-        synor_net_job_spec js = {.name = "t", .kernel = "sum-f32", .params_json = "{\"m\":1,\"k\":1}",
-                                 .shards = sh, .n_shards = CL_SHARDS, .replicas = CL_REPL,
-                                 .budget = 1000000};
+        synor_net_job_spec js = {.name = "t", .kernel = "sum-f32",
+                                 .params_json = "{\"m\":1,\"k\":1}", .shards = sh,
+                                 .n_shards = CL_SHARDS, .replicas = CL_REPL, .budget = 1000000};
         int64_t id = -1, tasks = 0;
         int existing = 0;
         ASSERT_OK(synor_netstore_job_submit(s, "alice", &js, &id, &tasks, &existing));
