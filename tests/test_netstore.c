@@ -122,11 +122,14 @@ static void schema_body(void)
     free(ev);
     if (!on_pg) {
         synor_netstore_close(s);
-        /* a v6 database (tasks_state, no tasks_leased) is brought to v7 */
+        /* a v6 database (tasks_state, no tasks_leased, the provider's index
+         * over every task) is brought to v7, then v8 */
         sqlite3 *h;
         ASSERT_EQ(sqlite3_open(dbpath, &h), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(h,
                                "DROP INDEX tasks_leased; CREATE INDEX tasks_state ON tasks (state, id);"
+                               " DROP INDEX tasks_provider;"
+                               " CREATE INDEX tasks_provider ON tasks (provider, state);"
                                " UPDATE schema_version SET version = 6",
                                0, 0, 0),
                   SQLITE_OK);
@@ -135,7 +138,7 @@ static void schema_body(void)
         synor_netstore *u = NULL;
         ASSERT_OK(synor_netstore_open(&o6, &u));
         ASSERT_OK(synor_netstore_schema_version(u, &v));
-        ASSERT_EQ(v, 7);
+        ASSERT_EQ(v, 8);
         synor_netstore_close(u);
         ASSERT_EQ(sqlite3_open(dbpath, &h), SQLITE_OK);
         sqlite3_stmt *st;
@@ -146,6 +149,14 @@ static void schema_body(void)
                   SQLITE_OK);
         ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
         ASSERT_STREQ((const char *)sqlite3_column_text(st, 0), "tasks_leased");
+        sqlite3_finalize(st);
+        ASSERT_EQ(sqlite3_prepare_v2(h,
+                                     "SELECT sql FROM sqlite_master WHERE type = 'index'"
+                                     " AND name = 'tasks_provider'",
+                                     -1, &st, NULL),
+                  SQLITE_OK);
+        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+        ASSERT_CONTAINS((const char *)sqlite3_column_text(st, 0), "WHERE state = 'leased'");
         sqlite3_finalize(st);
         /* a database newer than this build is refused, untouched */
         ASSERT_EQ(sqlite3_exec(h, "UPDATE schema_version SET version = 99", 0, 0, 0), SQLITE_OK);
@@ -730,6 +741,121 @@ static void batch_body(void)
 }
 TEST(batch_claims_and_results) { BOTH(batch_body); }
 
+/* Claims of several providers at once, on shards of 3 replicas: on
+ * PostgreSQL they share calls of synor_claims (one pick for the call, the
+ * shards some claimant holds a replica of left to each claim's own pick).
+ * No provider gets two replicas of a shard, no task goes twice, and once
+ * every provider has claimed until there is nothing for it, nothing is
+ * left queued. */
+enum { CL_P = 6, CL_JOBS = 2, CL_SHARDS = 16, CL_REPL = 3 };
+enum { CL_TASKS = CL_JOBS * CL_SHARDS * CL_REPL };
+
+typedef struct claimer {
+    synor_netstore *s;
+    char owner[16];
+    int64_t dev;
+    int64_t task[CL_TASKS];
+    int shard[CL_TASKS]; /* job * CL_SHARDS + the shard's "s" */
+    size_t n;
+    int errors;
+} claimer;
+
+static int64_t cl_job0;
+
+static void claim_until_none(claimer *w)
+{
+    for (;;) {
+        synor_net_claim c[5];
+        size_t n = 0;
+        int e = synor_netstore_claim_many(w->s, w->owner, w->dev, 5, c, &n);
+        if (e == 1)
+            return;
+        if (e || !n || w->n + n > CL_TASKS) {
+            w->errors++;
+            return;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const char *q = strstr(c[i].params_json, "\"s\":");
+            w->task[w->n] = c[i].task;
+            w->shard[w->n++] = q ? (int)(c[i].job - cl_job0) * CL_SHARDS + atoi(q + 4) : -1;
+            if (strcmp(c[i].lease, c[0].lease))
+                w->errors++; /* the tasks of one claim share its lease */
+            synor_net_claim_free(&c[i]);
+        }
+    }
+}
+
+static void *claimer_run(void *arg)
+{
+    claim_until_none(arg);
+    return NULL;
+}
+
+static void claims_body(void)
+{
+    synor_netstore_opts o = {.pool = 2};
+    synor_netstore *s = fresh(&o);
+    ASSERT(s);
+    char sha[65];
+    ASSERT_OK(synor_netstore_blob_put(s, "alice", A4, sizeof A4, sha));
+    const char *in[1] = {sha};
+    char prm[CL_SHARDS][16];
+    synor_net_shard_spec sh[CL_SHARDS];
+    for (int i = 0; i < CL_SHARDS; i++) {
+        snprintf(prm[i], sizeof prm[i], "{\"s\":%d}", i);
+        sh[i] = (synor_net_shard_spec){.params_json = prm[i], .inputs = in, .n_inputs = 1};
+    }
+    for (int j = 0; j < CL_JOBS; j++) {
+        synor_net_job_spec js = {.name = "t", .kernel = "sum-f32",
+                                 .params_json = "{\"m\":1,\"k\":1}", .shards = sh,
+                                 .n_shards = CL_SHARDS, .replicas = CL_REPL, .budget = 1000000};
+        int64_t id = -1, tasks = 0;
+        int existing = 0;
+        ASSERT_OK(synor_netstore_job_submit(s, "alice", &js, &id, &tasks, &existing));
+        ASSERT_EQ(tasks, CL_SHARDS * CL_REPL);
+        if (!j)
+            cl_job0 = id;
+        else
+            ASSERT_EQ(id, cl_job0 + j);
+    }
+    static claimer w[CL_P];
+    pthread_t th[CL_P];
+    for (int i = 0; i < CL_P; i++) {
+        w[i] = (claimer){.s = s};
+        snprintf(w[i].owner, sizeof w[i].owner, "p%d", i);
+        w[i].dev = device(s, w[i].owner, "d");
+        ASSERT(w[i].dev > 0);
+    }
+    for (int i = 0; i < CL_P; i++)
+        ASSERT_EQ(pthread_create(&th[i], NULL, claimer_run, &w[i]), 0);
+    for (int i = 0; i < CL_P; i++)
+        pthread_join(th[i], NULL);
+    /* what a claim skipped while another held it: each provider once more */
+    for (int i = 0; i < CL_P; i++)
+        claim_until_none(&w[i]);
+    size_t total = 0;
+    static int64_t seen[CL_TASKS];
+    for (int i = 0; i < CL_P; i++) {
+        ASSERT_EQ(w[i].errors, 0);
+        for (size_t a = 0; a < w[i].n; a++) {
+            ASSERT(w[i].shard[a] >= 0 && w[i].shard[a] < CL_JOBS * CL_SHARDS);
+            for (size_t b = 0; b < a; b++)
+                ASSERT(w[i].shard[a] != w[i].shard[b]); /* two replicas of one shard */
+            ASSERT(total < CL_TASKS);
+            for (size_t b = 0; b < total; b++)
+                ASSERT(seen[b] != w[i].task[a]); /* a task given twice */
+            seen[total++] = w[i].task[a];
+        }
+    }
+    ASSERT_EQ(total, CL_TASKS);
+    synor_netstore_stats st;
+    ASSERT_OK(synor_netstore_stats_get(s, &st));
+    ASSERT_EQ(st.tasks_leased, CL_TASKS);
+    ASSERT_EQ(st.tasks_queued, 0);
+    done(s);
+}
+TEST(claims_keep_replicas_apart) { BOTH(claims_body); }
+
 /* One device's results in one call, with a refused item and a repeat among
  * them: each validated replica is paid at the reputation it had when its
  * turn came (one point more per replica before it, in the batch's order),
@@ -824,7 +950,7 @@ TEST(availability_hours)
     ASSERT(!synor__ns_available_now("utc:22-06", h12));
 }
 
-TEST_MAIN(availability_hours, batch_pays_by_reputation, threads_share_commits, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
+TEST_MAIN(claims_keep_replicas_apart, availability_hours, batch_pays_by_reputation, threads_share_commits, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
           quorum_outvotes_a_cheat, no_majority_adds_a_replica, leases_expire_and_requeue,
           budget_refs_and_cancel, spot_checks_judge_alone, reopen_keeps_state, batch_claims_and_results)
 

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* The newest schema version this library writes. */
-#define SYNOR_NETSTORE_SCHEMA_VERSION 7
+#define SYNOR_NETSTORE_SCHEMA_VERSION 8
 
 typedef struct synor_netstore synor_netstore;
 

@@ -5,17 +5,25 @@
  * while the previous call ran, where each claim was a transaction of
  * three round trips and a flush of its own.
  *
- * The function does for each claim what claim_tx and synor__ns_take_many
- * do: the device checked (its owner, whether it accepts work, its UTC
- * hours), then the same pick (the lowest queued task of a shard the
- * provider holds no replica of, FOR UPDATE SKIP LOCKED), the jobs marked
- * running and the rows the agent needs. The claims run in the order of
- * their devices, so two calls lock devices' rows in one order. The device's
- * last_seen_ms is written only when it is a second old or more, so a
- * claim's transaction seldom holds a device's row that the results'
- * function waits on (reputation). If the call fails as a whole, each claim
- * takes the path of a transaction of its own (dispatch.c). Spot checks
- * (--spot-rate) always take that path. */
+ * The function does for the claims what claim_tx and synor__ns_take_many
+ * do, set-based: the devices checked in one statement (their owner,
+ * whether they accept work, their UTC hours), the devices' last_seen_ms
+ * written in one (only where a second old or more, so a claim's
+ * transaction seldom holds a device's row that the results' function waits
+ * on; the rows taken in id order, as the results' function takes them),
+ * then ONE pick for the whole call: the first queued tasks that are the
+ * lowest queued one of their shard, in a shard that no claimant of the
+ * call holds a replica of (FOR UPDATE SKIP LOCKED, LIMIT the sum of the
+ * claims' max), dealt to the claims in device order, each up to its max,
+ * leased by one UPDATE ... FROM, the jobs marked running in the same
+ * statement; then one statement that returns the rows the agents need.
+ * Only when that pick comes back short of the total (the queue's end, or
+ * a shard some claimant of the call holds a replica of) does each claim
+ * still short look again on its own with the per-claim pick (its own
+ * replicas excluded), so a claim gets what it would have got alone.
+ * If the call fails as a whole, each claim takes the path of a
+ * transaction of its own (dispatch.c). Spot checks (--spot-rate) always
+ * take that path. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -32,43 +40,86 @@ static const char *const claims_fn[] = {
     " o_kernel text, o_jparams text, o_sparams text, o_sha text, o_bytes bigint, o_ck text,"
     " o_ckbytes bigint) LANGUAGE plpgsql AS $f$\n"
     "DECLARE\n"
-    "  k integer; v_d record; v_a integer; v_b integer; v_ok boolean;\n"
+    "  k integer; v_code integer[]; v_want bigint; v_got integer;\n"
+    "  v_k integer[] := '{}'; v_id bigint[] := '{}'; v_job bigint[] := '{}';\n"
+    "  v_shard bigint[] := '{}'; v_ck text[] := '{}';\n"
+    "  f_k integer[]; f_id bigint[]; f_job bigint[]; f_shard bigint[]; f_ck text[];\n"
     "BEGIN\n"
-    "  FOR k IN SELECT u.i FROM unnest(p_devices) WITH ORDINALITY AS u(d, i)\n"
-    "      ORDER BY u.d, u.i LOOP\n"
-    "    o_k := k; o_code := 0; o_id := NULL; o_job := NULL; o_shard := NULL;\n"
-    "    o_kernel := NULL; o_jparams := NULL; o_sparams := NULL; o_sha := NULL;\n"
-    "    o_bytes := NULL; o_ck := NULL; o_ckbytes := NULL;\n"
-    "    SELECT accepting, availability, last_seen_ms INTO v_d FROM devices\n"
-    "      WHERE id = p_devices[k] AND owner = p_owners[k];\n"
-    "    IF NOT FOUND THEN o_code := 1; RETURN NEXT; CONTINUE; END IF;\n"
-    "    IF v_d.last_seen_ms < p_now_ms - 1000 THEN\n"
-    "      UPDATE devices SET last_seen_ms = p_now_ms WHERE id = p_devices[k];\n"
-    "    END IF;\n"
-    "    v_ok := v_d.accepting <> 0;\n"
-    "    IF v_ok AND v_d.availability ~ '^utc:[0-9]{1,9}-[0-9]{1,9}$' THEN\n"
-    "      v_a := split_part(substr(v_d.availability, 5), '-', 1)::integer;\n"
-    "      v_b := split_part(substr(v_d.availability, 5), '-', 2)::integer;\n"
-    "      v_ok := CASE WHEN v_a <= v_b THEN p_hour >= v_a AND p_hour < v_b\n"
-    "                   ELSE p_hour >= v_a OR p_hour < v_b END;\n"
-    "    END IF;\n"
-    "    IF NOT v_ok THEN o_code := 2; RETURN NEXT; CONTINUE; END IF;\n"
-    "    RETURN QUERY WITH c AS (UPDATE tasks SET state = 'leased', device_id = p_devices[k],\n"
-    "        provider = p_owners[k], lease = p_leases[k], lease_expires_ms = p_expires,\n"
-    "        attempts = attempts + 1 WHERE id IN (SELECT t.id FROM tasks t\n"
+    /* each claim's device: 1 none of its owner's, 2 takes no work now, 0 ok */
+    "  SELECT array_agg(CASE WHEN d.id IS NULL THEN 1 WHEN d.accepting = 0 THEN 2\n"
+    "      WHEN d.availability !~ '^utc:[0-9]{1,9}-[0-9]{1,9}$' THEN 0\n"
+    "      WHEN (SELECT CASE WHEN h.a <= h.b THEN p_hour >= h.a AND p_hour < h.b\n"
+    "            ELSE p_hour >= h.a OR p_hour < h.b END\n"
+    "          FROM (SELECT split_part(substr(d.availability, 5), '-', 1)::integer AS a,\n"
+    "            split_part(substr(d.availability, 5), '-', 2)::integer AS b) h) THEN 0\n"
+    "      ELSE 2 END ORDER BY u.i)\n"
+    "    INTO v_code FROM unnest(p_devices, p_owners) WITH ORDINALITY AS u(dev, own, i)\n"
+    "    LEFT JOIN devices d ON d.id = u.dev AND d.owner = u.own;\n"
+    /* last_seen_ms only when a second old, the rows taken in id order */
+    "  UPDATE devices SET last_seen_ms = p_now_ms WHERE id IN (SELECT d.id FROM devices d\n"
+    "    JOIN unnest(p_devices, p_owners) AS u(dev, own) ON d.id = u.dev AND d.owner = u.own\n"
+    "    WHERE d.last_seen_ms < p_now_ms - 1000 ORDER BY d.id FOR UPDATE OF d);\n"
+    "  SELECT coalesce(sum(p_max[i]), 0) INTO v_want FROM generate_subscripts(p_max, 1) AS g(i)\n"
+    "    WHERE v_code[i] = 0;\n"
+    "  IF v_want > 0 THEN\n"
+    /* set-based: the first v_want queued tasks that are their shard's lowest
+     * queued one, in a shard no claimant of the call holds a replica of,
+     * dealt to the claims in device order, each its max */
+    "    WITH w AS (SELECT g.i AS k, sum(p_max[g.i]) OVER (ORDER BY p_devices[g.i], g.i) AS hi\n"
+    "        FROM generate_subscripts(p_max, 1) AS g(i) WHERE v_code[g.i] = 0),\n"
+    "      c AS (SELECT p.id, row_number() OVER (ORDER BY p.id) AS r FROM (SELECT t.id FROM tasks t\n"
     "        WHERE t.state = 'queued' AND NOT EXISTS (SELECT 1 FROM tasks u WHERE\n"
-    "        u.shard_id = t.shard_id AND (u.provider = p_owners[k] OR (u.state = 'queued'\n"
-    "        AND u.id < t.id))) ORDER BY t.id LIMIT p_max[k] FOR UPDATE SKIP LOCKED)\n"
-    "        RETURNING id, job_id, shard_id, checkpoint_sha),\n"
+    "        u.shard_id = t.shard_id AND (u.provider = ANY(p_owners) OR (u.state = 'queued'\n"
+    "        AND u.id < t.id))) ORDER BY t.id LIMIT v_want FOR UPDATE SKIP LOCKED) p),\n"
+    "      a AS (SELECT c.id, w.k FROM c JOIN w ON c.r > w.hi - p_max[w.k] AND c.r <= w.hi),\n"
+    "      n AS (UPDATE tasks t SET state = 'leased', device_id = p_devices[a.k],\n"
+    "        provider = p_owners[a.k], lease = p_leases[a.k], lease_expires_ms = p_expires,\n"
+    "        attempts = t.attempts + 1 FROM a WHERE t.id = a.id\n"
+    "        RETURNING a.k, t.id, t.job_id, t.shard_id, t.checkpoint_sha),\n"
     "      r AS (UPDATE jobs SET state = 'running' WHERE state = 'queued'\n"
-    "        AND id IN (SELECT job_id FROM c))\n"
-    "      SELECT k, 0, c.id, c.job_id, c.shard_id, COALESCE(s.kernel, j.kernel), j.params,\n"
-    "        s.params, i.sha, b.bytes, c.checkpoint_sha, cb.bytes FROM c\n"
-    "        JOIN shards s ON s.id = c.shard_id JOIN jobs j ON j.id = c.job_id\n"
-    "        LEFT JOIN (shard_inputs i JOIN blobs b ON b.sha = i.sha) ON i.shard_id = c.shard_id\n"
-    "        LEFT JOIN blobs cb ON cb.sha = c.checkpoint_sha ORDER BY c.id, i.pos;\n"
-    "    IF NOT FOUND THEN o_code := 3; RETURN NEXT; END IF;\n"
-    "  END LOOP;\n"
+    "        AND id IN (SELECT job_id FROM n))\n"
+    "    SELECT coalesce(array_agg(n.k), '{}'), coalesce(array_agg(n.id), '{}'),\n"
+    "      coalesce(array_agg(n.job_id), '{}'), coalesce(array_agg(n.shard_id), '{}'),\n"
+    "      coalesce(array_agg(n.checkpoint_sha), '{}') INTO v_k, v_id, v_job, v_shard, v_ck FROM n;\n"
+    "  END IF;\n",
+    /* short of the total (the queue near its end, a shard some claimant of
+     * the call holds a replica of): each claim short of its max looks
+     * again on its own, in device order */
+    "  IF cardinality(v_k) < v_want THEN\n"
+    "    FOR k IN SELECT u.i FROM unnest(p_devices) WITH ORDINALITY AS u(d, i)\n"
+    "        WHERE v_code[u.i] = 0 ORDER BY u.d, u.i LOOP\n"
+    "      v_got := coalesce(cardinality(array_positions(v_k, k)), 0);\n"
+    "      CONTINUE WHEN v_got >= p_max[k];\n"
+    "      WITH n AS (UPDATE tasks SET state = 'leased', device_id = p_devices[k],\n"
+    "          provider = p_owners[k], lease = p_leases[k], lease_expires_ms = p_expires,\n"
+    "          attempts = attempts + 1 WHERE id IN (SELECT t.id FROM tasks t\n"
+    "          WHERE t.state = 'queued' AND NOT EXISTS (SELECT 1 FROM tasks u WHERE\n"
+    "          u.shard_id = t.shard_id AND (u.provider = p_owners[k] OR (u.state = 'queued'\n"
+    "          AND u.id < t.id))) ORDER BY t.id LIMIT p_max[k] - v_got FOR UPDATE SKIP LOCKED)\n"
+    "          RETURNING id, job_id, shard_id, checkpoint_sha),\n"
+    "        r AS (UPDATE jobs SET state = 'running' WHERE state = 'queued'\n"
+    "          AND id IN (SELECT job_id FROM n))\n"
+    "      SELECT coalesce(array_agg(k), '{}'), coalesce(array_agg(n.id), '{}'),\n"
+    "        coalesce(array_agg(n.job_id), '{}'), coalesce(array_agg(n.shard_id), '{}'),\n"
+    "        coalesce(array_agg(n.checkpoint_sha), '{}') INTO f_k, f_id, f_job, f_shard, f_ck FROM n;\n"
+    "      v_k := v_k || f_k; v_id := v_id || f_id; v_job := v_job || f_job;\n"
+    "      v_shard := v_shard || f_shard; v_ck := v_ck || f_ck;\n"
+    "    END LOOP;\n"
+    "  END IF;\n"
+    /* the claims without tasks: their code (3: none for it) */
+    "  RETURN QUERY SELECT g.i, CASE WHEN v_code[g.i] = 0 THEN 3 ELSE v_code[g.i] END,\n"
+    "    NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::text,\n"
+    "    NULL::text, NULL::bigint, NULL::text, NULL::bigint\n"
+    "    FROM generate_subscripts(p_devices, 1) AS g(i) WHERE g.i <> ALL(v_k) ORDER BY g.i;\n"
+    /* the tasks, with what the agent needs, by claim */
+    "  IF cardinality(v_k) > 0 THEN\n"
+    "    RETURN QUERY SELECT c.k, 0, c.id, c.job_id, c.shard_id, COALESCE(s.kernel, j.kernel),\n"
+    "      j.params, s.params, i.sha, b.bytes, c.ck, cb.bytes\n"
+    "      FROM unnest(v_k, v_id, v_job, v_shard, v_ck) AS c(k, id, job_id, shard_id, ck)\n"
+    "      JOIN shards s ON s.id = c.shard_id JOIN jobs j ON j.id = c.job_id\n"
+    "      LEFT JOIN (shard_inputs i JOIN blobs b ON b.sha = i.sha) ON i.shard_id = c.shard_id\n"
+    "      LEFT JOIN blobs cb ON cb.sha = c.ck ORDER BY c.k, c.id, i.pos;\n"
+    "  END IF;\n"
     "END\n"
     "$f$;",
     NULL};

@@ -100,7 +100,15 @@ static const char v7[] =
     "CREATE INDEX tasks_leased ON tasks (lease_expires_ms) WHERE state = 'leased';"
     "DROP INDEX tasks_state;";
 
-static const char *const migrations[] = {v1, v2, v3, v4, v5, v6, v7};
+/* version 8: the provider's index holds its leased tasks only. Every
+ * lookup by provider (heartbeat, the agent's leases, blob access) asks for
+ * leased tasks; the full index took an entry for every version of every
+ * task (the submission's, the valid one's) that no query read. */
+static const char v8[] =
+    "DROP INDEX tasks_provider;"
+    "CREATE INDEX tasks_provider ON tasks (provider) WHERE state = 'leased';";
+
+static const char *const migrations[] = {v1, v2, v3, v4, v5, v6, v7, v8};
 
 static const char get_version[] = "SELECT version FROM schema_version";
 

@@ -44,4 +44,13 @@ SYNOR_COORD_DB=$base/synor_preempt bash "$SRC/tests/cli/net_preempt.sh" "$S" "$S
 echo "netstore_pg: crash test on $base/synor_crash"
 # two pooled connections for three agents: requests wait for a free one
 SYNOR_COORD_DB=$base/synor_crash SYNOR_COORD_ARGS="--db-pool 2" GAP_MS=400 KILLS=${KILLS:-8} bash "$SRC/tests/cli/coord_crash.sh" "$S" "$SRC" "$JC" || fail=1
+# the claims' function never failed (a failed call falls back to a
+# transaction per claim, which would hide it from the tests above)
+if grep -q "PL/pgSQL function synor_claims" "$dir/server.log"; then
+  echo "netstore_pg: FAIL: synor_claims raised an error:"
+  grep -B2 -A2 "PL/pgSQL function synor_claims" "$dir/server.log" | head -20
+  fail=1
+else
+  echo "netstore_pg: ok: synor_claims raised no error"
+fi
 exit $fail
