@@ -3,10 +3,13 @@
  *
  * A batch runs, per layer, five parallel steps - the Q/K/V products with
  * RoPE, attention, the output product, the gate/up products with SwiGLU,
- * the down product - then the classifier. Each step is split into P tasks
- * (P = the runtime's workers, at most SYNOR_TASK_MAX_DATA - 1), each over a
- * range of output rows (of attention heads for attention), and every task
- * of a step must wait for every task of the step before. That barrier is
+ * the down product - then the classifier. Each step is P tasks (P = the
+ * runtime's workers, at most SYNOR_TASK_MAX_DATA - 1) over its output rows
+ * (attention: its (row, head) pairs) cut into P x LLM_UNITS_PER_TASK
+ * units, which the step's tasks take from a counter as they go (equal
+ * static ranges took unequal times: the workers waited ~20% of a 16-row
+ * step at the joins). Every task of a step must wait for every task of the
+ * step before. That barrier is
  * expressed to the runtime with data handles: two sets of P one-float
  * "step tokens"; a task of step s writes token [s % 2][its chunk] and reads
  * all of set [(s + 1) % 2], so it waits for all of step s - 1 (read after
@@ -19,8 +22,12 @@
  * the residual; SwiGLU) on the host.
  *
  * Normalisations and activation quantization are not steps of their own:
- * each task of a product redoes them for the rows it reads (a cost of 1/R
- * of the product for R output rows per task), which saves a barrier. */
+ * each task of a product redoes them for the rows it reads, once however
+ * many units it takes (a cost of 1/R of the product for R output rows per
+ * task), which saves a barrier.
+ *
+ * The KV cache holds F32, or F16 (synor_llm_ctx_opts.kv_type): new keys
+ * and values are rounded on store, attention converts as it reads. */
 #include <math.h>
 #include <string.h>
 
@@ -106,12 +113,54 @@ static void chunk_range(int R, int P, int i, int *a, int *b)
         *b = R;
 }
 
-static float *kv_at(synor_llm_ctx *c, float *cache, int layer, unsigned seq, int pos)
+/* Position pos of seq in layer `layer` of a cache (kc or vc): kv_dim
+ * elements of kv_esize bytes. */
+static void *kv_at(synor_llm_ctx *c, void *cache, int layer, unsigned seq, int pos)
 {
     int kv_dim = c->kv_dim;
     int block = c->seqs[seq].blocks[pos / SYNOR_LLM_KV_BLOCK];
-    return cache + (size_t)layer * c->layer_stride +
-           ((size_t)block * SYNOR_LLM_KV_BLOCK + (size_t)(pos % SYNOR_LLM_KV_BLOCK)) * kv_dim;
+    size_t el = (size_t)layer * c->layer_stride +
+                ((size_t)block * SYNOR_LLM_KV_BLOCK + (size_t)(pos % SYNOR_LLM_KV_BLOCK)) * kv_dim;
+    return (uint8_t *)cache + el * c->kv_esize;
+}
+
+/* Elements [a, b) of a new key or value row into the cache at pos: copied,
+ * or rounded to F16. */
+static void kv_store(synor_llm_ctx *c, void *cache, int layer, unsigned seq, int pos,
+                     const float *row, int a, int b)
+{
+    void *dst = kv_at(c, cache, layer, seq, pos);
+    if (c->kv_f16)
+        c->k->to_f16(row + a, (uint16_t *)dst + a, b - a);
+    else
+        memcpy((float *)dst + a, row + a, (size_t)(b - a) * sizeof(float));
+}
+
+/* scores (scaled) of q against np positions of a KV block, and o += the
+ * weighted sum of their values, for either cache type */
+static void att_scores(synor_llm_ctx *c, const float *q, const void *k, int np, int hs,
+                       float scale, float *out)
+{
+    size_t ks = (size_t)c->kv_dim;
+    if (c->kv_f16)
+        c->k->att_scores_f16(q, k, ks, np, hs, scale, out);
+    else if (c->k->att_scores)
+        c->k->att_scores(q, k, ks, np, hs, scale, out);
+    else
+        for (int p = 0; p < np; p++)
+            out[p] = c->k->dot_f32(q, (const float *)k + (size_t)p * ks, hs) * scale;
+}
+
+static void att_mix(synor_llm_ctx *c, const float *a, const void *v, int np, int hs, float *o)
+{
+    size_t vs = (size_t)c->kv_dim;
+    if (c->kv_f16)
+        c->k->att_mix_f16(a, v, vs, np, hs, o);
+    else if (c->k->att_mix)
+        c->k->att_mix(a, v, vs, np, hs, o);
+    else
+        for (int p = 0; p < np; p++)
+            c->k->axpy(a[p], (const float *)v + (size_t)p * vs, o, hs);
 }
 
 /* Rows t0..t1 - 1 of v (row t at v + t * ld), columns a..b - 1. */
@@ -131,7 +180,18 @@ static void rope_rows(synor_llm_ctx *c, float *v, size_t ld, int t0, int t1, int
     }
 }
 
-static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+/* The next unit of a step's work for the calling task (its units are
+ * taken from a counter per step by the step's P tasks until none is left,
+ * so a task slowed down - a worker descheduled, a unit of more work -
+ * leaves the rest to the others instead of holding up the step's join), or
+ * -1 when none is left. */
+static int take_unit(synor_llm_ctx *c, int slot)
+{
+    int u = __atomic_fetch_add(&c->unit_next[slot], 1, __ATOMIC_RELAXED);
+    return u < c->units ? u : -1;
+}
+
+static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int slot)
 {
     const synor_llm_hparams *cfg = &c->m->cfg;
     const llm_layer *L = &c->m->layers[l];
@@ -145,35 +205,41 @@ static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
      * the others waited for it: measured, one chunk 2x the other at 16
      * rows). Ranges are whole units of chunk_range, so packed groups stay
      * whole. */
-    int lo[3], hi[3], any = 0;
-    for (int m = 0; m < 3; m++) {
-        chunk_range(mats[m]->rows, c->P, chunk, &lo[m], &hi[m]);
-        any |= lo[m] < hi[m];
-    }
-    if (!any)
-        return;
-    norm_rows(c, s, c->x, (size_t)dim, L->rms_att, NULL, n, dim);
-    for (int m = 0; m < 3; m++) {
-        if (lo[m] >= hi[m])
+    int normed = 0;
+    for (int u; (u = take_unit(c, slot)) >= 0;) {
+        int lo[3], hi[3], any = 0;
+        for (int m = 0; m < 3; m++) {
+            chunk_range(mats[m]->rows, c->units, u, &lo[m], &hi[m]);
+            any |= lo[m] < hi[m];
+        }
+        if (!any)
             continue;
-        synor__llm_matmul(c->k, mats[m], lo[m], hi[m], n, s->xb, (size_t)dim,
-                          acts(c, s, n, dim, mats[m]), outs[m], (size_t)lds[m], 0);
-        if (m < 2)
-            rope_rows(c, outs[m], (size_t)lds[m], 0, n, lo[m], hi[m]);
-        if (m > 0)
-            for (int t = 0; t < n; t++)
-                memcpy(kv_at(c, m == 1 ? c->kc : c->vc, l, c->seq[t], c->pos[t]) + lo[m],
-                       outs[m] + (size_t)t * kvd + lo[m], (size_t)(hi[m] - lo[m]) * sizeof(float));
+        if (!normed)
+            norm_rows(c, s, c->x, (size_t)dim, L->rms_att, NULL, n, dim);
+        normed = 1;
+        for (int m = 0; m < 3; m++) {
+            if (lo[m] >= hi[m])
+                continue;
+            synor__llm_matmul(c->k, mats[m], lo[m], hi[m], n, s->xb, (size_t)dim,
+                              acts(c, s, n, dim, mats[m]), outs[m], (size_t)lds[m], 0);
+            if (m < 2)
+                rope_rows(c, outs[m], (size_t)lds[m], 0, n, lo[m], hi[m]);
+            if (m > 0)
+                for (int t = 0; t < n; t++)
+                    kv_store(c, m == 1 ? c->kc : c->vc, l, c->seq[t], c->pos[t],
+                             outs[m] + (size_t)t * kvd, lo[m], hi[m]);
+        }
     }
 }
 
-static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+/* Attention of the (row, head) pairs of unit u. */
+static void attention_pairs(synor_llm_ctx *c, llm_scratch *s, int l, int u)
 {
     const synor_llm_hparams *cfg = &c->m->cfg;
     int n = (int)c->n, hs = cfg->head_dim, H = cfg->n_heads;
     int group = cfg->n_heads / cfg->n_kv_heads;
     long total = (long)n * H;
-    long a = total * chunk / c->P, b = total * (chunk + 1) / c->P;
+    long a = total * u / c->units, b = total * (u + 1) / c->units;
     float scale = 1.0f / sqrtf((float)hs);
     for (long i = a; i < b; i++) {
         int t = (int)(i / H), h = (int)(i % H);
@@ -185,12 +251,8 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         /* a KV block at a time: its positions are kv_dim floats apart */
         for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
             int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
-            const float *k = kv_at(c, c->kc, l, c->seq[t], p0) + kvo;
-            if (c->k->att_scores)
-                c->k->att_scores(q, k, (size_t)c->kv_dim, np, hs, scale, sc + p0);
-            else
-                for (int p = 0; p < np; p++)
-                    sc[p0 + p] = c->k->dot_f32(q, k + (size_t)p * c->kv_dim, hs) * scale;
+            const uint8_t *k = kv_at(c, c->kc, l, c->seq[t], p0);
+            att_scores(c, q, k + (size_t)kvo * c->kv_esize, np, hs, scale, sc + p0);
         }
         for (int p = 0; p < npos; p++)
             mx = sc[p] > mx ? sc[p] : mx;
@@ -205,71 +267,89 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
             sc[p] /= sum; /* as run.c: a division, not a reciprocal */
         for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
             int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
-            const float *v = kv_at(c, c->vc, l, c->seq[t], p0) + kvo;
-            if (c->k->att_mix)
-                c->k->att_mix(sc + p0, v, (size_t)c->kv_dim, np, hs, o);
-            else
-                for (int p = 0; p < np; p++)
-                    c->k->axpy(sc[p0 + p], v + (size_t)p * c->kv_dim, o, hs);
+            const uint8_t *v = kv_at(c, c->vc, l, c->seq[t], p0);
+            att_mix(c, sc + p0, v + (size_t)kvo * c->kv_esize, np, hs, o);
         }
     }
 }
 
-static void step_out(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int slot)
 {
-    const llm_layer *L = &c->m->layers[l];
-    int n = (int)c->n, dim = c->m->cfg.dim, a, b;
-    chunk_range(dim, c->P, chunk, &a, &b);
-    if (a >= b)
-        return;
-    norm_rows(c, s, c->att, (size_t)dim, NULL, NULL, n, dim);
-    synor__llm_matmul(c->k, &L->wo, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->wo), c->x,
-                      (size_t)dim, 1);
+    for (int u; (u = take_unit(c, slot)) >= 0;)
+        attention_pairs(c, s, l, u);
 }
 
-static void step_ffn_up(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+static void step_out(synor_llm_ctx *c, llm_scratch *s, int l, int slot)
 {
     const llm_layer *L = &c->m->layers[l];
-    int n = (int)c->n, dim = c->m->cfg.dim, hid = c->m->cfg.hidden_dim, a, b;
-    chunk_range(hid, c->P, chunk, &a, &b);
-    if (a >= b)
-        return;
-    norm_rows(c, s, c->x, (size_t)dim, L->rms_ffn, NULL, n, dim);
-    synor__llm_matmul(c->k, &L->w1, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->w1), c->hb,
-                      (size_t)hid, 0);
-    synor__llm_matmul(c->k, &L->w3, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->w3), c->hb2,
-                      (size_t)hid, 0);
-    for (int t = 0; t < n; t++) {
-        float *h1 = c->hb + (size_t)t * hid, *h3 = c->hb2 + (size_t)t * hid;
-        for (int i = a; i < b; i++) {
-            float v = h1[i];
-            v *= 1.0f / (1.0f + expf(-v));
-            h1[i] = v * h3[i];
+    int n = (int)c->n, dim = c->m->cfg.dim, a, b, normed = 0;
+    for (int u; (u = take_unit(c, slot)) >= 0;) {
+        chunk_range(dim, c->units, u, &a, &b);
+        if (a >= b)
+            continue;
+        if (!normed)
+            norm_rows(c, s, c->att, (size_t)dim, NULL, NULL, n, dim);
+        normed = 1;
+        synor__llm_matmul(c->k, &L->wo, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->wo),
+                          c->x, (size_t)dim, 1);
+    }
+}
+
+static void step_ffn_up(synor_llm_ctx *c, llm_scratch *s, int l, int slot)
+{
+    const llm_layer *L = &c->m->layers[l];
+    int n = (int)c->n, dim = c->m->cfg.dim, hid = c->m->cfg.hidden_dim, a, b, normed = 0;
+    for (int u; (u = take_unit(c, slot)) >= 0;) {
+        chunk_range(hid, c->units, u, &a, &b);
+        if (a >= b)
+            continue;
+        if (!normed)
+            norm_rows(c, s, c->x, (size_t)dim, L->rms_ffn, NULL, n, dim);
+        normed = 1;
+        synor__llm_matmul(c->k, &L->w1, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->w1),
+                          c->hb, (size_t)hid, 0);
+        synor__llm_matmul(c->k, &L->w3, a, b, n, s->xb, (size_t)dim, acts(c, s, n, dim, &L->w3),
+                          c->hb2, (size_t)hid, 0);
+        for (int t = 0; t < n; t++) {
+            float *h1 = c->hb + (size_t)t * hid, *h3 = c->hb2 + (size_t)t * hid;
+            for (int i = a; i < b; i++) {
+                float v = h1[i];
+                v *= 1.0f / (1.0f + expf(-v));
+                h1[i] = v * h3[i];
+            }
         }
     }
 }
 
-static void step_ffn_down(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+static void step_ffn_down(synor_llm_ctx *c, llm_scratch *s, int l, int slot)
 {
     const llm_layer *L = &c->m->layers[l];
-    int n = (int)c->n, dim = c->m->cfg.dim, hid = c->m->cfg.hidden_dim, a, b;
-    chunk_range(dim, c->P, chunk, &a, &b);
-    if (a >= b)
-        return;
-    norm_rows(c, s, c->hb, (size_t)hid, NULL, NULL, n, hid);
-    synor__llm_matmul(c->k, &L->w2, a, b, n, s->xb, (size_t)hid, acts(c, s, n, hid, &L->w2), c->x,
-                      (size_t)dim, 1);
+    int n = (int)c->n, dim = c->m->cfg.dim, hid = c->m->cfg.hidden_dim, a, b, normed = 0;
+    for (int u; (u = take_unit(c, slot)) >= 0;) {
+        chunk_range(dim, c->units, u, &a, &b);
+        if (a >= b)
+            continue;
+        if (!normed)
+            norm_rows(c, s, c->hb, (size_t)hid, NULL, NULL, n, hid);
+        normed = 1;
+        synor__llm_matmul(c->k, &L->w2, a, b, n, s->xb, (size_t)hid, acts(c, s, n, hid, &L->w2),
+                          c->x, (size_t)dim, 1);
+    }
 }
 
-static void step_classifier(synor_llm_ctx *c, llm_scratch *s, int chunk)
+static void step_classifier(synor_llm_ctx *c, llm_scratch *s, int slot)
 {
-    int dim = c->m->cfg.dim, V = c->m->cfg.vocab_size, a, b;
-    chunk_range(V, c->P, chunk, &a, &b);
-    if (a >= b || c->nwant == 0)
-        return;
-    norm_rows(c, s, c->x, (size_t)dim, c->m->rms_final, c->want_rows, (int)c->nwant, dim);
-    synor__llm_matmul(c->k, &c->m->cls, a, b, (int)c->nwant, s->xb, (size_t)dim,
-                      acts(c, s, (int)c->nwant, dim, &c->m->cls), c->logits, (size_t)V, 0);
+    int dim = c->m->cfg.dim, V = c->m->cfg.vocab_size, a, b, normed = 0;
+    for (int u; (u = take_unit(c, slot)) >= 0;) {
+        chunk_range(V, c->units, u, &a, &b);
+        if (a >= b || c->nwant == 0)
+            continue;
+        if (!normed)
+            norm_rows(c, s, c->x, (size_t)dim, c->m->rms_final, c->want_rows, (int)c->nwant, dim);
+        normed = 1;
+        synor__llm_matmul(c->k, &c->m->cls, a, b, (int)c->nwant, s->xb, (size_t)dim,
+                          acts(c, s, (int)c->nwant, dim, &c->m->cls), c->logits, (size_t)V, 0);
+    }
 }
 
 /* ----------------------------------------------------- GPU layers
@@ -308,9 +388,8 @@ static void qkv_post(synor_llm_ctx *c, int l, int t0, int t1)
     for (int t = t0; t < t1; t++) {
         const float *row = y + (size_t)t * R;
         memcpy(c->q + (size_t)t * dim, row, (size_t)dim * sizeof(float));
-        memcpy(kv_at(c, c->kc, l, c->seq[t], c->pos[t]), row + dim, (size_t)kvd * sizeof(float));
-        memcpy(kv_at(c, c->vc, l, c->seq[t], c->pos[t]), row + dim + kvd,
-               (size_t)kvd * sizeof(float));
+        kv_store(c, c->kc, l, c->seq[t], c->pos[t], row + dim, 0, kvd);
+        kv_store(c, c->vc, l, c->seq[t], c->pos[t], row + dim + kvd, 0, kvd);
     }
 }
 
@@ -384,6 +463,7 @@ static int gpu_step(synor_llm_ctx *c, int step, int l);
 
 typedef struct step_args {
     int step, layer, chunk;
+    int slot; /* the step's index in its batch: its unit counter */
 } step_args;
 
 enum {
@@ -452,22 +532,22 @@ static void run_step(synor_llm_ctx *c, llm_scratch *s, step_args a)
         swiglu_post(c, t0, t1);
         break;
     case STEP_QKV:
-        step_qkv(c, s, a.layer, a.chunk);
+        step_qkv(c, s, a.layer, a.slot);
         break;
     case STEP_ATT:
-        step_attention(c, s, a.layer, a.chunk);
+        step_attention(c, s, a.layer, a.slot);
         break;
     case STEP_OUT:
-        step_out(c, s, a.layer, a.chunk);
+        step_out(c, s, a.layer, a.slot);
         break;
     case STEP_FFN_UP:
-        step_ffn_up(c, s, a.layer, a.chunk);
+        step_ffn_up(c, s, a.layer, a.slot);
         break;
     case STEP_FFN_DOWN:
-        step_ffn_down(c, s, a.layer, a.chunk);
+        step_ffn_down(c, s, a.layer, a.slot);
         break;
     default:
-        step_classifier(c, s, a.chunk);
+        step_classifier(c, s, a.slot);
         break;
     }
 }
@@ -489,7 +569,7 @@ static int submit_step(synor_llm_ctx *c, int step, int layer)
     if (gpu)
         step += STEP_GPU;
     for (int i = 0; i < (gpu ? 1 : c->P); i++) {
-        step_args a = {step, layer, i};
+        step_args a = {step, layer, i, c->slot};
         synor_task_spec t = {.kernel = &llm_step_kernel,
                              .priority = SYNOR_PRIORITY_NORMAL,
                              .args = &a,
@@ -506,6 +586,7 @@ static int submit_step(synor_llm_ctx *c, int step, int layer)
             return e;
     }
     c->nsteps++;
+    c->slot++;
     return 0;
 }
 
@@ -518,6 +599,10 @@ int synor__llm_run_graph(synor_llm_ctx *c)
     int e = c->tracing ? synor__llm_trace_reserve(c, (size_t)(7 * L + 1) * (size_t)(c->P + 4)) : 0;
     if (e)
         return e;
+    /* every step's unit counter at 0 (no task of the last batch runs now) */
+    for (int i = 0; i < 7 * L + 1; i++)
+        __atomic_store_n(&c->unit_next[i], 0, __ATOMIC_RELAXED);
+    c->slot = 0;
     int split = c->n >= GPU_SPLIT_ROWS;
     for (int l = 0; l < c->m->cfg.n_layers && !e; l++) {
         int gpu = l >= c->gpu_first;

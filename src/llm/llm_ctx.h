@@ -10,6 +10,10 @@
 /* At most this many tasks per step: one writes its own step token and
  * reads all of the previous step's. */
 #define LLM_MAX_CHUNKS (SYNOR_TASK_MAX_DATA - 1)
+/* Each step's work is cut into this many units per task (the tasks take
+ * them as they go: ctx.c); SYNOR_LLM_UNITS (1..16) overrides it, for A/B
+ * measurements. */
+#define LLM_UNITS_PER_TASK 8
 
 /* A worker's scratch: normalised rows and their quantization. */
 typedef struct llm_scratch {
@@ -38,8 +42,11 @@ struct synor_llm_ctx {
     int kv_dim;
 
     /* KV cache: per layer, kv_blocks blocks of BLOCK positions of kv_dim
-     * floats; layer_stride floats per layer. */
-    float *kc, *vc;
+     * elements (floats, or F16 when kv_f16); layer_stride elements per
+     * layer, kv_esize bytes each. */
+    void *kc, *vc;
+    int kv_f16;
+    size_t kv_esize;
     size_t layer_stride;
     unsigned kv_blocks, nfree;
     int *free_blocks;
@@ -74,6 +81,12 @@ struct synor_llm_ctx {
     synor_llm_event *ev;
     size_t ev_cap;
     _Atomic size_t nev;
+
+    /* per step of a batch (7 a layer and the classifier), the next unit
+     * of its work to take (ctx.c); units per step (P x units per worker);
+     * the step being submitted */
+    int *unit_next; /* __atomic builtins */
+    int units, slot;
 
     synor_handle *bar[2][LLM_MAX_CHUNKS];
     float bar_mem[2][LLM_MAX_CHUNKS];

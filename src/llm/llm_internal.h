@@ -90,6 +90,13 @@ typedef struct llm_kernels {
     void (*att_scores)(const float *q, const float *k, size_t ks, int np, int hs, float scale,
                        float *out);
     void (*att_mix)(const float *a, const float *v, size_t vs, int np, int hs, float *o);
+    /* The same over an F16 KV cache (every table has them: the portable
+     * loops convert one element at a time); and a row rounded to F16
+     * (to nearest even, as synor_f32_to_f16) for its stores. */
+    void (*att_scores_f16)(const float *q, const uint16_t *k, size_t ks, int np, int hs,
+                           float scale, float *out);
+    void (*att_mix_f16)(const float *a, const uint16_t *v, size_t vs, int np, int hs, float *o);
+    void (*to_f16)(const float *x, uint16_t *y, int n);
 } llm_kernels;
 
 /* F32 batches of LLM_F32W_MIN_ROWS rows or more use tile_f32w where the
@@ -110,6 +117,17 @@ extern const llm_kernels synor__llm_kernels_generic;
 #if defined(__x86_64__)
 extern const llm_kernels synor__llm_kernels_avx2;
 extern const llm_kernels synor__llm_kernels_avx512;
+/* kern_kv_x86.c: the F16 KV cache's kernels of the two tables. */
+void synor__llm_a2_att_scores_f16(const float *q, const uint16_t *k, size_t ks, int np, int hs,
+                                  float scale, float *out);
+void synor__llm_a2_att_mix_f16(const float *a, const uint16_t *v, size_t vs, int np, int hs,
+                               float *o);
+void synor__llm_a2_to_f16(const float *x, uint16_t *y, int n);
+void synor__llm_a5_att_scores_f16(const float *q, const uint16_t *k, size_t ks, int np, int hs,
+                                  float scale, float *out);
+void synor__llm_a5_att_mix_f16(const float *a, const uint16_t *v, size_t vs, int np, int hs,
+                               float *o);
+void synor__llm_a5_to_f16(const float *x, uint16_t *y, int n);
 #endif
 
 /* Block size the activations are quantized to for a weight type: 32 for
