@@ -6,10 +6,11 @@
  * the down product - then the classifier. Each step is P tasks (P = the
  * runtime's workers, at most SYNOR_TASK_MAX_DATA - 1) over its output rows
  * (attention: its (row, head) pairs) cut into P x LLM_UNITS_PER_TASK
- * units, which the step's tasks take from a counter as they go (equal
- * static ranges took unequal times: the workers waited ~20% of a 16-row
- * step at the joins). Every task of a step must wait for every task of the
- * step before. That barrier is
+ * units, which the step's tasks take from a counter as they go (a lever
+ * against the waits at the joins when units take unequal times; by
+ * default one unit per task, the equal split, as smaller units were not
+ * measured faster on 2 cores). Every task of a step must wait for every
+ * task of the step before. That barrier is
  * expressed to the runtime with data handles: two sets of P one-float
  * "step tokens"; a task of step s writes token [s % 2][its chunk] and reads
  * all of set [(s + 1) % 2], so it waits for all of step s - 1 (read after

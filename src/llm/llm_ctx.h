@@ -12,8 +12,10 @@
 #define LLM_MAX_CHUNKS (SYNOR_TASK_MAX_DATA - 1)
 /* Each step's work is cut into this many units per task (the tasks take
  * them as they go: ctx.c); SYNOR_LLM_UNITS (1..16) overrides it, for A/B
- * measurements. */
-#define LLM_UNITS_PER_TASK 8
+ * measurements. 1 (each task's share as one unit, as the equal split
+ * before): 8 was measured no faster on the development VM's 2 cores (16-row
+ * steps at 110M, docs/BENCHMARKS.md "F16 KV cache"). */
+#define LLM_UNITS_PER_TASK 1
 
 /* A worker's scratch: normalised rows and their quantization. */
 typedef struct llm_scratch {
