@@ -9,10 +9,11 @@
  * --gpu-layers N|all offloads the products of the last N layers (all: and
  * the classifier) to CUDA GPU --gpu (synor_llm_ctx_opts.gpu_layers), as
  * llama-bench's -ngl; --no-kv skips the KV-memory table; --no-pack keeps
- * quantized weights in the file's layout for batches (A/B of the packing).
+ * quantized weights in the file's layout for batches (A/B of the packing);
+ * --kv-type f32|f16 the KV cache's element type (default f32).
  *
  *   bench_llm -m MODEL [-p 128] [-n 128] [-b B] [-t THREADS] [-r 5] [--tokenizer F]
- *             [--gpu-layers N|all|auto] [--gpu N] [--no-kv] [--no-pack]
+ *             [--gpu-layers N|all|auto] [--gpu N] [--no-kv] [--no-pack] [--kv-type T]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
     const char *model = NULL, *tok = NULL;
     int pp = 128, tg = 128, bd = 1, threads = 2, reps = 5, gpu_layers = 0, gpu = 0, kv = 1,
         ocl = 0, no_pack = 0;
+    unsigned kv_type = SYNOR_LLM_KV_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-kv")) {
@@ -74,6 +76,12 @@ int main(int argc, char **argv)
             reps = atoi(v);
         else if (!strcmp(a, "--tokenizer"))
             tok = v;
+        else if (!strcmp(a, "--kv-type")) {
+            if (synor_llm_kv_type_parse(v, &kv_type)) {
+                fprintf(stderr, "bench_llm: --kv-type: %s\n", synor_errmsg());
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--gpu-layers"))
             gpu_layers = !strcmp(v, "all")    ? SYNOR_LLM_GPU_ALL
                          : !strcmp(v, "auto") ? SYNOR_LLM_GPU_AUTO
@@ -93,7 +101,8 @@ int main(int argc, char **argv)
         (gpu_layers < 0 && gpu_layers != SYNOR_LLM_GPU_AUTO) ||
         gpu < 0) {
         fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-b B] [-t THREADS] [-r REPS]\n"
-                        "                 [--gpu-layers N|all|auto] [--gpu N|openclN] [--no-kv] [--no-pack]\n");
+                        "                 [--gpu-layers N|all|auto] [--gpu N|openclN] [--no-kv] [--no-pack]\n"
+                        "                 [--kv-type f32|f16]\n");
         return 2;
     }
     synor_llm_load_opts lo = {.tokenizer = tok, .no_pack = no_pack};
@@ -114,7 +123,8 @@ int main(int argc, char **argv)
                             .max_batch = (unsigned)(pp > bd ? pp : bd),
                             .gpu_layers = gpu_layers,
                             .gpu_device = (unsigned)gpu,
-                            .gpu_backend = ocl ? SYNOR_LLM_GPU_OPENCL : SYNOR_LLM_GPU_CUDA};
+                            .gpu_backend = ocl ? SYNOR_LLM_GPU_OPENCL : SYNOR_LLM_GPU_CUDA,
+                            .kv_type = kv_type};
     double tc = now();
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_llm_ctx_create(m, rt, &o, &c)) {
@@ -122,9 +132,9 @@ int main(int argc, char **argv)
         return 1;
     }
     tc = now() - tc;
-    printf("%s: %s %s, dim %d, %d layers, vocab %d; %s kernels, %d workers\n", model,
+    printf("%s: %s %s, dim %d, %d layers, vocab %d; %s kernels, %d workers, KV %s\n", model,
            synor_llm_format(m), synor_llm_weight_type(m), h->dim, h->n_layers, h->vocab_size,
-           synor_llm_isa(), threads);
+           synor_llm_isa(), threads, synor_llm_kv_type_name(kv_type));
     synor_llm_gpu_info gi;
     synor_llm_ctx_gpu(c, &gi);
     if (gi.layers)
@@ -217,8 +227,8 @@ int main(int argc, char **argv)
     }
     /* KV memory of one sequence by length: the paged cache's blocks in use
      * against a contiguous cache sized for the model's context. */
-    size_t per_pos =
-        (size_t)h->n_layers * 2 * (size_t)(h->dim / h->n_heads * h->n_kv_heads) * sizeof(float);
+    size_t per_pos = (size_t)h->n_layers * 2 * (size_t)(h->dim / h->n_heads * h->n_kv_heads) *
+                     (kv_type == SYNOR_LLM_KV_F16 ? sizeof(uint16_t) : sizeof(float));
     if (kv)
         printf("  KV cache per sequence (%zu bytes a position; contiguous: %d positions):\n",
                per_pos, h->seq_len);

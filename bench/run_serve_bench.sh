@@ -9,7 +9,7 @@
 #   bash bench/run_serve_bench.sh [--preset stories15m|stories110m]
 #        [--type f32|f16|bf16|q8_0|q4_0] [--gpu-layers N|all|auto] [--gpu N]
 #        [--threads N] [--streams S] [--runs N] [--requests N] [--rate R]
-#        [--max-tokens T] [--bin DIR] [--quick]
+#        [--max-tokens T] [--kv-type f32|f16] [--bin DIR] [--quick]
 #
 # The model: the preset's shape with generated weights of --type (default
 # stories15m, q8_0: synor model synth --preset P --type T --text README.md),
@@ -22,16 +22,17 @@
 # answers, so the streams stay busy: the concurrent side measures capacity,
 # not the arrival rate. --threads: the server's CPU workers (default: one
 # per core). --bin DIR: the synor and bench_serve binaries in DIR, nothing
-# built (default: a Release build in build-bench/). --quick: 16 requests of
+# built (default: a Release build in build-bench/). --kv-type: the server's
+# KV cache type (default: serve's own default; older binaries lack it). --quick: 16 requests of
 # 32 tokens, one run (a smoke test). The load average of the machine is
 # printed before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=3 nreq=64 rate=100 maxt=128 threads=0 quick=0 streams=16
-preset=stories15m type=q8_0 gpul=0 gpu=0 bin=
+preset=stories15m type=q8_0 gpul=0 gpu=0 bin= kvtype=
 usage="usage: $0 [--preset stories15m|stories110m] [--type T] [--gpu-layers N|all|auto] [--gpu N]
        [--threads N] [--streams S] [--runs N] [--requests N] [--rate R] [--max-tokens T]
-       [--bin DIR] [--quick]"
+       [--kv-type f32|f16] [--bin DIR] [--quick]"
 while (($#)); do
   case $1 in
     --preset) preset=$2; shift 2 ;;
@@ -45,6 +46,7 @@ while (($#)); do
     --rate) rate=$2; shift 2 ;;
     --max-tokens) maxt=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
+    --kv-type) kvtype=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
@@ -68,6 +70,7 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 "$synor" model synth "$tmp/m.gguf" --preset "$preset" --type "$type" --text README.md >/dev/null
 sargs=(--max-seqs "$streams" --max-queue 1024)
 ((threads)) && sargs+=(--threads "$threads")
+[ -n "$kvtype" ] && sargs+=(--kv-type "$kvtype")
 [ "$gpul" != 0 ] && sargs+=(--gpu-layers "$gpul" --gpu "$gpu")
 "$synor" serve -m "$tmp/m.gguf" --port 0 "${sargs[@]}" >"$tmp/serve.out" 2>"$tmp/serve.err" &
 pid=$!

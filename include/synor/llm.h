@@ -113,9 +113,22 @@ typedef struct synor_llm_ctx_opts {
      * created with SYNOR_OPENCL_ALL), the products run with the engine's
      * own OpenCL kernel, the rest as above. */
     unsigned gpu_backend;
+    /* The KV cache's element type: SYNOR_LLM_KV_F32 (0, default: the
+     * attention the fp64 reference is compared with) or SYNOR_LLM_KV_F16
+     * (half the cache's memory and the bytes attention reads a step, as
+     * llama.cpp's default; keys and values rounded to F16 on store, the
+     * dot products and sums in fp32). */
+    unsigned kv_type;
 } synor_llm_ctx_opts;
 
 enum { SYNOR_LLM_GPU_CUDA = 0, SYNOR_LLM_GPU_OPENCL = 1 };
+enum { SYNOR_LLM_KV_F32 = 0, SYNOR_LLM_KV_F16 = 1 };
+
+/* "f32" / "f16" (any case) into *out; SYNOR_EINVAL naming the value
+ * otherwise (for --kv-type). And the name of a KV type ("f32", "f16"; NULL
+ * for another value). */
+int synor_llm_kv_type_parse(const char *s, unsigned *out);
+const char *synor_llm_kv_type_name(unsigned kv_type);
 
 #define SYNOR_LLM_GPU_ALL 0x7fffffff
 #define SYNOR_LLM_GPU_AUTO (-1)

@@ -69,6 +69,7 @@ typedef struct synor_server_opts {
     int gpu_layers;
     unsigned gpu_device;
     unsigned gpu_backend; /* synor_llm_ctx_opts.gpu_backend */
+    unsigned kv_type;     /* synor_llm_ctx_opts.kv_type (0: F32) */
 } synor_server_opts;
 
 /* A server for model m (not owned; it must outlive the server) whose

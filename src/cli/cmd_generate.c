@@ -14,7 +14,8 @@ static void help(void)
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
            "                      [--draft MODEL] [--lookup N] [--speculate K]\n"
            "                      [--gpu-layers N|all|auto|plan]\n"
-           "                      [--gpu N|openclN] [--split P,D] [--report [--simulate]] [--quiet]\n\n"
+           "                      [--gpu N|openclN] [--split P,D] [--kv-type f32|f16]\n"
+           "                      [--report [--simulate]] [--quiet]\n\n"
            "Generates text from a Llama-architecture model: a GGUF file (F32, F16, BF16,\n"
            "Q8_0, Q4_0) or a llama2.c checkpoint (versions 0-2, with its tokenizer.bin).\n"
            "The prompt is run as one batch, then one token at a time, each on the runtime's\n"
@@ -37,8 +38,8 @@ static void help(void)
            "                     last N tokens (N down to 2; N 2..16) found earlier in the\n"
            "                     context propose what followed them there, at no model's\n"
            "                     cost; with --draft, the model drafts the rounds it misses\n"
-           "  --speculate K      tokens proposed per check (default 4, 1..32)\n"
-           "  --gpu-layers N|all|auto\n"
+           "  --speculate K      tokens proposed per check (default 4, 1..32)\n");
+    printf("  --gpu-layers N|all|auto\n"
            "                     the matrix products of the last N transformer blocks run on\n"
            "                     a CUDA GPU with cuBLAS (as llama.cpp's -ngl), weights resident\n"
            "                     there in fp32; all (or N >= the layers): every block and the\n"
@@ -62,6 +63,9 @@ static void help(void)
            "  --gpu N|cudaN|openclN  which GPU: CUDA device N (default 0, as synor devices\n"
            "                     lists them), or OpenCL device N (the engine's own kernel;\n"
            "                     PoCL's CPU device counts)\n"
+           "  --kv-type f32|f16  the KV cache's element type (default f32; f16: half its\n"
+           "                     memory and attention's reads, keys and values rounded to\n"
+           "                     F16, as llama.cpp's default)\n"
            "  --quiet            no figures line\n"
            "Exit status: 0 success, 1 failure (a bad model file), 2 usage error.\n");
 }
@@ -79,7 +83,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
     const char *model = NULL, *prompt = "", *tokenizer = NULL, *draft = NULL;
-    unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA;
+    unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA, kv_type = SYNOR_LLM_KV_F32;
     unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, lookup = 0,
                        gpu_layers = 0;
     double temp = 0, topp = 0.9;
@@ -143,7 +147,10 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             r = cli_parse_gpu("generate", a, v, &gpu, &gpu_backend);
         else if (!strcmp(a, "--threads"))
             r = cli_parse_uint("generate", a, v, 1, 1024, &threads);
-        else
+        else if (!strcmp(a, "--kv-type")) {
+            if (synor_llm_kv_type_parse(v, &kv_type))
+                return cli_usage_error("generate", "--kv-type: %s", synor_errmsg());
+        } else
             return cli_usage_error("generate", "unexpected argument '%s'", a);
         if (r != CLI_OK)
             return r;
@@ -177,10 +184,12 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     int ngl = gpu_layers == (unsigned long long)-1 ? SYNOR_LLM_GPU_AUTO : (int)gpu_layers;
     synor_runtime *rt = NULL;
     synor_llm_ctx *c = NULL, *dc = NULL;
-    synor_llm_ctx_opts co = {.gpu_layers = ngl, .gpu_device = gpu, .gpu_backend = gpu_backend};
+    synor_llm_ctx_opts co = {
+        .gpu_layers = ngl, .gpu_device = gpu, .gpu_backend = gpu_backend, .kv_type = kv_type};
+    synor_llm_ctx_opts dco = {.kv_type = kv_type};
     int rc = CLI_FAIL;
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
-        synor_llm_ctx_create(m, rt, &co, &c) || (dm && synor_llm_ctx_create(dm, rt, NULL, &dc))) {
+        synor_llm_ctx_create(m, rt, &co, &c) || (dm && synor_llm_ctx_create(dm, rt, &dco, &dc))) {
         cli_error("%s", synor_errmsg());
         goto out;
     }

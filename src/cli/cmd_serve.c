@@ -11,13 +11,18 @@
 #include "synor/llm.h"
 #include "synor/serve.h"
 
+/* The KV cache's type unless --kv-type says otherwise (docs/LLM.md). */
+#define SERVE_KV_TYPE SYNOR_LLM_KV_F32
+#define SERVE_KV_DEFAULT "f32"
+
 static void help(void)
 {
     printf("usage: synor serve -m MODEL [--host ADDR] [--port N] [--threads N] [--max-seqs N]\n"
            "                   [--max-queue N] [--ctx N] [--tokenizer FILE] [--model-name NAME]\n"
            "                   [--grace SECONDS] [--cache-mem SIZE] [--cache-file FILE]\n"
            "                   [--no-cache] [--semantic-threshold T] [--semantic-entries N]\n"
-           "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n\n"
+           "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n"
+           "                   [--kv-type f32|f16]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
            "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
@@ -56,6 +61,8 @@ static void help(void)
            "  --gpu-layers N|all|auto  the matrix products of the last N layers on a CUDA\n"
            "                      GPU (as synor generate; default 0: CPU only)\n"
            "  --gpu N|openclN     which GPU: CUDA device N (default 0) or OpenCL device N\n"
+           "  --kv-type f32|f16   the KV cache's element type (default " SERVE_KV_DEFAULT "; as\n"
+           "                      synor generate's: f16 halves its memory and attention's reads)\n"
            "Exit status: 0 stopped by a signal, 1 failure (a bad model file, the address\n"
            "in use, built without libmicrohttpd), 2 usage error.\n");
 }
@@ -65,7 +72,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     (void)g;
     const char *model = NULL, *tokenizer = NULL, *host = "127.0.0.1", *name = NULL;
     unsigned long long port = 8080, threads = 0, seqs = 16, queue = 64, ctx = 0;
-    unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA;
+    unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA, kv_type = SERVE_KV_TYPE;
     int gpu_layers = 0;
     double grace = 30, sem_threshold = 0;
     unsigned long long sem_entries = 0, predict = 0;
@@ -134,6 +141,9 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                                        "--cache-mem '%s': a size above 0 such as 64MiB "
                                        "(or --no-cache)",
                                        v);
+        } else if (!strcmp(a, "--kv-type")) {
+            if (synor_llm_kv_type_parse(v, &kv_type))
+                return cli_usage_error("serve", "--kv-type: %s", synor_errmsg());
         } else
             return cli_usage_error("serve", "unexpected argument '%s'", a);
         if (r != CLI_OK)
@@ -192,7 +202,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .predict = (unsigned)predict,
                             .gpu_layers = gpu_layers,
                             .gpu_device = gpu,
-                            .gpu_backend = gpu_backend};
+                            .gpu_backend = gpu_backend,
+                            .kv_type = kv_type};
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_server_create(m, rt, &so, &srv) || synor_server_start(srv)) {
         cli_error("%s", synor_errmsg());

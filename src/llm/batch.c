@@ -9,6 +9,7 @@
  * pool with at most one partly used block each. */
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/common.h"
 #include "llm/llm_ctx.h"
@@ -62,6 +63,20 @@ void synor_llm_ctx_destroy(synor_llm_ctx *c)
     synor__free(c);
 }
 
+int synor_llm_kv_type_parse(const char *s, unsigned *out)
+{
+    if (s && out && (strcasecmp(s, "f32") == 0 || strcasecmp(s, "f16") == 0)) {
+        *out = strcasecmp(s, "f16") == 0 ? SYNOR_LLM_KV_F16 : SYNOR_LLM_KV_F32;
+        return 0;
+    }
+    return synor__error(SYNOR_EINVAL, "KV type '%s': expected f32 or f16", s ? s : "(null)");
+}
+
+const char *synor_llm_kv_type_name(unsigned kv_type)
+{
+    return kv_type == SYNOR_LLM_KV_F32 ? "f32" : kv_type == SYNOR_LLM_KV_F16 ? "f16" : NULL;
+}
+
 /* llama2.c's frequencies, computed as run.c computes them, so positions
  * rotate by the same floats. */
 static void rope_tables(synor_llm_ctx *c)
@@ -83,7 +98,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     if (!m || !rt || !out)
         return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: NULL argument");
     const synor_llm_hparams *cfg = &m->cfg;
-    synor_llm_ctx_opts o = {1, 512, 0, 0, 0, SYNOR_LLM_GPU_CUDA};
+    synor_llm_ctx_opts o = {1, 512, 0, 0, 0, SYNOR_LLM_GPU_CUDA, SYNOR_LLM_KV_F32};
     if (opts) {
         if (opts->max_seqs)
             o.max_seqs = opts->max_seqs;
@@ -93,7 +108,12 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
         o.gpu_layers = opts->gpu_layers;
         o.gpu_device = opts->gpu_device;
         o.gpu_backend = opts->gpu_backend;
+        o.kv_type = opts->kv_type;
     }
+    if (!synor_llm_kv_type_name(o.kv_type))
+        return synor__error(SYNOR_EINVAL,
+                            "synor_llm_ctx_create: kv_type %u is not f32 (%d) or f16 (%d)",
+                            o.kv_type, SYNOR_LLM_KV_F32, SYNOR_LLM_KV_F16);
     if (o.gpu_layers < 0 && o.gpu_layers != SYNOR_LLM_GPU_AUTO)
         return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: gpu_layers %d is negative",
                             o.gpu_layers);
@@ -116,6 +136,8 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     c->max_batch = o.max_batch;
     c->kv_dim = cfg->dim / cfg->n_heads * cfg->n_kv_heads;
     c->kv_blocks = o.kv_blocks;
+    c->kv_f16 = o.kv_type == SYNOR_LLM_KV_F16;
+    c->kv_esize = c->kv_f16 ? sizeof(uint16_t) : sizeof(float);
     unsigned workers = synor_runtime_worker_count(rt);
     /* Steps split over the host CPU's workers (device 0): a GPU's worker
      * never runs the engine's tasks. */
@@ -130,8 +152,8 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     size_t rope = (size_t)cfg->seq_len * (size_t)(cfg->head_dim / 2);
 
     int bad = 0;
-    c->kc = synor__malloc_aligned(c->layer_stride * (size_t)cfg->n_layers * sizeof(float));
-    c->vc = synor__malloc_aligned(c->layer_stride * (size_t)cfg->n_layers * sizeof(float));
+    c->kc = synor__malloc_aligned(c->layer_stride * (size_t)cfg->n_layers * c->kv_esize);
+    c->vc = synor__malloc_aligned(c->layer_stride * (size_t)cfg->n_layers * c->kv_esize);
     c->free_blocks = synor__malloc((size_t)o.kv_blocks * sizeof(int));
     c->seqs = synor__calloc(o.max_seqs, sizeof *c->seqs);
     c->rope_cos = synor__malloc(rope * sizeof(float) + 1);

@@ -20,7 +20,10 @@
  *
  * Normalisations and activation quantization are not steps of their own:
  * each task of a product redoes them for the rows it reads (a cost of 1/R
- * of the product for R output rows per task), which saves a barrier. */
+ * of the product for R output rows per task), which saves a barrier.
+ *
+ * The KV cache holds F32, or F16 (synor_llm_ctx_opts.kv_type): new keys
+ * and values are rounded on store, attention converts as it reads. */
 #include <math.h>
 #include <string.h>
 
@@ -115,12 +118,54 @@ static void chunk_range(int R, int P, int i, int *a, int *b)
         *b = R;
 }
 
-static float *kv_at(synor_llm_ctx *c, float *cache, int layer, unsigned seq, int pos)
+/* Position pos of seq in layer `layer` of a cache (kc or vc): kv_dim
+ * elements of kv_esize bytes. */
+static void *kv_at(synor_llm_ctx *c, void *cache, int layer, unsigned seq, int pos)
 {
     int kv_dim = c->kv_dim;
     int block = c->seqs[seq].blocks[pos / SYNOR_LLM_KV_BLOCK];
-    return cache + (size_t)layer * c->layer_stride +
-           ((size_t)block * SYNOR_LLM_KV_BLOCK + (size_t)(pos % SYNOR_LLM_KV_BLOCK)) * kv_dim;
+    size_t el = (size_t)layer * c->layer_stride +
+                ((size_t)block * SYNOR_LLM_KV_BLOCK + (size_t)(pos % SYNOR_LLM_KV_BLOCK)) * kv_dim;
+    return (uint8_t *)cache + el * c->kv_esize;
+}
+
+/* Elements [a, b) of a new key or value row into the cache at pos: copied,
+ * or rounded to F16. */
+static void kv_store(synor_llm_ctx *c, void *cache, int layer, unsigned seq, int pos,
+                     const float *row, int a, int b)
+{
+    void *dst = kv_at(c, cache, layer, seq, pos);
+    if (c->kv_f16)
+        c->k->to_f16(row + a, (uint16_t *)dst + a, b - a);
+    else
+        memcpy((float *)dst + a, row + a, (size_t)(b - a) * sizeof(float));
+}
+
+/* scores (scaled) of q against np positions of a KV block, and o += the
+ * weighted sum of their values, for either cache type */
+static void att_scores(synor_llm_ctx *c, const float *q, const void *k, int np, int hs,
+                       float scale, float *out)
+{
+    size_t ks = (size_t)c->kv_dim;
+    if (c->kv_f16)
+        c->k->att_scores_f16(q, k, ks, np, hs, scale, out);
+    else if (c->k->att_scores)
+        c->k->att_scores(q, k, ks, np, hs, scale, out);
+    else
+        for (int p = 0; p < np; p++)
+            out[p] = c->k->dot_f32(q, (const float *)k + (size_t)p * ks, hs) * scale;
+}
+
+static void att_mix(synor_llm_ctx *c, const float *a, const void *v, int np, int hs, float *o)
+{
+    size_t vs = (size_t)c->kv_dim;
+    if (c->kv_f16)
+        c->k->att_mix_f16(a, v, vs, np, hs, o);
+    else if (c->k->att_mix)
+        c->k->att_mix(a, v, vs, np, hs, o);
+    else
+        for (int p = 0; p < np; p++)
+            c->k->axpy(a[p], (const float *)v + (size_t)p * vs, o, hs);
 }
 
 /* Rows t0..t1 - 1 of v (row t at v + t * ld), columns a..b - 1. */
@@ -179,8 +224,8 @@ static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
             rope_rows(c, outs[m], (size_t)lds[m], 0, n, lo[m], hi[m]);
         if (m > 0)
             for (int t = 0; t < n; t++)
-                memcpy(kv_at(c, m == 1 ? c->kc : c->vc, l, c->seq[t], c->pos[t]) + lo[m],
-                       outs[m] + (size_t)t * kvd + lo[m], (size_t)(hi[m] - lo[m]) * sizeof(float));
+                kv_store(c, m == 1 ? c->kc : c->vc, l, c->seq[t], c->pos[t],
+                         outs[m] + (size_t)t * kvd, lo[m], hi[m]);
     }
 }
 
@@ -226,12 +271,8 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         /* a KV block at a time: its positions are kv_dim floats apart */
         for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
             int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
-            const float *k = kv_at(c, c->kc, l, c->seq[t], p0) + kvo;
-            if (c->k->att_scores)
-                c->k->att_scores(q, k, (size_t)c->kv_dim, np, hs, scale, sc + p0);
-            else
-                for (int p = 0; p < np; p++)
-                    sc[p0 + p] = c->k->dot_f32(q, k + (size_t)p * c->kv_dim, hs) * scale;
+            const uint8_t *k = kv_at(c, c->kc, l, c->seq[t], p0);
+            att_scores(c, q, k + (size_t)kvo * c->kv_esize, np, hs, scale, sc + p0);
         }
         if (c->k->softmax)
             c->k->softmax(sc, npos);
@@ -241,12 +282,8 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         memset(o, 0, (size_t)hs * sizeof(float));
         for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
             int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
-            const float *v = kv_at(c, c->vc, l, c->seq[t], p0) + kvo;
-            if (c->k->att_mix)
-                c->k->att_mix(sc + p0, v, (size_t)c->kv_dim, np, hs, o);
-            else
-                for (int p = 0; p < np; p++)
-                    c->k->axpy(sc[p0 + p], v + (size_t)p * c->kv_dim, o, hs);
+            const uint8_t *v = kv_at(c, c->vc, l, c->seq[t], p0);
+            att_mix(c, sc + p0, v + (size_t)kvo * c->kv_esize, np, hs, o);
         }
     }
 }
@@ -338,9 +375,8 @@ static void qkv_post(synor_llm_ctx *c, int l, int t0, int t1)
     for (int t = t0; t < t1; t++) {
         const float *row = y + (size_t)t * R;
         memcpy(c->q + (size_t)t * dim, row, (size_t)dim * sizeof(float));
-        memcpy(kv_at(c, c->kc, l, c->seq[t], c->pos[t]), row + dim, (size_t)kvd * sizeof(float));
-        memcpy(kv_at(c, c->vc, l, c->seq[t], c->pos[t]), row + dim + kvd,
-               (size_t)kvd * sizeof(float));
+        kv_store(c, c->kc, l, c->seq[t], c->pos[t], row + dim, 0, kvd);
+        kv_store(c, c->vc, l, c->seq[t], c->pos[t], row + dim + kvd, 0, kvd);
     }
 }
 

@@ -147,6 +147,29 @@ void synor__llm_swiglu(float *h1, const float *h3, int n)
     }
 }
 
+/* Attention over an F16 cache: the F32 loops of ctx.c, each element
+ * converted on the way. */
+static void gen_att_scores_f16(const float *q, const uint16_t *k, size_t ks, int np, int hs,
+                               float scale, float *out)
+{
+    for (int p = 0; p < np; p++)
+        out[p] = gen_dot_f16(k + (size_t)p * ks, q, hs) * scale;
+}
+
+static void gen_att_mix_f16(const float *a, const uint16_t *v, size_t vs, int np, int hs,
+                            float *o)
+{
+    for (int p = 0; p < np; p++)
+        for (int i = 0; i < hs; i++)
+            o[i] += a[p] * synor_f16_to_f32(v[(size_t)p * vs + i]);
+}
+
+static void gen_to_f16(const float *x, uint16_t *y, int n)
+{
+    for (int i = 0; i < n; i++)
+        y[i] = synor_f32_to_f16(x[i]);
+}
+
 const llm_kernels synor__llm_kernels_generic = {
     .isa = "generic",
     .dot_f32 = gen_dot_f32,
@@ -157,6 +180,9 @@ const llm_kernels synor__llm_kernels_generic = {
     .dot_q8g = gen_dot_q8g,
     .quantize_row = gen_quantize_row,
     .axpy = gen_axpy,
+    .att_scores_f16 = gen_att_scores_f16,
+    .att_mix_f16 = gen_att_mix_f16,
+    .to_f16 = gen_to_f16,
 };
 
 #if defined(__x86_64__)

@@ -226,6 +226,9 @@ const llm_kernels synor__llm_kernels_avx2 = {
     .dot_q8g = a2_dot_q8g,
     .quantize_row = a2_quantize_row,
     .axpy = a2_axpy,
+    .att_scores_f16 = synor__llm_a2_att_scores_f16,
+    .att_mix_f16 = synor__llm_a2_att_mix_f16,
+    .to_f16 = synor__llm_a2_to_f16,
 };
 
 /* ------------------------------------------------------------- AVX-512 */
@@ -768,6 +771,9 @@ const llm_kernels synor__llm_kernels_avx512 = {
     .att_mix = a5_att_mix,
     .softmax = synor__llm_a5_softmax,
     .swiglu = synor__llm_a5_swiglu,
+    .att_scores_f16 = synor__llm_a5_att_scores_f16,
+    .att_mix_f16 = synor__llm_a5_att_mix_f16,
+    .to_f16 = synor__llm_a5_to_f16,
 };
 #else
 typedef int synor__llm_kern_x86_empty;

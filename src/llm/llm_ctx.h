@@ -10,7 +10,6 @@
 /* At most this many tasks per step: one writes its own step token and
  * reads all of the previous step's. */
 #define LLM_MAX_CHUNKS (SYNOR_TASK_MAX_DATA - 1)
-
 /* A worker's scratch: normalised rows and their quantization. */
 typedef struct llm_scratch {
     float *xb;
@@ -42,8 +41,11 @@ struct synor_llm_ctx {
     int kv_dim;
 
     /* KV cache: per layer, kv_blocks blocks of BLOCK positions of kv_dim
-     * floats; layer_stride floats per layer. */
-    float *kc, *vc;
+     * elements (floats, or F16 when kv_f16); layer_stride elements per
+     * layer, kv_esize bytes each. */
+    void *kc, *vc;
+    int kv_f16;
+    size_t kv_esize;
     size_t layer_stride;
     unsigned kv_blocks, nfree;
     int *free_blocks;

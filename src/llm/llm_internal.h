@@ -118,6 +118,13 @@ typedef struct llm_kernels {
      * sum), never on its place in a batch or chunk. */
     void (*softmax)(float *x, int n);
     void (*swiglu)(float *h1, const float *h3, int n);
+    /* The same over an F16 KV cache (every table has them: the portable
+     * loops convert one element at a time); and a row rounded to F16
+     * (to nearest even, as synor_f32_to_f16) for its stores. */
+    void (*att_scores_f16)(const float *q, const uint16_t *k, size_t ks, int np, int hs,
+                           float scale, float *out);
+    void (*att_mix_f16)(const float *a, const uint16_t *v, size_t vs, int np, int hs, float *o);
+    void (*to_f16)(const float *x, uint16_t *y, int n);
 } llm_kernels;
 
 /* The portable element-wise steps (run.c's loops: expf, a division). */
@@ -145,6 +152,17 @@ extern const llm_kernels synor__llm_kernels_avx512;
 /* kern_x86_ew.c: AVX-512 softmax and SwiGLU (the avx512 table's) */
 void synor__llm_a5_softmax(float *x, int n);
 void synor__llm_a5_swiglu(float *h1, const float *h3, int n);
+/* kern_kv_x86.c: the F16 KV cache's kernels of the two tables. */
+void synor__llm_a2_att_scores_f16(const float *q, const uint16_t *k, size_t ks, int np, int hs,
+                                  float scale, float *out);
+void synor__llm_a2_att_mix_f16(const float *a, const uint16_t *v, size_t vs, int np, int hs,
+                               float *o);
+void synor__llm_a2_to_f16(const float *x, uint16_t *y, int n);
+void synor__llm_a5_att_scores_f16(const float *q, const uint16_t *k, size_t ks, int np, int hs,
+                                  float scale, float *out);
+void synor__llm_a5_att_mix_f16(const float *a, const uint16_t *v, size_t vs, int np, int hs,
+                               float *o);
+void synor__llm_a5_to_f16(const float *x, uint16_t *y, int n);
 #endif
 
 /* Block size the activations are quantized to for a weight type: 32 for

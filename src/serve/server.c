@@ -292,7 +292,8 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
                                           ((ctx + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK),
                              .gpu_layers = o.gpu_layers,
                              .gpu_device = o.gpu_device,
-                             .gpu_backend = o.gpu_backend};
+                             .gpu_backend = o.gpu_backend,
+                             .kv_type = o.kv_type};
     synor_llm_sched_opts so = {.max_queue = o.max_queue};
     if (!e)
         e = synor_llm_ctx_create(m, rt, &co, &s->ctx);
@@ -307,7 +308,8 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
     int base_ok = !e; /* the context, scheduler and cache exist */
     if (!e && o.semantic_threshold > 0) { /* a context of one sequence for the embeddings */
         synor_llm_ctx_opts eo = {.max_seqs = 1,
-                                 .kv_blocks = (ctx + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK};
+                                 .kv_blocks = (ctx + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK,
+                                 .kv_type = o.kv_type};
         e = synor_llm_ctx_create(m, rt, &eo, &s->ectx);
         if (!e)
             e = synor_semcache_create(h->dim, o.semantic_threshold, o.semantic_entries, &s->sem);

@@ -123,6 +123,9 @@ if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
   check gpu-line    grep -qE "2 of 2 layers and the classifier on cuda0" "$tmp/err"
   check gpu-some    [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers 1 --quiet)" = 0 ]
   check gpu-some-same cmp -s "$tmp/out" "$tmp/greedy"
+  # the GPU layers' keys and values go into an F16 cache on the host too
+  check gpu-kv16    [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --gpu-layers all --kv-type f16 --quiet)" = 0 ]
+  check gpu-kv16-same cmp -s "$tmp/out" "$tmp/greedy"
   check gpu-nodev   [ "$(LD_LIBRARY_PATH=$mock rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers 1 --gpu 3)" = 1 ]
   check gpu-nodev-msg grep -q "has 1 CUDA device" "$tmp/err"
   # the split planner and the report: the same text; the decision, the
@@ -173,6 +176,17 @@ check gpu-badname   [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers all
 check gpu-badname-msg grep -q "openclN" "$tmp/err"
 check split-nogpu   [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --split 1,0)" = 2 ]
 check split-badarg  [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --gpu-layers all --split 1)" = 2 ]
+
+# the F16 KV cache: the tiny model's greedy text is the F32 cache's (also
+# with a draft model, whose context takes the same type); a bad type is a
+# usage error naming the value
+check kv16          [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --quiet --kv-type f16)" = 0 ]
+check kv16-same     cmp -s "$tmp/out" "$tmp/greedy"
+check kv32          [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --quiet --kv-type F32)" = 0 ]
+check kv32-same     cmp -s "$tmp/out" "$tmp/greedy"
+check kv-bad        [ "$(rc "$S" generate -m "$tmp/m.gguf" -n 4 --kv-type f8)" = 2 ]
+check kv-bad-msg    grep -q "kv-type: KV type 'f8': expected f32 or f16" "$tmp/err"
+check kv-help       bash -c '"$0" generate --help | grep -q -- "--kv-type f32|f16"' "$S"
 
 echo "llm: $pass passed, $fail failed"
 [ "$fail" = 0 ]

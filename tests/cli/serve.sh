@@ -371,6 +371,21 @@ if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
     cat "$tmp/gpu.err"
   fi
 fi
+# the KV cache's type: a server on the type serve does not default to
+# answers generate's greedy text (F32 cache) on the tiny model; a bad type
+# is a usage error naming it
+other=f16; "$S" serve --help | grep -q "default f16" && other=f32
+if start kv --model-name tiny --no-cache --kv-type $other; then
+  check kv-complete [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":16,"temperature":0}')" = 200 ]
+  get choices.0.text >"$tmp/got"; expect "Synor places" 16 >"$tmp/want"
+  check kv-text     cmp -s "$tmp/got" "$tmp/want"
+  kill -TERM "$pid"; wait "$pid"
+  check kv-exit     [ $? = 0 ]
+else
+  check kv-start false
+fi
+check kv-bad        bad --kv-type q8
+check kv-bad-msg    grep -q "KV type 'q8'" "$tmp/err"
 check gpu-bad-arg   [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --gpu-layers many >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
 check no-file       [ "$(rc=0; "$S" serve -m "$tmp/none.gguf" --port 0 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 1 ]
 check no-file-msg   grep -q "none.gguf" "$tmp/err"
