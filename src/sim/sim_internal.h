@@ -1,5 +1,6 @@
-/* sim_internal.h - the simulator's state, shared by sim.c (events, tasks,
- * transfers) and copies.c (a plan's weight copies). Never installed. */
+/* sim_internal.h - the simulator's state, shared by sim.c (events, tasks),
+ * flows.c (transfers), copies.c (a plan's weight copies), preempt.c,
+ * rtrule.c and share.c. Never installed. */
 #ifndef SYNOR_SIM_INTERNAL_H
 #define SYNOR_SIM_INTERNAL_H
 
@@ -110,8 +111,22 @@ void synor__sim_push_end(sim *s, double t, size_t i);
  * (s->wready), and the copies in the trace (copies.c). */
 int synor__sim_weight_copies(sim *s);
 
-/* sim.c, for preempt.c */
+/* The memory space device dev is in. */
+static inline size_t synor__sim_space_of(const sim *s, size_t dev)
+{
+    return synor_fabric_device_at(s->fab, dev)->space;
+}
+
+/* flows.c: the datum (produced, finished) asked for on device to_dev's
+ * space, unless it is there or on its way; events EV_HOP_READY (a = the
+ * flow) and EV_FLOW_DONE (a = the channel, with its version). */
+void synor__sim_request(sim *s, size_t data, size_t to_dev);
+void synor__sim_hop_ready(sim *s, size_t fi);
+void synor__sim_flow_done(sim *s, size_t ci, uint64_t ver);
+
+/* sim.c, for preempt.c (and flows.c: with an event version) */
 void synor__sim_push(sim *s, double t, int type, size_t a);
+void synor__sim_push_ver(sim *s, double t, int type, size_t a, uint64_t ver);
 void synor__sim_try_start(sim *s, size_t p);
 /* Places ready task i anew (dynamic) and starts what it can. */
 void synor__sim_replace(sim *s, size_t i);
