@@ -159,7 +159,7 @@ int cli_status(const cli_globals *g, int argc, char **argv)
     (void)g;
     net_opts no;
     memset(&no, 0, sizeof no);
-    const char *pos[1], *out = NULL;
+    const char *pos[1] = {NULL}, *out = NULL;
     int np = 0, json = 0, wait = 0;
     /* --wait first, the rest through parse */
     char *rest[64];
@@ -229,7 +229,7 @@ int cli_fetch(const cli_globals *g, int argc, char **argv)
     (void)g;
     net_opts no;
     memset(&no, 0, sizeof no);
-    const char *pos[1], *out = NULL;
+    const char *pos[1] = {NULL}, *out = NULL;
     int np = 0;
     int r = parse("fetch", argc, argv, &no, pos, 1, &np, NULL, &out, fetch_help);
     if (r)
@@ -256,7 +256,7 @@ int cli_cancel(const cli_globals *g, int argc, char **argv)
     (void)g;
     net_opts no;
     memset(&no, 0, sizeof no);
-    const char *pos[1];
+    const char *pos[1] = {NULL};
     int np = 0;
     int r = parse("cancel", argc, argv, &no, pos, 1, &np, NULL, NULL, cancel_help);
     if (r)
@@ -294,7 +294,7 @@ int cli_token(const cli_globals *g, int argc, char **argv)
     (void)g;
     net_opts no;
     memset(&no, 0, sizeof no);
-    const char *pos[2], *role = NULL, *owner = NULL, *out = NULL;
+    const char *pos[2] = {NULL, NULL}, *role = NULL, *owner = NULL, *out = NULL;
     int np = 0;
     /* --role and --owner first, the rest through parse */
     char *rest[64];
