@@ -50,6 +50,11 @@ void synor__free_const(const void *p);
 char *synor__strdup(const char *s);
 char *synor__strndup(const char *s, size_t n);
 
+/* stats.c: the monotonic clock in seconds; the median of v[0 .. n), which
+ * it sorts (NAN for n 0). */
+double synor__now_s(void);
+double synor__median(double *v, size_t n);
+
 /* Stores a formatted message in this thread's error slot and returns code,
  * so a failure is written `return synor__error(SYNOR_EINVAL, "...", ...);`. */
 int synor__error(int code, const char *fmt, ...) SYNOR__PRINTF(2, 3);

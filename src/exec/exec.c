@@ -292,13 +292,6 @@ static uint64_t splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The argument bytes of a task's kernel. */
 typedef union task_args {
     synor__gemm_dims_args gemm;
@@ -468,7 +461,7 @@ int synor_exec_workload_hooked(synor_runtime *rt, const synor_workload *w, uint6
      * part of the run's time. */
     if ((rc = synor_runtime_library_add(rt, &synor__kernels_library)) < 0)
         goto out;
-    double t0 = now_s();
+    double t0 = synor__now_s();
     const size_t *order = synor_workload_order(w);
     for (size_t oi = 0; oi < nt; oi++) {
         size_t ti = order[oi];
@@ -505,7 +498,7 @@ int synor_exec_workload_hooked(synor_runtime *rt, const synor_workload *w, uint6
             goto out;
         }
     rc = wait_run(rt, hooks);
-    out->seconds = now_s() - t0;
+    out->seconds = synor__now_s() - t0;
     if (rc == 0)
         for (size_t di = 0; di < nd; di++) {
             if (!sink[di])

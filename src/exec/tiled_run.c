@@ -13,13 +13,6 @@
 #include "synor/exec.h"
 
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void fill(void *p, size_t n, int f64, uint64_t s)
 {
     for (size_t i = 0; i < n; i++) {
@@ -37,18 +30,6 @@ static double get(const void *p, size_t i, int f64)
     return f64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* One OpenBLAS call on all cores into ref (from a for potrf); seconds. */
 static int reference(const synor__blas_api *bl, synor_tiled_algo algo, int f64, size_t n,
                      const void *a, const void *b, void *ref, int ncores, double *secs)
@@ -58,7 +39,7 @@ static int reference(const synor__blas_api *bl, synor_tiled_algo algo, int f64, 
     synor__blas_set_threads(ncores);
     if (algo == SYNOR_TILED_CHOLESKY)
         memcpy(ref, a, n * n * es);
-    double t0 = now_s();
+    double t0 = synor__now_s();
     if (algo == SYNOR_TILED_GEMM && f64)
         bl->dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, bn, bn, bn, 1.0, a, bn, b, bn, 0.0,
                   ref, bn);
@@ -69,7 +50,7 @@ static int reference(const synor__blas_api *bl, synor_tiled_algo algo, int f64, 
         bl->dpotrf("L", &bn, ref, &bn, &info);
     else
         bl->spotrf("L", &bn, ref, &bn, &info);
-    *secs = now_s() - t0;
+    *secs = synor__now_s() - t0;
     synor__blas_set_threads(1);
     if (info != 0)
         return synor__error(SYNOR_EIO, "tiled run: LAPACK potrf failed (info %d)", (int)info);
@@ -83,14 +64,14 @@ static int tiled(synor_runtime *rt, synor_tiled_algo algo, int f64, size_t n, si
     size_t es = f64 ? 8 : 4;
     if (algo == SYNOR_TILED_CHOLESKY)
         memcpy(c, a, n * n * es);
-    double t0 = now_s();
+    double t0 = synor__now_s();
     int rc;
     if (algo == SYNOR_TILED_GEMM)
         rc = f64 ? synor_tiled_dgemm(rt, n, n, n, 1.0, a, n, b, n, 0.0, c, n, nb)
                  : synor_tiled_sgemm(rt, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n, nb);
     else
         rc = f64 ? synor_tiled_dpotrf(rt, n, c, n, nb) : synor_tiled_spotrf(rt, n, c, n, nb);
-    *secs = now_s() - t0;
+    *secs = synor__now_s() - t0;
     return rc;
 }
 
@@ -158,8 +139,8 @@ int synor_exec_tiled(synor_runtime *rt, synor_tiled_algo algo, size_t n, size_t 
             (rc = tiled(rt, algo, f64, n, nb, a, b, c, &t_rt[r])) < 0)
             goto out;
     out->reps = reps;
-    out->seconds = median(t_rt, reps);
-    out->ref_seconds = median(t_ref, reps);
+    out->seconds = synor__median(t_rt, reps);
+    out->ref_seconds = synor__median(t_ref, reps);
     double flop = algo == SYNOR_TILED_GEMM ? 2.0 * (double)n * (double)nn
                                            : (double)n * (double)nn / 3.0;
     out->gflops = flop / out->seconds * 1e-9;

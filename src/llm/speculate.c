@@ -25,13 +25,6 @@
 #include "common/common.h"
 #include "llm/llm_ctx.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The first largest logit, as the greedy sampler picks it. */
 static int32_t argmax(const float *l, int n)
 {
@@ -160,7 +153,7 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
     unsigned *seqs = synor__calloc((size_t)limit + 40, sizeof *seqs);
     int e = hist && p && q && tmp && seqs ? 0 : SYNOR_ENOMEM;
     synor_llm_spec_stats st = {0};
-    double t0 = now_s();
+    double t0 = synor__now_s();
     if (!e) {
         synor_tokenizer_encode(tok, prompt ? prompt : "", plen, 1, 0, hist, (size_t)np);
         synor_llm_seq_reset(target, 0);
@@ -190,7 +183,7 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
             kk = limit - base - 2;
         if (kk < 1)
             break;
-        double t1 = now_s();
+        double t1 = synor__now_s();
         int nl = look ? synor__llm_lookup(hist, base, look, kk, props) : 0;
         if (nl > 0) { /* the lookup's proposals: q one-hot */
             kk = nl;
@@ -221,7 +214,7 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
         } else { /* nothing to propose: one target step */
             kk = 0;
         }
-        double t2 = now_s();
+        double t2 = synor__now_s();
         st.draft_seconds += t2 - t1;
         if (e)
             break;
@@ -233,7 +226,7 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
         e = synor_llm_batch(target, (size_t)kk + 1, rows, seqs, want);
         for (int i = 0; i <= kk && !e && !greedy; i++)
             e = synor__sampler_probs(s, synor_llm_logits(target, (size_t)i), V, p + (size_t)i * V);
-        st.check_seconds += now_s() - t2;
+        st.check_seconds += synor__now_s() - t2;
         if (e)
             break;
         st.steps++;
@@ -290,7 +283,7 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
         }
         last = emit[nemit - 1];
     }
-    st.seconds = now_s() - t0;
+    st.seconds = synor__now_s() - t0;
     if (stats)
         *stats = st;
     synor__free(hist);

@@ -348,13 +348,6 @@ static void run_serial(const graph *g, float **mem)
     }
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static const char *const graph_names[] = {"data-parallel", "pipeline"};
 static const char *const place_names[] = {"owner", "plan"};
 
@@ -460,7 +453,7 @@ int synor_mpi_graph_run(synor_mpi *m, const synor_mpi_graph_options *opt,
         goto out;
     synor_mpi_stats st0, st1;
     synor_mpi_get_stats(m, &st0);
-    double t0 = now_s();
+    double t0 = synor__now_s();
     for (size_t ti = 0; ti < g.nt; ti++) {
         const gtask *t = &g.t[ti];
         synor_mpi_task mt = {.priority = SYNOR_PRIORITY_NORMAL, .args = &t->d,
@@ -486,7 +479,7 @@ int synor_mpi_graph_run(synor_mpi *m, const synor_mpi_graph_options *opt,
             goto out;
     if ((rc = synor_mpi_wait_all(m)) < 0)
         goto out;
-    out->seconds = now_s() - t0;
+    out->seconds = synor__now_s() - t0;
     out->tasks = g.nt;
     synor_mpi_get_stats(m, &st1);
     double msgs = (double)(st1.messages_sent - st0.messages_sent);

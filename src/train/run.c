@@ -191,13 +191,6 @@ int synor_train_ckpt_latest(const char *dir, char *path, size_t cap, synor_train
     return e ? synor__error(e, "%s: no checkpoint that verifies", dir) : 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int resume(run_ctx *r, const synor_train_run_opts *o, synor_train_state *st)
 {
     long *steps;
@@ -293,7 +286,7 @@ int synor_train_run(synor_trainer *t, const synor_train_data *d, const synor_tra
     t->opt = o->opt;
     st.opt = o->opt;
     st.replicas = t->nrep;
-    double t0 = now_s(), base_elapsed = st.elapsed_s, val_loss = NAN;
+    double t0 = synor__now_s(), base_elapsed = st.elapsed_s, val_loss = NAN;
     long first = t->step;
     int stopped = 0;
     if (!e && first < o->steps)
@@ -320,7 +313,7 @@ int synor_train_run(synor_trainer *t, const synor_train_data *d, const synor_tra
         t->step = s + 1;
         st.step = s + 1;
         st.tokens += (uint64_t)t->batch * (uint64_t)c->seq_len;
-        double now = now_s();
+        double now = synor__now_s();
         st.elapsed_s = base_elapsed + (now - t0);
         synor_train_progress p = {.step = s + 1,
                                   .steps = o->steps,

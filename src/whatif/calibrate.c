@@ -22,20 +22,6 @@
 #include "synor/exec.h"
 #include "synor/whatif.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n)
-{
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The runtime's name of a local fabric device (whose profile is one that
  * synor_whatif_fabric made from detection): "cpu" for the first host CPU,
  * "cudaK" for a CUDA GPU, the name itself for a run fabric's device
@@ -264,7 +250,7 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
             if (!isnan(s) && r > 0 && isfinite(r))
                 ratio[nr++] = s / r;
         }
-    st.overall_factor = median(ratio, nr);
+    st.overall_factor = synor__median(ratio, nr);
     /* Per distinct kernel (a few), its factor. */
     const char *kname[64];
     double kfac[64];
@@ -286,7 +272,7 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
             }
         }
         kname[nkern] = kernel[ti];
-        kfac[nkern++] = median(ratio, nk);
+        kfac[nkern++] = synor__median(ratio, nk);
     }
     for (size_t ti = 0; ti < nt; ti++) {
         double kfactor = NAN;

@@ -28,26 +28,9 @@
 
 #define MAX_CALLS 4096
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, size_t n)
-{
-    if (!n)
-        return 0;
-    qsort(v, n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+/* the median, 0 for no sample (synor__median's NAN would reach the cache
+ * file) */
+static double median_of(double *v, size_t n) { return n ? synor__median(v, n) : 0; }
 
 typedef struct side {
     synor_runtime *rt;
@@ -102,11 +85,11 @@ static void *cpu_loop(void *arg)
 {
     loop *l = arg;
     while (!atomic_load(&l->stop) && l->n < MAX_CALLS) {
-        double t0 = now_s();
+        double t0 = synor__now_s();
         if ((l->rc = call(l->s)))
             break;
         l->start[l->n] = t0;
-        l->end[l->n++] = now_s();
+        l->end[l->n++] = synor__now_s();
         atomic_store(&l->started, 1);
     }
     atomic_store(&l->started, 1);
@@ -203,14 +186,14 @@ static int measure(synor_runtime *rc_, synor_runtime *ro, unsigned ocl, unsigned
     if (!rc)
         rc = call(&dev);
     for (unsigned r = 0; !rc && r < rounds; r++) {
-        double t0 = now_s();
+        double t0 = synor__now_s();
         if ((rc = call(&cpu)))
             break;
-        ca[r] = (now_s() - t0) / cpu_tiles;
-        t0 = now_s();
+        ca[r] = (synor__now_s() - t0) / cpu_tiles;
+        t0 = synor__now_s();
         if ((rc = call(&dev)))
             break;
-        da[r] = (now_s() - t0) / dev_tiles;
+        da[r] = (synor__now_s() - t0) / dev_tiles;
         memset(l, 0, sizeof *l);
         l->s = &cpu;
         pthread_t th;
@@ -220,9 +203,9 @@ static int measure(synor_runtime *rc_, synor_runtime *ro, unsigned ocl, unsigned
         }
         while (!atomic_load(&l->started)) /* the CPU workers are busy */
             sched_yield();
-        t0 = now_s();
+        t0 = synor__now_s();
         rc = call(&dev);
-        double t1 = now_s();
+        double t1 = synor__now_s();
         db[r] = (t1 - t0) / dev_tiles;
         atomic_store(&l->stop, 1);
         pthread_join(th, NULL);
