@@ -19,17 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "llm_fixture.h"
 #include "llm_lockstep.h"
 #include "llm_ref.h"
 #include "synor/error.h"
 #include "synor/llm.h"
 #include "synor/runtime.h"
 #include "test.h"
-
-static const char text[] =
-    "Once upon a time there was a little girl who loved to play in the park. "
-    "One day she saw a big red ball under a tree. She ran to the ball and "
-    "kicked it high into the sky. The sun was warm and the birds sang.";
 
 static const int32_t prompt[] = {1,   40, 41, 42,  80,  300, 7,   99, 260, 261,
                                  262, 5,  17, 200, 150, 151, 152, 3,  4,   9};
@@ -48,21 +44,7 @@ static void path_of(char *buf, size_t n, const char *leaf)
     snprintf(buf, n, "%s/%s", dir, leaf);
 }
 
-static synor_llm_synth tiny(int layers)
-{
-    synor_llm_synth s = {.cfg = {.dim = 64,
-                                 .hidden_dim = 96,
-                                 .n_layers = layers,
-                                 .n_heads = 4,
-                                 .n_kv_heads = 2,
-                                 .vocab_size = 320,
-                                 .seq_len = 64,
-                                 .shared_classifier = 1},
-                         .seed = 42,
-                         .text = text,
-                         .text_len = sizeof text - 1};
-    return s;
-}
+static synor_llm_synth tiny(int layers) { return llm_test_synth(layers); }
 
 /* SYNOR_LLMCU_REAL=1: run on whatever CUDA driver is installed (a real
  * GPU) instead of requiring the mock; the mock's counters are then not

@@ -17,11 +17,6 @@
 #include "llm_fixture.h"
 #include "test.h"
 
-static const char text[] =
-    "Once upon a time there was a little girl who loved to play in the park. "
-    "One day she saw a big red ball under a tree. She ran to the ball and "
-    "kicked it high into the sky. The sun was warm and the birds sang.";
-
 static char dir[64];
 
 static void path_of(char *buf, size_t n, const char *leaf)
@@ -34,21 +29,7 @@ static void path_of(char *buf, size_t n, const char *leaf)
     snprintf(buf, n, "%s/%s", dir, leaf);
 }
 
-static synor_llm_synth tiny(void)
-{
-    synor_llm_synth s = {.cfg = {.dim = 64,
-                                 .hidden_dim = 96,
-                                 .n_layers = 2,
-                                 .n_heads = 4,
-                                 .n_kv_heads = 2,
-                                 .vocab_size = 320,
-                                 .seq_len = 64,
-                                 .shared_classifier = 1},
-                         .seed = 42,
-                         .text = text,
-                         .text_len = sizeof text - 1};
-    return s;
-}
+static synor_llm_synth tiny(void) { return llm_test_synth(2); }
 
 /* The tiny model written as a GGUF file of type t under the test's folder
  * (leaf) and loaded with lo (may be NULL). */

@@ -24,11 +24,6 @@
  * can move an activation's Q8_0 rounding, a step of 1/127 of its block). */
 static const double kv16_tolerance[2] = {1e-3, 1e-2};
 
-static const char text[] =
-    "Once upon a time there was a little girl who loved to play in the park. "
-    "One day she saw a big red ball under a tree. She ran to the ball and "
-    "kicked it high into the sky. The sun was warm and the birds sang.";
-
 static char dir[64];
 
 static int tiny_model(const char *leaf, synor_ttype t, synor_llm **m)
@@ -40,17 +35,7 @@ static int tiny_model(const char *leaf, synor_ttype t, synor_llm **m)
     }
     char p[128];
     snprintf(p, sizeof p, "%s/%s", dir, leaf);
-    synor_llm_synth s = {.cfg = {.dim = 64,
-                                 .hidden_dim = 96,
-                                 .n_layers = 2,
-                                 .n_heads = 4,
-                                 .n_kv_heads = 2,
-                                 .vocab_size = 320,
-                                 .seq_len = 64,
-                                 .shared_classifier = 1},
-                         .seed = 42,
-                         .text = text,
-                         .text_len = sizeof text - 1};
+    synor_llm_synth s = llm_test_synth(2);
     int e = synor_llm_synth_gguf(&s, t, p);
     return e ? e : synor_llm_load(p, NULL, m);
 }
