@@ -50,6 +50,11 @@ int synor_whatif_fabric_workers(synor_catalog *cat, const synor_detection *d, un
                                 const synor_whatif_change *changes, size_t n_changes,
                                 synor_fabric **out);
 
+/* Whether fd is one of the host CPU's devices in a fabric that
+ * synor_whatif_fabric_workers made with cpu_workers (0 or 1: the whole CPU
+ * as one device, profile "local-cpu0"; more: one of its worker devices). */
+int synor_whatif_is_cpu_device(const synor_fabric_device *fd, unsigned cpu_workers);
+
 /* A device of a real run: its runtime name (synor_runtime_device_info:
  * "cpu", "openclK", "cudaK") and product. */
 typedef struct synor_whatif_run_device {

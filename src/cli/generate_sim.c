@@ -149,12 +149,9 @@ static int local_fabric(synor_catalog *cat, synor_detection *det, size_t ncpu,
     *gdev = SIZE_MAX;
     for (size_t d = 0; !rc && d < synor_fabric_device_count(f); d++) {
         const synor_fabric_device *fd = synor_fabric_device_at(f, d);
-        const char *id = fd->profile ? fd->profile->id : "";
-        /* one worker: the CPU's own profile; several: one per worker */
-        int is_cpu = ncpu == 1 ? !strcmp(id, "local-cpu0") : !strncmp(id, "local-cpu0-worker", 17);
-        if (is_cpu && nc < ncpu)
+        if (synor_whatif_is_cpu_device(fd, (unsigned)ncpu) && nc < ncpu)
             cpu_dev[nc++] = d;
-        else if (gi->layers && !strcmp(id, prof) && *gdev == SIZE_MAX)
+        else if (gi->layers && fd->profile && !strcmp(fd->profile->id, prof) && *gdev == SIZE_MAX)
             *gdev = d;
     }
     if (!rc && (nc != ncpu || (gi->layers && *gdev == SIZE_MAX))) {

@@ -646,8 +646,7 @@ int cli_train_sim_finish(cli_train_sim *s, const cli_globals *g, const synor_tra
         goto out;
     for (size_t d = 0; d < nd; d++) {
         const synor_fabric_device *fd = synor_fabric_device_at(f, d);
-        const char *id = fd->profile ? fd->profile->id : "";
-        if (workers == 1 ? !strcmp(id, "local-cpu0") : !strncmp(id, "local-cpu0-worker", 17))
+        if (synor_whatif_is_cpu_device(fd, workers))
             b.dev[b.ndev++] = fd->name;
     }
     if (b.ndev != workers) {

@@ -211,7 +211,7 @@ static int read_kv(cur *c, synor_gguf *g, size_t i)
 static int read_tensor(cur *c, synor_gguf *g, size_t i)
 {
     synor_gguf_tensor *t = &g->t[i];
-    const char *name;
+    const char *name = NULL; /* rd_str sets it; gcc -O3 cannot tell */
     uint64_t len, off;
     uint32_t ndim, type;
     int rc;

@@ -125,6 +125,15 @@ int synor_whatif_fabric(synor_catalog *cat, const synor_detection *d,
     return synor_whatif_fabric_workers(cat, d, 0, changes, n_changes, out);
 }
 
+int synor_whatif_is_cpu_device(const synor_fabric_device *fd, unsigned cpu_workers)
+{
+    if (!fd || !fd->profile || !fd->profile->id)
+        return 0;
+    char id[48];
+    snprintf(id, sizeof id, cpu_workers > 1 ? "local-cpu0-worker%u" : "local-cpu0", cpu_workers);
+    return !strcmp(fd->profile->id, id);
+}
+
 int synor_whatif_fabric_workers(synor_catalog *cat, const synor_detection *d, unsigned cpu_workers,
                                 const synor_whatif_change *changes, size_t n_changes,
                                 synor_fabric **out)
