@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "llm_fixture.h"
 #include "llm_lockstep.h"
 #include "llm_ref.h"
 #include "synor/error.h"
@@ -24,8 +25,6 @@
 #include "synor/runtime.h"
 #include "test.h"
 
-static const char text[] = "Once upon a time there was a little girl who loved to play in the "
-                           "park. One day she saw a big red ball under a tree.";
 static const int32_t prompt[] = {1, 40, 41, 42, 80, 300, 7, 99, 260, 261, 262, 5, 17, 200, 150};
 #define NP ((int)(sizeof prompt / sizeof prompt[0])) /* 15: not a multiple of 4 */
 #define STEPS 12
@@ -44,17 +43,7 @@ static void path_of(char *buf, size_t n, const char *leaf)
 
 static synor_llm *model(int layers, synor_ttype type, const char *leaf)
 {
-    synor_llm_synth s = {.cfg = {.dim = 64,
-                                 .hidden_dim = 96,
-                                 .n_layers = layers,
-                                 .n_heads = 4,
-                                 .n_kv_heads = 2,
-                                 .vocab_size = 320,
-                                 .seq_len = 64,
-                                 .shared_classifier = 1},
-                         .seed = 42,
-                         .text = text,
-                         .text_len = sizeof text - 1};
+    synor_llm_synth s = llm_test_synth(layers);
     char p[128];
     path_of(p, sizeof p, leaf);
     synor_llm *m = NULL;
