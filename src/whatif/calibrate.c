@@ -353,3 +353,65 @@ int synor_whatif_calibrate_keyed(const synor_fabric *f, const synor_workload *w,
         return synor__error(SYNOR_EINVAL, "calibrate: no kernels or footprints");
     return calibrate(f, w, kernels, footprints, pm, out, info);
 }
+
+int synor_whatif_calibrate_sharing(synor_fabric *f, const synor_workload *w,
+                                   const char *const *kernels, const uint64_t *footprints,
+                                   const synor_perfmodel *pm, size_t *set)
+{
+    if (set)
+        *set = 0;
+    if (!f || !w || !pm || (!kernels) != (!footprints))
+        return synor__error(SYNOR_EINVAL, "synor_whatif_calibrate_sharing: no fabric, workload or "
+                                          "model, or kernels without footprints");
+    size_t nt = synor_workload_count(w), nd = synor_fabric_device_count(f);
+    const char **kernel = synor__calloc(nt ? nt : 1, sizeof *kernel);
+    uint64_t *fp = synor__calloc(nt ? nt : 1, sizeof *fp);
+    pm_table tab = {0};
+    int rc = 0;
+    if (!kernel || !fp || synor_perfmodel_foreach(pm, collect, &tab) || tab.failed) {
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (tab.n)
+        qsort(tab.v, tab.n, sizeof *tab.v, cmp_row);
+    if (kernels) {
+        memcpy(kernel, kernels, nt * sizeof *kernel);
+        memcpy(fp, footprints, nt * sizeof *fp);
+    } else if (synor_exec_task_keys(w, kernel, fp) != 0) {
+        goto out; /* cannot run here: nothing measured */
+    }
+    for (size_t d = 0; d < nd; d++) {
+        const synor_fabric_device *fd = synor_fabric_device_at(f, d);
+        char buf[32];
+        const char *name = runtime_name(fd, buf, sizeof buf);
+        if (!(fd->share_cpu_slowdown > 0) || !name)
+            continue;
+        double disp = lookup(&tab, SYNOR_PERFMODEL_DISPATCH, name, 0), med = 0, cost = 0;
+        if (isnan(disp))
+            disp = 0;
+        for (size_t ti = 0; ti < nt; ti++) {
+            double a = lookup(&tab, kernel[ti], name, fp[ti]);
+            double m = lookup_median(&tab, kernel[ti], name, fp[ti]);
+            if (isnan(a) || isnan(m) || synor_workload_task(w, ti)->n_exec)
+                continue;
+            med += m;
+            cost += a + disp;
+        }
+        if (!(med > 0 && cost > 0))
+            continue;
+        double sc = med / cost;
+        sc = sc < 1e-6 ? 1e-6 : sc > 1000 ? 1000 : sc;
+        /* no contention charged: the times recorded beside each other hold
+         * it, on both sides */
+        if ((rc = synor_fabric_set_host_sharing(f, d, 1, 1)) ||
+            (rc = synor_fabric_set_share_place_scale(f, d, sc)))
+            goto out;
+        if (set)
+            (*set)++;
+    }
+out:
+    synor__free(kernel);
+    synor__free(fp);
+    table_free(&tab);
+    return rc;
+}
