@@ -158,7 +158,12 @@ typedef struct synor_whatif_calibration {
  * wait_all's return); none when the fabric has no local device or the
  * model no such entry.
  * Other devices (added or swapped in) keep their roofline. A task with a
- * cost row of its own keeps it. pm may be NULL (then every local time is a
+ * cost row of its own keeps it. With kernels given (_keyed), on a device
+ * that shares the host's cores (synor_fabric_set_host_sharing) a task
+ * whose kernel the model has on another device but not there, while it
+ * has other kernels there, cannot run there (INFINITY): the runtime
+ * calibrates every device that implements a kernel, so that one does not
+ * (potrf, trsm and syrk have a CPU function only). pm may be NULL (then every local time is a
  * roofline); a workload that cannot run for real has no estimates. info
  * (may be NULL) says how many times came from where. */
 int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,

@@ -122,6 +122,16 @@ static double lookup_median(const pm_table *t, const char *op, const char *devic
     return r ? r->median : NAN;
 }
 
+/* Whether the model has an entry of op (NULL: any) on device, or (other
+ * 1) on a device other than it. */
+static int has_entry(const pm_table *t, const char *op, const char *device, int other)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if ((!op || !strcmp(t->v[i].op, op)) && !strcmp(t->v[i].device, device) == !other)
+            return 1;
+    return 0;
+}
+
 /* A copy of w whose task i has the cost row rows[i * nd .. + nd) in the
  * fabric's device order (a task that had a row of its own keeps it). */
 static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd,
@@ -284,6 +294,17 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
             *row = r;
             if (!rt_name[d] || synor_workload_task(w, ti)->n_exec || !isfinite(r))
                 continue;
+            /* A device that shares the host's cores and has entries, but
+             * none of this kernel that another device has: the runtime
+             * never ran it there after calibrating every device it can
+             * (potrf, trsm, syrk have a CPU function only). */
+            if (keyed && synor_fabric_device_at(f, d)->share_cpu_slowdown > 0 &&
+                isnan(meas[ti * nd + d]) && has_entry(&tab, NULL, rt_name[d], 0) &&
+                !has_entry(&tab, kernel[ti], rt_name[d], 0) &&
+                has_entry(&tab, kernel[ti], rt_name[d], 1)) {
+                *row = INFINITY;
+                continue;
+            }
             /* measured kernel times, and what the runtime adds to each */
             if (!isnan(meas[ti * nd + d])) {
                 *row = meas[ti * nd + d] + dispatch[d];
