@@ -15,13 +15,15 @@
 
 static synor_catalog *cat;
 
-/* Two CPU workers and a CPU-kind OpenCL-like device, one node. */
+/* Two CPU workers and a CPU-kind OpenCL-like device, one node; the
+ * shared device's extra fields go between the two parts. */
 static const char *const FABRIC =
     "{\"format\": \"synor-fabric/1\", \"name\": \"shared\", \"currency\": \"USD\",\n"
     " \"nodes\": [{\"name\": \"host\"}],\n"
     " \"devices\": [\n"
     "  {\"name\": \"cpu\", \"profile\": \"amd-epyc-9654\", \"node\": \"host\", \"count\": 2},\n"
-    "  {\"name\": \"ocl\", \"profile\": \"intel-xeon-8480plus\", \"node\": \"host\"%s}]}";
+    "  {\"name\": \"ocl\", \"profile\": \"intel-xeon-8480plus\", \"node\": \"host\"";
+static const char *const FABRIC_END = "}]}";
 
 /* Six independent tasks: 1 s on a worker, 4 s on the shared device. */
 static const char *const SIX =
@@ -55,7 +57,7 @@ static int load_fabric(const char *extra, synor_fabric **f)
     if (!cat && (synor_catalog_create(&cat) || synor_catalog_load_builtin(cat)))
         return -1;
     char text[1024];
-    snprintf(text, sizeof text, FABRIC, extra);
+    snprintf(text, sizeof text, "%s%s%s", FABRIC, extra, FABRIC_END);
     return synor_fabric_load_string(cat, text, strlen(text), "shared.json", f);
 }
 
