@@ -81,7 +81,8 @@ print('| workload | workers | real ms | sim (dynamic) ms | ratio | sim (HEFT) ms
       + ' host before / per task / after us | ratio without the host |'
       + (' OpenCL tasks per run, real | simulated | sim without sharing ms | ratio | its OpenCL tasks |' if ocl else '')
       + (' place scale | ratio with the measured charge | its OpenCL tasks |' if any('ratio_charged' in l[0] for l in rows.values()) else ''))
-print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|---|---|---|' if ocl else ''))
+print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|---|---|---|' if ocl else '')
+      + ('---|---|---|' if any('ratio_charged' in l[0] for l in rows.values()) else ''))
 for w, l in rows.items():
     tail = f"{med(l,'after_openblas_ms'):.3f} |" if 'after_openblas_ms' in l[0] else " |"
     tail += (f" {med(l,'host_before_us'):.1f} / {med(l,'host_submit_us'):.2f} / {med(l,'host_after_us'):.1f} |"
