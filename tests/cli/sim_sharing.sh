@@ -51,5 +51,22 @@ fabric ', "host_sharing": {"cpu_slowdown": 2, "slowdown": 1, "share": 3}'
 check unknown-rc   [ "$(sim)" != 0 ]
 check unknown-key  grep -q '"share"\|share' "$tmp/err"
 
+# --fabric local --sharing-cache: PoCL beside the CPU workers where there is one
+check opt-usage    [ "$(rc "$S" simulate --fabric seed --sharing-cache "$tmp/s.json")" = 2 ]
+check opt-usage-m  grep -q "sharing-cache" "$tmp/err"
+if [ "$(rc "$S" simulate --fabric local --tiled gemm --n 512 --strategy dynamic --baseline none \
+          --no-perfmodel --sharing-cache "$tmp/s.json")" = 0 ] &&
+   grep -q "No OpenCL CPU device here" "$tmp/out"; then
+  echo "sim_sharing: no OpenCL CPU device (PoCL): --sharing-cache part skipped"
+else
+  check local-note   grep -q "an OpenCL CPU device that shares their cores" "$tmp/out"
+  check local-cache  grep -q '"format": "synor-host-sharing/1"' "$tmp/s.json"
+  # the second time the cache is read: same output
+  cp "$tmp/out" "$tmp/first"
+  check local-again  [ "$(rc "$S" simulate --fabric local --tiled gemm --n 512 --strategy dynamic \
+                            --baseline none --no-perfmodel --sharing-cache "$tmp/s.json")" = 0 ]
+  check local-same   cmp -s "$tmp/out" "$tmp/first"
+fi
+
 echo "sim_sharing: $pass passed, $fail failed"
 [ "$fail" = 0 ]
