@@ -247,7 +247,52 @@ typedef struct sims {
     double offcpu; /* --opencl: tasks the dynamic simulation put on an OpenCL device */
     double noshare, noshare_off; /* --opencl: dynamic on the fabric without sharing */
     double opencl_task; /* --opencl: the calibrated OpenCL task time, mean over tasks */
+    double place_scale; /* --opencl: the shared device's placement scale (0: none) */
+    double charged, charged_off; /* --opencl: placed so, the measured contention charged */
 } sims;
+
+/* The dynamic simulation on f with the shared device's measured
+ * contention charged (g_share's cpu_slowdown; its own times hold its
+ * slowdown), placed as the runtime does: the comparison for the
+ * calibration's none; f as it was after. */
+static int simulate_charged(synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
+                            const char *const *kernels, const uint64_t *fps, sims *out)
+{
+    int rc = 0;
+    size_t nd = synor_fabric_device_count(f), d = 0;
+    while (d < nd && !(synor_fabric_device_at(f, d)->share_place_scale > 0))
+        d++;
+    if (d == nd || !(g_share.cpu_slowdown > 0))
+        return 0;
+    const synor_fabric_device *fd = synor_fabric_device_at(f, d);
+    double cs = fd->share_cpu_slowdown, sl = fd->share_slowdown, sc = fd->share_place_scale;
+    rc = synor_fabric_set_host_sharing(f, d, g_share.cpu_slowdown, 1);
+    if (!rc)
+        rc = synor_fabric_set_share_place_scale(f, d, sc);
+    if (!rc)
+        rc = simulate(f, w, pm, 0, &out->charged, NULL, NULL, NULL, &out->charged_off, kernels,
+                      fps);
+    int rc2 = synor_fabric_set_host_sharing(f, d, cs, sl);
+    if (!rc2)
+        rc2 = synor_fabric_set_share_place_scale(f, d, sc);
+    return rc ? rc : rc2;
+}
+
+/* With a shared device: calibrated on the model
+ * (synor_whatif_calibrate_sharing), so the dynamic simulation places on it
+ * as the runtime does. */
+static int place_scales(synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
+                        const char *const *kernels, const uint64_t *fps, sims *out)
+{
+    out->place_scale = 0;
+    if (!g_opencl)
+        return 0;
+    int rc = synor_whatif_calibrate_sharing(f, w, kernels, fps, pm, NULL);
+    for (size_t d = 0; !rc && d < synor_fabric_device_count(f); d++)
+        if (synor_fabric_device_at(f, d)->share_place_scale > 0)
+            out->place_scale = synor_fabric_device_at(f, d)->share_place_scale;
+    return rc;
+}
 
 /* Calibrated with dynamic placement (its busy time per operation into
  * ops) and with HEFT's plan; then the roofline alone. */
@@ -298,9 +343,12 @@ static void print_line(const char *name, unsigned workers, int runs, double *rea
         printf(" after_openblas_ms=%.3f", after_openblas * 1e3);
     if (g_opencl)
         printf(" real_opencl_tasks=%.1f sim_opencl_tasks=%.0f sim_noshare_ms=%.3f "
-               "ratio_noshare=%.4f sim_noshare_opencl_tasks=%.0f sim_opencl_task_ms=%.3f",
+               "ratio_noshare=%.4f sim_noshare_opencl_tasks=%.0f sim_opencl_task_ms=%.3f "
+               "place_scale=%.4f cpu_slowdown=%.3f sim_charged_ms=%.3f ratio_charged=%.4f "
+               "sim_charged_opencl_tasks=%.0f",
                real_off, s->offcpu, s->noshare * 1e3, s->noshare / med, s->noshare_off,
-               s->opencl_task * 1e3);
+               s->opencl_task * 1e3, s->place_scale, g_share.cpu_slowdown, s->charged * 1e3,
+               s->charged / med, s->charged_off);
     printf("\n");
 }
 
@@ -350,7 +398,11 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
     op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
     sims sm = {0};
     if (!rc)
+        rc = place_scales(f, w, pm, NULL, NULL, &sm);
+    if (!rc)
         rc = simulate_all(f, w, pm, NULL, NULL, &sm, &ops_sim);
+    if (!rc && g_opencl)
+        rc = simulate_charged(f, w, pm, NULL, NULL, &sm);
     if (!rc && f0)
         rc = simulate(f0, w, pm, 0, &sm.noshare, NULL, NULL, NULL, &sm.noshare_off, NULL, NULL);
     if (rc) {
@@ -464,7 +516,11 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
     op_sum ops_before = {0}, ops_all = {0}, ops_sim = {0};
     sims sm = {0};
     if (!rc)
+        rc = place_scales(f, w, pm, (const char *const *)kernels, fps, &sm);
+    if (!rc)
         rc = simulate_all(f, w, pm, kernels, fps, &sm, &ops_sim);
+    if (!rc && g_opencl)
+        rc = simulate_charged(f, w, pm, kernels, fps, &sm);
     if (!rc && f0)
         rc = simulate(f0, w, pm, 0, &sm.noshare, NULL, NULL, NULL, &sm.noshare_off, kernels, fps);
     synor_tiled_result r = {0};

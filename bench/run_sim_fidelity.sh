@@ -25,19 +25,24 @@
 # factors are measured first (bench_shared_cores' measurement) and the
 # summary adds the simulation without them (the paired "before"):
 # --sharing-cache F caches them (default: none, measured per process).
+# There the dynamic simulation places as the runtime does (the shared
+# device's place_scale, printed) and charges no contention (the recorded
+# times hold it); the summary adds it with the measured cpu_slowdown
+# charged (ratio_charged). --no-pipeline: skip the pipeline.
 #
 #   bash bench/run_sim_fidelity.sh [--procs P] [--runs R] [--workers N] [--build DIR]
 #                                  [--opencl] [--fifo] [--rows "ARGS"] [--measure-cache F]
-#                                  [--sharing-cache F]
+#                                  [--sharing-cache F] [--no-pipeline]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-procs=3 runs=11 workers=0 build=build-bench opencl= fifo=() cache=() scache=()
+procs=3 runs=11 workers=0 build=build-bench opencl= nopipe= fifo=() cache=() scache=()
 rows=(workloads/mlp-fp32.json workloads/attention-block-fp32.json
       --tiled gemm:1024:256 --tiled gemm:2048:256 --tiled gemm:3072:256
       --tiled cholesky:1024:256 --tiled cholesky:2048:256 --tiled cholesky:3072:256)
 while (($#)); do
   case $1 in
     --opencl) opencl=--opencl; shift ;;
+    --no-pipeline) nopipe=1; shift ;;
     --fifo) fifo=(chrt -f 10); shift ;;
     --procs) procs=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
@@ -46,7 +51,7 @@ while (($#)); do
     --rows) read -ra rows <<<"$2"; shift 2 ;;
     --measure-cache) cache=(--measure-cache "$2"); shift 2 ;;
     --sharing-cache) scache=(--sharing-cache "$2"); shift 2 ;;
-    *) echo "usage: $0 [--procs P] [--runs R] [--workers N] [--build DIR] [--opencl] [--fifo] [--rows \"ARGS\"] [--measure-cache F] [--sharing-cache F]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--procs P] [--runs R] [--workers N] [--build DIR] [--opencl] [--fifo] [--rows \"ARGS\"] [--measure-cache F] [--sharing-cache F] [--no-pipeline]" >&2; exit 2 ;;
   esac
 done
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSYNOR_BUILD_TESTS=OFF >/dev/null
@@ -74,8 +79,10 @@ med = lambda l, k: statistics.median(float(x[k]) for x in l)
 ocl = any('real_opencl_tasks' in l[0] for l in rows.values())
 print('| workload | workers | real ms | sim (dynamic) ms | ratio | sim (HEFT) ms | ratio | sim (runtime rules) ms | ratio | roofline ms | ratio | dispatch us | as run --tiled ms |'
       + ' host before / per task / after us | ratio without the host |'
-      + (' OpenCL tasks per run, real | simulated | sim without sharing ms | ratio | its OpenCL tasks |' if ocl else ''))
-print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|---|---|---|' if ocl else ''))
+      + (' OpenCL tasks per run, real | simulated | sim without sharing ms | ratio | its OpenCL tasks |' if ocl else '')
+      + (' place scale | ratio with the measured charge | its OpenCL tasks |' if any('ratio_charged' in l[0] for l in rows.values()) else ''))
+print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|---|---|---|' if ocl else '')
+      + ('---|---|---|' if any('ratio_charged' in l[0] for l in rows.values()) else ''))
 for w, l in rows.items():
     tail = f"{med(l,'after_openblas_ms'):.3f} |" if 'after_openblas_ms' in l[0] else " |"
     tail += (f" {med(l,'host_before_us'):.1f} / {med(l,'host_submit_us'):.2f} / {med(l,'host_after_us'):.1f} |"
@@ -85,6 +92,9 @@ for w, l in rows.items():
         if 'ratio_noshare' in l[0]:
             tail += (f" {med(l,'sim_noshare_ms'):.3f} | {med(l,'ratio_noshare'):.3f} |"
                      f" {med(l,'sim_noshare_opencl_tasks'):.0f} |")
+        if 'ratio_charged' in l[0]:
+            tail += (f" {med(l,'place_scale'):.3f} | {med(l,'ratio_charged'):.3f} |"
+                     f" {med(l,'sim_charged_opencl_tasks'):.0f} |")
     print(f"| {w} | {l[0]['workers']} | {med(l,'real_ms'):.3f} | {med(l,'sim_dynamic_ms'):.3f} | "
           f"{med(l,'ratio_dynamic'):.3f} | {med(l,'sim_heft_ms'):.3f} | {med(l,'ratio_heft'):.3f} | "
           f"{med(l,'sim_runtime_ms'):.3f} | {med(l,'ratio_runtime'):.3f} | "
@@ -96,7 +106,7 @@ for (w, op), l in ops.items():
     print(f"| {w} | {op} | {med(l,'real_busy_ms'):.3f} | {med(l,'sim_busy_ms'):.3f} | {med(l,'ratio'):.3f} |")
 PY
 
-[[ -n $opencl ]] || exit 0
+[[ -n $opencl && -z $nopipe ]] || exit 0
 # The two-stage CPU + OpenCL pipeline: real against planned, per process.
 echo
 echo "== pipeline, 2 stages (cpu, opencl0), workloads/pipeline-mlp-fp32.json =="

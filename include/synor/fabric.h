@@ -67,6 +67,10 @@ typedef struct synor_fabric_device {
      * such as PoCL: synor_fabric_set_host_sharing); 0: a device of its own. */
     double share_cpu_slowdown;  /* the node's CPU devices' time factor while it runs */
     double share_slowdown;      /* its own time factor with every CPU device busy */
+    /* A shared device's placement estimate over its cost-model time (0:
+     * 1): what a runtime that places by the median kernel time, without
+     * the dispatch, expects of it (synor_fabric_set_share_place_scale). */
+    double share_place_scale;
 } synor_fabric_device;
 
 #define SYNOR_PATH_MAX_HOPS 4
@@ -116,6 +120,14 @@ int synor_fabric_set_price(synor_fabric *f, size_t i, int64_t price_micro);
  * or below 1. */
 int synor_fabric_set_host_sharing(synor_fabric *f, size_t i, double cpu_slowdown,
                                   double slowdown);
+/* How the dynamic strategy places on a fabric with a shared device
+ * (docs/PLANNING.md "Placing as the runtime does"): by the runtime's rule,
+ * with device i's estimate its cost-model time x scale (a runtime places
+ * by the median kernel time without the dispatch, which the calibrated
+ * time has: synor_whatif_calibrate_sharing measures it). Device i must share
+ * the host's cores; scale in (0, 1000], 0 undoes it (1).
+ * SYNOR_EINVAL otherwise. */
+int synor_fabric_set_share_place_scale(synor_fabric *f, size_t i, double scale);
 /* Index of a device by name, or -1. */
 long synor_fabric_find_device(const synor_fabric *f, const char *name);
 size_t synor_fabric_space_count(const synor_fabric *f);

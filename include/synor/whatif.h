@@ -163,7 +163,12 @@ typedef struct synor_whatif_calibration {
  * wait_all's return); none when the fabric has no local device or the
  * model no such entry.
  * Other devices (added or swapped in) keep their roofline. A task with a
- * cost row of its own keeps it. pm may be NULL (then every local time is a
+ * cost row of its own keeps it. With kernels given (_keyed), on a device
+ * that shares the host's cores (synor_fabric_set_host_sharing) a task
+ * whose kernel the model has on another device but not there, while it
+ * has other kernels there, cannot run there (INFINITY): the runtime
+ * calibrates every device that implements a kernel, so that one does not
+ * (potrf, trsm and syrk have a CPU function only). pm may be NULL (then every local time is a
  * roofline); a workload that cannot run for real has no estimates. info
  * (may be NULL) says how many times came from where. */
 int synor_whatif_calibrate(const synor_fabric *f, const synor_workload *w,
@@ -180,6 +185,28 @@ int synor_whatif_calibrate_keyed(const synor_fabric *f, const synor_workload *w,
                                  const char *const *kernels, const uint64_t *footprints,
                                  const synor_perfmodel *pm, synor_workload **out,
                                  synor_whatif_calibration *info);
+
+/* Calibrates f's devices that share the host's cores for the simulation
+ * of w (docs/PLANNING.md "Placing as the runtime does"), from the model
+ * pm: for each such device that is this machine's (a run fabric's OpenCL
+ * device, its task times calibrated by synor_whatif_calibrate: the window
+ * mean plus the device's mean dispatch), over w's tasks that pm has an
+ * entry for there,
+ *   - its placement scale (synor_fabric_set_share_place_scale): the sum of
+ *     the window medians (what the runtime places by) over the sum of the
+ *     calibrated times;
+ *   - its contention factors become 1 and 1 (declared shared, so the
+ *     simulation places on it by the runtime's rule, but nothing charged):
+ *     the workers' and the device's times were recorded beside each other
+ *     and hold the contention already (charging the measured factors on
+ *     top overshot: docs/BENCHMARKS.md "Placing on PoCL as the runtime
+ *     does").
+ * kernels and footprints as synor_whatif_calibrate_keyed takes them, or
+ * both NULL (synor_exec_task_keys). A device without entries is left as it
+ * is. *set (may be NULL): how many devices were calibrated. */
+int synor_whatif_calibrate_sharing(synor_fabric *f, const synor_workload *w,
+                                   const char *const *kernels, const uint64_t *footprints,
+                                   const synor_perfmodel *pm, size_t *set);
 
 /* The price per hour (micro-units) the built-in fabrics assume for a
  * profile; 0 if none lists it. */

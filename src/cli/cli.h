@@ -93,6 +93,7 @@ int cli_scenario_tiled(const scenario *sc, synor_workload **w, const char ***ker
  * --perfmodel FILE, --no-perfmodel, --cpu-workers N, --measure-cache FILE. */
 typedef struct cli_local {
     const char *perfmodel, *cache;
+    const char *sharing_cache; /* --sharing-cache: PoCL beside the workers, shared */
     int no_perfmodel;
     unsigned long long cpu_workers; /* 0: one per core, as the runtime */
 } cli_local;

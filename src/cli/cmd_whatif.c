@@ -30,6 +30,8 @@ static void help(void)
            "                          --no-perfmodel: the roofline on the measured peak\n"
            "  --cpu-workers N         CPU workers of a real run (default one per core)\n"
            "  --measure-cache FILE    where the measured CPU peak is cached\n"
+           "  --sharing-cache FILE    PoCL too, sharing the CPU workers' cores (its\n"
+           "                          measured factors cached in FILE)\n"
            "Exit status: 0 success, 1 failure (e.g. the workload fits no device), 2 usage.\n");
 }
 

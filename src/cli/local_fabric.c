@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 
 int cli_local_opt(const char *cmd, cli_local *l, int argc, char **argv, int *i)
 {
@@ -24,6 +25,10 @@ int cli_local_opt(const char *cmd, cli_local *l, int argc, char **argv, int *i)
         l->cache = argv[++*i];
         return 1;
     }
+    if (!strcmp(a, "--sharing-cache")) {
+        l->sharing_cache = argv[++*i];
+        return 1;
+    }
     if (!strcmp(a, "--cpu-workers")) {
         if (cli_parse_uint(cmd, a, argv[++*i], 1, 1024, &l->cpu_workers))
             return -1;
@@ -36,10 +41,11 @@ int cli_local_check(const char *cmd, const cli_local *l, int local)
 {
     if (l->perfmodel && l->no_perfmodel)
         return cli_usage_error(cmd, "--perfmodel and --no-perfmodel exclude each other");
-    if (!local && (l->perfmodel || l->no_perfmodel || l->cpu_workers || l->cache))
-        return cli_usage_error(cmd, "--perfmodel, --no-perfmodel, --cpu-workers and "
-                                    "--measure-cache are options of the local fabric "
-                                    "(--fabric local)");
+    if (!local && (l->perfmodel || l->no_perfmodel || l->cpu_workers || l->cache ||
+                   l->sharing_cache))
+        return cli_usage_error(cmd, "--perfmodel, --no-perfmodel, --cpu-workers, "
+                                    "--measure-cache and --sharing-cache are options of the "
+                                    "local fabric (--fabric local)");
     return CLI_OK;
 }
 
@@ -49,8 +55,10 @@ int cli_local_detect(synor_catalog *cat, const cli_local *l, synor_detection **d
     const char *cache = l->cache;
     if (!cache && synor_detect_default_cache_path(cache_default, sizeof cache_default) == 0)
         cache = cache_default;
-    if (synor_detect_run_cached(cat, SYNOR_DETECT_HOST | SYNOR_DETECT_CUDA | SYNOR_DETECT_MEASURE,
-                                cache, det)) {
+    unsigned what = SYNOR_DETECT_HOST | SYNOR_DETECT_CUDA | SYNOR_DETECT_MEASURE;
+    if (l->sharing_cache)
+        what |= SYNOR_DETECT_OPENCL;
+    if (synor_detect_run_cached(cat, what, cache, det)) {
         cli_error("%s", synor_errmsg());
         return CLI_FAIL;
     }
@@ -70,6 +78,59 @@ static unsigned workers_of(const cli_local *l, const synor_detection *det)
             return (unsigned)atoi(cores) > 1024 ? 1024 : (unsigned)atoi(cores);
     }
     return 1;
+}
+
+/* --sharing-cache: this machine's first OpenCL CPU device (PoCL) as the
+ * runtime names it, and its product; 0 when there is none. */
+static int pocl_of(unsigned workers, char *name, size_t nsize, char *product, size_t psize)
+{
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.opencl = SYNOR_OPENCL_ALL;
+    cfg.cpu_workers = workers;
+    synor_runtime *rt = NULL;
+    int found = 0;
+    if (synor_runtime_create(&cfg, &rt))
+        return 0;
+    synor_runtime_device_info info;
+    for (unsigned i = 1; !found && i < synor_runtime_device_count(rt); i++)
+        if (!synor_runtime_device_get(rt, i, &info) && !strcmp(info.backend, "opencl") &&
+            info.kind == SYNOR_KIND_CPU) {
+            snprintf(name, nsize, "%s", info.name);
+            snprintf(product, psize, "%s", info.product);
+            found = 1;
+        }
+    synor_runtime_destroy(rt);
+    return found;
+}
+
+/* The run fabric of the CPU workers and PoCL, shared with the factors of
+ * the cache (measured and written there when absent); *pocl 0 and f
+ * untouched when there is no OpenCL CPU device. */
+static int shared_fabric(synor_catalog *cat, const synor_detection *det, const char *cache,
+                         unsigned workers, int calibrated, synor_fabric **f, int *pocl,
+                         char *name, size_t nsize)
+{
+    char product[96];
+    *pocl = pocl_of(workers, name, nsize, product, sizeof product);
+    if (!*pocl)
+        return 0;
+    synor_whatif_sharing sh;
+    int rc = synor_whatif_measure_sharing(workers, 1024, 256, 7, cache, &sh);
+    synor_whatif_run_device rd[2] = {{"cpu", NULL, 0, workers, 0, 0},
+                                     {name, product, 0, 0, 0, 0}};
+    rd[1].share_cpu_slowdown = sh.cpu_slowdown;
+    /* a model's times hold its own slowdown (synor_whatif_calibrate_sharing
+     * then sets both to 1); a roofline does not */
+    rd[1].share_slowdown = calibrated ? 1 : sh.slowdown;
+    synor_fabric *g = NULL;
+    if (!rc)
+        rc = synor_whatif_run_fabric(cat, det, rd, 2, &g);
+    if (!rc) {
+        synor_fabric_destroy(*f);
+        *f = g;
+    }
+    return rc;
 }
 
 int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_local *l,
@@ -92,11 +153,18 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
     int rc = synor_whatif_fabric(cat, det, ch, n, &f) ||
              (sc->tiled ? cli_scenario_tiled(sc, &w, &kernels, &fps) : cli_scenario_load(sc, f, &w));
     unsigned workers = 0;
+    int pocl = 0;
+    char pocl_name[64] = "";
     if (!rc && (sc->tiled || synor_exec_check(w) == 0)) {
         workers = workers_of(l, det);
         synor_fabric_destroy(f);
         f = NULL;
         rc = synor_whatif_fabric_workers(cat, det, workers, ch, n, &f);
+        if (!rc && l->sharing_cache && n)
+            rc = synor__error(SYNOR_EINVAL, "--sharing-cache: not with changes to the fabric");
+        if (!rc && l->sharing_cache)
+            rc = shared_fabric(cat, det, l->sharing_cache, workers, pm_path != NULL, &f, &pocl,
+                               pocl_name, sizeof pocl_name);
     }
     if (!rc && pm_path)
         rc = synor_perfmodel_create(&pm) || synor_perfmodel_load(pm, pm_path);
@@ -104,6 +172,8 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
     if (!rc)
         rc = kernels ? synor_whatif_calibrate_keyed(f, w, kernels, fps, pm, &cw, &ci)
                      : synor_whatif_calibrate(f, w, pm, &cw, &ci);
+    if (!rc && pocl && pm)
+        rc = synor_whatif_calibrate_sharing(f, w, kernels, fps, pm, NULL);
     free(kernels);
     free(fps);
     if (rc) { /* the caller prints synor_errmsg() */
@@ -131,9 +201,17 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
                         "time, %.1f us per task (from the same model).",
                         ci.dispatch_s * 1e6);
     if (len > 0 && (size_t)len < note_size && workers)
+        len += snprintf(note + len, note_size - (size_t)len,
+                        " %u CPU workers (%s), as 'synor run' has them.", workers,
+                        l->cpu_workers ? "--cpu-workers" : "one per core");
+    if (len > 0 && (size_t)len < note_size && l->sharing_cache && workers && pocl)
         snprintf(note + len, note_size - (size_t)len,
-                 " %u CPU workers (%s), as 'synor run' has them.", workers,
-                 l->cpu_workers ? "--cpu-workers" : "one per core");
+                 " With %s, an OpenCL CPU device that shares their cores (--sharing-cache), "
+                 "placed on as the runtime does.",
+                 pocl_name);
+    else if (len > 0 && (size_t)len < note_size && l->sharing_cache && workers)
+        snprintf(note + len, note_size - (size_t)len,
+                 " No OpenCL CPU device here: the CPU workers alone.");
     synor_perfmodel_destroy(pm);
     synor_workload_destroy(w);
     *fo = f;

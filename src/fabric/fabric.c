@@ -77,6 +77,26 @@ int synor_fabric_set_host_sharing(synor_fabric *f, size_t i, double cpu_slowdown
                             f->devs[i].name, cpu_slowdown, slowdown);
     f->devs[i].share_cpu_slowdown = cpu_slowdown;
     f->devs[i].share_slowdown = slowdown;
+    if (off)
+        f->devs[i].share_place_scale = 0;
+    return 0;
+}
+
+int synor_fabric_set_share_place_scale(synor_fabric *f, size_t i, double scale)
+{
+    if (!f || i >= f->n_devs)
+        return synor__error(SYNOR_EINVAL, "synor_fabric_set_share_place_scale: no device %zu "
+                                          "(the fabric has %zu)",
+                            i, f ? f->n_devs : 0);
+    if (!(f->devs[i].share_cpu_slowdown > 0))
+        return synor__error(SYNOR_EINVAL, "synor_fabric_set_share_place_scale: device \"%s\" "
+                                          "does not share the host's cores",
+                            f->devs[i].name);
+    if (!(scale >= 0 && scale <= 1000))
+        return synor__error(SYNOR_EINVAL, "synor_fabric_set_share_place_scale: device \"%s\": "
+                                          "scale %g (must be in (0, 1000], or 0)",
+                            f->devs[i].name, scale);
+    f->devs[i].share_place_scale = scale;
     return 0;
 }
 
@@ -354,12 +374,41 @@ typedef struct ctx {
     synor_fabric *f;
 } ctx;
 
+/* "host_sharing": {"cpu_slowdown": X, "slowdown": Y, "place_scale": Z}
+ * (docs/PLANNING.md "Devices that share the host's cores"): X and Y as
+ * synor_fabric_set_host_sharing takes them (>= 1; at most 100 here), Z as
+ * synor_fabric_set_share_place_scale (optional). */
+static int parse_sharing(ctx *c, const synor__jval *o, const char *path, double out[3])
+{
+    static const char *const keys[] = {"cpu_slowdown", "slowdown", "place_scale", NULL};
+    char sp[96], p[128];
+    snprintf(sp, sizeof sp, "%s.host_sharing", path);
+    synor__jval *cs, *sl, *ps;
+    int rc;
+    if ((rc = synor__json_check_keys(c->d, o, sp, keys)) ||
+        (rc = synor__json_member(c->d, o, sp, "cpu_slowdown", SYNOR__J_NUMBER, 1, &cs)) ||
+        (rc = synor__json_member(c->d, o, sp, "slowdown", SYNOR__J_NUMBER, 1, &sl)) ||
+        (rc = synor__json_member(c->d, o, sp, "place_scale", SYNOR__J_NUMBER, 0, &ps)))
+        return rc;
+    snprintf(p, sizeof p, "%s.cpu_slowdown", sp);
+    if ((rc = synor__json_number(c->d, cs, p, 1, 100, &out[0])))
+        return rc;
+    snprintf(p, sizeof p, "%s.slowdown", sp);
+    if ((rc = synor__json_number(c->d, sl, p, 1, 100, &out[1])))
+        return rc;
+    snprintf(p, sizeof p, "%s.place_scale", sp);
+    if (ps && (rc = synor__json_number(c->d, ps, p, 1e-6, 1000, &out[2])))
+        return rc;
+    return 0;
+}
+
 static int parse_device(ctx *c, const synor__jval *o, size_t di)
 {
-    static const char *const keys[] = {"name", "profile", "node", "count", "price_per_hour", NULL};
+    static const char *const keys[] = {"name",           "profile",      "node", "count",
+                                       "price_per_hour", "host_sharing", NULL};
     char path[64], p[96];
     snprintf(path, sizeof path, "devices[%zu]", di);
-    synor__jval *nm, *pr, *nd, *cn, *price;
+    synor__jval *nm, *pr, *nd, *cn, *price, *share;
     int rc;
     if ((rc = synor__json_expect(c->d, o, path, SYNOR__J_OBJECT)) ||
         (rc = synor__json_check_keys(c->d, o, path, keys)) ||
@@ -367,7 +416,11 @@ static int parse_device(ctx *c, const synor__jval *o, size_t di)
         (rc = synor__json_member(c->d, o, path, "name", SYNOR__J_STRING, 0, &nm)) ||
         (rc = synor__json_member(c->d, o, path, "node", SYNOR__J_STRING, 0, &nd)) ||
         (rc = synor__json_member(c->d, o, path, "count", SYNOR__J_NUMBER, 0, &cn)) ||
-        (rc = synor__json_member(c->d, o, path, "price_per_hour", SYNOR__J_STRING, 0, &price)))
+        (rc = synor__json_member(c->d, o, path, "price_per_hour", SYNOR__J_STRING, 0, &price)) ||
+        (rc = synor__json_member(c->d, o, path, "host_sharing", SYNOR__J_OBJECT, 0, &share)))
+        return rc;
+    double sh[3] = {0, 0, 0};
+    if (share && (rc = parse_sharing(c, share, path, sh)))
         return rc;
     synor_fabric *f = c->f;
     const synor_profile *prof = synor_catalog_find(c->cat, pr->u.str.s);
@@ -430,6 +483,9 @@ static int parse_device(ctx *c, const synor__jval *o, size_t di)
         fd->profile = prof;
         fd->node = node;
         fd->price_micro = micro;
+        fd->share_cpu_slowdown = sh[0];
+        fd->share_slowdown = sh[1];
+        fd->share_place_scale = sh[2];
         f->n_devs++;
         if (synor__nameindex_put(&f->name_ix, (uint32_t)(f->n_devs - 1) << 1))
             return SYNOR_ENOMEM;

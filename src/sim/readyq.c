@@ -11,6 +11,8 @@ static int q_before(const sim *s, size_t a, size_t b)
     return pa < pb || (pa == pb && s->ready_seq[a] < s->ready_seq[b]);
 }
 
+int synor__sim_q_before(const sim *s, size_t a, size_t b) { return q_before(s, a, b); }
+
 void synor__sim_heap_down(const sim *s, size_t *h, size_t n)
 {
     for (size_t k = 0;;) {

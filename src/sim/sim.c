@@ -237,6 +237,8 @@ static void try_start(sim *s, size_t p)
         return;
     }
     q_pop(s, p);
+    if (s->shp)
+        synor__sim_shp_started(s, i, p);
     start_task(s, i, p);
 }
 
@@ -264,7 +266,8 @@ static void assign_among(sim *s, size_t i, int mode)
 {
     const synor_task *t = synor_workload_task(s->w, i);
     size_t best = (size_t)-1, g = s->gdev ? t->group_index : SIZE_MAX;
-    double best_f = INFINITY;
+    double best_f = INFINITY, best_rt = INFINITY;
+    int by_rt = s->shp && g == SIZE_MAX; /* the runtime's rule between groups (shplace.c) */
     for (size_t p = 0; p < s->d; p++) {
         double w = exec_time(s, i, p);
         if (!isfinite(w) || (s->n_pre && s->leaving[p]))
@@ -300,6 +303,17 @@ static void assign_among(sim *s, size_t i, int mode)
         if (need > synor_device_caps(synor_fabric_device_at(s->fab, p)->dev)->mem_bytes)
             continue;
         double st = s->avail_est[p] > arrive ? s->avail_est[p] : arrive;
+        if (by_rt) {
+            /* the group by the runtime's score, then its device finishing first */
+            double sc = synor__sim_shp_score(s, i, p, arrive - s->now);
+            int same = best != (size_t)-1 && synor__sim_shp_same_group(s, p, best);
+            if (same ? st + w < best_f : sc < best_rt) {
+                best_f = st + w;
+                best_rt = same && best_rt < sc ? best_rt : sc;
+                best = p;
+            }
+            continue;
+        }
         if (st + w < best_f) {
             best_f = st + w;
             best = p;
@@ -319,6 +333,8 @@ static void assign_among(sim *s, size_t i, int mode)
     s->avail_est[best] = best_f;
     s->ready_seq[i] = s->ready_counter++;
     q_push(s, best, i);
+    if (s->shp)
+        synor__sim_shp_queued(s, i, best);
     inputs_present(s, i, best); /* start the transfers now */
 }
 
@@ -370,6 +386,7 @@ static void released(sim *s, size_t i)
     if (--s->left[i])
         return;
     became_ready(s, i, SIZE_MAX);
+    synor__sim_shp_rebalance(s);
     for (size_t q = 0; s->rt && q < s->d; q++) /* the group queues may have grown */
         try_start(s, q);
 }
@@ -408,6 +425,7 @@ static void task_end(sim *s, size_t i)
         if (--s->left[j] == 0)
             became_ready(s, j, p);
     }
+    synor__sim_shp_rebalance(s);
     for (size_t q = 0; q < s->d; q++)
         if (s->rt || q == p || space_of(s, q) == sp) /* rt: any group's queue may have grown */
             try_start(s, q);
@@ -608,12 +626,16 @@ static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_pree
     int rc = synor__sim_preempt_setup(&s, pre, n_pre);
     if (!rc)
         rc = synor__sim_share_setup(&s);
+    if (!rc && !rt && !plan)
+        rc = synor__sim_shp_setup(&s);
     if (!rc && rt)
         rc = synor__sim_rt_setup(&s);
     if (!rc)
         rc = setup(&s);
     if (!rc)
         rc = synor__sim_weight_copies(&s);
+    if (!rc)
+        synor__sim_shp_rebalance(&s);
     for (size_t p = 0; !rc && p < s.d; p++)
         try_start(&s, p);
     while (!rc && !s.rc && s.hn) {
@@ -669,6 +691,7 @@ static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_pree
                                  s.n_pre ? s.money : NULL);
     teardown(&s);
     synor__sim_rt_teardown(&s);
+    synor__sim_shp_teardown(&s);
     synor__sim_share_teardown(&s);
     synor__sim_preempt_teardown(&s);
     if (rc) {

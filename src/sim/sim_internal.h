@@ -90,10 +90,15 @@ typedef struct sim {
     struct sim_rt *rt;
     /* devices that share the host's cores (share.c); NULL without any */
     struct sim_share *share;
+    /* the dynamic strategy placing as the runtime does (shplace.c): with a
+     * shared device and neither a plan, the runtime's rules nor
+     * preemptions; NULL otherwise */
+    struct sim_shp *shp;
 } sim;
 
 typedef struct sim_rt sim_rt;
 typedef struct sim_share sim_share;
+typedef struct sim_shp sim_shp;
 
 /* share.c: setup (s->share stays NULL when no device of the fabric shares
  * the host's cores; after the preemptions' setup), teardown (before
@@ -106,6 +111,26 @@ void synor__sim_share_start(sim *s, size_t i, double work);
 void synor__sim_share_changed(sim *s);
 /* sim.c, for share.c: task i's end at t, with its current version. */
 void synor__sim_push_end(sim *s, double t, size_t i);
+
+/* shplace.c (docs/PLANNING.md "Placing as the runtime does"): setup
+ * (after share's; s->shp stays NULL unless the dynamic strategy runs on a
+ * fabric with a shared device), teardown; the placement estimate of task
+ * i on device p (its cost-model time x the device's share_place_scale);
+ * the score by which the runtime's rule ranks device p for task i, whose
+ * inputs arrive `xfer` seconds from now (the backlog of p's group per
+ * device + xfer + the estimate); a task queued on device p (est: its
+ * estimate there) and one leaving p's queue to start; the rebalancer's
+ * rounds (tasks move from the group with the most backlog per device to
+ * the one with the least while the move ends earlier), then each device
+ * that received one tries to start. */
+int synor__sim_shp_setup(sim *s);
+void synor__sim_shp_teardown(sim *s);
+double synor__sim_shp_estimate(const sim *s, size_t i, size_t p);
+double synor__sim_shp_score(const sim *s, size_t i, size_t p, double xfer);
+int synor__sim_shp_same_group(const sim *s, size_t p, size_t q);
+void synor__sim_shp_queued(sim *s, size_t i, size_t p);
+void synor__sim_shp_started(sim *s, size_t i, size_t p);
+void synor__sim_shp_rebalance(sim *s);
 
 /* A plan in load mode: when each task's weights are on its device
  * (s->wready), and the copies in the trace (copies.c). */
@@ -148,6 +173,8 @@ int synor__sim_rt_queue(sim *s, size_t p, size_t i);
  * by the last of n + 1, restores the n left. */
 void synor__sim_heap_up(const sim *s, size_t *h, size_t k);
 void synor__sim_heap_down(const sim *s, size_t *h, size_t n);
+/* Whether task a comes before task b in those queues. */
+int synor__sim_q_before(const sim *s, size_t a, size_t b);
 
 /* preempt.c */
 int synor__sim_preempt_setup(sim *s, const synor_sim_preemption *pre, size_t n);

@@ -122,6 +122,16 @@ static double lookup_median(const pm_table *t, const char *op, const char *devic
     return r ? r->median : NAN;
 }
 
+/* Whether the model has an entry of op (NULL: any) on device, or (other
+ * 1) on a device other than it. */
+static int has_entry(const pm_table *t, const char *op, const char *device, int other)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if ((!op || !strcmp(t->v[i].op, op)) && !strcmp(t->v[i].device, device) == !other)
+            return 1;
+    return 0;
+}
+
 /* A copy of w whose task i has the cost row rows[i * nd .. + nd) in the
  * fabric's device order (a task that had a row of its own keeps it). */
 static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd,
@@ -284,6 +294,17 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
             *row = r;
             if (!rt_name[d] || synor_workload_task(w, ti)->n_exec || !isfinite(r))
                 continue;
+            /* A device that shares the host's cores and has entries, but
+             * none of this kernel that another device has: the runtime
+             * never ran it there after calibrating every device it can
+             * (potrf, trsm, syrk have a CPU function only). */
+            if (keyed && synor_fabric_device_at(f, d)->share_cpu_slowdown > 0 &&
+                isnan(meas[ti * nd + d]) && has_entry(&tab, NULL, rt_name[d], 0) &&
+                !has_entry(&tab, kernel[ti], rt_name[d], 0) &&
+                has_entry(&tab, kernel[ti], rt_name[d], 1)) {
+                *row = INFINITY;
+                continue;
+            }
             /* measured kernel times, and what the runtime adds to each */
             if (!isnan(meas[ti * nd + d])) {
                 *row = meas[ti * nd + d] + dispatch[d];
@@ -352,4 +373,66 @@ int synor_whatif_calibrate_keyed(const synor_fabric *f, const synor_workload *w,
     if (!kernels || !footprints)
         return synor__error(SYNOR_EINVAL, "calibrate: no kernels or footprints");
     return calibrate(f, w, kernels, footprints, pm, out, info);
+}
+
+int synor_whatif_calibrate_sharing(synor_fabric *f, const synor_workload *w,
+                                   const char *const *kernels, const uint64_t *footprints,
+                                   const synor_perfmodel *pm, size_t *set)
+{
+    if (set)
+        *set = 0;
+    if (!f || !w || !pm || (!kernels) != (!footprints))
+        return synor__error(SYNOR_EINVAL, "synor_whatif_calibrate_sharing: no fabric, workload or "
+                                          "model, or kernels without footprints");
+    size_t nt = synor_workload_count(w), nd = synor_fabric_device_count(f);
+    const char **kernel = synor__calloc(nt ? nt : 1, sizeof *kernel);
+    uint64_t *fp = synor__calloc(nt ? nt : 1, sizeof *fp);
+    pm_table tab = {0};
+    int rc = 0;
+    if (!kernel || !fp || synor_perfmodel_foreach(pm, collect, &tab) || tab.failed) {
+        rc = synor__error(SYNOR_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (tab.n)
+        qsort(tab.v, tab.n, sizeof *tab.v, cmp_row);
+    if (kernels) {
+        memcpy(kernel, kernels, nt * sizeof *kernel);
+        memcpy(fp, footprints, nt * sizeof *fp);
+    } else if (synor_exec_task_keys(w, kernel, fp) != 0) {
+        goto out; /* cannot run here: nothing measured */
+    }
+    for (size_t d = 0; d < nd; d++) {
+        const synor_fabric_device *fd = synor_fabric_device_at(f, d);
+        char buf[32];
+        const char *name = runtime_name(fd, buf, sizeof buf);
+        if (!(fd->share_cpu_slowdown > 0) || !name)
+            continue;
+        double disp = lookup(&tab, SYNOR_PERFMODEL_DISPATCH, name, 0), med = 0, cost = 0;
+        if (isnan(disp))
+            disp = 0;
+        for (size_t ti = 0; ti < nt; ti++) {
+            double a = lookup(&tab, kernel[ti], name, fp[ti]);
+            double m = lookup_median(&tab, kernel[ti], name, fp[ti]);
+            if (isnan(a) || isnan(m) || synor_workload_task(w, ti)->n_exec)
+                continue;
+            med += m;
+            cost += a + disp;
+        }
+        if (!(med > 0 && cost > 0))
+            continue;
+        double sc = med / cost;
+        sc = sc < 1e-6 ? 1e-6 : sc > 1000 ? 1000 : sc;
+        /* no contention charged: the times recorded beside each other hold
+         * it, on both sides */
+        if ((rc = synor_fabric_set_host_sharing(f, d, 1, 1)) ||
+            (rc = synor_fabric_set_share_place_scale(f, d, sc)))
+            goto out;
+        if (set)
+            (*set)++;
+    }
+out:
+    synor__free(kernel);
+    synor__free(fp);
+    table_free(&tab);
+    return rc;
 }
