@@ -266,8 +266,8 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
      * LLM_F32W_BLOCK at a time so that they stay in L2 while every weight
      * row passes; each block prefetches the one LLM_F32W_AHEAD rows on.
      * On the development VM it beats Debian's OpenBLAS (whose dynamic arch
-     * runs its Haswell kernel on that CPU) by 10-32% on prefill, and a
-     * step of 2-6 rows costs about one decode step (docs/BENCHMARKS.md). */
+     * runs its Haswell kernel on that CPU) by 10-32% on prefill; the
+     * prefetch made decode steps 5-16% faster (docs/BENCHMARKS.md). */
     const synor__blas_api *blas;
     if (w->type == SYNOR_TTYPE_F32 && n >= LLM_F32W_MIN_ROWS && k->tile_f32w) {
         const float *wf = (const float *)(const void *)w->data;

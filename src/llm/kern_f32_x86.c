@@ -15,8 +15,9 @@
  * hides behind the stream when the stream does not wait on them: the
  * first pass over a block of 4 weight rows also prefetches (into L1) the
  * block its caller names, two blocks on (kern.c: LLM_F32W_AHEAD). Measured
- * on the development VM (docs/BENCHMARKS.md): the prefetch one block on
- * into L2 left a step of 2-6 rows at 1.2-1.5 one-row steps. */
+ * on the development VM (docs/BENCHMARKS.md, "F32 steps of a few rows"):
+ * against one block on into L2 (and none for one row), one row 5-16%
+ * faster, 2-6 rows 6-36%; 4-8 rows still cost 1.2-1.6 one-row steps. */
 #if defined(__x86_64__)
 #include <immintrin.h>
 

@@ -137,10 +137,10 @@ void synor__llm_swiglu(float *h1, const float *h3, int n);
  * tile_f32w where the table has it, over blocks of at most LLM_F32W_BLOCK
  * activation rows (128 rows of dim 768: 384 KiB, in L2); elsewhere
  * OpenBLAS's SGEMM from 16 rows (where it is loaded). Each weight row is
- * read from memory once for all the rows (a speculative check of k + 1
- * rows costs about one decode step), and each call prefetches the weight
- * rows LLM_F32W_AHEAD rows on (two blocks of 4), so that the stream does
- * not wait on the multiply-adds of the rows. */
+ * read from memory once for all the rows, and each call prefetches the
+ * weight rows LLM_F32W_AHEAD rows on (two blocks of 4) into L1, so that
+ * the stream waits less on the multiply-adds of the rows (it still does:
+ * 4-8 rows cost 1.2-1.6 one-row steps, docs/BENCHMARKS.md). */
 #define LLM_F32W_MIN_ROWS 1
 #define LLM_F32W_AHEAD 8
 #ifndef LLM_F32W_BLOCK
