@@ -530,6 +530,60 @@ TEST(f32_batches_of_any_size_agree)
         }
 }
 
+/* A row's F32 product in a batch of T = 2..17 rows is bitwise what it gets
+ * alone (T = 1), whatever tile or pass the batch takes and whatever the
+ * weights prefetch, for every kernel table this CPU runs (portable, AVX2,
+ * AVX-512; the last two up to 15 rows, below OpenBLAS's threshold): a
+ * speculative check (k + 1 rows) or a serving step changes no row's logits. Rows [1, 36) of 37 (a range not a multiple of 4, long
+ * enough for the prefetch of LLM_F32W_AHEAD rows on), 200 columns (a
+ * tail of 8), with and without accumulating. */
+TEST(f32_rows_in_a_batch_are_bitwise_alone)
+{
+    enum { R = 37, C = 200, TMAX = 17 };
+    const llm_kernels *tables[3] = {&synor__llm_kernels_generic, NULL, NULL};
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        tables[1] = &synor__llm_kernels_avx2;
+    if (synor__llm_kernels() == &synor__llm_kernels_avx512)
+        tables[2] = &synor__llm_kernels_avx512;
+#endif
+    static float w[R * C], x[TMAX * C], y[TMAX * R], one[R];
+    uint64_t st = 23;
+    for (int i = 0; i < R * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
+    }
+    for (int i = 0; i < TMAX * C; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
+    }
+    llm_mat m = {.type = SYNOR_TTYPE_F32, .rows = R, .cols = C, .data = (const uint8_t *)w,
+                 .row_bytes = C * sizeof(float)};
+    int ran = 0;
+    for (int k = 0; k < 3; k++) {
+        if (!tables[k])
+            continue;
+        ran++;
+        /* without the F32 tile, 16 rows or more may go to OpenBLAS's SGEMM
+         * (its own order): the portable and AVX2 tables up to 15 */
+        int tmax = tables[k]->tile_f32w ? TMAX : 15;
+        for (int T = 2; T <= tmax; T++)
+            for (int acc = 0; acc < 2; acc++) {
+                for (int i = 0; i < TMAX * R; i++)
+                    y[i] = 0.5f + (float)(i % 7);
+                synor__llm_matmul(tables[k], &m, 1, R - 1, T, x, C, NULL, y, R, acc);
+                for (int t = 0; t < T; t++) {
+                    for (int r = 0; r < R; r++)
+                        one[r] = 0.5f + (float)((t * R + r) % 7);
+                    synor__llm_matmul(tables[k], &m, 1, R - 1, 1, x + t * C, C, NULL, one, R, acc);
+                    ASSERT(memcmp(one, y + t * R, sizeof one) == 0);
+                }
+            }
+    }
+    fprintf(stderr, "  %d kernel table(s) checked\n", ran);
+}
+
 /* The attention kernels (where the CPU has them) against the portable
  * loops: heads of 16, 64 and 20 floats (no vector path), 1..16 positions
  * a stride apart. */
@@ -909,7 +963,8 @@ TEST(cleanup)
 }
 
 TEST_MAIN(f32_matches_reference, packed_products_agree, elementwise_kernels_agree, f32_batch_tile_agrees,
-          f32_batches_of_any_size_agree, attention_kernels_agree, packing_while_another_context_runs,
+          f32_batches_of_any_size_agree, f32_rows_in_a_batch_are_bitwise_alone,
+          attention_kernels_agree, packing_while_another_context_runs,
           no_pack_keeps_the_file_layout,
           quantized_close_to_reference, batches_agree_with_single_tokens,
           llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing,

@@ -415,140 +415,6 @@ T5 static void a5_tile_q(const uint8_t *w, size_t ws, const llm_qrow *qx, int T,
         }
 }
 
-/* 4 rows of F32 weights times T activation rows (x rows ldx apart, y rows
- * ldy apart), one activation row at a time: the 4 weight rows stay in L1
- * across the activation rows. (A 4 x 4 register tile was measured 20%
- * slower here on 110M-shaped F32 weights, which stream from memory.) */
-T5 static void a5_tile_f32_4x1(const float *w, size_t ws, const float *x, int n, float *y, int acc)
-{
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    const float *w0 = w, *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 xv = _mm512_loadu_ps(x + i);
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + i), xv, s0);
-        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + i), xv, s1);
-        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(w2 + i), xv, s2);
-        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(w3 + i), xv, s3);
-    }
-    if (i < n) {
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
-        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w0 + i), xv, s0);
-        s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w1 + i), xv, s1);
-        s2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w2 + i), xv, s2);
-        s3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w3 + i), xv, s3);
-    }
-    float v[4] = {_mm512_reduce_add_ps(s0), _mm512_reduce_add_ps(s1), _mm512_reduce_add_ps(s2),
-                  _mm512_reduce_add_ps(s3)};
-    for (int r = 0; r < 4; r++)
-        y[r] = acc ? y[r] + v[r] : v[r];
-}
-
-/* 4 rows of F32 weights times T activation rows in registers (4T
- * accumulators): per 16 elements 4 + T loads for 4T multiply-adds, where
- * the 4x1 tile above makes 5 loads for 4. For batches, whose products are
- * bound by the multiply-adds rather than by the weights streaming in. */
-T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, size_t ws,
-                                                                 const float *x, size_t ldx,
-                                                                 const int T, int n, float *y,
-                                                                 size_t ldy, int acc,
-                                                                 const float *pf)
-{
-    __m512 s[4][6];
-    for (int r = 0; r < 4; r++)
-        for (int t = 0; t < T; t++)
-            s[r][t] = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 wv[4];
-        if (pf)
-            for (int r = 0; r < 4; r++)
-                _mm_prefetch((const char *)(pf + (size_t)r * ws + i), _MM_HINT_T1);
-        for (int r = 0; r < 4; r++)
-            wv[r] = _mm512_loadu_ps(w + (size_t)r * ws + i);
-        for (int t = 0; t < T; t++) {
-            __m512 xv = _mm512_loadu_ps(x + (size_t)t * ldx + i);
-            for (int r = 0; r < 4; r++)
-                s[r][t] = _mm512_fmadd_ps(wv[r], xv, s[r][t]);
-        }
-    }
-    if (i < n) {
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        __m512 wv[4];
-        for (int r = 0; r < 4; r++)
-            wv[r] = _mm512_maskz_loadu_ps(m, w + (size_t)r * ws + i);
-        for (int t = 0; t < T; t++) {
-            __m512 xv = _mm512_maskz_loadu_ps(m, x + (size_t)t * ldx + i);
-            for (int r = 0; r < 4; r++)
-                s[r][t] = _mm512_fmadd_ps(wv[r], xv, s[r][t]);
-        }
-    }
-    for (int t = 0; t < T; t++)
-        for (int r = 0; r < 4; r++) {
-            float v = _mm512_reduce_add_ps(s[r][t]), *o = y + (size_t)t * ldy + r;
-            *o = acc ? *o + v : v;
-        }
-}
-
-#define A5_F32W(NAME, T)                                                                        \
-    T5 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
-                                                  size_t ldx, int n, float *y, size_t ldy,      \
-                                                  int acc, const float *pf)                     \
-    {                                                                                           \
-        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, pf);                                       \
-    }
-A5_F32W(a5_f32_4x6, 6)
-A5_F32W(a5_f32_4x5, 5)
-A5_F32W(a5_f32_4x4, 4)
-A5_F32W(a5_f32_4x3, 3)
-A5_F32W(a5_f32_4x2, 2)
-
-/* Groups of 6 rows, then one tile of the 1..5 left: every weight row is
- * read from L1 at most once per group (a check of speculative decoding's
- * k + 1 = 2..6 rows is one pass). Each (weight row, activation row) sum is
- * made in the order of the 4x1 tile, so a row's result is bitwise the one
- * it gets alone, whatever the batch. */
-T5 static void a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
-                            float *y, size_t ldy, int acc, const float *next)
-{
-    int t = 0;
-    /* The first pass also asks for the next 4 weight rows (into L2), so
-     * that they stream in while this group's passes compute: a batch of
-     * 16 rows is 3 passes per group, and without it the first pass of
-     * every group waited on memory. */
-    for (; t + 6 <= T; t += 6, next = NULL)
-        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next);
-    const float *xt = x + (size_t)t * ldx;
-    float *yt = y + (size_t)t * ldy;
-    switch (T - t) {
-    case 5:
-        a5_f32_4x5(w, ws, xt, ldx, n, yt, ldy, acc, next);
-        break;
-    case 4:
-        a5_f32_4x4(w, ws, xt, ldx, n, yt, ldy, acc, next);
-        break;
-    case 3:
-        a5_f32_4x3(w, ws, xt, ldx, n, yt, ldy, acc, next);
-        break;
-    case 2:
-        a5_f32_4x2(w, ws, xt, ldx, n, yt, ldy, acc, next);
-        break;
-    case 1:
-        a5_tile_f32_4x1(w, ws, xt, n, yt, acc);
-        break;
-    default:
-        break;
-    }
-}
-
-T5 static void a5_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
-                           float *y, size_t ldy, int acc)
-{
-    for (int t = 0; t < T; t++)
-        a5_tile_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc);
-}
-
 /* One packed group of 8 weight rows (pack.c), or two adjacent ones (the
  * second gb bytes after the first: 16 rows), times T activation rows (T a
  * constant where it is inlined, so the 2T accumulators are registers):
@@ -763,10 +629,10 @@ const llm_kernels synor__llm_kernels_avx512 = {
     .quantize_row = a2_quantize_row,
     .axpy = a2_axpy,
     .tile_q = a5_tile_q,
-    .tile_f32 = a5_tile_f32,
+    .tile_f32 = synor__llm_a5_tile_f32,
     .tile_p = a5_tile_p,
     .tile_p2 = a5_tile_p2,
-    .tile_f32w = a5_tile_f32w,
+    .tile_f32w = synor__llm_a5_tile_f32w,
     .att_scores = a5_att_scores,
     .att_mix = a5_att_mix,
     .softmax = synor__llm_a5_softmax,

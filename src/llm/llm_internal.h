@@ -102,7 +102,9 @@ typedef struct llm_kernels {
     void (*tile_p2)(const uint8_t *pk, size_t gb, const llm_qrow *qx, int T, int nb, int q4,
                     float *y, size_t ldy, int acc);
     /* As tile_f32 for any T >= 1, with the activation rows in registers
-     * several at a time: batches of LLM_F32W_MIN_ROWS.. rows; NULL: none. */
+     * several at a time, bitwise what tile_f32 gives each row; next: 4
+     * weight rows (ws apart) to prefetch while the first pass runs, or
+     * NULL. NULL: none. */
     void (*tile_f32w)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                       float *y, size_t ldy, int acc, const float *next);
     /* Attention over np cached positions of one head (hs floats, position
@@ -131,13 +133,16 @@ typedef struct llm_kernels {
 void synor__llm_softmax(float *x, int n);
 void synor__llm_swiglu(float *h1, const float *h3, int n);
 
-/* F32 batches of LLM_F32W_MIN_ROWS rows or more use tile_f32w where the
- * table has it, over blocks of at most LLM_F32W_BLOCK activation rows
- * (128 rows of dim 768: 384 KiB, in L2); elsewhere OpenBLAS's SGEMM from 16
- * rows (where it is loaded). From 2 rows: a speculative check of k + 1
- * rows reads each weight once from L1 for all of them (the 4x1 tile: once
- * per row). */
-#define LLM_F32W_MIN_ROWS 2
+/* F32 products of LLM_F32W_MIN_ROWS rows or more (a decode row too) use
+ * tile_f32w where the table has it, over blocks of at most LLM_F32W_BLOCK
+ * activation rows (128 rows of dim 768: 384 KiB, in L2); elsewhere
+ * OpenBLAS's SGEMM from 16 rows (where it is loaded). Each weight row is
+ * read from memory once for all the rows, and each call prefetches the
+ * weight rows LLM_F32W_AHEAD rows on (two blocks of 4) into L1, so that
+ * the stream waits less on the multiply-adds of the rows (it still does:
+ * 4-8 rows cost 1.2-1.6 one-row steps, docs/BENCHMARKS.md). */
+#define LLM_F32W_MIN_ROWS 1
+#define LLM_F32W_AHEAD 8
 #ifndef LLM_F32W_BLOCK
 #define LLM_F32W_BLOCK 128
 #endif
@@ -163,6 +168,11 @@ void synor__llm_a5_att_scores_f16(const float *q, const uint16_t *k, size_t ks, 
 void synor__llm_a5_att_mix_f16(const float *a, const uint16_t *v, size_t vs, int np, int hs,
                                float *o);
 void synor__llm_a5_to_f16(const float *x, uint16_t *y, int n);
+/* kern_f32_x86.c: the avx512 table's F32 tiles (tile_f32, tile_f32w). */
+void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                            float *y, size_t ldy, int acc);
+void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                             float *y, size_t ldy, int acc, const float *next);
 #endif
 
 /* Block size the activations are quantized to for a weight type: 32 for

@@ -1,0 +1,163 @@
+/* kern_f32_x86.c - the AVX-512 tiles of F32 weights (the avx512 table's
+ * tile_f32 and tile_f32w): 4 weight rows times T activation rows. As
+ * kern_x86.c, each function is compiled for its instruction set with a
+ * target attribute and only reached through the kernel table
+ * synor__llm_kernels chose for this CPU.
+ *
+ * Every (weight row, activation row) sum is made in one order, whatever
+ * the tile: one 16-lane accumulator over the columns, 16 at a time, the
+ * masked tail last, then _mm512_reduce_add_ps. So a row's result is
+ * bitwise the one it gets alone, in any batch (a speculative check, a
+ * serving step) and any tile.
+ *
+ * The weights stream from memory (110M-shaped F32: 440 MB a step); a tile
+ * of T rows adds T multiply-adds per weight vector, which the core only
+ * hides behind the stream when the stream does not wait on them: the
+ * first pass over a block of 4 weight rows also prefetches (into L1) the
+ * block its caller names, two blocks on (kern.c: LLM_F32W_AHEAD). Measured
+ * on the development VM (docs/BENCHMARKS.md, "F32 steps of a few rows"):
+ * against one block on into L2 (and none for one row), one row 5-16%
+ * faster, 2-6 rows 6-36%; 4-8 rows still cost 1.2-1.6 one-row steps. */
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "llm/llm_internal.h"
+
+#define T5 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+/* 4 rows of F32 weights times one activation row: 5 loads for 4
+ * multiply-adds, the rows read from memory once per row (a decode step),
+ * from L1 for the next rows of a tile. next: 4 rows (ws apart) to
+ * prefetch along, or NULL. */
+T5 static void a5_f32_4x1(const float *w, size_t ws, const float *x, int n, float *y, int acc,
+                          const float *next)
+{
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const float *w0 = w, *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        if (next)
+            for (int r = 0; r < 4; r++)
+                _mm_prefetch((const char *)(next + (size_t)r * ws + i), _MM_HINT_T0);
+        __m512 xv = _mm512_loadu_ps(x + i);
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + i), xv, s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + i), xv, s1);
+        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(w2 + i), xv, s2);
+        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(w3 + i), xv, s3);
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
+        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w0 + i), xv, s0);
+        s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w1 + i), xv, s1);
+        s2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w2 + i), xv, s2);
+        s3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w3 + i), xv, s3);
+    }
+    float v[4] = {_mm512_reduce_add_ps(s0), _mm512_reduce_add_ps(s1), _mm512_reduce_add_ps(s2),
+                  _mm512_reduce_add_ps(s3)};
+    for (int r = 0; r < 4; r++)
+        y[r] = acc ? y[r] + v[r] : v[r];
+}
+
+/* 4 rows of F32 weights times T activation rows in registers (4T
+ * accumulators): per 16 columns 4 + T loads for 4T multiply-adds, where
+ * the 4x1 tile makes 5 loads for 4. */
+T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, size_t ws,
+                                                                 const float *x, size_t ldx,
+                                                                 const int T, int n, float *y,
+                                                                 size_t ldy, int acc,
+                                                                 const float *next)
+{
+    __m512 s[4][6];
+    for (int r = 0; r < 4; r++)
+        for (int t = 0; t < T; t++)
+            s[r][t] = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 wv[4];
+        if (next)
+            for (int r = 0; r < 4; r++)
+                _mm_prefetch((const char *)(next + (size_t)r * ws + i), _MM_HINT_T0);
+        for (int r = 0; r < 4; r++)
+            wv[r] = _mm512_loadu_ps(w + (size_t)r * ws + i);
+        for (int t = 0; t < T; t++) {
+            __m512 xv = _mm512_loadu_ps(x + (size_t)t * ldx + i);
+            for (int r = 0; r < 4; r++)
+                s[r][t] = _mm512_fmadd_ps(wv[r], xv, s[r][t]);
+        }
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 wv[4];
+        for (int r = 0; r < 4; r++)
+            wv[r] = _mm512_maskz_loadu_ps(m, w + (size_t)r * ws + i);
+        for (int t = 0; t < T; t++) {
+            __m512 xv = _mm512_maskz_loadu_ps(m, x + (size_t)t * ldx + i);
+            for (int r = 0; r < 4; r++)
+                s[r][t] = _mm512_fmadd_ps(wv[r], xv, s[r][t]);
+        }
+    }
+    for (int t = 0; t < T; t++)
+        for (int r = 0; r < 4; r++) {
+            float v = _mm512_reduce_add_ps(s[r][t]), *o = y + (size_t)t * ldy + r;
+            *o = acc ? *o + v : v;
+        }
+}
+
+#define A5_F32W(NAME, T)                                                                        \
+    T5 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
+                                                  size_t ldx, int n, float *y, size_t ldy,      \
+                                                  int acc, const float *next)                   \
+    {                                                                                           \
+        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next);                                     \
+    }
+A5_F32W(a5_f32_4x6, 6)
+A5_F32W(a5_f32_4x5, 5)
+A5_F32W(a5_f32_4x4, 4)
+A5_F32W(a5_f32_4x3, 3)
+A5_F32W(a5_f32_4x2, 2)
+
+/* Passes of 6 activation rows, then one tile of the 1..5 left: every
+ * weight row comes from memory once, in the first pass, which also
+ * prefetches next (the weights of a later call; NULL: none); the other
+ * passes read the block from L1. (Spreading the prefetch over the passes
+ * was measured slower at 8 and 16 rows; passes of 4 or 5 too.) */
+T5 void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T,
+                                int n, float *y, size_t ldy, int acc, const float *next)
+{
+    int t = 0;
+    for (; t + 6 <= T; t += 6, next = NULL)
+        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next);
+    const float *xt = x + (size_t)t * ldx;
+    float *yt = y + (size_t)t * ldy;
+    switch (T - t) {
+    case 5:
+        a5_f32_4x5(w, ws, xt, ldx, n, yt, ldy, acc, next);
+        break;
+    case 4:
+        a5_f32_4x4(w, ws, xt, ldx, n, yt, ldy, acc, next);
+        break;
+    case 3:
+        a5_f32_4x3(w, ws, xt, ldx, n, yt, ldy, acc, next);
+        break;
+    case 2:
+        a5_f32_4x2(w, ws, xt, ldx, n, yt, ldy, acc, next);
+        break;
+    case 1:
+        a5_f32_4x1(w, ws, xt, n, yt, acc, next);
+        break;
+    default:
+        break;
+    }
+}
+
+/* One activation row at a time (the reference order of the tiles). */
+T5 void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                               float *y, size_t ldy, int acc)
+{
+    for (int t = 0; t < T; t++)
+        a5_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc, NULL);
+}
+#else
+typedef int synor__llm_kern_f32_x86_empty;
+#endif
