@@ -191,6 +191,17 @@ static long run_all(unsigned max_seqs, unsigned kv_blocks, unsigned step_tokens,
     synor_llm_sched_stats_get(s, &st);
     if (!bad && (st.finished != NREQ || st.running || st.waiting || st.kv_used))
         bad = -1;
+    /* where the steps went: every step ran a row, no more than step_tokens,
+     * the prompt rows among them; the batches inside the steps' time */
+    if (!bad && (st.rows < st.steps || st.rows > st.steps * step_tokens ||
+                 st.rows < st.prompt_tokens + st.generated_tokens - NREQ || st.batch_ns == 0 ||
+                 st.batch_ns > st.step_ns)) {
+        fprintf(stderr, "  stats: %llu steps, %llu rows, %llu prompt rows, batch %llu ns, step %llu ns\n",
+                (unsigned long long)st.steps, (unsigned long long)st.rows,
+                (unsigned long long)st.prompt_tokens, (unsigned long long)st.batch_ns,
+                (unsigned long long)st.step_ns);
+        bad = -1;
+    }
     long out = bad ? -1 : (long)st.preempted;
     synor_llm_sched_destroy(s);
     synor_llm_ctx_destroy(c);

@@ -410,6 +410,12 @@ typedef struct synor_llm_sched_stats {
     uint64_t submitted, finished, preempted;
     uint64_t steps, prompt_tokens, generated_tokens;
     unsigned kv_used, kv_total; /* blocks */
+    /* Where the steps went: rows run (decode and prompt rows together;
+     * rows / steps is the mean batch), nanoseconds inside the engine's
+     * batch (synor_llm_batch) and inside synor_llm_sched_step as a whole
+     * (the batch, admission, sampling and the token callbacks), monotonic
+     * clock. */
+    uint64_t rows, batch_ns, step_ns;
 } synor_llm_sched_stats;
 
 int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/common.h"
 #include "serve/serve_api.h"
@@ -84,6 +85,10 @@ struct synor_server {
     serve_gen *live;       /* under mu: generations not finished */
     uint64_t next_seq;     /* under mu: for ids and default seeds */
     pthread_t engine;
+    FILE *step_log;        /* the engine thread's; NULL: none */
+    uint64_t t_start;      /* monotonic ns at creation */
+    uint64_t wait_ns;      /* under mu: the engine thread asleep (no work) */
+    uint64_t wait_since;   /* under mu: when it fell asleep; 0: awake */
 
     /* under mu: tokens per second, see SERVE_RATE_S */
     uint64_t rate_sec[SERVE_RATE_S], rate_tok[SERVE_RATE_S];
