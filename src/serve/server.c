@@ -5,7 +5,9 @@
  * handler may block: a whole answer waits for its generation in the
  * handler, a streamed one in the response's reader callback. One engine
  * thread steps the scheduler while it has work and sleeps on a condition
- * variable when it has none; submissions and cancels wake it. */
+ * variable when it has none; submissions and cancels wake it. Before it
+ * first sleeps it writes the KV pool's fresh blocks, a few at a time
+ * between looks for work (synor_llm_kv_warm). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -237,7 +239,14 @@ static void *engine(void *arg)
         pthread_mutex_lock(&s->mu);
         synor__serve_rate_add(s, st.generated_tokens - s->rate_seen);
         s->rate_seen = st.generated_tokens;
-        if (n <= 0 && s->kicks == seen && !s->quit && !s->embeds) {
+        if (n <= 0 && s->kicks == seen && !s->quit && !s->embeds && s->kv_cold) {
+            /* idle: write the pool's next fresh KV blocks, so that the
+             * steps taking them later do not pay their first writes'
+             * page faults; a few at a time, looking for work between */
+            pthread_mutex_unlock(&s->mu);
+            s->kv_cold = synor_llm_kv_warm(s->ctx, SERVE_WARM_BLOCKS);
+            pthread_mutex_lock(&s->mu);
+        } else if (n <= 0 && s->kicks == seen && !s->quit && !s->embeds) {
             s->wait_since = synor__serve_now_ns();
             pthread_cond_wait(&s->wake, &s->mu);
             s->wait_ns += synor__serve_now_ns() - s->wait_since;
@@ -368,6 +377,7 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
     if (!e) {
         unsigned used;
         synor_llm_kv_usage(s->ctx, &used, &s->kv_total);
+        s->kv_cold = s->kv_total;
     }
     if (e) {
         synor_llm_ctx_destroy(s->ctx);
