@@ -225,7 +225,9 @@ static long run_all(unsigned max_seqs, unsigned kv_blocks, unsigned step_tokens,
     if (!bad && (st.rows < st.steps || st.rows > st.steps * step_tokens ||
                  st.rows < st.prompt_tokens + st.generated_tokens - NREQ || st.batch_ns == 0 ||
                  st.batch_ns > st.step_ns)) {
-        fprintf(stderr, "  stats: %llu steps, %llu rows, %llu prompt rows, batch %llu ns, step %llu ns\n",
+        fprintf(stderr,
+                "  stats: %llu steps, %llu rows, %llu prompt rows, batch %llu ns, step %llu "
+                "ns\n",
                 (unsigned long long)st.steps, (unsigned long long)st.rows,
                 (unsigned long long)st.prompt_tokens, (unsigned long long)st.batch_ns,
                 (unsigned long long)st.step_ns);
