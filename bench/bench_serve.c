@@ -11,7 +11,8 @@
  * --rate R: mean arrivals per second (exponential gaps from a seeded
  * generator); 0: every request at time 0. Prompts are cut from FILE
  * (default README.md): request i takes 8 to 64 words at an offset drawn
- * from the seed, so two runs with the same seed send the same requests.
+ * from the seed, so two runs with the same seed send the same requests
+ * (whatever their --rate and --concurrency).
  * Greedy (temperature 0), so sequential and concurrent runs generate the
  * same tokens. HTTP/1.0 with Connection: close: the stream is plain bytes
  * until the server closes it.
@@ -262,8 +263,11 @@ int main(int argc, char **argv)
         size_t off = (size_t)(uniform() * (double)(strlen(text) - 2048));
         r[i].body = prompt_json(text, off, 8 + (int)(uniform() * 57), max_tokens);
         r[i].arrive = t;
+        /* the gap is drawn at any rate, so the same seed sends the same
+         * prompts with and without arrivals (both sides of run_serve_bench) */
+        double gap = -log1p(-uniform());
         if (rate > 0)
-            t += -log1p(-uniform()) / rate;
+            t += gap / rate;
     }
     sem_init(&slots, 0, (unsigned)conc);
     pthread_t *th = calloc((size_t)nreq, sizeof *th);

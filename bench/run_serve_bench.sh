@@ -10,6 +10,7 @@
 #        [--type f32|f16|bf16|q8_0|q4_0] [--gpu-layers N|all|auto] [--gpu N]
 #        [--threads N] [--streams S] [--runs N] [--requests N] [--rate R]
 #        [--max-tokens T] [--kv-type f32|f16] [--bin DIR] [--quick]
+#        [--step-log FILE]
 #
 # The model: the preset's shape with generated weights of --type (default
 # stories15m, q8_0: synor model synth --preset P --type T --text README.md),
@@ -26,13 +27,20 @@
 # KV cache type (default: serve's own default; older binaries lack it). --quick: 16 requests of
 # 32 tokens, one run (a smoke test). The load average of the machine is
 # printed before and after.
+#
+# After each side, where the engine's time went (from /metrics' counters,
+# when the server has them): its steps, the mean rows (and prompt rows) a
+# step, the seconds inside the batches, the rest of the steps (admission,
+# sampling, token events), asleep with no work, and between steps (the
+# side's wall time less those). --step-log FILE: the server's step log
+# (synor serve --step-log, a line per step) into FILE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=3 nreq=64 rate=100 maxt=128 threads=0 quick=0 streams=16
-preset=stories15m type=q8_0 gpul=0 gpu=0 bin= kvtype=
+preset=stories15m type=q8_0 gpul=0 gpu=0 bin= kvtype= steplog=
 usage="usage: $0 [--preset stories15m|stories110m] [--type T] [--gpu-layers N|all|auto] [--gpu N]
        [--threads N] [--streams S] [--runs N] [--requests N] [--rate R] [--max-tokens T]
-       [--kv-type f32|f16] [--bin DIR] [--quick]"
+       [--kv-type f32|f16] [--bin DIR] [--quick] [--step-log FILE]"
 while (($#)); do
   case $1 in
     --preset) preset=$2; shift 2 ;;
@@ -48,6 +56,7 @@ while (($#)); do
     --bin) bin=$2; shift 2 ;;
     --kv-type) kvtype=$2; shift 2 ;;
     --quick) quick=1; shift ;;
+    --step-log) steplog=$2; shift 2 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
@@ -72,6 +81,7 @@ sargs=(--max-seqs "$streams" --max-queue 1024)
 ((threads)) && sargs+=(--threads "$threads")
 [ -n "$kvtype" ] && sargs+=(--kv-type "$kvtype")
 [ "$gpul" != 0 ] && sargs+=(--gpu-layers "$gpul" --gpu "$gpu")
+[ -n "$steplog" ] && sargs+=(--step-log "$steplog")
 "$synor" serve -m "$tmp/m.gguf" --port 0 "${sargs[@]}" >"$tmp/serve.out" 2>"$tmp/serve.err" &
 pid=$!
 port=
@@ -83,7 +93,12 @@ for _ in $(seq 1200); do
 done
 [ -n "$port" ] || { cat "$tmp/serve.err" >&2; exit 1; }
 c=("$client" --port "$port" --requests "$nreq" --max-tokens "$maxt" --prompts README.md)
-"${c[@]}" --requests 4 --concurrency 4 >/dev/null # warm-up: pages of the model, caches, GPU
+# Warm-up: pages of the model, caches, GPU, and the KV blocks the runs will
+# use - S streams of the measured length. A fresh block's first writes cost
+# page faults (~10 us a page on a VM); without this the first side measured
+# (the concurrent one) paid them for its first wave while the sequential
+# side reused warm blocks.
+"${c[@]}" --requests "$streams" --concurrency "$streams" >/dev/null
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 command -v nvidia-smi >/dev/null && [ "$gpul" != 0 ] &&
@@ -92,9 +107,30 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "model: $preset shape, $type, generated weights; server: ${sargs[*]}"
 grep -i "gpu\|layers" "$tmp/serve.err" | head -3 || true
 echo "client: ${c[*]} --seed RUN (greedy, streamed)"
+# The engine's counters from /metrics: steps rows prompt_rows batch_s step_s idle_s
+engine() {
+  { curl -s "http://127.0.0.1:$port/metrics" || true; } | awk '
+    $1 == "synor_engine_steps_total" { st = $2 } $1 == "synor_engine_rows_total" { r = $2 }
+    $1 == "synor_engine_prompt_rows_total" { p = $2 }
+    $1 == "synor_engine_seconds_total{part=\"batch\"}" { b = $2 }
+    $1 == "synor_engine_seconds_total{part=\"step\"}" { s = $2 }
+    $1 == "synor_engine_seconds_total{part=\"idle\"}" { i = $2 }
+    END { print st + 0, r + 0, p + 0, b + 0, s + 0, i + 0 }'
+}
+side() { # NAME ARGS...: one side of a run, and where the engine's time went
+  local name=$1 a b t0 t1
+  shift
+  t0=$(date +%s.%N); a=$(engine) # the wall time holds both readings
+  "${c[@]}" "$@" | tee -a "$tmp/$name"
+  b=$(engine); t1=$(date +%s.%N)
+  echo "$a $b $t0 $t1" | awk -v n="$name" '$8 > 0 && $8 > $2 {
+    steps = $7 - $1; w = $14 - $13; bt = $10 - $4; st = $11 - $5; id = $12 - $6
+    printf "engine (%s): %d steps, %.1f rows a step (%.1f prompt rows), wall %.2f s: batches %.2f s (%.0f%%), rest of the steps %.2f s, asleep %.2f s, between steps %.2f s\n",
+      n, steps, ($8 - $2) / steps, ($9 - $3) / steps, w, bt, 100 * bt / w, st - bt, id, w - st - id }'
+}
 for r in $(seq "$runs"); do
-  "${c[@]}" --concurrency "$streams" --rate "$rate" --seed "$r" | tee -a "$tmp/conc"
-  "${c[@]}" --concurrency 1 --rate 0 --seed "$r" | tee -a "$tmp/seq"
+  side conc --concurrency "$streams" --rate "$rate" --seed "$r"
+  side seq --concurrency 1 --rate 0 --seed "$r"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 kill -TERM "$pid"; wait "$pid"; pid=

@@ -1,7 +1,8 @@
 /* test_runtime_llm_sched.c - continuous batching: requests run together,
  * queued, chunked, preempted or cancelled produce exactly the tokens each
  * produces alone; refusals change nothing; submit and cancel from another
- * thread while steps run (also under ThreadSanitizer). */
+ * thread while steps run (also under ThreadSanitizer); warming the KV
+ * pool's fresh blocks mid-run changes no token. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -145,6 +146,29 @@ static int submit(synor_llm_sched *s, got *g, int i)
     return e;
 }
 
+/* run_all warms the KV pool's fresh blocks (synor_llm_kv_warm, one at a
+ * time) after this many steps; 0: never. */
+static int warm_after;
+
+/* Warms c's pool to the end one block at a time: each call leaves one
+ * fewer never-written block, and some were already written (in use). */
+static int warm_all(synor_llm_ctx *c)
+{
+    unsigned used, total, left = synor_llm_kv_warm(c, 0);
+    synor_llm_kv_usage(c, &used, &total);
+    if (used == 0 || left > total - used) {
+        fprintf(stderr, "  warm: %u never written with %u of %u in use\n", left, used, total);
+        return -1;
+    }
+    while (left) {
+        unsigned now = synor_llm_kv_warm(c, 1);
+        if (now != left - 1)
+            return -1;
+        left = now;
+    }
+    return synor_llm_kv_warm(c, 4) == 0 ? 0 : -1;
+}
+
 /* Runs NREQ requests through a scheduler with the given limits and checks
  * each against its solo run; returns the preemptions seen. */
 static long run_all(unsigned max_seqs, unsigned kv_blocks, unsigned step_tokens, unsigned chunk)
@@ -174,9 +198,14 @@ static long run_all(unsigned max_seqs, unsigned kv_blocks, unsigned step_tokens,
             return -1;
         }
     int left, steps = 0;
+    long bad = 0;
     while ((left = synor_llm_sched_step(s)) > 0 && steps < 10000)
-        steps++;
-    long bad = left < 0 ? -1 : 0;
+        if (++steps == warm_after && warm_all(c)) {
+            fprintf(stderr, "  warming the pool after %d steps failed\n", steps);
+            bad = -1;
+        }
+    if (left < 0)
+        bad = -1;
     if (bad)
         fprintf(stderr, "  step: %s\n", synor_errmsg());
     for (int i = 0; i < NREQ && !bad; i++) {
@@ -191,6 +220,19 @@ static long run_all(unsigned max_seqs, unsigned kv_blocks, unsigned step_tokens,
     synor_llm_sched_stats_get(s, &st);
     if (!bad && (st.finished != NREQ || st.running || st.waiting || st.kv_used))
         bad = -1;
+    /* where the steps went: every step ran a row, no more than step_tokens,
+     * the prompt rows among them; the batches inside the steps' time */
+    if (!bad && (st.rows < st.steps || st.rows > st.steps * step_tokens ||
+                 st.rows < st.prompt_tokens + st.generated_tokens - NREQ || st.batch_ns == 0 ||
+                 st.batch_ns > st.step_ns)) {
+        fprintf(stderr,
+                "  stats: %llu steps, %llu rows, %llu prompt rows, batch %llu ns, step %llu "
+                "ns\n",
+                (unsigned long long)st.steps, (unsigned long long)st.rows,
+                (unsigned long long)st.prompt_tokens, (unsigned long long)st.batch_ns,
+                (unsigned long long)st.step_ns);
+        bad = -1;
+    }
     long out = bad ? -1 : (long)st.preempted;
     synor_llm_sched_destroy(s);
     synor_llm_ctx_destroy(c);
@@ -326,6 +368,16 @@ TEST(submit_from_another_thread)
     pthread_mutex_destroy(&g.mu);
 }
 
+/* Blocks written while requests hold others (the idle server's warming)
+ * leave every request's tokens as they are alone, preempted ones too. */
+TEST(warming_the_pool_changes_no_token)
+{
+    warm_after = 3;
+    ASSERT(run_all(NREQ, 0, 64, 8) >= 0);
+    ASSERT(run_all(NREQ, 6, 64, 8) > 0); /* and with preemptions */
+    warm_after = 0;
+}
+
 TEST(cleanup)
 {
     char *slash = strrchr(model_path, '/');
@@ -337,4 +389,4 @@ TEST(cleanup)
 }
 
 TEST_MAIN(together_equals_alone, preemption_recomputes_the_same_tokens, refusals_change_nothing,
-          submit_from_another_thread, cleanup)
+          submit_from_another_thread, warming_the_pool_changes_no_token, cleanup)

@@ -234,6 +234,13 @@ int synor_llm_seq_len(const synor_llm_ctx *c, unsigned seq);
 int synor_llm_seq_truncate(synor_llm_ctx *c, unsigned seq, int pos);
 /* KV blocks in use and in the pool. */
 void synor_llm_kv_usage(const synor_llm_ctx *c, unsigned *used, unsigned *total);
+/* Writes (zeros) up to nblocks KV blocks never handed out yet, the next
+ * ones the pool will hand out, so that a sequence taking them later does
+ * not pay the first writes' page faults inside a batch (a server calls it
+ * while idle; not while a batch runs on c). Returns the blocks still never
+ * written: 0 once the whole pool has been. What sequences hold is not
+ * touched. */
+unsigned synor_llm_kv_warm(synor_llm_ctx *c, unsigned nblocks);
 
 /* One batch: row i runs token tokens[i] of sequence seqs[i] at the next
  * position of that sequence (rows of one sequence in order). Logits are
@@ -410,6 +417,12 @@ typedef struct synor_llm_sched_stats {
     uint64_t submitted, finished, preempted;
     uint64_t steps, prompt_tokens, generated_tokens;
     unsigned kv_used, kv_total; /* blocks */
+    /* Where the steps went: rows run (decode and prompt rows together;
+     * rows / steps is the mean batch), nanoseconds inside the engine's
+     * batch (synor_llm_batch) and inside synor_llm_sched_step as a whole
+     * (the batch, admission, sampling and the token callbacks), monotonic
+     * clock. */
+    uint64_t rows, batch_ns, step_ns;
 } synor_llm_sched_stats;
 
 int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,

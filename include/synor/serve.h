@@ -70,6 +70,9 @@ typedef struct synor_server_opts {
     unsigned gpu_device;
     unsigned gpu_backend; /* synor_llm_ctx_opts.gpu_backend */
     unsigned kv_type;     /* synor_llm_ctx_opts.kv_type (0: F32) */
+    /* A debugging trace of the engine: a line per step appended to this
+     * file (NULL: none), see docs/LLM.md "Serving: the step log". */
+    const char *step_log;
 } synor_server_opts;
 
 /* A server for model m (not owned; it must outlive the server) whose

@@ -22,7 +22,7 @@ static void help(void)
            "                   [--grace SECONDS] [--cache-mem SIZE] [--cache-file FILE]\n"
            "                   [--no-cache] [--semantic-threshold T] [--semantic-entries N]\n"
            "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n"
-           "                   [--kv-type f32|f16]\n\n"
+           "                   [--kv-type f32|f16] [--step-log FILE]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
            "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
@@ -63,6 +63,9 @@ static void help(void)
            "  --gpu N|openclN     which GPU: CUDA device N (default 0) or OpenCL device N\n"
            "  --kv-type f32|f16   the KV cache's element type (default " SERVE_KV_DEFAULT "; as\n"
            "                      synor generate's: f16 halves its memory and attention's reads)\n"
+           "  --step-log FILE     debugging: a line per engine step appended to FILE (when,\n"
+           "                      gap since the last step, step and batch ms, rows, prompt\n"
+           "                      rows, running, waiting; docs/LLM.md)\n"
            "Exit status: 0 stopped by a signal, 1 failure (a bad model file, the address\n"
            "in use, built without libmicrohttpd), 2 usage error.\n");
 }
@@ -76,7 +79,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     int gpu_layers = 0;
     double grace = 30, sem_threshold = 0;
     unsigned long long sem_entries = 0, predict = 0;
-    const char *cache_file = NULL;
+    const char *cache_file = NULL, *step_log = NULL;
     uint64_t cache_mem = 0;
     int no_cache = 0;
     for (int i = 1; i < argc; i++) {
@@ -114,6 +117,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
             r = cli_parse_seconds("serve", a, v, &grace);
         else if (!strcmp(a, "--cache-file"))
             cache_file = v;
+        else if (!strcmp(a, "--step-log"))
+            step_log = v;
         else if (!strcmp(a, "--semantic-threshold")) {
             r = cli_parse_double("serve", a, v, 0, 1, &sem_threshold);
             if (r == CLI_OK && !(sem_threshold > 0))
@@ -203,7 +208,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .gpu_layers = gpu_layers,
                             .gpu_device = gpu,
                             .gpu_backend = gpu_backend,
-                            .kv_type = kv_type};
+                            .kv_type = kv_type,
+                            .step_log = step_log};
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_server_create(m, rt, &so, &srv) || synor_server_start(srv)) {
         cli_error("%s", synor_errmsg());

@@ -253,6 +253,19 @@ int synor_llm_seq_truncate(synor_llm_ctx *c, unsigned seq, int pos)
     return 0;
 }
 
+unsigned synor_llm_kv_warm(synor_llm_ctx *c, unsigned nblocks)
+{
+    size_t bytes = (size_t)SYNOR_LLM_KV_BLOCK * (size_t)c->kv_dim * c->kv_esize;
+    for (; nblocks && c->kv_warm < c->kv_blocks; nblocks--, c->kv_warm++)
+        for (int l = 0; l < c->m->cfg.n_layers; l++) {
+            size_t el = (size_t)l * c->layer_stride +
+                        (size_t)c->kv_warm * SYNOR_LLM_KV_BLOCK * (size_t)c->kv_dim;
+            memset((uint8_t *)c->kc + el * c->kv_esize, 0, bytes);
+            memset((uint8_t *)c->vc + el * c->kv_esize, 0, bytes);
+        }
+    return c->kv_blocks - c->kv_warm;
+}
+
 void synor_llm_kv_usage(const synor_llm_ctx *c, unsigned *used, unsigned *total)
 {
     *used = c->kv_blocks - c->nfree;
@@ -327,8 +340,12 @@ int synor_llm_batch(synor_llm_ctx *c, size_t n, const int32_t *tokens, const uns
     for (size_t i = 0; i < n; i++) {
         llm_seq *s = &c->seqs[seqs[i]];
         int nb = c->pos[i] / SYNOR_LLM_KV_BLOCK + 1;
-        while (s->nblocks < nb)
-            s->blocks[s->nblocks++] = c->free_blocks[--c->nfree];
+        while (s->nblocks < nb) {
+            int b = c->free_blocks[--c->nfree];
+            if ((unsigned)b >= c->kv_warm)
+                c->kv_warm = (unsigned)b + 1;
+            s->blocks[s->nblocks++] = b;
+        }
         c->seq[i] = seqs[i];
         synor__llm_mat_row(&c->m->embd, tokens[i], c->x + i * (size_t)cfg->dim);
     }

@@ -49,6 +49,10 @@ struct synor_llm_ctx {
     size_t layer_stride;
     unsigned kv_blocks, nfree;
     int *free_blocks;
+    /* Blocks below kv_warm have been written (handed out, or warmed by
+     * synor_llm_kv_warm); the pool hands fresh blocks out in increasing
+     * order, after the freed ones. */
+    unsigned kv_warm;
     llm_seq *seqs;
 
     float *rope_cos, *rope_sin; /* seq_len x head_dim / 2 */

@@ -10,6 +10,7 @@
  * than its chunk. */
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/common.h"
 #include "llm/llm_ctx.h"
@@ -331,8 +332,16 @@ static void advance(synor_llm_sched *s, size_t n)
     pthread_mutex_unlock(&s->mu);
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int synor_llm_sched_step(synor_llm_sched *s)
 {
+    uint64_t t0 = mono_ns();
     admit(s);
     for (unsigned i = 0; i < s->nrunning;) {
         sreq *q = s->admitted[i];
@@ -349,7 +358,9 @@ int synor_llm_sched_step(synor_llm_sched *s)
     size_t n = 0;
     while (s->nrunning) {
         n = build(s);
+        uint64_t tb = mono_ns();
         e = synor_llm_batch(s->c, n, s->btok, s->bseq, s->bwant);
+        tb = mono_ns() - tb;
         if (e == SYNOR_ENOMEM && s->nrunning > 1) {
             preempt(s); /* the KV pool is dry: make room and build again */
             continue;
@@ -358,6 +369,8 @@ int synor_llm_sched_step(synor_llm_sched *s)
             pthread_mutex_lock(&s->mu);
             s->st.steps++;
             s->st.prompt_tokens += s->bprompt;
+            s->st.rows += n;
+            s->st.batch_ns += tb;
             pthread_mutex_unlock(&s->mu);
             advance(s, n);
         }
@@ -370,6 +383,8 @@ int synor_llm_sched_step(synor_llm_sched *s)
     }
     pthread_mutex_lock(&s->mu);
     synor_llm_kv_usage(s->c, &s->st.kv_used, &s->st.kv_total);
+    if (n)
+        s->st.step_ns += mono_ns() - t0;
     int left = (int)(s->nrunning + s->nwaiting);
     pthread_mutex_unlock(&s->mu);
     return left;

@@ -78,6 +78,7 @@ char *synor__serve_metrics(synor_server *s)
     synor_llm_sched_stats_get(s->sched, &st);
     uint64_t t = now_sec(), window = 0;
     pthread_mutex_lock(&s->mu);
+    uint64_t asleep = s->wait_ns + (s->wait_since ? synor__serve_now_ns() - s->wait_since : 0);
     /* the last SERVE_RATE_S whole seconds, not the one under way */
     for (size_t i = 0; i < SERVE_RATE_S; i++)
         if (s->rate_sec[i] + SERVE_RATE_S >= t && s->rate_sec[i] < t)
@@ -147,6 +148,19 @@ char *synor__serve_metrics(synor_server *s)
     metric(&b, "synor_engine_prompt_rows_total", "counter",
            "Prompt tokens run by the engine (recomputed ones after a preemption included).",
            st.prompt_tokens);
+    metric(&b, "synor_engine_rows_total", "counter",
+           "Rows the engine's batches ran, decode and prompt rows together (over steps: the "
+           "mean batch).",
+           st.rows);
+    head(&b, "synor_engine_seconds_total", "counter",
+         "The engine thread's time: in its batches, in its steps as a whole (batches, "
+         "admission, sampling, token events), asleep with no work.");
+    synor__buf_printf(&b, "synor_engine_seconds_total{part=\"batch\"} %.6f\n",
+                      (double)st.batch_ns * 1e-9);
+    synor__buf_printf(&b, "synor_engine_seconds_total{part=\"step\"} %.6f\n",
+                      (double)st.step_ns * 1e-9);
+    synor__buf_printf(&b, "synor_engine_seconds_total{part=\"idle\"} %.6f\n",
+                      (double)asleep * 1e-9);
     metric(&b, "synor_preemptions_total", "counter",
            "Requests preempted when the KV cache ran out (recomputed later).", st.preempted);
     metric(&b, "synor_kv_blocks_used", "gauge", "KV-cache blocks in use.", st.kv_used);

@@ -5,7 +5,9 @@
  * handler may block: a whole answer waits for its generation in the
  * handler, a streamed one in the response's reader callback. One engine
  * thread steps the scheduler while it has work and sleeps on a condition
- * variable when it has none; submissions and cancels wake it. */
+ * variable when it has none; submissions and cancels wake it. Before it
+ * first sleeps it writes the KV pool's fresh blocks, a few at a time
+ * between looks for work (synor_llm_kv_warm). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -194,27 +196,66 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     pthread_mutex_unlock(&s->mu);
 }
 
+/* One line of the step log for a step that ran: when it began (ms since
+ * the server was created), the gap since the previous step ended, the
+ * step's time and its batch's, its rows and prompt rows, the requests
+ * running and waiting after it. */
+static void step_log_line(synor_server *s, uint64_t t_begin, uint64_t gap,
+                          const synor_llm_sched_stats *was, const synor_llm_sched_stats *st)
+{
+    fprintf(s->step_log, "%.3f %.3f %.3f %.3f %llu %llu %u %u\n",
+            (double)(t_begin - s->t_start) * 1e-6, (double)gap * 1e-6,
+            (double)(st->step_ns - was->step_ns) * 1e-6,
+            (double)(st->batch_ns - was->batch_ns) * 1e-6,
+            (unsigned long long)(st->rows - was->rows),
+            (unsigned long long)(st->prompt_tokens - was->prompt_tokens), st->running,
+            st->waiting);
+}
+
 static void *engine(void *arg)
 {
     synor_server *s = arg;
+    synor_llm_sched_stats was;
+    synor_llm_sched_stats_get(s->sched, &was);
+    uint64_t t_end = 0; /* when the last step that ran ended */
     pthread_mutex_lock(&s->mu);
     while (!s->quit) {
         uint64_t seen = s->kicks;
         pthread_mutex_unlock(&s->mu);
         synor__serve_embed_run(s); /* between steps: the context is free */
+        uint64_t t_begin = synor__serve_now_ns();
         int n = synor_llm_sched_step(s->sched);
         if (n < 0)
             fprintf(stderr, "synor serve: a batch failed (its requests were cancelled): %s\n",
                     synor_errmsg());
         synor_llm_sched_stats st;
         synor_llm_sched_stats_get(s->sched, &st);
+        if (st.steps != was.steps) {
+            if (s->step_log)
+                step_log_line(s, t_begin, t_end ? t_begin - t_end : 0, &was, &st);
+            t_end = synor__serve_now_ns();
+        }
+        was = st;
         pthread_mutex_lock(&s->mu);
         synor__serve_rate_add(s, st.generated_tokens - s->rate_seen);
         s->rate_seen = st.generated_tokens;
-        if (n <= 0 && s->kicks == seen && !s->quit && !s->embeds)
+        if (n <= 0 && s->kicks == seen && !s->quit && !s->embeds && s->kv_cold) {
+            /* idle: write the pool's next fresh KV blocks, so that the
+             * steps taking them later do not pay their first writes'
+             * page faults; a few at a time, looking for work between */
+            pthread_mutex_unlock(&s->mu);
+            s->kv_cold = synor_llm_kv_warm(s->ctx, SERVE_WARM_BLOCKS);
+            pthread_mutex_lock(&s->mu);
+        } else if (n <= 0 && s->kicks == seen && !s->quit && !s->embeds) {
+            s->wait_since = synor__serve_now_ns();
             pthread_cond_wait(&s->wake, &s->mu);
+            s->wait_ns += synor__serve_now_ns() - s->wait_since;
+            s->wait_since = 0;
+        }
     }
     pthread_mutex_unlock(&s->mu);
+    if (s->step_log)
+        fflush(s->step_log);
     return NULL;
 }
 
@@ -270,10 +311,12 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
     s->o = o;
     s->ctx_len = ctx;
     s->created = time(NULL);
+    s->t_start = synor__serve_now_ns();
     s->host = synor__strdup(o.host);
     s->model_name = synor__strdup(o.model_name);
     s->o.host = s->host;
     s->o.model_name = s->model_name;
+    s->o.step_log = NULL; /* not kept: the file is */
     int e = s->host && s->model_name ? 0 : SYNOR_ENOMEM;
     int mu = 0, wake = 0, idle = 0, embedded = 0;
     if (!e)
@@ -316,6 +359,16 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
     }
     if (!e && o.predict)
         e = synor_predictor_create(4096, &s->pred);
+    if (!e && o.step_log) {
+        s->step_log = fopen(o.step_log, "a");
+        if (!s->step_log)
+            e = synor__error(SYNOR_EIO, "serve: the step log %s cannot be opened: %s", o.step_log,
+                             strerror(errno));
+        else
+            fputs("# synor serve step log: t_ms gap_ms step_ms batch_ms rows prompt_rows "
+                  "running waiting\n",
+                  s->step_log);
+    }
     if (e && base_ok) {
         synor__serve_semantic_free(s);
         synor_cache_close(s->cache);
@@ -324,6 +377,7 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
     if (!e) {
         unsigned used;
         synor_llm_kv_usage(s->ctx, &used, &s->kv_total);
+        s->kv_cold = s->kv_total;
     }
     if (e) {
         synor_llm_ctx_destroy(s->ctx);
@@ -441,6 +495,8 @@ void synor_server_destroy(synor_server *s)
     synor__serve_semantic_free(s);
     synor_cache_close(s->cache);
     synor_llm_ctx_destroy(s->ctx);
+    if (s->step_log)
+        fclose(s->step_log);
     pthread_cond_destroy(&s->embedded);
     pthread_cond_destroy(&s->idle);
     pthread_cond_destroy(&s->wake);

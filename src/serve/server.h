@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/common.h"
 #include "serve/serve_api.h"
@@ -84,6 +85,11 @@ struct synor_server {
     serve_gen *live;       /* under mu: generations not finished */
     uint64_t next_seq;     /* under mu: for ids and default seeds */
     pthread_t engine;
+    FILE *step_log;        /* the engine thread's; NULL: none */
+    unsigned kv_cold;      /* the engine thread's: KV blocks never written yet */
+    uint64_t t_start;      /* monotonic ns at creation */
+    uint64_t wait_ns;      /* under mu: the engine thread asleep (no work) */
+    uint64_t wait_since;   /* under mu: when it fell asleep; 0: awake */
 
     /* under mu: tokens per second, see SERVE_RATE_S */
     uint64_t rate_sec[SERVE_RATE_S], rate_tok[SERVE_RATE_S];
@@ -95,6 +101,10 @@ struct synor_server {
     _Atomic uint64_t sem_lookups, sem_hits, pred_started, pred_ready, pred_hits;
     serve_hist tpot, ttft;
 };
+
+/* KV blocks the idle engine writes between looks for work (~1 MB each at
+ * stories110M's shape). */
+#define SERVE_WARM_BLOCKS 4
 
 /* Monotonic nanoseconds. */
 uint64_t synor__serve_now_ns(void);

@@ -201,6 +201,14 @@ check m-kv          [ "$(val synor_kv_blocks_total)" -gt 0 ]
 check m-kv-free     [ "$(val synor_kv_blocks_used)" = 0 ]
 check m-400         [ "$(val 'synor_http_responses_total{code="400"}')" -ge 10 ]
 check m-tpot        [ "$(val synor_time_per_output_token_seconds_count)" -gt 0 ]
+# where the engine's time went: rows (prompt rows among them) over steps,
+# the batches inside the steps' time, asleep before the first request
+check m-rows        [ "$(val synor_engine_rows_total)" -ge "$(val synor_engine_steps_total)" ]
+check m-rows-prompt [ "$(val synor_engine_rows_total)" -ge "$(val synor_engine_prompt_rows_total)" ]
+check m-steps       [ "$(val synor_engine_steps_total)" -gt 0 ]
+check m-batch-s     awk -v b="$(val 'synor_engine_seconds_total{part="batch"}')" \
+                      -v s="$(val 'synor_engine_seconds_total{part="step"}')" 'BEGIN { exit !(b > 0 && b <= s) }'
+check m-idle-s      awk -v i="$(val 'synor_engine_seconds_total{part="idle"}')" 'BEGIN { exit !(i > 0) }'
 check m-help        grep -q '^# HELP synor_requests_waiting ' "$tmp/body"
 check m-type        grep -q '^# TYPE synor_time_per_output_token_seconds histogram' "$tmp/body"
 
@@ -209,7 +217,7 @@ check m-type        grep -q '^# TYPE synor_time_per_output_token_seconds histogr
 check busy-port     [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --port "$port" >/dev/null 2>"$tmp/busy.err" || rc=$?; echo $rc)" = 1 ]
 check busy-msg      grep -q "cannot listen on 127.0.0.1 port $port" "$tmp/busy.err"
 main_port=$port
-check start-small   start small --max-seqs 1 --max-queue 1
+check start-small   start small --max-seqs 1 --max-queue 1 --step-log "$tmp/steps"
 : >"$tmp/cfg"
 for i in $(seq 0 23); do
   [ "$i" = 0 ] || echo next >>"$tmp/cfg"
@@ -244,6 +252,13 @@ wait "$cpid"
 check term-done     [ "$(grep '^data: ' "$tmp/last" | tail -n 1)" = "data: [DONE]" ]
 check term-full     grep -q '"completion_tokens":200' "$tmp/last"
 check term-msg      grep -q "SIGTERM: stopping" "$tmp/small.err"
+# the step log of that server (one sequence): a line of 8 fields a step,
+# never two requests running, each step's batch inside the step, and the
+# decode rows (rows less prompt rows) are 199 for each request of 200 tokens
+check steplog-head  grep -q '^# synor serve step log: t_ms gap_ms step_ms batch_ms rows prompt_rows running waiting$' "$tmp/steps"
+check steplog-lines awk '!/^#/ { n++; if (NF != 8 || $7 > 1 || $4 > $3 || $5 < 1 || $6 > $5) bad++ }
+                      END { exit !(n > 0 && !bad) }' "$tmp/steps"
+check steplog-rows  [ "$(awk '!/^#/ { d += $5 - $6 } END { print d }' "$tmp/steps")" = $(((ok + 1) * 199)) ]
 kill -INT "$main_pid"
 wait "$main_pid"; check int-exit [ $? = 0 ]
 port=$main_port

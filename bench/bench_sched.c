@@ -1,0 +1,236 @@
+/* bench_sched.c - synor serve's engine side without HTTP: the requests
+ * bench_serve sends (the same seeded prompts cut from README.md, greedy,
+ * max_tokens each), run through the continuous-batching scheduler
+ * (synor_llm_sched) in this process, at most C at once, then one at a
+ * time. What synor serve adds (HTTP, Server-Sent Events, the client on the
+ * same cores) is the served figures' distance from these.
+ *
+ *   bench_sched -m MODEL [--requests N] [--concurrency C] [--max-tokens T]
+ *               [--prompts FILE] [--seed S] [-t THREADS] [--kv-type f32|f16]
+ *               [--sequential 0|1]
+ *
+ * --sequential 0: the concurrent side only.
+ * The context is synor serve's (max_seqs C, the default max_batch, KV
+ * blocks for C full contexts), the scheduler's options its defaults. For
+ * each side: wall time, output tokens, aggregate tokens/s, steps, mean
+ * rows and prompt rows a step, and the time inside the engine's batches. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "synor.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* bench_serve's generator and prompt cutting, so the same seed gives the
+ * same prompts */
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next_u64(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static double uniform(void) { return (double)(next_u64() >> 11) * (1.0 / 9007199254740992.0); }
+
+static char *prompt_text(const char *text, size_t off, int words)
+{
+    size_t n = strlen(text);
+    while (off < n && text[off] != ' ')
+        off++;
+    char *p = malloc(64 * 16 + 1);
+    size_t o = 0;
+    int w = 0;
+    for (size_t i = off + 1; i < n && w < words && o < 64 * 16; i++) {
+        char c = text[i];
+        if (c == ' ')
+            w++;
+        if (c == '"' || c == '\\' || (unsigned char)c < 0x20 || (unsigned char)c >= 0x80)
+            c = ' ';
+        p[o++] = c;
+    }
+    p[o] = 0;
+    return p;
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    } else {
+        s[n] = 0;
+    }
+    fclose(f);
+    return s;
+}
+
+typedef struct side {
+    int32_t bos;
+    long tokens;
+    int done;
+} side;
+
+static int on_token(uint64_t id, int32_t t, void *user)
+{
+    (void)id;
+    side *s = user;
+    if (t == s->bos) /* synor serve ends the text at BOS */
+        return 1;
+    s->tokens++;
+    return 0;
+}
+
+static void on_done(uint64_t id, int reason, void *user)
+{
+    (void)id;
+    (void)reason;
+    ((side *)user)->done++;
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = NULL, *prompts = "README.md";
+    int nreq = 48, conc = 16, max_tokens = 128, threads = 2, sequential = 1;
+    unsigned kv_type = SYNOR_LLM_KV_F32;
+    uint64_t seed = 1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *a = argv[i], *v = argv[i + 1];
+        if (!strcmp(a, "-m"))
+            model = v;
+        else if (!strcmp(a, "--requests"))
+            nreq = atoi(v);
+        else if (!strcmp(a, "--concurrency"))
+            conc = atoi(v);
+        else if (!strcmp(a, "--max-tokens"))
+            max_tokens = atoi(v);
+        else if (!strcmp(a, "--prompts"))
+            prompts = v;
+        else if (!strcmp(a, "--seed"))
+            seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--sequential"))
+            sequential = atoi(v);
+        else if (!strcmp(a, "-t"))
+            threads = atoi(v);
+        else if (!strcmp(a, "--kv-type") && !synor_llm_kv_type_parse(v, &kv_type))
+            ;
+        else
+            model = NULL, nreq = 0;
+    }
+    if (!model || argc % 2 == 0 || nreq < 1 || conc < 1 || max_tokens < 1 || threads < 1) {
+        fprintf(stderr, "usage: bench_sched -m MODEL [--requests N] [--concurrency C] "
+                        "[--max-tokens T]\n                   [--prompts FILE] [--seed S] "
+                        "[-t THREADS] [--kv-type f32|f16] [--sequential 0|1]\n");
+        return 2;
+    }
+    char *text = read_all(prompts);
+    if (!text || strlen(text) < 4096) {
+        fprintf(stderr, "bench_sched: %s: cannot read at least 4 KiB of prompt text\n", prompts);
+        return 1;
+    }
+    synor_llm *m;
+    if (synor_llm_load(model, NULL, &m)) {
+        fprintf(stderr, "bench_sched: %s\n", synor_errmsg());
+        return 1;
+    }
+    const synor_llm_hparams *h = synor_llm_hparams_get(m);
+    const synor_tokenizer *tok = synor_llm_tokenizer(m);
+    rng ^= seed * 0xD1B54A32D192ED03ull;
+    int32_t **ids = calloc((size_t)nreq, sizeof *ids);
+    size_t *nids = calloc((size_t)nreq, sizeof *nids);
+    long prompt_tokens = 0;
+    for (int i = 0; i < nreq; i++) {
+        size_t off = (size_t)(uniform() * (double)(strlen(text) - 2048));
+        char *p = prompt_text(text, off, 8 + (int)(uniform() * 57));
+        (void)uniform(); /* bench_serve's arrival gap (drawn at any rate) */
+        long n = synor_tokenizer_encode(tok, p, strlen(p), 1, 0, NULL, 0);
+        ids[i] = malloc((size_t)(n > 0 ? n : 1) * sizeof **ids);
+        synor_tokenizer_encode(tok, p, strlen(p), 1, 0, ids[i], (size_t)n);
+        nids[i] = (size_t)n;
+        prompt_tokens += n;
+        free(p);
+    }
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.cpu_workers = (unsigned)threads;
+    synor_runtime *rt;
+    if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt)) {
+        fprintf(stderr, "bench_sched: %s\n", synor_errmsg());
+        return 1;
+    }
+    printf("%s: %s, %d workers, KV %s; %d requests (%ld prompt tokens) of %d tokens\n", model,
+           synor_llm_weight_type(m), threads, synor_llm_kv_type_name(kv_type), nreq,
+           prompt_tokens, max_tokens);
+    int sides[2] = {conc, 1};
+    for (int k = 0; k < 1 + (sequential != 0); k++) {
+        int c = sides[k];
+        unsigned per = (unsigned)((h->seq_len + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK);
+        synor_llm_ctx_opts co = {.max_seqs = (unsigned)conc, .kv_blocks = (unsigned)conc * per,
+                                 .kv_type = kv_type};
+        synor_llm_ctx *ctx;
+        synor_llm_sched *s;
+        synor_llm_sched_opts so = {.max_queue = (unsigned)nreq};
+        if (synor_llm_ctx_create(m, rt, &co, &ctx) || synor_llm_sched_create(ctx, &so, &s)) {
+            fprintf(stderr, "bench_sched: %s\n", synor_errmsg());
+            return 1;
+        }
+        side sd = {.bos = synor_tokenizer_bos(tok)};
+        int next = 0, left = 0;
+        double t0 = now();
+        for (;;) {
+            while (next < nreq && next - sd.done < c) {
+                synor_llm_request rq = {.prompt = ids[next],
+                                        .n_prompt = nids[next],
+                                        .max_new = max_tokens,
+                                        .on_token = on_token,
+                                        .on_done = on_done,
+                                        .user = &sd};
+                synor_sampler_init(&rq.sampler, 0, 0, 1, 1);
+                if (synor_llm_sched_submit(s, &rq, NULL)) {
+                    fprintf(stderr, "bench_sched: %s\n", synor_errmsg());
+                    return 1;
+                }
+                next++;
+            }
+            left = synor_llm_sched_step(s);
+            if (left < 0) {
+                fprintf(stderr, "bench_sched: %s\n", synor_errmsg());
+                return 1;
+            }
+            if (!left && next == nreq)
+                break;
+        }
+        double wall = now() - t0;
+        synor_llm_sched_stats st;
+        synor_llm_sched_stats_get(s, &st);
+        printf("concurrency %d: wall %.3f s, output tokens %ld, aggregate %.1f tokens/s; %llu "
+               "steps, %.1f rows a step (%.1f prompt rows), batches %.2f s, steps %.2f s\n",
+               c, wall, sd.tokens, (double)sd.tokens / wall, (unsigned long long)st.steps,
+               (double)st.rows / (double)st.steps, (double)st.prompt_tokens / (double)st.steps,
+               (double)st.batch_ns * 1e-9, (double)st.step_ns * 1e-9);
+        synor_llm_sched_destroy(s);
+        synor_llm_ctx_destroy(ctx);
+    }
+    for (int i = 0; i < nreq; i++)
+        free(ids[i]);
+    free(ids);
+    free(nids);
+    free(text);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    return 0;
+}
