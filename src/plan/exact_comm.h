@@ -42,8 +42,9 @@ typedef struct synor__acs {
     size_t *left;
     unsigned char *done;
     double *st, *ft, *avail, *est;
-    synor__ord_cand *oc;            /* n levels of n */
-    synor__alloc_cand *ac;          /* n levels of d */
+    synor__ord_cand *oc;     /* n levels of n */
+    synor__alloc_cand *ac;   /* n levels of d */
+    synor__alloc_cand *ac_tmp; /* d: the allocation's scratch */
     /* the outcome */
     double best, open;
     size_t *bdev;
