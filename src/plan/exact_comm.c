@@ -30,18 +30,32 @@
  *    any subset, the least head plus the sum of times plus the least tail
  *    (subsets: heads at least a threshold, taken by tail, largest first);
  *  - the least work left poured onto the devices on top of their loads.
- * A child's bound is at least its parent's; children are tried in order of
- * their bound; a bound at or above the incumbent prunes.
+ * (These bounds are in exact_bound.c.) A child's bound is at least its
+ * parent's; children are tried in order of their bound; a bound at or
+ * above the incumbent prunes.
  *
- * Two allocation orders in turn, the second from the best schedule the
- * first found: for a quarter of the time (at most 500,000 nodes), next
- * the task with the largest sum of its least time and its edges' costs to
- * the tasks already allocated, either way (with costly transfers the bound
- * then rises at once; with cheap ones big tasks go first, as in packing);
- * then probes in that order (below: targets between the bound and the
- * incumbent, bisected; for half the time left), then a topological order,
- * next the ready task with the costliest edges from its predecessors
- * (heads then depend only on allocated tasks).
+ * Which task next (fail first): at each node, the children of every task
+ * left are bounded, and the task with the fewest children the incumbent
+ * does not prune is taken (none: the node is pruned; one: forced, taken
+ * at once without looking further), ties to the largest least child
+ * bound, then to the first in the allocation order below. The largest
+ * least child bound seen also bounds the node (each completion gives that
+ * task some device). Why: with a fixed order the bound of a partial
+ * allocation stays low while the tasks that decide it are left (they
+ * count on their best device for every neighbour at once); on a deep,
+ * narrow 30-task graph with CCR 1 on 4 devices within 5% of each other
+ * the fixed order never reached a complete allocation below 1,256 in
+ * millions of nodes (optimum 1,289.8), the dynamic one proves it in
+ * 30,000 nodes. A node costs up to (tasks left) x (devices) bounds.
+ *
+ * Two allocation orders in turn (the order in which tasks are scanned
+ * and ties broken), the second from the best schedule the first found:
+ * for a quarter of the time (at most 500,000 nodes), next the task with
+ * the largest sum of its least time and its edges' costs to the tasks
+ * already allocated, either way; then probes in that order (below:
+ * targets between the bound and the incumbent, bisected; for half the
+ * time left), then a topological order, next the ready task with the
+ * costliest edges from its predecessors.
  *
  * Ordering (a complete allocation): exact.c's append search with the
  * devices fixed: ready tasks appended at the later of their device
@@ -61,59 +75,12 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "plan/exact_comm.h"
 #include "plan/plan_internal.h"
 
 #define EPS 1e-12
 #define FIRST_NODES 500000u
 #define PROBE_NODES 200000u
-
-typedef struct ord_cand {
-    double key, s;
-    size_t task;
-} ord_cand;
-
-typedef struct alloc_cand {
-    double key, raw; /* raw: the child's own bound, which breaks ties */
-    size_t dev;
-} alloc_cand;
-
-typedef struct as {
-    const synor__exact_comm_in *in;
-    const synor_sched_problem *pb;
-    size_t n, d;
-    size_t *pos;             /* task -> position in in->topo */
-    size_t *aord;            /* the allocation order */
-    size_t *succ_off, *succ, *succ_e; /* successors and their edge in pred[] */
-    size_t *dev;             /* SIZE_MAX: not allocated */
-    size_t *used;            /* tasks per device */
-    double *head, *tail, *w; /* allocated tasks */
-    double *uhead;           /* [i * d + q]: tasks left */
-    double *load;            /* per device */
-    double minw_left;
-    size_t *om_idx;          /* one-machine scratch */
-    double *om_r, *om_p, *om_q, *om_fill;
-    double *fw, *fq, *ur, *uw, *uq; /* fork/join scratch */
-    double *bl2;             /* [i * d + p]: bottom levels with the fork rule */
-    double *bld;             /* the same with the allocation so far */
-    /* ordering */
-    size_t *left;
-    unsigned char *done;
-    double *st, *ft, *avail, *est;
-    ord_cand *oc;            /* n levels of n */
-    alloc_cand *ac;          /* n levels of d */
-    /* the outcome */
-    double best, open;
-    size_t *bdev;
-    double *bst, *bft;
-    uint64_t nodes, limit;   /* limit: this pass's */
-    struct timespec t_end;
-    int aborted;
-} as;
-
-static double rnd(const as *a, double v)
-{
-    return a->in->integral ? ceil(v - 1e-9) : v;
-}
 
 static int past(const struct timespec *t)
 {
@@ -134,7 +101,7 @@ static void after(struct timespec *t, double secs)
     }
 }
 
-static int tick(as *a)
+static int tick(synor__acs *a)
 {
     if (a->aborted)
         return 1;
@@ -143,164 +110,14 @@ static int tick(as *a)
     return a->aborted;
 }
 
-static int pruned(const as *a, double lb)
+static int pruned(const synor__acs *a, double lb)
 {
     return lb >= a->best - EPS - 1e-9 * a->best;
 }
 
-/* One machine, tasks k with head r, time p and tail q: for every subset,
- * the least head + the sum of times + the least tail, over the subsets of
- * tasks with head at least a threshold taken in order of tail. */
-static double one_machine(as *a, size_t k)
-{
-    double lb = 0;
-    size_t *ix = a->om_idx;
-    for (size_t x = 0; x < k; x++)
-        ix[x] = x;
-    /* insertion sort by tail, largest first (k is small) */
-    for (size_t x = 1; x < k; x++) {
-        size_t v = ix[x], y = x;
-        while (y > 0 && a->om_q[ix[y - 1]] < a->om_q[v]) {
-            ix[y] = ix[y - 1];
-            y--;
-        }
-        ix[y] = v;
-    }
-    for (size_t t = 0; t < k; t++) {
-        double r = a->om_r[t], sum = 0;
-        for (size_t x = 0; x < k; x++) {
-            size_t i = ix[x];
-            if (a->om_r[i] < r)
-                continue;
-            sum += a->om_p[i];
-            if (r + sum + a->om_q[i] > lb)
-                lb = r + sum + a->om_q[i];
-        }
-    }
-    return lb;
-}
-
-/* From the end of task j on device p to the makespan, at least (the fork
- * rule): each successor on another device takes its transfer and its
- * bottom level there; those on p run one at a time after j (Jackson's
- * rule on their times and tails). Successors allocated are where they
- * are; for one left, with bl its bottom levels, the cheapest other device
- * or p: for the least threshold T, every successor that would cost more
- * than T elsewhere is on p. */
-static double fork_rule(as *a, size_t j, size_t p, const double *bl)
-{
-    const synor_sched_problem *pb = a->pb;
-    size_t d = a->d, nf = 0, nu = 0;
-    double fixed = 0;
-    for (size_t y = a->succ_off[j]; y < a->succ_off[j + 1]; y++) {
-        size_t i = a->succ[y], e = a->succ_e[y];
-        if (a->dev[i] != SIZE_MAX) {
-            if (a->dev[i] == p) {
-                a->fw[nf] = a->w[i];
-                a->fq[nf++] = a->tail[i];
-            } else {
-                double v = synor__edge_comm(pb, e, p, a->dev[i]) + a->w[i] + a->tail[i];
-                fixed = v > fixed ? v : fixed;
-            }
-            continue;
-        }
-        double r = INFINITY, w = pb->exec[i * d + p];
-        for (size_t q = 0; q < d; q++) {
-            double v = q == p ? INFINITY : synor__edge_comm(pb, e, p, q) + bl[i * d + q];
-            r = v < r ? v : r;
-        }
-        if (!isfinite(w)) {
-            fixed = r > fixed ? r : fixed;
-            continue;
-        }
-        /* by r, largest first */
-        size_t x = nu++;
-        while (x > 0 && a->ur[x - 1] < r) {
-            a->ur[x] = a->ur[x - 1];
-            a->uw[x] = a->uw[x - 1];
-            a->uq[x] = a->uq[x - 1];
-            x--;
-        }
-        a->ur[x] = r;
-        a->uw[x] = w;
-        a->uq[x] = bl[i * d + p] - w;
-    }
-    double best = INFINITY;
-    for (size_t t = 0; t <= nu; t++) { /* the first t of them on p */
-        double T = t < nu ? a->ur[t] : 0;
-        if (T < fixed)
-            T = fixed;
-        if (T >= best)
-            continue;
-        size_t k = nf;
-        double *w = a->fw + a->n, *q = a->fq + a->n; /* copies: jackson sorts */
-        memcpy(w, a->fw, nf * sizeof *w);
-        memcpy(q, a->fq, nf * sizeof *q);
-        for (size_t x = 0; x < t; x++) {
-            w[k] = a->uw[x];
-            q[k++] = a->uq[x];
-        }
-        double v = synor__jackson(w, q, k);
-        if (v < T)
-            v = T;
-        if (v < best)
-            best = v;
-    }
-    return best;
-}
-
 /* ------------------------------------------------------------ ordering */
 
-static double ord_bound(as *a, double cur, double last)
-{
-    const synor_sched_problem *pb = a->pb;
-    size_t n = a->n, d = a->d;
-    double lb = cur;
-    for (size_t k = 0; k < n; k++) {
-        size_t i = a->in->topo[k];
-        if (a->done[i])
-            continue;
-        size_t p = a->dev[i];
-        double h = last > a->avail[p] ? last : a->avail[p];
-        size_t nl = 0;
-        for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
-            size_t j = pb->pred[e];
-            if (!a->done[j] && a->dev[j] == p) { /* these run one at a time */
-                a->fw[nl] = a->est[j];
-                a->fq[nl++] = a->w[j];
-                continue;
-            }
-            double r = (a->done[j] ? a->ft[j] : a->est[j] + a->w[j]) +
-                       synor__edge_comm(pb, e, a->dev[j], p);
-            if (r > h)
-                h = r;
-        }
-        if (nl) {
-            double t = synor__serial(a->fw, a->fq, nl);
-            h = t > h ? t : h;
-        }
-        a->est[i] = h;
-        if (h + a->w[i] + a->tail[i] > lb)
-            lb = h + a->w[i] + a->tail[i];
-    }
-    for (size_t p = 0; p < d; p++) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (!a->done[i] && a->dev[i] == p) {
-                a->om_r[k] = a->est[i];
-                a->om_p[k] = a->w[i];
-                a->om_q[k++] = a->tail[i];
-            }
-        if (k > 1) {
-            double v = one_machine(a, k);
-            if (v > lb)
-                lb = v;
-        }
-    }
-    return rnd(a, lb);
-}
-
-static void record(as *a, double cur)
+static void record(synor__acs *a, double cur)
 {
     a->best = cur;
     memcpy(a->bdev, a->dev, a->n * sizeof *a->dev);
@@ -308,7 +125,7 @@ static void record(as *a, double cur)
     memcpy(a->bft, a->ft, a->n * sizeof *a->ft);
 }
 
-static void order(as *a, size_t depth, double cur, double last, size_t prev)
+static void order(synor__acs *a, size_t depth, double cur, double last, size_t prev)
 {
     if (tick(a))
         return;
@@ -317,11 +134,11 @@ static void order(as *a, size_t depth, double cur, double last, size_t prev)
             record(a, cur);
         return;
     }
-    double lb = ord_bound(a, cur, last);
+    double lb = synor__acs_ord_bound(a, cur, last);
     if (pruned(a, lb))
         return;
     const synor_sched_problem *pb = a->pb;
-    ord_cand *cs = a->oc + depth * a->n;
+    synor__ord_cand *cs = a->oc + depth * a->n;
     size_t nc = 0;
     for (size_t i = 0; i < a->n; i++) {
         if (a->done[i] || a->left[i])
@@ -339,7 +156,7 @@ static void order(as *a, size_t depth, double cur, double last, size_t prev)
         if (prev != SIZE_MAX && fabs(s - last) <= EPS && a->w[i] > 0 &&
             a->ft[prev] > a->st[prev] && a->pos[i] < a->pos[prev])
             continue; /* the same start: topological order covers it */
-        double key = rnd(a, s + a->w[i] + a->tail[i]);
+        double key = synor__acs_round(a, s + a->w[i] + a->tail[i]);
         if (key < lb)
             key = lb; /* the parent's bound holds for its subtrees */
         if (pruned(a, key))
@@ -349,10 +166,10 @@ static void order(as *a, size_t depth, double cur, double last, size_t prev)
             cs[y] = cs[y - 1];
             y--;
         }
-        cs[y] = (ord_cand){key, s, i};
+        cs[y] = (synor__ord_cand){key, s, i};
     }
     for (size_t k = 0; k < nc; k++) {
-        ord_cand c = cs[k];
+        synor__ord_cand c = cs[k];
         if (pruned(a, c.key))
             break;
         size_t i = c.task, p = a->dev[i];
@@ -378,130 +195,7 @@ static void order(as *a, size_t depth, double cur, double last, size_t prev)
 
 /* ---------------------------------------------------------- allocation */
 
-/* The earliest start of task i on device p (allocated there, or if it
- * were): per predecessor allocated elsewhere, its head, time and
- * transfer; those allocated on p one at a time; per predecessor left, the
- * least over its devices of its head, time and transfer. */
-static double head_on(as *a, size_t i, size_t p)
-{
-    const synor_sched_problem *pb = a->pb;
-    size_t d = a->d, nl = 0;
-    double h = 0;
-    for (size_t e = pb->pred_off[i]; e < pb->pred_off[i + 1]; e++) {
-        size_t j = pb->pred[e];
-        double r;
-        if (a->dev[j] == p) { /* these run one at a time */
-            a->fw[nl] = a->head[j];
-            a->fq[nl++] = a->w[j];
-            continue;
-        }
-        if (a->dev[j] != SIZE_MAX) {
-            r = a->head[j] + a->w[j] + synor__edge_comm(pb, e, a->dev[j], p);
-        } else {
-            r = INFINITY;
-            for (size_t u = 0; u < d; u++) {
-                double v = a->uhead[j * d + u] + pb->exec[j * d + u] +
-                           synor__edge_comm(pb, e, u, p);
-                if (v < r)
-                    r = v;
-            }
-        }
-        if (r > h)
-            h = r;
-    }
-    if (nl) {
-        double t = synor__serial(a->fw, a->fq, nl);
-        h = t > h ? t : h;
-    }
-    return h;
-}
-
-/* The bound of a partial allocation (any set of tasks): heads forward and
- * tails backward in topological order (allocated tasks on their device,
- * tasks left per device), then the tasks left, one machine per device
- * and the work left. */
-static double alloc_bound(as *a)
-{
-    const synor_sched_problem *pb = a->pb;
-    const size_t *topo = a->in->topo;
-    const double *bl = a->bl2;
-    double *bld = a->bld;
-    size_t n = a->n, d = a->d;
-    double lb = 0;
-    for (size_t x = 0; x < n; x++) {
-        size_t i = topo[x];
-        if (a->dev[i] != SIZE_MAX) {
-            a->head[i] = head_on(a, i, a->dev[i]);
-            continue;
-        }
-        for (size_t q = 0; q < d; q++)
-            a->uhead[i * d + q] = isfinite(pb->exec[i * d + q]) ? head_on(a, i, q) : INFINITY;
-    }
-    for (size_t x = n; x-- > 0;) {
-        size_t j = topo[x];
-        if (a->dev[j] != SIZE_MAX) {
-            a->tail[j] = fork_rule(a, j, a->dev[j], bld);
-            continue;
-        }
-        double m = INFINITY;
-        for (size_t u = 0; u < d; u++) {
-            double w = pb->exec[j * d + u], v = INFINITY;
-            if (isfinite(w)) {
-                v = w + fork_rule(a, j, u, bld);
-                v = v > bl[j * d + u] ? v : bl[j * d + u];
-            }
-            bld[j * d + u] = v;
-            if (a->uhead[j * d + u] + v < m)
-                m = a->uhead[j * d + u] + v;
-        }
-        if (m > lb)
-            lb = m;
-    }
-    /* per device, one machine */
-    for (size_t p = 0; p < d; p++) {
-        size_t c = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (a->dev[i] != p)
-                continue;
-            a->om_r[c] = a->head[i];
-            a->om_p[c] = a->w[i];
-            a->om_q[c++] = a->tail[i];
-        }
-        double v = one_machine(a, c);
-        if (v > lb)
-            lb = v;
-    }
-    /* the least work left poured on top of the loads */
-    if (a->minw_left > 0) {
-        double *f = a->om_fill;
-        memcpy(f, a->load, d * sizeof *f);
-        for (size_t x = 1; x < d; x++) { /* ascending */
-            double v = f[x];
-            size_t y = x;
-            while (y > 0 && f[y - 1] > v) {
-                f[y] = f[y - 1];
-                y--;
-            }
-            f[y] = v;
-        }
-        double rest = a->minw_left, level = f[0];
-        size_t x = 1;
-        for (;; x++) { /* raise the x lowest to the next load */
-            double next = x < d ? f[x] : INFINITY, need = (next - level) * (double)x;
-            if (need >= rest) {
-                level += rest / (double)x;
-                break;
-            }
-            rest -= need;
-            level = next;
-        }
-        if (level > lb)
-            lb = level;
-    }
-    return rnd(a, lb);
-}
-
-static void assign(as *a, size_t i, size_t p)
+static void assign(synor__acs *a, size_t i, size_t p)
 {
     a->dev[i] = p;
     a->w[i] = a->pb->exec[i * a->d + p];
@@ -510,7 +204,7 @@ static void assign(as *a, size_t i, size_t p)
     a->minw_left -= a->in->minw[i];
 }
 
-static void unassign(as *a, size_t i)
+static void unassign(synor__acs *a, size_t i)
 {
     size_t p = a->dev[i];
     a->load[p] -= a->w[i];
@@ -520,7 +214,7 @@ static void unassign(as *a, size_t i)
 }
 
 /* Whether device p repeats an interchangeable device, both unused. */
-static int symmetric(const as *a, size_t p)
+static int symmetric(const synor__acs *a, size_t p)
 {
     const size_t *cls = a->in->cls;
     if (!cls || cls[p] == p || a->used[p])
@@ -531,28 +225,17 @@ static int symmetric(const as *a, size_t p)
     return 0;
 }
 
-static void allocate(as *a, size_t k, double lb)
+/* The children of allocating task i (one per device it can run on, but
+ * interchangeable unused devices once) that the incumbent does not prune,
+ * into cs by bound (at least lb), least first; their number. */
+static size_t children(synor__acs *a, size_t i, double lb, synor__alloc_cand *cs)
 {
-    if (tick(a))
-        return;
-    if (k == a->n) { /* the order on the devices; tails of this allocation */
-        if (pruned(a, alloc_bound(a)))
-            return;
-        memset(a->done, 0, a->n);
-        for (size_t p = 0; p < a->d; p++)
-            a->avail[p] = 0;
-        for (size_t i = 0; i < a->n; i++)
-            a->left[i] = a->pb->pred_off[i + 1] - a->pb->pred_off[i];
-        order(a, 0, 0, 0, SIZE_MAX);
-        return;
-    }
-    size_t i = a->aord[k], nc = 0;
-    alloc_cand *cs = a->ac + k * a->d;
+    size_t nc = 0;
     for (size_t p = 0; p < a->d; p++) {
         if (!isfinite(a->pb->exec[i * a->d + p]) || symmetric(a, p))
             continue;
         assign(a, i, p);
-        double raw = alloc_bound(a), key = raw < lb ? lb : raw; /* the parent's bound
+        double raw = synor__acs_alloc_bound(a), key = raw < lb ? lb : raw; /* the parent's bound
                                                                    holds for its subtrees */
         unassign(a, i);
         if (pruned(a, key))
@@ -562,17 +245,61 @@ static void allocate(as *a, size_t k, double lb)
             cs[y] = cs[y - 1];
             y--;
         }
-        cs[y] = (alloc_cand){key, raw, p};
+        cs[y] = (synor__alloc_cand){key, raw, p};
     }
+    return nc;
+}
+
+/* Allocates the tasks a->aord[k..n-1] (in any order: the task taken next
+ * is chosen here and swapped to position k), then orders. The next task is
+ * the one left with the fewest children the incumbent does not prune (none:
+ * this node is pruned; one: it is forced, taken at once), then the largest
+ * least child bound, then the first in a->aord. Every completion of the
+ * node gives each task a device, so the node's subtree is no shorter than
+ * any task's least child bound: the largest of those seen bounds every
+ * child too. */
+static void allocate(synor__acs *a, size_t k, double lb)
+{
+    if (tick(a))
+        return;
+    if (k == a->n) { /* the order on the devices; tails of this allocation */
+        if (pruned(a, synor__acs_alloc_bound(a)))
+            return;
+        memset(a->done, 0, a->n);
+        for (size_t p = 0; p < a->d; p++)
+            a->avail[p] = 0;
+        for (size_t i = 0; i < a->n; i++)
+            a->left[i] = a->pb->pred_off[i + 1] - a->pb->pred_off[i];
+        order(a, 0, 0, 0, SIZE_MAX);
+        return;
+    }
+    synor__alloc_cand *cs = a->ac + k * a->d;
+    size_t pick = k, nc = SIZE_MAX;
+    double least = -INFINITY, node = lb;
+    for (size_t x = k; x < a->n && nc > 1; x++) {
+        size_t c = children(a, a->aord[x], lb, a->ac_tmp);
+        double m = c ? a->ac_tmp[0].key : INFINITY;
+        node = m > node ? m : node;
+        if (c < nc || (c == nc && m > least)) {
+            nc = c;
+            least = m;
+            pick = x;
+            memcpy(cs, a->ac_tmp, c * sizeof *cs);
+        }
+    }
+    size_t i = a->aord[pick];
+    a->aord[pick] = a->aord[k];
+    a->aord[k] = i;
     for (size_t c = 0; c < nc; c++) {
-        if (pruned(a, cs[c].key))
+        double key = cs[c].key > node ? cs[c].key : node;
+        if (pruned(a, key))
             break;
         assign(a, i, cs[c].dev);
-        allocate(a, k + 1, cs[c].key);
+        allocate(a, k + 1, key);
         unassign(a, i);
         if (a->aborted) {
-            if (cs[c].key < a->open)
-                a->open = cs[c].key;
+            if (key < a->open)
+                a->open = key;
             break;
         }
     }
@@ -585,12 +312,12 @@ static void allocate(as *a, size_t k, double lb)
  * below t, the budget doubles). t bisects the bound and the least of the
  * incumbent and the stopped targets; within 0.5%, t is the incumbent (the
  * plain search). Until t_end; 1 when the incumbent is proved optimal. */
-static int probe(as *a, double root, double *proven, const struct timespec *t_end)
+static int probe(synor__acs *a, double root, double *proven, const struct timespec *t_end)
 {
     double top = a->best;
     uint64_t budget = a->in->probe_nodes ? a->in->probe_nodes : PROBE_NODES;
     for (;;) {
-        double lo = *proven, hi = a->best, t = rnd(a, (lo + top) / 2);
+        double lo = *proven, hi = a->best, t = synor__acs_round(a, (lo + top) / 2);
         if (top - lo <= 0.005 * hi || t > hi)
             t = hi;
         if (t <= lo || past(t_end) || budget > a->in->node_limit - a->nodes)
@@ -625,7 +352,7 @@ static int probe(as *a, double root, double *proven, const struct timespec *t_en
  * bound the allocation soonest), not topological plus its least time (big
  * tasks first), then the longest bottom level. Uses a->done and a->est as
  * scratch. */
-static void alloc_order(as *a, int topological)
+static void alloc_order(synor__acs *a, int topological)
 {
     const synor_sched_problem *pb = a->pb;
     size_t n = a->n, d = a->d;
@@ -666,7 +393,7 @@ static void alloc_order(as *a, int topological)
 
 /* Points a's arrays into one block at base (zeroed), or with base NULL
  * only counts; the bytes the block takes. m: the edges. */
-static size_t carve(as *a, char *base, size_t m)
+static size_t carve(synor__acs *a, char *base, size_t m)
 {
     size_t n = a->n, d = a->d, N = n + 1, off = 0;
 #define TAKE(ptr, count)                                                            \
@@ -705,6 +432,7 @@ static size_t carve(as *a, char *base, size_t m)
     TAKE(a->est, N);
     TAKE(a->oc, n * n + 1);
     TAKE(a->ac, n * d + 1);
+    TAKE(a->ac_tmp, d + 1);
     TAKE(a->bdev, N);
     TAKE(a->bst, N);
     TAKE(a->bft, N);
@@ -718,7 +446,7 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
 {
     const synor_sched_problem *pb = in->pb;
     size_t n = pb->n_tasks, d = pb->n_devices, m = pb->pred_off[n];
-    as a;
+    synor__acs a;
     memset(&a, 0, sizeof a);
     a.in = in;
     a.pb = pb;
@@ -750,7 +478,7 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
     for (size_t k = n; k-- > 0;) {
         size_t i = in->topo[k];
         for (size_t p = 0; p < d; p++) {
-            double w = pb->exec[i * d + p], v = isfinite(w) ? w + fork_rule(&a, i, p, a.bl2)
+            double w = pb->exec[i * d + p], v = isfinite(w) ? w + synor__acs_fork_rule(&a, i, p, a.bl2)
                                                             : INFINITY;
             a.bl2[i * d + p] = v > in->bl[i * d + p] ? v : in->bl[i * d + p];
         }
@@ -762,7 +490,7 @@ int synor__exact_comm(const synor__exact_comm_in *in, size_t *dev, double *st, d
     memcpy(a.bdev, dev, n * sizeof *dev);
     memcpy(a.bst, st, n * sizeof *st);
     memcpy(a.bft, ft, n * sizeof *ft);
-    double root = n ? alloc_bound(&a) : 0, proven = root;
+    double root = n ? synor__acs_alloc_bound(&a) : 0, proven = root;
     struct timespec now, pe;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double left = (double)(in->t_end.tv_sec - now.tv_sec) +
