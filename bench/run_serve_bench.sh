@@ -108,8 +108,14 @@ echo "model: $preset shape, $type, generated weights; server: ${sargs[*]}"
 grep -i "gpu\|layers" "$tmp/serve.err" | head -3 || true
 echo "client: ${c[*]} --seed RUN (greedy, streamed)"
 # The engine's counters from /metrics: steps rows prompt_rows batch_s step_s idle_s
+metrics() { # GET /metrics over bash's /dev/tcp (HTTP/1.0: the server closes after the answer)
+  exec 3<>"/dev/tcp/127.0.0.1/$port" || return 0
+  printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  tr -d '\r' <&3
+  exec 3<&-
+}
 engine() {
-  { curl -s "http://127.0.0.1:$port/metrics" || true; } | awk '
+  { metrics || true; } | awk '
     $1 == "synor_engine_steps_total" { st = $2 } $1 == "synor_engine_rows_total" { r = $2 }
     $1 == "synor_engine_prompt_rows_total" { p = $2 }
     $1 == "synor_engine_seconds_total{part=\"batch\"}" { b = $2 }
