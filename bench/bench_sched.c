@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_requests.h"
 #include "synor.h"
 
 static double now(void)
@@ -26,57 +27,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* bench_serve's generator and prompt cutting, so the same seed gives the
- * same prompts */
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next_u64(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static double uniform(void) { return (double)(next_u64() >> 11) * (1.0 / 9007199254740992.0); }
-
-static char *prompt_text(const char *text, size_t off, int words)
-{
-    size_t n = strlen(text);
-    while (off < n && text[off] != ' ')
-        off++;
-    char *p = malloc(64 * 16 + 1);
-    size_t o = 0;
-    int w = 0;
-    for (size_t i = off + 1; i < n && w < words && o < 64 * 16; i++) {
-        char c = text[i];
-        if (c == ' ')
-            w++;
-        if (c == '"' || c == '\\' || (unsigned char)c < 0x20 || (unsigned char)c >= 0x80)
-            c = ' ';
-        p[o++] = c;
-    }
-    p[o] = 0;
-    return p;
-}
-
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    } else {
-        s[n] = 0;
-    }
-    fclose(f);
-    return s;
 }
 
 typedef struct side {
@@ -137,7 +87,7 @@ int main(int argc, char **argv)
                         "[-t THREADS] [--kv-type f32|f16] [--sequential 0|1]\n");
         return 2;
     }
-    char *text = read_all(prompts);
+    char *text = bench_read_all(prompts);
     if (!text || strlen(text) < 4096) {
         fprintf(stderr, "bench_sched: %s: cannot read at least 4 KiB of prompt text\n", prompts);
         return 1;
@@ -149,14 +99,14 @@ int main(int argc, char **argv)
     }
     const synor_llm_hparams *h = synor_llm_hparams_get(m);
     const synor_tokenizer *tok = synor_llm_tokenizer(m);
-    rng ^= seed * 0xD1B54A32D192ED03ull;
+    bench_rng_seed(seed);
     int32_t **ids = calloc((size_t)nreq, sizeof *ids);
     size_t *nids = calloc((size_t)nreq, sizeof *nids);
     long prompt_tokens = 0;
     for (int i = 0; i < nreq; i++) {
-        size_t off = (size_t)(uniform() * (double)(strlen(text) - 2048));
-        char *p = prompt_text(text, off, 8 + (int)(uniform() * 57));
-        (void)uniform(); /* bench_serve's arrival gap (drawn at any rate) */
+        size_t off = (size_t)(bench_uniform() * (double)(strlen(text) - 2048));
+        char *p = bench_prompt_text(text, off, 8 + (int)(bench_uniform() * 57));
+        (void)bench_uniform(); /* bench_serve's arrival gap (drawn at any rate) */
         long n = synor_tokenizer_encode(tok, p, strlen(p), 1, 0, NULL, 0);
         ids[i] = malloc((size_t)(n > 0 ? n : 1) * sizeof **ids);
         synor_tokenizer_encode(tok, p, strlen(p), 1, 0, ids[i], (size_t)n);

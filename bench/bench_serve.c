@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_requests.h"
+
 typedef struct breq {
     char *body;
     double arrive;           /* seconds after the start */
@@ -53,19 +55,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next_u64(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static double uniform(void)
-{
-    return (double)(next_u64() >> 11) * (1.0 / 9007199254740992.0);
 }
 
 static int dial(void)
@@ -169,45 +158,17 @@ static double pct(double *v, size_t n, double p)
     return v[i < n ? i : n - 1];
 }
 
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    } else {
-        s[n] = 0;
-    }
-    fclose(f);
-    return s;
-}
-
-/* A prompt of k words from text at a word boundary, with characters JSON
- * would need escaped left out. */
+/* The request's JSON body: a prompt of `words` words from text (greedy,
+ * streamed, max_tokens). */
 static char *prompt_json(const char *text, size_t off, int words, int max_tokens)
 {
-    size_t n = strlen(text);
-    while (off < n && text[off] != ' ')
-        off++;
-    char *p = malloc(64 * 16 + 256);
-    size_t o = 0;
-    o += (size_t)sprintf(p, "{\"prompt\":\"");
-    int w = 0;
-    for (size_t i = off + 1; i < n && w < words && o < 64 * 16; i++) {
-        char c = text[i];
-        if (c == ' ')
-            w++;
-        if (c == '"' || c == '\\' || (unsigned char)c < 0x20 || (unsigned char)c >= 0x80)
-            c = ' ';
-        p[o++] = c;
-    }
-    sprintf(p + o, "\",\"max_tokens\":%d,\"temperature\":0,\"stream\":true}", max_tokens);
+    char *t = bench_prompt_text(text, off, words);
+    size_t n = BENCH_PROMPT_MAX + 128;
+    char *p = t ? malloc(n) : NULL;
+    if (p)
+        snprintf(p, n, "{\"prompt\":\"%s\",\"max_tokens\":%d,\"temperature\":0,\"stream\":true}",
+                 t, max_tokens);
+    free(t);
     return p;
 }
 
@@ -251,21 +212,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_serve: --requests, --concurrency, --max-tokens must be >= 1\n");
         return 2;
     }
-    char *text = read_all(prompts);
+    char *text = bench_read_all(prompts);
     if (!text || strlen(text) < 4096) {
         fprintf(stderr, "bench_serve: %s: cannot read at least 4 KiB of prompt text\n", prompts);
         return 1;
     }
-    rng ^= seed * 0xD1B54A32D192ED03ull;
+    bench_rng_seed(seed);
     breq *r = calloc((size_t)nreq, sizeof *r);
     double t = 0;
     for (int i = 0; i < nreq; i++) {
-        size_t off = (size_t)(uniform() * (double)(strlen(text) - 2048));
-        r[i].body = prompt_json(text, off, 8 + (int)(uniform() * 57), max_tokens);
+        size_t off = (size_t)(bench_uniform() * (double)(strlen(text) - 2048));
+        r[i].body = prompt_json(text, off, 8 + (int)(bench_uniform() * 57), max_tokens);
         r[i].arrive = t;
         /* the gap is drawn at any rate, so the same seed sends the same
          * prompts with and without arrivals (both sides of run_serve_bench) */
-        double gap = -log1p(-uniform());
+        double gap = -log1p(-bench_uniform());
         if (rate > 0)
             t += gap / rate;
     }
