@@ -104,6 +104,9 @@ TEST(native_handles_name_each_device)
 {
     synor_runtime *rt = make(0);
     ASSERT(rt);
+    /* a CPU and a test GPU, no OpenCL: no device shares the host's cores */
+    ASSERT_EQ(synor_runtime_host_opencl_device(rt, NULL), 0u);
+    ASSERT_EQ(synor_runtime_host_opencl_device(NULL, NULL), 0u);
     synor_device_native n;
     ASSERT_OK(synor_runtime_device_native(rt, 0, &n));
     ASSERT_EQ(n.backend, SYNOR_BACKEND_HOST);

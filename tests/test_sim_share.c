@@ -183,17 +183,14 @@ static int pocl_device(char *name, char *product)
     cfg.opencl = SYNOR_OPENCL_ALL;
     cfg.cpu_workers = 1;
     synor_runtime *rt = NULL;
-    int found = 0;
     if (synor_runtime_create(&cfg, &rt))
         return 0;
     synor_runtime_device_info info;
-    for (unsigned i = 1; !found && i < synor_runtime_device_count(rt); i++)
-        if (!synor_runtime_device_get(rt, i, &info) && !strcmp(info.backend, "opencl") &&
-            info.kind == SYNOR_KIND_CPU) {
-            snprintf(name, 64, "%s", info.name);
-            snprintf(product, 96, "%s", info.product);
-            found = 1;
-        }
+    int found = synor_runtime_host_opencl_device(rt, &info) != 0;
+    if (found) {
+        snprintf(name, 64, "%s", info.name);
+        snprintf(product, 96, "%s", info.product);
+    }
     synor_runtime_destroy(rt);
     return found;
 }

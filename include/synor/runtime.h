@@ -242,6 +242,10 @@ typedef struct synor_runtime_device_info {
 
 unsigned synor_runtime_device_count(const synor_runtime *rt);
 int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_device_info *out);
+/* The first OpenCL device of rt that runs on the host's CPU (PoCL's CPU
+ * device: it shares the cores of the runtime's CPU workers), its index, and
+ * its description in out (may be NULL); 0 when rt has none. */
+unsigned synor_runtime_host_opencl_device(const synor_runtime *rt, synor_runtime_device_info *out);
 
 /* The active power (watts) and the price (currency micro-units per hour)
  * of device i, used by the energy and money policies and carried into the

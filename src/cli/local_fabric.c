@@ -89,17 +89,14 @@ static int pocl_of(unsigned workers, char *name, size_t nsize, char *product, si
     cfg.opencl = SYNOR_OPENCL_ALL;
     cfg.cpu_workers = workers;
     synor_runtime *rt = NULL;
-    int found = 0;
     if (synor_runtime_create(&cfg, &rt))
         return 0;
     synor_runtime_device_info info;
-    for (unsigned i = 1; !found && i < synor_runtime_device_count(rt); i++)
-        if (!synor_runtime_device_get(rt, i, &info) && !strcmp(info.backend, "opencl") &&
-            info.kind == SYNOR_KIND_CPU) {
-            snprintf(name, nsize, "%s", info.name);
-            snprintf(product, psize, "%s", info.product);
-            found = 1;
-        }
+    int found = synor_runtime_host_opencl_device(rt, &info) != 0;
+    if (found) {
+        snprintf(name, nsize, "%s", info.name);
+        snprintf(product, psize, "%s", info.product);
+    }
     synor_runtime_destroy(rt);
     return found;
 }

@@ -391,6 +391,15 @@ int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_
     return 0;
 }
 
+unsigned synor_runtime_host_opencl_device(const synor_runtime *rt, synor_runtime_device_info *out)
+{
+    for (unsigned i = 1; rt && i < rt->ndevices; i++)
+        if (rt->devices[i].backend == SYNOR__BACKEND_OPENCL &&
+            rt->devices[i].kind == SYNOR_KIND_CPU)
+            return out && synor_runtime_device_get(rt, i, out) ? 0 : i;
+    return 0;
+}
+
 int synor_runtime_device_set_rates(synor_runtime *rt, unsigned i, double watts,
                                    int64_t price_micro_per_hour)
 {

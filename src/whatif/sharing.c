@@ -256,14 +256,10 @@ int synor_whatif_measure_sharing(unsigned cpu_workers, size_t n, size_t nb, unsi
     int rc = synor_runtime_create(&cc, &rc_);
     if (!rc)
         rc = synor_runtime_create(&oc, &ro);
-    unsigned ocl = 0;
     synor_runtime_device_info info;
-    for (unsigned i = 1; !rc && !ocl && i < synor_runtime_device_count(ro); i++)
-        if (!synor_runtime_device_get(ro, i, &info) && !strcmp(info.backend, "opencl") &&
-            info.kind == SYNOR_KIND_CPU) {
-            ocl = i;
-            snprintf(out->device, sizeof out->device, "%s", info.product);
-        }
+    unsigned ocl = rc ? 0 : synor_runtime_host_opencl_device(ro, &info);
+    if (ocl)
+        snprintf(out->device, sizeof out->device, "%s", info.product);
     if (!rc && !ocl)
         rc = synor__error(SYNOR_ENODEV, "measure sharing: no OpenCL CPU device (PoCL) here");
     if (!rc && !(rc = synor_runtime_device_get(rc_, 0, &info))) {
