@@ -14,6 +14,7 @@
 
 #include "common/common.h"
 #include "synor.h"
+#include "pocl_fixture.h"
 #include "test.h"
 
 static synor_catalog *cat;
@@ -174,34 +175,13 @@ TEST(setter_checks_arguments)
     fx_close(&x);
 }
 
-/* This machine's first OpenCL CPU device (PoCL): its runtime name and
- * product; 0 when there is none. */
-static int pocl_device(char *name, char *product)
-{
-    synor_runtime_config cfg;
-    synor_runtime_config_init(&cfg);
-    cfg.opencl = SYNOR_OPENCL_ALL;
-    cfg.cpu_workers = 1;
-    synor_runtime *rt = NULL;
-    if (synor_runtime_create(&cfg, &rt))
-        return 0;
-    synor_runtime_device_info info;
-    int found = synor_runtime_host_opencl_device(rt, &info) != 0;
-    if (found) {
-        snprintf(name, 64, "%s", info.name);
-        snprintf(product, 96, "%s", info.product);
-    }
-    synor_runtime_destroy(rt);
-    return found;
-}
-
 /* The run fabric declares an OpenCL CPU device shared with the factors
  * given (and refuses them for the CPU); the measurement reads a cache of
  * this machine's identity instead of measuring. Needs PoCL. */
 TEST(run_fabric_declares_an_opencl_cpu_device_shared)
 {
     char name[64], product[96];
-    if (!pocl_device(name, product))
+    if (!test_pocl_device(name, product))
         TEST_SKIP("no OpenCL CPU device (PoCL) on this machine");
     synor_catalog *c = NULL;
     synor_detection *det = NULL;

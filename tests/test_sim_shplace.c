@@ -11,6 +11,7 @@
 
 #include "common/common.h"
 #include "synor.h"
+#include "pocl_fixture.h"
 #include "test.h"
 
 static synor_catalog *cat;
@@ -249,27 +250,6 @@ TEST(place_scale_setter_checks_arguments)
     synor_fabric_destroy(f);
 }
 
-/* This machine's first OpenCL CPU device (PoCL): its runtime name and
- * product; 0 when there is none. */
-static int pocl_device(char *name, char *product)
-{
-    synor_runtime_config cfg;
-    synor_runtime_config_init(&cfg);
-    cfg.opencl = SYNOR_OPENCL_ALL;
-    cfg.cpu_workers = 1;
-    synor_runtime *rt = NULL;
-    if (synor_runtime_create(&cfg, &rt))
-        return 0;
-    synor_runtime_device_info info;
-    int found = synor_runtime_host_opencl_device(rt, &info) != 0;
-    if (found) {
-        snprintf(name, 64, "%s", info.name);
-        snprintf(product, 96, "%s", info.product);
-    }
-    synor_runtime_destroy(rt);
-    return found;
-}
-
 /* A run fabric's shared device calibrated: its place scale, the window
  * medians over the window means plus its mean dispatch, over the tasks
  * measured (samples 1, 1, 1, 5 ms: median 1, mean 2; dispatch the same:
@@ -279,7 +259,7 @@ static int pocl_device(char *name, char *product)
 TEST(sharing_calibrated_from_the_model)
 {
     char name[64], product[96];
-    if (!pocl_device(name, product))
+    if (!test_pocl_device(name, product))
         TEST_SKIP("no OpenCL CPU device (PoCL) on this machine");
     synor_catalog *c = NULL;
     synor_detection *det = NULL;
