@@ -124,6 +124,16 @@ static int compare(const char *path, double *rel, int *agree)
     return e;
 }
 
+/* v[0..n): deterministic values in (-1000 / div, 1000 / div), drawn from
+ * the generator state *st (a 64-bit LCG). */
+static void fill(float *v, int n, uint64_t *st, float div)
+{
+    for (int i = 0; i < n; i++) {
+        *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+        v[i] = (float)((int)(*st >> 40) % 2001 - 1000) / div;
+    }
+}
+
 TEST(f32_matches_reference)
 {
     char p[128];
@@ -366,14 +376,8 @@ TEST(packed_products_agree)
     const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
     static float w[R * C], x[TMAX * C];
     uint64_t st = 11;
-    for (int i = 0; i < R * C; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
-    }
-    for (int i = 0; i < TMAX * C; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
-    }
+    fill(w, R * C, &st, 700.0f);
+    fill(x, TMAX * C, &st, 900.0f);
     static int8_t q[TMAX * C];
     static uint8_t u[TMAX * C];
     static float d[TMAX * NB], c8[TMAX * NB];
@@ -460,14 +464,8 @@ TEST(f32_batch_tile_agrees)
     enum { N = 100, TMAX = 13 };
     static float w[4 * N], x[TMAX * N], y[TMAX * 4];
     uint64_t st = 5;
-    for (int i = 0; i < 4 * N; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
-    }
-    for (int i = 0; i < TMAX * N; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
-    }
+    fill(w, 4 * N, &st, 700.0f);
+    fill(x, TMAX * N, &st, 900.0f);
     for (int n = 96; n <= N; n += 4)
         for (int T = 1; T <= TMAX; T++)
             for (int acc = 0; acc < 2; acc++) {
@@ -500,14 +498,8 @@ TEST(f32_batches_of_any_size_agree)
     const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
     static float w[R * C], x[TMAX * C], y[TMAX * R];
     uint64_t st = 17;
-    for (int i = 0; i < R * C; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
-    }
-    for (int i = 0; i < TMAX * C; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
-    }
+    fill(w, R * C, &st, 700.0f);
+    fill(x, TMAX * C, &st, 900.0f);
     llm_mat m = {.type = SYNOR_TTYPE_F32, .rows = R, .cols = C, .data = (const uint8_t *)w,
                  .row_bytes = C * sizeof(float)};
     const int sizes[] = {1, 5, LLM_F32W_MIN_ROWS, 16, LLM_F32W_BLOCK, LLM_F32W_BLOCK + 1, TMAX};
@@ -550,14 +542,8 @@ TEST(f32_rows_in_a_batch_are_bitwise_alone)
 #endif
     static float w[R * C], x[TMAX * C], y[TMAX * R], one[R];
     uint64_t st = 23;
-    for (int i = 0; i < R * C; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        w[i] = (float)((int)(st >> 40) % 2001 - 1000) / 700.0f;
-    }
-    for (int i = 0; i < TMAX * C; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((int)(st >> 40) % 2001 - 1000) / 900.0f;
-    }
+    fill(w, R * C, &st, 700.0f);
+    fill(x, TMAX * C, &st, 900.0f);
     llm_mat m = {.type = SYNOR_TTYPE_F32, .rows = R, .cols = C, .data = (const uint8_t *)w,
                  .row_bytes = C * sizeof(float)};
     int ran = 0;
