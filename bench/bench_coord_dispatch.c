@@ -7,8 +7,11 @@
  * completed per second and the claim round trip's p50/p99 as the agents
  * saw it, then checks the job is done and the ledger has T entries.
  *
- *   bench_coord_dispatch [--batch=K] [AGENTS [TASKS [DB-URL [+N]]]]   (defaults 50, 20000)
+ *   bench_coord_dispatch [--batch=K] [--calls=C] [AGENTS [TASKS [DB-URL [+N]]]]
+ *   (defaults 50, 20000)
  *
+ * --calls=C: each coordinator's combined calls at once on PostgreSQL
+ * (synor_netstore_opts.calls; default 2).
  * --batch=K: each agent claims up to K tasks per request (GET
  * /v1/tasks/next?max=K) and reports them in one POST /v1/results (the batch
  * protocol of docs/NETWORK.md); the latency is then that of a claim of K.
@@ -289,9 +292,14 @@ static int cmp(const void *x, const void *y)
 
 int main(int argc, char **argv)
 {
-    int batch = 1;
-    if (argc > 1 && !strncmp(argv[1], "--batch=", 8)) {
-        batch = atoi(argv[1] + 8);
+    int batch = 1, calls = 0;
+    for (;;) {
+        if (argc > 1 && !strncmp(argv[1], "--batch=", 8))
+            batch = atoi(argv[1] + 8);
+        else if (argc > 1 && !strncmp(argv[1], "--calls=", 8))
+            calls = atoi(argv[1] + 8);
+        else
+            break;
         argc--, argv++;
     }
     int n_agents = argc > 1 ? atoi(argv[1]) : 50;
@@ -299,8 +307,8 @@ int main(int argc, char **argv)
     const char *url = argc > 3 ? argv[3] : NULL;
     int n_coord = argc > 4 && argv[4][0] == '+' ? atoi(argv[4] + 1) : 1;
     if (n_agents < 1 || n_agents > 1000 || n_tasks < 1 || n_coord < 1 || n_coord > 8 ||
-        batch < 1 || batch > SYNOR_NET_CLAIM_MAX) {
-        fprintf(stderr, "usage: %s [--batch=K] [AGENTS [TASKS [DB-URL|- [+COORDINATORS]]]]\n",
+        batch < 1 || batch > SYNOR_NET_CLAIM_MAX || calls < 0 || calls > 64) {
+        fprintf(stderr, "usage: %s [--batch=K] [--calls=C] [AGENTS [TASKS [DB-URL|- [+COORDINATORS]]]]\n",
                 argv[0]);
         return 2;
     }
@@ -312,7 +320,7 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_ALL);
     synor_netstore *st[8] = {0};
     synor_coord *co[8] = {0};
-    synor_netstore_opts so = {.url = url, .lease_timeout_s = 60};
+    synor_netstore_opts so = {.url = url, .lease_timeout_s = 60, .calls = (unsigned)calls};
     for (int i = 0; i < n_coord; i++) {
         synor_coord_opts copts = {.port = 0, .quiet = 1, .log_path = "/dev/null"};
         if (synor_netstore_open(&so, &st[i]) || synor_coord_create(st[i], &copts, &co[i]) ||

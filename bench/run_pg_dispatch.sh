@@ -7,9 +7,11 @@
 #
 #   bench/run_pg_dispatch.sh [-r REPS] [-c "CONFIGS"] [-t] BENCH_BIN [BENCH_BIN...]
 #
-# CONFIGS: a space-separated list of STORE:COORDINATORS:BATCH:TASKS, STORE
-# pg or sqlite (default: "pg:1:1:3000 pg:2:1:3000 pg:1:32:10000
-# pg:2:32:10000 sqlite:1:32:20000"). 50 agents. PG_BIN names PostgreSQL's
+# CONFIGS: a space-separated list of STORE:COORDINATORS:BATCH:TASKS[:CALLS],
+# STORE pg or sqlite, CALLS each coordinator's combined calls at once
+# (bench_coord_dispatch --calls, like the coordinator's --db-calls; default
+# 2). Default CONFIGS: "pg:1:1:3000 pg:2:1:3000 pg:1:32:10000 pg:2:32:10000
+# sqlite:1:32:20000". 50 agents. PG_BIN names PostgreSQL's
 # binaries (default /usr/lib/postgresql/15/bin); exit 77 without them.
 # Each line: build, configuration, tasks/s, claim p50/p99, the 1-minute load
 # average before and after, and the bench's own check (ok). With -t, each
@@ -65,12 +67,12 @@ pg_ticks() { # the cluster's CPU so far: the postmaster with its reaped children
 }
 results=$(mktemp)
 for cfg in $configs; do
-  IFS=: read -r store co batch tasks <<<"$cfg"
+  IFS=: read -r store co batch tasks calls <<<"$cfg"
   for r in $(seq 1 "$reps"); do
     i=0
     for b in "$@"; do
       i=$((i + 1))
-      args=(--batch="$batch" 50 "$tasks")
+      args=(--batch="$batch" ${calls:+--calls="$calls"} 50 "$tasks")
       if [ "$store" = pg ]; then
         u=$(fresh "bench_${i}_$r") || exit 1
         args+=("$u")

@@ -588,10 +588,8 @@ static void *work(void *arg)
     return NULL;
 }
 
-static void concurrent_body(void)
+static void concurrent_run(synor_netstore_opts o)
 {
-    /* PostgreSQL: 3 pooled connections for 8 threads, so they wait for one */
-    synor_netstore_opts o = {.pool = 3};
     synor_netstore *s = fresh(&o);
     ASSERT(s);
     char sha[65];
@@ -644,7 +642,14 @@ static void concurrent_body(void)
     ASSERT_EQ(charged, 40);
     done(s);
 }
+/* PostgreSQL: 3 pooled connections for 8 threads, so they wait for one */
+static void concurrent_body(void) { concurrent_run((synor_netstore_opts){.pool = 3}); }
 TEST(threads_share_commits) { BOTH(concurrent_body); }
+
+/* PostgreSQL: up to 6 combined calls of claims (and 6 of results) at once
+ * instead of 2 (opts.calls, --db-calls): the same accounting */
+static void many_calls_body(void) { concurrent_run((synor_netstore_opts){.pool = 8, .calls = 6}); }
+TEST(threads_share_commits_in_many_calls) { BOTH(many_calls_body); }
 
 /* claims of several tasks in one transaction; results of several in one
  * commit, each item on its own: a refused one changes nothing of the others */
@@ -950,7 +955,8 @@ TEST(availability_hours)
     ASSERT(!synor__ns_available_now("utc:22-06", h12));
 }
 
-TEST_MAIN(claims_keep_replicas_apart, availability_hours, batch_pays_by_reputation, threads_share_commits, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
+TEST_MAIN(claims_keep_replicas_apart, availability_hours, batch_pays_by_reputation, threads_share_commits,
+          threads_share_commits_in_many_calls, schema_versions, tokens_hashed_and_revoked, job_flows_and_pays_once,
           quorum_outvotes_a_cheat, no_majority_adds_a_replica, leases_expire_and_requeue,
           budget_refs_and_cancel, spot_checks_judge_alone, reopen_keeps_state, batch_claims_and_results)
 

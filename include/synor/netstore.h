@@ -63,6 +63,11 @@ typedef struct synor_netstore_opts {
     /* PostgreSQL: connections for claims, results, failures and heartbeats
      * running in parallel, opened as needed; 0: 16 */
     unsigned pool;
+    /* PostgreSQL: combined calls of claims (and, apart, of results) one
+     * store runs at once (docs/NETWORK.md, "Scaling by coordinators");
+     * 0: 2; at most the pool's size. More lets one coordinator use more
+     * cores; fewer batches more requests per call. */
+    unsigned calls;
 } synor_netstore_opts;
 
 int synor_netstore_open(const synor_netstore_opts *o, synor_netstore **out);

@@ -23,7 +23,7 @@ static void help(void)
            "                         [--lease-timeout S] [--task-price CREDITS] [--replicas N]\n"
            "                         [--spot-rate R] [--max-wait S] [--max-json SIZE]\n"
            "                         [--max-blob SIZE] [--market DIR] [--log FILE] [--quiet]\n"
-           "                         [--metrics-open] [--db-pool N]\n\n"
+           "                         [--metrics-open] [--db-pool N] [--db-calls N]\n\n"
            "Runs the compute network's coordinator: the HTTP/JSON API of docs/NETWORK.md\n"
            "for operators, consumers and providers, over a store in SQLite (a file path)\n"
            "or PostgreSQL (a postgresql:// URL; several coordinators may share one).\n"
@@ -49,6 +49,8 @@ static void help(void)
            "  --metrics-open           /metrics without a token from loopback\n"
            "  --db-pool N              PostgreSQL: connections for claims and results running\n"
            "                           in parallel (16)\n"
+           "  --db-calls N             PostgreSQL: combined calls of claims (and of results) run\n"
+           "                           at once, at most --db-pool (2); more uses more cores\n"
            "Exit status: 0 stopped by a signal, 1 failure, 2 usage error.\n");
 }
 
@@ -77,7 +79,7 @@ int cli_coordinator(const cli_globals *g, int argc, char **argv)
     (void)g;
     const char *db = NULL, *host = "127.0.0.1", *tokfile = NULL, *cert = NULL, *key = NULL,
                *market = NULL, *log = NULL, *price = NULL;
-    unsigned long long port = 8420, replicas = 1, pool = 0;
+    unsigned long long port = 8420, replicas = 1, pool = 0, calls = 0;
     double lease = 15, spot = 0, wait = 30;
     uint64_t max_json = 1u << 20, max_blob = 16u << 20;
     int quiet = 0, metrics_open = 0;
@@ -118,6 +120,8 @@ int cli_coordinator(const cli_globals *g, int argc, char **argv)
             r = cli_parse_uint("coordinator", a, v, 1, 5, &replicas);
         else if (!strcmp(a, "--db-pool"))
             r = cli_parse_uint("coordinator", a, v, 1, 1024, &pool);
+        else if (!strcmp(a, "--db-calls"))
+            r = cli_parse_uint("coordinator", a, v, 1, 1024, &calls);
         else if (!strcmp(a, "--spot-rate"))
             r = cli_parse_double("coordinator", a, v, 0, 1, &spot);
         else if (!strcmp(a, "--max-wait"))
@@ -162,7 +166,7 @@ int cli_coordinator(const cli_globals *g, int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     synor_netstore_opts so = {.url = db, .lease_timeout_s = lease, .task_price = task_price,
                               .min_replicas = (unsigned)replicas, .spot_rate = spot,
-                              .pool = (unsigned)pool};
+                              .pool = (unsigned)pool, .calls = (unsigned)calls};
     synor_netstore *store = NULL;
     synor_coord *c = NULL;
     int rc = CLI_FAIL;

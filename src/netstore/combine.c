@@ -1,6 +1,6 @@
 /* combine.c - PostgreSQL's combiners: concurrent claims (or results) of
  * one coordinator queue, and the first caller that finds fewer than
- * NS_COMBINE_LEADERS batches running takes the queue's head and runs it
+ * s->ncalls batches running (opts.calls, default 2) takes the queue's head and runs it
  * as one call of a server-side function: one statement, one transaction,
  * one WAL flush for all of them. Requests that queue while a batch runs
  * form the next one, so batches grow with the load and a lone request
@@ -20,7 +20,7 @@ void synor__ns_combine(synor_netstore *s, ns_comb *c, ns_creq *r, size_t cap,
         c->head = r;
     c->tail = r;
     while (!r->done) {
-        if (c->leaders >= NS_COMBINE_LEADERS || !c->head) {
+        if (c->leaders >= s->ncalls || !c->head) {
             pthread_cond_wait(&s->ccv, &s->cmu);
             continue;
         }

@@ -112,14 +112,14 @@ typedef struct ns_creq {
 } ns_creq;
 
 /* A combiner (PostgreSQL): concurrent requests of one kind queue, and a
- * caller that finds fewer than NS_COMBINE_LEADERS batches running takes
+ * caller that finds fewer than the store's ncalls batches running takes
  * the queue's head (up to a weight cap) and runs it as one statement, one
  * transaction and one WAL flush for all of them (docs/NETWORK.md). */
 typedef struct ns_comb {
     ns_creq *head, *tail;
     int leaders;
 } ns_comb;
-#define NS_COMBINE_LEADERS 2
+#define NS_COMBINE_LEADERS 2 /* ncalls when the options give none */
 
 /* A pooled connection (PostgreSQL) and its transaction's counters. */
 typedef struct ns_conn {
@@ -168,6 +168,7 @@ struct synor_netstore {
     pthread_mutex_t cmu;
     pthread_cond_t ccv;
     ns_comb cclaims, cresults;
+    int ncalls; /* batches of one kind running at once (opts.calls) */
 };
 
 /* combine.c: queues r on c and returns once it is done (r->rc set), run

@@ -27,6 +27,7 @@ int synor_netstore_open(const synor_netstore_opts *o, synor_netstore **out)
         return synor__error(SYNOR_ENOMEM, "netstore: out of memory");
     s->ops = ops;
     s->pg = pg;
+    s->ncalls = NS_COMBINE_LEADERS;
     s->o = *o;
     s->o.url = NULL;
     if (!(s->o.lease_timeout_s > 0))
@@ -68,6 +69,9 @@ int synor_netstore_open(const synor_netstore_opts *o, synor_netstore **out)
         for (size_t i = 0; i < np; i++)
             s->pfree[i] = np - 1 - i;
         s->npool = s->nfree = np;
+        /* a call holds a pooled connection: no more calls than connections */
+        size_t nc = o->calls ? o->calls : NS_COMBINE_LEADERS;
+        s->ncalls = (int)(nc < np ? nc : np);
         /* another coordinator's slots are elsewhere (most likely) */
         char hex[9];
         if (!synor__ns_random_hex(4, hex))

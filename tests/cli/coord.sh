@@ -286,6 +286,10 @@ check "SIGTERM exits 0" test "$rc" = 0
 # ---- usage errors
 "$S" coordinator --port 1 >/dev/null 2>&1; check "no --db: 2" test $? = 2
 "$S" coordinator --db "$tmp/x.db" --tls-cert a >/dev/null 2>&1; check "cert without key: 2" test $? = 2
+for v in 0 -1 abc 1025; do
+  err=$("$S" coordinator --db "$tmp/x.db" --db-calls "$v" 2>&1 >/dev/null); rc=$?
+  check "--db-calls $v: 2, named" test "$rc" = 2 -a -n "$(echo "$err" | grep -- "--db-calls")"
+done
 
 # ---- TLS
 if command -v openssl >/dev/null; then
