@@ -294,12 +294,19 @@ int main(int argc, char **argv)
 {
     int batch = 1, calls = 0;
     for (;;) {
-        if (argc > 1 && !strncmp(argv[1], "--batch=", 8))
-            batch = atoi(argv[1] + 8);
-        else if (argc > 1 && !strncmp(argv[1], "--calls=", 8))
-            calls = atoi(argv[1] + 8);
-        else
+        int *to = argc > 1 && !strncmp(argv[1], "--batch=", 8)   ? &batch
+                  : argc > 1 && !strncmp(argv[1], "--calls=", 8) ? &calls
+                                                                 : NULL;
+        if (!to)
             break;
+        char *end;
+        long v = strtol(argv[1] + 8, &end, 10);
+        if (end == argv[1] + 8 || *end || v < 1 || v > 1024) {
+            fprintf(stderr, "bench_coord_dispatch: %.7s: '%s' is not a count from 1 to 1024\n",
+                    argv[1], argv[1] + 8);
+            return 2;
+        }
+        *to = (int)v;
         argc--, argv++;
     }
     int n_agents = argc > 1 ? atoi(argv[1]) : 50;
