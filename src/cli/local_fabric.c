@@ -162,12 +162,15 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
      * unless --opencl off or the fabric is changed (whatif --add, --replace) */
     char sh_default[4096];
     const char *sh_cache = l->sharing_cache;
-    int sh_skipped = 0;
+    int sh_skipped = 0, sh_on = sh_cache != NULL;
     if (!sh_cache && l->pocl && !l->opencl_off) {
-        if (n || l->pocl == 2)
+        if (n || l->pocl == 2) {
             sh_skipped = 1;
-        else if (synor_whatif_default_sharing_cache_path(sh_default, sizeof sh_default) == 0)
-            sh_cache = sh_default;
+        } else { /* no cache directory: measured each time */
+            sh_on = 1;
+            if (synor_whatif_default_sharing_cache_path(sh_default, sizeof sh_default) == 0)
+                sh_cache = sh_default;
+        }
     }
     int rc = synor_whatif_fabric(cat, det, ch, n, &f) ||
              (sc->tiled ? cli_scenario_tiled(sc, &w, &kernels, &fps) : cli_scenario_load(sc, f, &w));
@@ -181,7 +184,7 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
         rc = synor_whatif_fabric_workers(cat, det, workers, ch, n, &f);
         if (!rc && l->sharing_cache && n)
             rc = synor__error(SYNOR_EINVAL, "--sharing-cache: not with changes to the fabric");
-        if (!rc && sh_cache)
+        if (!rc && sh_on)
             rc = shared_fabric(cat, det, sh_cache, workers, pm_path != NULL, &f, &pocl,
                                pocl_name, sizeof pocl_name);
     }
@@ -223,12 +226,12 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
         len += snprintf(note + len, note_size - (size_t)len,
                         " %u CPU workers (%s), as 'synor run' has them.", workers,
                         l->cpu_workers ? "--cpu-workers" : "one per core");
-    if (len > 0 && (size_t)len < note_size && sh_cache && workers && pocl)
+    if (len > 0 && (size_t)len < note_size && sh_on && workers && pocl)
         snprintf(note + len, note_size - (size_t)len,
                  " With %s, an OpenCL CPU device that shares their cores (factors from %s), "
                  "placed on as the runtime does.",
-                 pocl_name, sh_cache);
-    else if (len > 0 && (size_t)len < note_size && sh_cache && workers)
+                 pocl_name, sh_cache ? sh_cache : "a measurement, not cached: no cache directory");
+    else if (len > 0 && (size_t)len < note_size && sh_on && workers)
         snprintf(note + len, note_size - (size_t)len,
                  " No OpenCL CPU device here: the CPU workers alone.");
     else if (len > 0 && (size_t)len < note_size && sh_skipped && workers)
