@@ -45,7 +45,12 @@
  * fabric declares the device shared (synor_fabric_set_host_sharing);
  * sim_noshare_ms / ratio_noshare (sim_noshare_opencl_tasks) is the dynamic
  * simulation of the same model on the fabric without it (as before it was
- * modelled). */
+ * modelled); sim_eventonly_ms / ratio_eventonly (sim_eventonly_opencl_tasks)
+ * the dynamic simulation rebalancing at every event instead of when the
+ * runtime's workers would (synor_fabric_set_share_rebalance 0);
+ * sim_partial_ms / ratio_partial (sim_partial_opencl_tasks) with the
+ * measured cpu_slowdown charged for the part of the shared device's task
+ * time that its place scale says is kernel: 1 + (cpu_slowdown - 1) x scale. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,6 +254,8 @@ typedef struct sims {
     double opencl_task; /* --opencl: the calibrated OpenCL task time, mean over tasks */
     double place_scale; /* --opencl: the shared device's placement scale (0: none) */
     double charged, charged_off; /* --opencl: placed so, the measured contention charged */
+    double evonly, evonly_off; /* --opencl: rebalancing at every event (period 0) */
+    double partial, partial_off; /* --opencl: cpu_slowdown charged x place_scale */
 } sims;
 
 /* The dynamic simulation on f with the shared device's measured
@@ -272,9 +279,28 @@ static int simulate_charged(synor_fabric *f, const synor_workload *w, const syno
     if (!rc)
         rc = simulate(f, w, pm, 0, &out->charged, NULL, NULL, NULL, &out->charged_off, kernels,
                       fps);
+    /* charged for the part of the shared device's task time that computes
+     * (its median kernel time over its mean with dispatch: the place scale) */
+    if (!rc)
+        rc = synor_fabric_set_host_sharing(f, d, 1 + (g_share.cpu_slowdown - 1) * sc, 1);
+    if (!rc)
+        rc = synor_fabric_set_share_place_scale(f, d, sc);
+    if (!rc)
+        rc = simulate(f, w, pm, 0, &out->partial, NULL, NULL, NULL, &out->partial_off, kernels,
+                      fps);
     int rc2 = synor_fabric_set_host_sharing(f, d, cs, sl);
     if (!rc2)
         rc2 = synor_fabric_set_share_place_scale(f, d, sc);
+    /* the same placement rebalancing at every event, not when the
+     * runtime's workers would (period 0: the simulation before) */
+    double period = synor_fabric_device_at(f, d)->share_rebalance_s;
+    if (!rc && !rc2)
+        rc = synor_fabric_set_share_rebalance(f, d, 0);
+    if (!rc && !rc2)
+        rc = simulate(f, w, pm, 0, &out->evonly, NULL, NULL, NULL, &out->evonly_off, kernels,
+                      fps);
+    if (!rc2)
+        rc2 = synor_fabric_set_share_rebalance(f, d, period);
     return rc ? rc : rc2;
 }
 
@@ -345,10 +371,13 @@ static void print_line(const char *name, unsigned workers, int runs, double *rea
         printf(" real_opencl_tasks=%.1f sim_opencl_tasks=%.0f sim_noshare_ms=%.3f "
                "ratio_noshare=%.4f sim_noshare_opencl_tasks=%.0f sim_opencl_task_ms=%.3f "
                "place_scale=%.4f cpu_slowdown=%.3f sim_charged_ms=%.3f ratio_charged=%.4f "
-               "sim_charged_opencl_tasks=%.0f",
+               "sim_charged_opencl_tasks=%.0f sim_eventonly_ms=%.3f ratio_eventonly=%.4f "
+               "sim_eventonly_opencl_tasks=%.0f sim_partial_ms=%.3f ratio_partial=%.4f "
+               "sim_partial_opencl_tasks=%.0f",
                real_off, s->offcpu, s->noshare * 1e3, s->noshare / med, s->noshare_off,
                s->opencl_task * 1e3, s->place_scale, g_share.cpu_slowdown, s->charged * 1e3,
-               s->charged / med, s->charged_off);
+               s->charged / med, s->charged_off, s->evonly * 1e3, s->evonly / med,
+               s->evonly_off, s->partial * 1e3, s->partial / med, s->partial_off);
     printf("\n");
 }
 

@@ -71,7 +71,15 @@ typedef struct synor_fabric_device {
      * 1): what a runtime that places by the median kernel time, without
      * the dispatch, expects of it (synor_fabric_set_share_place_scale). */
     double share_place_scale;
+    /* A shared device's fabric: how often the runtime's rebalancer may run
+     * (seconds; SYNOR_FABRIC_SHARE_REBALANCE_S when sharing is declared,
+     * 0: at every event; synor_fabric_set_share_rebalance). */
+    double share_rebalance_s;
 } synor_fabric_device;
+
+/* The runtime's default rebalance period (synor_runtime_config.rebalance_us
+ * 1000): what a shared device's simulation assumes unless told. */
+#define SYNOR_FABRIC_SHARE_REBALANCE_S 1e-3
 
 #define SYNOR_PATH_MAX_HOPS 4
 
@@ -128,6 +136,15 @@ int synor_fabric_set_host_sharing(synor_fabric *f, size_t i, double cpu_slowdown
  * the host's cores; scale in (0, 1000], 0 undoes it (1).
  * SYNOR_EINVAL otherwise. */
 int synor_fabric_set_share_place_scale(synor_fabric *f, size_t i, double scale);
+/* How often the simulated runtime's rebalancer may run on a fabric with
+ * shared device i (docs/PLANNING.md "Placing as the runtime does"): as
+ * the runtime's workers do, a rebalance runs when a worker loops (a task's
+ * end, a submission) at least period_s after the last one, or when the
+ * period ends while a worker that found nothing is still polling (50 us).
+ * Declaring the sharing sets SYNOR_FABRIC_SHARE_REBALANCE_S; 0: at every
+ * event. Device i must share the host's cores; period_s in [0, 3600].
+ * SYNOR_EINVAL otherwise. */
+int synor_fabric_set_share_rebalance(synor_fabric *f, size_t i, double period_s);
 /* Index of a device by name, or -1. */
 long synor_fabric_find_device(const synor_fabric *f, const char *name);
 size_t synor_fabric_space_count(const synor_fabric *f);

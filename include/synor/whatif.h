@@ -113,6 +113,12 @@ typedef struct synor_whatif_sharing {
  * measurement is written there. Takes about rounds x 0.3 s on 2 cores at n
  * 1024, nb 256. SYNOR_ENODEV (a message) when no OpenCL CPU device exists;
  * SYNOR_EINVAL for bad sizes. */
+/* Where the local fabric keeps the sharing factors it measured
+ * (synor_whatif_measure_sharing's cache_path when none is given):
+ * $XDG_CACHE_HOME/synor/host-sharing.json, else ~/.cache/synor/..., beside
+ * the detection's measured peaks (synor_detect_default_cache_path). 0, or
+ * an error when neither variable is set or buf is too small. */
+int synor_whatif_default_sharing_cache_path(char *buf, size_t size);
 int synor_whatif_measure_sharing(unsigned cpu_workers, size_t n, size_t nb, unsigned rounds,
                                  const char *cache_path, synor_whatif_sharing *out);
 

@@ -90,11 +90,16 @@ int cli_scenario_tiled(const scenario *sc, synor_workload **w, const char ***ker
                        uint64_t **footprints);
 
 /* The local fabric (simulate --fabric local, whatif): its options
- * --perfmodel FILE, --no-perfmodel, --cpu-workers N, --measure-cache FILE. */
+ * --perfmodel FILE, --no-perfmodel, --cpu-workers N, --measure-cache FILE,
+ * --sharing-cache FILE, --opencl off|all. */
 typedef struct cli_local {
     const char *perfmodel, *cache;
     const char *sharing_cache; /* --sharing-cache: PoCL beside the workers, shared */
     int no_perfmodel;
+    int pocl;       /* set by the command: 1 PoCL in the fabric by default (simulate,
+                     * whatif without changes), 2 not: whatif's changes (said in the note) */
+    int opencl_off; /* --opencl off: the CPU workers alone */
+    int opencl_set; /* --opencl given */
     unsigned long long cpu_workers; /* 0: one per core, as the runtime */
 } cli_local;
 /* 1 consumed, 0 not ours, -1 usage error (printed). */

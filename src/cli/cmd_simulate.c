@@ -19,7 +19,7 @@ static void help(void)
            "                      [--micro-batches N] [--buffers N] [--stages N]\n"
            "                      [--trace FILE] [--chrome FILE] [--svg FILE] [--width N]\n"
            "                      [--perfmodel FILE | --no-perfmodel] [--cpu-workers N]\n"
-           "                      [--measure-cache FILE] [--sharing-cache FILE]\n"
+           "                      [--measure-cache FILE] [--sharing-cache FILE] [--opencl off|all]\n"
            "                      [--preempt DEVICE@T[:WARNING]]... [--replacement PRICE]\n"
            "                      [--checkpoint SEC | --checkpoint-gbps X]\n\n"
            "Plans the workload with strategy S (default heft; 'dynamic' places tasks as\n"
@@ -33,8 +33,11 @@ static void help(void)
            "  --perfmodel FILE, --no-perfmodel  local: the model file (default: synor run's)\n"
            "  --cpu-workers N  local: CPU workers of the run predicted (default one per core)\n"
            "  --measure-cache FILE  local: where the measured CPU peak is cached\n"
-           "  --sharing-cache FILE  local: PoCL too, sharing the CPU workers' cores (its\n"
-           "                   measured factors cached in FILE; docs/PLANNING.md)\n"
+           "  --sharing-cache FILE  local: where the measured factors by which PoCL and the\n"
+           "                   CPU workers share the cores are cached (default\n"
+           "                   $XDG_CACHE_HOME/synor/host-sharing.json; docs/PLANNING.md)\n"
+           "  --opencl off|all local: without or with (default) the OpenCL CPU device\n"
+           "                   (PoCL) that detection finds, beside the CPU workers\n"
            "  --workload FILE  a workload file (docs/WORKLOADS.md)\n"
            "  --preset MODEL   llama-2-7b, llama-2-70b or tiny; inference unless --train\n"
            "  --batch, --prompt, --new  sequences, prompt tokens (training: sequence\n"
@@ -221,6 +224,7 @@ int cli_simulate(const cli_globals *g, int argc, char **argv)
     synor_plan_options_init(&wopt);
     scenario sc = {0};
     cli_local lo = {0};
+    lo.pocl = 1; /* the local fabric holds PoCL too (--opencl off: not) */
     const char *strategy = "heft", *baseline = "gpu-only", *trace_out = NULL, *chrome = NULL,
                *svg = NULL;
     double deadline = 0, planned = 0, ckpt_s = -1, ckpt_gbps = 1;

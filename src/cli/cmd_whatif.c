@@ -15,7 +15,8 @@ static void help(void)
            "                    [--prompt N] [--new N] [--dtype T])\n"
            "                    [--add PROFILE[:N]]... [--replace DEVICE=PROFILE]...\n"
            "                    [--strategy S] [--weights preload|load] [--measure-cache FILE]\n"
-           "                    [--perfmodel FILE | --no-perfmodel] [--cpu-workers N]\n\n"
+           "                    [--perfmodel FILE | --no-perfmodel] [--cpu-workers N]\n"
+           "                    [--sharing-cache FILE] [--opencl off|all]\n\n"
            "Plans and simulates the workload on this machine as detected (the 'local'\n"
            "fabric: the host CPU with its measured peak and bandwidth, CUDA GPUs), then on\n"
            "the machine with each change alone and with all of them: makespan, energy and\n"
@@ -30,8 +31,12 @@ static void help(void)
            "                          --no-perfmodel: the roofline on the measured peak\n"
            "  --cpu-workers N         CPU workers of a real run (default one per core)\n"
            "  --measure-cache FILE    where the measured CPU peak is cached\n"
-           "  --sharing-cache FILE    PoCL too, sharing the CPU workers' cores (its\n"
-           "                          measured factors cached in FILE)\n"
+           "  --sharing-cache FILE    where PoCL's and the CPU workers' measured sharing\n"
+           "                          factors are cached (default\n"
+           "                          $XDG_CACHE_HOME/synor/host-sharing.json)\n"
+           "  --opencl off|all        without or with the OpenCL CPU device (PoCL)\n"
+           "                          detection finds (default: with, unless there are\n"
+           "                          changes, which the CPU workers alone are compared to)\n"
            "Exit status: 0 success, 1 failure (e.g. the workload fits no device), 2 usage.\n");
 }
 
@@ -101,6 +106,7 @@ int cli_whatif(const cli_globals *g, int argc, char **argv)
     size_t n = 0;
     const char *strategy = "heft";
     cli_local lo = {0};
+    lo.pocl = 1; /* the local fabric holds PoCL too (--opencl off: not) */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = cli_scenario_opt("whatif", &sc, argc, argv, &i);
@@ -161,6 +167,8 @@ int cli_whatif(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("whatif", "--fabric: whatif plans on this machine (the local "
                                          "fabric) and its changes");
     sc.micro = (long long)o.micro_batches;
+    if (n) /* this machine and its changes side by side: the same CPU workers */
+        lo.pocl = 2;
     if (cli_scenario_check("whatif", &sc) || cli_local_check("whatif", &lo, 1))
         return CLI_USAGE;
     synor_catalog *cat = cli_load_catalog(g);

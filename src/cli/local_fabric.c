@@ -29,6 +29,14 @@ int cli_local_opt(const char *cmd, cli_local *l, int argc, char **argv, int *i)
         l->sharing_cache = argv[++*i];
         return 1;
     }
+    if (!strcmp(a, "--opencl")) {
+        const char *v = argv[++*i];
+        if (strcmp(v, "off") != 0 && strcmp(v, "all") != 0)
+            return cli_usage_error(cmd, "--opencl '%s': off or all", v), -1;
+        l->opencl_off = !strcmp(v, "off");
+        l->opencl_set = 1;
+        return 1;
+    }
     if (!strcmp(a, "--cpu-workers")) {
         if (cli_parse_uint(cmd, a, argv[++*i], 1, 1024, &l->cpu_workers))
             return -1;
@@ -42,10 +50,12 @@ int cli_local_check(const char *cmd, const cli_local *l, int local)
     if (l->perfmodel && l->no_perfmodel)
         return cli_usage_error(cmd, "--perfmodel and --no-perfmodel exclude each other");
     if (!local && (l->perfmodel || l->no_perfmodel || l->cpu_workers || l->cache ||
-                   l->sharing_cache))
+                   l->sharing_cache || l->opencl_set))
         return cli_usage_error(cmd, "--perfmodel, --no-perfmodel, --cpu-workers, "
-                                    "--measure-cache and --sharing-cache are options of the "
-                                    "local fabric (--fabric local)");
+                                    "--measure-cache, --sharing-cache and --opencl are options "
+                                    "of the local fabric (--fabric local)");
+    if (l->sharing_cache && l->opencl_off)
+        return cli_usage_error(cmd, "--sharing-cache and --opencl off exclude each other");
     return CLI_OK;
 }
 
@@ -56,7 +66,7 @@ int cli_local_detect(synor_catalog *cat, const cli_local *l, synor_detection **d
     if (!cache && synor_detect_default_cache_path(cache_default, sizeof cache_default) == 0)
         cache = cache_default;
     unsigned what = SYNOR_DETECT_HOST | SYNOR_DETECT_CUDA | SYNOR_DETECT_MEASURE;
-    if (l->sharing_cache)
+    if (l->sharing_cache || (l->pocl == 1 && !l->opencl_off))
         what |= SYNOR_DETECT_OPENCL;
     if (synor_detect_run_cached(cat, what, cache, det)) {
         cli_error("%s", synor_errmsg());
@@ -80,7 +90,7 @@ static unsigned workers_of(const cli_local *l, const synor_detection *det)
     return 1;
 }
 
-/* --sharing-cache: this machine's first OpenCL CPU device (PoCL) as the
+/* PoCL in the local fabric: this machine's first OpenCL CPU device as the
  * runtime names it, and its product; 0 when there is none. */
 static int pocl_of(unsigned workers, char *name, size_t nsize, char *product, size_t psize)
 {
@@ -147,6 +157,21 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
      * real run has it: one device per CPU worker, each one task at a time. */
     const char **kernels = NULL;
     uint64_t *fps = NULL;
+    /* PoCL beside the workers: --sharing-cache F, else by default (factors
+     * cached beside the detection's, synor_whatif_default_sharing_cache_path)
+     * unless --opencl off or the fabric is changed (whatif --add, --replace) */
+    char sh_default[4096];
+    const char *sh_cache = l->sharing_cache;
+    int sh_skipped = 0, sh_on = sh_cache != NULL;
+    if (!sh_cache && l->pocl && !l->opencl_off) {
+        if (n || l->pocl == 2) {
+            sh_skipped = 1;
+        } else { /* no cache directory: measured each time */
+            sh_on = 1;
+            if (synor_whatif_default_sharing_cache_path(sh_default, sizeof sh_default) == 0)
+                sh_cache = sh_default;
+        }
+    }
     int rc = synor_whatif_fabric(cat, det, ch, n, &f) ||
              (sc->tiled ? cli_scenario_tiled(sc, &w, &kernels, &fps) : cli_scenario_load(sc, f, &w));
     unsigned workers = 0;
@@ -159,8 +184,8 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
         rc = synor_whatif_fabric_workers(cat, det, workers, ch, n, &f);
         if (!rc && l->sharing_cache && n)
             rc = synor__error(SYNOR_EINVAL, "--sharing-cache: not with changes to the fabric");
-        if (!rc && l->sharing_cache)
-            rc = shared_fabric(cat, det, l->sharing_cache, workers, pm_path != NULL, &f, &pocl,
+        if (!rc && sh_on)
+            rc = shared_fabric(cat, det, sh_cache, workers, pm_path != NULL, &f, &pocl,
                                pocl_name, sizeof pocl_name);
     }
     if (!rc && pm_path)
@@ -201,14 +226,21 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
         len += snprintf(note + len, note_size - (size_t)len,
                         " %u CPU workers (%s), as 'synor run' has them.", workers,
                         l->cpu_workers ? "--cpu-workers" : "one per core");
-    if (len > 0 && (size_t)len < note_size && l->sharing_cache && workers && pocl)
+    if (len > 0 && (size_t)len < note_size && sh_on && workers && pocl)
         snprintf(note + len, note_size - (size_t)len,
-                 " With %s, an OpenCL CPU device that shares their cores (--sharing-cache), "
+                 " With %s, an OpenCL CPU device that shares their cores (factors from %s), "
                  "placed on as the runtime does.",
-                 pocl_name);
-    else if (len > 0 && (size_t)len < note_size && l->sharing_cache && workers)
+                 pocl_name, sh_cache ? sh_cache : "a measurement, not cached: no cache directory");
+    else if (len > 0 && (size_t)len < note_size && sh_on && workers)
         snprintf(note + len, note_size - (size_t)len,
                  " No OpenCL CPU device here: the CPU workers alone.");
+    else if (len > 0 && (size_t)len < note_size && sh_skipped && workers)
+        snprintf(note + len, note_size - (size_t)len,
+                 " No OpenCL CPU device (PoCL) with changes to the fabric: the CPU workers "
+                 "alone.");
+    else if (len > 0 && (size_t)len < note_size && l->opencl_off && workers)
+        snprintf(note + len, note_size - (size_t)len,
+                 " No OpenCL device (--opencl off): the CPU workers alone.");
     synor_perfmodel_destroy(pm);
     synor_workload_destroy(w);
     *fo = f;

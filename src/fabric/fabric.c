@@ -28,6 +28,7 @@
 
 #include "common/index.h"
 #include "json/json.h"
+#include "fabric/fabric_internal.h"
 #include "synor/fabric.h"
 
 #define HOST_LINK_LATENCY 5e-6
@@ -62,43 +63,6 @@ int synor_fabric_set_price(synor_fabric *f, size_t i, int64_t price_micro)
     return 0;
 }
 
-int synor_fabric_set_host_sharing(synor_fabric *f, size_t i, double cpu_slowdown,
-                                  double slowdown)
-{
-    if (!f || i >= f->n_devs)
-        return synor__error(SYNOR_EINVAL, "synor_fabric_set_host_sharing: no device %zu (the "
-                                          "fabric has %zu)",
-                            i, f ? f->n_devs : 0);
-    int off = cpu_slowdown == 0 && slowdown == 0;
-    if (!off && (!isfinite(cpu_slowdown) || !isfinite(slowdown) || cpu_slowdown < 1 ||
-                 slowdown < 1))
-        return synor__error(SYNOR_EINVAL, "synor_fabric_set_host_sharing: device \"%s\": "
-                                          "slowdowns %g and %g (each must be >= 1, or both 0)",
-                            f->devs[i].name, cpu_slowdown, slowdown);
-    f->devs[i].share_cpu_slowdown = cpu_slowdown;
-    f->devs[i].share_slowdown = slowdown;
-    if (off)
-        f->devs[i].share_place_scale = 0;
-    return 0;
-}
-
-int synor_fabric_set_share_place_scale(synor_fabric *f, size_t i, double scale)
-{
-    if (!f || i >= f->n_devs)
-        return synor__error(SYNOR_EINVAL, "synor_fabric_set_share_place_scale: no device %zu "
-                                          "(the fabric has %zu)",
-                            i, f ? f->n_devs : 0);
-    if (!(f->devs[i].share_cpu_slowdown > 0))
-        return synor__error(SYNOR_EINVAL, "synor_fabric_set_share_place_scale: device \"%s\" "
-                                          "does not share the host's cores",
-                            f->devs[i].name);
-    if (!(scale >= 0 && scale <= 1000))
-        return synor__error(SYNOR_EINVAL, "synor_fabric_set_share_place_scale: device \"%s\": "
-                                          "scale %g (must be in (0, 1000], or 0)",
-                            f->devs[i].name, scale);
-    f->devs[i].share_place_scale = scale;
-    return 0;
-}
 
 /* Items of the name index: device i is 2i, node i is 2i + 1 (one namespace:
  * a link endpoint names either). */
@@ -209,6 +173,10 @@ size_t synor_fabric_device_count(const synor_fabric *f) { return f->n_devs; }
 const synor_fabric_device *synor_fabric_device_at(const synor_fabric *f, size_t i)
 {
     return i < f->n_devs ? &f->devs[i] : NULL;
+}
+synor_fabric_device *synor__fabric_device_mut(synor_fabric *f, size_t i)
+{
+    return f && i < f->n_devs ? &f->devs[i] : NULL;
 }
 size_t synor_fabric_space_count(const synor_fabric *f) { return f->n_spaces; }
 const char *synor_fabric_space_name(const synor_fabric *f, size_t s)
@@ -486,6 +454,7 @@ static int parse_device(ctx *c, const synor__jval *o, size_t di)
         fd->share_cpu_slowdown = sh[0];
         fd->share_slowdown = sh[1];
         fd->share_place_scale = sh[2];
+        fd->share_rebalance_s = sh[0] > 0 ? SYNOR_FABRIC_SHARE_REBALANCE_S : 0;
         f->n_devs++;
         if (synor__nameindex_put(&f->name_ix, (uint32_t)(f->n_devs - 1) << 1))
             return SYNOR_ENOMEM;

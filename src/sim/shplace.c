@@ -17,8 +17,18 @@
  * task of the group with the most backlog per device that the one with
  * the least can run moves there while its estimate there ends before the
  * backlog it leaves would (backlog(hi) > backlog(lo) + its estimate on
- * lo), as synor__place_rebalance does every millisecond. The time a task
- * takes is still its cost-model time (and share.c's contention). */
+ * lo), as synor__place_rebalance does. The time a task takes is still its
+ * cost-model time (and share.c's contention).
+ *
+ * When the rebalancer runs: as the runtime's workers run it
+ * (runtime.c, maybe_rebalance), not at every event. A worker that loops
+ * (after a task's end; woken by a submission) runs a rebalance when the
+ * period (the shared device's share_rebalance_s, 1 ms as the runtime's
+ * rebalance_us; 0: at every event, the behaviour before) has passed since
+ * the last one, which sets the next at now + period; a worker that found
+ * nothing to run polls for SPIN_S (the runtime's spin_us) before it
+ * sleeps, so a rebalance that falls due while it polls runs then: a timed
+ * event (EV_REBALANCE) at that time. Deterministic: times only. */
 #include <math.h>
 #include <string.h>
 
@@ -32,7 +42,13 @@ struct sim_shp {
     double *qest;   /* per device: estimates of its queued tasks */
     double *est;    /* per task: its estimate where it is queued */
     double *gsum;   /* scratch: per group backlog */
+    double period;  /* the rebalance period (0: at every event) */
+    double next;    /* when a rebalance may run next */
+    int tick;       /* an EV_REBALANCE is pending */
 };
+
+/* The runtime's spin_us default: how long an idle worker polls. */
+#define SPIN_S 50e-6
 
 int synor__sim_shp_setup(sim *s)
 {
@@ -64,6 +80,13 @@ int synor__sim_shp_setup(sim *s)
             h->ngroups++;
         h->gsize[h->group[p]]++;
     }
+    h->period = -1;
+    for (size_t p = 0; p < s->d; p++) {
+        const synor_fabric_device *fp = synor_fabric_device_at(s->fab, p);
+        if (fp->share_cpu_slowdown > 0 && (h->period < 0 || fp->share_rebalance_s < h->period))
+            h->period = fp->share_rebalance_s;
+    }
+    h->period = h->period > 0 ? h->period : 0;
     return 0;
 }
 
@@ -197,10 +220,9 @@ static int round_once(sim *s, unsigned char *got)
     return 1;
 }
 
-void synor__sim_shp_rebalance(sim *s)
+/* The rounds now, then each device that got a task tries to start. */
+static void rebalance_now(sim *s)
 {
-    if (!s->shp || s->rc)
-        return;
     unsigned char got[64] = {0};
     size_t d = s->d < sizeof got ? s->d : sizeof got;
     if (s->d > sizeof got) /* more devices than a run fabric has: no rebalancing */
@@ -211,4 +233,35 @@ void synor__sim_shp_rebalance(sim *s)
     for (size_t p = 0; p < d; p++)
         if (got[p])
             synor__sim_try_start(s, p);
+}
+
+void synor__sim_shp_rebalance(sim *s)
+{
+    sim_shp *h = s->shp;
+    if (!h || s->rc)
+        return;
+    if (s->now < h->next) {
+        /* not due: a worker left idle by this event polls until SPIN_S;
+         * one due by then runs when it falls due */
+        if (!h->tick && h->next - s->now <= SPIN_S) {
+            h->tick = 1;
+            synor__sim_push(s, h->next, EV_REBALANCE, 0);
+        }
+        return;
+    }
+    h->next = s->now + h->period;
+    rebalance_now(s);
+}
+
+void synor__sim_shp_tick(sim *s)
+{
+    sim_shp *h = s->shp;
+    h->tick = 0;
+    int idle = 0;
+    for (size_t p = 0; p < s->d && !idle; p++)
+        idle = s->running[p] == -1;
+    if (!idle || s->now < h->next || s->rc) /* every worker busy: none polls */
+        return;
+    h->next = s->now + h->period;
+    rebalance_now(s);
 }

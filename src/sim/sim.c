@@ -640,8 +640,9 @@ static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_pree
         try_start(&s, p);
     while (!rc && !s.rc && s.hn) {
         event e = pop(&s);
-        if ((e.type == EV_PREEMPT || e.type == EV_DEADLINE) && s.n_finished == s.n)
-            continue; /* after the run: nothing to preempt */
+        if ((e.type == EV_PREEMPT || e.type == EV_DEADLINE || e.type == EV_REBALANCE) &&
+            s.n_finished == s.n)
+            continue; /* after the run: nothing to preempt or to move */
         if (e.type == EV_TASK_END && s.tver && e.ver != s.tver[e.a])
             continue; /* the end of a run cut by its device's stop */
         s.now = e.t;
@@ -656,6 +657,8 @@ static int run(const synor_cost *c, const synor_plan *plan, const synor_sim_pree
             try_start(&s, e.a);
         else if (e.type == EV_RELEASE)
             released(&s, e.a);
+        else if (e.type == EV_REBALANCE)
+            synor__sim_shp_tick(&s);
         else if (e.type == EV_EDGES_IN) {
             s.edge_wait[e.a] = 0;
             try_start(&s, (size_t)s.dev[e.a]);

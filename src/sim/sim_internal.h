@@ -9,6 +9,7 @@
 
 enum { EV_TASK_END, EV_HOP_READY, EV_FLOW_DONE, EV_EDGES_IN, EV_WAKE,
        EV_RELEASE, /* a = the task the host has just submitted (synor_workload_set_host) */
+       EV_REBALANCE, /* shplace.c: a rebalance falls due while a worker polls */
        /* preempt.c; a = the preemption (EV_CKPT_END: the device) */
        EV_PREEMPT, EV_DEADLINE, EV_CKPT_END };
 
@@ -131,6 +132,11 @@ int synor__sim_shp_same_group(const sim *s, size_t p, size_t q);
 void synor__sim_shp_queued(sim *s, size_t i, size_t p);
 void synor__sim_shp_started(sim *s, size_t i, size_t p);
 void synor__sim_shp_rebalance(sim *s);
+/* shplace.c: a rebalance the runtime's rules gate by time (the shared
+ * device's share_rebalance_s): synor__sim_shp_rebalance at an event runs
+ * it when due, else may push EV_REBALANCE, whose handler is
+ * synor__sim_shp_tick. */
+void synor__sim_shp_tick(sim *s);
 
 /* A plan in load mode: when each task's weights are on its device
  * (s->wready), and the copies in the trace (copies.c). */

@@ -237,6 +237,11 @@ static int measure(synor_runtime *rc_, synor_runtime *ro, unsigned ocl, unsigned
     return rc;
 }
 
+int synor_whatif_default_sharing_cache_path(char *buf, size_t size)
+{
+    return synor__xdg_path(SYNOR__XDG_CACHE, "host-sharing.json", buf, size);
+}
+
 int synor_whatif_measure_sharing(unsigned cpu_workers, size_t n, size_t nb, unsigned rounds,
                                  const char *cache_path, synor_whatif_sharing *out)
 {

@@ -114,12 +114,12 @@ check whatif-none   [ "$(rc "$S" whatif)" = 2 ]
 PM="$tmp/pm.json"
 check local-run1    [ "$(rc "$S" run "$SRC/workloads/mlp-fp32.json" --opencl off --cpu-workers 2 --perfmodel "$PM")" = 0 ]
 check local-run2    [ "$(rc "$S" run "$SRC/workloads/mlp-fp32.json" --opencl off --cpu-workers 2 --perfmodel "$PM")" = 0 ]
-check local-sim     [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --perfmodel "$PM" --cpu-workers 2 --measure-cache "$MC" --strategy dynamic --baseline none)" = 0 ]
+check local-sim     [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --opencl off --perfmodel "$PM" --cpu-workers 2 --measure-cache "$MC" --strategy dynamic --baseline none)" = 0 ]
 check local-devs    [ "$(grep -cE "^  cpu0\.[01] .* simulated " "$tmp/out")" = 2 ]
 check local-model   grep -q "Task times on its devices: 32 of 32 from the performance model" "$tmp/out"
 # a CPU whose power is not known (this VM's): energy "not modelled", never 0 J
 check local-energy  sh -c '! grep -q "Energy: 0.0 J" "$0"' "$tmp/out"
-check local-roof    [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --no-perfmodel --measure-cache "$MC" --baseline none)" = 0 ]
+check local-roof    [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --opencl off --no-perfmodel --measure-cache "$MC" --baseline none)" = 0 ]
 check local-roof-m  grep -q "0 of [0-9]* from the performance model.* [1-9][0-9]* from the roofline alone" "$tmp/out"
 check local-preset  [ "$(rc "$S" simulate --preset tiny --fabric local --perfmodel "$PM" --measure-cache "$MC" --baseline none)" = 0 ]
 check local-pre-cpu grep -q "the CPU as one device\." "$tmp/out"
@@ -127,10 +127,10 @@ check local-only    [ "$(rc "$S" simulate --preset tiny --fabric seed --perfmode
 check local-only-m  grep -q "options of the local fabric" "$tmp/err"
 check local-both    [ "$(rc "$S" simulate --fabric local --perfmodel "$PM" --no-perfmodel)" = 2 ]
 check local-bad-pm  sh -c 'echo "{" >"$0"' "$tmp/bad.json"
-check local-bad     [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --perfmodel "$tmp/bad.json" --measure-cache "$MC")" = 1 ]
+check local-bad     [ "$(rc "$S" simulate --workload "$SRC/workloads/mlp-fp32.json" --fabric local --opencl off --perfmodel "$tmp/bad.json" --measure-cache "$MC")" = 1 ]
 check local-bad-m   grep -q "bad.json" "$tmp/err"
 # the runtime's tiled graphs as workloads of every planning command
-check tiled-sim     [ "$(rc "$S" simulate --tiled cholesky --n 512 --nb 128 --fabric local --no-perfmodel --cpu-workers 2 --measure-cache "$MC" --baseline none)" = 0 ]
+check tiled-sim     [ "$(rc "$S" simulate --tiled cholesky --n 512 --nb 128 --fabric local --opencl off --no-perfmodel --cpu-workers 2 --measure-cache "$MC" --baseline none)" = 0 ]
 check tiled-sim-w   grep -q "Workload: tiled Cholesky, n 512, tiles of 128, fp32" "$tmp/out"
 check tiled-sim-t   grep -q "0 of 40 from the performance model" "$tmp/out"
 check tiled-plan    [ "$(rc "$S" plan --tiled gemm --n 512 --nb 128 --fabric four-h100)" = 0 ]
