@@ -367,7 +367,8 @@ TEST(kernels_agree_with_portable)
 
 /* The packed weights of batches (pack.c): the portable product on a
  * packed group and this CPU's (where it has one) against the file
- * layout's dot products, for Q8_0 and Q4_0, 1..11 activation rows; and
+ * layout's dot products, for Q8_0 and Q4_0, 1..11 activation rows, each
+ * row bitwise what it gets alone; and
  * synor__llm_matmul over a row range that cuts groups (rows around the
  * whole groups go the file's way) against the same range unpacked. */
 TEST(packed_products_agree)
@@ -425,6 +426,29 @@ TEST(packed_products_agree)
                             ASSERT(fabsf(yk[t * 8 + j] - (0.5f + want)) <= tol);
                     }
             }
+        /* a row's sums are bitwise the same in a pass of any size (8, 4,
+         * 3, 2 or 1 rows: a draft's catch-up of 2 rows, a check of 3-11)
+         * as alone, one group and two */
+        if (k->tile_p)
+            for (int two = 0; two < 2 && (!two || k->tile_p2); two++)
+                for (int T = 2; T <= TMAX; T++) {
+                    float yb[TMAX * 16], y1[16];
+                    for (int i = 0; i < T * 16; i++)
+                        yb[i] = 0.25f * (float)(i % 5);
+                    if (two)
+                        k->tile_p2(pk, gb, qx, T, NB, q4, yb, 16, 1);
+                    else
+                        k->tile_p(pk, qx, T, NB, q4, yb, 16, 1);
+                    for (int t = 0; t < T; t++) {
+                        for (int i = 0; i < 16; i++)
+                            y1[i] = 0.25f * (float)((t * 16 + i) % 5);
+                        if (two)
+                            k->tile_p2(pk, gb, qx + t, 1, NB, q4, y1, 16, 1);
+                        else
+                            k->tile_p(pk, qx + t, 1, NB, q4, y1, 16, 1);
+                        ASSERT(memcmp(y1, yb + t * 16, (two ? 16 : 8) * sizeof(float)) == 0);
+                    }
+                }
         /* two groups at once: bitwise the two groups one at a time */
         if (k->tile_p2)
             for (int T = 1; T <= TMAX; T++) {

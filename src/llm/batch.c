@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 
 #include "common/common.h"
 #include "llm/llm_ctx.h"
@@ -75,6 +76,28 @@ int synor_llm_kv_type_parse(const char *s, unsigned *out)
 const char *synor_llm_kv_type_name(unsigned kv_type)
 {
     return kv_type == SYNOR_LLM_KV_F32 ? "f32" : kv_type == SYNOR_LLM_KV_F16 ? "f16" : NULL;
+}
+
+/* Asks for transparent huge pages under a KV cache (where the system
+ * leaves them to madvise): a decode step writes each layer's keys and
+ * values at a new position, so with 4 KiB pages it takes about one page
+ * fault per layer and cache every few steps - 18 a step at 110M's shape,
+ * and on the development VM a fault costs ~19 us and stalls the step's
+ * other worker at the next barrier (measured: a Q8_0 110M decode step
+ * 0.3-0.5 ms slower with its cache cold than warm, docs/BENCHMARKS.md).
+ * A 2 MiB page is faulted once per ~670 positions of a layer. Memory is
+ * still committed as it is first written. A failure is ignored. */
+static void kv_huge_pages(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
+    if (p && e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
 }
 
 /* llama2.c's frequencies, computed as run.c computes them, so positions
@@ -184,6 +207,10 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
         s->qrows = synor__malloc(B * sizeof *s->qrows);
         s->scores = synor__malloc((size_t)cfg->seq_len * sizeof(float));
         bad |= !s->xb || !s->q || !s->d || !s->c8 || !s->u || !s->qrows || !s->scores;
+    }
+    if (!bad) {
+        kv_huge_pages(c->kc, c->layer_stride * (size_t)cfg->n_layers * c->kv_esize);
+        kv_huge_pages(c->vc, c->layer_stride * (size_t)cfg->n_layers * c->kv_esize);
     }
     for (unsigned i = 0; !bad && i < o.max_seqs; i++) {
         c->seqs[i].blocks = synor__malloc(per_seq * sizeof(int));

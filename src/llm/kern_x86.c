@@ -101,13 +101,24 @@ T2 static inline __m256i unpack_q4(const uint8_t *qs)
 }
 
 /* Q8_0 x Q8_0 activations, two blocks per iteration; one copy per
- * instruction set, MULSUM the 32-product sum of that set. */
-#define DOT_Q8_0(NAME, TARGET, MULSUM)                                                             \
+ * instruction set, MULSUM the 32-product sum of that set. One-row products
+ * (decode steps, a speculative draft's steps) read the file's rows, which
+ * follow each other in memory: with AHEAD, each pair of blocks asks for
+ * the bytes AHEAD on (into L1), past the row's end into the next rows (the
+ * hardware prefetcher restarts at each task's range; measured on
+ * 110M-shaped Q8_0 decode steps, 2 KiB ahead 4-9% faster than none, 1 and
+ * 4 KiB no better; docs/BENCHMARKS.md). */
+#define Q8_0_AHEAD 2048
+#define DOT_Q8_0(NAME, TARGET, MULSUM, AHEAD)                                                      \
     TARGET static float NAME(const uint8_t *w, const int8_t *xq, const float *xd, int nb)          \
     {                                                                                              \
         __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;                                            \
         int b = 0;                                                                                 \
         for (; b + 2 <= nb; b += 2, w += 68) {                                                     \
+            if (AHEAD) { /* the two lines holding the pair of blocks AHEAD bytes on */            \
+                _mm_prefetch((const char *)w + (AHEAD), _MM_HINT_T0);                              \
+                _mm_prefetch((const char *)w + (AHEAD) + 67, _MM_HINT_T0);                         \
+            }                                                                                      \
             __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 2));               \
             __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 36));              \
             __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));         \
@@ -123,7 +134,7 @@ T2 static inline __m256i unpack_q4(const uint8_t *qs)
         }                                                                                          \
         return hsum256(_mm256_add_ps(acc0, acc1));                                                 \
     }
-DOT_Q8_0(a2_dot_q8_0, T2, a2_mul_sum_i8)
+DOT_Q8_0(a2_dot_q8_0, T2, a2_mul_sum_i8, 0)
 
 /* Q4_0: the stored nibbles (q + 8, unsigned) times x directly, and
  * 8 * sum(x) taken out per block (c8, computed once per activation row). */
@@ -292,7 +303,7 @@ T5 static inline __m256 a5_mul_sum_i8(__m256i w, __m256i x)
     return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ax, sy));
 }
 
-DOT_Q8_0(a5_dot_q8_0, T5, a5_mul_sum_i8)
+DOT_Q8_0(a5_dot_q8_0, T5, a5_mul_sum_i8, Q8_0_AHEAD)
 
 T5 static float a5_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd, const float *c8,
                             int nb)
@@ -456,7 +467,7 @@ T5 static inline __attribute__((always_inline)) void a5_pgroup(const uint8_t *pk
      * nothing to compute while the weights come in, and 4 blocks (0.8 KB
      * of Q4_0) was too short a distance to hide the memory's latency
      * (measured, 110M Q4_0 decode: 4 blocks ~360 tokens/s, 32-64 ~450) */
-    const size_t PFD = T == 1 ? 48 : 4;
+    const size_t PFD = T <= 3 ? 48 : 4;
     for (int b = 0; b < nb; b++) {
         /* the weights stream from memory once per batch: ask for the
          * blocks ahead (the pass for the next 8 activation rows finds the
@@ -536,33 +547,47 @@ T5 static inline __attribute__((always_inline)) void a5_pgroup(const uint8_t *pk
     }
 A5_PGROUP(a5_p8_q8, 0, 8, 0)
 A5_PGROUP(a5_p4_q8, 0, 4, 0)
+A5_PGROUP(a5_p3_q8, 0, 3, 0)
+A5_PGROUP(a5_p2_q8, 0, 2, 0)
 A5_PGROUP(a5_p1_q8, 0, 1, 0)
 A5_PGROUP(a5_p8_q4, 0, 8, 1)
 A5_PGROUP(a5_p4_q4, 0, 4, 1)
+A5_PGROUP(a5_p3_q4, 0, 3, 1)
+A5_PGROUP(a5_p2_q4, 0, 2, 1)
 A5_PGROUP(a5_p1_q4, 0, 1, 1)
 A5_PGROUP(a5_p28_q8, 1, 8, 0)
 A5_PGROUP(a5_p24_q8, 1, 4, 0)
+A5_PGROUP(a5_p23_q8, 1, 3, 0)
+A5_PGROUP(a5_p22_q8, 1, 2, 0)
 A5_PGROUP(a5_p21_q8, 1, 1, 0)
 A5_PGROUP(a5_p28_q4, 1, 8, 1)
 A5_PGROUP(a5_p24_q4, 1, 4, 1)
+A5_PGROUP(a5_p23_q4, 1, 3, 1)
+A5_PGROUP(a5_p22_q4, 1, 2, 1)
 A5_PGROUP(a5_p21_q4, 1, 1, 1)
 
-/* T activation rows against one group (two: 0) or two adjacent ones. */
+/* T activation rows against one group (two: 0) or two adjacent ones: 8
+ * or 4 rows a pass, and the last 1-3 rows in one pass (a speculative
+ * draft's catch-up of 2 rows, a check of 2-3: the weights read once, not
+ * once per row). Each row's sums are the same operations in any pass. */
 T5 static void a5_tile_pn(const uint8_t *pk, size_t gb, int two, const llm_qrow *qx, int T,
                           int nb, int q4, float *y, size_t ldy, int acc)
 {
     typedef void (*fn)(const uint8_t *, size_t, const llm_qrow *, int, float *, size_t, int);
-    static const fn by[2][2][3] = {{{a5_p8_q8, a5_p4_q8, a5_p1_q8}, {a5_p8_q4, a5_p4_q4, a5_p1_q4}},
-                                   {{a5_p28_q8, a5_p24_q8, a5_p21_q8},
-                                    {a5_p28_q4, a5_p24_q4, a5_p21_q4}}};
+    /* by [two][q4][pass]: passes of 8, 4, 3, 2 and 1 rows */
+    static const fn by[2][2][5] = {
+        {{a5_p8_q8, a5_p4_q8, a5_p3_q8, a5_p2_q8, a5_p1_q8},
+         {a5_p8_q4, a5_p4_q4, a5_p3_q4, a5_p2_q4, a5_p1_q4}},
+        {{a5_p28_q8, a5_p24_q8, a5_p23_q8, a5_p22_q8, a5_p21_q8},
+         {a5_p28_q4, a5_p24_q4, a5_p23_q4, a5_p22_q4, a5_p21_q4}}};
     const fn *f = by[two != 0][q4 != 0];
     int t = 0;
     for (; t + 8 <= T; t += 8)
         f[0](pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
     for (; t + 4 <= T; t += 4)
         f[1](pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
-    for (; t < T; t++)
-        f[2](pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
+    if (t < T)
+        f[5 - (T - t)](pk, gb, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
 }
 
 T5 static void a5_tile_p2(const uint8_t *pk, size_t gb, const llm_qrow *qx, int T, int nb,
