@@ -28,17 +28,22 @@
 /* 4 rows of F32 weights times one activation row: 5 loads for 4
  * multiply-adds, the rows read from memory once per row (a decode step),
  * from L1 for the next rows of a tile. next: 4 rows (ws apart) to
- * prefetch along, or NULL. */
-T5 static void a5_f32_4x1(const float *w, size_t ws, const float *x, int n, float *y, int acc,
-                          const float *next)
+ * prefetch along, or NULL; of those, this pass takes every np-th 16
+ * columns from the p-th (np passes share the prefetch: see below). */
+T5 static inline __attribute__((always_inline)) void a5_f32_4x1_(const float *w, size_t ws,
+                                                                  const float *x, int n, float *y,
+                                                                  int acc, const float *next,
+                                                                  int p, int np)
 {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     const float *w0 = w, *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
-    int i = 0;
+    int i = 0, turn = 0;
     for (; i + 16 <= n; i += 16) {
-        if (next)
+        if (next && turn == p)
             for (int r = 0; r < 4; r++)
                 _mm_prefetch((const char *)(next + (size_t)r * ws + i), _MM_HINT_T0);
+        if (++turn == np)
+            turn = 0;
         __m512 xv = _mm512_loadu_ps(x + i);
         s0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + i), xv, s0);
         s1 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + i), xv, s1);
@@ -59,6 +64,18 @@ T5 static void a5_f32_4x1(const float *w, size_t ws, const float *x, int n, floa
         y[r] = acc ? y[r] + v[r] : v[r];
 }
 
+/* (the one-row loop as it was before the shared prefetch: np = 1 folds
+ * its counter away; measured, the counter made a decode step ~10% slower) */
+T5 __attribute__((noinline)) static void a5_f32_4x1(const float *w, size_t ws, const float *x,
+                                                    int n, float *y, int acc, const float *next,
+                                                    int p, int np)
+{
+    if (np == 1)
+        a5_f32_4x1_(w, ws, x, n, y, acc, next, 0, 1);
+    else
+        a5_f32_4x1_(w, ws, x, n, y, acc, next, p, np);
+}
+
 /* 4 rows of F32 weights times T activation rows in registers (4T
  * accumulators): per 16 columns 4 + T loads for 4T multiply-adds, where
  * the 4x1 tile makes 5 loads for 4. */
@@ -66,18 +83,22 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, 
                                                                  const float *x, size_t ldx,
                                                                  const int T, int n, float *y,
                                                                  size_t ldy, int acc,
-                                                                 const float *next)
+                                                                 const float *next, int p,
+                                                                 int np)
 {
     __m512 s[4][6];
+    int turn = 0;
     for (int r = 0; r < 4; r++)
         for (int t = 0; t < T; t++)
             s[r][t] = _mm512_setzero_ps();
     int i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512 wv[4];
-        if (next)
+        if (next && turn == p)
             for (int r = 0; r < 4; r++)
                 _mm_prefetch((const char *)(next + (size_t)r * ws + i), _MM_HINT_T0);
+        if (++turn == np)
+            turn = 0;
         for (int r = 0; r < 4; r++)
             wv[r] = _mm512_loadu_ps(w + (size_t)r * ws + i);
         for (int t = 0; t < T; t++) {
@@ -107,9 +128,9 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, 
 #define A5_F32W(NAME, T)                                                                        \
     T5 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
                                                   size_t ldx, int n, float *y, size_t ldy,      \
-                                                  int acc, const float *next)                   \
+                                                  int acc, const float *next, int p, int np)    \
     {                                                                                           \
-        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next);                                     \
+        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next, p, np);                              \
     }
 A5_F32W(a5_f32_4x6, 6)
 A5_F32W(a5_f32_4x5, 5)
@@ -118,33 +139,38 @@ A5_F32W(a5_f32_4x3, 3)
 A5_F32W(a5_f32_4x2, 2)
 
 /* Passes of 6 activation rows, then one tile of the 1..5 left: every
- * weight row comes from memory once, in the first pass, which also
- * prefetches next (the weights of a later call; NULL: none); the other
- * passes read the block from L1. (Spreading the prefetch over the passes
- * was measured slower at 8 and 16 rows; passes of 4 or 5 too.) */
+ * weight row comes from memory once, in the first pass; the others read
+ * the block from L1 or L2. next (the weights of a later call; NULL: none)
+ * is prefetched into L1 by all the passes, each taking every np-th 16
+ * columns, so that the stream runs all through the block's multiply-adds
+ * and not only in its first pass (kern.c names the block 4 rows on for
+ * more than 6 rows, 8 rows on for up to 6). Measured on a 110M-shaped
+ * model of the step (2 workers): at 8 rows 10-19% and at 16 rows ~10%
+ * faster than the first pass prefetching 8 rows on (docs/BENCHMARKS.md,
+ * "Weights' stream through all the passes"). */
 T5 void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T,
                                 int n, float *y, size_t ldy, int acc, const float *next)
 {
-    int t = 0;
-    for (; t + 6 <= T; t += 6, next = NULL)
-        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next);
+    int t = 0, p = 0, np = (T + 5) / 6;
+    for (; t + 6 <= T; t += 6, p++)
+        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next, p, np);
     const float *xt = x + (size_t)t * ldx;
     float *yt = y + (size_t)t * ldy;
     switch (T - t) {
     case 5:
-        a5_f32_4x5(w, ws, xt, ldx, n, yt, ldy, acc, next);
+        a5_f32_4x5(w, ws, xt, ldx, n, yt, ldy, acc, next, p, np);
         break;
     case 4:
-        a5_f32_4x4(w, ws, xt, ldx, n, yt, ldy, acc, next);
+        a5_f32_4x4(w, ws, xt, ldx, n, yt, ldy, acc, next, p, np);
         break;
     case 3:
-        a5_f32_4x3(w, ws, xt, ldx, n, yt, ldy, acc, next);
+        a5_f32_4x3(w, ws, xt, ldx, n, yt, ldy, acc, next, p, np);
         break;
     case 2:
-        a5_f32_4x2(w, ws, xt, ldx, n, yt, ldy, acc, next);
+        a5_f32_4x2(w, ws, xt, ldx, n, yt, ldy, acc, next, p, np);
         break;
     case 1:
-        a5_f32_4x1(w, ws, xt, n, yt, acc, next);
+        a5_f32_4x1(w, ws, xt, n, yt, acc, next, p, np);
         break;
     default:
         break;
@@ -156,7 +182,7 @@ T5 void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t
                                float *y, size_t ldy, int acc)
 {
     for (int t = 0; t < T; t++)
-        a5_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc, NULL);
+        a5_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc, NULL, 0, 1);
 }
 #else
 typedef int synor__llm_kern_f32_x86_empty;
