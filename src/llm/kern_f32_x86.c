@@ -13,11 +13,14 @@
  * The weights stream from memory (110M-shaped F32: 440 MB a step); a tile
  * of T rows adds T multiply-adds per weight vector, which the core only
  * hides behind the stream when the stream does not wait on them: the
- * first pass over a block of 4 weight rows also prefetches (into L1) the
- * block its caller names, two blocks on (kern.c: LLM_F32W_AHEAD). Measured
- * on the development VM (docs/BENCHMARKS.md, "F32 steps of a few rows"):
- * against one block on into L2 (and none for one row), one row 5-16%
- * faster, 2-6 rows 6-36%; 4-8 rows still cost 1.2-1.6 one-row steps. */
+ * pass over a block of 4 weight rows also prefetches (into L1) the block
+ * its caller names, two blocks on (kern.c: LLM_F32W_AHEAD); a block of
+ * more than 6 rows, in several passes, shares that prefetch over all of
+ * them, one block on (LLM_F32W_AHEAD_PASSES). Measured on the development
+ * VM (docs/BENCHMARKS.md, "F32 steps of a few rows" and "the weights'
+ * stream through all the passes"): against one block on into L2 (and none
+ * for one row), one row 5-16% faster, 2-6 rows 6-36%; 4-6 rows still cost
+ * 1.2-1.4 one-row steps. */
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -28,22 +31,17 @@
 /* 4 rows of F32 weights times one activation row: 5 loads for 4
  * multiply-adds, the rows read from memory once per row (a decode step),
  * from L1 for the next rows of a tile. next: 4 rows (ws apart) to
- * prefetch along, or NULL; of those, this pass takes every np-th 16
- * columns from the p-th (np passes share the prefetch: see below). */
-T5 static inline __attribute__((always_inline)) void a5_f32_4x1_(const float *w, size_t ws,
-                                                                  const float *x, int n, float *y,
-                                                                  int acc, const float *next,
-                                                                  int p, int np)
+ * prefetch along, or NULL. */
+T5 static void a5_f32_4x1(const float *w, size_t ws, const float *x, int n, float *y, int acc,
+                          const float *next)
 {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     const float *w0 = w, *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
-    int i = 0, turn = 0;
+    int i = 0;
     for (; i + 16 <= n; i += 16) {
-        if (next && turn == p)
+        if (next)
             for (int r = 0; r < 4; r++)
                 _mm_prefetch((const char *)(next + (size_t)r * ws + i), _MM_HINT_T0);
-        if (++turn == np)
-            turn = 0;
         __m512 xv = _mm512_loadu_ps(x + i);
         s0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + i), xv, s0);
         s1 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + i), xv, s1);
@@ -64,27 +62,17 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4x1_(const float *w,
         y[r] = acc ? y[r] + v[r] : v[r];
 }
 
-/* (the one-row loop as it was before the shared prefetch: np = 1 folds
- * its counter away; measured, the counter made a decode step ~10% slower) */
-T5 __attribute__((noinline)) static void a5_f32_4x1(const float *w, size_t ws, const float *x,
-                                                    int n, float *y, int acc, const float *next,
-                                                    int p, int np)
-{
-    if (np == 1)
-        a5_f32_4x1_(w, ws, x, n, y, acc, next, 0, 1);
-    else
-        a5_f32_4x1_(w, ws, x, n, y, acc, next, p, np);
-}
-
 /* 4 rows of F32 weights times T activation rows in registers (4T
  * accumulators): per 16 columns 4 + T loads for 4T multiply-adds, where
- * the 4x1 tile makes 5 loads for 4. */
+ * the 4x1 tile makes 5 loads for 4. spread (a constant): this is pass p
+ * of np over the block, which prefetches every np-th 16 columns of next
+ * from the p-th; else it prefetches all of next. */
 T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, size_t ws,
                                                                  const float *x, size_t ldx,
                                                                  const int T, int n, float *y,
                                                                  size_t ldy, int acc,
-                                                                 const float *next, int p,
-                                                                 int np)
+                                                                 const float *next,
+                                                                 const int spread, int p, int np)
 {
     __m512 s[4][6];
     int turn = 0;
@@ -94,10 +82,10 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, 
     int i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512 wv[4];
-        if (next && turn == p)
+        if (next && (!spread || turn == p))
             for (int r = 0; r < 4; r++)
                 _mm_prefetch((const char *)(next + (size_t)r * ws + i), _MM_HINT_T0);
-        if (++turn == np)
+        if (spread && ++turn == np)
             turn = 0;
         for (int r = 0; r < 4; r++)
             wv[r] = _mm512_loadu_ps(w + (size_t)r * ws + i);
@@ -125,56 +113,61 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, 
         }
 }
 
-#define A5_F32W(NAME, T)                                                                        \
+#define A5_F32W(NAME, T, SPREAD)                                                                \
     T5 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
                                                   size_t ldx, int n, float *y, size_t ldy,      \
                                                   int acc, const float *next, int p, int np)    \
     {                                                                                           \
-        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next, p, np);                              \
+        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next, SPREAD, p, np);                      \
     }
-A5_F32W(a5_f32_4x6, 6)
-A5_F32W(a5_f32_4x5, 5)
-A5_F32W(a5_f32_4x4, 4)
-A5_F32W(a5_f32_4x3, 3)
-A5_F32W(a5_f32_4x2, 2)
+A5_F32W(a5_f32_4x6, 6, 0)
+A5_F32W(a5_f32_4x5, 5, 0)
+A5_F32W(a5_f32_4x4, 4, 0)
+A5_F32W(a5_f32_4x3, 3, 0)
+A5_F32W(a5_f32_4x2, 2, 0)
+A5_F32W(a5_f32_4x6s, 6, 1)
+A5_F32W(a5_f32_4x5s, 5, 1)
+A5_F32W(a5_f32_4x4s, 4, 1)
+A5_F32W(a5_f32_4x3s, 3, 1)
+A5_F32W(a5_f32_4x2s, 2, 1)
+A5_F32W(a5_f32_4x1s, 1, 1)
 
-/* Passes of 6 activation rows, then one tile of the 1..5 left: every
- * weight row comes from memory once, in the first pass; the others read
- * the block from L1 or L2. next (the weights of a later call; NULL: none)
- * is prefetched into L1 by all the passes, each taking every np-th 16
- * columns, so that the stream runs all through the block's multiply-adds
- * and not only in its first pass (kern.c names the block 4 rows on for
- * more than 6 rows, 8 rows on for up to 6). Measured on a 110M-shaped
- * model of the step (2 workers): at 8 rows 10-19% and at 16 rows ~10%
- * faster than the first pass prefetching 8 rows on (docs/BENCHMARKS.md,
- * "Weights' stream through all the passes"). */
+typedef void a5_f32_pass(const float *w, size_t ws, const float *x, size_t ldx, int n, float *y,
+                         size_t ldy, int acc, const float *next, int p, int np);
+
+/* Up to 6 activation rows: one pass, one tile, which prefetches next (the
+ * weights of a later call; NULL: none) into L1 as it goes. More: passes
+ * of 6 rows, then one tile of the 1..5 left; every weight row comes from
+ * memory once, in the first pass, the others read the block from L1 or
+ * L2, and all the passes share next's prefetch, each taking every np-th
+ * 16 columns, so that the stream runs all through the block's
+ * multiply-adds and not only in its first pass (kern.c names the block
+ * 4 rows on there, 8 rows on for one pass). Measured in one locked
+ * command against the first pass prefetching 8 rows on for all
+ * (docs/BENCHMARKS.md, "the weights' stream through all the passes"):
+ * 8 rows 17-58% more tokens/s, 16 rows 0-7%. (The passes' counter in
+ * the one-pass tiles made the one-row step ~9% slower: those have none.) */
 T5 void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T,
                                 int n, float *y, size_t ldy, int acc, const float *next)
 {
+    static a5_f32_pass *const one[6] = {NULL, NULL, a5_f32_4x2, a5_f32_4x3, a5_f32_4x4,
+                                        a5_f32_4x5},
+                              *shared[7] = {NULL, a5_f32_4x1s, a5_f32_4x2s, a5_f32_4x3s,
+                                            a5_f32_4x4s, a5_f32_4x5s, a5_f32_4x6s};
+    if (T == 1) {
+        a5_f32_4x1(w, ws, x, n, y, acc, next);
+        return;
+    }
+    if (T <= 6) {
+        (T == 6 ? a5_f32_4x6 : one[T])(w, ws, x, ldx, n, y, ldy, acc, next, 0, 1);
+        return;
+    }
     int t = 0, p = 0, np = (T + 5) / 6;
     for (; t + 6 <= T; t += 6, p++)
-        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next, p, np);
-    const float *xt = x + (size_t)t * ldx;
-    float *yt = y + (size_t)t * ldy;
-    switch (T - t) {
-    case 5:
-        a5_f32_4x5(w, ws, xt, ldx, n, yt, ldy, acc, next, p, np);
-        break;
-    case 4:
-        a5_f32_4x4(w, ws, xt, ldx, n, yt, ldy, acc, next, p, np);
-        break;
-    case 3:
-        a5_f32_4x3(w, ws, xt, ldx, n, yt, ldy, acc, next, p, np);
-        break;
-    case 2:
-        a5_f32_4x2(w, ws, xt, ldx, n, yt, ldy, acc, next, p, np);
-        break;
-    case 1:
-        a5_f32_4x1(w, ws, xt, n, yt, acc, next, p, np);
-        break;
-    default:
-        break;
-    }
+        a5_f32_4x6s(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next, p, np);
+    if (t < T)
+        shared[T - t](w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next, p,
+                      np);
 }
 
 /* One activation row at a time (the reference order of the tiles). */
@@ -182,7 +175,7 @@ T5 void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t
                                float *y, size_t ldy, int acc)
 {
     for (int t = 0; t < T; t++)
-        a5_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc, NULL, 0, 1);
+        a5_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc, NULL);
 }
 #else
 typedef int synor__llm_kern_f32_x86_empty;
