@@ -526,8 +526,9 @@ TEST(f32_batches_of_any_size_agree)
  * alone (T = 1), whatever tile or pass the batch takes and whatever the
  * weights prefetch (up to 6 rows the first pass prefetches 8 rows on,
  * beyond that every pass a share of the block 4 rows on: 19 rows are 4
- * passes, the last one a single row), for every kernel table this CPU runs (portable, AVX2,
- * AVX-512; the last two up to 15 rows, below OpenBLAS's threshold): a
+ * passes, the last one a single row), for every kernel table this CPU
+ * runs (portable, AVX2, AVX-512; the last two up to 15 rows, below
+ * OpenBLAS's threshold): a
  * speculative check (k + 1 rows) or a serving step changes no row's logits. Rows [1, 36) of 37 (a range not a multiple of 4, long
  * enough for the prefetch of LLM_F32W_AHEAD rows on), 200 columns (a
  * tail of 8), with and without accumulating. */

@@ -142,18 +142,20 @@ typedef void a5_f32_pass(const float *w, size_t ws, const float *x, size_t ldx, 
  * L2, and all the passes share next's prefetch, each taking every np-th
  * 16 columns, so that the stream runs all through the block's
  * multiply-adds and not only in its first pass (kern.c names the block
- * 4 rows on there, 8 rows on for one pass). Measured in one locked
- * command against the first pass prefetching 8 rows on for all
- * (docs/BENCHMARKS.md, "the weights' stream through all the passes"):
- * 8 rows 17-58% more tokens/s, 16 rows 0-7%. (The passes' counter in
- * the one-pass tiles made the one-row step ~9% slower: those have none.) */
+ * 4 rows on there, 8 rows on for one pass). Measured against the
+ * first pass alone prefetching 8 rows on (docs/BENCHMARKS.md, "the
+ * weights' stream through all the passes"): 8 rows 7-19% more tokens/s
+ * (the median pair in the host's slow / fast minutes), 16 rows the same.
+ * (The passes' counter in the one-pass tiles made the one-row step ~8%
+ * slower: those have none.) */
 T5 void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T,
                                 int n, float *y, size_t ldy, int acc, const float *next)
 {
     static a5_f32_pass *const one[6] = {NULL, NULL, a5_f32_4x2, a5_f32_4x3, a5_f32_4x4,
                                         a5_f32_4x5},
-                              *shared[7] = {NULL, a5_f32_4x1s, a5_f32_4x2s, a5_f32_4x3s,
-                                            a5_f32_4x4s, a5_f32_4x5s, a5_f32_4x6s};
+                              *const shared[7] = {NULL,        a5_f32_4x1s, a5_f32_4x2s,
+                                                  a5_f32_4x3s, a5_f32_4x4s, a5_f32_4x5s,
+                                                  a5_f32_4x6s};
     if (T == 1) {
         a5_f32_4x1(w, ws, x, n, y, acc, next);
         return;
