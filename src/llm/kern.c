@@ -280,8 +280,7 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
             for (; r + 4 <= r1; r += 4)
                 k->tile_f32w(wf + (size_t)r * ws, ws, xt, ldx, tn, w->cols, yt + r, ldy,
                              accumulate,
-                             r + ahead + 4 <= r1 ? wf + (size_t)(r + ahead) * ws
-                                                          : NULL);
+                             r + ahead + 4 <= r1 ? wf + (size_t)(r + ahead) * ws : NULL);
             for (; r < r1; r++)
                 for (int t = 0; t < tn; t++) {
                     float v = k->dot_f32(wf + (size_t)r * ws, xt + (size_t)t * ldx, w->cols);
