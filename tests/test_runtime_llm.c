@@ -546,16 +546,19 @@ TEST(f32_batches_of_any_size_agree)
         }
 }
 
-/* A row's F32 product in a batch of T = 2..17 rows is bitwise what it gets
+/* A row's F32 product in a batch of T = 2..19 rows is bitwise what it gets
  * alone (T = 1), whatever tile or pass the batch takes and whatever the
- * weights prefetch, for every kernel table this CPU runs (portable, AVX2,
- * AVX-512; the last two up to 15 rows, below OpenBLAS's threshold): a
+ * weights prefetch (up to 6 rows the first pass prefetches 8 rows on,
+ * beyond that every pass a share of the block 4 rows on: 19 rows are 4
+ * passes, the last one a single row), for every kernel table this CPU
+ * runs (portable, AVX2, AVX-512; the last two up to 15 rows, below
+ * OpenBLAS's threshold): a
  * speculative check (k + 1 rows) or a serving step changes no row's logits. Rows [1, 36) of 37 (a range not a multiple of 4, long
  * enough for the prefetch of LLM_F32W_AHEAD rows on), 200 columns (a
  * tail of 8), with and without accumulating. */
 TEST(f32_rows_in_a_batch_are_bitwise_alone)
 {
-    enum { R = 37, C = 200, TMAX = 17 };
+    enum { R = 37, C = 200, TMAX = 19 };
     const llm_kernels *tables[3] = {&synor__llm_kernels_generic, NULL, NULL};
 #if defined(__x86_64__)
     __builtin_cpu_init();

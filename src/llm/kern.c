@@ -274,13 +274,13 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
         size_t ws = w->row_bytes / sizeof(float);
         for (int t0 = 0; t0 < n; t0 += LLM_F32W_BLOCK) {
             int tn = n - t0 < LLM_F32W_BLOCK ? n - t0 : LLM_F32W_BLOCK, r = r0;
+            int ahead = tn > 6 ? LLM_F32W_AHEAD_PASSES : LLM_F32W_AHEAD;
             const float *xt = x + (size_t)t0 * ldx;
             float *yt = y + (size_t)t0 * ldy;
             for (; r + 4 <= r1; r += 4)
                 k->tile_f32w(wf + (size_t)r * ws, ws, xt, ldx, tn, w->cols, yt + r, ldy,
                              accumulate,
-                             r + LLM_F32W_AHEAD + 4 <= r1 ? wf + (size_t)(r + LLM_F32W_AHEAD) * ws
-                                                          : NULL);
+                             r + ahead + 4 <= r1 ? wf + (size_t)(r + ahead) * ws : NULL);
             for (; r < r1; r++)
                 for (int t = 0; t < tn; t++) {
                     float v = k->dot_f32(wf + (size_t)r * ws, xt + (size_t)t * ldx, w->cols);

@@ -13,11 +13,14 @@
  * The weights stream from memory (110M-shaped F32: 440 MB a step); a tile
  * of T rows adds T multiply-adds per weight vector, which the core only
  * hides behind the stream when the stream does not wait on them: the
- * first pass over a block of 4 weight rows also prefetches (into L1) the
- * block its caller names, two blocks on (kern.c: LLM_F32W_AHEAD). Measured
- * on the development VM (docs/BENCHMARKS.md, "F32 steps of a few rows"):
- * against one block on into L2 (and none for one row), one row 5-16%
- * faster, 2-6 rows 6-36%; 4-8 rows still cost 1.2-1.6 one-row steps. */
+ * pass over a block of 4 weight rows also prefetches (into L1) the block
+ * its caller names, two blocks on (kern.c: LLM_F32W_AHEAD); a block of
+ * more than 6 rows, in several passes, shares that prefetch over all of
+ * them, one block on (LLM_F32W_AHEAD_PASSES). Measured on the development
+ * VM (docs/BENCHMARKS.md, "F32 steps of a few rows" and "the weights'
+ * stream through all the passes"): against one block on into L2 (and none
+ * for one row), one row 5-16% faster, 2-6 rows 6-36%; 4-6 rows still cost
+ * 1.2-1.4 one-row steps. */
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -61,23 +64,29 @@ T5 static void a5_f32_4x1(const float *w, size_t ws, const float *x, int n, floa
 
 /* 4 rows of F32 weights times T activation rows in registers (4T
  * accumulators): per 16 columns 4 + T loads for 4T multiply-adds, where
- * the 4x1 tile makes 5 loads for 4. */
+ * the 4x1 tile makes 5 loads for 4. spread (a constant): this is pass p
+ * of np over the block, which prefetches every np-th 16 columns of next
+ * from the p-th; else it prefetches all of next. */
 T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, size_t ws,
                                                                  const float *x, size_t ldx,
                                                                  const int T, int n, float *y,
                                                                  size_t ldy, int acc,
-                                                                 const float *next)
+                                                                 const float *next,
+                                                                 const int spread, int p, int np)
 {
     __m512 s[4][6];
+    int turn = 0;
     for (int r = 0; r < 4; r++)
         for (int t = 0; t < T; t++)
             s[r][t] = _mm512_setzero_ps();
     int i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512 wv[4];
-        if (next)
+        if (next && (!spread || turn == p))
             for (int r = 0; r < 4; r++)
                 _mm_prefetch((const char *)(next + (size_t)r * ws + i), _MM_HINT_T0);
+        if (spread && ++turn == np)
+            turn = 0;
         for (int r = 0; r < 4; r++)
             wv[r] = _mm512_loadu_ps(w + (size_t)r * ws + i);
         for (int t = 0; t < T; t++) {
@@ -104,51 +113,63 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, 
         }
 }
 
-#define A5_F32W(NAME, T)                                                                        \
+#define A5_F32W(NAME, T, SPREAD)                                                                \
     T5 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
                                                   size_t ldx, int n, float *y, size_t ldy,      \
-                                                  int acc, const float *next)                   \
+                                                  int acc, const float *next, int p, int np)    \
     {                                                                                           \
-        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next);                                     \
+        a5_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next, SPREAD, p, np);                      \
     }
-A5_F32W(a5_f32_4x6, 6)
-A5_F32W(a5_f32_4x5, 5)
-A5_F32W(a5_f32_4x4, 4)
-A5_F32W(a5_f32_4x3, 3)
-A5_F32W(a5_f32_4x2, 2)
+A5_F32W(a5_f32_4x6, 6, 0)
+A5_F32W(a5_f32_4x5, 5, 0)
+A5_F32W(a5_f32_4x4, 4, 0)
+A5_F32W(a5_f32_4x3, 3, 0)
+A5_F32W(a5_f32_4x2, 2, 0)
+A5_F32W(a5_f32_4x6s, 6, 1)
+A5_F32W(a5_f32_4x5s, 5, 1)
+A5_F32W(a5_f32_4x4s, 4, 1)
+A5_F32W(a5_f32_4x3s, 3, 1)
+A5_F32W(a5_f32_4x2s, 2, 1)
+A5_F32W(a5_f32_4x1s, 1, 1)
 
-/* Passes of 6 activation rows, then one tile of the 1..5 left: every
- * weight row comes from memory once, in the first pass, which also
- * prefetches next (the weights of a later call; NULL: none); the other
- * passes read the block from L1. (Spreading the prefetch over the passes
- * was measured slower at 8 and 16 rows; passes of 4 or 5 too.) */
+typedef void a5_f32_pass(const float *w, size_t ws, const float *x, size_t ldx, int n, float *y,
+                         size_t ldy, int acc, const float *next, int p, int np);
+
+/* Up to 6 activation rows: one pass, one tile, which prefetches next (the
+ * weights of a later call; NULL: none) into L1 as it goes. More: passes
+ * of 6 rows, then one tile of the 1..5 left; every weight row comes from
+ * memory once, in the first pass, the others read the block from L1 or
+ * L2, and all the passes share next's prefetch, each taking every np-th
+ * 16 columns, so that the stream runs all through the block's
+ * multiply-adds and not only in its first pass (kern.c names the block
+ * 4 rows on there, 8 rows on for one pass). Measured against the
+ * first pass alone prefetching 8 rows on (docs/BENCHMARKS.md, "the
+ * weights' stream through all the passes"): 8 rows 7-19% more tokens/s
+ * (the median pair in the host's slow / fast minutes), 16 rows the same.
+ * (The passes' counter in the one-pass tiles made the one-row step ~8%
+ * slower: those have none.) */
 T5 void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T,
                                 int n, float *y, size_t ldy, int acc, const float *next)
 {
-    int t = 0;
-    for (; t + 6 <= T; t += 6, next = NULL)
-        a5_f32_4x6(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next);
-    const float *xt = x + (size_t)t * ldx;
-    float *yt = y + (size_t)t * ldy;
-    switch (T - t) {
-    case 5:
-        a5_f32_4x5(w, ws, xt, ldx, n, yt, ldy, acc, next);
-        break;
-    case 4:
-        a5_f32_4x4(w, ws, xt, ldx, n, yt, ldy, acc, next);
-        break;
-    case 3:
-        a5_f32_4x3(w, ws, xt, ldx, n, yt, ldy, acc, next);
-        break;
-    case 2:
-        a5_f32_4x2(w, ws, xt, ldx, n, yt, ldy, acc, next);
-        break;
-    case 1:
-        a5_f32_4x1(w, ws, xt, n, yt, acc, next);
-        break;
-    default:
-        break;
+    static a5_f32_pass *const one[6] = {NULL, NULL, a5_f32_4x2, a5_f32_4x3, a5_f32_4x4,
+                                        a5_f32_4x5},
+                              *const shared[7] = {NULL,        a5_f32_4x1s, a5_f32_4x2s,
+                                                  a5_f32_4x3s, a5_f32_4x4s, a5_f32_4x5s,
+                                                  a5_f32_4x6s};
+    if (T == 1) {
+        a5_f32_4x1(w, ws, x, n, y, acc, next);
+        return;
     }
+    if (T <= 6) {
+        (T == 6 ? a5_f32_4x6 : one[T])(w, ws, x, ldx, n, y, ldy, acc, next, 0, 1);
+        return;
+    }
+    int t = 0, p = 0, np = (T + 5) / 6;
+    for (; t + 6 <= T; t += 6, p++)
+        a5_f32_4x6s(w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next, p, np);
+    if (t < T)
+        shared[T - t](w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next, p,
+                      np);
 }
 
 /* One activation row at a time (the reference order of the tiles). */

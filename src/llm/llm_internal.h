@@ -139,10 +139,12 @@ void synor__llm_swiglu(float *h1, const float *h3, int n);
  * OpenBLAS's SGEMM from 16 rows (where it is loaded). Each weight row is
  * read from memory once for all the rows, and each call prefetches the
  * weight rows LLM_F32W_AHEAD rows on (two blocks of 4) into L1, so that
- * the stream waits less on the multiply-adds of the rows (it still does:
- * 4-8 rows cost 1.2-1.6 one-row steps, docs/BENCHMARKS.md). */
+ * the stream waits less on the multiply-adds of the rows; a block of more
+ * than 6 rows (several passes, all of which prefetch) the block
+ * LLM_F32W_AHEAD_PASSES rows on (docs/BENCHMARKS.md). */
 #define LLM_F32W_MIN_ROWS 1
 #define LLM_F32W_AHEAD 8
+#define LLM_F32W_AHEAD_PASSES 4
 #ifndef LLM_F32W_BLOCK
 #define LLM_F32W_BLOCK 128
 #endif
