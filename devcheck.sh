@@ -10,7 +10,10 @@
 #   cuda.txt (only where a GPU is open; --cuda: the run and the fabric both have it):
 #     real_cuda_tasks > 0, model_other_devices=0, no negative sim_busy_ms; the ratios are what the
 #     simulator makes of CPU + GPU placement (new figures, no goal yet).
-#   opencl.txt: no negative sim_busy_ms (before: op=gemm sim_busy_ms=-60.366), real_cuda_tasks=0.0.
+#   opencl.txt: no negative sim_busy_ms (before: op=gemm sim_busy_ms=-60.366), real_cuda_tasks=0.0;
+#     its sharing: line's cpu_alone_ms (before 3.666, maybe with GPU tiles in it) is the CPU's now.
+#   cuda.txt's and cpu.txt's real_busy_ms for matmul/gemm differ by ~30-100x (the GPU's vs the CPU's
+#     kernels): the cause of the 100x (the "CPU only" run had run them on the GPU).
 D=$(cd "$(dirname "$0")" && pwd) || exit 2
 [ -d "$D/.devpkg" ] || D=$(dirname "$D") # at the repo root or in .devpkg/
 cd "$D" || exit 2
