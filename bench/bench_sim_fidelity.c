@@ -5,13 +5,17 @@
  * uncalibrated (the roofline on the measured peak), side by side.
  *
  *   bench_sim_fidelity [--runs R] [--warm W] [--workers N] [--measure-cache F]
- *                      [--spin-us U] [--opencl]
+ *                      [--spin-us U] [--opencl] [--cuda]
  *                      [--tiled gemm|cholesky:N:NB]... WORKLOAD.json...
  *
  * --opencl: the runtime also opens every OpenCL device (PoCL included) and
  * places tasks between it and the CPU workers by its model; the fabric is
  * then the run's (synor_whatif_run_fabric: the CPU as its workers, each
- * OpenCL device by its runtime name). --spin-us: the workers' polling
+ * OpenCL device by its runtime name). --cuda: likewise with every CUDA
+ * GPU; without it the runtime opens none (its default opens them all, and
+ * a run on a GPU simulated on the CPU-only fabric was ~100x off: each line
+ * says real_cuda_tasks and model_other_devices, the model's devices the
+ * fabric lacks, to show such a mismatch). --spin-us: the workers' polling
  * before they sleep (synor_runtime_config.spin_us).
  *
  * Per workload, in one process: a runtime with a fresh performance model;
@@ -22,7 +26,8 @@
  * (synor_whatif_calibrate) on the local fabric with one device per CPU
  * worker, dynamic placement (as the runtime places) and HEFT's plan
  * (each task's time: its kernel's median plus the runtime's mean dispatch
- * time, both from the model);
+ * time, both from the model; the busy time per operation subtracts each
+ * task's own device's dispatch, synor_whatif_device_dispatch);
  * "roofline" the same without the model. The calibration also charges
  * the host's side of the call (synor_workload_set_host: submissions,
  * handles, the wait), printed as host_before_us, host_submit_us (per
@@ -118,6 +123,7 @@ static void real_ops(const synor_workload *w, const synor_trace *t, op_sum *o)
 /* with_host 0: the host side the calibration charged taken out again
  * (synor_workload_set_host), as before it was modelled. */
 static double g_opencl_task_s; /* the last simulation's OpenCL task time, mean */
+static size_t g_other_devices; /* the last calibration's model devices not in the fabric */
 static int simulate2(const synor_fabric *f, const synor_workload *w, const synor_perfmodel *pm,
                      int heft, int with_host, double *makespan, op_sum *ops, double *dispatch,
                      double *host, double *offcpu, const char *const *kernels,
@@ -176,14 +182,20 @@ static int simulate2(const synor_fabric *f, const synor_workload *w, const synor
     }
     if (!rc) {
         *makespan = t->makespan;
+        /* each task less the dispatch its own device's row has (a GPU's
+         * or PoCL's is not the CPU workers' ci.dispatch_s: subtracting
+         * that gave negative busy times) */
         for (size_t i = 0; ops && i < t->n_tasks; i++) {
             long k = synor_workload_find_task(w, t->tasks[i].id);
             if (k >= 0)
                 add(ops,
                     kernels ? kernels[k]
                             : synor_op_type_name(synor_workload_task(w, (size_t)k)->op.type),
-                    t->tasks[i].end - t->tasks[i].start - per_task);
+                    t->tasks[i].end - t->tasks[i].start -
+                        synor_whatif_device_dispatch(f, t->tasks[i].device, pm));
         }
+        if (pm)
+            g_other_devices = ci.other_devices;
     }
     synor_trace_destroy(t);
     synor_plan_destroy(p);
@@ -194,6 +206,7 @@ static int simulate2(const synor_fabric *f, const synor_workload *w, const synor
 
 static unsigned g_spin_us; /* --spin-us: the workers' polling before they sleep; 0 = default */
 static int g_opencl;       /* --opencl: every OpenCL device (PoCL) beside the CPU workers */
+static int g_cuda;         /* --cuda: every CUDA GPU beside the CPU workers (else none) */
 static synor_whatif_sharing g_share; /* --opencl: the measured shared-core factors (0: none) */
 
 /* A runtime on the CPU workers (and with --opencl every OpenCL device,
@@ -204,6 +217,9 @@ static int start(synor_perfmodel *pm, unsigned workers, synor_runtime **rt,
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.opencl = g_opencl ? SYNOR_OPENCL_ALL : SYNOR_OPENCL_OFF;
+    /* the runtime opens CUDA GPUs by default: without --cuda the run is
+     * the CPU's alone, as the CPU-only fabric simulates it */
+    cfg.cuda = g_cuda;
     cfg.cpu_workers = workers;
     cfg.perfmodel = pm;
     cfg.trace = 1;
@@ -223,7 +239,7 @@ static int start(synor_perfmodel *pm, unsigned workers, synor_runtime **rt,
 static int run_fabric(synor_catalog *cat, const synor_detection *det, synor_runtime *rt,
                       unsigned cpu_workers, int share, synor_fabric **f)
 {
-    if (!g_opencl)
+    if (!g_opencl && !g_cuda)
         return synor_whatif_fabric_workers(cat, det, cpu_workers, NULL, 0, f);
     unsigned nd = synor_runtime_device_count(rt);
     synor_whatif_run_device rd[16];
@@ -339,20 +355,28 @@ static int simulate_all(const synor_fabric *f, const synor_workload *w, const sy
     return rc;
 }
 
-/* Tasks a real trace ran on OpenCL devices (the runtime's backend name,
- * synor_runtime_device_info.backend: "opencl"). */
-static double opencl_tasks(const synor_trace *t)
+/* Tasks a real trace ran on devices of a backend (the runtime's name,
+ * synor_runtime_device_info.backend: "opencl", "cuda"). */
+static double backend_tasks(const synor_trace *t, const char *backend)
 {
     double n = 0;
     for (size_t i = 0; t && i < t->n_tasks; i++)
-        n += !strcmp(t->devices[t->tasks[i].device].backend, "opencl");
+        n += !strcmp(t->devices[t->tasks[i].device].backend, backend);
     return n;
 }
 
+static double opencl_tasks(const synor_trace *t)
+{
+    return backend_tasks(t, "opencl");
+}
+
 /* The workload's line (sorts real); after_openblas < 0: none; real_off:
- * tasks per timed run on OpenCL devices (printed with --opencl). */
+ * tasks per timed run on OpenCL devices (printed with --opencl);
+ * real_cuda: on CUDA GPUs (none without --cuda). model_other_devices: the
+ * model's devices that the fabric lacks (synor_whatif_calibration): not 0,
+ * the simulation is not of the machine the run used. */
 static void print_line(const char *name, unsigned workers, int runs, double *real, const sims *s,
-                       double after_openblas, double real_off)
+                       double after_openblas, double real_off, double real_cuda)
 {
     qsort(real, (size_t)runs, sizeof *real, cmp);
     double med = runs % 2 ? real[runs / 2] : (real[runs / 2 - 1] + real[runs / 2]) / 2;
@@ -367,6 +391,7 @@ static void print_line(const char *name, unsigned workers, int runs, double *rea
            s->host[1] * 1e6, s->host[2] * 1e6, s->nohost * 1e3, s->nohost / med);
     if (after_openblas >= 0)
         printf(" after_openblas_ms=%.3f", after_openblas * 1e3);
+    printf(" real_cuda_tasks=%.1f model_other_devices=%zu", real_cuda, g_other_devices);
     if (g_opencl)
         printf(" real_opencl_tasks=%.1f sim_opencl_tasks=%.0f sim_noshare_ms=%.3f "
                "ratio_noshare=%.4f sim_noshare_opencl_tasks=%.0f sim_opencl_task_ms=%.3f "
@@ -438,7 +463,8 @@ static int one(synor_catalog *cat, const synor_detection *det, const char *path,
         fprintf(stderr, "%s: %s\n", path, synor_errmsg());
     } else {
         print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, -1,
-                   (opencl_tasks(t1) - opencl_tasks(t0)) / runs);
+                   (opencl_tasks(t1) - opencl_tasks(t0)) / runs,
+                   (backend_tasks(t1, "cuda") - backend_tasks(t0, "cuda")) / runs);
         real_ops(w, t0, &ops_before);
         real_ops(w, t1, &ops_all);
         print_ops(&ops_sim, &ops_before, &ops_all, runs);
@@ -564,7 +590,8 @@ static int one_tiled(synor_catalog *cat, const synor_detection *det, const char 
         fprintf(stderr, "%s: %s\n", spec, rc == SYNOR_ENOMEM ? "out of memory" : synor_errmsg());
     } else {
         print_line(synor_workload_name(w), cpu.workers, runs, real, &sm, r.seconds,
-                   (opencl_tasks(t1) - opencl_tasks(t0)) / runs);
+                   (opencl_tasks(t1) - opencl_tasks(t0)) / runs,
+                   (backend_tasks(t1, "cuda") - backend_tasks(t0, "cuda")) / runs);
         kernel_ops(t0, &ops_before);
         kernel_ops(t1, &ops_all);
         print_ops(&ops_sim, &ops_before, &ops_all, runs);
@@ -599,13 +626,15 @@ int main(int argc, char **argv)
             share_cache = argv[++i];
         else if (!strcmp(argv[i], "--opencl"))
             g_opencl = 1;
+        else if (!strcmp(argv[i], "--cuda"))
+            g_cuda = 1;
         else if (!strcmp(argv[i], "--spin-us") && i + 1 < argc)
             g_spin_us = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tiled") && i + 1 < argc)
             files++, i++;
         else if (argv[i][0] == '-') {
             fprintf(stderr,
-                    "usage: %s [--runs R] [--warm W] [--workers N] [--measure-cache F] [--spin-us U] [--opencl] "
+                    "usage: %s [--runs R] [--warm W] [--workers N] [--measure-cache F] [--spin-us U] [--opencl] [--cuda] "
                     "[--sharing-cache F] WORKLOAD.json...\n",
                     argv[0]);
             return 2;
@@ -624,7 +653,8 @@ int main(int argc, char **argv)
     if (synor_catalog_create(&cat) || synor_catalog_load_builtin(cat) ||
         synor_detect_run_cached(cat,
                                 SYNOR_DETECT_HOST | SYNOR_DETECT_MEASURE |
-                                    (g_opencl ? SYNOR_DETECT_OPENCL : 0),
+                                    (g_opencl ? SYNOR_DETECT_OPENCL : 0) |
+                                    (g_cuda ? SYNOR_DETECT_CUDA : 0),
                                 cache, &det)) {
         fprintf(stderr, "%s\n", synor_errmsg());
         return 1;
@@ -652,7 +682,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (argv[i][0] == '-') {
-            i += strcmp(argv[i], "--opencl") != 0; /* the others take a value */
+            i += strcmp(argv[i], "--opencl") && strcmp(argv[i], "--cuda"); /* the others take a value */
             continue;
         }
         rc |= one(cat, det, argv[i], workers, warm, runs) != 0;

@@ -25,6 +25,7 @@ static void cpu_runtime(synor_perfmodel *pm, unsigned workers, synor_runtime **r
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.opencl = SYNOR_OPENCL_OFF;
+    cfg.cuda = 0; /* the CPU alone, as the CPU fabric: the default opens every GPU */
     cfg.cpu_workers = workers;
     cfg.perfmodel = pm;
     ASSERT_OK(synor_runtime_create(&cfg, rt));
@@ -464,7 +465,130 @@ TEST(a_calibrated_simulation_predicts_a_real_run)
     synor_catalog_destroy(cat);
 }
 
-TEST_MAIN(task_keys_are_what_a_real_run_records, a_run_fabric_can_have_the_cpu_as_its_workers,
+/* Every key of w's tasks recorded 3 times on device dev (s seconds), and
+ * the device's dispatch (disp seconds). */
+static void record_all(synor_perfmodel *pm, const synor_workload *w, const char *dev, double s,
+                       double disp)
+{
+    size_t n = synor_workload_count(w);
+    const char **kernel = calloc(n, sizeof *kernel);
+    uint64_t *fp = calloc(n, sizeof *fp);
+    ASSERT(kernel && fp);
+    ASSERT_OK(synor_exec_task_keys(w, kernel, fp));
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < n; i++)
+            synor_perfmodel_record(pm, kernel[i], fp[i], dev, s);
+        synor_perfmodel_record(pm, SYNOR_PERFMODEL_DISPATCH, 0, dev, disp);
+    }
+    free(kernel);
+    free(fp);
+}
+
+/* A fabric of the CPU's 2 workers and a GPU ("cuda0", described by the
+ * host's profile where detection has none: the CUDA test doubles' way). */
+static void cpu_gpu_fabric(synor_catalog *cat, const synor_detection *det, synor_fabric **f)
+{
+    synor_whatif_run_device rd[2] = {{"cpu", NULL, 0, 2, 0, 0}, {"cuda0", "Test GPU", 0, 0, 0, 0}};
+    ASSERT_OK(synor_whatif_run_fabric(cat, det, rd, 2, f));
+    ASSERT_EQ(synor_fabric_device_count(*f), 3);
+    ASSERT_STREQ(synor_fabric_device_at(*f, 2)->name, "cuda0");
+}
+
+/* Issue 11 item 7: the benchmark took each simulated task's kernel time as
+ * its duration less calibration info's dispatch_s, the first local
+ * device's (the CPU workers', hundreds of us on 16 cores), also for tasks
+ * on a GPU or PoCL whose own dispatch is a few us: negative busy times. */
+TEST(each_device_has_its_own_dispatch)
+{
+    synor_detection *det;
+    synor_catalog *cat;
+    catalog(&cat, &det);
+    synor_fabric *f;
+    cpu_gpu_fabric(cat, det, &f);
+    synor_workload *w, *cw;
+    ASSERT_OK(synor_workload_load_file(MLP, &w));
+    synor_perfmodel *pm;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    const double cpu_s = 2e-3, cpu_disp = 300e-6, gpu_s = 40e-6, gpu_disp = 5e-6;
+    record_all(pm, w, "cpu", cpu_s, cpu_disp);
+    record_all(pm, w, "cuda0", gpu_s, gpu_disp);
+    ASSERT_NEAR(synor_whatif_device_dispatch(f, 0, pm), cpu_disp, 1e-12);
+    ASSERT_NEAR(synor_whatif_device_dispatch(f, 1, pm), cpu_disp, 1e-12);
+    ASSERT_NEAR(synor_whatif_device_dispatch(f, 2, pm), gpu_disp, 1e-12);
+    ASSERT(synor_whatif_device_dispatch(f, 3, pm) == 0);    /* no such device */
+    ASSERT(synor_whatif_device_dispatch(f, 2, NULL) == 0);  /* no model */
+    synor_whatif_calibration ci;
+    ASSERT_OK(synor_whatif_calibrate(f, w, pm, &cw, &ci));
+    ASSERT_NEAR(ci.dispatch_s, cpu_disp, 1e-12); /* the first device's only */
+    ASSERT_EQ(ci.other_devices, 0);
+    synor_cost *c;
+    synor_trace *t;
+    ASSERT_OK(synor_cost_create(cw, f, &c));
+    ASSERT_OK(synor_simulate(c, NULL, &t));
+    size_t on_gpu = 0;
+    for (size_t i = 0; i < t->n_tasks; i++) {
+        size_t d = t->tasks[i].device;
+        double kernel = t->tasks[i].end - t->tasks[i].start - synor_whatif_device_dispatch(f, d, pm);
+        ASSERT_NEAR(kernel, d == 2 ? gpu_s : cpu_s, 1e-9);
+        if (d == 2) {
+            on_gpu++;
+            /* what the benchmark subtracted before: below zero */
+            ASSERT(t->tasks[i].end - t->tasks[i].start - ci.dispatch_s < 0);
+        }
+    }
+    ASSERT(on_gpu > 0);
+    synor_trace_destroy(t);
+    synor_cost_destroy(c);
+    synor_workload_destroy(cw);
+    synor_perfmodel_destroy(pm);
+    synor_workload_destroy(w);
+    synor_fabric_destroy(f);
+    synor_detection_destroy(det);
+    synor_catalog_destroy(cat);
+}
+
+/* Issue 11 item 7: on a 16-core machine with a GPU the benchmark's
+ * "CPU only" runtime opened the GPU (the default) and ran matmul, gelu and
+ * gemm there, while the fabric simulated was the CPU's: the CPU entries
+ * then held only the runtime's calibration samples, and the simulation was
+ * ~100x the run. The calibration says so: the model has a device the
+ * fabric lacks. */
+TEST(a_model_device_the_fabric_lacks_is_counted)
+{
+    synor_detection *det;
+    synor_catalog *cat;
+    catalog(&cat, &det);
+    synor_fabric *cpu_only, *both;
+    ASSERT_OK(synor_whatif_fabric_workers(cat, det, 2, NULL, 0, &cpu_only));
+    cpu_gpu_fabric(cat, det, &both);
+    synor_workload *w, *cw;
+    ASSERT_OK(synor_workload_load_file(MLP, &w));
+    synor_perfmodel *pm;
+    ASSERT_OK(synor_perfmodel_create(&pm));
+    record_all(pm, w, "cpu", 2e-3, 300e-6);
+    for (int k = 0; k < 3; k++) /* the host's side: not a device */
+        synor_perfmodel_record(pm, SYNOR_PERFMODEL_SUBMIT, 0, SYNOR_PERFMODEL_HOST, 1e-6);
+    synor_whatif_calibration ci;
+    ASSERT_OK(synor_whatif_calibrate(cpu_only, w, pm, &cw, &ci));
+    ASSERT_EQ(ci.other_devices, 0);
+    synor_workload_destroy(cw);
+    record_all(pm, w, "cuda0", 40e-6, 5e-6);
+    ASSERT_OK(synor_whatif_calibrate(cpu_only, w, pm, &cw, &ci));
+    ASSERT_EQ(ci.other_devices, 1); /* cuda0 */
+    synor_workload_destroy(cw);
+    ASSERT_OK(synor_whatif_calibrate(both, w, pm, &cw, &ci));
+    ASSERT_EQ(ci.other_devices, 0);
+    synor_workload_destroy(cw);
+    synor_perfmodel_destroy(pm);
+    synor_workload_destroy(w);
+    synor_fabric_destroy(cpu_only);
+    synor_fabric_destroy(both);
+    synor_detection_destroy(det);
+    synor_catalog_destroy(cat);
+}
+
+TEST_MAIN(each_device_has_its_own_dispatch, a_model_device_the_fabric_lacks_is_counted,
+          task_keys_are_what_a_real_run_records, a_run_fabric_can_have_the_cpu_as_its_workers,
           tiled_graphs_are_what_the_runtime_runs, calibration_prefers_the_model_then_fits_the_roofline,
           the_host_side_is_learned_and_charged,
           a_calibrated_simulation_predicts_a_real_run)

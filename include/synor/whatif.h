@@ -141,6 +141,13 @@ typedef struct synor_whatif_calibration {
      * the wait's wake-up plus unregistering them. */
     size_t handles;
     double host_before_s, host_per_task_s, host_after_s;
+    /* Devices the model has task times of (kernels or dispatch, calibrated
+     * entries) that are none of the fabric's local devices: a real run
+     * that placed tasks there (e.g. "cuda0", when the fabric is the CPU
+     * alone) is not what the simulation of f predicts, and the fabric's
+     * devices then have only the few samples the runtime took to
+     * calibrate them. 0 when the fabric has every device the model has. */
+    size_t other_devices;
 } synor_whatif_calibration;
 
 /* The local fabric made to predict this machine (issue 11, "a simulator
@@ -213,6 +220,15 @@ int synor_whatif_calibrate_keyed(const synor_fabric *f, const synor_workload *w,
 int synor_whatif_calibrate_sharing(synor_fabric *f, const synor_workload *w,
                                    const char *const *kernels, const uint64_t *footprints,
                                    const synor_perfmodel *pm, size_t *set);
+
+/* The mean dispatch time synor_whatif_calibrate adds to each task on
+ * device d of f (the model's SYNOR_PERFMODEL_DISPATCH entry of the
+ * device's runtime name, window mean), so that a simulated task's kernel
+ * time is its duration less this: 0 when d is not one of this machine's
+ * devices, pm is NULL or has no calibrated entry. Devices differ (a GPU's
+ * dispatch is not the CPU workers'): calibration info's dispatch_s is the
+ * first local device's only. */
+double synor_whatif_device_dispatch(const synor_fabric *f, size_t d, const synor_perfmodel *pm);
 
 /* The price per hour (micro-units) the built-in fabrics assume for a
  * profile; 0 if none lists it. */

@@ -222,6 +222,11 @@ int cli_local_load(synor_catalog *cat, const synor_detection *det, const cli_loc
                         " Each measured or fitted time includes the runtime's mean dispatch "
                         "time, %.1f us per task (from the same model).",
                         ci.dispatch_s * 1e6);
+    if (len > 0 && (size_t)len < note_size && ci.other_devices)
+        len += snprintf(note + len, note_size - (size_t)len,
+                        " The model also has times of %zu device(s) this fabric lacks: runs "
+                        "that placed tasks there are not what this simulates.",
+                        ci.other_devices);
     if (len > 0 && (size_t)len < note_size && workers)
         len += snprintf(note + len, note_size - (size_t)len,
                         " %u CPU workers (%s), as 'synor run' has them.", workers,

@@ -132,6 +132,24 @@ static int has_entry(const pm_table *t, const char *op, const char *device, int 
     return 0;
 }
 
+/* The distinct devices of the model's entries (the host's side aside)
+ * that are none of the fabric's runtime names (rt_name[0..nd), NULL for a
+ * device that is not this machine's). */
+static size_t other_devices(const pm_table *t, const char *const *rt_name, size_t nd)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const char *dev = t->v[i].device;
+        int known = !strcmp(dev, SYNOR_PERFMODEL_HOST);
+        for (size_t d = 0; d < nd && !known; d++)
+            known = rt_name[d] && !strcmp(rt_name[d], dev);
+        for (size_t j = 0; j < i && !known; j++) /* counted already */
+            known = !strcmp(t->v[j].device, dev);
+        n += !known;
+    }
+    return n;
+}
+
 /* A copy of w whose task i has the cost row rows[i * nd .. + nd) in the
  * fabric's device order (a task that had a row of its own keeps it). */
 static int copy_with_rows(const synor_workload *w, const double *rows, size_t nd,
@@ -242,6 +260,7 @@ static int calibrate(const synor_fabric *f, const synor_workload *w, const char 
         if (isnan(st.dispatch_s) && !isnan(m))
             st.dispatch_s = m;
     }
+    st.other_devices = other_devices(&tab, rt_name, nd);
     /* A workload that cannot run here has no entries to look up. */
     int keyed = 0;
     if (pm && keys_k) {
@@ -435,4 +454,21 @@ out:
     synor__free(fp);
     table_free(&tab);
     return rc;
+}
+
+double synor_whatif_device_dispatch(const synor_fabric *f, size_t d, const synor_perfmodel *pm)
+{
+    if (!f || !pm || d >= synor_fabric_device_count(f))
+        return 0;
+    char buf[32];
+    const char *name = runtime_name(synor_fabric_device_at(f, d), buf, sizeof buf);
+    pm_table tab = {0};
+    double m = NAN;
+    if (name && synor_perfmodel_foreach(pm, collect, &tab) == 0 && !tab.failed) {
+        if (tab.n)
+            qsort(tab.v, tab.n, sizeof *tab.v, cmp_row);
+        m = lookup(&tab, SYNOR_PERFMODEL_DISPATCH, name, 0);
+    }
+    table_free(&tab);
+    return isnan(m) ? 0 : m;
 }

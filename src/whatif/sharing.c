@@ -253,9 +253,11 @@ int synor_whatif_measure_sharing(unsigned cpu_workers, size_t n, size_t nb, unsi
     synor_runtime_config cc, oc;
     synor_runtime_config_init(&cc);
     cc.opencl = SYNOR_OPENCL_OFF;
+    cc.cuda = 0; /* the CPU workers alone: the default opens every GPU, where they would go */
     cc.cpu_workers = cpu_workers;
     synor_runtime_config_init(&oc);
     oc.opencl = SYNOR_OPENCL_ALL;
+    oc.cuda = 0;
     oc.cpu_workers = 1;
     synor_runtime *rc_ = NULL, *ro = NULL;
     int rc = synor_runtime_create(&cc, &rc_);
