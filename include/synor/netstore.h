@@ -65,8 +65,9 @@ typedef struct synor_netstore_opts {
     unsigned pool;
     /* PostgreSQL: combined calls of claims (and, apart, of results) one
      * store runs at once (docs/NETWORK.md, "Scaling by coordinators");
-     * 0: 2; at most the pool's size. More lets one coordinator use more
-     * cores; fewer batches more requests per call. */
+     * 0: half the machine's online cores, at least 2; at most the pool's
+     * size. More lets one coordinator use more cores; fewer batches more
+     * requests per call. */
     unsigned calls;
 } synor_netstore_opts;
 

@@ -50,7 +50,7 @@ static void help(void)
            "  --db-pool N              PostgreSQL: connections for claims and results running\n"
            "                           in parallel (16)\n"
            "  --db-calls N             PostgreSQL: combined calls of claims (and of results) run\n"
-           "                           at once, at most --db-pool (2); more uses more cores\n"
+           "                           at once, at most --db-pool (half the cores, at least 2)\n"
            "Exit status: 0 stopped by a signal, 1 failure, 2 usage error.\n");
 }
 

@@ -1,6 +1,6 @@
 /* combine.c - PostgreSQL's combiners: concurrent claims (or results) of
  * one coordinator queue, and the first caller that finds fewer than
- * s->ncalls batches running (opts.calls, default 2) takes the queue's head and runs it
+ * s->ncalls batches running (opts.calls; default half the cores, >= 2) takes the queue's head and runs it
  * as one call of a server-side function: one statement, one transaction,
  * one WAL flush for all of them. Requests that queue while a batch runs
  * form the next one, so batches grow with the load and a lone request

@@ -119,7 +119,7 @@ typedef struct ns_comb {
     ns_creq *head, *tail;
     int leaders;
 } ns_comb;
-#define NS_COMBINE_LEADERS 2 /* ncalls when the options give none */
+#define NS_COMBINE_LEADERS 2 /* the least ncalls when the options give none */
 
 /* A pooled connection (PostgreSQL) and its transaction's counters. */
 typedef struct ns_conn {
