@@ -11,6 +11,7 @@
 
 #include "common/common.h"
 #include "synor.h"
+#include "sim_fixture.h"
 #include "test.h"
 
 /* Two CPU workers and a shared device (no contention), one node. */
@@ -64,26 +65,14 @@ static synor_catalog *cat;
 static int run_scaled(double period, double scale, const char *work, synor_trace **t)
 {
     synor_fabric *f = NULL;
-    synor_workload *w = NULL;
-    synor_cost *c = NULL;
-    int rc = 0;
     if (!cat && (synor_catalog_create(&cat) || synor_catalog_load_builtin(cat)))
         return -1;
-    rc = synor_fabric_load_string(cat, FABRIC, strlen(FABRIC), "shared.json", &f);
+    int rc = synor_fabric_load_string(cat, FABRIC, strlen(FABRIC), "shared.json", &f);
     if (!rc && period >= 0)
         rc = synor_fabric_set_share_rebalance(f, 2, period);
     if (!rc && scale > 0)
         rc = synor_fabric_set_share_place_scale(f, 2, scale);
-    if (!rc)
-        rc = synor_workload_load_string(work, strlen(work), "w.json", &w);
-    if (!rc)
-        rc = synor_cost_create(w, f, &c);
-    if (!rc)
-        rc = synor_simulate(c, NULL, t);
-    synor_cost_destroy(c);
-    synor_workload_destroy(w);
-    synor_fabric_destroy(f);
-    return rc;
+    return simfx_run(rc, f, work, t);
 }
 
 static int run(double period, const char *work, synor_trace **t)
@@ -91,13 +80,6 @@ static int run(double period, const char *work, synor_trace **t)
     return run_scaled(period, 0, work, t);
 }
 
-static const synor_trace_task *task(const synor_trace *t, const char *id)
-{
-    for (size_t i = 0; i < t->n_tasks; i++)
-        if (!strcmp(t->tasks[i].id, id))
-            return &t->tasks[i];
-    return NULL;
-}
 
 /* At release (as test_sim_shplace's MIXED): y0, y1 to the workers, y2 to
  * the shared device, y3 to the workers, the x's to the workers: 4.5 s
@@ -122,25 +104,25 @@ TEST(periodic_rebalance_differs_from_event_only)
 {
     synor_trace *t = NULL;
     ASSERT_OK(run(0, GATE, &t));
-    ASSERT_EQ(task(t, "y2")->device, 2);
-    ASSERT_EQ(task(t, "y3")->device, 2);
-    ASSERT_NEAR(task(t, "y3")->start, 1.5, 1e-12);
-    ASSERT_EQ(task(t, "y1")->device, 2);
-    ASSERT_NEAR(task(t, "y1")->start, 3, 1e-12);
-    ASSERT_NEAR(task(t, "y1")->end, 4.5, 1e-12);
-    ASSERT(task(t, "y0")->device != 2);
-    ASSERT_NEAR(task(t, "y0")->start, 3, 1e-12);
+    ASSERT_EQ(simfx_task(t, "y2")->device, 2);
+    ASSERT_EQ(simfx_task(t, "y3")->device, 2);
+    ASSERT_NEAR(simfx_task(t, "y3")->start, 1.5, 1e-12);
+    ASSERT_EQ(simfx_task(t, "y1")->device, 2);
+    ASSERT_NEAR(simfx_task(t, "y1")->start, 3, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "y1")->end, 4.5, 1e-12);
+    ASSERT(simfx_task(t, "y0")->device != 2);
+    ASSERT_NEAR(simfx_task(t, "y0")->start, 3, 1e-12);
     ASSERT_NEAR(t->makespan, 4.5, 1e-12);
     synor_trace_destroy(t);
 
     ASSERT_OK(run(1.2, GATE, &t));
-    ASSERT_EQ(task(t, "y2")->device, 2);
-    ASSERT_EQ(task(t, "y3")->device, 2);
-    ASSERT_NEAR(task(t, "y3")->end, 3, 1e-12);
-    ASSERT(task(t, "y1")->device != 2);
-    ASSERT(task(t, "y0")->device != 2);
-    ASSERT_NEAR(task(t, "y0")->start, 3, 1e-12);
-    ASSERT_NEAR(task(t, "y1")->start, 3, 1e-12);
+    ASSERT_EQ(simfx_task(t, "y2")->device, 2);
+    ASSERT_EQ(simfx_task(t, "y3")->device, 2);
+    ASSERT_NEAR(simfx_task(t, "y3")->end, 3, 1e-12);
+    ASSERT(simfx_task(t, "y1")->device != 2);
+    ASSERT(simfx_task(t, "y0")->device != 2);
+    ASSERT_NEAR(simfx_task(t, "y0")->start, 3, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "y1")->start, 3, 1e-12);
     ASSERT_NEAR(t->makespan, 4, 1e-12);
     synor_trace_destroy(t);
 }
@@ -167,12 +149,12 @@ TEST(a_rebalance_due_while_a_worker_polls)
     const double period[3] = {0, 1.00002, 1.0001}, start[3] = {1, 1.00002, 3};
     for (int k = 0; k < 3; k++) {
         ASSERT_OK(run_scaled(period[k], 4, POLL, &t));
-        ASSERT_EQ(task(t, "o1")->device, 2);
-        ASSERT_NEAR(task(t, "o1")->end, 1, 1e-12);
-        ASSERT_EQ(task(t, "y1")->device, 2);
-        ASSERT_NEAR(task(t, "y1")->start, start[k], 1e-9);
-        ASSERT_NEAR(task(t, "y1")->end, start[k] + 1, 1e-9);
-        ASSERT(task(t, "y0")->device != 2);
+        ASSERT_EQ(simfx_task(t, "o1")->device, 2);
+        ASSERT_NEAR(simfx_task(t, "o1")->end, 1, 1e-12);
+        ASSERT_EQ(simfx_task(t, "y1")->device, 2);
+        ASSERT_NEAR(simfx_task(t, "y1")->start, start[k], 1e-9);
+        ASSERT_NEAR(simfx_task(t, "y1")->end, start[k] + 1, 1e-9);
+        ASSERT(simfx_task(t, "y0")->device != 2);
         ASSERT_NEAR(t->makespan, 7, 1e-12);
         synor_trace_destroy(t);
     }
@@ -211,7 +193,7 @@ TEST(default_period_is_the_runtimes)
     ASSERT_OK(run(-1, GATE, &a));
     ASSERT_OK(run(0, GATE, &b));
     ASSERT_NEAR(a->makespan, b->makespan, 1e-12);
-    ASSERT_EQ(task(a, "y1")->device, task(b, "y1")->device);
+    ASSERT_EQ(simfx_task(a, "y1")->device, simfx_task(b, "y1")->device);
     synor_trace_destroy(a);
     synor_trace_destroy(b);
     synor_catalog_destroy(cat);

@@ -15,6 +15,7 @@
 #include "common/common.h"
 #include "synor.h"
 #include "pocl_fixture.h"
+#include "sim_fixture.h"
 #include "test.h"
 
 static synor_catalog *cat;
@@ -71,13 +72,6 @@ static void fx_close(fx *x)
     synor_fabric_destroy(x->f);
 }
 
-static const synor_trace_task *task(const synor_trace *t, const char *id)
-{
-    for (size_t i = 0; i < t->n_tasks; i++)
-        if (!strcmp(t->tasks[i].id, id))
-            return &t->tasks[i];
-    return NULL;
-}
 
 /* Both CPU workers busy with the shared device: it runs at 1/3 (1 + 2 x
  * 2/2), they at 1/2 while it runs: b ends at 6; a and c have done 3 of
@@ -88,17 +82,17 @@ TEST(shared_device_slows_cpu_workers_as_stated)
     ASSERT_OK(fx_open(&x, WORK, 2, 3));
     synor_trace *t = NULL;
     ASSERT_OK(synor_simulate(x.c, NULL, &t));
-    ASSERT_NEAR(task(t, "b")->end, 6, 1e-12);
-    ASSERT_NEAR(task(t, "a")->end, 7, 1e-12);
-    ASSERT_NEAR(task(t, "c")->end, 7, 1e-12);
-    ASSERT_NEAR(task(t, "d")->start, 7, 1e-12);
-    ASSERT_NEAR(task(t, "d")->end, 8, 1e-12);
-    ASSERT_NEAR(task(t, "g")->end, 5, 1e-12); /* not shared: unaffected */
+    ASSERT_NEAR(simfx_task(t, "b")->end, 6, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "a")->end, 7, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "c")->end, 7, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "d")->start, 7, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "d")->end, 8, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "g")->end, 5, 1e-12); /* not shared: unaffected */
     ASSERT_NEAR(t->makespan, 8, 1e-12);
     synor_trace_destroy(t);
     /* the runtime's rules charge it the same way */
     ASSERT_OK(synor_simulate_runtime(x.c, &t));
-    ASSERT_NEAR(task(t, "b")->end, 6, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "b")->end, 6, 1e-12);
     ASSERT_NEAR(t->makespan, 8, 1e-12);
     synor_trace_destroy(t);
     fx_close(&x);
@@ -113,8 +107,8 @@ TEST(shared_device_slowdown_follows_busy_workers)
     ASSERT_OK(fx_open(&x, WORK1, 2, 3));
     synor_trace *t = NULL;
     ASSERT_OK(synor_simulate(x.c, NULL, &t));
-    ASSERT_NEAR(task(t, "b")->end, 4, 1e-12);
-    ASSERT_NEAR(task(t, "a")->end, 6, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "b")->end, 4, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "a")->end, 6, 1e-12);
     synor_trace_destroy(t);
     fx_close(&x);
 }
@@ -135,10 +129,10 @@ TEST(not_shared_is_unaffected)
         }
         synor_trace *t = NULL;
         ASSERT_OK(synor_simulate(x.c, NULL, &t));
-        ASSERT_NEAR(task(t, "b")->end, 2, 1e-12);
-        ASSERT_NEAR(task(t, "a")->end, 4, 1e-12);
-        ASSERT_NEAR(task(t, "c")->end, 4, 1e-12);
-        ASSERT_NEAR(task(t, "g")->end, 5, 1e-12);
+        ASSERT_NEAR(simfx_task(t, "b")->end, 2, 1e-12);
+        ASSERT_NEAR(simfx_task(t, "a")->end, 4, 1e-12);
+        ASSERT_NEAR(simfx_task(t, "c")->end, 4, 1e-12);
+        ASSERT_NEAR(simfx_task(t, "g")->end, 5, 1e-12);
         ASSERT_NEAR(t->makespan, 5, 1e-12);
         synor_trace_destroy(t);
         fx_close(&x);

@@ -12,6 +12,7 @@
 #include "common/common.h"
 #include "synor.h"
 #include "pocl_fixture.h"
+#include "sim_fixture.h"
 #include "test.h"
 
 static synor_catalog *cat;
@@ -67,30 +68,12 @@ static int load_fabric(const char *extra, synor_fabric **f)
 static int run(const char *extra, double scale, const char *work, synor_trace **t)
 {
     synor_fabric *f = NULL;
-    synor_workload *w = NULL;
-    synor_cost *c = NULL;
     int rc = load_fabric(extra, &f);
     if (!rc && scale > 0)
         rc = synor_fabric_set_share_place_scale(f, 2, scale);
-    if (!rc)
-        rc = synor_workload_load_string(work, strlen(work), "w.json", &w);
-    if (!rc)
-        rc = synor_cost_create(w, f, &c);
-    if (!rc)
-        rc = synor_simulate(c, NULL, t);
-    synor_cost_destroy(c);
-    synor_workload_destroy(w);
-    synor_fabric_destroy(f);
-    return rc;
+    return simfx_run(rc, f, work, t);
 }
 
-static const synor_trace_task *task(const synor_trace *t, const char *id)
-{
-    for (size_t i = 0; i < t->n_tasks; i++)
-        if (!strcmp(t->tasks[i].id, id))
-            return &t->tasks[i];
-    return NULL;
-}
 
 static size_t on_device(const synor_trace *t, size_t dev)
 {
@@ -121,10 +104,10 @@ TEST(placement_follows_the_runtime_estimate)
 
     ASSERT_OK(run(SHARED, 0.25, SIX, &t));
     ASSERT_EQ(on_device(t, 2), 2);
-    ASSERT_EQ(task(t, "t1")->device, 2);
-    ASSERT_EQ(task(t, "t4")->device, 2);
-    ASSERT_NEAR(task(t, "t1")->end, 4, 1e-12);
-    ASSERT_NEAR(task(t, "t4")->start, 4, 1e-12);
+    ASSERT_EQ(simfx_task(t, "t1")->device, 2);
+    ASSERT_EQ(simfx_task(t, "t4")->device, 2);
+    ASSERT_NEAR(simfx_task(t, "t1")->end, 4, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "t4")->start, 4, 1e-12);
     ASSERT_NEAR(t->makespan, 8, 1e-12);
     synor_trace_destroy(t);
 
@@ -153,17 +136,17 @@ TEST(rebalancer_moves_queued_work_to_the_least_backlog)
     synor_trace *t = NULL;
     ASSERT_OK(run(SHARED, 0, MIXED, &t));
     ASSERT_EQ(on_device(t, 2), 2);
-    ASSERT_EQ(task(t, "y2")->device, 2);
-    ASSERT_NEAR(task(t, "y2")->end, 1.5, 1e-12);
-    ASSERT_EQ(task(t, "y3")->device, 2);
-    ASSERT_NEAR(task(t, "y3")->start, 1.5, 1e-12);
-    ASSERT_NEAR(task(t, "y3")->end, 3, 1e-12);
+    ASSERT_EQ(simfx_task(t, "y2")->device, 2);
+    ASSERT_NEAR(simfx_task(t, "y2")->end, 1.5, 1e-12);
+    ASSERT_EQ(simfx_task(t, "y3")->device, 2);
+    ASSERT_NEAR(simfx_task(t, "y3")->start, 1.5, 1e-12);
+    ASSERT_NEAR(simfx_task(t, "y3")->end, 3, 1e-12);
     ASSERT_NEAR(t->makespan, 4, 1e-12); /* 8 tasks of 1 s on the two workers */
     synor_trace_destroy(t);
 
     ASSERT_OK(run("", 0, MIXED, &t));
-    ASSERT_EQ(task(t, "y2")->device, 2);
-    ASSERT(task(t, "y3")->device != 2);
+    ASSERT_EQ(simfx_task(t, "y2")->device, 2);
+    ASSERT(simfx_task(t, "y3")->device != 2);
     ASSERT_EQ(on_device(t, 2), 1);
     synor_trace_destroy(t);
 }
