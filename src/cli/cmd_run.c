@@ -38,6 +38,8 @@ static void help(void)
            "                   than the hardware threads is allowed, with a warning)\n"
            "  --opencl M       off, accelerators (default: GPUs and accelerators), all (CPU\n"
            "                   OpenCL devices too, such as PoCL: a separate memory space)\n"
+           "  --cuda on|off    NVIDIA GPUs through the CUDA driver (default on; off: the run\n"
+           "                   leaves them out, e.g. to measure the CPU alone on a GPU host)\n"
            "  --seed N         seed of the input data (default 1)\n"
            "  --perfmodel FILE performance model file: loaded before the run, its estimates\n"
            "                   placing tasks once calibrated, saved with this run's kernel\n"
@@ -75,7 +77,7 @@ static void print_devices(synor_runtime *rt)
 int cli_run(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
-    const char *path = NULL, *tiled = NULL, *strategy = "eft", *opencl = "accelerators",
+    const char *path = NULL, *tiled = NULL, *strategy = "eft", *opencl = "accelerators", *cuda = "on",
                *dtype_s = "fp32", *trace_out = NULL, *chrome = NULL, *svg = NULL, *plan = NULL,
                *pm_path = NULL, *mcache = NULL;
     int no_pm = 0;
@@ -98,6 +100,7 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         const char **sv = !strcmp(a, "--tiled")      ? &tiled
                           : !strcmp(a, "--strategy") ? &strategy
                           : !strcmp(a, "--opencl")   ? &opencl
+                          : !strcmp(a, "--cuda")     ? &cuda
                           : !strcmp(a, "--dtype")    ? &dtype_s
                           : !strcmp(a, "--trace")    ? &trace_out
                           : !strcmp(a, "--chrome")   ? &chrome
@@ -178,6 +181,9 @@ int cli_run(const cli_globals *g, int argc, char **argv)
         cfg.opencl = SYNOR_OPENCL_ALL;
     else
         return cli_usage_error("run", "--opencl '%s': off, accelerators or all", opencl);
+    if (strcmp(cuda, "on") && strcmp(cuda, "off"))
+        return cli_usage_error("run", "--cuda '%s': on or off", cuda);
+    cfg.cuda = !strcmp(cuda, "on");
     synor_tiled_algo algo = SYNOR_TILED_GEMM;
     synor_dtype dt = SYNOR_DTYPE_FP32;
     if (tiled) {

@@ -80,6 +80,7 @@ bad run-seed-big     "--seed: '18446744073709551616' is not" "$S" run "$W" --see
 bad run-n            "--n: '0' is not an integer in 1.." "$S" run --tiled gemm --n 0
 bad run-nb           "--nb: '64k' is not an integer" "$S" run --tiled gemm --nb 64k
 bad run-reps         "--reps: '101' is not an integer in 1..100" "$S" run --tiled gemm --reps 101
+bad run-cuda         "--cuda 'no': on or off" "$S" run "$W" --cuda no
 bad run-width-5      "--width: '5' is not an integer in 10..400" "$S" run "$W" --width 5
 # what is accepted
 check plan-deadline-ok  [ "$(rc "$S" plan --preset tiny --deadline .5)" = 0 ]

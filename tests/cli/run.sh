@@ -14,6 +14,17 @@ W=$SRC/workloads/mlp-fp32.json
 # a workload, for real, with its trace and exports
 check mlp           [ "$(rc "$S" run "$W" --cpu-workers 2 --opencl off --trace "$tmp/t.json" --chrome "$tmp/c.json" --svg "$tmp/g.svg")" = 0 ]
 check mlp-title     grep -q "REAL RUN: MLP block" "$tmp/out"
+# --cuda off leaves the GPUs out: with the CUDA test double (CTest's CUDA_MOCK_DIR) the run
+# has a cuda0 without it and none with it
+if [ -n "${CUDA_MOCK_DIR:-}" ] && [ -e "$CUDA_MOCK_DIR/libcuda.so.1" ]; then
+  M="$CUDA_MOCK_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  check cuda-on        [ "$(rc env LD_LIBRARY_PATH="$M" "$S" run "$W" --cpu-workers 2 --opencl off)" = 0 ]
+  check cuda-on-devs   grep -qE "^  cuda0 " "$tmp/out"
+  check cuda-off       [ "$(rc env LD_LIBRARY_PATH="$M" "$S" run "$W" --cpu-workers 2 --opencl off --cuda off)" = 0 ]
+  check cuda-off-devs  sh -c '! grep -qE "^  cuda[0-9]" "$0"' "$tmp/out"
+else
+  echo "run: no CUDA test double (run through ctest): --cuda off not checked"
+fi
 check mlp-devices   grep -q "Devices of this run (real)" "$tmp/out"
 check mlp-workers   grep -q "^  cpu/1 " "$tmp/out"
 check mlp-16        grep -q "16 tasks in" "$tmp/out"
