@@ -13,7 +13,8 @@
 static void help(void)
 {
     printf("usage: synor simulate [--fabric F] [--workload FILE | --preset MODEL [--train]\n"
-           "                      [--batch N] [--prompt N] [--new N] [--dtype T]]\n"
+           "                      [--batch N] [--prompt N] [--new N] [--dtype T]\n"
+           "                      | --tiled gemm|cholesky [--n N] [--nb NB] [--dtype T]]\n"
            "                      [--strategy S] [--baseline S|none] [--deadline SEC]\n"
            "                      [--weights preload|load] [--storage-gbps X]\n"
            "                      [--micro-batches N] [--buffers N] [--stages N]\n"
@@ -27,6 +28,8 @@ static void help(void)
            "utilization, a timeline, makespan, energy, money and the comparison with the\n"
            "baseline strategy (default gpu-only). With no workload: the seed scenario,\n"
            "Llama-2-70B inference, 512 tokens in and 256 out, on the 'seed' fabric.\n\n"
+           "  --tiled A        the task graph synor run --tiled runs (n x n in tiles of NB,\n"
+           "                   defaults 2048 and 512; docs/CLI.md)\n"
            "  --fabric F       a built-in fabric (synor plan --fabrics), a file, or 'local':\n"
            "                   this machine from detection, its task times from the\n"
            "                   performance model of real runs (synor run; docs/PLANNING.md)\n"

@@ -85,6 +85,7 @@ EOF
 check far-trace     [ "$(rc "$S" report "$tmp/far.json")" = 1 ]
 check far-trace-msg grep -q "far.json:4:.*tasks\\[0\\].end: 1e+300 is after the makespan 1" "$tmp/err"
 check help          [ "$(rc "$S" simulate --help)" = 0 ]
+check help-tiled    grep -qF -- "--tiled gemm|cholesky" "$tmp/out"
 
 # 7B training on the two-node fabric: data parallel over all four GPUs
 check dp-sim        [ "$(rc "$S" simulate --preset llama-2-7b --train --fabric two-node-h100 --baseline none)" = 0 ]
