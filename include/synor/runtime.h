@@ -246,6 +246,12 @@ int synor_runtime_device_get(const synor_runtime *rt, unsigned i, synor_runtime_
  * device: it shares the cores of the runtime's CPU workers), its index, and
  * its description in out (may be NULL); 0 when rt has none. */
 unsigned synor_runtime_host_opencl_device(const synor_runtime *rt, synor_runtime_device_info *out);
+/* Whether this machine has such a device: a runtime of cpu_workers CPU
+ * workers and every OpenCL device is opened (not started) and closed; its
+ * host OpenCL device's runtime name and product are copied into name
+ * (nsize bytes) and product (psize bytes). 1 found, 0 none or no runtime. */
+int synor_runtime_find_host_opencl(unsigned cpu_workers, char *name, size_t nsize, char *product,
+                                   size_t psize);
 
 /* The active power (watts) and the price (currency micro-units per hour)
  * of device i, used by the energy and money policies and carried into the

@@ -90,27 +90,6 @@ static unsigned workers_of(const cli_local *l, const synor_detection *det)
     return 1;
 }
 
-/* PoCL in the local fabric: this machine's first OpenCL CPU device as the
- * runtime names it, and its product; 0 when there is none. */
-static int pocl_of(unsigned workers, char *name, size_t nsize, char *product, size_t psize)
-{
-    synor_runtime_config cfg;
-    synor_runtime_config_init(&cfg);
-    cfg.opencl = SYNOR_OPENCL_ALL;
-    cfg.cpu_workers = workers;
-    synor_runtime *rt = NULL;
-    if (synor_runtime_create(&cfg, &rt))
-        return 0;
-    synor_runtime_device_info info;
-    int found = synor_runtime_host_opencl_device(rt, &info) != 0;
-    if (found) {
-        snprintf(name, nsize, "%s", info.name);
-        snprintf(product, psize, "%s", info.product);
-    }
-    synor_runtime_destroy(rt);
-    return found;
-}
-
 /* The run fabric of the CPU workers and PoCL, shared with the factors of
  * the cache (measured and written there when absent); *pocl 0 and f
  * untouched when there is no OpenCL CPU device. */
@@ -119,7 +98,7 @@ static int shared_fabric(synor_catalog *cat, const synor_detection *det, const c
                          char *name, size_t nsize)
 {
     char product[96];
-    *pocl = pocl_of(workers, name, nsize, product, sizeof product);
+    *pocl = synor_runtime_find_host_opencl(workers, name, nsize, product, sizeof product);
     if (!*pocl)
         return 0;
     synor_whatif_sharing sh;

@@ -400,6 +400,26 @@ unsigned synor_runtime_host_opencl_device(const synor_runtime *rt, synor_runtime
     return 0;
 }
 
+int synor_runtime_find_host_opencl(unsigned cpu_workers, char *name, size_t nsize, char *product,
+                                   size_t psize)
+{
+    synor_runtime_config cfg;
+    synor_runtime_config_init(&cfg);
+    cfg.opencl = SYNOR_OPENCL_ALL;
+    cfg.cpu_workers = cpu_workers;
+    synor_runtime *rt = NULL;
+    if (synor_runtime_create(&cfg, &rt))
+        return 0;
+    synor_runtime_device_info info;
+    int found = synor_runtime_host_opencl_device(rt, &info) != 0;
+    if (found) {
+        snprintf(name, nsize, "%s", info.name);
+        snprintf(product, psize, "%s", info.product);
+    }
+    synor_runtime_destroy(rt);
+    return found;
+}
+
 int synor_runtime_device_set_rates(synor_runtime *rt, unsigned i, double watts,
                                    int64_t price_micro_per_hour)
 {
