@@ -70,6 +70,10 @@ int main(int argc, char **argv)
     synor_llm_ctx *c;
     synor_runtime_config rc;
     synor_runtime_config_init(&rc);
+    /* the CPU workers alone: a GPU host's CUDA device (and an OpenCL
+     * accelerator) would add a device and its thread to a CPU benchmark */
+    rc.cuda = 0;
+    rc.opencl = SYNOR_OPENCL_OFF;
     rc.cpu_workers = (unsigned)threads;
     if (synor_llm_load(model, NULL, &m) || synor_runtime_create(&rc, &rt) ||
         synor_runtime_start(rt) || synor_llm_ctx_create(m, rt, NULL, &c)) {

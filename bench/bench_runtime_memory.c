@@ -60,6 +60,10 @@ int main(int argc, char **argv)
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = workers;
+    /* the CPU workers alone: a GPU host's CUDA device (and an OpenCL
+     * accelerator) would add a device and its thread to a CPU benchmark */
+    cfg.cuda = 0;
+    cfg.opencl = SYNOR_OPENCL_OFF;
     synor_runtime *rt = NULL;
     if (synor_runtime_create(&cfg, &rt) < 0) {
         fprintf(stderr, "%s\n", synor_errmsg());

@@ -41,6 +41,10 @@ int main(int argc, char **argv)
     synor_runtime_config cfg;
     synor_runtime_config_init(&cfg);
     cfg.cpu_workers = argc > 3 ? (unsigned)atoi(argv[3]) : 2;
+    /* the CPU workers alone: a GPU host's CUDA device (and an OpenCL
+     * accelerator) would add a device and its thread to a CPU benchmark */
+    cfg.cuda = 0;
+    cfg.opencl = SYNOR_OPENCL_OFF;
     synor_runtime *rt;
     if (synor_runtime_create(&cfg, &rt) < 0 || synor_runtime_start(rt) < 0) {
         fprintf(stderr, "runtime: %s\n", synor_errmsg());
