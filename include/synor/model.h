@@ -118,6 +118,16 @@ typedef struct synor_gguf_tensor {
  * SYNOR_ENOMEM. */
 int synor_gguf_open(const char *path, synor_gguf **out);
 void synor_gguf_close(synor_gguf *g); /* accepts NULL */
+/* Has the kernel map every page of the file now (Linux's
+ * MADV_POPULATE_READ), so that the first pass over the weights does not
+ * take a page fault for each page or group of pages: what an engine that
+ * is about to read every weight calls once after opening (llama.cpp maps
+ * its models with MAP_POPULATE for the same reason), and what a tool that
+ * only inspects a file does not. The pages come from the page cache, or
+ * are read from the file. 0; SYNOR_ENOTSUP where the system cannot (the
+ * file is read on demand then, as before); SYNOR_EIO with the system's
+ * reason. */
+int synor_gguf_populate(const synor_gguf *g);
 const char *synor_gguf_path(const synor_gguf *g);
 uint32_t synor_gguf_version(const synor_gguf *g);
 
@@ -228,6 +238,8 @@ typedef enum synor_l2c_weight {
  * SYNOR_ENOMEM. */
 int synor_l2c_open(const char *path, synor_l2c **out);
 void synor_l2c_close(synor_l2c *m); /* accepts NULL */
+/* As synor_gguf_populate, for a llama2.c checkpoint. */
+int synor_l2c_populate(const synor_l2c *m);
 const synor_l2c_config *synor_l2c_config_get(const synor_l2c *m);
 /* layer is ignored for the weights that are not per layer; SYNOR_ERANGE
  * for a layer out of range, SYNOR_EINVAL for an unknown weight. */

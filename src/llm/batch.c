@@ -227,6 +227,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
      * packed for them (once per model; pack.c) - not a model only
      * inspected, nor one run a row at a time, but where Q4_0 products use
      * the packed weights for one row too. */
+    synor__llm_populate(m);
     if (o.max_batch >= LLM_PACK_MIN_ROWS || synor__llm_model_has_q4(m))
         synor__llm_pack_model(m);
     for (unsigned i = 0; i < o.kv_blocks; i++)

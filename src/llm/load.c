@@ -2,6 +2,7 @@
  * configuration, every weight checked against the shape the configuration
  * implies, and the tokenizer. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -339,6 +340,19 @@ static const char *weight_type(const synor_llm *m)
     if (m->cls.type != t || m->embd.type != t)
         return "mixed";
     return t == LLM_TTYPE_Q8G ? "Q8 groups" : synor_ttype_name(t);
+}
+
+static pthread_mutex_t populate_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void synor__llm_populate(synor_llm *m)
+{
+    pthread_mutex_lock(&populate_mu);
+    if (!m->populated) {
+        m->populated = 1;
+        /* best effort: without it the weights are read on demand */
+        (void)(m->gguf ? synor_gguf_populate(m->gguf) : m->l2c ? synor_l2c_populate(m->l2c) : 0);
+    }
+    pthread_mutex_unlock(&populate_mu);
 }
 
 int synor_llm_load(const char *path, const synor_llm_load_opts *opts, synor_llm **out)

@@ -97,6 +97,13 @@ static const char *ggml_type_name(uint32_t t)
     return t < SYNOR__ARRAY_LEN(names) ? names[t] : "unknown";
 }
 
+int synor_gguf_populate(const synor_gguf *g)
+{
+    if (!g)
+        return synor__error(SYNOR_EINVAL, "synor_gguf_populate: no file");
+    return synor__map_populate(&g->map, g->path);
+}
+
 void synor_gguf_close(synor_gguf *g)
 {
     if (!g)

@@ -157,6 +157,13 @@ too_large:
                         c->vocab_size);
 }
 
+int synor_l2c_populate(const synor_l2c *m)
+{
+    if (!m)
+        return synor__error(SYNOR_EINVAL, "synor_l2c_populate: no file");
+    return synor__map_populate(&m->map, m->path);
+}
+
 void synor_l2c_close(synor_l2c *m)
 {
     if (!m)

@@ -4,6 +4,7 @@
  * whole-buffer form does not fit; the durability steps are the same). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,19 @@ void synor__unmap_file(synor__mapping *m)
         munmap((void *)(uintptr_t)m->data, m->size);
     m->data = NULL;
     m->size = 0;
+}
+
+int synor__map_populate(const synor__mapping *m, const char *path)
+{
+    if (!m->data)
+        return 0;
+#ifdef MADV_POPULATE_READ
+    if (madvise((void *)(uintptr_t)m->data, m->size, MADV_POPULATE_READ) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return synor__error(SYNOR_EIO, "%s: cannot map its pages: %s", path, strerror(errno));
+#endif
+    return synor__error(SYNOR_ENOTSUP, "%s: this system cannot map a file's pages ahead", path);
 }
 
 int synor__afile_open(synor__afile *f, const char *path)

@@ -21,6 +21,8 @@ typedef struct synor__mapping {
 /* SYNOR_EIO naming path and the system's reason. */
 int synor__map_file(const char *path, synor__mapping *m);
 void synor__unmap_file(synor__mapping *m);
+/* synor_gguf_populate's work on a mapping; path names the file in errors. */
+int synor__map_populate(const synor__mapping *m, const char *path);
 
 /* A file written sequentially into a temporary beside path, then fsynced
  * and renamed over path by commit (and the directory fsynced): a crash or
