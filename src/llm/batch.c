@@ -223,11 +223,13 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
                             "sequences, %u KV blocks, batches of %u",
                             o.max_seqs, o.kv_blocks, o.max_batch);
     }
+    /* A context reads every weight: the file's pages are mapped ahead,
+     * once per model (load.c), not faulted in by its first batch. */
+    synor__llm_populate(m);
     /* Contexts that run batches have the model's Q8_0/Q4_0 products
      * packed for them (once per model; pack.c) - not a model only
      * inspected, nor one run a row at a time, but where Q4_0 products use
      * the packed weights for one row too. */
-    synor__llm_populate(m);
     if (o.max_batch >= LLM_PACK_MIN_ROWS || synor__llm_model_has_q4(m))
         synor__llm_pack_model(m);
     for (unsigned i = 0; i < o.kv_blocks; i++)
