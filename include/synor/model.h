@@ -124,8 +124,8 @@ void synor_gguf_close(synor_gguf *g); /* accepts NULL */
  * is about to read every weight calls once after opening (llama.cpp maps
  * its models with MAP_POPULATE for the same reason), and what a tool that
  * only inspects a file does not. The pages come from the page cache, or
- * are read from the file (all of it: a file larger than memory is better
- * left to be read on demand). 0; SYNOR_ENOTSUP where the system cannot (the
+ * are read from the file (all of it: the engine leaves weights over half
+ * the machine's memory to be read on demand). 0; SYNOR_ENOTSUP where the system cannot (the
  * file is read on demand then, as before); SYNOR_EIO with the system's
  * reason. */
 int synor_gguf_populate(const synor_gguf *g);

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/common.h"
 #include "llm/llm_internal.h"
@@ -349,8 +350,14 @@ void synor__llm_populate(synor_llm *m)
     pthread_mutex_lock(&populate_mu);
     if (!m->populated) {
         m->populated = 1;
-        /* best effort: without it the weights are read on demand */
-        (void)(m->gguf ? synor_gguf_populate(m->gguf) : m->l2c ? synor_l2c_populate(m->l2c) : 0);
+        /* best effort: without it the weights are read on demand; and not
+         * for weights over half the machine's memory, which would push out
+         * everything else first */
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        if (pages <= 0 || psz <= 0 || m->weight_bytes <= (uint64_t)pages * (uint64_t)psz / 2)
+            (void)(m->gguf  ? synor_gguf_populate(m->gguf)
+                   : m->l2c ? synor_l2c_populate(m->l2c)
+                            : 0);
     }
     pthread_mutex_unlock(&populate_mu);
 }
