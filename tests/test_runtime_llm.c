@@ -323,6 +323,26 @@ TEST(context_length_is_enforced)
     synor_runtime_destroy(rt);
 }
 
+/* The vectorized kernel tables this CPU runs (AVX2 where it has it, and
+ * AVX-512 where that is the table in use), so that a machine with AVX-512
+ * tests the AVX2 kernels too; returns how many. */
+static int vector_tables(const llm_kernels *t[2])
+{
+    int n = 0;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        (synor__llm_kernels() == &synor__llm_kernels_avx2 ||
+         synor__llm_kernels() == &synor__llm_kernels_avx512))
+        t[n++] = &synor__llm_kernels_avx2;
+    if (synor__llm_kernels() == &synor__llm_kernels_avx512)
+        t[n++] = &synor__llm_kernels_avx512;
+#else
+    (void)t;
+#endif
+    return n;
+}
+
 /* Every vectorized kernel this CPU runs agrees with the portable one. */
 TEST(kernels_agree_with_portable)
 {
@@ -478,13 +498,9 @@ TEST(packed_products_agree)
 
 /* The F32 batch tile (where the CPU has it) against the portable dot
  * products: 1..13 activation rows, lengths with and without a tail. */
-TEST(f32_batch_tile_agrees)
+static void f32_batch_tile_agrees_on(const llm_kernels *k)
 {
-    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
-    if (!k->tile_f32w) {
-        fprintf(stderr, "  skipped: the %s kernels have no F32 batch tile\n", k->isa);
-        return;
-    }
+    const llm_kernels *g = &synor__llm_kernels_generic;
     enum { N = 100, TMAX = 13 };
     static float w[4 * N], x[TMAX * N], y[TMAX * 4];
     uint64_t st = 5;
@@ -510,6 +526,20 @@ TEST(f32_batch_tile_agrees)
                         ASSERT(memcmp(one, y + t * 4, sizeof one) == 0);
                     }
             }
+}
+
+TEST(f32_batch_tile_agrees)
+{
+    const llm_kernels *t[2];
+    int n = vector_tables(t), ran = 0;
+    for (int i = 0; i < n; i++)
+        if (t[i]->tile_f32w) {
+            f32_batch_tile_agrees_on(t[i]);
+            fprintf(stderr, "  %s: checked\n", t[i]->isa);
+            ran++;
+        }
+    if (!ran)
+        fprintf(stderr, "  skipped: no kernel table here has an F32 batch tile\n");
 }
 
 /* synor__llm_matmul on F32 weights for batches of every size the engine
@@ -551,7 +581,7 @@ TEST(f32_batches_of_any_size_agree)
  * weights prefetch (up to 6 rows the first pass prefetches 8 rows on,
  * beyond that every pass a share of the block 4 rows on: 19 rows are 4
  * passes, the last one a single row), for every kernel table this CPU
- * runs (portable, AVX2, AVX-512; the last two up to 15 rows, below
+ * runs (portable, AVX2, AVX-512; the portable one up to 15 rows, below
  * OpenBLAS's threshold): a
  * speculative check (k + 1 rows) or a serving step changes no row's logits. Rows [1, 36) of 37 (a range not a multiple of 4, long
  * enough for the prefetch of LLM_F32W_AHEAD rows on), 200 columns (a
@@ -579,7 +609,7 @@ TEST(f32_rows_in_a_batch_are_bitwise_alone)
             continue;
         ran++;
         /* without the F32 tile, 16 rows or more may go to OpenBLAS's SGEMM
-         * (its own order): the portable and AVX2 tables up to 15 */
+         * (its own order): the portable table up to 15 */
         int tmax = tables[k]->tile_f32w ? TMAX : 15;
         for (int T = 2; T <= tmax; T++)
             for (int acc = 0; acc < 2; acc++) {
@@ -600,13 +630,9 @@ TEST(f32_rows_in_a_batch_are_bitwise_alone)
 /* The attention kernels (where the CPU has them) against the portable
  * loops: heads of 16, 64 and 20 floats (no vector path), 1..16 positions
  * a stride apart. */
-TEST(attention_kernels_agree)
+static void attention_kernels_agree_on(const llm_kernels *k)
 {
-    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
-    if (!k->att_scores || !k->att_mix) {
-        fprintf(stderr, "  skipped: the %s kernels have no attention kernels\n", k->isa);
-        return;
-    }
+    const llm_kernels *g = &synor__llm_kernels_generic;
     enum { HS = 64, KS = 72, NPOS = 16 };
     static float q[HS], kv[NPOS * KS], a[NPOS], s1[NPOS], o1[HS], o2[HS];
     uint64_t st = 9;
@@ -637,17 +663,26 @@ TEST(attention_kernels_agree)
         }
 }
 
+TEST(attention_kernels_agree)
+{
+    const llm_kernels *t[2];
+    int n = vector_tables(t), ran = 0;
+    for (int i = 0; i < n; i++)
+        if (t[i]->att_scores && t[i]->att_mix) {
+            attention_kernels_agree_on(t[i]);
+            fprintf(stderr, "  %s: checked\n", t[i]->isa);
+            ran++;
+        }
+    if (!ran)
+        fprintf(stderr, "  skipped: no kernel table here has attention kernels\n");
+}
+
 /* The vectorized softmax and SwiGLU against the portable loops (expf):
  * within 1e-6 relative on values from the tiny to the saturating, every
  * length around the vector width, exp's range ends (0, inf) kept, and an
  * element's result the same wherever it sits in the row. */
-TEST(elementwise_kernels_agree)
+static void elementwise_kernels_agree_on(const llm_kernels *k)
 {
-    const llm_kernels *k = synor__llm_kernels();
-    if (!k->softmax || !k->swiglu) {
-        fprintf(stderr, "  skipped: the %s kernels have no element-wise kernels\n", k->isa);
-        return;
-    }
     enum { N = 70 };
     static float x[N], a[N], b[N], h3[N];
     uint64_t st = 5;
@@ -681,6 +716,20 @@ TEST(elementwise_kernels_agree)
         k->swiglu(&one, &h3[i], 1);
         ASSERT(memcmp(&one, &a[i], sizeof one) == 0);
     }
+}
+
+TEST(elementwise_kernels_agree)
+{
+    const llm_kernels *t[2];
+    int n = vector_tables(t), ran = 0;
+    for (int i = 0; i < n; i++)
+        if (t[i]->softmax && t[i]->swiglu) {
+            elementwise_kernels_agree_on(t[i]);
+            fprintf(stderr, "  %s: checked\n", t[i]->isa);
+            ran++;
+        }
+    if (!ran)
+        fprintf(stderr, "  skipped: no kernel table here has element-wise kernels\n");
 }
 
 /* A context of one-row batches decodes on one thread while another

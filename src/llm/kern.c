@@ -261,15 +261,21 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
                        const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
                        int accumulate)
 {
-    /* F32 weights, where the table has the register tile (AVX-512): 4
+    /* F32 weights, where the table has the register tile (AVX-512, AVX2): 4
      * weight rows at a time against the activation rows, these taken
      * LLM_F32W_BLOCK at a time so that they stay in L2 while every weight
      * row passes; each block prefetches the one LLM_F32W_AHEAD rows on.
-     * On the development VM it beats Debian's OpenBLAS (whose dynamic arch
-     * runs its Haswell kernel on that CPU) by 10-32% on prefill; the
-     * prefetch made decode steps 5-16% faster (docs/BENCHMARKS.md). */
-    const synor__blas_api *blas;
-    if (w->type == SYNOR_TTYPE_F32 && n >= LLM_F32W_MIN_ROWS && k->tile_f32w) {
+     * On the Zen 5 development VM the AVX-512 tile beats Debian's OpenBLAS
+     * (whose dynamic arch runs its Haswell kernel on that CPU) by 10-32% on
+     * prefill, and the prefetch made decode steps 5-16% faster; on a Zen 3
+     * VM the AVX2 tile made 16-row steps 1.44x faster than OpenBLAS's
+     * SGEMM, below 64 rows (docs/BENCHMARKS.md); from 64 rows (prefill)
+     * OpenBLAS's packed SGEMM is faster there, so the avx2 table sends
+     * those to it (f32w_rows_max). Every batch that takes the tile sums a
+     * row in the same order: its result is bitwise what it gets alone. */
+    const synor__blas_api *blas = NULL;
+    if (w->type == SYNOR_TTYPE_F32 && n >= LLM_F32W_MIN_ROWS && k->tile_f32w &&
+        (!k->f32w_rows_max || n < k->f32w_rows_max || (blas = synor__blas()) == NULL)) {
         const float *wf = (const float *)(const void *)w->data;
         size_t ws = w->row_bytes / sizeof(float);
         for (int t0 = 0; t0 < n; t0 += LLM_F32W_BLOCK) {

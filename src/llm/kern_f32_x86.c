@@ -132,7 +132,7 @@ A5_F32W(a5_f32_4x3s, 3, 1)
 A5_F32W(a5_f32_4x2s, 2, 1)
 A5_F32W(a5_f32_4x1s, 1, 1)
 
-typedef void a5_f32_pass(const float *w, size_t ws, const float *x, size_t ldx, int n, float *y,
+typedef void f32_pass(const float *w, size_t ws, const float *x, size_t ldx, int n, float *y,
                          size_t ldy, int acc, const float *next, int p, int np);
 
 /* Up to 6 activation rows: one pass, one tile, which prefetches next (the
@@ -151,7 +151,7 @@ typedef void a5_f32_pass(const float *w, size_t ws, const float *x, size_t ldx, 
 T5 void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T,
                                 int n, float *y, size_t ldy, int acc, const float *next)
 {
-    static a5_f32_pass *const one[6] = {NULL, NULL, a5_f32_4x2, a5_f32_4x3, a5_f32_4x4,
+    static f32_pass *const one[6] = {NULL, NULL, a5_f32_4x2, a5_f32_4x3, a5_f32_4x4,
                                         a5_f32_4x5},
                               *const shared[7] = {NULL,        a5_f32_4x1s, a5_f32_4x2s,
                                                   a5_f32_4x3s, a5_f32_4x4s, a5_f32_4x5s,
@@ -178,6 +178,134 @@ T5 void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t
 {
     for (int t = 0; t < T; t++)
         a5_f32_4x1(w, ws, x + (size_t)t * ldx, n, y + (size_t)t * ldy, acc, NULL);
+}
+
+/* ---------------------------------------------------------------- AVX2
+ * The same tiles in 8 lanes for CPUs without AVX-512 (AMD Zen 2 / Zen 3,
+ * Intel's client cores). Before these the avx2 table had no F32 tile: a
+ * batch of 2..15 rows ran one activation row at a time against each
+ * weight row (from L1) and 16 or more went to OpenBLAS's SGEMM, which
+ * packs the weights first; on a Zen 3 VM a 5-row step cost 2.2 one-row
+ * steps and a 16-row step 3.7 (docs/BENCHMARKS.md). Order of every sum:
+ * one 8-lane accumulator over the columns, 8 at a time, the masked tail
+ * last, then hsum256 - so, as above, a row's result is bitwise the one it
+ * gets alone. 16 ymm registers hold 4T accumulators, the T activation
+ * vectors and a weight vector: T <= 3 a pass. */
+#define T2 __attribute__((target("avx2,fma,f16c")))
+#ifndef A2_PF_SPREAD
+#define A2_PF_SPREAD _MM_HINT_T0
+#endif
+
+T2 static inline float a2_hsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* The lanes below `left` (1..7) of an 8-float load. */
+T2 static inline __m256i a2_tail_mask(int left)
+{
+    static const int32_t m[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    return _mm256_loadu_si256((const __m256i *)(const void *)(m + 8 - left));
+}
+
+/* 4 rows of F32 weights times T (1..3) activation rows in registers. The
+ * prefetch of next goes a cache line (16 columns) at a time; spread: this
+ * is pass p of np over the block, which prefetches every np-th line of
+ * next from the p-th, else all of next (as a5_f32_4xT). */
+T2 static inline __attribute__((always_inline)) void a2_f32_4xT(const float *w, size_t ws,
+                                                                 const float *x, size_t ldx,
+                                                                 const int T, int n, float *y,
+                                                                 size_t ldy, int acc,
+                                                                 const float *next,
+                                                                 const int spread, int p, int np)
+{
+    __m256 s[4][3];
+    int turn = 0;
+    for (int r = 0; r < 4; r++)
+        for (int t = 0; t < T; t++)
+            s[r][t] = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        if (next && !(i & 15)) {
+            if (!spread || turn == p)
+                for (int r = 0; r < 4; r++)
+                    _mm_prefetch((const char *)(next + (size_t)r * ws + i),
+                                 spread ? A2_PF_SPREAD : _MM_HINT_T0);
+            if (spread && ++turn == np)
+                turn = 0;
+        }
+        __m256 xv[3];
+        for (int t = 0; t < T; t++)
+            xv[t] = _mm256_loadu_ps(x + (size_t)t * ldx + i);
+        for (int r = 0; r < 4; r++) {
+            __m256 wv = _mm256_loadu_ps(w + (size_t)r * ws + i);
+            for (int t = 0; t < T; t++)
+                s[r][t] = _mm256_fmadd_ps(wv, xv[t], s[r][t]);
+        }
+    }
+    if (i < n) {
+        __m256i m = a2_tail_mask(n - i);
+        __m256 xv[3];
+        for (int t = 0; t < T; t++)
+            xv[t] = _mm256_maskload_ps(x + (size_t)t * ldx + i, m);
+        for (int r = 0; r < 4; r++) {
+            __m256 wv = _mm256_maskload_ps(w + (size_t)r * ws + i, m);
+            for (int t = 0; t < T; t++)
+                s[r][t] = _mm256_fmadd_ps(wv, xv[t], s[r][t]);
+        }
+    }
+    for (int t = 0; t < T; t++)
+        for (int r = 0; r < 4; r++) {
+            float v = a2_hsum(s[r][t]), *o = y + (size_t)t * ldy + r;
+            *o = acc ? *o + v : v;
+        }
+}
+
+#define A2_F32W(NAME, T, SPREAD)                                                                \
+    T2 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
+                                                  size_t ldx, int n, float *y, size_t ldy,      \
+                                                  int acc, const float *next, int p, int np)    \
+    {                                                                                           \
+        a2_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next, SPREAD, p, np);                      \
+    }
+A2_F32W(a2_f32_4x1, 1, 0)
+A2_F32W(a2_f32_4x2, 2, 0)
+A2_F32W(a2_f32_4x3, 3, 0)
+A2_F32W(a2_f32_4x1s, 1, 1)
+A2_F32W(a2_f32_4x2s, 2, 1)
+A2_F32W(a2_f32_4x3s, 3, 1)
+
+/* Up to 3 rows: one pass, which prefetches next as it goes. More: passes
+ * of 2 or 3 rows as even as can be (4 = 2 + 2: eight accumulators a pass
+ * keep both FMA pipes busy where 3 + 1 leaves the last pass four
+ * dependency chains), all sharing next's prefetch. */
+T2 void synor__llm_a2_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T,
+                                int n, float *y, size_t ldy, int acc, const float *next)
+{
+    static f32_pass *const one[4] = {NULL, a2_f32_4x1, a2_f32_4x2, a2_f32_4x3},
+                              *const shared[4] = {NULL, a2_f32_4x1s, a2_f32_4x2s, a2_f32_4x3s};
+    if (T <= 3) {
+        one[T](w, ws, x, ldx, n, y, ldy, acc, next, 0, 1);
+        return;
+    }
+    int np = (T + 2) / 3, t = 0;
+    for (int p = 0; p < np; p++) {
+        int rows = (T - t) / (np - p) + ((T - t) % (np - p) != 0);
+        shared[rows](w, ws, x + (size_t)t * ldx, ldx, n, y + (size_t)t * ldy, ldy, acc, next, p,
+                     np);
+        t += rows;
+    }
+}
+
+/* One activation row at a time (the reference order of the tiles). */
+T2 void synor__llm_a2_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                               float *y, size_t ldy, int acc)
+{
+    for (int t = 0; t < T; t++)
+        a2_f32_4x1(w, ws, x + (size_t)t * ldx, 0, n, y + (size_t)t * ldy, 0, acc, NULL, 0, 1);
 }
 #else
 typedef int synor__llm_kern_f32_x86_empty;

@@ -1,5 +1,7 @@
 /* kern_kv_x86.c - attention over an F16 KV cache for x86-64 (F16C's
- * vcvtph2ps / vcvtps2ph): AVX2 + FMA + F16C, and AVX-512. As kern_x86.c,
+ * vcvtph2ps / vcvtps2ph): AVX2 + FMA + F16C, and AVX-512; and the avx2
+ * table's attention over an F32 cache (the avx512 table's is in
+ * kern_x86.c). As kern_x86.c,
  * each function is compiled for its instruction set with a target
  * attribute and only reached through the kernel table synor__llm_kernels
  * chose for this CPU.
@@ -27,6 +29,48 @@ T2 static inline float hsum8(__m256 v)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+
+/* Attention of one head over an F32 cache, positions ks floats apart (a
+ * KV block): the head's vectors in registers, no call per position, as the
+ * avx512 table's. Heads of a multiple of 8 floats; others through the
+ * portable loops (dot_f32 and axpy of the table, ctx.c's order). */
+T2 void synor__llm_a2_att_scores(const float *q, const float *k, size_t ks, int np, int hs,
+                                 float scale, float *out)
+{
+    if (hs % 8) {
+        for (int p = 0; p < np; p++)
+            out[p] = synor__llm_kernels_avx2.dot_f32(q, k + (size_t)p * ks, hs) * scale;
+        return;
+    }
+    for (int p = 0; p < np; p++) {
+        const float *kp = k + (size_t)p * ks;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+        int i = 0;
+        for (; i + 16 <= hs; i += 16) {
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(kp + i), a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), _mm256_loadu_ps(kp + i + 8), a1);
+        }
+        if (i < hs)
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(kp + i), a0);
+        out[p] = hsum8(_mm256_add_ps(a0, a1)) * scale;
+    }
+}
+
+T2 void synor__llm_a2_att_mix(const float *a, const float *v, size_t vs, int np, int hs, float *o)
+{
+    if (hs % 8) {
+        for (int p = 0; p < np; p++)
+            synor__llm_kernels_avx2.axpy(a[p], v + (size_t)p * vs, o, hs);
+        return;
+    }
+    for (int i = 0; i < hs; i += 8) {
+        __m256 acc = _mm256_loadu_ps(o + i);
+        for (int p = 0; p < np; p++)
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(a[p]), _mm256_loadu_ps(v + (size_t)p * vs + i),
+                                  acc);
+        _mm256_storeu_ps(o + i, acc);
+    }
 }
 
 T2 void synor__llm_a2_att_scores_f16(const float *q, const uint16_t *k, size_t ks, int np, int hs,

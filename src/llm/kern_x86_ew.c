@@ -1,7 +1,8 @@
 /* kern_x86_ew.c - the engine's element-wise steps vectorized for AVX-512
- * (softmax and SwiGLU: llm_kernels.softmax and .swiglu), compiled for it
- * with a target attribute like kern_x86.c and only called where
- * synor__llm_kernels found the CPU has it. */
+ * and for AVX2 (softmax and SwiGLU: llm_kernels.softmax and .swiglu),
+ * each compiled for its instruction set with a target attribute like
+ * kern_x86.c and only called where synor__llm_kernels found the CPU has
+ * it. */
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include "llm/llm_internal.h"
 
 #define T5 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define T2 __attribute__((target("avx2,fma,f16c")))
 
 /* e^x for 16 floats: x = n ln 2 + r (|r| <= ln 2 / 2, ln 2 in two parts),
  * e^r by Cephes' expf polynomial (within 1-2 ulp of expf), times 2^n by
@@ -76,6 +78,94 @@ T5 void synor__llm_a5_swiglu(float *h1, const float *h3, int n)
         _mm512_mask_storeu_ps(
             h1 + i, m,
             a5_swiglu16(_mm512_maskz_loadu_ps(m, h1 + i), _mm512_maskz_loadu_ps(m, h3 + i)));
+    }
+}
+
+/* ---------------------------------------------------------------- AVX2
+ * The same in 8 lanes. AVX2 has no vscalefps: 2^n (n in [-150, 128]) is
+ * applied as two powers of two built in the exponent bits, 2^(n >> 1) and
+ * 2^(n - (n >> 1)), each a normal float, so the product still overflows
+ * to inf and underflows gradually as expf does. */
+T2 static inline __m256 a2_exp(__m256 x)
+{
+    x = _mm256_min_ps(_mm256_set1_ps(88.8f), x);
+    x = _mm256_max_ps(_mm256_set1_ps(-150.0f), x);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    __m256i ni = _mm256_cvtps_epi32(n), n1 = _mm256_srai_epi32(ni, 1);
+    __m256i n2 = _mm256_sub_epi32(ni, n1), bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+/* The lanes below `left` (1..7). */
+T2 static inline __m256i a2_lanes(int left)
+{
+    static const int32_t m[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    return _mm256_loadu_si256((const __m256i *)(const void *)(m + 8 - left));
+}
+
+T2 void synor__llm_a2_softmax(float *x, int n)
+{
+    __m256 mx = _mm256_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        mx = _mm256_max_ps(mx, _mm256_loadu_ps(x + i));
+    __m256i tail = a2_lanes(n - i > 0 ? n - i : 8);
+    if (i < n)
+        mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY),
+                                                _mm256_maskload_ps(x + i, tail),
+                                                _mm256_castsi256_ps(tail)));
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    __m256 m = _mm256_set1_ps(_mm_cvtss_f32(h)), sum = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 e = a2_exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        _mm256_storeu_ps(x + i, e);
+        sum = _mm256_add_ps(sum, e);
+    }
+    if (i < n) {
+        __m256 e = _mm256_and_ps(a2_exp(_mm256_sub_ps(_mm256_maskload_ps(x + i, tail), m)),
+                                 _mm256_castsi256_ps(tail));
+        _mm256_maskstore_ps(x + i, tail, e);
+        sum = _mm256_add_ps(sum, e);
+    }
+    __m128 t = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+    t = _mm_add_ps(t, _mm_movehl_ps(t, t));
+    t = _mm_add_ss(t, _mm_movehdup_ps(t));
+    __m256 s = _mm256_set1_ps(_mm_cvtss_f32(t));
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, _mm256_div_ps(_mm256_loadu_ps(x + i), s));
+    if (i < n)
+        _mm256_maskstore_ps(x + i, tail, _mm256_div_ps(_mm256_maskload_ps(x + i, tail), s));
+}
+
+T2 static inline __m256 a2_swiglu8(__m256 v, __m256 h3)
+{
+    __m256 e = a2_exp(_mm256_sub_ps(_mm256_setzero_ps(), v));
+    return _mm256_mul_ps(_mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), h3);
+}
+
+T2 void synor__llm_a2_swiglu(float *h1, const float *h3, int n)
+{
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(h1 + i, a2_swiglu8(_mm256_loadu_ps(h1 + i), _mm256_loadu_ps(h3 + i)));
+    if (i < n) {
+        __m256i m = a2_lanes(n - i);
+        _mm256_maskstore_ps(h1 + i, m,
+                            a2_swiglu8(_mm256_maskload_ps(h1 + i, m), _mm256_maskload_ps(h3 + i, m)));
     }
 }
 #else

@@ -107,6 +107,10 @@ typedef struct llm_kernels {
      * NULL. NULL: none. */
     void (*tile_f32w)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                       float *y, size_t ldy, int acc, const float *next);
+    /* Batches of this many rows or more go to OpenBLAS's SGEMM instead of
+     * tile_f32w where OpenBLAS is loaded (faster there, in its own order of
+     * the sums); 0: tile_f32w for any batch. */
+    int f32w_rows_max;
     /* Attention over np cached positions of one head (hs floats, position
      * p at k + p * ks): out[p] = scale * q . k_p; and o += sum_p a[p] v_p.
      * NULL: the loops of dot_f32 and axpy (ctx.c). */
@@ -156,9 +160,15 @@ extern const llm_kernels synor__llm_kernels_generic;
 #if defined(__x86_64__)
 extern const llm_kernels synor__llm_kernels_avx2;
 extern const llm_kernels synor__llm_kernels_avx512;
-/* kern_x86_ew.c: AVX-512 softmax and SwiGLU (the avx512 table's) */
+/* kern_x86_ew.c: softmax and SwiGLU of the avx512 and avx2 tables */
 void synor__llm_a5_softmax(float *x, int n);
 void synor__llm_a5_swiglu(float *h1, const float *h3, int n);
+void synor__llm_a2_softmax(float *x, int n);
+void synor__llm_a2_swiglu(float *h1, const float *h3, int n);
+/* kern_kv_x86.c: the avx2 table's attention over an F32 cache */
+void synor__llm_a2_att_scores(const float *q, const float *k, size_t ks, int np, int hs,
+                              float scale, float *out);
+void synor__llm_a2_att_mix(const float *a, const float *v, size_t vs, int np, int hs, float *o);
 /* kern_kv_x86.c: the F16 KV cache's kernels of the two tables. */
 void synor__llm_a2_att_scores_f16(const float *q, const uint16_t *k, size_t ks, int np, int hs,
                                   float scale, float *out);
@@ -174,6 +184,11 @@ void synor__llm_a5_to_f16(const float *x, uint16_t *y, int n);
 void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                             float *y, size_t ldy, int acc);
 void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                             float *y, size_t ldy, int acc, const float *next);
+/* kern_f32_x86.c: the avx2 table's F32 tiles, the same in 8 lanes. */
+void synor__llm_a2_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
+                            float *y, size_t ldy, int acc);
+void synor__llm_a2_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                              float *y, size_t ldy, int acc, const float *next);
 #endif
 
