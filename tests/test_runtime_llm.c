@@ -627,6 +627,57 @@ TEST(f32_rows_in_a_batch_are_bitwise_alone)
     fprintf(stderr, "  %d kernel table(s) checked\n", ran);
 }
 
+/* F32 weights packed in groups of 4 rows (pack.c), where the kernels
+ * have tile_f32p: synor__llm_matmul gives bitwise what it gives on the
+ * file's layout, for batches of 1..19 rows (one pass, several passes, the
+ * prefetch of the next group), over ranges that start on a group (the
+ * packed path), inside one (the file's layout) and end past the last
+ * whole group; 203 columns (a tail of 3, zero-padded in the packing). */
+TEST(f32_packed_is_bitwise_unpacked)
+{
+    enum { R = 38, C = 203, TMAX = 19 };
+    const llm_kernels *t[2];
+    int nt = vector_tables(t), ran = 0;
+    static float w[R * C], x[TMAX * C], yp[TMAX * R], yu[TMAX * R];
+    uint64_t st = 29;
+    fill(w, R * C, &st, 700.0f);
+    fill(x, TMAX * C, &st, 900.0f);
+    llm_mat m = {.type = SYNOR_TTYPE_F32, .rows = R, .cols = C, .data = (const uint8_t *)w,
+                 .row_bytes = C * sizeof(float)};
+    ASSERT(synor__llm_packable(&m));
+    ASSERT_EQ(synor__llm_pack_size(&m), (size_t)(R / 4) * 4 * 208 * sizeof(float));
+    uint8_t *pk = malloc(synor__llm_pack_size(&m));
+    ASSERT(pk != NULL);
+    llm_mat plain = m;
+    synor__llm_pack(&m, pk);
+    ASSERT(m.pack == pk);
+    /* the layout: row j of group g, column c at g * 4 * 208 + (c / 8) * 32 + j * 8 + c % 8 */
+    const float *pf = (const float *)(const void *)pk;
+    ASSERT(pf[1 * 832 + (200 / 8) * 32 + 2 * 8 + 1] == w[(4 + 2) * C + 201]);
+    ASSERT(pf[1 * 832 + (200 / 8) * 32 + 2 * 8 + 5] == 0.0f);
+    static const int ranges[][2] = {{0, R}, {4, 36}, {1, 35}, {16, 38}};
+    for (int k = 0; k < nt; k++) {
+        if (!t[k]->tile_f32p)
+            continue;
+        ran++;
+        for (int T = 1; T <= TMAX; T++)
+            for (int g = 0; g < 4; g++)
+                for (int acc = 0; acc < 2; acc++) {
+                    for (int i = 0; i < TMAX * R; i++)
+                        yp[i] = yu[i] = 0.5f + (float)(i % 7);
+                    synor__llm_matmul(t[k], &m, ranges[g][0], ranges[g][1], T, x, C, NULL, yp, R,
+                                      acc);
+                    synor__llm_matmul(t[k], &plain, ranges[g][0], ranges[g][1], T, x, C, NULL, yu,
+                                      R, acc);
+                    ASSERT(memcmp(yp, yu, sizeof yp) == 0);
+                }
+        fprintf(stderr, "  %s: checked\n", t[k]->isa);
+    }
+    if (!ran)
+        fprintf(stderr, "  skipped: no kernel table here packs F32 weights\n");
+    free(pk);
+}
+
 /* The attention kernels (where the CPU has them) against the portable
  * loops: heads of 16, 64 and 20 floats (no vector path), 1..16 positions
  * a stride apart. */
@@ -1024,7 +1075,7 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(f32_matches_reference, packed_products_agree, elementwise_kernels_agree, f32_batch_tile_agrees,
+TEST_MAIN(f32_matches_reference, packed_products_agree, f32_packed_is_bitwise_unpacked, elementwise_kernels_agree, f32_batch_tile_agrees,
           f32_batches_of_any_size_agree, f32_rows_in_a_batch_are_bitwise_alone,
           attention_kernels_agree, packing_while_another_context_runs,
           no_pack_keeps_the_file_layout,

@@ -41,6 +41,11 @@ void *synor__malloc_aligned(size_t n);
  * Blocks under 256 KiB, and systems without MADV_POPULATE_WRITE, are left
  * alone; a failure is ignored (the pages then come as faults, as before). */
 void synor__prefault(void *p, size_t n);
+/* Asks for transparent huge pages (2 MiB) under the whole 2 MiB pages of
+ * n bytes at p, where the system leaves them to madvise: for large blocks
+ * that are streamed (a KV cache, packed weights), one TLB entry and one
+ * fault per 2 MiB instead of 512. A failure is ignored. */
+void synor__huge_pages(void *p, size_t n);
 /* synor__malloc and synor__calloc for a block the caller writes whole
  * right away (a planner's per-task arrays): faulted in at once. */
 void *synor__malloc_whole(size_t n);

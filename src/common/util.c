@@ -91,6 +91,19 @@ void synor__prefault(void *p, size_t n)
 #endif
 }
 
+void synor__huge_pages(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
+    if (p && e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 void synor__free_const(const void *p)
 {
     void *q;

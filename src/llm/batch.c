@@ -87,18 +87,7 @@ const char *synor_llm_kv_type_name(unsigned kv_type)
  * 0.3-0.5 ms slower with its cache cold than warm, docs/BENCHMARKS.md).
  * A 2 MiB page is faulted once per ~670 positions of a layer. Memory is
  * still committed as it is first written. A failure is ignored. */
-static void kv_huge_pages(void *p, size_t n)
-{
-#ifdef MADV_HUGEPAGE
-    uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
-    if (p && e > a)
-        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)n;
-#endif
-}
+static void kv_huge_pages(void *p, size_t n) { synor__huge_pages(p, n); }
 
 /* llama2.c's frequencies, computed as run.c computes them, so positions
  * rotate by the same floats. */
@@ -228,9 +217,10 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     synor__llm_populate(m);
     /* Contexts that run batches have the model's Q8_0/Q4_0 products
      * packed for them (once per model; pack.c) - not a model only
-     * inspected, nor one run a row at a time, but where Q4_0 products use
-     * the packed weights for one row too. */
-    if (o.max_batch >= LLM_PACK_MIN_ROWS || synor__llm_model_has_q4(m))
+     * inspected, nor one run a row at a time, but where Q4_0 or F32
+     * products use the packed weights for one row too. */
+    if (o.max_batch >= LLM_PACK_MIN_ROWS || synor__llm_model_has_q4(m) ||
+        synor__llm_model_packs_f32(m))
         synor__llm_pack_model(m);
     for (unsigned i = 0; i < o.kv_blocks; i++)
         c->free_blocks[i] = (int)(o.kv_blocks - 1 - i);

@@ -278,11 +278,22 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
         (!k->f32w_rows_max || n < k->f32w_rows_max || (blas = synor__blas()) == NULL)) {
         const float *wf = (const float *)(const void *)w->data;
         size_t ws = w->row_bytes / sizeof(float);
+        /* packed groups of 4 rows (pack.c), where the range starts on one */
+        const float *pk = k->tile_f32p && r0 % 4 == 0
+                              ? (const float *)(const void *)__atomic_load_n(&w->pack,
+                                                                             __ATOMIC_ACQUIRE)
+                              : NULL;
+        size_t gf = synor__llm_pack_group_f32(w->cols);
+        int pr1 = pk ? (r1 < w->rows / 4 * 4 ? r1 : w->rows / 4 * 4) : r0;
         for (int t0 = 0; t0 < n; t0 += LLM_F32W_BLOCK) {
             int tn = n - t0 < LLM_F32W_BLOCK ? n - t0 : LLM_F32W_BLOCK, r = r0;
             int ahead = tn > 6 ? LLM_F32W_AHEAD_PASSES : LLM_F32W_AHEAD;
             const float *xt = x + (size_t)t0 * ldx;
             float *yt = y + (size_t)t0 * ldy;
+            for (; r + 4 <= pr1; r += 4)
+                k->tile_f32p(pk + (size_t)(r / 4) * gf, xt, ldx, tn, w->cols, yt + r, ldy,
+                             accumulate,
+                             r + ahead + 4 <= pr1 ? pk + (size_t)((r + ahead) / 4) * gf : NULL);
             for (; r + 4 <= r1; r += 4)
                 k->tile_f32w(wf + (size_t)r * ws, ws, xt, ldx, tn, w->cols, yt + r, ldy,
                              accumulate,

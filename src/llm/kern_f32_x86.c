@@ -192,9 +192,6 @@ T5 void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t
  * gets alone. 16 ymm registers hold 4T accumulators, the T activation
  * vectors and a weight vector: T <= 3 a pass. */
 #define T2 __attribute__((target("avx2,fma,f16c")))
-#ifndef A2_PF_SPREAD
-#define A2_PF_SPREAD _MM_HINT_T0
-#endif
 
 T2 static inline float a2_hsum(__m256 v)
 {
@@ -211,16 +208,21 @@ T2 static inline __m256i a2_tail_mask(int left)
     return _mm256_loadu_si256((const __m256i *)(const void *)(m + 8 - left));
 }
 
-/* 4 rows of F32 weights times T (1..3) activation rows in registers. The
- * prefetch of next goes a cache line (16 columns) at a time; spread: this
- * is pass p of np over the block, which prefetches every np-th line of
+/* 4 rows of F32 weights times T (1..3) activation rows in registers.
+ * packed (a constant): w is a group of 4 rows in pack.c's F32 layout
+ * (8 columns of each row in turn, the last 8 zero-padded), read as one
+ * sequential stream; else row r at w + r * ws (4 streams, which Zen 3's
+ * prefetchers follow less well: one row 10-25% slower on short rows,
+ * docs/BENCHMARKS.md). Either way the same operations on the same
+ * values, so the same bits: the tail's weight lanes past n are 0 in both
+ * (masked load, or padding) and its activation lanes are masked. The
+ * prefetch of next goes 16 columns (4 lines) at a time; spread: this is
+ * pass p of np over the block, which prefetches every np-th 16 columns of
  * next from the p-th, else all of next (as a5_f32_4xT). */
-T2 static inline __attribute__((always_inline)) void a2_f32_4xT(const float *w, size_t ws,
-                                                                 const float *x, size_t ldx,
-                                                                 const int T, int n, float *y,
-                                                                 size_t ldy, int acc,
-                                                                 const float *next,
-                                                                 const int spread, int p, int np)
+T2 static inline __attribute__((always_inline)) void
+a2_f32_4xT(const float *w, size_t ws, const float *x, size_t ldx, const int T, int n, float *y,
+           size_t ldy, int acc, const float *next, const int spread, int p, int np,
+           const int packed)
 {
     __m256 s[4][3];
     int turn = 0;
@@ -232,8 +234,9 @@ T2 static inline __attribute__((always_inline)) void a2_f32_4xT(const float *w, 
         if (next && !(i & 15)) {
             if (!spread || turn == p)
                 for (int r = 0; r < 4; r++)
-                    _mm_prefetch((const char *)(next + (size_t)r * ws + i),
-                                 spread ? A2_PF_SPREAD : _MM_HINT_T0);
+                    _mm_prefetch((const char *)(packed ? next + (size_t)i * 4 + (size_t)r * 16
+                                                       : next + (size_t)r * ws + i),
+                                 _MM_HINT_T0);
             if (spread && ++turn == np)
                 turn = 0;
         }
@@ -241,7 +244,8 @@ T2 static inline __attribute__((always_inline)) void a2_f32_4xT(const float *w, 
         for (int t = 0; t < T; t++)
             xv[t] = _mm256_loadu_ps(x + (size_t)t * ldx + i);
         for (int r = 0; r < 4; r++) {
-            __m256 wv = _mm256_loadu_ps(w + (size_t)r * ws + i);
+            __m256 wv = _mm256_loadu_ps(packed ? w + (size_t)i * 4 + (size_t)r * 8
+                                               : w + (size_t)r * ws + i);
             for (int t = 0; t < T; t++)
                 s[r][t] = _mm256_fmadd_ps(wv, xv[t], s[r][t]);
         }
@@ -252,7 +256,8 @@ T2 static inline __attribute__((always_inline)) void a2_f32_4xT(const float *w, 
         for (int t = 0; t < T; t++)
             xv[t] = _mm256_maskload_ps(x + (size_t)t * ldx + i, m);
         for (int r = 0; r < 4; r++) {
-            __m256 wv = _mm256_maskload_ps(w + (size_t)r * ws + i, m);
+            __m256 wv = packed ? _mm256_loadu_ps(w + (size_t)i * 4 + (size_t)r * 8)
+                               : _mm256_maskload_ps(w + (size_t)r * ws + i, m);
             for (int t = 0; t < T; t++)
                 s[r][t] = _mm256_fmadd_ps(wv, xv[t], s[r][t]);
         }
@@ -264,31 +269,39 @@ T2 static inline __attribute__((always_inline)) void a2_f32_4xT(const float *w, 
         }
 }
 
-#define A2_F32W(NAME, T, SPREAD)                                                                \
+#define A2_F32W(NAME, T, SPREAD, PACKED)                                                        \
     T2 __attribute__((noinline)) static void NAME(const float *w, size_t ws, const float *x,    \
                                                   size_t ldx, int n, float *y, size_t ldy,      \
                                                   int acc, const float *next, int p, int np)    \
     {                                                                                           \
-        a2_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next, SPREAD, p, np);                      \
+        a2_f32_4xT(w, ws, x, ldx, T, n, y, ldy, acc, next, SPREAD, p, np, PACKED);              \
     }
-A2_F32W(a2_f32_4x1, 1, 0)
-A2_F32W(a2_f32_4x2, 2, 0)
-A2_F32W(a2_f32_4x3, 3, 0)
-A2_F32W(a2_f32_4x1s, 1, 1)
-A2_F32W(a2_f32_4x2s, 2, 1)
-A2_F32W(a2_f32_4x3s, 3, 1)
+A2_F32W(a2_f32_4x1, 1, 0, 0)
+A2_F32W(a2_f32_4x2, 2, 0, 0)
+A2_F32W(a2_f32_4x3, 3, 0, 0)
+A2_F32W(a2_f32_4x1s, 1, 1, 0)
+A2_F32W(a2_f32_4x2s, 2, 1, 0)
+A2_F32W(a2_f32_4x3s, 3, 1, 0)
+A2_F32W(a2_f32p_4x1, 1, 0, 1)
+A2_F32W(a2_f32p_4x2, 2, 0, 1)
+A2_F32W(a2_f32p_4x3, 3, 0, 1)
+A2_F32W(a2_f32p_4x1s, 1, 1, 1)
+A2_F32W(a2_f32p_4x2s, 2, 1, 1)
+A2_F32W(a2_f32p_4x3s, 3, 1, 1)
 
 /* Up to 3 rows: one pass, which prefetches next as it goes. More: passes
  * of 2 or 3 rows as even as can be (4 = 2 + 2: eight accumulators a pass
  * keep both FMA pipes busy where 3 + 1 leaves the last pass four
- * dependency chains), all sharing next's prefetch. */
-T2 void synor__llm_a2_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T,
-                                int n, float *y, size_t ldy, int acc, const float *next)
+ * dependency chains), all sharing next's prefetch. One row prefetches
+ * nothing: on Zen 3 the hardware prefetchers alone stream 4-7% faster
+ * there (14.7 against 15.8 GB/s on one core), where 2-5 rows gain 10-30%
+ * from it. one / shared: the passes of the layout. */
+T2 static inline __attribute__((always_inline)) void
+a2_tile(f32_pass *const *one, f32_pass *const *shared, const float *w, size_t ws, const float *x,
+        size_t ldx, int T, int n, float *y, size_t ldy, int acc, const float *next)
 {
-    static f32_pass *const one[4] = {NULL, a2_f32_4x1, a2_f32_4x2, a2_f32_4x3},
-                              *const shared[4] = {NULL, a2_f32_4x1s, a2_f32_4x2s, a2_f32_4x3s};
     if (T <= 3) {
-        one[T](w, ws, x, ldx, n, y, ldy, acc, next, 0, 1);
+        one[T](w, ws, x, ldx, n, y, ldy, acc, T == 1 ? NULL : next, 0, 1);
         return;
     }
     int np = (T + 2) / 3, t = 0;
@@ -298,6 +311,22 @@ T2 void synor__llm_a2_tile_f32w(const float *w, size_t ws, const float *x, size_
                      np);
         t += rows;
     }
+}
+
+T2 void synor__llm_a2_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T,
+                                int n, float *y, size_t ldy, int acc, const float *next)
+{
+    static f32_pass *const one[4] = {NULL, a2_f32_4x1, a2_f32_4x2, a2_f32_4x3},
+                           *const shared[4] = {NULL, a2_f32_4x1s, a2_f32_4x2s, a2_f32_4x3s};
+    a2_tile(one, shared, w, ws, x, ldx, T, n, y, ldy, acc, next);
+}
+
+T2 void synor__llm_a2_tile_f32p(const float *pk, const float *x, size_t ldx, int T, int n,
+                                float *y, size_t ldy, int acc, const float *next)
+{
+    static f32_pass *const one[4] = {NULL, a2_f32p_4x1, a2_f32p_4x2, a2_f32p_4x3},
+                           *const shared[4] = {NULL, a2_f32p_4x1s, a2_f32p_4x2s, a2_f32p_4x3s};
+    a2_tile(one, shared, pk, 0, x, ldx, T, n, y, ldy, acc, next);
 }
 
 /* One activation row at a time (the reference order of the tiles). */

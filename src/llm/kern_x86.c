@@ -239,6 +239,7 @@ const llm_kernels synor__llm_kernels_avx2 = {
     .axpy = a2_axpy,
     .tile_f32 = synor__llm_a2_tile_f32,
     .tile_f32w = synor__llm_a2_tile_f32w,
+    .tile_f32p = synor__llm_a2_tile_f32p,
     .f32w_rows_max = 64,
     .att_scores = synor__llm_a2_att_scores,
     .att_mix = synor__llm_a2_att_mix,

@@ -21,8 +21,8 @@ typedef struct llm_mat {
     size_t row_bytes;
     const float *gscale;
     int group;
-    /* Q8_0 / Q4_0: rows [0, rows / 8 * 8) repacked for batches (pack.c),
-     * or NULL */
+    /* Q8_0 / Q4_0: rows [0, rows / 8 * 8) repacked for batches; F32: rows
+     * [0, rows / 4 * 4) in groups of 4 (pack.c); or NULL */
     const uint8_t *pack;
 } llm_mat;
 
@@ -33,6 +33,12 @@ typedef struct llm_mat {
 static inline size_t synor__llm_pack_scales_q4(int nb)
 {
     return ((size_t)nb * 16 + 63) / 64 * 64;
+}
+/* Floats of a packed F32 group of 4 rows of n columns (each row padded
+ * to a multiple of 8). */
+static inline size_t synor__llm_pack_group_f32(int n)
+{
+    return (size_t)4 * (size_t)((n + 7) / 8 * 8);
 }
 /* Bytes of a packed group of 8 rows of nb blocks. */
 static inline size_t synor__llm_pack_group_bytes(int q4, int nb)
@@ -107,6 +113,12 @@ typedef struct llm_kernels {
      * NULL. NULL: none. */
     void (*tile_f32w)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                       float *y, size_t ldy, int acc, const float *next);
+    /* tile_f32w on a group of 4 F32 weight rows packed as pack.c lays
+     * them out (8 columns of each row in turn, so that the group is read
+     * as one stream), bitwise what tile_f32w gives on the rows; next: the
+     * packed group to prefetch, or NULL. NULL: F32 weights are not packed. */
+    void (*tile_f32p)(const float *pk, const float *x, size_t ldx, int T, int n, float *y,
+                      size_t ldy, int acc, const float *next);
     /* Batches of this many rows or more go to OpenBLAS's SGEMM instead of
      * tile_f32w where OpenBLAS is loaded (faster there, in its own order of
      * the sums); 0: tile_f32w for any batch. */
@@ -190,6 +202,8 @@ void synor__llm_a2_tile_f32(const float *w, size_t ws, const float *x, size_t ld
                             float *y, size_t ldy, int acc);
 void synor__llm_a2_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                              float *y, size_t ldy, int acc, const float *next);
+void synor__llm_a2_tile_f32p(const float *pk, const float *x, size_t ldx, int T, int n, float *y,
+                             size_t ldy, int acc, const float *next);
 #endif
 
 /* Block size the activations are quantized to for a weight type: 32 for
@@ -202,11 +216,14 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
                        const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
                        int accumulate);
 
-/* pack.c: whether w can be packed, its packed size, packing it into out
- * (sets w->pack, with release); the model's products packed, once, when
- * the kernels have tile_p and the model was not loaded with no_pack (out of memory:
- * left unpacked; called by synor_llm_ctx_create for contexts of batches,
- * any thread); the portable product on a packed group. */
+/* pack.c: whether w can be packed (Q8_0 / Q4_0 where the kernels have
+ * tile_p, F32 where they have tile_f32p), its packed size, packing it
+ * into out (sets w->pack, with release); the model's products packed,
+ * once, unless the model was loaded with no_pack (out of memory: left
+ * unpacked; called by synor_llm_ctx_create, any thread: for contexts of
+ * batches, of Q4_0 products, or of F32 products, which the packed layout
+ * streams faster one row at a time too); the portable product on a
+ * packed group. */
 int synor__llm_packable(const llm_mat *w);
 size_t synor__llm_pack_size(const llm_mat *w);
 void synor__llm_pack(llm_mat *w, uint8_t *out);
@@ -217,8 +234,9 @@ void synor__llm_pack_model(synor_llm *m);
  * the first 7-row batch of a fresh 110M F32 context: 221 ms faulting,
  * 94 ms populated, for 20 ms more at creation). Best effort. */
 void synor__llm_populate(synor_llm *m);
-/* Whether any of m's products is Q4_0. */
+/* Whether any of m's products is Q4_0; F32 (and packed for one row). */
 int synor__llm_model_has_q4(const synor_llm *m);
+int synor__llm_model_packs_f32(synor_llm *m);
 void synor__llm_tile_p_ref(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
                            size_t ldy, int acc);
 
