@@ -107,7 +107,8 @@ T2 static inline __m256i unpack_q4(const uint8_t *qs)
  * the bytes AHEAD on (into L1), past the row's end into the next rows (the
  * hardware prefetcher restarts at each task's range; measured on
  * 110M-shaped Q8_0 decode steps, 2 KiB ahead 4-9% faster than none, 1 and
- * 4 KiB no better; docs/BENCHMARKS.md). */
+ * 4 KiB no better on the Zen 5 VM (AVX-512), 18-20% on the Zen 3 one
+ * (AVX2; docs/BENCHMARKS.md). */
 #define Q8_0_AHEAD 2048
 #define DOT_Q8_0(NAME, TARGET, MULSUM, AHEAD)                                                      \
     TARGET static float NAME(const uint8_t *w, const int8_t *xq, const float *xd, int nb)          \
@@ -134,7 +135,7 @@ T2 static inline __m256i unpack_q4(const uint8_t *qs)
         }                                                                                          \
         return hsum256(_mm256_add_ps(acc0, acc1));                                                 \
     }
-DOT_Q8_0(a2_dot_q8_0, T2, a2_mul_sum_i8, 0)
+DOT_Q8_0(a2_dot_q8_0, T2, a2_mul_sum_i8, Q8_0_AHEAD)
 
 /* Q4_0: the stored nibbles (q + 8, unsigned) times x directly, and
  * 8 * sum(x) taken out per block (c8, computed once per activation row). */
