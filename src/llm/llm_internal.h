@@ -89,6 +89,9 @@ typedef struct llm_kernels {
      * weights of n elements. */
     void (*tile_q)(const uint8_t *w, size_t ws, const llm_qrow *qx, int T, int nb, int q4, float *y,
                    size_t ldy, int acc);
+    /* Whether tile_q reads qx[t].u (the avx512 table's vpdpbusd; the avx2
+     * tile reads qx[t].q): the batch's rows are shifted only then. */
+    int tile_q_u;
     void (*tile_f32)(const float *w, size_t ws, const float *x, size_t ldx, int T, int n, float *y,
                      size_t ldy, int acc);
     /* A packed group of 8 weight rows (pack.c) times T activation rows
@@ -185,6 +188,9 @@ void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t ld
                             float *y, size_t ldy, int acc);
 void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                              float *y, size_t ldy, int acc, const float *next);
+/* kern_q_avx2.c: the avx2 table's tile_q. */
+void synor__llm_a2_tile_q(const uint8_t *w, size_t ws, const llm_qrow *qx, int T, int nb, int q4,
+                          float *y, size_t ldy, int acc);
 /* kern_f32_x86.c: the avx2 table's F32 tiles, the same in 8 lanes. */
 void synor__llm_a2_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                             float *y, size_t ldy, int acc);
