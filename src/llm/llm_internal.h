@@ -49,6 +49,14 @@ static inline size_t synor__llm_pack_group_bytes(int q4, int nb)
  * packed. */
 #define LLM_PACK_MIN_ROWS 2
 #define LLM_PACK_MIN_ROWS_Q4 1
+/* Unpacked Q8_0 / Q4_0 batches of at least this many rows go through
+ * tile_q, 4 rows at a time and the rest (1-3) in one last tile. On the
+ * Zen 3 VM the avx2 tile against one dot product per row and weight row
+ * (256 x 768 weights in L2, kernel alone): 2 rows 1.4x (Q8_0) and 1.3x
+ * (Q4_0) faster, 3 rows 1.55x / 1.7x, 4 rows 2x; one row 1.2-1.3x slower
+ * (the tile's lanes of absent rows are wasted), so decode steps keep the
+ * dot products. The avx512 tile runs 1-3 rows as dot products. */
+#define LLM_TILE_Q_MIN_ROWS 2
 /* The rows from which w's products take its packed weights. */
 static inline int synor__llm_pack_min_rows(const llm_mat *w)
 {
