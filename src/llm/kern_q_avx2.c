@@ -24,8 +24,13 @@
  * the stored nibbles (q + 8, unsigned) times x directly, whose pair sums
  * stay under 2 * 15 * 127, so the T rows are folded with 16-bit horizontal
  * adds (sums of 8 products, under 2^15) before a single vpmaddwd; 8 * d *
- * sum(x) per block (c8) is taken out by a multiply-add on the
- * accumulator's lanes. */
+ * sum(x) per block (c8) is taken out before the weight's scale is
+ * applied: dw * (sum * dx - c8), two multiply-adds.
+ *
+ * Measured on the Zen 3 VM (256 x 768 weights, the kernel alone): 4 rows
+ * 0.9 ns per (weight block, activation block), against 1.8 (Q8_0) and
+ * 2.2 (Q4_0) for the dot products; vpunpck and vpaddd in place of
+ * vphaddd no faster. */
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include <string.h>
@@ -47,9 +52,11 @@ T2 static INL __m256 scale8(const uint8_t *b)
  * first, as the file orders the values. */
 T2 static INL __m256i nibbles32(const uint8_t *qs)
 {
-    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)qs);
-    __m128i m = _mm_set1_epi8(0x0F);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+    /* the 16 bytes in both halves, the upper half shifted by 4: a
+     * broadcast load, a shift and an and */
+    __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)qs));
+    return _mm256_and_si256(_mm256_srlv_epi32(b, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)),
+                            _mm256_set1_epi8(0x0F));
 }
 
 /* Lanes t and t + 4 per 128-bit half: 4 vectors of 8 int32 (or 16 int16)
@@ -64,11 +71,18 @@ T2 static INL __m256i fold16(__m256i a, __m256i b, __m256i c, __m256i d)
     return _mm256_hadd_epi16(_mm256_hadd_epi16(a, b), _mm256_hadd_epi16(c, d));
 }
 
+/* A Q8_0 block's 32 products with x as 8 int32 sums: aw = |w|. */
+T2 static INL __m256i q8_sums(__m256i aw, __m256i w, __m256i x)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x, w)),
+                             _mm256_set1_epi16(1));
+}
+
 /* The tile for a constant T and weight type (inlined into one copy each,
  * so the absent rows' work folds away: their lanes stay zero). s[r]: row
  * r's accumulator, lane t and t + 4 activation row t. */
-T2 static INL void a2q_tile(const uint8_t *w, size_t ws, const llm_qrow *qx, const int T,
-                            int nb, const int q4, float *y, size_t ldy, int acc)
+T2 static INL void a2q_tile(const uint8_t *w, size_t ws, const llm_qrow *qx, const int T, int nb,
+                            const int q4, float *y, size_t ldy, int acc)
 {
     const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
     const size_t bs = q4 ? 18 : 34;
@@ -76,12 +90,12 @@ T2 static INL void a2q_tile(const uint8_t *w, size_t ws, const llm_qrow *qx, con
     for (int b = 0; b < nb; b++) {
         const int o = b * SYNOR_QK;
         __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(qx[0].q + o));
-        __m256i x1 = T > 1 ? _mm256_loadu_si256((const __m256i *)(const void *)(qx[1].q + o))
-                           : zero;
-        __m256i x2 = T > 2 ? _mm256_loadu_si256((const __m256i *)(const void *)(qx[2].q + o))
-                           : zero;
-        __m256i x3 = T > 3 ? _mm256_loadu_si256((const __m256i *)(const void *)(qx[3].q + o))
-                           : zero;
+        __m256i x1 =
+            T > 1 ? _mm256_loadu_si256((const __m256i *)(const void *)(qx[1].q + o)) : zero;
+        __m256i x2 =
+            T > 2 ? _mm256_loadu_si256((const __m256i *)(const void *)(qx[2].q + o)) : zero;
+        __m256i x3 =
+            T > 3 ? _mm256_loadu_si256((const __m256i *)(const void *)(qx[3].q + o)) : zero;
         __m128 d4 = _mm_setr_ps(qx[0].d[b], T > 1 ? qx[1].d[b] : 0, T > 2 ? qx[2].d[b] : 0,
                                 T > 3 ? qx[3].d[b] : 0);
         __m256 dx = _mm256_set_m128(d4, d4);
@@ -91,37 +105,28 @@ T2 static INL void a2q_tile(const uint8_t *w, size_t ws, const llm_qrow *qx, con
                                  _mm_setr_ps(qx[0].c8[b], T > 1 ? qx[1].c8[b] : 0,
                                              T > 2 ? qx[2].c8[b] : 0, T > 3 ? qx[3].c8[b] : 0));
         const uint8_t *p = w + (size_t)b * bs;
-#define A2Q_ROW(r)                                                                               \
-    {                                                                                            \
-        const uint8_t *pr = p + (size_t)(r) * ws;                                                \
-        __m256 dw = scale8(pr);                                                                  \
-        __m256i h;                                                                               \
-        if (q4) {                                                                                \
-            __m256i wv = nibbles32(pr + 2);                                                      \
-            h = _mm256_madd_epi16(                                                               \
-                fold16(_mm256_maddubs_epi16(wv, x0),                                             \
-                       T > 1 ? _mm256_maddubs_epi16(wv, x1) : zero,                              \
-                       T > 2 ? _mm256_maddubs_epi16(wv, x2) : zero,                              \
-                       T > 3 ? _mm256_maddubs_epi16(wv, x3) : zero),                             \
-                ones);                                                                           \
-        } else {                                                                                 \
-            __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)(pr + 2));            \
-            __m256i aw = _mm256_sign_epi8(wv, wv);                                               \
-            h = fold32(                                                                          \
-                _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x0, wv)), ones),     \
-                T > 1 ? _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x1, wv)),    \
-                                          ones)                                                  \
-                      : zero,                                                                    \
-                T > 2 ? _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x2, wv)),    \
-                                          ones)                                                  \
-                      : zero,                                                                    \
-                T > 3 ? _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x3, wv)),    \
-                                          ones)                                                  \
-                      : zero);                                                                   \
-        }                                                                                        \
-        s##r = _mm256_fmadd_ps(_mm256_cvtepi32_ps(h), _mm256_mul_ps(dw, dx), s##r);              \
-        if (q4)                                                                                  \
-            s##r = _mm256_fnmadd_ps(dw, cx, s##r);                                               \
+#define A2Q_ROW(r)                                                                                 \
+    {                                                                                              \
+        const uint8_t *pr = p + (size_t)(r) * ws;                                                  \
+        __m256 dw = scale8(pr);                                                                    \
+        __m256i h;                                                                                 \
+        if (q4) {                                                                                  \
+            __m256i wv = nibbles32(pr + 2);                                                        \
+            h = _mm256_madd_epi16(fold16(_mm256_maddubs_epi16(wv, x0),                             \
+                                         T > 1 ? _mm256_maddubs_epi16(wv, x1) : zero,              \
+                                         T > 2 ? _mm256_maddubs_epi16(wv, x2) : zero,              \
+                                         T > 3 ? _mm256_maddubs_epi16(wv, x3) : zero),             \
+                                  ones);                                                           \
+        } else {                                                                                   \
+            __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)(pr + 2));              \
+            __m256i aw = _mm256_sign_epi8(wv, wv);                                                 \
+            h = fold32(q8_sums(aw, wv, x0), T > 1 ? q8_sums(aw, wv, x1) : zero,                    \
+                       T > 2 ? q8_sums(aw, wv, x2) : zero, T > 3 ? q8_sums(aw, wv, x3) : zero);    \
+        }                                                                                          \
+        if (q4) /* dw * (sum * dx - c8): c8 in the lower half only */                              \
+            s##r = _mm256_fmadd_ps(_mm256_fmsub_ps(_mm256_cvtepi32_ps(h), dx, cx), dw, s##r);      \
+        else                                                                                       \
+            s##r = _mm256_fmadd_ps(_mm256_cvtepi32_ps(h), _mm256_mul_ps(dw, dx), s##r);            \
     }
         A2Q_ROW(0) A2Q_ROW(1) A2Q_ROW(2) A2Q_ROW(3)
 #undef A2Q_ROW
@@ -141,11 +146,11 @@ T2 static INL void a2q_tile(const uint8_t *w, size_t ws, const llm_qrow *qx, con
 }
 
 /* One copy per (T, weight type), the constants folded in. */
-#define A2Q_COPY(T, Q4)                                                                          \
-    T2 __attribute__((noinline)) static void a2q_tile_##T##_##Q4(                                \
-        const uint8_t *w, size_t ws, const llm_qrow *qx, int nb, float *y, size_t ldy, int acc)  \
-    {                                                                                            \
-        a2q_tile(w, ws, qx, T, nb, Q4, y, ldy, acc);                                             \
+#define A2Q_COPY(T, Q4)                                                                            \
+    T2 __attribute__((noinline)) static void a2q_tile_##T##_##Q4(                                  \
+        const uint8_t *w, size_t ws, const llm_qrow *qx, int nb, float *y, size_t ldy, int acc)    \
+    {                                                                                              \
+        a2q_tile(w, ws, qx, T, nb, Q4, y, ldy, acc);                                               \
     }
 A2Q_COPY(1, 0)
 A2Q_COPY(2, 0)
@@ -159,8 +164,7 @@ A2Q_COPY(4, 1)
 void synor__llm_a2_tile_q(const uint8_t *w, size_t ws, const llm_qrow *qx, int T, int nb, int q4,
                           float *y, size_t ldy, int acc)
 {
-    typedef void (*tile_fn)(const uint8_t *, size_t, const llm_qrow *, int, float *, size_t,
-                            int);
+    typedef void (*tile_fn)(const uint8_t *, size_t, const llm_qrow *, int, float *, size_t, int);
     static const tile_fn fns[2][4] = {
         {a2q_tile_1_0, a2q_tile_2_0, a2q_tile_3_0, a2q_tile_4_0},
         {a2q_tile_1_1, a2q_tile_2_1, a2q_tile_3_1, a2q_tile_4_1},
