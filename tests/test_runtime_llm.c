@@ -386,15 +386,15 @@ TEST(kernels_agree_with_portable)
 }
 
 /* The packed weights of batches (pack.c): the portable product on a
- * packed group and this CPU's (where it has one) against the file
+ * packed group and a table's (where it has one) against the file
  * layout's dot products, for Q8_0 and Q4_0, 1..11 activation rows, each
  * row bitwise what it gets alone; and
  * synor__llm_matmul over a row range that cuts groups (rows around the
  * whole groups go the file's way) against the same range unpacked. */
-TEST(packed_products_agree)
+static void packed_products_agree_on(const llm_kernels *k)
 {
     enum { R = 29, C = 96, NB = C / 32, TMAX = 11 };
-    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    const llm_kernels *g = &synor__llm_kernels_generic;
     static float w[R * C], x[TMAX * C];
     uint64_t st = 11;
     fill(w, R * C, &st, 700.0f);
@@ -494,6 +494,22 @@ TEST(packed_products_agree)
         }
         free(pk);
     }
+}
+
+/* On the kernel table in use (the portable product alone where it has no
+ * tile_p), and on every other vectorized table this CPU runs that has one
+ * (an AVX-512 machine checks the avx2 tile_p too). */
+TEST(packed_products_agree)
+{
+    const llm_kernels *t[2];
+    packed_products_agree_on(synor__llm_kernels());
+    int n = vector_tables(t);
+    for (int i = 0; i < n; i++)
+        if (t[i]->tile_p) {
+            if (t[i] != synor__llm_kernels())
+                packed_products_agree_on(t[i]);
+            fprintf(stderr, "  %s: checked\n", t[i]->isa);
+        }
 }
 
 /* The F32 batch tile (where the CPU has it) against the portable dot

@@ -310,7 +310,7 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
      * [r0, r1) in one pass over each group for all the rows; the rows
      * around them as below. */
     const uint8_t *pk = __atomic_load_n(&w->pack, __ATOMIC_ACQUIRE);
-    if (pk && k->tile_p && n >= synor__llm_pack_min_rows(w) && qx && qx[0].u) {
+    if (pk && k->tile_p && n >= synor__llm_pack_min_rows(w) && qx && (qx[0].u || !k->tiles_u)) {
         int g0 = (r0 + 7) / 8, g1 = r1 / 8, nb = w->cols / SYNOR_QK;
         if (g1 > w->rows / 8)
             g1 = w->rows / 8;

@@ -28,7 +28,11 @@
  *   vpdpbusd takes as its unsigned operand against the signed activations
  *   q as they are: no correction term; the product subtracts the
  *   activations' c8 for the + 8). Whole chunks never cross a cache line.
- * Rows past the last whole group stay on the file's layout. */
+ * Rows past the last whole group stay on the file's layout.
+ *
+ * AVX2 has no vpdpbusd: its product (kern_p_avx2.c) makes the same lanes
+ * with vpmaddubsw on the signed activations q (Q8_0 by the sign trick,
+ * so the -128 * sum(w) above goes unread there). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
