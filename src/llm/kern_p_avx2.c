@@ -51,6 +51,9 @@ T2 static INL void a2p_q4(const uint8_t *pk, const llm_qrow *qx, const int T, in
         const uint8_t *v = vals + (size_t)b * LLM_PACK_BLOCK_Q4;
         const int o = b * SYNOR_QK;
         __m256i p[4];
+        /* chunk by chunk: unrolled, GCC hoists all the chunks' loads and
+         * products ahead and spills them */
+#pragma GCC unroll 1
         for (int k = 0; k < 4; k++) {
             __m256i raw = _mm256_loadu_si256((const __m256i *)(const void *)(v + 32 * k));
             __m256i lo = _mm256_and_si256(raw, m4);
@@ -87,6 +90,7 @@ T2 static INL void a2p_q8(const uint8_t *pk, const llm_qrow *qx, const int T, in
         const uint8_t *blk = pk + (size_t)b * LLM_PACK_BLOCK_Q8;
         const int o = b * SYNOR_QK;
         __m256i p[4];
+#pragma GCC unroll 1
         for (int k = 0; k < 8; k++) {
             __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 64 + 32 * k));
             __m256i aw = _mm256_sign_epi8(w, w);
