@@ -141,4 +141,6 @@ void synor__llm_a2_tile_p(const uint8_t *pk, const llm_qrow *qx, int T, int nb, 
         fns[q4 != 0][n - 1](pk, qx + t, nb, y + (size_t)t * ldy, ldy, acc);
     }
 }
+#else
+typedef int synor__llm_kern_p_avx2_empty;
 #endif

@@ -171,4 +171,6 @@ void synor__llm_a2_tile_q(const uint8_t *w, size_t ws, const llm_qrow *qx, int T
     };
     fns[q4 != 0][T - 1](w, ws, qx, nb, y, ldy, acc);
 }
+#else
+typedef int synor__llm_kern_q_avx2_empty;
 #endif
