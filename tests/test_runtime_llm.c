@@ -386,15 +386,15 @@ TEST(kernels_agree_with_portable)
 }
 
 /* The packed weights of batches (pack.c): the portable product on a
- * packed group and this CPU's (where it has one) against the file
+ * packed group and a table's (where it has one) against the file
  * layout's dot products, for Q8_0 and Q4_0, 1..11 activation rows, each
  * row bitwise what it gets alone; and
  * synor__llm_matmul over a row range that cuts groups (rows around the
  * whole groups go the file's way) against the same range unpacked. */
-TEST(packed_products_agree)
+static void packed_products_agree_on(const llm_kernels *k)
 {
     enum { R = 29, C = 96, NB = C / 32, TMAX = 11 };
-    const llm_kernels *k = synor__llm_kernels(), *g = &synor__llm_kernels_generic;
+    const llm_kernels *g = &synor__llm_kernels_generic;
     static float w[R * C], x[TMAX * C];
     uint64_t st = 11;
     fill(w, R * C, &st, 700.0f);
@@ -496,6 +496,22 @@ TEST(packed_products_agree)
     }
 }
 
+/* On the kernel table in use (the portable product alone where it has no
+ * tile_p), and on every other vectorized table this CPU runs that has one
+ * (an AVX-512 machine checks the avx2 tile_p too). */
+TEST(packed_products_agree)
+{
+    const llm_kernels *t[2];
+    packed_products_agree_on(synor__llm_kernels());
+    int n = vector_tables(t);
+    for (int i = 0; i < n; i++)
+        if (t[i]->tile_p) {
+            if (t[i] != synor__llm_kernels())
+                packed_products_agree_on(t[i]);
+            fprintf(stderr, "  %s: checked\n", t[i]->isa);
+        }
+}
+
 /* The F32 batch tile (where the CPU has it) against the portable dot
  * products: 1..13 activation rows, lengths with and without a tail. */
 static void f32_batch_tile_agrees_on(const llm_kernels *k)
@@ -540,6 +556,108 @@ TEST(f32_batch_tile_agrees)
         }
     if (!ran)
         fprintf(stderr, "  skipped: no kernel table here has an F32 batch tile\n");
+}
+
+/* The quantized tile (tile_q, where a table has it) against the portable
+ * dot products: 4 Q8_0 / Q4_0 weight rows in the file's layout times
+ * T = 1..4 activation rows, with and without accumulating; one weight row
+ * of constant values (every Q8_0 value 127: pair sums at the int16 limit
+ * of vpmaddubsw). On the avx2 table each row's sums are bitwise what it
+ * gets alone (T = 1) in any place of the tile. And synor__llm_matmul
+ * (tiles and the rows around them) over rows [1, 14) of 15 for 1..9 rows. */
+static void quantized_tile_agrees_on(const llm_kernels *k)
+{
+    enum { R = 15, C = 160, NB = C / 32, TMAX = 9 };
+    const llm_kernels *g = &synor__llm_kernels_generic;
+    static float w[R * C], x[TMAX * C];
+    uint64_t st = 29;
+    fill(w, R * C, &st, 700.0f);
+    fill(x, TMAX * C, &st, 900.0f);
+    for (int i = 0; i < C; i++)
+        w[2 * C + i] = 0.75f;
+    for (int i = 0; i < 32; i++)
+        x[C + i] = -1.25f; /* row 1's first block all -127 */
+    static int8_t q[TMAX * C];
+    static uint8_t u[TMAX * C];
+    static float d[TMAX * NB], c8[TMAX * NB];
+    llm_qrow qx[TMAX];
+    for (int t = 0; t < TMAX; t++) {
+        g->quantize_row(x + t * C, q + t * C, d + t * NB, C, 32);
+        synor__llm_block_c8(q + t * C, d + t * NB, NB, c8 + t * NB);
+        for (int i = 0; i < C; i++)
+            u[t * C + i] = (uint8_t)(q[t * C + i] ^ 0x80);
+        qx[t] = (llm_qrow){.q = q + t * C, .d = d + t * NB, .u = u + t * C, .c8 = c8 + t * NB};
+    }
+    int alone = strcmp(k->isa, "avx2") == 0;
+    for (int q4 = 0; q4 < 2; q4++) {
+        synor_ttype ty = q4 ? SYNOR_TTYPE_Q4_0 : SYNOR_TTYPE_Q8_0;
+        size_t rb = (size_t)NB * (q4 ? 18 : 34);
+        static uint8_t data[R * C * 2];
+        for (int r = 0; r < R; r++)
+            ASSERT_OK(synor_ttype_quantize(ty, w + r * C, data + r * rb, C));
+        for (int T = 1; T <= 4; T++)
+            for (int acc = 0; acc < 2; acc++)
+                for (int t0 = 0; t0 + T <= TMAX; t0 += 3) {
+                    float y[4 * 5];
+                    for (int i = 0; i < 4 * 5; i++)
+                        y[i] = 0.25f * (float)(i % 3);
+                    k->tile_q(data, rb, qx + t0, T, NB, q4, y, 5, acc);
+                    for (int t = 0; t < 4; t++)
+                        for (int r = 0; r < 5; r++) {
+                            float got = y[t * 5 + r], base = 0.25f * (float)((t * 5 + r) % 3);
+                            if (t >= T || r >= 4) { /* outside the tile: untouched */
+                                ASSERT(got == base);
+                                continue;
+                            }
+                            const uint8_t *row = data + (size_t)r * rb;
+                            const llm_qrow *a = &qx[t0 + t];
+                            float want = (q4 ? g->dot_q4_0(row, a->q, a->d, a->c8, NB)
+                                             : g->dot_q8_0(row, a->q, a->d, NB)) +
+                                         (acc ? base : 0);
+                            ASSERT(fabsf(got - want) <= 1e-4f * (1 + fabsf(want)));
+                            if (alone) {
+                                float one[4] = {base, base, base, base};
+                                k->tile_q(data, rb, a, 1, NB, q4, one, 4, acc);
+                                ASSERT(memcmp(&one[r], &got, sizeof got) == 0);
+                            }
+                        }
+                }
+        llm_mat m = {.type = ty, .rows = R, .cols = C, .data = data, .row_bytes = rb};
+        for (int T = 1; T <= TMAX; T++)
+            for (int acc = 0; acc < 2; acc++) {
+                static float y[TMAX * R];
+                for (int i = 0; i < TMAX * R; i++)
+                    y[i] = 0.25f;
+                synor__llm_matmul(k, &m, 1, R - 1, T, NULL, 0, qx, y, R, acc);
+                for (int t = 0; t < T; t++)
+                    for (int r = 0; r < R; r++) {
+                        float got = y[t * R + r];
+                        if (r < 1 || r >= R - 1) {
+                            ASSERT(got == 0.25f);
+                            continue;
+                        }
+                        const uint8_t *row = data + (size_t)r * rb;
+                        float want = (q4 ? g->dot_q4_0(row, qx[t].q, qx[t].d, qx[t].c8, NB)
+                                         : g->dot_q8_0(row, qx[t].q, qx[t].d, NB)) +
+                                     (acc ? 0.25f : 0);
+                        ASSERT(fabsf(got - want) <= 1e-4f * (1 + fabsf(want)));
+                    }
+            }
+    }
+}
+
+TEST(quantized_tile_agrees)
+{
+    const llm_kernels *t[2];
+    int n = vector_tables(t), ran = 0;
+    for (int i = 0; i < n; i++)
+        if (t[i]->tile_q) {
+            quantized_tile_agrees_on(t[i]);
+            fprintf(stderr, "  %s: checked\n", t[i]->isa);
+            ran++;
+        }
+    if (!ran)
+        fprintf(stderr, "  skipped: no kernel table here has a quantized tile\n");
 }
 
 /* synor__llm_matmul on F32 weights for batches of every size the engine
@@ -1075,7 +1193,8 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(f32_matches_reference, packed_products_agree, f32_packed_is_bitwise_unpacked, elementwise_kernels_agree, f32_batch_tile_agrees,
+TEST_MAIN(f32_matches_reference, packed_products_agree, quantized_tile_agrees,
+          f32_packed_is_bitwise_unpacked, elementwise_kernels_agree, f32_batch_tile_agrees,
           f32_batches_of_any_size_agree, f32_rows_in_a_batch_are_bitwise_alone,
           attention_kernels_agree, packing_while_another_context_runs,
           no_pack_keeps_the_file_layout,

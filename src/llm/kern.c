@@ -321,7 +321,7 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
      * [r0, r1) in one pass over each group for all the rows; the rows
      * around them as below. */
     const uint8_t *pk = __atomic_load_n(&w->pack, __ATOMIC_ACQUIRE);
-    if (pk && k->tile_p && n >= synor__llm_pack_min_rows(w) && qx && qx[0].u) {
+    if (pk && k->tile_p && n >= synor__llm_pack_min_rows(w) && qx && (qx[0].u || !k->tiles_u)) {
         int g0 = (r0 + 7) / 8, g1 = r1 / 8, nb = w->cols / SYNOR_QK;
         if (g1 > w->rows / 8)
             g1 = w->rows / 8;
@@ -343,8 +343,10 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
     }
     /* Tiles of 4 weight rows x up to 4 activation rows where the CPU has
      * them: each weight block is loaded (and a Q4_0 block unpacked) once
-     * for 4 activation rows, each activation block once for 4 weight rows. */
-    if (k->tile_q && n >= 4 && (q4 || w->type == SYNOR_TTYPE_Q8_0)) {
+     * for 4 activation rows, each activation block once for 4 weight rows
+     * (from LLM_TILE_Q_MIN_ROWS rows: a speculative draft's catch-up of 2
+     * rows too). */
+    if (k->tile_q && n >= LLM_TILE_Q_MIN_ROWS && (q4 || w->type == SYNOR_TTYPE_Q8_0)) {
         int nb = w->cols / SYNOR_QK;
         for (; r0 + 4 <= r1; r0 += 4)
             for (int t = 0; t < n; t += 4)

@@ -52,9 +52,18 @@ static inline size_t synor__llm_pack_group_bytes(int q4, int nb)
  * products use them from one row (LLM_PACK_MIN_ROWS_Q4): the file's layout
  * costs a nibble unpacking, a horizontal sum and scalar work per row and
  * block, and one row's decode step ran 1.3x (110M) to 2x (15M) faster
- * packed. */
+ * packed (AVX-512); with the avx2 table on the Zen 3 VM, 1.7x (110M) and
+ * 1.7-2.4x (15M), and the kernel alone (256 x 768 in L2) 3.8x. */
 #define LLM_PACK_MIN_ROWS 2
 #define LLM_PACK_MIN_ROWS_Q4 1
+/* Unpacked Q8_0 / Q4_0 batches of at least this many rows go through
+ * tile_q, 4 rows at a time and the rest (1-3) in one last tile. On the
+ * Zen 3 VM the avx2 tile against one dot product per row and weight row
+ * (256 x 768 weights in L2, kernel alone): 2 rows 1.4x (Q8_0) and 1.3x
+ * (Q4_0) faster, 3 rows 1.55x / 1.7x, 4 rows 2x; one row 1.2-1.3x slower
+ * (the tile's lanes of absent rows are wasted), so decode steps keep the
+ * dot products. The avx512 tile runs 1-3 rows as dot products. */
+#define LLM_TILE_Q_MIN_ROWS 2
 /* The rows from which w's products take its packed weights. */
 static inline int synor__llm_pack_min_rows(const llm_mat *w)
 {
@@ -107,6 +116,9 @@ typedef struct llm_kernels {
      * NULL: none. */
     void (*tile_p2)(const uint8_t *pk, size_t gb, const llm_qrow *qx, int T, int nb, int q4,
                     float *y, size_t ldy, int acc);
+    /* Whether tile_q and tile_p read qx[t].u (the avx512 table's vpdpbusd;
+     * the avx2 tiles read qx[t].q): a batch's rows are shifted only then. */
+    int tiles_u;
     /* As tile_f32 for any T >= 1, with the activation rows in registers
      * several at a time, bitwise what tile_f32 gives each row; next: 4
      * weight rows (ws apart) to prefetch while the first pass runs, or
@@ -197,6 +209,11 @@ void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t ld
                             float *y, size_t ldy, int acc);
 void synor__llm_a5_tile_f32w(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                              float *y, size_t ldy, int acc, const float *next);
+/* kern_q_avx2.c, kern_p_avx2.c: the avx2 table's tile_q and tile_p. */
+void synor__llm_a2_tile_q(const uint8_t *w, size_t ws, const llm_qrow *qx, int T, int nb, int q4,
+                          float *y, size_t ldy, int acc);
+void synor__llm_a2_tile_p(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
+                          size_t ldy, int acc);
 /* kern_f32_x86.c: the avx2 table's F32 tiles, the same in 8 lanes. */
 void synor__llm_a2_tile_f32(const float *w, size_t ws, const float *x, size_t ldx, int T, int n,
                             float *y, size_t ldy, int acc);

@@ -30,6 +30,10 @@
  *   activations' c8 for the + 8). Whole chunks never cross a cache line.
  * Rows past the last whole group stay on the file's layout.
  *
+ * AVX2 has no vpdpbusd: its product (kern_p_avx2.c) makes the same lanes
+ * with vpmaddubsw on the signed activations q (Q8_0 by the sign trick,
+ * so the -128 * sum(w) above goes unread there).
+ *
  * F32 weights (where the kernels have tile_f32p: the avx2 table) are
  * packed in groups of 4 rows: for each 8 columns, those 8 of row 0, of
  * row 1, 2 and 3 (the last 8 zero-padded), so that a group is one
