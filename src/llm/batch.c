@@ -217,9 +217,9 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     synor__llm_populate(m);
     /* Contexts that run batches have the model's Q8_0/Q4_0 products
      * packed for them (once per model; pack.c) - not a model only
-     * inspected, nor one run a row at a time, but where Q4_0 or F32
-     * products use the packed weights for one row too. */
-    if (o.max_batch >= LLM_PACK_MIN_ROWS || synor__llm_model_has_q4(m) ||
+     * inspected, nor one run a row at a time, but where Q4_0, F32 or
+     * (small models) Q8_0 products use the packed weights for one row too. */
+    if (o.max_batch >= LLM_PACK_MIN_ROWS || synor__llm_model_packs_one_row(m) ||
         synor__llm_model_packs_f32(m))
         synor__llm_pack_model(m);
     for (unsigned i = 0; i < o.kv_blocks; i++)

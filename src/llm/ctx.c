@@ -92,7 +92,8 @@ static const llm_qrow *acts(synor_llm_ctx *c, llm_scratch *s, int n, int cols, c
             s->qrows[t].c8 = c8;
         }
     const uint8_t *pk = __atomic_load_n(&m->pack, __ATOMIC_ACQUIRE);
-    int tiles = (n >= 4 && c->k->tile_q) || (n >= synor__llm_pack_min_rows(m) && c->k->tile_p && pk);
+    /* pk first: a matrix's one_row is read only once its pack is seen */
+    int tiles = (n >= 4 && c->k->tile_q) || (pk && c->k->tile_p && n >= synor__llm_pack_min_rows(m));
     if (blk == SYNOR_QK && tiles && c->k->tiles_u && !s->qrows[0].u)
         for (int t = 0; t < n; t++) {
             uint8_t *u = s->u + (size_t)t * cols;

@@ -24,6 +24,9 @@ typedef struct llm_mat {
     /* Q8_0 / Q4_0: rows [0, rows / 8 * 8) repacked for batches; F32: rows
      * [0, rows / 4 * 4) in groups of 4 (pack.c); or NULL */
     const uint8_t *pack;
+    /* Q8_0 packed for one-row products too (pack.c: a model whose packed
+     * Q8_0 weights fit in the last-level cache, on the avx2 table) */
+    int one_row;
 } llm_mat;
 
 /* Bytes of a packed Q8_0 block of 8 rows, of a packed Q4_0 block's
@@ -64,10 +67,11 @@ static inline size_t synor__llm_pack_group_bytes(int q4, int nb)
  * (the tile's lanes of absent rows are wasted), so decode steps keep the
  * dot products. The avx512 tile runs 1-3 rows as dot products. */
 #define LLM_TILE_Q_MIN_ROWS 2
-/* The rows from which w's products take its packed weights. */
+/* The rows from which w's products take its packed weights (one_row: a
+ * Q8_0 matrix that pack.c packed for one row too). */
 static inline int synor__llm_pack_min_rows(const llm_mat *w)
 {
-    return w->type == SYNOR_TTYPE_Q4_0 ? LLM_PACK_MIN_ROWS_Q4 : LLM_PACK_MIN_ROWS;
+    return w->type == SYNOR_TTYPE_Q4_0 || w->one_row ? LLM_PACK_MIN_ROWS_Q4 : LLM_PACK_MIN_ROWS;
 }
 
 /* Activations quantized for Q8_0 / Q4_0 / Q8G weights: per row, cols int8
@@ -251,8 +255,9 @@ void synor__llm_pack_model(synor_llm *m);
  * the first 7-row batch of a fresh 110M F32 context: 221 ms faulting,
  * 94 ms populated, for 20 ms more at creation). Best effort. */
 void synor__llm_populate(synor_llm *m);
-/* Whether any of m's products is Q4_0; F32 (and packed for one row). */
-int synor__llm_model_has_q4(const synor_llm *m);
+/* Whether any of m's products is packed for one-row products too: Q4_0,
+ * or Q8_0 where synor__llm_pack_model sets one_row; F32 (packed). */
+int synor__llm_model_packs_one_row(const synor_llm *m);
 int synor__llm_model_packs_f32(synor_llm *m);
 void synor__llm_tile_p_ref(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
                            size_t ldy, int acc);

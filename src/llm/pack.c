@@ -45,6 +45,7 @@
  * most a quarter of the machine's memory. */
 #include <unistd.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,16 +198,72 @@ static llm_mat *mat_at(synor_llm *m, int i)
     return ls[i % 7];
 }
 
-int synor__llm_model_has_q4(const synor_llm *m)
+/* Bytes of m's products of type ty, packed. */
+static size_t packed_bytes_of(const synor_llm *m, int ty)
 {
-    int q4 = m->cls.type == SYNOR_TTYPE_Q4_0;
-    for (int l = 0; l < m->cfg.n_layers && !q4; l++) {
+    size_t total = m->cls.type == ty ? synor__llm_pack_size(&m->cls) : 0;
+    for (int l = 0; l < m->cfg.n_layers; l++) {
         const llm_layer *L = &m->layers[l];
         const llm_mat *ls[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
         for (int i = 0; i < 7; i++)
-            q4 |= ls[i]->type == SYNOR_TTYPE_Q4_0;
+            if (ls[i]->type == ty)
+                total += synor__llm_pack_size(ls[i]);
     }
-    return q4;
+    return total;
+}
+
+/* Bytes of CPU 0's last-level cache as Linux's sysfs describes it (the
+ * highest level of index0..index7), or 0 unknown. Not sysconf's
+ * _SC_LEVEL3_CACHE_SIZE: glibc reads it from CPUID, which on the Zen 3 VM
+ * says 256 MB where the guest's cache is 32 MB. */
+static size_t last_level_cache(void)
+{
+    size_t best = 0;
+    int level = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[96], buf[32];
+        int lv = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        int ok = fscanf(f, "%d", &lv) == 1;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (!ok || lv < level || !(f = fopen(path, "r")))
+            continue;
+        unsigned long v = 0;
+        char unit = 0;
+        if (fgets(buf, sizeof buf, f) && sscanf(buf, "%lu%c", &v, &unit) >= 1) {
+            size_t b = (size_t)v * (unit == 'K' ? 1024u : unit == 'M' ? 1048576u : 1u);
+            if (lv > level || b > best)
+                best = b;
+            level = lv;
+        }
+        fclose(f);
+    }
+    return best;
+}
+
+/* Whether one-row Q8_0 products take the packed weights: on the avx2
+ * table (whose packed product uses the signed activations as they are)
+ * when the model's packed Q8_0 weights fit in the last-level cache. The
+ * packed layout is 1.18x the file's bytes and cheaper in instructions: on
+ * the Zen 3 VM one-row decode of the 15M shape (17 MB, L3 32 MB) ran
+ * 7-16% faster packed, of the 110M shape (117 MB) 7-16% slower
+ * (docs/BENCHMARKS.md). */
+static int q8_one_row(const synor_llm *m)
+{
+    const llm_kernels *k = synor__llm_kernels();
+    if (m->no_pack || !k->tile_p || k->tiles_u)
+        return 0;
+    size_t q8 = packed_bytes_of(m, SYNOR_TTYPE_Q8_0), llc = last_level_cache();
+    return q8 > 0 && llc > 0 && q8 <= llc;
+}
+
+int synor__llm_model_packs_one_row(const synor_llm *m)
+{
+    return packed_bytes_of(m, SYNOR_TTYPE_Q4_0) > 0 || q8_one_row(m);
 }
 
 /* Bytes of the F32 products' packed copy. */
@@ -252,10 +309,13 @@ static void pack_model(synor_llm *m)
         return;
     synor__huge_pages(mem, total); /* streamed every step */
     size_t off = 0;
+    int one = q8_one_row(m);
     for (int i = 0; i < nm; i++) {
         llm_mat *w = mat_at(m, i);
         if (!packs(m, w, f32))
             continue;
+        /* set before the pack pointer is published (release) */
+        w->one_row = one && w->type == SYNOR_TTYPE_Q8_0;
         synor__llm_pack(w, mem + off);
         off += (synor__llm_pack_size(w) + 63) / 64 * 64;
     }
