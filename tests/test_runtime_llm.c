@@ -343,6 +343,29 @@ static int vector_tables(const llm_kernels *t[2])
     return n;
 }
 
+/* check(k) on every vectorized table of this CPU that has the kernel
+ * (has(k)), naming each; a message naming `what` when none has it. */
+static void on_vector_tables(int (*has)(const llm_kernels *), void (*check)(const llm_kernels *),
+                             const char *what)
+{
+    const llm_kernels *t[2];
+    int n = vector_tables(t), ran = 0;
+    for (int i = 0; i < n; i++)
+        if (has(t[i])) {
+            check(t[i]);
+            fprintf(stderr, "  %s: checked\n", t[i]->isa);
+            ran++;
+        }
+    if (!ran)
+        fprintf(stderr, "  skipped: no kernel table here has %s\n", what);
+}
+
+static int has_tile_f32w(const llm_kernels *k) { return k->tile_f32w != NULL; }
+static int has_tile_f32p(const llm_kernels *k) { return k->tile_f32p != NULL; }
+static int has_tile_q(const llm_kernels *k) { return k->tile_q != NULL; }
+static int has_attention(const llm_kernels *k) { return k->att_scores && k->att_mix; }
+static int has_elementwise(const llm_kernels *k) { return k->softmax && k->swiglu; }
+
 /* Every vectorized kernel this CPU runs agrees with the portable one. */
 TEST(kernels_agree_with_portable)
 {
@@ -546,16 +569,7 @@ static void f32_batch_tile_agrees_on(const llm_kernels *k)
 
 TEST(f32_batch_tile_agrees)
 {
-    const llm_kernels *t[2];
-    int n = vector_tables(t), ran = 0;
-    for (int i = 0; i < n; i++)
-        if (t[i]->tile_f32w) {
-            f32_batch_tile_agrees_on(t[i]);
-            fprintf(stderr, "  %s: checked\n", t[i]->isa);
-            ran++;
-        }
-    if (!ran)
-        fprintf(stderr, "  skipped: no kernel table here has an F32 batch tile\n");
+    on_vector_tables(has_tile_f32w, f32_batch_tile_agrees_on, "an F32 batch tile");
 }
 
 /* The quantized tile (tile_q, where a table has it) against the portable
@@ -648,16 +662,7 @@ static void quantized_tile_agrees_on(const llm_kernels *k)
 
 TEST(quantized_tile_agrees)
 {
-    const llm_kernels *t[2];
-    int n = vector_tables(t), ran = 0;
-    for (int i = 0; i < n; i++)
-        if (t[i]->tile_q) {
-            quantized_tile_agrees_on(t[i]);
-            fprintf(stderr, "  %s: checked\n", t[i]->isa);
-            ran++;
-        }
-    if (!ran)
-        fprintf(stderr, "  skipped: no kernel table here has a quantized tile\n");
+    on_vector_tables(has_tile_q, quantized_tile_agrees_on, "a quantized tile");
 }
 
 /* synor__llm_matmul on F32 weights for batches of every size the engine
@@ -751,11 +756,9 @@ TEST(f32_rows_in_a_batch_are_bitwise_alone)
  * prefetch of the next group), over ranges that start on a group (the
  * packed path), inside one (the file's layout) and end past the last
  * whole group; 203 columns (a tail of 3, zero-padded in the packing). */
-TEST(f32_packed_is_bitwise_unpacked)
+static void f32_packed_is_bitwise_unpacked_on(const llm_kernels *k)
 {
     enum { R = 38, C = 203, TMAX = 19 };
-    const llm_kernels *t[2];
-    int nt = vector_tables(t), ran = 0;
     static float w[R * C], x[TMAX * C], yp[TMAX * R], yu[TMAX * R];
     uint64_t st = 29;
     fill(w, R * C, &st, 700.0f);
@@ -774,26 +777,22 @@ TEST(f32_packed_is_bitwise_unpacked)
     ASSERT(pf[1 * 832 + (200 / 8) * 32 + 2 * 8 + 1] == w[(4 + 2) * C + 201]);
     ASSERT(pf[1 * 832 + (200 / 8) * 32 + 2 * 8 + 5] == 0.0f);
     static const int ranges[][2] = {{0, R}, {4, 36}, {1, 35}, {16, 38}};
-    for (int k = 0; k < nt; k++) {
-        if (!t[k]->tile_f32p)
-            continue;
-        ran++;
-        for (int T = 1; T <= TMAX; T++)
-            for (int g = 0; g < 4; g++)
-                for (int acc = 0; acc < 2; acc++) {
-                    for (int i = 0; i < TMAX * R; i++)
-                        yp[i] = yu[i] = 0.5f + (float)(i % 7);
-                    synor__llm_matmul(t[k], &m, ranges[g][0], ranges[g][1], T, x, C, NULL, yp, R,
-                                      acc);
-                    synor__llm_matmul(t[k], &plain, ranges[g][0], ranges[g][1], T, x, C, NULL, yu,
-                                      R, acc);
-                    ASSERT(memcmp(yp, yu, sizeof yp) == 0);
-                }
-        fprintf(stderr, "  %s: checked\n", t[k]->isa);
-    }
-    if (!ran)
-        fprintf(stderr, "  skipped: no kernel table here packs F32 weights\n");
+    for (int T = 1; T <= TMAX; T++)
+        for (int g = 0; g < 4; g++)
+            for (int acc = 0; acc < 2; acc++) {
+                for (int i = 0; i < TMAX * R; i++)
+                    yp[i] = yu[i] = 0.5f + (float)(i % 7);
+                synor__llm_matmul(k, &m, ranges[g][0], ranges[g][1], T, x, C, NULL, yp, R, acc);
+                synor__llm_matmul(k, &plain, ranges[g][0], ranges[g][1], T, x, C, NULL, yu, R,
+                                  acc);
+                ASSERT(memcmp(yp, yu, sizeof yp) == 0);
+            }
     free(pk);
+}
+
+TEST(f32_packed_is_bitwise_unpacked)
+{
+    on_vector_tables(has_tile_f32p, f32_packed_is_bitwise_unpacked_on, "packed F32 weights");
 }
 
 /* The attention kernels (where the CPU has them) against the portable
@@ -834,16 +833,7 @@ static void attention_kernels_agree_on(const llm_kernels *k)
 
 TEST(attention_kernels_agree)
 {
-    const llm_kernels *t[2];
-    int n = vector_tables(t), ran = 0;
-    for (int i = 0; i < n; i++)
-        if (t[i]->att_scores && t[i]->att_mix) {
-            attention_kernels_agree_on(t[i]);
-            fprintf(stderr, "  %s: checked\n", t[i]->isa);
-            ran++;
-        }
-    if (!ran)
-        fprintf(stderr, "  skipped: no kernel table here has attention kernels\n");
+    on_vector_tables(has_attention, attention_kernels_agree_on, "attention kernels");
 }
 
 /* The vectorized softmax and SwiGLU against the portable loops (expf):
@@ -889,16 +879,7 @@ static void elementwise_kernels_agree_on(const llm_kernels *k)
 
 TEST(elementwise_kernels_agree)
 {
-    const llm_kernels *t[2];
-    int n = vector_tables(t), ran = 0;
-    for (int i = 0; i < n; i++)
-        if (t[i]->softmax && t[i]->swiglu) {
-            elementwise_kernels_agree_on(t[i]);
-            fprintf(stderr, "  %s: checked\n", t[i]->isa);
-            ran++;
-        }
-    if (!ran)
-        fprintf(stderr, "  skipped: no kernel table here has element-wise kernels\n");
+    on_vector_tables(has_elementwise, elementwise_kernels_agree_on, "element-wise kernels");
 }
 
 /* A context of one-row batches decodes on one thread while another
