@@ -343,6 +343,23 @@ static int vector_tables(const llm_kernels *t[2])
     return n;
 }
 
+/* T activation rows of C floats (x, row t at x + t * C) quantized as the
+ * engine quantizes them for Q8_0 / Q4_0 products (blocks of 32, by the
+ * portable kernel), with the c8 and the q + 128 rows the products read. */
+static void quantize_rows(const float *x, int T, int C, int8_t *q, uint8_t *u, float *d,
+                          float *c8, llm_qrow *qx)
+{
+    const llm_kernels *g = &synor__llm_kernels_generic;
+    int NB = C / 32;
+    for (int t = 0; t < T; t++) {
+        g->quantize_row(x + t * C, q + t * C, d + t * NB, C, 32);
+        synor__llm_block_c8(q + t * C, d + t * NB, NB, c8 + t * NB);
+        for (int i = 0; i < C; i++)
+            u[t * C + i] = (uint8_t)(q[t * C + i] ^ 0x80);
+        qx[t] = (llm_qrow){.q = q + t * C, .d = d + t * NB, .u = u + t * C, .c8 = c8 + t * NB};
+    }
+}
+
 /* check(k) on every vectorized table of this CPU that has the kernel
  * (has(k)), naming each; a message naming `what` when none has it. */
 static void on_vector_tables(int (*has)(const llm_kernels *), void (*check)(const llm_kernels *),
@@ -426,13 +443,7 @@ static void packed_products_agree_on(const llm_kernels *k)
     static uint8_t u[TMAX * C];
     static float d[TMAX * NB], c8[TMAX * NB];
     llm_qrow qx[TMAX];
-    for (int t = 0; t < TMAX; t++) {
-        g->quantize_row(x + t * C, q + t * C, d + t * NB, C, 32);
-        synor__llm_block_c8(q + t * C, d + t * NB, NB, c8 + t * NB);
-        for (int i = 0; i < C; i++)
-            u[t * C + i] = (uint8_t)(q[t * C + i] ^ 0x80);
-        qx[t] = (llm_qrow){.q = q + t * C, .d = d + t * NB, .u = u + t * C, .c8 = c8 + t * NB};
-    }
+    quantize_rows(x, TMAX, C, q, u, d, c8, qx);
     for (int q4 = 0; q4 < 2; q4++) {
         synor_ttype ty = q4 ? SYNOR_TTYPE_Q4_0 : SYNOR_TTYPE_Q8_0;
         size_t rb = (size_t)NB * (q4 ? 18 : 34);
@@ -595,13 +606,7 @@ static void quantized_tile_agrees_on(const llm_kernels *k)
     static uint8_t u[TMAX * C];
     static float d[TMAX * NB], c8[TMAX * NB];
     llm_qrow qx[TMAX];
-    for (int t = 0; t < TMAX; t++) {
-        g->quantize_row(x + t * C, q + t * C, d + t * NB, C, 32);
-        synor__llm_block_c8(q + t * C, d + t * NB, NB, c8 + t * NB);
-        for (int i = 0; i < C; i++)
-            u[t * C + i] = (uint8_t)(q[t * C + i] ^ 0x80);
-        qx[t] = (llm_qrow){.q = q + t * C, .d = d + t * NB, .u = u + t * C, .c8 = c8 + t * NB};
-    }
+    quantize_rows(x, TMAX, C, q, u, d, c8, qx);
     int alone = strcmp(k->isa, "avx2") == 0;
     for (int q4 = 0; q4 < 2; q4++) {
         synor_ttype ty = q4 ? SYNOR_TTYPE_Q4_0 : SYNOR_TTYPE_Q8_0;
