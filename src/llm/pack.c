@@ -250,7 +250,7 @@ static size_t last_level_cache(void)
  * when the model's packed Q8_0 weights fit in the last-level cache. The
  * packed layout is 1.18x the file's bytes and cheaper in instructions: on
  * the Zen 3 VM one-row decode of the 15M shape (17 MB, L3 32 MB) ran
- * 7-16% faster packed, of the 110M shape (117 MB) 7-16% slower
+ * 12-38% faster packed, of the 110M shape (117 MB) 7-16% slower
  * (docs/BENCHMARKS.md). */
 static int q8_one_row(const synor_llm *m)
 {
@@ -286,7 +286,7 @@ int synor__llm_model_packs_f32(synor_llm *m)
 }
 
 /* What pack_model packs of w: its type's kernels, and for F32 the size. */
-static int packs(synor_llm *m, const llm_mat *w, int f32)
+static int packs(const llm_mat *w, int f32)
 {
     if (w->type == SYNOR_TTYPE_F32)
         return f32 && synor__llm_packable(w);
@@ -302,7 +302,7 @@ static void pack_model(synor_llm *m)
     int nm = 7 * m->cfg.n_layers + 1, f32 = synor__llm_model_packs_f32(m);
     size_t total = 0;
     for (int i = 0; i < nm; i++)
-        if (packs(m, mat_at(m, i), f32))
+        if (packs(mat_at(m, i), f32))
             total += (synor__llm_pack_size(mat_at(m, i)) + 63) / 64 * 64;
     uint8_t *mem = total ? synor__malloc_aligned(total) : NULL;
     if (!mem) /* the file's layout still works: batches are slower */
@@ -312,7 +312,7 @@ static void pack_model(synor_llm *m)
     int one = q8_one_row(m);
     for (int i = 0; i < nm; i++) {
         llm_mat *w = mat_at(m, i);
-        if (!packs(m, w, f32))
+        if (!packs(w, f32))
             continue;
         /* set before the pack pointer is published (release) */
         w->one_row = one && w->type == SYNOR_TTYPE_Q8_0;
