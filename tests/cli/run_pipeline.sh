@@ -103,7 +103,14 @@ fi
 # API and cuBLAS; tests/cuda_mock)
 mock=$(dirname "$S")/tests/cuda-mock
 if [[ -e $mock/libcuda.so.1 && -e $mock/libcublas.so.13 ]]; then
-  check cuda       [ "$(LD_LIBRARY_PATH=$mock rc "$S" run "$W" --opencl off --strategy pipeline --stages 2 --perfmodel "$tmp/pm-cuda.json" --measure-cache "$MC")" = 0 ]
+  # Under AddressSanitizer, LeakSanitizer's tracer (GCC 12's libasan)
+  # crashes scanning thread-local storage at this run's exit on some hosts
+  # ("Tracer caught signal 11" on a Zen 3 VM, kernel 6.18, with the tree of
+  # before session 12 too); without that scan it reports glibc's own dlopen
+  # scope array (add_to_global_resize, suppressed in tests/lsan.supp). The
+  # rest of the leak check stays on; outside ASan the option is unread.
+  lsan=${LSAN_OPTIONS:+$LSAN_OPTIONS:}use_tls=0
+  check cuda       [ "$(LSAN_OPTIONS=$lsan LD_LIBRARY_PATH=$mock rc "$S" run "$W" --opencl off --strategy pipeline --stages 2 --perfmodel "$tmp/pm-cuda.json" --measure-cache "$MC")" = 0 ]
   check cuda-devs  sh -c 'grep -qE "^  [01] +cpu " "$0" && grep -qE "^  [01] +cuda0 " "$0"' "$tmp/out"
   check cuda-nums  consistent 2
   check cuda-sum   [ "$(sum)" = "$ref" ]
