@@ -219,8 +219,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
      * packed for them (once per model; pack.c) - not a model only
      * inspected, nor one run a row at a time, but where Q4_0, F32 or
      * (small models) Q8_0 products use the packed weights for one row too. */
-    if (o.max_batch >= LLM_PACK_MIN_ROWS || synor__llm_model_packs_one_row(m) ||
-        synor__llm_model_packs_f32(m))
+    if (o.max_batch >= LLM_PACK_MIN_ROWS || synor__llm_model_packs_one_row(m))
         synor__llm_pack_model(m);
     for (unsigned i = 0; i < o.kv_blocks; i++)
         c->free_blocks[i] = (int)(o.kv_blocks - 1 - i);

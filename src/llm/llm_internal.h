@@ -256,9 +256,8 @@ void synor__llm_pack_model(synor_llm *m);
  * 94 ms populated, for 20 ms more at creation). Best effort. */
 void synor__llm_populate(synor_llm *m);
 /* Whether any of m's products is packed for one-row products too: Q4_0,
- * or Q8_0 where synor__llm_pack_model sets one_row; F32 (packed). */
+ * Q8_0 where synor__llm_pack_model sets one_row, F32 where it packs it. */
 int synor__llm_model_packs_one_row(const synor_llm *m);
-int synor__llm_model_packs_f32(synor_llm *m);
 void synor__llm_tile_p_ref(const uint8_t *pk, const llm_qrow *qx, int T, int nb, int q4, float *y,
                            size_t ldy, int acc);
 

@@ -261,28 +261,20 @@ static int q8_one_row(const synor_llm *m)
     return q8 > 0 && llc > 0 && q8 <= llc;
 }
 
-int synor__llm_model_packs_one_row(const synor_llm *m)
-{
-    return packed_bytes_of(m, SYNOR_TTYPE_Q4_0) > 0 || q8_one_row(m);
-}
-
-/* Bytes of the F32 products' packed copy. */
-static size_t f32_pack_bytes(synor_llm *m)
-{
-    size_t total = 0;
-    for (int i = 0; i < 7 * m->cfg.n_layers + 1; i++)
-        if (mat_at(m, i)->type == SYNOR_TTYPE_F32)
-            total += synor__llm_pack_size(mat_at(m, i));
-    return total;
-}
-
-int synor__llm_model_packs_f32(synor_llm *m)
+/* Whether the F32 products are packed (where the kernels have tile_f32p):
+ * only when the copy is at most a quarter of the machine's memory. */
+static int packs_f32(const synor_llm *m)
 {
     if (m->no_pack || !synor__llm_kernels()->tile_f32p)
         return 0;
-    size_t total = f32_pack_bytes(m);
+    size_t total = packed_bytes_of(m, SYNOR_TTYPE_F32);
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     return total > 0 && (pages <= 0 || psz <= 0 || total <= (size_t)pages * (size_t)psz / 4);
+}
+
+int synor__llm_model_packs_one_row(const synor_llm *m)
+{
+    return packed_bytes_of(m, SYNOR_TTYPE_Q4_0) > 0 || q8_one_row(m) || packs_f32(m);
 }
 
 /* What pack_model packs of w: its type's kernels, and for F32 the size. */
@@ -299,7 +291,7 @@ static void pack_model(synor_llm *m)
 {
     if (m->packed || m->no_pack)
         return;
-    int nm = 7 * m->cfg.n_layers + 1, f32 = synor__llm_model_packs_f32(m);
+    int nm = 7 * m->cfg.n_layers + 1, f32 = packs_f32(m);
     size_t total = 0;
     for (int i = 0; i < nm; i++)
         if (packs(mat_at(m, i), f32))
