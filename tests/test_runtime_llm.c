@@ -416,6 +416,88 @@ TEST(no_pack_keeps_the_file_layout)
     synor_runtime_destroy(rt);
 }
 
+/* This process's resident kilobytes of the mapping that holds p
+ * (/proc/self/smaps), or -1. */
+static long rss_kb_of(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    int in = 0;
+    long kb = -1;
+    while (kb < 0 && fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = (uintptr_t)p >= a && (uintptr_t)p < b;
+        else if (in && !strncmp(line, "Rss:", 4))
+            kb = strtol(line + 4, NULL, 10);
+    }
+    fclose(f);
+    return kb;
+}
+
+/* Where the kernels pack F32 products (the avx2 table), a context of
+ * batches lets go of the file's pages of the packed rows (pack.c): the
+ * mapping's resident part falls well below the file, stays there through
+ * batches of 80 rows over 4 sequences (SGEMM from the copy, the tied
+ * embedding's rows from it too), and the logits are those of the model
+ * kept in the file's layout. */
+TEST(packed_f32_lets_go_of_the_file_pages)
+{
+    char p[128];
+    path_of(p, sizeof p, "f32-drop.gguf");
+    synor_llm_synth s = tiny();
+    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
+    synor_llm_load_opts plain = {.no_pack = 1};
+    synor_llm *m0, *m1;
+    ASSERT_OK(synor_llm_load(p, &plain, &m0));
+    ASSERT_OK(synor_llm_load(p, NULL, &m1));
+    int V = synor_llm_hparams_get(m0)->vocab_size;
+    synor_runtime *rt = runtime(2);
+    ASSERT(rt);
+    synor_llm_ctx_opts many = {.max_seqs = 4, .max_batch = 4 * NP};
+    synor_llm_ctx *c0, *c1;
+    ASSERT_OK(synor_llm_ctx_create(m0, rt, &many, &c0));
+    ASSERT_OK(synor_llm_ctx_create(m1, rt, &many, &c1));
+    int packs = m1->layers[0].wq.pack != NULL;
+    long file_kb, before = rss_kb_of(m1->layers[0].wq.data);
+    FILE *f = fopen(p, "rb");
+    ASSERT(f && fseek(f, 0, SEEK_END) == 0);
+    file_kb = ftell(f) / 1024;
+    fclose(f);
+    if (packs) {
+        ASSERT(m1->embd.pack == m1->cls.pack); /* the tied classifier's copy */
+        fprintf(stderr, "  after packing, %ld of the file's %ld KiB resident\n", before, file_kb);
+        ASSERT(before >= 0 && before < file_kb / 2);
+    } else {
+        fprintf(stderr, "  this CPU's kernels keep F32 in the file's layout: nothing let go "
+                        "(mapping %ld of %ld KiB resident)\n",
+                before, file_kb);
+    }
+    int32_t toks[4 * NP];
+    unsigned seqs[4 * NP];
+    uint8_t want[4 * NP];
+    for (int i = 0; i < 4 * NP; i++)
+        toks[i] = prompt[i % NP], seqs[i] = (unsigned)(i / NP), want[i] = i % NP == NP - 1;
+    ASSERT_OK(synor_llm_batch(c0, 4 * NP, toks, seqs, want));
+    ASSERT_OK(synor_llm_batch(c1, 4 * NP, toks, seqs, want));
+    for (size_t r = 0; r < 4; r++) {
+        size_t row = r * NP + NP - 1;
+        const float *a = synor_llm_logits(c0, row), *b = synor_llm_logits(c1, row);
+        ASSERT(a && b);
+        for (int i = 0; i < V; i++)
+            ASSERT(fabsf(a[i] - b[i]) <= 1e-4f * (1 + fabsf(a[i])));
+    }
+    if (packs)
+        ASSERT(rss_kb_of(m1->layers[0].wq.data) < file_kb / 2);
+    synor_llm_ctx_destroy(c0);
+    synor_llm_ctx_destroy(c1);
+    synor_llm_destroy(m0);
+    synor_llm_destroy(m1);
+    synor_runtime_destroy(rt);
+}
+
 TEST(sampler)
 {
     float l[5] = {0.5f, 2.0f, 1.0f, 2.0f, -1.0f};
@@ -607,4 +689,4 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(f32_matches_reference, packing_while_another_context_runs, no_pack_keeps_the_file_layout, quantized_close_to_reference, batches_agree_with_single_tokens, llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing, context_length_is_enforced, sampler, missing_or_misshapen_tensor_is_named, embeddings, resumed_generation_rebuilds_the_same_cache, cleanup)
+TEST_MAIN(f32_matches_reference, packing_while_another_context_runs, no_pack_keeps_the_file_layout, packed_f32_lets_go_of_the_file_pages, quantized_close_to_reference, batches_agree_with_single_tokens, llama2c_checkpoint_same_as_gguf, kv_pool_exhaustion_changes_nothing, context_length_is_enforced, sampler, missing_or_misshapen_tensor_is_named, embeddings, resumed_generation_rebuilds_the_same_cache, cleanup)

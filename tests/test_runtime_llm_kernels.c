@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blas_api.h"
 #include "llm/llm_internal.h"
 #include "synor/error.h"
 #include "synor/model.h"
@@ -503,6 +504,73 @@ TEST(f32_packed_is_bitwise_unpacked)
     on_vector_tables(has_tile_f32p, f32_packed_is_bitwise_unpacked_on, "packed F32 weights");
 }
 
+/* A packed F32 product no longer reads the packed rows of the file
+ * (pack.c lets go of their pages): SGEMM's batches (where OpenBLAS is
+ * loaded: the portable table from 16 rows, the vector tables from their
+ * f32w_rows_max) unpack slices of the copy, and synor__llm_mat_row reads
+ * a row from it. The file's packed rows are poisoned with NaN here (the
+ * tail rows past the last whole group stay readable): the products and
+ * rows must still be those of the plain matrix. 300 rows: slices of 128,
+ * 128 and 40 packed rows, then the tail of 0 (300 = 75 groups); 298 rows:
+ * a tail of 2. */
+static void f32_sgemm_reads_the_copy_on(const llm_kernels *k, int rows, int T)
+{
+    enum { C = 203, RMAX = 300, TMAX = 72 };
+    static float w[RMAX * C], poison[RMAX * C], x[TMAX * C], yp[TMAX * RMAX], yu[TMAX * RMAX];
+    static float row[C];
+    uint64_t st = 31;
+    fill(w, rows * C, &st, 700.0f);
+    fill(x, TMAX * C, &st, 900.0f);
+    llm_mat m = {.type = SYNOR_TTYPE_F32, .rows = rows, .cols = C, .data = (const uint8_t *)w,
+                 .row_bytes = C * sizeof(float)};
+    llm_mat plain = m;
+    uint8_t *pk = malloc(synor__llm_pack_size(&m));
+    ASSERT(pk != NULL);
+    synor__llm_pack(&m, pk);
+    int whole = rows / 4 * 4;
+    for (int i = 0; i < rows * C; i++)
+        poison[i] = i < whole * C ? NAN : w[i];
+    m.data = (const uint8_t *)poison;
+    static const int ranges[][2] = {{0, RMAX}, {16, 288}, {3, 131}};
+    for (int g = 0; g < 3; g++)
+        for (int acc = 0; acc < 2; acc++) {
+            int r0 = ranges[g][0], r1 = ranges[g][1] < rows ? ranges[g][1] : rows;
+            for (int i = 0; i < TMAX * RMAX; i++)
+                yp[i] = yu[i] = 0.25f + (float)(i % 5);
+            synor__llm_matmul(k, &m, r0, r1, T, x, C, NULL, yp, RMAX, acc);
+            synor__llm_matmul(k, &plain, r0, r1, T, x, C, NULL, yu, RMAX, acc);
+            for (int t = 0; t < T; t++)
+                for (int r = r0; r < r1; r++) {
+                    float a = yp[t * RMAX + r], b = yu[t * RMAX + r];
+                    ASSERT(isfinite(a));
+                    ASSERT(fabsf(a - b) <= 1e-5f * (1 + fabsf(b)));
+                }
+        }
+    for (int r = 0; r < rows; r += 37) {
+        synor__llm_mat_row(&m, r, row);
+        ASSERT(memcmp(row, w + (size_t)r * C, sizeof row) == 0);
+    }
+    free(pk);
+}
+
+TEST(f32_sgemm_reads_the_packed_copy)
+{
+    if (!synor__blas()) {
+        fprintf(stderr, "  skipped: OpenBLAS is not loaded here\n");
+        return;
+    }
+    f32_sgemm_reads_the_copy_on(&synor__llm_kernels_generic, 300, 16);
+    f32_sgemm_reads_the_copy_on(&synor__llm_kernels_generic, 298, 40);
+    const llm_kernels *t[2];
+    int n = vector_tables(t);
+    for (int i = 0; i < n; i++)
+        if (t[i]->f32w_rows_max) {
+            f32_sgemm_reads_the_copy_on(t[i], 300, t[i]->f32w_rows_max);
+            f32_sgemm_reads_the_copy_on(t[i], 298, 72);
+            fprintf(stderr, "  %s: checked\n", t[i]->isa);
+        }
+}
+
 /* The attention kernels (where the CPU has them) against the portable
  * loops: heads of 16, 64 and 20 floats (no vector path), 1..16 positions
  * a stride apart. */
@@ -590,4 +658,4 @@ TEST(elementwise_kernels_agree)
     on_vector_tables(has_elementwise, elementwise_kernels_agree_on, "element-wise kernels");
 }
 
-TEST_MAIN(kernels_agree_with_portable, packed_products_agree, quantized_tile_agrees, f32_batch_tile_agrees, f32_batches_of_any_size_agree, f32_rows_in_a_batch_are_bitwise_alone, f32_packed_is_bitwise_unpacked, attention_kernels_agree, elementwise_kernels_agree)
+TEST_MAIN(kernels_agree_with_portable, packed_products_agree, quantized_tile_agrees, f32_batch_tile_agrees, f32_batches_of_any_size_agree, f32_rows_in_a_batch_are_bitwise_alone, f32_packed_is_bitwise_unpacked, f32_sgemm_reads_the_packed_copy, attention_kernels_agree, elementwise_kernels_agree)

@@ -129,6 +129,14 @@ void synor_gguf_close(synor_gguf *g); /* accepts NULL */
  * file is read on demand then, as before); SYNOR_EIO with the system's
  * reason. */
 int synor_gguf_populate(const synor_gguf *g);
+/* The opposite for a range of the file's bytes [p, p + n) (a tensor's
+ * data: a synor_gguf_tensor's data and bytes): the process lets go of the
+ * whole pages inside it, and its resident memory shrinks by them; touched
+ * again, they are read back from the file (the page cache). What an engine
+ * calls on weights it has copied into another layout and no longer reads.
+ * 0; SYNOR_EINVAL for a range outside the file's mapping; SYNOR_EIO with
+ * the system's reason. */
+int synor_gguf_drop_pages(const synor_gguf *g, const void *p, size_t n);
 const char *synor_gguf_path(const synor_gguf *g);
 uint32_t synor_gguf_version(const synor_gguf *g);
 
@@ -241,6 +249,8 @@ int synor_l2c_open(const char *path, synor_l2c **out);
 void synor_l2c_close(synor_l2c *m); /* accepts NULL */
 /* As synor_gguf_populate, for a llama2.c checkpoint. */
 int synor_l2c_populate(const synor_l2c *m);
+/* As synor_gguf_drop_pages, for a llama2.c checkpoint. */
+int synor_l2c_drop_pages(const synor_l2c *m, const void *p, size_t n);
 const synor_l2c_config *synor_l2c_config_get(const synor_l2c *m);
 /* layer is ignored for the weights that are not per layer; SYNOR_ERANGE
  * for a layer out of range, SYNOR_EINVAL for an unknown weight. */

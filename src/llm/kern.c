@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/blas_api.h"
+#include "common/common.h"
 #include "llm/llm_internal.h"
 #include "synor/model.h"
 
@@ -257,6 +258,29 @@ static float row_dot(const llm_kernels *k, const llm_mat *w, int r, const float 
     }
 }
 
+/* SGEMM of rows [r0, r1) of w, all in its packed F32 copy pk, over slices
+ * of LLM_SGEMM_SLICE rows unpacked into a buffer (in L2; the copy is read
+ * once, as SGEMM read the file's rows). 0 without memory for the buffer
+ * (the caller reads the file's rows then). */
+#define LLM_SGEMM_SLICE 128
+static int sgemm_unpacked(const synor__blas_api *blas, const llm_mat *w, const float *pk, int r0,
+                          int r1, int n, const float *x, size_t ldx, float *y, size_t ldy,
+                          int accumulate)
+{
+    float *buf = synor__malloc((size_t)LLM_SGEMM_SLICE * (size_t)w->cols * sizeof *buf);
+    if (!buf)
+        return 0;
+    for (int a = r0; a < r1; a += LLM_SGEMM_SLICE) {
+        int b = r1 - a < LLM_SGEMM_SLICE ? r1 : a + LLM_SGEMM_SLICE;
+        synor__llm_unpack_f32(w, pk, a, b, buf, (size_t)w->cols);
+        blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, b - a, w->cols, 1.0f, x,
+                    (blasint)ldx, buf, (blasint)w->cols, accumulate ? 1.0f : 0.0f, y + a,
+                    (blasint)ldy);
+    }
+    synor__free(buf);
+    return 1;
+}
+
 void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, int n,
                        const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
                        int accumulate)
@@ -308,8 +332,15 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
         return;
     }
     /* Otherwise OpenBLAS's SGEMM (Y = X W^T), which blocks for the caches
-     * and the registers as no dot loop can. */
+     * and the registers as no dot loop can; rows packed (pack.c, whose
+     * file pages are let go) from slices unpacked from the copy. */
     if (w->type == SYNOR_TTYPE_F32 && n >= 16 && (blas = synor__blas()) != NULL) {
+        const float *pk = (const float *)(const void *)__atomic_load_n(&w->pack, __ATOMIC_ACQUIRE);
+        int pr1 = r1 < w->rows / 4 * 4 ? r1 : w->rows / 4 * 4;
+        if (pk && r0 < pr1 && sgemm_unpacked(blas, w, pk, r0, pr1, n, x, ldx, y, ldy, accumulate))
+            r0 = pr1;
+        if (r0 >= r1)
+            return;
         const float *wr = (const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes);
         blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, w->cols, 1.0f, x,
                     (blasint)ldx, wr, (blasint)(w->row_bytes / sizeof(float)),
@@ -373,6 +404,13 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
 
 void synor__llm_mat_row(const llm_mat *w, int row, float *out)
 {
+    const float *pk = w->type == SYNOR_TTYPE_F32 ? (const float *)(const void *)__atomic_load_n(
+                                                       &w->pack, __ATOMIC_ACQUIRE)
+                                                 : NULL;
+    if (pk && row < w->rows / 4 * 4) { /* the file's pages may be let go (pack.c) */
+        synor__llm_unpack_f32(w, pk, row, row + 1, out, (size_t)w->cols);
+        return;
+    }
     const uint8_t *p = w->data + (size_t)row * w->row_bytes;
     if (w->type == LLM_TTYPE_Q8G) {
         const int8_t *q = (const int8_t *)p;

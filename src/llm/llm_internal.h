@@ -249,6 +249,15 @@ int synor__llm_packable(const llm_mat *w);
 size_t synor__llm_pack_size(const llm_mat *w);
 void synor__llm_pack(llm_mat *w, uint8_t *out);
 void synor__llm_pack_model(synor_llm *m);
+/* Rows [r0, r1) (below rows / 4 * 4) of w from its packed F32 copy pk,
+ * in the file's layout (row r at out + (r - r0) * ld): the same floats as
+ * the file's rows. */
+void synor__llm_unpack_f32(const llm_mat *w, const float *pk, int r0, int r1, float *out,
+                           size_t ld);
+/* load.c: lets go of the model file's pages of [p, p + n) (read back from
+ * the file if touched again; synor_gguf_drop_pages). Best effort: 0 or
+ * the error, nothing changed. */
+int synor__llm_drop_pages(const synor_llm *m, const void *p, size_t n);
 /* Maps every page of the model's file ahead, once per model (synor_gguf_
  * populate): a context that runs batches reads every weight, and the first
  * batch then takes no page fault per page of them (on the development VM

@@ -343,6 +343,13 @@ static const char *weight_type(const synor_llm *m)
     return t == LLM_TTYPE_Q8G ? "Q8 groups" : synor_ttype_name(t);
 }
 
+int synor__llm_drop_pages(const synor_llm *m, const void *p, size_t n)
+{
+    return m->gguf ? synor_gguf_drop_pages(m->gguf, p, n)
+           : m->l2c ? synor_l2c_drop_pages(m->l2c, p, n)
+                    : 0;
+}
+
 static pthread_mutex_t populate_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void synor__llm_populate(synor_llm *m)

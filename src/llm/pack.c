@@ -91,6 +91,25 @@ static void pack_f32(llm_mat *w, uint8_t *out)
             }
 }
 
+void synor__llm_unpack_f32(const llm_mat *w, const float *pk, int r0, int r1, float *out,
+                           size_t ld)
+{
+    size_t gf = synor__llm_pack_group_f32(w->cols);
+    int n = w->cols, tail = n % 8;
+    for (int g = r0 / 4; g * 4 < r1; g++) {
+        const float *src = pk + (size_t)g * gf;
+        /* the group's rows in [r0, r1), read as the one stream it is */
+        int j0 = g * 4 < r0 ? r0 - g * 4 : 0, j1 = g * 4 + 4 > r1 ? r1 - g * 4 : 4;
+        float *dst = out + (size_t)(g * 4 + j0 - r0) * ld;
+        int c = 0;
+        for (; c + 8 <= n; c += 8, src += 32)
+            for (int j = j0; j < j1; j++)
+                memcpy(dst + (size_t)(j - j0) * ld + c, src + j * 8, 8 * sizeof(float));
+        for (int j = j0; tail && j < j1; j++)
+            memcpy(dst + (size_t)(j - j0) * ld + c, src + j * 8, (size_t)tail * sizeof(float));
+    }
+}
+
 static float f16_at(const uint8_t *p)
 {
     uint16_t h;
@@ -285,6 +304,26 @@ static int packs(const llm_mat *w, int f32)
     return synor__llm_kernels()->tile_p && synor__llm_packable(w);
 }
 
+/* Packed F32 rows are read from the copy alone (kern.c: the tiles, and
+ * SGEMM over slices unpacked from it; synor__llm_mat_row), so the process
+ * lets go of the file's pages of them as each is packed: the model is not
+ * held twice (110M F32: 440 MB). A classifier tied to the embedding gives
+ * the embedding its copy too (its rows are read a token at a time through
+ * synor__llm_mat_row); other rows the embedding shares stay. Best effort. */
+static void drop_f32_pages(synor_llm *m, const llm_mat *w)
+{
+    if (w->type != SYNOR_TTYPE_F32)
+        return;
+    llm_mat *e = &m->embd;
+    if (w == &m->cls && e->data == w->data && e->type == w->type && e->rows == w->rows &&
+        e->cols == w->cols && e->row_bytes == w->row_bytes)
+        __atomic_store_n(&e->pack, w->pack, __ATOMIC_RELEASE);
+    const uint8_t *e0 = e->data, *e1 = e0 + (size_t)e->rows * e->row_bytes;
+    size_t n = (size_t)(w->rows / 4 * 4) * w->row_bytes;
+    if (e->pack == w->pack || w->data >= e1 || w->data + n <= e0)
+        (void)synor__llm_drop_pages(m, w->data, n);
+}
+
 static pthread_mutex_t pack_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void pack_model(synor_llm *m)
@@ -310,6 +349,7 @@ static void pack_model(synor_llm *m)
         w->one_row = one && w->type == SYNOR_TTYPE_Q8_0;
         synor__llm_pack(w, mem + off);
         off += (synor__llm_pack_size(w) + 63) / 64 * 64;
+        drop_f32_pages(m, w);
     }
     m->packed = mem;
     m->packed_bytes = total;

@@ -104,6 +104,13 @@ int synor_gguf_populate(const synor_gguf *g)
     return synor__map_populate(&g->map, g->path);
 }
 
+int synor_gguf_drop_pages(const synor_gguf *g, const void *p, size_t n)
+{
+    if (!g)
+        return synor__error(SYNOR_EINVAL, "synor_gguf_drop_pages: no file");
+    return synor__map_drop(&g->map, g->path, p, n);
+}
+
 void synor_gguf_close(synor_gguf *g)
 {
     if (!g)

@@ -164,6 +164,13 @@ int synor_l2c_populate(const synor_l2c *m)
     return synor__map_populate(&m->map, m->path);
 }
 
+int synor_l2c_drop_pages(const synor_l2c *m, const void *p, size_t n)
+{
+    if (!m)
+        return synor__error(SYNOR_EINVAL, "synor_l2c_drop_pages: no file");
+    return synor__map_drop(&m->map, m->path, p, n);
+}
+
 void synor_l2c_close(synor_l2c *m)
 {
     if (!m)

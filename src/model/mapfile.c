@@ -71,6 +71,21 @@ int synor__map_populate(const synor__mapping *m, const char *path)
     return synor__error(SYNOR_ENOTSUP, "%s: this system cannot map a file's pages ahead", path);
 }
 
+int synor__map_drop(const synor__mapping *m, const char *path, const void *p, size_t n)
+{
+    uintptr_t lo = (uintptr_t)m->data, hi = lo + m->size, a = (uintptr_t)p;
+    if (!m->data || a < lo || n > hi - a)
+        return synor__error(SYNOR_EINVAL, "%s: a range of %zu bytes outside its mapping", path, n);
+    long ps = sysconf(_SC_PAGESIZE);
+    uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+    uintptr_t s = (a + page - 1) & ~(page - 1), e = (a + n) & ~(page - 1);
+    /* a private read-only mapping of a file: its dropped pages are the
+     * file's again at the next touch (never zeros, as anonymous memory's) */
+    if (e > s && madvise((void *)s, e - s, MADV_DONTNEED) != 0)
+        return synor__error(SYNOR_EIO, "%s: cannot drop its pages: %s", path, strerror(errno));
+    return 0;
+}
+
 int synor__afile_open(synor__afile *f, const char *path)
 {
     memset(f, 0, sizeof *f);

@@ -23,6 +23,10 @@ int synor__map_file(const char *path, synor__mapping *m);
 void synor__unmap_file(synor__mapping *m);
 /* synor_gguf_populate's work on a mapping; path names the file in errors. */
 int synor__map_populate(const synor__mapping *m, const char *path);
+/* Drops this process's pages of [p, p + n) (the whole pages inside it)
+ * from the mapping m: touched again, they are read back from the file.
+ * SYNOR_EINVAL when the range is not inside m. */
+int synor__map_drop(const synor__mapping *m, const char *path, const void *p, size_t n);
 
 /* A file written sequentially into a temporary beside path, then fsynced
  * and renamed over path by commit (and the directory fsynced): a crash or
