@@ -22,11 +22,8 @@
  * for one row), one row 5-16% faster, 2-6 rows 6-36%; 4-6 rows still cost
  * 1.2-1.4 one-row steps. */
 #if defined(__x86_64__)
-#include <immintrin.h>
-
+#include "llm/kern_x86.h"
 #include "llm/llm_internal.h"
-
-#define T5 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 
 /* 4 rows of F32 weights times one activation row: 5 loads for 4
  * multiply-adds, the rows read from memory once per row (a decode step),
@@ -188,19 +185,9 @@ T5 void synor__llm_a5_tile_f32(const float *w, size_t ws, const float *x, size_t
  * packs the weights first; on a Zen 3 VM a 5-row step cost 2.2 one-row
  * steps and a 16-row step 3.7 (docs/BENCHMARKS.md). Order of every sum:
  * one 8-lane accumulator over the columns, 8 at a time, the masked tail
- * last, then hsum256 - so, as above, a row's result is bitwise the one it
+ * last, then x86_hsum8 - so, as above, a row's result is bitwise the one it
  * gets alone. 16 ymm registers hold 4T accumulators, the T activation
  * vectors and a weight vector: T <= 3 a pass. */
-#define T2 __attribute__((target("avx2,fma,f16c")))
-
-T2 static inline float a2_hsum(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 /* The lanes below `left` (1..7) of an 8-float load. */
 T2 static inline __m256i a2_tail_mask(int left)
 {
@@ -264,7 +251,7 @@ a2_f32_4xT(const float *w, size_t ws, const float *x, size_t ldx, const int T, i
     }
     for (int t = 0; t < T; t++)
         for (int r = 0; r < 4; r++) {
-            float v = a2_hsum(s[r][t]), *o = y + (size_t)t * ldy + r;
+            float v = x86_hsum8(s[r][t]), *o = y + (size_t)t * ldy + r;
             *o = acc ? *o + v : v;
         }
 }

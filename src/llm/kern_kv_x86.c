@@ -10,25 +10,13 @@
  * fp32 (llama.cpp's CPU path converts the same way). Rows are rounded to
  * F16 to nearest even, bitwise what the portable synor_f32_to_f16 gives. */
 #if defined(__x86_64__)
-#include <immintrin.h>
-
+#include "llm/kern_x86.h"
 #include "llm/llm_internal.h"
 #include "synor/model.h"
-
-#define T2 __attribute__((target("avx2,fma,f16c")))
-#define T5 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
 
 T2 static inline __m256 ld8(const uint16_t *p)
 {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
-}
-
-T2 static inline float hsum8(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
 }
 
 /* Attention of one head over an F32 cache, positions ks floats apart (a
@@ -53,7 +41,7 @@ T2 void synor__llm_a2_att_scores(const float *q, const float *k, size_t ks, int 
         }
         if (i < hs)
             a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(kp + i), a0);
-        out[p] = hsum8(_mm256_add_ps(a0, a1)) * scale;
+        out[p] = x86_hsum8(_mm256_add_ps(a0, a1)) * scale;
     }
 }
 
@@ -86,7 +74,7 @@ T2 void synor__llm_a2_att_scores_f16(const float *q, const uint16_t *k, size_t k
         }
         for (; i + 8 <= hs; i += 8)
             a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), ld8(kp + i), a0);
-        float s = hsum8(_mm256_add_ps(a0, a1));
+        float s = x86_hsum8(_mm256_add_ps(a0, a1));
         for (; i < hs; i++)
             s += q[i] * _cvtsh_ss(kp[i]);
         out[p] = s * scale;

@@ -23,12 +23,11 @@
  * own lanes through the same operations in the same order, so a row's
  * result is bitwise the same in a pass of any size. */
 #if defined(__x86_64__)
-#include <immintrin.h>
 #include <string.h>
 
+#include "llm/kern_x86.h"
 #include "llm/llm_internal.h"
 
-#define T2 __attribute__((target("avx2,fma,f16c")))
 #define INL __attribute__((always_inline)) inline
 
 /* 4 bytes of an activation row in every 32-bit lane. */

@@ -32,12 +32,11 @@
  * 2.2 (Q4_0) for the dot products; vpunpck and vpaddd in place of
  * vphaddd no faster. */
 #if defined(__x86_64__)
-#include <immintrin.h>
 #include <string.h>
 
+#include "llm/kern_x86.h"
 #include "llm/llm_internal.h"
 
-#define T2 __attribute__((target("avx2,fma,f16c")))
 #define INL __attribute__((always_inline)) inline
 
 /* A block's fp16 scale in all 8 lanes. */

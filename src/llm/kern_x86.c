@@ -8,22 +8,11 @@
  * instructions (vpmaddubsw, vpdpbusd) on |w| and x * sign(w), which gives
  * w * x exactly for |w| <= 127 (quantized weights never hold -128). */
 #if defined(__x86_64__)
-#include <immintrin.h>
 #include <string.h>
 
+#include "llm/kern_x86.h"
 #include "llm/llm_internal.h"
 #include "synor/model.h"
-
-#define T2 __attribute__((target("avx2,fma,f16c")))
-#define T5 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-
-T2 static inline float hsum256(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 T2 static inline float scale_of(const uint8_t *b)
 {
@@ -46,7 +35,7 @@ T2 static float a2_dot_f32(const float *w, const float *x, int n)
     }
     for (; i + 8 <= n; i += 8)
         a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
-    float s = hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    float s = x86_hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     for (; i < n; i++)
         s += w[i] * x[i];
     return s;
@@ -62,7 +51,7 @@ T2 static float a2_dot_f16(const uint16_t *w, const float *x, int n)
         a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + i), a0);
         a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + i + 8), a1);
     }
-    float s = hsum256(_mm256_add_ps(a0, a1));
+    float s = x86_hsum8(_mm256_add_ps(a0, a1));
     for (; i < n; i++)
         s += _cvtsh_ss(w[i]) * x[i];
     return s;
@@ -77,7 +66,7 @@ T2 static float a2_dot_bf16(const uint16_t *w, const float *x, int n)
         a0 = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(v, 16)), _mm256_loadu_ps(x + i),
                              a0);
     }
-    float s = hsum256(a0);
+    float s = x86_hsum8(a0);
     for (; i < n; i++)
         s += synor_bf16_to_f32(w[i]) * x[i];
     return s;
@@ -133,7 +122,7 @@ T2 static inline __m256i unpack_q4(const uint8_t *qs)
             __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + b * 32));         \
             acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_of(w) * xd[b]), MULSUM(w0, x0), acc0);     \
         }                                                                                          \
-        return hsum256(_mm256_add_ps(acc0, acc1));                                                 \
+        return x86_hsum8(_mm256_add_ps(acc0, acc1));                                                 \
     }
 DOT_Q8_0(a2_dot_q8_0, T2, a2_mul_sum_i8, Q8_0_AHEAD)
 
@@ -160,7 +149,7 @@ T2 static float a2_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd,
         acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * xd[b]), _mm256_cvtepi32_ps(p), acc);
         corr += dw * c8[b];
     }
-    return hsum256(acc) - corr;
+    return x86_hsum8(acc) - corr;
 }
 
 /* Q8 groups: gs a multiple of 32 (llama2.c exports use 64). */
@@ -178,7 +167,7 @@ T2 static float a2_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, 
                                    _mm256_loadu_si256((const __m256i *)(const void *)(xq + j))));
         acc = _mm256_fmadd_ps(_mm256_set1_ps(ws[g] * xd[g]), sum, acc);
     }
-    return hsum256(acc);
+    return x86_hsum8(acc);
 }
 
 /* As the portable kernel: block 32 vectorized (llama.cpp's rounding),
@@ -339,7 +328,7 @@ T5 static float a5_dot_q4_0(const uint8_t *w, const int8_t *xq, const float *xd,
         acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d0 * xd[b]), _mm256_cvtepi32_ps(p0), acc0);
         corr += d0 * c8[b];
     }
-    return hsum256(_mm256_add_ps(acc0, acc1)) - corr;
+    return x86_hsum8(_mm256_add_ps(acc0, acc1)) - corr;
 }
 
 T5 static float a5_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, const float *xd,
@@ -357,7 +346,7 @@ T5 static float a5_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, 
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(ws[g] * xd[g]), _mm256_cvtepi32_ps(sum), acc);
     }
-    return hsum256(acc);
+    return x86_hsum8(acc);
 }
 
 /* 4 weight rows x 4 activation rows of Q8_0 / Q4_0 blocks, for batches
@@ -391,7 +380,7 @@ T5 static float a5_dot_q8g(const int8_t *wq, const float *ws, const int8_t *xq, 
         _mm256_mul_ps(dw, _mm256_set1_ps(qx[t].d[b])), s##r##t);
 #define A5_OUT(r, t)                                                                        \
     {                                                                                       \
-        float v = hsum256(s##r##t), *o = y + (size_t)(t) * ldy + (r);                       \
+        float v = x86_hsum8(s##r##t), *o = y + (size_t)(t) * ldy + (r);                       \
         *o = acc ? *o + v : v;                                                              \
     }
 #define A5_TILE(NAME, Q4)                                                                   \

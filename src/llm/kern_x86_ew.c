@@ -4,13 +4,10 @@
  * kern_x86.c and only called where synor__llm_kernels found the CPU has
  * it. */
 #if defined(__x86_64__)
-#include <immintrin.h>
 #include <math.h>
 
+#include "llm/kern_x86.h"
 #include "llm/llm_internal.h"
-
-#define T5 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-#define T2 __attribute__((target("avx2,fma,f16c")))
 
 /* e^x for 16 floats: x = n ln 2 + r (|r| <= ln 2 / 2, ln 2 in two parts),
  * e^r by Cephes' expf polynomial (within 1-2 ulp of expf), times 2^n by
