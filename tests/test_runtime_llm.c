@@ -45,6 +45,18 @@ static int tiny_model(const char *leaf, synor_ttype t, const synor_llm_load_opts
     return e ? e : synor_llm_load(p, lo, m);
 }
 
+/* The tiny model of type t written under leaf and loaded twice: kept in
+ * the file's layout (no_pack) into *plain, and as a context packs it
+ * into *packed. */
+static int tiny_pair(const char *leaf, synor_ttype t, synor_llm **plain, synor_llm **packed)
+{
+    synor_llm_load_opts np = {.no_pack = 1};
+    int e = tiny_model(leaf, t, &np, plain);
+    if (!e && (e = tiny_model(leaf, t, NULL, packed)))
+        synor_llm_destroy(*plain);
+    return e;
+}
+
 static synor_runtime *runtime(unsigned workers) { return llm_test_runtime(workers); }
 
 static const int32_t prompt[] = {1,   40, 41, 42,  80,  300, 7,   99, 260, 261,
@@ -383,14 +395,8 @@ TEST(packing_while_another_context_runs)
  * its batch agrees with the packed model's. */
 TEST(no_pack_keeps_the_file_layout)
 {
-    char p[128];
-    path_of(p, sizeof p, "no-pack.gguf");
-    synor_llm_synth s = tiny();
-    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, p));
-    synor_llm_load_opts plain = {.no_pack = 1};
     synor_llm *m0, *m1;
-    ASSERT_OK(synor_llm_load(p, &plain, &m0));
-    ASSERT_OK(synor_llm_load(p, NULL, &m1));
+    ASSERT_OK(tiny_pair("no-pack.gguf", SYNOR_TTYPE_Q8_0, &m0, &m1));
     int V = synor_llm_hparams_get(m0)->vocab_size;
     synor_runtime *rt = runtime(2);
     ASSERT(rt);
@@ -445,14 +451,8 @@ static long rss_kb_of(const void *p)
  * kept in the file's layout. */
 TEST(packed_f32_lets_go_of_the_file_pages)
 {
-    char p[128];
-    path_of(p, sizeof p, "f32-drop.gguf");
-    synor_llm_synth s = tiny();
-    ASSERT_OK(synor_llm_synth_gguf(&s, SYNOR_TTYPE_F32, p));
-    synor_llm_load_opts plain = {.no_pack = 1};
     synor_llm *m0, *m1;
-    ASSERT_OK(synor_llm_load(p, &plain, &m0));
-    ASSERT_OK(synor_llm_load(p, NULL, &m1));
+    ASSERT_OK(tiny_pair("f32-drop.gguf", SYNOR_TTYPE_F32, &m0, &m1));
     int V = synor_llm_hparams_get(m0)->vocab_size;
     synor_runtime *rt = runtime(2);
     ASSERT(rt);
@@ -462,7 +462,7 @@ TEST(packed_f32_lets_go_of_the_file_pages)
     ASSERT_OK(synor_llm_ctx_create(m1, rt, &many, &c1));
     int packs = m1->layers[0].wq.pack != NULL;
     long file_kb, before = rss_kb_of(m1->layers[0].wq.data);
-    FILE *f = fopen(p, "rb");
+    FILE *f = fopen(synor_gguf_path(m1->gguf), "rb");
     ASSERT(f && fseek(f, 0, SEEK_END) == 0);
     file_kb = ftell(f) / 1024;
     fclose(f);
