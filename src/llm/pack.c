@@ -40,9 +40,11 @@
  * sequential stream. A one-row step on the file's layout reads 4 rows
  * side by side, which the Zen 3 development VM's prefetchers follow less
  * well: packed, its one-row products stream 4-15% faster (and the same
- * tile gives the same bits: kern_f32_x86.c). The copy is the model's F32
- * size again (110M: 440 MB), so it is made only for F32 weights of at
- * most a quarter of the machine's memory. */
+ * tile gives the same bits: kern_f32_x86.c). The copy then stands in for
+ * the file's pages of the rows it holds, which the process lets go of
+ * (drop_f32_pages): the F32 bytes are held once. While a matrix is copied
+ * both are held, so it is made only for F32 weights of at most a quarter
+ * of the machine's memory. */
 #include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
