@@ -317,6 +317,43 @@ TEST(writer_rejects_a_bad_alignment)
     unlink(path);
 }
 
+/* synor_gguf_drop_pages: a tensor's pages let go are read back from the
+ * file (the same bytes, not zeros); a range outside the mapping (before
+ * it, past it, running off its end) is refused naming the file, and the
+ * mapping is left as it was. (That the resident part falls is checked by
+ * test_runtime_llm's packed_f32_lets_go_of_the_file_pages.) */
+TEST(dropped_pages_read_back_from_the_file)
+{
+    enum { N = 64 * 1024 }; /* 256 KiB of F32: whole pages inside it */
+    float *v = malloc(N * sizeof *v);
+    ASSERT(v != NULL);
+    for (int i = 0; i < N; i++)
+        v[i] = (float)i * 0.25f - 7.0f;
+    synor_gguf_writer *w = NULL;
+    ASSERT_OK(synor_gguf_writer_create(&w));
+    uint64_t ne[1] = {N};
+    ASSERT_OK(synor_gguf_writer_add_tensor(w, "big", SYNOR_TTYPE_F32, 1, ne, v));
+    const char *path = tmp("drop.gguf");
+    ASSERT_OK(synor_gguf_writer_save(w, path));
+    synor_gguf_writer_destroy(w);
+    synor_gguf *g = NULL;
+    ASSERT_OK(synor_gguf_open(path, &g));
+    const synor_gguf_tensor *t = synor_gguf_tensor_find(g, "big");
+    ASSERT(t != NULL && t->bytes == N * sizeof(float));
+    ASSERT(memcmp(t->data, v, t->bytes) == 0); /* every page mapped in */
+    ASSERT_OK(synor_gguf_drop_pages(g, t->data, t->bytes));
+    ASSERT(memcmp(t->data, v, t->bytes) == 0); /* read back from the file */
+    ASSERT_OK(synor_gguf_drop_pages(g, t->data, 0));
+    ASSERT_EQ(synor_gguf_drop_pages(g, v, 16), SYNOR_EINVAL);
+    ASSERT(strstr(synor_errmsg(), "drop.gguf") != NULL);
+    ASSERT_EQ(synor_gguf_drop_pages(g, (const char *)t->data + 1, t->bytes), SYNOR_EINVAL);
+    ASSERT_EQ(synor_gguf_drop_pages(NULL, t->data, 16), SYNOR_EINVAL);
+    ASSERT(memcmp(t->data, v, t->bytes) == 0);
+    synor_gguf_close(g);
+    free(v);
+    unlink(path);
+}
+
 /* ---- hand-built files: every metadata type, version 2 ---- */
 
 TEST(every_metadata_type)
@@ -608,5 +645,6 @@ TEST(hand_built_corruptions)
     rmdir(dir);
 }
 
-TEST_MAIN(writer_round_trip, writer_rejects_a_bad_alignment, every_metadata_type,
+TEST_MAIN(writer_round_trip, writer_rejects_a_bad_alignment, dropped_pages_read_back_from_the_file,
+          every_metadata_type,
           truncated_files_are_rejected, corrupt_fields_are_named, hand_built_corruptions)

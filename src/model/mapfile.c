@@ -74,7 +74,7 @@ int synor__map_populate(const synor__mapping *m, const char *path)
 int synor__map_drop(const synor__mapping *m, const char *path, const void *p, size_t n)
 {
     uintptr_t lo = (uintptr_t)m->data, hi = lo + m->size, a = (uintptr_t)p;
-    if (!m->data || a < lo || n > hi - a)
+    if (!m->data || a < lo || a > hi || n > hi - a)
         return synor__error(SYNOR_EINVAL, "%s: a range of %zu bytes outside its mapping", path, n);
     long ps = sysconf(_SC_PAGESIZE);
     uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
