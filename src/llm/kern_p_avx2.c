@@ -38,6 +38,16 @@ T2 static INL __m256i bcast4(const int8_t *p)
     return _mm256_set1_epi32(v);
 }
 
+/* The 8 weight rows' sums s[t] of each activation row t into y (added
+ * to it with acc). */
+T2 static INL void a2p_store(const __m256 *s, const int T, float *y, size_t ldy, int acc)
+{
+    for (int t = 0; t < T; t++) {
+        float *out = y + (size_t)t * ldy;
+        _mm256_storeu_ps(out, acc ? _mm256_add_ps(_mm256_loadu_ps(out), s[t]) : s[t]);
+    }
+}
+
 /* The packed Q4_0 group times T (1..4, a constant) activation rows. */
 T2 static INL void a2p_q4(const uint8_t *pk, const llm_qrow *qx, const int T, int nb, float *y,
                           size_t ldy, int acc)
@@ -72,10 +82,7 @@ T2 static INL void a2p_q4(const uint8_t *pk, const llm_qrow *qx, const int T, in
                 s[t]);
         }
     }
-    for (int t = 0; t < T; t++) {
-        float *out = y + (size_t)t * ldy;
-        _mm256_storeu_ps(out, acc ? _mm256_add_ps(_mm256_loadu_ps(out), s[t]) : s[t]);
-    }
+    a2p_store(s, T, y, ldy, acc);
 }
 
 /* The packed Q8_0 group times T (1..4, a constant) activation rows. */
@@ -104,10 +111,7 @@ T2 static INL void a2p_q8(const uint8_t *pk, const llm_qrow *qx, const int T, in
             s[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[t]),
                                    _mm256_mul_ps(dw, _mm256_set1_ps(qx[t].d[b])), s[t]);
     }
-    for (int t = 0; t < T; t++) {
-        float *out = y + (size_t)t * ldy;
-        _mm256_storeu_ps(out, acc ? _mm256_add_ps(_mm256_loadu_ps(out), s[t]) : s[t]);
-    }
+    a2p_store(s, T, y, ldy, acc);
 }
 
 /* One copy per (T, weight type), the constants folded in. */
