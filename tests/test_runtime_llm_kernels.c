@@ -223,8 +223,8 @@ static void packed_products_agree_on(const llm_kernels *k)
         llm_mat plain = m;
         plain.pack = NULL;
         for (int T = 1; T <= TMAX; T += 5) {
-            synor__llm_matmul(k, &m, 3, 27, T, NULL, 0, qx, yp, R, 0);
-            synor__llm_matmul(k, &plain, 3, 27, T, NULL, 0, qx, yu, R, 0);
+            synor__llm_matmul(k, &m, 3, 27, T, NULL, 0, qx, yp, R, 0, NULL);
+            synor__llm_matmul(k, &plain, 3, 27, T, NULL, 0, qx, yu, R, 0, NULL);
             for (int t = 0; t < T; t++)
                 for (int r = 3; r < 27; r++)
                     ASSERT(fabsf(yp[t * R + r] - yu[t * R + r]) <=
@@ -351,7 +351,7 @@ static void quantized_tile_agrees_on(const llm_kernels *k)
                 static float y[TMAX * R];
                 for (int i = 0; i < TMAX * R; i++)
                     y[i] = 0.25f;
-                synor__llm_matmul(k, &m, 1, R - 1, T, NULL, 0, qx, y, R, acc);
+                synor__llm_matmul(k, &m, 1, R - 1, T, NULL, 0, qx, y, R, acc, NULL);
                 for (int t = 0; t < T; t++)
                     for (int r = 0; r < R; r++) {
                         float got = y[t * R + r];
@@ -394,7 +394,7 @@ TEST(f32_batches_of_any_size_agree)
             int T = sizes[s];
             for (int i = 0; i < TMAX * R; i++)
                 y[i] = 0.25f;
-            synor__llm_matmul(k, &m, 2, 21, T, x, C, NULL, y, R, acc);
+            synor__llm_matmul(k, &m, 2, 21, T, x, C, NULL, y, R, acc, NULL);
             for (int t = 0; t < T; t++)
                 for (int r = 0; r < R; r++) {
                     float got = y[t * R + r];
@@ -447,11 +447,11 @@ TEST(f32_rows_in_a_batch_are_bitwise_alone)
             for (int acc = 0; acc < 2; acc++) {
                 for (int i = 0; i < TMAX * R; i++)
                     y[i] = 0.5f + (float)(i % 7);
-                synor__llm_matmul(tables[k], &m, 1, R - 1, T, x, C, NULL, y, R, acc);
+                synor__llm_matmul(tables[k], &m, 1, R - 1, T, x, C, NULL, y, R, acc, NULL);
                 for (int t = 0; t < T; t++) {
                     for (int r = 0; r < R; r++)
                         one[r] = 0.5f + (float)((t * R + r) % 7);
-                    synor__llm_matmul(tables[k], &m, 1, R - 1, 1, x + t * C, C, NULL, one, R, acc);
+                    synor__llm_matmul(tables[k], &m, 1, R - 1, 1, x + t * C, C, NULL, one, R, acc, NULL);
                     ASSERT(memcmp(one, y + t * R, sizeof one) == 0);
                 }
             }
@@ -491,9 +491,9 @@ static void f32_packed_is_bitwise_unpacked_on(const llm_kernels *k)
             for (int acc = 0; acc < 2; acc++) {
                 for (int i = 0; i < TMAX * R; i++)
                     yp[i] = yu[i] = 0.5f + (float)(i % 7);
-                synor__llm_matmul(k, &m, ranges[g][0], ranges[g][1], T, x, C, NULL, yp, R, acc);
+                synor__llm_matmul(k, &m, ranges[g][0], ranges[g][1], T, x, C, NULL, yp, R, acc, NULL);
                 synor__llm_matmul(k, &plain, ranges[g][0], ranges[g][1], T, x, C, NULL, yu, R,
-                                  acc);
+                                  acc, NULL);
                 ASSERT(memcmp(yp, yu, sizeof yp) == 0);
             }
     free(pk);
@@ -506,14 +506,17 @@ TEST(f32_packed_is_bitwise_unpacked)
 
 /* A packed F32 product no longer reads the packed rows of the file
  * (pack.c lets go of their pages): SGEMM's batches (where OpenBLAS is
- * loaded: the portable table from 16 rows, the vector tables from their
- * f32w_rows_max) unpack slices of the copy, and synor__llm_mat_row reads
- * a row from it. The file's packed rows are poisoned with NaN here (the
+ * loaded: the portable table from 16 rows, the avx2 table its blocks of
+ * gemm_block rows: here one at row 0 of as many rows, and one at row 8, the
+ * 8 rows before it through the tile, which reads the copy too) unpack slices
+ * of the copy, and
+ * synor__llm_mat_row reads a row from it. The file's packed rows are poisoned with NaN here (the
  * tail rows past the last whole group stay readable): the products and
  * rows must still be those of the plain matrix. 300 rows: slices of 128,
  * 128 and 40 packed rows, then the tail of 0 (300 = 75 groups); 298 rows:
  * a tail of 2. */
-static void f32_sgemm_reads_the_copy_on(const llm_kernels *k, int rows, int T)
+static void f32_sgemm_reads_the_copy_on(const llm_kernels *k, int rows, int T,
+                                        const llm_gemm_blocks *blocks)
 {
     enum { C = 203, RMAX = 300, TMAX = 72 };
     static float w[RMAX * C], poison[RMAX * C], x[TMAX * C], yp[TMAX * RMAX], yu[TMAX * RMAX];
@@ -532,13 +535,16 @@ static void f32_sgemm_reads_the_copy_on(const llm_kernels *k, int rows, int T)
         poison[i] = i < whole * C ? NAN : w[i];
     m.data = (const uint8_t *)poison;
     static const int ranges[][2] = {{0, RMAX}, {16, 288}, {3, 131}};
-    for (int g = 0; g < 3; g++)
+    /* rows through the tile read the copy from a range's first whole
+     * group only (the engine's ranges start on one): not from row 3 */
+    int nranges = blocks && blocks->start[0] > 0 ? 2 : 3;
+    for (int g = 0; g < nranges; g++)
         for (int acc = 0; acc < 2; acc++) {
             int r0 = ranges[g][0], r1 = ranges[g][1] < rows ? ranges[g][1] : rows;
             for (int i = 0; i < TMAX * RMAX; i++)
                 yp[i] = yu[i] = 0.25f + (float)(i % 5);
-            synor__llm_matmul(k, &m, r0, r1, T, x, C, NULL, yp, RMAX, acc);
-            synor__llm_matmul(k, &plain, r0, r1, T, x, C, NULL, yu, RMAX, acc);
+            synor__llm_matmul(k, &m, r0, r1, T, x, C, NULL, yp, RMAX, acc, blocks);
+            synor__llm_matmul(k, &plain, r0, r1, T, x, C, NULL, yu, RMAX, acc, blocks);
             for (int t = 0; t < T; t++)
                 for (int r = r0; r < r1; r++) {
                     float a = yp[t * RMAX + r], b = yu[t * RMAX + r];
@@ -559,16 +565,82 @@ TEST(f32_sgemm_reads_the_packed_copy)
         fprintf(stderr, "  skipped: OpenBLAS is not loaded here\n");
         return;
     }
-    f32_sgemm_reads_the_copy_on(&synor__llm_kernels_generic, 300, 16);
-    f32_sgemm_reads_the_copy_on(&synor__llm_kernels_generic, 298, 40);
+    f32_sgemm_reads_the_copy_on(&synor__llm_kernels_generic, 300, 16, NULL);
+    f32_sgemm_reads_the_copy_on(&synor__llm_kernels_generic, 298, 40, NULL);
     const llm_kernels *t[2];
     int n = vector_tables(t);
+    static const int at0[] = {0}, at8[] = {8};
+    const llm_gemm_blocks one = {at0, 1}, late = {at8, 1};
     for (int i = 0; i < n; i++)
-        if (t[i]->f32w_rows_max) {
-            f32_sgemm_reads_the_copy_on(t[i], 300, t[i]->f32w_rows_max);
-            f32_sgemm_reads_the_copy_on(t[i], 298, 72);
+        if (t[i]->gemm_block > 0 && t[i]->gemm_block <= 64) {
+            f32_sgemm_reads_the_copy_on(t[i], 300, t[i]->gemm_block, &one);
+            f32_sgemm_reads_the_copy_on(t[i], 298, t[i]->gemm_block + 8, &late);
             fprintf(stderr, "  %s: checked\n", t[i]->isa);
         }
+}
+
+/* SGEMM blocks (the avx2 table, where OpenBLAS is loaded): in a batch of
+ * 5 + 3m + 17 rows (m = gemm_block) with blocks at rows 5, 5 + m (next to
+ * each other: one call where synor__llm_sgemm_merges) and 5 + 2m + 11,
+ * every row outside them is bitwise what it gets alone, and every row
+ * inside them bitwise what its block gives alone - whatever else the batch
+ * carries, and whether or not neighbouring blocks share a call.
+ * Batch-sized SGEMM (all the rows in one call) fails the first half:
+ * OpenBLAS's order of the sums differs from the tile's, and with the
+ * call's rows. */
+TEST(f32_rows_outside_sgemm_blocks_are_bitwise_alone)
+{
+    enum { R = 72, C = 200 };
+    if (!synor__blas()) {
+        fprintf(stderr, "  skipped: OpenBLAS is not loaded here\n");
+        return;
+    }
+    const llm_kernels *t[2];
+    int nt = vector_tables(t), ran = 0;
+    for (int i = 0; i < nt; i++) {
+        const llm_kernels *k = t[i];
+        int m = k->gemm_block;
+        if (m <= 0)
+            continue;
+        ran++;
+        int T = 5 + 3 * m + 17, at[3] = {5, 5 + m, 5 + 2 * m + 11}, at0[1] = {0};
+        const llm_gemm_blocks blocks = {at, 3}, alone = {at0, 1};
+        float *w = malloc(sizeof(float) * R * C), *x = malloc(sizeof(float) * (size_t)T * C);
+        float *y = malloc(sizeof(float) * (size_t)T * R), *one = malloc(sizeof(float) * m * R);
+        ASSERT(w && x && y && one);
+        uint64_t st = 41;
+        fill(w, R * C, &st, 700.0f);
+        fill(x, T * C, &st, 900.0f);
+        llm_mat mat = {.type = SYNOR_TTYPE_F32, .rows = R, .cols = C,
+                       .data = (const uint8_t *)w, .row_bytes = C * sizeof(float)};
+        for (int acc = 0; acc < 2; acc++) {
+            for (int j = 0; j < T * R; j++)
+                y[j] = 0.5f + (float)(j % 7);
+            synor__llm_matmul(k, &mat, 0, R, T, x, C, NULL, y, R, acc, &blocks);
+            for (int r = 0; r < T; r++) {
+                int b = -1;
+                for (int j = 0; j < 3; j++)
+                    if (r >= at[j] && r < at[j] + m)
+                        b = at[j];
+                if (b < 0) {
+                    for (int j = 0; j < R; j++)
+                        one[j] = 0.5f + (float)((r * R + j) % 7);
+                    synor__llm_matmul(k, &mat, 0, R, 1, x + r * C, C, NULL, one, R, acc, NULL);
+                    ASSERT(memcmp(one, y + r * R, R * sizeof(float)) == 0);
+                } else if (r == b) {
+                    for (int j = 0; j < m * R; j++)
+                        one[j] = 0.5f + (float)(((r + j / R) * R + j % R) % 7);
+                    synor__llm_matmul(k, &mat, 0, R, m, x + r * C, C, NULL, one, R, acc, &alone);
+                    ASSERT(memcmp(one, y + r * R, (size_t)m * R * sizeof(float)) == 0);
+                }
+            }
+        }
+        fprintf(stderr, "  %s: blocks of %d rows, neighbours %s\n", k->isa, m,
+                synor__llm_sgemm_merges(k) ? "in one call" : "a call each");
+        free(w), free(x), free(y), free(one);
+    }
+    if (!ran)
+        fprintf(stderr, "  skipped: no kernel table here sends blocks to SGEMM (avx2)\n");
 }
 
 /* The attention kernels (where the CPU has them) against the portable
@@ -658,4 +730,4 @@ TEST(elementwise_kernels_agree)
     on_vector_tables(has_elementwise, elementwise_kernels_agree_on, "element-wise kernels");
 }
 
-TEST_MAIN(kernels_agree_with_portable, packed_products_agree, quantized_tile_agrees, f32_batch_tile_agrees, f32_batches_of_any_size_agree, f32_rows_in_a_batch_are_bitwise_alone, f32_packed_is_bitwise_unpacked, f32_sgemm_reads_the_packed_copy, attention_kernels_agree, elementwise_kernels_agree)
+TEST_MAIN(kernels_agree_with_portable, packed_products_agree, quantized_tile_agrees, f32_batch_tile_agrees, f32_batches_of_any_size_agree, f32_rows_in_a_batch_are_bitwise_alone, f32_packed_is_bitwise_unpacked, f32_sgemm_reads_the_packed_copy, f32_rows_outside_sgemm_blocks_are_bitwise_alone, attention_kernels_agree, elementwise_kernels_agree)

@@ -2,7 +2,8 @@
  * queued, chunked, preempted or cancelled produce exactly the tokens each
  * produces alone; refusals change nothing; submit and cancel from another
  * thread while steps run (also under ThreadSanitizer); warming the KV
- * pool's fresh blocks mid-run changes no token. */
+ * pool's fresh blocks mid-run changes no token; beside a prompt's SGEMM
+ * block, decode rows keep the logits they get alone, bit for bit. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/blas_api.h"
+#include "llm/llm_ctx.h"
 #include "llm_fixture.h"
 #include "synor/error.h"
 #include "synor/llm.h"
@@ -378,6 +381,152 @@ TEST(warming_the_pool_changes_no_token)
     warm_after = 0;
 }
 
+typedef struct collected {
+    int32_t *toks;
+    int n;
+} collected;
+
+static int collect(int32_t t, const char *piece, size_t len, void *user)
+{
+    (void)piece, (void)len;
+    collected *c = user;
+    if (c->n < 8)
+        c->toks[c->n++] = t;
+    return 0;
+}
+
+/* The avx2 table (where the CPU has it and OpenBLAS is loaded) sends a
+ * prompt's rows in blocks of m = gemm_block (48) to SGEMM and every other
+ * row to the tile (batch.c, kern.c). One batch carrying a decode row of
+ * each of two sequences and a 100-token prompt of a third (two blocks,
+ * then 4 rows through the tile) gives, bit for bit, the logits each decode
+ * row gets alone and the prompt's last logits as the scheduler's chunks of
+ * m, m and 4 give them. Batch-sized SGEMM (every row of a batch of 64 or
+ * more, as before) fails it: OpenBLAS sums in another order than the
+ * tile. */
+TEST(decode_rows_beside_a_prompt_block_are_bitwise_alone)
+{
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               (synor__llm_kernels() == &synor__llm_kernels_avx2 ||
+                synor__llm_kernels() == &synor__llm_kernels_avx512);
+#else
+    int avx2 = 0;
+#endif
+    if (!avx2 || !synor__blas()) {
+        fprintf(stderr, "  skipped: needs the avx2 kernel table and OpenBLAS\n");
+        return;
+    }
+    char dir[] = "/tmp/synor-block-XXXXXX", path[64];
+    ASSERT(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/f32.gguf", dir);
+    synor_llm_synth sy = {.cfg = {.dim = 64,
+                                  .hidden_dim = 96,
+                                  .n_layers = 2,
+                                  .n_heads = 4,
+                                  .n_kv_heads = 2,
+                                  .vocab_size = 300,
+                                  .seq_len = 160,
+                                  .shared_classifier = 0},
+                          .seed = 5,
+                          .text = text,
+                          .text_len = sizeof text - 1};
+    ASSERT_OK(synor_llm_synth_gguf(&sy, SYNOR_TTYPE_F32, path));
+    synor_llm *m = NULL;
+    ASSERT_OK(synor_llm_load(path, NULL, &m));
+    synor_runtime *rt = runtime();
+    ASSERT(rt != NULL);
+    synor_llm_ctx_opts co = {.max_seqs = 3, .max_batch = 128};
+    synor_llm_ctx *a, *b;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &co, &a));
+    ASSERT_OK(synor_llm_ctx_create(m, rt, &co, &b));
+    a->k = b->k = &synor__llm_kernels_avx2;
+    enum { NP = 100, V = 300 };
+    int32_t tok[2 + NP], hist[9];
+    unsigned seqs[2 + NP];
+    uint8_t want[2 + NP];
+    for (int i = 0; i < 9; i++)
+        hist[i] = 3 + i * 31 % 290;
+    for (int i = 0; i < NP; i++)
+        tok[2 + i] = 3 + (i * 37 + 11) % 290;
+    /* histories: sequence 0 five tokens, sequence 1 nine, in both contexts */
+    unsigned zeros[9] = {0}, ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    synor_llm_ctx *both[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        ASSERT_OK(synor_llm_batch(both[i], 5, hist, zeros, NULL));
+        ASSERT_OK(synor_llm_batch(both[i], 9, hist, ones, NULL));
+    }
+    /* a: one batch of everything */
+    tok[0] = 17, tok[1] = 29;
+    for (int i = 0; i < 2 + NP; i++) {
+        seqs[i] = i < 2 ? (unsigned)i : 2;
+        want[i] = i < 2 || i == 1 + NP;
+    }
+    ASSERT_OK(synor_llm_batch(a, 2 + NP, tok, seqs, want));
+    int bm = a->k->gemm_block;
+    ASSERT(bm > 0 && 2 * bm < NP);
+    ASSERT(a->gemm.n == 2 && a->gemm_start[0] == 2 && a->gemm_start[1] == 2 + bm);
+    /* b: each decode row alone, the prompt in the scheduler's chunks */
+    static float alone[3][V];
+    for (int i = 0; i < 2; i++) {
+        ASSERT_OK(synor_llm_batch(b, 1, &tok[i], &seqs[i], NULL));
+        memcpy(alone[i], synor_llm_logits(b, 0), sizeof alone[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        ASSERT_OK(synor_llm_batch(b, (size_t)bm, tok + 2 + i * bm, seqs + 2, want + 2 + i * bm));
+        ASSERT(b->gemm.n == 1);
+    }
+    ASSERT_OK(synor_llm_batch(b, (size_t)(NP - 2 * bm), tok + 2 + 2 * bm, seqs + 2, want + 2 + 2 * bm));
+    memcpy(alone[2], synor_llm_logits(b, (size_t)(NP - 2 * bm - 1)), sizeof alone[2]);
+    ASSERT(memcmp(synor_llm_logits(a, 0), alone[0], sizeof alone[0]) == 0);
+    ASSERT(memcmp(synor_llm_logits(a, 1), alone[1], sizeof alone[1]) == 0);
+    ASSERT(memcmp(synor_llm_logits(a, 1 + NP), alone[2], sizeof alone[2]) == 0);
+    /* The scheduler (chunks of at most 64) ends the prompt's chunks at
+     * multiples of bm beside another request's decode rows - a block in
+     * each of its first two steps, none in the third - and the prompt's
+     * tokens are generate's. */
+    for (unsigned q = 0; q < 3; q++)
+        synor_llm_seq_reset(a, q);
+    synor_llm_sched *sc;
+    synor_llm_sched_opts so = {.prefill_chunk = 64};
+    ASSERT_OK(synor_llm_sched_create(a, &so, &sc));
+    got g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mu, NULL);
+    synor_llm_request r[2] = {{.prompt = hist, .n_prompt = 5, .max_new = 8},
+                              {.prompt = tok + 2, .n_prompt = NP, .max_new = 8}};
+    for (int i = 0; i < 2; i++) {
+        r[i].on_token = on_token, r[i].on_done = on_done, r[i].user = &g;
+        synor_sampler_init(&r[i].sampler, 0, 0, 1, 1);
+        ASSERT_OK(synor_llm_sched_submit(sc, &r[i], &g.ids[i]));
+    }
+    int blocks[3];
+    for (int i = 0; i < 3; i++) {
+        ASSERT(synor_llm_sched_step(sc) > 0);
+        blocks[i] = a->gemm.n;
+    }
+    ASSERT(blocks[0] == 1 && blocks[1] == 1 && blocks[2] == 0);
+    while (synor_llm_sched_step(sc) > 0)
+        ;
+    synor_llm_sched_destroy(sc);
+    int32_t gen[8];
+    collected cl = {gen, 0};
+    synor_sampler gs;
+    synor_sampler_init(&gs, 0, 0, 1, 1);
+    synor_llm_seq_reset(b, 0);
+    ASSERT_OK(synor_llm_generate_ids(b, tok + 2, NP, 0, 8, 0, &gs, collect, &cl, NULL));
+    ASSERT(g.done[1] == 1 && g.n[1] == cl.n && cl.n > 0);
+    ASSERT(memcmp(g.toks[1], gen, (size_t)cl.n * sizeof gen[0]) == 0);
+    pthread_mutex_destroy(&g.mu);
+    synor_llm_ctx_destroy(a);
+    synor_llm_ctx_destroy(b);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(m);
+    unlink(path);
+    rmdir(dir);
+}
+
 TEST(cleanup)
 {
     char *slash = strrchr(model_path, '/');
@@ -389,4 +538,5 @@ TEST(cleanup)
 }
 
 TEST_MAIN(together_equals_alone, preemption_recomputes_the_same_tokens, refusals_change_nothing,
-          submit_from_another_thread, warming_the_pool_changes_no_token, cleanup)
+          submit_from_another_thread, warming_the_pool_changes_no_token,
+          decode_rows_beside_a_prompt_block_are_bitwise_alone, cleanup)

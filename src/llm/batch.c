@@ -52,6 +52,7 @@ void synor_llm_ctx_destroy(synor_llm_ctx *c)
     synor__free(c->pos);
     synor__free(c->seq);
     synor__free(c->want_rows);
+    synor__free(c->gemm_start);
     synor__free(c->logit_row);
     synor__free(c->x);
     synor__free(c->q);
@@ -173,6 +174,8 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     c->pos = synor__malloc(B * sizeof(int));
     c->seq = synor__malloc(B * sizeof(unsigned));
     c->want_rows = synor__malloc(B * sizeof(int));
+    c->gemm_start = synor__malloc(B * sizeof(int));
+    c->gemm.start = c->gemm_start;
     c->logit_row = synor__malloc(B * sizeof(long));
     c->x = synor__malloc_aligned(B * dim * sizeof(float));
     c->q = synor__malloc_aligned(B * dim * sizeof(float));
@@ -184,7 +187,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     c->nscratch = workers ? workers : 1;
     c->scratch = synor__calloc(c->nscratch, sizeof *c->scratch);
     bad |= !c->kc || !c->vc || !c->free_blocks || !c->seqs || !c->rope_cos || !c->rope_sin ||
-           !c->pos || !c->seq || !c->want_rows || !c->logit_row || !c->x || !c->q || !c->kbuf ||
+           !c->pos || !c->seq || !c->want_rows || !c->gemm_start || !c->logit_row || !c->x || !c->q || !c->kbuf ||
            !c->vbuf || !c->att || !c->hb || !c->hb2 || !c->scratch;
     for (unsigned i = 0; !bad && i < c->nscratch; i++) {
         llm_scratch *s = &c->scratch[i];
@@ -291,6 +294,31 @@ void synor_llm_kv_usage(const synor_llm_ctx *c, unsigned *used, unsigned *total)
     *total = c->kv_blocks;
 }
 
+/* The rows F32 products send to SGEMM where the kernel table does that
+ * (gemm_block = m rows, avx2): blocks of m rows of one sequence at
+ * positions m * j .. m * j + m - 1, consecutive in the batch - a prompt's.
+ * Every other row (a decode step's, a speculative check's, a prompt's
+ * last ones) takes the tile, whose sums depend on the row alone. So
+ * whatever else a batch carries, a row's result is the one it gets alone,
+ * and a prompt's the same in any chunks that end at multiples of m (the
+ * scheduler's and generate's). */
+static void gemm_blocks(synor_llm_ctx *c, size_t n, const unsigned *seqs)
+{
+    size_t m = c->k->gemm_block > 0 ? (size_t)c->k->gemm_block : 0;
+    c->gemm.n = 0;
+    for (size_t i = 0; m && i + m <= n;) {
+        int ok = c->pos[i] % (int)m == 0;
+        for (size_t j = i + 1; ok && j < i + m; j++)
+            ok = seqs[j] == seqs[i];
+        if (ok) {
+            c->gemm_start[c->gemm.n++] = (int)i;
+            i += m;
+        } else {
+            i++;
+        }
+    }
+}
+
 int synor_llm_batch(synor_llm_ctx *c, size_t n, const int32_t *tokens, const unsigned *seqs,
                     const uint8_t *want)
 {
@@ -348,6 +376,7 @@ int synor_llm_batch(synor_llm_ctx *c, size_t n, const int32_t *tokens, const uns
         if (w)
             c->want_rows[c->nwant++] = (int)i;
     }
+    gemm_blocks(c, n, seqs);
     if (c->nwant > c->logits_cap) {
         float *l = synor__realloc(c->logits, c->nwant * (size_t)cfg->vocab_size * sizeof(float));
         if (!l)

@@ -219,7 +219,7 @@ static void step_qkv(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         if (lo[m] >= hi[m])
             continue;
         synor__llm_matmul(c->k, mats[m], lo[m], hi[m], n, s->src, s->ld,
-                          acts(c, s, n, dim, mats[m]), outs[m], (size_t)lds[m], 0);
+                          acts(c, s, n, dim, mats[m]), outs[m], (size_t)lds[m], 0, &c->gemm);
         if (m < 2)
             rope_rows(c, outs[m], (size_t)lds[m], 0, n, lo[m], hi[m]);
         if (m > 0)
@@ -297,7 +297,7 @@ static void step_out(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         return;
     norm_rows(c, s, c->att, (size_t)dim, NULL, NULL, n, dim);
     synor__llm_matmul(c->k, &L->wo, a, b, n, s->src, s->ld, acts(c, s, n, dim, &L->wo), c->x,
-                      (size_t)dim, 1);
+                      (size_t)dim, 1, &c->gemm);
 }
 
 static void step_ffn_up(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
@@ -309,9 +309,9 @@ static void step_ffn_up(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         return;
     norm_rows(c, s, c->x, (size_t)dim, L->rms_ffn, NULL, n, dim);
     synor__llm_matmul(c->k, &L->w1, a, b, n, s->src, s->ld, acts(c, s, n, dim, &L->w1), c->hb,
-                      (size_t)hid, 0);
+                      (size_t)hid, 0, &c->gemm);
     synor__llm_matmul(c->k, &L->w3, a, b, n, s->src, s->ld, acts(c, s, n, dim, &L->w3), c->hb2,
-                      (size_t)hid, 0);
+                      (size_t)hid, 0, &c->gemm);
     for (int t = 0; t < n; t++)
         swiglu(c, c->hb + (size_t)t * hid + a, c->hb2 + (size_t)t * hid + a, b - a);
 }
@@ -325,7 +325,7 @@ static void step_ffn_down(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         return;
     norm_rows(c, s, c->hb, (size_t)hid, NULL, NULL, n, hid);
     synor__llm_matmul(c->k, &L->w2, a, b, n, s->src, s->ld, acts(c, s, n, hid, &L->w2), c->x,
-                      (size_t)dim, 1);
+                      (size_t)dim, 1, &c->gemm);
 }
 
 static void step_classifier(synor_llm_ctx *c, llm_scratch *s, int chunk)
@@ -336,7 +336,8 @@ static void step_classifier(synor_llm_ctx *c, llm_scratch *s, int chunk)
         return;
     norm_rows(c, s, c->x, (size_t)dim, c->m->rms_final, c->want_rows, (int)c->nwant, dim);
     synor__llm_matmul(c->k, &c->m->cls, a, b, (int)c->nwant, s->src, s->ld,
-                      acts(c, s, (int)c->nwant, dim, &c->m->cls), c->logits, (size_t)V, 0);
+                      acts(c, s, (int)c->nwant, dim, &c->m->cls), c->logits, (size_t)V, 0,
+                      NULL); /* wanted rows: never in a block */
 }
 
 /* ----------------------------------------------------- GPU layers

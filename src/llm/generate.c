@@ -27,18 +27,22 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ids[0..n) on sequence 0 at its next positions, in batches of up to
- * max_batch rows; the logits of the last row into *logits. */
-static int run_rows(synor_llm_ctx *c, const int32_t *ids, size_t n, const unsigned *seqs,
-                    const float **logits)
+int synor__llm_run_rows(synor_llm_ctx *c, const int32_t *ids, size_t n, const unsigned *seqs,
+                        const float **logits)
 {
-    int e = 0;
+    size_t step = c->max_batch, m = c->k->gemm_block > 0 ? (size_t)c->k->gemm_block : 0;
+    if (m && step > m)
+        step = step / m * m;
+    uint8_t *none = n > step || !logits ? synor__calloc(step, 1) : NULL;
+    int e = (n > step || !logits) && !none ? SYNOR_ENOMEM : 0;
     size_t last = 0;
-    for (size_t off = 0; off < n && !e; off += c->max_batch) {
-        last = n - off < c->max_batch ? n - off : c->max_batch;
-        e = synor_llm_batch(c, last, ids + off, seqs, NULL);
+    for (size_t off = 0; off < n && !e; off += step) {
+        last = n - off < step ? n - off : step;
+        e = synor_llm_batch(c, last, ids + off, seqs, off + last < n || !logits ? none : NULL);
     }
-    *logits = e || !n ? NULL : synor_llm_logits(c, last - 1);
+    synor__free(none);
+    if (logits)
+        *logits = e || !n ? NULL : synor_llm_logits(c, last - 1);
     return e;
 }
 
@@ -102,9 +106,9 @@ int synor_llm_generate_ids(synor_llm_ctx *c, const int32_t *ids, size_t n_prompt
     synor_llm_seq_reset(c, 0);
     uint64_t t0 = now_ns();
     const float *logits = NULL;
-    int e = run_rows(c, all, n_prompt, seqs, &logits);
+    int e = synor__llm_run_rows(c, all, n_prompt, seqs, &logits);
     for (size_t j = 0; j < n_done / (segment ? (size_t)segment : 1) && !e; j++)
-        e = run_rows(c, all + n_prompt + j * (size_t)segment, (size_t)segment, seqs, &logits);
+        e = synor__llm_run_rows(c, all + n_prompt + j * (size_t)segment, (size_t)segment, seqs, &logits);
     uint64_t t1 = now_ns();
     st.prompt_tokens = n_prompt;
     st.prefill_s = (double)(t1 - t0) * 1e-9;
@@ -130,7 +134,7 @@ int synor_llm_generate_ids(synor_llm_ctx *c, const int32_t *ids, size_t n_prompt
             size_t from = n_prompt + i + 1 - (size_t)segment;
             e = synor_llm_seq_truncate(c, 0, (int)from);
             if (!e)
-                e = run_rows(c, all + from, (size_t)segment, seqs, &logits);
+                e = synor__llm_run_rows(c, all + from, (size_t)segment, seqs, &logits);
             continue;
         }
         e = synor_llm_batch(c, 1, &next, seqs, NULL);

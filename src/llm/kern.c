@@ -258,33 +258,152 @@ static float row_dot(const llm_kernels *k, const llm_mat *w, int r, const float 
     }
 }
 
-/* SGEMM of rows [r0, r1) of w, all in its packed F32 copy pk, over slices
- * of LLM_SGEMM_SLICE rows unpacked into a buffer (in L2; the copy is read
- * once, as SGEMM read the file's rows). 0 without memory for the buffer
- * (the caller reads the file's rows then). */
-#define LLM_SGEMM_SLICE 128
-static int sgemm_unpacked(const synor__blas_api *blas, const llm_mat *w, const float *pk, int r0,
-                          int r1, int n, const float *x, size_t ldx, float *y, size_t ldy,
-                          int accumulate)
+/* Whether OpenBLAS's SGEMM gives a block of m activation rows the same
+ * bits in one call with the block after it as in a call of its own - so
+ * that blocks next to each other may share a call, which is faster (one
+ * call of 512 rows ran 10-15% faster than eight of 64 on a Zen 3 VM). Its
+ * AVX2 kernels sum rows in panels of 12 (a row's sums depend on whether
+ * its panel is whole), so for blocks of a multiple of 12 they do; found
+ * once per process (random rows, two shapes; a GEMM's order of the sums
+ * depends on the shapes, not on the values), else every block its call. */
+static int merge_found = -1;
+
+static int sgemm_merges_once(const synor__blas_api *blas, int m)
 {
-    float *buf = synor__malloc((size_t)LLM_SGEMM_SLICE * (size_t)w->cols * sizeof *buf);
-    if (!buf)
-        return 0;
-    for (int a = r0; a < r1; a += LLM_SGEMM_SLICE) {
-        int b = r1 - a < LLM_SGEMM_SLICE ? r1 : a + LLM_SGEMM_SLICE;
-        synor__llm_unpack_f32(w, pk, a, b, buf, (size_t)w->cols);
-        blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, b - a, w->cols, 1.0f, x,
-                    (blasint)ldx, buf, (blasint)w->cols, accumulate ? 1.0f : 0.0f, y + a,
-                    (blasint)ldy);
+    static const int shape[2][2] = {{200, 52}, {768, 40}}; /* columns, weight rows */
+    int same = 1;
+    for (int s = 0; s < 2 && same; s++) {
+        int K = shape[s][0], N = shape[s][1];
+        size_t nx = (size_t)2 * m * K, nw = (size_t)N * K, ny = (size_t)2 * m * N;
+        float *x = synor__malloc((nx + nw + 2 * ny) * sizeof *x);
+        if (!x)
+            return 0;
+        float *w = x + nx, *one = w + nw, *two = one + ny;
+        uint32_t r = 12345;
+        for (size_t i = 0; i < nx + nw; i++) {
+            r = r * 1664525u + 1013904223u;
+            x[i] = (float)(r >> 8) * (1.0f / 16777216.0f) - 0.5f;
+        }
+        blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 2 * m, N, K, 1.0f, x, K, w, K, 0.0f,
+                    one, N);
+        for (int b = 0; b < 2; b++)
+            blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, N, K, 1.0f,
+                        x + (size_t)b * m * K, K, w, K, 0.0f, two + (size_t)b * m * N, N);
+        same = memcmp(one, two, ny * sizeof *one) == 0;
+        synor__free(x);
     }
-    synor__free(buf);
+    return same;
+}
+
+static int sgemm_merges(const synor__blas_api *blas, int m)
+{
+    int f = __atomic_load_n(&merge_found, __ATOMIC_ACQUIRE);
+    if (f < 0) { /* racing threads find the same */
+        f = sgemm_merges_once(blas, m);
+        __atomic_store_n(&merge_found, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+int synor__llm_sgemm_merges(const llm_kernels *k)
+{
+    const synor__blas_api *blas = synor__blas();
+    return k->gemm_block > 0 && blas && sgemm_merges(blas, k->gemm_block);
+}
+
+/* SGEMM of weight rows [r0, r1) of w against nb blocks of m activation
+ * rows each (block i at row start[i]; start NULL: one block at row 0), a
+ * call per run of blocks next to each other where merge, else per block,
+ * and per slice. Rows [r0, p1) (p1 <= r1, groups of 4) from its packed F32
+ * copy pk over slices of LLM_SGEMM_SLICE rows unpacked into a buffer (in
+ * L2; the copy is read once for all the blocks), the rest from the file's
+ * rows. 0 without memory for the buffer. */
+#define LLM_SGEMM_SLICE 128
+static void sgemm_runs(const synor__blas_api *blas, const int *start, int nb, int m, int merge,
+                       int rows, int cols, const float *wr, size_t ldw, const float *x,
+                       size_t ldx, float *y, size_t ldy, float beta)
+{
+    for (int i = 0; i < nb;) {
+        int j = i + 1;
+        while (merge && start && j < nb && start[j] == start[j - 1] + m)
+            j++;
+        size_t t = start ? (size_t)start[i] : 0;
+        blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (j - i) * m, rows, cols, 1.0f,
+                    x + t * ldx, (blasint)ldx, wr, (blasint)ldw, beta, y + t * ldy,
+                    (blasint)ldy);
+        i = j;
+    }
+}
+
+static int sgemm_rows(const synor__blas_api *blas, const llm_mat *w, const float *pk, int r0,
+                      int p1, int r1, const int *start, int nb, int m, int merge, const float *x,
+                      size_t ldx, float *y, size_t ldy, int accumulate)
+{
+    float beta = accumulate ? 1.0f : 0.0f;
+    if (pk && r0 < p1) {
+        float *buf = synor__malloc((size_t)LLM_SGEMM_SLICE * (size_t)w->cols * sizeof *buf);
+        if (!buf)
+            return 0;
+        for (int a = r0; a < p1; a += LLM_SGEMM_SLICE) {
+            int b = p1 - a < LLM_SGEMM_SLICE ? p1 : a + LLM_SGEMM_SLICE;
+            synor__llm_unpack_f32(w, pk, a, b, buf, (size_t)w->cols);
+            sgemm_runs(blas, start, nb, m, merge, b - a, w->cols, buf, (size_t)w->cols, x, ldx,
+                       y + a, ldy, beta);
+        }
+        synor__free(buf);
+        r0 = p1;
+    }
+    if (r0 < r1)
+        sgemm_runs(blas, start, nb, m, merge, r1 - r0, w->cols,
+                   (const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes),
+                   w->row_bytes / sizeof(float), x, ldx, y + r0, ldy, beta);
     return 1;
+}
+
+/* w's packed F32 copy, which holds rows [r0, *p1) of [r0, r1) (its whole
+ * groups of 4; groups: only where r0 starts one), or NULL (none). */
+static const float *f32_pack(const llm_mat *w, int r0, int r1, int groups, int *p1)
+{
+    const float *pk = (const float *)(const void *)__atomic_load_n(&w->pack, __ATOMIC_ACQUIRE);
+    int e = r1 < w->rows / 4 * 4 ? r1 : w->rows / 4 * 4;
+    *p1 = pk && (!groups || r0 % 4 == 0) && r0 < e ? e : r0;
+    return *p1 > r0 ? pk : NULL;
 }
 
 void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, int n,
                        const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
-                       int accumulate)
+                       int accumulate, const llm_gemm_blocks *blocks)
 {
+    const synor__blas_api *blas = NULL;
+    /* F32 prompt rows in blocks (tables with gemm_block): OpenBLAS's SGEMM,
+     * faster than the tile for prompts on the avx2 table's CPUs
+     * (docs/BENCHMARKS.md); the rows around the blocks as below. A block's
+     * sums are in OpenBLAS's order, which depends on the call's rows
+     * (docs/LLM.md): so the blocks are fixed by position, and share a call
+     * only where sgemm_merges found that changes no bit. */
+    if (w->type == SYNOR_TTYPE_F32 && blocks && blocks->n > 0 && k->gemm_block &&
+        (blas = synor__blas()) != NULL) {
+        int m = k->gemm_block, nb = blocks->n, merge = sgemm_merges(blas, m);
+        const int *start = blocks->start;
+        /* a slice of weight rows at a time: the tile's rows read it just
+         * after SGEMM did (from the caches, not memory again) */
+        for (int a = r0; a < r1; a += LLM_SGEMM_SLICE) {
+            int b = r1 - a < LLM_SGEMM_SLICE ? r1 : a + LLM_SGEMM_SLICE, p1, t = 0;
+            const float *pk = f32_pack(w, a, b, 0, &p1);
+            if (!sgemm_rows(blas, w, pk, a, p1, b, start, nb, m, merge, x, ldx, y, ldy,
+                            accumulate))
+                sgemm_rows(blas, w, NULL, a, a, b, start, nb, m, merge, x, ldx, y, ldy,
+                           accumulate);
+            for (int i = 0; i <= nb; i++) {
+                int e = i < nb ? start[i] : n;
+                if (e > t)
+                    synor__llm_matmul(k, w, a, b, e - t, x + (size_t)t * ldx, ldx, NULL,
+                                      y + (size_t)t * ldy, ldy, accumulate, NULL);
+                t = e + m;
+            }
+        }
+        return;
+    }
     /* F32 weights, where the table has the register tile (AVX-512, AVX2): 4
      * weight rows at a time against the activation rows, these taken
      * LLM_F32W_BLOCK at a time so that they stay in L2 while every weight
@@ -293,22 +412,19 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
      * (whose dynamic arch runs its Haswell kernel on that CPU) by 10-32% on
      * prefill, and the prefetch made decode steps 5-16% faster; on a Zen 3
      * VM the AVX2 tile made 16-row steps 1.44x faster than OpenBLAS's
-     * SGEMM, below 64 rows (docs/BENCHMARKS.md); from 64 rows (prefill)
-     * OpenBLAS's packed SGEMM is faster there, so the avx2 table sends
-     * those to it (f32w_rows_max). Every batch that takes the tile sums a
-     * row in the same order: its result is bitwise what it gets alone. */
-    const synor__blas_api *blas = NULL;
-    if (w->type == SYNOR_TTYPE_F32 && n >= LLM_F32W_MIN_ROWS && k->tile_f32w &&
-        (!k->f32w_rows_max || n < k->f32w_rows_max || (blas = synor__blas()) == NULL)) {
+     * SGEMM; from 64 rows OpenBLAS's packed SGEMM is faster there, so the
+     * avx2 table sends prompt rows in blocks of 64 to it (above). Every
+     * row that takes the tile is summed in the same order: its result is
+     * bitwise what it gets alone, in any batch. */
+    if (w->type == SYNOR_TTYPE_F32 && n >= LLM_F32W_MIN_ROWS && k->tile_f32w) {
         const float *wf = (const float *)(const void *)w->data;
         size_t ws = w->row_bytes / sizeof(float);
         /* packed groups of 4 rows (pack.c), where the range starts on one */
-        const float *pk = k->tile_f32p && r0 % 4 == 0
-                              ? (const float *)(const void *)__atomic_load_n(&w->pack,
-                                                                             __ATOMIC_ACQUIRE)
-                              : NULL;
+        int pr1;
+        const float *pk = k->tile_f32p ? f32_pack(w, r0, r1, 1, &pr1) : NULL;
+        if (!pk)
+            pr1 = r0;
         size_t gf = synor__llm_pack_group_f32(w->cols);
-        int pr1 = pk ? (r1 < w->rows / 4 * 4 ? r1 : w->rows / 4 * 4) : r0;
         for (int t0 = 0; t0 < n; t0 += LLM_F32W_BLOCK) {
             int tn = n - t0 < LLM_F32W_BLOCK ? n - t0 : LLM_F32W_BLOCK, r = r0;
             int ahead = tn > 6 ? LLM_F32W_AHEAD_PASSES : LLM_F32W_AHEAD;
@@ -331,20 +447,15 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
         }
         return;
     }
-    /* Otherwise OpenBLAS's SGEMM (Y = X W^T), which blocks for the caches
-     * and the registers as no dot loop can; rows packed (pack.c, whose
-     * file pages are let go) from slices unpacked from the copy. */
+    /* Otherwise (tables without the tile) OpenBLAS's SGEMM (Y = X W^T),
+     * which blocks for the caches and the registers as no dot loop can;
+     * rows packed (pack.c, whose file pages are let go) from slices
+     * unpacked from the copy. */
     if (w->type == SYNOR_TTYPE_F32 && n >= 16 && (blas = synor__blas()) != NULL) {
-        const float *pk = (const float *)(const void *)__atomic_load_n(&w->pack, __ATOMIC_ACQUIRE);
-        int pr1 = r1 < w->rows / 4 * 4 ? r1 : w->rows / 4 * 4;
-        if (pk && r0 < pr1 && sgemm_unpacked(blas, w, pk, r0, pr1, n, x, ldx, y, ldy, accumulate))
-            r0 = pr1;
-        if (r0 >= r1)
-            return;
-        const float *wr = (const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes);
-        blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, w->cols, 1.0f, x,
-                    (blasint)ldx, wr, (blasint)(w->row_bytes / sizeof(float)),
-                    accumulate ? 1.0f : 0.0f, y + r0, (blasint)ldy);
+        int p1;
+        const float *pk = f32_pack(w, r0, r1, 0, &p1);
+        if (!sgemm_rows(blas, w, pk, r0, p1, r1, NULL, 1, n, 0, x, ldx, y, ldy, accumulate))
+            sgemm_rows(blas, w, NULL, r0, r0, r1, NULL, 1, n, 0, x, ldx, y, ldy, accumulate);
         return;
     }
     int q4 = w->type == SYNOR_TTYPE_Q4_0;
@@ -366,9 +477,9 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
             for (; g < g1; g++)
                 k->tile_p(pk + (size_t)g * gb, qx, n, nb, q4, y + (size_t)g * 8, ldy, accumulate);
             if (r0 < g0 * 8)
-                synor__llm_matmul(k, w, r0, g0 * 8, n, x, ldx, qx, y, ldy, accumulate);
+                synor__llm_matmul(k, w, r0, g0 * 8, n, x, ldx, qx, y, ldy, accumulate, NULL);
             if (g1 * 8 < r1)
-                synor__llm_matmul(k, w, g1 * 8, r1, n, x, ldx, qx, y, ldy, accumulate);
+                synor__llm_matmul(k, w, g1 * 8, r1, n, x, ldx, qx, y, ldy, accumulate, NULL);
             return;
         }
     }

@@ -64,6 +64,10 @@ struct synor_llm_ctx {
     int *want_rows;
     size_t nwant;
     long *logit_row; /* batch row -> index into logits, -1 */
+    /* The batch's prompt rows that F32 products send to SGEMM (kern.c):
+     * gemm.start points at gemm_start (max_batch entries). */
+    llm_gemm_blocks gemm;
+    int *gemm_start;
     float *x, *q, *kbuf, *vbuf, *att, *hb, *hb2;
     float *logits;
     size_t logits_cap; /* rows */
@@ -140,5 +144,13 @@ void synor__llm_apply_split(synor_llm_ctx *c);
 
 /* Submits the batch's tasks and waits for them. */
 int synor__llm_run_graph(synor_llm_ctx *c);
+
+/* generate.c: ids[0..n) on sequence 0 (seqs: max_batch zeros) at its next
+ * positions, in batches of up to max_batch rows rounded to a multiple of
+ * the SGEMM blocks' rows (batch.c), so that the prompt's rows take the
+ * same path as in the scheduler's chunks. The last row's logits into
+ * *logits, the only ones computed; logits NULL: none. */
+int synor__llm_run_rows(synor_llm_ctx *c, const int32_t *ids, size_t n, const unsigned *seqs,
+                        const float **logits);
 
 #endif

@@ -135,10 +135,11 @@ typedef struct llm_kernels {
      * packed group to prefetch, or NULL. NULL: F32 weights are not packed. */
     void (*tile_f32p)(const float *pk, const float *x, size_t ldx, int T, int n, float *y,
                       size_t ldy, int acc, const float *next);
-    /* Batches of this many rows or more go to OpenBLAS's SGEMM instead of
-     * tile_f32w where OpenBLAS is loaded (faster there, in its own order of
-     * the sums); 0: tile_f32w for any batch. */
-    int f32w_rows_max;
+    /* Prompt rows in blocks of this many (llm_gemm_blocks) go to
+     * OpenBLAS's SGEMM instead of tile_f32w where OpenBLAS is loaded
+     * (faster there for prompts, in its own order of the sums); 0:
+     * tile_f32w for every row. */
+    int gemm_block;
     /* Attention over np cached positions of one head (hs floats, position
      * p at k + p * ks): out[p] = scale * q . k_p; and o += sum_p a[p] v_p.
      * NULL: the loops of dot_f32 and axpy (ctx.c). */
@@ -231,11 +232,27 @@ void synor__llm_a2_tile_f32p(const float *pk, const float *x, size_t ldx, int T,
  * Q8_0/Q4_0, the group for Q8G, 0 for float weights. */
 int synor__llm_act_block(const llm_mat *w);
 
+/* The rows of a batch that F32 products send to SGEMM (tables with
+ * gemm_block, where OpenBLAS is loaded): n blocks of gemm_block rows,
+ * block i at row start[i] (ascending, apart). A row's sums depend on its
+ * block's rows only: blocks next to each other share one SGEMM call only
+ * where that was found to change no bit (kern.c); every other row takes
+ * the tile, whose sums depend on the row only (batch.c chooses the
+ * blocks). */
+typedef struct llm_gemm_blocks {
+    const int *start;
+    int n;
+} llm_gemm_blocks;
+
 /* y[t * ldy + r] (+)= W_r . x_t for r in [r0, r1), t in [0, n). x rows at
- * x + t * ldx (float weights) or qx[t] (quantized weights). */
+ * x + t * ldx (float weights) or qx[t] (quantized weights). blocks (NULL:
+ * none) names the rows that F32 weights send to SGEMM. */
 void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, int n,
                        const float *x, size_t ldx, const llm_qrow *qx, float *y, size_t ldy,
-                       int accumulate);
+                       int accumulate, const llm_gemm_blocks *blocks);
+/* Whether neighbouring SGEMM blocks of k share a call (kern.c; 0 without
+ * OpenBLAS or blocks). */
+int synor__llm_sgemm_merges(const llm_kernels *k);
 
 /* pack.c: whether w can be packed (Q8_0 / Q4_0 where the kernels have
  * tile_p, F32 where they have tile_f32p), its packed size, packing it

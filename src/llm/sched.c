@@ -276,7 +276,7 @@ static void preempt(synor_llm_sched *s)
 /* Fills the step's rows: decoding requests first, then prompt chunks. */
 static size_t build(synor_llm_sched *s)
 {
-    size_t n = 0;
+    size_t n = 0, m = s->c->k->gemm_block > 0 ? (size_t)s->c->k->gemm_block : 0;
     s->bprompt = 0;
     for (int pass = 0; pass < 2; pass++)
         for (unsigned i = 0; i < s->nrunning && n < s->o.step_tokens; i++) {
@@ -287,6 +287,11 @@ static size_t build(synor_llm_sched *s)
             size_t k = left < s->o.prefill_chunk ? left : s->o.prefill_chunk;
             if (k > s->o.step_tokens - n)
                 k = s->o.step_tokens - n;
+            /* A chunk that stops inside the prompt stops at a multiple of
+             * the SGEMM blocks' rows where it can (batch.c): the prompt's
+             * rows then take generate's paths, whatever the load. */
+            if (m && k < left && (q->fed + k) % m && (q->fed + k) / m * m > q->fed)
+                k = (q->fed + k) / m * m - q->fed;
             for (size_t j = 0; j < k; j++, n++) {
                 s->btok[n] = q->toks[q->fed + j];
                 s->bseq[n] = (unsigned)q->seq;

@@ -161,11 +161,8 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
             synor_llm_seq_reset(draft, 0);
         /* The target's cache takes the prompt but its last token, which is
          * `last`; the draft catches up in its first round. */
-        for (long off = 0; off + 1 < np && !e; off += target->max_batch) {
-            size_t n = (size_t)(np - 1 - off) < target->max_batch ? (size_t)(np - 1 - off)
-                                                                  : target->max_batch;
-            e = synor_llm_batch(target, n, hist + off, seqs, NULL);
-        }
+        if (np > 1)
+            e = synor__llm_run_rows(target, hist, (size_t)np - 1, seqs, NULL);
     }
     int32_t last = e ? 0 : hist[np - 1], prev = np > 1 ? hist[np - 2] : last;
     int32_t props[33], rows[33];
