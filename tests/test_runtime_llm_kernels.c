@@ -565,6 +565,7 @@ TEST(f32_sgemm_reads_the_packed_copy)
         fprintf(stderr, "  skipped: OpenBLAS is not loaded here\n");
         return;
     }
+    synor__blas_set_threads(1); /* as a runtime runs it (runtime.c) */
     f32_sgemm_reads_the_copy_on(&synor__llm_kernels_generic, 300, 16, NULL);
     f32_sgemm_reads_the_copy_on(&synor__llm_kernels_generic, 298, 40, NULL);
     const llm_kernels *t[2];
@@ -595,6 +596,7 @@ TEST(f32_rows_outside_sgemm_blocks_are_bitwise_alone)
         fprintf(stderr, "  skipped: OpenBLAS is not loaded here\n");
         return;
     }
+    synor__blas_set_threads(1); /* as a runtime runs it (runtime.c) */
     const llm_kernels *t[2];
     int nt = vector_tables(t), ran = 0;
     for (int i = 0; i < nt; i++) {

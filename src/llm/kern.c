@@ -264,15 +264,19 @@ static float row_dot(const llm_kernels *k, const llm_mat *w, int r, const float 
  * call of 512 rows ran 10-15% faster than eight of 64 on a Zen 3 VM). Its
  * AVX2 kernels sum rows in panels of 12 (a row's sums depend on whether
  * its panel is whole), so for blocks of a multiple of 12 they do; found
- * once per process (random rows, two shapes; a GEMM's order of the sums
- * depends on the shapes, not on the values), else every block its call. */
+ * once per process (random rows, five shapes; a GEMM's order of the sums
+ * depends on the shapes, not on the values), else every block its call.
+ * Found as OpenBLAS runs then: single-threaded under a runtime (runtime.c;
+ * a call split over threads splits its rows otherwise). */
 static int merge_found = -1;
 
 static int sgemm_merges_once(const synor__blas_api *blas, int m)
 {
-    static const int shape[2][2] = {{200, 52}, {768, 40}}; /* columns, weight rows */
+    /* columns, weight rows: small and stories110M-sized products (a
+     * library may take another path for small ones) */
+    static const int shape[][2] = {{64, 32}, {96, 48}, {200, 72}, {768, 128}, {2048, 128}};
     int same = 1;
-    for (int s = 0; s < 2 && same; s++) {
+    for (size_t s = 0; s < sizeof shape / sizeof shape[0] && same; s++) {
         int K = shape[s][0], N = shape[s][1];
         size_t nx = (size_t)2 * m * K, nw = (size_t)N * K, ny = (size_t)2 * m * N;
         float *x = synor__malloc((nx + nw + 2 * ny) * sizeof *x);
