@@ -26,6 +26,24 @@ enum { NREQ = 6, MAXNEW = 24 };
 
 static char model_path[64];
 
+/* The tests' model: dim 64, 2 layers, a 300-piece vocabulary trained on
+ * text, context seq_len, weights of type t from seed, into path. */
+static int synth(const char *path, synor_ttype t, int seq_len, uint64_t seed)
+{
+    synor_llm_synth s = {.cfg = {.dim = 64,
+                                 .hidden_dim = 96,
+                                 .n_layers = 2,
+                                 .n_heads = 4,
+                                 .n_kv_heads = 2,
+                                 .vocab_size = 300,
+                                 .seq_len = seq_len,
+                                 .shared_classifier = 0},
+                         .seed = seed,
+                         .text = text,
+                         .text_len = sizeof text - 1};
+    return synor_llm_synth_gguf(&s, t, path);
+}
+
 static synor_llm *load(void)
 {
     if (!model_path[0]) {
@@ -33,18 +51,7 @@ static synor_llm *load(void)
         if (!mkdtemp(dir))
             return NULL;
         snprintf(model_path, sizeof model_path, "%s/m.gguf", dir);
-        synor_llm_synth s = {.cfg = {.dim = 64,
-                                     .hidden_dim = 96,
-                                     .n_layers = 2,
-                                     .n_heads = 4,
-                                     .n_kv_heads = 2,
-                                     .vocab_size = 300,
-                                     .seq_len = 96,
-                                     .shared_classifier = 0},
-                             .seed = 9,
-                             .text = text,
-                             .text_len = sizeof text - 1};
-        if (synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, model_path))
+        if (synth(model_path, SYNOR_TTYPE_Q8_0, 96, 9))
             return NULL;
     }
     synor_llm *m = NULL;
@@ -421,18 +428,7 @@ TEST(decode_rows_beside_a_prompt_block_are_bitwise_alone)
     char dir[] = "/tmp/synor-block-XXXXXX", path[64];
     ASSERT(mkdtemp(dir) != NULL);
     snprintf(path, sizeof path, "%s/f32.gguf", dir);
-    synor_llm_synth sy = {.cfg = {.dim = 64,
-                                  .hidden_dim = 96,
-                                  .n_layers = 2,
-                                  .n_heads = 4,
-                                  .n_kv_heads = 2,
-                                  .vocab_size = 300,
-                                  .seq_len = 160,
-                                  .shared_classifier = 0},
-                          .seed = 5,
-                          .text = text,
-                          .text_len = sizeof text - 1};
-    ASSERT_OK(synor_llm_synth_gguf(&sy, SYNOR_TTYPE_F32, path));
+    ASSERT_OK(synth(path, SYNOR_TTYPE_F32, 160, 5));
     synor_llm *m = NULL;
     ASSERT_OK(synor_llm_load(path, NULL, &m));
     synor_runtime *rt = runtime();
