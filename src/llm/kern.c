@@ -315,14 +315,12 @@ int synor__llm_sgemm_merges(const llm_kernels *k)
     return k->gemm_block > 0 && blas && sgemm_merges(blas, k->gemm_block);
 }
 
-/* SGEMM of weight rows [r0, r1) of w against nb blocks of m activation
- * rows each (block i at row start[i]; start NULL: one block at row 0), a
- * call per run of blocks next to each other where merge, else per block,
- * and per slice. Rows [r0, p1) (p1 <= r1, groups of 4) from its packed F32
- * copy pk over slices of LLM_SGEMM_SLICE rows unpacked into a buffer (in
- * L2; the copy is read once for all the blocks), the rest from the file's
- * rows. 0 without memory for the buffer. */
 #define LLM_SGEMM_SLICE 128
+
+/* SGEMM of `rows` weight rows (wr, ldw floats apart) against nb blocks of
+ * m activation rows each (block i at row start[i]; start NULL: one block
+ * at row 0): one call per run of blocks next to each other where merge,
+ * else one per block. */
 static void sgemm_runs(const synor__blas_api *blas, const int *start, int nb, int m, int merge,
                        int rows, int cols, const float *wr, size_t ldw, const float *x,
                        size_t ldx, float *y, size_t ldy, float beta)
@@ -339,29 +337,36 @@ static void sgemm_runs(const synor__blas_api *blas, const int *start, int nb, in
     }
 }
 
-static int sgemm_rows(const synor__blas_api *blas, const llm_mat *w, const float *pk, int r0,
-                      int p1, int r1, const int *start, int nb, int m, int merge, const float *x,
-                      size_t ldx, float *y, size_t ldy, int accumulate)
+/* sgemm_runs over weight rows [r0, r1) of w: rows [r0, p1) (p1 <= r1,
+ * groups of 4) from its packed F32 copy pk, in slices of at most
+ * LLM_SGEMM_SLICE rows unpacked into buf (LLM_SGEMM_SLICE x cols floats,
+ * in L2; the copy is read once for all the blocks); the rest, or all
+ * where buf is NULL, from the file's rows. */
+static void sgemm_rows(const synor__blas_api *blas, const llm_mat *w, const float *pk,
+                       float *buf, int r0, int p1, int r1, const int *start, int nb, int m,
+                       int merge, const float *x, size_t ldx, float *y, size_t ldy,
+                       int accumulate)
 {
     float beta = accumulate ? 1.0f : 0.0f;
-    if (pk && r0 < p1) {
-        float *buf = synor__malloc((size_t)LLM_SGEMM_SLICE * (size_t)w->cols * sizeof *buf);
-        if (!buf)
-            return 0;
-        for (int a = r0; a < p1; a += LLM_SGEMM_SLICE) {
-            int b = p1 - a < LLM_SGEMM_SLICE ? p1 : a + LLM_SGEMM_SLICE;
-            synor__llm_unpack_f32(w, pk, a, b, buf, (size_t)w->cols);
-            sgemm_runs(blas, start, nb, m, merge, b - a, w->cols, buf, (size_t)w->cols, x, ldx,
-                       y + a, ldy, beta);
-        }
-        synor__free(buf);
-        r0 = p1;
+    for (int a = r0; buf && pk && a < p1; a += LLM_SGEMM_SLICE) {
+        int b = p1 - a < LLM_SGEMM_SLICE ? p1 : a + LLM_SGEMM_SLICE;
+        synor__llm_unpack_f32(w, pk, a, b, buf, (size_t)w->cols);
+        sgemm_runs(blas, start, nb, m, merge, b - a, w->cols, buf, (size_t)w->cols, x, ldx,
+                   y + a, ldy, beta);
     }
+    if (buf && pk)
+        r0 = p1;
     if (r0 < r1)
         sgemm_runs(blas, start, nb, m, merge, r1 - r0, w->cols,
                    (const float *)(const void *)(w->data + (size_t)r0 * w->row_bytes),
                    w->row_bytes / sizeof(float), x, ldx, y + r0, ldy, beta);
-    return 1;
+}
+
+/* A buffer for sgemm_rows' slices of w, or NULL (no memory: the file's
+ * rows are read then). */
+static float *slice_buffer(const llm_mat *w)
+{
+    return synor__malloc((size_t)LLM_SGEMM_SLICE * (size_t)w->cols * sizeof(float));
 }
 
 /* w's packed F32 copy, which holds rows [r0, *p1) of [r0, r1) (its whole
@@ -391,13 +396,12 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
         const int *start = blocks->start;
         /* a slice of weight rows at a time: the tile's rows read it just
          * after SGEMM did (from the caches, not memory again) */
+        float *buf = slice_buffer(w);
         for (int a = r0; a < r1; a += LLM_SGEMM_SLICE) {
             int b = r1 - a < LLM_SGEMM_SLICE ? r1 : a + LLM_SGEMM_SLICE, p1, t = 0;
             const float *pk = f32_pack(w, a, b, 0, &p1);
-            if (!sgemm_rows(blas, w, pk, a, p1, b, start, nb, m, merge, x, ldx, y, ldy,
-                            accumulate))
-                sgemm_rows(blas, w, NULL, a, a, b, start, nb, m, merge, x, ldx, y, ldy,
-                           accumulate);
+            sgemm_rows(blas, w, pk, buf, a, p1, b, start, nb, m, merge, x, ldx, y, ldy,
+                       accumulate);
             for (int i = 0; i <= nb; i++) {
                 int e = i < nb ? start[i] : n;
                 if (e > t)
@@ -406,6 +410,7 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
                 t = e + m;
             }
         }
+        synor__free(buf);
         return;
     }
     /* F32 weights, where the table has the register tile (AVX-512, AVX2): 4
@@ -458,8 +463,9 @@ void synor__llm_matmul(const llm_kernels *k, const llm_mat *w, int r0, int r1, i
     if (w->type == SYNOR_TTYPE_F32 && n >= 16 && (blas = synor__blas()) != NULL) {
         int p1;
         const float *pk = f32_pack(w, r0, r1, 0, &p1);
-        if (!sgemm_rows(blas, w, pk, r0, p1, r1, NULL, 1, n, 0, x, ldx, y, ldy, accumulate))
-            sgemm_rows(blas, w, NULL, r0, r0, r1, NULL, 1, n, 0, x, ldx, y, ldy, accumulate);
+        float *buf = pk ? slice_buffer(w) : NULL;
+        sgemm_rows(blas, w, pk, buf, r0, p1, r1, NULL, 1, n, 0, x, ldx, y, ldy, accumulate);
+        synor__free(buf);
         return;
     }
     int q4 = w->type == SYNOR_TTYPE_Q4_0;
