@@ -3,7 +3,8 @@
  *
  * The KV cache is vLLM's paged layout: a pool of blocks of
  * SYNOR_LLM_KV_BLOCK positions (each holding every layer's keys and values
- * for those positions), and per sequence a block table. A sequence takes a
+ * for those positions, each KV head's positions one run: ctx.c, kv_head),
+ * and per sequence a block table. A sequence takes a
  * block from the pool when its length crosses a block boundary and gives
  * all back when it is reset, so sequences of any mix of lengths share the
  * pool with at most one partly used block each. */

@@ -118,27 +118,37 @@ static void chunk_range(int R, int P, int i, int *a, int *b)
         *b = R;
 }
 
-/* Position pos of seq in layer `layer` of a cache (kc or vc): kv_dim
- * elements of kv_esize bytes. */
-static void *kv_at(synor_llm_ctx *c, void *cache, int layer, unsigned seq, int pos)
+/* KV head g's row at position pos of seq in layer `layer` of a cache (kc
+ * or vc): head_dim elements of kv_esize bytes. A block holds each head's
+ * SYNOR_LLM_KV_BLOCK positions as one run (head-major), so that attention
+ * reads a head's block as one stream: 11-15% faster than position-major
+ * rows on a Zen 3 VM (docs/BENCHMARKS.md, session 14). */
+static void *kv_head(synor_llm_ctx *c, void *cache, int layer, unsigned seq, int pos, int g)
 {
-    int kv_dim = c->kv_dim;
+    size_t hs = (size_t)c->m->cfg.head_dim;
     int block = c->seqs[seq].blocks[pos / SYNOR_LLM_KV_BLOCK];
     size_t el = (size_t)layer * c->layer_stride +
-                ((size_t)block * SYNOR_LLM_KV_BLOCK + (size_t)(pos % SYNOR_LLM_KV_BLOCK)) * kv_dim;
+                (size_t)block * SYNOR_LLM_KV_BLOCK * (size_t)c->kv_dim +
+                ((size_t)g * SYNOR_LLM_KV_BLOCK + (size_t)(pos % SYNOR_LLM_KV_BLOCK)) * hs;
     return (uint8_t *)cache + el * c->kv_esize;
 }
 
-/* Elements [a, b) of a new key or value row into the cache at pos: copied,
- * or rounded to F16. */
+/* Elements [a, b) of a new key or value row (kv_dim, heads one after
+ * another) into the cache at pos: copied, or rounded to F16. */
 static void kv_store(synor_llm_ctx *c, void *cache, int layer, unsigned seq, int pos,
                      const float *row, int a, int b)
 {
-    void *dst = kv_at(c, cache, layer, seq, pos);
-    if (c->kv_f16)
-        c->k->to_f16(row + a, (uint16_t *)dst + a, b - a);
-    else
-        memcpy((float *)dst + a, row + a, (size_t)(b - a) * sizeof(float));
+    int hs = c->m->cfg.head_dim;
+    for (int lo = a; lo < b;) {
+        int g = lo / hs, hi = (g + 1) * hs < b ? (g + 1) * hs : b;
+        void *dst = (uint8_t *)kv_head(c, cache, layer, seq, pos, g) +
+                    (size_t)(lo - g * hs) * c->kv_esize;
+        if (c->kv_f16)
+            c->k->to_f16(row + lo, (uint16_t *)dst, hi - lo);
+        else
+            memcpy(dst, row + lo, (size_t)(hi - lo) * sizeof(float));
+        lo = hi;
+    }
 }
 
 /* scores (scaled) of q against np positions of a KV block, and o += the
@@ -146,7 +156,7 @@ static void kv_store(synor_llm_ctx *c, void *cache, int layer, unsigned seq, int
 static void att_scores(synor_llm_ctx *c, const float *q, const void *k, int np, int hs,
                        float scale, float *out)
 {
-    size_t ks = (size_t)c->kv_dim;
+    size_t ks = (size_t)hs; /* a head's positions, one after another */
     if (c->kv_f16)
         c->k->att_scores_f16(q, k, ks, np, hs, scale, out);
     else if (c->k->att_scores)
@@ -158,7 +168,7 @@ static void att_scores(synor_llm_ctx *c, const float *q, const void *k, int np, 
 
 static void att_mix(synor_llm_ctx *c, const float *a, const void *v, int np, int hs, float *o)
 {
-    size_t vs = (size_t)c->kv_dim;
+    size_t vs = (size_t)hs;
     if (c->kv_f16)
         c->k->att_mix_f16(a, v, vs, np, hs, o);
     else if (c->k->att_mix)
@@ -265,14 +275,13 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
     for (long i = a; i < b; i++) {
         int t = (int)(i / H), h = (int)(i % H);
         const float *q = c->q + (size_t)t * cfg->dim + (size_t)h * hs;
-        int kvo = (h / group) * hs;
+        int g = h / group;
         int npos = c->pos[t] + 1;
         float *sc = s->scores;
-        /* a KV block at a time: its positions are kv_dim floats apart */
+        /* a KV block at a time: the head's positions one after another */
         for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
             int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
-            const uint8_t *k = kv_at(c, c->kc, l, c->seq[t], p0);
-            att_scores(c, q, k + (size_t)kvo * c->kv_esize, np, hs, scale, sc + p0);
+            att_scores(c, q, kv_head(c, c->kc, l, c->seq[t], p0, g), np, hs, scale, sc + p0);
         }
         if (c->k->softmax)
             c->k->softmax(sc, npos);
@@ -282,8 +291,7 @@ static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
         memset(o, 0, (size_t)hs * sizeof(float));
         for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
             int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
-            const uint8_t *v = kv_at(c, c->vc, l, c->seq[t], p0);
-            att_mix(c, sc + p0, v + (size_t)kvo * c->kv_esize, np, hs, o);
+            att_mix(c, sc + p0, kv_head(c, c->vc, l, c->seq[t], p0, g), np, hs, o);
         }
     }
 }
