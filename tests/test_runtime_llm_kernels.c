@@ -451,7 +451,8 @@ TEST(f32_rows_in_a_batch_are_bitwise_alone)
                 for (int t = 0; t < T; t++) {
                     for (int r = 0; r < R; r++)
                         one[r] = 0.5f + (float)((t * R + r) % 7);
-                    synor__llm_matmul(tables[k], &m, 1, R - 1, 1, x + t * C, C, NULL, one, R, acc, NULL);
+                    synor__llm_matmul(tables[k], &m, 1, R - 1, 1, x + t * C, C, NULL, one, R, acc,
+                                      NULL);
                     ASSERT(memcmp(one, y + t * R, sizeof one) == 0);
                 }
             }
@@ -491,7 +492,8 @@ static void f32_packed_is_bitwise_unpacked_on(const llm_kernels *k)
             for (int acc = 0; acc < 2; acc++) {
                 for (int i = 0; i < TMAX * R; i++)
                     yp[i] = yu[i] = 0.5f + (float)(i % 7);
-                synor__llm_matmul(k, &m, ranges[g][0], ranges[g][1], T, x, C, NULL, yp, R, acc, NULL);
+                synor__llm_matmul(k, &m, ranges[g][0], ranges[g][1], T, x, C, NULL, yp, R, acc,
+                                  NULL);
                 synor__llm_matmul(k, &plain, ranges[g][0], ranges[g][1], T, x, C, NULL, yu, R,
                                   acc, NULL);
                 ASSERT(memcmp(yp, yu, sizeof yp) == 0);

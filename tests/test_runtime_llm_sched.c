@@ -473,7 +473,8 @@ TEST(decode_rows_beside_a_prompt_block_are_bitwise_alone)
         ASSERT_OK(synor_llm_batch(b, (size_t)bm, tok + 2 + i * bm, seqs + 2, want + 2 + i * bm));
         ASSERT(b->gemm.n == 1);
     }
-    ASSERT_OK(synor_llm_batch(b, (size_t)(NP - 2 * bm), tok + 2 + 2 * bm, seqs + 2, want + 2 + 2 * bm));
+    ASSERT_OK(
+        synor_llm_batch(b, (size_t)(NP - 2 * bm), tok + 2 + 2 * bm, seqs + 2, want + 2 + 2 * bm));
     memcpy(alone[2], synor_llm_logits(b, (size_t)(NP - 2 * bm - 1)), sizeof alone[2]);
     ASSERT(memcmp(synor_llm_logits(a, 0), alone[0], sizeof alone[0]) == 0);
     ASSERT(memcmp(synor_llm_logits(a, 1), alone[1], sizeof alone[1]) == 0);

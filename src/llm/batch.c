@@ -188,8 +188,8 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     c->nscratch = workers ? workers : 1;
     c->scratch = synor__calloc(c->nscratch, sizeof *c->scratch);
     bad |= !c->kc || !c->vc || !c->free_blocks || !c->seqs || !c->rope_cos || !c->rope_sin ||
-           !c->pos || !c->seq || !c->want_rows || !c->gemm_start || !c->logit_row || !c->x || !c->q || !c->kbuf ||
-           !c->vbuf || !c->att || !c->hb || !c->hb2 || !c->scratch;
+           !c->pos || !c->seq || !c->want_rows || !c->gemm_start || !c->logit_row || !c->x ||
+           !c->q || !c->kbuf || !c->vbuf || !c->att || !c->hb || !c->hb2 || !c->scratch;
     for (unsigned i = 0; !bad && i < c->nscratch; i++) {
         llm_scratch *s = &c->scratch[i];
         s->xb = synor__malloc_aligned(B * widest * sizeof(float));

@@ -108,7 +108,8 @@ int synor_llm_generate_ids(synor_llm_ctx *c, const int32_t *ids, size_t n_prompt
     const float *logits = NULL;
     int e = synor__llm_run_rows(c, all, n_prompt, seqs, &logits);
     for (size_t j = 0; j < n_done / (segment ? (size_t)segment : 1) && !e; j++)
-        e = synor__llm_run_rows(c, all + n_prompt + j * (size_t)segment, (size_t)segment, seqs, &logits);
+        e = synor__llm_run_rows(c, all + n_prompt + j * (size_t)segment, (size_t)segment, seqs,
+                                &logits);
     uint64_t t1 = now_ns();
     st.prompt_tokens = n_prompt;
     st.prefill_s = (double)(t1 - t0) * 1e-9;
