@@ -111,6 +111,18 @@ static int open_rc(const void *bytes, size_t n, synor_gguf **out)
 
 /* ---- writer round trip ---- */
 
+/* Saves w as path, destroys w and opens the file: NULL where saving or
+ * opening failed. */
+static synor_gguf *save_and_open(synor_gguf_writer *w, const char *path)
+{
+    synor_gguf *g = NULL;
+    int e = synor_gguf_writer_save(w, path);
+    synor_gguf_writer_destroy(w);
+    if (!e && synor_gguf_open(path, &g))
+        g = NULL;
+    return g;
+}
+
 TEST(writer_round_trip)
 {
     synor_gguf_writer *w = NULL;
@@ -169,11 +181,8 @@ TEST(writer_round_trip)
     ASSERT_EQ(synor_gguf_writer_add_tensor(w, longname, SYNOR_TTYPE_F32, 1, ne_f16, f),
               SYNOR_EINVAL);
     const char *path = tmp("w.gguf");
-    ASSERT_OK(synor_gguf_writer_save(w, path));
-    synor_gguf_writer_destroy(w);
-
-    synor_gguf *g = NULL;
-    ASSERT_OK(synor_gguf_open(path, &g));
+    synor_gguf *g = save_and_open(w, path);
+    ASSERT(g != NULL);
     /* every page mapped ahead (or the system cannot: read on demand); the
      * reads below then see the same file */
     int pr = synor_gguf_populate(g);
@@ -283,10 +292,8 @@ TEST(writer_round_trip)
     ASSERT_EQ(synor_gguf_writer_copy_kv(w, g, NULL), SYNOR_EEXIST); /* and nothing added */
     ASSERT_OK(synor_gguf_writer_add_tensor(w, "t", SYNOR_TTYPE_F32, 1, ne_f16, f));
     const char *path2 = tmp("copy.gguf");
-    ASSERT_OK(synor_gguf_writer_save(w, path2));
-    synor_gguf_writer_destroy(w);
-    synor_gguf *g2 = NULL;
-    ASSERT_OK(synor_gguf_open(path2, &g2));
+    synor_gguf *g2 = save_and_open(w, path2);
+    ASSERT(g2 != NULL);
     ASSERT_EQ(synor_gguf_kv_count(g2), 8);
     ASSERT_STREQ(synor_gguf_kv_key(g2, 0), "first");
     ASSERT_EQ(synor_gguf_find(g2, "tokenizer.ggml.merges"), -1);
@@ -308,10 +315,8 @@ TEST(writer_rejects_a_bad_alignment)
     ASSERT_OK(synor_gguf_writer_add_u32(w, "general.alignment", 8));
     /* no tensors: a valid file of metadata alone */
     const char *path = tmp("meta.gguf");
-    ASSERT_OK(synor_gguf_writer_save(w, path));
-    synor_gguf_writer_destroy(w);
-    synor_gguf *g = NULL;
-    ASSERT_OK(synor_gguf_open(path, &g));
+    synor_gguf *g = save_and_open(w, path);
+    ASSERT(g != NULL);
     ASSERT_EQ(synor_gguf_tensor_count(g), 0);
     synor_gguf_close(g);
     unlink(path);
@@ -334,10 +339,8 @@ TEST(dropped_pages_read_back_from_the_file)
     uint64_t ne[1] = {N};
     ASSERT_OK(synor_gguf_writer_add_tensor(w, "big", SYNOR_TTYPE_F32, 1, ne, v));
     const char *path = tmp("drop.gguf");
-    ASSERT_OK(synor_gguf_writer_save(w, path));
-    synor_gguf_writer_destroy(w);
-    synor_gguf *g = NULL;
-    ASSERT_OK(synor_gguf_open(path, &g));
+    synor_gguf *g = save_and_open(w, path);
+    ASSERT(g != NULL);
     const synor_gguf_tensor *t = synor_gguf_tensor_find(g, "big");
     ASSERT(t != NULL && t->bytes == N * sizeof(float));
     ASSERT(memcmp(t->data, v, t->bytes) == 0); /* every page mapped in */
