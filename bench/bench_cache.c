@@ -8,7 +8,17 @@
  *      paraphrases and the false-hit rate of unrelated prompts per
  *      threshold, and the lookup time of an exact scan by entry count.
  *
- *   bench_cache [-m MODEL.gguf] [--dir DIR]
+ *   4. (--index) the semantic cache's two indexes without a model, on
+ *      vectors with clusters (as embeddings have: 1 centre per 20 entries,
+ *      each entry its centre plus noise): per dimension and entry count,
+ *      the time of an add and of a lookup of the exact scan and of
+ *      hnswlib's HNSW graph, and the graph's recall - how often it returns
+ *      the entry the scan returns - for "paraphrases" (an entry plus
+ *      noise: similarity ~0.97 to it) and whether it hits exactly when the
+ *      scan does at the threshold (0.9).
+ *
+ *   bench_cache [-m MODEL.gguf] [--dir DIR] [--index [DIMS [ENTRIES]]]
+ *   e.g. --index 288,768 1000,4096,10000,100000 (the defaults)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +238,123 @@ static void semantic(const char *model)
     synor_llm_destroy(m);
 }
 
+/* Section 4: the indexes. */
+static uint64_t irng;
+static float urand(void)
+{
+    irng = irng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(irng >> 11) * 0x1.0p-53 * 2 - 1);
+}
+
+/* entry i: centre i / 20 plus noise of relative size 0.5; a paraphrase of
+ * entry i: entry i plus noise of relative size 0.15 */
+static void ivec(int dim, size_t i, float noise, uint64_t salt, float *out)
+{
+    irng = (i / 20) * 0x9E3779B97F4A7C15ull + 1;
+    for (int j = 0; j < dim; j++)
+        out[j] = urand();
+    irng = i * 0xBF58476D1CE4E5B9ull + 7;
+    for (int j = 0; j < dim; j++)
+        out[j] += 0.5f * urand();
+    if (noise > 0) {
+        irng = i * 0x94D049BB133111EBull + salt;
+        for (int j = 0; j < dim; j++)
+            out[j] += noise * urand();
+    }
+}
+
+static void index_one(int dim, size_t entries, unsigned index, int ef)
+{
+    synor_semcache_opts o = {.dim = dim, .threshold = 0.9f, .max_entries = entries,
+                             .index = index, .hnsw_ef_search = ef};
+    synor_semcache *s, *ref = NULL;
+    if (synor_semcache_open(&o, &s)) {
+        printf("  %s: %s\n", synor_semcache_index_name(index), synor_errmsg());
+        return;
+    }
+    if (index == SYNOR_SEMCACHE_HNSW) { /* the scan's answers to compare with */
+        o.index = SYNOR_SEMCACHE_EXACT;
+        synor_semcache_open(&o, &ref);
+    }
+    float *v = malloc((size_t)dim * sizeof *v);
+    double *ta = malloc(entries * sizeof *ta), t0 = now();
+    char val[24];
+    for (size_t i = 0; i < entries; i++) {
+        ivec(dim, i, 0, 0, v);
+        snprintf(val, sizeof val, "%zu", i);
+        double a = now();
+        synor_semcache_add(s, v, val, strlen(val));
+        ta[i] = now() - a;
+        if (ref)
+            synor_semcache_add(ref, v, val, strlen(val));
+    }
+    double build = now() - t0 - 0; /* ref's adds are outside ta, inside build: not printed */
+    (void)build;
+    enum { Q = 400 };
+    double tl[Q];
+    int same = 0, agree = 0, hits = 0;
+    for (int q = 0; q < Q; q++) {
+        size_t i = (size_t)q * 7919 % entries;
+        if (q % 4 == 3) /* an unrelated prompt: a centre no entry has */
+            ivec(dim, (entries + (size_t)q) * 20, 0, 0, v);
+        else
+            ivec(dim, i, 0.15f, (uint64_t)q, v);
+        float sim, rsim;
+        char *got = NULL, *want = NULL;
+        size_t n;
+        double a = now();
+        int r = synor_semcache_lookup(s, v, &sim, &got, &n);
+        tl[q] = now() - a;
+        hits += r == 0;
+        if (ref) {
+            int rr = synor_semcache_lookup(ref, v, &rsim, &want, &n);
+            agree += (r == 0) == (rr == 0);
+            same += r == 0 && rr == 0 && !strcmp(got, want);
+            same += r != 0 && rr != 0;
+            free(want);
+        }
+        free(got);
+    }
+    qsort(ta, entries, sizeof *ta, cmp_d);
+    qsort(tl, Q, sizeof *tl, cmp_d);
+    printf("  dim %4d %7zu entries %-5s", dim, entries, synor_semcache_index_name(index));
+    if (index == SYNOR_SEMCACHE_HNSW)
+        printf(" ef %3d", ef ? ef : SYNOR_SEMCACHE_EF_SEARCH);
+    else
+        printf("       ");
+    printf("  add p50 %7.1f us p99 %7.1f us  lookup p50 %8.1f us p99 %8.1f us  hits %d/%d",
+           ta[entries / 2] * 1e6, ta[(size_t)((double)entries * 0.99)] * 1e6, tl[Q / 2] * 1e6,
+           tl[(int)(Q * 0.99)] * 1e6, hits, Q);
+    if (ref)
+        printf("  same entry %d/%d, hit/miss agree %d/%d", same, Q, agree, Q);
+    printf("\n");
+    free(v);
+    free(ta);
+    synor_semcache_destroy(s);
+    synor_semcache_destroy(ref);
+}
+
+static void indexes(const char *dims, const char *counts)
+{
+    printf("semantic cache indexes (clustered vectors; 3 of 4 lookups a paraphrase of an "
+           "entry, 1 unrelated; threshold 0.9):\n");
+    for (const char *d = dims; *d;) {
+        int dim = atoi(d);
+        for (const char *c = counts; *c;) {
+            size_t n = (size_t)strtoull(c, NULL, 10);
+            index_one(dim, n, SYNOR_SEMCACHE_EXACT, 0);
+            index_one(dim, n, SYNOR_SEMCACHE_HNSW, 0);
+            if (n >= 10000) {
+                index_one(dim, n, SYNOR_SEMCACHE_HNSW, 16);
+                index_one(dim, n, SYNOR_SEMCACHE_HNSW, 200);
+            }
+            fflush(stdout);
+            c = strchr(c, ',') ? strchr(c, ',') + 1 : c + strlen(c);
+        }
+        d = strchr(d, ',') ? strchr(d, ',') + 1 : d + strlen(d);
+    }
+}
+
 /* Request-level speculation on a synthetic trace (the seed's "predictable
  * workloads"): 40 users, 5 flows of 5 requests; a user follows a flow of
  * its own in 80% of its sessions, another flow otherwise, and 15% of the
@@ -286,11 +413,20 @@ static void speculation(void)
 int main(int argc, char **argv)
 {
     const char *model = NULL, *dir = "/tmp";
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--index")) {
+            const char *dims = i + 1 < argc && argv[i + 1][0] != '-' ? argv[++i] : "288,768";
+            const char *counts =
+                i + 1 < argc && argv[i + 1][0] != '-' ? argv[++i] : "1000,4096,10000,100000";
+            indexes(dims, counts);
+            return 0;
+        }
+        if (i + 1 >= argc)
+            break;
         if (!strcmp(argv[i], "-m"))
-            model = argv[i + 1];
+            model = argv[++i];
         else if (!strcmp(argv[i], "--dir"))
-            dir = argv[i + 1];
+            dir = argv[++i];
     }
     exact(dir);
     speculation();

@@ -20,11 +20,13 @@ cd "$(dirname "$0")/.."
 # libopenmpi-dev, openmpi-bin: the runtime across MPI ranks (docs/MPI.md).
 # libglpk-dev (optional): the exact planner's ILP for identical processors
 # (docs/PLANNING.md, "The exact planner").
+# libhnswlib-dev (optional; header-only C++, built with build-essential's
+# g++): the semantic cache's HNSW index (docs/LLM.md, "Caches").
 PACKAGES=(build-essential cmake pkg-config libhwloc-dev hwloc libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev
           libsqlite3-dev libmicrohttpd-dev bible-kjv curl
           nettle-dev libpq-dev libcurl4-openssl-dev postgresql libopenmpi-dev openmpi-bin
-          libglpk-dev)
+          libglpk-dev libhnswlib-dev)
 # --test-deps (scripts/test.sh): also what only the tests use - PyTorch, the
 # independent reference the trainer's gradients are checked against
 # (tests/test_train_torch.c); never a dependency of the library or the CLI.

@@ -16,11 +16,19 @@
  * Semantic cache (synor_semcache): values under embedding vectors (unit
  * length); a lookup returns the most similar entry (cosine similarity) if
  * it reaches the threshold, with the similarity, so the caller can report
- * it. The index is an exact scan, so it never misses the best entry: at
- * dimension 288 it answers in 22 us at 1,000 entries, 0.23 ms at 10,000
- * and 4.3 ms at 100,000 on the development VM (docs/BENCHMARKS.md,
- * "Caches"); past about 10^4 entries an approximate index (hnswlib, FAISS)
- * would pay, and is not built yet. */
+ * it. Two indexes (docs/LLM.md, "Caches"; docs/BENCHMARKS.md, "Caches"):
+ *   exact  a scan of every entry: never misses the best one; its time
+ *          grows with the entries (dim 288 on a Zen 3 VM: 50 us at 1,000,
+ *          0.2 ms at 4,096, 0.6 ms at 10,000, 12 ms at 100,000);
+ *   hnsw   hnswlib's hierarchical navigable small-world graph (Debian's
+ *          libhnswlib-dev, where the build found it): 0.3 ms at 10,000
+ *          and 0.6 ms at 100,000 on the same VM, at the cost of an add
+ *          (0.2-1.3 ms, against microseconds) and of recall (it may return
+ *          a near-best entry; the similarity reported is always the
+ *          returned entry's own, summed as the scan sums it).
+ * By default (SYNOR_SEMCACHE_AUTO) lookups scan up to exact_max entries
+ * and take the graph beyond, which is then kept from the first entry on,
+ * so the switch costs no rebuild. */
 #ifndef SYNOR_CACHE_H
 #define SYNOR_CACHE_H
 
@@ -76,19 +84,49 @@ size_t synor_cache_key(char *buf, size_t cap, const char *model, const char *pro
 
 typedef struct synor_semcache synor_semcache;
 
-/* dim: embedding length; threshold: the least cosine similarity that is a
- * hit (e.g. 0.95); max_entries: beyond it the oldest entry goes. */
+/* The index a lookup takes (synor_semcache_opts.index). */
+enum { SYNOR_SEMCACHE_AUTO = 0, SYNOR_SEMCACHE_EXACT = 1, SYNOR_SEMCACHE_HNSW = 2 };
+/* AUTO's default switch: the exact scan up to this many entries (measured:
+ * docs/BENCHMARKS.md, "Caches"). */
+#define SYNOR_SEMCACHE_EXACT_MAX 4096
+/* The graph's default search width (hnswlib's ef): recall against time. */
+#define SYNOR_SEMCACHE_EF_SEARCH 64
+
+typedef struct synor_semcache_opts {
+    int dim;            /* embedding length, 1..65536 */
+    float threshold;    /* the least cosine similarity that is a hit (e.g. 0.95) */
+    size_t max_entries; /* 1..2^24; beyond it the oldest entry goes */
+    unsigned index;     /* SYNOR_SEMCACHE_*: AUTO (0), EXACT, or HNSW (SYNOR_ENOTSUP
+                           from open where the build has no hnswlib; AUTO then
+                           scans at every size) */
+    size_t exact_max;   /* AUTO: the scan up to this many entries; 0: the default */
+    int hnsw_m;         /* links per node (hnswlib's M); 0: 16 */
+    int hnsw_ef_construction; /* candidates while inserting; 0: 200 */
+    int hnsw_ef_search; /* candidates while searching; 0: SYNOR_SEMCACHE_EF_SEARCH */
+} synor_semcache_opts;
+
+/* Opens an empty semantic cache. SYNOR_EINVAL naming the bad field. */
+int synor_semcache_open(const synor_semcache_opts *opts, synor_semcache **out);
+/* synor_semcache_open with dim, threshold, max_entries and the defaults. */
 int synor_semcache_create(int dim, float threshold, size_t max_entries, synor_semcache **out);
 void synor_semcache_destroy(synor_semcache *s); /* accepts NULL */
-/* emb: dim floats (normalised here). The value is copied. */
+/* emb: dim floats (normalised here). The value is copied. On an error
+ * (SYNOR_EINVAL: an embedding of norm 0 or not finite) the cache is
+ * unchanged. */
 int synor_semcache_add(synor_semcache *s, const float *emb, const void *val, size_t len);
-/* The most similar entry: 0 with *similarity, *val (malloc'd, the caller
- * frees it with free()) and *len when it reaches the threshold, else
- * SYNOR_ENOENT (*similarity still says the best one found, -1 if empty).
- * Thread-safe, as add. */
+/* The most similar entry the index finds: 0 with *similarity, *val
+ * (malloc'd, the caller frees it with free()) and *len when it reaches the
+ * threshold, else SYNOR_ENOENT (*similarity still says the best one found,
+ * -1 if empty). Thread-safe, as add. */
 int synor_semcache_lookup(synor_semcache *s, const float *emb, float *similarity, char **val,
                           size_t *len);
 size_t synor_semcache_count(const synor_semcache *s);
+/* The index the next lookup takes: SYNOR_SEMCACHE_EXACT or _HNSW. */
+unsigned synor_semcache_index(const synor_semcache *s);
+/* "auto", "exact", "hnsw" ("?" for another value), and back: SYNOR_EINVAL
+ * naming the text for anything else. */
+const char *synor_semcache_index_name(unsigned index);
+int synor_semcache_index_parse(const char *text, unsigned *out);
 
 /* ------------------------------------------- request-level speculation */
 

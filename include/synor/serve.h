@@ -54,9 +54,13 @@ typedef struct synor_server_opts {
      * thread on a context of its own); a later request whose prompt's
      * embedding is at least that similar is answered with it, the answer
      * carrying "synor_cache": {"tier": "semantic", "similarity": S}.
-     * semantic_entries: at most that many (0: 10000; the oldest go). */
+     * semantic_entries: at most that many (0: 10000; the oldest go).
+     * semantic_index: its index (synor_semcache_opts.index: 0, AUTO, the
+     * exact scan up to SYNOR_SEMCACHE_EXACT_MAX entries and hnswlib's graph
+     * beyond; SYNOR_SEMCACHE_EXACT; SYNOR_SEMCACHE_HNSW). */
     float semantic_threshold;
     unsigned semantic_entries;
+    unsigned semantic_index;
     /* Request-level speculation (synor_predictor): predict > 0 turns it on.
      * After each cacheable request (greedy or seeded, not streamed) of a
      * request naming a "user", the predictor's up to predict most likely

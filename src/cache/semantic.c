@@ -1,11 +1,14 @@
-/* semantic.c - the semantic cache: values under unit embedding vectors,
- * looked up by the highest cosine similarity over an exact scan, in a ring
- * of max_entries (the oldest entry is replaced). See synor/cache.h. */
+/* semantic.c - the semantic cache: values under unit embedding vectors in
+ * a ring of max_entries (the oldest entry is replaced), looked up by the
+ * highest cosine similarity: an exact scan, or hnswlib's HNSW graph
+ * (cache/hnsw.h) beside it once the entries pass the scan's measured
+ * limit. See synor/cache.h. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/hnsw.h"
 #include "common/common.h"
 #include "synor/cache.h"
 #include "synor/error.h"
@@ -16,34 +19,88 @@ struct synor_semcache {
     float threshold;
     size_t cap, count, next;
     float *vecs; /* cap x dim, unit length */
+    float *tmp;  /* dim: a new entry's vector, before it is stored */
     char **vals;
     size_t *lens;
+    unsigned index;   /* as asked (SYNOR_SEMCACHE_*) */
+    size_t hnsw_from; /* entries from which lookups take the graph */
+    int ef_search;
+    synor__hnsw *hnsw; /* every entry, slot = label; NULL: none */
 };
 
-int synor_semcache_create(int dim, float threshold, size_t max_entries, synor_semcache **out)
+static const char *const index_names[] = {"auto", "exact", "hnsw"};
+
+const char *synor_semcache_index_name(unsigned index)
 {
-    if (dim < 1 || dim > 65536 || max_entries < 1 || max_entries > (1u << 24) ||
-        !(threshold >= -1.0f && threshold <= 1.0f))
+    return index < 3 ? index_names[index] : "?";
+}
+
+int synor_semcache_index_parse(const char *text, unsigned *out)
+{
+    for (unsigned i = 0; text && i < 3; i++)
+        if (!strcmp(text, index_names[i])) {
+            *out = i;
+            return 0;
+        }
+    return synor__error(SYNOR_EINVAL, "semantic index '%s': expected auto, exact or hnsw",
+                        text ? text : "(null)");
+}
+
+int synor_semcache_open(const synor_semcache_opts *o, synor_semcache **out)
+{
+    *out = NULL;
+    int dim = o->dim;
+    size_t cap = o->max_entries;
+    if (dim < 1 || dim > 65536 || cap < 1 || cap > (1u << 24) ||
+        !(o->threshold >= -1.0f && o->threshold <= 1.0f))
         return synor__error(SYNOR_EINVAL,
                             "semantic cache: dim %d (1..65536), threshold %g "
                             "(-1..1), %zu entries (1..2^24)",
-                            dim, threshold, max_entries);
+                            dim, o->threshold, cap);
+    if (o->index > SYNOR_SEMCACHE_HNSW || o->hnsw_m < 0 || o->hnsw_m == 1 ||
+        o->hnsw_m > 256 || o->hnsw_ef_construction < 0 || o->hnsw_ef_search < 0)
+        return synor__error(SYNOR_EINVAL,
+                            "semantic cache: index %u (0..2), M %d (2..256), "
+                            "ef_construction %d, ef_search %d (>= 0; 0: default)",
+                            o->index, o->hnsw_m, o->hnsw_ef_construction, o->hnsw_ef_search);
+    size_t exact_max = o->exact_max ? o->exact_max : SYNOR_SEMCACHE_EXACT_MAX;
+    /* the graph where lookups will take it: forced, or past the scan's limit */
+    int graph = o->index == SYNOR_SEMCACHE_HNSW ||
+                (o->index == SYNOR_SEMCACHE_AUTO && cap > exact_max && synor__hnsw_available());
     synor_semcache *s = synor__calloc(1, sizeof *s);
     if (!s)
         return SYNOR_ENOMEM;
+    pthread_mutex_init(&s->mu, NULL);
     s->dim = dim;
-    s->threshold = threshold;
-    s->cap = max_entries;
-    s->vecs = synor__malloc(max_entries * (size_t)dim * sizeof(float));
-    s->vals = synor__calloc(max_entries, sizeof *s->vals);
-    s->lens = synor__calloc(max_entries, sizeof *s->lens);
-    if (!s->vecs || !s->vals || !s->lens) {
+    s->threshold = o->threshold;
+    s->cap = cap;
+    s->index = o->index;
+    s->ef_search = o->hnsw_ef_search ? o->hnsw_ef_search : SYNOR_SEMCACHE_EF_SEARCH;
+    s->hnsw_from = !graph ? (size_t)-1 : o->index == SYNOR_SEMCACHE_HNSW ? 0 : exact_max + 1;
+    s->vecs = synor__malloc(cap * (size_t)dim * sizeof(float));
+    s->tmp = synor__malloc((size_t)dim * sizeof(float));
+    s->vals = synor__calloc(cap, sizeof *s->vals);
+    s->lens = synor__calloc(cap, sizeof *s->lens);
+    if (!s->vecs || !s->tmp || !s->vals || !s->lens) {
         synor_semcache_destroy(s);
         return SYNOR_ENOMEM;
     }
-    pthread_mutex_init(&s->mu, NULL);
+    int e = graph ? synor__hnsw_create(dim, cap, o->hnsw_m ? o->hnsw_m : 16,
+                                       o->hnsw_ef_construction ? o->hnsw_ef_construction : 200,
+                                       100, &s->hnsw)
+                  : 0;
+    if (e) {
+        synor_semcache_destroy(s);
+        return e;
+    }
     *out = s;
     return 0;
+}
+
+int synor_semcache_create(int dim, float threshold, size_t max_entries, synor_semcache **out)
+{
+    synor_semcache_opts o = {.dim = dim, .threshold = threshold, .max_entries = max_entries};
+    return synor_semcache_open(&o, out);
 }
 
 void synor_semcache_destroy(synor_semcache *s)
@@ -53,9 +110,10 @@ void synor_semcache_destroy(synor_semcache *s)
     if (s->vals)
         for (size_t i = 0; i < s->cap; i++)
             synor__free(s->vals[i]);
-    if (s->vecs)
-        pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->mu);
+    synor__hnsw_destroy(s->hnsw);
     synor__free(s->vecs);
+    synor__free(s->tmp);
     synor__free(s->vals);
     synor__free(s->lens);
     synor__free(s);
@@ -77,6 +135,22 @@ static int unit(const float *v, float *out, int n)
     return 0;
 }
 
+/* The inner product of two unit vectors, in one order for both indexes (so
+ * an entry's similarity is the same whichever found it). */
+static float dot(const float *v, const float *q, int n)
+{
+    /* 8 independent sums: the compiler keeps them in vector lanes */
+    float a[8] = {0};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int u = 0; u < 8; u++)
+            a[u] += v[j + u] * q[j + u];
+    float d = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+    for (; j < n; j++)
+        d += v[j] * q[j];
+    return d;
+}
+
 int synor_semcache_add(synor_semcache *s, const float *emb, const void *val, size_t len)
 {
     char *copy = synor__malloc(len + 1);
@@ -87,12 +161,15 @@ int synor_semcache_add(synor_semcache *s, const float *emb, const void *val, siz
     copy[len] = 0;
     pthread_mutex_lock(&s->mu);
     size_t i = s->next;
-    int e = unit(emb, s->vecs + i * (size_t)s->dim, s->dim);
+    int e = unit(emb, s->tmp, s->dim);
+    if (!e && s->hnsw) /* slot i's old vector is replaced in the graph */
+        e = synor__hnsw_set(s->hnsw, i, s->tmp);
     if (e) {
         pthread_mutex_unlock(&s->mu);
         synor__free(copy);
         return e;
     }
+    memcpy(s->vecs + i * (size_t)s->dim, s->tmp, (size_t)s->dim * sizeof(float));
     synor__free(s->vals[i]);
     s->vals[i] = copy;
     s->lens[i] = len;
@@ -117,22 +194,27 @@ int synor_semcache_lookup(synor_semcache *s, const float *emb, float *similarity
     pthread_mutex_lock(&s->mu);
     float best = -1;
     size_t at = 0;
-    for (size_t i = 0; i < s->count; i++) {
-        const float *v = s->vecs + i * (size_t)s->dim;
-        /* 8 independent sums: the compiler keeps them in vector lanes */
-        float a[8] = {0};
-        int j = 0;
-        for (; j + 8 <= s->dim; j += 8)
-            for (int u = 0; u < 8; u++)
-                a[u] += v[j + u] * q[j + u];
-        float d = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-        for (; j < s->dim; j++)
-            d += v[j] * q[j];
-        if (d > best) {
-            best = d;
-            at = i;
+    if (s->count && s->count >= s->hnsw_from) {
+        float approx;
+        e = synor__hnsw_nearest(s->hnsw, q, s->ef_search, &at, &approx);
+        if (!e && at < s->count)
+            best = dot(s->vecs + at * (size_t)s->dim, q, s->dim);
+        else if (!e)
+            e = synor__error(SYNOR_ESTATE, "semantic cache: HNSW label %zu of %zu entries", at,
+                             s->count);
+        if (e) {
+            pthread_mutex_unlock(&s->mu);
+            synor__free(q);
+            return e;
         }
-    }
+    } else
+        for (size_t i = 0; i < s->count; i++) {
+            float d = dot(s->vecs + i * (size_t)s->dim, q, s->dim);
+            if (d > best) {
+                best = d;
+                at = i;
+            }
+        }
     int hit = s->count && best >= s->threshold;
     char *copy = NULL;
     size_t n = 0;
@@ -156,11 +238,23 @@ int synor_semcache_lookup(synor_semcache *s, const float *emb, float *similarity
     return 0;
 }
 
+static pthread_mutex_t *lock_of(const synor_semcache *s)
+{
+    return (pthread_mutex_t *)(uintptr_t)&s->mu; /* lock only */
+}
+
 size_t synor_semcache_count(const synor_semcache *s)
 {
-    pthread_mutex_t *mu = (pthread_mutex_t *)(uintptr_t)&s->mu; /* lock only */
-    pthread_mutex_lock(mu);
+    pthread_mutex_lock(lock_of(s));
     size_t n = s->count;
-    pthread_mutex_unlock(mu);
+    pthread_mutex_unlock(lock_of(s));
     return n;
+}
+
+unsigned synor_semcache_index(const synor_semcache *s)
+{
+    pthread_mutex_lock(lock_of(s));
+    unsigned i = s->count >= s->hnsw_from ? SYNOR_SEMCACHE_HNSW : SYNOR_SEMCACHE_EXACT;
+    pthread_mutex_unlock(lock_of(s));
+    return i;
 }

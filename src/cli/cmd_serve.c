@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "common/common.h"
+#include "synor/cache.h"
 #include "synor/llm.h"
 #include "synor/serve.h"
 
@@ -21,6 +22,7 @@ static void help(void)
            "                   [--max-queue N] [--ctx N] [--tokenizer FILE] [--model-name NAME]\n"
            "                   [--grace SECONDS] [--cache-mem SIZE] [--cache-file FILE]\n"
            "                   [--no-cache] [--semantic-threshold T] [--semantic-entries N]\n"
+           "                   [--semantic-index auto|exact|hnsw]\n"
            "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n"
            "                   [--kv-type f32|f16] [--step-log FILE]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
@@ -54,6 +56,10 @@ static void help(void)
            "                      states) is that similar; the answer carries\n"
            "                      \"synor_cache\": {\"cache\": \"semantic\", \"similarity\": S}\n"
            "  --semantic-entries N  at most N answers in it (default 10000; oldest go)\n"
+           "  --semantic-index auto|exact|hnsw  how it finds the most similar prompt: a scan\n"
+           "                      of every entry (exact), hnswlib's HNSW graph (hnsw:\n"
+           "                      approximate, faster past a few thousand entries), or the\n"
+           "                      scan up to 4096 entries and the graph beyond (auto, default)\n"
            "  --predict N         request-level speculation: after a cacheable request of a\n"
            "                      \"user\", generate that user's N most likely next requests\n"
            "                      (probability >= 1/4) while idle, into the exact-match cache\n"
@@ -79,6 +85,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     int gpu_layers = 0;
     double grace = 30, sem_threshold = 0;
     unsigned long long sem_entries = 0, predict = 0;
+    unsigned sem_index = SYNOR_SEMCACHE_AUTO;
+    int sem_index_set = 0;
     const char *cache_file = NULL, *step_log = NULL;
     uint64_t cache_mem = 0;
     int no_cache = 0;
@@ -124,6 +132,10 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
             if (r == CLI_OK && !(sem_threshold > 0))
                 return cli_usage_error("serve", "--semantic-threshold '%s': a cosine similarity "
                                                 "above 0 and at most 1", v);
+        } else if (!strcmp(a, "--semantic-index")) {
+            if (synor_semcache_index_parse(v, &sem_index))
+                return cli_usage_error("serve", "--semantic-index: %s", synor_errmsg());
+            sem_index_set = 1;
         } else if (!strcmp(a, "--semantic-entries"))
             r = cli_parse_uint("serve", a, v, 1, 1u << 24, &sem_entries);
         else if (!strcmp(a, "--predict"))
@@ -162,6 +174,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                                         "it cannot go with --no-cache");
     if (sem_entries && !(sem_threshold > 0))
         return cli_usage_error("serve", "--semantic-entries needs --semantic-threshold");
+    if (sem_index_set && !(sem_threshold > 0))
+        return cli_usage_error("serve", "--semantic-index needs --semantic-threshold");
     if (name && !*name)
         return cli_usage_error("serve", "--model-name is empty");
     if (!name) {
@@ -204,6 +218,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .no_cache = no_cache,
                             .semantic_threshold = (float)sem_threshold,
                             .semantic_entries = (unsigned)sem_entries,
+                            .semantic_index = sem_index,
                             .predict = (unsigned)predict,
                             .gpu_layers = gpu_layers,
                             .gpu_device = gpu,

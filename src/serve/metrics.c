@@ -109,6 +109,9 @@ char *synor__serve_metrics(synor_server *s)
            atomic_load(&s->sem_hits));
     metric(&b, "synor_semantic_entries", "gauge", "Entries in the semantic cache.",
            s->sem ? (uint64_t)synor_semcache_count(s->sem) : 0);
+    metric(&b, "synor_semantic_hnsw", "gauge",
+           "1 while the semantic cache's lookups take the HNSW graph (hnswlib), 0 the scan.",
+           s->sem && synor_semcache_index(s->sem) == SYNOR_SEMCACHE_HNSW);
     metric(&b, "synor_predicted_started_total", "counter",
            "Requests predicted from a user's history and generated while idle.",
            atomic_load(&s->pred_started));

@@ -355,7 +355,11 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
                                  .kv_type = o.kv_type};
         e = synor_llm_ctx_create(m, rt, &eo, &s->ectx);
         if (!e)
-            e = synor_semcache_create(h->dim, o.semantic_threshold, o.semantic_entries, &s->sem);
+            e = synor_semcache_open(&(synor_semcache_opts){.dim = h->dim,
+                                                            .threshold = o.semantic_threshold,
+                                                            .max_entries = o.semantic_entries,
+                                                            .index = o.semantic_index},
+                                    &s->sem);
     }
     if (!e && o.predict)
         e = synor_predictor_create(4096, &s->pred);

@@ -317,8 +317,27 @@ req GET /metrics >/dev/null
 check s-lookups     [ "$(val synor_semantic_lookups_total)" = 3 ]
 check s-hits        [ "$(val synor_semantic_hits_total)" = 1 ]
 check s-entries     [ "$(val synor_semantic_entries)" = 2 ]
+check s-scan        [ "$(val synor_semantic_hnsw)" = 0 ]
 kill -TERM "$pid"; wait "$pid"
 check s-exit        [ $? = 0 ]
+
+# the same through hnswlib's graph (--semantic-index hnsw), where the build
+# has it: the same answer, and /metrics says the graph answers
+if start semh --no-cache --semantic-threshold 0.95 --semantic-index hnsw; then
+  check h-first     [ "$(req POST /v1/completions '{"prompt":"Synor places tasks on devices","max_tokens":8,"temperature":0}')" = 200 ]
+  check h-para      [ "$(req POST /v1/completions '{"prompt":"Synor places tasks on the devices","max_tokens":8,"temperature":0}')" = 200 ]
+  get choices.0.text >"$tmp/h2"
+  check h-para-same cmp -s "$tmp/s1" "$tmp/h2"
+  check h-para-tier [ "$(get synor_cache.cache)" = semantic ]
+  check h-para-sim  awk -v x="$(get synor_cache.similarity)" 'BEGIN { exit !(x >= 0.95 && x <= 1) }'
+  req GET /metrics >/dev/null
+  check h-graph     [ "$(val synor_semantic_hnsw)" = 1 ]
+  kill -TERM "$pid"; wait "$pid"
+  check h-exit      [ $? = 0 ]
+else
+  check h-absent    grep -q "hnswlib" "$tmp/semh.err"
+  echo "skipped: --semantic-index hnsw (this build has no hnswlib)"
+fi
 
 # request-level speculation: a user asks A then B, twice; the second B is
 # a sample generated ahead while the server was idle (served once); with a
@@ -363,6 +382,9 @@ check s-bad-big     bad --semantic-threshold 1.5
 check s-bad-nan     bad --semantic-threshold nan
 check s-bad-msg     grep -q "semantic-threshold" "$tmp/err"
 check s-bad-entries bad --semantic-entries 10
+check s-bad-index   bad --semantic-threshold 0.9 --semantic-index hnws
+check s-bad-idx-msg grep -q "'hnws': expected auto, exact or hnsw" "$tmp/err"
+check s-bad-idx-alone bad --semantic-index exact
 check p-bad-many    bad --predict 17
 check p-bad-nocache bad --predict 2 --no-cache
 check p-bad-msg     grep -q "no-cache" "$tmp/err"
