@@ -17,7 +17,12 @@
  *      noise: similarity ~0.97 to it) and whether it hits exactly when the
  *      scan does at the threshold (0.9).
  *
- *   bench_cache [-m MODEL.gguf] [--dir DIR] [--index [DIMS [ENTRIES]]]
+ *   With -m, --recall N adds the indexes' agreement on the model's own
+ *   embeddings: N prompts cut from --text FILE (default docs/BENCHMARKS.md)
+ *   and 400 paraphrases of them (recall(), below).
+ *
+ *   bench_cache [-m MODEL.gguf [--recall N] [--text FILE]] [--dir DIR]
+ *               [--index [DIMS [ENTRIES]]]
  *   e.g. --index 288,768 1000,4096,10000,100000 (the defaults)
  */
 #include <stdio.h>
@@ -148,6 +153,126 @@ static void exact(const char *dir)
     free(m);
 }
 
+/* The two indexes on the model's own embeddings (--recall N): N prompts
+ * of 12 words cut from a text (--text, default docs/BENCHMARKS.md, 18
+ * words apart), in an exact and an HNSW cache; 400 "paraphrases" - a
+ * prompt with its 7th word dropped and the text's next word appended -
+ * looked up in both. Real hidden states are anisotropic (they share a
+ * common direction), the harder case for a graph. */
+static int recall_entries;
+static const char *recall_text = "docs/BENCHMARKS.md";
+
+static char **words_of(const char *path, size_t *nw)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "bench_cache: %s cannot be read\n", path);
+        exit(1);
+    }
+    size_t cap = 1 << 16, n = 0;
+    char **w = malloc(cap * sizeof *w), buf[256];
+    while (fscanf(f, "%255s", buf) == 1) {
+        if (n == cap)
+            w = realloc(w, (cap *= 2) * sizeof *w);
+        w[n++] = strdup(buf);
+    }
+    fclose(f);
+    *nw = n;
+    return w;
+}
+
+static void join(char **w, size_t at, int n, int skip, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[0] = 0;
+    for (int i = 0; i < n + (skip >= 0); i++) {
+        if (i == skip)
+            continue;
+        int k = snprintf(out + o, cap - o, "%s%s", o ? " " : "", w[at + (size_t)i]);
+        if (k < 0 || (size_t)k >= cap - o)
+            break;
+        o += (size_t)k;
+    }
+}
+
+static void recall(synor_llm_ctx *c, int dim)
+{
+    size_t nw;
+    char **w = words_of(recall_text, &nw);
+    size_t n = (size_t)recall_entries;
+    if (nw < n * 18 + 20) {
+        fprintf(stderr, "bench_cache: %s has %zu words, too few for %zu prompts\n",
+                recall_text, nw, n);
+        exit(1);
+    }
+    float *e = malloc(n * (size_t)dim * sizeof *e), *q = malloc((size_t)dim * sizeof *q);
+    char prompt[512], val[24];
+    double t0 = now();
+    synor_semcache_opts o = {.dim = dim, .threshold = 0.9f, .max_entries = n,
+                             .index = SYNOR_SEMCACHE_EXACT};
+    synor_semcache *ex, *hn;
+    synor_semcache_open(&o, &ex);
+    o.index = SYNOR_SEMCACHE_HNSW;
+    if (synor_semcache_open(&o, &hn)) {
+        printf("  index recall: %s\n", synor_errmsg());
+        synor_semcache_destroy(ex);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        join(w, i * 18, 12, -1, prompt, sizeof prompt);
+        synor_llm_embed(c, 0, prompt, e + i * (size_t)dim);
+        snprintf(val, sizeof val, "%zu", i);
+        synor_semcache_add(ex, e + i * (size_t)dim, val, strlen(val));
+        synor_semcache_add(hn, e + i * (size_t)dim, val, strlen(val));
+    }
+    double embed_s = now() - t0;
+    enum { Q = 400 };
+    int same = 0, agree = 0, hits_ex = 0, right_ex = 0, right_hn = 0;
+    double te[Q], th[Q];
+    float worst = 1;
+    for (int k = 0; k < Q; k++) {
+        size_t i = (size_t)k * 7919 % n;
+        join(w, i * 18, 12, 6, prompt, sizeof prompt);
+        synor_llm_embed(c, 0, prompt, q);
+        float se, sh;
+        char *a = NULL, *b = NULL;
+        size_t la, lb;
+        double a0 = now();
+        int ra = synor_semcache_lookup(ex, q, &se, &a, &la);
+        double a1 = now();
+        int rb = synor_semcache_lookup(hn, q, &sh, &b, &lb);
+        th[k] = now() - a1;
+        te[k] = a1 - a0;
+        hits_ex += ra == 0;
+        agree += (ra == 0) == (rb == 0);
+        same += (ra == 0 && rb == 0 && !strcmp(a, b)) || (ra != 0 && rb != 0);
+        right_ex += ra == 0 && (size_t)atoi(a) == i;
+        right_hn += rb == 0 && (size_t)atoi(b) == i;
+        if (se - sh > 1 - worst)
+            worst = 1 - (se - sh);
+        free(a);
+        free(b);
+    }
+    qsort(te, Q, sizeof *te, cmp_d);
+    qsort(th, Q, sizeof *th, cmp_d);
+    printf("  index recall on the model's embeddings: %zu prompts of 12 words from %s "
+           "(embedded in %.1f s), %d paraphrases (7th word dropped), threshold 0.9:\n"
+           "    exact: %d hits (%d to the prompt paraphrased), lookup p50 %.1f us p99 %.1f us\n"
+           "    hnsw (ef %d): the scan's entry (or both missing) %d/%d, hit/miss agree %d/%d, "
+           "%d to the prompt paraphrased, lookup p50 %.1f us p99 %.1f us, largest similarity "
+           "lost %.4f\n",
+           n, recall_text, embed_s, Q, hits_ex, right_ex, te[Q / 2] * 1e6,
+           te[(int)(Q * 0.99)] * 1e6, SYNOR_SEMCACHE_EF_SEARCH, same, Q, agree, Q, right_hn,
+           th[Q / 2] * 1e6, th[(int)(Q * 0.99)] * 1e6, 1 - worst);
+    synor_semcache_destroy(ex);
+    synor_semcache_destroy(hn);
+    for (size_t i = 0; i < nw; i++)
+        free(w[i]);
+    free(w);
+    free(e);
+    free(q);
+}
+
 static void semantic(const char *model)
 {
     synor_llm *m;
@@ -204,6 +329,8 @@ static void semantic(const char *model)
                th[k], hits, NB, right, false_hits, NU);
         synor_semcache_destroy(s);
     }
+    if (recall_entries > 0)
+        recall(c, dim);
     /* lookup time of the exact scan by size */
     for (size_t entries = 1000; entries <= 100000; entries *= 10) {
         synor_semcache *s;
@@ -425,6 +552,10 @@ int main(int argc, char **argv)
             break;
         if (!strcmp(argv[i], "-m"))
             model = argv[++i];
+        else if (!strcmp(argv[i], "--recall"))
+            recall_entries = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--text"))
+            recall_text = argv[++i];
         else if (!strcmp(argv[i], "--dir"))
             dir = argv[++i];
     }
