@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cache/hnsw.h"
 #include "synor/cache.h"
@@ -182,6 +184,75 @@ TEST(bad_options_are_named)
     ASSERT_STREQ(synor_semcache_index_name(3), "?");
 }
 
+static synor_semcache *open_disk(const char *path, int dim, size_t max)
+{
+    synor_semcache_opts o = {.dim = dim, .threshold = 0.9f, .max_entries = max,
+                             .disk_path = path};
+    synor_semcache *s = NULL;
+    return synor_semcache_open(&o, &s) ? NULL : s;
+}
+
+TEST(disk_keeps_entries_across_reopen)
+{
+    char dir[] = "/tmp/synor-semcache-XXXXXX", path[64], cmd[96];
+    ASSERT(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/sem.db", dir);
+    synor_semcache *s = open_disk(path, DIM, 50);
+    ASSERT(s);
+    add_entries(s, 0, 80); /* the ring keeps 30..79 */
+    float q[DIM], before, after;
+    char *v;
+    size_t n;
+    vec(42, 0.3f, q);
+    ASSERT_OK(synor_semcache_lookup(s, q, &before, &v, &n));
+    free(v);
+    synor_semcache_destroy(s);
+    s = open_disk(path, DIM, 50);
+    ASSERT(s);
+    ASSERT_EQ(synor_semcache_count(s), 50);
+    ASSERT_EQ(found_by_own_vector(s, 30, 80), 50);
+    ASSERT_EQ(found_by_own_vector(s, 0, 30), 0);
+    ASSERT_OK(synor_semcache_lookup(s, q, &after, &v, &n));
+    ASSERT_STREQ(v, "e42");
+    ASSERT(after == before); /* the same bits: stored, not renormalised */
+    free(v);
+    add_entries(s, 80, 90); /* the ring and the file go on: 40..89 */
+    synor_semcache_destroy(s);
+    s = open_disk(path, DIM, 20); /* a smaller ring takes the newest */
+    ASSERT(s);
+    ASSERT_EQ(synor_semcache_count(s), 20);
+    ASSERT_EQ(found_by_own_vector(s, 70, 90), 20);
+    synor_semcache_destroy(s);
+    /* another dimension is refused, naming the file */
+    ASSERT(open_disk(path, 16, 20) == NULL);
+    ASSERT_CONTAINS(synor_errmsg(), path);
+    ASSERT_CONTAINS(synor_errmsg(), "dim 16");
+    /* a crash: what add returned from is in the file */
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        synor_semcache *c = open_disk(path, DIM, 200);
+        if (!c)
+            _exit(1);
+        add_entries(c, 500, 505);
+        _exit(0); /* no destroy, no close */
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    s = open_disk(path, DIM, 200);
+    ASSERT(s);
+    ASSERT_EQ(found_by_own_vector(s, 500, 505), 5);
+    ASSERT_EQ(synor_semcache_count(s), 55); /* 40..89 and 500..504 */
+    synor_semcache_destroy(s);
+    /* a path that cannot be a database is named */
+    snprintf(cmd, sizeof cmd, "%s/no/such/dir/sem.db", dir);
+    ASSERT(open_disk(cmd, DIM, 10) == NULL);
+    ASSERT_CONTAINS(synor_errmsg(), cmd);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ASSERT_EQ(system(cmd), 0);
+}
+
 typedef struct targ {
     synor_semcache *s;
     int id, bad;
@@ -229,4 +300,5 @@ TEST(threads)
 }
 
 TEST_MAIN(hnsw_finds_what_the_scan_finds, auto_switches_past_exact_max,
-          ring_replacement_in_the_graph, bad_options_are_named, threads)
+          ring_replacement_in_the_graph, bad_options_are_named, disk_keeps_entries_across_reopen,
+          threads)

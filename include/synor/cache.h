@@ -28,7 +28,9 @@
  *          returned entry's own, summed as the scan sums it).
  * By default (SYNOR_SEMCACHE_AUTO) lookups scan up to exact_max entries
  * and take the graph beyond, which is then kept from the first entry on,
- * so the switch costs no rebuild. */
+ * so the switch costs no rebuild. Optionally the entries are also kept in
+ * an SQLite file (disk_path), committed as they are added and reloaded at
+ * open. */
 #ifndef SYNOR_CACHE_H
 #define SYNOR_CACHE_H
 
@@ -103,16 +105,21 @@ typedef struct synor_semcache_opts {
     int hnsw_m;         /* links per node (hnswlib's M); 0: 16 */
     int hnsw_ef_construction; /* candidates while inserting; 0: 200 */
     int hnsw_ef_search; /* candidates while searching; 0: SYNOR_SEMCACHE_EF_SEARCH */
+    const char *disk_path; /* an SQLite file (WAL) every add is committed to before it
+                              returns, whose newest max_entries entries open reloads
+                              (the same bits); NULL: memory only */
 } synor_semcache_opts;
 
-/* Opens an empty semantic cache. SYNOR_EINVAL naming the bad field. */
+/* Opens a semantic cache: empty, or what disk_path holds. SYNOR_EINVAL
+ * naming the bad field (or the file and an entry whose embedding is not of
+ * dim floats), SYNOR_EIO naming the file and SQLite's message. */
 int synor_semcache_open(const synor_semcache_opts *opts, synor_semcache **out);
 /* synor_semcache_open with dim, threshold, max_entries and the defaults. */
 int synor_semcache_create(int dim, float threshold, size_t max_entries, synor_semcache **out);
 void synor_semcache_destroy(synor_semcache *s); /* accepts NULL */
 /* emb: dim floats (normalised here). The value is copied. On an error
- * (SYNOR_EINVAL: an embedding of norm 0 or not finite) the cache is
- * unchanged. */
+ * (SYNOR_EINVAL: an embedding of norm 0 or not finite; SYNOR_EIO: the file
+ * could not take it) the cache is unchanged. */
 int synor_semcache_add(synor_semcache *s, const float *emb, const void *val, size_t len);
 /* The most similar entry the index finds: 0 with *similarity, *val
  * (malloc'd, the caller frees it with free()) and *len when it reaches the

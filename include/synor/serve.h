@@ -57,10 +57,13 @@ typedef struct synor_server_opts {
      * semantic_entries: at most that many (0: 10000; the oldest go).
      * semantic_index: its index (synor_semcache_opts.index: 0, AUTO, the
      * exact scan up to SYNOR_SEMCACHE_EXACT_MAX entries and hnswlib's graph
-     * beyond; SYNOR_SEMCACHE_EXACT; SYNOR_SEMCACHE_HNSW). */
+     * beyond; SYNOR_SEMCACHE_EXACT; SYNOR_SEMCACHE_HNSW). semantic_file:
+     * an SQLite file its entries are kept in across restarts (NULL: memory
+     * only; synor_semcache_opts.disk_path). */
     float semantic_threshold;
     unsigned semantic_entries;
     unsigned semantic_index;
+    const char *semantic_file;
     /* Request-level speculation (synor_predictor): predict > 0 turns it on.
      * After each cacheable request (greedy or seeded, not streamed) of a
      * request naming a "user", the predictor's up to predict most likely

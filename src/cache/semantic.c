@@ -2,9 +2,11 @@
  * a ring of max_entries (the oldest entry is replaced), looked up by the
  * highest cosine similarity: an exact scan, or hnswlib's HNSW graph
  * (cache/hnsw.h) beside it once the entries pass the scan's measured
- * limit. See synor/cache.h. */
+ * limit; optionally kept in an SQLite file and reloaded at open. See
+ * synor/cache.h. */
 #include <math.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +28,11 @@ struct synor_semcache {
     size_t hnsw_from; /* entries from which lookups take the graph */
     int ef_search;
     synor__hnsw *hnsw; /* every entry, slot = label; NULL: none */
+    /* the disk copy (NULL: none): entry n of all ever added under seq n */
+    sqlite3 *db;
+    sqlite3_stmt *ins, *del;
+    const char *path;
+    int64_t seq; /* the next entry's */
 };
 
 static const char *const index_names[] = {"auto", "exact", "hnsw"};
@@ -44,6 +51,124 @@ int synor_semcache_index_parse(const char *text, unsigned *out)
         }
     return synor__error(SYNOR_EINVAL, "semantic index '%s': expected auto, exact or hnsw",
                         text ? text : "(null)");
+}
+
+/* Stores the unit vector v (s->dim floats) and the value copy (taken) in
+ * the ring's next slot, the graph's too. Under s->mu, or before s is
+ * shared. */
+static int put(synor_semcache *s, const float *v, char *copy, size_t len)
+{
+    size_t i = s->next;
+    int e = s->hnsw ? synor__hnsw_set(s->hnsw, i, v) : 0; /* slot i's old vector replaced */
+    if (e) {
+        synor__free(copy);
+        return e;
+    }
+    memcpy(s->vecs + i * (size_t)s->dim, v, (size_t)s->dim * sizeof(float));
+    synor__free(s->vals[i]);
+    s->vals[i] = copy;
+    s->lens[i] = len;
+    s->next = (i + 1) % s->cap;
+    if (s->count < s->cap)
+        s->count++;
+    return 0;
+}
+
+static int db_error(synor_semcache *s, const char *what)
+{
+    return synor__error(SYNOR_EIO, "semantic cache %s: %s: %s", s->path, what,
+                        s->db ? sqlite3_errmsg(s->db) : "cannot open");
+}
+
+/* Opens (or creates) the file and loads its newest max_entries entries,
+ * oldest first, as they were stored (no renormalising: the same bits). */
+static int disk_open(synor_semcache *s, const char *path)
+{
+    s->path = path;
+    if (sqlite3_open_v2(path, &s->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK)
+        return db_error(s, "cannot open the database");
+    sqlite3_busy_timeout(s->db, 5000);
+    char *err = NULL;
+    const char *schema = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                         "CREATE TABLE IF NOT EXISTS synor_semcache (seq INTEGER PRIMARY KEY, "
+                         "emb BLOB NOT NULL, val BLOB NOT NULL);";
+    if (sqlite3_exec(s->db, schema, NULL, NULL, &err) != SQLITE_OK) {
+        int e = synor__error(SYNOR_EIO, "semantic cache %s: not a semantic cache database: %s",
+                             path, err ? err : "?");
+        sqlite3_free(err);
+        return e;
+    }
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT seq, emb, val FROM synor_semcache WHERE seq > (SELECT "
+                           "coalesce(max(seq), 0) FROM synor_semcache) - ?1 ORDER BY seq",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_error(s, "cannot read it");
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)s->cap);
+    int e = 0, rc;
+    s->seq = 1;
+    while (!e && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(q, 0);
+        size_t eb = (size_t)sqlite3_column_bytes(q, 1), vb = (size_t)sqlite3_column_bytes(q, 2);
+        const void *emb = sqlite3_column_blob(q, 1), *val = sqlite3_column_blob(q, 2);
+        if (eb != (size_t)s->dim * sizeof(float) || !emb) {
+            e = synor__error(SYNOR_EINVAL,
+                             "semantic cache %s: entry %lld holds %zu bytes of embedding, "
+                             "this cache's dim %d takes %zu",
+                             path, (long long)seq, eb, s->dim, (size_t)s->dim * sizeof(float));
+            break;
+        }
+        char *copy = synor__malloc(vb + 1);
+        if (!copy) {
+            e = SYNOR_ENOMEM;
+            break;
+        }
+        if (vb)
+            memcpy(copy, val, vb);
+        copy[vb] = 0;
+        memcpy(s->tmp, emb, eb); /* the blob need not be aligned */
+        e = put(s, s->tmp, copy, vb);
+        s->seq = seq + 1;
+    }
+    if (!e && rc != SQLITE_DONE)
+        e = db_error(s, "cannot read it");
+    sqlite3_finalize(q);
+    if (e)
+        return e;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO synor_semcache (seq, emb, val) VALUES (?1, ?2, ?3)",
+                           -1, &s->ins, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "DELETE FROM synor_semcache WHERE seq <= ?1", -1, &s->del,
+                           NULL) != SQLITE_OK)
+        return db_error(s, "cannot prepare its statements");
+    return 0;
+}
+
+/* Writes the unit vector v and the value as entry s->seq, and lets go of
+ * the one the ring drops, in one transaction: committed, or nothing. */
+static int disk_put(synor_semcache *s, const float *v, const void *val, size_t len)
+{
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return db_error(s, "cannot write it");
+    sqlite3_bind_int64(s->ins, 1, s->seq);
+    sqlite3_bind_blob(s->ins, 2, v, (int)((size_t)s->dim * sizeof(float)), SQLITE_STATIC);
+    sqlite3_bind_blob(s->ins, 3, len ? val : "", (int)len, SQLITE_STATIC);
+    int ok = sqlite3_step(s->ins) == SQLITE_DONE;
+    sqlite3_reset(s->ins);
+    sqlite3_clear_bindings(s->ins);
+    if (ok) {
+        sqlite3_bind_int64(s->del, 1, s->seq - (int64_t)s->cap);
+        ok = sqlite3_step(s->del) == SQLITE_DONE;
+        sqlite3_reset(s->del);
+    }
+    if (!ok || sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        int e = db_error(s, "cannot write it");
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return e;
+    }
+    s->seq++;
+    return 0;
 }
 
 int synor_semcache_open(const synor_semcache_opts *o, synor_semcache **out)
@@ -89,6 +214,8 @@ int synor_semcache_open(const synor_semcache_opts *o, synor_semcache **out)
                                        o->hnsw_ef_construction ? o->hnsw_ef_construction : 200,
                                        100, &s->hnsw)
                   : 0;
+    if (!e && o->disk_path)
+        e = disk_open(s, o->disk_path);
     if (e) {
         synor_semcache_destroy(s);
         return e;
@@ -111,6 +238,9 @@ void synor_semcache_destroy(synor_semcache *s)
         for (size_t i = 0; i < s->cap; i++)
             synor__free(s->vals[i]);
     pthread_mutex_destroy(&s->mu);
+    sqlite3_finalize(s->ins);
+    sqlite3_finalize(s->del);
+    sqlite3_close(s->db);
     synor__hnsw_destroy(s->hnsw);
     synor__free(s->vecs);
     synor__free(s->tmp);
@@ -160,24 +290,15 @@ int synor_semcache_add(synor_semcache *s, const float *emb, const void *val, siz
         memcpy(copy, val, len);
     copy[len] = 0;
     pthread_mutex_lock(&s->mu);
-    size_t i = s->next;
     int e = unit(emb, s->tmp, s->dim);
-    if (!e && s->hnsw) /* slot i's old vector is replaced in the graph */
-        e = synor__hnsw_set(s->hnsw, i, s->tmp);
-    if (e) {
-        pthread_mutex_unlock(&s->mu);
+    if (!e && s->db) /* on disk first: an entry the file lacks is never acknowledged */
+        e = disk_put(s, s->tmp, val, len);
+    if (e)
         synor__free(copy);
-        return e;
-    }
-    memcpy(s->vecs + i * (size_t)s->dim, s->tmp, (size_t)s->dim * sizeof(float));
-    synor__free(s->vals[i]);
-    s->vals[i] = copy;
-    s->lens[i] = len;
-    s->next = (i + 1) % s->cap;
-    if (s->count < s->cap)
-        s->count++;
+    else
+        e = put(s, s->tmp, copy, len);
     pthread_mutex_unlock(&s->mu);
-    return 0;
+    return e;
 }
 
 int synor_semcache_lookup(synor_semcache *s, const float *emb, float *similarity, char **val,

@@ -22,7 +22,7 @@ static void help(void)
            "                   [--max-queue N] [--ctx N] [--tokenizer FILE] [--model-name NAME]\n"
            "                   [--grace SECONDS] [--cache-mem SIZE] [--cache-file FILE]\n"
            "                   [--no-cache] [--semantic-threshold T] [--semantic-entries N]\n"
-           "                   [--semantic-index auto|exact|hnsw]\n"
+           "                   [--semantic-index auto|exact|hnsw] [--semantic-file FILE]\n"
            "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n"
            "                   [--kv-type f32|f16] [--step-log FILE]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
@@ -60,7 +60,8 @@ static void help(void)
            "                      of every entry (exact), hnswlib's HNSW graph (hnsw:\n"
            "                      approximate, faster past a few thousand entries), or the\n"
            "                      scan up to 4096 entries and the graph beyond (auto, default)\n"
-           "  --predict N         request-level speculation: after a cacheable request of a\n"
+           "  --semantic-file FILE  keep its answers in FILE (SQLite), reloaded at start\n");
+    printf("  --predict N         request-level speculation: after a cacheable request of a\n"
            "                      \"user\", generate that user's N most likely next requests\n"
            "                      (probability >= 1/4) while idle, into the exact-match cache\n"
            "                      (at most 16; default 0: off)\n"
@@ -87,6 +88,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     unsigned long long sem_entries = 0, predict = 0;
     unsigned sem_index = SYNOR_SEMCACHE_AUTO;
     int sem_index_set = 0;
+    const char *sem_file = NULL;
     const char *cache_file = NULL, *step_log = NULL;
     uint64_t cache_mem = 0;
     int no_cache = 0;
@@ -136,7 +138,9 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
             if (synor_semcache_index_parse(v, &sem_index))
                 return cli_usage_error("serve", "--semantic-index: %s", synor_errmsg());
             sem_index_set = 1;
-        } else if (!strcmp(a, "--semantic-entries"))
+        } else if (!strcmp(a, "--semantic-file"))
+            sem_file = v;
+        else if (!strcmp(a, "--semantic-entries"))
             r = cli_parse_uint("serve", a, v, 1, 1u << 24, &sem_entries);
         else if (!strcmp(a, "--predict"))
             r = cli_parse_uint("serve", a, v, 1, 16, &predict);
@@ -176,6 +180,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("serve", "--semantic-entries needs --semantic-threshold");
     if (sem_index_set && !(sem_threshold > 0))
         return cli_usage_error("serve", "--semantic-index needs --semantic-threshold");
+    if (sem_file && !(sem_threshold > 0))
+        return cli_usage_error("serve", "--semantic-file needs --semantic-threshold");
     if (name && !*name)
         return cli_usage_error("serve", "--model-name is empty");
     if (!name) {
@@ -219,6 +225,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .semantic_threshold = (float)sem_threshold,
                             .semantic_entries = (unsigned)sem_entries,
                             .semantic_index = sem_index,
+                            .semantic_file = sem_file,
                             .predict = (unsigned)predict,
                             .gpu_layers = gpu_layers,
                             .gpu_device = gpu,

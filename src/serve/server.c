@@ -358,7 +358,8 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
             e = synor_semcache_open(&(synor_semcache_opts){.dim = h->dim,
                                                             .threshold = o.semantic_threshold,
                                                             .max_entries = o.semantic_entries,
-                                                            .index = o.semantic_index},
+                                                            .index = o.semantic_index,
+                                                            .disk_path = o.semantic_file},
                                     &s->sem);
     }
     if (!e && o.predict)

@@ -321,6 +321,21 @@ check s-scan        [ "$(val synor_semantic_hnsw)" = 0 ]
 kill -TERM "$pid"; wait "$pid"
 check s-exit        [ $? = 0 ]
 
+# kept in a file (--semantic-file): a restarted server answers the
+# paraphrase from what the first one stored
+check f-start       start semf --no-cache --semantic-threshold 0.95 --semantic-file "$tmp/sem.db"
+check f-first       [ "$(req POST /v1/completions '{"prompt":"Synor places tasks on devices","max_tokens":8,"temperature":0}')" = 200 ]
+kill -TERM "$pid"; wait "$pid"
+check f-restart     start semf2 --no-cache --semantic-threshold 0.95 --semantic-file "$tmp/sem.db"
+req GET /metrics >/dev/null
+check f-loaded      [ "$(val synor_semantic_entries)" = 1 ]
+check f-para        [ "$(req POST /v1/completions '{"prompt":"Synor places tasks on the devices","max_tokens":8,"temperature":0}')" = 200 ]
+get choices.0.text >"$tmp/f2"
+check f-para-same   cmp -s "$tmp/s1" "$tmp/f2"
+check f-para-tier   [ "$(get synor_cache.cache)" = semantic ]
+kill -TERM "$pid"; wait "$pid"
+check f-exit        [ $? = 0 ]
+
 # the same through hnswlib's graph (--semantic-index hnsw), where the build
 # has it: the same answer, and /metrics says the graph answers
 if start semh --no-cache --semantic-threshold 0.95 --semantic-index hnsw; then
@@ -385,6 +400,7 @@ check s-bad-entries bad --semantic-entries 10
 check s-bad-index   bad --semantic-threshold 0.9 --semantic-index hnws
 check s-bad-idx-msg grep -q "'hnws': expected auto, exact or hnsw" "$tmp/err"
 check s-bad-idx-alone bad --semantic-index exact
+check s-bad-file-alone bad --semantic-file "$tmp/x.db"
 check p-bad-many    bad --predict 17
 check p-bad-nocache bad --predict 2 --no-cache
 check p-bad-msg     grep -q "no-cache" "$tmp/err"
