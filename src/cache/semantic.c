@@ -24,14 +24,13 @@ struct synor_semcache {
     float *tmp;  /* dim: a new entry's vector, before it is stored */
     char **vals;
     size_t *lens;
-    unsigned index;   /* as asked (SYNOR_SEMCACHE_*) */
     size_t hnsw_from; /* entries from which lookups take the graph */
     int ef_search;
     synor__hnsw *hnsw; /* every entry, slot = label; NULL: none */
     /* the disk copy (NULL: none): entry n of all ever added under seq n */
     sqlite3 *db;
     sqlite3_stmt *ins, *del;
-    const char *path;
+    char *path; /* a copy of disk_path, for messages */
     int64_t seq; /* the next entry's */
 };
 
@@ -84,7 +83,8 @@ static int db_error(synor_semcache *s, const char *what)
  * oldest first, as they were stored (no renormalising: the same bits). */
 static int disk_open(synor_semcache *s, const char *path)
 {
-    s->path = path;
+    if (!(s->path = synor__strdup(path)))
+        return SYNOR_ENOMEM;
     if (sqlite3_open_v2(path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK)
@@ -199,7 +199,6 @@ int synor_semcache_open(const synor_semcache_opts *o, synor_semcache **out)
     s->dim = dim;
     s->threshold = o->threshold;
     s->cap = cap;
-    s->index = o->index;
     s->ef_search = o->hnsw_ef_search ? o->hnsw_ef_search : SYNOR_SEMCACHE_EF_SEARCH;
     s->hnsw_from = !graph ? (size_t)-1 : o->index == SYNOR_SEMCACHE_HNSW ? 0 : exact_max + 1;
     s->vecs = synor__malloc(cap * (size_t)dim * sizeof(float));
@@ -241,6 +240,7 @@ void synor_semcache_destroy(synor_semcache *s)
     sqlite3_finalize(s->ins);
     sqlite3_finalize(s->del);
     sqlite3_close(s->db);
+    synor__free(s->path);
     synor__hnsw_destroy(s->hnsw);
     synor__free(s->vecs);
     synor__free(s->tmp);
