@@ -8,6 +8,7 @@
 #        [--target-type f32|f16|q8_0] [--drafts "q8_0 q4_0 lookup q4_0+lookup skip6"]
 #        [--k "2 3 4"] [--lookup N] [--seed S] [--tokens N] [--runs N]
 #        [--threads N] [--prompt TEXT] [--dir DIR] [--nice N]
+#        [--target FILE] [--temp T] [--seed-sample S]
 #
 # The pair: the preset's shape (default stories110m) with generated weights
 # (synor model synth --unshared --seed 7 --text README.md; an untied
@@ -22,6 +23,16 @@
 # L layers with its final norm and classifier, Q8_0: synth --layers L with
 # the same seed). --seed S: the weights' seed (default 7).
 #
+# A trained pair: --target FILE takes that model as the target instead
+# (e.g. one `synor train` wrote; T's quantized copies are made from it),
+# and a draft may be a model file (any name with a '/': a smaller model
+# trained with the target's tokenizer). DRAFT@P runs that draft with
+# --draft-pmin P (the draft stops proposing where it is unsure), e.g.
+# --drafts "q8_0 /runs/small/model.gguf /runs/small/model.gguf@0.5".
+# --temp T > 0 samples (--seed-sample S, default 1) instead of greedy: the
+# texts then differ from the alone run's (another random stream), so they
+# are not compared; the rate is tokens/s of whatever each run generated.
+#
 # Rates are end to end (the prompt included, as `generate --draft` reports
 # them): alone = generated / (prefill + decode seconds). Every speculative
 # run's text is compared with the target's own (greedy: identical, or the
@@ -35,10 +46,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin= preset=stories110m ttype=f32 drafts="q8_0" ks="2 3 4" ntok=200 runs=3 threads=2
-prompt="Once upon a time" dir= niceness=0 lookup=3 seed=7
+prompt="Once upon a time" dir= niceness=0 lookup=3 seed=7 target= temp=0 sseed=1
 usage="usage: $0 [--bin DIR] [--preset P] [--target-type T] [--drafts \"T ...\"] [--k \"K ...\"]
        [--lookup N] [--seed S] [--tokens N] [--runs N] [--threads N] [--prompt TEXT] [--dir DIR]
-       [--nice N]"
+       [--nice N] [--target FILE] [--temp T] [--seed-sample S]"
 while (($#)); do
   case $1 in
     --bin) bin=$2; shift 2 ;;
@@ -54,6 +65,9 @@ while (($#)); do
     --prompt) prompt=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --nice) niceness=$2; shift 2 ;;
+    --target) target=$2; shift 2 ;;
+    --temp) temp=$2; shift 2 ;;
+    --seed-sample) sseed=$2; shift 2 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
@@ -70,32 +84,53 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$dir"
 P=$preset-s$seed
 T=$dir/$P-$ttype.gguf
-if [ ! -s "$T" ]; then
+src=$dir/$P-f32.gguf
+if [ -n "$target" ]; then
+  [ -s "$target" ] || { echo "$0: --target $target: no such file" >&2; exit 1; }
+  P=$(basename "$target"); P=${P%.*}
+  T=$target src=$target
+elif [ ! -s "$T" ]; then
   "$S" model synth "$dir/$P-f32.gguf" --preset "$preset" --unshared --seed "$seed" \
     --text README.md >/dev/null
   [ "$ttype" = f32 ] || "$S" quantize "$dir/$P-f32.gguf" "$T" --type "$ttype" >/dev/null
 fi
-# a configuration's generate options: the draft model (if any) and the lookup (if any)
+# a draft model's file: a path as given, else the target's copy of that type
+dfile() { case $1 in */*) echo "$1" ;; *) echo "$dir/$P-$1.gguf" ;; esac; }
+# a configuration's generate options: the draft model (if any), the lookup (if any), p_min
 dopts() {
-  case $1 in
+  local d=${1%@*} pm=
+  [ "$d" = "$1" ] || pm="--draft-pmin ${1##*@}"
+  case $d in
     lookup) echo "--lookup $lookup" ;;
-    *+lookup) echo "--draft $dir/$P-${1%+lookup}.gguf --lookup $lookup" ;;
-    *) echo "--draft $dir/$P-$1.gguf" ;;
+    *+lookup) echo "--draft $(dfile "${d%+lookup}") --lookup $lookup $pm" ;;
+    *) echo "--draft $(dfile "$d") $pm" ;;
   esac
 }
 for d in $drafts; do
-  m=${d%+lookup}
+  m=${d%@*}
+  m=${m%+lookup}
+  case $m in */*) [ -s "$m" ] || { echo "$0: draft $m: no such file" >&2; exit 1; }; continue ;; esac
   [ "$m" != lookup ] && [ ! -s "$dir/$P-$m.gguf" ] || continue
+  [ -z "$target" ] || case $m in skip*) echo "$0: $m: not with --target" >&2; exit 1 ;; esac
   case $m in
     skip*) "$S" model synth "$dir/$P-$m.gguf" --preset "$preset" --unshared --seed "$seed" \
              --text README.md --layers "${m#skip}" --type q8_0 >/dev/null ;;
-    *) "$S" quantize "$dir/$P-f32.gguf" "$dir/$P-$m.gguf" --type "$m" >/dev/null ;;
+    *) "$S" quantize "$src" "$dir/$P-$m.gguf" --type "$m" >/dev/null ;;
   esac
 done
-gen() { nice -n "$niceness" "$S" generate -m "$T" -p "$prompt" -n "$ntok" --threads "$threads" "$@"; }
+gen() { nice -n "$niceness" "$S" generate -m "$T" -p "$prompt" -n "$ntok" --threads "$threads" \
+  --temp "$temp" --seed "$sseed" "$@"; }
+# a configuration's file name: the draft's path flattened
+cname() { echo "$1-k$2" | tr '/@' '_='; }
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "target $preset $ttype (seed $seed), $ntok tokens greedy after \"$prompt\", $threads threads, $runs rounds"
+how=greedy
+awk -v t="$temp" 'BEGIN {exit !(t > 0)}' && how="sampled at temperature $temp (seed $sseed)"
+if [ -n "$target" ]; then
+  echo "target $target, $ntok tokens $how after \"$prompt\", $threads threads, $runs rounds"
+else
+  echo "target $preset $ttype (seed $seed), $ntok tokens $how after \"$prompt\", $threads threads, $runs rounds"
+fi
 # one configuration's run: name; appends "rate accepted proposed draft_ms check_ms" (or
 # "rate step_ms" alone) to $tmp/NAME
 for r in $(seq "$runs"); do
@@ -105,16 +140,19 @@ for r in $(seq "$runs"); do
     "$tmp/alone.err" | awk '{printf "%.2f %.2f\n", $2 / ($1 + $3), 1e3 * $3 / $2}' >>"$tmp/alone"
   for d in $drafts; do
     for k in $ks; do
-      n=$d-k$k
+      n=$(cname "$d" "$k")
       # shellcheck disable=SC2046
-      gen $(dopts "$d") --speculate "$k" >"$tmp/$n.out" 2>"$tmp/$n.err"
-      cmp -s "$tmp/alone.out" "$tmp/$n.out" ||
+      gen $(dopts "$d") --speculate "$k" >"$tmp/$n.out" 2>"$tmp/$n.err" ||
+        { echo "$0: $n: generate failed:" >&2; cat "$tmp/$n.err" >&2; exit 1; }
+      [ "$how" != greedy ] || cmp -s "$tmp/alone.out" "$tmp/$n.out" ||
         { echo "$0: $n: the text differs from the target's own" >&2; exit 1; }
       sed -n 's/.*(\([0-9.]*\) tokens\/s), [0-9]* checks, acceptance [0-9.]* (\([0-9]*\) of \([0-9]*\)); draft \([0-9.]*\) ms a step, check \([0-9.]*\) ms.*/\1 \2 \3 \4 \5/p' \
         "$tmp/$n.err" | tr '\n' ' ' >>"$tmp/$n"
       # the lookup's checks and acceptance (or 0s)
       l=$(sed -n 's/.*lookup draft (n-gram [0-9]*): \([0-9]*\) of [0-9]* checks, acceptance [0-9.]* (\([0-9]*\) of \([0-9]*\)).*/\1 \2 \3/p' "$tmp/$n.err")
-      echo "${l:-0 0 0}" >>"$tmp/$n"
+      # the rounds the draft stopped short (p_min), of the checks
+      ps=$(sed -n 's/.*draft p_min [0-9.e+-]*: \([0-9]*\) of \([0-9]*\) checks stopped short.*/\1 \2/p' "$tmp/$n.err")
+      echo "${l:-0 0 0} ${ps:-0 0}" >>"$tmp/$n"
     done
   done
   echo "round $r done (load $(cut -d' ' -f1 /proc/loadavg))"
@@ -125,22 +163,25 @@ for f in "$tmp"/alone "$tmp"/*-k*; do case $f in *.out | *.err) ;; *) cp "$f" "$
 med() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 alone=$(cut -d' ' -f1 "$tmp/alone" | med)
 step=$(cut -d' ' -f2 "$tmp/alone" | med)
-printf '\n| draft | k | acceptance | tokens/s (median; rounds) | alone (median; rounds) | speed-up | per round | draft step / target step | check / target step | lookup: checks, acceptance |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|\n'
+printf '\n| draft | k | acceptance | tokens/s (median; rounds) | alone (median; rounds) | speed-up | per round | draft step / target step | check / target step | lookup: checks, acceptance | stopped short (p_min) |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
 for d in $drafts; do
   for k in $ks; do
-    f=$tmp/$d-k$k
+    f=$tmp/$(cname "$d" "$k")
     rate=$(cut -d' ' -f1 "$f" | med)
     acc=$(awk '{a += $2; p += $3} END {if (p) printf "%.2f (%d/%d)", a / p, a, p; else print "- (0/0)"}' "$f")
     dms=$(cut -d' ' -f4 "$f" | med) cms=$(cut -d' ' -f5 "$f" | med)
     # each round's speed-up against the alone run of the same round
     per=$(paste -d' ' "$f" "$tmp/alone" | awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / $(NF - 1)}')
     lk=$(awk '{c += $6; a += $7; p += $8; n += 1} END {if (p) printf "%d a run, %.2f (%d/%d)", c / n, a / p, a, p; else print "-"}' "$f")
-    printf '| %s | %s | %s | %s; %s | %s; %s | %s | %s | %s | %s | %s |\n' "$d" "$k" "$acc" "$rate" \
+    ss=$(awk '{s += $9; c += $10} END {if (c) printf "%d of %d checks", s, c; else print "-"}' "$f")
+    # a draft file by its last two path components
+    dn=$(echo "$d" | awk -F/ '{print (NF > 1 ? $(NF - 1) "/" $NF : $0)}')
+    printf '| %s | %s | %s | %s; %s | %s; %s | %s | %s | %s | %s | %s | %s |\n' "$dn" "$k" "$acc" "$rate" \
       "$(cut -d' ' -f1 "$f" | paste -sd' ')" "$alone" "$(cut -d' ' -f1 "$tmp/alone" | paste -sd' ')" \
       "$(awk -v a="$rate" -v b="$alone" 'BEGIN {printf "%.2f", a / b}')" "$per" \
       "$(awk -v a="$dms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')" \
-      "$(awk -v a="$cms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')" "$lk"
+      "$(awk -v a="$cms" -v b="$step" 'BEGIN {printf "%.2f", a / b}')" "$lk" "$ss"
   done
 done
 echo

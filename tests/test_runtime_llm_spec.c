@@ -63,8 +63,8 @@ static int collect(int32_t token, const char *txt, size_t len, void *user)
  * the lookup draft of n-grams up to `lookup` (0: off); returns the
  * acceptance rate, or -1 if the tokens differ. *lookup_checks (if not
  * NULL): the checks of the lookup's proposals. */
-static double greedy_pair_lookup(const char *tp, const char *dp, int k, int lookup,
-                                 const char *prompt, size_t *lookup_checks)
+static double greedy_pair_opts(const char *tp, const char *dp, const synor_llm_spec_opts *o,
+                               const char *prompt, synor_llm_spec_stats *out)
 {
     synor_runtime *rt = runtime();
     synor_llm *tm, *dm = NULL;
@@ -79,24 +79,36 @@ static double greedy_pair_lookup(const char *tp, const char *dp, int k, int look
         return -2;
     synor_llm_spec_stats st;
     synor_sampler_init(&s, 0, 0, 1, 1);
-    synor_llm_spec_opts o = {.k = k, .lookup = lookup};
-    if (synor_llm_generate_spec(tc, dc, prompt, 60, &o, &s, collect, &got, &st))
+    if (synor_llm_generate_spec(tc, dc, prompt, 60, o, &s, collect, &got, &st))
         return -2;
     double rate = st.proposed ? (double)st.accepted / (double)st.proposed : 0;
     int same = got.n == want.n && memcmp(got.t, want.t, (size_t)got.n * sizeof(int32_t)) == 0;
     if (!same)
         fprintf(stderr, "  %d tokens vs %d alone\n", got.n, want.n);
     fprintf(stderr,
-            "  k=%d lookup %d: %zu checks (%zu of the lookup's), acceptance %.2f, %zu tokens\n", k,
-            lookup, st.steps, st.lookup_checks, rate, st.generated);
-    if (lookup_checks)
-        *lookup_checks = st.lookup_checks;
+            "  k=%d lookup %d p_min %g: %zu checks (%zu of the lookup's, %zu stopped short), "
+            "acceptance %.2f (%zu of %zu), %zu tokens\n",
+            o->k, o->lookup, (double)o->p_min, st.steps, st.lookup_checks, st.draft_stops, rate,
+            st.accepted, st.proposed, st.generated);
+    if (out)
+        *out = st;
     synor_llm_ctx_destroy(tc);
     synor_llm_ctx_destroy(dc);
     synor_llm_destroy(tm);
     synor_llm_destroy(dm);
     synor_runtime_destroy(rt);
     return same && st.generated == (size_t)want.n ? rate : -1;
+}
+
+static double greedy_pair_lookup(const char *tp, const char *dp, int k, int lookup,
+                                 const char *prompt, size_t *lookup_checks)
+{
+    synor_llm_spec_opts o = {.k = k, .lookup = lookup};
+    synor_llm_spec_stats st;
+    double r = greedy_pair_opts(tp, dp, &o, prompt, &st);
+    if (lookup_checks)
+        *lookup_checks = st.lookup_checks;
+    return r;
 }
 
 static double greedy_pair(const char *tp, const char *dp, int k)
@@ -161,6 +173,65 @@ TEST(greedy_lookup_is_the_targets_greedy)
         ASSERT(greedy_pair_lookup(t, other, 2, look, "the sun", NULL) >= 0);
     }
     ASSERT(greedy_pair_lookup(t, NULL, 1, 3, "the sun", NULL) >= 0);
+}
+
+/* p_min: the draft stops proposing where its confidence falls below it;
+ * the tokens stay the target's greedy ones at every threshold. Below the
+ * draft's every confidence nothing changes; at 1 no round proposes
+ * anything (every check is a plain target step); between, some rounds stop
+ * short and others propose. */
+TEST(greedy_pmin_is_the_targets_greedy)
+{
+    char t[128], q4[128];
+    model("tp.gguf", 3, SYNOR_TTYPE_F32, t, sizeof t);
+    model("q4p.gguf", 3, SYNOR_TTYPE_Q4_0, q4, sizeof q4);
+    synor_llm_spec_opts o = {.k = 4, .lookup = 0, .p_min = 0};
+    synor_llm_spec_stats base, st;
+    ASSERT(greedy_pair_opts(t, q4, &o, "the sun", &base) >= 0);
+    ASSERT_EQ(base.draft_stops, 0);
+    o.p_min = 1e-6f; /* under every confidence over 300 tokens */
+    ASSERT(greedy_pair_opts(t, q4, &o, "the sun", &st) >= 0);
+    ASSERT_EQ(st.draft_stops, 0);
+    ASSERT_EQ(st.proposed, base.proposed);
+    ASSERT_EQ(st.steps, base.steps);
+    o.p_min = 1;
+    ASSERT(greedy_pair_opts(t, q4, &o, "the sun", &st) >= 0);
+    ASSERT_EQ(st.proposed, 0);
+    ASSERT_EQ(st.draft_stops, st.steps);
+    ASSERT_EQ(st.steps, st.generated); /* one token a check */
+    int mixed = 0;
+    for (float pm = 0.005f; pm < 1; pm *= 1.5f) {
+        o.p_min = pm;
+        ASSERT(greedy_pair_opts(t, q4, &o, "the sun", &st) >= 0);
+        if (st.draft_stops > 0 && st.draft_stops < st.steps && st.proposed > 0)
+            mixed++;
+    }
+    ASSERT(mixed > 0);
+    /* the lookup's rounds are not the draft model's: no stop there */
+    o.p_min = 1;
+    o.lookup = 2;
+    ASSERT(greedy_pair_opts(t, q4, &o,
+                            "the sun rose over the hill and the sun rose over the hill and the sun",
+                            &st) >= 0);
+    ASSERT(st.lookup_checks > 0 && st.lookup_proposed > 0);
+    ASSERT_EQ(st.proposed, st.lookup_proposed);
+    o.p_min = 1.5f;
+    synor_sampler sm;
+    synor_sampler_init(&sm, 0, 0, 1, 1);
+    synor_runtime *rt = runtime();
+    synor_llm *tm;
+    synor_llm_ctx *tc;
+    ASSERT_OK(synor_llm_load(t, NULL, &tm));
+    ASSERT_OK(synor_llm_ctx_create(tm, rt, NULL, &tc));
+    ASSERT_EQ(synor_llm_generate_spec(tc, tc, "x", 4, &o, &sm, NULL, NULL, NULL), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "p_min 1.5");
+    o.p_min = NAN;
+    ASSERT_EQ(synor_llm_generate_spec(tc, tc, "x", 4, &o, &sm, NULL, NULL, NULL), SYNOR_EINVAL);
+    o.p_min = -0.1f;
+    ASSERT_EQ(synor_llm_generate_spec(tc, tc, "x", 4, &o, &sm, NULL, NULL, NULL), SYNOR_EINVAL);
+    synor_llm_ctx_destroy(tc);
+    synor_llm_destroy(tm);
+    synor_runtime_destroy(rt);
 }
 
 /* The rule's output follows p whatever q proposes. */
@@ -257,7 +328,7 @@ static int lookup_prompt(synor_llm_ctx *c, const synor_llm *m, char *out, size_t
  * from p: the first token follows the target's distribution, and so does
  * the second given the most frequent first (a row further into the check
  * and, after an accepted first, the draft's cache as the rule left it). */
-static void sampled_follows(const char *q4, int lookup, const char *prompt)
+static void sampled_follows(const char *q4, int lookup, const char *prompt, int pmin)
 {
     enum { V = 300, RUNS = 1200 };
     char t[128];
@@ -280,13 +351,26 @@ static void sampled_follows(const char *q4, int lookup, const char *prompt)
         prompt = pbuf;
         fprintf(stderr, "  prompt \"%s\"\n", prompt);
     }
+    if (pmin) { /* p_min just under the draft's confidence at the prompt: the
+                 * first proposal always made, later ones where the draft
+                 * is surer than there */
+        static float q0[V];
+        synor_sampler s0;
+        synor_sampler_init(&s0, 0.7f, 6, 1, 1);
+        ASSERT_OK(target_probs(dc, dm, &s0, prompt, NULL, 0, q0));
+        float top = 0;
+        for (int i = 0; i < V; i++)
+            top = q0[i] > top ? q0[i] : top;
+        o.p_min = top * 0.999f;
+        fprintf(stderr, "  p_min %.4f\n", (double)o.p_min);
+    }
     static float p1[V], p2[V];
     static int first[V], second[V];
     memset(first, 0, sizeof first);
     memset(second, 0, sizeof second);
     static int32_t tokens[RUNS][2];
     int ntok[RUNS];
-    size_t proposed = 0, accepted = 0;
+    size_t proposed = 0, accepted = 0, stops = 0;
     synor_sampler s;
     for (int r = 0; r < RUNS; r++) {
         synor_sampler_init(&s, 0.7f, 6, 1, (uint64_t)r + 1);
@@ -299,9 +383,14 @@ static void sampled_follows(const char *q4, int lookup, const char *prompt)
         tokens[r][1] = got.n > 1 ? got.t[1] : -1;
         proposed += st.proposed;
         accepted += st.accepted;
+        stops += st.draft_stops;
     }
-    fprintf(stderr, "  acceptance %.2f (%zu of %zu)\n", (double)accepted / (double)proposed,
-            accepted, proposed);
+    fprintf(stderr, "  acceptance %.2f (%zu of %zu), %zu rounds stopped short\n",
+            (double)accepted / (double)proposed, accepted, proposed, stops);
+    if (pmin) /* some rounds stopped after the first proposal, others went on */
+        ASSERT(stops > 0 && stops < RUNS && proposed > RUNS);
+    else
+        ASSERT_EQ(stops, 0);
     ASSERT(accepted > 0 && accepted < proposed); /* the draft is neither ignored nor exact */
     ASSERT(lookup ? lookup_proposed == proposed : lookup_proposed == 0);
     synor_sampler_init(&s, 0.7f, 6, 1, 1);
@@ -341,7 +430,16 @@ TEST(sampled_follows_the_target)
 {
     char q4[128];
     model("q4s.gguf", 5, SYNOR_TTYPE_Q4_0, q4, sizeof q4);
-    sampled_follows(q4, 0, "the sun");
+    sampled_follows(q4, 0, "the sun", 0);
+}
+
+/* The same with p_min: where the draft stops depends on its own draws, not
+ * the target's, so the first two tokens still follow the target. */
+TEST(sampled_pmin_follows_the_target)
+{
+    char q4[128];
+    model("q4s.gguf", 5, SYNOR_TTYPE_Q4_0, q4, sizeof q4);
+    sampled_follows(q4, 0, "the sun", 1);
 }
 
 /* The same with the lookup draft alone, on a prompt "A B W A B"
@@ -349,7 +447,7 @@ TEST(sampled_follows_the_target)
  * first two tokens still follow the target's distribution. */
 TEST(sampled_lookup_follows_the_target)
 {
-    sampled_follows(NULL, 2, NULL);
+    sampled_follows(NULL, 2, NULL, 0);
 }
 
 /* An F32 model as its own draft, sampled: a row's logits do not depend on
@@ -437,6 +535,7 @@ TEST(cleanup)
 }
 
 TEST_MAIN(greedy_is_the_targets_greedy, lookup_proposes_what_followed,
-          greedy_lookup_is_the_targets_greedy, acceptance_rule_draws_from_the_target,
-          sampled_follows_the_target, sampled_lookup_follows_the_target, sampled_self_draft_accepts_all, vocabularies_must_match,
+          greedy_lookup_is_the_targets_greedy, greedy_pmin_is_the_targets_greedy, acceptance_rule_draws_from_the_target,
+          sampled_follows_the_target, sampled_pmin_follows_the_target,
+          sampled_lookup_follows_the_target, sampled_self_draft_accepts_all, vocabularies_must_match,
           cleanup)

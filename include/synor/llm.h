@@ -334,6 +334,7 @@ typedef struct synor_llm_spec_stats {
     size_t lookup_checks;   /* of `steps`: checks of the lookup draft's proposals */
     size_t lookup_proposed; /* of `proposed`: the lookup draft's */
     size_t lookup_accepted; /* of `accepted`: the lookup draft's */
+    size_t draft_stops;     /* rounds whose draft stopped short of k (p_min) */
 } synor_llm_spec_stats;
 
 /* Generation as synor_llm_generate, with a draft model (a smaller model or
@@ -356,15 +357,26 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
  * of the tokens that followed are the proposals, at no model's cost. A
  * round with no match uses the draft model, or, without one, is a plain
  * target step. The proposals are checked as a draft model's are (one-hot
- * draft probabilities: sampled text keeps the target's distribution). */
+ * draft probabilities: sampled text keeps the target's distribution).
+ * p_min: 0, or the draft model's confidence below which it stops
+ * proposing (0 < p_min <= 1; llama.cpp's --draft-p-min): before each
+ * proposal, the probability of the draft's most likely next token - under
+ * the distribution it draws from when sampling (temperature, top-k,
+ * top-p), under its plain softmax (temperature 1) when greedy - is
+ * compared with p_min, and below it the round ends with the proposals so
+ * far (none: a plain target step; p_min 1: only a token the draft is
+ * certain of to float precision). The decision depends only on the
+ * draft's own context, so the output is still exactly the target's
+ * (greedy: its tokens; sampled: its distribution). */
 typedef struct synor_llm_spec_opts {
     int k;
     int lookup;
+    float p_min;
 } synor_llm_spec_opts;
 
 /* synor_llm_generate_speculative with the lookup draft: draft may be NULL
  * when o->lookup is on. SYNOR_EINVAL also for a lookup outside 0, 2..16,
- * or neither a draft model nor the lookup. */
+ * neither a draft model nor the lookup, or p_min outside 0..1 (or NaN). */
 int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const char *prompt,
                             int n_new, const synor_llm_spec_opts *o, synor_sampler *s,
                             synor_llm_on_token on_token, void *user, synor_llm_spec_stats *stats);

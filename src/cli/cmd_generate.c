@@ -12,7 +12,7 @@ static void help(void)
 {
     printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
-           "                      [--draft MODEL] [--lookup N] [--speculate K]\n"
+           "                      [--draft MODEL] [--lookup N] [--speculate K] [--draft-pmin P]\n"
            "                      [--gpu-layers N|all|auto|plan]\n"
            "                      [--gpu N|openclN] [--split P,D] [--kv-type f32|f16]\n"
            "                      [--report [--simulate]] [--quiet]\n\n"
@@ -38,7 +38,11 @@ static void help(void)
            "                     last N tokens (N down to 2; N 2..16) found earlier in the\n"
            "                     context propose what followed them there, at no model's\n"
            "                     cost; with --draft, the model drafts the rounds it misses\n"
-           "  --speculate K      tokens proposed per check (default 4, 1..32)\n");
+           "  --speculate K      tokens proposed per check (default 4, 1..32)\n"
+           "  --draft-pmin P     the draft model stops proposing when its most likely next\n"
+           "                     token's probability is below P (0 < P <= 1; default 0: always\n"
+           "                     K): fewer wasted draft steps where it is unsure; the output\n"
+           "                     is still the model's\n");
     printf("  --gpu-layers N|all|auto\n"
            "                     the matrix products of the last N transformer blocks run on\n"
            "                     a CUDA GPU with cuBLAS (as llama.cpp's -ngl), weights resident\n"
@@ -86,7 +90,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA, kv_type = SYNOR_LLM_KV_F32;
     unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, lookup = 0,
                        gpu_layers = 0;
-    double temp = 0, topp = 0.9;
+    double temp = 0, topp = 0.9, pmin = 0;
     int quiet = 0, plan = 0, report = 0, simulate = 0, split_p = -1, split_d = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -118,6 +122,8 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             r = cli_parse_uint("generate", a, v, 2, 16, &lookup);
         else if (!strcmp(a, "--speculate"))
             r = cli_parse_uint("generate", a, v, 1, 32, &spec);
+        else if (!strcmp(a, "--draft-pmin"))
+            r = cli_parse_double("generate", a, v, 0, 1, &pmin);
         else if (!strcmp(a, "-n"))
             r = cli_parse_uint("generate", a, v, 0, 1u << 24, &n);
         else if (!strcmp(a, "--temp"))
@@ -163,6 +169,8 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
                                "chooses the split itself)");
     if (simulate && !report)
         return cli_usage_error("generate", "--simulate needs --report");
+    if (pmin > 0 && !draft)
+        return cli_usage_error("generate", "--draft-pmin needs --draft MODEL");
     if ((draft || lookup) && (plan || report))
         return cli_usage_error("generate", "--gpu-layers plan and --report are not for "
                                "speculative decoding (--draft, --lookup)");
@@ -231,7 +239,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     fputs(prompt, stdout);
     if (dc || lookup) {
         synor_llm_spec_stats sp;
-        synor_llm_spec_opts so = {.k = (int)spec, .lookup = (int)lookup};
+        synor_llm_spec_opts so = {.k = (int)spec, .lookup = (int)lookup, .p_min = (float)pmin};
         if (synor_llm_generate_spec(c, dc, prompt, (int)n, &so, &s, print_token, NULL, &sp)) {
             putchar('\n');
             cli_error("%s", synor_errmsg());
@@ -250,6 +258,9 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
                     sp.proposed,
                     sp.draft_steps ? 1e3 * sp.draft_seconds / (double)sp.draft_steps : 0.0,
                     sp.steps ? 1e3 * sp.check_seconds / (double)sp.steps : 0.0);
+        if (!quiet && pmin > 0)
+            fprintf(stderr, "synor: draft p_min %g: %zu of %zu checks stopped short of %llu\n",
+                    pmin, sp.draft_stops, sp.steps, spec);
         if (!quiet && lookup)
             fprintf(stderr,
                     "synor: lookup draft (n-gram %llu): %zu of %zu checks, acceptance %.2f (%zu "

@@ -19,6 +19,7 @@
  * draft steps and one check of k + 1 rows, and emits (1 - a^(k+1)) / (1 - a)
  * tokens on average at acceptance a; a check costs about one target step
  * only while its rows' products stay bound by streaming the weights. */
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -33,6 +34,26 @@ static int32_t argmax(const float *l, int n)
         if (l[i] > l[best])
             best = i;
     return best;
+}
+
+/* The probability of logit l[best] (the largest) under the plain softmax
+ * of l: the draft's confidence when greedy. */
+static float top_prob(const float *l, int n, int32_t best)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += expf(l[i] - l[best]);
+    return (float)(1.0 / sum);
+}
+
+/* The largest of n probabilities: the draft's confidence when sampling. */
+static float max_prob(const float *q, int n)
+{
+    float m = 0;
+    for (int i = 0; i < n; i++)
+        if (q[i] > m)
+            m = q[i];
+    return m;
 }
 
 int32_t synor__llm_accept(synor_sampler *s, const float *p, const float *q, int32_t d, int n,
@@ -87,7 +108,7 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
                                    int n_new, int k, synor_sampler *s, synor_llm_on_token on_token,
                                    void *user, synor_llm_spec_stats *stats)
 {
-    synor_llm_spec_opts o = {.k = k, .lookup = 0};
+    synor_llm_spec_opts o = {.k = k, .lookup = 0, .p_min = 0};
     return synor_llm_generate_spec(target, draft, prompt, n_new, &o, s, on_token, user, stats);
 }
 
@@ -115,6 +136,7 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
 {
     const synor_llm_hparams *h = &target->m->cfg;
     int V = h->vocab_size, k = o->k, look = o->lookup;
+    float pmin = o->p_min;
     if (draft && (draft->m->cfg.vocab_size != V ||
                   synor_tokenizer_size(draft->m->tok) != synor_tokenizer_size(target->m->tok)))
         return synor__error(SYNOR_EINVAL,
@@ -131,6 +153,11 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
                             "speculative decoding: lookup n-gram %d (0: off, or 2..16; "
                             "without a draft model it must be on)",
                             look);
+    if (!(pmin >= 0 && pmin <= 1))
+        return synor__error(SYNOR_EINVAL,
+                            "speculative decoding: p_min %g (0: off, or a probability "
+                            "up to 1)",
+                            (double)pmin);
     const synor_tokenizer *tok = target->m->tok;
     size_t plen = prompt ? strlen(prompt) : 0;
     long np = synor_tokenizer_encode(tok, prompt ? prompt : "", plen, 1, 0, NULL, 0);
@@ -200,11 +227,25 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
                 if (e)
                     break;
                 st.draft_steps++;
+                /* the draft unsure of its next token (p_min): the round
+                 * checks the proposals so far; the decision rests on the
+                 * draft's own context only, never on the target's draws */
                 if (greedy) {
-                    t = props[i] = argmax(dl, V);
+                    int32_t best = argmax(dl, V);
+                    if (pmin > 0 && top_prob(dl, V, best) < pmin) {
+                        kk = i;
+                        st.draft_stops++;
+                        break;
+                    }
+                    t = props[i] = best;
                     continue;
                 }
                 e = synor__sampler_probs(s, dl, V, q + (size_t)i * V);
+                if (!e && pmin > 0 && max_prob(q + (size_t)i * V, V) < pmin) {
+                    kk = i;
+                    st.draft_stops++;
+                    break;
+                }
                 if (!e)
                     t = props[i] = synor__sampler_draw(&ds, q + (size_t)i * V, V);
             }

@@ -80,6 +80,13 @@ check spec-temp     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --te
 cp "$tmp/out" "$tmp/spec-temp"
 check spec-temp-seed [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --temp 0.8 --seed 3 --draft "$tmp/q8_0.gguf")" = 0 ]
 check spec-temp-same cmp -s "$tmp/out" "$tmp/spec-temp"
+# --draft-pmin: the draft stops where it is unsure; greedy text still the model's own
+check spec-pmin     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --draft "$tmp/q8_0.gguf" --draft-pmin 1)" = 0 ]
+check spec-pmin-same cmp -s "$tmp/out" "$tmp/greedy"
+check spec-pmin-stops grep -qE "draft p_min 1: [1-9][0-9]* of [0-9]+ checks stopped short of 4" "$tmp/err"
+check spec-badpmin  [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft "$tmp/q8_0.gguf" --draft-pmin 1.5)" = 2 ]
+check spec-badpmin-named grep -q -- "--draft-pmin" "$tmp/err"
+check spec-pmin-nodraft [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft-pmin 0.5)" = 2 ]
 check spec-badk     [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft "$tmp/q8_0.gguf" --speculate 0)" = 2 ]
 check spec-nodraft  [ "$(rc "$S" generate -m "$tmp/m.gguf" --draft "$tmp/none.gguf")" = 1 ]
 # the lookup draft (n-grams of the context), alone and before a draft model: the model's own text
