@@ -524,6 +524,200 @@ TEST(decode_rows_beside_a_prompt_block_are_bitwise_alone)
     rmdir(dir);
 }
 
+/* One scheduler over the tests' model with a draft (path; k proposals),
+ * every request's tokens against its solo run: together 0, the requests
+ * one after another (each alone: speculative rounds); together T > 0,
+ * request 0 alone for T steps (its prompt, then T - 1 rounds at most),
+ * then requests 1.. all at once, stopping themselves after 2 tokens: 0
+ * decodes beside them (plain steps), then alone again (the draft catching
+ * up on the tokens it missed). stop_at > 0: request 2 stops itself after that many tokens.
+ * *st: the scheduler's figures. 0 when every token is right. */
+static int run_spec(const char *draft, unsigned k, int together, int stop_at,
+                    synor_llm_sched_stats *st)
+{
+    synor_llm *m = load(), *dm = NULL;
+    synor_runtime *rt = runtime();
+    if (!m || !rt || synor_llm_load(draft, NULL, &dm))
+        return -1;
+    int32_t want[NREQ][MAXNEW];
+    int nwant[NREQ];
+    for (int i = 0; i < NREQ; i++)
+        nwant[i] = alone(m, rt, i, want[i]);
+    synor_llm_ctx_opts co = {.max_seqs = NREQ, .max_batch = 64};
+    synor_llm_ctx_opts dco = {.max_seqs = 1};
+    synor_llm_ctx *c, *d;
+    synor_llm_sched *s;
+    if (synor_llm_ctx_create(m, rt, &co, &c) || synor_llm_ctx_create(dm, rt, &dco, &d))
+        return -1;
+    synor_llm_sched_opts so = {.draft = d, .spec_k = k};
+    if (synor_llm_sched_create(c, &so, &s))
+        return -1;
+    got g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mu, NULL);
+    int stop[NREQ] = {0};
+    for (int i = 1; i < NREQ && together; i++)
+        stop[i] = 2;
+    if (stop_at)
+        stop[2] = stop_at;
+    memcpy(g.stop_after, stop, sizeof stop);
+    int bad = 0;
+    for (int i = 0; i < NREQ && !bad; i++) {
+        if (submit(s, &g, i))
+            bad = -1;
+        /* steps after this submit: to the end, T (request 0 alone) or none */
+        int left = 1, budget = !together || i == NREQ - 1 ? 10000 : i == 0 ? together : 0;
+        for (int steps = 0; steps < budget && left > 0; steps++)
+            left = synor_llm_sched_step(s);
+        if (left < 0)
+            bad = -1;
+    }
+    for (int i = 0; i < NREQ && !bad; i++) {
+        int cut = stop[i] && stop[i] < nwant[i];
+        int n = cut ? stop[i] : nwant[i];
+        int reason = cut ? SYNOR_LLM_DONE_STOPPED
+                         : n < MAXNEW ? SYNOR_LLM_DONE_EOS : SYNOR_LLM_DONE_LENGTH;
+        if (g.done[i] != 1 || g.n[i] != n || g.reason[i] != reason ||
+            memcmp(g.toks[i], want[i], (size_t)n * sizeof(int32_t)) != 0) {
+            fprintf(stderr, "  request %d: %d tokens (want %d), done %d, reason %d (want %d)\n",
+                    i, g.n[i], n, g.done[i], g.reason[i], reason);
+            bad = -1;
+        }
+    }
+    synor_llm_sched_stats_get(s, st);
+    fprintf(stderr,
+            "  k=%u %s: %llu steps, %llu speculative rounds, acceptance %llu of %llu, %llu "
+            "tokens\n",
+            k, together ? "staggered" : "one by one", (unsigned long long)st->steps,
+            (unsigned long long)st->spec_rounds, (unsigned long long)st->spec_accepted,
+            (unsigned long long)st->spec_proposed, (unsigned long long)st->generated_tokens);
+    if (st->running || st->waiting || st->kv_used || st->spec_accepted > st->spec_proposed ||
+        st->spec_rounds > st->steps)
+        bad = -1;
+    synor_llm_sched_destroy(s);
+    synor_llm_ctx_destroy(d);
+    synor_llm_ctx_destroy(c);
+    synor_runtime_destroy(rt);
+    synor_llm_destroy(dm);
+    synor_llm_destroy(m);
+    pthread_mutex_destroy(&g.mu);
+    return bad;
+}
+
+/* A greedy request alone decodes speculatively and gets the tokens it gets
+ * without a draft, whatever the draft proposes; requests together run
+ * plain steps until one is left. */
+TEST(speculative_rounds_give_the_same_tokens)
+{
+    synor_llm *m0 = load(); /* makes model_path */
+    ASSERT(m0 != NULL);
+    synor_llm_destroy(m0);
+    char q4[80], other[80];
+    snprintf(q4, sizeof q4, "%.*s/q4.gguf", (int)(strrchr(model_path, '/') - model_path),
+             model_path);
+    snprintf(other, sizeof other, "%.*s/other.gguf",
+             (int)(strrchr(model_path, '/') - model_path), model_path);
+    ASSERT_OK(synth(q4, SYNOR_TTYPE_Q4_0, 96, 9));     /* the target's weights in 4 bits */
+    ASSERT_OK(synth(other, SYNOR_TTYPE_Q8_0, 96, 77)); /* unrelated: mostly rejected */
+    synor_llm_sched_stats st, one;
+    for (unsigned k = 1; k <= 7; k += 3) {
+        ASSERT_OK(run_spec(q4, k, 0, 0, &one));
+        ASSERT(one.spec_rounds > 0 && one.spec_accepted > 0);
+        ASSERT(one.steps < one.generated_tokens); /* fewer target batches than tokens */
+        ASSERT_OK(run_spec(q4, k, 3, 0, &st));
+        ASSERT(st.spec_rounds >= 3); /* some after the others left */
+        ASSERT(st.steps > st.spec_rounds); /* and plain steps, the requests together */
+    }
+    ASSERT_OK(run_spec(other, 4, 0, 0, &st));
+    ASSERT(st.spec_rounds > 0 && st.spec_accepted < st.spec_proposed);
+    /* a request stopping itself inside a round gets no token after it */
+    ASSERT_OK(run_spec(q4, 7, 0, 3, &st));
+    ASSERT_OK(run_spec(other, 2, 0, 5, &st));
+    unlink(q4);
+    unlink(other);
+}
+
+/* Sampled requests run plain steps with a draft: the same tokens as
+ * without one, no round; a draft of another vocabulary and a bad k are
+ * refused. */
+TEST(speculation_leaves_sampled_requests_alone)
+{
+    synor_llm *m = load();
+    synor_runtime *rt = runtime();
+    ASSERT(m && rt);
+    char dir[80], small[96];
+    snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(model_path, '/') - model_path), model_path);
+    snprintf(small, sizeof small, "%s/v290.gguf", dir);
+    synor_llm_synth sy = {.cfg = {.dim = 64,
+                                  .hidden_dim = 96,
+                                  .n_layers = 1,
+                                  .n_heads = 4,
+                                  .n_kv_heads = 2,
+                                  .vocab_size = 290,
+                                  .seq_len = 96},
+                          .seed = 1,
+                          .text = text,
+                          .text_len = sizeof text - 1};
+    ASSERT_OK(synor_llm_synth_gguf(&sy, SYNOR_TTYPE_Q8_0, small));
+    synor_llm *dm, *sm;
+    ASSERT_OK(synor_llm_load(model_path, NULL, &dm)); /* the target itself as the draft */
+    ASSERT_OK(synor_llm_load(small, NULL, &sm));
+    synor_llm_ctx *c, *d, *sd;
+    synor_llm_ctx_opts one = {.max_seqs = 1};
+    ASSERT_OK(synor_llm_ctx_create(m, rt, NULL, &c));
+    ASSERT_OK(synor_llm_ctx_create(dm, rt, &one, &d));
+    ASSERT_OK(synor_llm_ctx_create(sm, rt, &one, &sd));
+    synor_llm_sched *s;
+    synor_llm_sched_opts bad = {.draft = sd};
+    ASSERT_EQ(synor_llm_sched_create(c, &bad, &s), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "vocabulary");
+    bad.draft = d;
+    bad.spec_k = 33;
+    ASSERT_EQ(synor_llm_sched_create(c, &bad, &s), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "spec_k 33");
+    int32_t toks[2][MAXNEW];
+    int n[2];
+    for (int with = 0; with < 2; with++) {
+        synor_llm_sched_opts so = {.draft = with ? d : NULL};
+        ASSERT_OK(synor_llm_sched_create(c, &so, &s));
+        got g;
+        memset(&g, 0, sizeof g);
+        pthread_mutex_init(&g.mu, NULL);
+        int32_t p[32];
+        size_t np;
+        prompt_of(3, p, &np);
+        synor_llm_request r = {.prompt = p,
+                               .n_prompt = np,
+                               .max_new = MAXNEW,
+                               .on_token = on_token,
+                               .on_done = on_done,
+                               .user = &g};
+        synor_sampler_init(&r.sampler, 0.8f, 0, 0.95f, 42);
+        ASSERT_OK(synor_llm_sched_submit(s, &r, &g.ids[0]));
+        while (synor_llm_sched_step(s) > 0)
+            ;
+        synor_llm_sched_stats st;
+        synor_llm_sched_stats_get(s, &st);
+        ASSERT_EQ(st.spec_rounds, 0);
+        ASSERT_EQ(g.done[0], 1);
+        n[with] = g.n[0];
+        memcpy(toks[with], g.toks[0], sizeof toks[with]);
+        synor_llm_sched_destroy(s);
+        pthread_mutex_destroy(&g.mu);
+    }
+    ASSERT(n[0] > 0);
+    ASSERT_EQ(n[0], n[1]);
+    ASSERT(memcmp(toks[0], toks[1], (size_t)n[0] * sizeof(int32_t)) == 0);
+    synor_llm_ctx_destroy(sd);
+    synor_llm_ctx_destroy(d);
+    synor_llm_ctx_destroy(c);
+    synor_llm_destroy(sm);
+    synor_llm_destroy(dm);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt);
+    unlink(small);
+}
+
 TEST(cleanup)
 {
     char *slash = strrchr(model_path, '/');
@@ -536,4 +730,6 @@ TEST(cleanup)
 
 TEST_MAIN(together_equals_alone, preemption_recomputes_the_same_tokens, refusals_change_nothing,
           submit_from_another_thread, warming_the_pool_changes_no_token,
-          decode_rows_beside_a_prompt_block_are_bitwise_alone, cleanup)
+          decode_rows_beside_a_prompt_block_are_bitwise_alone,
+          speculative_rounds_give_the_same_tokens, speculation_leaves_sampled_requests_alone,
+          cleanup)

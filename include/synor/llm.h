@@ -402,6 +402,20 @@ typedef struct synor_llm_sched_opts {
     unsigned step_tokens;   /* rows per batch; default (and at most) max_batch */
     unsigned prefill_chunk; /* prompt tokens per request per step; default 64 */
     unsigned max_queue;     /* requests waiting; default 256; beyond: EBUSY */
+    /* Speculative decoding where it pays: NULL, or a context of a draft
+     * model with the target's vocabulary (its sequence 0 is the
+     * scheduler's). A greedy request decoding alone - no other request
+     * running or waiting - then takes speculative rounds instead of plain
+     * steps: the draft proposes spec_k tokens (default 4, 1..32, at most
+     * the target's max_batch - 1; fewer near the context's end or
+     * max_new), the target checks them in one batch and the request gets
+     * the accepted ones and the target's next token - the tokens it gets
+     * without a draft. Sampled requests, and steps with several requests
+     * (a batch is already the cheaper way to use the weights' stream),
+     * run plain steps. The draft catches up on the request's tokens when
+     * it first drafts for it. */
+    synor_llm_ctx *draft;
+    unsigned spec_k;
 } synor_llm_sched_opts;
 
 enum {
@@ -435,6 +449,10 @@ typedef struct synor_llm_sched_stats {
      * (the batch, admission, sampling and the token callbacks), monotonic
      * clock. */
     uint64_t rows, batch_ns, step_ns;
+    /* Speculative rounds (sched_opts.draft): rounds run (each counted in
+     * steps too), tokens proposed and accepted (acceptance = accepted /
+     * proposed). */
+    uint64_t spec_rounds, spec_proposed, spec_accepted;
 } synor_llm_sched_stats;
 
 int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,

@@ -80,6 +80,14 @@ typedef struct synor_server_opts {
     /* A debugging trace of the engine: a line per step appended to this
      * file (NULL: none), see docs/LLM.md "Serving: the step log". */
     const char *step_log;
+    /* Speculative decoding (synor_llm_sched_opts.draft): draft NULL, or a
+     * draft model with m's vocabulary (not owned; it must outlive the
+     * server), run on a context of one sequence beside m's; a greedy
+     * request generating alone then decodes in rounds of spec_k proposals
+     * (0: 4) checked by m in one batch - the same tokens, fewer passes over
+     * m's weights. /metrics counts the rounds and the acceptance. */
+    synor_llm *draft;
+    unsigned spec_k;
 } synor_server_opts;
 
 /* A server for model m (not owned; it must outlive the server) whose

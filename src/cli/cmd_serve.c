@@ -24,7 +24,8 @@ static void help(void)
            "                   [--no-cache] [--semantic-threshold T] [--semantic-entries N]\n"
            "                   [--semantic-index auto|exact|hnsw] [--semantic-file FILE]\n"
            "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n"
-           "                   [--kv-type f32|f16] [--step-log FILE]\n\n"
+           "                   [--kv-type f32|f16] [--step-log FILE]\n"
+           "                   [--draft MODEL [--speculate K]]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
            "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
@@ -70,6 +71,11 @@ static void help(void)
            "  --gpu N|openclN     which GPU: CUDA device N (default 0) or OpenCL device N\n"
            "  --kv-type f32|f16   the KV cache's element type (default " SERVE_KV_DEFAULT "; as\n"
            "                      synor generate's: f16 halves its memory and attention's reads)\n"
+           "  --draft MODEL       speculative decoding: MODEL (same vocabulary; e.g. this one\n"
+           "                      quantized to Q4_0) proposes tokens for a greedy request\n"
+           "                      generating alone, checked in one batch: the same answer,\n"
+           "                      fewer passes over the weights (metrics: synor_spec_*)\n"
+           "  --speculate K       tokens proposed per round (default 4, 1..32)\n"
            "  --step-log FILE     debugging: a line per engine step appended to FILE (when,\n"
            "                      gap since the last step, step and batch ms, rows, prompt\n"
            "                      rows, running, waiting; docs/LLM.md)\n"
@@ -89,7 +95,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     unsigned sem_index = SYNOR_SEMCACHE_AUTO;
     int sem_index_set = 0;
     const char *sem_file = NULL;
-    const char *cache_file = NULL, *step_log = NULL;
+    const char *cache_file = NULL, *step_log = NULL, *draft = NULL;
+    unsigned long long spec = 0;
     uint64_t cache_mem = 0;
     int no_cache = 0;
     for (int i = 1; i < argc; i++) {
@@ -165,7 +172,11 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
         } else if (!strcmp(a, "--kv-type")) {
             if (synor_llm_kv_type_parse(v, &kv_type))
                 return cli_usage_error("serve", "--kv-type: %s", synor_errmsg());
-        } else
+        } else if (!strcmp(a, "--draft"))
+            draft = v;
+        else if (!strcmp(a, "--speculate"))
+            r = cli_parse_uint("serve", a, v, 1, 32, &spec);
+        else
             return cli_usage_error("serve", "unexpected argument '%s'", a);
         if (r != CLI_OK)
             return r;
@@ -184,6 +195,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("serve", "--semantic-file needs --semantic-threshold");
     if (name && !*name)
         return cli_usage_error("serve", "--model-name is empty");
+    if (spec && !draft)
+        return cli_usage_error("serve", "--speculate needs --draft MODEL");
     if (!name) {
         const char *slash = strrchr(model, '/');
         name = slash ? slash + 1 : model;
@@ -198,12 +211,13 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     synor_llm_load_opts lo = {.tokenizer = tokenizer};
-    synor_llm *m = NULL;
+    synor_llm *m = NULL, *dm = NULL;
     synor_runtime *rt = NULL;
     synor_server *srv = NULL;
     int rc = CLI_FAIL;
-    if (synor_llm_load(model, &lo, &m)) {
+    if (synor_llm_load(model, &lo, &m) || (draft && synor_llm_load(draft, NULL, &dm))) {
         cli_error("%s", synor_errmsg());
+        synor_llm_destroy(m);
         return CLI_FAIL;
     }
     synor_runtime_config cfg;
@@ -231,7 +245,9 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .gpu_device = gpu,
                             .gpu_backend = gpu_backend,
                             .kv_type = kv_type,
-                            .step_log = step_log};
+                            .step_log = step_log,
+                            .draft = dm,
+                            .spec_k = (unsigned)spec};
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_server_create(m, rt, &so, &srv) || synor_server_start(srv)) {
         cli_error("%s", synor_errmsg());
@@ -248,6 +264,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
 out:
     synor_server_destroy(srv);
     synor_runtime_destroy(rt);
+    synor_llm_destroy(dm);
     synor_llm_destroy(m);
     return rc;
 }

@@ -7,7 +7,14 @@
  * prefill_chunk for a prompt - and samples a token from the logits of a
  * request's last row when that row is its last token. Decoding requests
  * are placed first in the step, so a long prompt cannot delay them by more
- * than its chunk. */
+ * than its chunk.
+ *
+ * With a draft model (opts.draft), a greedy request decoding alone takes
+ * speculative rounds (spec_round) instead: the draft, whose sequence 0
+ * holds a prefix of that request's tokens (`dreq`, `dfed`), proposes; the
+ * target checks in one batch of k + 1 rows of the request's sequence; the
+ * tokens are the greedy target's, as the batch invariance of the engine's
+ * rows makes every row's logits those of a plain step. */
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -40,6 +47,12 @@ struct synor_llm_sched {
     uint8_t *bwant;
     sreq **brow; /* the request whose last row is this row, or NULL */
     size_t bprompt; /* prompt rows of the step */
+    /* speculative rounds (opts.draft): */
+    synor_llm_ctx *draft;
+    uint64_t dreq; /* the request whose tokens draft sequence 0 holds (id + 1; 0: none) */
+    size_t dfed;   /* how many of them */
+    unsigned *dseq; /* zeros: sequence 0, a row each */
+    int32_t drow[33]; /* the check's rows: the last token, then the proposals */
 };
 
 int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
@@ -51,7 +64,7 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
     if (!s)
         return SYNOR_ENOMEM;
     s->c = c;
-    s->o = (synor_llm_sched_opts){c->max_batch, 64, 256};
+    s->o = (synor_llm_sched_opts){.step_tokens = c->max_batch, .prefill_chunk = 64, .max_queue = 256};
     if (opts) {
         if (opts->step_tokens && opts->step_tokens < c->max_batch)
             s->o.step_tokens = opts->step_tokens;
@@ -62,6 +75,28 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
     }
     if (s->o.step_tokens < c->max_seqs)
         s->o.step_tokens = c->max_seqs < c->max_batch ? c->max_seqs : c->max_batch;
+    if (opts && opts->draft) {
+        synor_llm_ctx *d = opts->draft;
+        unsigned k = opts->spec_k ? opts->spec_k : 4;
+        if (d->m->cfg.vocab_size != c->m->cfg.vocab_size ||
+            synor_tokenizer_size(d->m->tok) != synor_tokenizer_size(c->m->tok)) {
+            synor__free(s);
+            return synor__error(SYNOR_EINVAL,
+                                "synor_llm_sched_create: the draft's vocabulary (%d) is not "
+                                "the target's (%d)",
+                                d->m->cfg.vocab_size, c->m->cfg.vocab_size);
+        }
+        if (k > 32 || k + 1 > c->max_batch) {
+            synor__free(s);
+            return synor__error(SYNOR_EINVAL,
+                                "synor_llm_sched_create: spec_k %u (1..32, and at most the "
+                                "target's batch - 1)",
+                                k);
+        }
+        s->draft = d;
+        s->o.spec_k = k;
+        s->dseq = synor__calloc(d->max_batch, sizeof *s->dseq);
+    }
     s->run = synor__calloc(c->max_seqs, sizeof *s->run);
     s->admitted = synor__calloc(c->max_seqs, sizeof *s->admitted);
     s->btok = synor__malloc(c->max_batch * sizeof *s->btok);
@@ -69,7 +104,8 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
     s->bwant = synor__malloc(c->max_batch);
     s->brow = synor__malloc(c->max_batch * sizeof *s->brow);
     if (!s->run || !s->admitted || !s->btok || !s->bseq || !s->bwant || !s->brow ||
-        pthread_mutex_init(&s->mu, NULL) != 0) {
+        (s->draft && !s->dseq) || pthread_mutex_init(&s->mu, NULL) != 0) {
+        synor__free(s->dseq);
         synor__free(s->run);
         synor__free(s->admitted);
         synor__free(s->btok);
@@ -135,6 +171,7 @@ void synor_llm_sched_destroy(synor_llm_sched *s)
     synor__free(s->bseq);
     synor__free(s->bwant);
     synor__free(s->brow);
+    synor__free(s->dseq);
     synor__free(s);
 }
 
@@ -303,6 +340,34 @@ static size_t build(synor_llm_sched *s)
     return n;
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* q gets token t (EOS ends it); returns 1 when q is finished (and freed). */
+static int emit(synor_llm_sched *s, sreq *q, int32_t t)
+{
+    int reason = -1;
+    if (t == synor_tokenizer_eos(s->c->m->tok)) {
+        reason = SYNOR_LLM_DONE_EOS;
+    } else {
+        q->generated++;
+        q->toks[q->ntok++] = t;
+        if (q->r.on_token && q->r.on_token(q->id, t, q->r.user))
+            reason = SYNOR_LLM_DONE_STOPPED;
+        else if (q->generated >= q->r.max_new)
+            reason = SYNOR_LLM_DONE_LENGTH;
+        else if (q->ntok >= (size_t)s->c->m->cfg.seq_len)
+            reason = SYNOR_LLM_DONE_CONTEXT;
+    }
+    if (reason >= 0)
+        finish(s, q, reason);
+    return reason >= 0;
+}
+
 static void advance(synor_llm_sched *s, size_t n)
 {
     const synor_llm_hparams *h = &s->c->m->cfg;
@@ -315,33 +380,107 @@ static void advance(synor_llm_sched *s, size_t n)
             continue;
         const float *l = synor_llm_logits(s->c, i);
         int32_t t = synor_sampler_sample(&q->r.sampler, l, h->vocab_size);
-        int reason = -1;
-        if (t == synor_tokenizer_eos(s->c->m->tok)) {
-            reason = SYNOR_LLM_DONE_EOS;
-        } else {
-            q->generated++;
-            gen++;
-            q->toks[q->ntok++] = t;
-            if (q->r.on_token && q->r.on_token(q->id, t, q->r.user))
-                reason = SYNOR_LLM_DONE_STOPPED;
-            else if (q->generated >= q->r.max_new)
-                reason = SYNOR_LLM_DONE_LENGTH;
-            else if (q->ntok >= (size_t)h->seq_len)
-                reason = SYNOR_LLM_DONE_CONTEXT;
-        }
-        if (reason >= 0)
-            finish(s, q, reason);
+        gen += t != synor_tokenizer_eos(s->c->m->tok);
+        emit(s, q, t);
     }
     pthread_mutex_lock(&s->mu);
     s->st.generated_tokens += gen;
     pthread_mutex_unlock(&s->mu);
 }
 
-static uint64_t mono_ns(void)
+/* A speculative round for q, the one request, greedy, its prompt fed.
+ * Returns the target's rows run (0: no round - no room for a proposal
+ * near the context's end or max_new, or an error, which the plain step
+ * that runs instead meets in its turn). */
+static size_t spec_round(synor_llm_sched *s, sreq *q)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    synor_llm_ctx *c = s->c, *d = s->draft;
+    int V = c->m->cfg.vocab_size;
+    size_t base = q->fed; /* the target's cache: every token but the last */
+    long kk = (long)s->o.spec_k;
+    long lim[3] = {(long)c->m->cfg.seq_len - (long)q->ntok - 1,
+                   (long)d->m->cfg.seq_len - (long)q->ntok - 1,
+                   (long)q->r.max_new - q->generated - 1};
+    for (int i = 0; i < 3; i++)
+        kk = lim[i] < kk ? lim[i] : kk;
+    if (kk < 1)
+        return 0;
+    /* the draft catches up on q's tokens (all of them when it last
+     * drafted for another request), its last row giving the first
+     * proposal's logits */
+    if (s->dreq != q->id + 1) {
+        synor_llm_seq_reset(d, 0);
+        s->dreq = q->id + 1;
+        s->dfed = 0;
+    }
+    if (s->dfed >= q->ntok) { /* keep a row to run: the last token's */
+        synor_llm_seq_truncate(d, 0, (int)q->ntok - 1);
+        s->dfed = q->ntok - 1;
+    }
+    int e = 0;
+    size_t rows = 0;
+    while (!e && s->dfed < q->ntok) {
+        rows = q->ntok - s->dfed < d->max_batch ? q->ntok - s->dfed : d->max_batch;
+        if (!(e = synor_llm_batch(d, rows, q->toks + s->dfed, s->dseq, NULL)))
+            s->dfed += rows;
+    }
+    synor_sampler g;
+    synor_sampler_init(&g, 0, 0, 1, 1);
+    s->drow[0] = q->toks[q->ntok - 1];
+    for (long i = 0; i < kk && !e; i++) {
+        const float *dl = i == 0 ? synor_llm_logits(d, rows - 1) : synor_llm_logits(d, 0);
+        s->drow[i + 1] = synor_sampler_sample(&g, dl, V);
+        if (i + 1 < kk && !(e = synor_llm_batch(d, 1, &s->drow[i + 1], s->dseq, NULL)))
+            s->dfed++;
+    }
+    for (long i = 0; i <= kk; i++) {
+        s->bseq[i] = (unsigned)q->seq;
+        s->bwant[i] = 1;
+    }
+    uint64_t tb = mono_ns();
+    if (!e)
+        e = synor_llm_batch(c, (size_t)kk + 1, s->drow, s->bseq, s->bwant);
+    tb = mono_ns() - tb;
+    if (e) { /* back to where the round began; the draft starts afresh */
+        synor_llm_seq_truncate(c, (unsigned)q->seq, (int)base);
+        s->dreq = 0;
+        return 0;
+    }
+    /* accepted: the proposals the target's own greedy choice agrees with;
+     * then the target's token after them (a correction or the bonus) */
+    int32_t out[34];
+    long a = 0;
+    int nout = 0;
+    for (; a <= kk; a++) {
+        out[nout++] = synor_sampler_sample(&q->r.sampler, synor_llm_logits(c, (size_t)a), V);
+        if (a == kk || out[nout - 1] != s->drow[a + 1])
+            break;
+    }
+    size_t keep = base + 1 + (size_t)a;
+    synor_llm_seq_truncate(c, (unsigned)q->seq, (int)keep);
+    q->fed = keep;
+    if (s->dfed > keep) {
+        synor_llm_seq_truncate(d, 0, (int)keep);
+        s->dfed = keep;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->st.steps++;
+    s->st.rows += (size_t)kk + 1;
+    s->st.batch_ns += tb;
+    s->st.spec_rounds++;
+    s->st.spec_proposed += (uint64_t)kk;
+    s->st.spec_accepted += (uint64_t)a;
+    pthread_mutex_unlock(&s->mu);
+    uint64_t gen = 0;
+    for (int i = 0; i < nout; i++) {
+        gen += out[i] != synor_tokenizer_eos(c->m->tok);
+        if (emit(s, q, out[i]))
+            break;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->st.generated_tokens += gen;
+    pthread_mutex_unlock(&s->mu);
+    return (size_t)kk + 1;
 }
 
 int synor_llm_sched_step(synor_llm_sched *s)
@@ -361,13 +500,22 @@ int synor_llm_sched_step(synor_llm_sched *s)
     }
     int e = 0;
     size_t n = 0;
-    while (s->nrunning) {
+    if (s->draft && s->nrunning == 1) { /* alone: a speculative round if it is greedy */
+        sreq *q = s->admitted[0];
+        pthread_mutex_lock(&s->mu);
+        int alone = s->nwaiting == 0;
+        pthread_mutex_unlock(&s->mu);
+        if (alone && q->ntok - q->fed == 1 && q->r.sampler.temperature == 0)
+            n = spec_round(s, q);
+    }
+    while (!n && s->nrunning) { /* a plain step (again after a preemption) */
         n = build(s);
         uint64_t tb = mono_ns();
         e = synor_llm_batch(s->c, n, s->btok, s->bseq, s->bwant);
         tb = mono_ns() - tb;
         if (e == SYNOR_ENOMEM && s->nrunning > 1) {
             preempt(s); /* the KV pool is dry: make room and build again */
+            n = 0;
             continue;
         }
         if (!e) {

@@ -166,6 +166,13 @@ char *synor__serve_metrics(synor_server *s)
                       (double)asleep * 1e-9);
     metric(&b, "synor_preemptions_total", "counter",
            "Requests preempted when the KV cache ran out (recomputed later).", st.preempted);
+    metric(&b, "synor_spec_rounds_total", "counter",
+           "Speculative rounds (--draft: a greedy request alone; counted in steps too).",
+           st.spec_rounds);
+    metric(&b, "synor_spec_proposed_total", "counter", "Tokens the draft proposed.",
+           st.spec_proposed);
+    metric(&b, "synor_spec_accepted_total", "counter",
+           "Proposals the model accepted (over proposed: the acceptance rate).", st.spec_accepted);
     metric(&b, "synor_kv_blocks_used", "gauge", "KV-cache blocks in use.", st.kv_used);
     metric(&b, "synor_kv_blocks_total", "gauge", "KV-cache blocks in the pool.", s->kv_total);
     hist(&b, "synor_time_to_first_token_seconds", "From a request's submission to its first token.",

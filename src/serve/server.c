@@ -337,9 +337,16 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
                              .gpu_device = o.gpu_device,
                              .gpu_backend = o.gpu_backend,
                              .kv_type = o.kv_type};
-    synor_llm_sched_opts so = {.max_queue = o.max_queue};
+    synor_llm_sched_opts so = {.max_queue = o.max_queue, .spec_k = o.spec_k};
     if (!e)
         e = synor_llm_ctx_create(m, rt, &co, &s->ctx);
+    if (!e && o.draft) { /* one sequence: the request decoding alone */
+        synor_llm_ctx_opts dco = {.max_seqs = 1,
+                                  .kv_blocks = (ctx + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK,
+                                  .kv_type = o.kv_type};
+        e = synor_llm_ctx_create(o.draft, rt, &dco, &s->dctx);
+        so.draft = s->dctx;
+    }
     if (!e)
         e = synor_llm_sched_create(s->ctx, &so, &s->sched);
     if (!e && !o.no_cache) {
@@ -385,6 +392,7 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
         s->kv_cold = s->kv_total;
     }
     if (e) {
+        synor_llm_ctx_destroy(s->dctx);
         synor_llm_ctx_destroy(s->ctx);
         if (embedded)
             pthread_cond_destroy(&s->embedded);
@@ -499,6 +507,7 @@ void synor_server_destroy(synor_server *s)
     synor_llm_sched_destroy(s->sched); /* predictions still queued end here */
     synor__serve_semantic_free(s);
     synor_cache_close(s->cache);
+    synor_llm_ctx_destroy(s->dctx);
     synor_llm_ctx_destroy(s->ctx);
     if (s->step_log)
         fclose(s->step_log);

@@ -63,6 +63,7 @@ struct synor_server {
     unsigned ctx_len;
     unsigned kv_total; /* blocks in the pool */
     synor_llm_ctx *ctx;
+    synor_llm_ctx *dctx; /* the draft model's (o.draft), or NULL */
     synor_llm_sched *sched;
     synor_cache *cache; /* NULL when off */
     synor_semcache *sem;   /* NULL when off */

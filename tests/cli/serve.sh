@@ -439,6 +439,33 @@ else
 fi
 check kv-bad        bad --kv-type q8
 check kv-bad-msg    grep -q "KV type 'q8'" "$tmp/err"
+# --draft: speculative rounds for a request alone; the answers stay generate's
+"$S" quantize "$tmp/m.gguf" "$tmp/q4.gguf" --type q4_0 >/dev/null
+if start spec --model-name tiny --no-cache --draft "$tmp/q4.gguf" --speculate 3; then
+  check spec-complete [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":24,"temperature":0}')" = 200 ]
+  get choices.0.text >"$tmp/got"; expect "Synor places" 24 >"$tmp/want"
+  check spec-text     cmp -s "$tmp/got" "$tmp/want"
+  check spec-stream   [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":24,"temperature":0,"stream":true}')" = 200 ]
+  : >"$tmp/got"
+  grep '^data: ' "$tmp/body" | while IFS= read -r l; do
+    [ "$l" = "data: [DONE]" ] || printf '%s' "${l#data: }" | "$JC" -g choices.0.text >>"$tmp/got"
+  done
+  check spec-stream-text cmp -s "$tmp/got" "$tmp/want"
+  check spec-metrics  [ "$(req GET /metrics)" = 200 ]
+  check spec-rounds   [ "$(val synor_spec_rounds_total)" -gt 0 ]
+  check spec-accepted [ "$(val synor_spec_accepted_total)" -gt 0 ]
+  check spec-proposed [ "$(val synor_spec_proposed_total)" -ge "$(val synor_spec_accepted_total)" ]
+  kill -TERM "$pid"; wait "$pid"
+  check spec-exit     [ $? = 0 ]
+else
+  check spec-start false
+  cat "$tmp/spec.err"
+fi
+check spec-bad-k    bad --draft "$tmp/q4.gguf" --speculate 0
+check spec-k-alone  bad --speculate 4
+check spec-k-msg    grep -q -- "--speculate needs --draft" "$tmp/err"
+check spec-nodraft  [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --draft "$tmp/none.gguf" --port 0 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 1 ]
+check spec-nodraft-msg grep -q "none.gguf" "$tmp/err"
 check gpu-bad-arg   [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --gpu-layers many >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
 check no-file       [ "$(rc=0; "$S" serve -m "$tmp/none.gguf" --port 0 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 1 ]
 check no-file-msg   grep -q "none.gguf" "$tmp/err"
