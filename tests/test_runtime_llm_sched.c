@@ -530,8 +530,10 @@ TEST(decode_rows_beside_a_prompt_block_are_bitwise_alone)
  * request 0 alone for T steps (its prompt, then T - 1 rounds at most),
  * then requests 1.. all at once, stopping themselves after 2 tokens: 0
  * decodes beside them (plain steps), then alone again (the draft catching
- * up on the tokens it missed). stop_at > 0: request 2 stops itself after that many tokens.
+ * up on the tokens it missed); together -1, all submitted at once. stop_at > 0: request 2 stops itself after that many tokens.
  * *st: the scheduler's figures. 0 when every token is right. */
+static int dseqs = 1; /* run_spec's draft context: its sequences */
+
 static int run_spec(const char *draft, unsigned k, int together, int stop_at,
                     synor_llm_sched_stats *st)
 {
@@ -544,7 +546,7 @@ static int run_spec(const char *draft, unsigned k, int together, int stop_at,
     for (int i = 0; i < NREQ; i++)
         nwant[i] = alone(m, rt, i, want[i]);
     synor_llm_ctx_opts co = {.max_seqs = NREQ, .max_batch = 64};
-    synor_llm_ctx_opts dco = {.max_seqs = 1};
+    synor_llm_ctx_opts dco = {.max_seqs = (unsigned)dseqs};
     synor_llm_ctx *c, *d;
     synor_llm_sched *s;
     if (synor_llm_ctx_create(m, rt, &co, &c) || synor_llm_ctx_create(dm, rt, &dco, &d))
@@ -556,7 +558,7 @@ static int run_spec(const char *draft, unsigned k, int together, int stop_at,
     memset(&g, 0, sizeof g);
     pthread_mutex_init(&g.mu, NULL);
     int stop[NREQ] = {0};
-    for (int i = 1; i < NREQ && together; i++)
+    for (int i = 1; i < NREQ && together > 0; i++)
         stop[i] = 2;
     if (stop_at)
         stop[2] = stop_at;
@@ -566,7 +568,7 @@ static int run_spec(const char *draft, unsigned k, int together, int stop_at,
         if (submit(s, &g, i))
             bad = -1;
         /* steps after this submit: to the end, T (request 0 alone) or none */
-        int left = 1, budget = !together || i == NREQ - 1 ? 10000 : i == 0 ? together : 0;
+        int left = 1, budget = !together || i == NREQ - 1 ? 10000 : i == 0 && together > 0 ? together : 0;
         for (int steps = 0; steps < budget && left > 0; steps++)
             left = synor_llm_sched_step(s);
         if (left < 0)
@@ -588,7 +590,7 @@ static int run_spec(const char *draft, unsigned k, int together, int stop_at,
     fprintf(stderr,
             "  k=%u %s: %llu steps, %llu speculative rounds, acceptance %llu of %llu, %llu "
             "tokens\n",
-            k, together ? "staggered" : "one by one", (unsigned long long)st->steps,
+            k, together > 0 ? "staggered" : together ? "at once" : "one by one", (unsigned long long)st->steps,
             (unsigned long long)st->spec_rounds, (unsigned long long)st->spec_accepted,
             (unsigned long long)st->spec_proposed, (unsigned long long)st->generated_tokens);
     if (st->running || st->waiting || st->kv_used || st->spec_accepted > st->spec_proposed ||
@@ -633,6 +635,20 @@ TEST(speculative_rounds_give_the_same_tokens)
     /* a request stopping itself inside a round gets no token after it */
     ASSERT_OK(run_spec(q4, 7, 0, 3, &st));
     ASSERT_OK(run_spec(other, 2, 0, 5, &st));
+    /* a draft of NREQ sequences: rounds for several requests at once */
+    dseqs = NREQ;
+    synor_llm_sched_stats many;
+    for (unsigned k = 1; k <= 7; k += 3) {
+        ASSERT_OK(run_spec(q4, k, -1, 0, &many));
+        /* after the prompts' steps, rounds of several requests: fewer
+         * rounds than the requests' tokens over k + 1 each could take */
+        ASSERT(many.spec_rounds > 0 && many.steps - many.spec_rounds <= 3);
+        ASSERT(many.spec_rounds * (k + 1) < many.generated_tokens);
+    }
+    ASSERT_OK(run_spec(q4, 4, -1, 3, &many)); /* request 2 stops after 3 */
+    ASSERT_OK(run_spec(other, 4, -1, 0, &many));
+    ASSERT_OK(run_spec(q4, 4, 3, 0, &many)); /* 0 alone, then beside the others */
+    dseqs = 1;
     unlink(q4);
     unlink(other);
 }

@@ -403,17 +403,21 @@ typedef struct synor_llm_sched_opts {
     unsigned prefill_chunk; /* prompt tokens per request per step; default 64 */
     unsigned max_queue;     /* requests waiting; default 256; beyond: EBUSY */
     /* Speculative decoding where it pays: NULL, or a context of a draft
-     * model with the target's vocabulary (its sequence 0 is the
-     * scheduler's). A greedy request decoding alone - no other request
-     * running or waiting - then takes speculative rounds instead of plain
-     * steps: the draft proposes spec_k tokens (default 4, 1..32, at most
-     * the target's max_batch - 1; fewer near the context's end or
-     * max_new), the target checks them in one batch and the request gets
-     * the accepted ones and the target's next token - the tokens it gets
-     * without a draft. Sampled requests, and steps with several requests
-     * (a batch is already the cheaper way to use the weights' stream),
-     * run plain steps. The draft catches up on the request's tokens when
-     * it first drafts for it. */
+     * model with the target's vocabulary (the scheduler's: its sequence i
+     * drafts for the request on the target's sequence i). When the
+     * running requests are few - at most the draft context's max_seqs (and
+     * 32), nothing waiting - and every one of them is decoding greedily,
+     * the step is a speculative round instead of a plain step: the draft
+     * proposes spec_k tokens for each (default 4, 1..32, at most the
+     * target's max_batch - 1; fewer near the context's end, max_new, or
+     * when step_tokens cannot hold every request's k + 1 rows), the target
+     * checks all of them in one batch and each request gets its accepted
+     * proposals and the target's next token - the tokens it gets without a
+     * draft. Sampled requests (a seeded answer stays the same under any
+     * load) and more requests than the draft has sequences (a batch of
+     * many is already the cheaper way to use the weights' stream) run
+     * plain steps. The draft catches up on a request's tokens when it
+     * first drafts for it and after plain steps. */
     synor_llm_ctx *draft;
     unsigned spec_k;
 } synor_llm_sched_opts;

@@ -82,12 +82,14 @@ typedef struct synor_server_opts {
     const char *step_log;
     /* Speculative decoding (synor_llm_sched_opts.draft): draft NULL, or a
      * draft model with m's vocabulary (not owned; it must outlive the
-     * server), run on a context of one sequence beside m's; a greedy
-     * request generating alone then decodes in rounds of spec_k proposals
-     * (0: 4) checked by m in one batch - the same tokens, fewer passes over
-     * m's weights. /metrics counts the rounds and the acceptance. */
+     * server), run on a context of spec_max sequences beside m's (0: 4, at
+     * most max_seqs); while at most spec_max requests are generating, all
+     * greedy, each step is a round of spec_k proposals a request (0: 4)
+     * checked by m in one batch - the same tokens, fewer passes over m's
+     * weights. /metrics counts the rounds and the acceptance. */
     synor_llm *draft;
     unsigned spec_k;
+    unsigned spec_max;
 } synor_server_opts;
 
 /* A server for model m (not owned; it must outlive the server) whose

@@ -25,7 +25,7 @@ static void help(void)
            "                   [--semantic-index auto|exact|hnsw] [--semantic-file FILE]\n"
            "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n"
            "                   [--kv-type f32|f16] [--step-log FILE]\n"
-           "                   [--draft MODEL [--speculate K]]\n\n"
+           "                   [--draft MODEL [--speculate K] [--speculate-max N]]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
            "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
@@ -72,10 +72,12 @@ static void help(void)
            "  --kv-type f32|f16   the KV cache's element type (default " SERVE_KV_DEFAULT "; as\n"
            "                      synor generate's: f16 halves its memory and attention's reads)\n"
            "  --draft MODEL       speculative decoding: MODEL (same vocabulary; e.g. this one\n"
-           "                      quantized to Q4_0) proposes tokens for a greedy request\n"
-           "                      generating alone, checked in one batch: the same answer,\n"
-           "                      fewer passes over the weights (metrics: synor_spec_*)\n"
-           "  --speculate K       tokens proposed per round (default 4, 1..32)\n"
+           "                      quantized to Q4_0) proposes tokens for the greedy requests\n"
+           "                      while few are generating, checked in one batch: the same\n"
+           "                      answers, fewer passes over the weights (metrics: synor_spec_*)\n"
+           "  --speculate K       tokens proposed per request and round (default 4, 1..32)\n"
+           "  --speculate-max N   rounds while at most N requests generate (default 4, 1..32;\n"
+           "                      more: plain steps)\n"
            "  --step-log FILE     debugging: a line per engine step appended to FILE (when,\n"
            "                      gap since the last step, step and batch ms, rows, prompt\n"
            "                      rows, running, waiting; docs/LLM.md)\n"
@@ -96,7 +98,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     int sem_index_set = 0;
     const char *sem_file = NULL;
     const char *cache_file = NULL, *step_log = NULL, *draft = NULL;
-    unsigned long long spec = 0;
+    unsigned long long spec = 0, spec_max = 0;
     uint64_t cache_mem = 0;
     int no_cache = 0;
     for (int i = 1; i < argc; i++) {
@@ -176,6 +178,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
             draft = v;
         else if (!strcmp(a, "--speculate"))
             r = cli_parse_uint("serve", a, v, 1, 32, &spec);
+        else if (!strcmp(a, "--speculate-max"))
+            r = cli_parse_uint("serve", a, v, 1, 32, &spec_max);
         else
             return cli_usage_error("serve", "unexpected argument '%s'", a);
         if (r != CLI_OK)
@@ -195,8 +199,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("serve", "--semantic-file needs --semantic-threshold");
     if (name && !*name)
         return cli_usage_error("serve", "--model-name is empty");
-    if (spec && !draft)
-        return cli_usage_error("serve", "--speculate needs --draft MODEL");
+    if ((spec || spec_max) && !draft)
+        return cli_usage_error("serve", "--speculate%s needs --draft MODEL", spec ? "" : "-max");
     if (!name) {
         const char *slash = strrchr(model, '/');
         name = slash ? slash + 1 : model;
@@ -247,7 +251,8 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .kv_type = kv_type,
                             .step_log = step_log,
                             .draft = dm,
-                            .spec_k = (unsigned)spec};
+                            .spec_k = (unsigned)spec,
+                            .spec_max = (unsigned)spec_max};
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
         synor_server_create(m, rt, &so, &srv) || synor_server_start(srv)) {
         cli_error("%s", synor_errmsg());

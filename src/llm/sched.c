@@ -9,10 +9,12 @@
  * are placed first in the step, so a long prompt cannot delay them by more
  * than its chunk.
  *
- * With a draft model (opts.draft), a greedy request decoding alone takes
- * speculative rounds (spec_round) instead: the draft, whose sequence 0
- * holds a prefix of that request's tokens (`dreq`, `dfed`), proposes; the
- * target checks in one batch of k + 1 rows of the request's sequence; the
+ * With a draft model (opts.draft), when every running request decodes
+ * greedily and they are few (at most the draft context's sequences),
+ * the step is a speculative round (spec_round) instead: the draft, whose
+ * sequence i holds a prefix of the tokens of the request on the target's
+ * sequence i (`dreq`, `dfed`), proposes for all of them in lockstep
+ * batches; the target checks every request's k + 1 rows in one batch; the
  * tokens are the greedy target's, as the batch invariance of the engine's
  * rows makes every row's logits those of a plain step. */
 #include <pthread.h>
@@ -49,10 +51,13 @@ struct synor_llm_sched {
     size_t bprompt; /* prompt rows of the step */
     /* speculative rounds (opts.draft): */
     synor_llm_ctx *draft;
-    uint64_t dreq; /* the request whose tokens draft sequence 0 holds (id + 1; 0: none) */
-    size_t dfed;   /* how many of them */
-    unsigned *dseq; /* zeros: sequence 0, a row each */
-    int32_t drow[33]; /* the check's rows: the last token, then the proposals */
+    unsigned dmax;  /* the draft's sequences: requests that speculate together at most */
+    uint64_t *dreq; /* by sequence: the request whose tokens the draft's holds (id + 1; 0: none) */
+    size_t *dfed;   /* by sequence: how many of them */
+    unsigned *dseq; /* a draft batch's sequences */
+    int32_t *dtok;  /* a draft batch's tokens */
+    int32_t (*props)[32]; /* by running request: its proposals this round */
+    int *kk;              /* by running request: how many */
 };
 
 int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
@@ -95,7 +100,14 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
         }
         s->draft = d;
         s->o.spec_k = k;
+        s->dmax = d->max_seqs < c->max_seqs ? d->max_seqs : c->max_seqs;
+        s->dmax = s->dmax < 32 ? s->dmax : 32; /* spec_round's arrays */
+        s->dreq = synor__calloc(s->dmax, sizeof *s->dreq);
+        s->dfed = synor__calloc(s->dmax, sizeof *s->dfed);
         s->dseq = synor__calloc(d->max_batch, sizeof *s->dseq);
+        s->dtok = synor__calloc(s->dmax, sizeof *s->dtok);
+        s->props = synor__calloc(s->dmax, sizeof *s->props);
+        s->kk = synor__calloc(s->dmax, sizeof *s->kk);
     }
     s->run = synor__calloc(c->max_seqs, sizeof *s->run);
     s->admitted = synor__calloc(c->max_seqs, sizeof *s->admitted);
@@ -104,8 +116,14 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
     s->bwant = synor__malloc(c->max_batch);
     s->brow = synor__malloc(c->max_batch * sizeof *s->brow);
     if (!s->run || !s->admitted || !s->btok || !s->bseq || !s->bwant || !s->brow ||
-        (s->draft && !s->dseq) || pthread_mutex_init(&s->mu, NULL) != 0) {
+        (s->draft && (!s->dreq || !s->dfed || !s->dseq || !s->dtok || !s->props || !s->kk)) ||
+        pthread_mutex_init(&s->mu, NULL) != 0) {
+        synor__free(s->dreq);
+        synor__free(s->dfed);
         synor__free(s->dseq);
+        synor__free(s->dtok);
+        synor__free(s->props);
+        synor__free(s->kk);
         synor__free(s->run);
         synor__free(s->admitted);
         synor__free(s->btok);
@@ -171,7 +189,12 @@ void synor_llm_sched_destroy(synor_llm_sched *s)
     synor__free(s->bseq);
     synor__free(s->bwant);
     synor__free(s->brow);
+    synor__free(s->dreq);
+    synor__free(s->dfed);
     synor__free(s->dseq);
+    synor__free(s->dtok);
+    synor__free(s->props);
+    synor__free(s->kk);
     synor__free(s);
 }
 
@@ -388,99 +411,175 @@ static void advance(synor_llm_sched *s, size_t n)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* A speculative round for q, the one request, greedy, its prompt fed.
- * Returns the target's rows run (0: no round - no room for a proposal
- * near the context's end or max_new, or an error, which the plain step
- * that runs instead meets in its turn). */
-static size_t spec_round(synor_llm_sched *s, sreq *q)
+/* Whether this step can be a speculative round: a draft, no request
+ * waiting, at most dmax running, every one decoding greedily on a
+ * sequence the draft has. */
+static int spec_ready(synor_llm_sched *s)
 {
-    synor_llm_ctx *c = s->c, *d = s->draft;
-    int V = c->m->cfg.vocab_size;
-    size_t base = q->fed; /* the target's cache: every token but the last */
-    long kk = (long)s->o.spec_k;
-    long lim[3] = {(long)c->m->cfg.seq_len - (long)q->ntok - 1,
-                   (long)d->m->cfg.seq_len - (long)q->ntok - 1,
-                   (long)q->r.max_new - q->generated - 1};
-    for (int i = 0; i < 3; i++)
-        kk = lim[i] < kk ? lim[i] : kk;
-    if (kk < 1)
+    if (!s->draft || !s->nrunning || s->nrunning > s->dmax)
         return 0;
-    /* the draft catches up on q's tokens (all of them when it last
-     * drafted for another request), its last row giving the first
-     * proposal's logits */
-    if (s->dreq != q->id + 1) {
-        synor_llm_seq_reset(d, 0);
-        s->dreq = q->id + 1;
-        s->dfed = 0;
+    pthread_mutex_lock(&s->mu);
+    int waiting = s->nwaiting != 0;
+    pthread_mutex_unlock(&s->mu);
+    for (unsigned i = 0; i < s->nrunning && !waiting; i++) {
+        sreq *q = s->admitted[i];
+        if (q->ntok - q->fed != 1 || q->r.sampler.temperature != 0 || (unsigned)q->seq >= s->dmax)
+            return 0;
     }
-    if (s->dfed >= q->ntok) { /* keep a row to run: the last token's */
-        synor_llm_seq_truncate(d, 0, (int)q->ntok - 1);
-        s->dfed = q->ntok - 1;
+    return !waiting;
+}
+
+/* Brings the draft's sequence of q up to q's tokens (from nothing when it
+ * held another request's) and proposes q's first token: props[0]. */
+static int draft_catch_up(synor_llm_sched *s, sreq *q, int32_t *first)
+{
+    synor_llm_ctx *d = s->draft;
+    unsigned si = (unsigned)q->seq;
+    if (s->dreq[si] != q->id + 1) {
+        synor_llm_seq_reset(d, si);
+        s->dreq[si] = q->id + 1;
+        s->dfed[si] = 0;
+    }
+    if (s->dfed[si] >= q->ntok) { /* keep a row to run: the last token's */
+        synor_llm_seq_truncate(d, si, (int)q->ntok - 1);
+        s->dfed[si] = q->ntok - 1;
     }
     int e = 0;
     size_t rows = 0;
-    while (!e && s->dfed < q->ntok) {
-        rows = q->ntok - s->dfed < d->max_batch ? q->ntok - s->dfed : d->max_batch;
-        if (!(e = synor_llm_batch(d, rows, q->toks + s->dfed, s->dseq, NULL)))
-            s->dfed += rows;
+    while (!e && s->dfed[si] < q->ntok) {
+        rows = q->ntok - s->dfed[si] < d->max_batch ? q->ntok - s->dfed[si] : d->max_batch;
+        for (size_t r = 0; r < rows; r++)
+            s->dseq[r] = si;
+        if (!(e = synor_llm_batch(d, rows, q->toks + s->dfed[si], s->dseq, NULL)))
+            s->dfed[si] += rows;
     }
+    if (!e) {
+        synor_sampler g;
+        synor_sampler_init(&g, 0, 0, 1, 1);
+        *first = synor_sampler_sample(&g, synor_llm_logits(d, rows - 1), d->m->cfg.vocab_size);
+    }
+    return e;
+}
+
+/* A speculative round for the running requests (spec_ready): the draft
+ * proposes up to spec_k tokens for each (fewer near the context's end or
+ * max_new, or for the step's row budget), one draft batch per proposal
+ * holding every request's row; the target checks every request's last
+ * token and proposals in one batch; each request gets its accepted
+ * proposals and the target's token after them. Returns the target's rows
+ * run (0: no round - no request has room for a proposal, or an error,
+ * which the plain step that runs instead meets in its turn). */
+static size_t spec_round(synor_llm_sched *s)
+{
+    synor_llm_ctx *c = s->c, *d = s->draft;
+    int V = c->m->cfg.vocab_size;
+    unsigned n = s->nrunning;
+    sreq *rq[32];
+    size_t base[32];
+    long kmax = 0, budget = (long)(s->o.step_tokens / n) - 1;
+    int e = 0;
+    for (unsigned i = 0; i < n && !e; i++) {
+        sreq *q = rq[i] = s->admitted[i];
+        base[i] = q->fed; /* the target's cache: every token but the last */
+        long kk = (long)s->o.spec_k;
+        long lim[4] = {(long)c->m->cfg.seq_len - (long)q->ntok - 1,
+                       (long)d->m->cfg.seq_len - (long)q->ntok - 1,
+                       (long)q->r.max_new - q->generated - 1, budget};
+        for (int j = 0; j < 4; j++)
+            kk = lim[j] < kk ? lim[j] : kk;
+        s->kk[i] = kk > 0 ? (int)kk : 0;
+        kmax = s->kk[i] > kmax ? s->kk[i] : kmax;
+        if (s->kk[i])
+            e = draft_catch_up(s, q, &s->props[i][0]);
+    }
+    if (!e && kmax == 0)
+        return 0;
     synor_sampler g;
     synor_sampler_init(&g, 0, 0, 1, 1);
-    s->drow[0] = q->toks[q->ntok - 1];
-    for (long i = 0; i < kk && !e; i++) {
-        const float *dl = i == 0 ? synor_llm_logits(d, rows - 1) : synor_llm_logits(d, 0);
-        s->drow[i + 1] = synor_sampler_sample(&g, dl, V);
-        if (i + 1 < kk && !(e = synor_llm_batch(d, 1, &s->drow[i + 1], s->dseq, NULL)))
-            s->dfed++;
+    for (long j = 1; j < kmax && !e; j++) { /* proposal j of every request that wants it */
+        size_t r = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (s->kk[i] > j) {
+                s->dtok[r] = s->props[i][j - 1];
+                s->dseq[r++] = (unsigned)rq[i]->seq;
+            }
+        if ((e = synor_llm_batch(d, r, s->dtok, s->dseq, NULL)))
+            break;
+        r = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (s->kk[i] > j) {
+                s->dfed[rq[i]->seq]++;
+                s->props[i][j] = synor_sampler_sample(&g, synor_llm_logits(d, r++), V);
+            }
     }
-    for (long i = 0; i <= kk; i++) {
-        s->bseq[i] = (unsigned)q->seq;
-        s->bwant[i] = 1;
+    /* the check: each request's last token and its proposals */
+    size_t rows = 0, off[32];
+    for (unsigned i = 0; i < n; i++) {
+        off[i] = rows;
+        s->btok[rows] = rq[i]->toks[rq[i]->ntok - 1];
+        memcpy(s->btok + rows + 1, s->props[i], (size_t)s->kk[i] * sizeof *s->btok);
+        for (int j = 0; j <= s->kk[i]; j++, rows++) {
+            s->bseq[rows] = (unsigned)rq[i]->seq;
+            s->bwant[rows] = 1;
+        }
     }
     uint64_t tb = mono_ns();
     if (!e)
-        e = synor_llm_batch(c, (size_t)kk + 1, s->drow, s->bseq, s->bwant);
+        e = synor_llm_batch(c, rows, s->btok, s->bseq, s->bwant);
     tb = mono_ns() - tb;
-    if (e) { /* back to where the round began; the draft starts afresh */
-        synor_llm_seq_truncate(c, (unsigned)q->seq, (int)base);
-        s->dreq = 0;
+    if (e) { /* the target's caches as they were (ENOMEM ran nothing); the draft's start afresh */
+        for (unsigned i = 0; i < n; i++) {
+            synor_llm_seq_truncate(c, (unsigned)rq[i]->seq, (int)base[i]);
+            s->dreq[rq[i]->seq] = 0;
+        }
         return 0;
     }
     /* accepted: the proposals the target's own greedy choice agrees with;
      * then the target's token after them (a correction or the bonus) */
-    int32_t out[34];
-    long a = 0;
-    int nout = 0;
-    for (; a <= kk; a++) {
-        out[nout++] = synor_sampler_sample(&q->r.sampler, synor_llm_logits(c, (size_t)a), V);
-        if (a == kk || out[nout - 1] != s->drow[a + 1])
-            break;
-    }
-    size_t keep = base + 1 + (size_t)a;
-    synor_llm_seq_truncate(c, (unsigned)q->seq, (int)keep);
-    q->fed = keep;
-    if (s->dfed > keep) {
-        synor_llm_seq_truncate(d, 0, (int)keep);
-        s->dfed = keep;
+    int32_t out[32][33];
+    int nout[32];
+    uint64_t accepted = 0, proposed = 0;
+    for (unsigned i = 0; i < n; i++) {
+        sreq *q = rq[i];
+        int a = 0, kk = s->kk[i];
+        nout[i] = 0;
+        for (; a <= kk; a++) {
+            int32_t t = synor_sampler_sample(&q->r.sampler, synor_llm_logits(c, off[i] + (size_t)a), V);
+            out[i][nout[i]++] = t;
+            if (a == kk || t != s->props[i][a])
+                break;
+        }
+        size_t keep = base[i] + 1 + (size_t)a;
+        synor_llm_seq_truncate(c, (unsigned)q->seq, (int)keep);
+        q->fed = keep;
+        if (kk && s->dfed[q->seq] > keep) {
+            synor_llm_seq_truncate(d, (unsigned)q->seq, (int)keep);
+            s->dfed[q->seq] = keep;
+        }
+        accepted += (uint64_t)a;
+        proposed += (uint64_t)kk;
     }
     pthread_mutex_lock(&s->mu);
     s->st.steps++;
-    s->st.rows += (size_t)kk + 1;
+    s->st.rows += rows;
     s->st.batch_ns += tb;
     s->st.spec_rounds++;
-    s->st.spec_proposed += (uint64_t)kk;
-    s->st.spec_accepted += (uint64_t)a;
+    s->st.spec_proposed += proposed;
+    s->st.spec_accepted += accepted;
     pthread_mutex_unlock(&s->mu);
+    /* the tokens, request by request (a request that ends leaves the
+     * running set: rq is this round's copy of it) */
     uint64_t gen = 0;
-    for (int i = 0; i < nout; i++) {
-        gen += out[i] != synor_tokenizer_eos(c->m->tok);
-        if (emit(s, q, out[i]))
-            break;
-    }
+    for (unsigned i = 0; i < n; i++)
+        for (int j = 0; j < nout[i]; j++) {
+            gen += out[i][j] != synor_tokenizer_eos(c->m->tok);
+            if (emit(s, rq[i], out[i][j]))
+                break;
+        }
     pthread_mutex_lock(&s->mu);
     s->st.generated_tokens += gen;
     pthread_mutex_unlock(&s->mu);
-    return (size_t)kk + 1;
+    return rows;
 }
 
 int synor_llm_sched_step(synor_llm_sched *s)
@@ -500,14 +599,8 @@ int synor_llm_sched_step(synor_llm_sched *s)
     }
     int e = 0;
     size_t n = 0;
-    if (s->draft && s->nrunning == 1) { /* alone: a speculative round if it is greedy */
-        sreq *q = s->admitted[0];
-        pthread_mutex_lock(&s->mu);
-        int alone = s->nwaiting == 0;
-        pthread_mutex_unlock(&s->mu);
-        if (alone && q->ntok - q->fed == 1 && q->r.sampler.temperature == 0)
-            n = spec_round(s, q);
-    }
+    if (spec_ready(s)) /* a few greedy requests decoding: a speculative round */
+        n = spec_round(s);
     while (!n && s->nrunning) { /* a plain step (again after a preemption) */
         n = build(s);
         uint64_t tb = mono_ns();

@@ -340,9 +340,12 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
     synor_llm_sched_opts so = {.max_queue = o.max_queue, .spec_k = o.spec_k};
     if (!e)
         e = synor_llm_ctx_create(m, rt, &co, &s->ctx);
-    if (!e && o.draft) { /* one sequence: the request decoding alone */
-        synor_llm_ctx_opts dco = {.max_seqs = 1,
-                                  .kv_blocks = (ctx + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK,
+    if (!e && o.draft) { /* a sequence for each request that may speculate */
+        unsigned dseqs = o.spec_max ? o.spec_max : 4;
+        dseqs = dseqs < o.max_seqs ? dseqs : o.max_seqs;
+        synor_llm_ctx_opts dco = {.max_seqs = dseqs,
+                                  .kv_blocks = dseqs * ((ctx + SYNOR_LLM_KV_BLOCK - 1) /
+                                                        SYNOR_LLM_KV_BLOCK),
                                   .kv_type = o.kv_type};
         e = synor_llm_ctx_create(o.draft, rt, &dco, &s->dctx);
         so.draft = s->dctx;

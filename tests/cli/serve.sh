@@ -441,7 +441,7 @@ check kv-bad        bad --kv-type q8
 check kv-bad-msg    grep -q "KV type 'q8'" "$tmp/err"
 # --draft: speculative rounds for a request alone; the answers stay generate's
 "$S" quantize "$tmp/m.gguf" "$tmp/q4.gguf" --type q4_0 >/dev/null
-if start spec --model-name tiny --no-cache --draft "$tmp/q4.gguf" --speculate 3; then
+if start spec --model-name tiny --no-cache --draft "$tmp/q4.gguf" --speculate 3 --speculate-max 4; then
   check spec-complete [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":24,"temperature":0}')" = 200 ]
   get choices.0.text >"$tmp/got"; expect "Synor places" 24 >"$tmp/want"
   check spec-text     cmp -s "$tmp/got" "$tmp/want"
@@ -451,6 +451,21 @@ if start spec --model-name tiny --no-cache --draft "$tmp/q4.gguf" --speculate 3;
     [ "$l" = "data: [DONE]" ] || printf '%s' "${l#data: }" | "$JC" -g choices.0.text >>"$tmp/got"
   done
   check spec-stream-text cmp -s "$tmp/got" "$tmp/want"
+  # four at once: rounds for all of them, each answer still generate's
+  cps=()
+  for i in 1 2 3 4; do
+    curl -s --max-time 120 -o "$tmp/sp$i" -H 'Content-Type: application/json' \
+      --data-binary "{\"prompt\":\"${words[$i]} $i\",\"max_tokens\":24,\"temperature\":0}" \
+      "http://127.0.0.1:$port/v1/completions" &
+    cps+=($!)
+  done
+  wait "${cps[@]}"
+  same=0
+  for i in 1 2 3 4; do
+    expect "${words[$i]} $i" 24 >"$tmp/want"
+    "$JC" -g choices.0.text <"$tmp/sp$i" >"$tmp/got" 2>/dev/null && cmp -s "$tmp/got" "$tmp/want" && same=$((same + 1))
+  done
+  check spec-four     [ "$same" = 4 ]
   check spec-metrics  [ "$(req GET /metrics)" = 200 ]
   check spec-rounds   [ "$(val synor_spec_rounds_total)" -gt 0 ]
   check spec-accepted [ "$(val synor_spec_accepted_total)" -gt 0 ]
@@ -464,6 +479,8 @@ fi
 check spec-bad-k    bad --draft "$tmp/q4.gguf" --speculate 0
 check spec-k-alone  bad --speculate 4
 check spec-k-msg    grep -q -- "--speculate needs --draft" "$tmp/err"
+check spec-max-alone bad --speculate-max 2
+check spec-max-bad  bad --draft "$tmp/q4.gguf" --speculate-max 0
 check spec-nodraft  [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --draft "$tmp/none.gguf" --port 0 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 1 ]
 check spec-nodraft-msg grep -q "none.gguf" "$tmp/err"
 check gpu-bad-arg   [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --gpu-layers many >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
