@@ -82,7 +82,7 @@ typedef struct synor_server_opts {
     const char *step_log;
     /* Speculative decoding (synor_llm_sched_opts.draft): draft NULL, or a
      * draft model with m's vocabulary (not owned; it must outlive the
-     * server), run on a context of spec_max sequences beside m's (0: 4, at
+     * server), run on a context of spec_max sequences beside m's (0: 2, at
      * most max_seqs); while at most spec_max requests are generating, all
      * greedy, each step is a round of spec_k proposals a request (0: 4)
      * checked by m in one batch - the same tokens, fewer passes over m's

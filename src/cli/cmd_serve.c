@@ -76,7 +76,7 @@ static void help(void)
            "                      while few are generating, checked in one batch: the same\n"
            "                      answers, fewer passes over the weights (metrics: synor_spec_*)\n"
            "  --speculate K       tokens proposed per request and round (default 4, 1..32)\n"
-           "  --speculate-max N   rounds while at most N requests generate (default 4, 1..32;\n"
+           "  --speculate-max N   rounds while at most N requests generate (default 2, 1..32;\n"
            "                      more: plain steps)\n"
            "  --step-log FILE     debugging: a line per engine step appended to FILE (when,\n"
            "                      gap since the last step, step and batch ms, rows, prompt\n"

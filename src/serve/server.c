@@ -341,7 +341,7 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
     if (!e)
         e = synor_llm_ctx_create(m, rt, &co, &s->ctx);
     if (!e && o.draft) { /* a sequence for each request that may speculate */
-        unsigned dseqs = o.spec_max ? o.spec_max : 4;
+        unsigned dseqs = o.spec_max ? o.spec_max : 2;
         dseqs = dseqs < o.max_seqs ? dseqs : o.max_seqs;
         synor_llm_ctx_opts dco = {.max_seqs = dseqs,
                                   .kv_blocks = dseqs * ((ctx + SYNOR_LLM_KV_BLOCK - 1) /
