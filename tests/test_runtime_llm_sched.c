@@ -530,7 +530,9 @@ TEST(decode_rows_beside_a_prompt_block_are_bitwise_alone)
  * request 0 alone for T steps (its prompt, then T - 1 rounds at most),
  * then requests 1.. all at once, stopping themselves after 2 tokens: 0
  * decodes beside them (plain steps), then alone again (the draft catching
- * up on the tokens it missed); together -1, all submitted at once. stop_at > 0: request 2 stops itself after that many tokens.
+ * up on the tokens it missed); together -1, all submitted at once; -2,
+ * all at once and all but the last (on the target's last sequence)
+ * stopping themselves after 2 tokens. stop_at > 0: request 2 stops itself after that many tokens.
  * *st: the scheduler's figures. 0 when every token is right. */
 static int dseqs = 1; /* run_spec's draft context: its sequences */
 
@@ -559,6 +561,8 @@ static int run_spec(const char *draft, unsigned k, int together, int stop_at,
     pthread_mutex_init(&g.mu, NULL);
     int stop[NREQ] = {0};
     for (int i = 1; i < NREQ && together > 0; i++)
+        stop[i] = 2;
+    for (int i = 0; i < NREQ - 1 && together == -2; i++)
         stop[i] = 2;
     if (stop_at)
         stop[2] = stop_at;
@@ -590,7 +594,7 @@ static int run_spec(const char *draft, unsigned k, int together, int stop_at,
     fprintf(stderr,
             "  k=%u %s: %llu steps, %llu speculative rounds, acceptance %llu of %llu, %llu "
             "tokens\n",
-            k, together > 0 ? "staggered" : together ? "at once" : "one by one", (unsigned long long)st->steps,
+            k, together > 0 ? "staggered" : together == -2 ? "at once, one left" : together ? "at once" : "one by one", (unsigned long long)st->steps,
             (unsigned long long)st->spec_rounds, (unsigned long long)st->spec_accepted,
             (unsigned long long)st->spec_proposed, (unsigned long long)st->generated_tokens);
     if (st->running || st->waiting || st->kv_used || st->spec_accepted > st->spec_proposed ||
@@ -649,6 +653,10 @@ TEST(speculative_rounds_give_the_same_tokens)
     ASSERT_OK(run_spec(other, 4, -1, 0, &many));
     ASSERT_OK(run_spec(q4, 4, 3, 0, &many)); /* 0 alone, then beside the others */
     dseqs = 1;
+    /* a draft of one sequence drafts for the last request left, whatever
+     * the target's sequence it runs on */
+    ASSERT_OK(run_spec(q4, 4, -2, 0, &many));
+    ASSERT(many.spec_rounds > 0);
     unlink(q4);
     unlink(other);
 }

@@ -403,8 +403,8 @@ typedef struct synor_llm_sched_opts {
     unsigned prefill_chunk; /* prompt tokens per request per step; default 64 */
     unsigned max_queue;     /* requests waiting; default 256; beyond: EBUSY */
     /* Speculative decoding where it pays: NULL, or a context of a draft
-     * model with the target's vocabulary (the scheduler's: its sequence i
-     * drafts for the request on the target's sequence i). When the
+     * model with the target's vocabulary (the scheduler's: each of its
+     * sequences drafts for one running request). When the
      * running requests are few - at most the draft context's max_seqs (and
      * 32), nothing waiting - and every one of them is decoding greedily,
      * the step is a speculative round instead of a plain step: the draft

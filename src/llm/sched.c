@@ -11,9 +11,9 @@
  *
  * With a draft model (opts.draft), when every running request decodes
  * greedily and they are few (at most the draft context's sequences),
- * the step is a speculative round (spec_round) instead: the draft, whose
- * sequence i holds a prefix of the tokens of the request on the target's
- * sequence i (`dreq`, `dfed`), proposes for all of them in lockstep
+ * the step is a speculative round (spec_round) instead: the draft, each of
+ * whose sequences holds a prefix of one request's tokens (`dreq`, `dfed`;
+ * a request keeps its draft sequence while it runs), proposes for all of them in lockstep
  * batches; the target checks every request's k + 1 rows in one batch; the
  * tokens are the greedy target's, as the batch invariance of the engine's
  * rows makes every row's logits those of a plain step. */
@@ -52,8 +52,9 @@ struct synor_llm_sched {
     /* speculative rounds (opts.draft): */
     synor_llm_ctx *draft;
     unsigned dmax;  /* the draft's sequences: requests that speculate together at most */
-    uint64_t *dreq; /* by sequence: the request whose tokens the draft's holds (id + 1; 0: none) */
-    size_t *dfed;   /* by sequence: how many of them */
+    uint64_t *dreq; /* by draft sequence: the request whose tokens it holds (id + 1; 0: none) */
+    size_t *dfed;   /* by draft sequence: how many of them */
+    unsigned *slot; /* by running request: its draft sequence this round */
     unsigned *dseq; /* a draft batch's sequences */
     int32_t *dtok;  /* a draft batch's tokens */
     int32_t (*props)[32]; /* by running request: its proposals this round */
@@ -108,6 +109,7 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
         s->dtok = synor__calloc(s->dmax, sizeof *s->dtok);
         s->props = synor__calloc(s->dmax, sizeof *s->props);
         s->kk = synor__calloc(s->dmax, sizeof *s->kk);
+        s->slot = synor__calloc(s->dmax, sizeof *s->slot);
     }
     s->run = synor__calloc(c->max_seqs, sizeof *s->run);
     s->admitted = synor__calloc(c->max_seqs, sizeof *s->admitted);
@@ -116,7 +118,8 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
     s->bwant = synor__malloc(c->max_batch);
     s->brow = synor__malloc(c->max_batch * sizeof *s->brow);
     if (!s->run || !s->admitted || !s->btok || !s->bseq || !s->bwant || !s->brow ||
-        (s->draft && (!s->dreq || !s->dfed || !s->dseq || !s->dtok || !s->props || !s->kk)) ||
+        (s->draft &&
+         (!s->dreq || !s->dfed || !s->dseq || !s->dtok || !s->props || !s->kk || !s->slot)) ||
         pthread_mutex_init(&s->mu, NULL) != 0) {
         synor__free(s->dreq);
         synor__free(s->dfed);
@@ -124,6 +127,7 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
         synor__free(s->dtok);
         synor__free(s->props);
         synor__free(s->kk);
+        synor__free(s->slot);
         synor__free(s->run);
         synor__free(s->admitted);
         synor__free(s->btok);
@@ -195,6 +199,7 @@ void synor_llm_sched_destroy(synor_llm_sched *s)
     synor__free(s->dtok);
     synor__free(s->props);
     synor__free(s->kk);
+    synor__free(s->slot);
     synor__free(s);
 }
 
@@ -412,8 +417,7 @@ static void advance(synor_llm_sched *s, size_t n)
 }
 
 /* Whether this step can be a speculative round: a draft, no request
- * waiting, at most dmax running, every one decoding greedily on a
- * sequence the draft has. */
+ * waiting, at most dmax running, every one decoding greedily. */
 static int spec_ready(synor_llm_sched *s)
 {
     if (!s->draft || !s->nrunning || s->nrunning > s->dmax)
@@ -423,18 +427,39 @@ static int spec_ready(synor_llm_sched *s)
     pthread_mutex_unlock(&s->mu);
     for (unsigned i = 0; i < s->nrunning && !waiting; i++) {
         sreq *q = s->admitted[i];
-        if (q->ntok - q->fed != 1 || q->r.sampler.temperature != 0 || (unsigned)q->seq >= s->dmax)
+        if (q->ntok - q->fed != 1 || q->r.sampler.temperature != 0)
             return 0;
     }
     return !waiting;
 }
 
-/* Brings the draft's sequence of q up to q's tokens (from nothing when it
- * held another request's) and proposes q's first token: props[0]. */
-static int draft_catch_up(synor_llm_sched *s, sreq *q, int32_t *first)
+/* Gives each running request a draft sequence: the one already holding
+ * its tokens, else one that holds no running request's (there are dmax,
+ * and at most dmax requests run). */
+static void draft_slots(synor_llm_sched *s)
+{
+    unsigned n = s->nrunning, taken = 0; /* bit j: draft sequence j is this round's */
+    for (unsigned i = 0; i < n; i++) {
+        s->slot[i] = UINT32_MAX;
+        for (unsigned j = 0; j < s->dmax; j++)
+            if (s->dreq[j] == s->admitted[i]->id + 1) {
+                s->slot[i] = j;
+                taken |= 1u << j;
+            }
+    }
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < s->dmax && s->slot[i] == UINT32_MAX; j++)
+            if (!(taken & 1u << j)) {
+                s->slot[i] = j;
+                taken |= 1u << j;
+            }
+}
+
+/* Brings draft sequence si up to q's tokens (from nothing when it held
+ * another request's) and proposes q's first token: *first. */
+static int draft_catch_up(synor_llm_sched *s, sreq *q, unsigned si, int32_t *first)
 {
     synor_llm_ctx *d = s->draft;
-    unsigned si = (unsigned)q->seq;
     if (s->dreq[si] != q->id + 1) {
         synor_llm_seq_reset(d, si);
         s->dreq[si] = q->id + 1;
@@ -478,6 +503,7 @@ static size_t spec_round(synor_llm_sched *s)
     size_t base[32];
     long kmax = 0, budget = (long)(s->o.step_tokens / n) - 1;
     int e = 0;
+    draft_slots(s);
     for (unsigned i = 0; i < n && !e; i++) {
         sreq *q = rq[i] = s->admitted[i];
         base[i] = q->fed; /* the target's cache: every token but the last */
@@ -490,7 +516,7 @@ static size_t spec_round(synor_llm_sched *s)
         s->kk[i] = kk > 0 ? (int)kk : 0;
         kmax = s->kk[i] > kmax ? s->kk[i] : kmax;
         if (s->kk[i])
-            e = draft_catch_up(s, q, &s->props[i][0]);
+            e = draft_catch_up(s, q, s->slot[i], &s->props[i][0]);
     }
     if (!e && kmax == 0)
         return 0;
@@ -501,14 +527,14 @@ static size_t spec_round(synor_llm_sched *s)
         for (unsigned i = 0; i < n; i++)
             if (s->kk[i] > j) {
                 s->dtok[r] = s->props[i][j - 1];
-                s->dseq[r++] = (unsigned)rq[i]->seq;
+                s->dseq[r++] = s->slot[i];
             }
         if ((e = synor_llm_batch(d, r, s->dtok, s->dseq, NULL)))
             break;
         r = 0;
         for (unsigned i = 0; i < n; i++)
             if (s->kk[i] > j) {
-                s->dfed[rq[i]->seq]++;
+                s->dfed[s->slot[i]]++;
                 s->props[i][j] = synor_sampler_sample(&g, synor_llm_logits(d, r++), V);
             }
     }
@@ -530,7 +556,7 @@ static size_t spec_round(synor_llm_sched *s)
     if (e) { /* the target's caches as they were (ENOMEM ran nothing); the draft's start afresh */
         for (unsigned i = 0; i < n; i++) {
             synor_llm_seq_truncate(c, (unsigned)rq[i]->seq, (int)base[i]);
-            s->dreq[rq[i]->seq] = 0;
+            s->dreq[s->slot[i]] = 0;
         }
         return 0;
     }
@@ -552,9 +578,9 @@ static size_t spec_round(synor_llm_sched *s)
         size_t keep = base[i] + 1 + (size_t)a;
         synor_llm_seq_truncate(c, (unsigned)q->seq, (int)keep);
         q->fed = keep;
-        if (kk && s->dfed[q->seq] > keep) {
-            synor_llm_seq_truncate(d, (unsigned)q->seq, (int)keep);
-            s->dfed[q->seq] = keep;
+        if (kk && s->dfed[s->slot[i]] > keep) {
+            synor_llm_seq_truncate(d, s->slot[i], (int)keep);
+            s->dfed[s->slot[i]] = keep;
         }
         accepted += (uint64_t)a;
         proposed += (uint64_t)kk;
