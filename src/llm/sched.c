@@ -61,6 +61,25 @@ struct synor_llm_sched {
     int *kk;              /* by running request: how many */
 };
 
+/* The scheduler's memory (NULL members are fine), s included. */
+static void free_sched(synor_llm_sched *s)
+{
+    synor__free(s->run);
+    synor__free(s->admitted);
+    synor__free(s->btok);
+    synor__free(s->bseq);
+    synor__free(s->bwant);
+    synor__free(s->brow);
+    synor__free(s->dreq);
+    synor__free(s->dfed);
+    synor__free(s->dseq);
+    synor__free(s->dtok);
+    synor__free(s->props);
+    synor__free(s->kk);
+    synor__free(s->slot);
+    synor__free(s);
+}
+
 int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
                            synor_llm_sched **out)
 {
@@ -121,20 +140,7 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
         (s->draft &&
          (!s->dreq || !s->dfed || !s->dseq || !s->dtok || !s->props || !s->kk || !s->slot)) ||
         pthread_mutex_init(&s->mu, NULL) != 0) {
-        synor__free(s->dreq);
-        synor__free(s->dfed);
-        synor__free(s->dseq);
-        synor__free(s->dtok);
-        synor__free(s->props);
-        synor__free(s->kk);
-        synor__free(s->slot);
-        synor__free(s->run);
-        synor__free(s->admitted);
-        synor__free(s->btok);
-        synor__free(s->bseq);
-        synor__free(s->bwant);
-        synor__free(s->brow);
-        synor__free(s);
+        free_sched(s);
         return synor__error(SYNOR_ENOMEM, "synor_llm_sched_create: out of memory");
     }
     s->next_id = 1;
@@ -187,20 +193,7 @@ void synor_llm_sched_destroy(synor_llm_sched *s)
         finish(s, q, SYNOR_LLM_DONE_CANCELLED);
     }
     pthread_mutex_destroy(&s->mu);
-    synor__free(s->run);
-    synor__free(s->admitted);
-    synor__free(s->btok);
-    synor__free(s->bseq);
-    synor__free(s->bwant);
-    synor__free(s->brow);
-    synor__free(s->dreq);
-    synor__free(s->dfed);
-    synor__free(s->dseq);
-    synor__free(s->dtok);
-    synor__free(s->props);
-    synor__free(s->kk);
-    synor__free(s->slot);
-    synor__free(s);
+    free_sched(s);
 }
 
 int synor_llm_sched_submit(synor_llm_sched *s, const synor_llm_request *r, uint64_t *id)
