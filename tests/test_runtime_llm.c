@@ -526,6 +526,68 @@ TEST(sampler)
         double p = exp(l[i]) / z, sd = sqrt(DRAWS * p * (1 - p));
         ASSERT(fabs(count[i] - DRAWS * p) < 5 * sd);
     }
+    /* A row of 40 (the vector kernels' loop and tail), at two
+     * temperatures, with top-k 5 and top-p 0.8 (the candidates' own
+     * softmax): frequencies within 5 standard deviations, chi-square over
+     * the tokens far below its 0.1% tail. */
+    enum { NL = 40 };
+    float l40[NL];
+    for (int i = 0; i < NL; i++)
+        l40[i] = (float)((i * 7) % 13) * 0.35f - 1.0f;
+    static const float temps[] = {1.0f, 0.7f, 1.0f, 1.0f};
+    static const int ks[] = {0, 0, 5, 0};
+    static const float ps[] = {1.0f, 1.0f, 1.0f, 0.8f};
+    for (int v = 0; v < 4; v++) {
+        enum { D40 = 40000 };
+        int c40[NL] = {0};
+        synor_sampler_init(&a, temps[v], ks[v], ps[v], 7 + (uint64_t)v);
+        for (int i = 0; i < D40; i++)
+            c40[synor_sampler_sample(&a, l40, NL)]++;
+        /* the candidates and their probabilities, as candidates() picks them */
+        int order[NL];
+        double w[NL], tot = 0;
+        for (int i = 0; i < NL; i++) {
+            order[i] = i;
+            w[i] = exp(l40[i] / temps[v]);
+        }
+        for (int i = 0; i < NL; i++) /* by weight, lowest id first on ties */
+            for (int j = i + 1; j < NL; j++)
+                if (w[order[j]] > w[order[i]] ||
+                    (w[order[j]] == w[order[i]] && order[j] < order[i])) {
+                    int t = order[i];
+                    order[i] = order[j];
+                    order[j] = t;
+                }
+        int m = ks[v] ? ks[v] : NL;
+        for (int i = 0; i < m; i++)
+            tot += w[order[i]];
+        if (ps[v] < 1) {
+            double acc = 0;
+            for (int i = 0; i < m; i++) {
+                acc += w[order[i]];
+                if (acc >= ps[v] * tot) {
+                    m = i + 1;
+                    break;
+                }
+            }
+            tot = acc;
+        }
+        double chi = 0;
+        int inside = 0;
+        for (int i = 0; i < m; i++) {
+            int t = order[i];
+            double p = w[t] / tot, sd = sqrt(D40 * p * (1 - p));
+            ASSERT(fabs(c40[t] - D40 * p) < 5 * sd);
+            chi += (c40[t] - D40 * p) * (c40[t] - D40 * p) / (D40 * p);
+            inside += c40[t];
+        }
+        ASSERT_EQ(inside, D40); /* nothing outside the candidates */
+        /* chi-square with m - 1 degrees of freedom: its 0.1% tail starts
+         * below df + 3.5 sqrt(2 df) + 8 (72 for 39, 18.5 for 4) */
+        fprintf(stderr, "  sampler: %d candidates, chi-square %.1f (%d degrees of freedom)\n", m, chi,
+                m - 1);
+        ASSERT(chi < (m - 1) + 3.5 * sqrt(2.0 * (m - 1)) + 8);
+    }
     /* top-k 2 never draws outside the two best. */
     synor_sampler_init(&a, 1.0f, 2, 1, 5);
     for (int i = 0; i < 1000; i++) {

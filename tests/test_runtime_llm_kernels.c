@@ -734,4 +734,33 @@ TEST(elementwise_kernels_agree)
     on_vector_tables(has_elementwise, elementwise_kernels_agree_on, "element-wise kernels");
 }
 
-TEST_MAIN(kernels_agree_with_portable, packed_products_agree, quantized_tile_agrees, f32_batch_tile_agrees, f32_batches_of_any_size_agree, f32_rows_in_a_batch_are_bitwise_alone, f32_packed_is_bitwise_unpacked, f32_sgemm_reads_the_packed_copy, f32_rows_outside_sgemm_blocks_are_bitwise_alone, attention_kernels_agree, elementwise_kernels_agree)
+/* The vectorized sampler draw against the portable loop: the same token,
+ * bit for bit, for rows of every length around the vector width and many
+ * draws, ties included (a row of equal logits). */
+static int has_gumbel(const llm_kernels *k) { return k->gumbel_argmax != NULL; }
+
+static void gumbel_agrees_on(const llm_kernels *k)
+{
+    enum { N = 70 };
+    static float l[N], flat[N];
+    uint64_t st = 11;
+    for (int i = 0; i < N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        l[i] = (float)((int)(st >> 40) % 2001 - 1000) / 250.0f;
+        flat[i] = 1.5f;
+    }
+    for (int n = 1; n <= N; n++)
+        for (int d = 0; d < 200; d++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            float it = d % 3 == 0 ? 1.0f : d % 3 == 1 ? 1.25f : 3.0f;
+            ASSERT_EQ(k->gumbel_argmax(l, n, it, st), synor__llm_gumbel_argmax(l, n, it, st));
+            ASSERT_EQ(k->gumbel_argmax(flat, n, it, st), synor__llm_gumbel_argmax(flat, n, it, st));
+        }
+}
+
+TEST(gumbel_draw_agrees)
+{
+    on_vector_tables(has_gumbel, gumbel_agrees_on, "the sampler's draw");
+}
+
+TEST_MAIN(kernels_agree_with_portable, packed_products_agree, quantized_tile_agrees, f32_batch_tile_agrees, f32_batches_of_any_size_agree, f32_rows_in_a_batch_are_bitwise_alone, f32_packed_is_bitwise_unpacked, f32_sgemm_reads_the_packed_copy, f32_rows_outside_sgemm_blocks_are_bitwise_alone, attention_kernels_agree, elementwise_kernels_agree, gumbel_draw_agrees)

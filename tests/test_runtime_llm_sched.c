@@ -68,8 +68,24 @@ static void prompt_of(int i, int32_t *p, size_t *n)
         p[j] = (int32_t)(3 + (i * 37 + (int)j * 11) % 290);
 }
 
-/* Greedy tokens of request i alone: the prompt as one batch, then one
- * token per batch. */
+/* 0: requests decode greedily; else they sample, each with its own
+ * temperature, top-k, top-p and a seed of this series (sampler_of). */
+static int sampled;
+
+static void sampler_of(int i, synor_sampler *s)
+{
+    static const float temp[] = {0.8f, 1.0f, 0.5f, 1.3f};
+    static const int top_k[] = {0, 40, 0, 8};
+    static const float top_p[] = {1.0f, 1.0f, 0.9f, 0.95f};
+    if (!sampled)
+        synor_sampler_init(s, 0, 0, 1, 1);
+    else
+        synor_sampler_init(s, temp[i % 4], top_k[i % 4], top_p[i % 4],
+                           (uint64_t)sampled * 1000 + (uint64_t)i);
+}
+
+/* The tokens of request i alone (sampler_of): the prompt as one batch,
+ * then one token per batch. */
 static int alone(synor_llm *m, synor_runtime *rt, int i, int32_t *out)
 {
     synor_llm_ctx *c;
@@ -83,7 +99,7 @@ static int alone(synor_llm *m, synor_runtime *rt, int i, int32_t *out)
     if (synor_llm_batch(c, n, p, seqs, NULL) == 0) {
         const float *l = synor_llm_logits(c, n - 1);
         synor_sampler s;
-        synor_sampler_init(&s, 0, 0, 1, 1);
+        sampler_of(i, &s);
         for (k = 0; k < MAXNEW; k++) {
             out[k] = synor_sampler_sample(&s, l, synor_llm_hparams_get(m)->vocab_size);
             if (out[k] == synor_tokenizer_eos(synor_llm_tokenizer(m)))
@@ -149,7 +165,7 @@ static int submit(synor_llm_sched *s, got *g, int i)
                            .on_token = on_token,
                            .on_done = on_done,
                            .user = g};
-    synor_sampler_init(&r.sampler, 0, 0, 1, 1);
+    sampler_of(i, &r.sampler);
     pthread_mutex_lock(&g->mu); /* the id is stored before a step can use it */
     int e = synor_llm_sched_submit(s, &r, &g->ids[i]);
     pthread_mutex_unlock(&g->mu);
@@ -661,10 +677,12 @@ TEST(speculative_rounds_give_the_same_tokens)
     unlink(other);
 }
 
-/* Sampled requests run plain steps with a draft: the same tokens as
- * without one, no round; a draft of another vocabulary and a bad k are
+/* Sampled requests speculate with the draws their tokens take: the
+ * tokens of plain steps, one request or several, whatever the draft (the
+ * target itself: every proposal accepted; its Q4_0 copy; an unrelated
+ * model), stopping or not; a draft of another vocabulary and a bad k are
  * refused. */
-TEST(speculation_leaves_sampled_requests_alone)
+TEST(sampled_requests_speculate_with_their_own_draws)
 {
     synor_llm *m = load();
     synor_runtime *rt = runtime();
@@ -722,7 +740,10 @@ TEST(speculation_leaves_sampled_requests_alone)
             ;
         synor_llm_sched_stats st;
         synor_llm_sched_stats_get(s, &st);
-        ASSERT_EQ(st.spec_rounds, 0);
+        if (with) { /* the draft is the target: its draws are the target's */
+            ASSERT(st.spec_rounds > 0 && st.spec_proposed > 0);
+            ASSERT_EQ(st.spec_accepted, st.spec_proposed);
+        }
         ASSERT_EQ(g.done[0], 1);
         n[with] = g.n[0];
         memcpy(toks[with], g.toks[0], sizeof toks[with]);
@@ -740,6 +761,29 @@ TEST(speculation_leaves_sampled_requests_alone)
     synor_llm_destroy(m);
     synor_runtime_destroy(rt);
     unlink(small);
+    char q4[96], other[96];
+    snprintf(q4, sizeof q4, "%s/q4.gguf", dir);
+    snprintf(other, sizeof other, "%s/other.gguf", dir);
+    ASSERT_OK(synth(q4, SYNOR_TTYPE_Q4_0, 96, 9));
+    ASSERT_OK(synth(other, SYNOR_TTYPE_Q8_0, 96, 77));
+    synor_llm_sched_stats alone1, many;
+    for (sampled = 1; sampled <= 3; sampled++) {
+        dseqs = 1;
+        ASSERT_OK(run_spec(q4, 4, 0, 0, &alone1));
+        ASSERT(alone1.spec_rounds > 0 && alone1.spec_accepted > 0);
+        ASSERT_OK(run_spec(q4, (unsigned)(2 * sampled), 3, 0, &alone1)); /* beside others, then alone */
+        ASSERT(alone1.spec_rounds > 0);
+        dseqs = NREQ;
+        ASSERT_OK(run_spec(q4, 4, -1, 0, &many));
+        ASSERT(many.spec_rounds > 0 && many.spec_accepted > 0);
+        ASSERT_OK(run_spec(q4, 7, -1, 3, &many)); /* request 2 stops after 3 */
+        ASSERT_OK(run_spec(other, 3, -1, 0, &many));
+        ASSERT(many.spec_accepted < many.spec_proposed);
+    }
+    sampled = 0;
+    dseqs = 1;
+    unlink(q4);
+    unlink(other);
 }
 
 TEST(cleanup)
@@ -755,5 +799,5 @@ TEST(cleanup)
 TEST_MAIN(together_equals_alone, preemption_recomputes_the_same_tokens, refusals_change_nothing,
           submit_from_another_thread, warming_the_pool_changes_no_token,
           decode_rows_beside_a_prompt_block_are_bitwise_alone,
-          speculative_rounds_give_the_same_tokens, speculation_leaves_sampled_requests_alone,
+          speculative_rounds_give_the_same_tokens, sampled_requests_speculate_with_their_own_draws,
           cleanup)

@@ -59,6 +59,9 @@ static int collect(int32_t token, const char *txt, size_t len, void *user)
     return 0;
 }
 
+/* NULL: greedy_pair_opts decodes greedily; else with a copy of this. */
+static const synor_sampler *pair_with;
+
 /* The target's greedy tokens alone, then with a draft (dp NULL: none) and
  * the lookup draft of n-grams up to `lookup` (0: off); returns the
  * acceptance rate, or -1 if the tokens differ. *lookup_checks (if not
@@ -75,10 +78,14 @@ static double greedy_pair_opts(const char *tp, const char *dp, const synor_llm_s
     synor_sampler s;
     toks want = {0}, got = {0};
     synor_sampler_init(&s, 0, 0, 1, 1);
+    if (pair_with)
+        s = *pair_with;
     if (synor_llm_generate(tc, prompt, 60, &s, collect, &want, NULL))
         return -2;
     synor_llm_spec_stats st;
     synor_sampler_init(&s, 0, 0, 1, 1);
+    if (pair_with)
+        s = *pair_with;
     if (synor_llm_generate_spec(tc, dc, prompt, 60, o, &s, collect, &got, &st))
         return -2;
     double rate = st.proposed ? (double)st.accepted / (double)st.proposed : 0;
@@ -426,6 +433,41 @@ static void sampled_follows(const char *q4, int lookup, const char *prompt, int 
     synor_runtime_destroy(rt);
 }
 
+/* same_draws: sampled text is the plain text of the seed, token for
+ * token, whatever the draft (the target's Q4_0 copy, an unrelated model,
+ * the target itself: all accepted), with the lookup draft, with p_min, at
+ * several temperatures, top-k and top-p. */
+TEST(same_draws_is_the_plain_text)
+{
+    char t[128], q4[128], other[128];
+    model("t.gguf", 3, SYNOR_TTYPE_F32, t, sizeof t);
+    model("q4.gguf", 3, SYNOR_TTYPE_Q4_0, q4, sizeof q4);
+    model("other.gguf", 77, SYNOR_TTYPE_F32, other, sizeof other);
+    static const float temps[] = {0.7f, 1.0f, 1.3f};
+    static const int top_k[] = {0, 20, 0};
+    static const float top_p[] = {1.0f, 1.0f, 0.9f};
+    for (int v = 0; v < 3; v++)
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            synor_sampler s;
+            synor_sampler_init(&s, temps[v], top_k[v], top_p[v], seed);
+            pair_with = &s;
+            synor_llm_spec_opts o = {.k = 4, .same_draws = 1};
+            synor_llm_spec_stats st;
+            double r = greedy_pair_opts(t, q4, &o, "the sun", &st);
+            ASSERT(r > 0.3); /* close weights: mostly the same draws */
+            o.k = (int)(2 * seed);
+            ASSERT(greedy_pair_opts(t, other, &o, "the sun", &st) >= 0);
+            ASSERT_EQ(greedy_pair_opts(t, t, &o, "the sun", &st), 1.0);
+            o.p_min = 0.2f;
+            ASSERT(greedy_pair_opts(t, q4, &o, "the sun", &st) >= 0);
+            o.p_min = 0;
+            o.lookup = 3;
+            ASSERT(greedy_pair_opts(t, NULL, &o, "a b w a b w a b", &st) >= 0);
+            ASSERT(greedy_pair_opts(t, q4, &o, "a b w a b w a b", &st) >= 0);
+        }
+    pair_with = NULL;
+}
+
 TEST(sampled_follows_the_target)
 {
     char q4[128];
@@ -534,7 +576,7 @@ TEST(cleanup)
         ASSERT_EQ(system(cmd), 0);
 }
 
-TEST_MAIN(greedy_is_the_targets_greedy, lookup_proposes_what_followed,
+TEST_MAIN(greedy_is_the_targets_greedy, same_draws_is_the_plain_text, lookup_proposes_what_followed,
           greedy_lookup_is_the_targets_greedy, greedy_pmin_is_the_targets_greedy, acceptance_rule_draws_from_the_target,
           sampled_follows_the_target, sampled_pmin_follows_the_target,
           sampled_lookup_follows_the_target, sampled_self_draft_accepts_all, vocabularies_must_match,

@@ -277,7 +277,12 @@ typedef struct synor_sampler {
 
 void synor_sampler_init(synor_sampler *s, float temperature, int top_k, float top_p, uint64_t seed);
 /* Draws a token from logits (n values; not modified). Deterministic for a
- * given seed and sequence of calls. */
+ * given seed and sequence of calls. The token is the candidate (after
+ * top-k and top-p) with the largest logit / temperature plus Gumbel noise
+ * hashed from the draw and the token, so it depends only on the state and
+ * the logits: a copy of the state drawing from another model's logits
+ * picks the same token wherever that model ranks it first under the same
+ * noise (how the scheduler's speculative rounds keep a seeded answer). */
 int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n);
 
 /* ----------------------------------------------------------- generation */
@@ -367,11 +372,19 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
  * far (none: a plain target step; p_min 1: only a token the draft is
  * certain of to float precision). The decision depends only on the
  * draft's own context, so the output is still exactly the target's
- * (greedy: its tokens; sampled: its distribution). */
+ * (greedy: its tokens; sampled: its distribution).
+ * same_draws: sampled rounds take the sampler's own draws instead of the
+ * standard rule's: a proposal is drawn from the draft's logits with the
+ * draw its place in the text will take, and accepted when the target's
+ * row, drawn with that draw, gives the same token; the text is then the
+ * one synor_llm_generate gives for the same seed (as the scheduler's
+ * rounds do), at an acceptance a little below the standard rule's when
+ * the draft is close (BENCHMARKS.md) and further below when it is not. */
 typedef struct synor_llm_spec_opts {
     int k;
     int lookup;
     float p_min;
+    int same_draws;
 } synor_llm_spec_opts;
 
 /* synor_llm_generate_speculative with the lookup draft: draft may be NULL
@@ -406,18 +419,23 @@ typedef struct synor_llm_sched_opts {
      * model with the target's vocabulary (the scheduler's: each of its
      * sequences drafts for one running request). When the
      * running requests are few - at most the draft context's max_seqs (and
-     * 32), nothing waiting - and every one of them is decoding greedily,
-     * the step is a speculative round instead of a plain step: the draft
+     * 32), nothing waiting - and every one of them is decoding (not in its
+     * prompt), the step is a speculative round instead of a plain step: the draft
      * proposes spec_k tokens for each (default 4, 1..32, at most the
      * target's max_batch - 1; fewer near the context's end, max_new, or
      * when step_tokens cannot hold every request's k + 1 rows), the target
      * checks all of them in one batch and each request gets its accepted
      * proposals and the target's next token - the tokens it gets without a
-     * draft. Sampled requests (a seeded answer stays the same under any
-     * load) and more requests than the draft has sequences (a batch of
-     * many is already the cheaper way to use the weights' stream) run
-     * plain steps. The draft catches up on a request's tokens when it
-     * first drafts for it and after plain steps. */
+     * draft. A sampled request too: its proposals are drawn from the
+     * draft's logits with the random draws its own tokens will take, and a
+     * proposal is accepted when the target's row, drawn with that draw,
+     * gives the same token; so a seeded answer is the same under any load
+     * (rounds or plain steps), at an acceptance below the standard rule's
+     * (synor_llm_generate_speculative's) for the same pair. More requests
+     * than the draft has sequences (a batch of many is already the cheaper
+     * way to use the weights' stream) run plain steps. The draft catches up
+     * on a request's tokens when it first drafts for it and after plain
+     * steps. */
     synor_llm_ctx *draft;
     unsigned spec_k;
 } synor_llm_sched_opts;

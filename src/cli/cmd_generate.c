@@ -13,6 +13,7 @@ static void help(void)
     printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
            "                      [--draft MODEL] [--lookup N] [--speculate K] [--draft-pmin P]\n"
+           "                      [--same-draws]\n"
            "                      [--gpu-layers N|all|auto|plan]\n"
            "                      [--gpu N|openclN] [--split P,D] [--kv-type f32|f16]\n"
            "                      [--report [--simulate]] [--quiet]\n\n"
@@ -42,7 +43,13 @@ static void help(void)
            "  --draft-pmin P     the draft model stops proposing when its most likely next\n"
            "                     token's probability is below P (0 < P <= 1; default 0: always\n"
            "                     K): fewer wasted draft steps where it is unsure; the output\n"
-           "                     is still the model's\n");
+           "                     is still the model's\n"
+           "  --same-draws       sampled rounds take the sampler's own draws (a proposal is\n"
+           "                     accepted when the model's draw gives the same token), so\n"
+           "                     the text is the one this seed gives without a draft (as\n"
+           "                     synor serve's rounds); default: the standard acceptance rule\n"
+           "                     (the same distribution, another text, acceptance a little\n"
+           "                     higher)\n");
     printf("  --gpu-layers N|all|auto\n"
            "                     the matrix products of the last N transformer blocks run on\n"
            "                     a CUDA GPU with cuBLAS (as llama.cpp's -ngl), weights resident\n"
@@ -91,7 +98,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, lookup = 0,
                        gpu_layers = 0;
     double temp = 0, topp = 0.9, pmin = 0;
-    int quiet = 0, plan = 0, report = 0, simulate = 0, split_p = -1, split_d = -1;
+    int quiet = 0, plan = 0, report = 0, simulate = 0, same_draws = 0, split_p = -1, split_d = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = CLI_OK;
@@ -106,6 +113,9 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             continue;
         } else if (!strcmp(a, "--simulate")) {
             simulate = 1;
+            continue;
+        } else if (!strcmp(a, "--same-draws")) {
+            same_draws = 1;
             continue;
         }
         if (!v)
@@ -171,6 +181,8 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("generate", "--simulate needs --report");
     if (pmin > 0 && !draft)
         return cli_usage_error("generate", "--draft-pmin needs --draft MODEL");
+    if (same_draws && !draft && !lookup)
+        return cli_usage_error("generate", "--same-draws needs --draft MODEL or --lookup N");
     if ((draft || lookup) && (plan || report))
         return cli_usage_error("generate", "--gpu-layers plan and --report are not for "
                                "speculative decoding (--draft, --lookup)");
@@ -239,7 +251,10 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     fputs(prompt, stdout);
     if (dc || lookup) {
         synor_llm_spec_stats sp;
-        synor_llm_spec_opts so = {.k = (int)spec, .lookup = (int)lookup, .p_min = (float)pmin};
+        synor_llm_spec_opts so = {.k = (int)spec,
+                                  .lookup = (int)lookup,
+                                  .p_min = (float)pmin,
+                                  .same_draws = same_draws};
         if (synor_llm_generate_spec(c, dc, prompt, (int)n, &so, &s, print_token, NULL, &sp)) {
             putchar('\n');
             cli_error("%s", synor_errmsg());

@@ -165,6 +165,77 @@ T2 void synor__llm_a2_swiglu(float *h1, const float *h3, int n)
                             a2_swiglu8(_mm256_maskload_ps(h1 + i, m), _mm256_maskload_ps(h3 + i, m)));
     }
 }
+
+T2 static inline __m256i a2_mix32(__m256i h)
+{
+    h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)LLM_MIX_M1));
+    h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 15));
+    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)LLM_MIX_M2));
+    return _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+}
+
+/* llm_ln of 8 positive normal floats, operation for operation. */
+T2 static inline __m256 a2_ln(__m256 y)
+{
+    __m256i b = _mm256_castps_si256(y);
+    __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(b, 23), _mm256_set1_epi32(127));
+    __m256 m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7fffff)),
+                                                   _mm256_set1_epi32(0x3f800000)));
+    __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356f), _CMP_GT_OQ);
+    m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+    e = _mm256_sub_epi32(e, _mm256_castps_si256(big)); /* big lanes are -1 */
+    __m256 one = _mm256_set1_ps(1.0f);
+    __m256 z = _mm256_div_ps(_mm256_sub_ps(m, one), _mm256_add_ps(m, one));
+    __m256 z2 = _mm256_mul_ps(z, z);
+    __m256 p = _mm256_fmadd_ps(z2, _mm256_set1_ps(2.0f / 9.0f), _mm256_set1_ps(2.0f / 7.0f));
+    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(2.0f / 5.0f));
+    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(2.0f / 3.0f));
+    __m256 r = _mm256_fmadd_ps(_mm256_mul_ps(z, z2), p, _mm256_add_ps(z, z));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(e), _mm256_set1_ps(0.693147181f), r);
+}
+
+/* The sampler's draw over a row, 8 tokens at a time: each lane keeps its
+ * largest key and the first token with it; then the lanes' largest, the
+ * lowest token on ties; the tail through llm_gumbel. */
+T2 int32_t synor__llm_a2_gumbel_argmax(const float *l, int n, float inv_t, uint64_t x)
+{
+    __m256i lo = _mm256_set1_epi32((int)(uint32_t)x), hi = _mm256_set1_epi32((int)(x >> 32));
+    __m256i t = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), eight = _mm256_set1_epi32(8);
+    __m256 it = _mm256_set1_ps(inv_t), best = _mm256_set1_ps(-INFINITY);
+    __m256i bi = _mm256_set1_epi32(INT32_MAX);
+    int i = 0;
+    for (; i + 8 <= n; i += 8, t = _mm256_add_epi32(t, eight)) {
+        __m256i h = a2_mix32(_mm256_xor_si256(a2_mix32(_mm256_add_epi32(t, lo)), hi));
+        h = _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(h, 9), 1), _mm256_set1_epi32(1));
+        __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(h), _mm256_set1_ps(0x1p-24f));
+        __m256 neg = _mm256_set1_ps(-0.0f);
+        __m256 g = _mm256_xor_ps(a2_ln(_mm256_xor_ps(a2_ln(u), neg)), neg);
+        __m256 k = _mm256_fmadd_ps(_mm256_loadu_ps(l + i), it, g);
+        __m256 gt = _mm256_cmp_ps(k, best, _CMP_GT_OQ);
+        best = _mm256_blendv_ps(best, k, gt);
+        bi = _mm256_blendv_epi8(bi, t, _mm256_castps_si256(gt));
+    }
+    float bk[8];
+    int32_t bt[8];
+    _mm256_storeu_ps(bk, best);
+    _mm256_storeu_si256((__m256i *)(void *)bt, bi);
+    float kb = -INFINITY;
+    int32_t tb = 0;
+    for (int j = 0; j < 8; j++)
+        if (bk[j] > kb || (bk[j] == kb && bt[j] < tb)) {
+            kb = bk[j];
+            tb = bt[j];
+        }
+    for (; i < n; i++) {
+        float k = fmaf(l[i], inv_t, llm_gumbel(x, i));
+        if (k > kb) {
+            kb = k;
+            tb = i;
+        }
+    }
+    return tb;
+}
 #else
 typedef int synor__llm_kern_x86_ew_empty;
 #endif

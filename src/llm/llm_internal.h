@@ -3,6 +3,7 @@
 #ifndef SYNOR_LLM_INTERNAL_H
 #define SYNOR_LLM_INTERNAL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -160,7 +161,64 @@ typedef struct llm_kernels {
                            float scale, float *out);
     void (*att_mix_f16)(const float *a, const uint16_t *v, size_t vs, int np, int hs, float *o);
     void (*to_f16)(const float *x, uint16_t *y, int n);
+    /* The sampler's draw over a whole row (sample.c): the lowest t of the
+     * largest fmaf(l[t], inv_t, llm_gumbel(x, t)), bitwise what the
+     * portable loop gives; NULL: that loop. */
+    int32_t (*gumbel_argmax)(const float *l, int n, float inv_t, uint64_t x);
 } llm_kernels;
+
+/* Gumbel noise for the sampler (sample.c): token t's in the draw whose 64
+ * random bits are x. u = an odd multiple of 2^-24 in (0, 1) from two
+ * rounds of a 32-bit mix (Wellons' lowbias32) of t and x's halves, and
+ * g = -ln(-ln u), in [-2.82, 16.64]. llm_ln is ln for positive normal
+ * floats: y = m 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh z with
+ * z = (m - 1) / (m + 1) to z^9 (|z| <= 0.172: the next term is below
+ * 1e-9), then e ln 2 added; every multiply-add an fmaf, so the vector
+ * kernels (kern_x86_ew.c), which do the same operations, give the same
+ * bits. */
+#define LLM_MIX_M1 0x7feb352du
+#define LLM_MIX_M2 0x846ca68bu
+static inline uint32_t llm_mix32(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= LLM_MIX_M1;
+    h ^= h >> 15;
+    h *= LLM_MIX_M2;
+    h ^= h >> 16;
+    return h;
+}
+
+static inline float llm_ln(float y)
+{
+    union {
+        float f;
+        uint32_t u;
+    } b = {y};
+    int e = (int)(b.u >> 23) - 127;
+    b.u = (b.u & 0x7fffffu) | 0x3f800000u;
+    float m = b.f;
+    if (m > 1.41421356f) {
+        m *= 0.5f;
+        e++;
+    }
+    float z = (m - 1.0f) / (m + 1.0f), z2 = z * z;
+    float p = fmaf(z2, 2.0f / 9.0f, 2.0f / 7.0f);
+    p = fmaf(p, z2, 2.0f / 5.0f);
+    p = fmaf(p, z2, 2.0f / 3.0f);
+    float z3 = z * z2;
+    return fmaf((float)e, 0.693147181f, fmaf(z3, p, 2.0f * z));
+}
+
+/* The portable gumbel_argmax (sample.c). */
+int32_t synor__llm_gumbel_argmax(const float *l, int n, float inv_t, uint64_t x);
+
+static inline float llm_gumbel(uint64_t x, int32_t t)
+{
+    uint32_t h = llm_mix32(llm_mix32((uint32_t)t + (uint32_t)x) ^ (uint32_t)(x >> 32));
+    float u = (float)((h >> 9) << 1 | 1u) * 0x1p-24f;
+    return -llm_ln(-llm_ln(u));
+}
+
 
 /* The portable element-wise steps (run.c's loops: expf, a division). */
 void synor__llm_softmax(float *x, int n);
@@ -194,6 +252,7 @@ void synor__llm_a5_softmax(float *x, int n);
 void synor__llm_a5_swiglu(float *h1, const float *h3, int n);
 void synor__llm_a2_softmax(float *x, int n);
 void synor__llm_a2_swiglu(float *h1, const float *h3, int n);
+int32_t synor__llm_a2_gumbel_argmax(const float *l, int n, float inv_t, uint64_t x);
 /* kern_kv_x86.c: the avx2 table's attention over an F32 cache */
 void synor__llm_a2_att_scores(const float *q, const float *k, size_t ks, int np, int hs,
                               float scale, float *out);

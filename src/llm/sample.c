@@ -1,6 +1,17 @@
 /* sample.c - drawing the next token from logits: greedy, or temperature
  * with optional top-k and top-p (nucleus) truncation, from a seeded
- * xorshift64* generator so a seed replays the same text. */
+ * xorshift64* generator so a seed replays the same text.
+ *
+ * A draw is the Gumbel-max trick: one step of the generator gives 64 bits
+ * x, every candidate token t gets the noise llm_gumbel(x, t), and the
+ * token is the candidate with the largest logit / temperature + noise -
+ * distributed as the softmax of the candidates' logits at that
+ * temperature. The token is then a function of the draw and the logits
+ * alone, which is what speculative rounds rely on (sched.c): a draft's
+ * logits drawn with the draw a token will take propose that token
+ * whenever the draft ranks it first under the same noise, and the target
+ * decides with the same draw, so the text is the same with or without a
+ * draft. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,15 +27,17 @@ void synor_sampler_init(synor_sampler *s, float temperature, int top_k, float to
     s->state = seed ? seed : 0x9E3779B97F4A7C15ull;
 }
 
-static float rand_f32(uint64_t *st)
+static uint64_t rand_u64(uint64_t *st)
 {
     uint64_t x = *st;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
     *st = x;
-    return (float)((x * 0x2545F4914F6CDD1Dull) >> 40) / 16777216.0f;
+    return x * 0x2545F4914F6CDD1Dull;
 }
+
+static float rand_f32(uint64_t *st) { return (float)(rand_u64(st) >> 40) / 16777216.0f; }
 
 typedef struct cand {
     float p;
@@ -118,6 +131,20 @@ static int candidates(const synor_sampler *s, const float *logits, int n, cand *
     return m;
 }
 
+int32_t synor__llm_gumbel_argmax(const float *l, int n, float inv_t, uint64_t x)
+{
+    float kb = -INFINITY;
+    int32_t out = 0;
+    for (int32_t t = 0; t < n; t++) {
+        float key = fmaf(l[t], inv_t, llm_gumbel(x, t));
+        if (key > kb) {
+            kb = key;
+            out = t;
+        }
+    }
+    return out;
+}
+
 int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n)
 {
     if (s->temperature == 0 || n == 1) {
@@ -127,18 +154,24 @@ int32_t synor_sampler_sample(synor_sampler *s, const float *logits, int n)
                 best = i;
         return best;
     }
+    uint64_t x = rand_u64(&s->state);
+    float it = 1.0f / s->temperature;
+    if (s->top_k == 0 && s->top_p >= 1.0f) { /* every token a candidate */
+        const llm_kernels *k = synor__llm_kernels();
+        return (k->gumbel_argmax ? k->gumbel_argmax : synor__llm_gumbel_argmax)(logits, n, it, x);
+    }
     cand *c = synor__malloc((size_t)n * sizeof *c);
     if (!c)
         return 0;
     float mass;
     int m = candidates(s, logits, n, c, &mass);
-    float r = rand_f32(&s->state) * mass, acc = 0;
-    int32_t out = c[m - 1].id;
+    float kb = -INFINITY;
+    int32_t out = c[0].id;
     for (int i = 0; i < m; i++) {
-        acc += c[i].p;
-        if (r < acc) {
+        float key = fmaf(logits[c[i].id], it, llm_gumbel(x, c[i].id));
+        if (key > kb || (key == kb && c[i].id < out)) {
+            kb = key;
             out = c[i].id;
-            break;
         }
     }
     synor__free(c);

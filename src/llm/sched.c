@@ -9,14 +9,21 @@
  * are placed first in the step, so a long prompt cannot delay them by more
  * than its chunk.
  *
- * With a draft model (opts.draft), when every running request decodes
- * greedily and they are few (at most the draft context's sequences),
+ * With a draft model (opts.draft), when every running request is decoding
+ * and they are few (at most the draft context's sequences),
  * the step is a speculative round (spec_round) instead: the draft, each of
  * whose sequences holds a prefix of one request's tokens (`dreq`, `dfed`;
  * a request keeps its draft sequence while it runs), proposes for all of them in lockstep
  * batches; the target checks every request's k + 1 rows in one batch; the
- * tokens are the greedy target's, as the batch invariance of the engine's
- * rows makes every row's logits those of a plain step. */
+ * tokens are those plain steps give, as the batch invariance of the
+ * engine's rows makes every row's logits those of a plain step. A sampled
+ * request's proposals are drawn by a copy of its sampler from the draft's
+ * logits, proposal j with the draw that the request's token j will take
+ * (the copy runs ahead of the sampler by the round's tokens), and the check
+ * draws each token from the target's row with the sampler itself: a
+ * proposal is accepted when it is the token that draw gives, so the
+ * sampler spends one draw per token emitted, as in plain steps, and a
+ * seeded answer is the same whether its steps were rounds or not. */
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -410,7 +417,7 @@ static void advance(synor_llm_sched *s, size_t n)
 }
 
 /* Whether this step can be a speculative round: a draft, no request
- * waiting, at most dmax running, every one decoding greedily. */
+ * waiting, at most dmax running, every one decoding. */
 static int spec_ready(synor_llm_sched *s)
 {
     if (!s->draft || !s->nrunning || s->nrunning > s->dmax)
@@ -420,7 +427,7 @@ static int spec_ready(synor_llm_sched *s)
     pthread_mutex_unlock(&s->mu);
     for (unsigned i = 0; i < s->nrunning && !waiting; i++) {
         sreq *q = s->admitted[i];
-        if (q->ntok - q->fed != 1 || q->r.sampler.temperature != 0)
+        if (q->ntok - q->fed != 1)
             return 0;
     }
     return !waiting;
@@ -449,8 +456,10 @@ static void draft_slots(synor_llm_sched *s)
 }
 
 /* Brings draft sequence si up to q's tokens (from nothing when it held
- * another request's) and proposes q's first token: *first. */
-static int draft_catch_up(synor_llm_sched *s, sreq *q, unsigned si, int32_t *first)
+ * another request's) and proposes q's first token, *first, drawn by g (a
+ * copy of q's sampler). */
+static int draft_catch_up(synor_llm_sched *s, sreq *q, unsigned si, synor_sampler *g,
+                          int32_t *first)
 {
     synor_llm_ctx *d = s->draft;
     if (s->dreq[si] != q->id + 1) {
@@ -471,11 +480,8 @@ static int draft_catch_up(synor_llm_sched *s, sreq *q, unsigned si, int32_t *fir
         if (!(e = synor_llm_batch(d, rows, q->toks + s->dfed[si], s->dseq, NULL)))
             s->dfed[si] += rows;
     }
-    if (!e) {
-        synor_sampler g;
-        synor_sampler_init(&g, 0, 0, 1, 1);
-        *first = synor_sampler_sample(&g, synor_llm_logits(d, rows - 1), d->m->cfg.vocab_size);
-    }
+    if (!e)
+        *first = synor_sampler_sample(g, synor_llm_logits(d, rows - 1), d->m->cfg.vocab_size);
     return e;
 }
 
@@ -494,6 +500,7 @@ static size_t spec_round(synor_llm_sched *s)
     unsigned n = s->nrunning;
     sreq *rq[32];
     size_t base[32];
+    synor_sampler ahead[32]; /* by request: the copy of its sampler that draws its proposals */
     long kmax = 0, budget = (long)(s->o.step_tokens / n) - 1;
     int e = 0;
     draft_slots(s);
@@ -508,13 +515,12 @@ static size_t spec_round(synor_llm_sched *s)
             kk = lim[j] < kk ? lim[j] : kk;
         s->kk[i] = kk > 0 ? (int)kk : 0;
         kmax = s->kk[i] > kmax ? s->kk[i] : kmax;
+        ahead[i] = q->r.sampler;
         if (s->kk[i])
-            e = draft_catch_up(s, q, s->slot[i], &s->props[i][0]);
+            e = draft_catch_up(s, q, s->slot[i], &ahead[i], &s->props[i][0]);
     }
     if (!e && kmax == 0)
         return 0;
-    synor_sampler g;
-    synor_sampler_init(&g, 0, 0, 1, 1);
     for (long j = 1; j < kmax && !e; j++) { /* proposal j of every request that wants it */
         size_t r = 0;
         for (unsigned i = 0; i < n; i++)
@@ -528,7 +534,7 @@ static size_t spec_round(synor_llm_sched *s)
         for (unsigned i = 0; i < n; i++)
             if (s->kk[i] > j) {
                 s->dfed[s->slot[i]]++;
-                s->props[i][j] = synor_sampler_sample(&g, synor_llm_logits(d, r++), V);
+                s->props[i][j] = synor_sampler_sample(&ahead[i], synor_llm_logits(d, r++), V);
             }
     }
     /* the check: each request's last token and its proposals */
@@ -553,8 +559,9 @@ static size_t spec_round(synor_llm_sched *s)
         }
         return 0;
     }
-    /* accepted: the proposals the target's own greedy choice agrees with;
-     * then the target's token after them (a correction or the bonus) */
+    /* accepted: the proposals the target's own draw agrees with (greedy:
+     * its argmax); then the target's token after them (a correction or the
+     * bonus) */
     int32_t out[32][33];
     int nout[32];
     uint64_t accepted = 0, proposed = 0;
@@ -618,7 +625,7 @@ int synor_llm_sched_step(synor_llm_sched *s)
     }
     int e = 0;
     size_t n = 0;
-    if (spec_ready(s)) /* a few greedy requests decoding: a speculative round */
+    if (spec_ready(s)) /* a few requests decoding: a speculative round */
         n = spec_round(s);
     while (!n && s->nrunning) { /* a plain step (again after a preemption) */
         n = build(s);

@@ -7,7 +7,11 @@
  * from max(0, p - q) renormalised; when all k are accepted a bonus token
  * is drawn from the target's next distribution. Greedy (temperature 0)
  * makes p and q one-hot, so the tokens are exactly the target's greedy
- * tokens.
+ * tokens. With same_draws, a sampled round is checked as a greedy one:
+ * proposal i is drawn from the draft's logits by a copy of the sampler
+ * that runs i draws ahead, and accepted when the sampler's own draw from
+ * the target's row gives the same token (the draw is the Gumbel-max trick,
+ * sample.c) - the text is then the one plain decoding gives for the seed.
  *
  * Both caches always hold every emitted token but the last (`last`, not
  * yet fed); after a check, each is truncated back to what was accepted -
@@ -108,7 +112,7 @@ int synor_llm_generate_speculative(synor_llm_ctx *target, synor_llm_ctx *draft, 
                                    int n_new, int k, synor_sampler *s, synor_llm_on_token on_token,
                                    void *user, synor_llm_spec_stats *stats)
 {
-    synor_llm_spec_opts o = {.k = k, .lookup = 0, .p_min = 0};
+    synor_llm_spec_opts o = {.k = k};
     return synor_llm_generate_spec(target, draft, prompt, n_new, &o, s, on_token, user, stats);
 }
 
@@ -196,9 +200,13 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
     char text[256];
     int done = 0;
     int greedy = s->temperature == 0;
+    /* direct: every row's token is the sampler's own draw from it (greedy:
+     * the argmax), a proposal accepted when it is that token */
+    int direct = greedy || o->same_draws;
     /* The draft draws from a stream of its own, so its proposals are
-     * independent of the acceptance draws. */
-    synor_sampler ds = *s;
+     * independent of the acceptance draws; with same_draws, from a copy
+     * of the sampler taken at each round's start (ahead). */
+    synor_sampler ds = *s, ahead;
     ds.state = (s->state ^ 0x5851F42D4C957F2Dull) * 0x9E3779B97F4A7C15ull | 1u;
     while (!e && !done && (int)st.generated < n_new) {
         int base = synor_llm_seq_len(target, 0);
@@ -212,12 +220,13 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
         if (nl > 0) { /* the lookup's proposals: q one-hot */
             kk = nl;
             st.lookup_checks++;
-            for (int i = 0; i < kk && !greedy; i++) {
+            for (int i = 0; i < kk && !direct; i++) {
                 memset(q + (size_t)i * V, 0, (size_t)V * sizeof *q);
                 q[(size_t)i * V + props[i]] = 1.0f;
             }
         } else if (draft) { /* the draft model: kk proposals */
             int32_t t = last;
+            ahead = *s;
             for (int i = 0; i < kk && !e; i++) {
                 const float *dl = NULL;
                 if (i == 0)
@@ -240,14 +249,16 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
                     t = props[i] = best;
                     continue;
                 }
-                e = synor__sampler_probs(s, dl, V, q + (size_t)i * V);
+                if (!direct || pmin > 0)
+                    e = synor__sampler_probs(s, dl, V, q + (size_t)i * V);
                 if (!e && pmin > 0 && max_prob(q + (size_t)i * V, V) < pmin) {
                     kk = i;
                     st.draft_stops++;
                     break;
                 }
                 if (!e)
-                    t = props[i] = synor__sampler_draw(&ds, q + (size_t)i * V, V);
+                    t = props[i] = direct ? synor_sampler_sample(&ahead, dl, V)
+                                          : synor__sampler_draw(&ds, q + (size_t)i * V, V);
             }
         } else { /* nothing to propose: one target step */
             kk = 0;
@@ -262,7 +273,7 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
         uint8_t want[33];
         memset(want, 1, sizeof want);
         e = synor_llm_batch(target, (size_t)kk + 1, rows, seqs, want);
-        for (int i = 0; i <= kk && !e && !greedy; i++)
+        for (int i = 0; i <= kk && !e && !direct; i++)
             e = synor__sampler_probs(s, synor_llm_logits(target, (size_t)i), V, p + (size_t)i * V);
         st.check_seconds += synor__now_s() - t2;
         if (e)
@@ -275,8 +286,8 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
         for (; a < kk; a++) {
             int ok;
             int32_t x;
-            if (greedy) { /* p and q one-hot: accepted iff the argmaxes agree */
-                x = argmax(synor_llm_logits(target, (size_t)a), V);
+            if (direct) { /* accepted iff the target's own draw agrees */
+                x = synor_sampler_sample(s, synor_llm_logits(target, (size_t)a), V);
                 ok = x == props[a];
             } else {
                 x = synor__llm_accept(s, p + (size_t)a * V, q + (size_t)a * V, props[a], V, tmp,
@@ -292,7 +303,7 @@ int synor_llm_generate_spec(synor_llm_ctx *target, synor_llm_ctx *draft, const c
             st.lookup_accepted += (size_t)a;
         }
         if (a == kk)
-            emit[nemit++] = greedy ? argmax(synor_llm_logits(target, (size_t)kk), V)
+            emit[nemit++] = direct ? synor_sampler_sample(s, synor_llm_logits(target, (size_t)kk), V)
                                    : synor__sampler_draw(s, p + (size_t)kk * V, V);
         /* caches back to: everything up to the last emitted token; the
          * draft's may lack some (the lookup's rounds, a fully accepted

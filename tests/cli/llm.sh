@@ -80,6 +80,15 @@ check spec-temp     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --te
 cp "$tmp/out" "$tmp/spec-temp"
 check spec-temp-seed [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --temp 0.8 --seed 3 --draft "$tmp/q8_0.gguf")" = 0 ]
 check spec-temp-same cmp -s "$tmp/out" "$tmp/spec-temp"
+# --same-draws: the sampled text is the one the seed gives without a draft
+check plain-temp    [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --temp 0.8 --seed 3)" = 0 ]
+cp "$tmp/out" "$tmp/plain-temp"
+check spec-draws    [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --temp 0.8 --seed 3 --draft "$tmp/q8_0.gguf" --same-draws)" = 0 ]
+check spec-draws-same cmp -s "$tmp/out" "$tmp/plain-temp"
+check spec-draws-lookup [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 12 --temp 0.8 --seed 3 --lookup 2 --same-draws)" = 0 ]
+check spec-draws-lookup-same cmp -s "$tmp/out" "$tmp/plain-temp"
+check spec-draws-alone [ "$(rc "$S" generate -m "$tmp/m.gguf" --temp 0.8 --same-draws)" = 2 ]
+check spec-draws-named grep -q -- "--same-draws needs" "$tmp/err"
 # --draft-pmin: the draft stops where it is unsure; greedy text still the model's own
 check spec-pmin     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --draft "$tmp/q8_0.gguf" --draft-pmin 1)" = 0 ]
 check spec-pmin-same cmp -s "$tmp/out" "$tmp/greedy"

@@ -47,8 +47,9 @@ msg_has() { get error.message | grep -qF -- "$1"; }
 # greedy text of synor generate for prompt $1, $2 tokens: what follows the
 # prompt, without the newline generate ends with
 expect() {
-  "$S" generate -m "$tmp/m.gguf" -p "$1" -n "$2" --quiet >"$tmp/gen" || return 1
-  tail -c +$((${#1} + 1)) "$tmp/gen" | head -c -1
+  local p=$1 n=$2; shift 2
+  "$S" generate -m "$tmp/m.gguf" -p "$p" -n "$n" --quiet "$@" >"$tmp/gen" || return 1
+  tail -c +$((${#p} + 1)) "$tmp/gen" | head -c -1
 }
 
 "$S" model synth "$tmp/m.gguf" --preset tiny --text "$SRC/README.md" >/dev/null || exit 1
@@ -439,7 +440,7 @@ else
 fi
 check kv-bad        bad --kv-type q8
 check kv-bad-msg    grep -q "KV type 'q8'" "$tmp/err"
-# --draft: speculative rounds for a request alone; the answers stay generate's
+# --draft: speculative rounds for a request alone; the answers stay generate's (seeded too)
 "$S" quantize "$tmp/m.gguf" "$tmp/q4.gguf" --type q4_0 >/dev/null
 if start spec --model-name tiny --no-cache --draft "$tmp/q4.gguf" --speculate 3 --speculate-max 4; then
   check spec-complete [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":24,"temperature":0}')" = 200 ]
@@ -466,6 +467,16 @@ if start spec --model-name tiny --no-cache --draft "$tmp/q4.gguf" --speculate 3 
     "$JC" -g choices.0.text <"$tmp/sp$i" >"$tmp/got" 2>/dev/null && cmp -s "$tmp/got" "$tmp/want" && same=$((same + 1))
   done
   check spec-four     [ "$same" = 4 ]
+  # sampled and seeded: the rounds take the seed's own draws, so the text is generate's
+  req GET /metrics >/dev/null; r0=$(val synor_spec_rounds_total)
+  check spec-seeded   [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":24,"temperature":0.9,"top_p":1,"seed":7}')" = 200 ]
+  get choices.0.text >"$tmp/got"; expect "Synor places" 24 --temp 0.9 --top-p 1 --seed 7 >"$tmp/want"
+  check spec-seeded-text cmp -s "$tmp/got" "$tmp/want"
+  req GET /metrics >/dev/null
+  check spec-seeded-rounds [ "$(val synor_spec_rounds_total)" -gt "$r0" ]
+  check spec-seeded-k [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":24,"temperature":1.2,"top_k":30,"top_p":0.9,"seed":3}')" = 200 ]
+  get choices.0.text >"$tmp/got"; expect "Synor places" 24 --temp 1.2 --top-k 30 --top-p 0.9 --seed 3 >"$tmp/want"
+  check spec-seeded-k-text cmp -s "$tmp/got" "$tmp/want"
   check spec-metrics  [ "$(req GET /metrics)" = 200 ]
   check spec-rounds   [ "$(val synor_spec_rounds_total)" -gt 0 ]
   check spec-accepted [ "$(val synor_spec_accepted_total)" -gt 0 ]
