@@ -6,15 +6,16 @@
  * latency (between consecutive events of a stream), p50 and p99.
  *
  *   bench_serve --port P [--host ADDR] [--requests N] [--concurrency C]
- *               [--rate R] [--max-tokens T] [--prompts FILE] [--seed S]
+ *               [--rate R] [--max-tokens T] [--prompts FILE] [--seed S] [--temp T]
  *
  * --rate R: mean arrivals per second (exponential gaps from a seeded
  * generator); 0: every request at time 0. Prompts are cut from FILE
  * (default README.md): request i takes 8 to 64 words at an offset drawn
  * from the seed, so two runs with the same seed send the same requests
  * (whatever their --rate and --concurrency).
- * Greedy (temperature 0), so sequential and concurrent runs generate the
- * same tokens. HTTP/1.0 with Connection: close: the stream is plain bytes
+ * Greedy (temperature 0) by default, so sequential and concurrent runs
+ * generate the same tokens; --temp T samples at temperature T (top_p 1),
+ * request i seeded with S * 1000 + i: determined too. HTTP/1.0 with Connection: close: the stream is plain bytes
  * until the server closes it.
  *
  * Starvation: the largest TPOT and end-to-end time (request sent to its
@@ -159,13 +160,19 @@ static double pct(double *v, size_t n, double p)
 }
 
 /* The request's JSON body: a prompt of `words` words from text (greedy,
- * streamed, max_tokens). */
-static char *prompt_json(const char *text, size_t off, int words, int max_tokens)
+ * or at temperature temp with that seed; streamed, max_tokens). */
+static char *prompt_json(const char *text, size_t off, int words, int max_tokens, double temp,
+                         uint64_t seed)
 {
     char *t = bench_prompt_text(text, off, words);
     size_t n = BENCH_PROMPT_MAX + 128;
     char *p = t ? malloc(n) : NULL;
-    if (p)
+    if (p && temp > 0)
+        snprintf(p, n,
+                 "{\"prompt\":\"%s\",\"max_tokens\":%d,\"temperature\":%g,\"top_p\":1,"
+                 "\"seed\":%llu,\"stream\":true}",
+                 t, max_tokens, temp, (unsigned long long)seed);
+    else if (p)
         snprintf(p, n, "{\"prompt\":\"%s\",\"max_tokens\":%d,\"temperature\":0,\"stream\":true}",
                  t, max_tokens);
     free(t);
@@ -175,12 +182,13 @@ static char *prompt_json(const char *text, size_t off, int words, int max_tokens
 int main(int argc, char **argv)
 {
     int nreq = 64, conc = 16, max_tokens = 128;
-    double rate = 0;
+    double rate = 0, temp = 0;
     const char *prompts = "README.md";
     uint64_t seed = 1;
     static const char usage[] =
         "usage: bench_serve --port P [--host ADDR] [--requests N] [--concurrency C]\n"
-        "                   [--rate R] [--max-tokens T] [--prompts FILE] [--seed S]\n";
+        "                   [--rate R] [--max-tokens T] [--prompts FILE] [--seed S]\n"
+        "                   [--temp T]\n";
     if (argc % 2 == 0) {
         fputs(usage, stderr);
         return 2;
@@ -203,13 +211,16 @@ int main(int argc, char **argv)
             prompts = v;
         else if (!strcmp(a, "--seed"))
             seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--temp"))
+            temp = atof(v);
         else {
             fprintf(stderr, "bench_serve: unknown option %s\n%s", a, usage);
             return 2;
         }
     }
-    if (nreq < 1 || conc < 1 || max_tokens < 1) {
-        fprintf(stderr, "bench_serve: --requests, --concurrency, --max-tokens must be >= 1\n");
+    if (nreq < 1 || conc < 1 || max_tokens < 1 || !(temp >= 0 && temp <= 100)) {
+        fprintf(stderr, "bench_serve: --requests, --concurrency, --max-tokens must be >= 1, "
+                        "--temp 0..100\n");
         return 2;
     }
     char *text = bench_read_all(prompts);
@@ -222,7 +233,8 @@ int main(int argc, char **argv)
     double t = 0;
     for (int i = 0; i < nreq; i++) {
         size_t off = (size_t)(bench_uniform() * (double)(strlen(text) - 2048));
-        r[i].body = prompt_json(text, off, 8 + (int)(bench_uniform() * 57), max_tokens);
+        r[i].body = prompt_json(text, off, 8 + (int)(bench_uniform() * 57), max_tokens, temp,
+                                seed * 1000 + (uint64_t)i);
         r[i].arrive = t;
         /* the gap is drawn at any rate, so the same seed sends the same
          * prompts with and without arrivals (both sides of run_serve_bench) */

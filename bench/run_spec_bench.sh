@@ -30,8 +30,10 @@
 # --draft-pmin P (the draft stops proposing where it is unsure), e.g.
 # --drafts "q8_0 /runs/small/model.gguf /runs/small/model.gguf@0.5".
 # --temp T > 0 samples (--seed-sample S, default 1) instead of greedy: the
-# texts then differ from the alone run's (another random stream), so they
-# are not compared; the rate is tokens/s of whatever each run generated.
+# texts then differ from the alone run's (the standard rule draws another
+# random stream), so they are not compared; the rate is tokens/s of
+# whatever each run generated. DRAFT+same runs that draft with
+# --same-draws (the sampler's own draws: the alone run's text, compared).
 #
 # Rates are end to end (the prompt included, as `generate --draft` reports
 # them): alone = generated / (prefill + decode seconds). Every speculative
@@ -98,16 +100,18 @@ fi
 dfile() { case $1 in */*) echo "$1" ;; *) echo "$dir/$P-$1.gguf" ;; esac; }
 # a configuration's generate options: the draft model (if any), the lookup (if any), p_min
 dopts() {
-  local d=${1%@*} pm=
+  local d=${1%@*} pm= sd=
   [ "$d" = "$1" ] || pm="--draft-pmin ${1##*@}"
+  case $d in *+same) d=${d%+same} sd=--same-draws ;; esac
   case $d in
-    lookup) echo "--lookup $lookup" ;;
-    *+lookup) echo "--draft $(dfile "${d%+lookup}") --lookup $lookup $pm" ;;
-    *) echo "--draft $(dfile "$d") $pm" ;;
+    lookup) echo "--lookup $lookup $sd" ;;
+    *+lookup) echo "--draft $(dfile "${d%+lookup}") --lookup $lookup $pm $sd" ;;
+    *) echo "--draft $(dfile "$d") $pm $sd" ;;
   esac
 }
 for d in $drafts; do
   m=${d%@*}
+  m=${m%+same}
   m=${m%+lookup}
   case $m in */*) [ -s "$m" ] || { echo "$0: draft $m: no such file" >&2; exit 1; }; continue ;; esac
   [ "$m" != lookup ] && [ ! -s "$dir/$P-$m.gguf" ] || continue
@@ -144,7 +148,8 @@ for r in $(seq "$runs"); do
       # shellcheck disable=SC2046
       gen $(dopts "$d") --speculate "$k" >"$tmp/$n.out" 2>"$tmp/$n.err" ||
         { echo "$0: $n: generate failed:" >&2; cat "$tmp/$n.err" >&2; exit 1; }
-      [ "$how" != greedy ] || cmp -s "$tmp/alone.out" "$tmp/$n.out" ||
+      { [ "$how" != greedy ] && case $d in *+same*) false ;; *) true ;; esac; } ||
+        cmp -s "$tmp/alone.out" "$tmp/$n.out" ||
         { echo "$0: $n: the text differs from the target's own" >&2; exit 1; }
       sed -n 's/.*(\([0-9.]*\) tokens\/s), [0-9]* checks, acceptance [0-9.]* (\([0-9]*\) of \([0-9]*\)); draft \([0-9.]*\) ms a step, check \([0-9.]*\) ms.*/\1 \2 \3 \4 \5/p' \
         "$tmp/$n.err" | tr '\n' ' ' >>"$tmp/$n"

@@ -10,6 +10,7 @@
 #include <cpuid.h>
 #endif
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "common/blas_api.h"
@@ -196,7 +197,7 @@ static int has_f16c(void)
 }
 #endif
 
-const llm_kernels *synor__llm_kernels(void)
+static const llm_kernels *choose(void)
 {
 #if defined(__x86_64__)
     __builtin_cpu_init();
@@ -208,6 +209,20 @@ const llm_kernels *synor__llm_kernels(void)
         return &synor__llm_kernels_avx2;
 #endif
     return &synor__llm_kernels_generic;
+}
+
+/* Chosen once: CPUID (has_f16c) traps to the hypervisor in a VM, a few
+ * microseconds, and the sampler asks at every draw. Threads racing on the
+ * first call store the same table. */
+const llm_kernels *synor__llm_kernels(void)
+{
+    static _Atomic(const llm_kernels *) chosen;
+    const llm_kernels *k = atomic_load_explicit(&chosen, memory_order_relaxed);
+    if (!k) {
+        k = choose();
+        atomic_store_explicit(&chosen, k, memory_order_relaxed);
+    }
+    return k;
 }
 
 const char *synor_llm_isa(void) { return synor__llm_kernels()->isa; }
