@@ -15,8 +15,8 @@
  * (whatever their --rate and --concurrency).
  * Greedy (temperature 0) by default, so sequential and concurrent runs
  * generate the same tokens; --temp T samples at temperature T (top_p 1),
- * request i seeded with S * 1000 + i: determined too. HTTP/1.0 with Connection: close: the stream is plain bytes
- * until the server closes it.
+ * request i seeded with S * 1000 + i: determined too. HTTP/1.0 with
+ * Connection: close: the stream is plain bytes until the server closes it.
  *
  * Starvation: the largest TPOT and end-to-end time (request sent to its
  * last token) beside their medians, and the fewest tokens a request got

@@ -74,14 +74,10 @@ static int sampled;
 
 static void sampler_of(int i, synor_sampler *s)
 {
-    static const float temp[] = {0.8f, 1.0f, 0.5f, 1.3f};
-    static const int top_k[] = {0, 40, 0, 8};
-    static const float top_p[] = {1.0f, 1.0f, 0.9f, 0.95f};
-    if (!sampled)
-        synor_sampler_init(s, 0, 0, 1, 1);
-    else
-        synor_sampler_init(s, temp[i % 4], top_k[i % 4], top_p[i % 4],
-                           (uint64_t)sampled * 1000 + (uint64_t)i);
+    static const struct { float t; int k; float p; } v[] = {
+        {0.8f, 0, 1}, {1, 40, 1}, {0.5f, 0, 0.9f}, {1.3f, 8, 0.95f}}; /* greedy: t 0 */
+    synor_sampler_init(s, sampled ? v[i % 4].t : 0, v[i % 4].k, v[i % 4].p,
+                       (uint64_t)sampled * 1000 + (uint64_t)i);
 }
 
 /* The tokens of request i alone (sampler_of): the prompt as one batch,
@@ -626,21 +622,25 @@ static int run_spec(const char *draft, unsigned k, int together, int stop_at,
     return bad;
 }
 
+/* The drafts beside the target (model_path made first): its weights in 4
+ * bits, and an unrelated model, mostly rejected. 0 when both are written. */
+static int drafts(char q4[96], char other[96])
+{
+    synor_llm *m0 = load();
+    synor_llm_destroy(m0);
+    int d = (int)(strrchr(model_path, '/') - model_path);
+    snprintf(q4, 96, "%.*s/q4.gguf", d, model_path);
+    snprintf(other, 96, "%.*s/other.gguf", d, model_path);
+    return !m0 || synth(q4, SYNOR_TTYPE_Q4_0, 96, 9) || synth(other, SYNOR_TTYPE_Q8_0, 96, 77);
+}
+
 /* A greedy request alone decodes speculatively and gets the tokens it gets
  * without a draft, whatever the draft proposes; requests together run
  * plain steps until one is left. */
 TEST(speculative_rounds_give_the_same_tokens)
 {
-    synor_llm *m0 = load(); /* makes model_path */
-    ASSERT(m0 != NULL);
-    synor_llm_destroy(m0);
-    char q4[80], other[80];
-    snprintf(q4, sizeof q4, "%.*s/q4.gguf", (int)(strrchr(model_path, '/') - model_path),
-             model_path);
-    snprintf(other, sizeof other, "%.*s/other.gguf",
-             (int)(strrchr(model_path, '/') - model_path), model_path);
-    ASSERT_OK(synth(q4, SYNOR_TTYPE_Q4_0, 96, 9));     /* the target's weights in 4 bits */
-    ASSERT_OK(synth(other, SYNOR_TTYPE_Q8_0, 96, 77)); /* unrelated: mostly rejected */
+    char q4[96], other[96];
+    ASSERT_OK(drafts(q4, other));
     synor_llm_sched_stats st, one;
     for (unsigned k = 1; k <= 7; k += 3) {
         ASSERT_OK(run_spec(q4, k, 0, 0, &one));
@@ -762,16 +762,14 @@ TEST(sampled_requests_speculate_with_their_own_draws)
     synor_runtime_destroy(rt);
     unlink(small);
     char q4[96], other[96];
-    snprintf(q4, sizeof q4, "%s/q4.gguf", dir);
-    snprintf(other, sizeof other, "%s/other.gguf", dir);
-    ASSERT_OK(synth(q4, SYNOR_TTYPE_Q4_0, 96, 9));
-    ASSERT_OK(synth(other, SYNOR_TTYPE_Q8_0, 96, 77));
+    ASSERT_OK(drafts(q4, other));
     synor_llm_sched_stats alone1, many;
     for (sampled = 1; sampled <= 3; sampled++) {
         dseqs = 1;
         ASSERT_OK(run_spec(q4, 4, 0, 0, &alone1));
         ASSERT(alone1.spec_rounds > 0 && alone1.spec_accepted > 0);
-        ASSERT_OK(run_spec(q4, (unsigned)(2 * sampled), 3, 0, &alone1)); /* beside others, then alone */
+        /* beside others, then alone */
+        ASSERT_OK(run_spec(q4, (unsigned)(2 * sampled), 3, 0, &alone1));
         ASSERT(alone1.spec_rounds > 0);
         dseqs = NREQ;
         ASSERT_OK(run_spec(q4, 4, -1, 0, &many));
@@ -780,8 +778,7 @@ TEST(sampled_requests_speculate_with_their_own_draws)
         ASSERT_OK(run_spec(other, 3, -1, 0, &many));
         ASSERT(many.spec_accepted < many.spec_proposed);
     }
-    sampled = 0;
-    dseqs = 1;
+    sampled = 0, dseqs = 1;
     unlink(q4);
     unlink(other);
 }
