@@ -49,8 +49,20 @@ TEST(completion_defaults_and_fields)
     ASSERT(r.temperature == 0 && r.top_p == 0.5 && r.top_k == 7 && r.stream);
     ASSERT(r.has_seed && r.seed == 9);
     ASSERT_STREQ(r.user, "x");
+    ASSERT_EQ(r.n_stop, 0);
     synor__serve_req_free(&r);
     ASSERT(r.user == NULL);
+    /* stop: a string, or up to four; an empty array is none */
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"stop\":\"\\n\"}", 0, &r));
+    ASSERT(r.n_stop == 1 && !strcmp(r.stop[0], "\n"));
+    synor__serve_req_free(&r);
+    ASSERT(r.n_stop == 0 && r.stop[0] == NULL);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"stop\":[\"a b\",\"\\nuser:\",\"c\",\"d\"]}", 0, &r));
+    ASSERT(r.n_stop == 4 && !strcmp(r.stop[1], "\nuser:") && !strcmp(r.stop[3], "d"));
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"stop\":[]}", 0, &r));
+    ASSERT_EQ(r.n_stop, 0);
+    synor__serve_req_free(&r);
 }
 
 TEST(chat_template)
@@ -91,8 +103,17 @@ TEST(errors_name_position_field_and_value)
     ASSERT_CONTAINS(synor_errmsg(), "missing required field \"prompt\"");
     ASSERT(parse("\"x\"", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "request: expected object, found string");
-    ASSERT(parse("{\"prompt\":\"x\",\"stop\":\"\\n\"}", 0, &r) < 0);
-    ASSERT_CONTAINS(synor_errmsg(), "stop: not supported");
+    ASSERT(parse("{\"prompt\":\"x\",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "stop: at most 4 stop sequences, found 5");
+    ASSERT(parse("{\"prompt\":\"x\",\"stop\":[\"a\",\"\"]}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "stop[1]: a stop sequence is 1 to 256 bytes");
+    ASSERT(parse("{\"prompt\":\"x\",\"stop\":[\"a\",7]}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "stop[1]: expected string, found number");
+    ASSERT(parse("{\"prompt\":\"x\",\"stop\":7}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "stop: expected string, found number");
+    ASSERT(r.n_stop == 0 && r.stop[0] == NULL);
+    ASSERT(parse("{\"prompt\":\"x\",\"logprobs\":2}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "logprobs: not supported");
     ASSERT(parse("{\"prompt\":\"x\",\"n\":3}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "n: only one choice");
     ASSERT(parse("{\"prompt\":\"x\",\"frequency_penalty\":0.5}", 0, &r) < 0);

@@ -22,9 +22,9 @@ static const synor__jval *opt(const synor__jval *root, const char *key)
  * a client never gets an answer that silently differs from what it asked. */
 static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root)
 {
-    static const char *const never[] = {"stop",       "logprobs",  "top_logprobs", "echo",
-                                        "suffix",     "best_of",   "logit_bias",   "tools",
-                                        "functions",  "response_format"};
+    static const char *const never[] = {"logprobs",  "top_logprobs", "echo",     "suffix",
+                                        "best_of",   "logit_bias",   "tools",    "functions",
+                                        "response_format"};
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(never); i++) {
         const synor__jval *v = opt(root, never[i]);
         if (v && !(v->type == SYNOR__J_BOOL && !v->u.boolean) &&
@@ -88,6 +88,42 @@ static int message_content(const synor__jdoc *d, const synor__jval *c, const cha
         synor__buf_append(out, text->u.str.s, text->u.str.len);
     }
     return 0;
+}
+
+/* One stop sequence: 1 to SYNOR__SERVE_STOP_BYTES bytes, no NUL. */
+static int stop_one(const synor__jdoc *d, const synor__jval *v, const char *path,
+                    synor__serve_req *out)
+{
+    int e = synor__json_expect(d, v, path, SYNOR__J_STRING);
+    if (e)
+        return e;
+    if (v->u.str.len == 0 || v->u.str.len > SYNOR__SERVE_STOP_BYTES ||
+        strlen(v->u.str.s) != v->u.str.len)
+        return synor__json_fail(d, v, SYNOR_ESCHEMA, path,
+                                "a stop sequence is 1 to %d bytes without NUL, found %zu bytes",
+                                SYNOR__SERVE_STOP_BYTES, v->u.str.len);
+    if (!(out->stop[out->n_stop] = synor__strdup(v->u.str.s)))
+        return synor__error(SYNOR_ENOMEM, "out of memory reading the request");
+    out->n_stop++;
+    return 0;
+}
+
+/* "stop": a string, or an array of at most SYNOR__SERVE_MAX_STOP. */
+static int stop_field(const synor__jdoc *d, const synor__jval *v, synor__serve_req *out)
+{
+    if (v->type != SYNOR__J_ARRAY)
+        return stop_one(d, v, "stop", out);
+    if (v->u.arr.n > SYNOR__SERVE_MAX_STOP)
+        return synor__json_fail(d, v, SYNOR_ESCHEMA, "stop",
+                                "at most %d stop sequences, found %zu", SYNOR__SERVE_MAX_STOP,
+                                v->u.arr.n);
+    int e = 0;
+    for (size_t i = 0; i < v->u.arr.n && !e; i++) {
+        char path[16];
+        snprintf(path, sizeof path, "stop[%zu]", i);
+        e = stop_one(d, v->u.arr.items[i], path, out);
+    }
+    return e;
 }
 
 static int chat_prompt(const synor__jdoc *d, const synor__jval *root, synor__buf *b)
@@ -205,6 +241,8 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
         e = synor__json_expect(d, v, "stream", SYNOR__J_BOOL);
         out->stream = !e && v->u.boolean;
     }
+    if (!e && (v = opt(root, "stop")))
+        e = stop_field(d, v, out);
     if (!e) {
         synor__buf_append(&prompt, "", 0);
         if (prompt.failed || !prompt.data) {
@@ -229,6 +267,11 @@ void synor__serve_req_free(synor__serve_req *r)
     synor__free(r->model);
     synor__free(r->user);
     r->prompt = r->model = r->user = NULL;
+    for (int i = 0; i < r->n_stop; i++) {
+        synor__free(r->stop[i]);
+        r->stop[i] = NULL;
+    }
+    r->n_stop = 0;
 }
 
 /* Length of the well-formed UTF-8 character at p (Unicode table 3-7), or

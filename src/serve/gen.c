@@ -7,7 +7,14 @@
  * A request is shared by two threads with different lifetimes (the engine
  * until on_done, the connection until its response is freed, which is
  * earlier when the client goes away), so it is counted: freed by the last
- * of the two. */
+ * of the two.
+ *
+ * Stop sequences ("stop"): after each token the text is searched for them
+ * where a match could end in the token's bytes; the first match cuts the
+ * answer before it and stops the generation (finish_reason "stop"). A
+ * stream holds back, besides an incomplete character, the longest end of
+ * its text that begins some stop sequence, until the next token shows
+ * whether it is one. */
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +54,9 @@ struct serve_gen {
     /* an answer from a cache: "memory", "disk" (exact) or "semantic" */
     const char *tier;
     float similarity;
+    char *stop[SYNOR__SERVE_MAX_STOP]; /* the request's stop sequences (copies) */
+    int n_stop;
+    int stop_hit; /* under mu: the answer ended at one */
 };
 
 static void gen_unref(serve_gen *g)
@@ -63,7 +73,43 @@ static void gen_unref(serve_gen *g)
     synor__buf_free(&g->out);
     synor__free(g->bg_key);
     synor__free(g->bg_ekey);
+    for (int i = 0; i < g->n_stop; i++)
+        synor__free(g->stop[i]);
     synor__free(g);
+}
+
+/* The first stop sequence in b that ends at or after byte `from` (bytes
+ * before it were searched before): b is cut where it starts; 1 if found. */
+static int stop_cut(const serve_gen *g, synor__buf *b, size_t from)
+{
+    size_t best = SIZE_MAX;
+    for (int i = 0; i < g->n_stop; i++) {
+        size_t n = strlen(g->stop[i]);
+        for (size_t p = from + 1 > n ? from + 1 - n : 0; p + n <= b->len && p < best; p++)
+            if (!memcmp(b->data + p, g->stop[i], n)) {
+                best = p;
+                break;
+            }
+    }
+    if (best == SIZE_MAX)
+        return 0;
+    b->len = best;
+    return 1;
+}
+
+/* How many bytes at the end of b begin some stop sequence (the longest). */
+static size_t stop_tail(const serve_gen *g, const synor__buf *b)
+{
+    size_t keep = 0;
+    for (int i = 0; i < g->n_stop; i++) {
+        size_t n = strlen(g->stop[i]);
+        for (size_t l = n - 1 < b->len ? n - 1 : b->len; l > keep; l--)
+            if (!memcmp(b->data + b->len - l, g->stop[i], l)) {
+                keep = l;
+                break;
+            }
+    }
+    return keep;
 }
 
 /* The start of every streamed chunk, up to the text. */
@@ -113,20 +159,27 @@ static int on_token(uint64_t id, int32_t token, void *user)
     atomic_fetch_add(&s->gen_tokens, 1);
     pthread_mutex_lock(&g->mu);
     g->generated++;
-    if (!g->stream) {
-        synor__buf_append(&g->text, piece, (size_t)n);
-    } else {
-        synor__buf_append(&g->held, piece, (size_t)n);
-        size_t k = g->held.data ? synor__serve_utf8_ready(g->held.data, g->held.len) : 0;
+    synor__buf *b = g->stream ? &g->held : &g->text;
+    size_t from = b->len;
+    synor__buf_append(b, piece, (size_t)n);
+    int stop = g->n_stop && b->data && !b->failed && stop_cut(g, b, from);
+    g->stop_hit |= stop;
+    if (g->stream) {
+        /* after a stop the text before it is whole: all of it goes */
+        size_t k = !b->data ? 0 : stop ? b->len : synor__serve_utf8_ready(b->data, b->len);
+        if (!stop && g->n_stop && b->data) {
+            size_t t = stop_tail(g, b);
+            k = k < b->len - t ? k : b->len - t;
+        }
         if (k) {
-            emit_text(g, g->held.data, k);
-            memmove(g->held.data, g->held.data + k, g->held.len - k);
-            g->held.len -= k;
+            emit_text(g, b->data, k);
+            memmove(b->data, b->data + k, b->len - k);
+            b->len -= k;
         }
         pthread_cond_signal(&g->cv);
     }
     pthread_mutex_unlock(&g->mu);
-    return 0;
+    return stop;
 }
 
 static void on_done(uint64_t id, int reason, void *user)
@@ -328,6 +381,14 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_p
     synor__buf_init(&g->text);
     synor__buf_init(&g->held);
     synor__buf_init(&g->out);
+    for (int i = 0; i < q->n_stop; i++) {
+        if (!(g->stop[i] = synor__strdup(q->stop[i]))) {
+            g->refs = 1;
+            gen_unref(g);
+            return NULL;
+        }
+        g->n_stop = i + 1;
+    }
     return g;
 }
 
@@ -340,18 +401,29 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
         return NULL;
     size_t n = synor_cache_key(NULL, 0, s->model_name, q->prompt, (int)q->max_tokens,
                                (float)q->temperature, (int)q->top_k, (float)q->top_p, q->seed);
-    char *k = synor__malloc(n);
-    if (k)
+    size_t all = n; /* then each stop sequence: 4 bytes of length, its bytes */
+    for (int i = 0; i < q->n_stop; i++)
+        all += 4 + strlen(q->stop[i]);
+    char *k = synor__malloc(all);
+    if (k) {
         synor_cache_key(k, n, s->model_name, q->prompt, (int)q->max_tokens, (float)q->temperature,
                         (int)q->top_k, (float)q->top_p, q->seed);
-    *klen = n;
+        for (int i = 0; i < q->n_stop; i++) {
+            uint32_t l = (uint32_t)strlen(q->stop[i]);
+            memcpy(k + n, &l, 4);
+            memcpy(k + n + 4, q->stop[i], l);
+            n += 4 + l;
+        }
+    }
+    *klen = all;
     return k;
 }
 
 char *synor__serve_gen_value(serve_gen *g, size_t *len)
 {
     pthread_mutex_lock(&g->mu);
-    int keep = g->done && (g->reason == SYNOR_LLM_DONE_LENGTH || g->reason == SYNOR_LLM_DONE_EOS);
+    int keep = g->done && (g->reason == SYNOR_LLM_DONE_LENGTH || g->reason == SYNOR_LLM_DONE_EOS ||
+                           (g->reason == SYNOR_LLM_DONE_STOPPED && g->stop_hit));
     size_t n = g->text.len;
     char *v = keep && !g->text.failed ? synor__malloc(9 + n) : NULL;
     if (v) {
@@ -454,7 +526,7 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     }
     size_t klen = 0, pklen = 0;
     char *key = synor__serve_cache_key(s, &q, &klen);
-    char *pkey = s->pred && !q.stream ? synor__serve_pred_key(s, &q, &pklen) : NULL;
+    char *pkey = s->pred && !q.stream && !q.n_stop ? synor__serve_pred_key(s, &q, &pklen) : NULL;
     if (key) {
         char *v;
         size_t vlen;
@@ -488,7 +560,7 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     synor__free(pkey);
     /* the semantic cache: whole answers (not streamed) to similar prompts */
     float *emb = NULL;
-    if (s->sem && !q.stream) {
+    if (s->sem && !q.stream && !q.n_stop) { /* (an answer cut at a stop is no answer to others) */
         const synor_llm_hparams *h = synor_llm_hparams_get(s->m);
         emb = synor__malloc((size_t)h->dim * sizeof *emb);
         if (emb && synor__serve_embed(s, q.prompt, emb) != 0) {

@@ -9,6 +9,11 @@
 
 #include "common/common.h"
 
+/* OpenAI's "stop": at most this many sequences, each 1 to
+ * SYNOR__SERVE_STOP_BYTES bytes. */
+#define SYNOR__SERVE_MAX_STOP 4
+#define SYNOR__SERVE_STOP_BYTES 256
+
 /* A completion or chat completion request, checked. */
 typedef struct synor__serve_req {
     int chat;        /* /v1/chat/completions */
@@ -21,12 +26,16 @@ typedef struct synor__serve_req {
     uint64_t seed;
     int has_seed;
     char *user; /* OpenAI's "user" field (at most 256 bytes), or NULL */
+    /* "stop": a string or an array of them (none: null, an empty array);
+     * the answer ends before the first place any of them appears in it */
+    char *stop[SYNOR__SERVE_MAX_STOP];
+    int n_stop;
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
  * synor_errmsg() names the line and column (malformed JSON) or the field
- * and value. Fields the engine cannot honour (n > 1, stop, logprobs,
- * penalties, ...) are refused by name; other unknown fields are ignored, as
+ * and value. Fields the engine cannot honour (n > 1, logprobs, penalties,
+ * ...) are refused by name; other unknown fields are ignored, as
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
 void synor__serve_req_free(synor__serve_req *r);

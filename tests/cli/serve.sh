@@ -115,6 +115,43 @@ while IFS= read -r l; do
 done < <(grep '^data: ' "$tmp/body")
 check chat-stream-text cmp -s "$tmp/streamed" "$tmp/want"
 
+# stop sequences: the answer ends before the first place one appears, whole and streamed. A
+# seeded answer at temperature 4 (the generated weights' greedy text is one piece repeated); the
+# stop: its first 4 letters whose two halves differ, so several tokens, the first of which a
+# stream must hold back until the next shows the stop
+sp='"temperature":4,"top_p":1,"seed":3'
+expect "Synor places" 24 --temp 4 --top-p 1 --seed 3 >"$tmp/full"
+full=$(cat "$tmp/full")
+stop=$(awk '{ for (i = 1; i + 3 <= length($0); i++) { w = substr($0, i, 4)
+  if (w ~ /^[a-z]+$/ && substr(w, 1, 2) != substr(w, 3, 2)) { print w; exit } } }' "$tmp/full")
+printf '%s' "${full%%"$stop"*}" >"$tmp/want"
+check stop-word     [ -n "$stop" ]
+check stop-cut      [ "$(wc -c <"$tmp/want")" -lt "$(wc -c <"$tmp/full")" ]
+check stop          [ "$(req POST /v1/completions "{\"prompt\":\"Synor places\",\"max_tokens\":24,$sp,\"stop\":\"$stop\"}")" = 200 ]
+get choices.0.text >"$tmp/got"
+check stop-text     cmp -s "$tmp/got" "$tmp/want"
+check stop-fin      [ "$(get choices.0.finish_reason)" = stop ]
+check stop-array    [ "$(req POST /v1/completions "{\"prompt\":\"Synor places\",\"max_tokens\":24,$sp,\"stop\":[\"qqzzy\",\"$stop\"]}")" = 200 ]
+get choices.0.text >"$tmp/got"
+check stop-array-text cmp -s "$tmp/got" "$tmp/want"
+check stop-stream   [ "$(req POST /v1/completions "{\"prompt\":\"Synor places\",\"max_tokens\":24,$sp,\"stream\":true,\"stop\":[\"$stop\"]}")" = 200 ]
+: >"$tmp/streamed"
+fin=
+while IFS= read -r l; do
+  case $l in "data: [DONE]"|"") continue ;; esac
+  printf '%s' "${l#data: }" >"$tmp/ev"
+  "$JC" -g choices.0.text <"$tmp/ev" >>"$tmp/streamed" 2>/dev/null
+  f=$("$JC" -g choices.0.finish_reason <"$tmp/ev" 2>/dev/null) && [ -n "$f" ] && fin=$f
+done < <(grep '^data: ' "$tmp/body")
+check stop-stream-text cmp -s "$tmp/streamed" "$tmp/want"
+check stop-stream-fin [ "$fin" = stop ]
+check stop-never    [ "$(req POST /v1/completions "{\"prompt\":\"Synor places\",\"max_tokens\":24,$sp,\"stop\":[\"qqzzy\"]}")" = 200 ]
+get choices.0.text >"$tmp/got"
+req POST /v1/completions "{\"prompt\":\"Synor places\",\"max_tokens\":24,$sp}" >/dev/null
+get choices.0.text >"$tmp/nostop" # (the server's JSON replaces the ill-formed bytes generate prints)
+check stop-never-text cmp -s "$tmp/got" "$tmp/nostop"
+check stop-never-fin [ "$(get choices.0.finish_reason)" = length ]
+
 # sampling: a seed gives the same text twice
 body='{"prompt":"Synor","max_tokens":16,"temperature":0.9,"top_p":0.95,"top_k":40,"seed":7}'
 req POST /v1/completions "$body" >/dev/null; get choices.0.text >"$tmp/s1"
@@ -140,8 +177,11 @@ check bad-stream-msg msg_has "stream: expected boolean"
 check bad-prompt    [ "$(req POST /v1/completions '{"prompt":[1,2]}')" = 400 ]
 check bad-prompt-msg msg_has "prompt: expected a string, found array"
 check not-object    [ "$(req POST /v1/completions '[1]')" = 400 ]
-check stop-refused  [ "$(req POST /v1/completions '{"prompt":"x","stop":["\n"]}')" = 400 ]
-check stop-msg      msg_has "stop: not supported"
+check stop-many     [ "$(req POST /v1/completions '{"prompt":"x","stop":["a","b","c","d","e"]}')" = 400 ]
+check stop-many-msg msg_has "stop: at most 4 stop sequences, found 5"
+check stop-empty    [ "$(req POST /v1/completions '{"prompt":"x","stop":""}')" = 400 ]
+check stop-empty-msg msg_has "stop: a stop sequence is 1 to 256 bytes"
+check logprobs-refused [ "$(req POST /v1/completions '{"prompt":"x","logprobs":1}')" = 400 ]
 check n-refused     [ "$(req POST /v1/completions '{"prompt":"x","n":2}')" = 400 ]
 check no-messages   [ "$(req POST /v1/chat/completions '{"max_tokens":4}')" = 400 ]
 check no-messages-msg msg_has 'missing required field "messages"'
@@ -281,11 +321,23 @@ get choices.0.text >"$tmp/c3"
 check c-seeded2     [ "$(req POST /v1/completions "$sbody")" = 200 ]
 get choices.0.text >"$tmp/c4"
 check c-seeded-same cmp -s "$tmp/c3" "$tmp/c4"
+# an answer cut at a stop sequence is kept under a key with it, and served only to that
+cstop=$(grep -oE '[a-z]{3,}' "$tmp/c1" | tail -n 1)
+xbody="{\"prompt\":\"Synor caches\",\"max_tokens\":12,\"temperature\":0,\"stop\":\"$cstop\"}"
+check c-stop        [ "$(req POST /v1/completions "$xbody")" = 200 ]
+get choices.0.text >"$tmp/c6"
+check c-stop-again  [ "$(req POST /v1/completions "$xbody")" = 200 ]
+get choices.0.text >"$tmp/c7"
+check c-stop-same   cmp -s "$tmp/c6" "$tmp/c7"
+check c-stop-cut    [ "$(wc -c <"$tmp/c6")" -lt "$(wc -c <"$tmp/c1")" ]
+check c-nostop      [ "$(req POST /v1/completions "$body")" = 200 ]
+get choices.0.text >"$tmp/c8"
+check c-nostop-whole cmp -s "$tmp/c1" "$tmp/c8"
 check c-unseeded    [ "$(req POST /v1/completions '{"prompt":"Synor caches","max_tokens":12,"temperature":0.9}')" = 200 ]
 check c-metrics     [ "$(req GET /metrics)" = 200 ]
-check c-hits        [ "$(val 'synor_cache_hits_total{tier="memory"}')" = 2 ]
-check c-misses      [ "$(val synor_cache_misses_total)" = 2 ]
-check c-requests    [ "$(val synor_requests_total)" = 3 ]
+check c-hits        [ "$(val 'synor_cache_hits_total{tier="memory"}')" = 4 ]
+check c-misses      [ "$(val synor_cache_misses_total)" = 3 ]
+check c-requests    [ "$(val synor_requests_total)" = 4 ]
 cached_pid=$pid
 kill -TERM "$cached_pid"; wait "$cached_pid"
 check c-restart     start cached2 --cache-file "$tmp/cache.db"
