@@ -50,8 +50,12 @@ TEST(completion_defaults_and_fields)
     ASSERT(r.has_seed && r.seed == 9);
     ASSERT_STREQ(r.user, "x");
     ASSERT_EQ(r.n_stop, 0);
+    ASSERT(r.presence_penalty == 0 && r.frequency_penalty == 0 && !synor__serve_req_extras(&r));
     synor__serve_req_free(&r);
     ASSERT(r.user == NULL);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"presence_penalty\":-2,\"frequency_penalty\":0.5}", 0, &r));
+    ASSERT(r.presence_penalty == -2 && r.frequency_penalty == 0.5 && synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
     /* stop: a string, or up to four; an empty array is none */
     ASSERT_OK(parse("{\"prompt\":\"x\",\"stop\":\"\\n\"}", 0, &r));
     ASSERT(r.n_stop == 1 && !strcmp(r.stop[0], "\n"));
@@ -116,8 +120,10 @@ TEST(errors_name_position_field_and_value)
     ASSERT_CONTAINS(synor_errmsg(), "logprobs: not supported");
     ASSERT(parse("{\"prompt\":\"x\",\"n\":3}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "n: only one choice");
-    ASSERT(parse("{\"prompt\":\"x\",\"frequency_penalty\":0.5}", 0, &r) < 0);
-    ASSERT_CONTAINS(synor_errmsg(), "frequency_penalty: not supported");
+    ASSERT(parse("{\"prompt\":\"x\",\"frequency_penalty\":2.5}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "frequency_penalty: value 2.5 is above the maximum 2");
+    ASSERT(parse("{\"prompt\":\"x\",\"presence_penalty\":\"high\"}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "presence_penalty: expected number");
     ASSERT(parse("{\"messages\":[]}", 1, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "messages: needs at least one message");
     ASSERT(parse("{\"messages\":[{\"role\":\"user\"}]}", 1, &r) < 0);

@@ -453,6 +453,13 @@ typedef struct synor_llm_request {
     size_t n_prompt;       /* 1 .. seq_len - 1 */
     int max_new;           /* >= 1 */
     synor_sampler sampler;
+    /* OpenAI's penalties (-2..2; 0: off): before each draw, the logit of a
+     * token the request has generated (its prompt does not count) c times
+     * is lowered by c * frequency_penalty + presence_penalty. Speculative
+     * rounds penalize the draft's rows and the target's the same way, with
+     * the round's proposals counted, so the tokens are those of plain
+     * steps. */
+    float presence_penalty, frequency_penalty;
     /* Each generated token (EOS is not passed); non-zero stops it. */
     int (*on_token)(uint64_t id, int32_t token, void *user);
     /* Once, when the request leaves: a SYNOR_LLM_DONE_* reason. */

@@ -66,6 +66,10 @@ struct synor_llm_sched {
     int32_t *dtok;  /* a draft batch's tokens */
     int32_t (*props)[32]; /* by running request: its proposals this round */
     int *kk;              /* by running request: how many */
+    /* penalized(): a row's logits after a request's penalties, and a count
+     * per token (all zero between calls) */
+    float *pen;
+    uint32_t *cnt;
 };
 
 /* The scheduler's memory (NULL members are fine), s included. */
@@ -84,6 +88,8 @@ static void free_sched(synor_llm_sched *s)
     synor__free(s->props);
     synor__free(s->kk);
     synor__free(s->slot);
+    synor__free(s->pen);
+    synor__free(s->cnt);
     synor__free(s);
 }
 
@@ -137,13 +143,16 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
         s->kk = synor__calloc(s->dmax, sizeof *s->kk);
         s->slot = synor__calloc(s->dmax, sizeof *s->slot);
     }
+    s->pen = synor__malloc((size_t)c->m->cfg.vocab_size * sizeof *s->pen);
+    s->cnt = synor__calloc((size_t)c->m->cfg.vocab_size, sizeof *s->cnt);
     s->run = synor__calloc(c->max_seqs, sizeof *s->run);
     s->admitted = synor__calloc(c->max_seqs, sizeof *s->admitted);
     s->btok = synor__malloc(c->max_batch * sizeof *s->btok);
     s->bseq = synor__malloc(c->max_batch * sizeof *s->bseq);
     s->bwant = synor__malloc(c->max_batch);
     s->brow = synor__malloc(c->max_batch * sizeof *s->brow);
-    if (!s->run || !s->admitted || !s->btok || !s->bseq || !s->bwant || !s->brow ||
+    if (!s->run || !s->admitted || !s->btok || !s->bseq || !s->bwant || !s->brow || !s->pen ||
+        !s->cnt ||
         (s->draft &&
          (!s->dreq || !s->dfed || !s->dseq || !s->dtok || !s->props || !s->kk || !s->slot)) ||
         pthread_mutex_init(&s->mu, NULL) != 0) {
@@ -217,6 +226,11 @@ int synor_llm_sched_submit(synor_llm_sched *s, const synor_llm_request *r, uint6
             return synor__error(SYNOR_EINVAL, "prompt token %zu is %d, outside the vocabulary "
                                               "of %d",
                                 i, r->prompt[i], h->vocab_size);
+    if (!(r->presence_penalty >= -2 && r->presence_penalty <= 2 && r->frequency_penalty >= -2 &&
+          r->frequency_penalty <= 2))
+        return synor__error(SYNOR_EINVAL, "synor_llm_sched_submit: penalties %g and %g (each "
+                                          "-2..2)",
+                            (double)r->presence_penalty, (double)r->frequency_penalty);
     sreq *q = synor__calloc(1, sizeof *q);
     size_t cap = r->n_prompt + (size_t)r->max_new + 1;
     if (cap > (size_t)h->seq_len + 1)
@@ -396,6 +410,35 @@ static int emit(synor_llm_sched *s, sreq *q, int32_t t)
     return reason >= 0;
 }
 
+/* Row l of q's next token after n_extra tokens more than it has
+ * generated (a round's proposals so far), with q's penalties (counts over
+ * its generated tokens and the extra ones): in s->pen, or l itself
+ * without penalties. */
+static const float *penalized(synor_llm_sched *s, const sreq *q, const float *l,
+                              const int32_t *extra, int n_extra)
+{
+    float pp = q->r.presence_penalty, fp = q->r.frequency_penalty;
+    if (pp == 0 && fp == 0)
+        return l;
+    memcpy(s->pen, l, (size_t)s->c->m->cfg.vocab_size * sizeof *l);
+    const int32_t *gen = q->toks + q->r.n_prompt;
+    size_t ng = q->ntok - q->r.n_prompt;
+    for (size_t i = 0; i < ng; i++)
+        s->cnt[gen[i]]++;
+    for (int i = 0; i < n_extra; i++)
+        s->cnt[extra[i]]++;
+    for (size_t i = 0; i < ng + (size_t)n_extra; i++) {
+        int32_t t = i < ng ? gen[i] : extra[i - ng];
+        if (s->cnt[t]) { /* once per token: c * fp + pp, then its count cleared */
+            float d = (float)s->cnt[t] * fp;
+            d += pp;
+            s->pen[t] -= d;
+            s->cnt[t] = 0;
+        }
+    }
+    return s->pen;
+}
+
 static void advance(synor_llm_sched *s, size_t n)
 {
     const synor_llm_hparams *h = &s->c->m->cfg;
@@ -406,7 +449,7 @@ static void advance(synor_llm_sched *s, size_t n)
         sreq *q = s->brow[i];
         if (!q)
             continue;
-        const float *l = synor_llm_logits(s->c, i);
+        const float *l = penalized(s, q, synor_llm_logits(s->c, i), NULL, 0);
         int32_t t = synor_sampler_sample(&q->r.sampler, l, h->vocab_size);
         gen += t != synor_tokenizer_eos(s->c->m->tok);
         emit(s, q, t);
@@ -481,7 +524,8 @@ static int draft_catch_up(synor_llm_sched *s, sreq *q, unsigned si, synor_sample
             s->dfed[si] += rows;
     }
     if (!e)
-        *first = synor_sampler_sample(g, synor_llm_logits(d, rows - 1), d->m->cfg.vocab_size);
+        *first = synor_sampler_sample(g, penalized(s, q, synor_llm_logits(d, rows - 1), NULL, 0),
+                                      d->m->cfg.vocab_size);
     return e;
 }
 
@@ -534,7 +578,9 @@ static size_t spec_round(synor_llm_sched *s)
         for (unsigned i = 0; i < n; i++)
             if (s->kk[i] > j) {
                 s->dfed[s->slot[i]]++;
-                s->props[i][j] = synor_sampler_sample(&ahead[i], synor_llm_logits(d, r++), V);
+                s->props[i][j] = synor_sampler_sample(
+                    &ahead[i], penalized(s, rq[i], synor_llm_logits(d, r++), s->props[i], (int)j),
+                    V);
             }
     }
     /* the check: each request's last token and its proposals */
@@ -570,7 +616,9 @@ static size_t spec_round(synor_llm_sched *s)
         int a = 0, kk = s->kk[i];
         nout[i] = 0;
         for (; a <= kk; a++) {
-            int32_t t = synor_sampler_sample(&q->r.sampler, synor_llm_logits(c, off[i] + (size_t)a), V);
+            int32_t t = synor_sampler_sample(
+                &q->r.sampler, penalized(s, q, synor_llm_logits(c, off[i] + (size_t)a), s->props[i], a),
+                V);
             out[i][nout[i]++] = t;
             if (a == kk || t != s->props[i][a])
                 break;

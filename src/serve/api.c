@@ -32,13 +32,6 @@ static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root)
             return synor__json_fail(d, v, SYNOR_ENOTSUP, never[i],
                                     "not supported by synor serve");
     }
-    static const char *const zero[] = {"presence_penalty", "frequency_penalty"};
-    for (size_t i = 0; i < SYNOR__ARRAY_LEN(zero); i++) {
-        const synor__jval *v = opt(root, zero[i]);
-        if (v && !(v->type == SYNOR__J_NUMBER && v->u.n.num == 0))
-            return synor__json_fail(d, v, SYNOR_ENOTSUP, zero[i],
-                                    "not supported by synor serve (only 0)");
-    }
     const synor__jval *n = opt(root, "n");
     if (n && !(n->type == SYNOR__J_NUMBER && n->u.n.is_int && n->u.n.inum == 1))
         return synor__json_fail(d, n, SYNOR_ENOTSUP, "n",
@@ -243,6 +236,10 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
     }
     if (!e && (v = opt(root, "stop")))
         e = stop_field(d, v, out);
+    if (!e && (v = opt(root, "presence_penalty")))
+        e = synor__json_number(d, v, "presence_penalty", -2, 2, &out->presence_penalty);
+    if (!e && (v = opt(root, "frequency_penalty")))
+        e = synor__json_number(d, v, "frequency_penalty", -2, 2, &out->frequency_penalty);
     if (!e) {
         synor__buf_append(&prompt, "", 0);
         if (prompt.failed || !prompt.data) {
@@ -259,6 +256,11 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
     if (e)
         synor__serve_req_free(out);
     return e;
+}
+
+int synor__serve_req_extras(const synor__serve_req *r)
+{
+    return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0;
 }
 
 void synor__serve_req_free(synor__serve_req *r)

@@ -401,19 +401,30 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
         return NULL;
     size_t n = synor_cache_key(NULL, 0, s->model_name, q->prompt, (int)q->max_tokens,
                                (float)q->temperature, (int)q->top_k, (float)q->top_p, q->seed);
-    size_t all = n; /* then each stop sequence: 4 bytes of length, its bytes */
+    /* then, tagged: each stop sequence ('S', 4 bytes of length, its
+     * bytes), the penalties ('P', 'F' and a float's bits) where not 0 */
+    float pen[2] = {(float)q->presence_penalty, (float)q->frequency_penalty};
+    size_t all = n;
     for (int i = 0; i < q->n_stop; i++)
-        all += 4 + strlen(q->stop[i]);
+        all += 5 + strlen(q->stop[i]);
+    all += (pen[0] != 0) * 5 + (pen[1] != 0) * 5;
     char *k = synor__malloc(all);
     if (k) {
         synor_cache_key(k, n, s->model_name, q->prompt, (int)q->max_tokens, (float)q->temperature,
                         (int)q->top_k, (float)q->top_p, q->seed);
         for (int i = 0; i < q->n_stop; i++) {
             uint32_t l = (uint32_t)strlen(q->stop[i]);
-            memcpy(k + n, &l, 4);
-            memcpy(k + n + 4, q->stop[i], l);
-            n += 4 + l;
+            k[n] = 'S';
+            memcpy(k + n + 1, &l, 4);
+            memcpy(k + n + 5, q->stop[i], l);
+            n += 5 + l;
         }
+        for (int i = 0; i < 2; i++)
+            if (pen[i] != 0) {
+                k[n] = "PF"[i];
+                memcpy(k + n + 1, &pen[i], 4);
+                n += 5;
+            }
     }
     *klen = all;
     return k;
@@ -489,6 +500,8 @@ static int submit_gen(synor_server *s, serve_gen *g, const synor__serve_req *q, 
     uint64_t seed = q->has_seed ? q->seed : synor__serve_now_ns() ^ (seq * 0x9E3779B97F4A7C15ull);
     synor_sampler_init(&rq->sampler, (float)q->temperature, (int)q->top_k,
                        q->temperature > 0 ? (float)q->top_p : 1.0f, seed);
+    rq->presence_penalty = (float)q->presence_penalty;
+    rq->frequency_penalty = (float)q->frequency_penalty;
     g->t_submit = synor__serve_now_ns();
     int e = s->stopping ? SYNOR_ESTATE : synor_llm_sched_submit(s->sched, rq, &g->id);
     if (!e) {
@@ -526,7 +539,9 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     }
     size_t klen = 0, pklen = 0;
     char *key = synor__serve_cache_key(s, &q, &klen);
-    char *pkey = s->pred && !q.stream && !q.n_stop ? synor__serve_pred_key(s, &q, &pklen) : NULL;
+    char *pkey = s->pred && !q.stream && !synor__serve_req_extras(&q)
+                     ? synor__serve_pred_key(s, &q, &pklen)
+                     : NULL;
     if (key) {
         char *v;
         size_t vlen;
@@ -558,9 +573,10 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
         }
     }
     synor__free(pkey);
-    /* the semantic cache: whole answers (not streamed) to similar prompts */
+    /* the semantic cache: whole answers (not streamed; no stop sequences or
+     * penalties) to similar prompts */
     float *emb = NULL;
-    if (s->sem && !q.stream && !q.n_stop) { /* (an answer cut at a stop is no answer to others) */
+    if (s->sem && !q.stream && !synor__serve_req_extras(&q)) {
         const synor_llm_hparams *h = synor_llm_hparams_get(s->m);
         emb = synor__malloc((size_t)h->dim * sizeof *emb);
         if (emb && synor__serve_embed(s, q.prompt, emb) != 0) {

@@ -247,7 +247,7 @@ static void start_one(synor_server *s, const char *str)
 
 void synor__serve_predict_after(synor_server *s, const synor__serve_req *q)
 {
-    if (!s->pred || !q->user || q->stream || q->n_stop)
+    if (!s->pred || !q->user || q->stream || synor__serve_req_extras(q))
         return;
     char *str = encode(q);
     int e = str ? synor_predictor_observe(s->pred, q->user, str) : SYNOR_ENOMEM;

@@ -30,6 +30,7 @@ typedef struct synor__serve_req {
      * the answer ends before the first place any of them appears in it */
     char *stop[SYNOR__SERVE_MAX_STOP];
     int n_stop;
+    double presence_penalty, frequency_penalty; /* -2..2, default 0 */
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
@@ -39,6 +40,10 @@ typedef struct synor__serve_req {
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
 void synor__serve_req_free(synor__serve_req *r);
+/* Whether r has stop sequences or penalties: fields the semantic cache
+ * and the predictor do not key their answers by, so such a request takes
+ * no part in them. */
+int synor__serve_req_extras(const synor__serve_req *r);
 
 /* The chat template: each message as "ROLE: CONTENT\n", then
  * "assistant: " (appended to b). */

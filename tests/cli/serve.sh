@@ -152,6 +152,17 @@ get choices.0.text >"$tmp/nostop" # (the server's JSON replaces the ill-formed b
 check stop-never-text cmp -s "$tmp/got" "$tmp/nostop"
 check stop-never-fin [ "$(get choices.0.finish_reason)" = length ]
 
+# presence and frequency penalties: the generated weights' greedy text repeats one piece, and
+# penalties move it on (kept for the speculative server's check below)
+pbody='{"prompt":"Synor places","max_tokens":24,"temperature":0,"presence_penalty":2,"frequency_penalty":1.5}'
+check pen           [ "$(req POST /v1/completions "$pbody")" = 200 ]
+get choices.0.text >"$tmp/pen-main"
+expect "Synor places" 24 >"$tmp/want"
+differ() { ! cmp -s "$1" "$2"; }
+check pen-differs   differ "$tmp/pen-main" "$tmp/want"
+check pen-bad       [ "$(req POST /v1/completions '{"prompt":"x","presence_penalty":3}')" = 400 ]
+check pen-bad-msg   msg_has "presence_penalty: value 3 is above the maximum 2"
+
 # sampling: a seed gives the same text twice
 body='{"prompt":"Synor","max_tokens":16,"temperature":0.9,"top_p":0.95,"top_k":40,"seed":7}'
 req POST /v1/completions "$body" >/dev/null; get choices.0.text >"$tmp/s1"
@@ -529,6 +540,10 @@ if start spec --model-name tiny --no-cache --draft "$tmp/q4.gguf" --speculate 3 
   check spec-seeded-k [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":24,"temperature":1.2,"top_k":30,"top_p":0.9,"seed":3}')" = 200 ]
   get choices.0.text >"$tmp/got"; expect "Synor places" 24 --temp 1.2 --top-k 30 --top-p 0.9 --seed 3 >"$tmp/want"
   check spec-seeded-k-text cmp -s "$tmp/got" "$tmp/want"
+  # penalties: in rounds the draft's rows and the model's are penalized alike, so the same text
+  check spec-pen      [ "$(req POST /v1/completions "$pbody")" = 200 ]
+  get choices.0.text >"$tmp/got"
+  check spec-pen-text cmp -s "$tmp/got" "$tmp/pen-main"
   check spec-metrics  [ "$(req GET /metrics)" = 200 ]
   check spec-rounds   [ "$(val synor_spec_rounds_total)" -gt 0 ]
   check spec-accepted [ "$(val synor_spec_accepted_total)" -gt 0 ]
