@@ -1,9 +1,13 @@
 /* llm_fixture.h - what the engine's tests share: a started runtime of n
  * CPU workers, unpinned, with no OpenCL or CUDA device (the engine's
  * kernels are CPU kernels; tests must not depend on the devices present);
- * and the tiny generated model they build. */
+ * the tiny generated model they build; and a plain decode loop to check
+ * the scheduler and speculative decoding against. */
 #ifndef SYNOR_LLM_FIXTURE_H
 #define SYNOR_LLM_FIXTURE_H
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "synor/llm.h"
 #include "synor/runtime.h"
@@ -22,6 +26,41 @@ static inline synor_runtime *llm_test_runtime(unsigned workers)
         return NULL;
     }
     return rt;
+}
+
+/* Decodes alone on a fresh context: the prompt p (n tokens) as one batch,
+ * then one token per batch, each drawn by s from its row - from a copy
+ * that adjust (when not NULL) changed first, told the k tokens so far -
+ * until EOS (not kept) or max_new. Returns the count of tokens in out, or
+ * -1 when the model cannot run. */
+typedef void (*llm_test_adjust)(float *row, int n_vocab, const int32_t *out, int k, void *user);
+static inline int llm_test_decode(synor_llm *m, synor_runtime *rt, const int32_t *p, size_t n,
+                                  synor_sampler *s, int max_new, int32_t *out,
+                                  llm_test_adjust adjust, void *user)
+{
+    int V = synor_llm_hparams_get(m)->vocab_size, k = -1;
+    synor_llm_ctx *c;
+    if (synor_llm_ctx_create(m, rt, NULL, &c))
+        return -1;
+    unsigned *seqs = (unsigned *)calloc(n, sizeof *seqs);
+    float *row = (float *)malloc((size_t)V * sizeof *row);
+    if (seqs && row && synor_llm_batch(c, n, p, seqs, NULL) == 0) {
+        const float *l = synor_llm_logits(c, n - 1);
+        for (k = 0; k < max_new; k++) {
+            memcpy(row, l, (size_t)V * sizeof *row);
+            if (adjust)
+                adjust(row, V, out, k, user);
+            out[k] = synor_sampler_sample(s, row, V);
+            if (out[k] == synor_tokenizer_eos(synor_llm_tokenizer(m)) ||
+                synor_llm_batch(c, 1, &out[k], seqs, NULL))
+                break;
+            l = synor_llm_logits(c, 0);
+        }
+    }
+    free(seqs);
+    free(row);
+    synor_llm_ctx_destroy(c);
+    return k;
 }
 
 /* The tiny model's recipe: dim 64, hidden 96, `layers` layers, 4 heads over

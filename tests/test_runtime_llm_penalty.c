@@ -49,44 +49,37 @@ static void request_of(int i, int32_t *p, size_t *n, synor_sampler *s, float *pp
     *fp = freq[i];
 }
 
+/* The penalties of a request, applied by the reference (counts over the
+ * tokens generated so far: c * fp + pp off each one's logit). */
+typedef struct pen {
+    float pp, fp;
+} pen;
+
+static void penalize(float *row, int n_vocab, const int32_t *out, int k, void *user)
+{
+    const pen *q = user;
+    unsigned cnt[V] = {0};
+    (void)n_vocab;
+    for (int j = 0; j < k; j++)
+        cnt[out[j]]++;
+    for (int t = 0; t < V; t++)
+        if (cnt[t]) {
+            float d = (float)cnt[t] * q->fp;
+            d += q->pp;
+            row[t] -= d;
+        }
+}
+
 /* The reference: request i alone, one token per batch, the penalties
- * applied here (counts over the generated tokens: c * fp + pp off each
- * generated token's logit). Returns the count of tokens in out. */
+ * applied here. Returns the count of tokens in out. */
 static int reference(synor_llm *m, synor_runtime *rt, int i, int32_t *out)
 {
-    synor_llm_ctx *c;
-    if (synor_llm_ctx_create(m, rt, NULL, &c))
-        return -1;
     int32_t p[16];
     size_t n;
     synor_sampler s;
-    float pp, fp;
-    request_of(i, p, &n, &s, &pp, &fp);
-    unsigned seqs[16] = {0};
-    int k = 0;
-    if (synor_llm_batch(c, n, p, seqs, NULL) == 0) {
-        const float *l = synor_llm_logits(c, n - 1);
-        for (k = 0; k < MAXNEW; k++) {
-            float row[V];
-            unsigned cnt[V] = {0};
-            memcpy(row, l, sizeof row);
-            for (int j = 0; j < k; j++)
-                cnt[out[j]]++;
-            for (int t = 0; t < V; t++)
-                if (cnt[t]) {
-                    float d = (float)cnt[t] * fp;
-                    d += pp;
-                    row[t] -= d;
-                }
-            out[k] = synor_sampler_sample(&s, row, V);
-            if (out[k] == synor_tokenizer_eos(synor_llm_tokenizer(m)) ||
-                synor_llm_batch(c, 1, &out[k], seqs, NULL))
-                break;
-            l = synor_llm_logits(c, 0);
-        }
-    }
-    synor_llm_ctx_destroy(c);
-    return k;
+    pen q;
+    request_of(i, p, &n, &s, &q.pp, &q.fp);
+    return llm_test_decode(m, rt, p, n, &s, MAXNEW, out, penalize, &q);
 }
 
 typedef struct got {

@@ -84,29 +84,13 @@ static void sampler_of(int i, synor_sampler *s)
  * then one token per batch. */
 static int alone(synor_llm *m, synor_runtime *rt, int i, int32_t *out)
 {
-    synor_llm_ctx *c;
-    if (synor_llm_ctx_create(m, rt, NULL, &c))
-        return -1;
     int32_t p[32];
     size_t n;
-    unsigned seqs[32] = {0};
+    synor_sampler s;
     prompt_of(i, p, &n);
-    int k = 0;
-    if (synor_llm_batch(c, n, p, seqs, NULL) == 0) {
-        const float *l = synor_llm_logits(c, n - 1);
-        synor_sampler s;
-        sampler_of(i, &s);
-        for (k = 0; k < MAXNEW; k++) {
-            out[k] = synor_sampler_sample(&s, l, synor_llm_hparams_get(m)->vocab_size);
-            if (out[k] == synor_tokenizer_eos(synor_llm_tokenizer(m)))
-                break;
-            if (synor_llm_batch(c, 1, &out[k], seqs, NULL))
-                break;
-            l = synor_llm_logits(c, 0);
-        }
-    }
-    synor_llm_ctx_destroy(c);
-    return k;
+    sampler_of(i, &s);
+    int k = llm_test_decode(m, rt, p, n, &s, MAXNEW, out, NULL, NULL);
+    return k < 0 ? 0 : k;
 }
 
 typedef struct got {

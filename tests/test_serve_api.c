@@ -56,6 +56,17 @@ TEST(completion_defaults_and_fields)
     ASSERT_OK(parse("{\"prompt\":\"x\",\"presence_penalty\":-2,\"frequency_penalty\":0.5}", 0, &r));
     ASSERT(r.presence_penalty == -2 && r.frequency_penalty == 0.5 && synor__serve_req_extras(&r));
     synor__serve_req_free(&r);
+    /* logprobs: completions take a count, chat a flag and top_logprobs */
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"logprobs\":3}", 0, &r));
+    ASSERT(r.has_logprobs && r.top_logprobs == 3 && synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"logprobs\":null}", 0, &r));
+    ASSERT(!r.has_logprobs);
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true,"
+                    "\"top_logprobs\":20}", 1, &r));
+    ASSERT(r.has_logprobs && r.top_logprobs == 20);
+    synor__serve_req_free(&r);
     /* stop: a string, or up to four; an empty array is none */
     ASSERT_OK(parse("{\"prompt\":\"x\",\"stop\":\"\\n\"}", 0, &r));
     ASSERT(r.n_stop == 1 && !strcmp(r.stop[0], "\n"));
@@ -116,8 +127,14 @@ TEST(errors_name_position_field_and_value)
     ASSERT(parse("{\"prompt\":\"x\",\"stop\":7}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "stop: expected string, found number");
     ASSERT(r.n_stop == 0 && r.stop[0] == NULL);
-    ASSERT(parse("{\"prompt\":\"x\",\"logprobs\":2}", 0, &r) < 0);
-    ASSERT_CONTAINS(synor_errmsg(), "logprobs: not supported");
+    ASSERT(parse("{\"prompt\":\"x\",\"echo\":true}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "echo: not supported");
+    ASSERT(parse("{\"prompt\":\"x\",\"logprobs\":6}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "logprobs: value 6 is outside");
+    ASSERT(parse("{\"prompt\":\"x\",\"logprobs\":2,\"stream\":true}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "logprobs: not supported with \"stream\"");
+    ASSERT(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":2}", 1, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "top_logprobs: needs \"logprobs\": true");
     ASSERT(parse("{\"prompt\":\"x\",\"n\":3}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "n: only one choice");
     ASSERT(parse("{\"prompt\":\"x\",\"frequency_penalty\":2.5}", 0, &r) < 0);

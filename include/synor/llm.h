@@ -460,6 +460,10 @@ typedef struct synor_llm_request {
      * the round's proposals counted, so the tokens are those of plain
      * steps. */
     float presence_penalty, frequency_penalty;
+    /* Optional, just before on_token: the row of logits the token was
+     * drawn from (the model's, vocab_size floats, before penalties and
+     * temperature; valid during the call). */
+    void (*on_logits)(uint64_t id, int32_t token, const float *logits, void *user);
     /* Each generated token (EOS is not passed); non-zero stops it. */
     int (*on_token)(uint64_t id, int32_t token, void *user);
     /* Once, when the request leaves: a SYNOR_LLM_DONE_* reason. */

@@ -390,7 +390,7 @@ static uint64_t mono_ns(void)
 }
 
 /* q gets token t (EOS ends it); returns 1 when q is finished (and freed). */
-static int emit(synor_llm_sched *s, sreq *q, int32_t t)
+static int emit(synor_llm_sched *s, sreq *q, int32_t t, const float *row)
 {
     int reason = -1;
     if (t == synor_tokenizer_eos(s->c->m->tok)) {
@@ -398,6 +398,8 @@ static int emit(synor_llm_sched *s, sreq *q, int32_t t)
     } else {
         q->generated++;
         q->toks[q->ntok++] = t;
+        if (q->r.on_logits)
+            q->r.on_logits(q->id, t, row, q->r.user);
         if (q->r.on_token && q->r.on_token(q->id, t, q->r.user))
             reason = SYNOR_LLM_DONE_STOPPED;
         else if (q->generated >= q->r.max_new)
@@ -449,10 +451,10 @@ static void advance(synor_llm_sched *s, size_t n)
         sreq *q = s->brow[i];
         if (!q)
             continue;
-        const float *l = penalized(s, q, synor_llm_logits(s->c, i), NULL, 0);
-        int32_t t = synor_sampler_sample(&q->r.sampler, l, h->vocab_size);
+        const float *row = synor_llm_logits(s->c, i);
+        int32_t t = synor_sampler_sample(&q->r.sampler, penalized(s, q, row, NULL, 0), h->vocab_size);
         gen += t != synor_tokenizer_eos(s->c->m->tok);
-        emit(s, q, t);
+        emit(s, q, t, row);
     }
     pthread_mutex_lock(&s->mu);
     s->st.generated_tokens += gen;
@@ -647,7 +649,7 @@ static size_t spec_round(synor_llm_sched *s)
     for (unsigned i = 0; i < n; i++)
         for (int j = 0; j < nout[i]; j++) {
             gen += out[i][j] != synor_tokenizer_eos(c->m->tok);
-            if (emit(s, rq[i], out[i][j]))
+            if (emit(s, rq[i], out[i][j], synor_llm_logits(c, off[i] + (size_t)j)))
                 break;
         }
     pthread_mutex_lock(&s->mu);

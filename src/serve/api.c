@@ -22,9 +22,8 @@ static const synor__jval *opt(const synor__jval *root, const char *key)
  * a client never gets an answer that silently differs from what it asked. */
 static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root)
 {
-    static const char *const never[] = {"logprobs",  "top_logprobs", "echo",     "suffix",
-                                        "best_of",   "logit_bias",   "tools",    "functions",
-                                        "response_format"};
+    static const char *const never[] = {"echo",      "suffix",   "best_of",        "logit_bias",
+                                        "tools",     "functions", "response_format"};
     for (size_t i = 0; i < SYNOR__ARRAY_LEN(never); i++) {
         const synor__jval *v = opt(root, never[i]);
         if (v && !(v->type == SYNOR__J_BOOL && !v->u.boolean) &&
@@ -236,6 +235,23 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
     }
     if (!e && (v = opt(root, "stop")))
         e = stop_field(d, v, out);
+    if (!e && !chat && (v = opt(root, "logprobs")) &&
+        !(e = synor__json_int(d, v, "logprobs", 0, 5, &i64))) {
+        out->has_logprobs = 1;
+        out->top_logprobs = (int)i64;
+    }
+    if (!e && chat && (v = opt(root, "logprobs")) &&
+        !(e = synor__json_expect(d, v, "logprobs", SYNOR__J_BOOL)))
+        out->has_logprobs = v->u.boolean;
+    if (!e && chat && (v = opt(root, "top_logprobs")) &&
+        !(e = synor__json_int(d, v, "top_logprobs", 0, 20, &i64))) {
+        if (!out->has_logprobs)
+            e = synor__json_fail(d, v, SYNOR_ESCHEMA, "top_logprobs", "needs \"logprobs\": true");
+        out->top_logprobs = (int)i64;
+    }
+    if (!e && out->has_logprobs && out->stream)
+        e = synor__json_fail(d, root, SYNOR_ENOTSUP, "logprobs",
+                             "not supported with \"stream\": true (ask for the whole answer)");
     if (!e && (v = opt(root, "presence_penalty")))
         e = synor__json_number(d, v, "presence_penalty", -2, 2, &out->presence_penalty);
     if (!e && (v = opt(root, "frequency_penalty")))
@@ -260,7 +276,7 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
 
 int synor__serve_req_extras(const synor__serve_req *r)
 {
-    return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0;
+    return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0 || r->has_logprobs;
 }
 
 void synor__serve_req_free(synor__serve_req *r)

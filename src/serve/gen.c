@@ -15,6 +15,7 @@
  * stream holds back, besides an incomplete character, the longest end of
  * its text that begins some stop sequence, until the next token shows
  * whether it is one. */
+#include <math.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,20 @@
 #include "serve/serve_api.h"
 #include "serve/server.h"
 #include "synor/llm.h"
+
+/* One token of an answer with logprobs: where its text starts in the
+ * answer and how long it is, its log-probability under the model's
+ * distribution (temperature 1, no penalties), and its most likely
+ * alternatives. */
+#define LP_TOP_MAX 20
+typedef struct serve_lp {
+    int32_t id, prev; /* prev: the token before (how alternatives decode) */
+    size_t offset, len;
+    float lp;
+    int ntop;
+    int32_t top_id[LP_TOP_MAX];
+    float top[LP_TOP_MAX];
+} serve_lp;
 
 struct serve_gen {
     synor_server *s;
@@ -57,6 +72,11 @@ struct serve_gen {
     char *stop[SYNOR__SERVE_MAX_STOP]; /* the request's stop sequences (copies) */
     int n_stop;
     int stop_hit; /* under mu: the answer ended at one */
+    /* logprobs: the entries (under mu), and the one on_logits computed for
+     * the token on_token is about to take (the engine thread's) */
+    int has_lp, top_lp;
+    serve_lp *lp, pend;
+    size_t nlp, cap_lp;
 };
 
 static void gen_unref(serve_gen *g)
@@ -75,7 +95,39 @@ static void gen_unref(serve_gen *g)
     synor__free(g->bg_ekey);
     for (int i = 0; i < g->n_stop; i++)
         synor__free(g->stop[i]);
+    synor__free(g->lp);
     synor__free(g);
+}
+
+/* The token's log-probability and its top_lp most likely alternatives,
+ * from the row it was drawn from, for on_token to keep. */
+static void on_logits(uint64_t id, int32_t token, const float *l, void *user)
+{
+    (void)id;
+    serve_gen *g = user;
+    int V = synor_llm_hparams_get(g->s->m)->vocab_size;
+    float mx = l[0];
+    for (int i = 1; i < V; i++)
+        mx = l[i] > mx ? l[i] : mx;
+    double sum = 0;
+    for (int i = 0; i < V; i++)
+        sum += exp((double)(l[i] - mx));
+    float lse = mx + (float)log(sum);
+    serve_lp *e = &g->pend;
+    e->id = token;
+    e->lp = l[token] - lse;
+    e->ntop = 0;
+    for (int i = 0; i < V && g->top_lp; i++) { /* insertion into the sorted few */
+        if (e->ntop == g->top_lp && l[i] - lse <= e->top[e->ntop - 1])
+            continue;
+        int j = e->ntop < g->top_lp ? e->ntop++ : e->ntop - 1;
+        for (; j > 0 && e->top[j - 1] < l[i] - lse; j--) {
+            e->top[j] = e->top[j - 1];
+            e->top_id[j] = e->top_id[j - 1];
+        }
+        e->top[j] = l[i] - lse;
+        e->top_id[j] = i;
+    }
 }
 
 /* The first stop sequence in b that ends at or after byte `from` (bytes
@@ -147,6 +199,7 @@ static int on_token(uint64_t id, int32_t token, void *user)
         n = 0;
     if ((size_t)n > sizeof piece)
         n = (long)sizeof piece;
+    int32_t prev = g->prev;
     g->prev = token;
     uint64_t now = synor__serve_now_ns();
     if (g->background) /* not a request: no latency figures */
@@ -159,6 +212,20 @@ static int on_token(uint64_t id, int32_t token, void *user)
     atomic_fetch_add(&s->gen_tokens, 1);
     pthread_mutex_lock(&g->mu);
     g->generated++;
+    if (g->has_lp && g->nlp == g->cap_lp) {
+        size_t cap = g->cap_lp ? 2 * g->cap_lp : 64;
+        serve_lp *p = synor__realloc(g->lp, cap * sizeof *p);
+        if (p) {
+            g->lp = p;
+            g->cap_lp = cap;
+        }
+    }
+    if (g->has_lp && g->nlp < g->cap_lp) { /* (out of memory: the entry is lost, not the text) */
+        g->pend.prev = prev;
+        g->pend.offset = g->text.len;
+        g->pend.len = (size_t)n;
+        g->lp[g->nlp++] = g->pend;
+    }
     synor__buf *b = g->stream ? &g->held : &g->text;
     size_t from = b->len;
     synor__buf_append(b, piece, (size_t)n);
@@ -291,6 +358,79 @@ static void sse_free(void *cls)
     gen_unref(g);
 }
 
+/* A token's bytes as a JSON array of numbers (chat's "bytes"). */
+static void json_bytes(synor__buf *b, const char *p, size_t n)
+{
+    synor__buf_puts(b, "[");
+    for (size_t i = 0; i < n; i++)
+        synor__buf_printf(b, "%s%u", i ? "," : "", (unsigned)(unsigned char)p[i]);
+    synor__buf_puts(b, "]");
+}
+
+/* The answer's logprobs (g done; its text final): completions' object of
+ * parallel arrays, or chat's "content" list. Tokens past a stop cut are
+ * left out; one that straddles it keeps the text before the cut. */
+static void append_logprobs(serve_gen *g, synor__buf *b)
+{
+    const synor_tokenizer *tok = synor_llm_tokenizer(g->s->m);
+    size_t n = 0, tl = g->text.len;
+    while (n < g->nlp && (g->lp[n].offset < tl || (g->lp[n].len == 0 && g->lp[n].offset <= tl)))
+        n++;
+    const char *text = g->text.data ? g->text.data : "";
+    char alt[256];
+    if (g->chat) {
+        synor__buf_puts(b, ",\"logprobs\":{\"content\":[");
+        for (size_t i = 0; i < n; i++) {
+            const serve_lp *e = &g->lp[i];
+            size_t len = e->offset + e->len <= tl ? e->len : tl - e->offset;
+            synor__buf_puts(b, i ? ",{\"token\":" : "{\"token\":");
+            synor__serve_json_text(b, text + e->offset, len);
+            synor__buf_printf(b, ",\"logprob\":%.7g,\"bytes\":", (double)e->lp);
+            json_bytes(b, text + e->offset, len);
+            synor__buf_puts(b, ",\"top_logprobs\":[");
+            for (int j = 0; j < e->ntop; j++) {
+                long k = synor_tokenizer_decode(tok, e->prev, e->top_id[j], alt, sizeof alt);
+                size_t kl = k < 0 ? 0 : (size_t)k < sizeof alt ? (size_t)k : sizeof alt;
+                synor__buf_puts(b, j ? ",{\"token\":" : "{\"token\":");
+                synor__serve_json_text(b, alt, kl);
+                synor__buf_printf(b, ",\"logprob\":%.7g,\"bytes\":", (double)e->top[j]);
+                json_bytes(b, alt, kl);
+                synor__buf_puts(b, "}");
+            }
+            synor__buf_puts(b, "]}");
+        }
+        synor__buf_puts(b, "]}");
+        return;
+    }
+    synor__buf_puts(b, ",\"logprobs\":{\"tokens\":[");
+    for (size_t i = 0; i < n; i++) {
+        const serve_lp *e = &g->lp[i];
+        if (i)
+            synor__buf_puts(b, ",");
+        synor__serve_json_text(b, text + e->offset, e->offset + e->len <= tl ? e->len : tl - e->offset);
+    }
+    synor__buf_puts(b, "],\"token_logprobs\":[");
+    for (size_t i = 0; i < n; i++)
+        synor__buf_printf(b, "%s%.7g", i ? "," : "", (double)g->lp[i].lp);
+    synor__buf_puts(b, "],\"top_logprobs\":[");
+    for (size_t i = 0; i < n; i++) {
+        const serve_lp *e = &g->lp[i];
+        synor__buf_puts(b, i ? ",{" : "{");
+        for (int j = 0; j < e->ntop; j++) {
+            long k = synor_tokenizer_decode(tok, e->prev, e->top_id[j], alt, sizeof alt);
+            if (j)
+                synor__buf_puts(b, ",");
+            synor__serve_json_text(b, alt, k < 0 ? 0 : (size_t)k < sizeof alt ? (size_t)k : sizeof alt);
+            synor__buf_printf(b, ":%.7g", (double)e->top[j]);
+        }
+        synor__buf_puts(b, "}");
+    }
+    synor__buf_puts(b, "],\"text_offset\":[");
+    for (size_t i = 0; i < n; i++)
+        synor__buf_printf(b, "%s%zu", i ? "," : "", g->lp[i].offset);
+    synor__buf_puts(b, "]}");
+}
+
 static int answer_whole(serve_gen *g, struct MHD_Connection *c)
 {
     synor_server *s = g->s;
@@ -313,7 +453,11 @@ static int answer_whole(serve_gen *g, struct MHD_Connection *c)
     synor__buf_puts(&b, ",\"choices\":[{\"index\":0,");
     synor__buf_puts(&b, g->chat ? "\"message\":{\"role\":\"assistant\",\"content\":" : "\"text\":");
     synor__serve_json_text(&b, g->text.data ? g->text.data : "", g->text.len);
-    synor__buf_puts(&b, g->chat ? "}" : ",\"logprobs\":null");
+    synor__buf_puts(&b, g->chat ? "}" : "");
+    if (g->has_lp)
+        append_logprobs(g, &b);
+    else if (!g->chat)
+        synor__buf_puts(&b, ",\"logprobs\":null");
     synor__buf_printf(&b, ",\"finish_reason\":\"%s\"}]", synor__serve_finish_reason(g->reason));
     append_usage(g, &b);
     if (g->tier && !strcmp(g->tier, "predicted"))
@@ -375,6 +519,8 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_p
     g->refs = 2; /* the connection's and the engine's */
     g->chat = q->chat;
     g->stream = q->stream;
+    g->has_lp = q->has_logprobs;
+    g->top_lp = q->top_logprobs < LP_TOP_MAX ? q->top_logprobs : LP_TOP_MAX;
     g->created = time(NULL);
     g->n_prompt = n_prompt;
     g->prev = last;
@@ -397,7 +543,7 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_p
  * determined by the request are kept and served: greedy, or seeded. */
 char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t *klen)
 {
-    if (!s->cache || q->stream || !(q->temperature == 0 || q->has_seed))
+    if (!s->cache || q->stream || q->has_logprobs || !(q->temperature == 0 || q->has_seed))
         return NULL;
     size_t n = synor_cache_key(NULL, 0, s->model_name, q->prompt, (int)q->max_tokens,
                                (float)q->temperature, (int)q->top_k, (float)q->top_p, q->seed);
@@ -602,6 +748,8 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
         }
     }
     synor_llm_request rq = {.prompt = ids, .n_prompt = n, .on_token = on_token, .on_done = on_done};
+    if (q.has_logprobs)
+        rq.on_logits = on_logits;
     rq.max_new =
         (int)(q.max_tokens < (long)(s->ctx_len - n) ? q.max_tokens : (long)(s->ctx_len - n));
     serve_gen *g = gen_new(s, &q, n, ids[n - 1]);

@@ -31,6 +31,11 @@ typedef struct synor__serve_req {
     char *stop[SYNOR__SERVE_MAX_STOP];
     int n_stop;
     double presence_penalty, frequency_penalty; /* -2..2, default 0 */
+    /* has_logprobs: each token's log-probability in the answer, with its
+     * top_logprobs most likely alternatives (completions: "logprobs": N,
+     * 0..5; chat: "logprobs": true with "top_logprobs": N, 0..20); not
+     * with stream */
+    int has_logprobs, top_logprobs;
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
@@ -40,9 +45,9 @@ typedef struct synor__serve_req {
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
 void synor__serve_req_free(synor__serve_req *r);
-/* Whether r has stop sequences or penalties: fields the semantic cache
- * and the predictor do not key their answers by, so such a request takes
- * no part in them. */
+/* Whether r has stop sequences, penalties or logprobs: fields the
+ * semantic cache and the predictor do not key their answers by, so such
+ * a request takes no part in them. */
 int synor__serve_req_extras(const synor__serve_req *r);
 
 /* The chat template: each message as "ROLE: CONTENT\n", then

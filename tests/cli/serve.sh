@@ -160,6 +160,33 @@ get choices.0.text >"$tmp/pen-main"
 expect "Synor places" 24 >"$tmp/want"
 differ() { ! cmp -s "$1" "$2"; }
 check pen-differs   differ "$tmp/pen-main" "$tmp/want"
+# logprobs: each token's log-probability and its most likely alternatives (the model's
+# distribution); the tokens make the text, and a greedy token is its row's most likely
+check lp            [ "$(req POST /v1/completions '{"prompt":"Synor places","max_tokens":8,"temperature":0,"logprobs":3}')" = 200 ]
+ntok=$(get usage.completion_tokens)
+lp_ok=1
+: >"$tmp/lptext"
+for i in $(seq 0 $((ntok - 1))); do
+  get "choices.0.logprobs.tokens.$i" >>"$tmp/lptext" || lp_ok=0
+  l=$(get "choices.0.logprobs.token_logprobs.$i") || lp_ok=0
+  awk -v l="$l" 'BEGIN { exit !(l <= 0) }' || lp_ok=0
+done
+get choices.0.text >"$tmp/got"
+check lp-tokens     [ "$lp_ok" = 1 ]
+check lp-text       cmp -s "$tmp/lptext" "$tmp/got"
+check lp-offset     [ "$(get choices.0.logprobs.text_offset.1)" = "$(get choices.0.logprobs.tokens.0 | wc -c)" ]
+check lp-chat       [ "$(req POST /v1/chat/completions '{"messages":[{"role":"user","content":"Hi"}],"max_tokens":3,"temperature":0,"logprobs":true,"top_logprobs":2}')" = 200 ]
+check lp-chat-top   [ "$(get choices.0.logprobs.content.2.top_logprobs.1.token | wc -c)" -gt 0 ]
+check lp-chat-first [ "$(get choices.0.logprobs.content.0.top_logprobs.0.logprob)" = "$(get choices.0.logprobs.content.0.logprob)" ]
+# every figure of an answer's logprobs (kept for the speculative server's check below)
+lpbody='{"messages":[{"role":"user","content":"Synor places"}],"max_tokens":8,"temperature":0,"logprobs":true,"top_logprobs":3}'
+lp_values() { for i in $(seq 0 $(($(get usage.completion_tokens) - 1))); do
+  get "choices.0.logprobs.content.$i.logprob"
+  for j in 0 1 2; do get "choices.0.logprobs.content.$i.top_logprobs.$j.logprob"; done; echo; done; }
+check lp-all        [ "$(req POST /v1/chat/completions "$lpbody")" = 200 ]
+lp_values >"$tmp/lp-main"
+check lp-stream     [ "$(req POST /v1/completions '{"prompt":"x","logprobs":1,"stream":true}')" = 400 ]
+check lp-stream-msg msg_has "logprobs: not supported with"
 check pen-bad       [ "$(req POST /v1/completions '{"prompt":"x","presence_penalty":3}')" = 400 ]
 check pen-bad-msg   msg_has "presence_penalty: value 3 is above the maximum 2"
 
@@ -192,7 +219,8 @@ check stop-many     [ "$(req POST /v1/completions '{"prompt":"x","stop":["a","b"
 check stop-many-msg msg_has "stop: at most 4 stop sequences, found 5"
 check stop-empty    [ "$(req POST /v1/completions '{"prompt":"x","stop":""}')" = 400 ]
 check stop-empty-msg msg_has "stop: a stop sequence is 1 to 256 bytes"
-check logprobs-refused [ "$(req POST /v1/completions '{"prompt":"x","logprobs":1}')" = 400 ]
+check echo-refused  [ "$(req POST /v1/completions '{"prompt":"x","echo":true}')" = 400 ]
+check echo-msg      msg_has "echo: not supported"
 check n-refused     [ "$(req POST /v1/completions '{"prompt":"x","n":2}')" = 400 ]
 check no-messages   [ "$(req POST /v1/chat/completions '{"max_tokens":4}')" = 400 ]
 check no-messages-msg msg_has 'missing required field "messages"'
@@ -540,6 +568,10 @@ if start spec --model-name tiny --no-cache --draft "$tmp/q4.gguf" --speculate 3 
   check spec-seeded-k [ "$(req POST /v1/completions '{"model":"tiny","prompt":"Synor places","max_tokens":24,"temperature":1.2,"top_k":30,"top_p":0.9,"seed":3}')" = 200 ]
   get choices.0.text >"$tmp/got"; expect "Synor places" 24 --temp 1.2 --top-k 30 --top-p 0.9 --seed 3 >"$tmp/want"
   check spec-seeded-k-text cmp -s "$tmp/got" "$tmp/want"
+  # logprobs in rounds: the check's rows are the plain steps' rows, bit for bit
+  check spec-lp       [ "$(req POST /v1/chat/completions "$lpbody")" = 200 ]
+  lp_values >"$tmp/got"
+  check spec-lp-same  cmp -s "$tmp/got" "$tmp/lp-main"
   # penalties: in rounds the draft's rows and the model's are penalized alike, so the same text
   check spec-pen      [ "$(req POST /v1/completions "$pbody")" = 200 ]
   get choices.0.text >"$tmp/got"
