@@ -1,6 +1,10 @@
 /* test_serve_api.c - synor serve's request checking and text encoding
  * (src/serve/api.c), without HTTP: the CLI test (tests/cli/serve.sh) drives
  * the server itself. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "json/json.h"
 #include "serve/serve_api.h"
 #include "synor/llm.h"
@@ -78,6 +82,45 @@ TEST(completion_defaults_and_fields)
     ASSERT_OK(parse("{\"prompt\":\"x\",\"stop\":[]}", 0, &r));
     ASSERT_EQ(r.n_stop, 0);
     synor__serve_req_free(&r);
+}
+
+/* Where an answer stops, and what a stream holds back. */
+TEST(stop_sequences_in_text)
+{
+    char a[] = "user:", c[] = "ab", d[] = "xyz";
+    char *stop[] = {a, c, d};
+    const char *t = "hello\nuser: hi";
+    size_t n = strlen(t);
+    ASSERT_EQ(synor__serve_stop_find(stop, 1, t, n, 0), 6);
+    ASSERT_EQ(synor__serve_stop_find(stop, 1, t, n, 10), 6);  /* a match ending at 10 */
+    ASSERT_EQ(synor__serve_stop_find(stop, 1, t, n, 11), SIZE_MAX); /* only matches ending past 10 */
+    ASSERT_EQ(synor__serve_stop_find(stop, 3, "zab user:", 9, 0), 1); /* the earliest of several */
+    ASSERT_EQ(synor__serve_stop_find(stop, 3, "xy", 2, 0), SIZE_MAX);
+    ASSERT_EQ(synor__serve_stop_tail(stop, 3, "hello us", 8), 2); /* "us" begins "user:" */
+    ASSERT_EQ(synor__serve_stop_tail(stop, 3, "hello xy", 8), 2);
+    ASSERT_EQ(synor__serve_stop_tail(stop, 3, "hello a", 7), 1);
+    ASSERT_EQ(synor__serve_stop_tail(stop, 3, "hello", 5), 0);
+    ASSERT_EQ(synor__serve_stop_tail(stop, 3, "", 0), 0);
+}
+
+/* A token's log-probability and its alternatives: the log-softmax, best
+ * first. */
+TEST(logprobs_of_a_row)
+{
+    const float l[5] = {1.0f, 3.0f, -2.0f, 3.0f, 0.5f};
+    double z = 0;
+    for (int i = 0; i < 5; i++)
+        z += exp((double)l[i]);
+    synor__serve_lp e;
+    synor__serve_lp_compute(l, 5, 0, 3, &e);
+    ASSERT(e.id == 0 && fabs(e.lp - (1.0 - log(z))) < 1e-5);
+    ASSERT_EQ(e.ntop, 3);
+    ASSERT(e.top_id[0] == 1 && e.top_id[1] == 3 && e.top_id[2] == 0); /* ties: lowest id first */
+    ASSERT(fabs(e.top[0] - (3.0 - log(z))) < 1e-5 && e.top[2] == e.lp);
+    synor__serve_lp_compute(l, 5, 2, 0, &e);
+    ASSERT(e.ntop == 0 && fabs(e.lp - (-2.0 - log(z))) < 1e-5);
+    synor__serve_lp_compute(l, 5, 4, 99, &e); /* more than the row: all of it */
+    ASSERT(e.ntop == 5 && e.top_id[4] == 2);
 }
 
 TEST(chat_template)
@@ -216,6 +259,7 @@ TEST(allocation_failures_leave_nothing)
     ASSERT(!"never succeeded");
 }
 
-TEST_MAIN(completion_defaults_and_fields, chat_template, errors_name_position_field_and_value,
+TEST_MAIN(completion_defaults_and_fields, stop_sequences_in_text, logprobs_of_a_row, chat_template,
+          errors_name_position_field_and_value,
           text_is_always_valid_json, utf8_held_until_complete, error_json_and_finish_reasons,
           allocation_failures_leave_nothing)

@@ -1,6 +1,7 @@
 /* api.c - OpenAI's completion and chat completion requests, checked as the
  * rest of Synor checks its input (line, column, field and value named),
  * and the text and error JSON of the answers. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -413,4 +414,130 @@ const char *synor__serve_finish_reason(int reason)
     default:
         return "cancelled";
     }
+}
+
+void synor__serve_lp_compute(const float *l, int V, int32_t token, int top, synor__serve_lp *e)
+{
+    float mx = l[0];
+    for (int i = 1; i < V; i++)
+        mx = l[i] > mx ? l[i] : mx;
+    double sum = 0;
+    for (int i = 0; i < V; i++)
+        sum += exp((double)(l[i] - mx));
+    float lse = mx + (float)log(sum);
+    top = top < SYNOR__SERVE_LP_TOP ? top : SYNOR__SERVE_LP_TOP;
+    e->id = token;
+    e->lp = l[token] - lse;
+    e->ntop = 0;
+    for (int i = 0; i < V && top > 0; i++) { /* insertion into the sorted few */
+        float v = l[i] - lse;
+        if (e->ntop == top && v <= e->top[e->ntop - 1])
+            continue;
+        int j = e->ntop < top ? e->ntop++ : e->ntop - 1;
+        for (; j > 0 && e->top[j - 1] < v; j--) {
+            e->top[j] = e->top[j - 1];
+            e->top_id[j] = e->top_id[j - 1];
+        }
+        e->top[j] = v;
+        e->top_id[j] = i;
+    }
+}
+
+size_t synor__serve_stop_find(char *const *stop, int n, const char *p, size_t len, size_t from)
+{
+    size_t best = SIZE_MAX;
+    for (int i = 0; i < n && p; i++) {
+        size_t m = strlen(stop[i]);
+        for (size_t at = from + 1 > m ? from + 1 - m : 0; at + m <= len && at < best; at++)
+            if (!memcmp(p + at, stop[i], m)) {
+                best = at;
+                break;
+            }
+    }
+    return best;
+}
+
+size_t synor__serve_stop_tail(char *const *stop, int n, const char *p, size_t len)
+{
+    size_t keep = 0;
+    for (int i = 0; i < n && p; i++) {
+        size_t m = strlen(stop[i]);
+        for (size_t l = m - 1 < len ? m - 1 : len; l > keep; l--)
+            if (!memcmp(p + len - l, stop[i], l)) {
+                keep = l;
+                break;
+            }
+    }
+    return keep;
+}
+
+/* A token's bytes as a JSON array of numbers (chat's "bytes"). */
+static void json_bytes(synor__buf *b, const char *p, size_t n)
+{
+    synor__buf_puts(b, "[");
+    for (size_t i = 0; i < n; i++)
+        synor__buf_printf(b, "%s%u", i ? "," : "", (unsigned)(unsigned char)p[i]);
+    synor__buf_puts(b, "]");
+}
+
+void synor__serve_lp_json(synor__buf *b, int chat, const synor_tokenizer *tok,
+                          const synor__serve_lp *lp, size_t nlp, const char *text, size_t tl)
+{
+    size_t n = 0;
+    while (n < nlp && (lp[n].offset < tl || (lp[n].len == 0 && lp[n].offset <= tl)))
+        n++;
+    char alt[256];
+    if (chat) {
+        synor__buf_puts(b, ",\"logprobs\":{\"content\":[");
+        for (size_t i = 0; i < n; i++) {
+            const synor__serve_lp *e = &lp[i];
+            size_t len = e->offset + e->len <= tl ? e->len : tl - e->offset;
+            synor__buf_puts(b, i ? ",{\"token\":" : "{\"token\":");
+            synor__serve_json_text(b, text + e->offset, len);
+            synor__buf_printf(b, ",\"logprob\":%.7g,\"bytes\":", (double)e->lp);
+            json_bytes(b, text + e->offset, len);
+            synor__buf_puts(b, ",\"top_logprobs\":[");
+            for (int j = 0; j < e->ntop; j++) {
+                long k = synor_tokenizer_decode(tok, e->prev, e->top_id[j], alt, sizeof alt);
+                size_t kl = k < 0 ? 0 : (size_t)k < sizeof alt ? (size_t)k : sizeof alt;
+                synor__buf_puts(b, j ? ",{\"token\":" : "{\"token\":");
+                synor__serve_json_text(b, alt, kl);
+                synor__buf_printf(b, ",\"logprob\":%.7g,\"bytes\":", (double)e->top[j]);
+                json_bytes(b, alt, kl);
+                synor__buf_puts(b, "}");
+            }
+            synor__buf_puts(b, "]}");
+        }
+        synor__buf_puts(b, "]}");
+        return;
+    }
+    synor__buf_puts(b, ",\"logprobs\":{\"tokens\":[");
+    for (size_t i = 0; i < n; i++) {
+        const synor__serve_lp *e = &lp[i];
+        if (i)
+            synor__buf_puts(b, ",");
+        synor__serve_json_text(b, text + e->offset,
+                               e->offset + e->len <= tl ? e->len : tl - e->offset);
+    }
+    synor__buf_puts(b, "],\"token_logprobs\":[");
+    for (size_t i = 0; i < n; i++)
+        synor__buf_printf(b, "%s%.7g", i ? "," : "", (double)lp[i].lp);
+    synor__buf_puts(b, "],\"top_logprobs\":[");
+    for (size_t i = 0; i < n; i++) {
+        const synor__serve_lp *e = &lp[i];
+        synor__buf_puts(b, i ? ",{" : "{");
+        for (int j = 0; j < e->ntop; j++) {
+            long k = synor_tokenizer_decode(tok, e->prev, e->top_id[j], alt, sizeof alt);
+            if (j)
+                synor__buf_puts(b, ",");
+            synor__serve_json_text(b, alt,
+                                   k < 0 ? 0 : (size_t)k < sizeof alt ? (size_t)k : sizeof alt);
+            synor__buf_printf(b, ":%.7g", (double)e->top[j]);
+        }
+        synor__buf_puts(b, "}");
+    }
+    synor__buf_puts(b, "],\"text_offset\":[");
+    for (size_t i = 0; i < n; i++)
+        synor__buf_printf(b, "%s%zu", i ? "," : "", lp[i].offset);
+    synor__buf_puts(b, "]}");
 }

@@ -15,7 +15,6 @@
  * stream holds back, besides an incomplete character, the longest end of
  * its text that begins some stop sequence, until the next token shows
  * whether it is one. */
-#include <math.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,20 +24,6 @@
 #include "serve/serve_api.h"
 #include "serve/server.h"
 #include "synor/llm.h"
-
-/* One token of an answer with logprobs: where its text starts in the
- * answer and how long it is, its log-probability under the model's
- * distribution (temperature 1, no penalties), and its most likely
- * alternatives. */
-#define LP_TOP_MAX 20
-typedef struct serve_lp {
-    int32_t id, prev; /* prev: the token before (how alternatives decode) */
-    size_t offset, len;
-    float lp;
-    int ntop;
-    int32_t top_id[LP_TOP_MAX];
-    float top[LP_TOP_MAX];
-} serve_lp;
 
 struct serve_gen {
     synor_server *s;
@@ -75,7 +60,7 @@ struct serve_gen {
     /* logprobs: the entries (under mu), and the one on_logits computed for
      * the token on_token is about to take (the engine thread's) */
     int has_lp, top_lp;
-    serve_lp *lp, pend;
+    synor__serve_lp *lp, pend;
     size_t nlp, cap_lp;
 };
 
@@ -105,63 +90,19 @@ static void on_logits(uint64_t id, int32_t token, const float *l, void *user)
 {
     (void)id;
     serve_gen *g = user;
-    int V = synor_llm_hparams_get(g->s->m)->vocab_size;
-    float mx = l[0];
-    for (int i = 1; i < V; i++)
-        mx = l[i] > mx ? l[i] : mx;
-    double sum = 0;
-    for (int i = 0; i < V; i++)
-        sum += exp((double)(l[i] - mx));
-    float lse = mx + (float)log(sum);
-    serve_lp *e = &g->pend;
-    e->id = token;
-    e->lp = l[token] - lse;
-    e->ntop = 0;
-    for (int i = 0; i < V && g->top_lp; i++) { /* insertion into the sorted few */
-        if (e->ntop == g->top_lp && l[i] - lse <= e->top[e->ntop - 1])
-            continue;
-        int j = e->ntop < g->top_lp ? e->ntop++ : e->ntop - 1;
-        for (; j > 0 && e->top[j - 1] < l[i] - lse; j--) {
-            e->top[j] = e->top[j - 1];
-            e->top_id[j] = e->top_id[j - 1];
-        }
-        e->top[j] = l[i] - lse;
-        e->top_id[j] = i;
-    }
+    synor__serve_lp_compute(l, synor_llm_hparams_get(g->s->m)->vocab_size, token, g->top_lp,
+                            &g->pend);
 }
 
 /* The first stop sequence in b that ends at or after byte `from` (bytes
  * before it were searched before): b is cut where it starts; 1 if found. */
 static int stop_cut(const serve_gen *g, synor__buf *b, size_t from)
 {
-    size_t best = SIZE_MAX;
-    for (int i = 0; i < g->n_stop; i++) {
-        size_t n = strlen(g->stop[i]);
-        for (size_t p = from + 1 > n ? from + 1 - n : 0; p + n <= b->len && p < best; p++)
-            if (!memcmp(b->data + p, g->stop[i], n)) {
-                best = p;
-                break;
-            }
-    }
-    if (best == SIZE_MAX)
+    size_t p = synor__serve_stop_find(g->stop, g->n_stop, b->data, b->len, from);
+    if (p == SIZE_MAX)
         return 0;
-    b->len = best;
+    b->len = p;
     return 1;
-}
-
-/* How many bytes at the end of b begin some stop sequence (the longest). */
-static size_t stop_tail(const serve_gen *g, const synor__buf *b)
-{
-    size_t keep = 0;
-    for (int i = 0; i < g->n_stop; i++) {
-        size_t n = strlen(g->stop[i]);
-        for (size_t l = n - 1 < b->len ? n - 1 : b->len; l > keep; l--)
-            if (!memcmp(b->data + b->len - l, g->stop[i], l)) {
-                keep = l;
-                break;
-            }
-    }
-    return keep;
 }
 
 /* The start of every streamed chunk, up to the text. */
@@ -214,7 +155,7 @@ static int on_token(uint64_t id, int32_t token, void *user)
     g->generated++;
     if (g->has_lp && g->nlp == g->cap_lp) {
         size_t cap = g->cap_lp ? 2 * g->cap_lp : 64;
-        serve_lp *p = synor__realloc(g->lp, cap * sizeof *p);
+        synor__serve_lp *p = synor__realloc(g->lp, cap * sizeof *p);
         if (p) {
             g->lp = p;
             g->cap_lp = cap;
@@ -235,7 +176,7 @@ static int on_token(uint64_t id, int32_t token, void *user)
         /* after a stop the text before it is whole: all of it goes */
         size_t k = !b->data ? 0 : stop ? b->len : synor__serve_utf8_ready(b->data, b->len);
         if (!stop && g->n_stop && b->data) {
-            size_t t = stop_tail(g, b);
+            size_t t = synor__serve_stop_tail(g->stop, g->n_stop, b->data, b->len);
             k = k < b->len - t ? k : b->len - t;
         }
         if (k) {
@@ -358,79 +299,6 @@ static void sse_free(void *cls)
     gen_unref(g);
 }
 
-/* A token's bytes as a JSON array of numbers (chat's "bytes"). */
-static void json_bytes(synor__buf *b, const char *p, size_t n)
-{
-    synor__buf_puts(b, "[");
-    for (size_t i = 0; i < n; i++)
-        synor__buf_printf(b, "%s%u", i ? "," : "", (unsigned)(unsigned char)p[i]);
-    synor__buf_puts(b, "]");
-}
-
-/* The answer's logprobs (g done; its text final): completions' object of
- * parallel arrays, or chat's "content" list. Tokens past a stop cut are
- * left out; one that straddles it keeps the text before the cut. */
-static void append_logprobs(serve_gen *g, synor__buf *b)
-{
-    const synor_tokenizer *tok = synor_llm_tokenizer(g->s->m);
-    size_t n = 0, tl = g->text.len;
-    while (n < g->nlp && (g->lp[n].offset < tl || (g->lp[n].len == 0 && g->lp[n].offset <= tl)))
-        n++;
-    const char *text = g->text.data ? g->text.data : "";
-    char alt[256];
-    if (g->chat) {
-        synor__buf_puts(b, ",\"logprobs\":{\"content\":[");
-        for (size_t i = 0; i < n; i++) {
-            const serve_lp *e = &g->lp[i];
-            size_t len = e->offset + e->len <= tl ? e->len : tl - e->offset;
-            synor__buf_puts(b, i ? ",{\"token\":" : "{\"token\":");
-            synor__serve_json_text(b, text + e->offset, len);
-            synor__buf_printf(b, ",\"logprob\":%.7g,\"bytes\":", (double)e->lp);
-            json_bytes(b, text + e->offset, len);
-            synor__buf_puts(b, ",\"top_logprobs\":[");
-            for (int j = 0; j < e->ntop; j++) {
-                long k = synor_tokenizer_decode(tok, e->prev, e->top_id[j], alt, sizeof alt);
-                size_t kl = k < 0 ? 0 : (size_t)k < sizeof alt ? (size_t)k : sizeof alt;
-                synor__buf_puts(b, j ? ",{\"token\":" : "{\"token\":");
-                synor__serve_json_text(b, alt, kl);
-                synor__buf_printf(b, ",\"logprob\":%.7g,\"bytes\":", (double)e->top[j]);
-                json_bytes(b, alt, kl);
-                synor__buf_puts(b, "}");
-            }
-            synor__buf_puts(b, "]}");
-        }
-        synor__buf_puts(b, "]}");
-        return;
-    }
-    synor__buf_puts(b, ",\"logprobs\":{\"tokens\":[");
-    for (size_t i = 0; i < n; i++) {
-        const serve_lp *e = &g->lp[i];
-        if (i)
-            synor__buf_puts(b, ",");
-        synor__serve_json_text(b, text + e->offset, e->offset + e->len <= tl ? e->len : tl - e->offset);
-    }
-    synor__buf_puts(b, "],\"token_logprobs\":[");
-    for (size_t i = 0; i < n; i++)
-        synor__buf_printf(b, "%s%.7g", i ? "," : "", (double)g->lp[i].lp);
-    synor__buf_puts(b, "],\"top_logprobs\":[");
-    for (size_t i = 0; i < n; i++) {
-        const serve_lp *e = &g->lp[i];
-        synor__buf_puts(b, i ? ",{" : "{");
-        for (int j = 0; j < e->ntop; j++) {
-            long k = synor_tokenizer_decode(tok, e->prev, e->top_id[j], alt, sizeof alt);
-            if (j)
-                synor__buf_puts(b, ",");
-            synor__serve_json_text(b, alt, k < 0 ? 0 : (size_t)k < sizeof alt ? (size_t)k : sizeof alt);
-            synor__buf_printf(b, ":%.7g", (double)e->top[j]);
-        }
-        synor__buf_puts(b, "}");
-    }
-    synor__buf_puts(b, "],\"text_offset\":[");
-    for (size_t i = 0; i < n; i++)
-        synor__buf_printf(b, "%s%zu", i ? "," : "", g->lp[i].offset);
-    synor__buf_puts(b, "]}");
-}
-
 static int answer_whole(serve_gen *g, struct MHD_Connection *c)
 {
     synor_server *s = g->s;
@@ -455,7 +323,8 @@ static int answer_whole(serve_gen *g, struct MHD_Connection *c)
     synor__serve_json_text(&b, g->text.data ? g->text.data : "", g->text.len);
     synor__buf_puts(&b, g->chat ? "}" : "");
     if (g->has_lp)
-        append_logprobs(g, &b);
+        synor__serve_lp_json(&b, g->chat, synor_llm_tokenizer(s->m), g->lp, g->nlp,
+                             g->text.data ? g->text.data : "", g->text.len);
     else if (!g->chat)
         synor__buf_puts(&b, ",\"logprobs\":null");
     synor__buf_printf(&b, ",\"finish_reason\":\"%s\"}]", synor__serve_finish_reason(g->reason));
@@ -520,7 +389,7 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_p
     g->chat = q->chat;
     g->stream = q->stream;
     g->has_lp = q->has_logprobs;
-    g->top_lp = q->top_logprobs < LP_TOP_MAX ? q->top_logprobs : LP_TOP_MAX;
+    g->top_lp = q->top_logprobs < SYNOR__SERVE_LP_TOP ? q->top_logprobs : SYNOR__SERVE_LP_TOP;
     g->created = time(NULL);
     g->n_prompt = n_prompt;
     g->prev = last;

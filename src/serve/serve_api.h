@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "synor/tokenizer.h"
 
 /* OpenAI's "stop": at most this many sequences, each 1 to
  * SYNOR__SERVE_STOP_BYTES bytes. */
@@ -66,6 +67,39 @@ size_t synor__serve_utf8_ready(const char *s, size_t n);
 /* {"error":{"message":MSG,"type":TYPE,"code":STATUS}} (a fresh string, or
  * NULL when out of memory). */
 char *synor__serve_error_json(int status, const char *msg);
+
+/* Stop sequences in an answer's text: the first place one of stop[0..n)
+ * ends at or after byte `from` of p[0..len) (the bytes before were
+ * searched before), as where it starts; SIZE_MAX when none does. */
+size_t synor__serve_stop_find(char *const *stop, int n, const char *p, size_t len, size_t from);
+/* How many bytes at the end of p[0..len) begin one of them (the longest
+ * such end): what a stream holds back. */
+size_t synor__serve_stop_tail(char *const *stop, int n, const char *p, size_t len);
+
+/* One token of an answer with logprobs: where its text starts in the
+ * answer and how long it is, its log-probability under the model's
+ * distribution (temperature 1, no penalties), its most likely
+ * alternatives (best first), and the token before it (how the
+ * alternatives' text decodes). */
+#define SYNOR__SERVE_LP_TOP 20
+typedef struct synor__serve_lp {
+    int32_t id, prev;
+    size_t offset, len;
+    float lp;
+    int ntop;
+    int32_t top_id[SYNOR__SERVE_LP_TOP];
+    float top[SYNOR__SERVE_LP_TOP];
+} synor__serve_lp;
+
+/* e's id, lp and top (at most `top`, up to SYNOR__SERVE_LP_TOP) from the
+ * row l of V logits the token was drawn from (log-softmax). */
+void synor__serve_lp_compute(const float *l, int V, int32_t token, int top, synor__serve_lp *e);
+/* Appends ,"logprobs":{...} for lp[0..n) over the answer text[0..tl):
+ * chat's "content" list, or completions' parallel arrays. Tokens at or
+ * past tl (a stop cut) are left out; one that straddles it keeps the text
+ * before the cut. */
+void synor__serve_lp_json(synor__buf *b, int chat, const synor_tokenizer *tok,
+                          const synor__serve_lp *lp, size_t n, const char *text, size_t tl);
 
 /* The finish_reason of a SYNOR_LLM_DONE_* reason. */
 const char *synor__serve_finish_reason(int reason);
