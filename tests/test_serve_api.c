@@ -93,7 +93,7 @@ TEST(stop_sequences_in_text)
     size_t n = strlen(t);
     ASSERT_EQ(synor__serve_stop_find(stop, 1, t, n, 0), 6);
     ASSERT_EQ(synor__serve_stop_find(stop, 1, t, n, 10), 6);  /* a match ending at 10 */
-    ASSERT_EQ(synor__serve_stop_find(stop, 1, t, n, 11), SIZE_MAX); /* only matches ending past 10 */
+    ASSERT_EQ(synor__serve_stop_find(stop, 1, t, n, 11), SIZE_MAX); /* none ends past 10 */
     ASSERT_EQ(synor__serve_stop_find(stop, 3, "zab user:", 9, 0), 1); /* the earliest of several */
     ASSERT_EQ(synor__serve_stop_find(stop, 3, "xy", 2, 0), SIZE_MAX);
     ASSERT_EQ(synor__serve_stop_tail(stop, 3, "hello us", 8), 2); /* "us" begins "user:" */
@@ -176,7 +176,8 @@ TEST(errors_name_position_field_and_value)
     ASSERT_CONTAINS(synor_errmsg(), "logprobs: value 6 is outside");
     ASSERT(parse("{\"prompt\":\"x\",\"logprobs\":2,\"stream\":true}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "logprobs: not supported with \"stream\"");
-    ASSERT(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":2}", 1, &r) < 0);
+    ASSERT(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":2}", 1,
+                 &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "top_logprobs: needs \"logprobs\": true");
     ASSERT(parse("{\"prompt\":\"x\",\"n\":3}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "n: only one choice");

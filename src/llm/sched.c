@@ -452,7 +452,8 @@ static void advance(synor_llm_sched *s, size_t n)
         if (!q)
             continue;
         const float *row = synor_llm_logits(s->c, i);
-        int32_t t = synor_sampler_sample(&q->r.sampler, penalized(s, q, row, NULL, 0), h->vocab_size);
+        int32_t t =
+            synor_sampler_sample(&q->r.sampler, penalized(s, q, row, NULL, 0), h->vocab_size);
         gen += t != synor_tokenizer_eos(s->c->m->tok);
         emit(s, q, t, row);
     }
@@ -618,9 +619,9 @@ static size_t spec_round(synor_llm_sched *s)
         int a = 0, kk = s->kk[i];
         nout[i] = 0;
         for (; a <= kk; a++) {
-            int32_t t = synor_sampler_sample(
-                &q->r.sampler, penalized(s, q, synor_llm_logits(c, off[i] + (size_t)a), s->props[i], a),
-                V);
+            const float *row = synor_llm_logits(c, off[i] + (size_t)a);
+            int32_t t =
+                synor_sampler_sample(&q->r.sampler, penalized(s, q, row, s->props[i], a), V);
             out[i][nout[i]++] = t;
             if (a == kk || t != s->props[i][a])
                 break;

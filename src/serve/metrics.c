@@ -167,7 +167,8 @@ char *synor__serve_metrics(synor_server *s)
     metric(&b, "synor_preemptions_total", "counter",
            "Requests preempted when the KV cache ran out (recomputed later).", st.preempted);
     metric(&b, "synor_spec_rounds_total", "counter",
-           "Speculative rounds (--draft: while at most --speculate-max requests generate; counted in steps too).",
+           "Speculative rounds (--draft: while at most --speculate-max requests generate; "
+           "counted in steps too).",
            st.spec_rounds);
     metric(&b, "synor_spec_proposed_total", "counter", "Tokens the draft proposed.",
            st.spec_proposed);
