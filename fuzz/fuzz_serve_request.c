@@ -6,7 +6,7 @@
  * Contract checked: a refused body is a known negative code with a message;
  * an accepted one has a prompt and sampling values inside their ranges
  * (max_tokens >= 1, temperature >= 0 and finite, 0 < top_p <= 1, top_k >=
- * 0). A failed allocation is SYNOR_ENOMEM or the same result. Any bytes
+ * 0, n in 1..16, echo only in a completion). A failed allocation is SYNOR_ENOMEM or the same result. Any bytes
  * written as a JSON string literal parse back with the project's JSON
  * reader (when they hold no NUL byte, which that reader refuses); the ready prefix of any bytes is
  * at most their length, and all of them when they end on a complete character or an ill-formed
@@ -28,6 +28,8 @@ static void check_req(const synor__serve_req *q)
                q->temperature);
     FUZZ_CHECK(q->top_p > 0 && q->top_p <= 1, "top_p %g accepted", q->top_p);
     FUZZ_CHECK(q->top_k >= 0, "top_k %ld accepted", q->top_k);
+    FUZZ_CHECK(q->n >= 1 && q->n <= SYNOR__SERVE_MAX_N, "n %ld accepted", q->n);
+    FUZZ_CHECK(!q->echo || !q->chat, "echo accepted in a chat request");
 }
 
 static int same_req(const synor__serve_req *a, const synor__serve_req *b)
@@ -36,7 +38,7 @@ static int same_req(const synor__serve_req *a, const synor__serve_req *b)
            (!a->model) == (!b->model) && (!a->model || !strcmp(a->model, b->model)) &&
            a->max_tokens == b->max_tokens && a->temperature == b->temperature &&
            a->top_p == b->top_p && a->top_k == b->top_k && a->has_seed == b->has_seed &&
-           a->seed == b->seed;
+           a->seed == b->seed && a->n == b->n && a->echo == b->echo;
 }
 
 static void one(const uint8_t *data, size_t size, int chat)

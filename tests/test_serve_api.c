@@ -41,7 +41,7 @@ TEST(completion_defaults_and_fields)
     ASSERT_STREQ(r.prompt, "Hi");
     ASSERT_EQ(r.max_tokens, 16);
     ASSERT(r.temperature == 1 && r.top_p == 1 && r.top_k == 0 && !r.stream && !r.has_seed);
-    ASSERT(r.model == NULL);
+    ASSERT(r.model == NULL && r.n == 1 && !r.echo);
     synor__serve_req_free(&r);
     ASSERT_OK(parse("{\"model\":\"m\",\"prompt\":\"a\\tb\",\"max_tokens\":3,\"temperature\":0,"
                     "\"top_p\":0.5,\"top_k\":7,\"seed\":9,\"stream\":true,\"user\":\"x\","
@@ -70,6 +70,14 @@ TEST(completion_defaults_and_fields)
     ASSERT_OK(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true,"
                     "\"top_logprobs\":20}", 1, &r));
     ASSERT(r.has_logprobs && r.top_logprobs == 20);
+    synor__serve_req_free(&r);
+    /* logprobs with stream, echo, n choices */
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"logprobs\":2,\"stream\":true,\"echo\":true,\"n\":16}", 0,
+                    &r));
+    ASSERT(r.has_logprobs && r.stream && r.echo && r.n == 16 && synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"echo\":false,\"n\":2}", 0, &r));
+    ASSERT(!r.echo && r.n == 2 && synor__serve_req_extras(&r));
     synor__serve_req_free(&r);
     /* stop: a string, or up to four; an empty array is none */
     ASSERT_OK(parse("{\"prompt\":\"x\",\"stop\":\"\\n\"}", 0, &r));
@@ -170,17 +178,21 @@ TEST(errors_name_position_field_and_value)
     ASSERT(parse("{\"prompt\":\"x\",\"stop\":7}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "stop: expected string, found number");
     ASSERT(r.n_stop == 0 && r.stop[0] == NULL);
-    ASSERT(parse("{\"prompt\":\"x\",\"echo\":true}", 0, &r) < 0);
+    ASSERT(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"echo\":true}", 1,
+                 &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "echo: not supported");
+    ASSERT(parse("{\"prompt\":\"x\",\"echo\":1}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "echo: expected boolean");
     ASSERT(parse("{\"prompt\":\"x\",\"logprobs\":6}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "logprobs: value 6 is outside");
-    ASSERT(parse("{\"prompt\":\"x\",\"logprobs\":2,\"stream\":true}", 0, &r) < 0);
-    ASSERT_CONTAINS(synor_errmsg(), "logprobs: not supported with \"stream\"");
     ASSERT(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":2}", 1,
                  &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "top_logprobs: needs \"logprobs\": true");
-    ASSERT(parse("{\"prompt\":\"x\",\"n\":3}", 0, &r) < 0);
-    ASSERT_CONTAINS(synor_errmsg(), "n: only one choice");
+    ASSERT(parse("{\"prompt\":\"x\",\"n\":17}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "n: value 17 is outside");
+    ASSERT(parse("{\"prompt\":\"x\",\"n\":0}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "n: value 0 is outside");
+    ASSERT(parse("{\"prompt\":\"x\",\"n\":2.5}", 0, &r) < 0);
     ASSERT(parse("{\"prompt\":\"x\",\"frequency_penalty\":2.5}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "frequency_penalty: value 2.5 is above the maximum 2");
     ASSERT(parse("{\"prompt\":\"x\",\"presence_penalty\":\"high\"}", 0, &r) < 0);

@@ -464,6 +464,13 @@ typedef struct synor_llm_request {
      * drawn from (the model's, vocab_size floats, before penalties and
      * temperature; valid during the call). */
     void (*on_logits)(uint64_t id, int32_t token, const float *logits, void *user);
+    /* Optional: the prompt's own rows (OpenAI's "echo" with logprobs). For
+     * each prompt position i >= 1, once (a preempted request's recomputed
+     * prompt is not reported again), the row of logits at position i - 1,
+     * from which the model predicts prompt token i, in order and before
+     * the first generated token. */
+    void (*on_prompt_logits)(uint64_t id, size_t i, int32_t token, const float *logits,
+                             void *user);
     /* Each generated token (EOS is not passed); non-zero stops it. */
     int (*on_token)(uint64_t id, int32_t token, void *user);
     /* Once, when the request leaves: a SYNOR_LLM_DONE_* reason. */

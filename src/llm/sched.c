@@ -36,6 +36,7 @@ typedef struct sreq {
     synor_llm_request r;
     int32_t *toks;
     size_t ntok, cap, fed;
+    size_t scored; /* prompt positions given to on_prompt_logits */
     int generated, seq, cancelled, done;
     struct sreq *next;
 } sreq;
@@ -55,6 +56,7 @@ struct synor_llm_sched {
     unsigned *bseq;
     uint8_t *bwant;
     sreq **brow; /* the request whose last row is this row, or NULL */
+    sreq **bprow; /* the request whose prompt row (on_prompt_logits) this is */
     size_t bprompt; /* prompt rows of the step */
     /* speculative rounds (opts.draft): */
     synor_llm_ctx *draft;
@@ -81,6 +83,7 @@ static void free_sched(synor_llm_sched *s)
     synor__free(s->bseq);
     synor__free(s->bwant);
     synor__free(s->brow);
+    synor__free(s->bprow);
     synor__free(s->dreq);
     synor__free(s->dfed);
     synor__free(s->dseq);
@@ -151,7 +154,9 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
     s->bseq = synor__malloc(c->max_batch * sizeof *s->bseq);
     s->bwant = synor__malloc(c->max_batch);
     s->brow = synor__malloc(c->max_batch * sizeof *s->brow);
-    if (!s->run || !s->admitted || !s->btok || !s->bseq || !s->bwant || !s->brow || !s->pen ||
+    s->bprow = synor__malloc(c->max_batch * sizeof *s->bprow);
+    if (!s->run || !s->admitted || !s->btok || !s->bseq || !s->bwant || !s->brow || !s->bprow ||
+        !s->pen ||
         !s->cnt ||
         (s->draft &&
          (!s->dreq || !s->dfed || !s->dseq || !s->dtok || !s->props || !s->kk || !s->slot)) ||
@@ -376,6 +381,13 @@ static size_t build(synor_llm_sched *s)
                 s->bseq[n] = (unsigned)q->seq;
                 s->bwant[n] = q->fed + j + 1 == q->ntok;
                 s->brow[n] = s->bwant[n] ? q : NULL;
+                /* a prompt row whose prediction of the next prompt token
+                 * has not been reported yet */
+                s->bprow[n] = q->r.on_prompt_logits && q->fed + j + 1 < q->r.n_prompt &&
+                                      q->fed + j + 1 > q->scored
+                                  ? q
+                                  : NULL;
+                s->bwant[n] |= s->bprow[n] != NULL;
                 s->bprompt += q->fed + j < q->r.n_prompt;
             }
         }
@@ -447,6 +459,14 @@ static void advance(synor_llm_sched *s, size_t n)
     for (size_t i = 0; i < n; i++)
         s->run[s->bseq[i]]->fed++;
     uint64_t gen = 0;
+    for (size_t i = 0; i < n; i++) { /* prompt rows first: they come before its tokens */
+        sreq *q = s->bprow[i];
+        if (q) {
+            q->scored++;
+            q->r.on_prompt_logits(q->id, q->scored, q->toks[q->scored], synor_llm_logits(s->c, i),
+                                  q->r.user);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         sreq *q = s->brow[i];
         if (!q)

@@ -21,21 +21,17 @@ static const synor__jval *opt(const synor__jval *root, const char *key)
 
 /* Fields the engine has no way to honour: refused rather than ignored, so
  * a client never gets an answer that silently differs from what it asked. */
-static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root)
+static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root, int chat)
 {
-    static const char *const never[] = {"echo",      "suffix",   "best_of",        "logit_bias",
-                                        "tools",     "functions", "response_format"};
-    for (size_t i = 0; i < SYNOR__ARRAY_LEN(never); i++) {
+    static const char *const never[] = {"echo",  "suffix",    "best_of",        "logit_bias",
+                                        "tools", "functions", "response_format"};
+    for (size_t i = !chat; i < SYNOR__ARRAY_LEN(never); i++) { /* echo: completions' */
         const synor__jval *v = opt(root, never[i]);
         if (v && !(v->type == SYNOR__J_BOOL && !v->u.boolean) &&
             !(v->type == SYNOR__J_ARRAY && v->u.arr.n == 0))
             return synor__json_fail(d, v, SYNOR_ENOTSUP, never[i],
                                     "not supported by synor serve");
     }
-    const synor__jval *n = opt(root, "n");
-    if (n && !(n->type == SYNOR__J_NUMBER && n->u.n.is_int && n->u.n.inum == 1))
-        return synor__json_fail(d, n, SYNOR_ENOTSUP, "n",
-                                "only one choice per request is supported (n = 1)");
     return 0;
 }
 
@@ -173,6 +169,7 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
     memset(out, 0, sizeof *out);
     out->chat = chat;
     out->max_tokens = 16;
+    out->n = 1;
     out->temperature = 1;
     out->top_p = 1;
     synor__jdoc *d;
@@ -184,7 +181,7 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
     synor__buf_init(&prompt);
     e = synor__json_expect(d, root, "request", SYNOR__J_OBJECT);
     if (!e)
-        e = refuse_unsupported(d, root);
+        e = refuse_unsupported(d, root, chat);
     const synor__jval *v;
     if (!e && (v = opt(root, "model"))) {
         e = synor__json_expect(d, v, "model", SYNOR__J_STRING);
@@ -250,9 +247,12 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
             e = synor__json_fail(d, v, SYNOR_ESCHEMA, "top_logprobs", "needs \"logprobs\": true");
         out->top_logprobs = (int)i64;
     }
-    if (!e && out->has_logprobs && out->stream)
-        e = synor__json_fail(d, root, SYNOR_ENOTSUP, "logprobs",
-                             "not supported with \"stream\": true (ask for the whole answer)");
+    if (!e && (v = opt(root, "n")) &&
+        !(e = synor__json_int(d, v, "n", 1, SYNOR__SERVE_MAX_N, &i64)))
+        out->n = (long)i64;
+    if (!e && !chat && (v = opt(root, "echo")) &&
+        !(e = synor__json_expect(d, v, "echo", SYNOR__J_BOOL)))
+        out->echo = v->u.boolean;
     if (!e && (v = opt(root, "presence_penalty")))
         e = synor__json_number(d, v, "presence_penalty", -2, 2, &out->presence_penalty);
     if (!e && (v = opt(root, "frequency_penalty")))
@@ -277,7 +277,8 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
 
 int synor__serve_req_extras(const synor__serve_req *r)
 {
-    return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0 || r->has_logprobs;
+    return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0 || r->has_logprobs ||
+           r->n > 1 || r->echo;
 }
 
 void synor__serve_req_free(synor__serve_req *r)

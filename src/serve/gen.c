@@ -1,70 +1,26 @@
-/* gen.c - one generation request of synor serve, from its checked body to
- * its answer: tokenized, submitted to the scheduler, and fed token by token
- * by the engine thread's callbacks into a buffer that the connection's
- * thread drains - whole when the answer is one JSON object, as Server-Sent
- * Events as they come when it streams.
- *
- * A request is shared by two threads with different lifetimes (the engine
- * until on_done, the connection until its response is freed, which is
- * earlier when the client goes away), so it is counted: freed by the last
- * of the two.
+/* gen.c - one generation request of synor serve (gen.h), from its
+ * checked body to its answer: tokenized, each of its choices submitted to
+ * the scheduler, and fed token by token by the engine thread's callbacks
+ * into the choice's text, which answer.c sends.
  *
  * Stop sequences ("stop"): after each token the text is searched for them
  * where a match could end in the token's bytes; the first match cuts the
- * answer before it and stops the generation (finish_reason "stop"). A
- * stream holds back, besides an incomplete character, the longest end of
- * its text that begins some stop sequence, until the next token shows
- * whether it is one. */
+ * answer before it and stops the choice (finish_reason "stop"). A stream
+ * holds back, besides an incomplete character, the longest end of its
+ * text that begins some stop sequence, until the next token shows whether
+ * it is one. With "echo" the prompt's text comes first in each choice's
+ * text (and, with logprobs, its tokens' entries first), and stop
+ * sequences are looked for after it. */
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "serve/serve_api.h"
-#include "serve/server.h"
+#include "serve/gen.h"
 #include "synor/llm.h"
 
-struct serve_gen {
-    synor_server *s;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int refs;    /* under mu */
-    uint64_t id; /* the scheduler's; set under s->mu */
-    int chat, stream;
-    char name[40]; /* "cmpl-N" or "chatcmpl-N" */
-    time_t created;
-    size_t n_prompt;
-    int32_t prev; /* the last token, for the leading-space rule */
-    uint64_t t_submit, t_last;
-    /* under mu: */
-    size_t generated;
-    synor__buf text; /* the whole answer's text (not streaming) */
-    synor__buf held; /* streaming: bytes of a character still incomplete */
-    synor__buf out;  /* streaming: events not yet sent */
-    size_t out_off;
-    int done, reason, cancelled, ended;
-    serve_gen *prev_live, *next_live; /* under s->mu */
-    /* a generation nobody waits for (a prediction, under bg_key): its
-     * answer goes into the exact-match cache under bg_ekey, or (a sample)
-     * is kept by the prediction */
-    int background;
-    char *bg_key, *bg_ekey;
-    size_t bg_klen, bg_elen;
-    /* an answer from a cache: "memory", "disk" (exact) or "semantic" */
-    const char *tier;
-    float similarity;
-    char *stop[SYNOR__SERVE_MAX_STOP]; /* the request's stop sequences (copies) */
-    int n_stop;
-    int stop_hit; /* under mu: the answer ended at one */
-    /* logprobs: the entries (under mu), and the one on_logits computed for
-     * the token on_token is about to take (the engine thread's) */
-    int has_lp, top_lp;
-    synor__serve_lp *lp, pend;
-    size_t nlp, cap_lp;
-};
-
-static void gen_unref(serve_gen *g)
+void synor__serve_gen_unref(serve_gen *g)
 {
     pthread_mutex_lock(&g->mu);
     int last = --g->refs == 0;
@@ -73,15 +29,38 @@ static void gen_unref(serve_gen *g)
         return;
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->cv);
-    synor__buf_free(&g->text);
-    synor__buf_free(&g->held);
     synor__buf_free(&g->out);
     synor__free(g->bg_key);
     synor__free(g->bg_ekey);
     for (int i = 0; i < g->n_stop; i++)
         synor__free(g->stop[i]);
-    synor__free(g->lp);
+    for (int i = 0; i < g->n; i++) {
+        synor__buf_free(&g->ch[i].text);
+        synor__free(g->ch[i].lp);
+    }
     synor__free(g);
+}
+
+/* Room for one more logprobs entry in c (mu held); 0 when out of memory
+ * (the entry is lost, not the text). */
+static int lp_room(serve_choice *c)
+{
+    if (c->nlp < c->cap_lp)
+        return 1;
+    size_t cap = c->cap_lp ? 2 * c->cap_lp : 64;
+    synor__serve_lp *p = synor__realloc(c->lp, cap * sizeof *p);
+    if (!p)
+        return 0;
+    c->lp = p;
+    c->cap_lp = cap;
+    return 1;
+}
+
+/* The decoded text of token after prev (at most 256 bytes) into piece. */
+static size_t piece_of(const synor_tokenizer *tok, int32_t prev, int32_t token, char piece[256])
+{
+    long n = synor_tokenizer_decode(tok, prev, token, piece, 256);
+    return n < 0 ? 0 : n > 256 ? 256 : (size_t)n;
 }
 
 /* The token's log-probability and its top_lp most likely alternatives,
@@ -89,130 +68,132 @@ static void gen_unref(serve_gen *g)
 static void on_logits(uint64_t id, int32_t token, const float *l, void *user)
 {
     (void)id;
-    serve_gen *g = user;
-    synor__serve_lp_compute(l, synor_llm_hparams_get(g->s->m)->vocab_size, token, g->top_lp,
-                            &g->pend);
+    serve_choice *c = user;
+    synor__serve_lp_compute(l, synor_llm_hparams_get(c->g->s->m)->vocab_size, token,
+                            c->g->top_lp, &c->pend);
 }
 
-/* The first stop sequence in b that ends at or after byte `from` (bytes
- * before it were searched before): b is cut where it starts; 1 if found. */
-static int stop_cut(const serve_gen *g, synor__buf *b, size_t from)
+/* echo with logprobs: prompt token i's entry, from the row before it. */
+static void on_prompt_logits(uint64_t id, size_t i, int32_t token, const float *l, void *user)
 {
-    size_t p = synor__serve_stop_find(g->stop, g->n_stop, b->data, b->len, from);
+    (void)id;
+    serve_choice *c = user;
+    serve_gen *g = c->g;
+    synor__serve_lp e;
+    synor__serve_lp_compute(l, synor_llm_hparams_get(g->s->m)->vocab_size, token, g->top_lp, &e);
+    char piece[256];
+    e.prev = c->prev; /* the prompt token before: on_prompt_logits walks the prompt */
+    e.offset = c->poff;
+    e.len = piece_of(synor_llm_tokenizer(g->s->m), c->prev, token, piece);
+    if (e.offset + e.len > g->echo_len) /* (the echo is these pieces: never) */
+        e.len = e.offset < g->echo_len ? g->echo_len - e.offset : 0;
+    c->poff += e.len;
+    c->prev = token;
+    (void)i;
+    pthread_mutex_lock(&g->mu);
+    if (lp_room(c))
+        c->lp[c->nlp++] = e;
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* The first stop sequence in c's text that ends at or after byte `from`
+ * (bytes before it were searched before) and starts after the echoed
+ * prompt: the text is cut where it starts; 1 if found. */
+static int stop_cut(const serve_gen *g, serve_choice *c, size_t from)
+{
+    synor__buf *b = &c->text;
+    size_t e = g->echo_len;
+    size_t p = synor__serve_stop_find(g->stop, g->n_stop, b->data + e, b->len - e, from - e);
     if (p == SIZE_MAX)
         return 0;
-    b->len = p;
+    b->len = e + p;
     return 1;
-}
-
-/* The start of every streamed chunk, up to the text. */
-static void chunk_head(serve_gen *g, synor__buf *b)
-{
-    synor__buf_printf(b,
-                      "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g->name,
-                      g->chat ? "chat.completion.chunk" : "text_completion", (long long)g->created);
-    synor__serve_json_text(b, g->s->model_name, strlen(g->s->model_name));
-    synor__buf_puts(b, ",\"choices\":[{\"index\":0,");
-}
-
-/* One event carrying text[0..n) (mu held). */
-static void emit_text(serve_gen *g, const char *text, size_t n)
-{
-    chunk_head(g, &g->out);
-    synor__buf_puts(&g->out, g->chat ? "\"delta\":{\"content\":" : "\"text\":");
-    synor__serve_json_text(&g->out, text, n);
-    synor__buf_puts(&g->out, g->chat ? "},\"finish_reason\":null}]}\n\n"
-                                     : ",\"logprobs\":null,\"finish_reason\":null}]}\n\n");
 }
 
 static int on_token(uint64_t id, int32_t token, void *user)
 {
     (void)id;
-    serve_gen *g = user;
+    serve_choice *c = user;
+    serve_gen *g = c->g;
     synor_server *s = g->s;
     const synor_tokenizer *tok = synor_llm_tokenizer(s->m);
     /* synor generate ends its text at BOS as well as EOS: so does serve */
     if (token == synor_tokenizer_bos(tok))
         return 1;
     char piece[256];
-    long n = synor_tokenizer_decode(tok, g->prev, token, piece, sizeof piece);
-    if (n < 0)
-        n = 0;
-    if ((size_t)n > sizeof piece)
-        n = (long)sizeof piece;
-    int32_t prev = g->prev;
-    g->prev = token;
+    size_t n = piece_of(tok, c->prev, token, piece);
+    int32_t prev = c->prev;
+    c->prev = token;
     uint64_t now = synor__serve_now_ns();
     if (g->background) /* not a request: no latency figures */
         ;
-    else if (g->t_last)
-        synor__serve_hist_add(&s->tpot, now - g->t_last);
+    else if (c->t_last)
+        synor__serve_hist_add(&s->tpot, now - c->t_last);
     else
         synor__serve_hist_add(&s->ttft, now - g->t_submit);
-    g->t_last = now;
+    c->t_last = now;
     atomic_fetch_add(&s->gen_tokens, 1);
     pthread_mutex_lock(&g->mu);
-    g->generated++;
-    if (g->has_lp && g->nlp == g->cap_lp) {
-        size_t cap = g->cap_lp ? 2 * g->cap_lp : 64;
-        synor__serve_lp *p = synor__realloc(g->lp, cap * sizeof *p);
-        if (p) {
-            g->lp = p;
-            g->cap_lp = cap;
-        }
+    c->generated++;
+    synor__buf *b = &c->text;
+    if (g->has_lp && lp_room(c)) {
+        c->pend.prev = prev;
+        c->pend.offset = b->len;
+        c->pend.len = n;
+        c->lp[c->nlp++] = c->pend;
     }
-    if (g->has_lp && g->nlp < g->cap_lp) { /* (out of memory: the entry is lost, not the text) */
-        g->pend.prev = prev;
-        g->pend.offset = g->text.len;
-        g->pend.len = (size_t)n;
-        g->lp[g->nlp++] = g->pend;
-    }
-    synor__buf *b = g->stream ? &g->held : &g->text;
     size_t from = b->len;
-    synor__buf_append(b, piece, (size_t)n);
-    int stop = g->n_stop && b->data && !b->failed && stop_cut(g, b, from);
-    g->stop_hit |= stop;
-    if (g->stream) {
+    synor__buf_append(b, piece, n);
+    int stop = g->n_stop && b->data && !b->failed && stop_cut(g, c, from);
+    c->stop_hit |= stop;
+    if (g->stream && b->data && !b->failed) {
         /* after a stop the text before it is whole: all of it goes */
-        size_t k = !b->data ? 0 : stop ? b->len : synor__serve_utf8_ready(b->data, b->len);
-        if (!stop && g->n_stop && b->data) {
-            size_t t = synor__serve_stop_tail(g->stop, g->n_stop, b->data, b->len);
+        size_t k = stop ? b->len : c->sent + synor__serve_utf8_ready(b->data + c->sent,
+                                                                      b->len - c->sent);
+        if (!stop && g->n_stop) {
+            size_t e = g->echo_len;
+            size_t t = synor__serve_stop_tail(g->stop, g->n_stop, b->data + e, b->len - e);
             k = k < b->len - t ? k : b->len - t;
         }
-        if (k) {
-            emit_text(g, b->data, k);
-            memmove(b->data, b->data + k, b->len - k);
-            b->len -= k;
-        }
+        if (k > c->sent)
+            synor__serve_emit(g, c, k, 0);
         pthread_cond_signal(&g->cv);
     }
     pthread_mutex_unlock(&g->mu);
     return stop;
 }
 
+/* A choice left; the request is done when all have (the answer can be
+ * written) and leaves the live list. s->mu before g->mu: a request still
+ * submitting its choices holds s->mu, so its count of them is settled. */
 static void on_done(uint64_t id, int reason, void *user)
 {
     (void)id;
-    serve_gen *g = user;
+    serve_choice *c = user;
+    serve_gen *g = c->g;
     synor_server *s = g->s;
     pthread_mutex_lock(&s->mu);
-    if (g->prev_live)
-        g->prev_live->next_live = g->next_live;
-    else if (s->live == g)
-        s->live = g->next_live;
-    if (g->next_live)
-        g->next_live->prev_live = g->prev_live;
-    g->prev_live = g->next_live = NULL;
+    pthread_mutex_lock(&g->mu);
+    c->done = 1;
+    c->reason = reason;
+    int all = ++g->ndone == g->n;
+    if (all) {
+        if (g->prev_live)
+            g->prev_live->next_live = g->next_live;
+        else if (s->live == g)
+            s->live = g->next_live;
+        if (g->next_live)
+            g->next_live->prev_live = g->prev_live;
+        g->prev_live = g->next_live = NULL;
+        g->done = 1;
+        pthread_cond_broadcast(&g->cv);
+    }
+    pthread_mutex_unlock(&g->mu);
     pthread_mutex_unlock(&s->mu);
     const char *fr = synor__serve_finish_reason(reason);
     if (!g->background)
         atomic_fetch_add(&s->finished[!strcmp(fr, "stop") ? 0 : !strcmp(fr, "length") ? 1 : 2], 1);
-    pthread_mutex_lock(&g->mu);
-    g->done = 1;
-    g->reason = reason;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-    if (g->background) {
+    if (g->background && all) {
         size_t vlen = 0;
         char *v = synor__serve_gen_value(g, &vlen);
         int stored = 0;
@@ -223,127 +204,16 @@ static void on_done(uint64_t id, int reason, void *user)
         }
         synor__serve_predicted_ready(s, g->bg_key, g->bg_klen, v, vlen, stored);
     }
-    gen_unref(g);
+    synor__serve_gen_unref(g);
 }
 
 void synor__serve_cancel_all(synor_server *s)
 {
     for (serve_gen *g = s->live; g; g = g->next_live)
-        synor_llm_sched_cancel(s->sched, g->id);
+        for (int i = 0; i < g->n; i++)
+            synor_llm_sched_cancel(s->sched, g->ch[i].id);
     s->kicks++;
     pthread_cond_signal(&s->wake);
-}
-
-static void append_usage(serve_gen *g, synor__buf *b)
-{
-    synor__buf_printf(b,
-                      ",\"usage\":{\"prompt_tokens\":%zu,\"completion_tokens\":%zu,"
-                      "\"total_tokens\":%zu}",
-                      g->n_prompt, g->generated, g->n_prompt + g->generated);
-}
-
-/* The streamed answer: events as the engine adds them; at the end any
- * bytes held back, a chunk with the finish reason and usage, and [DONE].
- * MHD's thread per connection may block here. */
-static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)pos;
-    serve_gen *g = cls;
-    pthread_mutex_lock(&g->mu);
-    while (g->out_off == g->out.len && !g->done)
-        pthread_cond_wait(&g->cv, &g->mu);
-    if (g->out_off == g->out.len && g->done && !g->ended) {
-        g->ended = 1;
-        if (g->held.len)
-            emit_text(g, g->held.data, g->held.len);
-        chunk_head(g, &g->out);
-        synor__buf_puts(&g->out, g->chat ? "\"delta\":{}" : "\"text\":\"\",\"logprobs\":null");
-        synor__buf_printf(&g->out, ",\"finish_reason\":\"%s\"}]",
-                          synor__serve_finish_reason(g->reason));
-        append_usage(g, &g->out);
-        synor__buf_puts(&g->out, "}\n\ndata: [DONE]\n\n");
-    }
-    ssize_t n = MHD_CONTENT_READER_END_OF_STREAM;
-    if (g->out.failed) {
-        n = MHD_CONTENT_READER_END_WITH_ERROR;
-    } else if (g->out_off < g->out.len) {
-        size_t k = g->out.len - g->out_off;
-        if (k > max)
-            k = max;
-        memcpy(buf, g->out.data + g->out_off, k);
-        g->out_off += k;
-        if (g->out_off == g->out.len)
-            g->out_off = g->out.len = 0;
-        n = (ssize_t)k;
-    }
-    pthread_mutex_unlock(&g->mu);
-    return n;
-}
-
-/* The response is gone: the client may have left before the end, so the
- * generation stops too. */
-static void sse_free(void *cls)
-{
-    serve_gen *g = cls;
-    synor_server *s = g->s;
-    pthread_mutex_lock(&g->mu);
-    int done = g->done;
-    pthread_mutex_unlock(&g->mu);
-    if (!done) {
-        pthread_mutex_lock(&s->mu);
-        synor_llm_sched_cancel(s->sched, g->id);
-        s->kicks++;
-        pthread_cond_signal(&s->wake);
-        pthread_mutex_unlock(&s->mu);
-    }
-    gen_unref(g);
-}
-
-static int answer_whole(serve_gen *g, struct MHD_Connection *c)
-{
-    synor_server *s = g->s;
-    pthread_mutex_lock(&g->mu);
-    while (!g->done)
-        pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
-    pthread_mutex_lock(&s->mu);
-    int failed = g->reason == SYNOR_LLM_DONE_CANCELLED && !s->stopping;
-    pthread_mutex_unlock(&s->mu);
-    if (failed) /* only a failed batch cancels a request nobody can cancel */
-        return synor__serve_error(s, c, 500,
-                                  "the generation failed: the engine's batch failed "
-                                  "(the server's standard error says why)");
-    synor__buf b;
-    synor__buf_init(&b);
-    synor__buf_printf(&b, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g->name,
-                      g->chat ? "chat.completion" : "text_completion", (long long)g->created);
-    synor__serve_json_text(&b, s->model_name, strlen(s->model_name));
-    synor__buf_puts(&b, ",\"choices\":[{\"index\":0,");
-    synor__buf_puts(&b, g->chat ? "\"message\":{\"role\":\"assistant\",\"content\":" : "\"text\":");
-    synor__serve_json_text(&b, g->text.data ? g->text.data : "", g->text.len);
-    synor__buf_puts(&b, g->chat ? "}" : "");
-    if (g->has_lp)
-        synor__serve_lp_json(&b, g->chat, synor_llm_tokenizer(s->m), g->lp, g->nlp,
-                             g->text.data ? g->text.data : "", g->text.len);
-    else if (!g->chat)
-        synor__buf_puts(&b, ",\"logprobs\":null");
-    synor__buf_printf(&b, ",\"finish_reason\":\"%s\"}]", synor__serve_finish_reason(g->reason));
-    append_usage(g, &b);
-    if (g->tier && !strcmp(g->tier, "predicted"))
-        synor__buf_puts(&b, ",\"synor_cache\":{\"cache\":\"predicted\"}");
-    else if (g->tier && !strcmp(g->tier, "semantic"))
-        synor__buf_printf(&b, ",\"synor_cache\":{\"cache\":\"semantic\",\"similarity\":%.4f}",
-                          (double)g->similarity);
-    else if (g->tier)
-        synor__buf_printf(&b, ",\"synor_cache\":{\"cache\":\"exact\",\"tier\":\"%s\"}", g->tier);
-    synor__buf_puts(&b, "}\n");
-    int r;
-    if (b.failed)
-        r = synor__serve_error(s, c, 500, "out of memory writing the answer");
-    else
-        r = synor__serve_text(s, c, 200, "application/json", b.data, b.len);
-    synor__buf_free(&b);
-    return r;
 }
 
 /* The tokens of the prompt (BOS first), or an answer already queued. */
@@ -370,9 +240,13 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const char *promp
     return MHD_YES;
 }
 
-static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_prompt, int32_t last)
+/* A request of q's choices (none submitted yet) with the connection's
+ * reference and one per choice; ids: the prompt's n_prompt tokens. */
+static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int32_t *ids,
+                          size_t n_prompt)
 {
-    serve_gen *g = synor__calloc(1, sizeof *g);
+    int n = q->n > 1 ? (int)q->n : 1;
+    serve_gen *g = synor__calloc(1, sizeof *g + (size_t)n * sizeof g->ch[0]);
     if (!g)
         return NULL;
     if (pthread_mutex_init(&g->mu, NULL)) {
@@ -385,24 +259,42 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_p
         return NULL;
     }
     g->s = s;
-    g->refs = 2; /* the connection's and the engine's */
+    g->refs = 1 + n; /* the connection's and the engine's, one per choice */
+    g->n = n;
     g->chat = q->chat;
     g->stream = q->stream;
     g->has_lp = q->has_logprobs;
     g->top_lp = q->top_logprobs < SYNOR__SERVE_LP_TOP ? q->top_logprobs : SYNOR__SERVE_LP_TOP;
     g->created = time(NULL);
     g->n_prompt = n_prompt;
-    g->prev = last;
-    synor__buf_init(&g->text);
-    synor__buf_init(&g->held);
     synor__buf_init(&g->out);
-    for (int i = 0; i < q->n_stop; i++) {
-        if (!(g->stop[i] = synor__strdup(q->stop[i]))) {
-            g->refs = 1;
-            gen_unref(g);
-            return NULL;
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        serve_choice *c = &g->ch[i];
+        c->g = g;
+        c->index = i;
+        synor__buf_init(&c->text);
+        /* echo: the prompt as the model reads it, each token's piece */
+        int32_t prev = ids[0];
+        for (size_t j = 1; q->echo && j < n_prompt; j++) {
+            char piece[256];
+            synor__buf_append(&c->text, piece,
+                              piece_of(synor_llm_tokenizer(s->m), prev, ids[j], piece));
+            prev = ids[j];
         }
-        g->n_stop = i + 1;
+        failed |= c->text.failed;
+        g->echo_len = c->text.len;
+        /* with prompt logprobs, on_prompt_logits walks prev to the last */
+        c->prev = q->echo && q->has_logprobs ? ids[0] : ids[n_prompt - 1];
+    }
+    for (int i = 0; i < q->n_stop && !failed; i++) {
+        failed = !(g->stop[i] = synor__strdup(q->stop[i]));
+        g->n_stop = i + !failed;
+    }
+    if (failed) {
+        g->refs = 1;
+        synor__serve_gen_unref(g);
+        return NULL;
     }
     return g;
 }
@@ -412,7 +304,8 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, size_t n_p
  * determined by the request are kept and served: greedy, or seeded. */
 char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t *klen)
 {
-    if (!s->cache || q->stream || q->has_logprobs || !(q->temperature == 0 || q->has_seed))
+    if (!s->cache || q->stream || q->has_logprobs || q->n > 1 || q->echo ||
+        !(q->temperature == 0 || q->has_seed))
         return NULL;
     size_t n = synor_cache_key(NULL, 0, s->model_name, q->prompt, (int)q->max_tokens,
                                (float)q->temperature, (int)q->top_k, (float)q->top_p, q->seed);
@@ -448,16 +341,18 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
 char *synor__serve_gen_value(serve_gen *g, size_t *len)
 {
     pthread_mutex_lock(&g->mu);
-    int keep = g->done && (g->reason == SYNOR_LLM_DONE_LENGTH || g->reason == SYNOR_LLM_DONE_EOS ||
-                           (g->reason == SYNOR_LLM_DONE_STOPPED && g->stop_hit));
-    size_t n = g->text.len;
-    char *v = keep && !g->text.failed ? synor__malloc(9 + n) : NULL;
+    const serve_choice *c = &g->ch[0]; /* (cached requests have one choice) */
+    int keep = g->done && g->n == 1 && !g->echo_len &&
+               (c->reason == SYNOR_LLM_DONE_LENGTH || c->reason == SYNOR_LLM_DONE_EOS ||
+                (c->reason == SYNOR_LLM_DONE_STOPPED && c->stop_hit));
+    size_t n = c->text.len;
+    char *v = keep && !c->text.failed ? synor__malloc(9 + n) : NULL;
     if (v) {
-        uint64_t gen = g->generated;
-        v[0] = (char)g->reason;
+        uint64_t gen = c->generated;
+        v[0] = (char)c->reason;
         memcpy(v + 1, &gen, 8);
         if (n)
-            memcpy(v + 9, g->text.data, n);
+            memcpy(v + 9, c->text.data, n);
         *len = 9 + n;
     }
     pthread_mutex_unlock(&g->mu);
@@ -476,36 +371,41 @@ static void cache_store(synor_server *s, const char *key, size_t klen, const flo
     synor__free(v);
 }
 
-/* Answers from a cached value, as answer_whole answers a generation. */
+/* Answers from a cached value, as a generation is answered. */
 static int answer_cached(synor_server *s, struct MHD_Connection *c, const synor__serve_req *q,
-                         size_t n_prompt, int32_t last, const char *v, size_t len,
+                         const int32_t *ids, size_t n_prompt, const char *v, size_t len,
                          const char *tier, float similarity)
 {
-    serve_gen *g = gen_new(s, q, n_prompt, last);
+    serve_gen *g = gen_new(s, q, ids, n_prompt);
     if (!g)
         return synor__serve_error(s, c, 500, "out of memory");
     g->refs = 1;
     g->done = 1;
-    g->reason = (unsigned char)v[0];
+    serve_choice *ch = &g->ch[0];
+    ch->done = 1;
+    ch->reason = (unsigned char)v[0];
     uint64_t gen;
     memcpy(&gen, v + 1, 8);
-    g->generated = (size_t)gen;
+    ch->generated = (size_t)gen;
     g->tier = tier;
     g->similarity = similarity;
-    synor__buf_append(&g->text, v + 9, len - 9);
+    synor__buf_append(&ch->text, v + 9, len - 9);
     pthread_mutex_lock(&s->mu);
     uint64_t seq = ++s->next_seq;
     pthread_mutex_unlock(&s->mu);
     snprintf(g->name, sizeof g->name, "%s-%llu", q->chat ? "chatcmpl" : "cmpl",
              (unsigned long long)seq);
-    int r = answer_whole(g, c);
-    gen_unref(g);
+    int r = synor__serve_answer_whole(g, c);
+    synor__serve_gen_unref(g);
     return r;
 }
 
-/* Names g (PREFIX-N), seeds its sampler (without a seed, each request
- * draws its own stream of numbers), and queues it with the scheduler,
- * linked into the live list: 0 or the scheduler's code. */
+/* Names g (PREFIX-N) and queues each of its choices with the scheduler
+ * (rq their common fields), linked into the live list; each choice's
+ * sampler is seeded with the request's seed (without one, a stream of
+ * numbers of its own), choice i > 0 with the seed moved by i. 0, or the
+ * scheduler's code for the first choice it refused: those before it are
+ * cancelled, and the request has only them. */
 static int submit_gen(synor_server *s, serve_gen *g, const synor__serve_req *q, const char *prefix,
                       synor_llm_request *rq)
 {
@@ -513,13 +413,28 @@ static int submit_gen(synor_server *s, serve_gen *g, const synor__serve_req *q, 
     uint64_t seq = ++s->next_seq;
     snprintf(g->name, sizeof g->name, "%s-%llu", prefix, (unsigned long long)seq);
     uint64_t seed = q->has_seed ? q->seed : synor__serve_now_ns() ^ (seq * 0x9E3779B97F4A7C15ull);
-    synor_sampler_init(&rq->sampler, (float)q->temperature, (int)q->top_k,
-                       q->temperature > 0 ? (float)q->top_p : 1.0f, seed);
     rq->presence_penalty = (float)q->presence_penalty;
     rq->frequency_penalty = (float)q->frequency_penalty;
     g->t_submit = synor__serve_now_ns();
-    int e = s->stopping ? SYNOR_ESTATE : synor_llm_sched_submit(s->sched, rq, &g->id);
-    if (!e) {
+    int e = s->stopping ? SYNOR_ESTATE : 0, n = g->n, ok = 0;
+    for (; ok < n && !e; ok += !e) {
+        synor_sampler_init(&rq->sampler, (float)q->temperature, (int)q->top_k,
+                           q->temperature > 0 ? (float)q->top_p : 1.0f,
+                           seed + (uint64_t)ok * 0xD1B54A32D192ED03ull);
+        rq->user = &g->ch[ok];
+        e = synor_llm_sched_submit(s->sched, rq, &g->ch[ok].id);
+    }
+    if (e) { /* choices 0 .. ok - 1 were queued: cancel them */
+        pthread_mutex_lock(&g->mu); /* (their on_done waits for s->mu) */
+        for (int j = ok; j < n; j++)
+            synor__buf_free(&g->ch[j].text);
+        g->n = ok;
+        g->refs -= n - ok;
+        pthread_mutex_unlock(&g->mu);
+        for (int j = 0; j < ok; j++)
+            synor_llm_sched_cancel(s->sched, g->ch[j].id);
+    }
+    if (g->n > 0) {
         g->next_live = s->live;
         if (s->live)
             s->live->prev_live = g;
@@ -529,6 +444,33 @@ static int submit_gen(synor_server *s, serve_gen *g, const synor__serve_req *q, 
     }
     pthread_mutex_unlock(&s->mu);
     return e;
+}
+
+/* The response to a request the scheduler refused (e: its code, msg its
+ * message). */
+static int answer_refused(synor_server *s, struct MHD_Connection *c, int e, const char *msg)
+{
+    if (e == SYNOR_ESTATE)
+        return synor__serve_error(s, c, 503, "the server is shutting down");
+    if (e != SYNOR_EBUSY)
+        return synor__serve_error(s, c, e == SYNOR_ERANGE || e == SYNOR_EINVAL ? 400 : 500, "%s",
+                                  msg);
+    char m[256];
+    snprintf(m, sizeof m, "overloaded: the queue of %u waiting requests is full; retry later",
+             s->o.max_queue);
+    struct MHD_Response *rsp = NULL;
+    char *j = synor__serve_error_json(503, m);
+    if (j)
+        rsp = MHD_create_response_from_buffer(strlen(j), j, MHD_RESPMEM_MUST_COPY);
+    synor__free(j);
+    if (!rsp)
+        return MHD_NO;
+    MHD_add_response_header(rsp, "Content-Type", "application/json");
+    MHD_add_response_header(rsp, "Retry-After", "1");
+    synor__serve_count_code(s, 503);
+    int r = MHD_queue_response(c, 503, rsp);
+    MHD_destroy_response(rsp);
+    return r;
 }
 
 int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, const char *body,
@@ -557,72 +499,71 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     char *pkey = s->pred && !q.stream && !synor__serve_req_extras(&q)
                      ? synor__serve_pred_key(s, &q, &pklen)
                      : NULL;
+    char *v = NULL;
+    size_t vlen = 0;
+    const char *tier = NULL;
+    float sim = -1;
     if (key) {
-        char *v;
-        size_t vlen;
-        int tier;
-        if (synor_cache_get(s->cache, key, klen, &v, &vlen, &tier) == 0 && vlen >= 9) {
+        int t;
+        if (synor_cache_get(s->cache, key, klen, &v, &vlen, &t) == 0 && vlen >= 9) {
+            tier = t == SYNOR_CACHE_DISK ? "disk" : "memory";
             if (pkey)
                 synor__serve_predicted_hit(s, pkey, pklen);
-            r = answer_cached(s, c, &q, n, ids[n - 1], v, vlen,
-                              tier == SYNOR_CACHE_DISK ? "disk" : "memory", 0);
+        } else if (v) {
             free(v);
-            synor__serve_predict_after(s, &q);
-            synor__free(pkey);
-            synor__free(key);
-            synor__free(ids);
-            synor__serve_req_free(&q);
-            return r;
+            v = NULL;
         }
     } else if (pkey) { /* a sample: one generated ahead on a prediction? */
-        char *v;
-        size_t vlen;
         if (synor__serve_predicted_take(s, pkey, pklen, &v, &vlen) == 0) {
-            r = answer_cached(s, c, &q, n, ids[n - 1], v, vlen, "predicted", 0);
+            tier = "predicted";
+            char *w = malloc(vlen ? vlen : 1); /* (the caches' values are malloc's) */
+            if (w)
+                memcpy(w, v, vlen);
             synor__free(v);
-            synor__serve_predict_after(s, &q);
-            synor__free(pkey);
-            synor__free(ids);
-            synor__serve_req_free(&q);
-            return r;
+            v = w;
+            tier = w ? tier : NULL;
         }
     }
     synor__free(pkey);
-    /* the semantic cache: whole answers (not streamed; no stop sequences or
-     * penalties) to similar prompts */
+    /* the semantic cache: whole answers (not streamed; no stop sequences,
+     * penalties, logprobs, echo or choices) to similar prompts */
     float *emb = NULL;
-    if (s->sem && !q.stream && !synor__serve_req_extras(&q)) {
+    if (!v && s->sem && !q.stream && !synor__serve_req_extras(&q)) {
         const synor_llm_hparams *h = synor_llm_hparams_get(s->m);
         emb = synor__malloc((size_t)h->dim * sizeof *emb);
         if (emb && synor__serve_embed(s, q.prompt, emb) != 0) {
             synor__free(emb); /* the engine said why on standard error */
             emb = NULL;
         }
-        float sim = -1;
-        char *v;
-        size_t vlen;
         if (emb) {
             atomic_fetch_add(&s->sem_lookups, 1);
             if (synor_semcache_lookup(s->sem, emb, &sim, &v, &vlen) == 0 && vlen >= 9) {
                 atomic_fetch_add(&s->sem_hits, 1);
-                r = answer_cached(s, c, &q, n, ids[n - 1], v, vlen, "semantic", sim);
+                tier = "semantic";
+            } else if (v) {
                 free(v);
-                synor__serve_predict_after(s, &q);
-                synor__free(emb);
-                synor__free(key);
-                synor__free(ids);
-                synor__serve_req_free(&q);
-                return r;
+                v = NULL;
             }
         }
+    }
+    if (v) {
+        r = answer_cached(s, c, &q, ids, n, v, vlen, tier, sim);
+        free(v);
+        synor__serve_predict_after(s, &q);
+        synor__free(emb);
+        synor__free(key);
+        synor__free(ids);
+        synor__serve_req_free(&q);
+        return r;
     }
     synor_llm_request rq = {.prompt = ids, .n_prompt = n, .on_token = on_token, .on_done = on_done};
     if (q.has_logprobs)
         rq.on_logits = on_logits;
+    if (q.has_logprobs && q.echo)
+        rq.on_prompt_logits = on_prompt_logits;
     rq.max_new =
         (int)(q.max_tokens < (long)(s->ctx_len - n) ? q.max_tokens : (long)(s->ctx_len - n));
-    serve_gen *g = gen_new(s, &q, n, ids[n - 1]);
-    rq.user = g;
+    serve_gen *g = gen_new(s, &q, ids, n);
     if (!g) {
         synor__free(emb);
         synor__free(key);
@@ -640,58 +581,24 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
         synor__free(key);
         char msg[512];
         synor__strlcpy(msg, synor_errmsg(), sizeof msg);
-        g->refs = 1;
-        gen_unref(g);
-        if (e == SYNOR_ESTATE)
-            return synor__serve_error(s, c, 503, "the server is shutting down");
-        if (e == SYNOR_EBUSY) {
-            struct MHD_Response *rsp = NULL;
-            snprintf(msg, sizeof msg,
-                     "overloaded: the queue of %u waiting requests is full; "
-                     "retry later",
-                     s->o.max_queue);
-            char *j = synor__serve_error_json(503, msg);
-            if (j)
-                rsp = MHD_create_response_from_buffer(strlen(j), j, MHD_RESPMEM_MUST_COPY);
-            synor__free(j);
-            if (!rsp)
-                return MHD_NO;
-            MHD_add_response_header(rsp, "Content-Type", "application/json");
-            MHD_add_response_header(rsp, "Retry-After", "1");
-            synor__serve_count_code(s, 503);
-            r = MHD_queue_response(c, 503, rsp);
-            MHD_destroy_response(rsp);
-            return r;
-        }
-        return synor__serve_error(s, c, e == SYNOR_ERANGE || e == SYNOR_EINVAL ? 400 : 500, "%s",
-                                  msg);
+        synor__serve_gen_unref(g); /* the connection's: choices queued hold theirs */
+        return answer_refused(s, c, e, msg);
     }
     atomic_fetch_add(&s->requests, 1);
-    atomic_fetch_add(&s->prompt_tokens, n);
+    atomic_fetch_add(&s->prompt_tokens, n * (size_t)g->n);
     if (!stream) {
-        r = answer_whole(g, c);
+        r = synor__serve_answer_whole(g, c);
         if (key || emb)
             cache_store(s, key, klen, emb, g);
         synor__serve_predict_after(s, &q); /* the user has the answer: what next? */
         synor__serve_req_free(&q);
         synor__free(emb);
         synor__free(key);
-        gen_unref(g);
+        synor__serve_gen_unref(g);
         return r;
     }
     synor__free(key); /* streams are not cached */
-    struct MHD_Response *rsp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_read, g, sse_free);
-    if (!rsp) {
-        sse_free(g);
-        return MHD_NO;
-    }
-    MHD_add_response_header(rsp, "Content-Type", "text/event-stream");
-    MHD_add_response_header(rsp, "Cache-Control", "no-cache");
-    synor__serve_count_code(s, 200);
-    r = MHD_queue_response(c, 200, rsp);
-    MHD_destroy_response(rsp);
-    return r;
+    return synor__serve_answer_stream(g, c);
 }
 
 int synor__serve_generate_predicted(synor_server *s, const synor__serve_req *q, const char *key,
@@ -704,32 +611,30 @@ int synor__serve_generate_predicted(synor_server *s, const synor__serve_req *q, 
         return SYNOR_ERANGE;
     int32_t *ids = synor__malloc((size_t)n * sizeof *ids);
     char *k = synor__malloc(klen);
-    serve_gen *g = ids && k ? gen_new(s, q, (size_t)n, 0) : NULL;
+    if (ids)
+        synor_tokenizer_encode(tok, q->prompt, len, 1, 0, ids, (size_t)n);
+    serve_gen *g = ids && k ? gen_new(s, q, ids, (size_t)n) : NULL;
     if (!g) {
         synor__free(ids);
         synor__free(k);
         return SYNOR_ENOMEM;
     }
     memcpy(k, key, klen);
-    synor_tokenizer_encode(tok, q->prompt, len, 1, 0, ids, (size_t)n);
     g->refs = 1; /* the engine's only */
     g->background = 1;
     g->bg_key = k;
     g->bg_klen = klen;
     g->bg_ekey = ekey;
     g->bg_elen = elen;
-    g->prev = ids[n - 1];
-    synor_llm_request rq = {.prompt = ids,
-                            .n_prompt = (size_t)n,
-                            .on_token = on_token,
-                            .on_done = on_done,
-                            .user = g};
+    synor_llm_request rq = {
+        .prompt = ids, .n_prompt = (size_t)n, .on_token = on_token, .on_done = on_done};
     rq.max_new = (int)(q->max_tokens < (long)s->ctx_len - n ? q->max_tokens : (long)s->ctx_len - n);
     int e = submit_gen(s, g, q, "predicted", &rq);
     synor__free(ids);
     if (e) {
         g->bg_ekey = NULL; /* the caller keeps it on failure */
-        gen_unref(g);
+        g->refs = 1;
+        synor__serve_gen_unref(g);
     }
     return e;
 }

@@ -14,6 +14,8 @@
  * SYNOR__SERVE_STOP_BYTES bytes. */
 #define SYNOR__SERVE_MAX_STOP 4
 #define SYNOR__SERVE_STOP_BYTES 256
+/* OpenAI's "n": at most this many choices per request. */
+#define SYNOR__SERVE_MAX_N 16
 
 /* A completion or chat completion request, checked. */
 typedef struct synor__serve_req {
@@ -37,16 +39,22 @@ typedef struct synor__serve_req {
      * 0..5; chat: "logprobs": true with "top_logprobs": N, 0..20); not
      * with stream */
     int has_logprobs, top_logprobs;
+    /* "n": choices, each generated apart (1..SYNOR__SERVE_MAX_N; seeded:
+     * choice i with the seed moved by i, choice 0 with the seed itself) */
+    long n;
+    /* "echo" (completions): each choice's text begins with the prompt as
+     * the model reads it (with logprobs, its tokens' entries too) */
+    int echo;
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
  * synor_errmsg() names the line and column (malformed JSON) or the field
- * and value. Fields the engine cannot honour (n > 1, logprobs, penalties,
+ * and value. Fields the engine cannot honour (best_of, logit_bias, tools,
  * ...) are refused by name; other unknown fields are ignored, as
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
 void synor__serve_req_free(synor__serve_req *r);
-/* Whether r has stop sequences, penalties or logprobs: fields the
+/* Whether r has stop sequences, penalties, logprobs, echo or n > 1: fields the
  * semantic cache and the predictor do not key their answers by, so such
  * a request takes no part in them. */
 int synor__serve_req_extras(const synor__serve_req *r);

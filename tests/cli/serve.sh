@@ -185,10 +185,88 @@ lp_values() { for i in $(seq 0 $(($(get usage.completion_tokens) - 1))); do
   for j in 0 1 2; do get "choices.0.logprobs.content.$i.top_logprobs.$j.logprob"; done; echo; done; }
 check lp-all        [ "$(req POST /v1/chat/completions "$lpbody")" = 200 ]
 lp_values >"$tmp/lp-main"
-check lp-stream     [ "$(req POST /v1/completions '{"prompt":"x","logprobs":1,"stream":true}')" = 400 ]
-check lp-stream-msg msg_has "logprobs: not supported with"
+# streamed with logprobs: each chunk carries the entries of the tokens its text completes; all
+# together the whole answer's, figure for figure
+sse_cat() { # FIELD...: each event's FIELDs (with an index: every match) in order, one per line
+  while IFS= read -r l; do
+    case $l in "data: [DONE]"|"") continue ;; esac
+    printf '%s' "${l#data: }" >"$tmp/ev"
+    for f in "$@"; do "$JC" -g "$f" <"$tmp/ev" 2>/dev/null && echo; done
+  done < <(grep '^data: ' "$tmp/body"); }
+check lp-stream     [ "$(req POST /v1/chat/completions "${lpbody%\}},\"stream\":true}")" = 200 ]
+: >"$tmp/lp-stream"
+while IFS= read -r l; do
+  case $l in "data: [DONE]"|"") continue ;; esac
+  printf '%s' "${l#data: }" >"$tmp/ev"
+  for i in $(seq 0 20); do
+    "$JC" -g "choices.0.logprobs.content.$i.logprob" <"$tmp/ev" >>"$tmp/lp-stream" 2>/dev/null || break
+    for j in 0 1 2; do "$JC" -g "choices.0.logprobs.content.$i.top_logprobs.$j.logprob" <"$tmp/ev" >>"$tmp/lp-stream"; done
+    echo >>"$tmp/lp-stream"
+  done
+done < <(grep '^data: ' "$tmp/body")
+check lp-stream-same cmp -s "$tmp/lp-stream" "$tmp/lp-main"
+check lp-stream-cmpl [ "$(req POST /v1/completions '{"prompt":"Synor places","max_tokens":8,"temperature":0,"logprobs":3,"stream":true}')" = 200 ]
+: >"$tmp/lptext2"
+while IFS= read -r l; do
+  case $l in "data: [DONE]"|"") continue ;; esac
+  printf '%s' "${l#data: }" >"$tmp/ev"
+  for i in $(seq 0 20); do "$JC" -g "choices.0.logprobs.tokens.$i" <"$tmp/ev" >>"$tmp/lptext2" 2>/dev/null || break; done
+done < <(grep '^data: ' "$tmp/body")
+check lp-stream-tokens cmp -s "$tmp/lptext2" "$tmp/lptext"
 check pen-bad       [ "$(req POST /v1/completions '{"prompt":"x","presence_penalty":3}')" = 400 ]
 check pen-bad-msg   msg_has "presence_penalty: value 3 is above the maximum 2"
+
+# echo: the prompt, then the answer (generate prints both); with logprobs the prompt's tokens
+# first (every one but BOS), their text the prompt; a stop sequence in the prompt does not cut it
+expect "Synor places" 8 >/dev/null; head -c -1 "$tmp/gen" >"$tmp/want"
+check echo          [ "$(req POST /v1/completions '{"prompt":"Synor places","max_tokens":8,"temperature":0,"echo":true}')" = 200 ]
+get choices.0.text >"$tmp/got"
+check echo-text     cmp -s "$tmp/got" "$tmp/want"
+check echo-lp       [ "$(req POST /v1/completions '{"prompt":"Synor places","max_tokens":8,"temperature":0,"echo":true,"logprobs":2,"stop":"places"}')" = 200 ]
+get choices.0.text >"$tmp/got"
+check echo-lp-text  cmp -s "$tmp/got" "$tmp/want"
+np=$(get usage.prompt_tokens); nt=$(get usage.completion_tokens)
+: >"$tmp/lptext"; lp_ok=1
+for i in $(seq 0 $((np - 1 + nt - 1))); do
+  get "choices.0.logprobs.tokens.$i" >>"$tmp/lptext" || lp_ok=0
+  l=$(get "choices.0.logprobs.token_logprobs.$i") || lp_ok=0
+  awk -v l="$l" 'BEGIN { exit !(l <= 0) }' || lp_ok=0
+done
+check echo-lp-all   [ "$lp_ok" = 1 ]
+check echo-lp-count cmp -s <(get "choices.0.logprobs.tokens.$((np - 1 + nt))" 2>/dev/null) /dev/null
+check echo-lp-tokens cmp -s "$tmp/lptext" "$tmp/want"
+check echo-lp-prompt [ "$(get "choices.0.logprobs.text_offset.$((np - 1))")" = "$(printf 'Synor places' | wc -c)" ]
+# streamed, the prompt comes with the first token's text
+check echo-stream   [ "$(req POST /v1/completions '{"prompt":"Synor places","max_tokens":8,"temperature":0,"echo":true,"stream":true}')" = 200 ]
+sse_cat choices.0.text | tr -d '\n' >"$tmp/got"
+check echo-stream-text cmp -s "$tmp/got" <(tr -d '\n' <"$tmp/want")
+
+# n choices, each its own draw: choice 0 is the request's with its seed, the others differ;
+# streamed, each choice's chunks carry its index and its own finish
+nb="{\"prompt\":\"Synor places\",\"max_tokens\":24,$sp"
+check n3            [ "$(req POST /v1/completions "$nb,\"n\":3}")" = 200 ]
+for i in 0 1 2; do get choices.$i.text >"$tmp/n$i"; done
+check n3-first      cmp -s "$tmp/n0" "$tmp/nostop"
+check n3-differ     differ "$tmp/n1" "$tmp/n0"
+check n3-differ2    differ "$tmp/n2" "$tmp/n1"
+check n3-index      [ "$(get choices.2.index)" = 2 ]
+check n3-none       cmp -s <(get choices.3.text 2>/dev/null) /dev/null
+check n3-usage      [ "$(get usage.completion_tokens)" -gt 24 ]
+check n3-again      [ "$(req POST /v1/completions "$nb,\"n\":3}")" = 200 ]
+check n3-seeded     cmp -s <(get choices.2.text) "$tmp/n2"
+check n2-stream     [ "$(req POST /v1/completions "$nb,\"n\":2,\"stream\":true}")" = 200 ]
+for i in 0 1; do
+  : >"$tmp/ns$i"
+  while IFS= read -r l; do
+    case $l in "data: [DONE]"|"") continue ;; esac
+    printf '%s' "${l#data: }" >"$tmp/ev"
+    [ "$("$JC" -g choices.0.index <"$tmp/ev")" = "$i" ] && "$JC" -g choices.0.text <"$tmp/ev" >>"$tmp/ns$i"
+  done < <(grep '^data: ' "$tmp/body")
+done
+check n2-stream-0   cmp -s "$tmp/ns0" "$tmp/n0"
+check n2-stream-1   cmp -s "$tmp/ns1" "$tmp/n1"
+check n2-stream-fin [ "$(grep -c '"finish_reason":"' "$tmp/body")" = 2 ]
+check n2-stream-done [ "$(grep -c '^data: \[DONE\]' "$tmp/body")" = 1 ]
 
 # sampling: a seed gives the same text twice
 body='{"prompt":"Synor","max_tokens":16,"temperature":0.9,"top_p":0.95,"top_k":40,"seed":7}'
@@ -219,9 +297,10 @@ check stop-many     [ "$(req POST /v1/completions '{"prompt":"x","stop":["a","b"
 check stop-many-msg msg_has "stop: at most 4 stop sequences, found 5"
 check stop-empty    [ "$(req POST /v1/completions '{"prompt":"x","stop":""}')" = 400 ]
 check stop-empty-msg msg_has "stop: a stop sequence is 1 to 256 bytes"
-check echo-refused  [ "$(req POST /v1/completions '{"prompt":"x","echo":true}')" = 400 ]
+check echo-chat     [ "$(req POST /v1/chat/completions '{"messages":[{"role":"user","content":"x"}],"echo":true}')" = 400 ]
 check echo-msg      msg_has "echo: not supported"
-check n-refused     [ "$(req POST /v1/completions '{"prompt":"x","n":2}')" = 400 ]
+check n-many        [ "$(req POST /v1/completions '{"prompt":"x","n":17}')" = 400 ]
+check n-many-msg    msg_has "n: value 17 is outside"
 check no-messages   [ "$(req POST /v1/chat/completions '{"max_tokens":4}')" = 400 ]
 check no-messages-msg msg_has 'missing required field "messages"'
 check bad-role      [ "$(req POST /v1/chat/completions '{"messages":[{"role":"wizard","content":"x"}]}')" = 400 ]
@@ -339,6 +418,17 @@ check steplog-head  grep -q '^# synor serve step log: t_ms gap_ms step_ms batch_
 check steplog-lines awk '!/^#/ { n++; if (NF != 8 || $7 > 1 || $4 > $3 || $5 < 1 || $6 > $5) bad++ }
                       END { exit !(n > 0 && !bad) }' "$tmp/steps"
 check steplog-rows  [ "$(awk '!/^#/ { d += $5 - $6 } END { print d }' "$tmp/steps")" = $(((ok + 1) * 199)) ]
+# n choices that the queue cannot all take: refused whole (503), the ones queued cancelled
+check n-start       start one --max-seqs 1 --max-queue 1
+check n-busy        [ "$(req POST /v1/completions '{"prompt":"Synor","max_tokens":200,"n":3}')" = 503 ]
+check n-busy-msg    msg_has "overloaded"
+check n-after       [ "$(req POST /v1/completions '{"prompt":"Synor","max_tokens":4}')" = 200 ]
+check n-after-len   [ "$(get usage.completion_tokens)" = 4 ]
+req GET /metrics >/dev/null
+check n-none-left   [ "$(val synor_requests_waiting)/$(val synor_requests_running)/$(val synor_kv_blocks_used)" = 0/0/0 ]
+check n-cancelled   [ "$(val 'synor_requests_finished_total{finish_reason="cancelled"}')" -ge 1 ]
+kill -TERM "$pid"; wait "$pid"
+port=$main_port
 kill -INT "$main_pid"
 wait "$main_pid"; check int-exit [ $? = 0 ]
 port=$main_port
