@@ -7,9 +7,14 @@
  *
  *   bench_sched -m MODEL [--requests N] [--concurrency C] [--max-tokens T]
  *               [--prompts FILE] [--seed S] [-t THREADS] [--kv-type f32|f16]
- *               [--sequential 0|1]
+ *               [--sequential 0|1] [--shared W] [--prefix-cache 0|1]
  *
- * --sequential 0: the concurrent side only.
+ * --sequential 0: the concurrent side only. --shared W: every prompt
+ * begins with the same W words (the file's first; a system prompt), then
+ * its own. --prefix-cache 1: the context keeps published prompt blocks
+ * for reuse (synor serve's default; 0, the default here, computes every
+ * prompt whole). Each side also reports the time to first token (from
+ * submission; p50 and p99) and the prompt positions reused.
  * The context is synor serve's (max_seqs C, the default max_batch, KV
  * blocks for C full contexts), the scheduler's options its defaults. For
  * each side: wall time, output tokens, aggregate tokens/s, steps, mean
@@ -33,16 +38,26 @@ typedef struct side {
     int32_t bos;
     long tokens;
     int done;
+    uint64_t first_id; /* the scheduler's ids are consecutive: request i is first_id + i */
+    double *t_submit, *t_first;
 } side;
 
 static int on_token(uint64_t id, int32_t t, void *user)
 {
-    (void)id;
     side *s = user;
     if (t == s->bos) /* synor serve ends the text at BOS */
         return 1;
     s->tokens++;
+    double *f = &s->t_first[id - s->first_id];
+    if (*f == 0)
+        *f = now();
     return 0;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void on_done(uint64_t id, int reason, void *user)
@@ -58,6 +73,7 @@ int main(int argc, char **argv)
     int nreq = 48, conc = 16, max_tokens = 128, threads = 2, sequential = 1;
     unsigned kv_type = SYNOR_LLM_KV_F32;
     uint64_t seed = 1;
+    int shared = 0, prefix_cache = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
         if (!strcmp(a, "-m"))
@@ -74,6 +90,10 @@ int main(int argc, char **argv)
             seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--sequential"))
             sequential = atoi(v);
+        else if (!strcmp(a, "--shared"))
+            shared = atoi(v);
+        else if (!strcmp(a, "--prefix-cache"))
+            prefix_cache = atoi(v);
         else if (!strcmp(a, "-t"))
             threads = atoi(v);
         else if (!strcmp(a, "--kv-type") && !synor_llm_kv_type_parse(v, &kv_type))
@@ -81,10 +101,12 @@ int main(int argc, char **argv)
         else
             model = NULL, nreq = 0;
     }
-    if (!model || argc % 2 == 0 || nreq < 1 || conc < 1 || max_tokens < 1 || threads < 1) {
+    if (!model || argc % 2 == 0 || nreq < 1 || conc < 1 || max_tokens < 1 || threads < 1 ||
+        shared < 0 || shared > 64) {
         fprintf(stderr, "usage: bench_sched -m MODEL [--requests N] [--concurrency C] "
                         "[--max-tokens T]\n                   [--prompts FILE] [--seed S] "
-                        "[-t THREADS] [--kv-type f32|f16] [--sequential 0|1]\n");
+                        "[-t THREADS] [--kv-type f32|f16] [--sequential 0|1]\n"
+                        "                   [--shared W (0..64)] [--prefix-cache 0|1]\n");
         return 2;
     }
     char *text = bench_read_all(prompts);
@@ -105,8 +127,13 @@ int main(int argc, char **argv)
     long prompt_tokens = 0;
     for (int i = 0; i < nreq; i++) {
         size_t off = (size_t)(bench_uniform() * (double)(strlen(text) - 2048));
-        char *p = bench_prompt_text(text, off, 8 + (int)(bench_uniform() * 57));
+        char *own = bench_prompt_text(text, off, 8 + (int)(bench_uniform() * 57));
         (void)bench_uniform(); /* bench_serve's arrival gap (drawn at any rate) */
+        char *sys = shared ? bench_prompt_text(text, 0, shared) : NULL;
+        char *p = malloc(2 * BENCH_PROMPT_MAX + 2);
+        snprintf(p, 2 * BENCH_PROMPT_MAX + 2, "%s%s%s", sys ? sys : "", sys ? " " : "", own);
+        free(sys);
+        free(own);
         long n = synor_tokenizer_encode(tok, p, strlen(p), 1, 0, NULL, 0);
         ids[i] = malloc((size_t)(n > 0 ? n : 1) * sizeof **ids);
         synor_tokenizer_encode(tok, p, strlen(p), 1, 0, ids[i], (size_t)n);
@@ -133,8 +160,10 @@ int main(int argc, char **argv)
     for (int k = 0; k < 1 + (sequential != 0); k++) {
         int c = sides[k];
         unsigned per = (unsigned)((h->seq_len + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK);
-        synor_llm_ctx_opts co = {.max_seqs = (unsigned)conc, .kv_blocks = (unsigned)conc * per,
-                                 .kv_type = kv_type};
+        synor_llm_ctx_opts co = {.max_seqs = (unsigned)conc,
+                                 .kv_blocks = (unsigned)conc * per,
+                                 .kv_type = kv_type,
+                                 .prefix_cache = prefix_cache};
         synor_llm_ctx *ctx;
         synor_llm_sched *s;
         synor_llm_sched_opts so = {.max_queue = (unsigned)nreq};
@@ -142,7 +171,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_sched: %s\n", synor_errmsg());
             return 1;
         }
-        side sd = {.bos = synor_tokenizer_bos(tok)};
+        double *ts = calloc((size_t)nreq, sizeof *ts), *tf = calloc((size_t)nreq, sizeof *tf);
+        side sd = {.bos = synor_tokenizer_bos(tok), .t_submit = ts, .t_first = tf};
         int next = 0, left = 0;
         double t0 = now();
         for (;;) {
@@ -154,10 +184,14 @@ int main(int argc, char **argv)
                                         .on_done = on_done,
                                         .user = &sd};
                 synor_sampler_init(&rq.sampler, 0, 0, 1, 1);
-                if (synor_llm_sched_submit(s, &rq, NULL)) {
+                uint64_t id;
+                ts[next] = now();
+                if (synor_llm_sched_submit(s, &rq, &id)) {
                     fprintf(stderr, "bench_sched: %s\n", synor_errmsg());
                     return 1;
                 }
+                if (!next)
+                    sd.first_id = id;
                 next++;
             }
             left = synor_llm_sched_step(s);
@@ -176,6 +210,15 @@ int main(int argc, char **argv)
                c, wall, sd.tokens, (double)sd.tokens / wall, (unsigned long long)st.steps,
                (double)st.rows / (double)st.steps, (double)st.prompt_tokens / (double)st.steps,
                (double)st.batch_ns * 1e-9, (double)st.step_ns * 1e-9);
+        for (int i = 0; i < nreq; i++)
+            tf[i] = tf[i] > 0 ? tf[i] - ts[i] : 0;
+        qsort(tf, (size_t)nreq, sizeof *tf, cmp_d);
+        printf("  time to first token p50 %.1f ms, p99 %.1f ms; prompt positions computed %llu, "
+               "reused %llu\n",
+               tf[nreq / 2] * 1e3, tf[(size_t)(0.99 * (nreq - 1) + 0.5)] * 1e3,
+               (unsigned long long)st.prompt_tokens, (unsigned long long)st.prompt_reused);
+        free(ts);
+        free(tf);
         synor_llm_sched_destroy(s);
         synor_llm_ctx_destroy(ctx);
     }

@@ -119,6 +119,13 @@ typedef struct synor_llm_ctx_opts {
      * llama.cpp's default; keys and values rounded to F16 on store, the
      * dot products and sums in fp32). */
     unsigned kv_type;
+    /* Prefix caching (vLLM's automatic prefix caching): non-zero keeps the
+     * full KV blocks that sequences publish (synor_llm_seq_publish: a
+     * prompt's) in the pool after they are let go, so a sequence whose
+     * tokens begin the same way takes them (synor_llm_seq_reuse) instead
+     * of computing them again; idle kept blocks are the first the pool
+     * hands out again, least recently used first, when no block is free. */
+    int prefix_cache;
 } synor_llm_ctx_opts;
 
 enum { SYNOR_LLM_GPU_CUDA = 0, SYNOR_LLM_GPU_OPENCL = 1 };
@@ -232,8 +239,34 @@ int synor_llm_seq_len(const synor_llm_ctx *c, unsigned seq);
 /* Drops the cache of seq from position pos on (speculative decoding's
  * rollback); blocks no longer used go back to the pool. */
 int synor_llm_seq_truncate(synor_llm_ctx *c, unsigned seq, int pos);
-/* KV blocks in use and in the pool. */
+/* KV blocks in use (held by sequences; idle published blocks, which the
+ * pool hands out again when it needs them, are not) and in the pool. */
 void synor_llm_kv_usage(const synor_llm_ctx *c, unsigned *used, unsigned *total);
+
+/* Prefix caching (ctx opts.prefix_cache; without it both are no-ops).
+ * synor_llm_seq_reuse: seq must be empty; it takes the published blocks
+ * that hold the longest run of whole blocks beginning tokens[0 .. n - 1)
+ * (the last token is left to compute: its logits are the next token's),
+ * checked token by token, and returns the positions it now holds (a
+ * multiple of SYNOR_LLM_KV_BLOCK, 0 if none); the caller runs tokens from
+ * there. synor_llm_seq_publish: the whole blocks of seq's first n
+ * positions, whose tokens are tokens[0 .. n), may be reused by others
+ * (call it for positions computed as a prompt is: a token's keys and
+ * values are the same bits whichever batch computed them only among rows
+ * that took the same kernels); blocks already published are skipped, and
+ * a block equal to one already in the table stays private. */
+int synor_llm_seq_reuse(synor_llm_ctx *c, unsigned seq, const int32_t *tokens, size_t n);
+int synor_llm_seq_publish(synor_llm_ctx *c, unsigned seq, const int32_t *tokens, size_t n);
+
+typedef struct synor_llm_prefix_stats {
+    int enabled;
+    unsigned cached_blocks; /* in the table: held or idle */
+    unsigned idle_blocks;   /* in the table, held by no sequence */
+    uint64_t lookups;       /* synor_llm_seq_reuse calls */
+    uint64_t reused_blocks; /* blocks they took */
+    uint64_t published_blocks, evicted_blocks;
+} synor_llm_prefix_stats;
+void synor_llm_prefix_stats_get(const synor_llm_ctx *c, synor_llm_prefix_stats *out);
 /* Writes (zeros) up to nblocks KV blocks never handed out yet, the next
  * ones the pool will hand out, so that a sequence taking them later does
  * not pay the first writes' page faults inside a batch (a server calls it
@@ -493,6 +526,11 @@ typedef struct synor_llm_sched_stats {
      * steps too), tokens proposed and accepted (acceptance = accepted /
      * proposed). */
     uint64_t spec_rounds, spec_proposed, spec_accepted;
+    /* Prefix caching (the context's opts.prefix_cache): prompt positions
+     * admitted requests took from blocks other requests had published
+     * instead of computing them (not in prompt_tokens). */
+    uint64_t prompt_reused;
+    unsigned kv_cached, kv_idle; /* blocks in the prefix cache, those held by none */
 } synor_llm_sched_stats;
 
 int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,

@@ -77,6 +77,11 @@ typedef struct synor_server_opts {
     unsigned gpu_device;
     unsigned gpu_backend; /* synor_llm_ctx_opts.gpu_backend */
     unsigned kv_type;     /* synor_llm_ctx_opts.kv_type (0: F32) */
+    /* Prefix caching (synor_llm_ctx_opts.prefix_cache) is on unless this
+     * is set: requests whose prompts begin alike (n choices, a shared
+     * system prompt, a conversation's earlier turns) reuse the KV blocks
+     * of what an earlier one computed. */
+    int no_prefix_cache;
     /* A debugging trace of the engine: a line per step appended to this
      * file (NULL: none), see docs/LLM.md "Serving: the step log". */
     const char *step_log;

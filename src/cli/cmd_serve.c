@@ -24,7 +24,7 @@ static void help(void)
            "                   [--no-cache] [--semantic-threshold T] [--semantic-entries N]\n"
            "                   [--semantic-index auto|exact|hnsw] [--semantic-file FILE]\n"
            "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n"
-           "                   [--kv-type f32|f16] [--step-log FILE]\n"
+           "                   [--kv-type f32|f16] [--no-prefix-cache] [--step-log FILE]\n"
            "                   [--draft MODEL [--speculate K] [--speculate-max N]]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
@@ -71,6 +71,9 @@ static void help(void)
            "  --gpu N|openclN     which GPU: CUDA device N (default 0) or OpenCL device N\n"
            "  --kv-type f32|f16   the KV cache's element type (default " SERVE_KV_DEFAULT "; as\n"
            "                      synor generate's: f16 halves its memory and attention's reads)\n"
+           "  --no-prefix-cache   compute every prompt whole (by default a prompt that begins\n"
+           "                      as an earlier one did reuses its KV blocks: n choices, a\n"
+           "                      shared system prompt, a conversation's earlier turns)\n"
            "  --draft MODEL       speculative decoding: MODEL (same vocabulary; e.g. this one\n"
            "                      quantized to Q4_0) proposes tokens for the requests\n"
            "                      while few are generating, checked in one batch: the same\n"
@@ -101,7 +104,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     const char *cache_file = NULL, *step_log = NULL, *draft = NULL;
     unsigned long long spec = 0, spec_max = 0;
     uint64_t cache_mem = 0;
-    int no_cache = 0;
+    int no_cache = 0, no_prefix = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = CLI_OK;
@@ -111,6 +114,10 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
         }
         if (!strcmp(a, "--no-cache")) {
             no_cache = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no-prefix-cache")) {
+            no_prefix = 1;
             continue;
         }
         if (!v)
@@ -250,6 +257,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .gpu_device = gpu,
                             .gpu_backend = gpu_backend,
                             .kv_type = kv_type,
+                            .no_prefix_cache = no_prefix,
                             .step_log = step_log,
                             .draft = dm,
                             .spec_k = (unsigned)spec,

@@ -7,7 +7,8 @@
  * and per sequence a block table. A sequence takes a
  * block from the pool when its length crosses a block boundary and gives
  * all back when it is reset, so sequences of any mix of lengths share the
- * pool with at most one partly used block each. */
+ * pool with at most one partly used block each. Who holds each block, and
+ * the prefix cache's blocks shared between sequences: prefix.c. */
 #include <math.h>
 #include <string.h>
 #include <strings.h>
@@ -46,7 +47,7 @@ void synor_llm_ctx_destroy(synor_llm_ctx *c)
     synor__free(c->seqs);
     synor__free(c->kc);
     synor__free(c->vc);
-    synor__free(c->free_blocks);
+    synor__llm_pool_free(c);
     synor__free(c->rope_cos);
     synor__free(c->ev);
     synor__free(c->rope_sin);
@@ -112,7 +113,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     if (!m || !rt || !out)
         return synor__error(SYNOR_EINVAL, "synor_llm_ctx_create: NULL argument");
     const synor_llm_hparams *cfg = &m->cfg;
-    synor_llm_ctx_opts o = {1, 512, 0, 0, 0, SYNOR_LLM_GPU_CUDA, SYNOR_LLM_KV_F32};
+    synor_llm_ctx_opts o = {1, 512, 0, 0, 0, SYNOR_LLM_GPU_CUDA, SYNOR_LLM_KV_F32, 0};
     if (opts) {
         if (opts->max_seqs)
             o.max_seqs = opts->max_seqs;
@@ -123,6 +124,7 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
         o.gpu_device = opts->gpu_device;
         o.gpu_backend = opts->gpu_backend;
         o.kv_type = opts->kv_type;
+        o.prefix_cache = opts->prefix_cache;
     }
     if (!synor_llm_kv_type_name(o.kv_type))
         return synor__error(SYNOR_EINVAL,
@@ -168,7 +170,6 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     int bad = 0;
     c->kc = synor__malloc_aligned(c->layer_stride * (size_t)cfg->n_layers * c->kv_esize);
     c->vc = synor__malloc_aligned(c->layer_stride * (size_t)cfg->n_layers * c->kv_esize);
-    c->free_blocks = synor__malloc((size_t)o.kv_blocks * sizeof(int));
     c->seqs = synor__calloc(o.max_seqs, sizeof *c->seqs);
     c->rope_cos = synor__malloc(rope * sizeof(float) + 1);
     c->rope_sin = synor__malloc(rope * sizeof(float) + 1);
@@ -187,7 +188,8 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
     c->hb2 = synor__malloc_aligned(B * hid * sizeof(float));
     c->nscratch = workers ? workers : 1;
     c->scratch = synor__calloc(c->nscratch, sizeof *c->scratch);
-    bad |= !c->kc || !c->vc || !c->free_blocks || !c->seqs || !c->rope_cos || !c->rope_sin ||
+    bad |= synor__llm_pool_init(c, o.prefix_cache) != 0;
+    bad |= !c->kc || !c->vc || !c->seqs || !c->rope_cos || !c->rope_sin ||
            !c->pos || !c->seq || !c->want_rows || !c->gemm_start || !c->logit_row || !c->x ||
            !c->q || !c->kbuf || !c->vbuf || !c->att || !c->hb || !c->hb2 || !c->scratch;
     for (unsigned i = 0; !bad && i < c->nscratch; i++) {
@@ -225,9 +227,6 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
      * (small models) Q8_0 products use the packed weights for one row too. */
     if (o.max_batch >= LLM_PACK_MIN_ROWS || synor__llm_model_packs_one_row(m))
         synor__llm_pack_model(m);
-    for (unsigned i = 0; i < o.kv_blocks; i++)
-        c->free_blocks[i] = (int)(o.kv_blocks - 1 - i);
-    c->nfree = o.kv_blocks;
     rope_tables(c);
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < c->P; i++) {
@@ -270,8 +269,14 @@ int synor_llm_seq_truncate(synor_llm_ctx *c, unsigned seq, int pos)
     if (pos >= s->len)
         return 0;
     int keep = (pos + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK;
+    /* the block the cut falls inside will be written: not a shared one */
+    if (pos % SYNOR_LLM_KV_BLOCK) {
+        int e = synor__llm_pool_unshare(c, &s->blocks[keep - 1]);
+        if (e)
+            return e;
+    }
     while (s->nblocks > keep)
-        c->free_blocks[c->nfree++] = s->blocks[--s->nblocks];
+        synor__llm_pool_drop(c, s->blocks[--s->nblocks]);
     s->len = pos;
     return 0;
 }
@@ -291,7 +296,7 @@ unsigned synor_llm_kv_warm(synor_llm_ctx *c, unsigned nblocks)
 
 void synor_llm_kv_usage(const synor_llm_ctx *c, unsigned *used, unsigned *total)
 {
-    *used = c->kv_blocks - c->nfree;
+    *used = c->kv_blocks - synor__llm_pool_avail(c);
     *total = c->kv_blocks;
 }
 
@@ -358,11 +363,11 @@ int synor_llm_batch(synor_llm_ctx *c, size_t n, const int32_t *tokens, const uns
                                 s, len, cfg->seq_len);
         need += (len + SYNOR_LLM_KV_BLOCK - 1) / SYNOR_LLM_KV_BLOCK - c->seqs[s].nblocks;
     }
-    if (need > (long)c->nfree)
+    if (need > (long)synor__llm_pool_avail(c))
         return synor__error(SYNOR_ENOMEM,
                             "synor_llm_batch: the KV cache needs %ld more blocks, "
                             "%u are free (of %u)",
-                            need, c->nfree, c->kv_blocks);
+                            need, synor__llm_pool_avail(c), c->kv_blocks);
     c->nwant = 0;
     for (size_t i = 0; i < n; i++) {
         int w;
@@ -389,12 +394,8 @@ int synor_llm_batch(synor_llm_ctx *c, size_t n, const int32_t *tokens, const uns
     for (size_t i = 0; i < n; i++) {
         llm_seq *s = &c->seqs[seqs[i]];
         int nb = c->pos[i] / SYNOR_LLM_KV_BLOCK + 1;
-        while (s->nblocks < nb) {
-            int b = c->free_blocks[--c->nfree];
-            if ((unsigned)b >= c->kv_warm)
-                c->kv_warm = (unsigned)b + 1;
-            s->blocks[s->nblocks++] = b;
-        }
+        while (s->nblocks < nb)
+            s->blocks[s->nblocks++] = synor__llm_pool_take(c); /* (counted above) */
         c->seq[i] = seqs[i];
         synor__llm_mat_row(&c->m->embd, tokens[i], c->x + i * (size_t)cfg->dim);
     }

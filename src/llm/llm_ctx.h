@@ -26,6 +26,41 @@ typedef struct llm_scratch {
     int qblock; /* block the rows in q are quantized for; 0: none */
 } llm_scratch;
 
+/* The KV pool's blocks (prefix.c): holders, the free list, and the prefix
+ * cache's table of published blocks and its LRU list of idle ones. */
+typedef struct llm_pool {
+    int *free_blocks;
+    unsigned nfree;
+    int *ref; /* per block: the sequences holding it */
+    int on;   /* the prefix cache */
+    int *map; /* key -> block (-1: empty), mask + 1 slots */
+    size_t mask;
+    int *parent;   /* per published block: the block before it (-1: the first) */
+    int32_t *toks; /* per published block: its tokens */
+    uint64_t *key; /* per published block: its chained key */
+    uint8_t *pub;  /* per block: in the table */
+    int *prev, *next, head, tail; /* the idle list, least recently used first */
+    unsigned nidle, ncached;
+    uint64_t lookups, reused, published, evicted;
+} llm_pool;
+
+int synor__llm_pool_init(synor_llm_ctx *c, int prefix_cache);
+void synor__llm_pool_free(synor_llm_ctx *c);
+/* Blocks a batch can take: free ones and idle published ones. */
+unsigned synor__llm_pool_avail(const synor_llm_ctx *c);
+/* A block for one holder (a free one, else the least recently used idle
+ * one, evicted), or -1. */
+int synor__llm_pool_take(synor_llm_ctx *c);
+/* Positions per unit of reuse (synor_llm_seq_reuse takes whole units);
+ * 0 without the prefix cache. */
+size_t synor__llm_pool_unit(const synor_llm_ctx *c);
+/* A holder lets go of b. */
+void synor__llm_pool_drop(synor_llm_ctx *c, int b);
+/* Before a sequence writes into the block *slot of its table: if it is
+ * published, it leaves the table (this sequence alone holds it) or *slot
+ * becomes a copy. SYNOR_ENOMEM when no block is left for the copy. */
+int synor__llm_pool_unshare(synor_llm_ctx *c, int *slot);
+
 typedef struct llm_seq {
     int len;     /* positions cached */
     int nblocks; /* blocks held */
@@ -47,8 +82,8 @@ struct synor_llm_ctx {
     int kv_f16;
     size_t kv_esize;
     size_t layer_stride;
-    unsigned kv_blocks, nfree;
-    int *free_blocks;
+    unsigned kv_blocks;
+    llm_pool pool;
     /* Blocks below kv_warm have been written (handed out, or warmed by
      * synor_llm_kv_warm); the pool hands fresh blocks out in increasing
      * order, after the freed ones. */

@@ -37,6 +37,7 @@ typedef struct sreq {
     int32_t *toks;
     size_t ntok, cap, fed;
     size_t scored; /* prompt positions given to on_prompt_logits */
+    size_t published; /* prompt positions published for prefix reuse */
     int generated, seq, cancelled, done;
     struct sreq *next;
 } sreq;
@@ -289,6 +290,26 @@ int synor_llm_sched_cancel(synor_llm_sched *s, uint64_t id)
                                     (unsigned long long)id);
 }
 
+/* Prefix caching: whether q's tokens begin with a whole unit of reuse of
+ * the prompt of a running request that has not computed it yet (q then
+ * waits for it: n choices of one prompt, or requests with the same long
+ * system prompt, compute it once). */
+static int shares_pending_prompt(const synor_llm_sched *s, const sreq *q)
+{
+    size_t unit = synor__llm_pool_unit(s->c);
+    if (!unit || q->r.on_prompt_logits || q->ntok <= unit)
+        return 0;
+    for (unsigned i = 0; i < s->nrunning; i++) {
+        const sreq *r = s->admitted[i];
+        size_t n = r->r.n_prompt < q->ntok - 1 ? r->r.n_prompt : q->ntok - 1, l = 0;
+        while (l < n && r->toks[l] == q->toks[l])
+            l++;
+        if (l / unit * unit > r->published)
+            return 1;
+    }
+    return 0;
+}
+
 /* Waiting requests take free sequences, first come first served; cancelled
  * ones leave. */
 static void admit(synor_llm_sched *s)
@@ -298,7 +319,7 @@ static void admit(synor_llm_sched *s)
      * tokens fit in them (vLLM's admission rule), so a full pool queues new
      * requests instead of preempting running ones; with nothing running the
      * first one is admitted anyway (and fails alone if it cannot fit). */
-    long room = (long)s->c->nfree;
+    long room = (long)synor__llm_pool_avail(s->c);
     int blocked = 0; /* first come, first served: none overtakes the head */
     pthread_mutex_lock(&s->mu);
     sreq **pp = &s->wait_head, *prev = NULL;
@@ -307,7 +328,7 @@ static void admit(synor_llm_sched *s)
         int seq = -1;
         long need = (long)((q->ntok + SYNOR_LLM_KV_BLOCK) / SYNOR_LLM_KV_BLOCK);
         if (!q->cancelled && !blocked && s->nrunning < s->c->max_seqs &&
-            (need <= room || !s->nrunning))
+            (need <= room || !s->nrunning) && !shares_pending_prompt(s, q))
             for (unsigned i = 0; i < s->c->max_seqs && seq < 0; i++)
                 if (!s->run[i])
                     seq = (int)i;
@@ -328,7 +349,14 @@ static void admit(synor_llm_sched *s)
         }
         room -= need;
         q->seq = seq;
-        q->fed = 0;
+        /* the prompt's blocks another request published (prefix caching),
+         * unless the request wants its prompt's rows */
+        int reused = q->r.on_prompt_logits ? 0
+                                           : synor_llm_seq_reuse(s->c, (unsigned)seq, q->toks,
+                                                                 q->ntok);
+        q->fed = reused > 0 ? (size_t)reused : 0;
+        q->published = q->fed < q->r.n_prompt ? q->fed : q->r.n_prompt;
+        s->st.prompt_reused += q->fed;
         s->run[seq] = q;
         s->admitted[s->nrunning++] = q;
     }
@@ -458,6 +486,14 @@ static void advance(synor_llm_sched *s, size_t n)
     const synor_llm_hparams *h = &s->c->m->cfg;
     for (size_t i = 0; i < n; i++)
         s->run[s->bseq[i]]->fed++;
+    /* prompt blocks now whole in the cache: others may reuse them */
+    for (unsigned i = 0; i < s->nrunning; i++) {
+        sreq *q = s->admitted[i];
+        size_t upto = q->fed < q->r.n_prompt ? q->fed : q->r.n_prompt;
+        if (upto / SYNOR_LLM_KV_BLOCK > q->published / SYNOR_LLM_KV_BLOCK)
+            synor_llm_seq_publish(s->c, (unsigned)q->seq, q->toks, upto);
+        q->published = upto;
+    }
     uint64_t gen = 0;
     for (size_t i = 0; i < n; i++) { /* prompt rows first: they come before its tokens */
         sreq *q = s->bprow[i];
@@ -726,6 +762,10 @@ int synor_llm_sched_step(synor_llm_sched *s)
     }
     pthread_mutex_lock(&s->mu);
     synor_llm_kv_usage(s->c, &s->st.kv_used, &s->st.kv_total);
+    synor_llm_prefix_stats pst;
+    synor_llm_prefix_stats_get(s->c, &pst);
+    s->st.kv_cached = pst.cached_blocks;
+    s->st.kv_idle = pst.idle_blocks;
     if (n)
         s->st.step_ns += mono_ns() - t0;
     int left = (int)(s->nrunning + s->nwaiting);

@@ -176,6 +176,14 @@ char *synor__serve_metrics(synor_server *s)
            "Proposals the model accepted (over proposed: the acceptance rate).", st.spec_accepted);
     metric(&b, "synor_kv_blocks_used", "gauge", "KV-cache blocks in use.", st.kv_used);
     metric(&b, "synor_kv_blocks_total", "gauge", "KV-cache blocks in the pool.", s->kv_total);
+    metric(&b, "synor_kv_blocks_cached", "gauge",
+           "KV-cache blocks of prompts kept for reuse (prefix cache; held or idle).",
+           st.kv_cached);
+    metric(&b, "synor_kv_blocks_idle", "gauge",
+           "Kept blocks no request holds (the pool hands them out again when it needs them).",
+           st.kv_idle);
+    metric(&b, "synor_prefix_reused_tokens_total", "counter",
+           "Prompt tokens whose KV blocks were reused, not computed.", st.prompt_reused);
     hist(&b, "synor_time_to_first_token_seconds", "From a request's submission to its first token.",
          &s->ttft);
     hist(&b, "synor_time_per_output_token_seconds",

@@ -336,7 +336,8 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
                              .gpu_layers = o.gpu_layers,
                              .gpu_device = o.gpu_device,
                              .gpu_backend = o.gpu_backend,
-                             .kv_type = o.kv_type};
+                             .kv_type = o.kv_type,
+                             .prefix_cache = !o.no_prefix_cache};
     synor_llm_sched_opts so = {.max_queue = o.max_queue, .spec_k = o.spec_k};
     if (!e)
         e = synor_llm_ctx_create(m, rt, &co, &s->ctx);

@@ -115,6 +115,21 @@ while IFS= read -r l; do
 done < <(grep '^data: ' "$tmp/body")
 check chat-stream-text cmp -s "$tmp/streamed" "$tmp/want"
 
+# prefix caching: a second conversation with the same long system prompt reuses the KV blocks
+# the first computed, and its answer is still generate's
+sys=$(head -c 300 "$SRC/README.md" | LC_ALL=C tr -cd 'A-Za-z .,')
+req GET /metrics >/dev/null; val() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/body"; }
+r0=$(val synor_prefix_reused_tokens_total)
+check pc-first      [ "$(req POST /v1/chat/completions "{\"messages\":[{\"role\":\"system\",\"content\":\"$sys\"},{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":8,\"temperature\":0}")" = 200 ]
+check pc-second     [ "$(req POST /v1/chat/completions "{\"messages\":[{\"role\":\"system\",\"content\":\"$sys\"},{\"role\":\"user\",\"content\":\"What is it?\"}],\"max_tokens\":8,\"temperature\":0}")" = 200 ]
+get choices.0.message.content >"$tmp/got"
+expect "system: $sys"$'\nuser: What is it?\nassistant: ' 8 >"$tmp/want"
+check pc-text       cmp -s "$tmp/got" "$tmp/want"
+req GET /metrics >/dev/null
+check pc-reused     [ "$(val synor_prefix_reused_tokens_total)" -ge $((r0 + 48)) ]
+check pc-cached     [ "$(val synor_kv_blocks_cached)" -gt 0 ]
+check pc-used       [ "$(val synor_kv_blocks_used)" = 0 ]
+
 # stop sequences: the answer ends before the first place one appears, whole and streamed. A
 # seeded answer at temperature 4 (the generated weights' greedy text is one piece repeated); the
 # stop: its first 4 letters whose two halves differ, so several tokens, the first of which a
