@@ -63,6 +63,35 @@ static inline int llm_test_decode(synor_llm *m, synor_runtime *rt, const int32_t
     return k;
 }
 
+/* The tokens each of up to LLM_TEST_MAXREQ scheduler requests got (its
+ * first LLM_TEST_MAXTOK), by the id submit gave it: llm_test_collect is
+ * their on_token, the struct their user pointer. */
+enum { LLM_TEST_MAXREQ = 8, LLM_TEST_MAXTOK = 64 };
+typedef struct llm_test_got {
+    uint64_t ids[LLM_TEST_MAXREQ];
+    int n[LLM_TEST_MAXREQ];
+    int32_t t[LLM_TEST_MAXREQ][LLM_TEST_MAXTOK];
+} llm_test_got;
+
+static inline int llm_test_collect(uint64_t id, int32_t t, void *user)
+{
+    llm_test_got *g = (llm_test_got *)user;
+    for (int i = 0; i < LLM_TEST_MAXREQ; i++)
+        if (g->ids[i] == id && g->n[i] < LLM_TEST_MAXTOK)
+            g->t[i][g->n[i]++] = t;
+    return 0;
+}
+
+/* Destroys what a scheduler test made (any may be NULL). */
+static inline void llm_test_teardown(synor_llm_sched *s, synor_llm_ctx *c, synor_llm *m,
+                                     synor_runtime *rt)
+{
+    synor_llm_sched_destroy(s);
+    synor_llm_ctx_destroy(c);
+    synor_llm_destroy(m);
+    synor_runtime_destroy(rt);
+}
+
 /* The tiny model's recipe: dim 64, hidden 96, `layers` layers, 4 heads over
  * 2 KV heads, a 320-piece vocabulary trained on a short story, context 64,
  * a shared classifier, seed 42. */

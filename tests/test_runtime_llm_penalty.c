@@ -82,21 +82,6 @@ static int reference(synor_llm *m, synor_runtime *rt, int i, int32_t *out)
     return llm_test_decode(m, rt, p, n, &s, MAXNEW, out, penalize, &q);
 }
 
-typedef struct got {
-    int32_t t[NREQ][MAXNEW];
-    int n[NREQ];
-    uint64_t ids[NREQ];
-} got;
-
-static int on_token(uint64_t id, int32_t t, void *user)
-{
-    got *g = user;
-    for (int i = 0; i < NREQ; i++)
-        if (g->ids[i] == id && g->n[i] < MAXNEW)
-            g->t[i][g->n[i]++] = t;
-    return 0;
-}
-
 /* The requests through a scheduler (with a draft of NREQ sequences when
  * with_draft), all at once or one after another; 0 when each gets the
  * reference's tokens. *rounds: the speculative rounds run. */
@@ -118,13 +103,13 @@ static int through_sched(int with_draft, int together, uint64_t *rounds)
     synor_llm_sched_opts so = {.draft = d, .spec_k = 3};
     if (synor_llm_sched_create(c, &so, &s))
         return -1;
-    got g;
+    llm_test_got g;
     memset(&g, 0, sizeof g);
     int bad = 0;
     for (int i = 0; i < NREQ && !bad; i++) {
         int32_t p[16];
         size_t n;
-        synor_llm_request r = {.on_token = on_token, .user = &g, .max_new = MAXNEW};
+        synor_llm_request r = {.on_token = llm_test_collect, .user = &g, .max_new = MAXNEW};
         request_of(i, p, &n, &r.sampler, &r.presence_penalty, &r.frequency_penalty);
         r.prompt = p;
         r.n_prompt = n;

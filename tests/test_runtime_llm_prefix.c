@@ -207,21 +207,6 @@ TEST(idle_blocks_go_least_recently_used_first)
 
 enum { NREQ = 6, MAXNEW = 8 };
 
-typedef struct got {
-    uint64_t ids[NREQ];
-    int n[NREQ];
-    int32_t t[NREQ][MAXNEW];
-} got;
-
-static int on_token(uint64_t id, int32_t t, void *user)
-{
-    got *g = user;
-    for (int i = 0; i < NREQ; i++)
-        if (g->ids[i] == id && g->n[i] < MAXNEW)
-            g->t[i][g->n[i]++] = t;
-    return 0;
-}
-
 /* Request i: 0-3 a 120-token prompt and 10 of their own, 4 the same as 0,
  * 5 another prompt; odd ones sampled. */
 static size_t request_of(int i, int32_t *p, synor_sampler *s)
@@ -254,11 +239,11 @@ static int through_sched(int q8, int together, uint64_t *reused)
     synor_llm_sched *s;
     if (synor_llm_ctx_create(m, rt, &o, &c) || synor_llm_sched_create(c, NULL, &s))
         return -1;
-    static got g;
+    static llm_test_got g;
     memset(&g, 0, sizeof g);
     int bad = 0;
     for (int i = 0; i < NREQ && !bad; i++) {
-        synor_llm_request rq = {.max_new = MAXNEW, .on_token = on_token, .user = &g};
+        synor_llm_request rq = {.max_new = MAXNEW, .on_token = llm_test_collect, .user = &g};
         rq.n_prompt = request_of(i, p, &rq.sampler);
         rq.prompt = p;
         bad = synor_llm_sched_submit(s, &rq, &g.ids[i]) != 0;
@@ -277,10 +262,7 @@ static int through_sched(int q8, int together, uint64_t *reused)
     *reused = st.prompt_reused;
     if (st.kv_used)
         bad = 1;
-    synor_llm_sched_destroy(s);
-    synor_llm_ctx_destroy(c);
-    synor_llm_destroy(m);
-    synor_runtime_destroy(rt);
+    llm_test_teardown(s, c, m, rt);
     return bad ? -1 : 0;
 }
 

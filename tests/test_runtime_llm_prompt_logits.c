@@ -187,10 +187,7 @@ static int run(unsigned kv_blocks, unsigned step_tokens, unsigned chunk, double 
         }
     }
     *maxdiff = g.maxdiff;
-    synor_llm_sched_destroy(s);
-    synor_llm_ctx_destroy(c);
-    synor_llm_destroy(m);
-    synor_runtime_destroy(rt);
+    llm_test_teardown(s, c, m, rt);
     return bad ? -1 : 0;
 }
 
