@@ -267,6 +267,11 @@ check n3-differ2    differ "$tmp/n2" "$tmp/n1"
 check n3-index      [ "$(get choices.2.index)" = 2 ]
 check n3-none       cmp -s <(get choices.3.text 2>/dev/null) /dev/null
 check n3-usage      [ "$(get usage.completion_tokens)" -gt 24 ]
+req GET /metrics >/dev/null; r0=$(val synor_prefix_reused_tokens_total)
+check n3-long       [ "$(req POST /v1/completions "{\"prompt\":\"$sys\",\"max_tokens\":4,\"temperature\":0,\"n\":3}")" = 200 ]
+check n3-long-same  [ "$(get choices.0.text)" = "$(get choices.2.text)" ]
+req GET /metrics >/dev/null
+check n3-reused     [ "$(val synor_prefix_reused_tokens_total)" -ge $((r0 + 2 * 48)) ]
 check n3-again      [ "$(req POST /v1/completions "$nb,\"n\":3}")" = 200 ]
 check n3-seeded     cmp -s <(get choices.2.text) "$tmp/n2"
 check n2-stream     [ "$(req POST /v1/completions "$nb,\"n\":2,\"stream\":true}")" = 200 ]
