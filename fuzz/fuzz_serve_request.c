@@ -6,7 +6,8 @@
  * Contract checked: a refused body is a known negative code with a message;
  * an accepted one has a prompt and sampling values inside their ranges
  * (max_tokens >= 1, temperature >= 0 and finite, 0 < top_p <= 1, top_k >=
- * 0, n in 1..16, echo only in a completion). A failed allocation is SYNOR_ENOMEM or the same result. Any bytes
+ * 0, n in 1..16, echo only in a completion, at most 300 logit biases, each
+ * of a token id >= 0 and within -100..100). A failed allocation is SYNOR_ENOMEM or the same result. Any bytes
  * written as a JSON string literal parse back with the project's JSON
  * reader (when they hold no NUL byte, which that reader refuses); the ready prefix of any bytes is
  * at most their length, and all of them when they end on a complete character or an ill-formed
@@ -30,6 +31,10 @@ static void check_req(const synor__serve_req *q)
     FUZZ_CHECK(q->top_k >= 0, "top_k %ld accepted", q->top_k);
     FUZZ_CHECK(q->n >= 1 && q->n <= SYNOR__SERVE_MAX_N, "n %ld accepted", q->n);
     FUZZ_CHECK(!q->echo || !q->chat, "echo accepted in a chat request");
+    FUZZ_CHECK(q->n_bias >= 0 && q->n_bias <= SYNOR__SERVE_MAX_BIAS, "%d biases", q->n_bias);
+    for (int i = 0; i < q->n_bias; i++)
+        FUZZ_CHECK(q->bias_tok[i] >= 0 && q->bias_val[i] >= -100 && q->bias_val[i] <= 100,
+                   "bias %d of token %d accepted", (int)q->bias_val[i], (int)q->bias_tok[i]);
 }
 
 static int same_req(const synor__serve_req *a, const synor__serve_req *b)
@@ -38,7 +43,9 @@ static int same_req(const synor__serve_req *a, const synor__serve_req *b)
            (!a->model) == (!b->model) && (!a->model || !strcmp(a->model, b->model)) &&
            a->max_tokens == b->max_tokens && a->temperature == b->temperature &&
            a->top_p == b->top_p && a->top_k == b->top_k && a->has_seed == b->has_seed &&
-           a->seed == b->seed && a->n == b->n && a->echo == b->echo;
+           a->seed == b->seed && a->n == b->n && a->echo == b->echo && a->n_bias == b->n_bias &&
+           (!a->n_bias || (!memcmp(a->bias_tok, b->bias_tok, sizeof(int32_t) * a->n_bias) &&
+                           !memcmp(a->bias_val, b->bias_val, sizeof(float) * a->n_bias)));
 }
 
 static void one(const uint8_t *data, size_t size, int chat)

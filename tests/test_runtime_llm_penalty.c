@@ -1,8 +1,8 @@
 /* test_runtime_llm_penalty.c - the scheduler's presence and frequency
- * penalties: the tokens of a reference loop (one token per batch, the
- * penalties applied to a copy of the logits here), alone or several
- * requests at once, greedy or sampled, in plain steps or speculative
- * rounds; out-of-range penalties refused. */
+ * penalties and logit biases: the tokens of a reference loop (one token
+ * per batch, the penalties and biases applied to a copy of the logits
+ * here), alone or several requests at once, greedy or sampled, in plain
+ * steps or speculative rounds; out-of-range values refused. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +33,12 @@ static int models(void)
            synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q4_0, draft);
 }
 
+/* Request i's logit biases: requests 1 and 3 have some (3: token 9
+ * twice), the others none. */
+static const int32_t bias_tok[NREQ][3] = {{0}, {40, 41, 200}, {0}, {9, 77, 9}};
+static const float bias_val[NREQ][3] = {{0}, {100, -100, 1.25f}, {0}, {2.5f, 30, 1.5f}};
+static const int nbias[NREQ] = {0, 3, 0, 3};
+
 /* Request i: its prompt, its sampler (greedy for even i when `sampled` is
  * 0), its penalties. */
 static int sampled;
@@ -50,9 +56,11 @@ static void request_of(int i, int32_t *p, size_t *n, synor_sampler *s, float *pp
 }
 
 /* The penalties of a request, applied by the reference (counts over the
- * tokens generated so far: c * fp + pp off each one's logit). */
+ * tokens generated so far: c * fp + pp off each one's logit), then its
+ * logit biases. */
 typedef struct pen {
     float pp, fp;
+    int i;
 } pen;
 
 static void penalize(float *row, int n_vocab, const int32_t *out, int k, void *user)
@@ -68,6 +76,8 @@ static void penalize(float *row, int n_vocab, const int32_t *out, int k, void *u
             d += q->pp;
             row[t] -= d;
         }
+    for (int b = 0; b < nbias[q->i]; b++)
+        row[bias_tok[q->i][b]] += bias_val[q->i][b];
 }
 
 /* The reference: request i alone, one token per batch, the penalties
@@ -77,7 +87,7 @@ static int reference(synor_llm *m, synor_runtime *rt, int i, int32_t *out)
     int32_t p[16];
     size_t n;
     synor_sampler s;
-    pen q;
+    pen q = {.i = i};
     request_of(i, p, &n, &s, &q.pp, &q.fp);
     return llm_test_decode(m, rt, p, n, &s, MAXNEW, out, penalize, &q);
 }
@@ -113,6 +123,9 @@ static int through_sched(int with_draft, int together, uint64_t *rounds)
         request_of(i, p, &n, &r.sampler, &r.presence_penalty, &r.frequency_penalty);
         r.prompt = p;
         r.n_prompt = n;
+        r.bias_token = bias_tok[i];
+        r.bias_value = bias_val[i];
+        r.n_bias = nbias[i];
         if (synor_llm_sched_submit(s, &r, &g.ids[i]))
             bad = -1;
         while (!together && synor_llm_sched_step(s) > 0)
@@ -216,6 +229,20 @@ TEST(out_of_range_penalties_are_refused)
     ASSERT_CONTAINS(synor_errmsg(), "penalties 2.5 and 0");
     r.presence_penalty = 0;
     r.frequency_penalty = NAN;
+    ASSERT_EQ(synor_llm_sched_submit(s, &r, &id), SYNOR_EINVAL);
+    r.frequency_penalty = 0;
+    int32_t bt[2] = {5, V};
+    float bv[2] = {1, 1};
+    r.bias_token = bt;
+    r.bias_value = bv;
+    r.n_bias = 2;
+    ASSERT_EQ(synor_llm_sched_submit(s, &r, &id), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "logit_bias: token 320 is outside the vocabulary of 320");
+    bt[1] = 6;
+    bv[0] = 101;
+    ASSERT_EQ(synor_llm_sched_submit(s, &r, &id), SYNOR_EINVAL);
+    ASSERT_CONTAINS(synor_errmsg(), "logit_bias: the bias of token 5 is 101 (-100..100)");
+    r.n_bias = SYNOR_LLM_MAX_BIAS + 1;
     ASSERT_EQ(synor_llm_sched_submit(s, &r, &id), SYNOR_EINVAL);
     synor_llm_sched_stats st;
     synor_llm_sched_stats_get(s, &st);

@@ -71,6 +71,15 @@ TEST(completion_defaults_and_fields)
                     "\"top_logprobs\":20}", 1, &r));
     ASSERT(r.has_logprobs && r.top_logprobs == 20);
     synor__serve_req_free(&r);
+    /* logit_bias: token ids to biases */
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"logit_bias\":{\"5\":-100,\"17\":2.5}}", 0, &r));
+    ASSERT(r.n_bias == 2 && r.bias_tok[0] == 5 && r.bias_val[0] == -100 && r.bias_tok[1] == 17 &&
+           r.bias_val[1] == 2.5f && synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
+    ASSERT(r.n_bias == 0 && r.bias_tok == NULL);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"logit_bias\":{}}", 0, &r));
+    ASSERT(r.n_bias == 0 && !synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
     /* logprobs with stream, echo, n choices */
     ASSERT_OK(parse("{\"prompt\":\"x\",\"logprobs\":2,\"stream\":true,\"echo\":true,\"n\":16}", 0,
                     &r));
@@ -193,6 +202,14 @@ TEST(errors_name_position_field_and_value)
     ASSERT(parse("{\"prompt\":\"x\",\"n\":0}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "n: value 0 is outside");
     ASSERT(parse("{\"prompt\":\"x\",\"n\":2.5}", 0, &r) < 0);
+    ASSERT(parse("{\"prompt\":\"x\",\"logit_bias\":{\"a7\":1}}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "logit_bias[\"a7\"]: a key is a token id");
+    ASSERT(parse("{\"prompt\":\"x\",\"logit_bias\":{\"-3\":1}}", 0, &r) < 0);
+    ASSERT(parse("{\"prompt\":\"x\",\"logit_bias\":{\"7\":101}}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "logit_bias[\"7\"]: value 101 is above the maximum 100");
+    ASSERT(parse("{\"prompt\":\"x\",\"logit_bias\":[1]}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "logit_bias: expected object");
+    ASSERT(r.bias_tok == NULL && r.n_bias == 0);
     ASSERT(parse("{\"prompt\":\"x\",\"frequency_penalty\":2.5}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "frequency_penalty: value 2.5 is above the maximum 2");
     ASSERT(parse("{\"prompt\":\"x\",\"presence_penalty\":\"high\"}", 0, &r) < 0);

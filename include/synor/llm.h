@@ -481,6 +481,8 @@ enum {
     SYNOR_LLM_DONE_CONTEXT = 4 /* the model's context is full */
 };
 
+#define SYNOR_LLM_MAX_BIAS 1024
+
 typedef struct synor_llm_request {
     const int32_t *prompt; /* tokens, BOS included if wanted (copied) */
     size_t n_prompt;       /* 1 .. seq_len - 1 */
@@ -493,6 +495,13 @@ typedef struct synor_llm_request {
      * the round's proposals counted, so the tokens are those of plain
      * steps. */
     float presence_penalty, frequency_penalty;
+    /* OpenAI's logit_bias: bias_value[i] (-100..100) added to the logit of
+     * token bias_token[i] before each draw, after the penalties, in plain
+     * steps and rounds alike; n_bias pairs (0..SYNOR_LLM_MAX_BIAS, copied;
+     * a token twice: the sum). */
+    const int32_t *bias_token;
+    const float *bias_value;
+    int n_bias;
     /* Optional, just before on_token: the row of logits the token was
      * drawn from (the model's, vocab_size floats, before penalties and
      * temperature; valid during the call). */

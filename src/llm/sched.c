@@ -38,6 +38,8 @@ typedef struct sreq {
     size_t ntok, cap, fed;
     size_t scored; /* prompt positions given to on_prompt_logits */
     size_t published; /* prompt positions published for prefix reuse */
+    int32_t *bias_tok; /* the request's logit_bias (copies) */
+    float *bias_val;
     int generated, seq, cancelled, done;
     struct sreq *next;
 } sreq;
@@ -173,6 +175,8 @@ int synor_llm_sched_create(synor_llm_ctx *c, const synor_llm_sched_opts *opts,
 static void req_free(sreq *q)
 {
     synor__free(q->toks);
+    synor__free(q->bias_tok);
+    synor__free(q->bias_val);
     synor__free(q);
 }
 
@@ -237,18 +241,43 @@ int synor_llm_sched_submit(synor_llm_sched *s, const synor_llm_request *r, uint6
         return synor__error(SYNOR_EINVAL, "synor_llm_sched_submit: penalties %g and %g (each "
                                           "-2..2)",
                             (double)r->presence_penalty, (double)r->frequency_penalty);
+    if (r->n_bias < 0 || r->n_bias > SYNOR_LLM_MAX_BIAS ||
+        (r->n_bias && (!r->bias_token || !r->bias_value)))
+        return synor__error(SYNOR_EINVAL, "synor_llm_sched_submit: %d logit biases (0..%d)",
+                            r->n_bias, SYNOR_LLM_MAX_BIAS);
+    for (int i = 0; i < r->n_bias; i++) {
+        if (r->bias_token[i] < 0 || r->bias_token[i] >= h->vocab_size)
+            return synor__error(SYNOR_EINVAL,
+                                "logit_bias: token %d is outside the vocabulary of %d",
+                                r->bias_token[i], h->vocab_size);
+        if (!(r->bias_value[i] >= -100 && r->bias_value[i] <= 100))
+            return synor__error(SYNOR_EINVAL,
+                                "logit_bias: the bias of token %d is %g (-100..100)",
+                                r->bias_token[i], (double)r->bias_value[i]);
+    }
     sreq *q = synor__calloc(1, sizeof *q);
     size_t cap = r->n_prompt + (size_t)r->max_new + 1;
     if (cap > (size_t)h->seq_len + 1)
         cap = (size_t)h->seq_len + 1;
     if (q)
         q->toks = synor__malloc(cap * sizeof *q->toks);
-    if (!q || !q->toks) {
-        synor__free(q);
+    if (q && r->n_bias) {
+        q->bias_tok = synor__malloc((size_t)r->n_bias * sizeof *q->bias_tok);
+        q->bias_val = synor__malloc((size_t)r->n_bias * sizeof *q->bias_val);
+    }
+    if (!q || !q->toks || (r->n_bias && (!q->bias_tok || !q->bias_val))) {
+        if (q)
+            req_free(q);
         return synor__error(SYNOR_ENOMEM, "synor_llm_sched_submit: out of memory");
     }
     q->r = *r;
     q->r.prompt = NULL;
+    if (r->n_bias) {
+        memcpy(q->bias_tok, r->bias_token, (size_t)r->n_bias * sizeof *q->bias_tok);
+        memcpy(q->bias_val, r->bias_value, (size_t)r->n_bias * sizeof *q->bias_val);
+    }
+    q->r.bias_token = q->bias_tok;
+    q->r.bias_value = q->bias_val;
     memcpy(q->toks, r->prompt, r->n_prompt * sizeof *q->toks);
     q->ntok = r->n_prompt;
     q->cap = cap;
@@ -454,13 +483,13 @@ static int emit(synor_llm_sched *s, sreq *q, int32_t t, const float *row)
 
 /* Row l of q's next token after n_extra tokens more than it has
  * generated (a round's proposals so far), with q's penalties (counts over
- * its generated tokens and the extra ones): in s->pen, or l itself
- * without penalties. */
+ * its generated tokens and the extra ones) and then its logit biases: in
+ * s->pen, or l itself without either. */
 static const float *penalized(synor_llm_sched *s, const sreq *q, const float *l,
                               const int32_t *extra, int n_extra)
 {
     float pp = q->r.presence_penalty, fp = q->r.frequency_penalty;
-    if (pp == 0 && fp == 0)
+    if (pp == 0 && fp == 0 && !q->r.n_bias)
         return l;
     memcpy(s->pen, l, (size_t)s->c->m->cfg.vocab_size * sizeof *l);
     const int32_t *gen = q->toks + q->r.n_prompt;
@@ -478,6 +507,8 @@ static const float *penalized(synor_llm_sched *s, const sreq *q, const float *l,
             s->cnt[t] = 0;
         }
     }
+    for (int i = 0; i < q->r.n_bias; i++)
+        s->pen[q->bias_tok[i]] += q->bias_val[i];
     return s->pen;
 }
 

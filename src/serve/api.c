@@ -2,7 +2,9 @@
  * rest of Synor checks its input (line, column, field and value named),
  * and the text and error JSON of the answers. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json/json.h"
@@ -23,8 +25,8 @@ static const synor__jval *opt(const synor__jval *root, const char *key)
  * a client never gets an answer that silently differs from what it asked. */
 static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root, int chat)
 {
-    static const char *const never[] = {"echo",  "suffix",    "best_of",        "logit_bias",
-                                        "tools", "functions", "response_format"};
+    static const char *const never[] = {"echo",      "suffix",   "best_of",        "tools",
+                                        "functions", "response_format"};
     for (size_t i = !chat; i < SYNOR__ARRAY_LEN(never); i++) { /* echo: completions' */
         const synor__jval *v = opt(root, never[i]);
         if (v && !(v->type == SYNOR__J_BOOL && !v->u.boolean) &&
@@ -113,6 +115,41 @@ static int stop_field(const synor__jdoc *d, const synor__jval *v, synor__serve_r
         e = stop_one(d, v->u.arr.items[i], path, out);
     }
     return e;
+}
+
+/* "logit_bias": an object of token ids (decimal strings) to biases. */
+static int bias_field(const synor__jdoc *d, const synor__jval *v, synor__serve_req *out)
+{
+    int e = synor__json_expect(d, v, "logit_bias", SYNOR__J_OBJECT);
+    if (e)
+        return e;
+    size_t n = v->u.obj.n;
+    if (n > SYNOR__SERVE_MAX_BIAS)
+        return synor__json_fail(d, v, SYNOR_ESCHEMA, "logit_bias", "at most %d tokens, found %zu",
+                                SYNOR__SERVE_MAX_BIAS, n);
+    if (!n)
+        return 0;
+    out->bias_tok = synor__malloc(n * sizeof *out->bias_tok);
+    out->bias_val = synor__malloc(n * sizeof *out->bias_val);
+    if (!out->bias_tok || !out->bias_val)
+        return synor__error(SYNOR_ENOMEM, "out of memory reading the request");
+    for (size_t i = 0; i < n; i++) {
+        const synor__jmember *m = &v->u.obj.m[i];
+        char path[64], *end;
+        snprintf(path, sizeof path, "logit_bias[\"%.40s\"]", m->key);
+        long id = strtol(m->key, &end, 10);
+        if (!m->key[0] || *end || m->key[0] == '-' || m->key[0] == '+' || id > INT32_MAX)
+            return synor__json_fail(d, m->val, SYNOR_ESCHEMA, path,
+                                    "a key is a token id (a decimal number), found \"%.40s\"",
+                                    m->key);
+        double b;
+        if ((e = synor__json_number(d, m->val, path, -100, 100, &b)))
+            return e;
+        out->bias_tok[i] = (int32_t)id;
+        out->bias_val[i] = (float)b;
+        out->n_bias = (int)i + 1;
+    }
+    return 0;
 }
 
 static int chat_prompt(const synor__jdoc *d, const synor__jval *root, synor__buf *b)
@@ -247,6 +284,8 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
             e = synor__json_fail(d, v, SYNOR_ESCHEMA, "top_logprobs", "needs \"logprobs\": true");
         out->top_logprobs = (int)i64;
     }
+    if (!e && (v = opt(root, "logit_bias")))
+        e = bias_field(d, v, out);
     if (!e && (v = opt(root, "n")) &&
         !(e = synor__json_int(d, v, "n", 1, SYNOR__SERVE_MAX_N, &i64)))
         out->n = (long)i64;
@@ -278,7 +317,7 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
 int synor__serve_req_extras(const synor__serve_req *r)
 {
     return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0 || r->has_logprobs ||
-           r->n > 1 || r->echo;
+           r->n > 1 || r->echo || r->n_bias;
 }
 
 void synor__serve_req_free(synor__serve_req *r)
@@ -292,6 +331,11 @@ void synor__serve_req_free(synor__serve_req *r)
         r->stop[i] = NULL;
     }
     r->n_stop = 0;
+    synor__free(r->bias_tok);
+    synor__free(r->bias_val);
+    r->bias_tok = NULL;
+    r->bias_val = NULL;
+    r->n_bias = 0;
 }
 
 /* Length of the well-formed UTF-8 character at p (Unicode table 3-7), or

@@ -310,12 +310,13 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
     size_t n = synor_cache_key(NULL, 0, s->model_name, q->prompt, (int)q->max_tokens,
                                (float)q->temperature, (int)q->top_k, (float)q->top_p, q->seed);
     /* then, tagged: each stop sequence ('S', 4 bytes of length, its
-     * bytes), the penalties ('P', 'F' and a float's bits) where not 0 */
+     * bytes), the penalties ('P', 'F' and a float's bits) where not 0,
+     * the logit biases ('L', their count, each token and bias) */
     float pen[2] = {(float)q->presence_penalty, (float)q->frequency_penalty};
     size_t all = n;
     for (int i = 0; i < q->n_stop; i++)
         all += 5 + strlen(q->stop[i]);
-    all += (pen[0] != 0) * 5 + (pen[1] != 0) * 5;
+    all += (pen[0] != 0) * 5 + (pen[1] != 0) * 5 + (q->n_bias ? 5 + 8 * (size_t)q->n_bias : 0);
     char *k = synor__malloc(all);
     if (k) {
         synor_cache_key(k, n, s->model_name, q->prompt, (int)q->max_tokens, (float)q->temperature,
@@ -333,6 +334,16 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
                 memcpy(k + n + 1, &pen[i], 4);
                 n += 5;
             }
+        if (q->n_bias) { /* 'L', the count, each token and its bias */
+            uint32_t nb = (uint32_t)q->n_bias;
+            k[n] = 'L';
+            memcpy(k + n + 1, &nb, 4);
+            n += 5;
+            for (int i = 0; i < q->n_bias; i++, n += 8) {
+                memcpy(k + n, &q->bias_tok[i], 4);
+                memcpy(k + n + 4, &q->bias_val[i], 4);
+            }
+        }
     }
     *klen = all;
     return k;
@@ -415,6 +426,9 @@ static int submit_gen(synor_server *s, serve_gen *g, const synor__serve_req *q, 
     uint64_t seed = q->has_seed ? q->seed : synor__serve_now_ns() ^ (seq * 0x9E3779B97F4A7C15ull);
     rq->presence_penalty = (float)q->presence_penalty;
     rq->frequency_penalty = (float)q->frequency_penalty;
+    rq->bias_token = q->bias_tok;
+    rq->bias_value = q->bias_val;
+    rq->n_bias = q->n_bias;
     g->t_submit = synor__serve_now_ns();
     int e = s->stopping ? SYNOR_ESTATE : 0, n = g->n, ok = 0;
     for (; ok < n && !e; ok += !e) {

@@ -16,6 +16,8 @@
 #define SYNOR__SERVE_STOP_BYTES 256
 /* OpenAI's "n": at most this many choices per request. */
 #define SYNOR__SERVE_MAX_N 16
+/* OpenAI's "logit_bias": at most this many tokens. */
+#define SYNOR__SERVE_MAX_BIAS 300
 
 /* A completion or chat completion request, checked. */
 typedef struct synor__serve_req {
@@ -45,16 +47,23 @@ typedef struct synor__serve_req {
     /* "echo" (completions): each choice's text begins with the prompt as
      * the model reads it (with logprobs, its tokens' entries too) */
     int echo;
+    /* "logit_bias": {"TOKEN_ID": BIAS (-100..100), ...}, at most
+     * SYNOR__SERVE_MAX_BIAS pairs (the ids checked against the model's
+     * vocabulary by the scheduler) */
+    int32_t *bias_tok;
+    float *bias_val;
+    int n_bias;
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
  * synor_errmsg() names the line and column (malformed JSON) or the field
- * and value. Fields the engine cannot honour (best_of, logit_bias, tools,
+ * and value. Fields the engine cannot honour (best_of, suffix, tools,
  * ...) are refused by name; other unknown fields are ignored, as
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
 void synor__serve_req_free(synor__serve_req *r);
-/* Whether r has stop sequences, penalties, logprobs, echo or n > 1: fields the
+/* Whether r has stop sequences, penalties, logit biases, logprobs, echo or
+ * n > 1: fields the
  * semantic cache and the predictor do not key their answers by, so such
  * a request takes no part in them. */
 int synor__serve_req_extras(const synor__serve_req *r);

@@ -228,6 +228,12 @@ while IFS= read -r l; do
   for i in $(seq 0 20); do "$JC" -g "choices.0.logprobs.tokens.$i" <"$tmp/ev" >>"$tmp/lptext2" 2>/dev/null || break; done
 done < <(grep '^data: ' "$tmp/body")
 check lp-stream-tokens cmp -s "$tmp/lptext2" "$tmp/lptext"
+# logit_bias: +100 makes one token every greedy pick; a token outside the vocabulary is refused
+check lb            [ "$(req POST /v1/completions '{"prompt":"Synor places","max_tokens":4,"temperature":0,"logit_bias":{"300":100},"logprobs":1}')" = 200 ]
+check lb-same       [ "$(get choices.0.logprobs.tokens.1)" = "$(get choices.0.logprobs.tokens.3)" ]
+check lb-differs    differ <(get choices.0.text) <(expect "Synor places" 4)
+check lb-vocab      [ "$(req POST /v1/completions '{"prompt":"x","logit_bias":{"99999":1}}')" = 400 ]
+check lb-vocab-msg  msg_has "logit_bias: token 99999 is outside the vocabulary of 512"
 check pen-bad       [ "$(req POST /v1/completions '{"prompt":"x","presence_penalty":3}')" = 400 ]
 check pen-bad-msg   msg_has "presence_penalty: value 3 is above the maximum 2"
 
