@@ -85,6 +85,9 @@ TEST(completion_defaults_and_fields)
                     &r));
     ASSERT(r.has_logprobs && r.stream && r.echo && r.n == 16 && synor__serve_req_extras(&r));
     synor__serve_req_free(&r);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"best_of\":4,\"n\":2}", 0, &r));
+    ASSERT(r.best_of == 4 && r.n == 2 && synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
     ASSERT_OK(parse("{\"prompt\":\"x\",\"echo\":false,\"n\":2}", 0, &r));
     ASSERT(!r.echo && r.n == 2 && synor__serve_req_extras(&r));
     synor__serve_req_free(&r);
@@ -202,6 +205,13 @@ TEST(errors_name_position_field_and_value)
     ASSERT(parse("{\"prompt\":\"x\",\"n\":0}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "n: value 0 is outside");
     ASSERT(parse("{\"prompt\":\"x\",\"n\":2.5}", 0, &r) < 0);
+    ASSERT(parse("{\"prompt\":\"x\",\"n\":3,\"best_of\":2}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "best_of: must be at least n (3), found 2");
+    ASSERT(parse("{\"prompt\":\"x\",\"best_of\":2,\"stream\":true}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "best_of: not with");
+    ASSERT(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"best_of\":2}", 1,
+                 &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "best_of: not supported");
     ASSERT(parse("{\"prompt\":\"x\",\"logit_bias\":{\"a7\":1}}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "logit_bias[\"a7\"]: a key is a token id");
     ASSERT(parse("{\"prompt\":\"x\",\"logit_bias\":{\"-3\":1}}", 0, &r) < 0);

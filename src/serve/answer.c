@@ -161,8 +161,17 @@ int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c)
                       g->chat ? "chat.completion" : "text_completion", (long long)g->created);
     synor__serve_json_text(&b, s->model_name, strlen(s->model_name));
     synor__buf_puts(&b, ",\"choices\":[");
+    /* best_of: the n_answer choices with the highest sums of their tokens'
+     * log-probabilities, best first (ties: the earlier choice) */
+    int order[SYNOR__SERVE_MAX_N];
     for (int i = 0; i < g->n; i++) {
-        serve_choice *ch = &g->ch[i];
+        int j = i;
+        for (; j > 0 && g->ch[order[j - 1]].sum_lp < g->ch[i].sum_lp && g->n_answer < g->n; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (int i = 0; i < g->n_answer; i++) {
+        serve_choice *ch = &g->ch[order[i]];
         const char *text = ch->text.data ? ch->text.data : "";
         synor__buf_printf(&b, "%s{\"index\":%d,", i ? "," : "", i);
         synor__buf_puts(&b,

@@ -25,9 +25,9 @@ static const synor__jval *opt(const synor__jval *root, const char *key)
  * a client never gets an answer that silently differs from what it asked. */
 static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root, int chat)
 {
-    static const char *const never[] = {"echo",      "suffix",   "best_of",        "tools",
-                                        "functions", "response_format"};
-    for (size_t i = !chat; i < SYNOR__ARRAY_LEN(never); i++) { /* echo: completions' */
+    static const char *const never[] = {"echo",  "best_of",   "suffix",
+                                        "tools", "functions", "response_format"};
+    for (size_t i = chat ? 0 : 2; i < SYNOR__ARRAY_LEN(never); i++) { /* completions' own */
         const synor__jval *v = opt(root, never[i]);
         if (v && !(v->type == SYNOR__J_BOOL && !v->u.boolean) &&
             !(v->type == SYNOR__J_ARRAY && v->u.arr.n == 0))
@@ -289,6 +289,16 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
     if (!e && (v = opt(root, "n")) &&
         !(e = synor__json_int(d, v, "n", 1, SYNOR__SERVE_MAX_N, &i64)))
         out->n = (long)i64;
+    if (!e && !chat && (v = opt(root, "best_of")) &&
+        !(e = synor__json_int(d, v, "best_of", 1, SYNOR__SERVE_MAX_N, &i64))) {
+        out->best_of = (long)i64;
+        if (out->best_of < out->n)
+            e = synor__json_fail(d, v, SYNOR_ESCHEMA, "best_of",
+                                 "must be at least n (%ld), found %ld", out->n, out->best_of);
+        else if (out->stream && out->best_of > out->n)
+            e = synor__json_fail(d, v, SYNOR_ENOTSUP, "best_of",
+                                 "not with \"stream\": true (the best are known at the end)");
+    }
     if (!e && !chat && (v = opt(root, "echo")) &&
         !(e = synor__json_expect(d, v, "echo", SYNOR__J_BOOL)))
         out->echo = v->u.boolean;
@@ -317,7 +327,7 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
 int synor__serve_req_extras(const synor__serve_req *r)
 {
     return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0 || r->has_logprobs ||
-           r->n > 1 || r->echo || r->n_bias;
+           r->n > 1 || r->best_of > 1 || r->echo || r->n_bias;
 }
 
 void synor__serve_req_free(synor__serve_req *r)

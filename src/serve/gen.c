@@ -135,6 +135,7 @@ static int on_token(uint64_t id, int32_t token, void *user)
     atomic_fetch_add(&s->gen_tokens, 1);
     pthread_mutex_lock(&g->mu);
     c->generated++;
+    c->sum_lp += c->pend.lp;
     synor__buf *b = &c->text;
     if (g->has_lp && lp_room(c)) {
         c->pend.prev = prev;
@@ -245,7 +246,9 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const char *promp
 static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int32_t *ids,
                           size_t n_prompt)
 {
-    int n = q->n > 1 ? (int)q->n : 1;
+    int n = q->n > 1 ? (int)q->n : 1, n_answer = n;
+    if (q->best_of > n)
+        n = (int)q->best_of;
     serve_gen *g = synor__calloc(1, sizeof *g + (size_t)n * sizeof g->ch[0]);
     if (!g)
         return NULL;
@@ -261,6 +264,7 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int3
     g->s = s;
     g->refs = 1 + n; /* the connection's and the engine's, one per choice */
     g->n = n;
+    g->n_answer = n_answer;
     g->chat = q->chat;
     g->stream = q->stream;
     g->has_lp = q->has_logprobs;
@@ -443,6 +447,7 @@ static int submit_gen(synor_server *s, serve_gen *g, const synor__serve_req *q, 
         for (int j = ok; j < n; j++)
             synor__buf_free(&g->ch[j].text);
         g->n = ok;
+        g->n_answer = g->n_answer < ok ? g->n_answer : ok;
         g->refs -= n - ok;
         pthread_mutex_unlock(&g->mu);
         for (int j = 0; j < ok; j++)
@@ -571,7 +576,7 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
         return r;
     }
     synor_llm_request rq = {.prompt = ids, .n_prompt = n, .on_token = on_token, .on_done = on_done};
-    if (q.has_logprobs)
+    if (q.has_logprobs || q.best_of > q.n)
         rq.on_logits = on_logits;
     if (q.has_logprobs && q.echo)
         rq.on_prompt_logits = on_prompt_logits;

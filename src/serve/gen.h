@@ -24,6 +24,7 @@ typedef struct serve_choice {
     uint64_t t_last;      /* the engine thread's: when its last token came */
     size_t poff;          /* the engine thread's: echoed prompt bytes given logprobs */
     synor__serve_lp pend; /* the engine thread's: on_logits' entry for on_token */
+    double sum_lp;        /* best_of: the sum of its tokens' log-probabilities */
     /* under g->mu: */
     size_t generated;
     synor__buf text; /* the answer (with echo, the prompt's text first) */
@@ -62,6 +63,7 @@ struct serve_gen {
     int n_stop;
     int has_lp, top_lp;
     int n; /* choices running or done (under s->mu and mu while submitting) */
+    int n_answer; /* the choices answered: the n best (best_of), or all n */
     serve_choice ch[];
 };
 

@@ -44,6 +44,10 @@ typedef struct synor__serve_req {
     /* "n": choices, each generated apart (1..SYNOR__SERVE_MAX_N; seeded:
      * choice i with the seed moved by i, choice 0 with the seed itself) */
     long n;
+    /* "best_of" (completions, whole answers): that many choices generated,
+     * the n with the highest sum of their tokens' log-probabilities
+     * answered (n..SYNOR__SERVE_MAX_N; 0: n) */
+    long best_of;
     /* "echo" (completions): each choice's text begins with the prompt as
      * the model reads it (with logprobs, its tokens' entries too) */
     int echo;
@@ -57,13 +61,13 @@ typedef struct synor__serve_req {
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
  * synor_errmsg() names the line and column (malformed JSON) or the field
- * and value. Fields the engine cannot honour (best_of, suffix, tools,
+ * and value. Fields the engine cannot honour (suffix, tools,
  * ...) are refused by name; other unknown fields are ignored, as
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
 void synor__serve_req_free(synor__serve_req *r);
-/* Whether r has stop sequences, penalties, logit biases, logprobs, echo or
- * n > 1: fields the
+/* Whether r has stop sequences, penalties, logit biases, logprobs, echo,
+ * n > 1 or best_of: fields the
  * semantic cache and the predictor do not key their answers by, so such
  * a request takes no part in them. */
 int synor__serve_req_extras(const synor__serve_req *r);

@@ -278,6 +278,25 @@ check n3-long       [ "$(req POST /v1/completions "{\"prompt\":\"$sys\",\"max_to
 check n3-long-same  [ "$(get choices.0.text)" = "$(get choices.2.text)" ]
 req GET /metrics >/dev/null
 check n3-reused     [ "$(val synor_prefix_reused_tokens_total)" -ge $((r0 + 2 * 48)) ]
+# best_of: the choices n would give, the one whose tokens' log-probabilities sum highest answered
+# (seed 5: the best is not choice 0)
+bb='{"prompt":"Synor places","max_tokens":24,"temperature":4,"top_p":1,"seed":5'
+check bo-all        [ "$(req POST /v1/completions "$bb,\"n\":3,\"logprobs\":0}")" = 200 ]
+best=-1; bsum=
+for i in 0 1 2; do
+  sum=$(for j in $(seq 0 23); do get "choices.$i.logprobs.token_logprobs.$j" 2>/dev/null && echo; done |
+        awk '{ s += $1 } END { printf "%.6f", s }')
+  if [ "$best" = -1 ] || awk -v a="$sum" -v b="$bsum" 'BEGIN { exit !(a > b) }'; then best=$i; bsum=$sum; fi
+done
+get "choices.$best.text" >"$tmp/best"
+check bo-not-first  [ "$best" != 0 ]
+check bo            [ "$(req POST /v1/completions "$bb,\"best_of\":3}")" = 200 ]
+check bo-text       cmp -s <(get choices.0.text) "$tmp/best"
+check bo-one        cmp -s <(get choices.1.text 2>/dev/null) /dev/null
+check bo-usage      [ "$(get usage.completion_tokens)" -gt 24 ]
+check bo-stream     [ "$(req POST /v1/completions "$nb,\"best_of\":2,\"stream\":true}")" = 400 ]
+check bo-stream-msg msg_has "best_of: not with"
+check bo-less       [ "$(req POST /v1/completions "$nb,\"best_of\":2,\"n\":3}")" = 400 ]
 check n3-again      [ "$(req POST /v1/completions "$nb,\"n\":3}")" = 200 ]
 check n3-seeded     cmp -s <(get choices.2.text) "$tmp/n2"
 check n2-stream     [ "$(req POST /v1/completions "$nb,\"n\":2,\"stream\":true}")" = 200 ]
