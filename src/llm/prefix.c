@@ -221,12 +221,21 @@ int synor__llm_pool_unshare(synor_llm_ctx *c, int *slot)
 }
 
 /* Blocks per unit of reuse: whole units of u blocks where F32 prompt rows
- * go to SGEMM in groups of gemm_block positions (batch.c), so that a
+ * go to SGEMM in groups of gemm_block positions (batch.c; a model with F32
+ * products on a kernel table that does that), so that a
  * reused run ends at a group's end and the rows computed after it take
  * the kernels they take in a prompt computed whole - the same bits. */
 static size_t unit_blocks(const synor_llm_ctx *c)
 {
-    size_t u = 1, m = c->k->gemm_block > 0 ? (size_t)c->k->gemm_block : 0;
+    const synor_llm *md = c->m;
+    int f32 = md->cls.type == SYNOR_TTYPE_F32; /* (only F32 products take SGEMM) */
+    for (int l = 0; l < md->cfg.n_layers && !f32; l++) {
+        const llm_layer *L = &md->layers[l];
+        const llm_mat *ms[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
+        for (int i = 0; i < 7; i++)
+            f32 |= ms[i]->type == SYNOR_TTYPE_F32;
+    }
+    size_t u = 1, m = f32 && c->k->gemm_block > 0 ? (size_t)c->k->gemm_block : 0;
     while (m && (u * BLK) % m)
         u++;
     return u;
