@@ -227,8 +227,11 @@ int synor__llm_pool_unshare(synor_llm_ctx *c, int *slot)
  * the kernels they take in a prompt computed whole - the same bits. */
 static size_t unit_blocks(const synor_llm_ctx *c)
 {
+    /* only F32 products take SGEMM; the layers' make the keys and values
+     * (the classifier's rows are those of wanted logits: a request that
+     * reuses computes its last prompt row alone, as a whole prompt does) */
     const synor_llm *md = c->m;
-    int f32 = md->cls.type == SYNOR_TTYPE_F32; /* (only F32 products take SGEMM) */
+    int f32 = 0;
     for (int l = 0; l < md->cfg.n_layers && !f32; l++) {
         const llm_layer *L = &md->layers[l];
         const llm_mat *ms[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
