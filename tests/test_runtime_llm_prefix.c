@@ -205,7 +205,7 @@ TEST(idle_blocks_go_least_recently_used_first)
     synor_runtime_destroy(rt);
 }
 
-enum { NREQ = 6, MAXNEW = 8 };
+enum { NREQ = 6, MAXNEW = 40 };
 
 /* Request i: 0-3 a 120-token prompt and 10 of their own, 4 the same as 0,
  * 5 another prompt; odd ones sampled. */
@@ -221,7 +221,8 @@ static size_t request_of(int i, int32_t *p, synor_sampler *s)
 /* The requests through a scheduler on a context with the prefix cache, all
  * submitted at once (together) or one after another; 0 when each gets the
  * tokens it gets alone. *reused: the prompt positions reused. */
-static int through_sched(int q8, int together, uint64_t *reused)
+static int through_sched(int q8, int together, unsigned kv_blocks, int max_new, uint64_t *reused,
+                         uint64_t *preempted)
 {
     synor_runtime *rt = llm_test_runtime(2);
     synor_llm *m = load(q8);
@@ -232,9 +233,9 @@ static int through_sched(int q8, int together, uint64_t *reused)
     synor_sampler smp;
     for (int i = 0; i < NREQ; i++) {
         size_t n = request_of(i, p, &smp);
-        nwant[i] = llm_test_decode(m, rt, p, n, &smp, MAXNEW, want[i], NULL, NULL);
+        nwant[i] = llm_test_decode(m, rt, p, n, &smp, max_new, want[i], NULL, NULL);
     }
-    synor_llm_ctx_opts o = {.max_seqs = 4, .prefix_cache = 1};
+    synor_llm_ctx_opts o = {.max_seqs = 4, .kv_blocks = kv_blocks, .prefix_cache = 1};
     synor_llm_ctx *c;
     synor_llm_sched *s;
     if (synor_llm_ctx_create(m, rt, &o, &c) || synor_llm_sched_create(c, NULL, &s))
@@ -243,7 +244,7 @@ static int through_sched(int q8, int together, uint64_t *reused)
     memset(&g, 0, sizeof g);
     int bad = 0;
     for (int i = 0; i < NREQ && !bad; i++) {
-        synor_llm_request rq = {.max_new = MAXNEW, .on_token = llm_test_collect, .user = &g};
+        synor_llm_request rq = {.max_new = max_new, .on_token = llm_test_collect, .user = &g};
         rq.n_prompt = request_of(i, p, &rq.sampler);
         rq.prompt = p;
         bad = synor_llm_sched_submit(s, &rq, &g.ids[i]) != 0;
@@ -260,6 +261,7 @@ static int through_sched(int q8, int together, uint64_t *reused)
     synor_llm_sched_stats st;
     synor_llm_sched_stats_get(s, &st);
     *reused = st.prompt_reused;
+    *preempted = st.preempted;
     if (st.kv_used)
         bad = 1;
     llm_test_teardown(s, c, m, rt);
@@ -270,14 +272,29 @@ TEST(requests_sharing_a_prompt_compute_it_once)
 {
     for (int q8 = 0; q8 < 2; q8++)
         for (int together = 0; together < 2; together++) {
-            uint64_t r = 0;
-            ASSERT_OK(through_sched(q8, together, &r));
+            uint64_t r = 0, pre;
+            ASSERT_OK(through_sched(q8, together, 0, 8, &r, &pre));
             fprintf(stderr, "  %s, %s: %llu prompt positions reused\n", q8 ? "Q8_0" : "F32",
                     together ? "together" : "one after another", (unsigned long long)r);
             /* requests 1-4 take at least the shared 96 of request 0's (Q8_0,
              * and F32 without SGEMM: 112, whole blocks of 16) */
             ASSERT(r >= 4 * 96);
         }
+}
+
+/* A pool of 14 blocks for requests of 9 to 11 each (40 tokens): they
+ * are admitted on the blocks they do not share, preempted as they grow,
+ * their idle blocks evicted and published again; the tokens still each
+ * request's own. */
+TEST(sharing_under_a_small_pool)
+{
+    for (int q8 = 0; q8 < 2; q8++) {
+        uint64_t r = 0, pre = 0;
+        ASSERT_OK(through_sched(q8, 1, 14, 40, &r, &pre));
+        fprintf(stderr, "  %s: %llu preemptions, %llu prompt positions reused\n",
+                q8 ? "Q8_0" : "F32", (unsigned long long)pre, (unsigned long long)r);
+        ASSERT(pre > 0 && r > 0);
+    }
 }
 
 TEST(cleanup)
@@ -288,4 +305,4 @@ TEST(cleanup)
 }
 
 TEST_MAIN(reused_blocks_give_the_same_bits, idle_blocks_go_least_recently_used_first,
-          requests_sharing_a_prompt_compute_it_once, cleanup)
+          requests_sharing_a_prompt_compute_it_once, sharing_under_a_small_pool, cleanup)

@@ -347,20 +347,30 @@ static void admit(synor_llm_sched *s)
     /* KV blocks not yet promised: a request is admitted only when its
      * tokens fit in them (vLLM's admission rule), so a full pool queues new
      * requests instead of preempting running ones; with nothing running the
-     * first one is admitted anyway (and fails alone if it cannot fit). */
-    long room = (long)synor__llm_pool_avail(s->c);
+     * first one is admitted anyway (and fails alone if it cannot fit). A
+     * request that takes published blocks (prefix caching) needs only the
+     * others: it takes them first, and gives them back if it must wait. */
+    long promised = 0;
     int blocked = 0; /* first come, first served: none overtakes the head */
     pthread_mutex_lock(&s->mu);
     sreq **pp = &s->wait_head, *prev = NULL;
     while (*pp) {
         sreq *q = *pp;
-        int seq = -1;
+        int seq = -1, reused = 0;
         long need = (long)((q->ntok + SYNOR_LLM_KV_BLOCK) / SYNOR_LLM_KV_BLOCK);
         if (!q->cancelled && !blocked && s->nrunning < s->c->max_seqs &&
-            (need <= room || !s->nrunning) && !shares_pending_prompt(s, q))
+            !shares_pending_prompt(s, q))
             for (unsigned i = 0; i < s->c->max_seqs && seq < 0; i++)
                 if (!s->run[i])
                     seq = (int)i;
+        if (seq >= 0 && !q->r.on_prompt_logits) /* (its prompt's rows: computed, not reused) */
+            reused = synor_llm_seq_reuse(s->c, (unsigned)seq, q->toks, q->ntok);
+        reused = reused > 0 ? reused : 0;
+        need -= reused / SYNOR_LLM_KV_BLOCK;
+        if (seq >= 0 && need > (long)synor__llm_pool_avail(s->c) - promised && s->nrunning) {
+            synor_llm_seq_reset(s->c, (unsigned)seq); /* the blocks it took go back */
+            seq = -1;
+        }
         if (!q->cancelled && seq < 0) {
             blocked = 1;
             prev = q;
@@ -376,14 +386,9 @@ static void admit(synor_llm_sched *s)
             gone = q;
             continue;
         }
-        room -= need;
+        promised += need;
         q->seq = seq;
-        /* the prompt's blocks another request published (prefix caching),
-         * unless the request wants its prompt's rows */
-        int reused = q->r.on_prompt_logits ? 0
-                                           : synor_llm_seq_reuse(s->c, (unsigned)seq, q->toks,
-                                                                 q->ntok);
-        q->fed = reused > 0 ? (size_t)reused : 0;
+        q->fed = (size_t)reused;
         q->published = q->fed < q->r.n_prompt ? q->fed : q->r.n_prompt;
         s->st.prompt_reused += q->fed;
         s->run[seq] = q;

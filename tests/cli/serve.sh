@@ -134,11 +134,15 @@ check pc-used       [ "$(val synor_kv_blocks_used)" = 0 ]
 # seeded answer at temperature 4 (the generated weights' greedy text is one piece repeated); the
 # stop: its first 4 letters whose two halves differ, so several tokens, the first of which a
 # stream must hold back until the next shows the stop
-sp='"temperature":4,"top_p":1,"seed":3'
-expect "Synor places" 24 --temp 4 --top-p 1 --seed 3 >"$tmp/full"
+# (the first seed from 3 whose text has such a word: the model is trained on README.md)
+for seed in $(seq 3 40); do
+  expect "Synor places" 24 --temp 4 --top-p 1 --seed "$seed" >"$tmp/full"
+  stop=$(awk '{ for (i = 1; i + 3 <= length($0); i++) { w = substr($0, i, 4)
+    if (w ~ /^[a-z]+$/ && substr(w, 1, 2) != substr(w, 3, 2)) { print w; exit } } }' "$tmp/full")
+  [ -n "$stop" ] && break
+done
+sp="\"temperature\":4,\"top_p\":1,\"seed\":$seed"
 full=$(cat "$tmp/full")
-stop=$(awk '{ for (i = 1; i + 3 <= length($0); i++) { w = substr($0, i, 4)
-  if (w ~ /^[a-z]+$/ && substr(w, 1, 2) != substr(w, 3, 2)) { print w; exit } } }' "$tmp/full")
 printf '%s' "${full%%"$stop"*}" >"$tmp/want"
 check stop-word     [ -n "$stop" ]
 check stop-cut      [ "$(wc -c <"$tmp/want")" -lt "$(wc -c <"$tmp/full")" ]
@@ -279,14 +283,17 @@ check n3-long-same  [ "$(get choices.0.text)" = "$(get choices.2.text)" ]
 req GET /metrics >/dev/null
 check n3-reused     [ "$(val synor_prefix_reused_tokens_total)" -ge $((r0 + 2 * 48)) ]
 # best_of: the choices n would give, the one whose tokens' log-probabilities sum highest answered
-# (seed 5: the best is not choice 0)
-bb='{"prompt":"Synor places","max_tokens":24,"temperature":4,"top_p":1,"seed":5'
-check bo-all        [ "$(req POST /v1/completions "$bb,\"n\":3,\"logprobs\":0}")" = 200 ]
-best=-1; bsum=
-for i in 0 1 2; do
-  sum=$(for j in $(seq 0 23); do get "choices.$i.logprobs.token_logprobs.$j" 2>/dev/null && echo; done |
-        awk '{ s += $1 } END { printf "%.6f", s }')
-  if [ "$best" = -1 ] || awk -v a="$sum" -v b="$bsum" 'BEGIN { exit !(a > b) }'; then best=$i; bsum=$sum; fi
+# (the first seed from 5 whose best is not choice 0, so that the order is tested)
+for seed in $(seq 5 40); do
+  bb="{\"prompt\":\"Synor places\",\"max_tokens\":24,\"temperature\":4,\"top_p\":1,\"seed\":$seed"
+  req POST /v1/completions "$bb,\"n\":3,\"logprobs\":0}" >/dev/null
+  best=-1; bsum=
+  for i in 0 1 2; do
+    sum=$(for j in $(seq 0 23); do get "choices.$i.logprobs.token_logprobs.$j" 2>/dev/null && echo; done |
+          awk '{ s += $1 } END { printf "%.6f", s }')
+    if [ "$best" = -1 ] || awk -v a="$sum" -v b="$bsum" 'BEGIN { exit !(a > b) }'; then best=$i; bsum=$sum; fi
+  done
+  [ "$best" != 0 ] && break
 done
 get "choices.$best.text" >"$tmp/best"
 check bo-not-first  [ "$best" != 0 ]
