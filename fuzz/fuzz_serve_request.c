@@ -30,6 +30,9 @@ static void check_req(const synor__serve_req *q)
     FUZZ_CHECK(q->top_p > 0 && q->top_p <= 1, "top_p %g accepted", q->top_p);
     FUZZ_CHECK(q->top_k >= 0, "top_k %ld accepted", q->top_k);
     FUZZ_CHECK(q->n >= 1 && q->n <= SYNOR__SERVE_MAX_N, "n %ld accepted", q->n);
+    FUZZ_CHECK(!q->best_of || (q->best_of >= q->n && q->best_of <= SYNOR__SERVE_MAX_N &&
+                               !q->chat && (!q->stream || q->best_of == q->n)),
+               "best_of %ld accepted (n %ld)", q->best_of, q->n);
     FUZZ_CHECK(!q->echo || !q->chat, "echo accepted in a chat request");
     FUZZ_CHECK(q->n_bias >= 0 && q->n_bias <= SYNOR__SERVE_MAX_BIAS, "%d biases", q->n_bias);
     for (int i = 0; i < q->n_bias; i++)
@@ -44,6 +47,7 @@ static int same_req(const synor__serve_req *a, const synor__serve_req *b)
            a->max_tokens == b->max_tokens && a->temperature == b->temperature &&
            a->top_p == b->top_p && a->top_k == b->top_k && a->has_seed == b->has_seed &&
            a->seed == b->seed && a->n == b->n && a->echo == b->echo && a->n_bias == b->n_bias &&
+           a->best_of == b->best_of && a->json_object == b->json_object &&
            (!a->n_bias || (!memcmp(a->bias_tok, b->bias_tok, sizeof(int32_t) * a->n_bias) &&
                            !memcmp(a->bias_val, b->bias_val, sizeof(float) * a->n_bias)));
 }

@@ -71,6 +71,13 @@ TEST(completion_defaults_and_fields)
                     "\"top_logprobs\":20}", 1, &r));
     ASSERT(r.has_logprobs && r.top_logprobs == 20);
     synor__serve_req_free(&r);
+    /* response_format: json_object or text */
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_object\"}}", 0, &r));
+    ASSERT(r.json_object && synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"text\"}}", 0, &r));
+    ASSERT(!r.json_object && !synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
     /* logit_bias: token ids to biases */
     ASSERT_OK(parse("{\"prompt\":\"x\",\"logit_bias\":{\"5\":-100,\"17\":2.5}}", 0, &r));
     ASSERT(r.n_bias == 2 && r.bias_tok[0] == 5 && r.bias_val[0] == -100 && r.bias_tok[1] == 17 &&
@@ -212,6 +219,10 @@ TEST(errors_name_position_field_and_value)
     ASSERT(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"best_of\":2}", 1,
                  &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "best_of: not supported");
+    ASSERT(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\"}}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "response_format.type: \"json_schema\" is not supported");
+    ASSERT(parse("{\"prompt\":\"x\",\"response_format\":\"json\"}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "response_format: expected object");
     ASSERT(parse("{\"prompt\":\"x\",\"logit_bias\":{\"a7\":1}}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "logit_bias[\"a7\"]: a key is a token id");
     ASSERT(parse("{\"prompt\":\"x\",\"logit_bias\":{\"-3\":1}}", 0, &r) < 0);

@@ -483,6 +483,26 @@ enum {
 
 #define SYNOR_LLM_MAX_BIAS 1024
 
+/* ------------------------------------------------ constrained decoding */
+
+/* A JSON constraint (OpenAI's response_format {"type": "json_object"}):
+ * the text generated from its creation on is one JSON object (RFC 8259:
+ * objects, arrays, strings and their escapes, numbers, true, false, null,
+ * whitespace between them; at most 32 levels deep) and then the end of the
+ * text. synor_llm_json_mask sets to -INFINITY the logits of the tokens
+ * whose bytes cannot continue it (EOS until the object is closed, every
+ * other token after); synor_llm_json_accept advances it by the token drawn
+ * (SYNOR_EINVAL for a token it does not allow). A token's bytes are its
+ * piece as it decodes after another token. One per generation. */
+typedef struct synor_llm_json synor_llm_json;
+int synor_llm_json_create(const synor_llm *m, synor_llm_json **out);
+void synor_llm_json_destroy(synor_llm_json *j); /* accepts NULL */
+void synor_llm_json_mask(const synor_llm_json *j, float *logits);
+int synor_llm_json_allows(const synor_llm_json *j, int32_t token);
+int synor_llm_json_accept(synor_llm_json *j, int32_t token);
+/* Whether the object is closed (the text may end). */
+int synor_llm_json_done(const synor_llm_json *j);
+
 typedef struct synor_llm_request {
     const int32_t *prompt; /* tokens, BOS included if wanted (copied) */
     size_t n_prompt;       /* 1 .. seq_len - 1 */
@@ -502,6 +522,11 @@ typedef struct synor_llm_request {
     const int32_t *bias_token;
     const float *bias_value;
     int n_bias;
+    /* Optional: the request's text is one JSON object (not owned; it must
+     * outlive the request, and is advanced by its tokens): its mask is
+     * applied after the biases. Such a request takes no part in
+     * speculative rounds. */
+    synor_llm_json *json;
     /* Optional, just before on_token: the row of logits the token was
      * drawn from (the model's, vocab_size floats, before penalties and
      * temperature; valid during the call). */

@@ -472,6 +472,8 @@ static int emit(synor_llm_sched *s, sreq *q, int32_t t, const float *row)
     } else {
         q->generated++;
         q->toks[q->ntok++] = t;
+        if (q->r.json)
+            synor_llm_json_accept(q->r.json, t); /* (drawn from its mask) */
         if (q->r.on_logits)
             q->r.on_logits(q->id, t, row, q->r.user);
         if (q->r.on_token && q->r.on_token(q->id, t, q->r.user))
@@ -494,7 +496,7 @@ static const float *penalized(synor_llm_sched *s, const sreq *q, const float *l,
                               const int32_t *extra, int n_extra)
 {
     float pp = q->r.presence_penalty, fp = q->r.frequency_penalty;
-    if (pp == 0 && fp == 0 && !q->r.n_bias)
+    if (pp == 0 && fp == 0 && !q->r.n_bias && !q->r.json)
         return l;
     memcpy(s->pen, l, (size_t)s->c->m->cfg.vocab_size * sizeof *l);
     const int32_t *gen = q->toks + q->r.n_prompt;
@@ -514,6 +516,8 @@ static const float *penalized(synor_llm_sched *s, const sreq *q, const float *l,
     }
     for (int i = 0; i < q->r.n_bias; i++)
         s->pen[q->bias_tok[i]] += q->bias_val[i];
+    if (q->r.json)
+        synor_llm_json_mask(q->r.json, s->pen);
     return s->pen;
 }
 
@@ -565,7 +569,7 @@ static int spec_ready(synor_llm_sched *s)
     pthread_mutex_unlock(&s->mu);
     for (unsigned i = 0; i < s->nrunning && !waiting; i++) {
         sreq *q = s->admitted[i];
-        if (q->ntok - q->fed != 1)
+        if (q->ntok - q->fed != 1 || q->r.json)
             return 0;
     }
     return !waiting;

@@ -25,8 +25,7 @@ static const synor__jval *opt(const synor__jval *root, const char *key)
  * a client never gets an answer that silently differs from what it asked. */
 static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root, int chat)
 {
-    static const char *const never[] = {"echo",  "best_of",   "suffix",
-                                        "tools", "functions", "response_format"};
+    static const char *const never[] = {"echo", "best_of", "suffix", "tools", "functions"};
     for (size_t i = chat ? 0 : 2; i < SYNOR__ARRAY_LEN(never); i++) { /* completions' own */
         const synor__jval *v = opt(root, never[i]);
         if (v && !(v->type == SYNOR__J_BOOL && !v->u.boolean) &&
@@ -286,6 +285,18 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
     }
     if (!e && (v = opt(root, "logit_bias")))
         e = bias_field(d, v, out);
+    if (!e && (v = opt(root, "response_format"))) {
+        synor__jval *type;
+        e = synor__json_expect(d, v, "response_format", SYNOR__J_OBJECT);
+        if (!e)
+            e = synor__json_member(d, v, "response_format", "type", SYNOR__J_STRING, 1, &type);
+        if (!e && !strcmp(type->u.str.s, "json_object"))
+            out->json_object = 1;
+        else if (!e && strcmp(type->u.str.s, "text"))
+            e = synor__json_fail(d, type, SYNOR_ENOTSUP, "response_format.type",
+                                 "\"%.40s\" is not supported (\"text\" or \"json_object\")",
+                                 type->u.str.s);
+    }
     if (!e && (v = opt(root, "n")) &&
         !(e = synor__json_int(d, v, "n", 1, SYNOR__SERVE_MAX_N, &i64)))
         out->n = (long)i64;
@@ -327,7 +338,7 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
 int synor__serve_req_extras(const synor__serve_req *r)
 {
     return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0 || r->has_logprobs ||
-           r->n > 1 || r->best_of > 1 || r->echo || r->n_bias;
+           r->n > 1 || r->best_of > 1 || r->echo || r->n_bias || r->json_object;
 }
 
 void synor__serve_req_free(synor__serve_req *r)

@@ -37,6 +37,7 @@ void synor__serve_gen_unref(serve_gen *g)
     for (int i = 0; i < g->n; i++) {
         synor__buf_free(&g->ch[i].text);
         synor__free(g->ch[i].lp);
+        synor_llm_json_destroy(g->ch[i].json);
     }
     synor__free(g);
 }
@@ -287,6 +288,7 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int3
             prev = ids[j];
         }
         failed |= c->text.failed;
+        failed |= q->json_object && synor_llm_json_create(s->m, &c->json) != 0;
         g->echo_len = c->text.len;
         /* with prompt logprobs, on_prompt_logits walks prev to the last */
         c->prev = q->echo && q->has_logprobs ? ids[0] : ids[n_prompt - 1];
@@ -308,19 +310,21 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int3
  * determined by the request are kept and served: greedy, or seeded. */
 char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t *klen)
 {
-    if (!s->cache || q->stream || q->has_logprobs || q->n > 1 || q->echo ||
+    if (!s->cache || q->stream || q->has_logprobs || q->n > 1 || q->echo || q->best_of > 1 ||
         !(q->temperature == 0 || q->has_seed))
         return NULL;
     size_t n = synor_cache_key(NULL, 0, s->model_name, q->prompt, (int)q->max_tokens,
                                (float)q->temperature, (int)q->top_k, (float)q->top_p, q->seed);
     /* then, tagged: each stop sequence ('S', 4 bytes of length, its
      * bytes), the penalties ('P', 'F' and a float's bits) where not 0,
-     * the logit biases ('L', their count, each token and bias) */
+     * a JSON response format ('J'), the logit biases ('L', their count,
+     * each token and bias) */
     float pen[2] = {(float)q->presence_penalty, (float)q->frequency_penalty};
     size_t all = n;
     for (int i = 0; i < q->n_stop; i++)
         all += 5 + strlen(q->stop[i]);
-    all += (pen[0] != 0) * 5 + (pen[1] != 0) * 5 + (q->n_bias ? 5 + 8 * (size_t)q->n_bias : 0);
+    all += (pen[0] != 0) * 5 + (pen[1] != 0) * 5 + (q->n_bias ? 5 + 8 * (size_t)q->n_bias : 0) +
+           (q->json_object != 0);
     char *k = synor__malloc(all);
     if (k) {
         synor_cache_key(k, n, s->model_name, q->prompt, (int)q->max_tokens, (float)q->temperature,
@@ -338,6 +342,8 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
                 memcpy(k + n + 1, &pen[i], 4);
                 n += 5;
             }
+        if (q->json_object)
+            k[n++] = 'J';
         if (q->n_bias) { /* 'L', the count, each token and its bias */
             uint32_t nb = (uint32_t)q->n_bias;
             k[n] = 'L';
@@ -440,12 +446,15 @@ static int submit_gen(synor_server *s, serve_gen *g, const synor__serve_req *q, 
                            q->temperature > 0 ? (float)q->top_p : 1.0f,
                            seed + (uint64_t)ok * 0xD1B54A32D192ED03ull);
         rq->user = &g->ch[ok];
+        rq->json = g->ch[ok].json;
         e = synor_llm_sched_submit(s->sched, rq, &g->ch[ok].id);
     }
     if (e) { /* choices 0 .. ok - 1 were queued: cancel them */
         pthread_mutex_lock(&g->mu); /* (their on_done waits for s->mu) */
-        for (int j = ok; j < n; j++)
+        for (int j = ok; j < n; j++) {
             synor__buf_free(&g->ch[j].text);
+            synor_llm_json_destroy(g->ch[j].json);
+        }
         g->n = ok;
         g->n_answer = g->n_answer < ok ? g->n_answer : ok;
         g->refs -= n - ok;

@@ -25,6 +25,7 @@ typedef struct serve_choice {
     size_t poff;          /* the engine thread's: echoed prompt bytes given logprobs */
     synor__serve_lp pend; /* the engine thread's: on_logits' entry for on_token */
     double sum_lp;        /* best_of: the sum of its tokens' log-probabilities */
+    synor_llm_json *json; /* response_format json_object: its constraint (owned) */
     /* under g->mu: */
     size_t generated;
     synor__buf text; /* the answer (with echo, the prompt's text first) */

@@ -57,17 +57,20 @@ typedef struct synor__serve_req {
     int32_t *bias_tok;
     float *bias_val;
     int n_bias;
+    /* "response_format": {"type": "json_object"}: the answer is one JSON
+     * object (constrained decoding); {"type": "text"}: no constraint */
+    int json_object;
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
  * synor_errmsg() names the line and column (malformed JSON) or the field
- * and value. Fields the engine cannot honour (suffix, tools,
+ * and value. Fields the engine cannot honour (suffix, tools, json_schema,
  * ...) are refused by name; other unknown fields are ignored, as
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
 void synor__serve_req_free(synor__serve_req *r);
 /* Whether r has stop sequences, penalties, logit biases, logprobs, echo,
- * n > 1 or best_of: fields the
+ * n > 1, best_of or a JSON response format: fields the
  * semantic cache and the predictor do not key their answers by, so such
  * a request takes no part in them. */
 int synor__serve_req_extras(const synor__serve_req *r);

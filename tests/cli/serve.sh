@@ -238,6 +238,21 @@ check lb-same       [ "$(get choices.0.logprobs.tokens.1)" = "$(get choices.0.lo
 check lb-differs    differ <(get choices.0.text) <(expect "Synor places" 4)
 check lb-vocab      [ "$(req POST /v1/completions '{"prompt":"x","logit_bias":{"99999":1}}')" = 400 ]
 check lb-vocab-msg  msg_has "logit_bias: token 99999 is outside the vocabulary of 512"
+# response_format json_object: the answer is JSON. With '}' pushed up (its byte piece: id 3 +
+# 0x7D) the object closes at once, and then only the end may follow (finish "stop")
+js='"response_format":{"type":"json_object"}'
+check js            [ "$(req POST /v1/completions "{\"prompt\":\"Synor places\",\"max_tokens\":8,\"temperature\":0,$js,\"logit_bias\":{\"128\":100}}")" = 200 ]
+check js-closed     [ "$(get choices.0.text | tr -d ' \n\t\r')" = "{}" ]
+check js-fin        [ "$(get choices.0.finish_reason)" = stop ]
+check js-open       [ "$(req POST /v1/completions "{\"prompt\":\"Synor places\",\"max_tokens\":12,\"temperature\":0,$js}")" = 200 ]
+check js-brace      [ "$(get choices.0.text | tr -d ' \n\t\r' | head -c 1)" = "{" ]
+check js-differs    differ <(get choices.0.text) <(expect "Synor places" 12)
+check js-chat       [ "$(req POST /v1/chat/completions "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":4,$js}")" = 200 ]
+check js-chat-brace [ "$(get choices.0.message.content | tr -d ' \n\t\r' | head -c 1)" = "{" ]
+check js-text-type  [ "$(req POST /v1/completions '{"prompt":"Synor places","max_tokens":12,"temperature":0,"response_format":{"type":"text"}}')" = 200 ]
+check js-text-same  cmp -s <(get choices.0.text) <(expect "Synor places" 12)
+check js-schema     [ "$(req POST /v1/completions '{"prompt":"x","response_format":{"type":"json_schema"}}')" = 400 ]
+check js-schema-msg msg_has 'response_format.type: "json_schema" is not supported'
 check pen-bad       [ "$(req POST /v1/completions '{"prompt":"x","presence_penalty":3}')" = 400 ]
 check pen-bad-msg   msg_has "presence_penalty: value 3 is above the maximum 2"
 
