@@ -245,7 +245,9 @@ static int step(jstate *s, int c)
         s->low = 1;
         return 0;
     case J_STR_U: {
-        int v = is_digit(c) ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+        int v = is_digit(c)                             ? c - '0'
+                : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10
+                                                       : -1;
         if (v < 0)
             return -1;
         s->cp = (uint16_t)(s->cp << 4 | v);
