@@ -62,6 +62,11 @@ struct synor_llm_json {
     int32_t eos;
     uint32_t *off; /* token t's bytes: bytes[off[t] .. off[t + 1]) */
     char *bytes;
+    /* plain[t]: t's bytes are string content that leaves a string where it
+     * was (no quote, backslash or control byte; whole UTF-8 characters):
+     * inside a string, where most of an answer is written, such a token
+     * is allowed without feeding it */
+    uint8_t *plain;
 };
 
 static const char *const lits[3] = {"true", "false", "null"};
@@ -364,6 +369,18 @@ int synor_llm_json_create(const synor_llm *m, synor_llm_json **out)
         used += (size_t)n;
     }
     j->off[V] = (uint32_t)used;
+    j->plain = synor__malloc((size_t)V);
+    if (!j->plain) {
+        synor_llm_json_destroy(j);
+        return synor__error(SYNOR_ENOMEM, "synor_llm_json_create: out of memory");
+    }
+    for (int t = 0; t < V; t++) {
+        jstate st = {.mode = J_STR};
+        size_t n = j->off[t + 1] - j->off[t];
+        const char *b = j->bytes + j->off[t];
+        j->plain[t] = n > 0 && !memchr(b, '"', n) && !memchr(b, '\\', n) &&
+                      feed(&st, b, n) == 0 && st.mode == J_STR && st.need == 0;
+    }
     j->st.mode = J_START;
     *out = j;
     return 0;
@@ -375,6 +392,7 @@ void synor_llm_json_destroy(synor_llm_json *j)
         return;
     synor__free(j->off);
     synor__free(j->bytes);
+    synor__free(j->plain);
     synor__free(j);
 }
 
@@ -393,8 +411,9 @@ int synor_llm_json_allows(const synor_llm_json *j, int32_t t)
 
 void synor_llm_json_mask(const synor_llm_json *j, float *logits)
 {
+    int in_str = j->st.mode == J_STR && j->st.need == 0;
     for (int t = 0; t < j->V; t++)
-        if (!synor_llm_json_allows(j, t))
+        if (!(in_str && j->plain[t]) && !synor_llm_json_allows(j, t))
             logits[t] = -INFINITY;
 }
 
