@@ -7,8 +7,10 @@
  * free list when it lets go. With it, a sequence may publish the full
  * blocks of its prompt: each is entered in a table under a key chained
  * over every token up to its end (the key of the block before it and its
- * own BLOCK tokens), with its tokens and the block before it kept for an
- * exact check. A new sequence whose tokens begin the same way takes those
+ * own BLOCK tokens), with its tokens and the block before it kept for a
+ * check that does not rest on the hash alone (a wrong match would need
+ * the block before it evicted and its place reused while it stays, and
+ * a 64-bit key collision). A new sequence whose tokens begin the same way takes those
  * blocks into its own table (synor_llm_seq_reuse) instead of computing
  * them. A published block nobody holds stays in the table, idle, on an
  * LRU list; the pool hands out free blocks first, then evicts the least
