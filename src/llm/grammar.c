@@ -412,9 +412,21 @@ int synor_llm_json_allows(const synor_llm_json *j, int32_t t)
 void synor_llm_json_mask(const synor_llm_json *j, float *logits)
 {
     int in_str = j->st.mode == J_STR && j->st.need == 0;
-    for (int t = 0; t < j->V; t++)
-        if (!(in_str && j->plain[t]) && !synor_llm_json_allows(j, t))
+    /* the bytes that may come next: a token whose first byte is not one
+     * is refused without feeding it (outside strings, most of them) */
+    uint8_t first[256];
+    for (int b = 0; b < 256; b++) {
+        jstate st = j->st;
+        first[b] = in_str || step(&st, b) == 0; /* (in a string: the plain flags do it) */
+    }
+    for (int t = 0; t < j->V; t++) {
+        if (in_str && j->plain[t])
+            continue;
+        int ok = t == j->eos || (j->off[t + 1] > j->off[t] &&
+                                 first[(unsigned char)j->bytes[j->off[t]]]);
+        if (!ok || !synor_llm_json_allows(j, t))
             logits[t] = -INFINITY;
+    }
 }
 
 int synor_llm_json_accept(synor_llm_json *j, int32_t t)
