@@ -339,41 +339,31 @@ int synor_llm_json_create(const synor_llm *m, synor_llm_json **out)
     if (j) {
         j->off = synor__malloc(((size_t)V + 1) * sizeof *j->off);
         j->bytes = synor__malloc(cap);
+        j->plain = synor__malloc((size_t)V);
     }
-    if (!j || !j->off || !j->bytes) {
-        synor_llm_json_destroy(j);
-        return synor__error(SYNOR_ENOMEM, "synor_llm_json_create: out of memory");
-    }
+    if (!j || !j->off || !j->bytes || !j->plain)
+        goto oom;
     j->V = V;
     j->eos = synor_tokenizer_eos(tok);
     int32_t bos = synor_tokenizer_bos(tok);
     int32_t prev = j->eos >= 0 && j->eos != bos ? j->eos : 0; /* not BOS: pieces whole */
     for (int t = 0; t < V; t++) {
         j->off[t] = (uint32_t)used;
-        long n = t == j->eos || t == bos || t >= (int)synor_tokenizer_size(tok)
-                     ? 0
-                     : synor_tokenizer_decode(tok, prev, t, NULL, 0);
-        if (n <= 0)
+        if (t == j->eos || t == bos || t >= (int)synor_tokenizer_size(tok))
             continue;
-        if (used + (size_t)n > cap) {
+        long n = synor_tokenizer_decode(tok, prev, t, j->bytes + used, cap - used);
+        if (n > 0 && used + (size_t)n > cap) { /* grow, then decode it again */
             size_t c2 = 2 * cap + (size_t)n;
-            char *b = synor__realloc(j->bytes, c2);
-            if (!b) {
-                synor_llm_json_destroy(j);
-                return synor__error(SYNOR_ENOMEM, "synor_llm_json_create: out of memory");
-            }
-            j->bytes = b;
+            char *nb = synor__realloc(j->bytes, c2);
+            if (!nb)
+                goto oom;
+            j->bytes = nb;
             cap = c2;
+            synor_tokenizer_decode(tok, prev, t, j->bytes + used, cap - used);
         }
-        synor_tokenizer_decode(tok, prev, t, j->bytes + used, (size_t)n);
-        used += (size_t)n;
+        used += n > 0 ? (size_t)n : 0;
     }
     j->off[V] = (uint32_t)used;
-    j->plain = synor__malloc((size_t)V);
-    if (!j->plain) {
-        synor_llm_json_destroy(j);
-        return synor__error(SYNOR_ENOMEM, "synor_llm_json_create: out of memory");
-    }
     for (int t = 0; t < V; t++) {
         jstate st = {.mode = J_STR};
         size_t n = j->off[t + 1] - j->off[t];
@@ -384,6 +374,9 @@ int synor_llm_json_create(const synor_llm *m, synor_llm_json **out)
     j->st.mode = J_START;
     *out = j;
     return 0;
+oom:
+    synor_llm_json_destroy(j);
+    return synor__error(SYNOR_ENOMEM, "synor_llm_json_create: out of memory");
 }
 
 void synor_llm_json_destroy(synor_llm_json *j)
