@@ -503,6 +503,32 @@ int synor_llm_json_accept(synor_llm_json *j, int32_t token);
 /* Whether the object is closed (the text may end). */
 int synor_llm_json_done(const synor_llm_json *j);
 
+/* A JSON Schema for the constraint (OpenAI's response_format
+ * {"type": "json_schema"}), compiled once, shared by the constraints made
+ * from it (each holds it: free it when the last of yours is made).
+ * The constraint writes a subset of what the schema allows: the root is
+ * an object; properties in the order "properties" lists them, the
+ * required ones always, no others (additionalProperties applies only to
+ * an object without "properties": its keys' values); an anyOf / oneOf /
+ * list of types whose alternatives a value's first byte tells apart
+ * (different types; a null and a string); enum and const of strings,
+ * numbers, booleans and null (at most 64 values); minLength / maxLength
+ * (in code points), minItems / maxItems, integer, $ref inside the schema
+ * ("#", "#/$defs/name"; recursion allowed), true / false schemas.
+ * Annotations (title, description, default, examples, format, ...) are
+ * ignored; any other keyword (pattern, minimum, uniqueItems, allOf, ...)
+ * is refused with SYNOR_ESCHEMA naming NAME:LINE:COL, the schema's path
+ * ("#/properties/age") and the keyword, as is a schema that no text can
+ * satisfy within 32 levels of nesting. */
+typedef struct synor_llm_schema synor_llm_schema;
+int synor_llm_schema_parse(const char *text, size_t len, const char *name,
+                           synor_llm_schema **out);
+void synor_llm_schema_free(synor_llm_schema *s); /* accepts NULL */
+/* A constraint to schema g (NULL: any object, as synor_llm_json_create);
+ * it holds g until destroyed. */
+int synor_llm_json_create_schema(const synor_llm *m, synor_llm_schema *g,
+                                 synor_llm_json **out);
+
 typedef struct synor_llm_request {
     const int32_t *prompt; /* tokens, BOS included if wanted (copied) */
     size_t n_prompt;       /* 1 .. seq_len - 1 */

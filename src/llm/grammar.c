@@ -1,31 +1,38 @@
 /* grammar.c - constrained decoding: a JSON object (OpenAI's response_format
- * {"type": "json_object"}).
+ * {"type": "json_object"}), or one that a JSON Schema allows ("json_schema").
  *
  * A byte-level pushdown automaton of RFC 8259 (objects, arrays, strings
- * with their escapes, numbers, true / false / null, whitespace) whose
- * state is a few bytes and a bit per level of nesting, so that trying a
- * token is copying the state and feeding it the token's bytes. Each step
- * every token of the vocabulary is tried from the current state and the
- * logits of those that would break the text are set to -INFINITY; EOS is
- * allowed only once the object is closed, and then it alone. A token's
- * bytes are its piece as it decodes after another token (byte-fallback
- * pieces are their byte), computed once when the constraint is made. */
+ * with their escapes, numbers, true / false / null, whitespace) walking a
+ * schema's node graph (schema.h; no schema: any object): its state is a few
+ * bytes and a frame per level of nesting (the container's node and how far
+ * it has got), so that trying a token is copying the state and feeding it
+ * the token's bytes. Each step every token of the vocabulary is tried from
+ * the current state and the logits of those that would break the text are
+ * set to -INFINITY; EOS is allowed only once the object is closed, and then
+ * it alone. The schema compiler guarantees every state has a way on: a
+ * container is entered only where its required content fits in the levels
+ * left, an alternative is picked by its first byte, a property's name is
+ * matched byte by byte among those that may come next. A token's bytes are
+ * its piece as it decodes after another token (byte-fallback pieces are
+ * their byte), computed once when the constraint is made. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "common/common.h"
 #include "llm/llm_internal.h"
-
-#define JSON_MAX_DEPTH 32
+#include "llm/schema.h"
 
 enum {
-    J_START,       /* before the object: '{' */
-    J_VALUE,       /* a value (after ':' or ',' in an array) */
-    J_KEY_OR_END,  /* after '{': a key or '}' */
-    J_KEY,         /* after ',' in an object: a key */
-    J_COLON,       /* after a key */
-    J_AFTER,       /* after a value inside a container: ',' or its closer */
+    J_START,        /* before the object: '{' */
+    J_VALUE,        /* a value of node vnode (after ':' or ',' in an array) */
+    J_KEY_OR_END,   /* after '{': a key or '}' */
+    J_KEY,          /* after ',' in an object: a key */
+    J_COLON,        /* after a key */
+    J_AFTER,        /* after a value inside a container: ',' or its closer */
     J_VALUE_OR_END, /* after '[': a value or ']' */
+    J_KEYLIT,       /* a property's name: cand the properties still matching */
+    J_ENUM,         /* a value of an enum: cand the values still matching */
     J_STR,
     J_STR_ESC,
     J_STR_U,     /* aux hex digits left, cp the value so far */
@@ -43,6 +50,11 @@ enum {
     J_DONE /* the object closed: nothing more but the end */
 };
 
+typedef struct jframe {
+    uint16_t node;
+    uint16_t n; /* an object's next property; an array's items begun */
+} jframe;
+
 typedef struct jstate {
     uint8_t mode, depth, is_key, aux, lit;
     /* in a string: UTF-8 continuation bytes still needed and the range of
@@ -52,88 +64,155 @@ typedef struct jstate {
     /* whitespace since the last token of JSON: 0 none, 0xff one space,
      * 1 + k a newline and k spaces or tabs of indentation */
     uint8_t ws;
+    uint8_t intg; /* the number being written is an integer */
     uint16_t cp;
-    uint32_t objs; /* bit i: level i is an object (else an array) */
+    uint16_t vnode; /* the node of the value to come, or being written */
+    uint16_t len;   /* a string's characters; a name's or enum value's bytes */
+    uint64_t cand;
+    jframe fr[JSON_MAX_DEPTH]; /* [0, depth) in use: copies take only those */
 } jstate;
 
 struct synor_llm_json {
     jstate st;
+    synor_llm_schema *g; /* held */
     int V;
     int32_t eos;
     uint32_t *off; /* token t's bytes: bytes[off[t] .. off[t + 1]) */
     char *bytes;
     /* plain[t]: t's bytes are string content that leaves a string where it
-     * was (no quote, backslash or control byte; whole UTF-8 characters):
-     * inside a string, where most of an answer is written, such a token
-     * is allowed without feeding it */
+     * was (no quote, backslash or control byte; whole UTF-8 characters),
+     * and how many characters (at most 255): inside a string, where most
+     * of an answer is written, such a token is allowed without feeding it
+     * (where the string's length is bounded, if it fits) */
     uint8_t *plain;
 };
 
 static const char *const lits[3] = {"true", "false", "null"};
 
-static int is_ws(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-static int push(jstate *s, int obj)
+static void copy(jstate *d, const jstate *s)
 {
-    if (s->depth == JSON_MAX_DEPTH)
-        return -1;
-    s->objs = (s->objs & ~(1u << s->depth)) | ((uint32_t)obj << s->depth);
-    s->depth++;
-    s->mode = obj ? J_KEY_OR_END : J_VALUE_OR_END;
-    return 0;
+    memcpy(d, s, offsetof(jstate, fr) + s->depth * sizeof(jframe));
 }
 
-static int top_obj(const jstate *s) { return s->depth && (s->objs >> (s->depth - 1)) & 1; }
+static int is_ws(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+
+/* Whether a value of node n fits in the levels left at this depth. */
+static int fits(const jnode *N, const jstate *s, uint16_t n)
+{
+    return n != SCHEMA_NONE && s->depth + N[n].depth <= JSON_MAX_DEPTH;
+}
+
+static jframe *top(jstate *s) { return &s->fr[s->depth - 1]; }
+
+static int top_obj(const jnode *N, const jstate *s)
+{
+    return s->depth && N[s->fr[s->depth - 1].node].kind == N_OBJ;
+}
+
+static int push(const jnode *N, jstate *s, uint16_t node)
+{
+    if (!fits(N, s, node))
+        return -1;
+    s->fr[s->depth].node = node;
+    s->fr[s->depth].n = 0;
+    s->depth++;
+    s->mode = N[node].kind == N_OBJ ? J_KEY_OR_END : J_VALUE_OR_END;
+    return 0;
+}
 
 /* A value (or the object itself) is complete. */
 static void end_value(jstate *s) { s->mode = s->depth ? J_AFTER : J_DONE; }
 
-static int pop(jstate *s, int obj)
+static int pop(const jnode *N, jstate *s, int obj)
 {
-    if (!s->depth || top_obj(s) != obj)
+    if (!s->depth || top_obj(N, s) != obj)
         return -1;
     s->depth--;
     end_value(s);
     return 0;
 }
 
-/* The first byte of a value. */
-static int value_start(jstate *s, int c)
+/* The properties of the object on top that may come next: from its next
+ * one to the first required one, those that fit. */
+static uint64_t candidates(const jnode *N, const jstate *s)
 {
-    if (is_ws(c))
-        return 0;
-    switch (c) {
-    case '{':
-        return push(s, 1);
-    case '[':
-        return push(s, 0);
-    case '"':
+    const jframe *f = &s->fr[s->depth - 1];
+    const jnode *o = &N[f->node];
+    uint64_t c = 0;
+    unsigned last = o->nextreq[f->n] < o->nprops ? o->nextreq[f->n] : o->nprops - 1u;
+    for (unsigned i = f->n; i <= last && i < o->nprops; i++)
+        if (fits(N, s, o->props[i].node))
+            c |= 1ull << i;
+    return c;
+}
+
+/* The first byte of a value of node `node`. */
+static int value_start(const jnode *N, jstate *s, uint16_t node, int c)
+{
+    const jnode *n = &N[node];
+    if (n->kind == N_UNION) {
+        if ((node = n->alt_of[c]) == SCHEMA_NONE)
+            return -1;
+        n = &N[node];
+    }
+    int kind = n->kind;
+    if (kind == N_ANY) { /* its containers: nodes 1 and 2 */
+        kind = c == '{'                ? N_OBJ
+               : c == '['              ? N_ARR
+               : c == '"'              ? N_STR
+               : c == 't' || c == 'f'  ? N_BOOL
+               : c == 'n'              ? N_NULL
+                                       : N_NUM;
+        node = kind == N_OBJ ? 1 : kind == N_ARR ? 2 : 0;
+    }
+    switch (kind) {
+    case N_OBJ:
+        return c == '{' ? push(N, s, node) : -1;
+    case N_ARR:
+        return c == '[' ? push(N, s, node) : -1;
+    case N_STR:
+        if (c != '"')
+            return -1;
         s->mode = J_STR;
         s->is_key = 0;
+        s->len = 0;
+        s->vnode = node;
         return 0;
-    case '-':
-        s->mode = J_NUM_MINUS;
+    case N_NUM:
+    case N_INT:
+        s->intg = kind == N_INT;
+        if (c == '-')
+            s->mode = J_NUM_MINUS;
+        else if (c == '0')
+            s->mode = J_NUM_ZERO;
+        else if (c >= '1' && c <= '9')
+            s->mode = J_NUM_INT;
+        else
+            return -1;
         return 0;
-    case '0':
-        s->mode = J_NUM_ZERO;
-        return 0;
-    case 't':
-    case 'f':
-    case 'n':
+    case N_BOOL:
+    case N_NULL:
+        if (kind == N_BOOL ? c != 't' && c != 'f' : c != 'n')
+            return -1;
         s->mode = J_LIT;
         s->lit = c == 't' ? 0 : c == 'f' ? 1 : 2;
         s->aux = 1;
         return 0;
+    case N_LIT:
+        s->cand = 0;
+        for (unsigned i = 0; i < n->nlits; i++)
+            if ((unsigned char)n->lits[i][0] == c)
+                s->cand |= 1ull << i;
+        s->mode = J_ENUM;
+        s->len = 1;
+        s->vnode = node;
+        return s->cand ? 0 : -1;
     default:
-        if (c >= '1' && c <= '9') {
-            s->mode = J_NUM_INT;
-            return 0;
-        }
         return -1;
     }
 }
-
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
 
 /* Whitespace between tokens of JSON is llama.cpp's JSON grammar's: one
  * space, or a newline and at most JSON_MAX_INDENT spaces or tabs - so a
@@ -151,8 +230,209 @@ static int ws_step(jstate *s, int c)
     return 0;
 }
 
-/* Feeds byte c: 0, or -1 when the text can no longer be a JSON object. */
-static int step(jstate *s, int c)
+/* A key's first byte, '"'; then its bytes (an object with properties) or
+ * any string (without: a map). */
+static int key_start(const jnode *N, jstate *s, int c)
+{
+    const jnode *o = &N[top(s)->node];
+    if (c != '"')
+        return -1;
+    if (!o->nprops) {
+        if (!fits(N, s, o->sub))
+            return -1;
+        s->mode = J_STR;
+        s->is_key = 1;
+        return 0;
+    }
+    s->cand = candidates(N, s);
+    s->mode = J_KEYLIT;
+    s->len = 0;
+    return s->cand ? 0 : -1;
+}
+
+/* A byte of a property's name (as JSON writes it) or its closing quote. */
+static int key_byte(const jnode *N, jstate *s, int c)
+{
+    jframe *f = top(s);
+    const jnode *o = &N[f->node];
+    uint64_t keep = 0;
+    for (uint64_t m = s->cand; m; m &= m - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(m);
+        const jprop *p = &o->props[i];
+        if (c == '"' && p->klen == s->len) { /* (an escaped quote is \": no clash) */
+            f->n = (uint16_t)(i + 1);
+            s->vnode = p->node;
+            s->mode = J_COLON;
+            return 0;
+        }
+        if (p->klen > s->len && (unsigned char)p->key[s->len] == c)
+            keep |= 1ull << i;
+    }
+    s->cand = keep;
+    s->len++;
+    return keep ? 0 : -1;
+}
+
+static int step(const jnode *N, jstate *s, int c);
+
+/* A byte of an enum's value, or the first after it. */
+static int enum_byte(const jnode *N, jstate *s, int c)
+{
+    const jnode *e = &N[s->vnode];
+    uint64_t keep = 0;
+    int whole = 0;
+    for (uint64_t m = s->cand; m; m &= m - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(m);
+        if (e->llen[i] > s->len && (unsigned char)e->lits[i][s->len] == c)
+            keep |= 1ull << i;
+        whole |= e->llen[i] == s->len;
+    }
+    if (keep) {
+        s->cand = keep;
+        s->len++;
+        return 0;
+    }
+    if (!whole)
+        return -1;
+    end_value(s); /* the value ended before c: c is the next thing */
+    return step(N, s, c);
+}
+
+/* A byte inside a string: its characters counted against its bounds. */
+static int str_byte(const jnode *N, jstate *s, int c)
+{
+    if (s->need) { /* a UTF-8 continuation byte */
+        if (c < s->lo || c > s->hi)
+            return -1;
+        s->need--;
+        s->lo = 0x80;
+        s->hi = 0xbf;
+        return 0;
+    }
+    const jnode *sn = &N[s->vnode];
+    int bounded = !s->is_key && sn->kind == N_STR;
+    if (c == '"') {
+        if (s->is_key) {
+            s->mode = J_COLON;
+            s->vnode = N[top(s)->node].sub;
+            return 0;
+        }
+        if (bounded && s->len < sn->min)
+            return -1;
+        end_value(s);
+        return 0;
+    }
+    if (bounded && sn->max != SCHEMA_UNBOUNDED && s->len >= sn->max)
+        return -1;
+    s->len += s->len < 0xffff;
+    if (c == '\\') {
+        s->mode = J_STR_ESC;
+    } else if (c < 0x20) {
+        return -1;
+    } else if (c >= 0x80) { /* a UTF-8 lead byte */
+        s->lo = 0x80;
+        s->hi = 0xbf;
+        if (c >= 0xc2 && c <= 0xdf)
+            s->need = 1;
+        else if (c >= 0xe0 && c <= 0xef)
+            s->need = 2, s->lo = c == 0xe0 ? 0xa0 : 0x80, s->hi = c == 0xed ? 0x9f : 0xbf;
+        else if (c >= 0xf0 && c <= 0xf4)
+            s->need = 3, s->lo = c == 0xf0 ? 0x90 : 0x80, s->hi = c == 0xf4 ? 0x8f : 0xbf;
+        else
+            return -1;
+    }
+    return 0;
+}
+
+static int hex_byte(jstate *s, int c)
+{
+    int v = is_digit(c)                             ? c - '0'
+            : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10
+                                                   : -1;
+    if (v < 0)
+        return -1;
+    s->cp = (uint16_t)(s->cp << 4 | v);
+    s->aux--;
+    /* a low surrogate (DC00-DFFF) after a high one, and only there; no
+     * \u0000: checked digit by digit, so no prefix is a dead end */
+    if (s->low && ((s->aux == 3 && v != 0xd) || (s->aux == 2 && v < 0xc)))
+        return -1;
+    if (!s->low && s->aux == 2 && (s->cp >> 4) == 0xd && v >= 0xc)
+        return -1;
+    if (s->aux == 0 && !s->low && s->cp == 0)
+        return -1;
+    if (s->aux == 0)
+        s->mode = !s->low && s->cp >= 0xd800 && s->cp <= 0xdbff ? J_STR_PAIR : J_STR;
+    return 0;
+}
+
+static int num_byte(const jnode *N, jstate *s, int c)
+{
+    switch (s->mode) {
+    case J_NUM_MINUS:
+        if (c == '0')
+            s->mode = J_NUM_ZERO;
+        else if (c >= '1' && c <= '9')
+            s->mode = J_NUM_INT;
+        else
+            return -1;
+        return 0;
+    case J_NUM_DOT:
+        if (!is_digit(c))
+            return -1;
+        s->mode = J_NUM_FRAC;
+        return 0;
+    case J_NUM_E:
+        if (c == '+' || c == '-') {
+            s->mode = J_NUM_ESIGN;
+            return 0;
+        }
+        /* fall through */
+    case J_NUM_ESIGN:
+        if (!is_digit(c))
+            return -1;
+        s->mode = J_NUM_EXP;
+        return 0;
+    default: /* ZERO, INT, FRAC, EXP: where the number may end */
+        if (is_digit(c) && s->mode != J_NUM_ZERO)
+            return 0;
+        if (c == '.' && !s->intg && s->mode != J_NUM_FRAC && s->mode != J_NUM_EXP) {
+            s->mode = J_NUM_DOT;
+            return 0;
+        }
+        if ((c == 'e' || c == 'E') && !s->intg && s->mode != J_NUM_EXP) {
+            s->mode = J_NUM_E;
+            return 0;
+        }
+        end_value(s); /* the number ended before c: c is the next thing */
+        return step(N, s, c);
+    }
+}
+
+/* After a value in a container: ',' where another may come, the closer
+ * where the container may end. */
+static int after_byte(const jnode *N, jstate *s, int c)
+{
+    jframe *f = top(s);
+    const jnode *o = &N[f->node];
+    if (o->kind == N_OBJ) {
+        if (c == ',' && (o->nprops ? candidates(N, s) != 0 : o->sub != SCHEMA_NONE)) {
+            s->mode = J_KEY;
+            return 0;
+        }
+        return c == '}' && o->nextreq[f->n] == o->nprops ? pop(N, s, 1) : -1;
+    }
+    if (c == ',' && (o->max == SCHEMA_UNBOUNDED || f->n < o->max) && fits(N, s, o->sub)) {
+        f->n += f->n < 0xffff;
+        s->vnode = o->sub;
+        s->mode = J_VALUE;
+        return 0;
+    }
+    return c == ']' && f->n >= o->min ? pop(N, s, 0) : -1;
+}
+
+/* Feeds byte c: 0, or -1 when the text can no longer be what is asked. */
+static int step(const jnode *N, jstate *s, int c)
 {
     if (s->mode <= J_VALUE_OR_END && s->mode != J_START) { /* between tokens of JSON */
         if (is_ws(c))
@@ -161,69 +441,40 @@ static int step(jstate *s, int c)
     }
     switch (s->mode) {
     case J_START: /* the answer begins with the object (as llama.cpp's root) */
-        return c == '{' ? push(s, 1) : -1;
+        return c == '{' ? value_start(N, s, s->vnode, c) : -1;
     case J_VALUE:
-        return value_start(s, c);
-    case J_VALUE_OR_END:
-        return c == ']' ? pop(s, 0) : value_start(s, c);
+        return value_start(N, s, s->vnode, c);
+    case J_VALUE_OR_END: {
+        jframe *f = top(s);
+        const jnode *a = &N[f->node];
+        if (c == ']')
+            return a->min == 0 ? pop(N, s, 0) : -1;
+        if (a->max == 0 || !fits(N, s, a->sub))
+            return -1;
+        f->n = 1;
+        return value_start(N, s, a->sub, c);
+    }
     case J_KEY_OR_END:
-        if (c == '}')
-            return pop(s, 1);
+        if (c == '}') {
+            const jframe *f = top(s);
+            return N[f->node].nextreq[f->n] == N[f->node].nprops ? pop(N, s, 1) : -1;
+        }
         /* fall through */
     case J_KEY:
-        if (is_ws(c))
-            return 0;
-        if (c != '"')
-            return -1;
-        s->mode = J_STR;
-        s->is_key = 1;
-        return 0;
+        return key_start(N, s, c);
+    case J_KEYLIT:
+        return key_byte(N, s, c);
     case J_COLON:
-        if (is_ws(c))
-            return 0;
         if (c != ':')
             return -1;
         s->mode = J_VALUE;
         return 0;
     case J_AFTER:
-        if (is_ws(c))
-            return 0;
-        if (c == ',') {
-            s->mode = top_obj(s) ? J_KEY : J_VALUE;
-            return 0;
-        }
-        return c == '}' ? pop(s, 1) : c == ']' ? pop(s, 0) : -1;
+        return after_byte(N, s, c);
+    case J_ENUM:
+        return enum_byte(N, s, c);
     case J_STR:
-        if (s->need) { /* a UTF-8 continuation byte */
-            if (c < s->lo || c > s->hi)
-                return -1;
-            s->need--;
-            s->lo = 0x80;
-            s->hi = 0xbf;
-            return 0;
-        }
-        if (c == '"') {
-            if (s->is_key)
-                s->mode = J_COLON;
-            else
-                end_value(s);
-        } else if (c == '\\') {
-            s->mode = J_STR_ESC;
-        } else if (c < 0x20) {
-            return -1;
-        } else if (c >= 0x80) { /* a UTF-8 lead byte */
-            s->lo = 0x80;
-            s->hi = 0xbf;
-            if (c >= 0xc2 && c <= 0xdf)
-                s->need = 1;
-            else if (c >= 0xe0 && c <= 0xef)
-                s->need = 2, s->lo = c == 0xe0 ? 0xa0 : 0x80, s->hi = c == 0xed ? 0x9f : 0xbf;
-            else if (c >= 0xf0 && c <= 0xf4)
-                s->need = 3, s->lo = c == 0xf0 ? 0x90 : 0x80, s->hi = c == 0xf4 ? 0x8f : 0xbf;
-            else
-                return -1;
-        }
-        return 0;
+        return str_byte(N, s, c);
     case J_STR_ESC:
         if (c == 'u') {
             s->mode = J_STR_U;
@@ -249,86 +500,31 @@ static int step(jstate *s, int c)
         s->cp = 0;
         s->low = 1;
         return 0;
-    case J_STR_U: {
-        int v = is_digit(c)                             ? c - '0'
-                : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10
-                                                       : -1;
-        if (v < 0)
-            return -1;
-        s->cp = (uint16_t)(s->cp << 4 | v);
-        s->aux--;
-        /* a low surrogate (DC00-DFFF) after a high one, and only there;
-         * no \u0000: checked digit by digit, so no prefix is a dead end */
-        if (s->low && ((s->aux == 3 && v != 0xd) || (s->aux == 2 && v < 0xc)))
-            return -1;
-        if (!s->low && s->aux == 2 && (s->cp >> 4) == 0xd && v >= 0xc)
-            return -1;
-        if (s->aux == 0 && !s->low && s->cp == 0)
-            return -1;
-        if (s->aux == 0)
-            s->mode = !s->low && s->cp >= 0xd800 && s->cp <= 0xdbff ? J_STR_PAIR : J_STR;
-        return 0;
-    }
-    case J_NUM_MINUS:
-        if (c == '0')
-            s->mode = J_NUM_ZERO;
-        else if (c >= '1' && c <= '9')
-            s->mode = J_NUM_INT;
-        else
-            return -1;
-        return 0;
-    case J_NUM_DOT:
-        if (!is_digit(c))
-            return -1;
-        s->mode = J_NUM_FRAC;
-        return 0;
-    case J_NUM_E:
-        if (c == '+' || c == '-') {
-            s->mode = J_NUM_ESIGN;
-            return 0;
-        }
-        /* fall through */
-    case J_NUM_ESIGN:
-        if (!is_digit(c))
-            return -1;
-        s->mode = J_NUM_EXP;
-        return 0;
-    case J_NUM_ZERO:
-    case J_NUM_INT:
-    case J_NUM_FRAC:
-    case J_NUM_EXP:
-        if (is_digit(c) && s->mode != J_NUM_ZERO)
-            return 0;
-        if (c == '.' && s->mode != J_NUM_FRAC && s->mode != J_NUM_EXP) {
-            s->mode = J_NUM_DOT;
-            return 0;
-        }
-        if ((c == 'e' || c == 'E') && s->mode != J_NUM_EXP) {
-            s->mode = J_NUM_E;
-            return 0;
-        }
-        end_value(s); /* the number ended before c: c is the next thing */
-        return step(s, c);
+    case J_STR_U:
+        return hex_byte(s, c);
     case J_LIT:
         if (c != lits[s->lit][s->aux])
             return -1;
         if (!lits[s->lit][++s->aux])
             end_value(s);
         return 0;
-    default: /* J_DONE: only the end */
+    case J_DONE: /* only the end */
         return -1;
+    default:
+        return num_byte(N, s, c);
     }
 }
 
-static int feed(jstate *s, const char *p, size_t n)
+static int feed(const jnode *N, jstate *s, const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (step(s, (unsigned char)p[i]))
+        if (step(N, s, (unsigned char)p[i]))
             return -1;
     return 0;
 }
 
-int synor_llm_json_create(const synor_llm *m, synor_llm_json **out)
+int synor_llm_json_create_schema(const synor_llm *m, synor_llm_schema *g,
+                                 synor_llm_json **out)
 {
     if (!m || !out)
         return synor__error(SYNOR_EINVAL, "synor_llm_json_create: NULL argument");
@@ -364,14 +560,19 @@ int synor_llm_json_create(const synor_llm *m, synor_llm_json **out)
         used += n > 0 ? (size_t)n : 0;
     }
     j->off[V] = (uint32_t)used;
-    for (int t = 0; t < V; t++) {
+    synor_llm_schema *any = synor__llm_schema_any();
+    for (int t = 0; t < V; t++) { /* as a string's content: node 0's, unbounded */
         jstate st = {.mode = J_STR};
         size_t n = j->off[t + 1] - j->off[t];
         const char *b = j->bytes + j->off[t];
-        j->plain[t] = n > 0 && !memchr(b, '"', n) && !memchr(b, '\\', n) &&
-                      feed(&st, b, n) == 0 && st.mode == J_STR && st.need == 0;
+        int plain = n > 0 && !memchr(b, '"', n) && !memchr(b, '\\', n) &&
+                    feed(any->n, &st, b, n) == 0 && st.mode == J_STR && st.need == 0;
+        j->plain[t] = plain ? (uint8_t)(st.len < 255 ? st.len : 255) : 0;
     }
+    j->g = g ? g : any;
+    synor__llm_schema_hold(j->g);
     j->st.mode = J_START;
+    j->st.vnode = j->g->root;
     *out = j;
     return 0;
 oom:
@@ -379,10 +580,17 @@ oom:
     return synor__error(SYNOR_ENOMEM, "synor_llm_json_create: out of memory");
 }
 
+int synor_llm_json_create(const synor_llm *m, synor_llm_json **out)
+{
+    return synor_llm_json_create_schema(m, NULL, out);
+}
+
 void synor_llm_json_destroy(synor_llm_json *j)
 {
     if (!j)
         return;
+    if (j->g)
+        synor_llm_schema_free(j->g);
     synor__free(j->off);
     synor__free(j->bytes);
     synor__free(j->plain);
@@ -398,22 +606,33 @@ int synor_llm_json_allows(const synor_llm_json *j, int32_t t)
     if (t == j->eos)
         return j->st.mode == J_DONE;
     size_t n = j->off[t + 1] - j->off[t];
-    jstate s = j->st;
-    return n > 0 && feed(&s, j->bytes + j->off[t], n) == 0;
+    jstate s;
+    copy(&s, &j->st);
+    return n > 0 && feed(j->g->n, &s, j->bytes + j->off[t], n) == 0;
 }
 
 void synor_llm_json_mask(const synor_llm_json *j, float *logits)
 {
-    int in_str = j->st.mode == J_STR && j->st.need == 0;
+    const jnode *N = j->g->n;
+    const jstate *st = &j->st;
+    int in_str = st->mode == J_STR && st->need == 0;
+    /* a plain piece fits where the string has room for its characters */
+    unsigned room = 255; /* (no bound: any count plain holds) */
+    if (in_str && !st->is_key && N[st->vnode].kind == N_STR &&
+        N[st->vnode].max != SCHEMA_UNBOUNDED) { /* (a count of 255 may be more: fed) */
+        room = N[st->vnode].max > st->len ? N[st->vnode].max - st->len : 0;
+        room = room < 254 ? room : 254;
+    }
     /* the bytes that may come next: a token whose first byte is not one
      * is refused without feeding it (outside strings, most of them) */
     uint8_t first[256];
     for (int b = 0; b < 256; b++) {
-        jstate st = j->st;
-        first[b] = in_str || step(&st, b) == 0; /* (in a string: the plain flags do it) */
+        jstate s;
+        copy(&s, st);
+        first[b] = step(N, &s, b) == 0;
     }
     for (int t = 0; t < j->V; t++) {
-        if (in_str && j->plain[t])
+        if (in_str && j->plain[t] && j->plain[t] <= room)
             continue;
         int ok = t == j->eos || (j->off[t + 1] > j->off[t] &&
                                  first[(unsigned char)j->bytes[j->off[t]]]);
@@ -428,6 +647,6 @@ int synor_llm_json_accept(synor_llm_json *j, int32_t t)
         return synor__error(SYNOR_EINVAL, "JSON constraint: token %d cannot continue the text",
                             (int)t);
     if (t != j->eos)
-        feed(&j->st, j->bytes + j->off[t], j->off[t + 1] - j->off[t]);
+        feed(j->g->n, &j->st, j->bytes + j->off[t], j->off[t + 1] - j->off[t]);
     return 0;
 }

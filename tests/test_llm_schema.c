@@ -1,0 +1,450 @@
+/* test_llm_schema.c - constrained decoding to a JSON Schema: schemas the
+ * constraint cannot honour are refused naming the line, column, path and
+ * keyword; texts the schema allows pass token by token in the order it
+ * lists properties, and those it refuses are stopped; random walks over
+ * whatever the mask allows end in text that a plain validator (written
+ * here from JSON Schema's rules, apart from the constraint) accepts; and a
+ * sampled request through the scheduler writes only such text. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json/json.h"
+#include "llm_fixture.h"
+#include "synor/error.h"
+#include "synor/llm.h"
+#include "test.h"
+
+static char dir[32], path[64];
+
+static synor_llm *load(void)
+{
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/synor-schema-XXXXXX");
+        if (!mkdtemp(dir))
+            return NULL;
+        snprintf(path, sizeof path, "%s/m.gguf", dir);
+        synor_llm_synth s = llm_test_synth(1);
+        s.cfg.seq_len = 256;
+        static const char text[] =
+            "{\"name\": \"Ann\", \"age\": 30, \"tags\": [\"red\", \"big\"], \"kind\": \"dog\", "
+            "\"nick\": null, \"friend\": {\"name\": \"Bob\", \"age\": -4}, \"ok\": true, "
+            "\"size\": 1.5e3} Once upon a time there was a cat. \\u00e9 \\n \\\" ";
+        s.text = text;
+        s.text_len = sizeof text - 1;
+        if (synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, path))
+            return NULL;
+    }
+    synor_llm *m = NULL;
+    return synor_llm_load(path, NULL, &m) ? NULL : m;
+}
+
+static synor_llm_schema *schema(const char *text)
+{
+    synor_llm_schema *g = NULL;
+    if (synor_llm_schema_parse(text, strlen(text), "s.json", &g))
+        fprintf(stderr, "  %s\n", synor_errmsg());
+    return g;
+}
+
+static const char person[] =
+    "{\"type\": \"object\", \"title\": \"Person\", \"properties\": {"
+    "\"name\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 8},"
+    "\"age\": {\"type\": \"integer\", \"description\": \"years\"},"
+    "\"tags\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"maxItems\": 2},"
+    "\"kind\": {\"$ref\": \"#/$defs/kind\"},"
+    "\"nick\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"default\": null},"
+    "\"size\": {\"type\": [\"number\", \"boolean\"]},"
+    "\"friend\": {\"$ref\": \"#\"}},"
+    "\"required\": [\"name\", \"age\"],"
+    "\"$defs\": {\"kind\": {\"enum\": [\"cat\", \"dog\", 1.5, 12, null]}}}";
+
+/* Feeds doc as byte pieces (id 3 + the byte): the count accepted before
+ * one was refused, and in *done whether EOS is then allowed. */
+static long run_doc(synor_llm *m, synor_llm_schema *g, const char *doc, long *n, int *done)
+{
+    int32_t ids[512];
+    *n = (long)strlen(doc);
+    for (long i = 0; i < *n && i < 512; i++)
+        ids[i] = 3 + (unsigned char)doc[i];
+    synor_llm_json *j;
+    if (*n > 512 || synor_llm_json_create_schema(m, g, &j))
+        return -1;
+    long i = 0;
+    while (i < *n && synor_llm_json_accept(j, ids[i]) == 0)
+        i++;
+    *done = synor_llm_json_done(j) &&
+            synor_llm_json_allows(j, synor_tokenizer_eos(synor_llm_tokenizer(m)));
+    synor_llm_json_destroy(j);
+    return i;
+}
+
+TEST(schemas_it_cannot_honour_are_refused)
+{
+    static const struct {
+        const char *schema, *want;
+    } bad[] = {
+        {"{\"type\": \"object\", \"properties\": {\"code\": {\"type\": \"string\", "
+         "\"pattern\": \"^[a-z]+$\"}}}",
+         "s.json:1:73: #/properties/code: keyword \"pattern\" is not supported"},
+        {"{\"type\": \"string\"}", "root must be an object"},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {}}, \"required\": [\"b\"]}",
+         "required property \"b\" is not in \"properties\""},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {\"anyOf\": [{\"type\": \"string\"}, "
+         "{\"enum\": [\"x\"]}]}}}",
+         "may both begin with '\"'"},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\", \"minLength\": "
+         "3, \"maxLength\": 2}}, \"required\": [\"a\"]}",
+         "no text satisfies the schema"},
+        {"{\"type\": \"object\", \"properties\": {\"me\": {\"$ref\": \"#\"}}, \"required\": "
+         "[\"me\"]}",
+         "no text satisfies the schema"},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\": \"#/$defs/b\"}}}",
+         "refers to nothing"},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {\"enum\": [[1]]}}}",
+         "values that are array"},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"float\"}}}",
+         "unknown type float"},
+        {"{\"type\": \"object\", \"minProperties\": 1}", "keyword \"minProperties\""},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\", \"minimum\": "
+         "0}}}",
+         "#/properties/a: keyword \"minimum\""},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\": \"http://x/y\"}}}",
+         "only references inside the schema"},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {\"items\": [{}]}}}", "a tuple"},
+        {"{\"type\": \"object\",", "s.json:1:"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        synor_llm_schema *g = (synor_llm_schema *)1;
+        int rc = synor_llm_schema_parse(bad[i].schema, strlen(bad[i].schema), "s.json", &g);
+        const char *msg = synor_errmsg();
+        if (!rc || !strstr(msg, bad[i].want))
+            fprintf(stderr, "  %s\n  -> rc %d: %s (want \"%s\")\n", bad[i].schema, rc, msg,
+                    bad[i].want);
+        ASSERT(rc != 0 && strstr(msg, bad[i].want) != NULL);
+        ASSERT(g == NULL);
+    }
+}
+
+TEST(texts_pass_in_order_and_others_stop)
+{
+    synor_llm *m = load();
+    synor_llm_schema *g = schema(person);
+    ASSERT(m && g);
+    static const char *const good[] = {
+        "{\"name\": \"Ann\", \"age\": 30}",
+        "{\"name\": \"Ann\", \"age\": -3, \"tags\": [], \"kind\": \"dog\", \"nick\": null}",
+        "{\"name\": \"\\u00e9\\ud83d\\ude00\xc3\xa9\", \"age\": 0, \"kind\": 1.5, \"size\": 2e-3}",
+        "{\"name\": \"Ann\", \"age\": 1, \"kind\": 12, \"size\": true, \"friend\": "
+        "{\"name\": \"Bob\", \"age\": 2, \"friend\": {\"name\": \"C\", \"age\": 3}}}",
+        "{\n  \"name\": \"12345678\",\n  \"age\": 7,\n  \"tags\": [\"a\", \"b\"],\n"
+        "  \"kind\": null,\n  \"nick\": \"x\"\n}",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        long n;
+        int done;
+        long got = run_doc(m, g, good[i], &n, &done);
+        if (got != n || !done)
+            fprintf(stderr, "  %s: %ld of %ld bytes, done %d\n", good[i], got, n, done);
+        ASSERT(got == n && done);
+    }
+    static const char *const bad[] = {
+        "{\"age\": 30, \"name\": \"Ann\"}",           /* order */
+        "{\"name\": \"Ann\"}",                        /* age is required */
+        "{\"name\": \"Ann\", \"age\": 3.5}",          /* an integer */
+        "{\"name\": \"Ann\", \"age\": 1e3}",
+        "{\"name\": \"123456789\", \"age\": 1}",      /* 9 characters */
+        "{\"name\": \"\", \"age\": 1}",               /* 0 */
+        "{\"name\": \"Ann\", \"age\": 1, \"tags\": [\"a\", \"b\", \"c\"]}",
+        "{\"name\": \"Ann\", \"age\": 1, \"tags\": [1]}",
+        "{\"name\": \"Ann\", \"age\": 1, \"kind\": \"cow\"}",
+        "{\"name\": \"Ann\", \"age\": 1, \"kind\": 1.55}",
+        "{\"name\": \"Ann\", \"age\": 1, \"kind\": 1}",
+        "{\"name\": \"Ann\", \"age\": 1, \"extra\": 1}",
+        "{\"name\": \"Ann\", \"age\": 1, \"nick\": 5}",
+        "{\"name\": \"Ann\", \"age\": 1, \"size\": \"big\"}",
+        "{\"name\": \"Ann\", \"age\": 1, \"friend\": {}}",
+        "{\"name\": \"Ann\", \"age\": 1, \"kind\": \"dog\", \"tags\": []}", /* order */
+        "{\"nam\": \"Ann\", \"age\": 1}",
+        "{\"name\": \"Ann\", \"age\": 1,}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        long n;
+        int done;
+        long got = run_doc(m, g, bad[i], &n, &done);
+        if (got == n && done)
+            fprintf(stderr, "  %s passed\n", bad[i]);
+        ASSERT(got < n || !done);
+    }
+    synor_llm_schema_free(g);
+    synor_llm_destroy(m);
+}
+
+/* ---- a plain validator of the same subset, from JSON Schema's rules ---- */
+
+static size_t code_points(const char *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return k;
+}
+
+static int same(const synor__jval *a, const synor__jval *b)
+{
+    if (a->type != b->type)
+        return 0;
+    switch (a->type) {
+    case SYNOR__J_STRING:
+        return a->u.str.len == b->u.str.len && !memcmp(a->u.str.s, b->u.str.s, a->u.str.len);
+    case SYNOR__J_NUMBER:
+        return a->u.n.num == b->u.n.num;
+    case SYNOR__J_BOOL:
+        return a->u.boolean == b->u.boolean;
+    default:
+        return a->type == SYNOR__J_NULL;
+    }
+}
+
+static int has_type(const synor__jval *v, const char *t)
+{
+    if (!strcmp(t, "integer"))
+        return v->type == SYNOR__J_NUMBER && v->u.n.num == (double)(long long)v->u.n.num;
+    return !strcmp(t, synor__jtype_name(v->type)) ||
+           (!strcmp(t, "boolean") && v->type == SYNOR__J_BOOL);
+}
+
+static int valid(const synor__jval *root, const synor__jval *s, const synor__jval *v)
+{
+    if (s->type == SYNOR__J_BOOL)
+        return s->u.boolean;
+    const synor__jval *k;
+    if ((k = synor__json_get(s, "$ref"))) {
+        const char *r = k->u.str.s;
+        return valid(root, strcmp(r, "#") ? synor__json_get(synor__json_get(root, "$defs"), r + 8)
+                                          : root,
+                     v);
+    }
+    if ((k = synor__json_get(s, "enum"))) {
+        for (size_t i = 0; i < k->u.arr.n; i++)
+            if (same(k->u.arr.items[i], v))
+                return 1;
+        return 0;
+    }
+    if ((k = synor__json_get(s, "anyOf"))) {
+        for (size_t i = 0; i < k->u.arr.n; i++)
+            if (valid(root, k->u.arr.items[i], v))
+                return 1;
+        return 0;
+    }
+    if ((k = synor__json_get(s, "type"))) {
+        int ok = 0;
+        for (size_t i = 0; i < (k->type == SYNOR__J_ARRAY ? k->u.arr.n : 1); i++)
+            ok |= has_type(v, (k->type == SYNOR__J_ARRAY ? k->u.arr.items[i] : k)->u.str.s);
+        if (!ok)
+            return 0;
+    }
+    const synor__jval *lo = NULL, *hi = NULL;
+    if (v->type == SYNOR__J_STRING) {
+        size_t n = code_points(v->u.str.s, v->u.str.len);
+        lo = synor__json_get(s, "minLength");
+        hi = synor__json_get(s, "maxLength");
+        return (!lo || (double)n >= lo->u.n.num) && (!hi || (double)n <= hi->u.n.num);
+    }
+    if (v->type == SYNOR__J_ARRAY) {
+        lo = synor__json_get(s, "minItems");
+        hi = synor__json_get(s, "maxItems");
+        if ((lo && (double)v->u.arr.n < lo->u.n.num) || (hi && (double)v->u.arr.n > hi->u.n.num))
+            return 0;
+        const synor__jval *it = synor__json_get(s, "items");
+        for (size_t i = 0; it && i < v->u.arr.n; i++)
+            if (!valid(root, it, v->u.arr.items[i]))
+                return 0;
+    }
+    if (v->type == SYNOR__J_OBJECT) {
+        const synor__jval *p = synor__json_get(s, "properties"), *r = synor__json_get(s, "required");
+        const synor__jval *ap = synor__json_get(s, "additionalProperties");
+        for (size_t i = 0; r && i < r->u.arr.n; i++)
+            if (!synor__json_get(v, r->u.arr.items[i]->u.str.s))
+                return 0;
+        for (size_t i = 0; i < v->u.obj.n; i++) {
+            const synor__jval *ps = p ? synor__json_get(p, v->u.obj.m[i].key) : NULL;
+            if (!ps && ap)
+                ps = ap;
+            if (ps && !valid(root, ps, v->u.obj.m[i].val))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static const char *const walk_schemas[] = {
+    person,
+    "{\"type\": \"object\", \"properties\": {\"ok\": {\"type\": \"boolean\"}, \"items\": "
+    "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 3, \"items\": {\"type\": \"object\", "
+    "\"properties\": {\"n\": {\"type\": \"number\"}, \"tag\": {\"const\": \"red\"}}, "
+    "\"required\": [\"n\"]}}}, \"required\": [\"ok\", \"items\"]}",
+    "{\"type\": \"object\", \"additionalProperties\": {\"type\": \"string\", \"maxLength\": 3}}",
+    "{\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}",
+};
+
+/* Random walks over the tokens the mask allows (those holding a closer or
+ * a quote weighted up, so that walks end): every one that ends is text the
+ * validator accepts. */
+TEST(whatever_the_mask_allows_is_valid)
+{
+    synor_llm *m = load();
+    ASSERT(m != NULL);
+    const synor_tokenizer *tok = synor_llm_tokenizer(m);
+    int V = synor_llm_hparams_get(m)->vocab_size;
+    int32_t eos = synor_tokenizer_eos(tok);
+    float row[512];
+    double w[512];
+    char text[8192], piece[64];
+    uint64_t rng = 7;
+    for (size_t si = 0; si < sizeof walk_schemas / sizeof *walk_schemas; si++) {
+        synor_llm_schema *g = schema(walk_schemas[si]);
+        synor__jdoc *sd;
+        ASSERT(g != NULL);
+        ASSERT_OK(synor__json_parse(walk_schemas[si], strlen(walk_schemas[si]), "s", &sd));
+        int ended = 0;
+        for (int walk = 0; walk < 30; walk++) {
+            synor_llm_json *j;
+            ASSERT_OK(synor_llm_json_create_schema(m, g, &j));
+            size_t len = 0;
+            int32_t prev = eos;
+            for (int step = 0; step < 2000 && len + 64 < sizeof text; step++) {
+                for (int t = 0; t < V; t++)
+                    row[t] = 0;
+                synor_llm_json_mask(j, row);
+                double total = 0;
+                for (int t = 0; t < V; t++) {
+                    long k = synor_tokenizer_decode(tok, prev, t, piece, sizeof piece);
+                    size_t kk = (size_t)(k > 0 ? (k < 64 ? k : 64) : 0);
+                    int closer = kk && (memchr(piece, '}', kk) || memchr(piece, ']', kk) ||
+                                        memchr(piece, '"', kk));
+                    w[t] = row[t] == 0 ? (closer ? 40.0 : 1.0) : 0;
+                    total += w[t];
+                }
+                ASSERT(total > 0); /* never a dead end */
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                double u = (double)(rng >> 11) / 9007199254740992.0 * total;
+                int32_t t = 0;
+                for (; t < V - 1 && u >= w[t]; t++)
+                    u -= w[t];
+                while (w[t] == 0)
+                    t--;
+                ASSERT_OK(synor_llm_json_accept(j, t));
+                if (t == eos) {
+                    synor__jdoc *d;
+                    ended++;
+                    if (synor__json_parse(text, len, "walk", &d)) {
+                        fprintf(stderr, "  %.*s: %s\n", (int)len, text, synor_errmsg());
+                        ASSERT(0);
+                    }
+                    const synor__jval *sr = synor__jdoc_root(sd);
+                    if (!valid(sr, sr, synor__jdoc_root(d)))
+                        fprintf(stderr, "  schema %zu: invalid: %.*s\n", si, (int)len, text);
+                    ASSERT(valid(sr, sr, synor__jdoc_root(d)));
+                    synor__jdoc_free(d);
+                    break;
+                }
+                long k = synor_tokenizer_decode(tok, prev, t, text + len, sizeof text - len);
+                ASSERT(k >= 0);
+                len += (size_t)k;
+                prev = t;
+            }
+            synor_llm_json_destroy(j);
+        }
+        fprintf(stderr, "  schema %zu: %d of 30 walks ended\n", si, ended);
+        ASSERT(ended >= 10);
+        synor__jdoc_free(sd);
+        synor_llm_schema_free(g);
+    }
+    synor_llm_destroy(m);
+}
+
+static int32_t toks[256];
+static int ntoks, reason;
+
+static int on_token(uint64_t id, int32_t t, void *user)
+{
+    (void)id;
+    (void)user;
+    if (ntoks < 256)
+        toks[ntoks++] = t;
+    return 0;
+}
+
+static void on_done(uint64_t id, int why, void *user)
+{
+    (void)id;
+    (void)user;
+    reason = why;
+}
+
+/* Through the scheduler, sampled: the text of every request that ends is
+ * valid, and the constraint outlives the schema handle given back. */
+TEST(a_constrained_request_follows_the_schema)
+{
+    synor_llm *m = load();
+    synor_runtime *rt = llm_test_runtime(1);
+    ASSERT(m && rt);
+    synor_llm_ctx *c;
+    synor_llm_sched *s;
+    ASSERT_OK(synor_llm_ctx_create(m, rt, NULL, &c));
+    ASSERT_OK(synor_llm_sched_create(c, NULL, &s));
+    synor__jdoc *sd;
+    ASSERT_OK(synor__json_parse(person, strlen(person), "s", &sd));
+    const synor__jval *sr = synor__jdoc_root(sd);
+    int closed = 0;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        synor_llm_schema *g = schema(person);
+        synor_llm_json *j;
+        ASSERT_OK(synor_llm_json_create_schema(m, g, &j));
+        synor_llm_schema_free(g); /* the constraint holds it */
+        int32_t p[2] = {1, 20};
+        synor_llm_request rq = {.prompt = p, .n_prompt = 2, .max_new = 250, .json = j,
+                                .on_token = on_token, .on_done = on_done};
+        synor_sampler_init(&rq.sampler, 1.0f, 0, 1, seed);
+        ntoks = 0;
+        reason = -1;
+        ASSERT_OK(synor_llm_sched_submit(s, &rq, NULL));
+        while (synor_llm_sched_step(s) > 0)
+            ;
+        if (reason == SYNOR_LLM_DONE_EOS) {
+            char text[4096];
+            size_t len = 0;
+            int32_t prev = p[1];
+            for (int i = 0; i < ntoks; i++) {
+                long k = synor_tokenizer_decode(synor_llm_tokenizer(m), prev, toks[i], text + len,
+                                                sizeof text - len);
+                ASSERT(k >= 0);
+                len += (size_t)k;
+                prev = toks[i];
+            }
+            synor__jdoc *d;
+            ASSERT_OK(synor__json_parse(text, len, "answer", &d));
+            ASSERT(valid(sr, sr, synor__jdoc_root(d)));
+            synor__jdoc_free(d);
+            closed++;
+        } else {
+            ASSERT_EQ(reason, SYNOR_LLM_DONE_LENGTH);
+        }
+        synor_llm_json_destroy(j);
+    }
+    fprintf(stderr, "  %d of 6 sampled requests closed their object within 250 tokens\n",
+            closed);
+    synor__jdoc_free(sd);
+    llm_test_teardown(s, c, m, rt);
+}
+
+TEST(cleanup)
+{
+    unlink(path);
+    rmdir(dir);
+}
+
+TEST_MAIN(schemas_it_cannot_honour_are_refused, texts_pass_in_order_and_others_stop,
+          whatever_the_mask_allows_is_valid, a_constrained_request_follows_the_schema, cleanup)
