@@ -78,6 +78,19 @@ TEST(completion_defaults_and_fields)
     ASSERT_OK(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"text\"}}", 0, &r));
     ASSERT(!r.json_object && !synor__serve_req_extras(&r));
     synor__serve_req_free(&r);
+    /* json_schema (OpenAI's) and json_object with a schema (llama.cpp's): compiled, and its
+     * compact text kept for the exact-match cache's key */
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+                    "{\"name\":\"t\",\"strict\":true,\"schema\":{\"type\": \"object\", \"properties\":"
+                    " {\"a\": {\"type\": \"integer\"}}}}}}", 0, &r));
+    ASSERT(r.json_object && r.schema && synor__serve_req_extras(&r));
+    ASSERT_STREQ(r.schema_text, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}");
+    synor__serve_req_free(&r);
+    ASSERT(!r.schema && !r.schema_text);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_object\",\"schema\":"
+                    "{\"type\":\"object\"}}}", 0, &r));
+    ASSERT(r.json_object && r.schema);
+    synor__serve_req_free(&r);
     /* logit_bias: token ids to biases */
     ASSERT_OK(parse("{\"prompt\":\"x\",\"logit_bias\":{\"5\":-100,\"17\":2.5}}", 0, &r));
     ASSERT(r.n_bias == 2 && r.bias_tok[0] == 5 && r.bias_val[0] == -100 && r.bias_tok[1] == 17 &&
@@ -220,7 +233,17 @@ TEST(errors_name_position_field_and_value)
                  &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "best_of: not supported");
     ASSERT(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\"}}", 0, &r) < 0);
-    ASSERT_CONTAINS(synor_errmsg(), "response_format.type: \"json_schema\" is not supported");
+    ASSERT_CONTAINS(synor_errmsg(), "response_format: missing required field \"json_schema\"");
+    ASSERT(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+                 "{\"schema\":{\"type\":\"object\",\"properties\":{\"a\":{\"minimum\":1}}}}}}",
+                 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "request body:1:125: response_format.json_schema.schema/"
+                                    "properties/a: keyword \"minimum\" is not supported");
+    ASSERT(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+                 "{\"strict\":1}}}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "response_format.json_schema.strict: expected boolean");
+    ASSERT(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"yaml\"}}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "response_format.type: \"yaml\" is not supported");
     ASSERT(parse("{\"prompt\":\"x\",\"response_format\":\"json\"}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "response_format: expected object");
     ASSERT(parse("{\"prompt\":\"x\",\"logit_bias\":{\"a7\":1}}", 0, &r) < 0);

@@ -38,43 +38,6 @@ static void help(void)
            "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
-/* ----------------------------------------------------------- JSON copying */
-
-static void jw_value(synor__jw *w, const synor__jval *v)
-{
-    switch (v->type) {
-    case SYNOR__J_NULL:
-        synor__jw_null(w);
-        break;
-    case SYNOR__J_BOOL:
-        synor__jw_bool(w, v->u.boolean);
-        break;
-    case SYNOR__J_NUMBER:
-        if (v->u.n.is_int)
-            synor__jw_int(w, v->u.n.inum);
-        else
-            synor__jw_num(w, v->u.n.num);
-        break;
-    case SYNOR__J_STRING:
-        synor__jw_str(w, v->u.str.s);
-        break;
-    case SYNOR__J_ARRAY:
-        synor__jw_arr_begin(w);
-        for (size_t i = 0; i < v->u.arr.n; i++)
-            jw_value(w, v->u.arr.items[i]);
-        synor__jw_arr_end(w);
-        break;
-    case SYNOR__J_OBJECT:
-        synor__jw_obj_begin(w);
-        for (size_t i = 0; i < v->u.obj.n; i++) {
-            synor__jw_key(w, v->u.obj.m[i].key);
-            jw_value(w, v->u.obj.m[i].val);
-        }
-        synor__jw_obj_end(w);
-        break;
-    }
-}
-
 /* ---------------------------------------------------------- sgemm jobs */
 
 static uint64_t splitmix(uint64_t *s)
@@ -332,7 +295,7 @@ static int write_shards(synor_netclient *c, blob_cache *bc, const char *dir,
         synor__jw_arr_begin(w);
         for (size_t k = 0; r == CLI_OK && in && k < in->u.arr.n; k++) {
             if (in->u.arr.items[k]->type == SYNOR__J_OBJECT) { /* an earlier stage's result */
-                jw_value(w, in->u.arr.items[k]);
+                synor__jw_value(w, in->u.arr.items[k]);
                 continue;
             }
             const char *f = in->u.arr.items[k]->u.str.s;
@@ -344,7 +307,7 @@ static int write_shards(synor_netclient *c, blob_cache *bc, const char *dir,
         synor__jw_arr_end(w);
         if (sp) {
             synor__jw_key(w, "params");
-            jw_value(w, sp);
+            synor__jw_value(w, sp);
         }
         synor__jw_obj_end(w);
     }
@@ -455,7 +418,7 @@ static int build_job(synor_netclient *c, const char *job_path, char **body)
             synor__jw_str(&w, synor__json_get(st, "kernel")->u.str.s);
             if (sp) {
                 synor__jw_key(&w, "params");
-                jw_value(&w, sp);
+                synor__jw_value(&w, sp);
             }
             synor__jw_key(&w, "shards");
             r = write_shards(c, &bc, dir, synor__json_get(st, "shards"), &w);
@@ -467,7 +430,7 @@ static int build_job(synor_netclient *c, const char *job_path, char **body)
         synor__jw_str(&w, kernel->u.str.s);
         synor__jw_key(&w, "params");
         if (params)
-            jw_value(&w, params);
+            synor__jw_value(&w, params);
         else {
             synor__jw_obj_begin(&w);
             synor__jw_obj_end(&w);

@@ -144,6 +144,9 @@ void synor__jw_int(synor__jw *w, int64_t v);
 void synor__jw_uint(synor__jw *w, uint64_t v);
 void synor__jw_bool(synor__jw *w, int v);
 void synor__jw_null(synor__jw *w);
+/* Writes a parsed value again (numbers that are not integers as
+ * synor__jw_num writes them). */
+void synor__jw_value(synor__jw *w, const synor__jval *v);
 /* Writes s as a JSON string literal (quotes and escapes) into b. */
 void synor__json_escape(synor__buf *b, const char *s);
 

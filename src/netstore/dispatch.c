@@ -33,42 +33,13 @@ void synor_net_claim_free(synor_net_claim *c)
     c->params_json = c->inputs_json = c->checkpoint_json = NULL;
 }
 
-static void write_value(synor__jw *w, const synor__jval *v)
-{
-    switch (v->type) {
-    case SYNOR__J_NULL: synor__jw_null(w); break;
-    case SYNOR__J_BOOL: synor__jw_bool(w, v->u.boolean); break;
-    case SYNOR__J_NUMBER:
-        if (v->u.n.is_int)
-            synor__jw_int(w, v->u.n.inum);
-        else
-            synor__jw_num(w, v->u.n.num);
-        break;
-    case SYNOR__J_STRING: synor__jw_str(w, v->u.str.s); break;
-    case SYNOR__J_ARRAY:
-        synor__jw_arr_begin(w);
-        for (size_t i = 0; i < v->u.arr.n; i++)
-            write_value(w, v->u.arr.items[i]);
-        synor__jw_arr_end(w);
-        break;
-    case SYNOR__J_OBJECT:
-        synor__jw_obj_begin(w);
-        for (size_t i = 0; i < v->u.obj.n; i++) {
-            synor__jw_key(w, v->u.obj.m[i].key);
-            write_value(w, v->u.obj.m[i].val);
-        }
-        synor__jw_obj_end(w);
-        break;
-    }
-}
-
 char *synor__ns_json_text(const synor__jval *v)
 {
     synor__buf b;
     synor__buf_init(&b);
     synor__jw w;
     synor__jw_init(&w, &b, 0);
-    write_value(&w, v);
+    synor__jw_value(&w, v);
     return synor__buf_take(&b);
 }
 
@@ -88,18 +59,18 @@ char *synor__ns_merge_params(const char *job, const char *shard)
     synor__jw_init(&w, &buf, 0);
     const synor__jval *ja = synor__jdoc_root(a), *jb = b ? synor__jdoc_root(b) : NULL;
     if (ja->type != SYNOR__J_OBJECT || (jb && jb->type != SYNOR__J_OBJECT)) {
-        write_value(&w, jb ? jb : ja);
+        synor__jw_value(&w, jb ? jb : ja);
     } else {
         synor__jw_obj_begin(&w);
         for (size_t i = 0; i < ja->u.obj.n; i++) {
             if (jb && synor__json_get(jb, ja->u.obj.m[i].key))
                 continue;
             synor__jw_key(&w, ja->u.obj.m[i].key);
-            write_value(&w, ja->u.obj.m[i].val);
+            synor__jw_value(&w, ja->u.obj.m[i].val);
         }
         for (size_t i = 0; jb && i < jb->u.obj.n; i++) {
             synor__jw_key(&w, jb->u.obj.m[i].key);
-            write_value(&w, jb->u.obj.m[i].val);
+            synor__jw_value(&w, jb->u.obj.m[i].val);
         }
         synor__jw_obj_end(&w);
     }

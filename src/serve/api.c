@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json/json.h"
+#include "llm/schema.h"
 #include "serve/serve_api.h"
 #include "synor/llm.h"
 
@@ -33,6 +34,56 @@ static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root, int
             return synor__json_fail(d, v, SYNOR_ENOTSUP, never[i],
                                     "not supported by synor serve");
     }
+    return 0;
+}
+
+/* "response_format": {"type": "text"}, {"type": "json_object"} or
+ * {"type": "json_schema", "json_schema": {"name": ..., "schema": {...},
+ * "strict": ...}} (OpenAI's; the schema is always enforced), and
+ * llama.cpp's {"type": "json_object", "schema": {...}}. */
+static int format_field(const synor__jdoc *d, const synor__jval *v, synor__serve_req *out)
+{
+    synor__jval *type, *js = NULL, *sch = NULL, *x;
+    const char *path = "response_format.schema";
+    int e = synor__json_expect(d, v, "response_format", SYNOR__J_OBJECT);
+    if (!e)
+        e = synor__json_member(d, v, "response_format", "type", SYNOR__J_STRING, 1, &type);
+    if (e)
+        return e;
+    if (!strcmp(type->u.str.s, "json_schema")) {
+        path = "response_format.json_schema.schema";
+        e = synor__json_member(d, v, "response_format", "json_schema", SYNOR__J_OBJECT, 1, &js);
+        if (!e)
+            e = synor__json_member(d, js, "response_format.json_schema", "name",
+                                   SYNOR__J_STRING, 0, &x);
+        if (!e)
+            e = synor__json_member(d, js, "response_format.json_schema", "strict",
+                                   SYNOR__J_BOOL, 0, &x);
+        if (!e)
+            e = synor__json_member(d, js, "response_format.json_schema", "schema",
+                                   SYNOR__J_OBJECT, 0, &sch);
+    } else if (!strcmp(type->u.str.s, "json_object")) {
+        e = synor__json_member(d, v, "response_format", "schema", SYNOR__J_OBJECT, 0, &sch);
+    } else if (strcmp(type->u.str.s, "text")) {
+        return synor__json_fail(d, type, SYNOR_ENOTSUP, "response_format.type",
+                                "\"%.40s\" is not supported (\"text\", \"json_object\" or "
+                                "\"json_schema\")",
+                                type->u.str.s);
+    } else {
+        return 0;
+    }
+    out->json_object = !e;
+    if (e || !sch)
+        return e;
+    if ((e = synor__llm_schema_compile(d, sch, path, &out->schema)))
+        return e;
+    synor__buf b; /* its text, compact: what the exact-match cache keys by */
+    synor__buf_init(&b);
+    synor__jw w;
+    synor__jw_init(&w, &b, 0);
+    synor__jw_value(&w, sch);
+    if (!(out->schema_text = synor__buf_take(&b)))
+        return synor__error(SYNOR_ENOMEM, "out of memory reading the request");
     return 0;
 }
 
@@ -285,18 +336,8 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
     }
     if (!e && (v = opt(root, "logit_bias")))
         e = bias_field(d, v, out);
-    if (!e && (v = opt(root, "response_format"))) {
-        synor__jval *type;
-        e = synor__json_expect(d, v, "response_format", SYNOR__J_OBJECT);
-        if (!e)
-            e = synor__json_member(d, v, "response_format", "type", SYNOR__J_STRING, 1, &type);
-        if (!e && !strcmp(type->u.str.s, "json_object"))
-            out->json_object = 1;
-        else if (!e && strcmp(type->u.str.s, "text"))
-            e = synor__json_fail(d, type, SYNOR_ENOTSUP, "response_format.type",
-                                 "\"%.40s\" is not supported (\"text\" or \"json_object\")",
-                                 type->u.str.s);
-    }
+    if (!e && (v = opt(root, "response_format")))
+        e = format_field(d, v, out);
     if (!e && (v = opt(root, "n")) &&
         !(e = synor__json_int(d, v, "n", 1, SYNOR__SERVE_MAX_N, &i64)))
         out->n = (long)i64;
@@ -352,6 +393,10 @@ void synor__serve_req_free(synor__serve_req *r)
         r->stop[i] = NULL;
     }
     r->n_stop = 0;
+    synor_llm_schema_free(r->schema);
+    synor__free(r->schema_text);
+    r->schema = NULL;
+    r->schema_text = NULL;
     synor__free(r->bias_tok);
     synor__free(r->bias_val);
     r->bias_tok = NULL;

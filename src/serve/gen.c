@@ -288,7 +288,7 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int3
             prev = ids[j];
         }
         failed |= c->text.failed;
-        failed |= q->json_object && synor_llm_json_create(s->m, &c->json) != 0;
+        failed |= q->json_object && synor_llm_json_create_schema(s->m, q->schema, &c->json) != 0;
         g->echo_len = c->text.len;
         /* with prompt logprobs, on_prompt_logits walks prev to the last */
         c->prev = q->echo && q->has_logprobs ? ids[0] : ids[n_prompt - 1];
@@ -317,14 +317,15 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
                                (float)q->temperature, (int)q->top_k, (float)q->top_p, q->seed);
     /* then, tagged: each stop sequence ('S', 4 bytes of length, its
      * bytes), the penalties ('P', 'F' and a float's bits) where not 0,
-     * a JSON response format ('J'), the logit biases ('L', their count,
-     * each token and bias) */
+     * a JSON response format ('J', then with a schema 4 bytes of length
+     * and its compact text), the logit biases ('L', their count, each
+     * token and bias) */
     float pen[2] = {(float)q->presence_penalty, (float)q->frequency_penalty};
     size_t all = n;
     for (int i = 0; i < q->n_stop; i++)
         all += 5 + strlen(q->stop[i]);
     all += (pen[0] != 0) * 5 + (pen[1] != 0) * 5 + (q->n_bias ? 5 + 8 * (size_t)q->n_bias : 0) +
-           (q->json_object != 0);
+           (q->json_object != 0) + (q->schema_text ? 4 + strlen(q->schema_text) : 0);
     char *k = synor__malloc(all);
     if (k) {
         synor_cache_key(k, n, s->model_name, q->prompt, (int)q->max_tokens, (float)q->temperature,
@@ -344,6 +345,12 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
             }
         if (q->json_object)
             k[n++] = 'J';
+        if (q->schema_text) {
+            uint32_t l = (uint32_t)strlen(q->schema_text);
+            memcpy(k + n, &l, 4);
+            memcpy(k + n + 4, q->schema_text, l);
+            n += 4 + l;
+        }
         if (q->n_bias) { /* 'L', the count, each token and its bias */
             uint32_t nb = (uint32_t)q->n_bias;
             k[n] = 'L';

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "synor/llm.h"
 #include "synor/tokenizer.h"
 
 /* OpenAI's "stop": at most this many sequences, each 1 to
@@ -58,13 +59,17 @@ typedef struct synor__serve_req {
     float *bias_val;
     int n_bias;
     /* "response_format": {"type": "json_object"}: the answer is one JSON
-     * object (constrained decoding); {"type": "text"}: no constraint */
+     * object (constrained decoding); {"type": "text"}: no constraint;
+     * {"type": "json_schema"}: json_object, and an object its schema
+     * allows (schema: compiled; schema_text: compact, for cache keys) */
     int json_object;
+    synor_llm_schema *schema;
+    char *schema_text;
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
  * synor_errmsg() names the line and column (malformed JSON) or the field
- * and value. Fields the engine cannot honour (suffix, tools, json_schema,
+ * and value. Fields the engine cannot honour (suffix, tools,
  * ...) are refused by name; other unknown fields are ignored, as
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
