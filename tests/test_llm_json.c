@@ -1,7 +1,7 @@
 /* test_llm_json.c - constrained decoding to a JSON object: valid objects
  * (tokenized by the model's tokenizer) pass token by token and end where
  * EOS becomes allowed; invalid texts (and blanks beyond one space or a
- * newline and its indentation) are stopped at the token that breaks them; random walks over whatever the mask allows always end in text the
+ * newline and its indentation, numbers beyond 16 digits) are stopped at the token that breaks them; random walks over whatever the mask allows always end in text the
  * project's JSON reader parses as an object; and a sampled request through
  * the scheduler writes only such text, EOS only after the object. */
 #include <stdint.h>
@@ -76,6 +76,8 @@ TEST(objects_pass_and_others_stop)
         "{\"deep\": [[[[{\"x\": [null, false, true, 7]}]]]]}",
         "{\"u\": \"\\ud83d\\ude00 \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}",
         "{\n  \"a\": [\n\t\t1,\n    2\n  ]\n}",
+        /* 16 digits before and after the point, 3 in the exponent */
+        "{\"n\": -1234567890123456.1234567890123456e-308}",
     };
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
         long n;
@@ -92,6 +94,7 @@ TEST(objects_pass_and_others_stop)
         "{\"a\": 1", "{\"a\": \"open", "{\"a\": \"\xff\"}", "{\"a\": \"\xc3(\"}",
         "{\"a\": \"\xed\xa0\x80\"}", "{\"a\": \"\\udc00\"}", "{\"a\": \"\\ud800x\"}",
         "{\"a\": \"\\u0000\"}", "{\"a\": \"\x01\"}",
+        "{\"a\": 12345678901234567}", "{\"a\": 0.12345678901234567}", "{\"a\": 1e1000}",
         /* whitespace: one space, or a newline and at most 20 of indentation;
          * none before the object */
         " {}", "{  \"a\": 1}", "{\t\"a\": 1}", "{\"a\":\n                     1}", "{\"a\": 1 \n}",

@@ -192,6 +192,20 @@ char *cli_llm_report(const synor_llm_ctx *c, const synor_runtime *rt, const char
  * had (cpu_workers, or more if its events name more): its report and the
  * line comparing the makespans, on stderr. CLI_OK or CLI_FAIL (printed). */
 int cli_llm_simulate(const cli_globals *g, const synor_llm_ctx *c, unsigned cpu_workers);
+/* generate_sched.c: one request of model m through the scheduler (generate
+ * --json, --json-schema, penalties): the prompt and the text streamed to
+ * standard output, a figures line on standard error unless quiet. CLI_OK
+ * or CLI_FAIL (printed). */
+typedef struct cli_gen_request {
+    int n_new;
+    synor_sampler sampler;
+    float presence_penalty, frequency_penalty;
+    int json;                 /* the answer is a JSON object ... */
+    synor_llm_schema *schema; /* ... this schema allows (NULL: any) */
+    int quiet;
+} cli_gen_request;
+int cli_generate_request(const synor_llm *m, synor_llm_ctx *c, const char *prompt,
+                         const cli_gen_request *q);
 int cli_model(const cli_globals *g, int argc, char **argv);
 int cli_quantize(const cli_globals *g, int argc, char **argv);
 int cli_serve(const cli_globals *g, int argc, char **argv);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 #include "synor/llm.h"
 
 static void help(void)
@@ -13,7 +14,8 @@ static void help(void)
     printf("usage: synor generate -m MODEL [-p PROMPT] [-n N] [--temp T] [--top-k K]\n"
            "                      [--top-p P] [--seed S] [--threads N] [--tokenizer FILE]\n"
            "                      [--draft MODEL] [--lookup N] [--speculate K] [--draft-pmin P]\n"
-           "                      [--same-draws]\n"
+           "                      [--same-draws] [--json | --json-schema FILE]\n"
+           "                      [--presence-penalty X] [--frequency-penalty X]\n"
            "                      [--gpu-layers N|all|auto|plan]\n"
            "                      [--gpu N|openclN] [--split P,D] [--kv-type f32|f16]\n"
            "                      [--report [--simulate]] [--quiet]\n\n"
@@ -49,7 +51,17 @@ static void help(void)
            "                     the text is the one this seed gives without a draft (as\n"
            "                     synor serve's rounds); default: the standard acceptance rule\n"
            "                     (the same distribution, another text, acceptance a little\n"
-           "                     higher)\n");
+           "                     higher)\n"
+           "  --json             the answer is one JSON object (constrained decoding, as synor\n"
+           "                     serve's response_format json_object): tokens that cannot\n"
+           "                     continue one are never drawn; EOS once it is closed\n"
+           "  --json-schema FILE the answer is an object the JSON Schema in FILE allows\n"
+           "                     (docs/LLM.md lists the keywords; others are refused)\n"
+           "  --presence-penalty X, --frequency-penalty X\n"
+           "                     OpenAI's penalties (-2..2): a token generated c times has\n"
+           "                     its logit lowered by c * frequency + presence\n"
+           "                     (these four run the request through the scheduler, as synor\n"
+           "                     serve does; not with speculative decoding or --report)\n");
     printf("  --gpu-layers N|all|auto\n"
            "                     the matrix products of the last N transformer blocks run on\n"
            "                     a CUDA GPU with cuBLAS (as llama.cpp's -ngl), weights resident\n"
@@ -97,8 +109,10 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA, kv_type = SYNOR_LLM_KV_F32;
     unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, lookup = 0,
                        gpu_layers = 0;
-    double temp = 0, topp = 0.9, pmin = 0;
+    double temp = 0, topp = 0.9, pmin = 0, pres = 0, freq = 0;
     int quiet = 0, plan = 0, report = 0, simulate = 0, same_draws = 0, split_p = -1, split_d = -1;
+    int json = 0;
+    const char *schema_file = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = CLI_OK;
@@ -116,6 +130,9 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             continue;
         } else if (!strcmp(a, "--same-draws")) {
             same_draws = 1;
+            continue;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
             continue;
         }
         if (!v)
@@ -161,6 +178,12 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
                                        "layers, e.g. 6,0)", v);
         } else if (!strcmp(a, "--gpu"))
             r = cli_parse_gpu("generate", a, v, &gpu, &gpu_backend);
+        else if (!strcmp(a, "--json-schema"))
+            schema_file = v, json = 1;
+        else if (!strcmp(a, "--presence-penalty"))
+            r = cli_parse_double("generate", a, v, -2, 2, &pres);
+        else if (!strcmp(a, "--frequency-penalty"))
+            r = cli_parse_double("generate", a, v, -2, 2, &freq);
         else if (!strcmp(a, "--threads"))
             r = cli_parse_uint("generate", a, v, 1, 1024, &threads);
         else if (!strcmp(a, "--kv-type")) {
@@ -186,6 +209,22 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     if ((draft || lookup) && (plan || report))
         return cli_usage_error("generate", "--gpu-layers plan and --report are not for "
                                "speculative decoding (--draft, --lookup)");
+    int per_request = json || pres != 0 || freq != 0;
+    if (per_request && (draft || lookup || report))
+        return cli_usage_error("generate", "--json, --json-schema and the penalties are not "
+                               "for speculative decoding or --report");
+    synor_llm_schema *schema = NULL;
+    if (schema_file) { /* read before the model: a bad schema costs nothing */
+        char *text = NULL;
+        size_t len = 0;
+        if (synor__read_file(schema_file, &text, &len) ||
+            synor_llm_schema_parse(text, len, schema_file, &schema)) {
+            synor__free(text);
+            cli_error("--json-schema: %s", synor_errmsg());
+            return CLI_FAIL;
+        }
+        synor__free(text);
+    }
     synor_llm_load_opts lo = {.tokenizer = tokenizer};
     synor_llm *m = NULL, *dm = NULL;
     if (synor_llm_load(model, &lo, &m) || (draft && synor_llm_load(draft, NULL, &dm))) {
@@ -287,6 +326,17 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         rc = CLI_OK;
         goto out;
     }
+    if (per_request) {
+        cli_gen_request q = {.n_new = (int)n,
+                             .sampler = s,
+                             .presence_penalty = (float)pres,
+                             .frequency_penalty = (float)freq,
+                             .json = json,
+                             .schema = schema,
+                             .quiet = quiet};
+        rc = cli_generate_request(m, c, prompt, &q);
+        goto out;
+    }
     synor_llm_gen_stats st;
     if (synor_llm_generate(c, prompt, (int)n, &s, print_token, NULL, &st)) {
         putchar('\n');
@@ -329,6 +379,7 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     }
     rc = CLI_OK;
 out:
+    synor_llm_schema_free(schema);
     synor_llm_ctx_destroy(dc);
     synor_llm_ctx_destroy(c);
     synor_runtime_destroy(rt);

@@ -148,6 +148,8 @@ static uint64_t candidates(const jnode *N, const jstate *s)
     return c;
 }
 
+static int num_byte(const jnode *N, jstate *s, int c);
+
 /* The first byte of a value of node `node`. */
 static int value_start(const jnode *N, jstate *s, uint16_t node, int c)
 {
@@ -183,15 +185,8 @@ static int value_start(const jnode *N, jstate *s, uint16_t node, int c)
     case N_NUM:
     case N_INT:
         s->intg = kind == N_INT;
-        if (c == '-')
-            s->mode = J_NUM_MINUS;
-        else if (c == '0')
-            s->mode = J_NUM_ZERO;
-        else if (c >= '1' && c <= '9')
-            s->mode = J_NUM_INT;
-        else
-            return -1;
-        return 0;
+        s->mode = J_NUM_MINUS;
+        return c == '-' ? 0 : num_byte(N, s, c);
     case N_BOOL:
     case N_NULL:
         if (kind == N_BOOL ? c != 't' && c != 'f' : c != 'n')
@@ -366,21 +361,28 @@ static int hex_byte(jstate *s, int c)
     return 0;
 }
 
+/* A number's digits are bounded as llama.cpp's JSON grammars bound them
+ * (a model that repeats a digit must end its number): at most 16 before
+ * the point, 16 after it, 3 in the exponent. aux counts them. */
+#define NUM_DIGITS 16
+#define EXP_DIGITS 3
 static int num_byte(const jnode *N, jstate *s, int c)
 {
     switch (s->mode) {
-    case J_NUM_MINUS:
+    case J_NUM_MINUS: /* (also a number's first byte, when not '-') */
         if (c == '0')
             s->mode = J_NUM_ZERO;
         else if (c >= '1' && c <= '9')
             s->mode = J_NUM_INT;
         else
             return -1;
+        s->aux = 1;
         return 0;
     case J_NUM_DOT:
         if (!is_digit(c))
             return -1;
         s->mode = J_NUM_FRAC;
+        s->aux = 1;
         return 0;
     case J_NUM_E:
         if (c == '+' || c == '-') {
@@ -392,10 +394,11 @@ static int num_byte(const jnode *N, jstate *s, int c)
         if (!is_digit(c))
             return -1;
         s->mode = J_NUM_EXP;
+        s->aux = 1;
         return 0;
     default: /* ZERO, INT, FRAC, EXP: where the number may end */
         if (is_digit(c) && s->mode != J_NUM_ZERO)
-            return 0;
+            return s->aux++ < (s->mode == J_NUM_EXP ? EXP_DIGITS : NUM_DIGITS) ? 0 : -1;
         if (c == '.' && !s->intg && s->mode != J_NUM_FRAC && s->mode != J_NUM_EXP) {
             s->mode = J_NUM_DOT;
             return 0;

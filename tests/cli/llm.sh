@@ -35,6 +35,28 @@ cp "$tmp/out" "$tmp/s3"
 check gen-seed      [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor" -n 16 --temp 0.9 --seed 3 --quiet)" = 0 ]
 check gen-seed-same cmp -s "$tmp/out" "$tmp/s3"
 
+# per-request fields through the scheduler: a JSON object, one a schema allows (its properties
+# in order; numbers end within 16 digits, so the greedy answer closes), penalties; a schema
+# keyword the constraint cannot honour names the file, line:column, path and keyword
+JC=$3
+check gen-json      [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 120 --json)" = 0 ]
+check gen-json-obj  [ "$(tail -c +13 "$tmp/out" | tr -d ' \n\t\r' | sed -E 's/^(.).*(.)$/\1\2/')" = '{}' ]
+check gen-json-fig  grep -q "one request through the scheduler (a JSON object)" "$tmp/err"
+printf '%s' '{"type":"object","properties":{"kind":{"enum":["red","blue"]},"n":{"type":"integer"},"ok":{"type":"boolean"}},"required":["kind","n","ok"]}' >"$tmp/s.json"
+check gen-schema    [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 120 --json-schema "$tmp/s.json" --quiet)" = 0 ]
+tail -c +13 "$tmp/out" >"$tmp/answer"
+check gen-schema-kind grep -qxE 'red|blue' <("$JC" -g kind <"$tmp/answer")
+check gen-schema-n  grep -qxE -- '-?[0-9]{1,16}' <("$JC" -g n <"$tmp/answer")
+check gen-schema-ok grep -qxE 'true|false' <("$JC" -g ok <"$tmp/answer")
+printf '%s' '{"type":"object","properties":{"a":{"pattern":"x"}}}' >"$tmp/bad.json"
+check gen-schema-bad [ "$(rc "$S" generate -m "$tmp/m.gguf" -p x --json-schema "$tmp/bad.json")" = 1 ]
+check gen-schema-msg grep -qF "bad.json:1:47: #/properties/a: keyword \"pattern\" is not supported" "$tmp/err"
+check gen-schema-none [ "$(rc "$S" generate -m "$tmp/m.gguf" -p x --json-schema "$tmp/none.json")" = 1 ]
+check gen-json-spec [ "$(rc "$S" generate -m "$tmp/m.gguf" -p x --json --lookup 2)" = 2 ]
+check gen-pen       [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --frequency-penalty 2 --quiet)" = 0 ]
+check gen-pen-differs [ -n "$(cmp "$tmp/out" "$tmp/greedy" 2>&1)" ]
+check gen-pen-range [ "$(rc "$S" generate -m "$tmp/m.gguf" -p x --presence-penalty 3)" = 2 ]
+
 # the report of a CPU-only run, and the same tasks simulated on the local
 # fabric beside it (detection's measurement cached under $tmp)
 check sim           [ "$(XDG_CACHE_HOME=$tmp/cache rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 8 --threads 2 --report --simulate)" = 0 ]
