@@ -193,13 +193,16 @@ char *cli_llm_report(const synor_llm_ctx *c, const synor_runtime *rt, const char
  * line comparing the makespans, on stderr. CLI_OK or CLI_FAIL (printed). */
 int cli_llm_simulate(const cli_globals *g, const synor_llm_ctx *c, unsigned cpu_workers);
 /* generate_sched.c: one request of model m through the scheduler (generate
- * --json, --json-schema, penalties): the prompt and the text streamed to
+ * --json, --json-schema, penalties, --logit-bias): the prompt and the text streamed to
  * standard output, a figures line on standard error unless quiet. CLI_OK
  * or CLI_FAIL (printed). */
 typedef struct cli_gen_request {
     int n_new;
     synor_sampler sampler;
     float presence_penalty, frequency_penalty;
+    const int32_t *bias_token; /* logit biases, as synor_llm_request's */
+    const float *bias_value;
+    int n_bias;
     int json;                 /* the answer is a JSON object ... */
     synor_llm_schema *schema; /* ... this schema allows (NULL: any) */
     int quiet;

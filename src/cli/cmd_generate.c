@@ -16,6 +16,7 @@ static void help(void)
            "                      [--draft MODEL] [--lookup N] [--speculate K] [--draft-pmin P]\n"
            "                      [--same-draws] [--json | --json-schema FILE]\n"
            "                      [--presence-penalty X] [--frequency-penalty X]\n"
+           "                      [--logit-bias ID=BIAS]...\n"
            "                      [--gpu-layers N|all|auto|plan]\n"
            "                      [--gpu N|openclN] [--split P,D] [--kv-type f32|f16]\n"
            "                      [--report [--simulate]] [--quiet]\n\n"
@@ -60,7 +61,9 @@ static void help(void)
            "  --presence-penalty X, --frequency-penalty X\n"
            "                     OpenAI's penalties (-2..2): a token generated c times has\n"
            "                     its logit lowered by c * frequency + presence\n"
-           "                     (these four run the request through the scheduler, as synor\n"
+           "  --logit-bias ID=BIAS  add BIAS (-100..100) to token ID's logit before each\n"
+           "                     draw (OpenAI's logit_bias; repeatable, at most 1024)\n"
+           "                     (these run the request through the scheduler, as synor\n"
            "                     serve does; not with speculative decoding or --report)\n");
     printf("  --gpu-layers N|all|auto\n"
            "                     the matrix products of the last N transformer blocks run on\n"
@@ -111,8 +114,10 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
                        gpu_layers = 0;
     double temp = 0, topp = 0.9, pmin = 0, pres = 0, freq = 0;
     int quiet = 0, plan = 0, report = 0, simulate = 0, same_draws = 0, split_p = -1, split_d = -1;
-    int json = 0;
+    int json = 0, n_bias = 0;
     const char *schema_file = NULL;
+    static int32_t bias_tok[SYNOR_LLM_MAX_BIAS];
+    static float bias_val[SYNOR_LLM_MAX_BIAS];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r = CLI_OK;
@@ -184,7 +189,20 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             r = cli_parse_double("generate", a, v, -2, 2, &pres);
         else if (!strcmp(a, "--frequency-penalty"))
             r = cli_parse_double("generate", a, v, -2, 2, &freq);
-        else if (!strcmp(a, "--threads"))
+        else if (!strcmp(a, "--logit-bias")) {
+            long id;
+            double b;
+            char tail;
+            if (sscanf(v, "%ld=%lf%c", &id, &b, &tail) != 2 || id < 0 || id > INT32_MAX ||
+                !(b >= -100 && b <= 100))
+                return cli_usage_error("generate", "--logit-bias '%s': expected ID=BIAS (a "
+                                       "token id, a bias in -100..100)", v);
+            if (n_bias == SYNOR_LLM_MAX_BIAS)
+                return cli_usage_error("generate", "more than %d --logit-bias",
+                                       SYNOR_LLM_MAX_BIAS);
+            bias_tok[n_bias] = (int32_t)id;
+            bias_val[n_bias++] = (float)b;
+        } else if (!strcmp(a, "--threads"))
             r = cli_parse_uint("generate", a, v, 1, 1024, &threads);
         else if (!strcmp(a, "--kv-type")) {
             if (synor_llm_kv_type_parse(v, &kv_type))
@@ -209,10 +227,10 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     if ((draft || lookup) && (plan || report))
         return cli_usage_error("generate", "--gpu-layers plan and --report are not for "
                                "speculative decoding (--draft, --lookup)");
-    int per_request = json || pres != 0 || freq != 0;
+    int per_request = json || pres != 0 || freq != 0 || n_bias;
     if (per_request && (draft || lookup || report))
-        return cli_usage_error("generate", "--json, --json-schema and the penalties are not "
-                               "for speculative decoding or --report");
+        return cli_usage_error("generate", "--json, --json-schema, the penalties and "
+                               "--logit-bias are not for speculative decoding or --report");
     synor_llm_schema *schema = NULL;
     if (schema_file) { /* read before the model: a bad schema costs nothing */
         char *text = NULL;
@@ -333,6 +351,9 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
                              .frequency_penalty = (float)freq,
                              .json = json,
                              .schema = schema,
+                             .bias_token = bias_tok,
+                             .bias_value = bias_val,
+                             .n_bias = n_bias,
                              .quiet = quiet};
         rc = cli_generate_request(m, c, prompt, &q);
         goto out;

@@ -1,7 +1,7 @@
 /* generate_sched.c - `synor generate` through the scheduler, for what only a
  * request carries (synor serve's per-request fields): a JSON answer
- * (--json, --json-schema FILE) and OpenAI's presence and frequency
- * penalties. One request, run step by step; its text streams as the plain
+ * (--json, --json-schema FILE), OpenAI's presence and frequency
+ * penalties and logit biases. One request, run step by step; its text streams as the plain
  * path's does (each token's piece after the prompt), and a greedy request
  * without those fields would write the same tokens (synor serve's tests
  * compare the two). */
@@ -75,6 +75,9 @@ int cli_generate_request(const synor_llm *m, synor_llm_ctx *c, const char *promp
                             .sampler = q->sampler,
                             .presence_penalty = q->presence_penalty,
                             .frequency_penalty = q->frequency_penalty,
+                            .bias_token = q->bias_token,
+                            .bias_value = q->bias_value,
+                            .n_bias = q->n_bias,
                             .on_token = on_token,
                             .on_done = on_done,
                             .user = &o};
@@ -106,8 +109,8 @@ int cli_generate_request(const synor_llm *m, synor_llm_ctx *c, const char *promp
                 "%llu tokens, generated %zu tokens in %.3f s (%.1f tokens/s)\n",
                 synor_llm_format(m), synor_llm_weight_type(m), synor_llm_isa(),
                 q->schema ? "a JSON Schema" : q->json ? "a JSON object" : "",
-                (q->presence_penalty != 0 || q->frequency_penalty != 0)
-                    ? (q->json ? ", penalties" : "penalties")
+                (q->presence_penalty != 0 || q->frequency_penalty != 0 || q->n_bias)
+                    ? (q->json ? ", penalties or biases" : "penalties or biases")
                     : "",
                 (unsigned long long)st.prompt_tokens, o.generated, sec,
                 sec > 0 ? (double)o.generated / sec : 0.0);

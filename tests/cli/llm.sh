@@ -56,6 +56,14 @@ check gen-json-spec [ "$(rc "$S" generate -m "$tmp/m.gguf" -p x --json --lookup 
 check gen-pen       [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 16 --frequency-penalty 2 --quiet)" = 0 ]
 check gen-pen-differs [ -n "$(cmp "$tmp/out" "$tmp/greedy" 2>&1)" ]
 check gen-pen-range [ "$(rc "$S" generate -m "$tmp/m.gguf" -p x --presence-penalty 3)" = 2 ]
+# --logit-bias: +100 makes one token every greedy pick (4 tokens: its piece twice what 2 give)
+check gen-bias2     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 2 --logit-bias 300=100 --quiet)" = 0 ]
+two=$(tail -c +13 "$tmp/out")
+check gen-bias4     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "Synor places" -n 4 --logit-bias 300=100 --quiet)" = 0 ]
+check gen-bias-same [ -n "$two" ] && [ "$(tail -c +13 "$tmp/out")" = "$two$two" ]
+check gen-bias-vocab [ "$(rc "$S" generate -m "$tmp/m.gguf" -p x --logit-bias 99999=1)" = 1 ]
+check gen-bias-msg  grep -q "logit_bias: token 99999 is outside the vocabulary of 512" "$tmp/err"
+check gen-bias-bad  [ "$(rc "$S" generate -m "$tmp/m.gguf" -p x --logit-bias 3=101)" = 2 ]
 
 # the report of a CPU-only run, and the same tasks simulated on the local
 # fabric beside it (detection's measurement cached under $tmp)
