@@ -3,14 +3,16 @@
  * keyword; texts the schema allows pass token by token in the order it
  * lists properties, and those it refuses are stopped; random walks over
  * whatever the mask allows end in text that a plain validator (written
- * here from JSON Schema's rules, apart from the constraint) accepts; and a
- * sampled request through the scheduler writes only such text. */
+ * here from JSON Schema's rules, apart from the constraint) accepts; a tool
+ * call's name picks its arguments' schema; and a sampled request through
+ * the scheduler writes only such text. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "json/json.h"
+#include "llm/schema.h"
 #include "llm_fixture.h"
 #include "synor/error.h"
 #include "synor/llm.h"
@@ -279,6 +281,43 @@ static int valid(const synor__jval *root, const synor__jval *s, const synor__jva
     return 1;
 }
 
+/* A tool call (synor serve's tools): {"name": a function's, "arguments": what that function's
+ * parameters allow}, the name picking the arguments' schema. */
+static const char tools_doc[] =
+    "[{\"type\": \"object\", \"properties\": {\"location\": {\"type\": \"string\", "
+    "\"maxLength\": 12}, \"unit\": {\"enum\": [\"c\", \"f\"]}}, \"required\": [\"location\"]},"
+    " {\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}}}]";
+
+static synor_llm_schema *tools_schema(synor__jdoc **d)
+{
+    synor_llm_schema *g = NULL;
+    if (synor__json_parse(tools_doc, strlen(tools_doc), "tools", d))
+        return NULL;
+    const synor__jval *r = synor__jdoc_root(*d);
+    const synor__jval *params[3] = {r->u.arr.items[0], NULL, r->u.arr.items[1]};
+    const char *names[3] = {"get_weather", "get_time", "get_weather_at"};
+    const char *paths[3] = {"tools[0]", "tools[1]", "tools[2]"};
+    if (synor__llm_schema_tools(*d, params, names, paths, 3, &g))
+        fprintf(stderr, "  %s\n", synor_errmsg());
+    return g;
+}
+
+/* A tool call's validity: its name one of the three, its arguments what that function's
+ * parameters allow (get_time: none). */
+static int valid_tool(const synor__jval *params, const synor__jval *v)
+{
+    static const char *const names[3] = {"get_weather", "get_time", "get_weather_at"};
+    const synor__jval *n = synor__json_get(v, "name"), *a = synor__json_get(v, "arguments");
+    if (!n || !a || n->type != SYNOR__J_STRING || a->type != SYNOR__J_OBJECT || v->u.obj.n != 2)
+        return 0;
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(n->u.str.s, names[k])) {
+            const synor__jval *p = k == 1 ? NULL : params->u.arr.items[k ? 1 : 0];
+            return p ? valid(p, p, a) : a->u.obj.n == 0;
+        }
+    return 0;
+}
+
 static const char *const walk_schemas[] = {
     person,
     "{\"type\": \"object\", \"properties\": {\"ok\": {\"type\": \"boolean\"}, \"items\": "
@@ -303,11 +342,13 @@ TEST(whatever_the_mask_allows_is_valid)
     double w[512];
     char text[8192], piece[64];
     uint64_t rng = 7;
-    for (size_t si = 0; si < sizeof walk_schemas / sizeof *walk_schemas; si++) {
-        synor_llm_schema *g = schema(walk_schemas[si]);
-        synor__jdoc *sd;
+    size_t nsch = sizeof walk_schemas / sizeof *walk_schemas;
+    for (size_t si = 0; si <= nsch; si++) { /* the last: a tool call */
+        synor__jdoc *sd = NULL;
+        synor_llm_schema *g = si < nsch ? schema(walk_schemas[si]) : tools_schema(&sd);
         ASSERT(g != NULL);
-        ASSERT_OK(synor__json_parse(walk_schemas[si], strlen(walk_schemas[si]), "s", &sd));
+        if (si < nsch)
+            ASSERT_OK(synor__json_parse(walk_schemas[si], strlen(walk_schemas[si]), "s", &sd));
         int ended = 0;
         for (int walk = 0; walk < 30; walk++) {
             synor_llm_json *j;
@@ -344,9 +385,11 @@ TEST(whatever_the_mask_allows_is_valid)
                         ASSERT(0);
                     }
                     const synor__jval *sr = synor__jdoc_root(sd);
-                    if (!valid(sr, sr, synor__jdoc_root(d)))
+                    int ok = si < nsch ? valid(sr, sr, synor__jdoc_root(d))
+                                       : valid_tool(sr, synor__jdoc_root(d));
+                    if (!ok)
                         fprintf(stderr, "  schema %zu: invalid: %.*s\n", si, (int)len, text);
-                    ASSERT(valid(sr, sr, synor__jdoc_root(d)));
+                    ASSERT(ok);
                     synor__jdoc_free(d);
                     break;
                 }
@@ -382,6 +425,61 @@ static void on_done(uint64_t id, int why, void *user)
     (void)id;
     (void)user;
     reason = why;
+}
+
+TEST(a_tool_call_takes_its_functions_arguments)
+{
+    synor_llm *m = load();
+    synor__jdoc *d = NULL;
+    synor_llm_schema *g = tools_schema(&d);
+    ASSERT(m && g);
+    static const char *const good[] = {
+        "{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}",
+        "{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Oslo\", \"unit\": \"c\"}}",
+        "{\"name\": \"get_time\", \"arguments\": {}}",
+        "{\"name\": \"get_weather_at\", \"arguments\": {\"n\": 12}}",
+        "{\"name\": \"get_weather_at\", \"arguments\": {}}",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        long n;
+        int done;
+        long got = run_doc(m, g, good[i], &n, &done);
+        if (got != n || !done)
+            fprintf(stderr, "  %s: %ld of %ld bytes, done %d\n", good[i], got, n, done);
+        ASSERT(got == n && done);
+    }
+    static const char *const bad[] = {
+        "{\"name\": \"get_time\", \"arguments\": {\"location\": \"x\"}}",
+        "{\"name\": \"get_weather\", \"arguments\": {}}",
+        "{\"name\": \"get_weather\", \"arguments\": {\"n\": 1}}",
+        "{\"name\": \"get_weather_at\", \"arguments\": {\"location\": \"x\"}}",
+        "{\"name\": \"other\", \"arguments\": {}}",
+        "{\"arguments\": {}, \"name\": \"get_time\"}",
+        "{\"name\": \"get_time\"}",
+        "{\"name\": \"get_time\", \"arguments\": []}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        long n;
+        int done;
+        long got = run_doc(m, g, bad[i], &n, &done);
+        if (got == n && done)
+            fprintf(stderr, "  %s passed\n", bad[i]);
+        ASSERT(got < n || !done);
+    }
+    /* a function whose parameters are not an object schema */
+    synor__jdoc *d2;
+    const char *t = "{\"type\": \"string\"}";
+    ASSERT_OK(synor__json_parse(t, strlen(t), "p", &d2));
+    const synor__jval *params[1] = {synor__jdoc_root(d2)};
+    const char *names[1] = {"f"}, *paths[1] = {"tools[0].function.parameters"};
+    synor_llm_schema *g2 = NULL;
+    ASSERT(synor__llm_schema_tools(d2, params, names, paths, 1, &g2) != 0 && !g2);
+    ASSERT(strstr(synor_errmsg(), "p:1:1: tools[0].function.parameters: a function's "
+                                  "parameters must be an object schema") != NULL);
+    synor__jdoc_free(d2);
+    synor_llm_schema_free(g);
+    synor__jdoc_free(d);
+    synor_llm_destroy(m);
 }
 
 /* Through the scheduler, sampled: the text of every request that ends is
@@ -447,4 +545,4 @@ TEST(cleanup)
 }
 
 TEST_MAIN(schemas_it_cannot_honour_are_refused, texts_pass_in_order_and_others_stop,
-          whatever_the_mask_allows_is_valid, a_constrained_request_follows_the_schema, cleanup)
+          whatever_the_mask_allows_is_valid, a_tool_call_takes_its_functions_arguments, a_constrained_request_follows_the_schema, cleanup)

@@ -52,7 +52,8 @@ enum {
 
 typedef struct jframe {
     uint16_t node;
-    uint16_t n; /* an object's next property; an array's items begun */
+    uint16_t n;   /* an object's next property; an array's items begun */
+    uint16_t sel; /* the value its sel_prop took (which N_SWITCH alternative) */
 } jframe;
 
 typedef struct jstate {
@@ -117,6 +118,7 @@ static int push(const jnode *N, jstate *s, uint16_t node)
         return -1;
     s->fr[s->depth].node = node;
     s->fr[s->depth].n = 0;
+    s->fr[s->depth].sel = 0;
     s->depth++;
     s->mode = N[node].kind == N_OBJ ? J_KEY_OR_END : J_VALUE_OR_END;
     return 0;
@@ -134,6 +136,14 @@ static int pop(const jnode *N, jstate *s, int obj)
     return 0;
 }
 
+/* Property i's node in frame f's object (a switch: the alternative its
+ * object picked). */
+static uint16_t prop_node(const jnode *N, const jframe *f, unsigned i)
+{
+    uint16_t n = N[f->node].props[i].node;
+    return N[n].kind == N_SWITCH ? N[n].alts[f->sel] : n;
+}
+
 /* The properties of the object on top that may come next: from its next
  * one to the first required one, those that fit. */
 static uint64_t candidates(const jnode *N, const jstate *s)
@@ -143,7 +153,7 @@ static uint64_t candidates(const jnode *N, const jstate *s)
     uint64_t c = 0;
     unsigned last = o->nextreq[f->n] < o->nprops ? o->nextreq[f->n] : o->nprops - 1u;
     for (unsigned i = f->n; i <= last && i < o->nprops; i++)
-        if (fits(N, s, o->props[i].node))
+        if (fits(N, s, prop_node(N, f, i)))
             c |= 1ull << i;
     return c;
 }
@@ -256,7 +266,7 @@ static int key_byte(const jnode *N, jstate *s, int c)
         const jprop *p = &o->props[i];
         if (c == '"' && p->klen == s->len) { /* (an escaped quote is \": no clash) */
             f->n = (uint16_t)(i + 1);
-            s->vnode = p->node;
+            s->vnode = prop_node(N, f, i);
             s->mode = J_COLON;
             return 0;
         }
@@ -275,20 +285,26 @@ static int enum_byte(const jnode *N, jstate *s, int c)
 {
     const jnode *e = &N[s->vnode];
     uint64_t keep = 0;
-    int whole = 0;
+    int whole = -1;
     for (uint64_t m = s->cand; m; m &= m - 1) {
         unsigned i = (unsigned)__builtin_ctzll(m);
         if (e->llen[i] > s->len && (unsigned char)e->lits[i][s->len] == c)
             keep |= 1ull << i;
-        whole |= e->llen[i] == s->len;
+        if (e->llen[i] == s->len) /* (values differ: one at most) */
+            whole = (int)i;
     }
     if (keep) {
         s->cand = keep;
         s->len++;
         return 0;
     }
-    if (!whole)
+    if (whole < 0)
         return -1;
+    if (s->depth) { /* the property that picks its object's switch */
+        jframe *f = top(s);
+        if (N[f->node].kind == N_OBJ && N[f->node].sel_prop == f->n - 1u)
+            f->sel = (uint16_t)whole;
+    }
     end_value(s); /* the value ended before c: c is the next thing */
     return step(N, s, c);
 }

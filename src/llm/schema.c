@@ -93,6 +93,7 @@ static int new_node(cx *x, const synor__jval *v, int kind, uint16_t *out)
     s->n[s->nn].kind = (uint8_t)kind;
     s->n[s->nn].max = SCHEMA_UNBOUNDED;
     s->n[s->nn].sub = SCHEMA_NONE;
+    s->n[s->nn].sel_prop = SCHEMA_NONE;
     x->src[s->nn] = v;
     *out = s->nn++;
     return 0;
@@ -521,6 +522,11 @@ static unsigned depth_of(const synor_llm_schema *s, const jnode *n)
             if (s->n[n->alts[i]].depth < d)
                 d = s->n[n->alts[i]].depth;
         return d;
+    case N_SWITCH: /* any of them may be picked */
+        for (unsigned i = 0; i < n->nalts; i++)
+            if (s->n[n->alts[i]].depth > d)
+                d = s->n[n->alts[i]].depth;
+        return d;
     default:
         return 0;
     }
@@ -602,10 +608,11 @@ static int finish(cx *x)
 
 static uint16_t any_nextreq[1] = {0};
 static jnode any_nodes[3] = {
-    {.kind = N_ANY, .depth = 0, .sub = SCHEMA_NONE, .max = SCHEMA_UNBOUNDED},
-    {.kind = N_OBJ, .depth = 1, .sub = 0, .max = SCHEMA_UNBOUNDED,
+    {.kind = N_ANY, .depth = 0, .sub = SCHEMA_NONE, .max = SCHEMA_UNBOUNDED,
+     .sel_prop = SCHEMA_NONE},
+    {.kind = N_OBJ, .depth = 1, .sub = 0, .max = SCHEMA_UNBOUNDED, .sel_prop = SCHEMA_NONE,
      .nextreq = any_nextreq},
-    {.kind = N_ARR, .depth = 1, .sub = 0, .max = SCHEMA_UNBOUNDED},
+    {.kind = N_ARR, .depth = 1, .sub = 0, .max = SCHEMA_UNBOUNDED, .sel_prop = SCHEMA_NONE},
 };
 static synor_llm_schema any_schema = {.refs = -1, .nn = 3, .root = 1, .n = any_nodes};
 
@@ -638,36 +645,128 @@ void synor_llm_schema_free(synor_llm_schema *s)
     synor__free(s);
 }
 
+static void set_path(cx *x, const char *path)
+{
+    snprintf(x->path, sizeof x->path, "%s", path ? path : "");
+    x->plen = strlen(x->path);
+}
+
+/* A schema with the three fixed nodes. */
+static int begin(cx *x, const synor__jdoc *d, const synor__jval *v, const char *path)
+{
+    *x = (cx){.d = d, .top = v, .cap = 16};
+    set_path(x, path);
+    x->s = synor__calloc(1, sizeof *x->s);
+    if (x->s) {
+        x->s->refs = 1;
+        x->s->n = synor__malloc(x->cap * sizeof *x->s->n);
+        x->src = synor__calloc(x->cap, sizeof *x->src);
+    }
+    if (!x->s || !x->s->n || !x->src) {
+        synor__free(x->src);
+        synor_llm_schema_free(x->s);
+        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+    }
+    memcpy(x->s->n, any_nodes, sizeof any_nodes);
+    x->s->nn = 3;
+    return 0;
+}
+
+static int end(cx *x, int rc, synor_llm_schema **out)
+{
+    if (!rc)
+        rc = finish(x);
+    synor__free(x->src);
+    if (rc) {
+        synor_llm_schema_free(x->s);
+        return rc;
+    }
+    *out = x->s;
+    return 0;
+}
+
 int synor__llm_schema_compile(const synor__jdoc *d, const synor__jval *v, const char *path,
                               synor_llm_schema **out)
 {
-    cx x = {.d = d, .top = v, .cap = 16};
+    cx x;
     *out = NULL;
-    snprintf(x.path, sizeof x.path, "%s", path ? path : "");
-    x.plen = strlen(x.path);
-    x.s = synor__calloc(1, sizeof *x.s);
-    if (x.s) {
-        x.s->refs = 1;
-        x.s->n = synor__malloc(x.cap * sizeof *x.s->n);
-        x.src = synor__calloc(x.cap, sizeof *x.src);
-    }
-    if (!x.s || !x.s->n || !x.src) {
-        synor__free(x.src);
-        synor_llm_schema_free(x.s);
-        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-    }
-    memcpy(x.s->n, any_nodes, sizeof any_nodes);
-    x.s->nn = 3;
-    int rc = compile(&x, v, 0, &x.s->root);
+    int rc = begin(&x, d, v, path);
+    return rc ? rc : end(&x, compile(&x, v, 0, &x.s->root), out);
+}
+
+/* The tool call's root: {"name": L, "arguments": W}, L the names, W the
+ * switch over the parameters' nodes. */
+static int tool_nodes(cx *x, const synor__jval *const *params, const char *const *names,
+                      const char *const *paths, int n)
+{
+    uint16_t lit, sw, root;
+    int rc = new_node(x, NULL, N_LIT, &lit);
     if (!rc)
-        rc = finish(&x);
-    synor__free(x.src);
-    if (rc) {
-        synor_llm_schema_free(x.s);
+        rc = new_node(x, NULL, N_SWITCH, &sw);
+    if (!rc)
+        rc = new_node(x, NULL, N_OBJ, &root);
+    if (rc)
         return rc;
+    jnode *l = &x->s->n[lit];
+    l->lits = synor__calloc((size_t)n, sizeof *l->lits);
+    l->llen = synor__calloc((size_t)n, sizeof *l->llen);
+    x->s->n[sw].alts = synor__calloc((size_t)n, sizeof(uint16_t));
+    if (!l->lits || !l->llen || !x->s->n[sw].alts)
+        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+    for (int i = 0; i < n; i++) {
+        synor__buf b;
+        synor__buf_init(&b);
+        synor__json_escape(&b, names[i]);
+        jnode *ln = &x->s->n[lit];
+        ln->llen[i] = (uint16_t)b.len;
+        if (!(ln->lits[i] = synor__buf_take(&b)))
+            return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+        ln->nlits = (uint16_t)(i + 1);
+        uint16_t p;
+        x->top = params[i];
+        set_path(x, paths[i]);
+        if (!params[i]) { /* no parameters: {} */
+            if ((rc = new_node(x, NULL, N_OBJ, &p)))
+                return rc;
+            if (!(x->s->n[p].nextreq = synor__calloc(1, sizeof(uint16_t))))
+                return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+        } else if ((rc = compile(x, params[i], 0, &p))) {
+            return rc;
+        } else if (x->s->n[p].kind != N_OBJ) {
+            return fail(x, params[i], "a function's parameters must be an object schema");
+        }
+        x->s->n[sw].alts[x->s->n[sw].nalts++] = p;
     }
-    *out = x.s;
+    jnode *r = &x->s->n[root];
+    r->props = synor__calloc(2, sizeof *r->props);
+    r->nextreq = synor__calloc(3, sizeof *r->nextreq);
+    if (!r->props || !r->nextreq)
+        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+    static const char *const keys[2] = {"name", "arguments"};
+    for (int i = 0; i < 2; i++) {
+        if (!(r->props[i].key = synor__strdup(keys[i])))
+            return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+        r->props[i].klen = (uint16_t)strlen(keys[i]);
+        r->props[i].node = i ? sw : lit;
+        r->props[i].required = 1;
+        r->nprops = (uint16_t)(i + 1);
+    }
+    r->nextreq[0] = 0, r->nextreq[1] = 1, r->nextreq[2] = 2;
+    r->sel_prop = 0;
+    x->s->root = root;
     return 0;
+}
+
+int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
+                            const char *const *names, const char *const *paths, int n,
+                            synor_llm_schema **out)
+{
+    cx x;
+    *out = NULL;
+    if (n < 1 || n > SCHEMA_MAX_SET)
+        return synor__error(SYNOR_EINVAL, "a tool call: 1 to 64 functions, not %d", n);
+    int rc = begin(&x, d, NULL, "tools");
+    return rc ? rc : end(&x, tool_nodes(&x, params, names, paths, n), out);
 }
 
 int synor_llm_schema_parse(const char *text, size_t len, const char *name,

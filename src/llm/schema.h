@@ -31,7 +31,10 @@ enum {
     N_NULL,  /* null */
     N_LIT,   /* one of lits (enum, const): their JSON texts */
     N_UNION, /* one of alts (anyOf, oneOf, a list of types): by first byte */
-    N_FALSE  /* nothing (the schema false) */
+    N_FALSE, /* nothing (the schema false) */
+    /* alts[k], k the index of the value (an N_LIT's) its object's property
+     * `sel_prop` took: a tool call's arguments, by the function's name */
+    N_SWITCH
 };
 
 typedef struct jprop {
@@ -52,6 +55,9 @@ typedef struct jnode {
      * (SCHEMA_NONE: no keys, the object is {}) */
     uint16_t sub;
     uint16_t nprops, nlits, nalts;
+    /* N_OBJ: the property whose enum value picks the N_SWITCH properties'
+     * alternative (SCHEMA_NONE: none) */
+    uint16_t sel_prop;
     jprop *props;
     /* nextreq[i]: the index of the first required property at or after i
      * (nprops: none); nprops + 1 entries */
@@ -72,6 +78,14 @@ struct synor_llm_schema {
  * properties/x: ..."), as synor_llm_schema_parse does. */
 int synor__llm_schema_compile(const synor__jdoc *d, const synor__jval *v, const char *path,
                               synor_llm_schema **out);
+/* A tool call (OpenAI's function calling): {"name": one of names (n, at
+ * most 64, distinct), "arguments": an object the named function's
+ * parameters allow}; params[i] a schema of d (its own root for "#"),
+ * NULL: no parameters (the arguments {}); paths[i] names it in
+ * messages. */
+int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
+                            const char *const *names, const char *const *paths, int n,
+                            synor_llm_schema **out);
 /* The schema of synor_llm_json_create: any object (a static one). */
 synor_llm_schema *synor__llm_schema_any(void);
 void synor__llm_schema_hold(synor_llm_schema *s);
