@@ -176,6 +176,97 @@ TEST(chat_template)
     synor__serve_req_free(&r);
 }
 
+#define TOOLS                                                                               \
+    "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":"      \
+    "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}}}," \
+    "{\"type\":\"function\",\"function\":{\"name\":\"get_time\",\"description\":\"Now\"}}]"
+#define USER "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]"
+
+/* Function calling: the functions in the prompt's first line, a call asked for compiled to
+ * its schema (name and arguments), earlier calls written as the model writes one, and what
+ * the model cannot decide ("auto") or would cut (stop) refused. */
+TEST(tools_and_tool_calls)
+{
+    synor__serve_req r;
+    ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":\"required\",\"parallel_tool_calls\":"
+                    "false}", 1, &r));
+    ASSERT(r.tool_call && r.json_object && r.schema && synor__serve_req_extras(&r));
+    ASSERT_STREQ(r.prompt, "tools: [{\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\","
+                           "\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}},"
+                           "{\"name\":\"get_time\",\"description\":\"Now\"}]\nuser: Hi\nassistant: ");
+    ASSERT(strncmp(r.schema_text, "tools:[", 7) == 0);
+    synor__serve_req_free(&r);
+    /* one function by name: the key holds that one only */
+    ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":{\"type\":\"function\",\"function\":"
+                    "{\"name\":\"get_time\"}}}", 1, &r));
+    ASSERT(r.tool_call && strstr(r.schema_text, "get_weather") == NULL);
+    synor__serve_req_free(&r);
+    /* none: the functions listed, no call */
+    ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":\"none\"}", 1, &r));
+    ASSERT(!r.tool_call && !r.schema && strncmp(r.prompt, "tools: [", 8) == 0);
+    synor__serve_req_free(&r);
+    /* an earlier call and its result */
+    ASSERT_OK(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"Time?\"},{\"role\":"
+                    "\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":"
+                    "\"function\",\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}}]},"
+                    "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"12:00\"}]}", 1, &r));
+    ASSERT_STREQ(r.prompt, "user: Time?\nassistant: {\"name\":\"get_time\",\"arguments\":{}}\n"
+                           "tool: 12:00\nassistant: ");
+    synor__serve_req_free(&r);
+    static const struct {
+        const char *body, *want;
+    } bad[] = {
+        {"{" USER "," TOOLS "}", "tool_choice: \"auto\" (the default with tools) needs"},
+        {"{" USER "," TOOLS ",\"tool_choice\":\"auto\"}", "request body:1:"},
+        {"{" USER ",\"tool_choice\":\"required\"}", "tool_choice: needs \"tools\""},
+        {"{" USER "," TOOLS ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":"
+         "\"nope\"}}}",
+         "tool_choice.function.name: \"nope\" is not one of the tools"},
+        {"{" USER "," TOOLS ",\"tool_choice\":\"sometimes\"}", "\"sometimes\" is not one of"},
+        {"{" USER ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"a b\"}}],"
+         "\"tool_choice\":\"required\"}",
+         "tools[0].function: name \"a b\": 1 to 64 letters"},
+        {"{" USER ",\"tools\":[{\"type\":\"retrieval\"}],\"tool_choice\":\"required\"}",
+         "tools[0]: type \"retrieval\" is not supported"},
+        {"{" USER ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}},{\"type\":"
+         "\"function\",\"function\":{\"name\":\"f\"}}],\"tool_choice\":\"required\"}",
+         "two functions named \"f\""},
+        {"{" USER ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
+         "{\"type\":\"object\",\"properties\":{\"x\":{\"pattern\":\"a\"}}}}}],\"tool_choice\":"
+         "\"required\"}",
+         "tools[0].function.parameters/properties/x: keyword \"pattern\" is not supported"},
+        {"{" USER "," TOOLS ",\"tool_choice\":\"required\",\"stop\":\"}\"}",
+         "stop: not with a tool call"},
+        {"{" USER "," TOOLS ",\"tool_choice\":\"required\",\"response_format\":{\"type\":"
+         "\"json_object\"}}",
+         "a JSON answer and a tool call at once"},
+        {"{" USER "," TOOLS ",\"tool_choice\":\"none\",\"parallel_tool_calls\":1}",
+         "parallel_tool_calls: expected boolean"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int e = parse(bad[i].body, 1, &r);
+        if (!e || !strstr(synor_errmsg(), bad[i].want))
+            fprintf(stderr, "  %s\n  -> %s (want %s)\n", bad[i].body, synor_errmsg(), bad[i].want);
+        ASSERT(e < 0 && strstr(synor_errmsg(), bad[i].want) != NULL);
+        ASSERT(r.prompt == NULL && r.schema == NULL);
+    }
+    ASSERT(parse("{\"prompt\":\"x\"," TOOLS "}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "tools: not supported in a completion");
+    /* the answer: a closed call's "tool_calls" (arguments a JSON string); anything else none */
+    synor__buf b;
+    synor__buf_init(&b);
+    const char *call = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}";
+    ASSERT_OK(synor__serve_tool_calls_json(&b, call, strlen(call), "call_x_0", 0));
+    char *got = synor__buf_take(&b);
+    ASSERT(got != NULL);
+    ASSERT_STREQ(got,
+                 "\"tool_calls\":[{\"id\":\"call_x_0\",\"type\":\"function\",\"function\":"
+                 "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}]");
+    synor__free(got);
+    ASSERT(synor__serve_tool_calls_json(&b, call, 20, "call_x_0", 0) < 0 && b.len == 0);
+    synor__buf_free(&b);
+}
+
 TEST(errors_name_position_field_and_value)
 {
     synor__serve_req r;
@@ -334,6 +425,6 @@ TEST(allocation_failures_leave_nothing)
 }
 
 TEST_MAIN(completion_defaults_and_fields, stop_sequences_in_text, logprobs_of_a_row, chat_template,
-          errors_name_position_field_and_value,
+          tools_and_tool_calls, errors_name_position_field_and_value,
           text_is_always_valid_json, utf8_held_until_complete, error_json_and_finish_reasons,
           allocation_failures_leave_nothing)

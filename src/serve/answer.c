@@ -59,6 +59,28 @@ static void append_usage(serve_gen *g, synor__buf *b)
                       g->n_prompt, gen, g->n_prompt + gen);
 }
 
+/* A choice of a tool-call request whose object closed, streamed: one
+ * chunk with the whole call (1); otherwise nothing (0: its text goes as
+ * text, the beginning of a call the tokens ran out on). */
+static int tool_call(serve_gen *g, serve_choice *c, synor__buf *b)
+{
+    char id[64];
+    synor__buf call;
+    synor__buf_init(&call);
+    snprintf(id, sizeof id, "call_%s_%d", g->name, c->index);
+    int ok = c->reason == SYNOR_LLM_DONE_EOS && c->text.data &&
+             synor__serve_tool_calls_json(&call, c->text.data, c->text.len, id, 1) == 0 &&
+             !call.failed;
+    if (ok) {
+        chunk_head(g, c->index, b);
+        synor__buf_puts(b, "\"delta\":{\"role\":\"assistant\",\"content\":null,");
+        synor__buf_append(b, call.data, call.len);
+        synor__buf_puts(b, "},\"finish_reason\":null}]}\n\n");
+    }
+    synor__buf_free(&call);
+    return ok;
+}
+
 /* The streamed answer: events as the engine adds them; at the end, for
  * each choice, any bytes held back and a chunk with its finish reason (the
  * last with the usage), and [DONE]. MHD's thread per connection may block
@@ -74,12 +96,13 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         g->ended = 1;
         for (int i = 0; i < g->n; i++) {
             serve_choice *c = &g->ch[i];
-            if (c->text.len > c->sent || (g->has_lp && c->lp_sent < c->nlp))
+            int call = g->tools && tool_call(g, c, &g->out);
+            if (!call && (c->text.len > c->sent || (g->has_lp && c->lp_sent < c->nlp)))
                 synor__serve_emit(g, c, c->text.len, 1);
             chunk_head(g, i, &g->out);
             synor__buf_puts(&g->out, g->chat ? "\"delta\":{}" : "\"text\":\"\",\"logprobs\":null");
             synor__buf_printf(&g->out, ",\"finish_reason\":\"%s\"}]",
-                              synor__serve_finish_reason(c->reason));
+                              call ? "tool_calls" : synor__serve_finish_reason(c->reason));
             if (i == g->n - 1)
                 append_usage(g, &g->out);
             synor__buf_puts(&g->out, "}\n\n");
@@ -176,7 +199,18 @@ int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c)
         synor__buf_printf(&b, "%s{\"index\":%d,", i ? "," : "", i);
         synor__buf_puts(&b,
                         g->chat ? "\"message\":{\"role\":\"assistant\",\"content\":" : "\"text\":");
-        synor__serve_json_text(&b, text, ch->text.len);
+        char id[64];
+        snprintf(id, sizeof id, "call_%s_%d", g->name, i);
+        size_t mark = b.len;
+        int call = g->tools && ch->reason == SYNOR_LLM_DONE_EOS;
+        if (call) { /* a closed call: content null, the call; else its text */
+            synor__buf_puts(&b, "null,");
+            call = synor__serve_tool_calls_json(&b, text, ch->text.len, id, 0) == 0;
+            if (!call)
+                b.len = mark;
+        }
+        if (!call)
+            synor__serve_json_text(&b, text, ch->text.len);
         synor__buf_puts(&b, g->chat ? "}" : "");
         if (g->has_lp)
             synor__serve_lp_json(&b, g->chat, synor_llm_tokenizer(s->m), ch->lp, ch->nlp, text,
@@ -184,7 +218,7 @@ int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c)
         else if (!g->chat)
             synor__buf_puts(&b, ",\"logprobs\":null");
         synor__buf_printf(&b, ",\"finish_reason\":\"%s\"}",
-                          synor__serve_finish_reason(ch->reason));
+                          call ? "tool_calls" : synor__serve_finish_reason(ch->reason));
     }
     synor__buf_puts(&b, "]");
     append_usage(g, &b);

@@ -26,7 +26,7 @@ static const synor__jval *opt(const synor__jval *root, const char *key)
  * a client never gets an answer that silently differs from what it asked. */
 static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root, int chat)
 {
-    static const char *const never[] = {"echo", "best_of", "suffix", "tools", "functions"};
+    static const char *const never[] = {"echo", "best_of", "suffix", "functions"};
     for (size_t i = chat ? 0 : 2; i < SYNOR__ARRAY_LEN(never); i++) { /* completions' own */
         const synor__jval *v = opt(root, never[i]);
         if (v && !(v->type == SYNOR__J_BOOL && !v->u.boolean) &&
@@ -72,6 +72,10 @@ static int format_field(const synor__jdoc *d, const synor__jval *v, synor__serve
     } else {
         return 0;
     }
+    if (!e && out->tool_call)
+        return synor__json_fail(d, type, SYNOR_ENOTSUP, "response_format.type",
+                                "a JSON answer and a tool call at once: one constraint at a "
+                                "time");
     out->json_object = !e;
     if (e || !sch)
         return e;
@@ -240,9 +244,11 @@ static int chat_prompt(const synor__jdoc *d, const synor__jval *root, synor__buf
         e = message_content(d, c, cpath, &content);
         if (!e && content.failed)
             e = synor__error(SYNOR_ENOMEM, "out of memory reading the request");
-        if (!e)
+        if (!e && (c || !synor__json_get(m, "tool_calls")))
             synor__serve_chat_line(b, role->u.str.s, content.data ? content.data : "",
                                    content.len);
+        if (!e && !strcmp(role->u.str.s, "assistant"))
+            e = synor__serve_tool_history(d, m, path, b);
         synor__buf_free(&content);
         if (e)
             return e;
@@ -275,6 +281,8 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
         if (!e && !(out->model = synor__strdup(v->u.str.s)))
             e = SYNOR_ENOMEM;
     }
+    if (!e)
+        e = synor__serve_tools_read(d, root, chat, out, &prompt);
     if (!e && chat) {
         e = chat_prompt(d, root, &prompt);
     } else if (!e) {
@@ -358,6 +366,9 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
         e = synor__json_number(d, v, "presence_penalty", -2, 2, &out->presence_penalty);
     if (!e && (v = opt(root, "frequency_penalty")))
         e = synor__json_number(d, v, "frequency_penalty", -2, 2, &out->frequency_penalty);
+    if (!e && out->tool_call && out->n_stop)
+        e = synor__json_fail(d, opt(root, "stop"), SYNOR_ENOTSUP, "stop",
+                             "not with a tool call (a stop sequence would cut its JSON)");
     if (!e) {
         synor__buf_append(&prompt, "", 0);
         if (prompt.failed || !prompt.data) {

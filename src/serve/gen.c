@@ -148,7 +148,7 @@ static int on_token(uint64_t id, int32_t token, void *user)
     synor__buf_append(b, piece, n);
     int stop = g->n_stop && b->data && !b->failed && stop_cut(g, c, from);
     c->stop_hit |= stop;
-    if (g->stream && b->data && !b->failed) {
+    if (g->stream && !g->tools && b->data && !b->failed) { /* (a call goes at the end) */
         /* after a stop the text before it is whole: all of it goes */
         size_t k = stop ? b->len : c->sent + synor__serve_utf8_ready(b->data + c->sent,
                                                                       b->len - c->sent);
@@ -269,6 +269,7 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int3
     g->chat = q->chat;
     g->stream = q->stream;
     g->has_lp = q->has_logprobs;
+    g->tools = q->tool_call;
     g->top_lp = q->top_logprobs < SYNOR__SERVE_LP_TOP ? q->top_logprobs : SYNOR__SERVE_LP_TOP;
     g->created = time(NULL);
     g->n_prompt = n_prompt;

@@ -63,6 +63,7 @@ struct serve_gen {
     char *stop[SYNOR__SERVE_MAX_STOP]; /* the request's stop sequences (copies) */
     int n_stop;
     int has_lp, top_lp;
+    int tools; /* a tool call: answered as "tool_calls", not streamed as text */
     int n; /* choices running or done (under s->mu and mu while submitting) */
     int n_answer; /* the choices answered: the n best (best_of), or all n */
     serve_choice ch[];

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "json/json.h"
 #include "synor/llm.h"
 #include "synor/tokenizer.h"
 
@@ -65,6 +66,9 @@ typedef struct synor__serve_req {
     int json_object;
     synor_llm_schema *schema;
     char *schema_text;
+    /* chat "tools" with "tool_choice" "required" or a function (tools.c):
+     * json_object with the call's schema; answered as "tool_calls" */
+    int tool_call;
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
@@ -73,6 +77,22 @@ typedef struct synor__serve_req {
  * ...) are refused by name; other unknown fields are ignored, as
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
+
+/* tools.c: "tools", "tool_choice", "parallel_tool_calls" of request root:
+ * the functions' line appended to prompt, and for a call asked for,
+ * out's schema, schema_text, json_object and tool_call set. A completion
+ * with tools is refused. */
+int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int chat,
+                            synor__serve_req *out, synor__buf *prompt);
+/* tools.c: an assistant message m's "tool_calls" (path names it) as prompt
+ * lines, each as the model writes a call. */
+int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const char *path,
+                              synor__buf *b);
+/* tools.c: a tool call's answer text (its JSON) as "tool_calls":[...] into
+ * b (stream: with its "index"), the call named id; -1 when the text is not
+ * a whole call (nothing written). */
+int synor__serve_tool_calls_json(synor__buf *b, const char *text, size_t len, const char *id,
+                                 int stream);
 void synor__serve_req_free(synor__serve_req *r);
 /* Whether r has stop sequences, penalties, logit biases, logprobs, echo,
  * n > 1, best_of or a JSON response format: fields the

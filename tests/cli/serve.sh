@@ -272,6 +272,28 @@ check jsc-bad       [ "$(req POST /v1/completions '{"prompt":"x","response_forma
 check jsc-bad-msg   msg_has 'response_format.json_schema.schema/properties/a: keyword "pattern" is not supported'
 check jsc-type      [ "$(req POST /v1/completions '{"prompt":"x","response_format":{"type":"xml"}}')" = 400 ]
 check jsc-type-msg  msg_has 'response_format.type: "xml" is not supported'
+# tools: a call asked for is constrained to {"name", "arguments"} (the name picks the arguments'
+# schema) and answered as tool_calls (arguments a JSON string); streamed, one delta carries the
+# whole call; "auto" (the default) is refused: these models cannot tell a call from a text
+TOOLS='"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":10},"unit":{"enum":["c","f"]}},"required":["city","unit"]}}},{"type":"function","function":{"name":"get_time"}}]'
+WX='"messages":[{"role":"user","content":"Weather in Paris?"}],"max_tokens":120,"temperature":0'
+check tc            [ "$(req POST /v1/chat/completions "{$WX,$TOOLS,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}}}")" = 200 ]
+check tc-fin        [ "$(get choices.0.finish_reason)" = tool_calls ]
+check tc-name       [ "$(get choices.0.message.tool_calls.0.function.name)" = get_weather ]
+check tc-content    [ "$(get choices.0.message.content)" = null ]
+check tc-id         grep -q '^call_chatcmpl-' <(get choices.0.message.tool_calls.0.id)
+get choices.0.message.tool_calls.0.function.arguments >"$tmp/args"
+check tc-unit       grep -qxE 'c|f' <("$JC" -g unit <"$tmp/args")
+check tc-city       "$JC" -g city <"$tmp/args"
+check tc-stream     [ "$(req POST /v1/chat/completions "{$WX,$TOOLS,\"tool_choice\":\"required\",\"stream\":true}")" = 200 ]
+check tc-stream-call grep -q '"delta":{"role":"assistant","content":null,"tool_calls":\[{"index":0,"id":"call_' "$tmp/body"
+check tc-stream-fin grep -q '"finish_reason":"tool_calls"' "$tmp/body"
+check tc-stream-one [ "$(grep -c '"tool_calls":\[' "$tmp/body")" = 1 ]
+check tc-none       [ "$(req POST /v1/chat/completions "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":4,\"temperature\":0,$TOOLS,\"tool_choice\":\"none\"}")" = 200 ]
+check tc-none-text  [ "$(get choices.0.finish_reason)" = length ]
+check tc-auto       [ "$(req POST /v1/chat/completions "{$WX,$TOOLS}")" = 400 ]
+check tc-auto-msg   msg_has 'tool_choice: "auto" (the default with tools) needs a model'
+check tc-compl      [ "$(req POST /v1/completions "{\"prompt\":\"x\",$TOOLS}")" = 400 ]
 check pen-bad       [ "$(req POST /v1/completions '{"prompt":"x","presence_penalty":3}')" = 400 ]
 check pen-bad-msg   msg_has "presence_penalty: value 3 is above the maximum 2"
 

@@ -1,0 +1,234 @@
+/* tools.c - OpenAI's function calling in synor serve's chat requests.
+ *
+ * "tools" (the functions a client offers), "tool_choice" and
+ * "parallel_tool_calls" are read; the functions are written into the prompt
+ * as one line before the messages (the plain template has no tool syntax
+ * of its own); a call the choice asks for is constrained decoding to
+ * {"name": ..., "arguments": ...} (synor__llm_schema_tools: the name picks
+ * the arguments' schema, the function's "parameters"), answered as
+ * "tool_calls" with finish_reason "tool_calls". Earlier calls in the
+ * conversation (an assistant message's tool_calls) are written as the
+ * model would have written them. The model decides whether to call only
+ * with a template trained for it: "auto" is refused (as vLLM refuses it
+ * without a tool-call parser). */
+#include <stdio.h>
+#include <string.h>
+
+#include "json/json.h"
+#include "llm/schema.h"
+#include "serve/serve_api.h"
+
+#define MAX_TOOLS 64
+
+/* A function's name: 1-64 of A-Z a-z 0-9 _ - (OpenAI's rule). */
+static int name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+/* tools[i].function, checked: its name, and its parameters (or NULL). */
+static int function_of(const synor__jdoc *d, const synor__jval *t, size_t i,
+                       const synor__jval **fn, const synor__jval **name,
+                       const synor__jval **params)
+{
+    char path[48];
+    snprintf(path, sizeof path, "tools[%zu]", i);
+    synor__jval *type, *f, *nm, *pa, *x;
+    int e = synor__json_expect(d, t, path, SYNOR__J_OBJECT);
+    if (!e)
+        e = synor__json_member(d, t, path, "type", SYNOR__J_STRING, 1, &type);
+    if (!e && strcmp(type->u.str.s, "function"))
+        return synor__json_fail(d, type, SYNOR_ENOTSUP, path, "type \"%.40s\" is not supported (\"function\")",
+                    type->u.str.s);
+    if (!e)
+        e = synor__json_member(d, t, path, "function", SYNOR__J_OBJECT, 1, &f);
+    snprintf(path, sizeof path, "tools[%zu].function", i);
+    if (!e)
+        e = synor__json_member(d, f, path, "name", SYNOR__J_STRING, 1, &nm);
+    if (!e && !name_ok(nm->u.str.s, nm->u.str.len))
+        return synor__json_fail(d, nm, SYNOR_ESCHEMA, path,
+                    "name \"%.80s\": 1 to 64 letters, digits, '_' or '-'", nm->u.str.s);
+    if (!e)
+        e = synor__json_member(d, f, path, "description", SYNOR__J_STRING, 0, &x);
+    if (!e)
+        e = synor__json_member(d, f, path, "strict", SYNOR__J_BOOL, 0, &x);
+    if (!e)
+        e = synor__json_member(d, f, path, "parameters", SYNOR__J_OBJECT, 0, &pa);
+    if (e)
+        return e;
+    *fn = f;
+    *name = nm;
+    *params = pa;
+    return 0;
+}
+
+int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int chat,
+                            synor__serve_req *out, synor__buf *prompt)
+{
+    const synor__jval *tools = synor__json_get(root, "tools");
+    const synor__jval *choice = synor__json_get(root, "tool_choice");
+    const synor__jval *par = synor__json_get(root, "parallel_tool_calls");
+    tools = tools && tools->type != SYNOR__J_NULL ? tools : NULL;
+    choice = choice && choice->type != SYNOR__J_NULL ? choice : NULL;
+    if (!chat) {
+        if (tools && !(tools->type == SYNOR__J_ARRAY && tools->u.arr.n == 0))
+            return synor__json_fail(d, tools, SYNOR_ENOTSUP, "tools", "not supported in a completion "
+                        "(a chat request's field)");
+        return 0;
+    }
+    if (par && par->type != SYNOR__J_NULL && par->type != SYNOR__J_BOOL)
+        return synor__json_expect(d, par, "parallel_tool_calls", SYNOR__J_BOOL);
+    if (tools && (tools->type != SYNOR__J_ARRAY || tools->u.arr.n > MAX_TOOLS))
+        return synor__json_fail(d, tools, SYNOR_ESCHEMA, "tools", "expected an array of at most 64 functions");
+    size_t n = tools ? tools->u.arr.n : 0;
+    if (choice && !n)
+        return synor__json_fail(d, choice, SYNOR_ESCHEMA, "tool_choice", "needs \"tools\"");
+    if (!n)
+        return 0;
+    const synor__jval *params[MAX_TOOLS], *names[MAX_TOOLS], *fns[MAX_TOOLS];
+    for (size_t i = 0; i < n; i++) {
+        int e = function_of(d, tools->u.arr.items[i], i, &fns[i], &names[i], &params[i]);
+        if (e)
+            return e;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(names[k]->u.str.s, names[i]->u.str.s))
+                return synor__json_fail(d, names[i], SYNOR_ESCHEMA, "tools",
+                            "two functions named \"%s\"", names[i]->u.str.s);
+    }
+    /* which calls: all functions ("required"), one (named), none */
+    size_t pick = n; /* n: all */
+    if (!choice || (choice->type == SYNOR__J_STRING && !strcmp(choice->u.str.s, "auto")))
+        return synor__json_fail(d, choice ? choice : tools, SYNOR_ENOTSUP, "tool_choice",
+                    "\"auto\" (the default with tools) needs a model whose chat template "
+                    "marks tool calls, to tell a call from a text: ask for \"required\", "
+                    "{\"type\": \"function\", \"function\": {\"name\": ...}} or \"none\"");
+    if (choice->type == SYNOR__J_STRING && !strcmp(choice->u.str.s, "none")) {
+        pick = SIZE_MAX;
+    } else if (choice->type == SYNOR__J_STRING && strcmp(choice->u.str.s, "required")) {
+        return synor__json_fail(d, choice, SYNOR_ESCHEMA, "tool_choice",
+                    "\"%.40s\" is not one of none, auto, required or a function", choice->u.str.s);
+    } else if (choice->type == SYNOR__J_OBJECT) {
+        synor__jval *f, *nm;
+        int e = synor__json_member(d, choice, "tool_choice", "function", SYNOR__J_OBJECT, 1, &f);
+        if (!e)
+            e = synor__json_member(d, f, "tool_choice.function", "name", SYNOR__J_STRING, 1, &nm);
+        if (e)
+            return e;
+        for (pick = 0; pick < n && strcmp(names[pick]->u.str.s, nm->u.str.s); pick++)
+            ;
+        if (pick == n)
+            return synor__json_fail(d, nm, SYNOR_ESCHEMA, "tool_choice.function.name",
+                        "\"%.80s\" is not one of the tools", nm->u.str.s);
+    } else if (choice->type != SYNOR__J_STRING) {
+        return synor__json_expect(d, choice, "tool_choice", SYNOR__J_STRING);
+    }
+    /* the functions, in the prompt: one line before the messages */
+    synor__jw w;
+    synor__jw_init(&w, prompt, 0);
+    synor__buf_puts(prompt, "tools: ");
+    synor__jw_arr_begin(&w);
+    for (size_t i = 0; i < n; i++)
+        synor__jw_value(&w, fns[i]);
+    synor__jw_arr_end(&w);
+    synor__buf_puts(prompt, "\n");
+    if (pick == SIZE_MAX)
+        return 0;
+    const synor__jval *ps[MAX_TOOLS];
+    const char *ns[MAX_TOOLS], *paths[MAX_TOOLS];
+    char pathbuf[MAX_TOOLS][48];
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pick == n || pick == i) {
+            snprintf(pathbuf[k], sizeof pathbuf[k], "tools[%zu].function.parameters", i);
+            ps[k] = params[i];
+            ns[k] = names[i]->u.str.s;
+            paths[k] = pathbuf[k];
+            k++;
+        }
+    int e = synor__llm_schema_tools(d, ps, ns, paths, k, &out->schema);
+    if (e)
+        return e;
+    /* the exact-match cache's key: the functions that may be called */
+    synor__buf b;
+    synor__buf_init(&b);
+    synor__jw_init(&w, &b, 0);
+    synor__buf_puts(&b, "tools:");
+    synor__jw_arr_begin(&w);
+    for (size_t i = 0; i < n; i++)
+        if (pick == n || pick == i)
+            synor__jw_value(&w, fns[i]);
+    synor__jw_arr_end(&w);
+    if (!(out->schema_text = synor__buf_take(&b)))
+        return synor__error(SYNOR_ENOMEM, "out of memory reading the request");
+    out->json_object = 1;
+    out->tool_call = 1;
+    return 0;
+}
+
+int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const char *path,
+                              synor__buf *b)
+{
+    const synor__jval *calls = synor__json_get(m, "tool_calls");
+    if (!calls || calls->type == SYNOR__J_NULL)
+        return 0;
+    char p[96];
+    snprintf(p, sizeof p, "%s.tool_calls", path);
+    int e = synor__json_expect(d, calls, p, SYNOR__J_ARRAY);
+    for (size_t i = 0; !e && i < calls->u.arr.n; i++) {
+        const synor__jval *c = calls->u.arr.items[i];
+        synor__jval *f, *nm, *args;
+        snprintf(p, sizeof p, "%s.tool_calls[%zu]", path, i);
+        e = synor__json_expect(d, c, p, SYNOR__J_OBJECT);
+        if (!e)
+            e = synor__json_member(d, c, p, "function", SYNOR__J_OBJECT, 1, &f);
+        snprintf(p, sizeof p, "%s.tool_calls[%zu].function", path, i);
+        if (!e)
+            e = synor__json_member(d, f, p, "name", SYNOR__J_STRING, 1, &nm);
+        if (!e)
+            e = synor__json_member(d, f, p, "arguments", SYNOR__J_STRING, 1, &args);
+        if (e)
+            break;
+        /* as the model writes a call: the arguments' text as it was sent */
+        synor__buf_puts(b, "assistant: {\"name\":");
+        synor__json_escape(b, nm->u.str.s);
+        synor__buf_puts(b, ",\"arguments\":");
+        synor__buf_append(b, args->u.str.s, args->u.str.len);
+        synor__buf_puts(b, "}\n");
+    }
+    return e;
+}
+
+int synor__serve_tool_calls_json(synor__buf *b, const char *text, size_t len, const char *id,
+                                 int stream)
+{
+    synor__jdoc *d;
+    if (synor__json_parse(text, len, "answer", &d))
+        return -1;
+    const synor__jval *r = synor__jdoc_root(d);
+    const synor__jval *nm = synor__json_get(r, "name"), *args = synor__json_get(r, "arguments");
+    int ok = nm && nm->type == SYNOR__J_STRING && args;
+    if (ok) {
+        synor__buf a; /* the arguments' text, compact, as a JSON string */
+        synor__buf_init(&a);
+        synor__jw w;
+        synor__jw_init(&w, &a, 0);
+        synor__jw_value(&w, args);
+        synor__buf_printf(b, "\"tool_calls\":[{%s\"id\":\"%s\",\"type\":\"function\","
+                             "\"function\":{\"name\":",
+                          stream ? "\"index\":0," : "", id);
+        synor__json_escape(b, nm->u.str.s);
+        synor__buf_puts(b, ",\"arguments\":");
+        synor__serve_json_text(b, a.data ? a.data : "", a.len);
+        synor__buf_puts(b, "}}]");
+        ok = !a.failed;
+        synor__buf_free(&a);
+    }
+    synor__jdoc_free(d);
+    return ok ? 0 : -1;
+}
