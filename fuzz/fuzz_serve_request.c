@@ -8,7 +8,7 @@
  * (max_tokens >= 1, temperature >= 0 and finite, 0 < top_p <= 1, top_k >=
  * 0, n in 1..16, echo only in a completion, at most 300 logit biases, each
  * of a token id >= 0 and within -100..100; a JSON schema compiled with its text
- * kept). A failed allocation is SYNOR_ENOMEM or the same result. Any bytes
+ * kept; a tool call only in a chat request, with its schema, without stop sequences). A failed allocation is SYNOR_ENOMEM or the same result. Any bytes
  * written as a JSON string literal parse back with the project's JSON
  * reader (when they hold no NUL byte, which that reader refuses); the ready prefix of any bytes is
  * at most their length, and all of them when they end on a complete character or an ill-formed
@@ -37,6 +37,8 @@ static void check_req(const synor__serve_req *q)
     FUZZ_CHECK(!q->echo || !q->chat, "echo accepted in a chat request");
     FUZZ_CHECK((!q->schema) == (!q->schema_text) && (!q->schema || q->json_object),
                "a JSON schema without its text or its json_object flag");
+    FUZZ_CHECK(!q->tool_call || (q->chat && q->schema && !q->n_stop),
+               "a tool call without its schema, in a completion or with stop sequences");
     FUZZ_CHECK(q->n_bias >= 0 && q->n_bias <= SYNOR__SERVE_MAX_BIAS, "%d biases", q->n_bias);
     for (int i = 0; i < q->n_bias; i++)
         FUZZ_CHECK(q->bias_tok[i] >= 0 && q->bias_val[i] >= -100 && q->bias_val[i] <= 100,
@@ -53,6 +55,7 @@ static int same_req(const synor__serve_req *a, const synor__serve_req *b)
            a->best_of == b->best_of && a->json_object == b->json_object &&
            (!a->schema_text) == (!b->schema_text) &&
            (!a->schema_text || !strcmp(a->schema_text, b->schema_text)) &&
+           a->tool_call == b->tool_call &&
            (!a->n_bias || (!memcmp(a->bias_tok, b->bias_tok, sizeof(int32_t) * a->n_bias) &&
                            !memcmp(a->bias_val, b->bias_val, sizeof(float) * a->n_bias)));
 }
