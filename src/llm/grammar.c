@@ -14,7 +14,7 @@
  * left, an alternative is picked by its first byte, a property's name is
  * matched byte by byte among those that may come next. A token's bytes are
  * its piece as it decodes after another token (byte-fallback pieces are
- * their byte), computed once when the constraint is made. */
+ * their byte), computed once a model, by its first constraint. */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -73,9 +73,9 @@ typedef struct jstate {
     jframe fr[JSON_MAX_DEPTH]; /* [0, depth) in use: copies take only those */
 } jstate;
 
-struct synor_llm_json {
-    jstate st;
-    synor_llm_schema *g; /* held */
+/* The vocabulary as the automaton reads it, made once a model (its
+ * first constraint) and shared by every constraint of the model. */
+struct llm_pieces {
     int V;
     int32_t eos;
     uint32_t *off; /* token t's bytes: bytes[off[t] .. off[t + 1]) */
@@ -86,6 +86,16 @@ struct synor_llm_json {
      * of an answer is written, such a token is allowed without feeding it
      * (where the string's length is bounded, if it fits) */
     uint8_t *plain;
+};
+
+struct synor_llm_json {
+    jstate st;
+    synor_llm_schema *g; /* held */
+    int V;
+    int32_t eos;
+    const uint32_t *off; /* the model's pieces' */
+    const char *bytes;
+    const uint8_t *plain;
 };
 
 static const char *const lits[3] = {"true", "false", "null"};
@@ -542,61 +552,103 @@ static int feed(const jnode *N, jstate *s, const char *p, size_t n)
     return 0;
 }
 
+void synor__llm_pieces_free(struct llm_pieces *p)
+{
+    if (!p)
+        return;
+    synor__free(p->off);
+    synor__free(p->bytes);
+    synor__free(p->plain);
+    synor__free(p);
+}
+
+/* Every piece's bytes as it decodes after another token, and its plain
+ * flag. */
+static struct llm_pieces *pieces_make(const synor_llm *m)
+{
+    const synor_tokenizer *tok = m->tok;
+    int V = m->cfg.vocab_size;
+    struct llm_pieces *p = synor__calloc(1, sizeof *p);
+    size_t cap = (size_t)V * 8 + 64, used = 0;
+    if (p) {
+        p->off = synor__malloc(((size_t)V + 1) * sizeof *p->off);
+        p->bytes = synor__malloc(cap);
+        p->plain = synor__malloc((size_t)V);
+    }
+    if (!p || !p->off || !p->bytes || !p->plain)
+        goto oom;
+    p->V = V;
+    p->eos = synor_tokenizer_eos(tok);
+    int32_t bos = synor_tokenizer_bos(tok);
+    int32_t prev = p->eos >= 0 && p->eos != bos ? p->eos : 0; /* not BOS: pieces whole */
+    for (int t = 0; t < V; t++) {
+        p->off[t] = (uint32_t)used;
+        if (t == p->eos || t == bos || t >= (int)synor_tokenizer_size(tok))
+            continue;
+        long n = synor_tokenizer_decode(tok, prev, t, p->bytes + used, cap - used);
+        if (n > 0 && used + (size_t)n > cap) { /* grow, then decode it again */
+            size_t c2 = 2 * cap + (size_t)n;
+            char *nb = synor__realloc(p->bytes, c2);
+            if (!nb)
+                goto oom;
+            p->bytes = nb;
+            cap = c2;
+            synor_tokenizer_decode(tok, prev, t, p->bytes + used, cap - used);
+        }
+        used += n > 0 ? (size_t)n : 0;
+    }
+    p->off[V] = (uint32_t)used;
+    const jnode *any = synor__llm_schema_any()->n;
+    for (int t = 0; t < V; t++) { /* as a string's content: node 0's, unbounded */
+        jstate st = {.mode = J_STR};
+        size_t n = p->off[t + 1] - p->off[t];
+        const char *b = p->bytes + p->off[t];
+        int plain = n > 0 && !memchr(b, '"', n) && !memchr(b, '\\', n) &&
+                    feed(any, &st, b, n) == 0 && st.mode == J_STR && st.need == 0;
+        p->plain[t] = plain ? (uint8_t)(st.len < 255 ? st.len : 255) : 0;
+    }
+    return p;
+oom:
+    synor__llm_pieces_free(p);
+    return NULL;
+}
+
+/* The model's pieces: made by the first constraint (two at once: one
+ * wins, the other's copy is given back). */
+static const struct llm_pieces *pieces_of(const synor_llm *m)
+{
+    struct llm_pieces *p = __atomic_load_n(&m->lazy->pieces, __ATOMIC_ACQUIRE);
+    if (p)
+        return p;
+    struct llm_pieces *mine = pieces_make(m), *none = NULL;
+    if (mine && !__atomic_compare_exchange_n(&m->lazy->pieces, &none, mine, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE)) {
+        synor__llm_pieces_free(mine);
+        return none;
+    }
+    return mine;
+}
+
 int synor_llm_json_create_schema(const synor_llm *m, synor_llm_schema *g,
                                  synor_llm_json **out)
 {
     if (!m || !out)
         return synor__error(SYNOR_EINVAL, "synor_llm_json_create: NULL argument");
-    const synor_tokenizer *tok = m->tok;
-    int V = m->cfg.vocab_size;
-    synor_llm_json *j = synor__calloc(1, sizeof *j);
-    size_t cap = (size_t)V * 8 + 64, used = 0;
-    if (j) {
-        j->off = synor__malloc(((size_t)V + 1) * sizeof *j->off);
-        j->bytes = synor__malloc(cap);
-        j->plain = synor__malloc((size_t)V);
-    }
-    if (!j || !j->off || !j->bytes || !j->plain)
-        goto oom;
-    j->V = V;
-    j->eos = synor_tokenizer_eos(tok);
-    int32_t bos = synor_tokenizer_bos(tok);
-    int32_t prev = j->eos >= 0 && j->eos != bos ? j->eos : 0; /* not BOS: pieces whole */
-    for (int t = 0; t < V; t++) {
-        j->off[t] = (uint32_t)used;
-        if (t == j->eos || t == bos || t >= (int)synor_tokenizer_size(tok))
-            continue;
-        long n = synor_tokenizer_decode(tok, prev, t, j->bytes + used, cap - used);
-        if (n > 0 && used + (size_t)n > cap) { /* grow, then decode it again */
-            size_t c2 = 2 * cap + (size_t)n;
-            char *nb = synor__realloc(j->bytes, c2);
-            if (!nb)
-                goto oom;
-            j->bytes = nb;
-            cap = c2;
-            synor_tokenizer_decode(tok, prev, t, j->bytes + used, cap - used);
-        }
-        used += n > 0 ? (size_t)n : 0;
-    }
-    j->off[V] = (uint32_t)used;
-    synor_llm_schema *any = synor__llm_schema_any();
-    for (int t = 0; t < V; t++) { /* as a string's content: node 0's, unbounded */
-        jstate st = {.mode = J_STR};
-        size_t n = j->off[t + 1] - j->off[t];
-        const char *b = j->bytes + j->off[t];
-        int plain = n > 0 && !memchr(b, '"', n) && !memchr(b, '\\', n) &&
-                    feed(any->n, &st, b, n) == 0 && st.mode == J_STR && st.need == 0;
-        j->plain[t] = plain ? (uint8_t)(st.len < 255 ? st.len : 255) : 0;
-    }
-    j->g = g ? g : any;
+    const struct llm_pieces *p = pieces_of(m);
+    synor_llm_json *j = p ? synor__calloc(1, sizeof *j) : NULL;
+    if (!j)
+        return synor__error(SYNOR_ENOMEM, "synor_llm_json_create: out of memory");
+    j->V = p->V;
+    j->eos = p->eos;
+    j->off = p->off;
+    j->bytes = p->bytes;
+    j->plain = p->plain;
+    j->g = g ? g : synor__llm_schema_any();
     synor__llm_schema_hold(j->g);
     j->st.mode = J_START;
     j->st.vnode = j->g->root;
     *out = j;
     return 0;
-oom:
-    synor_llm_json_destroy(j);
-    return synor__error(SYNOR_ENOMEM, "synor_llm_json_create: out of memory");
 }
 
 int synor_llm_json_create(const synor_llm *m, synor_llm_json **out)
@@ -608,11 +660,7 @@ void synor_llm_json_destroy(synor_llm_json *j)
 {
     if (!j)
         return;
-    if (j->g)
-        synor_llm_schema_free(j->g);
-    synor__free(j->off);
-    synor__free(j->bytes);
-    synor__free(j->plain);
+    synor_llm_schema_free(j->g);
     synor__free(j);
 }
 

@@ -372,7 +372,14 @@ struct synor_llm {
     int no_pack;     /* synor_llm_load_opts.no_pack */
     int populated;   /* the file's pages mapped ahead (load.c) */
     size_t packed_bytes;
+    /* made on first use by whichever thread needs it first (atomically;
+     * the pointer set at load, so a const model can fill it): the
+     * vocabulary's bytes for JSON constraints (grammar.c) */
+    struct llm_lazy {
+        struct llm_pieces *pieces;
+    } *lazy;
 };
+void synor__llm_pieces_free(struct llm_pieces *p);
 
 /* The distribution s draws from for these logits (temperature, top-k,
  * top-p; temperature 0: all mass on the argmax), normalised, into probs

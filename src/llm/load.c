@@ -380,6 +380,10 @@ int synor_llm_load(const char *path, const synor_llm_load_opts *opts, synor_llm 
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
     synor_llm *m = synor__calloc(1, sizeof *m);
+    if (m && !(m->lazy = synor__calloc(1, sizeof *m->lazy))) {
+        synor__free(m);
+        m = NULL;
+    }
     if (!m)
         return SYNOR_ENOMEM;
     int e = got == 4 && memcmp(magic, "GGUF", 4) == 0
@@ -405,6 +409,9 @@ void synor_llm_destroy(synor_llm *m)
     synor__free(m->layers);
     synor__free(m->owned);
     synor__free(m->packed);
+    if (m->lazy)
+        synor__llm_pieces_free(m->lazy->pieces);
+    synor__free(m->lazy);
     synor__free(m);
 }
 
