@@ -408,6 +408,56 @@ TEST(whatever_the_mask_allows_is_valid)
     synor_llm_destroy(m);
 }
 
+/* A choice (vLLM's guided_choice): the text is one of the texts, raw, and may end exactly where
+ * one is whole (a text that begins another: either). */
+TEST(a_choice_is_one_of_its_texts)
+{
+    synor_llm *m = load();
+    ASSERT(m != NULL);
+    const char *texts[4] = {"positive", "negative", "neutral \xc3\xa9", "pos"};
+    size_t lens[4] = {8, 8, 10, 3};
+    synor_llm_schema *g;
+    ASSERT_OK(synor__llm_schema_choice(texts, lens, 4, &g));
+    static const char *const good[] = {"positive", "pos", "negative", "neutral \xc3\xa9"};
+    for (size_t i = 0; i < 4; i++) {
+        long n;
+        int done;
+        ASSERT(run_doc(m, g, good[i], &n, &done) == n && done);
+    }
+    static const char *const bad[] = {"posi", "positively", "{\"a\": 1}", " positive", "neg",
+                                      "Positive"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        long n;
+        int done;
+        long got = run_doc(m, g, bad[i], &n, &done);
+        if (got == n && done)
+            fprintf(stderr, "  %s passed\n", bad[i]);
+        ASSERT(got < n || !done);
+    }
+    /* after "pos": the end or more of "positive"; after "positive": the end alone */
+    synor_llm_json *j;
+    ASSERT_OK(synor_llm_json_create_schema(m, g, &j));
+    int32_t eos = synor_tokenizer_eos(synor_llm_tokenizer(m));
+    for (int i = 0; i < 3; i++)
+        ASSERT_OK(synor_llm_json_accept(j, 3 + (unsigned char)"pos"[i]));
+    ASSERT(synor_llm_json_allows(j, eos) && synor_llm_json_allows(j, 3 + 'i'));
+    for (int i = 3; i < 8; i++)
+        ASSERT_OK(synor_llm_json_accept(j, 3 + (unsigned char)"positive"[i]));
+    ASSERT(synor_llm_json_allows(j, eos) && !synor_llm_json_allows(j, 3 + ' '));
+    synor_llm_json_destroy(j);
+    /* texts it refuses: none, an empty one, the same twice */
+    size_t zero[2] = {0, 3};
+    synor_llm_schema *g2 = NULL;
+    ASSERT(synor__llm_schema_choice(texts, lens, 0, &g2) != 0 && !g2);
+    ASSERT(synor__llm_schema_choice(texts, zero, 2, &g2) != 0 && !g2);
+    const char *twice[2] = {"a", "a"};
+    size_t ones[2] = {1, 1};
+    ASSERT(synor__llm_schema_choice(twice, ones, 2, &g2) != 0 && !g2);
+    ASSERT(strstr(synor_errmsg(), "texts 0 and 1 are the same") != NULL);
+    synor_llm_schema_free(g);
+    synor_llm_destroy(m);
+}
+
 static int32_t toks[256];
 static int ntoks, reason;
 
@@ -545,4 +595,5 @@ TEST(cleanup)
 }
 
 TEST_MAIN(schemas_it_cannot_honour_are_refused, texts_pass_in_order_and_others_stop,
-          whatever_the_mask_allows_is_valid, a_tool_call_takes_its_functions_arguments, a_constrained_request_follows_the_schema, cleanup)
+          whatever_the_mask_allows_is_valid, a_tool_call_takes_its_functions_arguments,
+          a_choice_is_one_of_its_texts, a_constrained_request_follows_the_schema, cleanup)

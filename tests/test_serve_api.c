@@ -267,6 +267,47 @@ TEST(tools_and_tool_calls)
     synor__buf_free(&b);
 }
 
+/* vLLM's guided decoding: guided_json a schema, guided_choice raw texts; one constraint a
+ * request; what cannot be honoured refused by name. */
+TEST(guided_decoding_fields)
+{
+    synor__serve_req r;
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"guided_choice\":[\"yes\",\"no\"]}", 0, &r));
+    ASSERT(r.json_object && r.schema && synor__serve_req_extras(&r));
+    ASSERT_STREQ(r.schema_text, "choice:[\"yes\",\"no\"]");
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{" USER ",\"guided_json\":{\"type\":\"object\"}}", 1, &r));
+    ASSERT(r.json_object && r.schema);
+    ASSERT_STREQ(r.schema_text, "json:{\"type\":\"object\"}");
+    synor__serve_req_free(&r);
+    static const struct {
+        const char *body, *want;
+    } bad[] = {
+        {"{\"prompt\":\"x\",\"guided_regex\":\"[a-z]+\"}", "guided_regex: not supported"},
+        {"{\"prompt\":\"x\",\"guided_grammar\":\"root ::= x\"}", "guided_grammar: not supported"},
+        {"{\"prompt\":\"x\",\"guided_choice\":[]}", "guided_choice: expected 1 to 64 texts"},
+        {"{\"prompt\":\"x\",\"guided_choice\":[\"a\",\"\"]}", "guided_choice[1]: a text is 1 to"},
+        {"{\"prompt\":\"x\",\"guided_choice\":[\"a\",\"a\"]}", "texts 0 and 1 are the same"},
+        {"{\"prompt\":\"x\",\"guided_choice\":[\"a\",2]}", "guided_choice[1]: expected string"},
+        {"{\"prompt\":\"x\",\"guided_json\":{\"type\":\"object\",\"minProperties\":1}}",
+         "guided_json: keyword \"minProperties\" is not supported"},
+        {"{\"prompt\":\"x\",\"guided_json\":{},\"guided_choice\":[\"a\"]}",
+         "one constraint at a time"},
+        {"{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_object\"},\"guided_choice\":"
+         "[\"a\"]}",
+         "guided_choice: one constraint at a time"},
+        {"{" USER "," TOOLS ",\"tool_choice\":\"required\",\"guided_json\":{}}",
+         "guided_json: one constraint at a time"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int e = parse(bad[i].body, strstr(bad[i].body, "messages") != NULL, &r);
+        if (!e || !strstr(synor_errmsg(), bad[i].want))
+            fprintf(stderr, "  %s\n  -> %s (want %s)\n", bad[i].body, synor_errmsg(), bad[i].want);
+        ASSERT(e < 0 && strstr(synor_errmsg(), bad[i].want) != NULL);
+        ASSERT(r.prompt == NULL && r.schema == NULL);
+    }
+}
+
 TEST(errors_name_position_field_and_value)
 {
     synor__serve_req r;
@@ -425,6 +466,6 @@ TEST(allocation_failures_leave_nothing)
 }
 
 TEST_MAIN(completion_defaults_and_fields, stop_sequences_in_text, logprobs_of_a_row, chat_template,
-          tools_and_tool_calls, errors_name_position_field_and_value,
+          tools_and_tool_calls, guided_decoding_fields, errors_name_position_field_and_value,
           text_is_always_valid_json, utf8_held_until_complete, error_json_and_finish_reasons,
           allocation_failures_leave_nothing)

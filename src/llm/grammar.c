@@ -469,8 +469,9 @@ static int step(const jnode *N, jstate *s, int c)
         s->ws = 0;
     }
     switch (s->mode) {
-    case J_START: /* the answer begins with the object (as llama.cpp's root) */
-        return c == '{' ? value_start(N, s, s->vnode, c) : -1;
+    case J_START: /* the answer begins with the object (as llama.cpp's root), or is one of
+                     a choice's texts (a root enum of raw texts) */
+        return c == '{' || N[s->vnode].kind == N_LIT ? value_start(N, s, s->vnode, c) : -1;
     case J_VALUE:
         return value_start(N, s, s->vnode, c);
     case J_VALUE_OR_END: {
@@ -664,14 +665,27 @@ void synor_llm_json_destroy(synor_llm_json *j)
     synor__free(j);
 }
 
-int synor_llm_json_done(const synor_llm_json *j) { return j->st.mode == J_DONE; }
+/* The text may end: the object closed, or a choice's text whole. */
+static int done(const jnode *N, const jstate *s)
+{
+    if (s->mode == J_DONE)
+        return 1;
+    if (s->mode != J_ENUM || s->depth)
+        return 0;
+    for (uint64_t m = s->cand; m; m &= m - 1)
+        if (N[s->vnode].llen[__builtin_ctzll(m)] == s->len)
+            return 1;
+    return 0;
+}
+
+int synor_llm_json_done(const synor_llm_json *j) { return done(j->g->n, &j->st); }
 
 int synor_llm_json_allows(const synor_llm_json *j, int32_t t)
 {
     if (t < 0 || t >= j->V)
         return 0;
     if (t == j->eos)
-        return j->st.mode == J_DONE;
+        return done(j->g->n, &j->st);
     size_t n = j->off[t + 1] - j->off[t];
     jstate s;
     copy(&s, &j->st);

@@ -783,3 +783,56 @@ int synor_llm_schema_parse(const char *text, size_t len, const char *name,
     synor__jdoc_free(d);
     return rc;
 }
+
+/* The texts as a root enum: grammar.c starts in it (no '{') and may end
+ * where one is whole. */
+static int choice_nodes(cx *x, const char *const *texts, const size_t *lens, int n)
+{
+    uint16_t lit;
+    int rc = new_node(x, NULL, N_LIT, &lit);
+    if (rc)
+        return rc;
+    jnode *l = &x->s->n[lit];
+    l->lits = synor__calloc((size_t)n, sizeof *l->lits);
+    l->llen = synor__calloc((size_t)n, sizeof *l->llen);
+    if (!l->lits || !l->llen)
+        return synor__error(SYNOR_ENOMEM, "a choice: out of memory");
+    for (int i = 0; i < n; i++) {
+        if (!(l->lits[i] = synor__malloc(lens[i] + 1)))
+            return synor__error(SYNOR_ENOMEM, "a choice: out of memory");
+        memcpy(l->lits[i], texts[i], lens[i]);
+        l->lits[i][lens[i]] = 0;
+        l->llen[i] = (uint16_t)lens[i];
+        l->nlits = (uint16_t)(i + 1);
+    }
+    x->s->root = lit;
+    return 0;
+}
+
+int synor__llm_schema_choice(const char *const *texts, const size_t *lens, int n,
+                             synor_llm_schema **out)
+{
+    *out = NULL;
+    if (n < 1 || n > SCHEMA_MAX_SET)
+        return synor__error(SYNOR_EINVAL, "a choice: 1 to 64 texts, not %d", n);
+    for (int i = 0; i < n; i++) {
+        if (lens[i] == 0 || lens[i] >= SCHEMA_UNBOUNDED)
+            return synor__error(SYNOR_EINVAL, "a choice: text %d is %zu bytes (1 to 65534)", i,
+                                lens[i]);
+        for (int k = 0; k < i; k++)
+            if (lens[k] == lens[i] && !memcmp(texts[k], texts[i], lens[i]))
+                return synor__error(SYNOR_EINVAL, "a choice: texts %d and %d are the same", k, i);
+    }
+    cx x;
+    int rc = begin(&x, NULL, NULL, "choice");
+    if (rc)
+        return rc;
+    rc = choice_nodes(&x, texts, lens, n);
+    synor__free(x.src);
+    if (rc) {
+        synor_llm_schema_free(x.s);
+        return rc;
+    }
+    *out = x.s; /* (no finish: the root is not an object, nothing can nest) */
+    return 0;
+}

@@ -86,6 +86,10 @@ int synor__llm_schema_compile(const synor__jdoc *d, const synor__jval *v, const 
 int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
                             const char *const *names, const char *const *paths, int n,
                             synor_llm_schema **out);
+/* A choice (vLLM's guided_choice): the text is exactly one of texts[i]
+ * (lens[i] bytes, 1..65535 each; n 1..64, distinct), not JSON. */
+int synor__llm_schema_choice(const char *const *texts, const size_t *lens, int n,
+                             synor_llm_schema **out);
 /* The schema of synor_llm_json_create: any object (a static one). */
 synor_llm_schema *synor__llm_schema_any(void);
 void synor__llm_schema_hold(synor_llm_schema *s);

@@ -91,6 +91,70 @@ static int format_field(const synor__jdoc *d, const synor__jval *v, synor__serve
     return 0;
 }
 
+/* vLLM's guided decoding fields: guided_json (a schema, as json_schema's)
+ * and guided_choice (the answer one of 1-64 texts, raw); guided_regex,
+ * guided_grammar and guided_whitespace_pattern refused by name. One
+ * constraint a request: not with a JSON response_format or a tool call. */
+static int guided_fields(const synor__jdoc *d, const synor__jval *root, synor__serve_req *out)
+{
+    static const char *const never[] = {"guided_regex", "guided_grammar",
+                                        "guided_whitespace_pattern"};
+    for (size_t i = 0; i < SYNOR__ARRAY_LEN(never); i++)
+        if (opt(root, never[i]))
+            return synor__json_fail(d, opt(root, never[i]), SYNOR_ENOTSUP, never[i],
+                                    "not supported by synor serve (guided_json and "
+                                    "guided_choice are)");
+    const synor__jval *gj = opt(root, "guided_json"), *gc = opt(root, "guided_choice");
+    const synor__jval *v = gj ? gj : gc;
+    if (!v)
+        return 0;
+    const char *name = gj ? "guided_json" : "guided_choice";
+    if ((gj && gc) || out->json_object)
+        return synor__json_fail(d, v, SYNOR_ENOTSUP, name,
+                                "one constraint at a time (guided_json, guided_choice, a JSON "
+                                "response_format, a tool call)");
+    int e;
+    if (gj) {
+        e = synor__json_expect(d, gj, name, SYNOR__J_OBJECT);
+        if (!e)
+            e = synor__llm_schema_compile(d, gj, name, &out->schema);
+    } else {
+        const char *texts[SCHEMA_MAX_SET];
+        size_t lens[SCHEMA_MAX_SET];
+        e = synor__json_expect(d, gc, name, SYNOR__J_ARRAY);
+        if (!e && (gc->u.arr.n == 0 || gc->u.arr.n > SCHEMA_MAX_SET))
+            return synor__json_fail(d, gc, SYNOR_ESCHEMA, name,
+                                    "expected 1 to 64 texts, found %zu", gc->u.arr.n);
+        for (size_t i = 0; !e && i < gc->u.arr.n; i++) {
+            const synor__jval *t = gc->u.arr.items[i];
+            char path[40];
+            snprintf(path, sizeof path, "guided_choice[%zu]", i);
+            e = synor__json_expect(d, t, path, SYNOR__J_STRING);
+            if (!e && (t->u.str.len == 0 || t->u.str.len > 1024))
+                e = synor__json_fail(d, t, SYNOR_ESCHEMA, path,
+                                     "a text is 1 to 1024 bytes, found %zu", t->u.str.len);
+            if (!e) {
+                texts[i] = t->u.str.s;
+                lens[i] = t->u.str.len;
+            }
+        }
+        if (!e && synor__llm_schema_choice(texts, lens, (int)gc->u.arr.n, &out->schema))
+            e = synor__json_fail(d, gc, SYNOR_ESCHEMA, name, "%s", synor_errmsg());
+    }
+    if (e)
+        return e;
+    synor__buf b; /* the exact-match cache's key: which constraint, compact */
+    synor__buf_init(&b);
+    synor__jw w;
+    synor__jw_init(&w, &b, 0);
+    synor__buf_puts(&b, gj ? "json:" : "choice:");
+    synor__jw_value(&w, v);
+    out->json_object = 1;
+    if (!(out->schema_text = synor__buf_take(&b)))
+        return synor__error(SYNOR_ENOMEM, "out of memory reading the request");
+    return 0;
+}
+
 void synor__serve_chat_line(synor__buf *b, const char *role, const char *content, size_t len)
 {
     synor__buf_puts(b, role);
@@ -346,6 +410,8 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
         e = bias_field(d, v, out);
     if (!e && (v = opt(root, "response_format")))
         e = format_field(d, v, out);
+    if (!e)
+        e = guided_fields(d, root, out);
     if (!e && (v = opt(root, "n")) &&
         !(e = synor__json_int(d, v, "n", 1, SYNOR__SERVE_MAX_N, &i64)))
         out->n = (long)i64;

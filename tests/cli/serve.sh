@@ -272,6 +272,15 @@ check jsc-bad       [ "$(req POST /v1/completions '{"prompt":"x","response_forma
 check jsc-bad-msg   msg_has 'response_format.json_schema.schema/properties/a: keyword "pattern" is not supported'
 check jsc-type      [ "$(req POST /v1/completions '{"prompt":"x","response_format":{"type":"xml"}}')" = 400 ]
 check jsc-type-msg  msg_has 'response_format.type: "xml" is not supported'
+# vLLM's guided_choice: the answer is one of the texts and ends there (finish "stop");
+# guided_json as a schema; guided_regex refused
+check gc            [ "$(req POST /v1/completions '{"prompt":"Synor places","max_tokens":40,"temperature":0,"guided_choice":["cheap","fast","both ways"]}')" = 200 ]
+check gc-text       grep -qxE 'cheap|fast|both ways' <(get choices.0.text)
+check gc-fin        [ "$(get choices.0.finish_reason)" = stop ]
+check gj            [ "$(req POST /v1/completions "{\"prompt\":\"Synor places\",\"max_tokens\":100,\"temperature\":0,\"guided_json\":$sch}")" = 200 ]
+check gj-kind       grep -qxE 'red|blue' <(get choices.0.text | "$JC" -g kind)
+check gr            [ "$(req POST /v1/completions '{"prompt":"x","guided_regex":"[a-z]+"}')" = 400 ]
+check gr-msg        msg_has 'guided_regex: not supported by synor serve'
 # tools: a call asked for is constrained to {"name", "arguments"} (the name picks the arguments'
 # schema) and answered as tool_calls (arguments a JSON string); streamed, one delta carries the
 # whole call; "auto" (the default) is refused: these models cannot tell a call from a text
