@@ -138,7 +138,8 @@ static int guided_fields(const synor__jdoc *d, const synor__jval *root, synor__s
                 lens[i] = t->u.str.len;
             }
         }
-        if (!e && synor__llm_schema_choice(texts, lens, (int)gc->u.arr.n, &out->schema))
+        if (!e && (e = synor__llm_schema_choice(texts, lens, (int)gc->u.arr.n, &out->schema)) &&
+            e != SYNOR_ENOMEM)
             e = synor__json_fail(d, gc, SYNOR_ESCHEMA, name, "%s", synor_errmsg());
     }
     if (e)
