@@ -7,12 +7,13 @@
  * an accepted one has a prompt and sampling values inside their ranges
  * (max_tokens >= 1, temperature >= 0 and finite, 0 < top_p <= 1, top_k >=
  * 0, n in 1..16, echo only in a completion, at most 300 logit biases, each
- * of a token id >= 0 and within -100..100; a JSON schema compiled with its text
- * kept; a tool call only in a chat request, with its schema, without stop sequences). A failed allocation is SYNOR_ENOMEM or the same result. Any bytes
- * written as a JSON string literal parse back with the project's JSON
- * reader (when they hold no NUL byte, which that reader refuses); the ready prefix of any bytes is
- * at most their length, and all of them when they end on a complete character or an ill-formed
- * byte. */
+ * of a token id >= 0 and within -100..100; a JSON schema compiled with its
+ * text kept; a tool call only in a chat request, with its schema, without
+ * stop sequences). A failed allocation is SYNOR_ENOMEM or the same result.
+ * Any bytes written as a JSON string literal parse back with the project's
+ * JSON reader (when they hold no NUL byte, which that reader refuses); the
+ * ready prefix of any bytes is at most their length, and all of them when
+ * they end on a complete character or an ill-formed byte. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -112,35 +112,6 @@ static int add_blob(const char *data, size_t len, char sha[65])
     return (int)S.n_blobs++;
 }
 
-static void jw_value(synor__jw *w, const synor__jval *v)
-{
-    switch (v->type) {
-    case SYNOR__J_NULL: synor__jw_null(w); break;
-    case SYNOR__J_BOOL: synor__jw_bool(w, v->u.boolean); break;
-    case SYNOR__J_NUMBER:
-        if (v->u.n.is_int)
-            synor__jw_int(w, v->u.n.inum);
-        else
-            synor__jw_num(w, v->u.n.num);
-        break;
-    case SYNOR__J_STRING: synor__jw_str(w, v->u.str.s); break;
-    case SYNOR__J_ARRAY:
-        synor__jw_arr_begin(w);
-        for (size_t i = 0; i < v->u.arr.n; i++)
-            jw_value(w, v->u.arr.items[i]);
-        synor__jw_arr_end(w);
-        break;
-    case SYNOR__J_OBJECT:
-        synor__jw_obj_begin(w);
-        for (size_t i = 0; i < v->u.obj.n; i++) {
-            synor__jw_key(w, v->u.obj.m[i].key);
-            jw_value(w, v->u.obj.m[i].val);
-        }
-        synor__jw_obj_end(w);
-        break;
-    }
-}
-
 static char *value_text(const synor__jval *v)
 {
     synor__buf b;
@@ -148,7 +119,7 @@ static char *value_text(const synor__jval *v)
     synor__jw w;
     synor__jw_init(&w, &b, 0);
     if (v)
-        jw_value(&w, v);
+        synor__jw_value(&w, v);
     else
         synor__buf_puts(&b, "{}");
     return synor__buf_take(&b);

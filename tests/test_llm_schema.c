@@ -13,33 +13,20 @@
 
 #include "json/json.h"
 #include "llm/schema.h"
-#include "llm_fixture.h"
+#include "json_fixture.h"
 #include "synor/error.h"
 #include "synor/llm.h"
 #include "test.h"
 
-static char dir[32], path[64];
+static json_test_model model;
 
 static synor_llm *load(void)
 {
-    if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/synor-schema-XXXXXX");
-        if (!mkdtemp(dir))
-            return NULL;
-        snprintf(path, sizeof path, "%s/m.gguf", dir);
-        synor_llm_synth s = llm_test_synth(1);
-        s.cfg.seq_len = 256;
-        static const char text[] =
-            "{\"name\": \"Ann\", \"age\": 30, \"tags\": [\"red\", \"big\"], \"kind\": \"dog\", "
-            "\"nick\": null, \"friend\": {\"name\": \"Bob\", \"age\": -4}, \"ok\": true, "
-            "\"size\": 1.5e3} Once upon a time there was a cat. \\u00e9 \\n \\\" ";
-        s.text = text;
-        s.text_len = sizeof text - 1;
-        if (synor_llm_synth_gguf(&s, SYNOR_TTYPE_Q8_0, path))
-            return NULL;
-    }
-    synor_llm *m = NULL;
-    return synor_llm_load(path, NULL, &m) ? NULL : m;
+    static const char text[] =
+        "{\"name\": \"Ann\", \"age\": 30, \"tags\": [\"red\", \"big\"], \"kind\": \"dog\", "
+        "\"nick\": null, \"friend\": {\"name\": \"Bob\", \"age\": -4}, \"ok\": true, "
+        "\"size\": 1.5e3} Once upon a time there was a cat. \\u00e9 \\n \\\" ";
+    return json_test_load(&model, "synor-schema", text, sizeof text - 1);
 }
 
 static synor_llm_schema *schema(const char *text)
@@ -61,26 +48,6 @@ static const char person[] =
     "\"friend\": {\"$ref\": \"#\"}},"
     "\"required\": [\"name\", \"age\"],"
     "\"$defs\": {\"kind\": {\"enum\": [\"cat\", \"dog\", 1.5, 12, null]}}}";
-
-/* Feeds doc as byte pieces (id 3 + the byte): the count accepted before
- * one was refused, and in *done whether EOS is then allowed. */
-static long run_doc(synor_llm *m, synor_llm_schema *g, const char *doc, long *n, int *done)
-{
-    int32_t ids[512];
-    *n = (long)strlen(doc);
-    for (long i = 0; i < *n && i < 512; i++)
-        ids[i] = 3 + (unsigned char)doc[i];
-    synor_llm_json *j;
-    if (*n > 512 || synor_llm_json_create_schema(m, g, &j))
-        return -1;
-    long i = 0;
-    while (i < *n && synor_llm_json_accept(j, ids[i]) == 0)
-        i++;
-    *done = synor_llm_json_done(j) &&
-            synor_llm_json_allows(j, synor_tokenizer_eos(synor_llm_tokenizer(m)));
-    synor_llm_json_destroy(j);
-    return i;
-}
 
 TEST(schemas_it_cannot_honour_are_refused)
 {
@@ -143,14 +110,6 @@ TEST(texts_pass_in_order_and_others_stop)
         "{\n  \"name\": \"12345678\",\n  \"age\": 7,\n  \"tags\": [\"a\", \"b\"],\n"
         "  \"kind\": null,\n  \"nick\": \"x\"\n}",
     };
-    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
-        long n;
-        int done;
-        long got = run_doc(m, g, good[i], &n, &done);
-        if (got != n || !done)
-            fprintf(stderr, "  %s: %ld of %ld bytes, done %d\n", good[i], got, n, done);
-        ASSERT(got == n && done);
-    }
     static const char *const bad[] = {
         "{\"age\": 30, \"name\": \"Ann\"}",           /* order */
         "{\"name\": \"Ann\"}",                        /* age is required */
@@ -171,14 +130,8 @@ TEST(texts_pass_in_order_and_others_stop)
         "{\"nam\": \"Ann\", \"age\": 1}",
         "{\"name\": \"Ann\", \"age\": 1,}",
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        long n;
-        int done;
-        long got = run_doc(m, g, bad[i], &n, &done);
-        if (got == n && done)
-            fprintf(stderr, "  %s passed\n", bad[i]);
-        ASSERT(got < n || !done);
-    }
+    ASSERT_OK(json_test_expect(m, g, good, sizeof good / sizeof *good, bad,
+                               sizeof bad / sizeof *bad));
     synor_llm_schema_free(g);
     synor_llm_destroy(m);
 }
@@ -265,7 +218,8 @@ static int valid(const synor__jval *root, const synor__jval *s, const synor__jva
                 return 0;
     }
     if (v->type == SYNOR__J_OBJECT) {
-        const synor__jval *p = synor__json_get(s, "properties"), *r = synor__json_get(s, "required");
+        const synor__jval *p = synor__json_get(s, "properties");
+        const synor__jval *r = synor__json_get(s, "required");
         const synor__jval *ap = synor__json_get(s, "additionalProperties");
         for (size_t i = 0; r && i < r->u.arr.n; i++)
             if (!synor__json_get(v, r->u.arr.items[i]->u.str.s))
@@ -335,12 +289,7 @@ TEST(whatever_the_mask_allows_is_valid)
 {
     synor_llm *m = load();
     ASSERT(m != NULL);
-    const synor_tokenizer *tok = synor_llm_tokenizer(m);
-    int V = synor_llm_hparams_get(m)->vocab_size;
-    int32_t eos = synor_tokenizer_eos(tok);
-    float row[512];
-    double w[512];
-    char text[8192], piece[64];
+    char text[8192];
     uint64_t rng = 7;
     size_t nsch = sizeof walk_schemas / sizeof *walk_schemas;
     for (size_t si = 0; si <= nsch; si++) { /* the last: a tool call */
@@ -349,62 +298,73 @@ TEST(whatever_the_mask_allows_is_valid)
         ASSERT(g != NULL);
         if (si < nsch)
             ASSERT_OK(synor__json_parse(walk_schemas[si], strlen(walk_schemas[si]), "s", &sd));
+        const synor__jval *sr = synor__jdoc_root(sd);
         int ended = 0;
         for (int walk = 0; walk < 30; walk++) {
-            synor_llm_json *j;
-            ASSERT_OK(synor_llm_json_create_schema(m, g, &j));
-            size_t len = 0;
-            int32_t prev = eos;
-            for (int step = 0; step < 2000 && len + 64 < sizeof text; step++) {
-                for (int t = 0; t < V; t++)
-                    row[t] = 0;
-                synor_llm_json_mask(j, row);
-                double total = 0;
-                for (int t = 0; t < V; t++) {
-                    long k = synor_tokenizer_decode(tok, prev, t, piece, sizeof piece);
-                    size_t kk = (size_t)(k > 0 ? (k < 64 ? k : 64) : 0);
-                    int closer = kk && (memchr(piece, '}', kk) || memchr(piece, ']', kk) ||
-                                        memchr(piece, '"', kk));
-                    w[t] = row[t] == 0 ? (closer ? 40.0 : 1.0) : 0;
-                    total += w[t];
-                }
-                ASSERT(total > 0); /* never a dead end */
-                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-                double u = (double)(rng >> 11) / 9007199254740992.0 * total;
-                int32_t t = 0;
-                for (; t < V - 1 && u >= w[t]; t++)
-                    u -= w[t];
-                while (w[t] == 0)
-                    t--;
-                ASSERT_OK(synor_llm_json_accept(j, t));
-                if (t == eos) {
-                    synor__jdoc *d;
-                    ended++;
-                    if (synor__json_parse(text, len, "walk", &d)) {
-                        fprintf(stderr, "  %.*s: %s\n", (int)len, text, synor_errmsg());
-                        ASSERT(0);
-                    }
-                    const synor__jval *sr = synor__jdoc_root(sd);
-                    int ok = si < nsch ? valid(sr, sr, synor__jdoc_root(d))
-                                       : valid_tool(sr, synor__jdoc_root(d));
-                    if (!ok)
-                        fprintf(stderr, "  schema %zu: invalid: %.*s\n", si, (int)len, text);
-                    ASSERT(ok);
-                    synor__jdoc_free(d);
-                    break;
-                }
-                long k = synor_tokenizer_decode(tok, prev, t, text + len, sizeof text - len);
-                ASSERT(k >= 0);
-                len += (size_t)k;
-                prev = t;
+            size_t len;
+            int r = json_test_walk(m, g, &rng, text, sizeof text, &len);
+            ASSERT(r >= 0); /* never a dead end */
+            if (r == 0)
+                continue;
+            synor__jdoc *d;
+            ended++;
+            if (synor__json_parse(text, len, "walk", &d)) {
+                fprintf(stderr, "  %.*s: %s\n", (int)len, text, synor_errmsg());
+                ASSERT(0);
             }
-            synor_llm_json_destroy(j);
+            int ok = si < nsch ? valid(sr, sr, synor__jdoc_root(d))
+                               : valid_tool(sr, synor__jdoc_root(d));
+            if (!ok)
+                fprintf(stderr, "  schema %zu: invalid: %.*s\n", si, (int)len, text);
+            synor__jdoc_free(d);
+            ASSERT(ok);
         }
         fprintf(stderr, "  schema %zu: %d of 30 walks ended\n", si, ended);
         ASSERT(ended >= 10);
         synor__jdoc_free(sd);
         synor_llm_schema_free(g);
     }
+    synor_llm_destroy(m);
+}
+
+TEST(a_tool_call_takes_its_functions_arguments)
+{
+    synor_llm *m = load();
+    synor__jdoc *d = NULL;
+    synor_llm_schema *g = tools_schema(&d);
+    ASSERT(m && g);
+    static const char *const good[] = {
+        "{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}",
+        "{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Oslo\", \"unit\": \"c\"}}",
+        "{\"name\": \"get_time\", \"arguments\": {}}",
+        "{\"name\": \"get_weather_at\", \"arguments\": {\"n\": 12}}",
+        "{\"name\": \"get_weather_at\", \"arguments\": {}}",
+    };
+    static const char *const bad[] = {
+        "{\"name\": \"get_time\", \"arguments\": {\"location\": \"x\"}}",
+        "{\"name\": \"get_weather\", \"arguments\": {}}",
+        "{\"name\": \"get_weather\", \"arguments\": {\"n\": 1}}",
+        "{\"name\": \"get_weather_at\", \"arguments\": {\"location\": \"x\"}}",
+        "{\"name\": \"other\", \"arguments\": {}}",
+        "{\"arguments\": {}, \"name\": \"get_time\"}",
+        "{\"name\": \"get_time\"}",
+        "{\"name\": \"get_time\", \"arguments\": []}",
+    };
+    ASSERT_OK(json_test_expect(m, g, good, sizeof good / sizeof *good, bad,
+                               sizeof bad / sizeof *bad));
+    /* a function whose parameters are not an object schema */
+    synor__jdoc *d2;
+    const char *t = "{\"type\": \"string\"}";
+    ASSERT_OK(synor__json_parse(t, strlen(t), "p", &d2));
+    const synor__jval *params[1] = {synor__jdoc_root(d2)};
+    const char *names[1] = {"f"}, *paths[1] = {"tools[0].function.parameters"};
+    synor_llm_schema *g2 = NULL;
+    ASSERT(synor__llm_schema_tools(d2, params, names, paths, 1, &g2) != 0 && !g2);
+    ASSERT(strstr(synor_errmsg(), "p:1:1: tools[0].function.parameters: a function's "
+                                  "parameters must be an object schema") != NULL);
+    synor__jdoc_free(d2);
+    synor_llm_schema_free(g);
+    synor__jdoc_free(d);
     synor_llm_destroy(m);
 }
 
@@ -419,21 +379,10 @@ TEST(a_choice_is_one_of_its_texts)
     synor_llm_schema *g;
     ASSERT_OK(synor__llm_schema_choice(texts, lens, 4, &g));
     static const char *const good[] = {"positive", "pos", "negative", "neutral \xc3\xa9"};
-    for (size_t i = 0; i < 4; i++) {
-        long n;
-        int done;
-        ASSERT(run_doc(m, g, good[i], &n, &done) == n && done);
-    }
     static const char *const bad[] = {"posi", "positively", "{\"a\": 1}", " positive", "neg",
                                       "Positive"};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        long n;
-        int done;
-        long got = run_doc(m, g, bad[i], &n, &done);
-        if (got == n && done)
-            fprintf(stderr, "  %s passed\n", bad[i]);
-        ASSERT(got < n || !done);
-    }
+    ASSERT_OK(json_test_expect(m, g, good, sizeof good / sizeof *good, bad,
+                               sizeof bad / sizeof *bad));
     /* after "pos": the end or more of "positive"; after "positive": the end alone */
     synor_llm_json *j;
     ASSERT_OK(synor_llm_json_create_schema(m, g, &j));
@@ -458,80 +407,6 @@ TEST(a_choice_is_one_of_its_texts)
     synor_llm_destroy(m);
 }
 
-static int32_t toks[256];
-static int ntoks, reason;
-
-static int on_token(uint64_t id, int32_t t, void *user)
-{
-    (void)id;
-    (void)user;
-    if (ntoks < 256)
-        toks[ntoks++] = t;
-    return 0;
-}
-
-static void on_done(uint64_t id, int why, void *user)
-{
-    (void)id;
-    (void)user;
-    reason = why;
-}
-
-TEST(a_tool_call_takes_its_functions_arguments)
-{
-    synor_llm *m = load();
-    synor__jdoc *d = NULL;
-    synor_llm_schema *g = tools_schema(&d);
-    ASSERT(m && g);
-    static const char *const good[] = {
-        "{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}",
-        "{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Oslo\", \"unit\": \"c\"}}",
-        "{\"name\": \"get_time\", \"arguments\": {}}",
-        "{\"name\": \"get_weather_at\", \"arguments\": {\"n\": 12}}",
-        "{\"name\": \"get_weather_at\", \"arguments\": {}}",
-    };
-    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
-        long n;
-        int done;
-        long got = run_doc(m, g, good[i], &n, &done);
-        if (got != n || !done)
-            fprintf(stderr, "  %s: %ld of %ld bytes, done %d\n", good[i], got, n, done);
-        ASSERT(got == n && done);
-    }
-    static const char *const bad[] = {
-        "{\"name\": \"get_time\", \"arguments\": {\"location\": \"x\"}}",
-        "{\"name\": \"get_weather\", \"arguments\": {}}",
-        "{\"name\": \"get_weather\", \"arguments\": {\"n\": 1}}",
-        "{\"name\": \"get_weather_at\", \"arguments\": {\"location\": \"x\"}}",
-        "{\"name\": \"other\", \"arguments\": {}}",
-        "{\"arguments\": {}, \"name\": \"get_time\"}",
-        "{\"name\": \"get_time\"}",
-        "{\"name\": \"get_time\", \"arguments\": []}",
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        long n;
-        int done;
-        long got = run_doc(m, g, bad[i], &n, &done);
-        if (got == n && done)
-            fprintf(stderr, "  %s passed\n", bad[i]);
-        ASSERT(got < n || !done);
-    }
-    /* a function whose parameters are not an object schema */
-    synor__jdoc *d2;
-    const char *t = "{\"type\": \"string\"}";
-    ASSERT_OK(synor__json_parse(t, strlen(t), "p", &d2));
-    const synor__jval *params[1] = {synor__jdoc_root(d2)};
-    const char *names[1] = {"f"}, *paths[1] = {"tools[0].function.parameters"};
-    synor_llm_schema *g2 = NULL;
-    ASSERT(synor__llm_schema_tools(d2, params, names, paths, 1, &g2) != 0 && !g2);
-    ASSERT(strstr(synor_errmsg(), "p:1:1: tools[0].function.parameters: a function's "
-                                  "parameters must be an object schema") != NULL);
-    synor__jdoc_free(d2);
-    synor_llm_schema_free(g);
-    synor__jdoc_free(d);
-    synor_llm_destroy(m);
-}
-
 /* Through the scheduler, sampled: the text of every request that ends is
  * valid, and the constraint outlives the schema handle given back. */
 TEST(a_constrained_request_follows_the_schema)
@@ -552,25 +427,18 @@ TEST(a_constrained_request_follows_the_schema)
         synor_llm_json *j;
         ASSERT_OK(synor_llm_json_create_schema(m, g, &j));
         synor_llm_schema_free(g); /* the constraint holds it */
-        int32_t p[2] = {1, 20};
-        synor_llm_request rq = {.prompt = p, .n_prompt = 2, .max_new = 250, .json = j,
-                                .on_token = on_token, .on_done = on_done};
-        synor_sampler_init(&rq.sampler, 1.0f, 0, 1, seed);
-        ntoks = 0;
-        reason = -1;
-        ASSERT_OK(synor_llm_sched_submit(s, &rq, NULL));
-        while (synor_llm_sched_step(s) > 0)
-            ;
-        if (reason == SYNOR_LLM_DONE_EOS) {
+        json_test_got got;
+        ASSERT_OK(json_test_sample(s, j, seed, 250, &got));
+        if (got.reason == SYNOR_LLM_DONE_EOS) {
             char text[4096];
             size_t len = 0;
-            int32_t prev = p[1];
-            for (int i = 0; i < ntoks; i++) {
-                long k = synor_tokenizer_decode(synor_llm_tokenizer(m), prev, toks[i], text + len,
+            int32_t prev = 20;
+            for (int i = 0; i < got.n; i++) {
+                long k = synor_tokenizer_decode(synor_llm_tokenizer(m), prev, got.t[i], text + len,
                                                 sizeof text - len);
                 ASSERT(k >= 0);
                 len += (size_t)k;
-                prev = toks[i];
+                prev = got.t[i];
             }
             synor__jdoc *d;
             ASSERT_OK(synor__json_parse(text, len, "answer", &d));
@@ -578,7 +446,7 @@ TEST(a_constrained_request_follows_the_schema)
             synor__jdoc_free(d);
             closed++;
         } else {
-            ASSERT_EQ(reason, SYNOR_LLM_DONE_LENGTH);
+            ASSERT_EQ(got.reason, SYNOR_LLM_DONE_LENGTH);
         }
         synor_llm_json_destroy(j);
     }
@@ -588,11 +456,7 @@ TEST(a_constrained_request_follows_the_schema)
     llm_test_teardown(s, c, m, rt);
 }
 
-TEST(cleanup)
-{
-    unlink(path);
-    rmdir(dir);
-}
+TEST(cleanup) { json_test_unlink(&model); }
 
 TEST_MAIN(schemas_it_cannot_honour_are_refused, texts_pass_in_order_and_others_stop,
           whatever_the_mask_allows_is_valid, a_tool_call_takes_its_functions_arguments,

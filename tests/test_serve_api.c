@@ -80,11 +80,13 @@ TEST(completion_defaults_and_fields)
     synor__serve_req_free(&r);
     /* json_schema (OpenAI's) and json_object with a schema (llama.cpp's): compiled, and its
      * compact text kept for the exact-match cache's key */
-    ASSERT_OK(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
-                    "{\"name\":\"t\",\"strict\":true,\"schema\":{\"type\": \"object\", \"properties\":"
-                    " {\"a\": {\"type\": \"integer\"}}}}}}", 0, &r));
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\","
+                    "\"json_schema\":{\"name\":\"t\",\"strict\":true,\"schema\":{\"type\": "
+                    "\"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}}}}}",
+                    0, &r));
     ASSERT(r.json_object && r.schema && synor__serve_req_extras(&r));
-    ASSERT_STREQ(r.schema_text, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}");
+    ASSERT_STREQ(r.schema_text,
+                 "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}");
     synor__serve_req_free(&r);
     ASSERT(!r.schema && !r.schema_text);
     ASSERT_OK(parse("{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_object\",\"schema\":"
@@ -176,10 +178,11 @@ TEST(chat_template)
     synor__serve_req_free(&r);
 }
 
-#define TOOLS                                                                               \
-    "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":"      \
-    "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}}}," \
-    "{\"type\":\"function\",\"function\":{\"name\":\"get_time\",\"description\":\"Now\"}}]"
+#define TOOLS                                                                          \
+    "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\","           \
+    "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}," \
+    "\"required\":[\"city\"]}}},{\"type\":\"function\",\"function\":{\"name\":"        \
+    "\"get_time\",\"description\":\"Now\"}}]"
 #define USER "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]"
 
 /* Function calling: the functions in the prompt's first line, a call asked for compiled to
@@ -191,9 +194,10 @@ TEST(tools_and_tool_calls)
     ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":\"required\",\"parallel_tool_calls\":"
                     "false}", 1, &r));
     ASSERT(r.tool_call && r.json_object && r.schema && synor__serve_req_extras(&r));
-    ASSERT_STREQ(r.prompt, "tools: [{\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\","
-                           "\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}},"
-                           "{\"name\":\"get_time\",\"description\":\"Now\"}]\nuser: Hi\nassistant: ");
+    ASSERT_STREQ(r.prompt,
+                 "tools: [{\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\","
+                 "\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}},"
+                 "{\"name\":\"get_time\",\"description\":\"Now\"}]\nuser: Hi\nassistant: ");
     ASSERT(strncmp(r.schema_text, "tools:[", 7) == 0);
     synor__serve_req_free(&r);
     /* one function by name: the key holds that one only */

@@ -16,21 +16,13 @@
 
 #include "common/common.h"
 #include "llm/schema.h"
+#include "llm/schema_cx.h"
 
 #define MAX_NODES 4096
 #define MAX_REFS 64   /* a chain of $ref to $ref */
 #define MAX_KEY 1024  /* bytes of a property's name as JSON writes it */
 #define MAX_NEST 16   /* anyOf directly inside anyOf */
 
-typedef struct cx {
-    const synor__jdoc *d;
-    const synor__jval *top; /* what "#" refers to */
-    synor_llm_schema *s;
-    unsigned cap;
-    const synor__jval **src; /* per node: the schema it came from */
-    char path[512];
-    size_t plen;
-} cx;
 
 static const char *const annotations[] = {
     "title", "description", "default", "examples", "$schema", "$id", "$comment", "format",
@@ -174,7 +166,10 @@ static int type_mask(cx *x, const synor__jval *v, unsigned *mask)
         static const char *const str[] = {"minLength", "maxLength", NULL};
         for (size_t i = 0; i < v->u.obj.n; i++) {
             const char *k = v->u.obj.m[i].key;
-            *mask |= in_list(obj, k) ? T_OBJ : in_list(arr, k) ? T_ARR : in_list(str, k) ? T_STR : 0;
+            *mask |= in_list(obj, k)   ? T_OBJ
+                     : in_list(arr, k) ? T_ARR
+                     : in_list(str, k) ? T_STR
+                                       : 0;
         }
         return 0;
     }
@@ -381,8 +376,10 @@ static int resolve(cx *x, const synor__jval *ref, const synor__jval **out)
     for (const char *p = r + 1; *p == '/' && at;) {
         char seg[256];
         size_t n = 0;
-        for (p++; *p && *p != '/' && n + 1 < sizeof seg; p++)
-            seg[n++] = p[0] == '~' && p[1] == '1' ? (p++, '/') : p[0] == '~' && p[1] == '0' ? (p++, '~') : *p;
+        for (p++; *p && *p != '/' && n + 1 < sizeof seg; p++) { /* ~1 is '/', ~0 '~' */
+            int esc = p[0] == '~' && (p[1] == '0' || p[1] == '1');
+            seg[n++] = esc ? (*++p == '1' ? '/' : '~') : *p;
+        }
         seg[n] = 0;
         if (at->type == SYNOR__J_OBJECT) {
             at = synor__json_get(at, seg);
@@ -694,81 +691,6 @@ int synor__llm_schema_compile(const synor__jdoc *d, const synor__jval *v, const 
     return rc ? rc : end(&x, compile(&x, v, 0, &x.s->root), out);
 }
 
-/* The tool call's root: {"name": L, "arguments": W}, L the names, W the
- * switch over the parameters' nodes. */
-static int tool_nodes(cx *x, const synor__jval *const *params, const char *const *names,
-                      const char *const *paths, int n)
-{
-    uint16_t lit, sw, root;
-    int rc = new_node(x, NULL, N_LIT, &lit);
-    if (!rc)
-        rc = new_node(x, NULL, N_SWITCH, &sw);
-    if (!rc)
-        rc = new_node(x, NULL, N_OBJ, &root);
-    if (rc)
-        return rc;
-    jnode *l = &x->s->n[lit];
-    l->lits = synor__calloc((size_t)n, sizeof *l->lits);
-    l->llen = synor__calloc((size_t)n, sizeof *l->llen);
-    x->s->n[sw].alts = synor__calloc((size_t)n, sizeof(uint16_t));
-    if (!l->lits || !l->llen || !x->s->n[sw].alts)
-        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-    for (int i = 0; i < n; i++) {
-        synor__buf b;
-        synor__buf_init(&b);
-        synor__json_escape(&b, names[i]);
-        jnode *ln = &x->s->n[lit];
-        ln->llen[i] = (uint16_t)b.len;
-        if (!(ln->lits[i] = synor__buf_take(&b)))
-            return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-        ln->nlits = (uint16_t)(i + 1);
-        uint16_t p;
-        x->top = params[i];
-        set_path(x, paths[i]);
-        if (!params[i]) { /* no parameters: {} */
-            if ((rc = new_node(x, NULL, N_OBJ, &p)))
-                return rc;
-            if (!(x->s->n[p].nextreq = synor__calloc(1, sizeof(uint16_t))))
-                return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-        } else if ((rc = compile(x, params[i], 0, &p))) {
-            return rc;
-        } else if (x->s->n[p].kind != N_OBJ) {
-            return fail(x, params[i], "a function's parameters must be an object schema");
-        }
-        x->s->n[sw].alts[x->s->n[sw].nalts++] = p;
-    }
-    jnode *r = &x->s->n[root];
-    r->props = synor__calloc(2, sizeof *r->props);
-    r->nextreq = synor__calloc(3, sizeof *r->nextreq);
-    if (!r->props || !r->nextreq)
-        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-    static const char *const keys[2] = {"name", "arguments"};
-    for (int i = 0; i < 2; i++) {
-        if (!(r->props[i].key = synor__strdup(keys[i])))
-            return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-        r->props[i].klen = (uint16_t)strlen(keys[i]);
-        r->props[i].node = i ? sw : lit;
-        r->props[i].required = 1;
-        r->nprops = (uint16_t)(i + 1);
-    }
-    r->nextreq[0] = 0, r->nextreq[1] = 1, r->nextreq[2] = 2;
-    r->sel_prop = 0;
-    x->s->root = root;
-    return 0;
-}
-
-int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
-                            const char *const *names, const char *const *paths, int n,
-                            synor_llm_schema **out)
-{
-    cx x;
-    *out = NULL;
-    if (n < 1 || n > SCHEMA_MAX_SET)
-        return synor__error(SYNOR_EINVAL, "a tool call: 1 to 64 functions, not %d", n);
-    int rc = begin(&x, d, NULL, "tools");
-    return rc ? rc : end(&x, tool_nodes(&x, params, names, paths, n), out);
-}
-
 int synor_llm_schema_parse(const char *text, size_t len, const char *name,
                            synor_llm_schema **out)
 {
@@ -784,55 +706,20 @@ int synor_llm_schema_parse(const char *text, size_t len, const char *name,
     return rc;
 }
 
-/* The texts as a root enum: grammar.c starts in it (no '{') and may end
- * where one is whole. */
-static int choice_nodes(cx *x, const char *const *texts, const size_t *lens, int n)
+/* For schema_calls.c (schema_cx.h). */
+int synor__schema_begin(cx *x, const synor__jdoc *d, const synor__jval *v, const char *path)
 {
-    uint16_t lit;
-    int rc = new_node(x, NULL, N_LIT, &lit);
-    if (rc)
-        return rc;
-    jnode *l = &x->s->n[lit];
-    l->lits = synor__calloc((size_t)n, sizeof *l->lits);
-    l->llen = synor__calloc((size_t)n, sizeof *l->llen);
-    if (!l->lits || !l->llen)
-        return synor__error(SYNOR_ENOMEM, "a choice: out of memory");
-    for (int i = 0; i < n; i++) {
-        if (!(l->lits[i] = synor__malloc(lens[i] + 1)))
-            return synor__error(SYNOR_ENOMEM, "a choice: out of memory");
-        memcpy(l->lits[i], texts[i], lens[i]);
-        l->lits[i][lens[i]] = 0;
-        l->llen[i] = (uint16_t)lens[i];
-        l->nlits = (uint16_t)(i + 1);
-    }
-    x->s->root = lit;
-    return 0;
+    return begin(x, d, v, path);
 }
-
-int synor__llm_schema_choice(const char *const *texts, const size_t *lens, int n,
-                             synor_llm_schema **out)
+int synor__schema_end(cx *x, int rc, synor_llm_schema **out) { return end(x, rc, out); }
+int synor__schema_node(cx *x, int kind, uint16_t *out) { return new_node(x, NULL, kind, out); }
+int synor__schema_value(cx *x, const synor__jval *v, const char *path, uint16_t *out)
 {
-    *out = NULL;
-    if (n < 1 || n > SCHEMA_MAX_SET)
-        return synor__error(SYNOR_EINVAL, "a choice: 1 to 64 texts, not %d", n);
-    for (int i = 0; i < n; i++) {
-        if (lens[i] == 0 || lens[i] >= SCHEMA_UNBOUNDED)
-            return synor__error(SYNOR_EINVAL, "a choice: text %d is %zu bytes (1 to 65534)", i,
-                                lens[i]);
-        for (int k = 0; k < i; k++)
-            if (lens[k] == lens[i] && !memcmp(texts[k], texts[i], lens[i]))
-                return synor__error(SYNOR_EINVAL, "a choice: texts %d and %d are the same", k, i);
-    }
-    cx x;
-    int rc = begin(&x, NULL, NULL, "choice");
-    if (rc)
-        return rc;
-    rc = choice_nodes(&x, texts, lens, n);
-    synor__free(x.src);
-    if (rc) {
-        synor_llm_schema_free(x.s);
-        return rc;
-    }
-    *out = x.s; /* (no finish: the root is not an object, nothing can nest) */
-    return 0;
+    x->top = v;
+    set_path(x, path);
+    return compile(x, v, 0, out);
+}
+int synor__schema_fail(cx *x, const synor__jval *v, const char *msg)
+{
+    return fail(x, v, "%s", msg);
 }

@@ -44,8 +44,8 @@ static int function_of(const synor__jdoc *d, const synor__jval *t, size_t i,
     if (!e)
         e = synor__json_member(d, t, path, "type", SYNOR__J_STRING, 1, &type);
     if (!e && strcmp(type->u.str.s, "function"))
-        return synor__json_fail(d, type, SYNOR_ENOTSUP, path, "type \"%.40s\" is not supported (\"function\")",
-                    type->u.str.s);
+        return synor__json_fail(d, type, SYNOR_ENOTSUP, path,
+                                "type \"%.40s\" is not supported (\"function\")", type->u.str.s);
     if (!e)
         e = synor__json_member(d, t, path, "function", SYNOR__J_OBJECT, 1, &f);
     snprintf(path, sizeof path, "tools[%zu].function", i);
@@ -78,14 +78,15 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
     choice = choice && choice->type != SYNOR__J_NULL ? choice : NULL;
     if (!chat) {
         if (tools && !(tools->type == SYNOR__J_ARRAY && tools->u.arr.n == 0))
-            return synor__json_fail(d, tools, SYNOR_ENOTSUP, "tools", "not supported in a completion "
-                        "(a chat request's field)");
+            return synor__json_fail(d, tools, SYNOR_ENOTSUP, "tools",
+                                    "not supported in a completion (a chat request's field)");
         return 0;
     }
     if (par && par->type != SYNOR__J_NULL && par->type != SYNOR__J_BOOL)
         return synor__json_expect(d, par, "parallel_tool_calls", SYNOR__J_BOOL);
     if (tools && (tools->type != SYNOR__J_ARRAY || tools->u.arr.n > MAX_TOOLS))
-        return synor__json_fail(d, tools, SYNOR_ESCHEMA, "tools", "expected an array of at most 64 functions");
+        return synor__json_fail(d, tools, SYNOR_ESCHEMA, "tools",
+                                "expected an array of at most 64 functions");
     size_t n = tools ? tools->u.arr.n : 0;
     if (choice && !n)
         return synor__json_fail(d, choice, SYNOR_ESCHEMA, "tool_choice", "needs \"tools\"");
