@@ -86,6 +86,16 @@ struct llm_pieces {
      * of an answer is written, such a token is allowed without feeding it
      * (where the string's length is bounded, if it fits) */
     uint8_t *plain;
+    /* the tokens that are not plain (EOS among them), in order: inside an
+     * unbounded string only these are tried */
+    int32_t *other;
+    int n_other;
+    /* the plain tokens, most characters first: in a bounded string those
+     * with more than it has room for are refused, the rest allowed */
+    int32_t *by_chars;
+    /* each token's first two bytes and its length (at most 255), side by
+     * side so that a mask reads them in one pass */
+    uint8_t *head, *len;
 };
 
 struct synor_llm_json {
@@ -96,6 +106,10 @@ struct synor_llm_json {
     const uint32_t *off; /* the model's pieces' */
     const char *bytes;
     const uint8_t *plain;
+    const int32_t *other;
+    int n_other;
+    const int32_t *by_chars;
+    const uint8_t *head, *len;
 };
 
 static const char *const lits[3] = {"true", "false", "null"};
@@ -560,6 +574,10 @@ void synor__llm_pieces_free(struct llm_pieces *p)
     synor__free(p->off);
     synor__free(p->bytes);
     synor__free(p->plain);
+    synor__free(p->other);
+    synor__free(p->by_chars);
+    synor__free(p->head);
+    synor__free(p->len);
     synor__free(p);
 }
 
@@ -607,7 +625,27 @@ static struct llm_pieces *pieces_make(const synor_llm *m)
         int plain = n > 0 && !memchr(b, '"', n) && !memchr(b, '\\', n) &&
                     feed(any, &st, b, n) == 0 && st.mode == J_STR && st.need == 0;
         p->plain[t] = plain ? (uint8_t)(st.len < 255 ? st.len : 255) : 0;
+        p->n_other += !plain;
     }
+    p->other = synor__malloc((size_t)(p->n_other ? p->n_other : 1) * sizeof *p->other);
+    p->head = synor__calloc(2 * (size_t)V, 1);
+    p->len = synor__malloc((size_t)V);
+    p->by_chars = synor__malloc((size_t)(V > p->n_other ? V - p->n_other : 1) * sizeof(int32_t));
+    if (!p->other || !p->head || !p->len || !p->by_chars)
+        goto oom;
+    for (int c = 255, k = 0; c >= 1; c--) /* (V x 255 byte compares, once a model) */
+        for (int t = 0; t < V; t++)
+            if (p->plain[t] == c)
+                p->by_chars[k++] = t;
+    for (int t = 0; t < V; t++) {
+        uint32_t n = p->off[t + 1] - p->off[t];
+        p->len[t] = (uint8_t)(n < 255 ? n : 255);
+        for (uint32_t k = 0; k < n && k < 2; k++)
+            p->head[2 * t + k] = (uint8_t)p->bytes[p->off[t] + k];
+    }
+    for (int t = 0, k = 0; t < V; t++)
+        if (!p->plain[t])
+            p->other[k++] = t;
     return p;
 oom:
     synor__llm_pieces_free(p);
@@ -644,6 +682,11 @@ int synor_llm_json_create_schema(const synor_llm *m, synor_llm_schema *g,
     j->off = p->off;
     j->bytes = p->bytes;
     j->plain = p->plain;
+    j->other = p->other;
+    j->n_other = p->n_other;
+    j->by_chars = p->by_chars;
+    j->head = p->head;
+    j->len = p->len;
     j->g = g ? g : synor__llm_schema_any();
     synor__llm_schema_hold(j->g);
     j->st.mode = J_START;
@@ -692,6 +735,31 @@ int synor_llm_json_allows(const synor_llm_json *j, int32_t t)
     return n > 0 && feed(j->g->n, &s, j->bytes + j->off[t], n) == 0;
 }
 
+/* Whether token t may come next, given the bytes that may come first
+ * and, where few may, the bytes each allows after it (second, a bitmap per
+ * first byte, or NULL): pieces of one or two bytes are decided by the
+ * tables, longer ones are fed if they pass. */
+static inline __attribute__((always_inline)) int token_ok(const synor_llm_json *j, int32_t t,
+                                                          const uint8_t *first,
+                                                          const uint8_t (*second)[32])
+{
+    unsigned n = j->len[t];
+    const uint8_t *h = j->head + 2 * (size_t)t;
+    if (!n)
+        return t == j->eos && done(j->g->n, &j->st);
+    if (!first[h[0]])
+        return 0;
+    if (n == 1)
+        return 1;
+    if (second) {
+        if (!(second[h[0]][h[1] >> 3] >> (h[1] & 7) & 1))
+            return 0;
+        if (n == 2)
+            return 1;
+    }
+    return synor_llm_json_allows(j, t);
+}
+
 void synor_llm_json_mask(const synor_llm_json *j, float *logits)
 {
     const jnode *N = j->g->n;
@@ -705,21 +773,47 @@ void synor_llm_json_mask(const synor_llm_json *j, float *logits)
         room = room < 254 ? room : 254;
     }
     /* the bytes that may come next: a token whose first byte is not one
-     * is refused without feeding it (outside strings, most of them) */
-    uint8_t first[256];
+     * is refused without feeding it (outside strings, most of them); where
+     * few may, the bytes each allows after it too (after a value, most
+     * tokens begin with a blank that allows only a few bytes after it) */
+    enum { FEW = 16 };
+    uint8_t first[256], firsts[FEW];
+    jstate after[FEW]; /* the state after each of the first FEW that may come */
+    int nfirst = 0;
     for (int b = 0; b < 256; b++) {
         jstate s;
         copy(&s, st);
         first[b] = step(N, &s, b) == 0;
+        if (first[b] && nfirst < FEW) {
+            firsts[nfirst] = (uint8_t)b;
+            copy(&after[nfirst], &s);
+        }
+        nfirst += first[b];
     }
-    for (int t = 0; t < j->V; t++) {
-        if (in_str && j->plain[t] && j->plain[t] <= room)
-            continue;
-        int ok = t == j->eos || (j->off[t + 1] > j->off[t] &&
-                                 first[(unsigned char)j->bytes[j->off[t]]]);
-        if (!ok || !synor_llm_json_allows(j, t))
+    uint8_t second[256][32]; /* rows of the bytes in firsts only */
+    int two = !in_str && nfirst <= FEW;
+    for (int i = 0; two && i < nfirst; i++) {
+        uint8_t *row = second[firsts[i]];
+        memset(row, 0, 32);
+        for (int c = 0; c < 256; c++) {
+            jstate s;
+            copy(&s, &after[i]);
+            row[c >> 3] |= (uint8_t)((step(N, &s, c) == 0) << (c & 7));
+        }
+    }
+    const uint8_t(*sec)[32] = two ? (const uint8_t(*)[32])second : NULL;
+    if (in_str) { /* plain pieces fit if the string has room: only the others are tried */
+        for (int k = 0; k < j->n_other; k++)
+            if (!token_ok(j, j->other[k], first, sec))
+                logits[j->other[k]] = -INFINITY;
+        for (int k = 0; room < 255 && k < j->V - j->n_other && j->plain[j->by_chars[k]] > room;
+             k++)
+            logits[j->by_chars[k]] = -INFINITY;
+        return;
+    }
+    for (int t = 0; t < j->V; t++)
+        if (!token_ok(j, t, first, sec))
             logits[t] = -INFINITY;
-    }
 }
 
 int synor_llm_json_accept(synor_llm_json *j, int32_t t)
