@@ -21,103 +21,12 @@
 
 #include "common/common.h"
 #include "llm/llm_internal.h"
+#include "llm/grammar.h"
 #include "llm/schema.h"
 
-enum {
-    J_START,        /* before the object: '{' */
-    J_VALUE,        /* a value of node vnode (after ':' or ',' in an array) */
-    J_KEY_OR_END,   /* after '{': a key or '}' */
-    J_KEY,          /* after ',' in an object: a key */
-    J_COLON,        /* after a key */
-    J_AFTER,        /* after a value inside a container: ',' or its closer */
-    J_VALUE_OR_END, /* after '[': a value or ']' */
-    J_KEYLIT,       /* a property's name: cand the properties still matching */
-    J_ENUM,         /* a value of an enum: cand the values still matching */
-    J_STR,
-    J_STR_ESC,
-    J_STR_U,     /* aux hex digits left, cp the value so far */
-    J_STR_PAIR,  /* after a high surrogate's \uD8xx-\uDBxx: '\' */
-    J_STR_PAIRU, /* then 'u' (its four digits: a low surrogate) */
-    J_NUM_MINUS,
-    J_NUM_ZERO,
-    J_NUM_INT,
-    J_NUM_DOT,
-    J_NUM_FRAC,
-    J_NUM_E,
-    J_NUM_ESIGN,
-    J_NUM_EXP,
-    J_LIT, /* true, false or null: lit, aux bytes matched */
-    J_DONE /* the object closed: nothing more but the end */
-};
-
-typedef struct jframe {
-    uint16_t node;
-    uint16_t n;   /* an object's next property; an array's items begun */
-    uint16_t sel; /* the value its sel_prop took (which N_SWITCH alternative) */
-} jframe;
-
-typedef struct jstate {
-    uint8_t mode, depth, is_key, aux, lit;
-    /* in a string: UTF-8 continuation bytes still needed and the range of
-     * the next (Unicode's table 3-7); a \u escape's value so far and
-     * whether it must be a low surrogate */
-    uint8_t need, lo, hi, low;
-    /* whitespace since the last token of JSON: 0 none, 0xff one space,
-     * 1 + k a newline and k spaces or tabs of indentation */
-    uint8_t ws;
-    uint8_t intg; /* the number being written is an integer */
-    uint16_t cp;
-    uint16_t vnode; /* the node of the value to come, or being written */
-    uint16_t len;   /* a string's characters; a name's or enum value's bytes */
-    uint64_t cand;
-    jframe fr[JSON_MAX_DEPTH]; /* [0, depth) in use: copies take only those */
-} jstate;
-
-/* The vocabulary as the automaton reads it, made once a model (its
- * first constraint) and shared by every constraint of the model. */
-struct llm_pieces {
-    int V;
-    int32_t eos;
-    uint32_t *off; /* token t's bytes: bytes[off[t] .. off[t + 1]) */
-    char *bytes;
-    /* plain[t]: t's bytes are string content that leaves a string where it
-     * was (no quote, backslash or control byte; whole UTF-8 characters),
-     * and how many characters (at most 255): inside a string, where most
-     * of an answer is written, such a token is allowed without feeding it
-     * (where the string's length is bounded, if it fits) */
-    uint8_t *plain;
-    /* the tokens that are not plain (EOS among them), in order: inside an
-     * unbounded string only these are tried */
-    int32_t *other;
-    int n_other;
-    /* the plain tokens, most characters first: in a bounded string those
-     * with more than it has room for are refused, the rest allowed */
-    int32_t *by_chars;
-    /* each token's first two bytes and its length (at most 255), side by
-     * side so that a mask reads them in one pass */
-    uint8_t *head, *len;
-};
-
-struct synor_llm_json {
-    jstate st;
-    synor_llm_schema *g; /* held */
-    int V;
-    int32_t eos;
-    const uint32_t *off; /* the model's pieces' */
-    const char *bytes;
-    const uint8_t *plain;
-    const int32_t *other;
-    int n_other;
-    const int32_t *by_chars;
-    const uint8_t *head, *len;
-};
 
 static const char *const lits[3] = {"true", "false", "null"};
 
-static void copy(jstate *d, const jstate *s)
-{
-    memcpy(d, s, offsetof(jstate, fr) + s->depth * sizeof(jframe));
-}
 
 static int is_ws(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -567,113 +476,12 @@ static int feed(const jnode *N, jstate *s, const char *p, size_t n)
     return 0;
 }
 
-void synor__llm_pieces_free(struct llm_pieces *p)
-{
-    if (!p)
-        return;
-    synor__free(p->off);
-    synor__free(p->bytes);
-    synor__free(p->plain);
-    synor__free(p->other);
-    synor__free(p->by_chars);
-    synor__free(p->head);
-    synor__free(p->len);
-    synor__free(p);
-}
-
-/* Every piece's bytes as it decodes after another token, and its plain
- * flag. */
-static struct llm_pieces *pieces_make(const synor_llm *m)
-{
-    const synor_tokenizer *tok = m->tok;
-    int V = m->cfg.vocab_size;
-    struct llm_pieces *p = synor__calloc(1, sizeof *p);
-    size_t cap = (size_t)V * 8 + 64, used = 0;
-    if (p) {
-        p->off = synor__malloc(((size_t)V + 1) * sizeof *p->off);
-        p->bytes = synor__malloc(cap);
-        p->plain = synor__malloc((size_t)V);
-    }
-    if (!p || !p->off || !p->bytes || !p->plain)
-        goto oom;
-    p->V = V;
-    p->eos = synor_tokenizer_eos(tok);
-    int32_t bos = synor_tokenizer_bos(tok);
-    int32_t prev = p->eos >= 0 && p->eos != bos ? p->eos : 0; /* not BOS: pieces whole */
-    for (int t = 0; t < V; t++) {
-        p->off[t] = (uint32_t)used;
-        if (t == p->eos || t == bos || t >= (int)synor_tokenizer_size(tok))
-            continue;
-        long n = synor_tokenizer_decode(tok, prev, t, p->bytes + used, cap - used);
-        if (n > 0 && used + (size_t)n > cap) { /* grow, then decode it again */
-            size_t c2 = 2 * cap + (size_t)n;
-            char *nb = synor__realloc(p->bytes, c2);
-            if (!nb)
-                goto oom;
-            p->bytes = nb;
-            cap = c2;
-            synor_tokenizer_decode(tok, prev, t, p->bytes + used, cap - used);
-        }
-        used += n > 0 ? (size_t)n : 0;
-    }
-    p->off[V] = (uint32_t)used;
-    const jnode *any = synor__llm_schema_any()->n;
-    for (int t = 0; t < V; t++) { /* as a string's content: node 0's, unbounded */
-        jstate st = {.mode = J_STR};
-        size_t n = p->off[t + 1] - p->off[t];
-        const char *b = p->bytes + p->off[t];
-        int plain = n > 0 && !memchr(b, '"', n) && !memchr(b, '\\', n) &&
-                    feed(any, &st, b, n) == 0 && st.mode == J_STR && st.need == 0;
-        p->plain[t] = plain ? (uint8_t)(st.len < 255 ? st.len : 255) : 0;
-        p->n_other += !plain;
-    }
-    p->other = synor__malloc((size_t)(p->n_other ? p->n_other : 1) * sizeof *p->other);
-    p->head = synor__calloc(2 * (size_t)V, 1);
-    p->len = synor__malloc((size_t)V);
-    p->by_chars = synor__malloc((size_t)(V > p->n_other ? V - p->n_other : 1) * sizeof(int32_t));
-    if (!p->other || !p->head || !p->len || !p->by_chars)
-        goto oom;
-    for (int c = 255, k = 0; c >= 1; c--) /* (V x 255 byte compares, once a model) */
-        for (int t = 0; t < V; t++)
-            if (p->plain[t] == c)
-                p->by_chars[k++] = t;
-    for (int t = 0; t < V; t++) {
-        uint32_t n = p->off[t + 1] - p->off[t];
-        p->len[t] = (uint8_t)(n < 255 ? n : 255);
-        for (uint32_t k = 0; k < n && k < 2; k++)
-            p->head[2 * t + k] = (uint8_t)p->bytes[p->off[t] + k];
-    }
-    for (int t = 0, k = 0; t < V; t++)
-        if (!p->plain[t])
-            p->other[k++] = t;
-    return p;
-oom:
-    synor__llm_pieces_free(p);
-    return NULL;
-}
-
-/* The model's pieces: made by the first constraint (two at once: one
- * wins, the other's copy is given back). */
-static const struct llm_pieces *pieces_of(const synor_llm *m)
-{
-    struct llm_pieces *p = __atomic_load_n(&m->lazy->pieces, __ATOMIC_ACQUIRE);
-    if (p)
-        return p;
-    struct llm_pieces *mine = pieces_make(m), *none = NULL;
-    if (mine && !__atomic_compare_exchange_n(&m->lazy->pieces, &none, mine, 0, __ATOMIC_ACQ_REL,
-                                             __ATOMIC_ACQUIRE)) {
-        synor__llm_pieces_free(mine);
-        return none;
-    }
-    return mine;
-}
-
 int synor_llm_json_create_schema(const synor_llm *m, synor_llm_schema *g,
                                  synor_llm_json **out)
 {
     if (!m || !out)
         return synor__error(SYNOR_EINVAL, "synor_llm_json_create: NULL argument");
-    const struct llm_pieces *p = pieces_of(m);
+    const struct llm_pieces *p = synor__json_pieces(m);
     synor_llm_json *j = p ? synor__calloc(1, sizeof *j) : NULL;
     if (!j)
         return synor__error(SYNOR_ENOMEM, "synor_llm_json_create: out of memory");
@@ -731,89 +539,8 @@ int synor_llm_json_allows(const synor_llm_json *j, int32_t t)
         return done(j->g->n, &j->st);
     size_t n = j->off[t + 1] - j->off[t];
     jstate s;
-    copy(&s, &j->st);
+    jcopy(&s, &j->st);
     return n > 0 && feed(j->g->n, &s, j->bytes + j->off[t], n) == 0;
-}
-
-/* Whether token t may come next, given the bytes that may come first
- * and, where few may, the bytes each allows after it (second, a bitmap per
- * first byte, or NULL): pieces of one or two bytes are decided by the
- * tables, longer ones are fed if they pass. */
-static inline __attribute__((always_inline)) int token_ok(const synor_llm_json *j, int32_t t,
-                                                          const uint8_t *first,
-                                                          const uint8_t (*second)[32])
-{
-    unsigned n = j->len[t];
-    const uint8_t *h = j->head + 2 * (size_t)t;
-    if (!n)
-        return t == j->eos && done(j->g->n, &j->st);
-    if (!first[h[0]])
-        return 0;
-    if (n == 1)
-        return 1;
-    if (second) {
-        if (!(second[h[0]][h[1] >> 3] >> (h[1] & 7) & 1))
-            return 0;
-        if (n == 2)
-            return 1;
-    }
-    return synor_llm_json_allows(j, t);
-}
-
-void synor_llm_json_mask(const synor_llm_json *j, float *logits)
-{
-    const jnode *N = j->g->n;
-    const jstate *st = &j->st;
-    int in_str = st->mode == J_STR && st->need == 0;
-    /* a plain piece fits where the string has room for its characters */
-    unsigned room = 255; /* (no bound: any count plain holds) */
-    if (in_str && !st->is_key && N[st->vnode].kind == N_STR &&
-        N[st->vnode].max != SCHEMA_UNBOUNDED) { /* (a count of 255 may be more: fed) */
-        room = N[st->vnode].max > st->len ? N[st->vnode].max - st->len : 0;
-        room = room < 254 ? room : 254;
-    }
-    /* the bytes that may come next: a token whose first byte is not one
-     * is refused without feeding it (outside strings, most of them); where
-     * few may, the bytes each allows after it too (after a value, most
-     * tokens begin with a blank that allows only a few bytes after it) */
-    enum { FEW = 16 };
-    uint8_t first[256], firsts[FEW];
-    jstate after[FEW]; /* the state after each of the first FEW that may come */
-    int nfirst = 0;
-    for (int b = 0; b < 256; b++) {
-        jstate s;
-        copy(&s, st);
-        first[b] = step(N, &s, b) == 0;
-        if (first[b] && nfirst < FEW) {
-            firsts[nfirst] = (uint8_t)b;
-            copy(&after[nfirst], &s);
-        }
-        nfirst += first[b];
-    }
-    uint8_t second[256][32]; /* rows of the bytes in firsts only */
-    int two = !in_str && nfirst <= FEW;
-    for (int i = 0; two && i < nfirst; i++) {
-        uint8_t *row = second[firsts[i]];
-        memset(row, 0, 32);
-        for (int c = 0; c < 256; c++) {
-            jstate s;
-            copy(&s, &after[i]);
-            row[c >> 3] |= (uint8_t)((step(N, &s, c) == 0) << (c & 7));
-        }
-    }
-    const uint8_t(*sec)[32] = two ? (const uint8_t(*)[32])second : NULL;
-    if (in_str) { /* plain pieces fit if the string has room: only the others are tried */
-        for (int k = 0; k < j->n_other; k++)
-            if (!token_ok(j, j->other[k], first, sec))
-                logits[j->other[k]] = -INFINITY;
-        for (int k = 0; room < 255 && k < j->V - j->n_other && j->plain[j->by_chars[k]] > room;
-             k++)
-            logits[j->by_chars[k]] = -INFINITY;
-        return;
-    }
-    for (int t = 0; t < j->V; t++)
-        if (!token_ok(j, t, first, sec))
-            logits[t] = -INFINITY;
 }
 
 int synor_llm_json_accept(synor_llm_json *j, int32_t t)
@@ -825,3 +552,11 @@ int synor_llm_json_accept(synor_llm_json *j, int32_t t)
         feed(j->g->n, &j->st, j->bytes + j->off[t], j->off[t + 1] - j->off[t]);
     return 0;
 }
+
+/* For grammar_mask.c (grammar.h). */
+int synor__json_step(const jnode *N, jstate *s, int c) { return step(N, s, c); }
+int synor__json_feed(const jnode *N, jstate *s, const char *p, size_t n)
+{
+    return feed(N, s, p, n);
+}
+int synor__json_can_end(const jnode *N, const jstate *s) { return done(N, s); }
