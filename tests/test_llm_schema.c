@@ -280,6 +280,11 @@ static const char *const walk_schemas[] = {
     "\"required\": [\"n\"]}}}, \"required\": [\"ok\", \"items\"]}",
     "{\"type\": \"object\", \"additionalProperties\": {\"type\": \"string\", \"maxLength\": 3}}",
     "{\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}",
+    /* anyOf in anyOf (one list of four alternatives), a list of types beside it */
+    "{\"type\": \"object\", \"properties\": {\"v\": {\"anyOf\": [{\"type\": \"null\"}, "
+    "{\"anyOf\": [{\"type\": \"boolean\"}, {\"anyOf\": [{\"type\": \"integer\"}, "
+    "{\"type\": \"array\", \"items\": {\"type\": [\"string\", \"null\"]}}]}]}]}}, "
+    "\"required\": [\"v\"]}",
 };
 
 /* Random walks over the tokens the mask allows (those holding a closer or

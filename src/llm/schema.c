@@ -555,7 +555,13 @@ static int finish(cx *x)
         int rc = flatten(x, (uint16_t)u, (uint16_t)u, 0, list, &n, &any);
         if (rc)
             return rc;
-        memcpy(s->n[u].alts, list, n * sizeof *list); /* n <= the count before */
+        if (n > s->n[u].nalts) { /* an anyOf inside it: more than it had */
+            uint16_t *a = synor__realloc(s->n[u].alts, n * sizeof *a);
+            if (!a)
+                return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+            s->n[u].alts = a;
+        }
+        memcpy(s->n[u].alts, list, n * sizeof *list);
         s->n[u].nalts = n;
         if (any)
             s->n[u].kind = N_ANY;
