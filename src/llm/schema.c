@@ -226,7 +226,10 @@ static int lit_node(cx *x, const synor__jval *v, uint16_t *out)
         if (!t)
             return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
         nd->lits[nd->nlits] = t;
-        nd->llen[nd->nlits++] = (uint16_t)strlen(t);
+        size_t tl = strlen(t);
+        nd->llen[nd->nlits++] = (uint16_t)tl;
+        if (tl >= SCHEMA_UNBOUNDED)
+            return fail(x, l, "an enum or const value longer than 65534 bytes");
     }
     return 0;
 }
