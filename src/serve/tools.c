@@ -53,7 +53,8 @@ static int function_of(const synor__jdoc *d, const synor__jval *t, size_t i,
         e = synor__json_member(d, f, path, "name", SYNOR__J_STRING, 1, &nm);
     if (!e && !name_ok(nm->u.str.s, nm->u.str.len))
         return synor__json_fail(d, nm, SYNOR_ESCHEMA, path,
-                    "name \"%.80s\": 1 to 64 letters, digits, '_' or '-'", nm->u.str.s);
+                                "name \"%.80s\": 1 to 64 letters, digits, '_' or '-'",
+                                nm->u.str.s);
     if (!e)
         e = synor__json_member(d, f, path, "description", SYNOR__J_STRING, 0, &x);
     if (!e)
@@ -100,20 +101,22 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
         for (size_t k = 0; k < i; k++)
             if (!strcmp(names[k]->u.str.s, names[i]->u.str.s))
                 return synor__json_fail(d, names[i], SYNOR_ESCHEMA, "tools",
-                            "two functions named \"%s\"", names[i]->u.str.s);
+                                        "two functions named \"%s\"", names[i]->u.str.s);
     }
     /* which calls: all functions ("required"), one (named), none */
     size_t pick = n; /* n: all */
     if (!choice || (choice->type == SYNOR__J_STRING && !strcmp(choice->u.str.s, "auto")))
         return synor__json_fail(d, choice ? choice : tools, SYNOR_ENOTSUP, "tool_choice",
-                    "\"auto\" (the default with tools) needs a model whose chat template "
-                    "marks tool calls, to tell a call from a text: ask for \"required\", "
-                    "{\"type\": \"function\", \"function\": {\"name\": ...}} or \"none\"");
+                                "\"auto\" (the default with tools) needs a model whose chat "
+                                "template marks tool calls, to tell a call from a text: ask for "
+                                "\"required\", {\"type\": \"function\", \"function\": {\"name\": "
+                                "...}} or \"none\"");
     if (choice->type == SYNOR__J_STRING && !strcmp(choice->u.str.s, "none")) {
         pick = SIZE_MAX;
     } else if (choice->type == SYNOR__J_STRING && strcmp(choice->u.str.s, "required")) {
         return synor__json_fail(d, choice, SYNOR_ESCHEMA, "tool_choice",
-                    "\"%.40s\" is not one of none, auto, required or a function", choice->u.str.s);
+                                "\"%.40s\" is not one of none, auto, required or a function",
+                                choice->u.str.s);
     } else if (choice->type == SYNOR__J_OBJECT) {
         synor__jval *f, *nm;
         int e = synor__json_member(d, choice, "tool_choice", "function", SYNOR__J_OBJECT, 1, &f);
@@ -125,7 +128,7 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
             ;
         if (pick == n)
             return synor__json_fail(d, nm, SYNOR_ESCHEMA, "tool_choice.function.name",
-                        "\"%.80s\" is not one of the tools", nm->u.str.s);
+                                    "\"%.80s\" is not one of the tools", nm->u.str.s);
     } else if (choice->type != SYNOR__J_STRING) {
         return synor__json_expect(d, choice, "tool_choice", SYNOR__J_STRING);
     }
