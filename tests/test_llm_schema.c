@@ -242,7 +242,7 @@ static const char tools_doc[] =
     "\"maxLength\": 12}, \"unit\": {\"enum\": [\"c\", \"f\"]}}, \"required\": [\"location\"]},"
     " {\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}}}]";
 
-static synor_llm_schema *tools_schema(synor__jdoc **d)
+static synor_llm_schema *tools_schema_of(synor__jdoc **d, int pick)
 {
     synor_llm_schema *g = NULL;
     if (synor__json_parse(tools_doc, strlen(tools_doc), "tools", d))
@@ -251,10 +251,15 @@ static synor_llm_schema *tools_schema(synor__jdoc **d)
     const synor__jval *params[3] = {r->u.arr.items[0], NULL, r->u.arr.items[1]};
     const char *names[3] = {"get_weather", "get_time", "get_weather_at"};
     const char *paths[3] = {"tools[0]", "tools[1]", "tools[2]"};
-    if (synor__llm_schema_tools(*d, params, names, paths, 3, &g))
+    if ((pick ? synor__llm_schema_tools_auto : synor__llm_schema_tools)(*d, params, names, paths,
+                                                                       3, &g))
         fprintf(stderr, "  %s\n", synor_errmsg());
     return g;
 }
+
+/* A call ({"name", "arguments"}); with pick, the model's pick ("auto"): {"tool_call": a
+ * call} or {"response": a text}, exactly one. */
+static synor_llm_schema *tools_schema(synor__jdoc **d) { return tools_schema_of(d, 0); }
 
 /* A tool call's validity: its name one of the three, its arguments what that function's
  * parameters allow (get_time: none). */
@@ -270,6 +275,14 @@ static int valid_tool(const synor__jval *params, const synor__jval *v)
             return p ? valid(p, p, a) : a->u.obj.n == 0;
         }
     return 0;
+}
+
+static int valid_auto(const synor__jval *params, const synor__jval *v)
+{
+    if (v->type != SYNOR__J_OBJECT || v->u.obj.n != 1)
+        return 0;
+    const synor__jval *c = synor__json_get(v, "tool_call"), *r = synor__json_get(v, "response");
+    return c ? valid_tool(params, c) : r && r->type == SYNOR__J_STRING;
 }
 
 static const char *const walk_schemas[] = {
@@ -297,9 +310,10 @@ TEST(whatever_the_mask_allows_is_valid)
     char text[8192];
     uint64_t rng = 7;
     size_t nsch = sizeof walk_schemas / sizeof *walk_schemas;
-    for (size_t si = 0; si <= nsch; si++) { /* the last: a tool call */
+    for (size_t si = 0; si <= nsch + 1; si++) { /* the last two: a tool call, "auto" */
         synor__jdoc *sd = NULL;
-        synor_llm_schema *g = si < nsch ? schema(walk_schemas[si]) : tools_schema(&sd);
+        synor_llm_schema *g =
+            si < nsch ? schema(walk_schemas[si]) : tools_schema_of(&sd, si > nsch);
         ASSERT(g != NULL);
         if (si < nsch)
             ASSERT_OK(synor__json_parse(walk_schemas[si], strlen(walk_schemas[si]), "s", &sd));
@@ -317,8 +331,9 @@ TEST(whatever_the_mask_allows_is_valid)
                 fprintf(stderr, "  %.*s: %s\n", (int)len, text, synor_errmsg());
                 ASSERT(0);
             }
-            int ok = si < nsch ? valid(sr, sr, synor__jdoc_root(d))
-                               : valid_tool(sr, synor__jdoc_root(d));
+            int ok = si < nsch    ? valid(sr, sr, synor__jdoc_root(d))
+                     : si == nsch ? valid_tool(sr, synor__jdoc_root(d))
+                                  : valid_auto(sr, synor__jdoc_root(d));
             if (!ok)
                 fprintf(stderr, "  schema %zu: invalid: %.*s\n", si, (int)len, text);
             synor__jdoc_free(d);
@@ -357,6 +372,27 @@ TEST(a_tool_call_takes_its_functions_arguments)
     };
     ASSERT_OK(json_test_expect(m, g, good, sizeof good / sizeof *good, bad,
                                sizeof bad / sizeof *bad));
+    /* the model's pick: a call or a text, exactly one */
+    synor__jdoc *da = NULL;
+    synor_llm_schema *ga = tools_schema_of(&da, 1);
+    ASSERT(ga != NULL);
+    static const char *const agood[] = {
+        "{\"tool_call\": {\"name\": \"get_time\", \"arguments\": {}}}",
+        "{\"response\": \"It is noon.\"}",
+        "{\"tool_call\": {\"name\": \"get_weather\", \"arguments\": {\"location\": \"Rome\"}}}",
+    };
+    static const char *const abad[] = {
+        "{}",
+        "{\"response\": \"x\", \"tool_call\": {\"name\": \"get_time\", \"arguments\": {}}}",
+        "{\"tool_call\": {\"name\": \"get_time\", \"arguments\": {}}, \"response\": \"x\"}",
+        "{\"text\": \"x\"}",
+        "{\"response\": 1}",
+        "{\"tool_call\": {\"name\": \"get_weather\", \"arguments\": {}}}",
+    };
+    ASSERT_OK(json_test_expect(m, ga, agood, sizeof agood / sizeof *agood, abad,
+                               sizeof abad / sizeof *abad));
+    synor_llm_schema_free(ga);
+    synor__jdoc_free(da);
     /* a function whose parameters are not an object schema */
     synor__jdoc *d2;
     const char *t = "{\"type\": \"string\"}";

@@ -186,14 +186,14 @@ TEST(chat_template)
 #define USER "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]"
 
 /* Function calling: the functions in the prompt's first line, a call asked for compiled to
- * its schema (name and arguments), earlier calls written as the model writes one, and what
- * the model cannot decide ("auto") or would cut (stop) refused. */
+ * its schema (name and arguments; "auto": or a text), earlier calls written as the model
+ * writes one, and what would cut a call (stop) refused. */
 TEST(tools_and_tool_calls)
 {
     synor__serve_req r;
     ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":\"required\",\"parallel_tool_calls\":"
                     "false}", 1, &r));
-    ASSERT(r.tool_call && r.json_object && r.schema && synor__serve_req_extras(&r));
+    ASSERT(r.tool_call == 1 && r.json_object && r.schema && synor__serve_req_extras(&r));
     ASSERT_STREQ(r.prompt,
                  "tools: [{\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\","
                  "\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}},"
@@ -204,6 +204,13 @@ TEST(tools_and_tool_calls)
     ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":{\"type\":\"function\",\"function\":"
                     "{\"name\":\"get_time\"}}}", 1, &r));
     ASSERT(r.tool_call && strstr(r.schema_text, "get_weather") == NULL);
+    synor__serve_req_free(&r);
+    /* auto (the default): a call or a text, its own key */
+    ASSERT_OK(parse("{" USER "," TOOLS "}", 1, &r));
+    ASSERT(r.tool_call == 2 && r.schema && strncmp(r.schema_text, "tools-auto:[", 12) == 0);
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":\"auto\"}", 1, &r));
+    ASSERT(r.tool_call == 2);
     synor__serve_req_free(&r);
     /* none: the functions listed, no call */
     ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":\"none\"}", 1, &r));
@@ -220,8 +227,6 @@ TEST(tools_and_tool_calls)
     static const struct {
         const char *body, *want;
     } bad[] = {
-        {"{" USER "," TOOLS "}", "tool_choice: \"auto\" (the default with tools) needs"},
-        {"{" USER "," TOOLS ",\"tool_choice\":\"auto\"}", "request body:1:"},
         {"{" USER ",\"tool_choice\":\"required\"}", "tool_choice: needs \"tools\""},
         {"{" USER "," TOOLS ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":"
          "\"nope\"}}}",
@@ -260,14 +265,28 @@ TEST(tools_and_tool_calls)
     synor__buf b;
     synor__buf_init(&b);
     const char *call = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}";
-    ASSERT_OK(synor__serve_tool_calls_json(&b, call, strlen(call), "call_x_0", 0));
+    ASSERT_EQ(synor__serve_tool_answer(&b, call, strlen(call), "call_x_0", 0), 1);
     char *got = synor__buf_take(&b);
     ASSERT(got != NULL);
     ASSERT_STREQ(got,
                  "\"tool_calls\":[{\"id\":\"call_x_0\",\"type\":\"function\",\"function\":"
                  "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}]");
     synor__free(got);
-    ASSERT(synor__serve_tool_calls_json(&b, call, 20, "call_x_0", 0) < 0 && b.len == 0);
+    ASSERT(synor__serve_tool_answer(&b, call, 20, "call_x_0", 0) < 0 && b.len == 0);
+    /* "auto": a call inside "tool_call", or a text */
+    const char *acall = "{\"tool_call\": {\"name\": \"get_time\", \"arguments\": {}}}";
+    ASSERT_EQ(synor__serve_tool_answer(&b, acall, strlen(acall), "c", 1), 1);
+    got = synor__buf_take(&b);
+    ASSERT(got != NULL);
+    ASSERT_STREQ(got, "\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\","
+                      "\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}}]");
+    synor__free(got);
+    const char *text = "{\"response\": \"It is \\\"noon\\\".\"}";
+    ASSERT_EQ(synor__serve_tool_answer(&b, text, strlen(text), "c", 0), 2);
+    got = synor__buf_take(&b);
+    ASSERT(got != NULL);
+    ASSERT_STREQ(got, "\"It is \\\"noon\\\".\"");
+    synor__free(got);
     synor__buf_free(&b);
 }
 

@@ -368,7 +368,8 @@ static int after_byte(const jnode *N, jstate *s, int c)
     jframe *f = top(s);
     const jnode *o = &N[f->node];
     if (o->kind == N_OBJ) {
-        if (c == ',' && (o->nprops ? candidates(N, s) != 0 : o->sub != SCHEMA_NONE)) {
+        if (c == ',' && !o->one_prop &&
+            (o->nprops ? candidates(N, s) != 0 : o->sub != SCHEMA_NONE)) {
             s->mode = J_KEY;
             return 0;
         }
@@ -410,7 +411,9 @@ static int step(const jnode *N, jstate *s, int c)
     case J_KEY_OR_END:
         if (c == '}') {
             const jframe *f = top(s);
-            return N[f->node].nextreq[f->n] == N[f->node].nprops ? pop(N, s, 1) : -1;
+            return N[f->node].nextreq[f->n] == N[f->node].nprops && !N[f->node].one_prop
+                       ? pop(N, s, 1)
+                       : -1;
         }
         /* fall through */
     case J_KEY:

@@ -512,6 +512,12 @@ static unsigned depth_of(const synor_llm_schema *s, const jnode *n)
         d = n->min == 0 ? 0 : n->sub == SCHEMA_NONE ? SCHEMA_TOO_DEEP : s->n[n->sub].depth;
         return d >= SCHEMA_TOO_DEEP - 1 ? SCHEMA_TOO_DEEP : d + 1;
     case N_OBJ:
+        if (n->one_prop) { /* the shallowest of them */
+            d = SCHEMA_TOO_DEEP;
+            for (unsigned i = 0; i < n->nprops; i++)
+                if (s->n[n->props[i].node].depth < d)
+                    d = s->n[n->props[i].node].depth;
+        }
         for (unsigned i = 0; i < n->nprops; i++)
             if (n->props[i].required && s->n[n->props[i].node].depth > d)
                 d = s->n[n->props[i].node].depth;

@@ -58,6 +58,9 @@ typedef struct jnode {
     /* N_OBJ: the property whose enum value picks the N_SWITCH properties'
      * alternative (SCHEMA_NONE: none) */
     uint16_t sel_prop;
+    /* N_OBJ: exactly one of its properties (none required; a tool call or
+     * a text, "auto") */
+    uint8_t one_prop;
     jprop *props;
     /* nextreq[i]: the index of the first required property at or after i
      * (nprops: none); nprops + 1 entries */
@@ -86,6 +89,12 @@ int synor__llm_schema_compile(const synor__jdoc *d, const synor__jval *v, const 
 int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
                             const char *const *names, const char *const *paths, int n,
                             synor_llm_schema **out);
+/* The same call or a text, the model's pick (tool_choice "auto", as
+ * llama.cpp's generic tool format): exactly one of {"tool_call": a call as
+ * above} and {"response": a string}. */
+int synor__llm_schema_tools_auto(const synor__jdoc *d, const synor__jval *const *params,
+                                 const char *const *names, const char *const *paths, int n,
+                                 synor_llm_schema **out);
 /* A choice (vLLM's guided_choice): the text is exactly one of texts[i]
  * (lens[i] bytes, 1..65535 each; n 1..64, distinct), not JSON. */
 int synor__llm_schema_choice(const char *const *texts, const size_t *lens, int n,

@@ -1,7 +1,8 @@
 /* schema_calls.c - the node graphs of constraints that are not a JSON
  * Schema document: a tool call (OpenAI's function calling: the function's
  * name, then the arguments its parameters allow, the name picking their
- * schema) and a choice among raw texts (vLLM's guided_choice). */
+ * schema; or, the model's pick, that call or a text) and a choice among raw
+ * texts (vLLM's guided_choice). */
 #include <string.h>
 
 #include "common/common.h"
@@ -79,6 +80,49 @@ int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *para
         return synor__error(SYNOR_EINVAL, "a tool call: 1 to 64 functions, not %d", n);
     int rc = synor__schema_begin(&x, d, NULL, "tools");
     return rc ? rc : synor__schema_end(&x, tool_nodes(&x, params, names, paths, n), out);
+}
+
+/* {"tool_call": the call, "response": a string}, exactly one of them. */
+static int auto_nodes(cx *x, const synor__jval *const *params, const char *const *names,
+                      const char *const *paths, int n)
+{
+    int rc = tool_nodes(x, params, names, paths, n);
+    uint16_t call = x->s->root, text, root;
+    if (!rc)
+        rc = synor__schema_node(x, N_STR, &text);
+    if (!rc)
+        rc = synor__schema_node(x, N_OBJ, &root);
+    if (rc)
+        return rc;
+    jnode *r = &x->s->n[root];
+    r->props = synor__calloc(2, sizeof *r->props);
+    r->nextreq = synor__calloc(3, sizeof *r->nextreq);
+    if (!r->props || !r->nextreq)
+        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+    static const char *const keys[2] = {"tool_call", "response"};
+    for (int i = 0; i < 2; i++) {
+        if (!(r->props[i].key = synor__strdup(keys[i])))
+            return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+        r->props[i].klen = (uint16_t)strlen(keys[i]);
+        r->props[i].node = i ? text : call;
+        r->nprops = (uint16_t)(i + 1);
+    }
+    r->nextreq[0] = r->nextreq[1] = r->nextreq[2] = 2; /* none required ... */
+    r->one_prop = 1;                                    /* ... but one written */
+    x->s->root = root;
+    return 0;
+}
+
+int synor__llm_schema_tools_auto(const synor__jdoc *d, const synor__jval *const *params,
+                                 const char *const *names, const char *const *paths, int n,
+                                 synor_llm_schema **out)
+{
+    cx x;
+    *out = NULL;
+    if (n < 1 || n > SCHEMA_MAX_SET)
+        return synor__error(SYNOR_EINVAL, "a tool call: 1 to 64 functions, not %d", n);
+    int rc = synor__schema_begin(&x, d, NULL, "tools");
+    return rc ? rc : synor__schema_end(&x, auto_nodes(&x, params, names, paths, n), out);
 }
 
 /* The texts as a root enum: grammar.c starts in it (no '{') and may end

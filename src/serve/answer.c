@@ -60,25 +60,28 @@ static void append_usage(serve_gen *g, synor__buf *b)
 }
 
 /* A choice of a tool-call request whose object closed, streamed: one
- * chunk with the whole call (1); otherwise nothing (0: its text goes as
- * text, the beginning of a call the tokens ran out on). */
+ * chunk with the whole call (1) or, "auto"'s text, with that text (2);
+ * otherwise nothing (0: its text goes as text, the beginning of a call the
+ * tokens ran out on). */
 static int tool_call(serve_gen *g, serve_choice *c, synor__buf *b)
 {
     char id[64];
     synor__buf call;
     synor__buf_init(&call);
     snprintf(id, sizeof id, "call_%s_%d", g->name, c->index);
-    int ok = c->reason == SYNOR_LLM_DONE_EOS && c->text.data &&
-             synor__serve_tool_calls_json(&call, c->text.data, c->text.len, id, 1) == 0 &&
-             !call.failed;
-    if (ok) {
+    int k = c->reason == SYNOR_LLM_DONE_EOS && c->text.data
+                ? synor__serve_tool_answer(&call, c->text.data, c->text.len, id, 1)
+                : -1;
+    if (k > 0 && !call.failed) {
         chunk_head(g, c->index, b);
-        synor__buf_puts(b, "\"delta\":{\"role\":\"assistant\",\"content\":null,");
+        synor__buf_puts(b, "\"delta\":{\"role\":\"assistant\",\"content\":");
+        if (k == 1)
+            synor__buf_puts(b, "null,");
         synor__buf_append(b, call.data, call.len);
         synor__buf_puts(b, "},\"finish_reason\":null}]}\n\n");
     }
     synor__buf_free(&call);
-    return ok;
+    return k > 0 && !call.failed ? k : 0;
 }
 
 /* The streamed answer: events as the engine adds them; at the end, for
@@ -96,13 +99,13 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         g->ended = 1;
         for (int i = 0; i < g->n; i++) {
             serve_choice *c = &g->ch[i];
-            int call = g->tools && tool_call(g, c, &g->out);
+            int call = g->tools ? tool_call(g, c, &g->out) : 0;
             if (!call && (c->text.len > c->sent || (g->has_lp && c->lp_sent < c->nlp)))
                 synor__serve_emit(g, c, c->text.len, 1);
             chunk_head(g, i, &g->out);
             synor__buf_puts(&g->out, g->chat ? "\"delta\":{}" : "\"text\":\"\",\"logprobs\":null");
             synor__buf_printf(&g->out, ",\"finish_reason\":\"%s\"}]",
-                              call ? "tool_calls" : synor__serve_finish_reason(c->reason));
+                              call == 1 ? "tool_calls" : synor__serve_finish_reason(c->reason));
             if (i == g->n - 1)
                 append_usage(g, &g->out);
             synor__buf_puts(&g->out, "}\n\n");
@@ -201,13 +204,17 @@ int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c)
                         g->chat ? "\"message\":{\"role\":\"assistant\",\"content\":" : "\"text\":");
         char id[64];
         snprintf(id, sizeof id, "call_%s_%d", g->name, i);
-        size_t mark = b.len;
-        int call = g->tools && ch->reason == SYNOR_LLM_DONE_EOS;
-        if (call) { /* a closed call: content null, the call; else its text */
-            synor__buf_puts(&b, "null,");
-            call = synor__serve_tool_calls_json(&b, text, ch->text.len, id, 0) == 0;
-            if (!call)
-                b.len = mark;
+        int call = 0; /* a closed call: content null, the call; "auto"'s text: it */
+        if (g->tools && ch->reason == SYNOR_LLM_DONE_EOS) {
+            synor__buf t;
+            synor__buf_init(&t);
+            call = synor__serve_tool_answer(&t, text, ch->text.len, id, 0);
+            call = call > 0 && !t.failed ? call : 0;
+            if (call == 1)
+                synor__buf_puts(&b, "null,");
+            if (call)
+                synor__buf_append(&b, t.data, t.len);
+            synor__buf_free(&t);
         }
         if (!call)
             synor__serve_json_text(&b, text, ch->text.len);
@@ -218,7 +225,7 @@ int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c)
         else if (!g->chat)
             synor__buf_puts(&b, ",\"logprobs\":null");
         synor__buf_printf(&b, ",\"finish_reason\":\"%s\"}",
-                          call ? "tool_calls" : synor__serve_finish_reason(ch->reason));
+                          call == 1 ? "tool_calls" : synor__serve_finish_reason(ch->reason));
     }
     synor__buf_puts(&b, "]");
     append_usage(g, &b);

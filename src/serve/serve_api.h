@@ -66,8 +66,9 @@ typedef struct synor__serve_req {
     int json_object;
     synor_llm_schema *schema;
     char *schema_text;
-    /* chat "tools" with "tool_choice" "required" or a function (tools.c):
-     * json_object with the call's schema; answered as "tool_calls" */
+    /* chat "tools" with "tool_choice" "required" or a function (1), or
+     * "auto" (2: a call or a text) (tools.c): json_object with the call's
+     * schema; answered as "tool_calls" (or content) */
     int tool_call;
 } synor__serve_req;
 
@@ -88,11 +89,12 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
  * lines, each as the model writes a call. */
 int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const char *path,
                               synor__buf *b);
-/* tools.c: a tool call's answer text (its JSON) as "tool_calls":[...] into
- * b (stream: with its "index"), the call named id; -1 when the text is not
- * a whole call (nothing written). */
-int synor__serve_tool_calls_json(synor__buf *b, const char *text, size_t len, const char *id,
-                                 int stream);
+/* tools.c: a tool-call request's answer text (its JSON): a call, as
+ * "tool_calls":[...] into b (stream: with its "index"), the call named id:
+ * 1; a text ("auto"'s {"response": ...}), as a JSON string into b: 2; -1
+ * when the text is neither (nothing written). */
+int synor__serve_tool_answer(synor__buf *b, const char *text, size_t len, const char *id,
+                             int stream);
 void synor__serve_req_free(synor__serve_req *r);
 /* Whether r has stop sequences, penalties, logit biases, logprobs, echo,
  * n > 1, best_of or a JSON response format: fields the

@@ -6,11 +6,12 @@
  * of its own); a call the choice asks for is constrained decoding to
  * {"name": ..., "arguments": ...} (synor__llm_schema_tools: the name picks
  * the arguments' schema, the function's "parameters"), answered as
- * "tool_calls" with finish_reason "tool_calls". Earlier calls in the
- * conversation (an assistant message's tool_calls) are written as the
- * model would have written them. The model decides whether to call only
- * with a template trained for it: "auto" is refused (as vLLM refuses it
- * without a tool-call parser). */
+ * "tool_calls" with finish_reason "tool_calls". With "auto" (the default)
+ * the model picks a call or a text, in llama.cpp's generic tool format for
+ * models without a tool-call template: {"tool_call": a call} or
+ * {"response": the text}, exactly one, answered as tool_calls or as
+ * content. Earlier calls in the conversation (an assistant message's
+ * tool_calls) are written as the model would have written them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -103,15 +104,13 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
                 return synor__json_fail(d, names[i], SYNOR_ESCHEMA, "tools",
                                         "two functions named \"%s\"", names[i]->u.str.s);
     }
-    /* which calls: all functions ("required"), one (named), none */
+    /* which calls: all functions ("required"; "auto", the default: or a
+     * text), one (named), none */
     size_t pick = n; /* n: all */
-    if (!choice || (choice->type == SYNOR__J_STRING && !strcmp(choice->u.str.s, "auto")))
-        return synor__json_fail(d, choice ? choice : tools, SYNOR_ENOTSUP, "tool_choice",
-                                "\"auto\" (the default with tools) needs a model whose chat "
-                                "template marks tool calls, to tell a call from a text: ask for "
-                                "\"required\", {\"type\": \"function\", \"function\": {\"name\": "
-                                "...}} or \"none\"");
-    if (choice->type == SYNOR__J_STRING && !strcmp(choice->u.str.s, "none")) {
+    int autop = !choice || (choice->type == SYNOR__J_STRING && !strcmp(choice->u.str.s, "auto"));
+    if (autop) { /* every function, or a text */
+        pick = n;
+    } else if (choice->type == SYNOR__J_STRING && !strcmp(choice->u.str.s, "none")) {
         pick = SIZE_MAX;
     } else if (choice->type == SYNOR__J_STRING && strcmp(choice->u.str.s, "required")) {
         return synor__json_fail(d, choice, SYNOR_ESCHEMA, "tool_choice",
@@ -155,14 +154,15 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
             paths[k] = pathbuf[k];
             k++;
         }
-    int e = synor__llm_schema_tools(d, ps, ns, paths, k, &out->schema);
+    int e = (autop ? synor__llm_schema_tools_auto : synor__llm_schema_tools)(d, ps, ns, paths, k,
+                                                                              &out->schema);
     if (e)
         return e;
     /* the exact-match cache's key: the functions that may be called */
     synor__buf b;
     synor__buf_init(&b);
     synor__jw_init(&w, &b, 0);
-    synor__buf_puts(&b, "tools:");
+    synor__buf_puts(&b, autop ? "tools-auto:" : "tools:");
     synor__jw_arr_begin(&w);
     for (size_t i = 0; i < n; i++)
         if (pick == n || pick == i)
@@ -171,7 +171,7 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
     if (!(out->schema_text = synor__buf_take(&b)))
         return synor__error(SYNOR_ENOMEM, "out of memory reading the request");
     out->json_object = 1;
-    out->tool_call = 1;
+    out->tool_call = autop ? 2 : 1;
     return 0;
 }
 
@@ -208,13 +208,20 @@ int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const 
     return e;
 }
 
-int synor__serve_tool_calls_json(synor__buf *b, const char *text, size_t len, const char *id,
-                                 int stream)
+int synor__serve_tool_answer(synor__buf *b, const char *text, size_t len, const char *id,
+                             int stream)
 {
     synor__jdoc *d;
     if (synor__json_parse(text, len, "answer", &d))
         return -1;
-    const synor__jval *r = synor__jdoc_root(d);
+    const synor__jval *r = synor__jdoc_root(d), *x;
+    if ((x = synor__json_get(r, "response")) && x->type == SYNOR__J_STRING) { /* "auto": text */
+        synor__serve_json_text(b, x->u.str.s, x->u.str.len);
+        synor__jdoc_free(d);
+        return 2;
+    }
+    if ((x = synor__json_get(r, "tool_call"))) /* "auto": a call */
+        r = x;
     const synor__jval *nm = synor__json_get(r, "name"), *args = synor__json_get(r, "arguments");
     int ok = nm && nm->type == SYNOR__J_STRING && args;
     if (ok) {
@@ -234,5 +241,5 @@ int synor__serve_tool_calls_json(synor__buf *b, const char *text, size_t len, co
         synor__buf_free(&a);
     }
     synor__jdoc_free(d);
-    return ok ? 0 : -1;
+    return ok ? 1 : -1;
 }

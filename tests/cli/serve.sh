@@ -300,8 +300,24 @@ check tc-stream-fin grep -q '"finish_reason":"tool_calls"' "$tmp/body"
 check tc-stream-one [ "$(grep -c '"tool_calls":\[' "$tmp/body")" = 1 ]
 check tc-none       [ "$(req POST /v1/chat/completions "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":4,\"temperature\":0,$TOOLS,\"tool_choice\":\"none\"}")" = 200 ]
 check tc-none-text  [ "$(get choices.0.finish_reason)" = length ]
-check tc-auto       [ "$(req POST /v1/chat/completions "{$WX,$TOOLS}")" = 400 ]
-check tc-auto-msg   msg_has 'tool_choice: "auto" (the default with tools) needs a model'
+# "auto" (the default): the model picks a call or a text ({"tool_call": ...} or {"response": ...},
+# llama.cpp's generic format): answered as tool_calls, or as content with "stop"
+check tc-auto       [ "$(req POST /v1/chat/completions "{$WX,$TOOLS}")" = 200 ]
+case $(get choices.0.finish_reason) in
+  tool_calls) check tc-auto-call grep -qxE 'get_weather|get_time' <(get choices.0.message.tool_calls.0.function.name) ;;
+  stop)       check tc-auto-text [ "$(get choices.0.message.content)" != null ] ;;
+  *)          check tc-auto-fin false ;;
+esac
+# with 't' (its byte piece: 3 + 0x74) pushed up the greedy pick is the call ("tool_call" begins so)
+check tc-auto-t     [ "$(req POST /v1/chat/completions "{\"messages\":[{\"role\":\"user\",\"content\":\"Weather?\"}],\"max_tokens\":120,\"temperature\":0,$TOOLS,\"logit_bias\":{\"119\":30}}")" = 200 ]
+check tc-auto-t-fin [ "$(get choices.0.finish_reason)" = tool_calls ]
+check tc-auto-t-name grep -qxE 'get_weather|get_time' <(get choices.0.message.tool_calls.0.function.name)
+for s in 1 2 3 4 5 6; do   # sampled: every closed answer is one of the two
+  req POST /v1/chat/completions "{\"messages\":[{\"role\":\"user\",\"content\":\"Weather?\"}],\"max_tokens\":120,$TOOLS,\"temperature\":1,\"seed\":$s}" >/dev/null
+  f=$(get choices.0.finish_reason)
+  [ "$f" = tool_calls ] || [ "$f" = stop ] || [ "$f" = length ] || { check tc-auto-sampled false; break; }
+  [ "$f" != tool_calls ] || grep -qxE 'get_weather|get_time' <(get choices.0.message.tool_calls.0.function.name) || { check tc-auto-sampled-name false; break; }
+done
 check tc-compl      [ "$(req POST /v1/completions "{\"prompt\":\"x\",$TOOLS}")" = 400 ]
 check pen-bad       [ "$(req POST /v1/completions '{"prompt":"x","presence_penalty":3}')" = 400 ]
 check pen-bad-msg   msg_has "presence_penalty: value 3 is above the maximum 2"
