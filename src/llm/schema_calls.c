@@ -8,6 +8,30 @@
 #include "common/common.h"
 #include "llm/schema_cx.h"
 
+/* Object node o's two properties, k0 of node n0 and k1 of n1 (both
+ * required, or none), in that order. */
+static int two_props(cx *x, uint16_t o, const char *k0, uint16_t n0, const char *k1, uint16_t n1,
+                     int required)
+{
+    jnode *r = &x->s->n[o];
+    r->props = synor__calloc(2, sizeof *r->props);
+    r->nextreq = synor__calloc(3, sizeof *r->nextreq);
+    if (!r->props || !r->nextreq)
+        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+    const char *keys[2] = {k0, k1};
+    for (int i = 0; i < 2; i++) {
+        if (!(r->props[i].key = synor__strdup(keys[i])))
+            return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
+        r->props[i].klen = (uint16_t)strlen(keys[i]);
+        r->props[i].node = i ? n1 : n0;
+        r->props[i].required = (uint8_t)required;
+        r->nprops = (uint16_t)(i + 1);
+        r->nextreq[i] = required ? (uint16_t)i : 2;
+    }
+    r->nextreq[2] = 2;
+    return 0;
+}
+
 /* The tool call's root: {"name": L, "arguments": W}, L the names, W the
  * switch over the parameters' nodes. */
 static int tool_nodes(cx *x, const synor__jval *const *params, const char *const *names,
@@ -50,22 +74,9 @@ static int tool_nodes(cx *x, const synor__jval *const *params, const char *const
         }
         x->s->n[sw].alts[x->s->n[sw].nalts++] = p;
     }
-    jnode *r = &x->s->n[root];
-    r->props = synor__calloc(2, sizeof *r->props);
-    r->nextreq = synor__calloc(3, sizeof *r->nextreq);
-    if (!r->props || !r->nextreq)
-        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-    static const char *const keys[2] = {"name", "arguments"};
-    for (int i = 0; i < 2; i++) {
-        if (!(r->props[i].key = synor__strdup(keys[i])))
-            return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-        r->props[i].klen = (uint16_t)strlen(keys[i]);
-        r->props[i].node = i ? sw : lit;
-        r->props[i].required = 1;
-        r->nprops = (uint16_t)(i + 1);
-    }
-    r->nextreq[0] = 0, r->nextreq[1] = 1, r->nextreq[2] = 2;
-    r->sel_prop = 0;
+    if ((rc = two_props(x, root, "name", lit, "arguments", sw, 1)))
+        return rc;
+    x->s->n[root].sel_prop = 0;
     x->s->root = root;
     return 0;
 }
@@ -94,21 +105,9 @@ static int auto_nodes(cx *x, const synor__jval *const *params, const char *const
         rc = synor__schema_node(x, N_OBJ, &root);
     if (rc)
         return rc;
-    jnode *r = &x->s->n[root];
-    r->props = synor__calloc(2, sizeof *r->props);
-    r->nextreq = synor__calloc(3, sizeof *r->nextreq);
-    if (!r->props || !r->nextreq)
-        return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-    static const char *const keys[2] = {"tool_call", "response"};
-    for (int i = 0; i < 2; i++) {
-        if (!(r->props[i].key = synor__strdup(keys[i])))
-            return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-        r->props[i].klen = (uint16_t)strlen(keys[i]);
-        r->props[i].node = i ? text : call;
-        r->nprops = (uint16_t)(i + 1);
-    }
-    r->nextreq[0] = r->nextreq[1] = r->nextreq[2] = 2; /* none required ... */
-    r->one_prop = 1;                                    /* ... but one written */
+    if ((rc = two_props(x, root, "tool_call", call, "response", text, 0))) /* none required */
+        return rc;
+    x->s->n[root].one_prop = 1; /* ... but one written */
     x->s->root = root;
     return 0;
 }
