@@ -81,47 +81,52 @@ static int tool_nodes(cx *x, const synor__jval *const *params, const char *const
     return 0;
 }
 
-int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
-                            const char *const *names, const char *const *paths, int n,
-                            synor_llm_schema **out)
+/* The call made the root's alternative: {"tool_call": the call, "response":
+ * a string}, exactly one of them. */
+static int or_text(cx *x)
 {
-    cx x;
-    *out = NULL;
-    if (n < 1 || n > SCHEMA_MAX_SET)
-        return synor__error(SYNOR_EINVAL, "a tool call: 1 to 64 functions, not %d", n);
-    int rc = synor__schema_begin(&x, d, NULL, "tools");
-    return rc ? rc : synor__schema_end(&x, tool_nodes(&x, params, names, paths, n), out);
-}
-
-/* {"tool_call": the call, "response": a string}, exactly one of them. */
-static int auto_nodes(cx *x, const synor__jval *const *params, const char *const *names,
-                      const char *const *paths, int n)
-{
-    int rc = tool_nodes(x, params, names, paths, n);
     uint16_t call = x->s->root, text, root;
-    if (!rc)
-        rc = synor__schema_node(x, N_STR, &text);
+    int rc = synor__schema_node(x, N_STR, &text);
     if (!rc)
         rc = synor__schema_node(x, N_OBJ, &root);
+    if (!rc) /* none required ... */
+        rc = two_props(x, root, "tool_call", call, "response", text, 0);
     if (rc)
-        return rc;
-    if ((rc = two_props(x, root, "tool_call", call, "response", text, 0))) /* none required */
         return rc;
     x->s->n[root].one_prop = 1; /* ... but one written */
     x->s->root = root;
     return 0;
 }
 
-int synor__llm_schema_tools_auto(const synor__jdoc *d, const synor__jval *const *params,
-                                 const char *const *names, const char *const *paths, int n,
-                                 synor_llm_schema **out)
+static int tools_schema(const synor__jdoc *d, const synor__jval *const *params,
+                        const char *const *names, const char *const *paths, int n, int text,
+                        synor_llm_schema **out)
 {
     cx x;
     *out = NULL;
     if (n < 1 || n > SCHEMA_MAX_SET)
         return synor__error(SYNOR_EINVAL, "a tool call: 1 to 64 functions, not %d", n);
     int rc = synor__schema_begin(&x, d, NULL, "tools");
-    return rc ? rc : synor__schema_end(&x, auto_nodes(&x, params, names, paths, n), out);
+    if (rc)
+        return rc;
+    rc = tool_nodes(&x, params, names, paths, n);
+    if (!rc && text)
+        rc = or_text(&x);
+    return synor__schema_end(&x, rc, out);
+}
+
+int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
+                            const char *const *names, const char *const *paths, int n,
+                            synor_llm_schema **out)
+{
+    return tools_schema(d, params, names, paths, n, 0, out);
+}
+
+int synor__llm_schema_tools_auto(const synor__jdoc *d, const synor__jval *const *params,
+                                 const char *const *names, const char *const *paths, int n,
+                                 synor_llm_schema **out)
+{
+    return tools_schema(d, params, names, paths, n, 1, out);
 }
 
 /* The texts as a root enum: grammar.c starts in it (no '{') and may end
