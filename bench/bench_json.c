@@ -18,20 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "synor.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static int32_t byte_tok[256]; /* the token whose piece is that one byte, or -1 */
 
