@@ -41,6 +41,11 @@ static void check_req(const synor__serve_req *q)
     FUZZ_CHECK(!q->tool_call || (q->chat && q->schema && !q->n_stop),
                "a tool call without its schema, in a completion or with stop sequences");
     FUZZ_CHECK(q->n_bias >= 0 && q->n_bias <= SYNOR__SERVE_MAX_BIAS, "%d biases", q->n_bias);
+    FUZZ_CHECK(!q->n_prompt_ids || (!q->chat && q->prompt_ids && !q->prompt[0]),
+               "token ids in a chat request or beside a text");
+    for (size_t i = 0; i < q->n_prompt_ids; i++)
+        FUZZ_CHECK(q->prompt_ids[i] >= 0, "prompt token %d accepted", (int)q->prompt_ids[i]);
+    FUZZ_CHECK(!q->return_ids || !q->stream, "return_token_ids accepted with stream");
     for (int i = 0; i < q->n_bias; i++)
         FUZZ_CHECK(q->bias_tok[i] >= 0 && q->bias_val[i] >= -100 && q->bias_val[i] <= 100,
                    "bias %d of token %d accepted", (int)q->bias_val[i], (int)q->bias_tok[i]);
@@ -56,7 +61,10 @@ static int same_req(const synor__serve_req *a, const synor__serve_req *b)
            a->best_of == b->best_of && a->json_object == b->json_object &&
            (!a->schema_text) == (!b->schema_text) &&
            (!a->schema_text || !strcmp(a->schema_text, b->schema_text)) &&
-           a->tool_call == b->tool_call &&
+           a->tool_call == b->tool_call && a->return_ids == b->return_ids &&
+           a->n_prompt_ids == b->n_prompt_ids &&
+           (!a->n_prompt_ids ||
+            !memcmp(a->prompt_ids, b->prompt_ids, sizeof(int32_t) * a->n_prompt_ids)) &&
            (!a->n_bias || (!memcmp(a->bias_tok, b->bias_tok, sizeof(int32_t) * a->n_bias) &&
                            !memcmp(a->bias_val, b->bias_val, sizeof(float) * a->n_bias)));
 }

@@ -297,6 +297,95 @@ TEST(sharing_under_a_small_pool)
     }
 }
 
+/* A conversation's next turn: request B's prompt is request A's prompt,
+ * A's answer and a few tokens more. Where the layers have no F32 products
+ * (Q8_0) the scheduler publishes A's answer too, so B reuses every whole
+ * block of it and computes only the rest - and its first row of logits is
+ * the bits a fresh context gives the whole prompt, its tokens the ones it
+ * gets alone. With F32 products (which a prompt may send to SGEMM) only
+ * A's prompt is published. */
+static size_t admitted_reused;
+static float first_row[V];
+static int first_taken;
+
+static void on_admit(uint64_t id, size_t reused, void *user)
+{
+    (void)id, (void)user;
+    admitted_reused = reused;
+}
+
+static void on_logits(uint64_t id, int32_t t, const float *l, void *user)
+{
+    (void)id, (void)t, (void)user;
+    if (!first_taken++)
+        memcpy(first_row, l, sizeof first_row);
+}
+
+static int next_turn(int q8, size_t *reused, size_t *answer)
+{
+    synor_runtime *rt = llm_test_runtime(2);
+    synor_llm *m = load(q8);
+    synor_llm_ctx_opts o = {.max_seqs = 2, .prefix_cache = 1};
+    synor_llm_ctx *c = NULL;
+    synor_llm_sched *s = NULL;
+    if (!rt || !m || synor_llm_ctx_create(m, rt, &o, &c) || synor_llm_sched_create(c, NULL, &s))
+        return -1;
+    static llm_test_got g;
+    memset(&g, 0, sizeof g);
+    int32_t p[CTX];
+    tokens(p, 40, 3);
+    synor_llm_request rq = {.prompt = p, .n_prompt = 40, .max_new = 50, .on_token = llm_test_collect,
+                            .user = &g};
+    synor_sampler_init(&rq.sampler, 0, 0, 1, 1);
+    int bad = synor_llm_sched_submit(s, &rq, &g.ids[0]) != 0;
+    while (!bad && synor_llm_sched_step(s) > 0)
+        ;
+    *answer = (size_t)g.n[0];
+    size_t n = 40 + (size_t)g.n[0];
+    memcpy(p + 40, g.t[0], (size_t)g.n[0] * sizeof *p);
+    tokens(p + n, 6, 11);
+    n += 6;
+    int32_t want[20];
+    float row[V];
+    synor_sampler smp;
+    synor_sampler_init(&smp, 0, 0, 1, 1);
+    int nwant = llm_test_decode(m, rt, p, n, &smp, 20, want, NULL, NULL);
+    bad |= nwant < 1 || fresh(m, rt, p, n, row) != 0;
+    rq.n_prompt = n;
+    rq.max_new = 20;
+    rq.on_admit = on_admit;
+    rq.on_logits = on_logits;
+    first_taken = 0;
+    admitted_reused = (size_t)-1;
+    bad |= synor_llm_sched_submit(s, &rq, &g.ids[1]) != 0;
+    while (!bad && synor_llm_sched_step(s) > 0)
+        ;
+    *reused = admitted_reused;
+    if (!bad && (g.n[1] != nwant || memcmp(g.t[1], want, (size_t)nwant * sizeof *want) ||
+                 memcmp(first_row, row, sizeof row))) {
+        fprintf(stderr, "  the next turn's tokens or first logits are not those it gets alone\n");
+        bad = 1;
+    }
+    llm_test_teardown(s, c, m, rt);
+    return bad ? -1 : 0;
+}
+
+TEST(a_next_turn_reuses_the_answer)
+{
+    for (int q8 = 0; q8 < 2; q8++) {
+        size_t r = 0, ans = 0;
+        ASSERT_OK(next_turn(q8, &r, &ans));
+        fprintf(stderr, "  %s: an answer of %zu tokens after a 40-token prompt; the next turn "
+                        "reused %zu positions\n",
+                q8 ? "Q8_0" : "F32", ans, r);
+        ASSERT(ans >= 20);
+        if (q8) /* A's prompt and the answer's tokens but the last (never fed), whole blocks */
+            ASSERT_EQ(r, (40 + ans - 1) / B * B);
+        else
+            ASSERT(r <= 40);
+    }
+}
+
 TEST(cleanup)
 {
     for (int i = 0; i < 2; i++)
@@ -305,4 +394,5 @@ TEST(cleanup)
 }
 
 TEST_MAIN(reused_blocks_give_the_same_bits, idle_blocks_go_least_recently_used_first,
-          requests_sharing_a_prompt_compute_it_once, sharing_under_a_small_pool, cleanup)
+          requests_sharing_a_prompt_compute_it_once, sharing_under_a_small_pool,
+          a_next_turn_reuses_the_answer, cleanup)

@@ -57,6 +57,16 @@ TEST(completion_defaults_and_fields)
     ASSERT(r.presence_penalty == 0 && r.frequency_penalty == 0 && !synor__serve_req_extras(&r));
     synor__serve_req_free(&r);
     ASSERT(r.user == NULL);
+    /* a prompt of token ids (read as they are), a list of one prompt, return_token_ids */
+    ASSERT_OK(parse("{\"prompt\":[1,40,7],\"return_token_ids\":true}", 0, &r));
+    ASSERT_STREQ(r.prompt, "");
+    ASSERT(r.n_prompt_ids == 3 && r.prompt_ids[0] == 1 && r.prompt_ids[1] == 40 &&
+           r.prompt_ids[2] == 7 && r.return_ids && synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
+    ASSERT(r.prompt_ids == NULL && r.n_prompt_ids == 0);
+    ASSERT_OK(parse("{\"prompt\":[\"Hi\"]}", 0, &r));
+    ASSERT(!strcmp(r.prompt, "Hi") && r.n_prompt_ids == 0 && !r.return_ids);
+    synor__serve_req_free(&r);
     ASSERT_OK(parse("{\"prompt\":\"x\",\"presence_penalty\":-2,\"frequency_penalty\":0.5}", 0, &r));
     ASSERT(r.presence_penalty == -2 && r.frequency_penalty == 0.5 && synor__serve_req_extras(&r));
     synor__serve_req_free(&r);
@@ -351,7 +361,20 @@ TEST(errors_name_position_field_and_value)
     ASSERT(parse("{\"prompt\":\"x\",\"seed\":-2}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "seed: value -2 is outside");
     ASSERT(parse("{\"prompt\":5}", 0, &r) < 0);
-    ASSERT_CONTAINS(synor_errmsg(), "prompt: expected a string, found number");
+    ASSERT_CONTAINS(synor_errmsg(),
+                    "prompt: expected a string or a non-empty array of token ids, found number");
+    ASSERT(parse("{\"prompt\":[]}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "found array");
+    ASSERT(parse("{\"prompt\":[\"a\",\"b\"]}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "found a list of prompts (one prompt a request)");
+    ASSERT(parse("{\"prompt\":[1,-2]}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "1:14: prompt[1]: value -2 is outside");
+    ASSERT(parse("{\"prompt\":[1,\"x\"]}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "prompt[1]: expected number, found string");
+    ASSERT(parse("{\"prompt\":\"x\",\"stream\":true,\"return_token_ids\":true}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "return_token_ids: not with \"stream\": true");
+    ASSERT(parse("{\"prompt\":\"x\",\"return_token_ids\":1}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "return_token_ids: expected boolean");
     ASSERT(parse("{}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "missing required field \"prompt\"");
     ASSERT(parse("\"x\"", 0, &r) < 0);

@@ -120,8 +120,10 @@ typedef struct synor_llm_ctx_opts {
      * dot products and sums in fp32). */
     unsigned kv_type;
     /* Prefix caching (vLLM's automatic prefix caching): non-zero keeps the
-     * full KV blocks that sequences publish (synor_llm_seq_publish: a
-     * prompt's) in the pool after they are let go, so a sequence whose
+     * full KV blocks that sequences publish (synor_llm_seq_publish: the
+     * scheduler publishes a prompt's, and an answer's where the layers have
+     * no F32 products and no GPU - their keys and values are then the bits
+     * a prompt's rows get) in the pool after they are let go, so a sequence whose
      * tokens begin the same way takes them (synor_llm_seq_reuse) instead
      * of computing them again; idle kept blocks are the first the pool
      * hands out again, least recently used first, when no block is free. */
@@ -564,6 +566,10 @@ typedef struct synor_llm_request {
      * the first generated token. */
     void (*on_prompt_logits)(uint64_t id, size_t i, int32_t token, const float *logits,
                              void *user);
+    /* Optional: when the request is admitted (again after a preemption),
+     * the positions it took from the prefix cache instead of computing
+     * them (0 without it); called on the stepping thread. */
+    void (*on_admit)(uint64_t id, size_t reused, void *user);
     /* Each generated token (EOS is not passed); non-zero stops it. */
     int (*on_token)(uint64_t id, int32_t token, void *user);
     /* Once, when the request leaves: a SYNOR_LLM_DONE_* reason. */
@@ -586,9 +592,10 @@ typedef struct synor_llm_sched_stats {
      * steps too), tokens proposed and accepted (acceptance = accepted /
      * proposed). */
     uint64_t spec_rounds, spec_proposed, spec_accepted;
-    /* Prefix caching (the context's opts.prefix_cache): prompt positions
-     * admitted requests took from blocks other requests had published
-     * instead of computing them (not in prompt_tokens). */
+    /* Prefix caching (the context's opts.prefix_cache): positions
+     * admitted requests took from published blocks (prompts' and, where
+     * the context publishes them, answers') instead of computing them (not
+     * in prompt_tokens). */
     uint64_t prompt_reused;
     unsigned kv_cached, kv_idle; /* blocks in the prefix cache, those held by none */
 } synor_llm_sched_stats;

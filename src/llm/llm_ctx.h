@@ -54,6 +54,9 @@ int synor__llm_pool_take(synor_llm_ctx *c);
 /* Positions per unit of reuse (synor_llm_seq_reuse takes whole units);
  * 0 without the prefix cache. */
 size_t synor__llm_pool_unit(const synor_llm_ctx *c);
+/* Whether generated positions may be published as prompt positions are
+ * (their keys and values the bits a prompt's rows get: prefix.c). */
+int synor__llm_pool_answers(const synor_llm_ctx *c);
 /* A holder lets go of b. */
 void synor__llm_pool_drop(synor_llm_ctx *c, int b);
 /* Before a sequence writes into the block *slot of its table: if it is

@@ -227,23 +227,38 @@ int synor__llm_pool_unshare(synor_llm_ctx *c, int *slot)
  * products on a kernel table that does that), so that a
  * reused run ends at a group's end and the rows computed after it take
  * the kernels they take in a prompt computed whole - the same bits. */
+static int layers_f32(const synor_llm *md)
+{
+    for (int l = 0; l < md->cfg.n_layers; l++) {
+        const llm_layer *L = &md->layers[l];
+        const llm_mat *ms[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
+        for (int i = 0; i < 7; i++)
+            if (ms[i]->type == SYNOR_TTYPE_F32)
+                return 1;
+    }
+    return 0;
+}
+
 static size_t unit_blocks(const synor_llm_ctx *c)
 {
     /* only F32 products take SGEMM; the layers' make the keys and values
      * (the classifier's rows are those of wanted logits: a request that
      * reuses computes its last prompt row alone, as a whole prompt does) */
-    const synor_llm *md = c->m;
-    int f32 = 0;
-    for (int l = 0; l < md->cfg.n_layers && !f32; l++) {
-        const llm_layer *L = &md->layers[l];
-        const llm_mat *ms[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
-        for (int i = 0; i < 7; i++)
-            f32 |= ms[i]->type == SYNOR_TTYPE_F32;
-    }
+    int f32 = layers_f32(c->m);
     size_t u = 1, m = f32 && c->k->gemm_block > 0 ? (size_t)c->k->gemm_block : 0;
     while (m && (u * BLK) % m)
         u++;
     return u;
+}
+
+/* Whether generated positions may be published too: a token's keys and
+ * values are then the bits a prompt's row gets, because every layer's
+ * products take the tiles (no F32 products, which a prompt sends to SGEMM
+ * in blocks or, on the portable table, whole) on the CPU (a GPU's library
+ * sums a batch in an order of its own). */
+int synor__llm_pool_answers(const synor_llm_ctx *c)
+{
+    return c->pool.on && !layers_f32(c->m) && !c->gpu;
 }
 
 size_t synor__llm_pool_unit(const synor_llm_ctx *c)

@@ -135,9 +135,25 @@ static void req_free(sreq *q)
     synor__free(q);
 }
 
-/* Takes q out of the running set (its sequence's cache is dropped). */
+/* Publishes q's positions computed since the last call for prefix reuse:
+ * its prompt's, and its answer's where those are the bits a prompt's rows
+ * would get (synor__llm_pool_answers), so that a conversation's next turn,
+ * whose prompt holds this answer, computes only what follows it. */
+static void publish(synor_llm_sched *s, sreq *q)
+{
+    size_t lim = synor__llm_pool_answers(s->c) ? q->ntok : q->r.n_prompt;
+    size_t upto = q->fed < lim ? q->fed : lim;
+    if (upto / SYNOR_LLM_KV_BLOCK > q->published / SYNOR_LLM_KV_BLOCK)
+        synor_llm_seq_publish(s->c, (unsigned)q->seq, q->toks, upto);
+    if (upto > q->published)
+        q->published = upto;
+}
+
+/* Takes q out of the running set (its sequence's cache is dropped, its
+ * published blocks staying in the prefix cache, idle). */
 static void unrun(synor_llm_sched *s, sreq *q)
 {
+    publish(s, q);
     synor_llm_seq_reset(s->c, (unsigned)q->seq);
     pthread_mutex_lock(&s->mu);
     s->run[q->seq] = NULL;
@@ -308,6 +324,7 @@ static void admit(synor_llm_sched *s)
     long promised = 0;
     int blocked = 0; /* first come, first served: none overtakes the head */
     pthread_mutex_lock(&s->mu);
+    unsigned was = s->nrunning;
     sreq **pp = &s->wait_head, *prev = NULL;
     while (*pp) {
         sreq *q = *pp;
@@ -344,12 +361,17 @@ static void admit(synor_llm_sched *s)
         promised += need;
         q->seq = seq;
         q->fed = (size_t)reused;
-        q->published = q->fed < q->r.n_prompt ? q->fed : q->r.n_prompt;
+        q->published = q->fed;
         s->st.prompt_reused += q->fed;
         s->run[seq] = q;
         s->admitted[s->nrunning++] = q;
     }
     pthread_mutex_unlock(&s->mu);
+    for (unsigned i = was; i < s->nrunning; i++) { /* (only this thread changes admitted) */
+        const sreq *q = s->admitted[i];
+        if (q->r.on_admit)
+            q->r.on_admit(q->id, q->fed, q->r.user);
+    }
     while (gone) {
         sreq *q = gone;
         gone = q->next;
@@ -480,14 +502,9 @@ static void advance(synor_llm_sched *s, size_t n)
     const synor_llm_hparams *h = &s->c->m->cfg;
     for (size_t i = 0; i < n; i++)
         s->run[s->bseq[i]]->fed++;
-    /* prompt blocks now whole in the cache: others may reuse them */
-    for (unsigned i = 0; i < s->nrunning; i++) {
-        sreq *q = s->admitted[i];
-        size_t upto = q->fed < q->r.n_prompt ? q->fed : q->r.n_prompt;
-        if (upto / SYNOR_LLM_KV_BLOCK > q->published / SYNOR_LLM_KV_BLOCK)
-            synor_llm_seq_publish(s->c, (unsigned)q->seq, q->toks, upto);
-        q->published = upto;
-    }
+    /* blocks now whole in the cache: others may reuse them */
+    for (unsigned i = 0; i < s->nrunning; i++)
+        publish(s, s->admitted[i]);
     uint64_t gen = 0;
     for (size_t i = 0; i < n; i++) { /* prompt rows first: they come before its tokens */
         sreq *q = s->bprow[i];

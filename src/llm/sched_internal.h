@@ -14,7 +14,7 @@ typedef struct sreq {
     int32_t *toks;
     size_t ntok, cap, fed;
     size_t scored; /* prompt positions given to on_prompt_logits */
-    size_t published; /* prompt positions published for prefix reuse */
+    size_t published; /* positions published for prefix reuse */
     int32_t *bias_tok; /* the request's logit_bias (copies) */
     float *bias_val;
     int generated, seq, cancelled, done;

@@ -50,13 +50,29 @@ static size_t completion_tokens(const serve_gen *g)
     return n;
 }
 
+/* OpenAI's usage; prompt_tokens_details.cached_tokens: the prompt
+ * positions that were not computed for this request - all of them for an
+ * answer from a cache of answers, else those the KV prefix cache gave the
+ * choice that got the fewest (the prompt was computed once, by it). */
 static void append_usage(serve_gen *g, synor__buf *b)
 {
-    size_t gen = completion_tokens(g);
+    size_t gen = completion_tokens(g), cached = g->tier ? g->n_prompt : SIZE_MAX;
+    for (int i = 0; i < g->n && !g->tier; i++)
+        cached = g->ch[i].cached < cached ? g->ch[i].cached : cached;
+    cached = cached < g->n_prompt ? cached : g->n_prompt;
     synor__buf_printf(b,
                       ",\"usage\":{\"prompt_tokens\":%zu,\"completion_tokens\":%zu,"
-                      "\"total_tokens\":%zu}",
-                      g->n_prompt, gen, g->n_prompt + gen);
+                      "\"total_tokens\":%zu,\"prompt_tokens_details\":{\"cached_tokens\":%zu}}",
+                      g->n_prompt, gen, g->n_prompt + gen, cached);
+}
+
+/* ,"name":[ids...] (vLLM's return_token_ids) */
+static void append_ids(synor__buf *b, const char *name, const int32_t *ids, size_t n)
+{
+    synor__buf_printf(b, ",\"%s\":[", name);
+    for (size_t i = 0; i < n; i++)
+        synor__buf_printf(b, i ? ",%d" : "%d", ids[i]);
+    synor__buf_puts(b, "]");
 }
 
 /* A choice of a tool-call request whose object closed, streamed: one
@@ -181,6 +197,9 @@ int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c)
         return synor__serve_error(s, c, 500,
                                   "the generation failed: the engine's batch failed "
                                   "(the server's standard error says why)");
+    for (int i = 0; i < g->n && g->prompt_ids; i++)
+        if (g->ch[i].nids != g->ch[i].generated)
+            return synor__serve_error(s, c, 500, "out of memory keeping the answer's token ids");
     synor__buf b;
     synor__buf_init(&b);
     synor__buf_printf(&b, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", g->name,
@@ -224,10 +243,17 @@ int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c)
                                  ch->text.len);
         else if (!g->chat)
             synor__buf_puts(&b, ",\"logprobs\":null");
-        synor__buf_printf(&b, ",\"finish_reason\":\"%s\"}",
+        synor__buf_printf(&b, ",\"finish_reason\":\"%s\"",
                           call == 1 ? "tool_calls" : synor__serve_finish_reason(ch->reason));
+        if (g->prompt_ids && !g->chat)
+            append_ids(&b, "prompt_token_ids", g->prompt_ids, g->n_prompt);
+        if (g->prompt_ids)
+            append_ids(&b, "token_ids", ch->ids, ch->nids);
+        synor__buf_puts(&b, "}");
     }
     synor__buf_puts(&b, "]");
+    if (g->prompt_ids && g->chat)
+        append_ids(&b, "prompt_token_ids", g->prompt_ids, g->n_prompt);
     append_usage(g, &b);
     if (g->tier && !strcmp(g->tier, "predicted"))
         synor__buf_puts(&b, ",\"synor_cache\":{\"cache\":\"predicted\"}");

@@ -271,6 +271,42 @@ static int bias_field(const synor__jdoc *d, const synor__jval *v, synor__serve_r
     return 0;
 }
 
+/* A completion's "prompt": a string, a list of one string, or a list of
+ * token ids (OpenAI's; the ids checked against the vocabulary when the
+ * request is tokenized); lists of several prompts are refused. */
+static int prompt_field(const synor__jdoc *d, const synor__jval *v, synor__serve_req *out,
+                        synor__buf *prompt)
+{
+    if (v->type == SYNOR__J_ARRAY && v->u.arr.n == 1 &&
+        v->u.arr.items[0]->type == SYNOR__J_STRING)
+        v = v->u.arr.items[0];
+    if (v->type == SYNOR__J_STRING) {
+        synor__buf_append(prompt, v->u.str.s, v->u.str.len);
+        return 0;
+    }
+    if (v->type != SYNOR__J_ARRAY || v->u.arr.n == 0 ||
+        v->u.arr.items[0]->type != SYNOR__J_NUMBER)
+        return synor__json_fail(d, v, SYNOR_ESCHEMA, "prompt",
+                                "expected a string or a non-empty array of token ids, found %s",
+                                v->type == SYNOR__J_ARRAY && v->u.arr.n
+                                    ? "a list of prompts (one prompt a request)"
+                                    : synor__jtype_name(v->type));
+    size_t n = v->u.arr.n;
+    if (!(out->prompt_ids = synor__malloc(n * sizeof *out->prompt_ids)))
+        return synor__error(SYNOR_ENOMEM, "out of memory reading the request");
+    for (size_t i = 0; i < n; i++) {
+        char path[40];
+        int64_t id;
+        snprintf(path, sizeof path, "prompt[%zu]", i);
+        int e = synor__json_int(d, v->u.arr.items[i], path, 0, INT32_MAX, &id);
+        if (e)
+            return e;
+        out->prompt_ids[i] = (int32_t)id;
+    }
+    out->n_prompt_ids = n;
+    return 0;
+}
+
 static int chat_prompt(const synor__jdoc *d, const synor__jval *root, synor__buf *b)
 {
     synor__jval *msgs;
@@ -355,13 +391,8 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
         if (!v)
             e = synor__json_fail(d, root, SYNOR_ESCHEMA, "request",
                                  "missing required field \"prompt\"");
-        else if (v->type != SYNOR__J_STRING)
-            e = synor__json_fail(d, v, SYNOR_ESCHEMA, "prompt",
-                                 "expected a string, found %s (token arrays and lists of "
-                                 "prompts are not supported)",
-                                 synor__jtype_name(v->type));
         else
-            synor__buf_append(&prompt, v->u.str.s, v->u.str.len);
+            e = prompt_field(d, v, out, &prompt);
     }
     int64_t i64;
     const char *mt = chat && opt(root, "max_completion_tokens") ? "max_completion_tokens"
@@ -433,6 +464,12 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
         e = synor__json_number(d, v, "presence_penalty", -2, 2, &out->presence_penalty);
     if (!e && (v = opt(root, "frequency_penalty")))
         e = synor__json_number(d, v, "frequency_penalty", -2, 2, &out->frequency_penalty);
+    if (!e && (v = opt(root, "return_token_ids")) &&
+        !(e = synor__json_expect(d, v, "return_token_ids", SYNOR__J_BOOL)))
+        out->return_ids = v->u.boolean;
+    if (!e && out->return_ids && out->stream)
+        e = synor__json_fail(d, opt(root, "return_token_ids"), SYNOR_ENOTSUP, "return_token_ids",
+                             "not with \"stream\": true");
     if (!e && out->tool_call && out->n_stop)
         e = synor__json_fail(d, opt(root, "stop"), SYNOR_ENOTSUP, "stop",
                              "not with a tool call (a stop sequence would cut its JSON)");
@@ -457,12 +494,16 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
 int synor__serve_req_extras(const synor__serve_req *r)
 {
     return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0 || r->has_logprobs ||
-           r->n > 1 || r->best_of > 1 || r->echo || r->n_bias || r->json_object;
+           r->n > 1 || r->best_of > 1 || r->echo || r->n_bias || r->json_object ||
+           r->n_prompt_ids || r->return_ids;
 }
 
 void synor__serve_req_free(synor__serve_req *r)
 {
     synor__free(r->prompt);
+    synor__free(r->prompt_ids);
+    r->prompt_ids = NULL;
+    r->n_prompt_ids = 0;
     synor__free(r->model);
     synor__free(r->user);
     r->prompt = r->model = r->user = NULL;

@@ -37,8 +37,10 @@ void synor__serve_gen_unref(serve_gen *g)
     for (int i = 0; i < g->n; i++) {
         synor__buf_free(&g->ch[i].text);
         synor__free(g->ch[i].lp);
+        synor__free(g->ch[i].ids);
         synor_llm_json_destroy(g->ch[i].json);
     }
+    synor__free(g->prompt_ids);
     synor__free(g);
 }
 
@@ -111,6 +113,16 @@ static int stop_cut(const serve_gen *g, serve_choice *c, size_t from)
     return 1;
 }
 
+static void on_admit(uint64_t id, size_t reused, void *user)
+{
+    (void)id;
+    serve_choice *c = user;
+    pthread_mutex_lock(&c->g->mu);
+    if (!c->admitted++) /* (a preempted choice's later admissions count its answer) */
+        c->cached = reused;
+    pthread_mutex_unlock(&c->g->mu);
+}
+
 static int on_token(uint64_t id, int32_t token, void *user)
 {
     (void)id;
@@ -137,6 +149,16 @@ static int on_token(uint64_t id, int32_t token, void *user)
     pthread_mutex_lock(&g->mu);
     c->generated++;
     c->sum_lp += c->pend.lp;
+    if (g->prompt_ids) { /* return_token_ids (out of memory: the answer says so) */
+        if (c->nids == c->cap_ids) {
+            size_t cap = c->cap_ids ? 2 * c->cap_ids : 64;
+            int32_t *t = synor__realloc(c->ids, cap * sizeof *t);
+            c->cap_ids = t ? cap : c->cap_ids;
+            c->ids = t ? t : c->ids;
+        }
+        if (c->nids < c->cap_ids)
+            c->ids[c->nids++] = token;
+    }
     synor__buf *b = &c->text;
     if (g->has_lp && lp_room(c)) {
         c->pend.prev = prev;
@@ -219,13 +241,22 @@ void synor__serve_cancel_all(synor_server *s)
 }
 
 /* The tokens of the prompt (BOS first), or an answer already queued. */
-static int tokenize(synor_server *s, struct MHD_Connection *c, const char *prompt, int32_t **ids,
-                    size_t *n, int *answered)
+static int tokenize(synor_server *s, struct MHD_Connection *c, const synor__serve_req *q,
+                    int32_t **ids, size_t *n, int *answered)
 {
     const synor_tokenizer *tok = synor_llm_tokenizer(s->m);
+    const char *prompt = q->prompt;
     size_t len = strlen(prompt);
-    long need = synor_tokenizer_encode(tok, prompt, len, 1, 0, NULL, 0);
+    long need = q->n_prompt_ids ? (long)q->n_prompt_ids
+                                : synor_tokenizer_encode(tok, prompt, len, 1, 0, NULL, 0);
     *answered = 1;
+    int vocab = synor_llm_hparams_get(s->m)->vocab_size;
+    for (size_t i = 0; i < q->n_prompt_ids; i++)
+        if (q->prompt_ids[i] >= vocab)
+            return synor__serve_error(s, c, 400,
+                                      "prompt[%zu]: token %d is outside the model's vocabulary "
+                                      "of %d",
+                                      i, q->prompt_ids[i], vocab);
     if (need < 0)
         return synor__serve_error(s, c, 400, "the prompt cannot be tokenized: %s", synor_errmsg());
     if (need >= (long)s->ctx_len)
@@ -236,7 +267,10 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const char *promp
     *ids = synor__malloc((size_t)need * sizeof **ids);
     if (!*ids)
         return synor__serve_error(s, c, 500, "out of memory tokenizing the prompt");
-    synor_tokenizer_encode(tok, prompt, len, 1, 0, *ids, (size_t)need);
+    if (q->n_prompt_ids)
+        memcpy(*ids, q->prompt_ids, (size_t)need * sizeof **ids);
+    else
+        synor_tokenizer_encode(tok, prompt, len, 1, 0, *ids, (size_t)need);
     *n = (size_t)need;
     *answered = 0;
     return MHD_YES;
@@ -294,6 +328,9 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int3
         /* with prompt logprobs, on_prompt_logits walks prev to the last */
         c->prev = q->echo && q->has_logprobs ? ids[0] : ids[n_prompt - 1];
     }
+    if (q->return_ids && (g->prompt_ids = synor__malloc(n_prompt * sizeof *ids)) != NULL)
+        memcpy(g->prompt_ids, ids, n_prompt * sizeof *ids);
+    failed |= q->return_ids && !g->prompt_ids;
     for (int i = 0; i < q->n_stop && !failed; i++) {
         failed = !(g->stop[i] = synor__strdup(q->stop[i]));
         g->n_stop = i + !failed;
@@ -312,7 +349,7 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int3
 char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t *klen)
 {
     if (!s->cache || q->stream || q->has_logprobs || q->n > 1 || q->echo || q->best_of > 1 ||
-        !(q->temperature == 0 || q->has_seed))
+        q->return_ids || !(q->temperature == 0 || q->has_seed))
         return NULL;
     size_t n = synor_cache_key(NULL, 0, s->model_name, q->prompt, (int)q->max_tokens,
                                (float)q->temperature, (int)q->top_k, (float)q->top_p, q->seed);
@@ -320,13 +357,14 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
      * bytes), the penalties ('P', 'F' and a float's bits) where not 0,
      * a JSON response format ('J', then with a schema 4 bytes of length
      * and its compact text), the logit biases ('L', their count, each
-     * token and bias) */
+     * token and bias), a prompt of token ids ('T', their count, each) */
     float pen[2] = {(float)q->presence_penalty, (float)q->frequency_penalty};
     size_t all = n;
     for (int i = 0; i < q->n_stop; i++)
         all += 5 + strlen(q->stop[i]);
     all += (pen[0] != 0) * 5 + (pen[1] != 0) * 5 + (q->n_bias ? 5 + 8 * (size_t)q->n_bias : 0) +
-           (q->json_object != 0) + (q->schema_text ? 4 + strlen(q->schema_text) : 0);
+           (q->json_object != 0) + (q->schema_text ? 4 + strlen(q->schema_text) : 0) +
+           (q->n_prompt_ids ? 5 + 4 * q->n_prompt_ids : 0);
     char *k = synor__malloc(all);
     if (k) {
         synor_cache_key(k, n, s->model_name, q->prompt, (int)q->max_tokens, (float)q->temperature,
@@ -361,6 +399,13 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
                 memcpy(k + n, &q->bias_tok[i], 4);
                 memcpy(k + n + 4, &q->bias_val[i], 4);
             }
+        }
+        if (q->n_prompt_ids) {
+            uint32_t nt = (uint32_t)q->n_prompt_ids;
+            k[n] = 'T';
+            memcpy(k + n + 1, &nt, 4);
+            memcpy(k + n + 5, q->prompt_ids, 4 * q->n_prompt_ids);
+            n += 5 + 4 * q->n_prompt_ids;
         }
     }
     *klen = all;
@@ -525,7 +570,7 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
     }
     int32_t *ids = NULL;
     size_t n = 0;
-    int answered, r = tokenize(s, c, q.prompt, &ids, &n, &answered);
+    int answered, r = tokenize(s, c, &q, &ids, &n, &answered);
     if (answered) {
         synor__serve_req_free(&q);
         return r;
@@ -592,7 +637,11 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
         synor__serve_req_free(&q);
         return r;
     }
-    synor_llm_request rq = {.prompt = ids, .n_prompt = n, .on_token = on_token, .on_done = on_done};
+    synor_llm_request rq = {.prompt = ids,
+                            .n_prompt = n,
+                            .on_admit = on_admit,
+                            .on_token = on_token,
+                            .on_done = on_done};
     if (q.has_logprobs || q.best_of > q.n)
         rq.on_logits = on_logits;
     if (q.has_logprobs && q.echo)

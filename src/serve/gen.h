@@ -27,10 +27,14 @@ typedef struct serve_choice {
     double sum_lp;        /* best_of: the sum of its tokens' log-probabilities */
     synor_llm_json *json; /* response_format json_object: its constraint (owned) */
     /* under g->mu: */
+    size_t cached;   /* prompt positions the prefix cache gave it (first admission) */
+    int admitted;
     size_t generated;
     synor__buf text; /* the answer (with echo, the prompt's text first) */
     size_t sent;     /* streaming: bytes of text sent */
     int done, reason, stop_hit;
+    int32_t *ids;        /* return_token_ids: the tokens generated (EOS not), nids of cap_ids */
+    size_t nids, cap_ids;
     synor__serve_lp *lp; /* logprobs: an entry per token (echo: the prompt's first) */
     size_t nlp, cap_lp, lp_sent;
 } serve_choice;
@@ -64,6 +68,7 @@ struct serve_gen {
     int n_stop;
     int has_lp, top_lp;
     int tools; /* a tool call: answered as "tool_calls", not streamed as text */
+    int32_t *prompt_ids; /* return_token_ids: the prompt's n_prompt tokens (else NULL) */
     int n; /* choices running or done (under s->mu and mu while submitting) */
     int n_answer; /* the choices answered: the n best (best_of), or all n */
     serve_choice ch[];

@@ -26,6 +26,13 @@ typedef struct synor__serve_req {
     int chat;        /* /v1/chat/completions */
     int stream;
     char *prompt;    /* the prompt (chat: the messages in the template) */
+    /* a completion's prompt given as token ids (prompt: ""): the model
+     * reads them as they are (no BOS added) */
+    int32_t *prompt_ids;
+    size_t n_prompt_ids;
+    /* vLLM's "return_token_ids": the prompt's and each choice's token ids
+     * in the answer (not with stream) */
+    int return_ids;
     char *model;     /* the "model" field, or NULL */
     long max_tokens; /* default 16 */
     double temperature, top_p;

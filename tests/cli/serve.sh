@@ -130,6 +130,32 @@ check pc-reused     [ "$(val synor_prefix_reused_tokens_total)" -ge $((r0 + 48))
 check pc-cached     [ "$(val synor_kv_blocks_cached)" -gt 0 ]
 check pc-used       [ "$(val synor_kv_blocks_used)" = 0 ]
 
+# token ids in and out (OpenAI's token-array prompt, vLLM's return_token_ids): a prompt given as
+# the ids a text prompt became gives that prompt's answer; the ids come back, as many as the
+# usage counts; ids outside the vocabulary, lists of prompts and streams with ids are refused
+ids_of() { sed -n "s/.*\"$1\":\[\([0-9,]*\)\].*/\1/p" "$tmp/body"; }
+check tok-text      [ "$(req POST /v1/completions '{"prompt":"Synor Compute is","max_tokens":12,"temperature":0,"return_token_ids":true}')" = 200 ]
+get choices.0.text >"$tmp/want"
+pids_=$(ids_of prompt_token_ids); gids_=$(ids_of token_ids)
+check tok-ids-n     [ "$(echo "$gids_" | tr ',' '\n' | wc -l)" = "$(get usage.completion_tokens)" ]
+check tok-prompt-n  [ "$(echo "$pids_" | tr ',' '\n' | wc -l)" = "$(get usage.prompt_tokens)" ]
+check tok-array     [ "$(req POST /v1/completions "{\"prompt\":[$pids_],\"max_tokens\":12,\"temperature\":0}")" = 200 ]
+get choices.0.text >"$tmp/got"
+check tok-same      cmp -s "$tmp/got" "$tmp/want"
+check tok-vocab     [ "$(req POST /v1/completions '{"prompt":[1,2,99999],"max_tokens":2}')" = 400 ]
+check tok-vocab-msg msg_has 'prompt[2]: token 99999 is outside'
+check tok-list      [ "$(req POST /v1/completions '{"prompt":["a","b"],"max_tokens":2}')" = 400 ]
+check tok-one-list  [ "$(req POST /v1/completions '{"prompt":["Synor Compute is"],"max_tokens":12,"temperature":0}')" = 200 ]
+get choices.0.text >"$tmp/got"
+check tok-one-same  cmp -s "$tmp/got" "$tmp/want"
+check tok-stream    [ "$(req POST /v1/completions '{"prompt":"a","max_tokens":2,"stream":true,"return_token_ids":true}')" = 400 ]
+check tok-chat      [ "$(req POST /v1/chat/completions '{"messages":[{"role":"user","content":"Hi"}],"max_tokens":3,"return_token_ids":true}')" = 200 ]
+check tok-chat-ids  [ -n "$(ids_of prompt_token_ids)" ] && [ -n "$(ids_of token_ids)" ]
+# usage.prompt_tokens_details.cached_tokens: the prompt positions the prefix cache gave
+check tok-cached0   [ "$(req POST /v1/completions "{\"prompt\":\"$sys\",\"max_tokens\":2}")" = 200 ]
+check tok-cached    [ "$(req POST /v1/completions "{\"prompt\":\"$sys\",\"max_tokens\":2}")" = 200 ] &&
+                    [ "$(get usage.prompt_tokens_details.cached_tokens)" -ge 48 ]
+
 # stop sequences: the answer ends before the first place one appears, whole and streamed. A
 # seeded answer at temperature 4 (the generated weights' greedy text is one piece repeated); the
 # stop: its first 4 letters whose two halves differ, so several tokens, the first of which a
@@ -423,8 +449,8 @@ check bad-topp      [ "$(req POST /v1/completions '{"prompt":"x","top_p":1.5}')"
 check bad-topp-msg  msg_has "top_p: value 1.5 is above the maximum 1"
 check bad-stream    [ "$(req POST /v1/completions '{"prompt":"x","stream":"yes"}')" = 400 ]
 check bad-stream-msg msg_has "stream: expected boolean"
-check bad-prompt    [ "$(req POST /v1/completions '{"prompt":[1,2]}')" = 400 ]
-check bad-prompt-msg msg_has "prompt: expected a string, found array"
+check bad-prompt    [ "$(req POST /v1/completions '{"prompt":{"a":1}}')" = 400 ]
+check bad-prompt-msg msg_has "prompt: expected a string or a non-empty array of token ids, found object"
 check not-object    [ "$(req POST /v1/completions '[1]')" = 400 ]
 check stop-many     [ "$(req POST /v1/completions '{"prompt":"x","stop":["a","b","c","d","e"]}')" = 400 ]
 check stop-many-msg msg_has "stop: at most 4 stop sequences, found 5"
