@@ -242,7 +242,7 @@ static const char tools_doc[] =
     "\"maxLength\": 12}, \"unit\": {\"enum\": [\"c\", \"f\"]}}, \"required\": [\"location\"]},"
     " {\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}}}]";
 
-static synor_llm_schema *tools_schema_of(synor__jdoc **d, int pick)
+static synor_llm_schema *tools_schema_of(synor__jdoc **d, int flags)
 {
     synor_llm_schema *g = NULL;
     if (synor__json_parse(tools_doc, strlen(tools_doc), "tools", d))
@@ -251,14 +251,15 @@ static synor_llm_schema *tools_schema_of(synor__jdoc **d, int pick)
     const synor__jval *params[3] = {r->u.arr.items[0], NULL, r->u.arr.items[1]};
     const char *names[3] = {"get_weather", "get_time", "get_weather_at"};
     const char *paths[3] = {"tools[0]", "tools[1]", "tools[2]"};
-    if ((pick ? synor__llm_schema_tools_auto : synor__llm_schema_tools)(*d, params, names, paths,
-                                                                       3, &g))
+    if (synor__llm_schema_tools(*d, params, names, paths, 3, flags, &g))
         fprintf(stderr, "  %s\n", synor_errmsg());
     return g;
 }
 
-/* A call ({"name", "arguments"}); with pick, the model's pick ("auto"): {"tool_call": a
- * call} or {"response": a text}, exactly one. */
+/* A call ({"name", "arguments"}); flags as synor__llm_schema_tools takes them: with
+ * SCHEMA_CALLS_TEXT the model's pick ("auto"): {"tool_call": a call} or {"response": a
+ * text}, exactly one; with SCHEMA_CALLS_LIST {"tool_calls": [one or more calls]} (with
+ * TEXT: or {"response": a text}). */
 static synor_llm_schema *tools_schema(synor__jdoc **d) { return tools_schema_of(d, 0); }
 
 /* A tool call's validity: its name one of the three, its arguments what that function's
@@ -277,11 +278,27 @@ static int valid_tool(const synor__jval *params, const synor__jval *v)
     return 0;
 }
 
-static int valid_auto(const synor__jval *params, const synor__jval *v)
+static int valid_calls(const synor__jval *params, const synor__jval *l)
+{
+    if (!l || l->type != SYNOR__J_ARRAY || l->u.arr.n < 1)
+        return 0;
+    for (size_t i = 0; i < l->u.arr.n; i++)
+        if (!valid_tool(params, l->u.arr.items[i]))
+            return 0;
+    return 1;
+}
+
+/* flags: SCHEMA_CALLS_* (one of them at least) */
+static int valid_calls_or_text(const synor__jval *params, const synor__jval *v, int flags)
 {
     if (v->type != SYNOR__J_OBJECT || v->u.obj.n != 1)
         return 0;
     const synor__jval *c = synor__json_get(v, "tool_call"), *r = synor__json_get(v, "response");
+    const synor__jval *l = synor__json_get(v, "tool_calls");
+    if (!(flags & SCHEMA_CALLS_TEXT))
+        return valid_calls(params, l);
+    if (flags & SCHEMA_CALLS_LIST)
+        return l ? valid_calls(params, l) : r && r->type == SYNOR__J_STRING;
     return c ? valid_tool(params, c) : r && r->type == SYNOR__J_STRING;
 }
 
@@ -310,10 +327,11 @@ TEST(whatever_the_mask_allows_is_valid)
     char text[8192];
     uint64_t rng = 7;
     size_t nsch = sizeof walk_schemas / sizeof *walk_schemas;
-    for (size_t si = 0; si <= nsch + 1; si++) { /* the last two: a tool call, "auto" */
+    /* the last four: a tool call, "auto", several calls, several calls or a text */
+    for (size_t si = 0; si < nsch + 4; si++) {
         synor__jdoc *sd = NULL;
-        synor_llm_schema *g =
-            si < nsch ? schema(walk_schemas[si]) : tools_schema_of(&sd, si > nsch);
+        int flags = si < nsch ? 0 : (int)(si - nsch);
+        synor_llm_schema *g = si < nsch ? schema(walk_schemas[si]) : tools_schema_of(&sd, flags);
         ASSERT(g != NULL);
         if (si < nsch)
             ASSERT_OK(synor__json_parse(walk_schemas[si], strlen(walk_schemas[si]), "s", &sd));
@@ -333,7 +351,7 @@ TEST(whatever_the_mask_allows_is_valid)
             }
             int ok = si < nsch    ? valid(sr, sr, synor__jdoc_root(d))
                      : si == nsch ? valid_tool(sr, synor__jdoc_root(d))
-                                  : valid_auto(sr, synor__jdoc_root(d));
+                                  : valid_calls_or_text(sr, synor__jdoc_root(d), flags);
             if (!ok)
                 fprintf(stderr, "  schema %zu: invalid: %.*s\n", si, (int)len, text);
             synor__jdoc_free(d);
@@ -374,7 +392,7 @@ TEST(a_tool_call_takes_its_functions_arguments)
                                sizeof bad / sizeof *bad));
     /* the model's pick: a call or a text, exactly one */
     synor__jdoc *da = NULL;
-    synor_llm_schema *ga = tools_schema_of(&da, 1);
+    synor_llm_schema *ga = tools_schema_of(&da, SCHEMA_CALLS_TEXT);
     ASSERT(ga != NULL);
     static const char *const agood[] = {
         "{\"tool_call\": {\"name\": \"get_time\", \"arguments\": {}}}",
@@ -393,6 +411,43 @@ TEST(a_tool_call_takes_its_functions_arguments)
                                sizeof abad / sizeof *abad));
     synor_llm_schema_free(ga);
     synor__jdoc_free(da);
+    /* several calls (parallel_tool_calls): a list of one or more */
+    synor_llm_schema *gl = tools_schema_of(&da, SCHEMA_CALLS_LIST);
+    ASSERT(gl != NULL);
+    static const char *const lgood[] = {
+        "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}]}",
+        "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}, {\"name\": "
+        "\"get_weather\", \"arguments\": {\"location\": \"Rome\"}}]}",
+    };
+    static const char *const lbad[] = {
+        "{\"tool_calls\": []}",
+        "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}, {}]}",
+        "{\"tool_call\": {\"name\": \"get_time\", \"arguments\": {}}}",
+        "{\"name\": \"get_time\", \"arguments\": {}}",
+        "{\"response\": \"x\"}",
+    };
+    ASSERT_OK(json_test_expect(m, gl, lgood, sizeof lgood / sizeof *lgood, lbad,
+                               sizeof lbad / sizeof *lbad));
+    synor_llm_schema_free(gl);
+    synor__jdoc_free(da);
+    /* several calls or a text */
+    gl = tools_schema_of(&da, SCHEMA_CALLS_LIST | SCHEMA_CALLS_TEXT);
+    ASSERT(gl != NULL);
+    static const char *const tgood[] = {
+        "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}, {\"name\": "
+        "\"get_time\", \"arguments\": {}}]}",
+        "{\"response\": \"It is noon.\"}",
+    };
+    static const char *const tbad[] = {
+        "{\"tool_calls\": []}",
+        "{\"tool_call\": {\"name\": \"get_time\", \"arguments\": {}}}",
+        "{\"response\": \"x\", \"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}]}",
+        "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}], \"response\": \"x\"}",
+    };
+    ASSERT_OK(json_test_expect(m, gl, tgood, sizeof tgood / sizeof *tgood, tbad,
+                               sizeof tbad / sizeof *tbad));
+    synor_llm_schema_free(gl);
+    synor__jdoc_free(da);
     /* a function whose parameters are not an object schema */
     synor__jdoc *d2;
     const char *t = "{\"type\": \"string\"}";
@@ -400,7 +455,7 @@ TEST(a_tool_call_takes_its_functions_arguments)
     const synor__jval *params[1] = {synor__jdoc_root(d2)};
     const char *names[1] = {"f"}, *paths[1] = {"tools[0].function.parameters"};
     synor_llm_schema *g2 = NULL;
-    ASSERT(synor__llm_schema_tools(d2, params, names, paths, 1, &g2) != 0 && !g2);
+    ASSERT(synor__llm_schema_tools(d2, params, names, paths, 1, 0, &g2) != 0 && !g2);
     ASSERT(strstr(synor_errmsg(), "p:1:1: tools[0].function.parameters: a function's "
                                   "parameters must be an object schema") != NULL);
     synor__jdoc_free(d2);

@@ -222,6 +222,19 @@ TEST(tools_and_tool_calls)
     ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":\"auto\"}", 1, &r));
     ASSERT(r.tool_call == 2);
     synor__serve_req_free(&r);
+    /* parallel_tool_calls: several calls ({"tool_calls": [...]}), their own keys; a function
+     * by name stays one call */
+    ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":\"required\",\"parallel_tool_calls\":"
+                    "true}", 1, &r));
+    ASSERT(r.tool_call == 1 && strncmp(r.schema_text, "tools-list:[", 12) == 0);
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{" USER "," TOOLS ",\"parallel_tool_calls\":true}", 1, &r));
+    ASSERT(r.tool_call == 2 && strncmp(r.schema_text, "tools-auto-list:[", 17) == 0);
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":{\"type\":\"function\",\"function\":"
+                    "{\"name\":\"get_time\"}},\"parallel_tool_calls\":true}", 1, &r));
+    ASSERT(r.tool_call == 1 && strncmp(r.schema_text, "tools:[", 7) == 0);
+    synor__serve_req_free(&r);
     /* none: the functions listed, no call */
     ASSERT_OK(parse("{" USER "," TOOLS ",\"tool_choice\":\"none\"}", 1, &r));
     ASSERT(!r.tool_call && !r.schema && strncmp(r.prompt, "tools: [", 8) == 0);
@@ -291,6 +304,19 @@ TEST(tools_and_tool_calls)
     ASSERT_STREQ(got, "\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\","
                       "\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}}]");
     synor__free(got);
+    /* several calls: each its id (the request's, _k) and, streamed, its index */
+    const char *calls = "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}, "
+                        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]}";
+    ASSERT_EQ(synor__serve_tool_answer(&b, calls, strlen(calls), "c", 1), 1);
+    got = synor__buf_take(&b);
+    ASSERT(got != NULL);
+    ASSERT_STREQ(got, "\"tool_calls\":[{\"index\":0,\"id\":\"c_0\",\"type\":\"function\","
+                      "\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}},"
+                      "{\"index\":1,\"id\":\"c_1\",\"type\":\"function\",\"function\":"
+                      "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}}]");
+    synor__free(got);
+    const char *notcall = "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}, {}]}";
+    ASSERT(synor__serve_tool_answer(&b, notcall, strlen(notcall), "c", 0) < 0 && b.len == 0);
     const char *text = "{\"response\": \"It is \\\"noon\\\".\"}";
     ASSERT_EQ(synor__serve_tool_answer(&b, text, strlen(text), "c", 0), 2);
     got = synor__buf_take(&b);

@@ -85,16 +85,15 @@ int synor__llm_schema_compile(const synor__jdoc *d, const synor__jval *v, const 
  * most 64, distinct), "arguments": an object the named function's
  * parameters allow}; params[i] a schema of d (its own root for "#"),
  * NULL: no parameters (the arguments {}); paths[i] names it in
- * messages. */
+ * messages. flags, as llama.cpp's generic tool format has them:
+ * SCHEMA_CALLS_LIST: one or more calls, {"tool_calls": [call, ...]};
+ * SCHEMA_CALLS_TEXT: the call(s) or a text, the model's pick (tool_choice
+ * "auto"): exactly one of {"tool_call": a call} (with LIST {"tool_calls":
+ * [call, ...]}) and {"response": a string}. */
+enum { SCHEMA_CALLS_TEXT = 1, SCHEMA_CALLS_LIST = 2 };
 int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
-                            const char *const *names, const char *const *paths, int n,
+                            const char *const *names, const char *const *paths, int n, int flags,
                             synor_llm_schema **out);
-/* The same call or a text, the model's pick (tool_choice "auto", as
- * llama.cpp's generic tool format): exactly one of {"tool_call": a call as
- * above} and {"response": a string}. */
-int synor__llm_schema_tools_auto(const synor__jdoc *d, const synor__jval *const *params,
-                                 const char *const *names, const char *const *paths, int n,
-                                 synor_llm_schema **out);
 /* A choice (vLLM's guided_choice): the text is exactly one of texts[i]
  * (lens[i] bytes, 1..65535 each; n 1..64, distinct), not JSON. */
 int synor__llm_schema_choice(const char *const *texts, const size_t *lens, int n,

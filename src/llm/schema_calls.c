@@ -8,27 +8,26 @@
 #include "common/common.h"
 #include "llm/schema_cx.h"
 
-/* Object node o's two properties, k0 of node n0 and k1 of n1 (both
+/* Object node o's properties keys[i] of nodes[i] (n of them, all
  * required, or none), in that order. */
-static int two_props(cx *x, uint16_t o, const char *k0, uint16_t n0, const char *k1, uint16_t n1,
+static int set_props(cx *x, uint16_t o, const char *const *keys, const uint16_t *nodes, int n,
                      int required)
 {
     jnode *r = &x->s->n[o];
-    r->props = synor__calloc(2, sizeof *r->props);
-    r->nextreq = synor__calloc(3, sizeof *r->nextreq);
+    r->props = synor__calloc((size_t)n, sizeof *r->props);
+    r->nextreq = synor__calloc((size_t)n + 1, sizeof *r->nextreq);
     if (!r->props || !r->nextreq)
         return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
-    const char *keys[2] = {k0, k1};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         if (!(r->props[i].key = synor__strdup(keys[i])))
             return synor__error(SYNOR_ENOMEM, "JSON schema: out of memory");
         r->props[i].klen = (uint16_t)strlen(keys[i]);
-        r->props[i].node = i ? n1 : n0;
+        r->props[i].node = nodes[i];
         r->props[i].required = (uint8_t)required;
         r->nprops = (uint16_t)(i + 1);
-        r->nextreq[i] = required ? (uint16_t)i : 2;
+        r->nextreq[i] = required ? (uint16_t)i : (uint16_t)n;
     }
-    r->nextreq[2] = 2;
+    r->nextreq[n] = (uint16_t)n;
     return 0;
 }
 
@@ -74,23 +73,27 @@ static int tool_nodes(cx *x, const synor__jval *const *params, const char *const
         }
         x->s->n[sw].alts[x->s->n[sw].nalts++] = p;
     }
-    if ((rc = two_props(x, root, "name", lit, "arguments", sw, 1)))
+    static const char *const keys[2] = {"name", "arguments"};
+    uint16_t nodes[2] = {lit, sw};
+    if ((rc = set_props(x, root, keys, nodes, 2, 1)))
         return rc;
     x->s->n[root].sel_prop = 0;
     x->s->root = root;
     return 0;
 }
 
-/* The call made the root's alternative: {"tool_call": the call, "response":
- * a string}, exactly one of them. */
-static int or_text(cx *x)
+/* The call made the root's alternative: {KEY: the call, "response": a
+ * string}, exactly one of them. */
+static int or_text(cx *x, const char *key)
 {
-    uint16_t call = x->s->root, text, root;
+    uint16_t text, root;
     int rc = synor__schema_node(x, N_STR, &text);
     if (!rc)
         rc = synor__schema_node(x, N_OBJ, &root);
+    const char *keys[2] = {key, "response"};
+    uint16_t nodes[2] = {x->s->root, text};
     if (!rc) /* none required ... */
-        rc = two_props(x, root, "tool_call", call, "response", text, 0);
+        rc = set_props(x, root, keys, nodes, 2, 0);
     if (rc)
         return rc;
     x->s->n[root].one_prop = 1; /* ... but one written */
@@ -98,9 +101,31 @@ static int or_text(cx *x)
     return 0;
 }
 
-static int tools_schema(const synor__jdoc *d, const synor__jval *const *params,
-                        const char *const *names, const char *const *paths, int n, int text,
-                        synor_llm_schema **out)
+/* The call made a list's items: [call, ...], at least one; with a text
+ * beside it, that list alone; else {"tool_calls": the list}. */
+static int in_list(cx *x, int text)
+{
+    uint16_t arr, root;
+    int rc = synor__schema_node(x, N_ARR, &arr);
+    if (rc)
+        return rc;
+    x->s->n[arr].sub = x->s->root;
+    x->s->n[arr].min = 1;
+    x->s->root = arr;
+    if (text)
+        return 0;
+    if ((rc = synor__schema_node(x, N_OBJ, &root)))
+        return rc;
+    static const char *const keys[1] = {"tool_calls"};
+    if ((rc = set_props(x, root, keys, &arr, 1, 1)))
+        return rc;
+    x->s->root = root;
+    return 0;
+}
+
+int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
+                            const char *const *names, const char *const *paths, int n, int flags,
+                            synor_llm_schema **out)
 {
     cx x;
     *out = NULL;
@@ -110,23 +135,11 @@ static int tools_schema(const synor__jdoc *d, const synor__jval *const *params,
     if (rc)
         return rc;
     rc = tool_nodes(&x, params, names, paths, n);
-    if (!rc && text)
-        rc = or_text(&x);
+    if (!rc && (flags & SCHEMA_CALLS_LIST))
+        rc = in_list(&x, flags & SCHEMA_CALLS_TEXT);
+    if (!rc && (flags & SCHEMA_CALLS_TEXT))
+        rc = or_text(&x, flags & SCHEMA_CALLS_LIST ? "tool_calls" : "tool_call");
     return synor__schema_end(&x, rc, out);
-}
-
-int synor__llm_schema_tools(const synor__jdoc *d, const synor__jval *const *params,
-                            const char *const *names, const char *const *paths, int n,
-                            synor_llm_schema **out)
-{
-    return tools_schema(d, params, names, paths, n, 0, out);
-}
-
-int synor__llm_schema_tools_auto(const synor__jdoc *d, const synor__jval *const *params,
-                                 const char *const *names, const char *const *paths, int n,
-                                 synor_llm_schema **out)
-{
-    return tools_schema(d, params, names, paths, n, 1, out);
 }
 
 /* The texts as a root enum: grammar.c starts in it (no '{') and may end

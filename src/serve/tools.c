@@ -154,15 +154,21 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
             paths[k] = pathbuf[k];
             k++;
         }
-    int e = (autop ? synor__llm_schema_tools_auto : synor__llm_schema_tools)(d, ps, ns, paths, k,
-                                                                              &out->schema);
+    /* several calls where the client allows them (parallel_tool_calls:
+     * true; llama.cpp's default false) and more than one function may be
+     * called */
+    int list = par && par->type == SYNOR__J_BOOL && par->u.boolean && pick == n;
+    int e = synor__llm_schema_tools(d, ps, ns, paths, k,
+                                    (autop ? SCHEMA_CALLS_TEXT : 0) | (list ? SCHEMA_CALLS_LIST : 0),
+                                    &out->schema);
     if (e)
         return e;
     /* the exact-match cache's key: the functions that may be called */
     synor__buf b;
     synor__buf_init(&b);
     synor__jw_init(&w, &b, 0);
-    synor__buf_puts(&b, autop ? "tools-auto:" : "tools:");
+    synor__buf_puts(&b, autop ? (list ? "tools-auto-list:" : "tools-auto:")
+                              : (list ? "tools-list:" : "tools:"));
     synor__jw_arr_begin(&w);
     for (size_t i = 0; i < n; i++)
         if (pick == n || pick == i)
@@ -208,6 +214,33 @@ int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const 
     return e;
 }
 
+/* One entry of "tool_calls": call c (its "name" and "arguments") as
+ * OpenAI writes it, with id and, streamed, its index k; 0, or -1 when c
+ * is not a call. */
+static int call_entry(synor__buf *b, const synor__jval *c, const char *id, int k, int stream)
+{
+    const synor__jval *nm = synor__json_get(c, "name"), *args = synor__json_get(c, "arguments");
+    if (!nm || nm->type != SYNOR__J_STRING || !args)
+        return -1;
+    synor__buf a; /* the arguments' text, compact, as a JSON string */
+    synor__buf_init(&a);
+    synor__jw w;
+    synor__jw_init(&w, &a, 0);
+    synor__jw_value(&w, args);
+    if (stream)
+        synor__buf_printf(b, "{\"index\":%d,", k);
+    else
+        synor__buf_puts(b, "{");
+    synor__buf_printf(b, "\"id\":\"%s\",\"type\":\"function\",\"function\":{\"name\":", id);
+    synor__json_escape(b, nm->u.str.s);
+    synor__buf_puts(b, ",\"arguments\":");
+    synor__serve_json_text(b, a.data ? a.data : "", a.len);
+    synor__buf_puts(b, "}}");
+    int failed = a.failed;
+    synor__buf_free(&a);
+    return failed ? -1 : 0;
+}
+
 int synor__serve_tool_answer(synor__buf *b, const char *text, size_t len, const char *id,
                              int stream)
 {
@@ -220,26 +253,26 @@ int synor__serve_tool_answer(synor__buf *b, const char *text, size_t len, const 
         synor__jdoc_free(d);
         return 2;
     }
-    if ((x = synor__json_get(r, "tool_call"))) /* "auto": a call */
+    /* the calls: {"tool_calls": [...]} (several), {"tool_call": c} ("auto"), or c */
+    const synor__jval *list = synor__json_get(r, "tool_calls");
+    if ((x = synor__json_get(r, "tool_call")))
         r = x;
-    const synor__jval *nm = synor__json_get(r, "name"), *args = synor__json_get(r, "arguments");
-    int ok = nm && nm->type == SYNOR__J_STRING && args;
-    if (ok) {
-        synor__buf a; /* the arguments' text, compact, as a JSON string */
-        synor__buf_init(&a);
-        synor__jw w;
-        synor__jw_init(&w, &a, 0);
-        synor__jw_value(&w, args);
-        synor__buf_printf(b, "\"tool_calls\":[{%s\"id\":\"%s\",\"type\":\"function\","
-                             "\"function\":{\"name\":",
-                          stream ? "\"index\":0," : "", id);
-        synor__json_escape(b, nm->u.str.s);
-        synor__buf_puts(b, ",\"arguments\":");
-        synor__serve_json_text(b, a.data ? a.data : "", a.len);
-        synor__buf_puts(b, "}}]");
-        ok = !a.failed;
-        synor__buf_free(&a);
+    size_t n = list && list->type == SYNOR__J_ARRAY ? list->u.arr.n : 1;
+    int ok = n > 0;
+    size_t b0 = b->len; /* (a failure leaves b as it was) */
+    synor__buf_puts(b, "\"tool_calls\":[");
+    for (size_t k = 0; k < n && ok; k++) {
+        char cid[96];
+        if (list) /* several: call_<request>_<choice>_<k> */
+            snprintf(cid, sizeof cid, "%s_%zu", id, k);
+        else
+            snprintf(cid, sizeof cid, "%s", id);
+        synor__buf_puts(b, k ? "," : "");
+        ok = call_entry(b, list ? list->u.arr.items[k] : r, cid, (int)k, stream) == 0;
     }
+    synor__buf_puts(b, "]");
     synor__jdoc_free(d);
+    if (!ok)
+        b->len = b0;
     return ok ? 1 : -1;
 }

@@ -309,7 +309,7 @@ check gr            [ "$(req POST /v1/completions '{"prompt":"x","guided_regex":
 check gr-msg        msg_has 'guided_regex: not supported by synor serve'
 # tools: a call asked for is constrained to {"name", "arguments"} (the name picks the arguments'
 # schema) and answered as tool_calls (arguments a JSON string); streamed, one delta carries the
-# whole call; "auto" (the default) is refused: these models cannot tell a call from a text
+# whole call; "auto" (the default): below
 TOOLS='"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":10},"unit":{"enum":["c","f"]}},"required":["city","unit"]}}},{"type":"function","function":{"name":"get_time"}}]'
 WX='"messages":[{"role":"user","content":"Weather in Paris?"}],"max_tokens":120,"temperature":0'
 check tc            [ "$(req POST /v1/chat/completions "{$WX,$TOOLS,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}}}")" = 200 ]
@@ -344,6 +344,15 @@ for s in 1 2 3 4 5 6; do   # sampled: every closed answer is one of the two
   [ "$f" = tool_calls ] || [ "$f" = stop ] || [ "$f" = length ] || { check tc-auto-sampled false; break; }
   [ "$f" != tool_calls ] || grep -qxE 'get_weather|get_time' <(get choices.0.message.tool_calls.0.function.name) || { check tc-auto-sampled-name false; break; }
 done
+# parallel_tool_calls: {"tool_calls": [calls]} (llama.cpp's generic format), each call its id
+# (..._K); with 't' pushed up the greedy pick closes the list after one
+PAR="\"messages\":[{\"role\":\"user\",\"content\":\"Weather?\"}],\"max_tokens\":120,\"temperature\":0,$TOOLS,\"tool_choice\":\"required\",\"parallel_tool_calls\":true,\"logit_bias\":{\"119\":30}"
+check tc-par        [ "$(req POST /v1/chat/completions "{$PAR}")" = 200 ]
+check tc-par-fin    [ "$(get choices.0.finish_reason)" = tool_calls ]
+check tc-par-name   grep -qxE 'get_weather|get_time' <(get choices.0.message.tool_calls.0.function.name)
+check tc-par-id     grep -qx 'call_chatcmpl-[0-9]*_0_0' <(get choices.0.message.tool_calls.0.id)
+check tc-par-stream [ "$(req POST /v1/chat/completions "{$PAR,\"stream\":true}")" = 200 ]
+check tc-par-delta  grep -q '"tool_calls":\[{"index":0,"id":"call_chatcmpl-[0-9]*_0_0"' "$tmp/body"
 check tc-compl      [ "$(req POST /v1/completions "{\"prompt\":\"x\",$TOOLS}")" = 400 ]
 check pen-bad       [ "$(req POST /v1/completions '{"prompt":"x","presence_penalty":3}')" = 400 ]
 check pen-bad-msg   msg_has "presence_penalty: value 3 is above the maximum 2"
