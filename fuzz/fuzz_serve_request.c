@@ -13,13 +13,18 @@
  * Any bytes written as a JSON string literal parse back with the project's
  * JSON reader (when they hold no NUL byte, which that reader refuses); the
  * ready prefix of any bytes is at most their length, and all of them when
- * they end on a complete character or an ill-formed byte. */
+ * they end on a complete character or an ill-formed byte. Any bytes as a
+ * tool-call answer (serve/toolscan.h), in each of its four forms: read in
+ * pieces (split where the input's first byte says) they give the events
+ * they give read whole, and synor__serve_tool_answer's "tool_calls" or
+ * text is valid JSON. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "serve/serve_api.h"
+#include "serve/toolscan.h"
 #include "synor/error.h"
 #include "json/json.h"
 
@@ -105,6 +110,77 @@ static void one(const uint8_t *data, size_t size, int chat)
         synor__serve_req_free(&q);
 }
 
+/* The scanner's events, logged: a call as "\x01K NAME\x01", arguments as
+ * "\x02K" then their bytes (a marker only where another event came
+ * between), text as it comes. */
+typedef struct ev_log {
+    synor__buf b;
+    int last;
+} ev_log;
+
+static void ev_call(void *u, int k, const char *name, size_t n)
+{
+    ev_log *l = u;
+    synor__buf_printf(&l->b, "\x01%d %.*s\x01", k, (int)n, name);
+    l->last = -2;
+}
+
+static void ev_args(void *u, int k, const char *p, size_t n)
+{
+    ev_log *l = u;
+    if (l->last != k)
+        synor__buf_printf(&l->b, "\x02%d", k);
+    synor__buf_append(&l->b, p, n);
+    l->last = k;
+}
+
+static void ev_text(void *u, const char *p, size_t n)
+{
+    ev_log *l = u;
+    synor__buf_append(&l->b, p, n);
+    l->last = -1;
+}
+
+static void scan(const uint8_t *data, size_t size, int form, size_t piece, ev_log *l)
+{
+    tool_scan t;
+    tool_scan_cb cb = {ev_call, ev_args, ev_text, l};
+    synor__tool_scan_init(&t, form);
+    synor__buf_init(&l->b);
+    l->last = -2;
+    for (size_t i = 0; i < size; i += piece)
+        synor__tool_scan_feed(&t, (const char *)data + i, size - i < piece ? size - i : piece,
+                              &cb);
+}
+
+static void tool_answers(const uint8_t *data, size_t size)
+{
+    size_t piece = size ? 1 + data[0] % 7 : 1;
+    for (int form = 0; form < 4; form++) {
+        ev_log whole, parts;
+        scan(data, size, form, size ? size : 1, &whole);
+        scan(data, size, form, piece, &parts);
+        FUZZ_CHECK(whole.b.failed || parts.b.failed ||
+                       (whole.b.len == parts.b.len &&
+                        (!whole.b.len || !memcmp(whole.b.data, parts.b.data, whole.b.len))),
+                   "form %d: read in pieces of %zu the events differ", form, piece);
+        synor__buf_free(&whole.b);
+        synor__buf_free(&parts.b);
+        synor__buf b;
+        synor__buf_init(&b);
+        synor__buf_puts(&b, "{");
+        int r = synor__serve_tool_answer(&b, (const char *)data, size, "r", 0, form);
+        synor__buf_puts(&b, r == 2 ? ":1}" : "}");
+        if (r == 1 && !b.failed && !memchr(data, 0, size)) { /* {"tool_calls":[...]} (NUL: above) */
+            synor__jdoc *d = NULL;
+            FUZZ_CHECK(synor__json_parse(b.data, b.len, FUZZ_NAME, &d) == 0,
+                       "form %d: the calls' JSON does not parse: %s", form, synor_errmsg());
+            synor__jdoc_free(d);
+        }
+        synor__buf_free(&b);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -128,5 +204,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     synor__buf_free(&b);
     size_t ready = synor__serve_utf8_ready((const char *)data, size);
     FUZZ_CHECK(ready <= size, "ready %zu of %zu bytes", ready, size);
+    tool_answers(data, size);
     return 0;
 }

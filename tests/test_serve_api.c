@@ -7,6 +7,7 @@
 
 #include "json/json.h"
 #include "serve/serve_api.h"
+#include "serve/toolscan.h"
 #include "synor/llm.h"
 #include "test.h"
 
@@ -284,46 +285,129 @@ TEST(tools_and_tool_calls)
     }
     ASSERT(parse("{\"prompt\":\"x\"," TOOLS "}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "tools: not supported in a completion");
-    /* the answer: a closed call's "tool_calls" (arguments a JSON string); anything else none */
+    /* the answer: its calls' "tool_calls" (arguments a JSON string, as written, compact) */
     synor__buf b;
     synor__buf_init(&b);
-    const char *call = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}";
-    ASSERT_EQ(synor__serve_tool_answer(&b, call, strlen(call), "call_x_0", 0), 1);
+    const char *call = "{\"name\": \"get_weather\", \"arguments\": { \"city\" : \"Paris \\u00e9\"}}";
+    ASSERT_EQ(synor__serve_tool_answer(&b, call, strlen(call), "x", 0, 0), 1);
     char *got = synor__buf_take(&b);
     ASSERT(got != NULL);
-    ASSERT_STREQ(got,
-                 "\"tool_calls\":[{\"id\":\"call_x_0\",\"type\":\"function\",\"function\":"
-                 "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}]");
+    ASSERT_STREQ(got, "\"tool_calls\":[{\"id\":\"call_x_0\",\"type\":\"function\",\"function\":"
+                      "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris "
+                      "\\\\u00e9\\\"}\"}}]");
     synor__free(got);
-    ASSERT(synor__serve_tool_answer(&b, call, 20, "call_x_0", 0) < 0 && b.len == 0);
+    /* the tokens ran out: before the name closed nothing; after it, what was written */
+    ASSERT(synor__serve_tool_answer(&b, call, 20, "x", 0, 0) == 0 && b.len == 0);
+    ASSERT_EQ(synor__serve_tool_answer(&b, call, 45, "x", 0, 0), 1);
+    got = synor__buf_take(&b);
+    ASSERT(got != NULL);
+    ASSERT_CONTAINS(got, "\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\"\"}}]");
+    synor__free(got);
     /* "auto": a call inside "tool_call", or a text */
     const char *acall = "{\"tool_call\": {\"name\": \"get_time\", \"arguments\": {}}}";
-    ASSERT_EQ(synor__serve_tool_answer(&b, acall, strlen(acall), "c", 1), 1);
+    ASSERT_EQ(synor__serve_tool_answer(&b, acall, strlen(acall), "c", 1, TOOL_FORM_TEXT), 1);
     got = synor__buf_take(&b);
     ASSERT(got != NULL);
-    ASSERT_STREQ(got, "\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\","
+    ASSERT_STREQ(got, "\"tool_calls\":[{\"id\":\"call_c_1\",\"type\":\"function\","
                       "\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}}]");
     synor__free(got);
-    /* several calls: each its id (the request's, _k) and, streamed, its index */
+    /* several calls: each its id (the request's, _k) */
     const char *calls = "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}, "
                         "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]}";
-    ASSERT_EQ(synor__serve_tool_answer(&b, calls, strlen(calls), "c", 1), 1);
+    ASSERT_EQ(synor__serve_tool_answer(&b, calls, strlen(calls), "c", 0, TOOL_FORM_LIST), 1);
     got = synor__buf_take(&b);
     ASSERT(got != NULL);
-    ASSERT_STREQ(got, "\"tool_calls\":[{\"index\":0,\"id\":\"c_0\",\"type\":\"function\","
+    ASSERT_STREQ(got, "\"tool_calls\":[{\"id\":\"call_c_0_0\",\"type\":\"function\","
                       "\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}},"
-                      "{\"index\":1,\"id\":\"c_1\",\"type\":\"function\",\"function\":"
+                      "{\"id\":\"call_c_0_1\",\"type\":\"function\",\"function\":"
                       "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}}]");
     synor__free(got);
-    const char *notcall = "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {}}, {}]}";
-    ASSERT(synor__serve_tool_answer(&b, notcall, strlen(notcall), "c", 0) < 0 && b.len == 0);
-    const char *text = "{\"response\": \"It is \\\"noon\\\".\"}";
-    ASSERT_EQ(synor__serve_tool_answer(&b, text, strlen(text), "c", 0), 2);
+    /* a text, decoded from its JSON string (escapes, a surrogate pair) */
+    const char *text = "{\"response\": \"It is \\\"noon\\\".\\n\\u00e9\\ud83d\\ude00/\\/\"}";
+    ASSERT_EQ(synor__serve_tool_answer(&b, text, strlen(text), "c", 0,
+                                       TOOL_FORM_TEXT | TOOL_FORM_LIST),
+              2);
     got = synor__buf_take(&b);
     ASSERT(got != NULL);
-    ASSERT_STREQ(got, "\"It is \\\"noon\\\".\"");
+    ASSERT_STREQ(got, "\"It is \\\"noon\\\".\\n\xc3\xa9\xf0\x9f\x98\x80//\"");
     synor__free(got);
     synor__buf_free(&b);
+}
+
+/* The tool-call scanner fed an answer in pieces of every size gives what it gives fed whole:
+ * the calls' names once closed, their arguments compact, the text decoded - in order. */
+typedef struct scan_log {
+    char s[1024];
+    size_t n;
+    int last; /* the last event: -2 a call, -1 text, k call k's arguments */
+} scan_log;
+
+static void log_call(void *u, int k, const char *name, size_t n)
+{
+    scan_log *l = u;
+    l->n += (size_t)snprintf(l->s + l->n, sizeof l->s - l->n, "[call %d %.*s]", k, (int)n, name);
+    l->last = -2;
+}
+
+/* a call's arguments in a row: one marker, however many pieces they came in */
+static void log_args(void *u, int k, const char *p, size_t n)
+{
+    scan_log *l = u;
+    if (l->last != k)
+        l->n += (size_t)snprintf(l->s + l->n, sizeof l->s - l->n, "[args %d]", k);
+    l->n += (size_t)snprintf(l->s + l->n, sizeof l->s - l->n, "%.*s", (int)n, p);
+    l->last = k;
+}
+
+static void log_text(void *u, const char *p, size_t n)
+{
+    scan_log *l = u;
+    l->n += (size_t)snprintf(l->s + l->n, sizeof l->s - l->n, "%.*s", (int)n, p);
+    l->last = -1;
+}
+
+static void scan_pieces(const char *text, int form, size_t piece, scan_log *l)
+{
+    tool_scan t;
+    tool_scan_cb cb = {log_call, log_args, log_text, l};
+    synor__tool_scan_init(&t, form);
+    memset(l, 0, sizeof *l);
+    l->last = -2;
+    for (size_t i = 0; i < strlen(text); i += piece) {
+        size_t n = strlen(text) - i < piece ? strlen(text) - i : piece;
+        synor__tool_scan_feed(&t, text + i, n, &cb);
+    }
+}
+
+TEST(tool_answers_scanned_in_pieces)
+{
+    static const struct {
+        const char *text, *want;
+        int form;
+    } cases[] = {
+        {"{\"name\" : \"get_weather\", \"arguments\":{ \"city\": \"a \\\"b\\\" c\",\n  \"n\": "
+         "[1, 2.5e3, true, null], \"o\": {\"k\": {}}}}",
+         "[call 0 get_weather][args 0]{\"city\":\"a \\\"b\\\" c\",\"n\":[1,2.5e3,true,null],"
+         "\"o\":{\"k\":{}}}",
+         0},
+        {"{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"x\": \"}\"}}}",
+         "[call 0 f][args 0]{\"x\":\"}\"}", TOOL_FORM_TEXT},
+        {"{\"tool_calls\": [ {\"name\": \"f\", \"arguments\": {}} ,{\"name\": \"g\", "
+         "\"arguments\": {\"a\": [{}]}}]}",
+         "[call 0 f][args 0]{}[call 1 g][args 1]{\"a\":[{}]}", TOOL_FORM_LIST},
+        {"{\"response\": \"caf\xc3\xa9 \\u00e9\\ud83d\\ude00 \\\\ \\t.\"}",
+         "caf\xc3\xa9 \xc3\xa9\xf0\x9f\x98\x80 \\ \t.", TOOL_FORM_TEXT | TOOL_FORM_LIST},
+        {"{\"response\": \"\\ud83d.\"}", "\xef\xbf\xbd.", TOOL_FORM_TEXT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (size_t piece = 1; piece <= strlen(cases[i].text); piece++) {
+            scan_log l;
+            scan_pieces(cases[i].text, cases[i].form, piece, &l);
+            if (strcmp(l.s, cases[i].want))
+                fprintf(stderr, "  case %zu, pieces of %zu:\n  got  %s\n  want %s\n", i, piece,
+                        l.s, cases[i].want);
+            ASSERT_STREQ(l.s, cases[i].want);
+        }
 }
 
 /* vLLM's guided decoding: guided_json a schema, guided_choice raw texts; one constraint a
@@ -537,7 +621,7 @@ TEST(allocation_failures_leave_nothing)
     ASSERT(!"never succeeded");
 }
 
-TEST_MAIN(completion_defaults_and_fields, stop_sequences_in_text, logprobs_of_a_row, chat_template,
+TEST_MAIN(completion_defaults_and_fields, tool_answers_scanned_in_pieces, stop_sequences_in_text, logprobs_of_a_row, chat_template,
           tools_and_tool_calls, guided_decoding_fields, errors_name_position_field_and_value,
           text_is_always_valid_json, utf8_held_until_complete, error_json_and_finish_reasons,
           allocation_failures_leave_nothing)

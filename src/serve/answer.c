@@ -75,29 +75,80 @@ static void append_ids(synor__buf *b, const char *name, const int32_t *ids, size
     synor__buf_puts(b, "]");
 }
 
-/* A choice of a tool-call request whose object closed, streamed: one
- * chunk with the whole call (1) or, "auto"'s text, with that text (2);
- * otherwise nothing (0: its text goes as text, the beginning of a call the
- * tokens ran out on). */
-static int tool_call(serve_gen *g, serve_choice *c, synor__buf *b)
+/* A streamed tool call's events (toolscan.h) as chunks: a call's first
+ * delta (the assistant's role and content null with the first call) holds
+ * its index, id, name and empty arguments; each later one more of its
+ * arguments; "auto"'s text goes as content, whole UTF-8 characters at a
+ * time. */
+static void ts_call(void *u, int k, const char *name, size_t n)
 {
-    char id[64];
-    synor__buf call;
-    synor__buf_init(&call);
-    snprintf(id, sizeof id, "call_%s_%d", g->name, c->index);
-    int k = c->reason == SYNOR_LLM_DONE_EOS && c->text.data
-                ? synor__serve_tool_answer(&call, c->text.data, c->text.len, id, 1)
-                : -1;
-    if (k > 0 && !call.failed) {
-        chunk_head(g, c->index, b);
-        synor__buf_puts(b, "\"delta\":{\"role\":\"assistant\",\"content\":");
-        if (k == 1)
-            synor__buf_puts(b, "null,");
-        synor__buf_append(b, call.data, call.len);
-        synor__buf_puts(b, "},\"finish_reason\":null}]}\n\n");
-    }
-    synor__buf_free(&call);
-    return k > 0 && !call.failed ? k : 0;
+    serve_choice *c = u;
+    serve_gen *g = c->g;
+    char id[96];
+    synor__serve_tool_id(id, sizeof id, g->name, c->index, g->tool_form, k);
+    chunk_head(g, c->index, &g->out);
+    synor__buf_printf(&g->out,
+                      "\"delta\":{%s\"tool_calls\":[{\"index\":%d,\"id\":\"%s\",\"type\":"
+                      "\"function\",\"function\":{\"name\":",
+                      c->ts_calls ? "" : "\"role\":\"assistant\",\"content\":null,", k, id);
+    synor__serve_json_text(&g->out, name, n);
+    synor__buf_puts(&g->out, ",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n");
+    c->ts_calls = k + 1;
+}
+
+static void ts_args(void *u, int k, const char *p, size_t n)
+{
+    serve_choice *c = u;
+    serve_gen *g = c->g;
+    chunk_head(g, c->index, &g->out);
+    synor__buf_printf(&g->out, "\"delta\":{\"tool_calls\":[{\"index\":%d,\"function\":"
+                               "{\"arguments\":",
+                      k);
+    synor__serve_json_text(&g->out, p, n);
+    synor__buf_puts(&g->out, "}}]},\"finish_reason\":null}]}\n\n");
+}
+
+/* c's decoded text up to `upto` as a content chunk */
+static void ts_send_text(serve_gen *g, serve_choice *c, size_t upto)
+{
+    chunk_head(g, c->index, &g->out);
+    synor__buf_puts(&g->out, "\"delta\":{\"content\":");
+    synor__serve_json_text(&g->out, c->shown.data + c->shown_sent, upto - c->shown_sent);
+    synor__buf_puts(&g->out, "},\"finish_reason\":null}]}\n\n");
+    c->shown_sent = upto;
+}
+
+static void ts_text(void *u, const char *p, size_t n)
+{
+    serve_choice *c = u;
+    synor__buf_append(&c->shown, p, n);
+    if (!c->shown.data || c->shown.failed)
+        return;
+    size_t k = c->shown_sent + synor__serve_utf8_ready(c->shown.data + c->shown_sent,
+                                                      c->shown.len - c->shown_sent);
+    if (k > c->shown_sent)
+        ts_send_text(c->g, c, k);
+}
+
+void synor__serve_tool_stream(serve_gen *g, serve_choice *c, const char *p, size_t n)
+{
+    tool_scan_cb cb = {ts_call, ts_args, ts_text, c};
+    synor__tool_scan_feed(&c->scan, p, n, &cb);
+}
+
+/* The end of a streamed tool-call choice: the rest of its text (a
+ * character the tokens cut short, as U+FFFD); 1 when it made calls, 2 a
+ * text, 0 neither (its raw text goes as text: the beginning of a call the
+ * tokens ran out on). */
+static int tool_end(serve_gen *g, serve_choice *c)
+{
+    if (c->ts_calls)
+        return 1;
+    if (!c->scan.texts)
+        return 0;
+    if (c->shown.data && c->shown.len > c->shown_sent)
+        ts_send_text(g, c, c->shown.len);
+    return 2;
 }
 
 /* The streamed answer: events as the engine adds them; at the end, for
@@ -115,13 +166,15 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         g->ended = 1;
         for (int i = 0; i < g->n; i++) {
             serve_choice *c = &g->ch[i];
-            int call = g->tools ? tool_call(g, c, &g->out) : 0;
+            int call = g->tools ? tool_end(g, c) : 0;
             if (!call && (c->text.len > c->sent || (g->has_lp && c->lp_sent < c->nlp)))
                 synor__serve_emit(g, c, c->text.len, 1);
             chunk_head(g, i, &g->out);
             synor__buf_puts(&g->out, g->chat ? "\"delta\":{}" : "\"text\":\"\",\"logprobs\":null");
             synor__buf_printf(&g->out, ",\"finish_reason\":\"%s\"}]",
-                              call == 1 ? "tool_calls" : synor__serve_finish_reason(c->reason));
+                              call == 1 && c->reason == SYNOR_LLM_DONE_EOS
+                                  ? "tool_calls"
+                                  : synor__serve_finish_reason(c->reason));
             if (i == g->n - 1)
                 append_usage(g, &g->out);
             synor__buf_puts(&g->out, "}\n\n");
@@ -221,13 +274,14 @@ int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c)
         synor__buf_printf(&b, "%s{\"index\":%d,", i ? "," : "", i);
         synor__buf_puts(&b,
                         g->chat ? "\"message\":{\"role\":\"assistant\",\"content\":" : "\"text\":");
-        char id[64];
-        snprintf(id, sizeof id, "call_%s_%d", g->name, i);
-        int call = 0; /* a closed call: content null, the call; "auto"'s text: it */
-        if (g->tools && ch->reason == SYNOR_LLM_DONE_EOS) {
+        /* calls: content null, the calls ("tool_calls" once closed; a call
+         * the tokens ran out on has what was written of its arguments);
+         * "auto"'s text: it */
+        int call = 0;
+        if (g->tools) {
             synor__buf t;
             synor__buf_init(&t);
-            call = synor__serve_tool_answer(&t, text, ch->text.len, id, 0);
+            call = synor__serve_tool_answer(&t, text, ch->text.len, g->name, i, g->tool_form);
             call = call > 0 && !t.failed ? call : 0;
             if (call == 1)
                 synor__buf_puts(&b, "null,");
@@ -244,7 +298,9 @@ int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c)
         else if (!g->chat)
             synor__buf_puts(&b, ",\"logprobs\":null");
         synor__buf_printf(&b, ",\"finish_reason\":\"%s\"",
-                          call == 1 ? "tool_calls" : synor__serve_finish_reason(ch->reason));
+                          call == 1 && ch->reason == SYNOR_LLM_DONE_EOS
+                              ? "tool_calls"
+                              : synor__serve_finish_reason(ch->reason));
         if (g->prompt_ids && !g->chat)
             append_ids(&b, "prompt_token_ids", g->prompt_ids, g->n_prompt);
         if (g->prompt_ids)

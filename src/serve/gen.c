@@ -38,6 +38,7 @@ void synor__serve_gen_unref(serve_gen *g)
         synor__buf_free(&g->ch[i].text);
         synor__free(g->ch[i].lp);
         synor__free(g->ch[i].ids);
+        synor__buf_free(&g->ch[i].shown);
         synor_llm_json_destroy(g->ch[i].json);
     }
     synor__free(g->prompt_ids);
@@ -170,7 +171,10 @@ static int on_token(uint64_t id, int32_t token, void *user)
     synor__buf_append(b, piece, n);
     int stop = g->n_stop && b->data && !b->failed && stop_cut(g, c, from);
     c->stop_hit |= stop;
-    if (g->stream && !g->tools && b->data && !b->failed) { /* (a call goes at the end) */
+    if (g->stream && g->tools && b->data && !b->failed) {
+        synor__serve_tool_stream(g, c, b->data + from, b->len - from);
+        pthread_cond_signal(&g->cv);
+    } else if (g->stream && b->data && !b->failed) {
         /* after a stop the text before it is whole: all of it goes */
         size_t k = stop ? b->len : c->sent + synor__serve_utf8_ready(b->data + c->sent,
                                                                       b->len - c->sent);
@@ -304,6 +308,7 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int3
     g->stream = q->stream;
     g->has_lp = q->has_logprobs;
     g->tools = q->tool_call;
+    g->tool_form = (q->tool_call == 2 ? TOOL_FORM_TEXT : 0) | (q->tool_list ? TOOL_FORM_LIST : 0);
     g->top_lp = q->top_logprobs < SYNOR__SERVE_LP_TOP ? q->top_logprobs : SYNOR__SERVE_LP_TOP;
     g->created = time(NULL);
     g->n_prompt = n_prompt;
@@ -314,6 +319,8 @@ static serve_gen *gen_new(synor_server *s, const synor__serve_req *q, const int3
         c->g = g;
         c->index = i;
         synor__buf_init(&c->text);
+        synor__buf_init(&c->shown);
+        synor__tool_scan_init(&c->scan, g->tool_form);
         /* echo: the prompt as the model reads it, each token's piece */
         int32_t prev = ids[0];
         for (size_t j = 1; q->echo && j < n_prompt; j++) {

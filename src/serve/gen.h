@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "serve/server.h"
+#include "serve/toolscan.h"
 
 typedef struct serve_choice {
     serve_gen *g;
@@ -26,6 +27,13 @@ typedef struct serve_choice {
     synor__serve_lp pend; /* the engine thread's: on_logits' entry for on_token */
     double sum_lp;        /* best_of: the sum of its tokens' log-probabilities */
     synor_llm_json *json; /* response_format json_object: its constraint (owned) */
+    /* a streamed tool call (the engine thread's, under g->mu): the answer
+     * read as it comes; the calls announced; "auto"'s text decoded, and
+     * how much of it was sent */
+    tool_scan scan;
+    int ts_calls;
+    synor__buf shown;
+    size_t shown_sent;
     /* under g->mu: */
     size_t cached;   /* prompt positions the prefix cache gave it (first admission) */
     int admitted;
@@ -67,7 +75,8 @@ struct serve_gen {
     char *stop[SYNOR__SERVE_MAX_STOP]; /* the request's stop sequences (copies) */
     int n_stop;
     int has_lp, top_lp;
-    int tools; /* a tool call: answered as "tool_calls", not streamed as text */
+    int tools; /* a tool call: answered as "tool_calls", streamed by the scanner */
+    int tool_form; /* its TOOL_FORM_* bits */
     int32_t *prompt_ids; /* return_token_ids: the prompt's n_prompt tokens (else NULL) */
     int n; /* choices running or done (under s->mu and mu while submitting) */
     int n_answer; /* the choices answered: the n best (best_of), or all n */
@@ -76,6 +85,10 @@ struct serve_gen {
 
 void synor__serve_gen_unref(serve_gen *g);
 
+/* answer.c: streaming a tool-call request (mu held): n more bytes of
+ * choice c's answer read by its scanner, its calls' names and arguments
+ * and its text sent as they come. */
+void synor__serve_tool_stream(serve_gen *g, serve_choice *c, const char *p, size_t n);
 /* answer.c: the whole answer of a finished g, queued on c. */
 int synor__serve_answer_whole(serve_gen *g, struct MHD_Connection *c);
 /* answer.c: the streamed answer's response (taking the connection's

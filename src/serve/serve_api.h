@@ -77,6 +77,7 @@ typedef struct synor__serve_req {
      * "auto" (2: a call or a text) (tools.c): json_object with the call's
      * schema; answered as "tool_calls" (or content) */
     int tool_call;
+    int tool_list; /* parallel_tool_calls: several calls, {"tool_calls": [...]} */
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
@@ -96,12 +97,20 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
  * lines, each as the model writes a call. */
 int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const char *path,
                               synor__buf *b);
-/* tools.c: a tool-call request's answer text (its JSON): a call, as
- * "tool_calls":[...] into b (stream: with its "index"), the call named id:
- * 1; a text ("auto"'s {"response": ...}), as a JSON string into b: 2; -1
- * when the text is neither (nothing written). */
-int synor__serve_tool_answer(synor__buf *b, const char *text, size_t len, const char *id,
-                             int stream);
+/* tools.c: a tool-call request's answer text (its JSON; form: the
+ * request's TOOL_FORM_* bits, serve/toolscan.h), read by the tool-call
+ * scanner: its calls, as "tool_calls":[...] into b, each with its id
+ * (synor__serve_tool_id) and its arguments as written, compact (a call the
+ * tokens ran out on has what was written of them): 1; "auto"'s text
+ * ({"response": ...}), decoded, as a JSON string into b: 2; neither (the
+ * tokens ran out before a call's name or the text began): 0, nothing
+ * written; -1 out of memory. */
+int synor__serve_tool_answer(synor__buf *b, const char *text, size_t len, const char *request,
+                             int choice, int form);
+/* tools.c: call k's id: call_REQUEST_CHOICE, with several calls
+ * (TOOL_FORM_LIST) call_REQUEST_CHOICE_K. */
+void synor__serve_tool_id(char *out, size_t size, const char *request, int choice, int form,
+                          int k);
 void synor__serve_req_free(synor__serve_req *r);
 /* Whether r has stop sequences, penalties, logit biases, logprobs, echo,
  * n > 1, best_of or a JSON response format: fields the

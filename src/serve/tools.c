@@ -18,6 +18,7 @@
 #include "json/json.h"
 #include "llm/schema.h"
 #include "serve/serve_api.h"
+#include "serve/toolscan.h"
 
 #define MAX_TOOLS 64
 
@@ -178,6 +179,7 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
         return synor__error(SYNOR_ENOMEM, "out of memory reading the request");
     out->json_object = 1;
     out->tool_call = autop ? 2 : 1;
+    out->tool_list = list;
     return 0;
 }
 
@@ -214,65 +216,95 @@ int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const 
     return e;
 }
 
-/* One entry of "tool_calls": call c (its "name" and "arguments") as
- * OpenAI writes it, with id and, streamed, its index k; 0, or -1 when c
- * is not a call. */
-static int call_entry(synor__buf *b, const synor__jval *c, const char *id, int k, int stream)
+/* The answer's calls and text as the scanner reports them. */
+typedef struct answer_parts {
+    synor__buf names, text;
+    synor__buf *args; /* per call */
+    size_t *name_end; /* per call: its name's end in names */
+    int n, cap, failed;
+} answer_parts;
+
+static void part_call(void *u, int k, const char *name, size_t n)
 {
-    const synor__jval *nm = synor__json_get(c, "name"), *args = synor__json_get(c, "arguments");
-    if (!nm || nm->type != SYNOR__J_STRING || !args)
-        return -1;
-    synor__buf a; /* the arguments' text, compact, as a JSON string */
-    synor__buf_init(&a);
-    synor__jw w;
-    synor__jw_init(&w, &a, 0);
-    synor__jw_value(&w, args);
-    if (stream)
-        synor__buf_printf(b, "{\"index\":%d,", k);
-    else
-        synor__buf_puts(b, "{");
-    synor__buf_printf(b, "\"id\":\"%s\",\"type\":\"function\",\"function\":{\"name\":", id);
-    synor__json_escape(b, nm->u.str.s);
-    synor__buf_puts(b, ",\"arguments\":");
-    synor__serve_json_text(b, a.data ? a.data : "", a.len);
-    synor__buf_puts(b, "}}");
-    int failed = a.failed;
-    synor__buf_free(&a);
-    return failed ? -1 : 0;
+    answer_parts *a = u;
+    if (k != a->n || a->failed) /* (the scanner numbers its calls 0, 1, ...) */
+        return;
+    if (k >= a->cap) {
+        int cap = a->cap ? 2 * a->cap : 4;
+        synor__buf *args = synor__realloc(a->args, (size_t)cap * sizeof *args);
+        a->args = args ? args : a->args;
+        size_t *ends = args ? synor__realloc(a->name_end, (size_t)cap * sizeof *ends) : NULL;
+        a->name_end = ends ? ends : a->name_end;
+        if (!ends) {
+            a->failed = 1;
+            return;
+        }
+        a->cap = cap;
+    }
+    synor__buf_append(&a->names, name, n);
+    a->name_end[k] = a->names.len;
+    synor__buf_init(&a->args[k]);
+    a->n = k + 1;
 }
 
-int synor__serve_tool_answer(synor__buf *b, const char *text, size_t len, const char *id,
-                             int stream)
+static void part_args(void *u, int k, const char *p, size_t n)
 {
-    synor__jdoc *d;
-    if (synor__json_parse(text, len, "answer", &d))
-        return -1;
-    const synor__jval *r = synor__jdoc_root(d), *x;
-    if ((x = synor__json_get(r, "response")) && x->type == SYNOR__J_STRING) { /* "auto": text */
-        synor__serve_json_text(b, x->u.str.s, x->u.str.len);
-        synor__jdoc_free(d);
-        return 2;
+    answer_parts *a = u;
+    if (k < a->n)
+        synor__buf_append(&a->args[k], p, n);
+}
+
+static void part_text(void *u, const char *p, size_t n)
+{
+    synor__buf_append(&((answer_parts *)u)->text, p, n);
+}
+
+void synor__serve_tool_id(char *out, size_t size, const char *request, int choice, int form,
+                          int k)
+{
+    if (form & TOOL_FORM_LIST)
+        snprintf(out, size, "call_%s_%d_%d", request, choice, k);
+    else
+        snprintf(out, size, "call_%s_%d", request, choice);
+}
+
+int synor__serve_tool_answer(synor__buf *b, const char *text, size_t len, const char *request,
+                             int choice, int form)
+{
+    answer_parts a;
+    memset(&a, 0, sizeof a);
+    synor__buf_init(&a.names);
+    synor__buf_init(&a.text);
+    tool_scan t;
+    tool_scan_cb cb = {part_call, part_args, part_text, &a};
+    synor__tool_scan_init(&t, form);
+    synor__tool_scan_feed(&t, text, len, &cb);
+    int r = a.n ? 1 : t.texts ? 2 : 0;
+    if (r == 1) {
+        synor__buf_puts(b, "\"tool_calls\":[");
+        for (int k = 0; k < a.n; k++) {
+            char id[96];
+            size_t n0 = k ? a.name_end[k - 1] : 0;
+            synor__serve_tool_id(id, sizeof id, request, choice, form, k);
+            synor__buf_printf(b, "%s{\"id\":\"%s\",\"type\":\"function\",\"function\":"
+                                 "{\"name\":",
+                              k ? "," : "", id);
+            synor__serve_json_text(b, a.names.data + n0, a.name_end[k] - n0);
+            synor__buf_puts(b, ",\"arguments\":");
+            synor__serve_json_text(b, a.args[k].data ? a.args[k].data : "", a.args[k].len);
+            synor__buf_puts(b, "}}");
+            a.failed |= a.args[k].failed;
+        }
+        synor__buf_puts(b, "]");
+    } else if (r == 2) {
+        synor__serve_json_text(b, a.text.data ? a.text.data : "", a.text.len);
     }
-    /* the calls: {"tool_calls": [...]} (several), {"tool_call": c} ("auto"), or c */
-    const synor__jval *list = synor__json_get(r, "tool_calls");
-    if ((x = synor__json_get(r, "tool_call")))
-        r = x;
-    size_t n = list && list->type == SYNOR__J_ARRAY ? list->u.arr.n : 1;
-    int ok = n > 0;
-    size_t b0 = b->len; /* (a failure leaves b as it was) */
-    synor__buf_puts(b, "\"tool_calls\":[");
-    for (size_t k = 0; k < n && ok; k++) {
-        char cid[96];
-        if (list) /* several: call_<request>_<choice>_<k> */
-            snprintf(cid, sizeof cid, "%s_%zu", id, k);
-        else
-            snprintf(cid, sizeof cid, "%s", id);
-        synor__buf_puts(b, k ? "," : "");
-        ok = call_entry(b, list ? list->u.arr.items[k] : r, cid, (int)k, stream) == 0;
-    }
-    synor__buf_puts(b, "]");
-    synor__jdoc_free(d);
-    if (!ok)
-        b->len = b0;
-    return ok ? 1 : -1;
+    a.failed |= a.names.failed || a.text.failed;
+    for (int k = 0; k < a.n; k++)
+        synor__buf_free(&a.args[k]);
+    synor__free(a.args);
+    synor__free(a.name_end);
+    synor__buf_free(&a.names);
+    synor__buf_free(&a.text);
+    return a.failed ? -1 : r;
 }

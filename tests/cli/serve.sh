@@ -320,10 +320,22 @@ check tc-id         grep -q '^call_chatcmpl-' <(get choices.0.message.tool_calls
 get choices.0.message.tool_calls.0.function.arguments >"$tmp/args"
 check tc-unit       grep -qxE 'c|f' <("$JC" -g unit <"$tmp/args")
 check tc-city       "$JC" -g city <"$tmp/args"
-check tc-stream     [ "$(req POST /v1/chat/completions "{$WX,$TOOLS,\"tool_choice\":\"required\",\"stream\":true}")" = 200 ]
-check tc-stream-call grep -q '"delta":{"role":"assistant","content":null,"tool_calls":\[{"index":0,"id":"call_' "$tmp/body"
+# streamed as OpenAI streams a call: a delta with its id and name, then its arguments piece by
+# piece, which put together are the whole answer's
+NAMED='"tool_choice":{"type":"function","function":{"name":"get_weather"}}'
+check tc-whole      [ "$(req POST /v1/chat/completions "{$WX,$TOOLS,$NAMED}")" = 200 ]
+get choices.0.message.tool_calls.0.function.arguments >"$tmp/args-whole"
+check tc-stream     [ "$(req POST /v1/chat/completions "{$WX,$TOOLS,$NAMED,\"stream\":true}")" = 200 ]
+check tc-stream-call grep -q '"delta":{"role":"assistant","content":null,"tool_calls":\[{"index":0,"id":"call_chatcmpl-[0-9]*_0","type":"function","function":{"name":"get_weather","arguments":""}}\]}' "$tmp/body"
 check tc-stream-fin grep -q '"finish_reason":"tool_calls"' "$tmp/body"
-check tc-stream-one [ "$(grep -c '"tool_calls":\[' "$tmp/body")" = 1 ]
+check tc-stream-one [ "$(grep -c '"id":"call_' "$tmp/body")" = 1 ]
+: >"$tmp/args-stream"
+while IFS= read -r l; do
+  case $l in "data: [DONE]"|"") continue ;; esac
+  printf '%s' "${l#data: }" | "$JC" -g choices.0.delta.tool_calls.0.function.arguments >>"$tmp/args-stream" 2>/dev/null
+done < <(grep '^data: ' "$tmp/body")
+check tc-stream-pieces [ "$(grep -c '"function":{"arguments":' "$tmp/body")" -gt 2 ]
+check tc-stream-args cmp -s "$tmp/args-stream" "$tmp/args-whole"
 check tc-none       [ "$(req POST /v1/chat/completions "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":4,\"temperature\":0,$TOOLS,\"tool_choice\":\"none\"}")" = 200 ]
 check tc-none-text  [ "$(get choices.0.finish_reason)" = length ]
 # "auto" (the default): the model picks a call or a text ({"tool_call": ...} or {"response": ...},
@@ -353,6 +365,24 @@ check tc-par-name   grep -qxE 'get_weather|get_time' <(get choices.0.message.too
 check tc-par-id     grep -qx 'call_chatcmpl-[0-9]*_0_0' <(get choices.0.message.tool_calls.0.id)
 check tc-par-stream [ "$(req POST /v1/chat/completions "{$PAR,\"stream\":true}")" = 200 ]
 check tc-par-delta  grep -q '"tool_calls":\[{"index":0,"id":"call_chatcmpl-[0-9]*_0_0"' "$tmp/body"
+# "auto" streamed, sampled (with 'r' pushed up, some answers are texts): the content deltas, or
+# the calls' argument deltas, put together are what the same request answers whole
+for s in 1 2 3 4; do
+  AUTO="\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":60,\"temperature\":1,\"seed\":$s,$TOOLS,\"logit_bias\":{\"117\":30}"
+  req POST /v1/chat/completions "{$AUTO}" >/dev/null
+  if [ "$(get choices.0.finish_reason)" = tool_calls ]; then
+    get choices.0.message.tool_calls.0.function.arguments >"$tmp/w"; what=tool_calls.0.function.arguments
+  else
+    get choices.0.message.content >"$tmp/w"; what=content
+  fi
+  req POST /v1/chat/completions "{$AUTO,\"stream\":true}" >/dev/null
+  : >"$tmp/st"
+  while IFS= read -r l; do
+    case $l in "data: [DONE]"|"") continue ;; esac
+    printf '%s' "${l#data: }" | "$JC" -g "choices.0.delta.$what" >>"$tmp/st" 2>/dev/null
+  done < <(grep '^data: ' "$tmp/body")
+  cmp -s "$tmp/st" "$tmp/w" || { check tc-auto-stream-$s false; }
+done
 check tc-compl      [ "$(req POST /v1/completions "{\"prompt\":\"x\",$TOOLS}")" = 400 ]
 check pen-bad       [ "$(req POST /v1/completions '{"prompt":"x","presence_penalty":3}')" = 400 ]
 check pen-bad-msg   msg_has "presence_penalty: value 3 is above the maximum 2"
