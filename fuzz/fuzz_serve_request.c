@@ -13,7 +13,9 @@
  * Any bytes written as a JSON string literal parse back with the project's
  * JSON reader (when they hold no NUL byte, which that reader refuses); the
  * ready prefix of any bytes is at most their length, and all of them when
- * they end on a complete character or an ill-formed byte. Any bytes as a
+ * they end on a complete character or an ill-formed byte. The chat
+ * requests again in the chatml, llama2 (every variant) and zephyr
+ * templates: the same contract, the special flag set. Any bytes as a
  * tool-call answer (serve/toolscan.h), in each of its four forms: read in
  * pieces (split where the input's first byte says) they give the events
  * they give read whole, and synor__serve_tool_answer's "tool_calls" or
@@ -186,6 +188,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     one(data, size, 0);
     one(data, size, 1);
+    /* chat requests in each template (llama2 with every variant) */
+    static const char *const jinja[] = {
+        "<|im_start|>", "[INST] <<SYS>> ' ' + eos_token bos_token + '[INST] strip()",
+        "<|user|> eos_token"};
+    for (int k = 0; k < 3; k++) {
+        synor__serve_tmpl t;
+        synor__serve_req q;
+        FUZZ_CHECK(synor__serve_tmpl_pick(NULL, jinja[k], "</s>", &t) == 0 &&
+                       t.kind == SYNOR__TMPL_CHATML + k,
+                   "template %d not recognised", k);
+        if (synor__serve_req_parse_tmpl((const char *)data, size, 1, &t, &q) == 0) {
+            check_req(&q);
+            FUZZ_CHECK(q.special, "a chat request in a template without its special flag");
+            synor__serve_req_free(&q);
+        }
+    }
     /* any bytes as answer text: a JSON string literal that parses */
     synor__buf b;
     synor__buf_init(&b);

@@ -9,7 +9,9 @@
  * scores and types. Encoding the bytes, with that vocabulary and with one
  * trained at start-up: BOS first, EOS last, every id in range, the same
  * count and ids with a short buffer; with the trained vocabulary (which
- * has all 256 byte pieces) decoding gives the bytes back ("▁" as a space).
+ * has all 256 byte pieces) decoding gives the bytes back ("▁" as a space);
+ * encode_special's ids are in range and, where no special piece is in the
+ * text, plain encode's.
  * A failed allocation is SYNOR_ENOMEM with *out untouched, or the same
  * result. */
 #include <stdlib.h>
@@ -103,6 +105,25 @@ static void check_encode(const synor_tokenizer *t, const uint8_t *d, size_t n, i
         FUZZ_CHECK(w == o, "decoded %zu bytes for %zu", o, w);
     }
     free(out);
+    /* encode_special: every id in range, the same count with a short buffer; the text
+     * without a special piece's bytes gives plain encode's ids (BOS, no EOS) */
+    long ms = synor_tokenizer_encode_special(t, text, n, 1, NULL, 0);
+    FUZZ_CHECK(ms >= 1, "encode_special of %zu bytes: %ld (%s)", n, ms, synor_errmsg());
+    int32_t *sp = malloc((size_t)ms * sizeof *sp);
+    FUZZ_CHECK(sp, "out of memory");
+    FUZZ_CHECK(synor_tokenizer_encode_special(t, text, n, 1, sp, (size_t)ms) == ms &&
+                   synor_tokenizer_encode_special(t, text, n, 1, part, (size_t)m / 2) == ms,
+               "encode_special: another count with a short buffer");
+    int any = 0;
+    for (long i = 0; i < ms; i++) {
+        FUZZ_CHECK(sp[i] >= 0 && (size_t)sp[i] < synor_tokenizer_size(t), "special id %ld", i);
+        int ty = synor_tokenizer_type(t, sp[i]);
+        any |= i > 0 && (ty == SYNOR_TOKEN_CONTROL || ty == SYNOR_TOKEN_USER_DEFINED);
+    }
+    if (!any)
+        FUZZ_CHECK(ms == m - 1 && memcmp(sp, ids, (size_t)ms * sizeof *sp) == 0,
+                   "encode_special without special pieces differs from encode");
+    free(sp);
     free(ids);
     free(part);
 }

@@ -334,8 +334,8 @@ static int next_turn(int q8, size_t *reused, size_t *answer)
     memset(&g, 0, sizeof g);
     int32_t p[CTX];
     tokens(p, 40, 3);
-    synor_llm_request rq = {.prompt = p, .n_prompt = 40, .max_new = 50, .on_token = llm_test_collect,
-                            .user = &g};
+    synor_llm_request rq = {
+        .prompt = p, .n_prompt = 40, .max_new = 50, .on_token = llm_test_collect, .user = &g};
     synor_sampler_init(&rq.sampler, 0, 0, 1, 1);
     int bad = synor_llm_sched_submit(s, &rq, &g.ids[0]) != 0;
     while (!bad && synor_llm_sched_step(s) > 0)

@@ -189,6 +189,75 @@ TEST(chat_template)
     synor__serve_req_free(&r);
 }
 
+/* The families a model's Jinja text shows, and each one's rendering of one conversation. */
+static const char *render(const char *jinja, const char *name, const char *body)
+{
+    static char out[2048];
+    synor__serve_tmpl t;
+    synor__serve_req r;
+    if (synor__serve_tmpl_pick(name, jinja, "</s>", &t) ||
+        synor__serve_req_parse_tmpl(body, strlen(body), 1, &t, &r))
+        return synor_errmsg();
+    snprintf(out, sizeof out, "%s|%s|%d", synor__serve_tmpl_name(&t), r.prompt, r.special);
+    synor__serve_req_free(&r);
+    return out;
+}
+
+TEST(chat_templates_by_family)
+{
+    const char *conv = "{\"messages\":[{\"role\":\"developer\",\"content\":\"Be brief.\"},"
+                       "{\"role\":\"user\",\"content\":\" Hi \"},{\"role\":\"assistant\","
+                       "\"content\":\"Hello\"},{\"role\":\"user\",\"content\":\"Bye\"}]}";
+    ASSERT_STREQ(render(NULL, NULL, conv),
+                 "plain|system: Be brief.\nuser:  Hi \nassistant: Hello\nuser: Bye\n"
+                 "assistant: |0");
+    ASSERT_STREQ(render("{{ '<|im_start|>' + m }}", NULL, conv),
+                 "chatml|<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n Hi "
+                 "<|im_end|>\n<|im_start|>assistant\nHello<|im_end|>\n<|im_start|>user\nBye"
+                 "<|im_end|>\n<|im_start|>assistant\n|1");
+    /* Llama-2-chat's variants: a system block, spaces around answers, BOS before later turns */
+    const char *l2 = "<<SYS>> ' ' + eos_token bos_token + '[INST] ' [INST]";
+    ASSERT_STREQ(render(l2, NULL, conv),
+                 "llama2|[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\n Hi  [/INST] Hello </s><s>[INST] "
+                 "Bye [/INST]|1");
+    /* Mistral-Instruct's: none of them, contents stripped */
+    ASSERT_STREQ(render("[INST] message['content'].strip()", NULL, conv),
+                 "llama2|[INST] Be brief.\nHi [/INST]Hello</s>[INST] Bye [/INST]|1");
+    ASSERT_STREQ(render("'<|user|>\\n' + message['content'] + eos_token", NULL, conv),
+                 "zephyr|<|system|>\nBe brief.</s>\n<|user|>\n Hi </s>\n<|assistant|>\nHello</s>\n"
+                 "<|user|>\nBye</s>\n<|assistant|>\n|1");
+    const char *hi = "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+    ASSERT_STREQ(render("<|user|> <|endoftext|>", NULL, hi),
+                 "zephyr|<|user|>\nHi<|endoftext|>\n<|assistant|>\n|1");
+    /* a Jinja text of no known family: plain; a name overrides the model's */
+    ASSERT_STREQ(render("{{ messages }}", NULL, hi), "plain|user: Hi\nassistant: |0");
+    ASSERT_STREQ(render("<|im_start|>", "plain", hi), "plain|user: Hi\nassistant: |0");
+    const char *tool = "{\"messages\":[{\"role\":\"tool\",\"content\":\"4\"}]}";
+    ASSERT_STREQ(render(NULL, "chatml", tool),
+                 "chatml|<|im_start|>tool\n4<|im_end|>\n<|im_start|>assistant\n|1");
+    ASSERT_STREQ(render(NULL, "llama2", tool), "llama2|[INST] 4 [/INST]|1");
+    ASSERT_CONTAINS(render(NULL, "jinja", "{}"), "chat template \"jinja\" is not one of");
+    /* completions are text: no template, no special pieces */
+    synor__serve_tmpl t;
+    synor__serve_req r;
+    ASSERT_OK(synor__serve_tmpl_pick("chatml", NULL, "</s>", &t));
+    const char *cp = "{\"prompt\":\"<|im_start|>\"}";
+    ASSERT_OK(synor__serve_req_parse_tmpl(cp, strlen(cp), 0, &t, &r));
+    ASSERT(!r.special && !strcmp(r.prompt, "<|im_start|>"));
+    synor__serve_req_free(&r);
+    /* tools: the functions as a system message; an earlier call as the assistant's */
+    const char *tl = "{\"messages\":[{\"role\":\"user\",\"content\":\"T?\"},"
+                     "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"type\":"
+                     "\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+                     "{\"role\":\"tool\",\"content\":\"1\"}],\"tools\":[{\"type\":"
+                     "\"function\",\"function\":{\"name\":\"f\"}}],\"tool_choice\":\"none\"}";
+    ASSERT_STREQ(render(NULL, "chatml", tl),
+                 "chatml|<|im_start|>system\ntools: [{\"name\":\"f\"}]<|im_end|>\n"
+                 "<|im_start|>user\nT?<|im_end|>\n<|im_start|>assistant\n"
+                 "{\"name\":\"f\",\"arguments\":{}}<|im_end|>\n<|im_start|>tool\n1<|im_end|>\n"
+                 "<|im_start|>assistant\n|1");
+}
+
 #define TOOLS                                                                          \
     "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\","           \
     "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}," \
@@ -288,7 +357,8 @@ TEST(tools_and_tool_calls)
     /* the answer: its calls' "tool_calls" (arguments a JSON string, as written, compact) */
     synor__buf b;
     synor__buf_init(&b);
-    const char *call = "{\"name\": \"get_weather\", \"arguments\": { \"city\" : \"Paris \\u00e9\"}}";
+    const char *call =
+        "{\"name\": \"get_weather\", \"arguments\": { \"city\" : \"Paris \\u00e9\"}}";
     ASSERT_EQ(synor__serve_tool_answer(&b, call, strlen(call), "x", 0, 0), 1);
     char *got = synor__buf_take(&b);
     ASSERT(got != NULL);
@@ -621,7 +691,8 @@ TEST(allocation_failures_leave_nothing)
     ASSERT(!"never succeeded");
 }
 
-TEST_MAIN(completion_defaults_and_fields, tool_answers_scanned_in_pieces, stop_sequences_in_text, logprobs_of_a_row, chat_template,
+TEST_MAIN(completion_defaults_and_fields, chat_templates_by_family,
+          tool_answers_scanned_in_pieces, stop_sequences_in_text, logprobs_of_a_row, chat_template,
           tools_and_tool_calls, guided_decoding_fields, errors_name_position_field_and_value,
           text_is_always_valid_json, utf8_held_until_complete, error_json_and_finish_reasons,
           allocation_failures_leave_nothing)

@@ -292,8 +292,58 @@ TEST(create_rejects_bad_vocabularies)
     synor_tokenizer_destroy(t);
 }
 
-TEST_MAIN(merge_order_ties_go_left_and_scores_rule, byte_fallback_for_what_the_vocabulary_lacks,
-          invalid_utf8_falls_back_byte_by_byte,
+/* Special pieces (a chat template's markers) taken whole by encode_special: control and
+ * user-defined pieces, the longest where two begin at one place; the text between them encoded
+ * fragment by fragment, each with the space prefix; plain encode never produces them. */
+TEST(special_pieces_taken_whole)
+{
+    size_t n = 259 + 7;
+    const char **pieces = malloc(n * sizeof *pieces);
+    size_t *lens = malloc(n * sizeof *lens);
+    int32_t *types = malloc(n * sizeof *types);
+    static char bytes[256][8];
+    static const char *const extra_p[7] = {SP, "a", "b", "<|im", "<|im_start|>", "<|u|>", SP "a"};
+    static const int32_t extra_t[7] = {1, 1, 1, 3, 3, 4, 1};
+    pieces[0] = "<unk>", pieces[1] = "<s>", pieces[2] = "</s>";
+    types[0] = 2, types[1] = types[2] = 3;
+    for (int b = 0; b < 256; b++) {
+        snprintf(bytes[b], sizeof bytes[b], "<0x%02X>", b);
+        pieces[3 + b] = bytes[b];
+        types[3 + b] = 6;
+    }
+    for (int i = 0; i < 7; i++) {
+        pieces[259 + i] = extra_p[i];
+        types[259 + i] = extra_t[i];
+    }
+    for (size_t i = 0; i < n; i++)
+        lens[i] = strlen(pieces[i]);
+    synor_tokenizer_spec spec = {n, pieces, lens, NULL, types, 1, 2, 0, 1};
+    synor_tokenizer *t = NULL;
+    ASSERT_OK(synor_tokenizer_create(&spec, &t));
+    int32_t ids[64];
+    const char *text = "<|im_start|>a b</s><|im<|u|>a";
+    long k = synor_tokenizer_encode_special(t, text, strlen(text), 1, ids, 64);
+    ASSERT(k > 0);
+    ASSERT_STREQ(show(t, ids, k), "<s>|<|im_start|>|" SP "a|" SP "|b|</s>|<|im|<|u|>|" SP "a");
+    /* a short buffer: the count, the first ids */
+    ASSERT_EQ(synor_tokenizer_encode_special(t, text, strlen(text), 1, ids, 2), k);
+    ASSERT_STREQ(show(t, ids, 2), "<s>|<|im_start|>");
+    /* no special piece in the text: plain encode's ids */
+    int32_t plain[64];
+    long a = synor_tokenizer_encode_special(t, "ab a", 4, 0, ids, 64);
+    long b = synor_tokenizer_encode(t, "ab a", 4, 0, 0, plain, 64);
+    ASSERT(a == b && !memcmp(ids, plain, (size_t)a * sizeof *ids));
+    /* plain encode reads the markers as text */
+    ASSERT(strstr(encs(t, "<|im_start|>"), "<|im_start|>") == NULL);
+    ASSERT_EQ(synor_tokenizer_encode_special(t, "", 0, 0, ids, 64), 0);
+    synor_tokenizer_destroy(t);
+    free(pieces);
+    free(lens);
+    free(types);
+}
+
+TEST_MAIN(merge_order_ties_go_left_and_scores_rule, special_pieces_taken_whole,
+          byte_fallback_for_what_the_vocabulary_lacks, invalid_utf8_falls_back_byte_by_byte,
           spaces_without_a_space_piece_fall_back_to_three_bytes, empty_text_spaces_and_special_ids,
           cap_smaller_than_needed_returns_the_count, decode_spaces_bytes_and_control,
           create_rejects_bad_vocabularies)

@@ -72,6 +72,11 @@ int synor_llm_load(const char *path, const synor_llm_load_opts *opts, synor_llm 
 void synor_llm_destroy(synor_llm *m); /* accepts NULL */
 const synor_llm_hparams *synor_llm_hparams_get(const synor_llm *m);
 const synor_tokenizer *synor_llm_tokenizer(const synor_llm *m);
+/* The GGUF file's chat template (tokenizer.chat_template, a Jinja text),
+ * or NULL (none; llama2.c checkpoints). */
+const char *synor_llm_chat_template(const synor_llm *m);
+/* The end-of-turn token (tokenizer.ggml.eot_token_id), or -1. */
+int32_t synor_llm_eot(const synor_llm *m);
 /* "gguf" or "llama2.c v0" and so on, and the weights' element type as
  * synor_ttype_name names it ("Q8_0"; "Q8 groups" for llama2.c version 2;
  * "mixed" when the matrices differ). */
@@ -645,6 +650,12 @@ typedef struct synor_llm_synth {
     uint64_t seed;
     const char *text; /* vocabulary training text, or NULL */
     size_t text_len;
+    /* GGUF only: NULL, or a chat template family - "chatml" (its markers
+     * <|im_start|> and <|im_end|> added to the vocabulary as control
+     * pieces, <|im_end|> the end-of-turn token), "llama2", "zephyr" -
+     * written as tokenizer.chat_template, a Jinja text of that family's
+     * markers, as a chat model's file holds one. */
+    const char *chat_template;
 } synor_llm_synth;
 
 int synor_llm_synth_gguf(const synor_llm_synth *s, synor_ttype type, const char *path);

@@ -95,6 +95,11 @@ typedef struct synor_server_opts {
     synor_llm *draft;
     unsigned spec_k;
     unsigned spec_max;
+    /* How chat messages are written for the model (docs/LLM.md, "Chat
+     * templates"): NULL or "auto", the family the model's own template
+     * (GGUF tokenizer.chat_template) shows, else plain; or "plain",
+     * "chatml", "llama2", "zephyr". */
+    const char *chat_template;
 } synor_server_opts;
 
 /* A server for model m (not owned; it must outlive the server) whose

@@ -125,6 +125,15 @@ int synor_tokenizer_type(const synor_tokenizer *tok, int32_t id);
  * text over 1 GiB; SYNOR_ENOMEM. */
 long synor_tokenizer_encode(const synor_tokenizer *tok, const char *text, size_t len, int bos,
                             int eos, int32_t *ids, size_t cap);
+/* As synor_tokenizer_encode (no EOS), but where the text holds a control
+ * or user-defined piece's bytes that piece is taken whole ("<|im_start|>",
+ * "</s>": a chat template's markers; the longest where several begin
+ * there), as llama.cpp's tokenizer does with parse_special: the text
+ * between them is encoded fragment by fragment, each with the space prefix
+ * (add_space_prefix). Without such pieces in the text, the ids of
+ * synor_tokenizer_encode. */
+long synor_tokenizer_encode_special(const synor_tokenizer *tok, const char *text, size_t len,
+                                    int bos, int32_t *ids, size_t cap);
 /* The bytes of id when it follows prev (prev = BOS drops the leading space
  * of add_space_prefix vocabularies): written to buf (at most cap), returns
  * their count (may exceed cap), or a negative code for an id out of range.

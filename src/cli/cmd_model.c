@@ -14,7 +14,7 @@ static void help(void)
            "                  [--preset tiny|stories15m|stories110m] [--dim N] [--hidden N]\n"
            "                  [--layers N] [--heads N] [--kv-heads N] [--vocab N]\n"
            "                  [--seq-len N] [--seed S] [--text FILE] [--tokenizer OUT]\n"
-           "                  [--unshared]\n"
+           "                  [--unshared] [--chat-template chatml|llama2|zephyr]\n"
            "       synor model info MODEL [--tokenizer FILE]\n\n"
            "synth writes a Llama-architecture model with deterministic generated weights\n"
            "(the same weights for a given seed and shape, in every format), with a BPE\n"
@@ -27,6 +27,8 @@ static void help(void)
            "           12 layers, 12 heads, hidden 2048, vocab 32000, context 1024); the\n"
            "           other options change the preset's figures\n"
            "  --unshared  a classifier of its own instead of the token embedding\n"
+           "  --chat-template  a chat model's template (GGUF tokenizer.chat_template) of\n"
+           "           that family; chatml adds its <|im_start|> and <|im_end|> pieces\n"
            "info prints the configuration, format, weight type and sizes of a model.\n"
            "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
@@ -62,6 +64,13 @@ static int info(int argc, char **argv)
     printf("classifier:  %s\nrms eps:     %g\nrope base:   %g\nkernels:     %s\n",
            c->shared_classifier ? "the token embedding (tied)" : "its own", c->norm_eps,
            c->rope_base, synor_llm_isa());
+    const char *tmpl = synor_llm_chat_template(m);
+    if (tmpl)
+        printf("chat template: %zu bytes (Jinja; synor serve --chat-template auto reads its "
+               "family)\n",
+               strlen(tmpl));
+    else
+        printf("chat template: none\n");
     synor_llm_destroy(m);
     return CLI_OK;
 }
@@ -120,6 +129,11 @@ static int synth(int argc, char **argv)
             format = v;
         } else if (!strcmp(a, "--type")) {
             type = v;
+        } else if (!strcmp(a, "--chat-template")) {
+            if (strcmp(v, "chatml") && strcmp(v, "llama2") && strcmp(v, "zephyr"))
+                return cli_usage_error("model", "--chat-template '%s': chatml, llama2 or zephyr",
+                                       v);
+            s.chat_template = v;
         } else if (!strcmp(a, "--text")) {
             text_path = v;
         } else if (!strcmp(a, "--tokenizer")) {
@@ -146,6 +160,8 @@ static int synth(int argc, char **argv)
     int t = synor_ttype_parse(type);
     if (t < 0 || !strcmp(type, "q8g"))
         return cli_usage_error("model", "--type '%s': f32, f16, bf16, q8_0 or q4_0", type);
+    if (!strcmp(format, "llama2c") && s.chat_template)
+        return cli_usage_error("model", "--chat-template: llama2c checkpoints hold none (gguf)");
     if (!strcmp(format, "llama2c") && t != SYNOR_TTYPE_F32)
         return cli_usage_error("model", "--type %s: llama2c checkpoints are written in f32", type);
     char *text = NULL;

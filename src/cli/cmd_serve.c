@@ -25,7 +25,8 @@ static void help(void)
            "                   [--semantic-index auto|exact|hnsw] [--semantic-file FILE]\n"
            "                   [--predict N] [--gpu-layers N|all|auto] [--gpu N|openclN]\n"
            "                   [--kv-type f32|f16] [--no-prefix-cache] [--step-log FILE]\n"
-           "                   [--draft MODEL [--speculate K] [--speculate-max N]]\n\n"
+           "                   [--draft MODEL [--speculate K] [--speculate-max N]]\n"
+           "                   [--chat-template auto|plain|chatml|llama2|zephyr]\n\n"
            "Serves a Llama-architecture model (as synor generate runs) over HTTP with\n"
            "OpenAI's API: POST /v1/completions and /v1/chat/completions (whole answers or\n"
            "Server-Sent Events), GET /v1/models, /health and /metrics (Prometheus). Requests\n"
@@ -82,6 +83,10 @@ static void help(void)
            "  --speculate K       tokens proposed per request and round (default 4, 1..32)\n"
            "  --speculate-max N   rounds while at most N requests generate (default 2, 1..32;\n"
            "                      more: plain steps)\n"
+           "  --chat-template T   how chat messages are written for the model: auto (the\n"
+           "                      default) the family the model's own template shows\n"
+           "                      (chatml, llama2 or zephyr), else plain (\"role: text\" lines);\n"
+           "                      or one of them by name (docs/LLM.md, \"Chat templates\")\n"
            "  --step-log FILE     debugging: a line per engine step appended to FILE (when,\n"
            "                      gap since the last step, step and batch ms, rows, prompt\n"
            "                      rows, running, waiting; docs/LLM.md)\n"
@@ -101,7 +106,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
     unsigned sem_index = SYNOR_SEMCACHE_AUTO;
     int sem_index_set = 0;
     const char *sem_file = NULL;
-    const char *cache_file = NULL, *step_log = NULL, *draft = NULL;
+    const char *cache_file = NULL, *step_log = NULL, *draft = NULL, *tmpl = NULL;
     unsigned long long spec = 0, spec_max = 0;
     uint64_t cache_mem = 0;
     int no_cache = 0, no_prefix = 0;
@@ -146,6 +151,16 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
             cache_file = v;
         else if (!strcmp(a, "--step-log"))
             step_log = v;
+        else if (!strcmp(a, "--chat-template")) {
+            static const char *const names[] = {"auto", "plain", "chatml", "llama2", "zephyr"};
+            int ok = 0;
+            for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+                ok |= !strcmp(v, names[k]);
+            if (!ok)
+                return cli_usage_error("serve", "--chat-template '%s': one of auto, plain, "
+                                                "chatml, llama2, zephyr", v);
+            tmpl = v;
+        }
         else if (!strcmp(a, "--semantic-threshold")) {
             r = cli_parse_double("serve", a, v, 0, 1, &sem_threshold);
             if (r == CLI_OK && !(sem_threshold > 0))
@@ -258,6 +273,7 @@ int cli_serve(const cli_globals *g, int argc, char **argv)
                             .gpu_backend = gpu_backend,
                             .kv_type = kv_type,
                             .no_prefix_cache = no_prefix,
+                            .chat_template = tmpl,
                             .step_log = step_log,
                             .draft = dm,
                             .spec_k = (unsigned)spec,

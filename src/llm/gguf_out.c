@@ -56,7 +56,8 @@ static int add_vocab(synor_gguf_writer *w, const synor_tokenizer *t)
     return e;
 }
 
-static int add_meta(synor_gguf_writer *w, const synor_llm_hparams *c, const synor_tokenizer *tok)
+static int add_meta(synor_gguf_writer *w, const synor_llm_hparams *c, const synor_tokenizer *tok,
+                    const char *jinja, int32_t eot)
 {
     int e = synor_gguf_writer_add_str(w, "general.architecture", "llama");
     if (!e)
@@ -79,7 +80,13 @@ static int add_meta(synor_gguf_writer *w, const synor_llm_hparams *c, const syno
     if (!e)
         e = synor_gguf_writer_add_f32(w, "llama.rope.freq_base",
                                       c->rope_base > 0 ? c->rope_base : 10000.0f);
-    return e ? e : add_vocab(w, tok);
+    if (!e)
+        e = add_vocab(w, tok);
+    if (!e && jinja)
+        e = synor_gguf_writer_add_str(w, "tokenizer.chat_template", jinja);
+    if (!e && eot >= 0)
+        e = synor_gguf_writer_add_u32(w, "tokenizer.ggml.eot_token_id", (uint32_t)eot);
+    return e;
 }
 
 /* llama.cpp's general.file_type (enum llama_ftype) for a whole-model type. */
@@ -122,8 +129,8 @@ static int add_weight(synor_gguf_writer *w, const synor_llm_hparams *c, synor_l2
 }
 
 int synor__llm_gguf_save(const char *path, const synor_llm_hparams *c, const synor_tokenizer *tok,
-                         const synor_gguf *kv_from, synor_ttype type, synor_l2c_source get,
-                         void *ctx)
+                         const char *jinja, int32_t eot, const synor_gguf *kv_from,
+                         synor_ttype type, synor_l2c_source get, void *ctx)
 {
     if (type != SYNOR_TTYPE_F32 && type != SYNOR_TTYPE_F16 && type != SYNOR_TTYPE_Q8_0 &&
         type != SYNOR_TTYPE_Q4_0 && type != SYNOR_TTYPE_BF16)
@@ -139,7 +146,8 @@ int synor__llm_gguf_save(const char *path, const synor_llm_hparams *c, const syn
     int e = qbuf ? synor_gguf_writer_create(&w) : SYNOR_ENOMEM;
     static const char *const skip[] = {"general.file_type", "general.alignment", NULL};
     if (!e)
-        e = kv_from ? synor_gguf_writer_copy_kv(w, kv_from, skip) : add_meta(w, c, tok);
+        e = kv_from ? synor_gguf_writer_copy_kv(w, kv_from, skip)
+                    : add_meta(w, c, tok, jinja, eot);
     if (!e)
         e = synor_gguf_writer_add_u32(w, "general.file_type", file_type(type));
     /* Tensors on 64-byte boundaries (a key llama.cpp reads too): mapped,

@@ -363,6 +363,8 @@ struct synor_llm {
     const float *rms_final;
     llm_layer *layers;
     synor_tokenizer *tok;
+    char *chat_template; /* GGUF's tokenizer.chat_template (a copy), or NULL */
+    int32_t eot;         /* tokenizer.ggml.eot_token_id, or -1 */
     /* what keeps the weights mapped; and floats converted at load (norm
      * weights stored as F16 in some files) */
     struct synor_gguf *gguf;
@@ -405,10 +407,11 @@ void synor__llm_weight_shape(const synor_llm_hparams *c, synor_l2c_weight w, uin
                              uint64_t *cols);
 /* Writes a Llama GGUF file of c's shape: the metadata copied from kv_from
  * (general.file_type replaced), or written from c and tok when kv_from is
- * NULL; each weight read as fp32 from get and converted to type (norms
- * stay F32). Atomic. */
+ * NULL (with a chat template, jinja, and an end-of-turn token, eot >= 0,
+ * where given); each weight read as fp32 from get and converted to type
+ * (norms stay F32). Atomic. */
 int synor__llm_gguf_save(const char *path, const synor_llm_hparams *c, const synor_tokenizer *tok,
-                         const synor_gguf *kv_from, synor_ttype type, synor_l2c_source get,
-                         void *ctx);
+                         const char *jinja, int32_t eot, const synor_gguf *kv_from,
+                         synor_ttype type, synor_l2c_source get, void *ctx);
 
 #endif

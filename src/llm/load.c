@@ -118,6 +118,26 @@ static int tokenizer_of_gguf(synor_llm *m, const char *path)
         e = u32_or(g, "tokenizer.ggml.eos_token_id", 2, &eos);
     if (!e)
         e = u32_or(g, "tokenizer.ggml.unknown_token_id", 0, &unk);
+    uint32_t eot = UINT32_MAX;
+    if (!e && synor_gguf_find(g, "tokenizer.ggml.eot_token_id") >= 0)
+        e = u32_or(g, "tokenizer.ggml.eot_token_id", UINT32_MAX, &eot);
+    if (!e && eot != UINT32_MAX && eot >= n)
+        e = synor__error(SYNOR_ESCHEMA, "%s: tokenizer.ggml.eot_token_id is %u; the vocabulary "
+                                        "has %zu pieces",
+                         path, eot, n);
+    m->eot = eot == UINT32_MAX ? -1 : (int32_t)eot;
+    const char *tmpl;
+    size_t tlen;
+    if (!e && synor_gguf_find(g, "tokenizer.chat_template") >= 0 &&
+        !(e = synor_gguf_get_str(g, "tokenizer.chat_template", &tmpl, &tlen))) {
+        m->chat_template = synor__malloc(tlen + 1);
+        if (!m->chat_template)
+            e = SYNOR_ENOMEM;
+        else {
+            memcpy(m->chat_template, tmpl, tlen);
+            m->chat_template[tlen] = 0;
+        }
+    }
     if (!e && synor_gguf_find(g, "tokenizer.ggml.add_space_prefix") >= 0 &&
         synor_gguf_get_u32(g, "tokenizer.ggml.add_space_prefix", &space))
         space = 1;
@@ -386,6 +406,7 @@ int synor_llm_load(const char *path, const synor_llm_load_opts *opts, synor_llm 
     }
     if (!m)
         return SYNOR_ENOMEM;
+    m->eot = -1;
     int e = got == 4 && memcmp(magic, "GGUF", 4) == 0
                 ? load_gguf(m, path)
                 : load_l2c(m, path, opts ? opts->tokenizer : NULL);
@@ -404,6 +425,7 @@ void synor_llm_destroy(synor_llm *m)
     if (!m)
         return;
     synor_tokenizer_destroy(m->tok);
+    synor__free(m->chat_template);
     synor_gguf_close(m->gguf);
     synor_l2c_close(m->l2c);
     synor__free(m->layers);
@@ -418,5 +440,7 @@ void synor_llm_destroy(synor_llm *m)
 const synor_llm_hparams *synor_llm_hparams_get(const synor_llm *m) { return &m->cfg; }
 const synor_tokenizer *synor_llm_tokenizer(const synor_llm *m) { return m->tok; }
 const char *synor_llm_format(const synor_llm *m) { return m->format; }
+const char *synor_llm_chat_template(const synor_llm *m) { return m->chat_template; }
+int32_t synor_llm_eot(const synor_llm *m) { return m->eot; }
 const char *synor_llm_weight_type(const synor_llm *m) { return m->wtype; }
 uint64_t synor_llm_weight_bytes(const synor_llm *m) { return m->weight_bytes; }

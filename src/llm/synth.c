@@ -61,26 +61,63 @@ static int check_cfg(const synor_llm_hparams *c)
     return 0;
 }
 
-/* The vocabulary: trained on the text (or bytes only), padded with unused
- * pieces to vocab_size. */
+/* The chat templates synth writes: a Jinja text of each family's markers
+ * (what serve's template.c recognises), and the control pieces it adds. */
+static const struct {
+    const char *name, *jinja, *pieces[2];
+} families[] = {
+    {"chatml",
+     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + "
+     "message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}"
+     "{{ '<|im_start|>assistant\\n' }}{% endif %}",
+     {"<|im_start|>", "<|im_end|>"}},
+    {"llama2",
+     "{% for message in messages %}{% if message['role'] == 'system' %}{{ '<<SYS>>\\n' + "
+     "message['content'] + '\\n<</SYS>>\\n\\n' }}{% elif message['role'] == 'user' %}"
+     "{{ bos_token + '[INST] ' + message['content'] + ' [/INST]' }}{% else %}{{ ' ' + "
+     "message['content'] + ' ' + eos_token }}{% endif %}{% endfor %}",
+     {NULL, NULL}},
+    {"zephyr",
+     "{% for message in messages %}{% if message['role'] == 'user' %}{{ '<|user|>\\n' + "
+     "message['content'] + eos_token + '\\n' }}{% elif message['role'] == 'system' %}"
+     "{{ '<|system|>\\n' + message['content'] + eos_token + '\\n' }}{% else %}"
+     "{{ '<|assistant|>\\n' + message['content'] + eos_token + '\\n' }}{% endif %}"
+     "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}",
+     {NULL, NULL}},
+};
+
+static int family_of(const synor_llm_synth *s)
+{
+    for (int i = 0; s->chat_template && i < (int)(sizeof families / sizeof *families); i++)
+        if (!strcmp(s->chat_template, families[i].name))
+            return i;
+    return -1;
+}
+
+/* The vocabulary: trained on the text (or bytes only), the chat template's
+ * control pieces after it, padded with unused pieces to vocab_size. */
 static int vocab(const synor_llm_synth *s, synor_tokenizer **out)
 {
     synor_tokenizer *t = NULL;
+    size_t V = (size_t)s->cfg.vocab_size, nx = 0;
+    int f = family_of(s);
+    while (f >= 0 && nx < 2 && families[f].pieces[nx])
+        nx++;
     int e = synor_tokenizer_train(s->text ? s->text : "", s->text ? s->text_len : 0,
-                                  (size_t)s->cfg.vocab_size, &t);
+                                  V > nx ? V - nx : V, &t);
     if (e)
         return e;
-    size_t n = synor_tokenizer_size(t), V = (size_t)s->cfg.vocab_size;
-    if (n == V) {
+    size_t n = synor_tokenizer_size(t);
+    if (n == V && !nx) {
         *out = t;
         return 0;
     }
-    if (n > V) {
+    if (n + nx > V) {
         synor_tokenizer_destroy(t);
         return synor__error(SYNOR_EINVAL,
                             "synthetic model: the vocabulary needs %zu pieces, "
                             "vocab_size is %zu",
-                            n, V);
+                            n + nx, V);
     }
     const char **pieces = synor__calloc(V, sizeof *pieces);
     size_t *lens = synor__calloc(V, sizeof *lens);
@@ -93,6 +130,10 @@ static int vocab(const synor_llm_synth *s, synor_tokenizer **out)
             pieces[i] = synor_tokenizer_piece(t, (int32_t)i, &lens[i]);
             scores[i] = synor_tokenizer_score(t, (int32_t)i);
             types[i] = synor_tokenizer_type(t, (int32_t)i);
+        } else if (i < n + nx) {
+            pieces[i] = families[f].pieces[i - n];
+            lens[i] = strlen(pieces[i]);
+            types[i] = SYNOR_TOKEN_CONTROL;
         } else {
             char *nm = names + (i - n) * 24;
             snprintf(nm, 24, "<unused%zu>", i - n);
@@ -135,9 +176,17 @@ int synor_llm_synth_gguf(const synor_llm_synth *s, synor_ttype type, const char 
     synor_tokenizer *tok = NULL;
     if ((e = gen_init(&g, s)))
         return e;
-    e = vocab(s, &tok);
+    int f = family_of(s);
+    if (s->chat_template && f < 0)
+        e = synor__error(SYNOR_EINVAL, "synthetic model: chat template \"%s\" is not one of "
+                                       "chatml, llama2, zephyr",
+                         s->chat_template);
     if (!e)
-        e = synor__llm_gguf_save(path, &s->cfg, tok, NULL, type, generate, &g);
+        e = vocab(s, &tok);
+    int32_t eot = f >= 0 && tok ? synor_tokenizer_find(tok, "<|im_end|>", 10) : -1;
+    if (!e)
+        e = synor__llm_gguf_save(path, &s->cfg, tok, f >= 0 ? families[f].jinja : NULL, eot,
+                                 NULL, type, generate, &g);
     synor_tokenizer_destroy(tok);
     synor__free(g.buf);
     return e;

@@ -156,14 +156,6 @@ static int guided_fields(const synor__jdoc *d, const synor__jval *root, synor__s
     return 0;
 }
 
-void synor__serve_chat_line(synor__buf *b, const char *role, const char *content, size_t len)
-{
-    synor__buf_puts(b, role);
-    synor__buf_puts(b, ": ");
-    synor__buf_append(b, content, len);
-    synor__buf_puts(b, "\n");
-}
-
 /* A message's content: a string, or an array of {"type":"text","text"}
  * parts (concatenated); null for an assistant message with none. */
 static int message_content(const synor__jdoc *d, const synor__jval *c, const char *path,
@@ -307,8 +299,21 @@ static int prompt_field(const synor__jdoc *d, const synor__jval *v, synor__serve
     return 0;
 }
 
-static int chat_prompt(const synor__jdoc *d, const synor__jval *root, synor__buf *b)
+/* The messages in template t after b's functions' line (tools.c: the
+ * plain template writes it as a line of its own, the others as a system
+ * message). */
+static int chat_prompt(const synor__jdoc *d, const synor__jval *root, const synor__serve_tmpl *t,
+                       synor__buf *b)
 {
+    int turn = 0;
+    if (b->len && t->kind != SYNOR__TMPL_PLAIN) {
+        synor__buf tl = *b;
+        synor__buf_init(b);
+        synor__serve_tmpl_message(t, b, "system", tl.data, tl.len, &turn);
+        synor__buf_free(&tl);
+    } else if (b->len) {
+        synor__buf_puts(b, "\n");
+    }
     synor__jval *msgs;
     int e = synor__json_member(d, root, "request", "messages", SYNOR__J_ARRAY, 1, &msgs);
     if (e)
@@ -346,22 +351,31 @@ static int chat_prompt(const synor__jdoc *d, const synor__jval *root, synor__buf
         if (!e && content.failed)
             e = synor__error(SYNOR_ENOMEM, "out of memory reading the request");
         if (!e && (c || !synor__json_get(m, "tool_calls")))
-            synor__serve_chat_line(b, role->u.str.s, content.data ? content.data : "",
-                                   content.len);
+            synor__serve_tmpl_message(t, b, role->u.str.s, content.data ? content.data : "",
+                                      content.len, &turn);
         if (!e && !strcmp(role->u.str.s, "assistant"))
-            e = synor__serve_tool_history(d, m, path, b);
+            e = synor__serve_tool_history(d, m, path, t, &turn, b);
         synor__buf_free(&content);
         if (e)
             return e;
     }
-    synor__buf_puts(b, "assistant: ");
+    synor__serve_tmpl_generation(t, b, &turn);
     return 0;
 }
 
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out)
 {
+    return synor__serve_req_parse_tmpl(body, len, chat, NULL, out);
+}
+
+int synor__serve_req_parse_tmpl(const char *body, size_t len, int chat,
+                                const synor__serve_tmpl *t, synor__serve_req *out)
+{
+    static const synor__serve_tmpl plain = {.kind = SYNOR__TMPL_PLAIN};
+    t = t ? t : &plain;
     memset(out, 0, sizeof *out);
     out->chat = chat;
+    out->special = chat && t->kind != SYNOR__TMPL_PLAIN;
     out->max_tokens = 16;
     out->n = 1;
     out->temperature = 1;
@@ -385,7 +399,7 @@ int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_
     if (!e)
         e = synor__serve_tools_read(d, root, chat, out, &prompt);
     if (!e && chat) {
-        e = chat_prompt(d, root, &prompt);
+        e = chat_prompt(d, root, t, &prompt);
     } else if (!e) {
         v = synor__json_get(root, "prompt");
         if (!v)

@@ -131,9 +131,13 @@ static int on_token(uint64_t id, int32_t token, void *user)
     serve_gen *g = c->g;
     synor_server *s = g->s;
     const synor_tokenizer *tok = synor_llm_tokenizer(s->m);
-    /* synor generate ends its text at BOS as well as EOS: so does serve */
+    /* synor generate ends its text at BOS as well as EOS: so does serve;
+     * and a chat template's end of turn */
     if (token == synor_tokenizer_bos(tok))
         return 1;
+    for (int i = 0; i < s->n_turn_end; i++)
+        if (token == s->turn_end[i])
+            return 1;
     char piece[256];
     size_t n = piece_of(tok, c->prev, token, piece);
     int32_t prev = c->prev;
@@ -251,7 +255,9 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const synor__serv
     const synor_tokenizer *tok = synor_llm_tokenizer(s->m);
     const char *prompt = q->prompt;
     size_t len = strlen(prompt);
+    /* a chat template's markers are special pieces */
     long need = q->n_prompt_ids ? (long)q->n_prompt_ids
+                : q->special    ? synor_tokenizer_encode_special(tok, prompt, len, 1, NULL, 0)
                                 : synor_tokenizer_encode(tok, prompt, len, 1, 0, NULL, 0);
     *answered = 1;
     int vocab = synor_llm_hparams_get(s->m)->vocab_size;
@@ -273,6 +279,8 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const synor__serv
         return synor__serve_error(s, c, 500, "out of memory tokenizing the prompt");
     if (q->n_prompt_ids)
         memcpy(*ids, q->prompt_ids, (size_t)need * sizeof **ids);
+    else if (q->special)
+        synor_tokenizer_encode_special(tok, prompt, len, 1, *ids, (size_t)need);
     else
         synor_tokenizer_encode(tok, prompt, len, 1, 0, *ids, (size_t)need);
     *n = (size_t)need;
@@ -364,14 +372,15 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
      * bytes), the penalties ('P', 'F' and a float's bits) where not 0,
      * a JSON response format ('J', then with a schema 4 bytes of length
      * and its compact text), the logit biases ('L', their count, each
-     * token and bias), a prompt of token ids ('T', their count, each) */
+     * token and bias), a prompt of token ids ('T', their count, each), a
+     * prompt whose template markers are special pieces ('X') */
     float pen[2] = {(float)q->presence_penalty, (float)q->frequency_penalty};
     size_t all = n;
     for (int i = 0; i < q->n_stop; i++)
         all += 5 + strlen(q->stop[i]);
     all += (pen[0] != 0) * 5 + (pen[1] != 0) * 5 + (q->n_bias ? 5 + 8 * (size_t)q->n_bias : 0) +
            (q->json_object != 0) + (q->schema_text ? 4 + strlen(q->schema_text) : 0) +
-           (q->n_prompt_ids ? 5 + 4 * q->n_prompt_ids : 0);
+           (q->n_prompt_ids ? 5 + 4 * q->n_prompt_ids : 0) + (q->special != 0);
     char *k = synor__malloc(all);
     if (k) {
         synor_cache_key(k, n, s->model_name, q->prompt, (int)q->max_tokens, (float)q->temperature,
@@ -414,6 +423,8 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
             memcpy(k + n + 5, q->prompt_ids, 4 * q->n_prompt_ids);
             n += 5 + 4 * q->n_prompt_ids;
         }
+        if (q->special)
+            k[n++] = 'X';
     }
     *klen = all;
     return k;
@@ -565,7 +576,7 @@ int synor__serve_generate(synor_server *s, struct MHD_Connection *c, int chat, c
                           size_t len)
 {
     synor__serve_req q;
-    if (synor__serve_req_parse(body, len, chat, &q))
+    if (synor__serve_req_parse_tmpl(body, len, chat, &s->tmpl, &q))
         return synor__serve_error(s, c, 400, "%s", synor_errmsg());
     if (q.model && strcmp(q.model, s->model_name) != 0) {
         int r = synor__serve_error(s, c, 404,
@@ -698,12 +709,15 @@ int synor__serve_generate_predicted(synor_server *s, const synor__serve_req *q, 
 {
     const synor_tokenizer *tok = synor_llm_tokenizer(s->m);
     size_t len = strlen(q->prompt);
-    long n = synor_tokenizer_encode(tok, q->prompt, len, 1, 0, NULL, 0);
+    long n = q->special ? synor_tokenizer_encode_special(tok, q->prompt, len, 1, NULL, 0)
+                        : synor_tokenizer_encode(tok, q->prompt, len, 1, 0, NULL, 0);
     if (n < 1 || n >= (long)s->ctx_len)
         return SYNOR_ERANGE;
     int32_t *ids = synor__malloc((size_t)n * sizeof *ids);
     char *k = synor__malloc(klen);
-    if (ids)
+    if (ids && q->special)
+        synor_tokenizer_encode_special(tok, q->prompt, len, 1, ids, (size_t)n);
+    else if (ids)
         synor_tokenizer_encode(tok, q->prompt, len, 1, 0, ids, (size_t)n);
     serve_gen *g = ids && k ? gen_new(s, q, ids, (size_t)n) : NULL;
     if (!g) {

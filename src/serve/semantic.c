@@ -81,9 +81,9 @@ static char *encode(const synor__serve_req *q)
 {
     synor__buf b;
     synor__buf_init(&b);
-    synor__buf_printf(&b, "%ld\x1f%a\x1f%ld\x1f%a\x1f%d\x1f%llu\x1f", q->max_tokens,
+    synor__buf_printf(&b, "%ld\x1f%a\x1f%ld\x1f%a\x1f%d\x1f%llu\x1f%d\x1f", q->max_tokens,
                       q->temperature, q->top_k, q->top_p, q->has_seed,
-                      (unsigned long long)q->seed);
+                      (unsigned long long)q->seed, q->special);
     synor__buf_puts(&b, q->prompt);
     if (b.failed) {
         synor__buf_free(&b);
@@ -112,6 +112,9 @@ static int decode(const char *str, synor__serve_req *q)
     if (*end != '\x1f')
         return -1;
     q->seed = strtoull(end + 1, &end, 10);
+    if (*end != '\x1f')
+        return -1;
+    q->special = (int)strtol(end + 1, &end, 10); /* (a chat template's markers) */
     if (*end != '\x1f')
         return -1;
     q->prompt = synor__strdup(end + 1);

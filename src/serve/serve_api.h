@@ -21,6 +21,26 @@
 /* OpenAI's "logit_bias": at most this many tokens. */
 #define SYNOR__SERVE_MAX_BIAS 300
 
+/* template.c: the chat templates (their formats in template.c). */
+enum { SYNOR__TMPL_PLAIN, SYNOR__TMPL_CHATML, SYNOR__TMPL_LLAMA2, SYNOR__TMPL_ZEPHYR };
+typedef struct synor__serve_tmpl {
+    int kind;
+    int sys, space, bos_turns, strip; /* llama2's variants */
+    char eos[32];                     /* the end of a llama2 answer, of a zephyr turn */
+} synor__serve_tmpl;
+/* The template named name ("auto" or NULL: the family jinja - a model's
+ * tokenizer.chat_template, or NULL - shows; plain when none); eos: the
+ * vocabulary's EOS piece ("</s>"). SYNOR_EINVAL for an unknown name. */
+int synor__serve_tmpl_pick(const char *name, const char *jinja, const char *eos,
+                           synor__serve_tmpl *out);
+const char *synor__serve_tmpl_name(const synor__serve_tmpl *t);
+/* One message appended to b; *turn: the template's state between messages
+ * (0 before the first). Then the assistant's opening, where generation
+ * starts. */
+void synor__serve_tmpl_message(const synor__serve_tmpl *t, synor__buf *b, const char *role,
+                               const char *content, size_t len, int *turn);
+void synor__serve_tmpl_generation(const synor__serve_tmpl *t, synor__buf *b, int *turn);
+
 /* A completion or chat completion request, checked. */
 typedef struct synor__serve_req {
     int chat;        /* /v1/chat/completions */
@@ -78,6 +98,7 @@ typedef struct synor__serve_req {
      * schema; answered as "tool_calls" (or content) */
     int tool_call;
     int tool_list; /* parallel_tool_calls: several calls, {"tool_calls": [...]} */
+    int special;   /* the prompt is a chat template's: its markers are special pieces */
 } synor__serve_req;
 
 /* Parses and checks body (len bytes). On failure: a negative code, and
@@ -86,17 +107,22 @@ typedef struct synor__serve_req {
  * ...) are refused by name; other unknown fields are ignored, as
  * OpenAI clients send their own. Free with synor__serve_req_free. */
 int synor__serve_req_parse(const char *body, size_t len, int chat, synor__serve_req *out);
+/* The same with chat messages written in template t (NULL: plain); with a
+ * template other than plain, out->special is set: the prompt holds the
+ * template's markers, to be tokenized as special pieces. */
+int synor__serve_req_parse_tmpl(const char *body, size_t len, int chat,
+                                const synor__serve_tmpl *t, synor__serve_req *out);
 
 /* tools.c: "tools", "tool_choice", "parallel_tool_calls" of request root:
- * the functions' line appended to prompt, and for a call asked for,
+ * the functions' line ("tools: [...]", no newline) appended to prompt, and for a call asked for,
  * out's schema, schema_text, json_object and tool_call set. A completion
  * with tools is refused. */
 int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int chat,
                             synor__serve_req *out, synor__buf *prompt);
-/* tools.c: an assistant message m's "tool_calls" (path names it) as prompt
- * lines, each as the model writes a call. */
+/* tools.c: an assistant message m's "tool_calls" (path names it) as
+ * assistant messages in template t, each as the model writes a call. */
 int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const char *path,
-                              synor__buf *b);
+                              const synor__serve_tmpl *t, int *turn, synor__buf *b);
 /* tools.c: a tool-call request's answer text (its JSON; form: the
  * request's TOOL_FORM_* bits, serve/toolscan.h), read by the tool-call
  * scanner: its calls, as "tool_calls":[...] into b, each with its id
@@ -118,9 +144,7 @@ void synor__serve_req_free(synor__serve_req *r);
  * a request takes no part in them. */
 int synor__serve_req_extras(const synor__serve_req *r);
 
-/* The chat template: each message as "ROLE: CONTENT\n", then
- * "assistant: " (appended to b). */
-void synor__serve_chat_line(synor__buf *b, const char *role, const char *content, size_t len);
+
 
 /* Appends s[0..n) as a JSON string literal: control characters and NUL
  * escaped, every ill-formed UTF-8 subsequence (Unicode's maximal subparts)

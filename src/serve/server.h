@@ -65,6 +65,11 @@ struct synor_server {
     synor_llm_ctx *ctx;
     synor_llm_ctx *dctx; /* the draft model's (o.draft), or NULL */
     synor_llm_sched *sched;
+    /* the chat template, and the tokens that end the assistant's turn
+     * besides EOS (chatml's <|im_end|>, the model's end-of-turn token) */
+    synor__serve_tmpl tmpl;
+    int32_t turn_end[2];
+    int n_turn_end;
     synor_cache *cache; /* NULL when off */
     synor_semcache *sem;   /* NULL when off */
     synor_llm_ctx *ectx;   /* the semantic cache's embeddings: the engine thread's */

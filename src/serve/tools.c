@@ -140,7 +140,6 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
     for (size_t i = 0; i < n; i++)
         synor__jw_value(&w, fns[i]);
     synor__jw_arr_end(&w);
-    synor__buf_puts(prompt, "\n");
     if (pick == SIZE_MAX)
         return 0;
     const synor__jval *ps[MAX_TOOLS];
@@ -159,9 +158,8 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
      * true; llama.cpp's default false) and more than one function may be
      * called */
     int list = par && par->type == SYNOR__J_BOOL && par->u.boolean && pick == n;
-    int e = synor__llm_schema_tools(d, ps, ns, paths, k,
-                                    (autop ? SCHEMA_CALLS_TEXT : 0) | (list ? SCHEMA_CALLS_LIST : 0),
-                                    &out->schema);
+    int flags = (autop ? SCHEMA_CALLS_TEXT : 0) | (list ? SCHEMA_CALLS_LIST : 0);
+    int e = synor__llm_schema_tools(d, ps, ns, paths, k, flags, &out->schema);
     if (e)
         return e;
     /* the exact-match cache's key: the functions that may be called */
@@ -184,7 +182,7 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
 }
 
 int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const char *path,
-                              synor__buf *b)
+                              const synor__serve_tmpl *t, int *turn, synor__buf *b)
 {
     const synor__jval *calls = synor__json_get(m, "tool_calls");
     if (!calls || calls->type == SYNOR__J_NULL)
@@ -207,11 +205,18 @@ int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const 
         if (e)
             break;
         /* as the model writes a call: the arguments' text as it was sent */
-        synor__buf_puts(b, "assistant: {\"name\":");
-        synor__json_escape(b, nm->u.str.s);
-        synor__buf_puts(b, ",\"arguments\":");
-        synor__buf_append(b, args->u.str.s, args->u.str.len);
-        synor__buf_puts(b, "}\n");
+        synor__buf cb;
+        synor__buf_init(&cb);
+        synor__buf_puts(&cb, "{\"name\":");
+        synor__json_escape(&cb, nm->u.str.s);
+        synor__buf_puts(&cb, ",\"arguments\":");
+        synor__buf_append(&cb, args->u.str.s, args->u.str.len);
+        synor__buf_puts(&cb, "}");
+        if (cb.failed)
+            e = synor__error(SYNOR_ENOMEM, "out of memory reading the request");
+        else
+            synor__serve_tmpl_message(t, b, "assistant", cb.data, cb.len, turn);
+        synor__buf_free(&cb);
     }
     return e;
 }

@@ -147,11 +147,11 @@ static int add_char(enc *e, size_t start, size_t n, int valid, size_t at, int sp
 }
 
 /* Splits text into symbols, writing the normalised text to e->norm. */
-static int split(enc *e, char *norm, const char *text, size_t len)
+static int split(enc *e, char *norm, const char *text, size_t len, int prefix)
 {
     size_t o = 0;
     int rc;
-    if (e->tok->add_space_prefix) {
+    if (prefix) {
         memcpy(norm, SYNOR__TOK_SPACE, SYNOR__TOK_SPACE_LEN);
         o = SYNOR__TOK_SPACE_LEN;
         if ((rc = add_char(e, 0, o, 1, SIZE_MAX, 1)))
@@ -211,8 +211,39 @@ static void put(int32_t *ids, size_t cap, size_t *k, int32_t id)
     (*k)++;
 }
 
-long synor_tokenizer_encode(const synor_tokenizer *tok, const char *text, size_t len, int bos,
-                            int eos, int32_t *ids, size_t cap)
+/* text[0..len) (len >= 1) encoded after *k ids, with the space prefix
+ * if prefix. */
+static int encode_text(const synor_tokenizer *tok, const char *text, size_t len, int prefix,
+                       int32_t *ids, size_t cap, size_t *k)
+{
+    enc e = {tok, NULL, NULL, 0, 0, 0, NULL, 0};
+    char *norm = synor__malloc(3 * len + SYNOR__TOK_SPACE_LEN);
+    e.max = (uint32_t)(3 * len + SYNOR__TOK_SPACE_LEN);
+    e.cap = (uint32_t)len + 1; /* enough unless byte fallback splits characters */
+    e.s = synor__malloc(e.cap * sizeof *e.s);
+    e.norm = norm;
+    int rc = 0;
+    if (!norm || !e.s)
+        rc = synor__error(SYNOR_ENOMEM, "tokenizer: out of memory encoding %zu bytes", len);
+    else if (!(rc = split(&e, norm, text, len, prefix))) {
+        /* n - 1 first pairs, then at most 2 per merge, and n - 1 merges */
+        e.heap = synor__malloc(3 * (size_t)e.ns * sizeof *e.heap);
+        if (!e.heap)
+            rc = synor__error(SYNOR_ENOMEM, "tokenizer: out of memory encoding %zu bytes", len);
+    }
+    if (!rc) {
+        merge_all(&e);
+        for (uint32_t i = 0; i != NONE && e.ns; i = e.s[i].next)
+            put(ids, cap, k, e.s[i].id);
+    }
+    synor__free(norm);
+    synor__free(e.s);
+    synor__free(e.heap);
+    return rc;
+}
+
+static int check_args(const synor_tokenizer *tok, const char *text, size_t len, int bos,
+                      int eos, const int32_t *ids, size_t cap)
 {
     if (!tok)
         return synor__error(SYNOR_EINVAL, "tokenizer: NULL tokenizer");
@@ -227,38 +258,69 @@ long synor_tokenizer_encode(const synor_tokenizer *tok, const char *text, size_t
     if (len > ENCODE_MAX_BYTES)
         return synor__error(SYNOR_ERANGE, "tokenizer: a text of %zu bytes, more than the %zu "
                             "one call encodes", len, ENCODE_MAX_BYTES);
+    return 0;
+}
+
+long synor_tokenizer_encode(const synor_tokenizer *tok, const char *text, size_t len, int bos,
+                            int eos, int32_t *ids, size_t cap)
+{
+    int rc = check_args(tok, text, len, bos, eos, ids, cap);
+    if (rc)
+        return rc;
     size_t k = 0;
     if (bos)
         put(ids, cap, &k, tok->bos);
-    if (len) { /* as SentencePiece: an empty text gets no space prefix either */
-        enc e = {tok, NULL, NULL, 0, 0, 0, NULL, 0};
-        char *norm = synor__malloc(3 * len + SYNOR__TOK_SPACE_LEN);
-        e.max = (uint32_t)(3 * len + SYNOR__TOK_SPACE_LEN);
-        e.cap = (uint32_t)len + 1; /* enough unless byte fallback splits characters */
-        e.s = synor__malloc(e.cap * sizeof *e.s);
-        e.norm = norm;
-        int rc = 0;
-        if (!norm || !e.s)
-            rc = synor__error(SYNOR_ENOMEM, "tokenizer: out of memory encoding %zu bytes", len);
-        else if (!(rc = split(&e, norm, text, len))) {
-            /* n - 1 first pairs, then at most 2 per merge, and n - 1 merges */
-            e.heap = synor__malloc(3 * (size_t)e.ns * sizeof *e.heap);
-            if (!e.heap)
-                rc = synor__error(SYNOR_ENOMEM, "tokenizer: out of memory encoding %zu bytes",
-                                  len);
-        }
-        if (!rc) {
-            merge_all(&e);
-            for (uint32_t i = 0; i != NONE && e.ns; i = e.s[i].next)
-                put(ids, cap, &k, e.s[i].id);
-        }
-        synor__free(norm);
-        synor__free(e.s);
-        synor__free(e.heap);
-        if (rc)
-            return rc;
-    }
+    /* as SentencePiece: an empty text gets no space prefix either */
+    if (len && (rc = encode_text(tok, text, len, tok->add_space_prefix, ids, cap, &k)))
+        return rc;
     if (eos)
         put(ids, cap, &k, tok->eos);
+    return (long)k;
+}
+
+/* The special piece (control or user-defined) text[0..n) begins with, the
+ * longest; its length in *len; -1 if none. */
+static int32_t special_at(const synor_tokenizer *tok, const char *text, size_t n, size_t *len)
+{
+    for (size_t i = 0; i < tok->nspecial; i++) {
+        int32_t id = tok->special[i];
+        size_t l = tok->off[id + 1] - tok->off[id];
+        if (l <= n && tok->blob[tok->off[id]] == text[0] &&
+            !memcmp(tok->blob + tok->off[id], text, l)) {
+            *len = l;
+            return id;
+        }
+    }
+    return -1;
+}
+
+long synor_tokenizer_encode_special(const synor_tokenizer *tok, const char *text, size_t len,
+                                    int bos, int32_t *ids, size_t cap)
+{
+    int rc = check_args(tok, text, len, bos, 0, ids, cap);
+    if (rc)
+        return rc;
+    size_t k = 0, start = 0;
+    if (bos)
+        put(ids, cap, &k, tok->bos);
+    /* every fragment of plain text - the first, and each after a special
+     * piece - is encoded on its own, with the space prefix (llama.cpp's
+     * rule for SentencePiece vocabularies) */
+    for (size_t i = 0; i <= len;) {
+        size_t sl = 0;
+        int32_t sp = i < len ? special_at(tok, text + i, len - i, &sl) : -1;
+        if (sp < 0 && i < len) {
+            i++;
+            continue;
+        }
+        if (i > start &&
+            (rc = encode_text(tok, text + start, i - start, tok->add_space_prefix, ids, cap, &k)))
+            return rc;
+        if (sp < 0)
+            break;
+        put(ids, cap, &k, sp);
+        i += sl;
+        start = i;
+    }
     return (long)k;
 }

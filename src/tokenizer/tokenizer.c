@@ -142,7 +142,30 @@ void synor_tokenizer_destroy(synor_tokenizer *tok)
     synor__free(tok->off);
     synor__free(tok->scores);
     synor__free(tok->types);
+    synor__free(tok->special);
     synor__free(tok);
+}
+
+/* tok's control and user-defined pieces, longest first (ties: the
+ * smaller id). */
+static int special_list(synor_tokenizer *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += t->types[i] == SYNOR_TOKEN_CONTROL || t->types[i] == SYNOR_TOKEN_USER_DEFINED;
+    if (!n)
+        return 0;
+    if (!(t->special = synor__malloc(n * sizeof *t->special)))
+        return synor__error(SYNOR_ENOMEM, "tokenizer: out of memory");
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->types[i] != SYNOR_TOKEN_CONTROL && t->types[i] != SYNOR_TOKEN_USER_DEFINED)
+            continue;
+        size_t len = t->off[i + 1] - t->off[i], j = t->nspecial++;
+        for (; j > 0 && t->off[t->special[j - 1] + 1] - t->off[t->special[j - 1]] < len; j--)
+            t->special[j] = t->special[j - 1];
+        t->special[j] = (int32_t)i;
+    }
+    return 0;
 }
 
 int synor__tokenizer_build(const synor_tokenizer_spec *spec, const char *where, int code,
@@ -249,6 +272,8 @@ int synor__tokenizer_build(const synor_tokenizer_spec *spec, const char *where, 
         if ((rc = synor__tokmap_add(&t->map, t->blob, t->off, (uint32_t)i)))
             goto fail;
     }
+    if ((rc = special_list(t)))
+        goto fail;
     *out = t;
     return 0;
 fail:

@@ -41,6 +41,10 @@ struct synor_tokenizer {
     int add_space_prefix;
     int32_t byte_id[256]; /* the <0xHH> piece of each byte, or -1 */
     size_t max_len;       /* the longest piece: no merge can be longer */
+    /* control and user-defined pieces, longest first: what
+     * synor_tokenizer_encode_special matches in a text */
+    int32_t *special;
+    size_t nspecial;
     synor__tokmap map;
 };
 

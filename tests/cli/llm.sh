@@ -156,6 +156,14 @@ check synth-badfmt  [ "$(rc "$S" model synth "$tmp/y.gguf" --format onnx)" = 2 ]
 check synth-badshape [ "$(rc "$S" model synth "$tmp/y.gguf" --dim 30 --heads 4)" = 1 ]
 check synth-shape-msg grep -q "dim 30" "$tmp/err"
 check synth-none    [ ! -e "$tmp/y.gguf" ]
+# a chat model's template: written into the GGUF file (and kept by quantize), shown by info
+check synth-ct      [ "$(rc "$S" model synth "$tmp/ct.gguf" --preset tiny --chat-template chatml)" = 0 ]
+check synth-ct-info grep -q "^chat template: [0-9]* bytes" <("$S" model info "$tmp/ct.gguf")
+check synth-ct-q    [ "$(rc "$S" quantize "$tmp/ct.gguf" "$tmp/ctq.gguf" --type q8_0)" = 0 ]
+check synth-ct-q-info grep -q "^chat template: [0-9]* bytes" <("$S" model info "$tmp/ctq.gguf")
+check synth-ct-none grep -q "^chat template: none" <("$S" model info "$tmp/m.gguf")
+check synth-ct-bad  [ "$(rc "$S" model synth "$tmp/y.gguf" --chat-template jinja)" = 2 ]
+check synth-ct-l2c  [ "$(rc "$S" model synth "$tmp/y.bin" --format llama2c --chat-template chatml)" = 2 ]
 check model-unknown [ "$(rc "$S" model frobnicate)" = 2 ]
 
 # GPU layers: a bad count is a usage error; on the CUDA test doubles (built

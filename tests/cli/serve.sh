@@ -21,7 +21,7 @@ command -v curl >/dev/null || { echo "serve: curl not installed; skipped"; exit 
 # port in $port (read from its first line); 1 if it did not come up.
 start() {
   local name=$1; shift
-  "$S" serve -m "$tmp/m.gguf" --port 0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  "$S" serve -m "${model:-$tmp/m.gguf}" --port 0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pid=$!; pids+=("$pid"); port=
   for _ in $(seq 600); do
     port=$(sed -n 's|^synor serve: listening on http://127.0.0.1:\([0-9]*\) (model .*)$|\1|p' "$tmp/$name.out")
@@ -884,6 +884,57 @@ check spec-nodraft-msg grep -q "none.gguf" "$tmp/err"
 check gpu-bad-arg   [ "$(rc=0; "$S" serve -m "$tmp/m.gguf" --gpu-layers many >/dev/null 2>&1 || rc=$?; echo $rc)" = 2 ]
 check no-file       [ "$(rc=0; "$S" serve -m "$tmp/none.gguf" --port 0 >/dev/null 2>"$tmp/err" || rc=$?; echo $rc)" = 1 ]
 check no-file-msg   grep -q "none.gguf" "$tmp/err"
+
+# chat templates: a chat model's own (chatml: its markers special pieces, <|im_end|> ends the
+# turn), one named instead, llama2's and zephyr's renderings; a bad name is a usage error
+"$S" model synth "$tmp/cm.gguf" --preset tiny --type q8_0 --text "$SRC/README.md" --chat-template chatml >/dev/null
+"$S" model synth "$tmp/l2.gguf" --preset tiny --text "$SRC/README.md" --chat-template llama2 >/dev/null
+"$S" model synth "$tmp/zz.gguf" --preset tiny --text "$SRC/README.md" --chat-template zephyr >/dev/null
+HI='"messages":[{"role":"user","content":"Hi"}],"max_tokens":4,"temperature":0,"return_token_ids":true'
+if model=$tmp/cm.gguf start chat --no-cache; then
+  check ct-models     [ "$(req GET /v1/models)" = 200 ] && [ "$(get data.0.meta.chat_template)" = chatml ]
+  check ct-chat       [ "$(req POST /v1/chat/completions "{$HI}")" = 200 ]
+  # BOS, <|im_start|> (ids 510 and 511 follow the 510 trained pieces), then "user"
+  check ct-ids        grep -q '"prompt_token_ids":\[1,510,[0-9,]*,511,[0-9,]*,510,' "$tmp/body"
+  check ct-end        [ "$(req POST /v1/chat/completions "{$HI,\"logit_bias\":{\"511\":100}}")" = 200 ]
+  check ct-end-fin    [ "$(get choices.0.finish_reason)" = stop ] && [ "$(get choices.0.message.content)" = "" ]
+  check ct-end-n      [ "$(get usage.completion_tokens)" = 0 ]
+  check ct-text       [ "$(req POST /v1/completions '{"prompt":"<|im_start|>","max_tokens":1,"return_token_ids":true}')" = 200 ]
+  check ct-text-ids   grep -qv '"prompt_token_ids":\[1,510\]' "$tmp/body"
+  kill -TERM "$pid"; wait "$pid"
+else
+  check ct-start false; cat "$tmp/chat.err"
+fi
+if model=$tmp/cm.gguf start chatp --no-cache --chat-template plain; then
+  check ct-plain      [ "$(req POST /v1/chat/completions "{$HI}")" = 200 ]
+  check ct-plain-ids  grep -vq '"prompt_token_ids":\[[0-9,]*510' "$tmp/body"
+  check ct-plain-meta [ "$(req GET /v1/models)" = 200 ] && [ "$(get data.0.meta.chat_template)" = plain ]
+  kill -TERM "$pid"; wait "$pid"
+else
+  check ct-plain-start false; cat "$tmp/chatp.err"
+fi
+# llama2: the chat's ids are those of its rendering sent as a completion (no special pieces in one
+# turn); zephyr: a turn ends with EOS (id 2) as a special piece
+if model=$tmp/l2.gguf start l2 --no-cache; then
+  check ct-l2         [ "$(req POST /v1/chat/completions '{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"max_tokens":1,"temperature":0,"return_token_ids":true}')" = 200 ]
+  sed -n 's/.*"prompt_token_ids":\[\([0-9,]*\)\].*/\1/p' "$tmp/body" >"$tmp/l2chat"
+  check ct-l2-text    [ "$(req POST /v1/completions '{"prompt":"[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]","max_tokens":1,"temperature":0,"return_token_ids":true}')" = 200 ]
+  sed -n 's/.*"prompt_token_ids":\[\([0-9,]*\)\].*/\1/p' "$tmp/body" >"$tmp/l2text"
+  check ct-l2-same    cmp -s "$tmp/l2chat" "$tmp/l2text"
+  kill -TERM "$pid"; wait "$pid"
+else
+  check ct-l2-start false; cat "$tmp/l2.err"
+fi
+if model=$tmp/zz.gguf start zz --no-cache; then
+  check ct-zz         [ "$(req POST /v1/chat/completions "{$HI}")" = 200 ]
+  check ct-zz-eos     grep -q '"prompt_token_ids":\[1,[0-9,]*,2,[0-9,]*\]' "$tmp/body"
+  check ct-zz-meta    [ "$(req GET /v1/models)" = 200 ] && [ "$(get data.0.meta.chat_template)" = zephyr ]
+  kill -TERM "$pid"; wait "$pid"
+else
+  check ct-zz-start false; cat "$tmp/zz.err"
+fi
+check ct-bad        bad --chat-template jinja
+check ct-bad-msg    grep -q -- "--chat-template 'jinja'" "$tmp/err"
 
 echo "serve: $pass passed, $fail failed"
 [ "$fail" = 0 ]
