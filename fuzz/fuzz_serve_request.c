@@ -53,6 +53,8 @@ static void check_req(const synor__serve_req *q)
     for (size_t i = 0; i < q->n_prompt_ids; i++)
         FUZZ_CHECK(q->prompt_ids[i] >= 0, "prompt token %d accepted", (int)q->prompt_ids[i]);
     FUZZ_CHECK(!q->return_ids || !q->stream, "return_token_ids accepted with stream");
+    FUZZ_CHECK(!q->suffix || (!q->chat && !q->echo && !q->n_prompt_ids),
+               "a suffix in a chat request, with echo or with token ids");
     for (int i = 0; i < q->n_bias; i++)
         FUZZ_CHECK(q->bias_tok[i] >= 0 && q->bias_val[i] >= -100 && q->bias_val[i] <= 100,
                    "bias %d of token %d accepted", (int)q->bias_val[i], (int)q->bias_tok[i]);
@@ -69,7 +71,8 @@ static int same_req(const synor__serve_req *a, const synor__serve_req *b)
            (!a->schema_text) == (!b->schema_text) &&
            (!a->schema_text || !strcmp(a->schema_text, b->schema_text)) &&
            a->tool_call == b->tool_call && a->return_ids == b->return_ids &&
-           a->n_prompt_ids == b->n_prompt_ids &&
+           a->n_prompt_ids == b->n_prompt_ids && (!a->suffix) == (!b->suffix) &&
+           (!a->suffix || !strcmp(a->suffix, b->suffix)) &&
            (!a->n_prompt_ids ||
             !memcmp(a->prompt_ids, b->prompt_ids, sizeof(int32_t) * a->n_prompt_ids)) &&
            (!a->n_bias || (!memcmp(a->bias_tok, b->bias_tok, sizeof(int32_t) * a->n_bias) &&

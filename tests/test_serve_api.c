@@ -65,6 +65,14 @@ TEST(completion_defaults_and_fields)
            r.prompt_ids[2] == 7 && r.return_ids && synor__serve_req_extras(&r));
     synor__serve_req_free(&r);
     ASSERT(r.prompt_ids == NULL && r.n_prompt_ids == 0);
+    /* fill in the middle: a suffix beside a text prompt (null: none) */
+    ASSERT_OK(parse("{\"prompt\":\"def f(\",\"suffix\":\"):\\n\"}", 0, &r));
+    ASSERT(r.suffix && !strcmp(r.suffix, "):\n") && synor__serve_req_extras(&r));
+    synor__serve_req_free(&r);
+    ASSERT(r.suffix == NULL);
+    ASSERT_OK(parse("{\"prompt\":\"x\",\"suffix\":null}", 0, &r));
+    ASSERT(r.suffix == NULL);
+    synor__serve_req_free(&r);
     ASSERT_OK(parse("{\"prompt\":[\"Hi\"]}", 0, &r));
     ASSERT(!strcmp(r.prompt, "Hi") && r.n_prompt_ids == 0 && !r.return_ids);
     synor__serve_req_free(&r);
@@ -553,6 +561,15 @@ TEST(errors_name_position_field_and_value)
     ASSERT_CONTAINS(synor_errmsg(), "prompt[1]: expected number, found string");
     ASSERT(parse("{\"prompt\":\"x\",\"stream\":true,\"return_token_ids\":true}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "return_token_ids: not with \"stream\": true");
+    ASSERT(parse("{\"prompt\":\"x\",\"suffix\":\"y\",\"echo\":true}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "suffix: not with \"echo\"");
+    ASSERT(parse("{\"prompt\":[1,2],\"suffix\":\"y\"}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "suffix: not with a prompt of token ids");
+    ASSERT(parse("{\"prompt\":\"x\",\"suffix\":3}", 0, &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "suffix: expected string, found number");
+    ASSERT(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"suffix\":\"y\"}", 1,
+                 &r) < 0);
+    ASSERT_CONTAINS(synor_errmsg(), "suffix: not supported by synor serve");
     ASSERT(parse("{\"prompt\":\"x\",\"return_token_ids\":1}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "return_token_ids: expected boolean");
     ASSERT(parse("{}", 0, &r) < 0);

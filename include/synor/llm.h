@@ -77,6 +77,10 @@ const synor_tokenizer *synor_llm_tokenizer(const synor_llm *m);
 const char *synor_llm_chat_template(const synor_llm *m);
 /* The end-of-turn token (tokenizer.ggml.eot_token_id), or -1. */
 int32_t synor_llm_eot(const synor_llm *m);
+/* Fill-in-the-middle's markers (tokenizer.ggml.fim_pre/fim_suf/fim_mid
+ * _token_id, or CodeLlama's prefix/suffix/middle_token_id) into out, -1
+ * where absent; 1 when the model has all three. */
+int synor_llm_fim(const synor_llm *m, int32_t out[3]);
 /* "gguf" or "llama2.c v0" and so on, and the weights' element type as
  * synor_ttype_name names it ("Q8_0"; "Q8 groups" for llama2.c version 2;
  * "mixed" when the matrices differ). */
@@ -656,6 +660,10 @@ typedef struct synor_llm_synth {
      * written as tokenizer.chat_template, a Jinja text of that family's
      * markers, as a chat model's file holds one. */
     const char *chat_template;
+    /* GGUF only: fill-in-the-middle's markers <PRE>, <SUF>, <MID> and <EOT>
+     * (CodeLlama's) added as control pieces and named in the metadata
+     * (fim_pre/fim_suf/fim_mid_token_id; <EOT> the end-of-turn token). */
+    int fim;
 } synor_llm_synth;
 
 int synor_llm_synth_gguf(const synor_llm_synth *s, synor_ttype type, const char *path);

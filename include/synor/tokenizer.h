@@ -134,6 +134,11 @@ long synor_tokenizer_encode(const synor_tokenizer *tok, const char *text, size_t
  * synor_tokenizer_encode. */
 long synor_tokenizer_encode_special(const synor_tokenizer *tok, const char *text, size_t len,
                                     int bos, int32_t *ids, size_t cap);
+/* As synor_tokenizer_encode without BOS, EOS or the space prefix: text
+ * that goes on from other ids (fill in the middle's prefix and suffix, as
+ * CodeLlama's reference encodes them). */
+long synor_tokenizer_encode_fragment(const synor_tokenizer *tok, const char *text, size_t len,
+                                     int32_t *ids, size_t cap);
 /* The bytes of id when it follows prev (prev = BOS drops the leading space
  * of add_space_prefix vocabularies): written to buf (at most cap), returns
  * their count (may exceed cap), or a negative code for an id out of range.

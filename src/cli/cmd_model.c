@@ -14,7 +14,7 @@ static void help(void)
            "                  [--preset tiny|stories15m|stories110m] [--dim N] [--hidden N]\n"
            "                  [--layers N] [--heads N] [--kv-heads N] [--vocab N]\n"
            "                  [--seq-len N] [--seed S] [--text FILE] [--tokenizer OUT]\n"
-           "                  [--unshared] [--chat-template chatml|llama2|zephyr]\n"
+           "                  [--unshared] [--chat-template chatml|llama2|zephyr] [--fim]\n"
            "       synor model info MODEL [--tokenizer FILE]\n\n"
            "synth writes a Llama-architecture model with deterministic generated weights\n"
            "(the same weights for a given seed and shape, in every format), with a BPE\n"
@@ -29,6 +29,8 @@ static void help(void)
            "  --unshared  a classifier of its own instead of the token embedding\n"
            "  --chat-template  a chat model's template (GGUF tokenizer.chat_template) of\n"
            "           that family; chatml adds its <|im_start|> and <|im_end|> pieces\n"
+           "  --fim    fill-in-the-middle's <PRE> <SUF> <MID> <EOT> pieces, named in the\n"
+           "           metadata (synor serve's \"suffix\")\n"
            "info prints the configuration, format, weight type and sizes of a model.\n"
            "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
@@ -71,6 +73,10 @@ static int info(int argc, char **argv)
                strlen(tmpl));
     else
         printf("chat template: none\n");
+    int32_t fim[3];
+    if (synor_llm_fim(m, fim))
+        printf("fill in the middle: tokens %d, %d, %d (prefix, suffix, middle)\n", fim[0],
+               fim[1], fim[2]);
     synor_llm_destroy(m);
     return CLI_OK;
 }
@@ -92,6 +98,10 @@ static int synth(int argc, char **argv)
         unsigned long long x = 0;
         if (!strcmp(a, "--unshared")) {
             s.cfg.shared_classifier = 0;
+            continue;
+        }
+        if (!strcmp(a, "--fim")) {
+            s.fim = 1;
             continue;
         }
         if (a[0] != '-') {
@@ -160,8 +170,9 @@ static int synth(int argc, char **argv)
     int t = synor_ttype_parse(type);
     if (t < 0 || !strcmp(type, "q8g"))
         return cli_usage_error("model", "--type '%s': f32, f16, bf16, q8_0 or q4_0", type);
-    if (!strcmp(format, "llama2c") && s.chat_template)
-        return cli_usage_error("model", "--chat-template: llama2c checkpoints hold none (gguf)");
+    if (!strcmp(format, "llama2c") && (s.chat_template || s.fim))
+        return cli_usage_error("model", "--%s: llama2c checkpoints hold no such metadata (gguf)",
+                               s.fim ? "fim" : "chat-template");
     if (!strcmp(format, "llama2c") && t != SYNOR_TTYPE_F32)
         return cli_usage_error("model", "--type %s: llama2c checkpoints are written in f32", type);
     char *text = NULL;

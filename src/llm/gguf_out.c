@@ -57,7 +57,7 @@ static int add_vocab(synor_gguf_writer *w, const synor_tokenizer *t)
 }
 
 static int add_meta(synor_gguf_writer *w, const synor_llm_hparams *c, const synor_tokenizer *tok,
-                    const char *jinja, int32_t eot)
+                    const llm_gguf_extra *x)
 {
     int e = synor_gguf_writer_add_str(w, "general.architecture", "llama");
     if (!e)
@@ -82,10 +82,16 @@ static int add_meta(synor_gguf_writer *w, const synor_llm_hparams *c, const syno
                                       c->rope_base > 0 ? c->rope_base : 10000.0f);
     if (!e)
         e = add_vocab(w, tok);
-    if (!e && jinja)
-        e = synor_gguf_writer_add_str(w, "tokenizer.chat_template", jinja);
-    if (!e && eot >= 0)
-        e = synor_gguf_writer_add_u32(w, "tokenizer.ggml.eot_token_id", (uint32_t)eot);
+    if (!e && x && x->jinja)
+        e = synor_gguf_writer_add_str(w, "tokenizer.chat_template", x->jinja);
+    static const char *const ids[4] = {
+        "tokenizer.ggml.eot_token_id", "tokenizer.ggml.fim_pre_token_id",
+        "tokenizer.ggml.fim_suf_token_id", "tokenizer.ggml.fim_mid_token_id"};
+    for (int i = 0; i < 4 && x && !e; i++) {
+        int32_t v = i ? x->fim[i - 1] : x->eot;
+        if (v >= 0)
+            e = synor_gguf_writer_add_u32(w, ids[i], (uint32_t)v);
+    }
     return e;
 }
 
@@ -129,8 +135,8 @@ static int add_weight(synor_gguf_writer *w, const synor_llm_hparams *c, synor_l2
 }
 
 int synor__llm_gguf_save(const char *path, const synor_llm_hparams *c, const synor_tokenizer *tok,
-                         const char *jinja, int32_t eot, const synor_gguf *kv_from,
-                         synor_ttype type, synor_l2c_source get, void *ctx)
+                         const llm_gguf_extra *x, const synor_gguf *kv_from, synor_ttype type,
+                         synor_l2c_source get, void *ctx)
 {
     if (type != SYNOR_TTYPE_F32 && type != SYNOR_TTYPE_F16 && type != SYNOR_TTYPE_Q8_0 &&
         type != SYNOR_TTYPE_Q4_0 && type != SYNOR_TTYPE_BF16)
@@ -147,7 +153,7 @@ int synor__llm_gguf_save(const char *path, const synor_llm_hparams *c, const syn
     static const char *const skip[] = {"general.file_type", "general.alignment", NULL};
     if (!e)
         e = kv_from ? synor_gguf_writer_copy_kv(w, kv_from, skip)
-                    : add_meta(w, c, tok, jinja, eot);
+                    : add_meta(w, c, tok, x);
     if (!e)
         e = synor_gguf_writer_add_u32(w, "general.file_type", file_type(type));
     /* Tensors on 64-byte boundaries (a key llama.cpp reads too): mapped,

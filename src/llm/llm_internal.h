@@ -365,6 +365,7 @@ struct synor_llm {
     synor_tokenizer *tok;
     char *chat_template; /* GGUF's tokenizer.chat_template (a copy), or NULL */
     int32_t eot;         /* tokenizer.ggml.eot_token_id, or -1 */
+    int32_t fim[3];      /* fill-in-the-middle's prefix, suffix, middle markers, or -1 */
     /* what keeps the weights mapped; and floats converted at load (norm
      * weights stored as F16 in some files) */
     struct synor_gguf *gguf;
@@ -407,11 +408,16 @@ void synor__llm_weight_shape(const synor_llm_hparams *c, synor_l2c_weight w, uin
                              uint64_t *cols);
 /* Writes a Llama GGUF file of c's shape: the metadata copied from kv_from
  * (general.file_type replaced), or written from c and tok when kv_from is
- * NULL (with a chat template, jinja, and an end-of-turn token, eot >= 0,
- * where given); each weight read as fp32 from get and converted to type
+ * NULL (with x's chat template and special ids where x gives them); each
+ * weight read as fp32 from get and converted to type
  * (norms stay F32). Atomic. */
+typedef struct llm_gguf_extra {
+    const char *jinja; /* tokenizer.chat_template, or NULL */
+    int32_t eot;       /* tokenizer.ggml.eot_token_id, or -1 */
+    int32_t fim[3];    /* tokenizer.ggml.fim_pre/fim_suf/fim_mid_token_id, or -1 */
+} llm_gguf_extra;
 int synor__llm_gguf_save(const char *path, const synor_llm_hparams *c, const synor_tokenizer *tok,
-                         const char *jinja, int32_t eot, const synor_gguf *kv_from,
-                         synor_ttype type, synor_l2c_source get, void *ctx);
+                         const llm_gguf_extra *x, const synor_gguf *kv_from, synor_ttype type,
+                         synor_l2c_source get, void *ctx);
 
 #endif

@@ -65,6 +65,26 @@ static int u32_or(const synor_gguf *g, const char *key, uint32_t dflt, uint32_t 
     return synor_gguf_get_u32(g, key, out);
 }
 
+/* *out: the token id under key (or alt, where not NULL and key is
+ * absent), checked against the vocabulary's n pieces; -1 when neither is
+ * there. */
+static int opt_id(const synor_gguf *g, const char *key, const char *alt, size_t n,
+                  const char *path, int32_t *out)
+{
+    uint32_t v;
+    *out = -1;
+    if (synor_gguf_find(g, key) < 0)
+        key = alt;
+    if (!key || synor_gguf_find(g, key) < 0)
+        return 0;
+    int e = synor_gguf_get_u32(g, key, &v);
+    if (!e && v >= n)
+        e = synor__error(SYNOR_ESCHEMA, "%s: %s is %u; the vocabulary has %zu pieces", path, key,
+                         v, n);
+    *out = e ? -1 : (int32_t)v;
+    return e;
+}
+
 static int f32_or(const synor_gguf *g, const char *key, float dflt, float *out)
 {
     if (synor_gguf_find(g, key) < 0) {
@@ -118,14 +138,16 @@ static int tokenizer_of_gguf(synor_llm *m, const char *path)
         e = u32_or(g, "tokenizer.ggml.eos_token_id", 2, &eos);
     if (!e)
         e = u32_or(g, "tokenizer.ggml.unknown_token_id", 0, &unk);
-    uint32_t eot = UINT32_MAX;
-    if (!e && synor_gguf_find(g, "tokenizer.ggml.eot_token_id") >= 0)
-        e = u32_or(g, "tokenizer.ggml.eot_token_id", UINT32_MAX, &eot);
-    if (!e && eot != UINT32_MAX && eot >= n)
-        e = synor__error(SYNOR_ESCHEMA, "%s: tokenizer.ggml.eot_token_id is %u; the vocabulary "
-                                        "has %zu pieces",
-                         path, eot, n);
-    m->eot = eot == UINT32_MAX ? -1 : (int32_t)eot;
+    /* optional ids: the end of a turn; fill-in-the-middle's three markers
+     * (llama.cpp's names, and the older ones CodeLlama's files carry) */
+    static const char *const keys[4][2] = {
+        {"tokenizer.ggml.eot_token_id", NULL},
+        {"tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.prefix_token_id"},
+        {"tokenizer.ggml.fim_suf_token_id", "tokenizer.ggml.suffix_token_id"},
+        {"tokenizer.ggml.fim_mid_token_id", "tokenizer.ggml.middle_token_id"}};
+    int32_t *ids[4] = {&m->eot, &m->fim[0], &m->fim[1], &m->fim[2]};
+    for (int k = 0; k < 4 && !e; k++)
+        e = opt_id(g, keys[k][0], keys[k][1], n, path, ids[k]);
     const char *tmpl;
     size_t tlen;
     if (!e && synor_gguf_find(g, "tokenizer.chat_template") >= 0 &&
@@ -406,7 +428,7 @@ int synor_llm_load(const char *path, const synor_llm_load_opts *opts, synor_llm 
     }
     if (!m)
         return SYNOR_ENOMEM;
-    m->eot = -1;
+    m->eot = m->fim[0] = m->fim[1] = m->fim[2] = -1;
     int e = got == 4 && memcmp(magic, "GGUF", 4) == 0
                 ? load_gguf(m, path)
                 : load_l2c(m, path, opts ? opts->tokenizer : NULL);
@@ -442,5 +464,12 @@ const synor_tokenizer *synor_llm_tokenizer(const synor_llm *m) { return m->tok; 
 const char *synor_llm_format(const synor_llm *m) { return m->format; }
 const char *synor_llm_chat_template(const synor_llm *m) { return m->chat_template; }
 int32_t synor_llm_eot(const synor_llm *m) { return m->eot; }
+
+int synor_llm_fim(const synor_llm *m, int32_t out[3])
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = m->fim[i];
+    return m->fim[0] >= 0 && m->fim[1] >= 0 && m->fim[2] >= 0;
+}
 const char *synor_llm_weight_type(const synor_llm *m) { return m->wtype; }
 uint64_t synor_llm_weight_bytes(const synor_llm *m) { return m->weight_bytes; }

@@ -72,7 +72,7 @@ int synor_llm_quantize(const char *in, const synor_llm_load_opts *opts, synor_tt
     if (!s.buf)
         e = synor__error(SYNOR_ENOMEM, "%s: no memory to convert its weights", in);
     if (!e)
-        e = synor__llm_gguf_save(out, c, m->tok, NULL, -1, m->gguf, type, from_model, &s);
+        e = synor__llm_gguf_save(out, c, m->tok, NULL, m->gguf, type, from_model, &s);
     synor__free(s.buf);
     synor_llm_destroy(m);
     return e;

@@ -86,6 +86,8 @@ static const struct {
      {NULL, NULL}},
 };
 
+static const char *const fim_pieces[4] = {"<PRE>", "<SUF>", "<MID>", "<EOT>"};
+
 static int family_of(const synor_llm_synth *s)
 {
     for (int i = 0; s->chat_template && i < (int)(sizeof families / sizeof *families); i++)
@@ -100,9 +102,12 @@ static int vocab(const synor_llm_synth *s, synor_tokenizer **out)
 {
     synor_tokenizer *t = NULL;
     size_t V = (size_t)s->cfg.vocab_size, nx = 0;
+    const char *extra[6];
     int f = family_of(s);
-    while (f >= 0 && nx < 2 && families[f].pieces[nx])
-        nx++;
+    for (int i = 0; f >= 0 && i < 2 && families[f].pieces[i]; i++)
+        extra[nx++] = families[f].pieces[i];
+    for (int i = 0; s->fim && i < 4; i++)
+        extra[nx++] = fim_pieces[i];
     int e = synor_tokenizer_train(s->text ? s->text : "", s->text ? s->text_len : 0,
                                   V > nx ? V - nx : V, &t);
     if (e)
@@ -131,7 +136,7 @@ static int vocab(const synor_llm_synth *s, synor_tokenizer **out)
             scores[i] = synor_tokenizer_score(t, (int32_t)i);
             types[i] = synor_tokenizer_type(t, (int32_t)i);
         } else if (i < n + nx) {
-            pieces[i] = families[f].pieces[i - n];
+            pieces[i] = extra[i - n];
             lens[i] = strlen(pieces[i]);
             types[i] = SYNOR_TOKEN_CONTROL;
         } else {
@@ -183,10 +188,15 @@ int synor_llm_synth_gguf(const synor_llm_synth *s, synor_ttype type, const char 
                          s->chat_template);
     if (!e)
         e = vocab(s, &tok);
-    int32_t eot = f >= 0 && tok ? synor_tokenizer_find(tok, "<|im_end|>", 10) : -1;
+    llm_gguf_extra x = {f >= 0 ? families[f].jinja : NULL, -1, {-1, -1, -1}};
+    if (tok && f >= 0)
+        x.eot = synor_tokenizer_find(tok, "<|im_end|>", 10);
+    for (int i = 0; tok && s->fim && i < 3; i++)
+        x.fim[i] = synor_tokenizer_find(tok, fim_pieces[i], 5);
+    if (tok && s->fim)
+        x.eot = synor_tokenizer_find(tok, fim_pieces[3], 5);
     if (!e)
-        e = synor__llm_gguf_save(path, &s->cfg, tok, f >= 0 ? families[f].jinja : NULL, eot,
-                                 NULL, type, generate, &g);
+        e = synor__llm_gguf_save(path, &s->cfg, tok, &x, NULL, type, generate, &g);
     synor_tokenizer_destroy(tok);
     synor__free(g.buf);
     return e;

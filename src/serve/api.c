@@ -27,7 +27,7 @@ static const synor__jval *opt(const synor__jval *root, const char *key)
 static int refuse_unsupported(const synor__jdoc *d, const synor__jval *root, int chat)
 {
     static const char *const never[] = {"echo", "best_of", "suffix", "functions"};
-    for (size_t i = chat ? 0 : 2; i < SYNOR__ARRAY_LEN(never); i++) { /* completions' own */
+    for (size_t i = chat ? 0 : 3; i < SYNOR__ARRAY_LEN(never); i++) { /* completions' own */
         const synor__jval *v = opt(root, never[i]);
         if (v && !(v->type == SYNOR__J_BOOL && !v->u.boolean) &&
             !(v->type == SYNOR__J_ARRAY && v->u.arr.n == 0))
@@ -474,6 +474,15 @@ int synor__serve_req_parse_tmpl(const char *body, size_t len, int chat,
     if (!e && !chat && (v = opt(root, "echo")) &&
         !(e = synor__json_expect(d, v, "echo", SYNOR__J_BOOL)))
         out->echo = v->u.boolean;
+    if (!e && !chat && (v = opt(root, "suffix")) && v->type != SYNOR__J_NULL &&
+        !(e = synor__json_expect(d, v, "suffix", SYNOR__J_STRING))) {
+        /* fill in the middle: a text prompt, no echo */
+        if (out->n_prompt_ids || out->echo)
+            e = synor__json_fail(d, v, SYNOR_ENOTSUP, "suffix", "not with %s",
+                                 out->echo ? "\"echo\"" : "a prompt of token ids");
+        else if (!(out->suffix = synor__strdup(v->u.str.s)))
+            e = synor__error(SYNOR_ENOMEM, "out of memory reading the request");
+    }
     if (!e && (v = opt(root, "presence_penalty")))
         e = synor__json_number(d, v, "presence_penalty", -2, 2, &out->presence_penalty);
     if (!e && (v = opt(root, "frequency_penalty")))
@@ -509,13 +518,15 @@ int synor__serve_req_extras(const synor__serve_req *r)
 {
     return r->n_stop || r->presence_penalty != 0 || r->frequency_penalty != 0 || r->has_logprobs ||
            r->n > 1 || r->best_of > 1 || r->echo || r->n_bias || r->json_object ||
-           r->n_prompt_ids || r->return_ids;
+           r->n_prompt_ids || r->return_ids || r->suffix;
 }
 
 void synor__serve_req_free(synor__serve_req *r)
 {
     synor__free(r->prompt);
     synor__free(r->prompt_ids);
+    synor__free(r->suffix);
+    r->suffix = NULL;
     r->prompt_ids = NULL;
     r->n_prompt_ids = 0;
     synor__free(r->model);

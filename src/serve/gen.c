@@ -260,6 +260,20 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const synor__serv
                 : q->special    ? synor_tokenizer_encode_special(tok, prompt, len, 1, NULL, 0)
                                 : synor_tokenizer_encode(tok, prompt, len, 1, 0, NULL, 0);
     *answered = 1;
+    int32_t fim[3];
+    long nsuf = 0;
+    if (q->suffix) { /* fill in the middle: BOS PRE prompt SUF suffix MID */
+        if (!synor_llm_fim(s->m, fim))
+            return synor__serve_error(s, c, 400,
+                                      "suffix: this model has no fill-in-the-middle tokens "
+                                      "(tokenizer.ggml.fim_pre/fim_suf/fim_mid_token_id)");
+        need = synor_tokenizer_encode_fragment(tok, prompt, len, NULL, 0);
+        nsuf = synor_tokenizer_encode_fragment(tok, q->suffix, strlen(q->suffix), NULL, 0);
+        if (need >= 0 && nsuf >= 0)
+            need += nsuf + 3 + (synor_tokenizer_bos(tok) >= 0);
+        else
+            need = need < 0 ? need : nsuf;
+    }
     int vocab = synor_llm_hparams_get(s->m)->vocab_size;
     for (size_t i = 0; i < q->n_prompt_ids; i++)
         if (q->prompt_ids[i] >= vocab)
@@ -277,7 +291,16 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const synor__serv
     *ids = synor__malloc((size_t)need * sizeof **ids);
     if (!*ids)
         return synor__serve_error(s, c, 500, "out of memory tokenizing the prompt");
-    if (q->n_prompt_ids)
+    if (q->suffix) {
+        int32_t *p = *ids;
+        if (synor_tokenizer_bos(tok) >= 0)
+            *p++ = synor_tokenizer_bos(tok);
+        *p++ = fim[0];
+        p += synor_tokenizer_encode_fragment(tok, prompt, len, p, (size_t)(need - 3 - nsuf));
+        *p++ = fim[1];
+        p += synor_tokenizer_encode_fragment(tok, q->suffix, strlen(q->suffix), p, (size_t)nsuf);
+        *p = fim[2];
+    } else if (q->n_prompt_ids)
         memcpy(*ids, q->prompt_ids, (size_t)need * sizeof **ids);
     else if (q->special)
         synor_tokenizer_encode_special(tok, prompt, len, 1, *ids, (size_t)need);
@@ -373,14 +396,16 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
      * a JSON response format ('J', then with a schema 4 bytes of length
      * and its compact text), the logit biases ('L', their count, each
      * token and bias), a prompt of token ids ('T', their count, each), a
-     * prompt whose template markers are special pieces ('X') */
+     * prompt whose template markers are special pieces ('X'), a suffix
+     * ('U', 4 bytes of length, its bytes) */
     float pen[2] = {(float)q->presence_penalty, (float)q->frequency_penalty};
     size_t all = n;
     for (int i = 0; i < q->n_stop; i++)
         all += 5 + strlen(q->stop[i]);
     all += (pen[0] != 0) * 5 + (pen[1] != 0) * 5 + (q->n_bias ? 5 + 8 * (size_t)q->n_bias : 0) +
            (q->json_object != 0) + (q->schema_text ? 4 + strlen(q->schema_text) : 0) +
-           (q->n_prompt_ids ? 5 + 4 * q->n_prompt_ids : 0) + (q->special != 0);
+           (q->n_prompt_ids ? 5 + 4 * q->n_prompt_ids : 0) + (q->special != 0) +
+           (q->suffix ? 5 + strlen(q->suffix) : 0);
     char *k = synor__malloc(all);
     if (k) {
         synor_cache_key(k, n, s->model_name, q->prompt, (int)q->max_tokens, (float)q->temperature,
@@ -425,6 +450,13 @@ char *synor__serve_cache_key(synor_server *s, const synor__serve_req *q, size_t 
         }
         if (q->special)
             k[n++] = 'X';
+        if (q->suffix) {
+            uint32_t l = (uint32_t)strlen(q->suffix);
+            k[n] = 'U';
+            memcpy(k + n + 1, &l, 4);
+            memcpy(k + n + 5, q->suffix, l);
+            n += 5 + l;
+        }
     }
     *klen = all;
     return k;

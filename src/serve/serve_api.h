@@ -53,6 +53,9 @@ typedef struct synor__serve_req {
     /* vLLM's "return_token_ids": the prompt's and each choice's token ids
      * in the answer (not with stream) */
     int return_ids;
+    /* a completion's "suffix" (fill in the middle: the answer is what goes
+     * between prompt and suffix), or NULL; needs the model's FIM tokens */
+    char *suffix;
     char *model;     /* the "model" field, or NULL */
     long max_tokens; /* default 16 */
     double temperature, top_p;

@@ -278,6 +278,16 @@ long synor_tokenizer_encode(const synor_tokenizer *tok, const char *text, size_t
     return (long)k;
 }
 
+long synor_tokenizer_encode_fragment(const synor_tokenizer *tok, const char *text, size_t len,
+                                     int32_t *ids, size_t cap)
+{
+    int rc = check_args(tok, text, len, 0, 0, ids, cap);
+    size_t k = 0;
+    if (!rc && len)
+        rc = encode_text(tok, text, len, 0, ids, cap, &k);
+    return rc ? rc : (long)k;
+}
+
 /* The special piece (control or user-defined) text[0..n) begins with, the
  * longest; its length in *len; -1 if none. */
 static int32_t special_at(const synor_tokenizer *tok, const char *text, size_t n, size_t *len)

@@ -164,6 +164,9 @@ check synth-ct-q-info grep -q "^chat template: [0-9]* bytes" <("$S" model info "
 check synth-ct-none grep -q "^chat template: none" <("$S" model info "$tmp/m.gguf")
 check synth-ct-bad  [ "$(rc "$S" model synth "$tmp/y.gguf" --chat-template jinja)" = 2 ]
 check synth-ct-l2c  [ "$(rc "$S" model synth "$tmp/y.bin" --format llama2c --chat-template chatml)" = 2 ]
+check synth-fim     [ "$(rc "$S" model synth "$tmp/fim.gguf" --preset tiny --fim)" = 0 ]
+check synth-fim-info grep -q "^fill in the middle: tokens 259, 260, 261" <("$S" model info "$tmp/fim.gguf")
+check synth-fim-l2c [ "$(rc "$S" model synth "$tmp/y.bin" --format llama2c --fim)" = 2 ]
 check model-unknown [ "$(rc "$S" model frobnicate)" = 2 ]
 
 # GPU layers: a bad count is a usage error; on the CUDA test doubles (built

@@ -933,6 +933,26 @@ if model=$tmp/zz.gguf start zz --no-cache; then
 else
   check ct-zz-start false; cat "$tmp/zz.err"
 fi
+# fill in the middle ("suffix"): BOS, <PRE>, the prompt, <SUF>, the suffix, <MID> (ids 508-510
+# after the 508 trained pieces); <EOT> ends the answer; a model without the markers says so
+"$S" model synth "$tmp/fim.gguf" --preset tiny --type q8_0 --text "$SRC/README.md" --fim >/dev/null
+if model=$tmp/fim.gguf start fim --no-cache; then
+  check fim           [ "$(req POST /v1/completions '{"prompt":"def f(","suffix":"):","max_tokens":3,"temperature":0,"return_token_ids":true}')" = 200 ]
+  check fim-ids       grep -q '"prompt_token_ids":\[1,508,[0-9,]*,509,[0-9,]*,510\]' "$tmp/body"
+  check fim-eot       [ "$(req POST /v1/completions '{"prompt":"def f(","suffix":"):","max_tokens":3,"temperature":0,"logit_bias":{"511":100}}')" = 200 ]
+  check fim-eot-fin   [ "$(get choices.0.finish_reason)" = stop ] && [ "$(get choices.0.text)" = "" ]
+  check fim-echo      [ "$(req POST /v1/completions '{"prompt":"a","suffix":"b","echo":true}')" = 400 ]
+  kill -TERM "$pid"; wait "$pid"
+else
+  check fim-start false; cat "$tmp/fim.err"
+fi
+if model=$tmp/l2.gguf start nofim --no-cache; then
+  check fim-none      [ "$(req POST /v1/completions '{"prompt":"a","suffix":"b"}')" = 400 ]
+  check fim-none-msg  msg_has 'suffix: this model has no fill-in-the-middle tokens'
+  kill -TERM "$pid"; wait "$pid"
+else
+  check fim-none-start false
+fi
 check ct-bad        bad --chat-template jinja
 check ct-bad-msg    grep -q -- "--chat-template 'jinja'" "$tmp/err"
 
