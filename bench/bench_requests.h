@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "synor.h"
+
 /* The longest prompt text, in characters. */
 #define BENCH_PROMPT_MAX (64 * 16)
 
@@ -70,6 +72,23 @@ static inline char *bench_prompt_text(const char *text, size_t off, int words)
     }
     p[o] = 0;
     return p;
+}
+
+/* The prompt file (at least 4 KiB, NUL-terminated in *text) and the model:
+ * 0, or 1 with a message naming prog and what failed. */
+static inline int bench_inputs(const char *prog, const char *prompts, const char *model,
+                               char **text, synor_llm **m)
+{
+    *text = bench_read_all(prompts);
+    if (!*text || strlen(*text) < 4096) {
+        fprintf(stderr, "%s: %s: cannot read at least 4 KiB of prompt text\n", prog, prompts);
+        return 1;
+    }
+    if (synor_llm_load(model, NULL, m)) {
+        fprintf(stderr, "%s: %s\n", prog, synor_errmsg());
+        return 1;
+    }
+    return 0;
 }
 
 #endif

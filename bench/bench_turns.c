@@ -103,16 +103,10 @@ int main(int argc, char **argv)
                         "(1..64)] [--prompts FILE] [-t THREADS]\n");
         return 2;
     }
-    char *text = bench_read_all(prompts);
-    if (!text || strlen(text) < 4096) {
-        fprintf(stderr, "bench_turns: %s: cannot read at least 4 KiB of prompt text\n", prompts);
-        return 1;
-    }
+    char *text;
     synor_llm *m;
-    if (synor_llm_load(model, NULL, &m)) {
-        fprintf(stderr, "bench_turns: %s\n", synor_errmsg());
+    if (bench_inputs("bench_turns", prompts, model, &text, &m))
         return 1;
-    }
     const synor_tokenizer *tok = synor_llm_tokenizer(m);
     const synor_llm_hparams *h = synor_llm_hparams_get(m);
     synor_runtime_config cfg;

@@ -149,5 +149,8 @@ void synor__jw_null(synor__jw *w);
 void synor__jw_value(synor__jw *w, const synor__jval *v);
 /* Writes s as a JSON string literal (quotes and escapes) into b. */
 void synor__json_escape(synor__buf *b, const char *s);
+/* Code point cp (at most 0x10FFFF) as UTF-8 into o (room for 4 bytes); its
+ * length. */
+size_t synor__json_put_utf8(char *o, unsigned cp);
 
 #endif

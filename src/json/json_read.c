@@ -195,7 +195,7 @@ static int read_hex4(parser *ps, const char *at, unsigned *out)
     return 0;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
+size_t synor__json_put_utf8(char *o, unsigned cp)
 {
     if (cp < 0x80) {
         o[0] = (char)cp;
@@ -319,7 +319,7 @@ static int parse_string(parser *ps, const char **out, size_t *out_len)
                 }
                 if (cp == 0)
                     return perr(ps, esc, SYNOR_EPARSE, "\\u0000 is not allowed in strings");
-                o += put_utf8(buf + o, cp);
+                o += synor__json_put_utf8(buf + o, cp);
                 break;
             }
             default:

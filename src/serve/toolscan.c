@@ -1,6 +1,7 @@
 /* toolscan.c - a tool-call answer read as its bytes come (toolscan.h). */
 #include <string.h>
 
+#include "json/json.h"
 #include "serve/toolscan.h"
 
 /* What the scanner is handing out: a run of one kind, flushed when the
@@ -35,28 +36,7 @@ static void put(run *r, const tool_scan_cb *cb, int kind, int k, const char *p, 
 /* Code point cp as UTF-8 (U+FFFD for a lone surrogate) into out; its length. */
 static size_t utf8(unsigned cp, char *out)
 {
-    if (cp >= 0xD800 && cp <= 0xDFFF)
-        cp = 0xFFFD;
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
+    return synor__json_put_utf8(out, cp >= 0xD800 && cp <= 0xDFFF ? 0xFFFD : cp);
 }
 
 void synor__tool_scan_init(tool_scan *t, int form)
