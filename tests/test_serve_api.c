@@ -325,6 +325,20 @@ TEST(tools_and_tool_calls)
     ASSERT_STREQ(r.prompt, "user: Time?\nassistant: {\"name\":\"get_time\",\"arguments\":{}}\n"
                            "tool: 12:00\nassistant: ");
     synor__serve_req_free(&r);
+    /* earlier calls written in this request's form: "auto" wraps each, parallel lists them */
+#define TWO_CALLS                                                                              \
+    "{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"a\",\"type\":\"function\"," \
+    "\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}},{\"id\":\"b\",\"type\":"          \
+    "\"function\",\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}}]}]," TOOLS
+    ASSERT_OK(parse(TWO_CALLS "}", 1, &r));
+    ASSERT_CONTAINS(r.prompt, "\nassistant: {\"tool_call\":{\"name\":\"get_time\",\"arguments\":{}}}\n"
+                              "assistant: {\"tool_call\":{\"name\":\"get_time\"");
+    synor__serve_req_free(&r);
+    ASSERT_OK(parse(TWO_CALLS ",\"parallel_tool_calls\":true}", 1, &r));
+    ASSERT_CONTAINS(r.prompt, "\nassistant: {\"tool_calls\":[{\"name\":\"get_time\",\"arguments\":"
+                              "{}},{\"name\":\"get_time\",\"arguments\":{}}]}\nassistant: ");
+    synor__serve_req_free(&r);
+#undef TWO_CALLS
     static const struct {
         const char *body, *want;
     } bad[] = {

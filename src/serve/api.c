@@ -10,6 +10,7 @@
 #include "json/json.h"
 #include "llm/schema.h"
 #include "serve/serve_api.h"
+#include "serve/toolscan.h"
 #include "synor/llm.h"
 
 #define DOC "request body"
@@ -303,7 +304,7 @@ static int prompt_field(const synor__jdoc *d, const synor__jval *v, synor__serve
  * plain template writes it as a line of its own, the others as a system
  * message). */
 static int chat_prompt(const synor__jdoc *d, const synor__jval *root, const synor__serve_tmpl *t,
-                       synor__buf *b)
+                       int form, synor__buf *b)
 {
     int turn = 0;
     if (b->len && t->kind != SYNOR__TMPL_PLAIN) {
@@ -354,7 +355,7 @@ static int chat_prompt(const synor__jdoc *d, const synor__jval *root, const syno
             synor__serve_tmpl_message(t, b, role->u.str.s, content.data ? content.data : "",
                                       content.len, &turn);
         if (!e && !strcmp(role->u.str.s, "assistant"))
-            e = synor__serve_tool_history(d, m, path, t, &turn, b);
+            e = synor__serve_tool_history(d, m, path, form, t, &turn, b);
         synor__buf_free(&content);
         if (e)
             return e;
@@ -399,7 +400,10 @@ int synor__serve_req_parse_tmpl(const char *body, size_t len, int chat,
     if (!e)
         e = synor__serve_tools_read(d, root, chat, out, &prompt);
     if (!e && chat) {
-        e = chat_prompt(d, root, t, &prompt);
+        e = chat_prompt(d, root, t,
+                        (out->tool_call == 2 ? TOOL_FORM_TEXT : 0) |
+                            (out->tool_list ? TOOL_FORM_LIST : 0),
+                        &prompt);
     } else if (!e) {
         v = synor__json_get(root, "prompt");
         if (!v)

@@ -123,9 +123,12 @@ int synor__serve_req_parse_tmpl(const char *body, size_t len, int chat,
 int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int chat,
                             synor__serve_req *out, synor__buf *prompt);
 /* tools.c: an assistant message m's "tool_calls" (path names it) as
- * assistant messages in template t, each as the model writes a call. */
+ * assistant messages in template t, as the model writes calls in this
+ * request's form (TOOL_FORM_* bits, serve/toolscan.h): each bare, each
+ * inside {"tool_call": ...} ("auto"), or all in one {"tool_calls": [...]}
+ * (parallel_tool_calls). */
 int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const char *path,
-                              const synor__serve_tmpl *t, int *turn, synor__buf *b);
+                              int form, const synor__serve_tmpl *t, int *turn, synor__buf *b);
 /* tools.c: a tool-call request's answer text (its JSON; form: the
  * request's TOOL_FORM_* bits, serve/toolscan.h), read by the tool-call
  * scanner: its calls, as "tool_calls":[...] into b, each with its id

@@ -182,7 +182,7 @@ int synor__serve_tools_read(const synor__jdoc *d, const synor__jval *root, int c
 }
 
 int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const char *path,
-                              const synor__serve_tmpl *t, int *turn, synor__buf *b)
+                              int form, const synor__serve_tmpl *t, int *turn, synor__buf *b)
 {
     const synor__jval *calls = synor__json_get(m, "tool_calls");
     if (!calls || calls->type == SYNOR__J_NULL)
@@ -190,6 +190,13 @@ int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const 
     char p[96];
     snprintf(p, sizeof p, "%s.tool_calls", path);
     int e = synor__json_expect(d, calls, p, SYNOR__J_ARRAY);
+    /* as the model writes calls in this request's form: a list of them in
+     * one message, or each in a message ("auto": inside "tool_call"); the
+     * arguments' text as it was sent */
+    int list = form & TOOL_FORM_LIST, wrap = !list && (form & TOOL_FORM_TEXT);
+    synor__buf cb;
+    synor__buf_init(&cb);
+    synor__buf_puts(&cb, list ? "{\"tool_calls\":[" : "");
     for (size_t i = 0; !e && i < calls->u.arr.n; i++) {
         const synor__jval *c = calls->u.arr.items[i];
         synor__jval *f, *nm, *args;
@@ -204,20 +211,23 @@ int synor__serve_tool_history(const synor__jdoc *d, const synor__jval *m, const 
             e = synor__json_member(d, f, p, "arguments", SYNOR__J_STRING, 1, &args);
         if (e)
             break;
-        /* as the model writes a call: the arguments' text as it was sent */
-        synor__buf cb;
-        synor__buf_init(&cb);
+        synor__buf_puts(&cb, list && i ? "," : wrap ? "{\"tool_call\":" : "");
         synor__buf_puts(&cb, "{\"name\":");
         synor__json_escape(&cb, nm->u.str.s);
         synor__buf_puts(&cb, ",\"arguments\":");
         synor__buf_append(&cb, args->u.str.s, args->u.str.len);
-        synor__buf_puts(&cb, "}");
-        if (cb.failed)
-            e = synor__error(SYNOR_ENOMEM, "out of memory reading the request");
-        else
+        synor__buf_puts(&cb, wrap ? "}}" : "}");
+        if (!list && !cb.failed) {
             synor__serve_tmpl_message(t, b, "assistant", cb.data, cb.len, turn);
-        synor__buf_free(&cb);
+            cb.len = 0;
+        }
     }
+    synor__buf_puts(&cb, list ? "]}" : "");
+    if (!e && cb.failed)
+        e = synor__error(SYNOR_ENOMEM, "out of memory reading the request");
+    if (!e && list && calls->u.arr.n)
+        synor__serve_tmpl_message(t, b, "assistant", cb.data, cb.len, turn);
+    synor__buf_free(&cb);
     return e;
 }
 
