@@ -331,8 +331,9 @@ TEST(tools_and_tool_calls)
     "\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}},{\"id\":\"b\",\"type\":"          \
     "\"function\",\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}}]}]," TOOLS
     ASSERT_OK(parse(TWO_CALLS "}", 1, &r));
-    ASSERT_CONTAINS(r.prompt, "\nassistant: {\"tool_call\":{\"name\":\"get_time\",\"arguments\":{}}}\n"
-                              "assistant: {\"tool_call\":{\"name\":\"get_time\"");
+    ASSERT_CONTAINS(r.prompt,
+                    "\nassistant: {\"tool_call\":{\"name\":\"get_time\",\"arguments\":{}}}\n"
+                    "assistant: {\"tool_call\":{\"name\":\"get_time\"");
     synor__serve_req_free(&r);
     ASSERT_OK(parse(TWO_CALLS ",\"parallel_tool_calls\":true}", 1, &r));
     ASSERT_CONTAINS(r.prompt, "\nassistant: {\"tool_calls\":[{\"name\":\"get_time\",\"arguments\":"
