@@ -52,7 +52,6 @@ static void check_req(const synor__serve_req *q)
                "token ids in a chat request or beside a text");
     for (size_t i = 0; i < q->n_prompt_ids; i++)
         FUZZ_CHECK(q->prompt_ids[i] >= 0, "prompt token %d accepted", (int)q->prompt_ids[i]);
-    FUZZ_CHECK(!q->return_ids || !q->stream, "return_token_ids accepted with stream");
     FUZZ_CHECK(!q->suffix || (!q->chat && !q->echo && !q->n_prompt_ids),
                "a suffix in a chat request, with echo or with token ids");
     for (int i = 0; i < q->n_bias; i++)

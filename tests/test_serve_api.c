@@ -574,8 +574,6 @@ TEST(errors_name_position_field_and_value)
     ASSERT_CONTAINS(synor_errmsg(), "1:14: prompt[1]: value -2 is outside");
     ASSERT(parse("{\"prompt\":[1,\"x\"]}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "prompt[1]: expected number, found string");
-    ASSERT(parse("{\"prompt\":\"x\",\"stream\":true,\"return_token_ids\":true}", 0, &r) < 0);
-    ASSERT_CONTAINS(synor_errmsg(), "return_token_ids: not with \"stream\": true");
     ASSERT(parse("{\"prompt\":\"x\",\"suffix\":\"y\",\"echo\":true}", 0, &r) < 0);
     ASSERT_CONTAINS(synor_errmsg(), "suffix: not with \"echo\"");
     ASSERT(parse("{\"prompt\":[1,2],\"suffix\":\"y\"}", 0, &r) < 0);

@@ -19,6 +19,29 @@ static void chunk_head(serve_gen *g, int index, synor__buf *b)
     synor__buf_printf(b, ",\"choices\":[{\"index\":%d,", index);
 }
 
+/* ,"name":[ids...] (vLLM's return_token_ids) */
+static void append_ids(synor__buf *b, const char *name, const int32_t *ids, size_t n)
+{
+    synor__buf_printf(b, ",\"%s\":[", name);
+    for (size_t i = 0; i < n; i++)
+        synor__buf_printf(b, i ? ",%d" : "%d", ids[i]);
+    synor__buf_puts(b, "]");
+}
+
+/* return_token_ids in a stream: the choice's prompt ids in its first
+ * chunk, then in each chunk the ids of the tokens generated since the
+ * last (inside the choice's object, before its finish_reason). */
+static void chunk_ids(serve_gen *g, serve_choice *c, synor__buf *b)
+{
+    if (!g->prompt_ids)
+        return;
+    if (!c->pids_sent)
+        append_ids(b, "prompt_token_ids", g->prompt_ids, g->n_prompt);
+    c->pids_sent = 1;
+    append_ids(b, "token_ids", c->ids ? c->ids + c->ids_sent : NULL, c->nids - c->ids_sent);
+    c->ids_sent = c->nids;
+}
+
 void synor__serve_emit(serve_gen *g, serve_choice *c, size_t upto, int final)
 {
     synor__buf *b = &g->out;
@@ -38,6 +61,7 @@ void synor__serve_emit(serve_gen *g, serve_choice *c, size_t upto, int final)
     } else if (!g->chat) {
         synor__buf_puts(b, ",\"logprobs\":null");
     }
+    chunk_ids(g, c, b);
     synor__buf_puts(b, ",\"finish_reason\":null}]}\n\n");
     c->sent = upto;
 }
@@ -66,14 +90,6 @@ static void append_usage(serve_gen *g, synor__buf *b)
                       g->n_prompt, gen, g->n_prompt + gen, cached);
 }
 
-/* ,"name":[ids...] (vLLM's return_token_ids) */
-static void append_ids(synor__buf *b, const char *name, const int32_t *ids, size_t n)
-{
-    synor__buf_printf(b, ",\"%s\":[", name);
-    for (size_t i = 0; i < n; i++)
-        synor__buf_printf(b, i ? ",%d" : "%d", ids[i]);
-    synor__buf_puts(b, "]");
-}
 
 /* A streamed tool call's events (toolscan.h) as chunks: a call's first
  * delta (the assistant's role and content null with the first call) holds
@@ -92,7 +108,9 @@ static void ts_call(void *u, int k, const char *name, size_t n)
                       "\"function\",\"function\":{\"name\":",
                       c->ts_calls ? "" : "\"role\":\"assistant\",\"content\":null,", k, id);
     synor__serve_json_text(&g->out, name, n);
-    synor__buf_puts(&g->out, ",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n");
+    synor__buf_puts(&g->out, ",\"arguments\":\"\"}}]}");
+    chunk_ids(g, c, &g->out);
+    synor__buf_puts(&g->out, ",\"finish_reason\":null}]}\n\n");
     c->ts_calls = k + 1;
 }
 
@@ -105,7 +123,9 @@ static void ts_args(void *u, int k, const char *p, size_t n)
                                "{\"arguments\":",
                       k);
     synor__serve_json_text(&g->out, p, n);
-    synor__buf_puts(&g->out, "}}]},\"finish_reason\":null}]}\n\n");
+    synor__buf_puts(&g->out, "}}]}");
+    chunk_ids(g, c, &g->out);
+    synor__buf_puts(&g->out, ",\"finish_reason\":null}]}\n\n");
 }
 
 /* c's decoded text up to `upto` as a content chunk */
@@ -114,7 +134,9 @@ static void ts_send_text(serve_gen *g, serve_choice *c, size_t upto)
     chunk_head(g, c->index, &g->out);
     synor__buf_puts(&g->out, "\"delta\":{\"content\":");
     synor__serve_json_text(&g->out, c->shown.data + c->shown_sent, upto - c->shown_sent);
-    synor__buf_puts(&g->out, "},\"finish_reason\":null}]}\n\n");
+    synor__buf_puts(&g->out, "}");
+    chunk_ids(g, c, &g->out);
+    synor__buf_puts(&g->out, ",\"finish_reason\":null}]}\n\n");
     c->shown_sent = upto;
 }
 
@@ -171,6 +193,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
                 synor__serve_emit(g, c, c->text.len, 1);
             chunk_head(g, i, &g->out);
             synor__buf_puts(&g->out, g->chat ? "\"delta\":{}" : "\"text\":\"\",\"logprobs\":null");
+            chunk_ids(g, c, &g->out);
             synor__buf_printf(&g->out, ",\"finish_reason\":\"%s\"}]",
                               call == 1 && c->reason == SYNOR_LLM_DONE_EOS
                                   ? "tool_calls"

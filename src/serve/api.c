@@ -494,9 +494,6 @@ int synor__serve_req_parse_tmpl(const char *body, size_t len, int chat,
     if (!e && (v = opt(root, "return_token_ids")) &&
         !(e = synor__json_expect(d, v, "return_token_ids", SYNOR__J_BOOL)))
         out->return_ids = v->u.boolean;
-    if (!e && out->return_ids && out->stream)
-        e = synor__json_fail(d, opt(root, "return_token_ids"), SYNOR_ENOTSUP, "return_token_ids",
-                             "not with \"stream\": true");
     if (!e && out->tool_call && out->n_stop)
         e = synor__json_fail(d, opt(root, "stop"), SYNOR_ENOTSUP, "stop",
                              "not with a tool call (a stop sequence would cut its JSON)");

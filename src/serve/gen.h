@@ -43,6 +43,8 @@ typedef struct serve_choice {
     int done, reason, stop_hit;
     int32_t *ids;        /* return_token_ids: the tokens generated (EOS not), nids of cap_ids */
     size_t nids, cap_ids;
+    size_t ids_sent;     /* streaming: ids sent; and whether the prompt's were */
+    int pids_sent;
     synor__serve_lp *lp; /* logprobs: an entry per token (echo: the prompt's first) */
     size_t nlp, cap_lp, lp_sent;
 } serve_choice;

@@ -148,7 +148,11 @@ check tok-list      [ "$(req POST /v1/completions '{"prompt":["a","b"],"max_toke
 check tok-one-list  [ "$(req POST /v1/completions '{"prompt":["Synor Compute is"],"max_tokens":12,"temperature":0}')" = 200 ]
 get choices.0.text >"$tmp/got"
 check tok-one-same  cmp -s "$tmp/got" "$tmp/want"
-check tok-stream    [ "$(req POST /v1/completions '{"prompt":"a","max_tokens":2,"stream":true,"return_token_ids":true}')" = 400 ]
+# streamed: the prompt's ids in the first chunk, each chunk the ids of its tokens, all of them
+# the whole answer's
+check tok-stream    [ "$(req POST /v1/completions '{"prompt":"Synor Compute is","max_tokens":12,"temperature":0,"return_token_ids":true,"stream":true}')" = 200 ]
+check tok-stream-p  [ "$(grep -c "\"prompt_token_ids\":\[$pids_\]" "$tmp/body")" = 1 ]
+check tok-stream-ids [ "$(grep -o '"token_ids":\[[0-9,]*\]' "$tmp/body" | grep -v '"prompt_token_ids"' | sed 's/.*\[\(.*\)\]/\1/' | grep -v '^$' | paste -sd, -)" = "$gids_" ]
 check tok-chat      [ "$(req POST /v1/chat/completions '{"messages":[{"role":"user","content":"Hi"}],"max_tokens":3,"return_token_ids":true}')" = 200 ]
 check tok-chat-ids  [ -n "$(ids_of prompt_token_ids)" ] && [ -n "$(ids_of token_ids)" ]
 # usage.prompt_tokens_details.cached_tokens: the prompt positions the prefix cache gave
