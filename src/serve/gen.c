@@ -255,13 +255,9 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const synor__serv
     const synor_tokenizer *tok = synor_llm_tokenizer(s->m);
     const char *prompt = q->prompt;
     size_t len = strlen(prompt);
-    /* a chat template's markers are special pieces */
-    long need = q->n_prompt_ids ? (long)q->n_prompt_ids
-                : q->special    ? synor_tokenizer_encode_special(tok, prompt, len, 1, NULL, 0)
-                                : synor_tokenizer_encode(tok, prompt, len, 1, 0, NULL, 0);
-    *answered = 1;
     int32_t fim[3];
-    long nsuf = 0;
+    long need, nsuf = 0;
+    *answered = 1;
     if (q->suffix) { /* fill in the middle: BOS PRE prompt SUF suffix MID */
         if (!synor_llm_fim(s->m, fim))
             return synor__serve_error(s, c, 400,
@@ -273,6 +269,10 @@ static int tokenize(synor_server *s, struct MHD_Connection *c, const synor__serv
             need += nsuf + 3 + (synor_tokenizer_bos(tok) >= 0);
         else
             need = need < 0 ? need : nsuf;
+    } else { /* a chat template's markers are special pieces */
+        need = q->n_prompt_ids ? (long)q->n_prompt_ids
+               : q->special    ? synor_tokenizer_encode_special(tok, prompt, len, 1, NULL, 0)
+                               : synor_tokenizer_encode(tok, prompt, len, 1, 0, NULL, 0);
     }
     int vocab = synor_llm_hparams_get(s->m)->vocab_size;
     for (size_t i = 0; i < q->n_prompt_ids; i++)
