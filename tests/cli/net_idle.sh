@@ -73,8 +73,15 @@ fi
 for _ in $(seq 200); do [ "$(awk '{print $3}' /proc/$ipid/stat 2>/dev/null)" = T ] && break; sleep 0.05; done
 check "i1 stopped itself" test "$(awk '{print $3}' /proc/$ipid/stat 2>/dev/null)" = T
 
-# the machine in use: one burner per core, then i1 goes on
+# the machine in use: one burner per core, then i1 goes on - once the burners have the CPUs
+# (/proc/stat's busy share over half a second at least 95%: i1 judges a window of 0.1 s right
+# after it goes on, which burners still starting could leave under its 90%)
 for _ in $(seq "$(nproc)"); do bash -c 'while :; do :; done' & burners+=($!); done
+busy_ticks() { awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
+for _ in $(seq 20); do
+  read -r b0 t0 < <(busy_ticks); sleep 0.5; read -r b1 t1 < <(busy_ticks)
+  [ $(( (b1 - b0) * 100 )) -ge $(( (t1 - t0) * 95 )) ] && break
+done
 kill -CONT $ipid
 check "i1 stopped at the safe point: the machine in use" \
   wait_for i1.log "stopped at a safe point (1 of 4 row strips done) in .*: outside the owner's limits" 60
