@@ -10,10 +10,15 @@
  * the classifier) to CUDA GPU --gpu (synor_llm_ctx_opts.gpu_layers), as
  * llama-bench's -ngl; --no-kv skips the KV-memory table; --no-pack keeps
  * quantized weights in the file's layout for batches (A/B of the packing);
- * --kv-type f32|f16 the KV cache's element type (default f32).
+ * --kv-type f32|f16 the KV cache's element type (default f32). --at P
+ * starts the bd sequences at position P (a prompt of P tokens each, not
+ * timed), as served streams decode after their prompts; the bd row is then
+ * followed by where its steps' time went (the engine's trace, summed over
+ * the workers, ms a step per operation).
  *
  *   bench_llm -m MODEL [-p 128] [-n 128] [-b B] [-t THREADS] [-r 5] [--tokenizer F]
  *             [--gpu-layers N|all|auto] [--gpu N] [--no-kv] [--no-pack] [--kv-type T]
+ *             [--at P]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +39,7 @@ int main(int argc, char **argv)
 {
     const char *model = NULL, *tok = NULL;
     int pp = 128, tg = 128, bd = 1, threads = 2, reps = 5, gpu_layers = 0, gpu = 0, kv = 1,
-        ocl = 0, no_pack = 0;
+        ocl = 0, no_pack = 0, at = 0;
     unsigned kv_type = SYNOR_LLM_KV_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -64,6 +69,8 @@ int main(int argc, char **argv)
             reps = atoi(v);
         else if (!strcmp(a, "--tokenizer"))
             tok = v;
+        else if (!strcmp(a, "--at"))
+            at = atoi(v);
         else if (!strcmp(a, "--kv-type")) {
             if (synor_llm_kv_type_parse(v, &kv_type)) {
                 fprintf(stderr, "bench_llm: --kv-type: %s\n", synor_errmsg());
@@ -84,13 +91,13 @@ int main(int argc, char **argv)
         }
         i++;
     }
-    if (!model || pp < 0 || tg < 0 || bd < 1 || bd > 4096 || threads < 1 || reps < 1 ||
+    if (!model || pp < 0 || tg < 0 || bd < 1 || bd > 4096 || threads < 1 || reps < 1 || at < 0 ||
         reps > 100 ||
         (gpu_layers < 0 && gpu_layers != SYNOR_LLM_GPU_AUTO) ||
         gpu < 0) {
         fprintf(stderr, "usage: bench_llm -m MODEL [-p N] [-n N] [-b B] [-t THREADS] [-r REPS]\n"
                         "                 [--gpu-layers N|all|auto] [--gpu N|openclN] [--no-kv] [--no-pack]\n"
-                        "                 [--kv-type f32|f16]\n");
+                        "                 [--kv-type f32|f16] [--at P]\n");
         return 2;
     }
     synor_llm_load_opts lo = {.tokenizer = tok, .no_pack = no_pack};
@@ -108,7 +115,8 @@ int main(int argc, char **argv)
     synor_runtime *rt;
     synor_llm_ctx *c;
     synor_llm_ctx_opts o = {.max_seqs = (unsigned)bd,
-                            .max_batch = (unsigned)(pp > bd ? pp : bd),
+                            .max_batch = (unsigned)(pp > bd ? (pp > at ? pp : at)
+                                                             : (bd > at ? bd : at)),
                             .gpu_layers = gpu_layers,
                             .gpu_device = (unsigned)gpu,
                             .gpu_backend = ocl ? SYNOR_LLM_GPU_OPENCL : SYNOR_LLM_GPU_CUDA,
@@ -171,24 +179,47 @@ int main(int argc, char **argv)
     }
     if (tg > 0)
         report("tg", tg, rates, reps);
-    if (bd > 1 && tg > 0 && tg >= h->seq_len) {
-        fprintf(stderr, "bench_llm: -n %d does not fit the context (%d)\n", tg, h->seq_len);
+    if (bd > 1 && tg > 0 && at + tg >= h->seq_len) {
+        fprintf(stderr, "bench_llm: --at %d and -n %d do not fit the context (%d)\n", at, tg,
+                h->seq_len);
         return 1;
     }
-    int32_t *bt = malloc((size_t)bd * sizeof *bt);
-    unsigned *bs = malloc((size_t)bd * sizeof *bs);
+    int32_t *bt = malloc((size_t)bd * sizeof *bt), *pt = malloc((size_t)at * sizeof *pt + 4);
+    unsigned *bs = malloc((size_t)bd * sizeof *bs), *ps = malloc((size_t)at * sizeof *ps + 4);
+    /* the warm-up run's steps, traced: ms a step per operation */
+    static const char *const ops[] = {"qkv", "attention", "out", "ffn_up", "ffn_down",
+                                      "classifier"};
+    double opms[6] = {0};
     for (int r = -1; bd > 1 && tg > 0 && r < reps; r++) {
         for (int j = 0; j < bd; j++) {
             synor_llm_seq_reset(c, (unsigned)j);
             bs[j] = (unsigned)j;
             bt[j] = (int32_t)(1 + (j * 7919) % (h->vocab_size - 1));
+            for (int i = 0; i < at; i++) {
+                pt[i] = (int32_t)(1 + (i * 31 + j * 7919) % (h->vocab_size - 1));
+                ps[i] = (unsigned)j;
+            }
+            if (at > 0 && synor_llm_batch(c, (size_t)at, pt, ps, NULL)) {
+                fprintf(stderr, "bench_llm: %s\n", synor_errmsg());
+                return 1;
+            }
         }
         double t0 = now();
         for (int i = 0; i < tg; i++) {
+            if (r < 0 && at > 0)
+                synor_llm_ctx_trace(c, 1);
             if (synor_llm_batch(c, (size_t)bd, bt, bs, NULL)) {
                 fprintf(stderr, "bench_llm: %s\n", synor_errmsg());
                 return 1;
             }
+            size_t ne = 0;
+            const synor_llm_event *ev = r < 0 && at > 0 ? synor_llm_ctx_events(c, &ne) : NULL;
+            for (size_t e = 0; e < ne; e++)
+                for (int q = 0; q < 6; q++)
+                    if (!strcmp(ev[e].op, ops[q]))
+                        opms[q] += (ev[e].end - ev[e].start) * 1e3 / tg;
+            if (r < 0 && at > 0)
+                synor_llm_ctx_trace(c, 0);
             for (int j = 0; j < bd; j++) {
                 const float *l = synor_llm_logits(c, (size_t)j);
                 int32_t best = 0;
@@ -201,12 +232,21 @@ int main(int argc, char **argv)
         if (r >= 0)
             rates[r] = (double)bd * tg / (now() - t0);
     }
-    if (bd > 1 && tg > 0)
+    if (bd > 1 && tg > 0) {
         report("bd", bd, rates, reps);
+        if (at > 0) {
+            printf("     from position %d, ms a step summed over the workers (warm-up run):", at);
+            for (int q = 0; q < 6; q++)
+                printf(" %s %.2f", ops[q], opms[q]);
+            printf("\n");
+        }
+    }
     for (int j = 0; j < bd; j++)
         synor_llm_seq_reset(c, (unsigned)j);
     free(bt);
     free(bs);
+    free(pt);
+    free(ps);
     if (gi.layers) {
         synor_llm_ctx_gpu(c, &gi);
         printf("  GPU traffic: %.1f MiB up, %.1f MiB down, %llu cuBLAS calls\n",

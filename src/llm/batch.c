@@ -200,7 +200,8 @@ int synor_llm_ctx_create(synor_llm *m, synor_runtime *rt, const synor_llm_ctx_op
         s->c8 = synor__malloc(B * widest / SYNOR_QK * sizeof(float) + sizeof(float));
         s->u = synor__malloc_aligned(B * widest);
         s->qrows = synor__malloc(B * sizeof *s->qrows);
-        s->scores = synor__malloc((size_t)cfg->seq_len * sizeof(float));
+        /* a row's heads at once (ctx.c step_attention) */
+        s->scores = synor__malloc((size_t)cfg->seq_len * (size_t)cfg->n_heads * sizeof(float));
         bad |= !s->xb || !s->q || !s->d || !s->c8 || !s->u || !s->qrows || !s->scores;
     }
     if (!bad) {

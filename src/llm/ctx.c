@@ -265,34 +265,57 @@ static long att_bound(const synor_llm_ctx *c, int j)
     return (long)n * H;
 }
 
-static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+/* Heads h0..h1 - 1 of row t: the scores of every head over a KV block,
+ * block after block, then each head's softmax, then the values the same
+ * way. A block holds a layer's heads one after another (kv_head), so the
+ * heads of a row read each block as one stream; head after head, each
+ * read 4 KiB pieces (110M, F32) 48 KiB apart, which the prefetchers
+ * follow badly: at 16 rows and 96 positions attention took a third of a
+ * step (docs/BENCHMARKS.md, session 21). Every head's sums are in the
+ * same order either way (its positions in turn), so the same bits. */
+static void att_row(synor_llm_ctx *c, llm_scratch *s, int l, int t, int h0, int h1, float scale)
 {
     const synor_llm_hparams *cfg = &c->m->cfg;
-    int hs = cfg->head_dim, H = cfg->n_heads;
-    int group = cfg->n_heads / cfg->n_kv_heads;
-    long a = att_bound(c, chunk), b = att_bound(c, chunk + 1);
-    float scale = 1.0f / sqrtf((float)hs);
-    for (long i = a; i < b; i++) {
-        int t = (int)(i / H), h = (int)(i % H);
-        const float *q = c->q + (size_t)t * cfg->dim + (size_t)h * hs;
-        int g = h / group;
-        int npos = c->pos[t] + 1;
-        float *sc = s->scores;
-        /* a KV block at a time: the head's positions one after another */
-        for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
-            int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
-            att_scores(c, q, kv_head(c, c->kc, l, c->seq[t], p0, g), np, hs, scale, sc + p0);
-        }
+    int hs = cfg->head_dim, group = cfg->n_heads / cfg->n_kv_heads;
+    int npos = c->pos[t] + 1;
+    unsigned seq = c->seq[t];
+    size_t ss = (size_t)cfg->seq_len; /* a head's scores */
+    for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
+        int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
+        for (int h = h0; h < h1; h++)
+            att_scores(c, c->q + (size_t)t * cfg->dim + (size_t)h * hs,
+                       kv_head(c, c->kc, l, seq, p0, h / group), np, hs, scale,
+                       s->scores + (size_t)(h - h0) * ss + p0);
+    }
+    for (int h = h0; h < h1; h++) {
+        float *sc = s->scores + (size_t)(h - h0) * ss;
         if (c->k->softmax)
             c->k->softmax(sc, npos);
         else
             synor__llm_softmax(sc, npos);
-        float *o = c->att + (size_t)t * cfg->dim + (size_t)h * hs;
-        memset(o, 0, (size_t)hs * sizeof(float));
-        for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
-            int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
-            att_mix(c, sc + p0, kv_head(c, c->vc, l, c->seq[t], p0, g), np, hs, o);
-        }
+        memset(c->att + (size_t)t * cfg->dim + (size_t)h * hs, 0, (size_t)hs * sizeof(float));
+    }
+    for (int p0 = 0; p0 < npos; p0 += SYNOR_LLM_KV_BLOCK) {
+        int np = npos - p0 < SYNOR_LLM_KV_BLOCK ? npos - p0 : SYNOR_LLM_KV_BLOCK;
+        for (int h = h0; h < h1; h++)
+            att_mix(c, s->scores + (size_t)(h - h0) * ss + p0,
+                    kv_head(c, c->vc, l, seq, p0, h / group), np, hs,
+                    c->att + (size_t)t * cfg->dim + (size_t)h * hs);
+    }
+}
+
+static void step_attention(synor_llm_ctx *c, llm_scratch *s, int l, int chunk)
+{
+    const synor_llm_hparams *cfg = &c->m->cfg;
+    int H = cfg->n_heads;
+    long a = att_bound(c, chunk), b = att_bound(c, chunk + 1);
+    float scale = 1.0f / sqrtf((float)cfg->head_dim);
+    /* this chunk's (row, head) items, a row's run of heads at a time */
+    for (long i = a; i < b;) {
+        int t = (int)(i / H), h0 = (int)(i % H);
+        long end = (long)t * H + H < b ? (long)t * H + H : b;
+        att_row(c, s, l, t, h0, (int)(end - (long)t * H), scale);
+        i = end;
     }
 }
 
