@@ -209,6 +209,24 @@ typedef struct cli_gen_request {
 } cli_gen_request;
 int cli_generate_request(const synor_llm *m, synor_llm_ctx *c, const char *prompt,
                          const cli_gen_request *q);
+/* Token t's piece after prev, decoded into text (cap bytes) and written
+ * to standard output at once; returns its length. */
+size_t cli_print_piece(const synor_tokenizer *tok, int32_t prev, int32_t t, char *text,
+                       size_t cap);
+/* `synor generate --chat` (generate_chat.c): a conversation, one user turn
+ * per line of standard input, in the model's chat template, through the
+ * scheduler of c (a context with prefix caching, so that a turn reuses
+ * the earlier turns' positions). CLI_OK at the end of input, or CLI_FAIL
+ * (printed). */
+typedef struct cli_chat_opts {
+    int n_new; /* tokens an answer at most */
+    synor_sampler sampler;
+    const char *system;        /* a system message first, or NULL */
+    const char *first;         /* the first user turn (-p), or NULL */
+    const char *chat_template; /* NULL or "auto": the model's; else a family's name */
+    int quiet;
+} cli_chat_opts;
+int cli_generate_chat(const synor_llm *m, synor_llm_ctx *c, const cli_chat_opts *q);
 int cli_model(const cli_globals *g, int argc, char **argv);
 int cli_quantize(const cli_globals *g, int argc, char **argv);
 int cli_serve(const cli_globals *g, int argc, char **argv);

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "common/common.h"
+#include "serve/serve_api.h"
 #include "synor/llm.h"
 
 static void help(void)
@@ -19,7 +20,8 @@ static void help(void)
            "                      [--logit-bias ID=BIAS]...\n"
            "                      [--gpu-layers N|all|auto|plan]\n"
            "                      [--gpu N|openclN] [--split P,D] [--kv-type f32|f16]\n"
-           "                      [--report [--simulate]] [--quiet]\n\n"
+           "                      [--report [--simulate]] [--quiet]\n"
+           "                      [--chat [--system TEXT] [--chat-template NAME]]\n\n"
            "Generates text from a Llama-architecture model: a GGUF file (F32, F16, BF16,\n"
            "Q8_0, Q4_0) or a llama2.c checkpoint (versions 0-2, with its tokenizer.bin).\n"
            "The prompt is run as one batch, then one token at a time, each on the runtime's\n"
@@ -92,6 +94,14 @@ static void help(void)
            "  --kv-type f32|f16  the KV cache's element type (default f32; f16: half its\n"
            "                     memory and attention's reads, keys and values rounded to\n"
            "                     F16, as llama.cpp's default)\n"
+           "  --chat             a conversation: each line of standard input is a user turn\n"
+           "                     (a line ending in \\ goes on to the next; -p: the first\n"
+           "                     turn), answered in the model's chat template (as synor serve's\n"
+           "                     /v1/chat/completions) up to -n tokens or the end of the turn;\n"
+           "                     the earlier turns' positions come from the prefix cache\n"
+           "  --system TEXT      with --chat: a system message first\n"
+           "  --chat-template NAME  with --chat: auto (default: the model's own), plain,\n"
+           "                     chatml, llama2 or zephyr\n"
            "  --quiet            no figures line\n"
            "Exit status: 0 success, 1 failure (a bad model file), 2 usage error.\n");
 }
@@ -109,12 +119,13 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
 {
     (void)g;
     const char *model = NULL, *prompt = "", *tokenizer = NULL, *draft = NULL;
+    const char *system = NULL, *chat_template = NULL;
     unsigned gpu = 0, gpu_backend = SYNOR_LLM_GPU_CUDA, kv_type = SYNOR_LLM_KV_F32;
     unsigned long long n = 256, topk = 0, seed = 1, threads = 0, spec = 4, lookup = 0,
                        gpu_layers = 0;
     double temp = 0, topp = 0.9, pmin = 0, pres = 0, freq = 0;
     int quiet = 0, plan = 0, report = 0, simulate = 0, same_draws = 0, split_p = -1, split_d = -1;
-    int json = 0, n_bias = 0;
+    int json = 0, n_bias = 0, chat = 0;
     const char *schema_file = NULL;
     static int32_t bias_tok[SYNOR_LLM_MAX_BIAS];
     static float bias_val[SYNOR_LLM_MAX_BIAS];
@@ -139,6 +150,9 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
         } else if (!strcmp(a, "--json")) {
             json = 1;
             continue;
+        } else if (!strcmp(a, "--chat")) {
+            chat = 1;
+            continue;
         }
         if (!v)
             return cli_usage_error("generate", "%s needs a value", a);
@@ -148,6 +162,10 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
             prompt = v;
         else if (!strcmp(a, "--tokenizer"))
             tokenizer = v;
+        else if (!strcmp(a, "--system"))
+            system = v;
+        else if (!strcmp(a, "--chat-template"))
+            chat_template = v;
         else if (!strcmp(a, "--draft"))
             draft = v;
         else if (!strcmp(a, "--lookup"))
@@ -227,6 +245,15 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     if ((draft || lookup) && (plan || report))
         return cli_usage_error("generate", "--gpu-layers plan and --report are not for "
                                "speculative decoding (--draft, --lookup)");
+    if ((system || chat_template) && !chat)
+        return cli_usage_error("generate", "--system and --chat-template need --chat");
+    synor__serve_tmpl tmpl;
+    if (chat_template && synor__serve_tmpl_pick(chat_template, NULL, NULL, &tmpl))
+        return cli_usage_error("generate", "--chat-template: %s", synor_errmsg());
+    if (chat && (draft || lookup || report || plan || json || pres != 0 || freq != 0 || n_bias))
+        return cli_usage_error("generate", "--chat does not take speculative decoding, "
+                               "--report, --gpu-layers plan, JSON answers, penalties or "
+                               "--logit-bias");
     int per_request = json || pres != 0 || freq != 0 || n_bias;
     if (per_request && (draft || lookup || report))
         return cli_usage_error("generate", "--json, --json-schema, the penalties and "
@@ -261,8 +288,11 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     int ngl = gpu_layers == (unsigned long long)-1 ? SYNOR_LLM_GPU_AUTO : (int)gpu_layers;
     synor_runtime *rt = NULL;
     synor_llm_ctx *c = NULL, *dc = NULL;
-    synor_llm_ctx_opts co = {
-        .gpu_layers = ngl, .gpu_device = gpu, .gpu_backend = gpu_backend, .kv_type = kv_type};
+    synor_llm_ctx_opts co = {.gpu_layers = ngl,
+                             .gpu_device = gpu,
+                             .gpu_backend = gpu_backend,
+                             .kv_type = kv_type,
+                             .prefix_cache = chat};
     synor_llm_ctx_opts dco = {.kv_type = kv_type};
     int rc = CLI_FAIL;
     if (synor_runtime_create(&cfg, &rt) || synor_runtime_start(rt) ||
@@ -305,6 +335,16 @@ int cli_generate(const cli_globals *g, int argc, char **argv)
     }
     synor_sampler s;
     synor_sampler_init(&s, (float)temp, (int)topk, temp > 0 ? (float)topp : 1.0f, seed);
+    if (chat) {
+        cli_chat_opts q = {.n_new = (int)n,
+                           .sampler = s,
+                           .system = system,
+                           .first = prompt,
+                           .chat_template = chat_template,
+                           .quiet = quiet};
+        rc = cli_generate_chat(m, c, &q);
+        goto out;
+    }
     fputs(prompt, stdout);
     if (dc || lookup) {
         synor_llm_spec_stats sp;

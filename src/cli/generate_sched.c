@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 #include "synor/llm.h"
 
 typedef struct one_req {
@@ -25,10 +25,7 @@ static int on_token(uint64_t id, int32_t t, void *user)
     (void)id;
     one_req *o = user;
     char text[256];
-    long len = synor_tokenizer_decode(o->tok, o->prev, t, text, sizeof text);
-    if (len > 0)
-        fwrite(text, 1, (size_t)len < sizeof text ? (size_t)len : sizeof text, stdout);
-    fflush(stdout);
+    cli_print_piece(o->tok, o->prev, t, text, sizeof text);
     o->prev = t;
     o->generated++;
     return 0;
@@ -40,11 +37,14 @@ static void on_done(uint64_t id, int reason, void *user)
     ((one_req *)user)->reason = reason;
 }
 
-static double now_s(void)
+size_t cli_print_piece(const synor_tokenizer *tok, int32_t prev, int32_t t, char *text,
+                       size_t cap)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    long len = synor_tokenizer_decode(tok, prev, t, text, cap);
+    size_t n = len > 0 ? ((size_t)len < cap ? (size_t)len : cap) : 0;
+    fwrite(text, 1, n, stdout);
+    fflush(stdout);
+    return n;
 }
 
 int cli_generate_request(const synor_llm *m, synor_llm_ctx *c, const char *prompt,
@@ -88,11 +88,11 @@ int cli_generate_request(const synor_llm *m, synor_llm_ctx *c, const char *promp
         goto out;
     }
     rq.json = j;
-    double t0 = now_s();
+    double t0 = synor__now_s();
     int r = synor_llm_sched_submit(s, &rq, NULL);
     while (r == 0 && (r = synor_llm_sched_step(s)) > 0)
         r = 0;
-    double sec = now_s() - t0;
+    double sec = synor__now_s() - t0;
     putchar('\n');
     if (r < 0) {
         cli_error("%s", synor_errmsg());

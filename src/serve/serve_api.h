@@ -34,6 +34,13 @@ typedef struct synor__serve_tmpl {
 int synor__serve_tmpl_pick(const char *name, const char *jinja, const char *eos,
                            synor__serve_tmpl *out);
 const char *synor__serve_tmpl_name(const synor__serve_tmpl *t);
+/* synor__serve_tmpl_pick for model m: its own template (GGUF
+ * tokenizer.chat_template) and EOS piece. */
+int synor__serve_tmpl_for_model(const synor_llm *m, const char *name, synor__serve_tmpl *out);
+/* The tokens that end the assistant's turn besides EOS (at most 2, into
+ * out; returns how many): the template's end marker where it is a piece
+ * of its own, and the model's end-of-turn token. */
+int synor__serve_tmpl_turn_ends(const synor__serve_tmpl *t, const synor_llm *m, int32_t out[2]);
 /* One message appended to b; *turn: the template's state between messages
  * (0 before the first). Then the assistant's opening, where generation
  * starts. */

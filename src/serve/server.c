@@ -306,29 +306,14 @@ int synor_server_create(synor_llm *m, synor_runtime *rt, const synor_server_opts
                             "leaves no room to generate",
                             ctx);
     synor__serve_tmpl tmpl;
-    const synor_tokenizer *tk = synor_llm_tokenizer(m);
-    size_t el = 0;
-    const char *eos = synor_tokenizer_piece(tk, synor_tokenizer_eos(tk), &el);
-    char eosb[32];
-    snprintf(eosb, sizeof eosb, "%.*s", eos && el < sizeof eosb ? (int)el : 4,
-             eos && el < sizeof eosb ? eos : "</s>");
-    if (synor__serve_tmpl_pick(o.chat_template, synor_llm_chat_template(m), eosb, &tmpl))
+    if (synor__serve_tmpl_for_model(m, o.chat_template, &tmpl))
         return synor__error(SYNOR_EINVAL, "synor_server_create: %s", synor_errmsg());
     synor_server *s = synor__calloc(1, sizeof *s);
     if (!s)
         return synor__error(SYNOR_ENOMEM, "synor_server_create: out of memory");
     s->tmpl = tmpl;
-    /* what ends the assistant's turn besides EOS: the template's marker
-     * where it is a piece of its own, and the model's end-of-turn token */
-    int32_t ends[2] = {-1, synor_llm_eot(m)};
-    if (tmpl.kind == SYNOR__TMPL_CHATML)
-        ends[0] = synor_tokenizer_find(tk, "<|im_end|>", 10);
-    else if (tmpl.kind != SYNOR__TMPL_PLAIN)
-        ends[0] = synor_tokenizer_find(tk, tmpl.eos, strlen(tmpl.eos));
-    for (int i = 0; i < 2; i++)
-        if (ends[i] >= 0 && ends[i] != synor_tokenizer_eos(tk) &&
-            (s->n_turn_end == 0 || s->turn_end[0] != ends[i]))
-            s->turn_end[s->n_turn_end++] = ends[i];
+    /* what ends the assistant's turn besides EOS */
+    s->n_turn_end = synor__serve_tmpl_turn_ends(&tmpl, m, s->turn_end);
     s->m = m;
     s->rt = rt;
     s->o = o;

@@ -68,6 +68,32 @@ int synor__serve_tmpl_pick(const char *name, const char *jinja, const char *eos,
 
 const char *synor__serve_tmpl_name(const synor__serve_tmpl *t) { return kinds[t->kind]; }
 
+int synor__serve_tmpl_for_model(const synor_llm *m, const char *name, synor__serve_tmpl *out)
+{
+    const synor_tokenizer *tk = synor_llm_tokenizer(m);
+    size_t el = 0;
+    const char *eos = synor_tokenizer_piece(tk, synor_tokenizer_eos(tk), &el);
+    char eosb[32];
+    snprintf(eosb, sizeof eosb, "%.*s", eos && el < sizeof eosb ? (int)el : 4,
+             eos && el < sizeof eosb ? eos : "</s>");
+    return synor__serve_tmpl_pick(name, synor_llm_chat_template(m), eosb, out);
+}
+
+int synor__serve_tmpl_turn_ends(const synor__serve_tmpl *t, const synor_llm *m, int32_t out[2])
+{
+    const synor_tokenizer *tk = synor_llm_tokenizer(m);
+    int32_t ends[2] = {-1, synor_llm_eot(m)};
+    int n = 0;
+    if (t->kind == SYNOR__TMPL_CHATML)
+        ends[0] = synor_tokenizer_find(tk, "<|im_end|>", 10);
+    else if (t->kind != SYNOR__TMPL_PLAIN)
+        ends[0] = synor_tokenizer_find(tk, t->eos, strlen(t->eos));
+    for (int i = 0; i < 2; i++)
+        if (ends[i] >= 0 && ends[i] != synor_tokenizer_eos(tk) && (n == 0 || out[0] != ends[i]))
+            out[n++] = ends[i];
+    return n;
+}
+
 /* content[0..len) without the blanks at its ends when t strips */
 static void content_of(const synor__serve_tmpl *t, const char **c, size_t *len)
 {

@@ -169,6 +169,39 @@ check synth-fim-info grep -q "^fill in the middle: tokens 259, 260, 261" <("$S" 
 check synth-fim-l2c [ "$(rc "$S" model synth "$tmp/y.bin" --format llama2c --fim)" = 2 ]
 check model-unknown [ "$(rc "$S" model frobnicate)" = 2 ]
 
+# a conversation (--chat): a line of standard input is a user turn, answered in the model's chat
+# template (plain here) through the scheduler with prefix caching. The first answer is the one
+# generate gives the same prompt; the second the one a fresh run of the whole conversation gives,
+# though its earlier positions came from the prefix cache
+sys="You are Synor, the system that decides where every piece of a compute workload should run."
+u1="Synor places"; u2="where does it run"
+check chat1         [ "$(rc "$S" generate -m "$tmp/m.gguf" --chat --system "$sys" -p "$u1" -n 12 </dev/null)" = 0 ]
+head -c -1 "$tmp/out" >"$tmp/a1"
+check chat1-fig     grep -qE "^synor: turn 1: prompt [0-9]+ tokens, 0 of them from the prefix cache" "$tmp/err"
+check chat1-tmpl    grep -q "template plain" "$tmp/err"
+printf 'system: %s\nuser: %s\nassistant: ' "$sys" "$u1" >"$tmp/p1"
+check chat1-gen     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "$(cat "$tmp/p1")" -n 12 --quiet)" = 0 ]
+check chat1-same    cmp -s <(tail -c +$(($(stat -c %s "$tmp/p1") + 1)) "$tmp/out" | head -c -1) "$tmp/a1"
+printf '%s\n' "$u2" >"$tmp/turns"
+check chat2         [ "$(rc "$S" generate -m "$tmp/m.gguf" --chat --system "$sys" -p "$u1" -n 12 <"$tmp/turns")" = 0 ]
+check chat2-first   cmp -s <(head -c "$(stat -c %s "$tmp/a1")" "$tmp/out") "$tmp/a1"
+tail -c +$(($(stat -c %s "$tmp/a1") + 2)) "$tmp/out" | head -c -1 >"$tmp/a2"
+check chat2-reuse   grep -qE "^synor: turn 2: prompt [0-9]+ tokens, [1-9][0-9]* of them from the prefix cache" "$tmp/err"
+{ cat "$tmp/p1" "$tmp/a1"; printf '\nuser: %s\nassistant: ' "$u2"; } >"$tmp/p2"
+check chat2-gen     [ "$(rc "$S" generate -m "$tmp/m.gguf" -p "$(cat "$tmp/p2")" -n 12 --quiet)" = 0 ]
+check chat2-same    cmp -s <(tail -c +$(($(stat -c %s "$tmp/p2") + 1)) "$tmp/out" | head -c -1) "$tmp/a2"
+# a line ending in a backslash goes on: one turn of two lines, then a second
+printf 'first line \\\nsecond line\nnext\n' >"$tmp/turns"
+check chat-cont     [ "$(rc "$S" generate -m "$tmp/m.gguf" --chat -n 2 <"$tmp/turns")" = 0 ]
+check chat-cont-n   [ "$(grep -c "^synor: turn" "$tmp/err")" = 2 ]
+# a chat model's own template (chatml), and bad use
+check chat-ml       [ "$(rc "$S" generate -m "$tmp/ct.gguf" --chat -p hello -n 4 </dev/null)" = 0 ]
+check chat-ml-name  grep -q "template chatml" "$tmp/err"
+check chat-badtmpl  [ "$(rc "$S" generate -m "$tmp/m.gguf" --chat --chat-template jinja </dev/null)" = 2 ]
+check chat-badtmpl-msg grep -q '"jinja" is not one of' "$tmp/err"
+check chat-nochat   [ "$(rc "$S" generate -m "$tmp/m.gguf" --system hi)" = 2 ]
+check chat-spec     [ "$(rc "$S" generate -m "$tmp/m.gguf" --chat --lookup 2 </dev/null)" = 2 ]
+
 # GPU layers: a bad count is a usage error; on the CUDA test doubles (built
 # beside the binary, tests/cuda-mock) every layer on the "GPU" gives the
 # CPU's greedy text, with a line saying what ran there
