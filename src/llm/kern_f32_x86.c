@@ -6,9 +6,10 @@
  *
  * Every (weight row, activation row) sum is made in one order, whatever
  * the tile: one 16-lane accumulator over the columns, 16 at a time, the
- * masked tail last, then _mm512_reduce_add_ps. So a row's result is
- * bitwise the one it gets alone, in any batch (a speculative check, a
- * serving step) and any tile.
+ * masked tail last, then _mm512_reduce_add_ps's tree (lanes j + j+8, then
+ * + j+4, + j+2, + j+1; the tiles of several rows make 16 such trees at
+ * once, a5_hsum16). So a row's result is bitwise the one it gets alone,
+ * in any batch (a speculative check, a serving step) and any tile.
  *
  * The weights stream from memory (110M-shaped F32: 440 MB a step); a tile
  * of T rows adds T multiply-adds per weight vector, which the core only
@@ -59,6 +60,31 @@ T5 static void a5_f32_4x1(const float *w, size_t ws, const float *x, int n, floa
         y[r] = acc ? y[r] + v[r] : v[r];
 }
 
+/* The 16 sums of a[0..15], a[k]'s at lane (k % 4) * 4 + k / 4, each in
+ * _mm512_reduce_add_ps's order: the same additions, made for 16 vectors
+ * at once - each level pairs two vectors' halves with one shuffle per
+ * half, so 15 additions and 30 shuffles where 16 reductions take ~128
+ * instructions (a 16-row step's tile ~4% faster on the development VM,
+ * docs/BENCHMARKS.md, session 21). IEEE addition commutes, so a + b
+ * here and b + a there give the same bits. */
+T5 static inline __m512 a5_hsum16(const __m512 *a)
+{
+    __m512 l1[8], l2[4], l3[2];
+    for (int k = 0; k < 8; k++) /* lanes j + j+8: [a(2k) | a(2k+1)] */
+        l1[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], 0x44),
+                              _mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], 0xEE));
+    for (int k = 0; k < 4; k++) /* + j+4: a quad each of a(4k) .. a(4k+3) */
+        l2[k] = _mm512_add_ps(_mm512_shuffle_f32x4(l1[2 * k], l1[2 * k + 1], 0x88),
+                              _mm512_shuffle_f32x4(l1[2 * k], l1[2 * k + 1], 0xDD));
+    for (int k = 0; k < 2; k++) { /* + j+2 */
+        __m512d x = _mm512_castps_pd(l2[2 * k]), y = _mm512_castps_pd(l2[2 * k + 1]);
+        l3[k] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
+                              _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+    }
+    return _mm512_add_ps(_mm512_shuffle_ps(l3[0], l3[1], 0x88), /* + j+1 */
+                         _mm512_shuffle_ps(l3[0], l3[1], 0xDD));
+}
+
 /* 4 rows of F32 weights times T activation rows in registers (4T
  * accumulators): per 16 columns 4 + T loads for 4T multiply-adds, where
  * the 4x1 tile makes 5 loads for 4. spread (a constant): this is pass p
@@ -107,11 +133,19 @@ T5 static inline __attribute__((always_inline)) void a5_f32_4xT(const float *w, 
                 s[r][t] = _mm512_fmadd_ps(wv[r], xv, s[r][t]);
         }
     }
-    for (int t = 0; t < T; t++)
-        for (int r = 0; r < 4; r++) {
-            float v = _mm512_reduce_add_ps(s[r][t]), *o = y + (size_t)t * ldy + r;
-            *o = acc ? *o + v : v;
-        }
+    /* 4 activation rows' 16 sums at a time (zeros past T) */
+    for (int t0 = 0; t0 < T; t0 += 4) {
+        __m512 a[16];
+        float v[16];
+        for (int k = 0; k < 16; k++)
+            a[k] = t0 + k / 4 < T ? s[k % 4][t0 + k / 4] : _mm512_setzero_ps();
+        _mm512_storeu_ps(v, a5_hsum16(a));
+        for (int t = t0; t < T && t < t0 + 4; t++)
+            for (int r = 0; r < 4; r++) {
+                float *o = y + (size_t)t * ldy + r;
+                *o = acc ? *o + v[r * 4 + t - t0] : v[r * 4 + t - t0];
+            }
+    }
 }
 
 #define A5_F32W(NAME, T, SPREAD)                                                                \
